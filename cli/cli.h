@@ -1,0 +1,71 @@
+/* cli: the ipusim command-line front end. The only layer that prints or exits.
+ *
+ * Each subcommand is `int cli_cmd_NAME(int argc, char **argv)` with argv[0] the subcommand
+ * name; it returns the process exit status (0 ok, 1 assembly errors, 2 bad input/options,
+ * 3 simulated fault). Shared option helpers live in cli/opts.c. */
+#ifndef IPUSIM_CLI_H
+#define IPUSIM_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hw/err.h"
+
+typedef struct cli_cmd {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary; /* one line for `ipusim --help` */
+    const char *usage;   /* full text for `ipusim help NAME` */
+} cli_cmd;
+
+/* The table of subcommands (cli/main.c). */
+const cli_cmd *cli_commands(void);
+const cli_cmd *cli_find(const char *name);
+
+/* ---- option helpers (cli/opts.c) ----
+ * Each returns 0 on success; on failure it prints one line
+ *   ipusim CMD: OPTION: 'TEXT' is not ... 
+ * to stderr and returns 2, so a command can `return rc;` at once. */
+int cli_u64(const char *cmd, const char *opt, const char *text, uint64_t min, uint64_t max,
+            uint64_t *out);
+int cli_int(const char *cmd, const char *opt, const char *text, long min, long max, int *out);
+int cli_double(const char *cmd, const char *opt, const char *text, double min, double max,
+               double *out);
+/* Fetch the value of an option that takes one: argv[*i + 1]; prints and returns 2 if missing. */
+int cli_value(const char *cmd, int argc, char **argv, int *i, const char **out);
+/* Fetch an option's value and parse it as a whole number in [min, max]: argv[*i] is the
+ * option, argv[*i + 1] its value. */
+int cli_opt_u64(const char *cmd, int argc, char **argv, int *i, uint64_t min, uint64_t max,
+                uint64_t *out);
+/* Print "ipusim CMD: unknown option 'X' (see 'ipusim help CMD')" and return 2. */
+int cli_unknown(const char *cmd, const char *opt);
+/* Print an err's message to stderr (with "ipusim CMD: " before a one-line message unless it
+ * already starts with a file position) and return its status. */
+int cli_report_err(const char *cmd, const err *e);
+/* Write `len` bytes to path whole or not at all (temporary name, then rename). 0 or 2. */
+int cli_write_file(const char *cmd, const char *path, const char *data, size_t len);
+
+/* ---- reports and program loading (cli/report.c) ---- */
+struct eng;
+struct isa_prog;
+/* Load PROG.s (assembling it) or an image written by `ipusim asm`; prints errors itself and
+ * returns the exit status. */
+int cli_load_prog(const char *cmd, const char *path, struct isa_prog *prog);
+/* The human report of a finished (or faulted) run. */
+void cli_report_text(FILE *f, const struct eng *g, const char *what, double host_seconds);
+/* The same as a JSON object, written whole to path; `extra` (may be NULL) is inserted as
+ * further members (without braces), e.g. "\"gemm\": {...}". Returns 0 or 2. */
+int cli_report_json(const char *cmd, const char *path, const struct eng *g, const char *what,
+                    double host_seconds, const char *extra);
+/* Seconds from a monotonic clock. */
+double cli_now(void);
+
+/* ---- subcommands ---- */
+int cli_cmd_run(int argc, char **argv);
+int cli_cmd_asm(int argc, char **argv);
+int cli_cmd_disasm(int argc, char **argv);
+int cli_cmd_gemm(int argc, char **argv);
+int cli_cmd_isa_doc(int argc, char **argv);
+int cli_cmd_mnist(int argc, char **argv);
+
+#endif

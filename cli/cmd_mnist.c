@@ -1,0 +1,386 @@
+/* cmd_mnist: `ipusim mnist`, the PopTorch tutorial's MNIST training. With --reference it
+ * trains the network natively on the host (workloads/mnist/mref.h), the numerics oracle and
+ * speed baseline for the simulated run; it prints the tutorial's progress lines and can write
+ * JSON and .npy weights. The simulated (pipelined, multi-IPU) run is a later issue: without
+ * --reference the command says so and exits 2. It also resolves dataset names to directories
+ * and, for fashion-mnist, installs the Debian package when it is missing. */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "workloads/mnist/data.h"
+#include "workloads/mnist/mref.h"
+
+#define CMD "mnist"
+
+/* ---- a growable text buffer for the JSON report ---- */
+
+typedef struct sbuf {
+    char *s;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->oom = 1;
+            return;
+        }
+        if (b->s && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap <= b->len + (size_t)n)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->oom = 1;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+/* A JSON string literal (paths may hold quotes or backslashes). */
+static void sb_jstr(sbuf *b, const char *s)
+{
+    sb_printf(b, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            sb_printf(b, "\\%c", c);
+        else if (c < 0x20)
+            sb_printf(b, "\\u%04x", c);
+        else
+            sb_printf(b, "%c", c);
+    }
+    sb_printf(b, "\"");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- progress ---- */
+
+typedef struct run {
+    sbuf calls;          /* JSON array items */
+    sbuf epochs;
+    double t_epoch;
+    double ep_loss, ep_acc;
+    int ep_calls;
+} run;
+
+static void on_epoch(void *ctx, int epoch, int epochs)
+{
+    run *r = ctx;
+    printf("Epoch %d/%d\n", epoch, epochs);
+    fflush(stdout);
+    r->t_epoch = now_s();
+    r->ep_loss = r->ep_acc = 0.0;
+    r->ep_calls = 0;
+}
+
+static void on_call(void *ctx, const mref_progress *p)
+{
+    run *r = ctx;
+    printf("Loss:%0.4f | Accuracy:%0.2f%%: %d/%d\n", p->loss, p->accuracy, p->call, p->calls);
+    fflush(stdout);
+    sb_printf(&r->calls,
+              "%s\n    {\"epoch\": %d, \"call\": %d, \"images\": %ld, \"loss\": %.6f, "
+              "\"accuracy\": %.4f}",
+              r->calls.len ? "," : "", p->epoch, p->call, p->images, p->loss, p->accuracy);
+    r->ep_loss += p->loss;
+    r->ep_acc += p->accuracy;
+    r->ep_calls++;
+    if (p->call == p->calls)
+        sb_printf(&r->epochs,
+                  "%s\n    {\"epoch\": %d, \"calls\": %d, \"last_loss\": %.6f, "
+                  "\"last_accuracy\": %.4f, \"mean_loss\": %.6f, \"mean_accuracy\": %.4f, "
+                  "\"seconds\": %.3f}",
+                  r->epochs.len ? "," : "", p->epoch, p->calls, p->loss, p->accuracy,
+                  r->ep_loss / r->ep_calls, r->ep_acc / r->ep_calls, now_s() - r->t_epoch);
+}
+
+/* ---- dataset names ---- */
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* mnist-digits: $IPUSIM_DATA/mnist-digits, ./data/mnist-digits, then next to the binary
+ * (build/ipusim -> ../data/mnist-digits). */
+static int find_digits(char *out, size_t cap)
+{
+    const char *env = getenv("IPUSIM_DATA");
+    if (env && *env) {
+        snprintf(out, cap, "%s/mnist-digits", env);
+        return is_dir(out);
+    }
+    snprintf(out, cap, "%s", MDATA_DIGITS_DIR);
+    if (is_dir(out))
+        return 1;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(out, cap, "%s/../%s", exe, MDATA_DIGITS_DIR);
+            if (is_dir(out))
+                return 1;
+            snprintf(out, cap, "%s/%s", exe, MDATA_DIGITS_DIR);
+            if (is_dir(out))
+                return 1;
+        }
+    }
+    snprintf(out, cap, "%s", MDATA_DIGITS_DIR);
+    return 0;
+}
+
+/* fashion-mnist comes from Debian's dataset-fashion-mnist; install it when it is missing
+ * (unless IPUSIM_NO_INSTALL is set), as `make deps` would. */
+static int ensure_fashion(void)
+{
+    if (is_dir(MDATA_FASHION_DIR))
+        return 0;
+    const char *no = getenv("IPUSIM_NO_INSTALL");
+    if (no && *no && strcmp(no, "0") != 0) {
+        fprintf(stderr,
+                "ipusim %s: fashion-mnist is not installed (%s): run 'make data-fashion-mnist' "
+                "or 'apt-get install dataset-fashion-mnist'\n",
+                CMD, MDATA_FASHION_DIR);
+        return 2;
+    }
+    fprintf(stderr, "ipusim %s: fashion-mnist is missing; installing Debian package "
+                    "dataset-fashion-mnist\n", CMD);
+    const char *sudo = getuid() == 0 ? "" : "sudo ";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "%sapt-get install -y -qq dataset-fashion-mnist >&2 || "
+             "{ %sapt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive %sapt-get install "
+             "-y -qq dataset-fashion-mnist >&2; }",
+             sudo, sudo, sudo);
+    fflush(stdout);
+    int rc = system(cmd);
+    if (rc != 0 || !is_dir(MDATA_FASHION_DIR)) {
+        fprintf(stderr,
+                "ipusim %s: could not install dataset-fashion-mnist (try 'make "
+                "data-fashion-mnist')\n",
+                CMD);
+        return 2;
+    }
+    return 0;
+}
+
+/* ---- the command ---- */
+
+static int write_json(const char *path, const char *dataset, const char *dir, const mdata *d,
+                      const mref_cfg *cfg, run *r, double test_acc, double train_s,
+                      long trained, double test_s)
+{
+    sbuf b = {0};
+    sb_printf(&b, "{\n  \"command\": \"mnist\",\n  \"mode\": \"reference\",\n  \"dataset\": ");
+    sb_jstr(&b, dataset);
+    sb_printf(&b, ",\n  \"dataset_dir\": ");
+    sb_jstr(&b, dir);
+    sb_printf(&b,
+              ",\n  \"dataset_train_images\": %zu,\n  \"dataset_test_images\": %zu,\n"
+              "  \"config\": {\"epochs\": %d, \"batch_size\": %d, \"gradient_accumulation\": %d, "
+              "\"device_iterations\": %d, \"test_batch_size\": %d, \"learning_rate\": %.9g, "
+              "\"betas\": [%.9g, %.9g], \"eps\": %.9g, \"weight_decay\": %.9g, \"seed\": %llu},\n",
+              d->train.n, d->test.n, cfg->epochs, cfg->batch, cfg->grad_accum,
+              cfg->device_iters, cfg->test_batch, cfg->opt.lr, cfg->opt.beta1, cfg->opt.beta2,
+              cfg->opt.eps, cfg->opt.weight_decay, (unsigned long long)cfg->seed);
+    sb_printf(&b, "  \"calls\": [%s\n  ],\n", r->calls.s ? r->calls.s : "");
+    sb_printf(&b, "  \"epochs\": [%s\n  ],\n", r->epochs.s ? r->epochs.s : "");
+    sb_printf(&b,
+              "  \"test_accuracy\": %.4f,\n  \"images_trained\": %ld,\n  \"train_seconds\": "
+              "%.4f,\n  \"train_images_per_second\": %.1f,\n  \"test_seconds\": %.4f\n}\n",
+              test_acc, trained, train_s, train_s > 0 ? (double)trained / train_s : 0.0, test_s);
+    int rc;
+    if (b.oom) {
+        fprintf(stderr, "ipusim %s: out of memory\n", CMD);
+        rc = 2;
+    } else {
+        rc = cli_write_file(CMD, path, b.s, b.len);
+    }
+    free(b.s);
+    return rc;
+}
+
+int cli_cmd_mnist(int argc, char **argv)
+{
+    mref_cfg cfg = mref_defaults();
+    int reference = 0;
+    const char *dataset = "mnist-digits", *save = NULL, *load = NULL, *json = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int rc = 0;
+        double lr;
+        if (strcmp(a, "--reference") == 0) {
+            reference = 1;
+            continue;
+        }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            const cli_cmd *c = cli_find(CMD);
+            if (c && c->usage)
+                fputs(c->usage, stdout);
+            return 0;
+        }
+        static const char *const with_value[] = {
+            "--dataset", "--epochs", "--batch-size", "--gradient-accumulation",
+            "--device-iterations", "--test-batch-size", "--learning-rate", "--seed",
+            "--save-weights", "--load-weights", "--json"};
+        int known = 0;
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+            known |= strcmp(a, with_value[k]) == 0;
+        if (!known)
+            return cli_unknown(CMD, a);
+        if ((rc = cli_value(CMD, argc, argv, &i, &v)))
+            return rc;
+        if (strcmp(a, "--dataset") == 0)
+            dataset = v;
+        else if (strcmp(a, "--epochs") == 0)
+            rc = cli_int(CMD, a, v, 0, 100000, &cfg.epochs);
+        else if (strcmp(a, "--batch-size") == 0)
+            rc = cli_int(CMD, a, v, 1, 65536, &cfg.batch);
+        else if (strcmp(a, "--gradient-accumulation") == 0)
+            rc = cli_int(CMD, a, v, 1, 65536, &cfg.grad_accum);
+        else if (strcmp(a, "--device-iterations") == 0)
+            rc = cli_int(CMD, a, v, 1, 65536, &cfg.device_iters);
+        else if (strcmp(a, "--test-batch-size") == 0)
+            rc = cli_int(CMD, a, v, 1, 65536, &cfg.test_batch);
+        else if (strcmp(a, "--learning-rate") == 0) {
+            if (!(rc = cli_double(CMD, a, v, 0.0, 1000.0, &lr)))
+                cfg.opt.lr = lr;
+        } else if (strcmp(a, "--seed") == 0)
+            rc = cli_u64(CMD, a, v, 0, UINT64_MAX, &cfg.seed);
+        else if (strcmp(a, "--save-weights") == 0)
+            save = v;
+        else if (strcmp(a, "--load-weights") == 0)
+            load = v;
+        else
+            json = v;
+        if (rc)
+            return rc;
+    }
+    if (!reference) {
+        fprintf(stderr, "ipusim %s: the simulated IPU run is not available yet (a later issue); "
+                        "use --reference for the native reference trainer\n", CMD);
+        return 2;
+    }
+    if ((long)cfg.batch * cfg.grad_accum * cfg.device_iters > 100000000L) {
+        fprintf(stderr, "ipusim %s: batch-size x gradient-accumulation x device-iterations is "
+                        "too large\n", CMD);
+        return 2;
+    }
+
+    char dir[PATH_MAX + 64];
+    if (strcmp(dataset, "mnist-digits") == 0) {
+        if (!find_digits(dir, sizeof dir)) {
+            fprintf(stderr, "ipusim %s: mnist-digits not found (%s): run 'make data' in the "
+                            "ipusim repository, or set IPUSIM_DATA\n", CMD, dir);
+            return 2;
+        }
+    } else if (strcmp(dataset, "fashion-mnist") == 0) {
+        int rc = ensure_fashion();
+        if (rc)
+            return rc;
+        snprintf(dir, sizeof dir, "%s", MDATA_FASHION_DIR);
+    } else {
+        snprintf(dir, sizeof dir, "%s", dataset);
+    }
+
+    err *e = calloc(1, sizeof *e);
+    mdata *d = calloc(1, sizeof *d);
+    int max_batch = cfg.batch > cfg.test_batch ? cfg.batch : cfg.test_batch;
+    mref_net *net = NULL;
+    run r = {0};
+    int rc = 0;
+    if (!e || !d) {
+        fprintf(stderr, "ipusim %s: out of memory\n", CMD);
+        rc = 2;
+        goto out;
+    }
+    if (mdata_load(d, dir, e) || !(net = mref_create(max_batch, e))) {
+        rc = cli_report_err(CMD, e);
+        goto out;
+    }
+    if (load) {
+        if (mref_load(net, load, e)) {
+            rc = cli_report_err(CMD, e);
+            goto out;
+        }
+    } else {
+        mref_init(net, cfg.seed);
+    }
+    const long per_call = (long)cfg.batch * cfg.grad_accum * cfg.device_iters;
+    printf("Reference (native host) training on %s (%s): %zu training, %zu test images\n",
+           dataset, dir, d->train.n, d->test.n);
+    printf("batch %d x gradient accumulation %d x device iterations %d = %ld images per host "
+           "call, %ld calls per epoch; AdamW lr %g; seed %llu%s%s\n",
+           cfg.batch, cfg.grad_accum, cfg.device_iters, per_call, (long)d->train.n / per_call,
+           cfg.opt.lr, (unsigned long long)cfg.seed, load ? "; weights from " : "",
+           load ? load : "");
+    fflush(stdout);
+
+    mref_hooks hooks = {on_epoch, on_call, &r};
+    double t0 = now_s();
+    if (mref_train(net, &cfg, &d->train, &hooks, e)) {
+        rc = cli_report_err(CMD, e);
+        goto out;
+    }
+    double train_s = now_s() - t0;
+    long trained = (long)cfg.epochs * ((long)d->train.n / per_call) * per_call;
+    if (cfg.epochs > 0)
+        printf("Trained %ld images in %.2f s (%.0f images/s)\n", trained, train_s,
+               train_s > 0 ? (double)trained / train_s : 0.0);
+    if (save && mref_save(net, save, e)) {
+        rc = cli_report_err(CMD, e);
+        goto out;
+    }
+    double acc = 0.0;
+    t0 = now_s();
+    if (mref_test(net, cfg.test_batch, &d->test, &acc, e)) {
+        rc = cli_report_err(CMD, e);
+        goto out;
+    }
+    double test_s = now_s() - t0;
+    printf("Accuracy on test set: %0.2f%%\n", acc);
+    fflush(stdout);
+    if (json)
+        rc = write_json(json, dataset, dir, d, &cfg, &r, acc, train_s, trained, test_s);
+out:
+    free(r.calls.s);
+    free(r.epochs.s);
+    mref_destroy(net);
+    if (d)
+        mdata_free(d);
+    free(d);
+    free(e);
+    return rc;
+}

@@ -1,0 +1,140 @@
+/* cmd_run: `ipusim run PROG` — one program on every tile of every IPU, then a report. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "hw/engine.h"
+#include "isa/isa.h"
+
+#define MAX_DUMPS 16
+
+typedef struct dump {
+    uint32_t ipu, tile, addr, len;
+} dump;
+
+static int parse_dump(const char *text, dump *d)
+{
+    unsigned long long v[4];
+    const char *p = text;
+    for (int k = 0; k < 4; k++) {
+        char *end;
+        if (!*p || *p == '-')
+            goto bad;
+        v[k] = strtoull(p, &end, 0);
+        if (end == p || (k < 3 && *end != ':') || (k == 3 && *end != '\0') || v[k] > UINT32_MAX)
+            goto bad;
+        p = end + (k < 3);
+    }
+    *d = (dump){(uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], (uint32_t)v[3]};
+    return 0;
+bad:
+    fprintf(stderr, "ipusim run: --dump-mem: '%s' is not IPU:TILE:ADDR:LEN\n", text);
+    return 2;
+}
+
+static int print_dump(eng *g, const dump *d)
+{
+    uint8_t *m = eng_tile_mem(g, d->ipu, d->tile);
+    uint32_t size = eng_machine(g)->sram_bytes;
+    if (!m || (uint64_t)d->addr + d->len > size) {
+        fprintf(stderr, "ipusim run: --dump-mem %u:%u:0x%x:%u is outside the system\n", d->ipu,
+                d->tile, d->addr, d->len);
+        return 2;
+    }
+    printf("memory of ipu %u tile %u from 0x%x (%u bytes):\n", d->ipu, d->tile, d->addr, d->len);
+    for (uint32_t o = 0; o < d->len; o += 16) {
+        printf("  0x%06x:", d->addr + o);
+        for (uint32_t b = o; b < o + 16 && b < d->len; b++)
+            printf("%s%02x", (b - o) % 4 ? "" : " ", m[d->addr + b]);
+        printf("\n");
+    }
+    return 0;
+}
+
+int cli_cmd_run(int argc, char **argv)
+{
+    const char *cmd = "run", *path = NULL, *json = NULL, *machine = "mk2";
+    uint64_t ipus = 1, tiles = 0, threads = 0, max_cycles = 10000000000ull;
+    dump dumps[MAX_DUMPS];
+    unsigned ndumps = 0;
+    int rc = 0;
+    for (int i = 1; i < argc && rc == 0; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (a[0] != '-' || a[1] == '\0') {
+            if (path) {
+                fprintf(stderr, "ipusim run: more than one program given ('%s', '%s')\n", path, a);
+                return 2;
+            }
+            path = a;
+        } else if (strcmp(a, "--machine") == 0) {
+            rc = cli_value(cmd, argc, argv, &i, &machine);
+        } else if (strcmp(a, "--ipus") == 0) {
+            rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &ipus);
+        } else if (strcmp(a, "--tiles") == 0) {
+            rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1u << 16, &tiles);
+        } else if (strcmp(a, "--threads") == 0) {
+            rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &threads);
+        } else if (strcmp(a, "--max-cycles") == 0) {
+            rc = cli_opt_u64(cmd, argc, argv, &i, 1, UINT64_MAX / 2, &max_cycles);
+        } else if (strcmp(a, "--dump-mem") == 0) {
+            if (ndumps == MAX_DUMPS) {
+                fprintf(stderr, "ipusim run: at most %d --dump-mem options\n", MAX_DUMPS);
+                return 2;
+            }
+            rc = cli_value(cmd, argc, argv, &i, &v);
+            if (!rc)
+                rc = parse_dump(v, &dumps[ndumps++]);
+        } else if (strcmp(a, "--json") == 0) {
+            rc = cli_value(cmd, argc, argv, &i, &json);
+        } else {
+            return cli_unknown(cmd, a);
+        }
+    }
+    if (rc)
+        return rc;
+    if (!path) {
+        fprintf(stderr, "ipusim run: no program given (see 'ipusim help run')\n");
+        return 2;
+    }
+    err e;
+    err_clear(&e);
+    eng_cfg cfg = {.threads = (unsigned)threads, .max_cycles = max_cycles};
+    if (mach_builtin(&cfg.m, machine, &e) != ERR_OK)
+        return cli_report_err(cmd, &e);
+    cfg.m.nipus = (uint32_t)ipus;
+    if (tiles)
+        cfg.m.tiles_per_ipu = (uint32_t)tiles;
+
+    isa_prog prog;
+    memset(&prog, 0, sizeof prog);
+    rc = cli_load_prog(cmd, path, &prog);
+    if (rc)
+        return rc;
+    eng *g = eng_new(&cfg, &e);
+    if (!g) {
+        isa_prog_free(&prog);
+        return cli_report_err(cmd, &e);
+    }
+    rc = eng_load(g, &prog, &e);
+    double t0 = cli_now();
+    if (rc == ERR_OK)
+        rc = eng_run(g, &e);
+    double host = cli_now() - t0;
+    if (rc == ERR_OK || rc == ERR_FAULT) {
+        if (rc == ERR_FAULT)
+            cli_report_err(cmd, &e);
+        cli_report_text(stdout, g, path, host);
+        for (unsigned d = 0; d < ndumps; d++)
+            if (print_dump(g, &dumps[d]) != 0 && rc == ERR_OK)
+                rc = ERR_INPUT;
+        if (json && cli_report_json(cmd, json, g, path, host, NULL) != 0 && rc == ERR_OK)
+            rc = ERR_INPUT;
+    } else {
+        cli_report_err(cmd, &e);
+    }
+    eng_free(g);
+    isa_prog_free(&prog);
+    return rc;
+}

@@ -1,0 +1,113 @@
+/* main: `ipusim COMMAND [OPTIONS]` — the dispatch table and the help texts. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const cli_cmd commands[] = {
+    {"run", cli_cmd_run, "assemble a program and run it on every tile of the system",
+     "usage: ipusim run PROG.s|PROG.bin [options]\n"
+     "\n"
+     "Loads the program on every tile of every IPU (each tile reads its ids from the control\n"
+     "registers $tile and $ipu), runs it to completion and prints a report.\n"
+     "\n"
+     "  --machine mk2|mk1        machine (default mk2)\n"
+     "  --ipus N                 IPUs in the system (default 1)\n"
+     "  --tiles N                tiles per IPU (default: the machine's)\n"
+     "  --threads N              host threads (default: online CPUs)\n"
+     "  --max-cycles N           fault when an instruction would issue after cycle N\n"
+     "                           (default 10000000000)\n"
+     "  --dump-mem I:T:ADDR:LEN  print LEN bytes of tile T of IPU I from ADDR (repeatable)\n"
+     "  --json FILE              also write the report as JSON\n"
+     "\n"
+     "Exit status: 0 ok, 1 assembly errors, 2 bad options or files, 3 simulated fault.\n"},
+    {"asm", cli_cmd_asm, "assemble a program into a binary image",
+     "usage: ipusim asm PROG.s [-o OUT.bin]\n"
+     "\n"
+     "Assembles PROG.s and writes the image (default: PROG.bin). Every error in the file is\n"
+     "reported as file:line:col: error: message, with the line and a caret; exit status 1.\n"},
+    {"disasm", cli_cmd_disasm, "disassemble a binary image (or a .s file) to assembly",
+     "usage: ipusim disasm PROG.bin|PROG.s [-o OUT.s]\n"
+     "\n"
+     "Prints assembly that `ipusim asm` turns back into the same bytes.\n"},
+    {"gemm", cli_cmd_gemm, "C = A x B spread over every tile and worker of one IPU",
+     "usage: ipusim gemm [--m M] [--n N] [--k K] [options]\n"
+     "\n"
+     "Places random A (MxK) and B (KxN) in tile memory, runs the AMP codelet on all tiles\n"
+     "and their six workers, checks C against a plain C reference, and prints simulated\n"
+     "cycles and TFLOPS against the machine's fp32 peak.\n"
+     "\n"
+     "  --m M --n N --k K        sizes (default 1536 1472 512)\n"
+     "  --machine mk2|mk1        machine (default mk2)\n"
+     "  --tiles N                tiles to use (default: all of the IPU)\n"
+     "  --threads N              host threads (default: online CPUs)\n"
+     "  --seed N                 seed of the random inputs (default 1)\n"
+     "  --max-cycles N           cycle limit (default 10000000000)\n"
+     "  --no-check               skip the reference comparison\n"
+     "  --json FILE              also write the report as JSON\n"},
+    {"isa-doc", cli_cmd_isa_doc, "print docs/isa.md, generated from the opcode table",
+     "usage: ipusim isa-doc\n"},
+    /* ---- more subcommands register here ---- */
+    {NULL, NULL, NULL, NULL},
+};
+
+const cli_cmd *cli_commands(void)
+{
+    return commands;
+}
+
+const cli_cmd *cli_find(const char *name)
+{
+    for (const cli_cmd *c = commands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ipusim COMMAND [OPTIONS]\n\n"
+               "A cycle-level simulator of Graphcore-style IPU systems.\n\ncommands:\n");
+    for (const cli_cmd *c = commands; c->name; c++)
+        fprintf(f, "  %-10s %s\n", c->name, c->summary);
+    fprintf(f, "  %-10s %s\n", "help", "help COMMAND: the options of one command");
+    fprintf(f, "\nDocumentation: README.md and docs/ (isa.md, timing.md, kernel.md).\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "help") == 0) {
+        if (argc < 3) {
+            usage(stdout);
+            return 0;
+        }
+        const cli_cmd *c = cli_find(argv[2]);
+        if (!c) {
+            fprintf(stderr, "ipusim help: unknown command '%s'\n", argv[2]);
+            return 2;
+        }
+        fputs(c->usage, stdout);
+        return 0;
+    }
+    const cli_cmd *c = cli_find(name);
+    if (!c) {
+        fprintf(stderr, "ipusim: unknown command '%s' (see 'ipusim --help')\n", name);
+        return 2;
+    }
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(c->usage, stdout);
+            return 0;
+        }
+    }
+    return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,130 @@
+/* opts: number parsing and error lines shared by every ipusim subcommand. Models nothing;
+ * it makes every bad option look the same: one line naming the option and exit status 2. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+int cli_u64(const char *cmd, const char *opt, const char *text, uint64_t min, uint64_t max,
+            uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    if (!text || !*text || *text == '-' || *text == '+') {
+        fprintf(stderr, "ipusim %s: %s: '%s' is not a whole number\n", cmd, opt, text ? text : "");
+        return 2;
+    }
+    unsigned long long v = strtoull(text, &end, 0);
+    if (errno == ERANGE || *end != '\0') {
+        fprintf(stderr, "ipusim %s: %s: '%s' is not a whole number\n", cmd, opt, text);
+        return 2;
+    }
+    if (v < min || v > max) {
+        fprintf(stderr, "ipusim %s: %s: %s is out of range [%llu, %llu]\n", cmd, opt, text,
+                (unsigned long long)min, (unsigned long long)max);
+        return 2;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_int(const char *cmd, const char *opt, const char *text, long min, long max, int *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = text && *text ? strtol(text, &end, 0) : 0;
+    if (!text || !*text || errno == ERANGE || *end != '\0') {
+        fprintf(stderr, "ipusim %s: %s: '%s' is not a whole number\n", cmd, opt, text ? text : "");
+        return 2;
+    }
+    if (v < min || v > max) {
+        fprintf(stderr, "ipusim %s: %s: %s is out of range [%ld, %ld]\n", cmd, opt, text, min, max);
+        return 2;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+int cli_double(const char *cmd, const char *opt, const char *text, double min, double max,
+               double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = text && *text ? strtod(text, &end) : 0;
+    if (!text || !*text || errno == ERANGE || *end != '\0' || !isfinite(v)) {
+        fprintf(stderr, "ipusim %s: %s: '%s' is not a number\n", cmd, opt, text ? text : "");
+        return 2;
+    }
+    if (v < min || v > max) {
+        fprintf(stderr, "ipusim %s: %s: %s is out of range [%g, %g]\n", cmd, opt, text, min, max);
+        return 2;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_value(const char *cmd, int argc, char **argv, int *i, const char **out)
+{
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "ipusim %s: %s needs a value\n", cmd, argv[*i]);
+        return 2;
+    }
+    *i += 1;
+    *out = argv[*i];
+    return 0;
+}
+
+int cli_unknown(const char *cmd, const char *opt)
+{
+    fprintf(stderr, "ipusim %s: unknown option '%s' (see 'ipusim help %s')\n", cmd, opt, cmd);
+    return 2;
+}
+
+int cli_report_err(const char *cmd, const err *e)
+{
+    if (e->status == ERR_OK)
+        return 0;
+    /* Messages that carry their own position (file:line:col: or ipu I tile T ...) stand alone. */
+    if (e->status == ERR_ASM || strstr(e->msg, ": error:") || strncmp(e->msg, "ipu ", 4) == 0)
+        fprintf(stderr, "%s\n", e->msg);
+    else
+        fprintf(stderr, "ipusim %s: %s\n", cmd, e->msg);
+    return e->status;
+}
+
+int cli_write_file(const char *cmd, const char *path, const char *data, size_t len)
+{
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 32);
+    if (!tmp) {
+        fprintf(stderr, "ipusim %s: out of memory\n", cmd);
+        return 2;
+    }
+    snprintf(tmp, n + 32, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    int ok = f && fwrite(data, 1, len, f) == len;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0;
+    if (!ok) {
+        fprintf(stderr, "ipusim %s: cannot write '%s': %s\n", cmd, path, strerror(errno));
+        remove(tmp);
+        free(tmp);
+        return 2;
+    }
+    free(tmp);
+    return 0;
+}
+
+int cli_opt_u64(const char *cmd, int argc, char **argv, int *i, uint64_t min, uint64_t max,
+                uint64_t *out)
+{
+    const char *opt = argv[*i], *v = NULL;
+    int rc = cli_value(cmd, argc, argv, i, &v);
+    return rc ? rc : cli_u64(cmd, opt, v, min, max, out);
+}

@@ -1,0 +1,56 @@
+/* chip: an IPU as an array of tiles over one lazily mapped block of SRAM.
+ *
+ * The block is an anonymous private mapping with MAP_NORESERVE: pages cost host memory only
+ * once a tile touches them, so 64 IPUs of 1472 x 624 KiB fit in a modest host. Left out:
+ * the exchange and the IPU's links (fabric/), and memory banks and their conflicts. */
+#include "hw/chip.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+int chip_init(chip *c, uint32_t id, const mach *m, uint32_t ntiles, err *e)
+{
+    memset(c, 0, sizeof *c);
+    c->id = id;
+    c->ntiles = ntiles;
+    c->memsize = m->sram_bytes;
+    c->mem_bytes = (size_t)ntiles * m->sram_bytes;
+    void *p = mmap(NULL, c->mem_bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return err_set(e, ERR_INPUT, "cannot map %zu bytes of tile memory for ipu %u",
+                       c->mem_bytes, id);
+    c->mem = p;
+    c->tiles = calloc(ntiles, sizeof *c->tiles);
+    if (!c->tiles) {
+        munmap(c->mem, c->mem_bytes);
+        c->mem = NULL;
+        return err_set(e, ERR_INPUT, "out of memory for %u tiles", ntiles);
+    }
+    for (uint32_t t = 0; t < ntiles; t++)
+        tile_init(&c->tiles[t], id, t, chip_tile_mem(c, t), 0);
+    return ERR_OK;
+}
+
+void chip_free(chip *c)
+{
+    if (c->mem)
+        munmap(c->mem, c->mem_bytes);
+    free(c->tiles);
+    memset(c, 0, sizeof *c);
+}
+
+uint8_t *chip_tile_mem(const chip *c, uint32_t tile)
+{
+    return c->mem + (size_t)tile * c->memsize;
+}
+
+void chip_load_tiles(chip *c, const isa_prog *prog, uint32_t lo, uint32_t hi)
+{
+    for (uint32_t t = lo; t < hi; t++) {
+        uint8_t *m = chip_tile_mem(c, t);
+        memcpy(m, prog->image, prog->size);
+        tile_init(&c->tiles[t], c->id, t, m, prog->entry);
+    }
+}

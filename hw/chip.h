@@ -1,0 +1,34 @@
+/* chip: one IPU — its tiles, their SRAM, and the program they run. */
+#ifndef IPUSIM_CHIP_H
+#define IPUSIM_CHIP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw/err.h"
+#include "hw/machine.h"
+#include "hw/tile.h"
+#include "isa/isa.h"
+
+typedef struct chip {
+    uint32_t id;
+    uint32_t ntiles;
+    uint32_t memsize;     /* SRAM bytes per tile */
+    uint8_t *mem;         /* ntiles x memsize, mapped lazily (pages appear on first touch) */
+    size_t mem_bytes;
+    tile *tiles;
+    uint64_t supersteps;  /* syncs released on this IPU (internal and external) */
+    uint64_t finish;      /* cycle at which its last tile halted */
+} chip;
+
+/* Map memory for `ntiles` tiles of m->sram_bytes each. ERR_INPUT if it cannot be mapped. */
+int chip_init(chip *c, uint32_t id, const mach *m, uint32_t ntiles, err *e);
+void chip_free(chip *c);
+
+/* Copy the program image into tiles [lo, hi) and reset them to start at its entry. */
+void chip_load_tiles(chip *c, const isa_prog *prog, uint32_t lo, uint32_t hi);
+
+/* Memory of one tile. */
+uint8_t *chip_tile_mem(const chip *c, uint32_t tile);
+
+#endif

@@ -1,0 +1,411 @@
+/* engine: the BSP engine over a set of IPUs (supersteps, sync zones, host threads).
+ *
+ * A compute round runs every runnable tile, in parallel on the pool; tiles are independent
+ * between syncs, so the order in which threads run them cannot change any result. After a
+ * round each IPU is classified: all tiles halted (done); all waiting at an internal sync
+ * (released at the latest arrival + the machine's internal latency); all waiting at an
+ * external sync (ready; released with every other IPU at the latest arrival over all IPUs +
+ * the external latency); anything else is a deadlock. Releases are events on the simulation
+ * kernel at their time in picoseconds, so later fabric and host modules share one timeline.
+ * Left out here: exchange between tiles and IPUs (fabric/), host streams (host/). */
+#include "hw/engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/pool.h"
+#include "hw/sim.h"
+#include "isa/interp.h"
+
+typedef struct release {
+    eng *g;
+    int ipu;        /* -1: every IPU (external sync) */
+    uint64_t cycle; /* the cycle the tiles resume at */
+} release;
+
+struct eng {
+    eng_cfg cfg;
+    mach m;
+    uint32_t nipus, ntiles;
+    chip *chips;
+    pool *pool;
+    sim *k;
+    int loaded;
+    isa_insn *code;
+    tile_cfg tcfg;
+    tile **run;         /* runnable tiles of this round, in (ipu, tile) order */
+    size_t nrun;
+    release *rel;       /* one pending release per IPU, plus [nipus] for external */
+    uint8_t *done;      /* per IPU: all tiles halted */
+    uint64_t rounds;
+};
+
+eng *eng_new(const eng_cfg *cfg, err *e)
+{
+    eng *g = calloc(1, sizeof *g);
+    if (!g) {
+        err_set(e, ERR_INPUT, "out of memory");
+        return NULL;
+    }
+    g->cfg = *cfg;
+    g->m = cfg->m;
+    g->nipus = cfg->m.nipus ? cfg->m.nipus : 1;
+    g->m.nipus = g->nipus;
+    g->ntiles = cfg->m.tiles_per_ipu;
+    g->chips = calloc(g->nipus, sizeof *g->chips);
+    g->run = calloc((size_t)g->nipus * g->ntiles, sizeof *g->run);
+    g->rel = calloc(g->nipus + 1, sizeof *g->rel);
+    g->done = calloc(g->nipus, 1);
+    g->pool = pool_new(cfg->threads ? cfg->threads : pool_online_cpus());
+    g->k = sim_new();
+    if (!g->chips || !g->run || !g->rel || !g->done || !g->pool || !g->k) {
+        err_set(e, ERR_INPUT, "out of memory");
+        eng_free(g);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < g->nipus; i++) {
+        if (chip_init(&g->chips[i], i, &g->m, g->ntiles, e) != ERR_OK) {
+            eng_free(g);
+            return NULL;
+        }
+    }
+    return g;
+}
+
+void eng_free(eng *g)
+{
+    if (!g)
+        return;
+    if (g->chips)
+        for (uint32_t i = 0; i < g->nipus; i++)
+            chip_free(&g->chips[i]);
+    free(g->chips);
+    free(g->run);
+    free(g->rel);
+    free(g->done);
+    free(g->code);
+    pool_free(g->pool);
+    if (g->k)
+        sim_free(g->k);
+    free(g);
+}
+
+/* ---- loading, in parallel so each thread first-touches (and places) its own tiles ---- */
+
+typedef struct load_job {
+    eng *g;
+    const isa_prog *prog;
+    size_t total;
+} load_job;
+
+static void load_share(void *ctx, size_t k)
+{
+    load_job *j = ctx;
+    eng *g = j->g;
+    unsigned n = pool_threads(g->pool);
+    size_t lo = j->total * k / n, hi = j->total * (k + 1) / n;
+    for (size_t x = lo; x < hi; x++) {
+        chip *c = &g->chips[x / g->ntiles];
+        uint32_t t = (uint32_t)(x % g->ntiles);
+        pool_place(g->pool, (unsigned)k, chip_tile_mem(c, t), c->memsize);
+        chip_load_tiles(c, j->prog, t, t + 1);
+    }
+}
+
+int eng_load(eng *g, const isa_prog *prog, err *e)
+{
+    if (prog->size > g->m.sram_bytes)
+        return err_set(e, ERR_INPUT, "program image of %u bytes does not fit in %u bytes of tile memory",
+                       prog->size, g->m.sram_bytes);
+    free(g->code);
+    g->code = isa_code_build(prog);
+    if (!g->code)
+        return err_set(e, ERR_INPUT, "out of memory");
+    g->loaded = 1;
+    g->tcfg = (tile_cfg){
+        .code = g->code,
+        .ncode = prog->ncode,
+        .memsize = g->m.sram_bytes,
+        .ntiles = g->ntiles,
+        .nipus = g->nipus,
+        .limit = g->cfg.max_cycles,
+    };
+    load_job j = {g, prog, (size_t)g->nipus * g->ntiles};
+    /* one item per thread: thread k loads the same tiles it will run in a full round */
+    pool_run(g->pool, pool_threads(g->pool), load_share, &j);
+    for (uint32_t i = 0; i < g->nipus; i++) {
+        g->chips[i].supersteps = 0;
+        g->chips[i].finish = 0;
+        g->done[i] = 0;
+    }
+    g->rounds = 0;
+    return ERR_OK;
+}
+
+/* ---- the run ---- */
+
+static void step_one(void *ctx, size_t i)
+{
+    eng *g = ctx;
+    tile_step(g->run[i], &g->tcfg);
+}
+
+static void on_release(sim *k, void *arg)
+{
+    (void)k;
+    release *r = arg;
+    eng *g = r->g;
+    uint32_t lo = r->ipu < 0 ? 0 : (uint32_t)r->ipu;
+    uint32_t hi = r->ipu < 0 ? g->nipus : lo + 1;
+    for (uint32_t i = lo; i < hi; i++) {
+        chip *c = &g->chips[i];
+        for (uint32_t t = 0; t < c->ntiles; t++)
+            tile_release(&c->tiles[t], r->cycle);
+        c->supersteps++;
+    }
+}
+
+static void schedule_release(eng *g, int ipu, uint64_t cycle)
+{
+    release *r = &g->rel[ipu < 0 ? g->nipus : (uint32_t)ipu];
+    r->g = g;
+    r->ipu = ipu;
+    r->cycle = cycle;
+    sim_schedule_at(g->k, mach_cycles_to_ps(&g->m, cycle), on_release, r);
+}
+
+/* Append "a-b,c,..." for the tiles of chip c in `state` (zone < 0: any zone). */
+static size_t list_tiles(const chip *c, tile_state state, int zone, char *buf, size_t len)
+{
+    size_t n = 0, used = 0;
+    buf[0] = '\0';
+    uint32_t t = 0;
+    while (t < c->ntiles) {
+        const tile *x = &c->tiles[t];
+        if (x->state != state || (zone >= 0 && x->zone != (uint32_t)zone)) {
+            t++;
+            continue;
+        }
+        uint32_t a = t;
+        while (t + 1 < c->ntiles && c->tiles[t + 1].state == state &&
+               (zone < 0 || c->tiles[t + 1].zone == (uint32_t)zone))
+            t++;
+        n += t - a + 1;
+        if (used + 32 < len) {
+            if (a == t)
+                used += (size_t)snprintf(buf + used, len - used, "%s%u", used ? "," : "", a);
+            else
+                used += (size_t)snprintf(buf + used, len - used, "%s%u-%u", used ? "," : "", a, t);
+        } else if (used + 4 < len && buf[used - 1] != '.') {
+            used += (size_t)snprintf(buf + used, len - used, ",...");
+        }
+        t++;
+    }
+    return n;
+}
+
+static int deadlock(eng *g, const chip *c, uint64_t at, err *e)
+{
+    char wi[400], we[400], h[400];
+    size_t ni = list_tiles(c, TILE_SYNC, ISA_ZONE_INTERNAL, wi, sizeof wi);
+    size_t ne = list_tiles(c, TILE_SYNC, ISA_ZONE_EXTERNAL, we, sizeof we);
+    size_t nh = list_tiles(c, TILE_HALTED, -1, h, sizeof h);
+    err_set(e, ERR_FAULT, "ipu %u cycle %llu: sync deadlock: waiting at internal sync: %zu tiles (%s); "
+            "waiting at external sync: %zu tiles (%s); missing (halted): %zu tiles (%s)",
+            c->id, (unsigned long long)at, ni, ni ? wi : "none", ne, ne ? we : "none", nh,
+            nh ? h : "none");
+    for (uint32_t t = 0; t < c->ntiles; t++)
+        if (c->tiles[t].state == TILE_SYNC)
+            tile_set_fault(&c->tiles[t], FAULT_SYNC_DEADLOCK, c->tiles[t].at);
+    (void)g;
+    return ERR_FAULT;
+}
+
+/* After a round: report the first fault, release what can be released, detect deadlock.
+ * Returns ERR_OK with *progress set when something was scheduled, or ERR_FAULT. */
+static int resolve(eng *g, int *progress, err *e)
+{
+    /* faults: the earliest by (cycle, ipu, tile) */
+    const tile *first = NULL;
+    uint64_t first_t = 0;
+    for (uint32_t i = 0; i < g->nipus; i++) {
+        for (uint32_t t = 0; t < g->ntiles; t++) {
+            const tile *x = &g->chips[i].tiles[t];
+            if (x->state != TILE_FAULTED)
+                continue;
+            const isa_cpu *c = x->fault_ctx ? &x->wk[x->fault_ctx - 1] : &x->sup;
+            if (!first || c->t < first_t) {
+                first = x;
+                first_t = c->t;
+            }
+        }
+    }
+    if (first) {
+        char buf[512];
+        tile_fault_text(first, buf, sizeof buf);
+        return err_set(e, ERR_FAULT, "%s", buf);
+    }
+
+    *progress = 0;
+    int ext_ready = 0, any_done = 0, all_ext = 1;
+    uint64_t ext_at = 0;
+    const chip *ext_chip = NULL;
+    for (uint32_t i = 0; i < g->nipus; i++) {
+        chip *c = &g->chips[i];
+        if (g->done[i]) {
+            any_done = 1;
+            continue;
+        }
+        uint32_t nint = 0, next = 0, nhalt = 0;
+        uint64_t at = 0;
+        for (uint32_t t = 0; t < c->ntiles; t++) {
+            const tile *x = &c->tiles[t];
+            if (x->at > at)
+                at = x->at;
+            if (x->state == TILE_HALTED)
+                nhalt++;
+            else if (x->state == TILE_SYNC && x->zone == ISA_ZONE_INTERNAL)
+                nint++;
+            else if (x->state == TILE_SYNC && x->zone == ISA_ZONE_EXTERNAL)
+                next++;
+        }
+        if (nhalt == c->ntiles) {
+            g->done[i] = 1;
+            c->finish = at;
+            any_done = 1;
+        } else if (nint == c->ntiles) {
+            schedule_release(g, (int)i, at + g->m.sync_internal);
+            *progress = 1;
+            all_ext = 0;
+        } else if (next == c->ntiles) {
+            ext_ready++;
+            if (at > ext_at)
+                ext_at = at;
+            ext_chip = c;
+        } else {
+            return deadlock(g, c, at, e);
+        }
+    }
+    if (ext_ready && all_ext && !*progress) {
+        if (any_done)
+            return err_set(e, ERR_FAULT,
+                           "ipu %u cycle %llu: sync deadlock: %d IPUs wait at external sync; "
+                           "missing: IPUs whose tiles have all halted",
+                           ext_chip->id, (unsigned long long)ext_at, ext_ready);
+        schedule_release(g, -1, ext_at + mach_sync_external(&g->m));
+        *progress = 1;
+    }
+    return ERR_OK;
+}
+
+int eng_run(eng *g, err *e)
+{
+    if (!g->loaded)
+        return err_set(e, ERR_INPUT, "no program loaded");
+    for (;;) {
+        g->nrun = 0;
+        for (uint32_t i = 0; i < g->nipus; i++)
+            for (uint32_t t = 0; t < g->ntiles; t++)
+                if (g->chips[i].tiles[t].state == TILE_RUNNABLE)
+                    g->run[g->nrun++] = &g->chips[i].tiles[t];
+        if (g->nrun) {
+            pool_run(g->pool, g->nrun, step_one, g);
+            g->rounds++;
+        }
+        int progress = 0;
+        int rc = resolve(g, &progress, e);
+        if (rc != ERR_OK)
+            return rc;
+        if (!progress)
+            break;
+        sim_run(g->k, UINT64_MAX);
+    }
+    return ERR_OK;
+}
+
+void eng_get_stats(const eng *g, eng_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    for (uint32_t i = 0; i < g->nipus; i++) {
+        const chip *c = &g->chips[i];
+        if (c->finish > st->cycles)
+            st->cycles = c->finish;
+        st->supersteps += c->supersteps;
+        for (uint32_t t = 0; t < c->ntiles; t++) {
+            const tile *x = &c->tiles[t];
+            st->ninsn[0] += x->sup.ninsn;
+            st->busy[0] += x->sup.busy;
+            for (unsigned k = 0; k < ISA_NWORKERS; k++) {
+                st->ninsn[1 + k] += x->wk[k].ninsn;
+                st->busy[1 + k] += x->wk[k].busy;
+            }
+            st->workers_started += x->workers_started;
+        }
+    }
+    st->tiles = (uint64_t)g->nipus * g->ntiles;
+    st->rounds = g->rounds;
+}
+
+static const eng_stat stat_table[ENG_NSTAT] = {
+    {"cycles", "total cycles", "cycles", "tile cycle at which the last tile halted"},
+    {"time_us", "simulated time", "us", "total cycles at the machine's tile clock"},
+    {"instructions", "instructions", "", "instructions executed, all contexts of all tiles"},
+    {"supersteps", "supersteps", "", "sync releases, summed over IPUs"},
+    {"workers_started", "workers started", "", "worker runs started by run/runall"},
+    {"tiles", "tiles", "", "tiles simulated"},
+    {"worker_instructions", "worker instructions", "", "instructions executed by workers"},
+    {"util_sup", "supervisor", "%", "share of each tile's cycles the supervisor spent issuing"},
+    {"util_w0", "worker 0", "%", "share of each tile's cycles worker context 0 owned its slot"},
+    {"util_w1", "worker 1", "%", "same for worker context 1"},
+    {"util_w2", "worker 2", "%", "same for worker context 2"},
+    {"util_w3", "worker 3", "%", "same for worker context 3"},
+    {"util_w4", "worker 4", "%", "same for worker context 4"},
+    {"util_w5", "worker 5", "%", "same for worker context 5"},
+};
+
+const eng_stat *eng_stat_table(void)
+{
+    return stat_table;
+}
+
+void eng_stat_values(const eng_stats *st, const mach *m, double v[ENG_NSTAT])
+{
+    uint64_t all = 0, workers = 0;
+    for (unsigned c = 0; c < TILE_NCTX; c++) {
+        all += st->ninsn[c];
+        if (c)
+            workers += st->ninsn[c];
+    }
+    v[0] = (double)st->cycles;
+    v[1] = (double)mach_cycles_to_ps(m, st->cycles) / 1e6;
+    v[2] = (double)all;
+    v[3] = (double)st->supersteps;
+    v[4] = (double)st->workers_started;
+    v[5] = (double)st->tiles;
+    v[6] = (double)workers;
+    double denom = (double)st->cycles * (double)st->tiles;
+    for (unsigned c = 0; c < TILE_NCTX; c++)
+        v[7 + c] = denom > 0 ? 100.0 * (double)st->busy[c] / denom : 0.0;
+}
+
+const mach *eng_machine(const eng *g) { return &g->m; }
+uint32_t eng_nipus(const eng *g) { return g->nipus; }
+uint32_t eng_ntiles(const eng *g) { return g->ntiles; }
+unsigned eng_threads(const eng *g) { return pool_threads(g->pool); }
+int eng_numa_nodes(const eng *g) { return pool_numa_nodes(g->pool); }
+
+const chip *eng_chip(const eng *g, uint32_t ipu)
+{
+    return ipu < g->nipus ? &g->chips[ipu] : NULL;
+}
+
+const tile *eng_tile(const eng *g, uint32_t ipu, uint32_t t)
+{
+    return ipu < g->nipus && t < g->ntiles ? &g->chips[ipu].tiles[t] : NULL;
+}
+
+uint8_t *eng_tile_mem(eng *g, uint32_t ipu, uint32_t t)
+{
+    return ipu < g->nipus && t < g->ntiles ? chip_tile_mem(&g->chips[ipu], t) : NULL;
+}

@@ -1,0 +1,33 @@
+/* pool: the host threads that run tiles in parallel, bound with libnuma where it exists.
+ *
+ * Threads meet once per call to pool_run (once per superstep), never per cycle. Work is split
+ * statically: thread k of T takes items [k*n/T, (k+1)*n/T), so an item always runs on the
+ * same thread (and NUMA node) for the same n, and results cannot depend on timing. */
+#ifndef IPUSIM_POOL_H
+#define IPUSIM_POOL_H
+
+#include <stddef.h>
+
+typedef struct pool pool;
+typedef void (*pool_fn)(void *ctx, size_t item);
+
+/* Start `threads` threads in all (the caller counts as thread 0). NULL on failure. */
+pool *pool_new(unsigned threads);
+void pool_free(pool *p);
+unsigned pool_threads(const pool *p);
+
+/* Run fn(ctx, i) for i in [0, n) across the threads; returns when all are done. */
+void pool_run(pool *p, size_t n, pool_fn fn, void *ctx);
+
+/* NUMA facts for reports: nodes seen by libnuma (0 when NUMA is unavailable). */
+int pool_numa_nodes(const pool *p);
+/* The NUMA node thread k is bound to, or -1. */
+int pool_thread_node(const pool *p, unsigned k);
+
+/* Place [addr, addr+len) on the node of thread k (no-op without NUMA). */
+void pool_place(const pool *p, unsigned k, void *addr, size_t len);
+
+/* Number of online CPUs (the default for --threads). */
+unsigned pool_online_cpus(void);
+
+#endif

@@ -1,0 +1,178 @@
+/* tile: the barrel-threaded tile — supervisor, six workers, and their timing.
+ *
+ * Timing model (docs/timing.md): the barrel has six slots; cycle c belongs to slot c mod 6. A
+ * worker owns one slot from its start to its exit and issues once per turn. `run` at cycle c
+ * gives the supervisor's slot c mod 6 to a free worker context, whose first instruction issues
+ * at c + 6; `runall` at c starts workers 0..5 in slots c..c+5 (first issues at c+6..c+11) and
+ * needs all six contexts free. The supervisor issues in slots no worker owns. `join` at c lets
+ * the supervisor go on at max(c + 6, last exit + 1); `sync` at c arrives at max(c + 6, last
+ * exit + 1); `halt` at c finishes at max(c + 1, last exit + 1).
+ * Left out: instruction fetch, bank conflicts, exceptions other than the modelled faults. */
+#include "hw/tile.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void tile_init(tile *t, uint32_t ipu, uint32_t id, uint8_t *mem, uint32_t entry)
+{
+    memset(t, 0, sizeof *t);
+    t->ipu = ipu;
+    t->id = id;
+    t->mem = mem;
+    t->sup.pc = entry;
+    t->sup.wid = ISA_SUPER_WID;
+    for (unsigned k = 0; k < ISA_NWORKERS; k++)
+        t->wk[k].wid = k;
+    t->state = TILE_RUNNABLE;
+}
+
+static isa_env make_env(tile *t, const tile_cfg *cfg)
+{
+    isa_env env = {
+        .code = cfg->code,
+        .ncode = cfg->ncode,
+        .mem = t->mem,
+        .memsize = cfg->memsize,
+        .tile = t->id,
+        .ipu = t->ipu,
+        .ntiles = cfg->ntiles,
+        .nipus = cfg->nipus,
+        .scratch = &t->scratch,
+        .limit = cfg->limit,
+        .slot_free_from = t->slot_free_from,
+    };
+    return env;
+}
+
+static void fault(tile *t, int ctx)
+{
+    t->state = TILE_FAULTED;
+    t->fault_ctx = ctx;
+}
+
+/* Start worker context k at `start` in barrel slot `slot` and run it to its exit. Returns 0,
+ * or -1 when the worker faulted (the tile is then marked faulted). */
+static int start_worker(tile *t, const isa_env *env, unsigned k, uint32_t entry, uint32_t arg,
+                        uint64_t start, unsigned slot)
+{
+    isa_cpu *w = &t->wk[k];
+    memset(w->r, 0, sizeof w->r);
+    w->r[0] = arg;
+    w->pc = entry;
+    w->t = start;
+    w->rpt_left = 0;
+    w->fault = FAULT_NONE;
+    t->workers_started++;
+    if (isa_run_worker(w, env) != STOP_EXIT) {
+        fault(t, 1 + (int)k);
+        return -1;
+    }
+    uint64_t done = w->t + 1; /* w->t is the exit's issue cycle */
+    t->ctx_free_from[k] = done;
+    t->slot_free_from[slot] = done;
+    if (done > t->workers_done)
+        t->workers_done = done;
+    return 0;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+void tile_step(tile *t, const tile_cfg *cfg)
+{
+    isa_env env = make_env(t, cfg);
+    isa_cpu *s = &t->sup;
+    for (;;) {
+        isa_stop stop = isa_run_super(s, &env);
+        if (stop == STOP_FAULT || stop == STOP_LIMIT) {
+            fault(t, 0);
+            return;
+        }
+        const isa_insn *in = &cfg->code[s->pc / ISA_INSN_BYTES];
+        uint64_t c = s->t; /* issue cycle of the stopping instruction */
+        if (c > cfg->limit) {
+            s->fault = FAULT_LIMIT;
+            fault(t, 0);
+            return;
+        }
+        s->ninsn++;
+        s->busy += in->scycles;
+        s->pc += ISA_INSN_BYTES;
+        switch (stop) {
+        case STOP_RUN: {
+            unsigned k = 0;
+            while (k < ISA_NWORKERS && t->ctx_free_from[k] > c)
+                k++;
+            if (k == ISA_NWORKERS) {
+                s->pc -= ISA_INSN_BYTES;
+                s->fault = FAULT_TOO_MANY_WORKERS;
+                fault(t, 0);
+                return;
+            }
+            if (start_worker(t, &env, k, (uint32_t)in->imm, s->r[in->ra], c + ISA_BARREL,
+                             (unsigned)(c % ISA_BARREL)) != 0)
+                return;
+            s->t = c + in->scycles;
+            break;
+        }
+        case STOP_RUNALL: {
+            for (unsigned k = 0; k < ISA_NWORKERS; k++) {
+                if (t->ctx_free_from[k] > c) {
+                    s->pc -= ISA_INSN_BYTES;
+                    s->fault = FAULT_TOO_MANY_WORKERS;
+                    fault(t, 0);
+                    return;
+                }
+            }
+            for (unsigned k = 0; k < ISA_NWORKERS; k++) {
+                if (start_worker(t, &env, k, (uint32_t)in->imm, s->r[in->ra],
+                                 c + ISA_BARREL + k, (unsigned)((c + k) % ISA_BARREL)) != 0)
+                    return;
+            }
+            s->t = c + in->scycles;
+            break;
+        }
+        case STOP_JOIN:
+            s->t = max_u64(c + in->scycles, t->workers_done);
+            break;
+        case STOP_SYNC:
+            t->state = TILE_SYNC;
+            t->zone = (uint32_t)in->imm;
+            t->at = max_u64(c + in->scycles, t->workers_done);
+            s->t = t->at;
+            return;
+        case STOP_HALT:
+            t->state = TILE_HALTED;
+            t->at = max_u64(c + in->scycles, t->workers_done);
+            s->t = t->at;
+            return;
+        default:
+            fault(t, 0);
+            return;
+        }
+    }
+}
+
+void tile_release(tile *t, uint64_t cycle)
+{
+    t->state = TILE_RUNNABLE;
+    t->sup.t = cycle;
+}
+
+void tile_set_fault(tile *t, isa_fault f, uint64_t cycle)
+{
+    t->sup.fault = f;
+    t->sup.t = cycle;
+    fault(t, 0);
+}
+
+void tile_fault_text(const tile *t, char *buf, size_t len)
+{
+    const isa_cpu *c = t->fault_ctx == 0 ? &t->sup : &t->wk[t->fault_ctx - 1];
+    char why[160];
+    isa_fault_text(c, why, sizeof why);
+    snprintf(buf, len, "ipu %u tile %u ctx %d pc 0x%x cycle %llu: %s", t->ipu, t->id,
+             t->fault_ctx, c->pc, (unsigned long long)c->t, why);
+}

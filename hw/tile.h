@@ -1,0 +1,66 @@
+/* tile: one IPU tile — SRAM, a supervisor context, six worker contexts and the barrel.
+ *
+ * A tile runs alone between syncs (BSP), so tile_step() interprets the supervisor in a tight
+ * loop and returns only when it reaches a sync, halts or faults. Workers started with `run`
+ * or `runall` are interpreted to their `exit` on the spot: they share nothing with the
+ * supervisor or each other while they run (as in Poplar, the workers of a compute set write
+ * disjoint memory), so running them one after another gives the same memory and the same
+ * issue cycles as interleaving them in the barrel. */
+#ifndef IPUSIM_TILE_H
+#define IPUSIM_TILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isa/interp.h"
+
+typedef enum tile_state {
+    TILE_RUNNABLE, /* will run at sup.t */
+    TILE_SYNC,     /* waiting at a sync: zone, arrival cycle in `at` */
+    TILE_HALTED,   /* finished: `at` is the cycle after its last issue */
+    TILE_FAULTED,  /* stopped by a simulated fault, see fault_* */
+} tile_state;
+
+#define TILE_NCTX (1 + ISA_NWORKERS) /* context 0 is the supervisor, 1..6 the workers */
+
+/* What every tile of one IPU shares while running. */
+typedef struct tile_cfg {
+    const isa_insn *code; /* decoded text with the end sentinel (isa_code_build) */
+    uint32_t ncode;
+    uint32_t memsize;
+    uint32_t ntiles, nipus;
+    uint64_t limit;       /* --max-cycles: last cycle an instruction may issue at */
+} tile_cfg;
+
+typedef struct tile {
+    uint32_t ipu, id;
+    uint8_t *mem;                         /* memsize bytes, owned by the chip */
+    isa_cpu sup;
+    isa_cpu wk[ISA_NWORKERS];
+    uint64_t slot_free_from[ISA_BARREL];  /* the supervisor may use slot s from this cycle */
+    uint64_t ctx_free_from[ISA_NWORKERS]; /* a worker context may be started from this cycle */
+    uint64_t workers_done;                /* cycle after the latest worker exit */
+    uint64_t workers_started;
+    uint32_t scratch;                     /* CSR_SCRATCH */
+    tile_state state;
+    uint32_t zone;                        /* the zone of the sync it waits at */
+    uint64_t at;                          /* sync arrival or halt cycle */
+    int fault_ctx;                        /* context that faulted (0 supervisor, 1..6) */
+} tile;
+
+/* Reset a tile to run its supervisor from `entry` at cycle 0. */
+void tile_init(tile *t, uint32_t ipu, uint32_t id, uint8_t *mem, uint32_t entry);
+
+/* Run a runnable tile until it waits at a sync, halts or faults. */
+void tile_step(tile *t, const tile_cfg *cfg);
+
+/* Resume a tile waiting at a sync: its supervisor's next issue is at `cycle`. */
+void tile_release(tile *t, uint64_t cycle);
+
+/* Mark a tile as faulted by something outside it (a sync deadlock) at `cycle`. */
+void tile_set_fault(tile *t, isa_fault f, uint64_t cycle);
+
+/* "ipu I tile T ctx C pc 0xP cycle N: reason" for a faulted tile. */
+void tile_fault_text(const tile *t, char *buf, size_t len);
+
+#endif

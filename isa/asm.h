@@ -1,0 +1,36 @@
+/* asm: the ipusim assembler. Source syntax is described in docs/isa.md.
+ *
+ *   .text / .data            switch section (text is placed at 0, data after it, 16-aligned)
+ *   label:                   define a label at the current address of the section
+ *   .word e, e, ...          32-bit values (constant expressions; labels allowed)
+ *   .float f, f, ...         fp32 values
+ *   .space n                 n zero bytes
+ *   .align n                 pad to a multiple of n bytes (a power of two)
+ *   .global name             mark a symbol global (the supervisor starts at `main`)
+ *   # or ; comment           to end of line ("; expect:" lines are comments too)
+ *   registers r0..r15, lr (= r15); control registers $tile $ipu $wid $ccount $ccounth
+ *   $ntiles $nipus $scratch; sync zones `internal`, `external`
+ *   constant expressions: integers (dec, 0x, 0b, char 'c'), labels, `.` (current address),
+ *   + - * / % << >> & | ^ ~ unary -, parentheses.
+ *
+ * Errors: every error in the file is reported, each as
+ *   file:line:col: error: message
+ *   <the source line>
+ *   <spaces>^
+ */
+#ifndef IPUSIM_ASM_H
+#define IPUSIM_ASM_H
+
+#include <stddef.h>
+
+#include "hw/err.h"
+#include "isa/isa.h"
+
+/* Assemble `len` bytes of source named `name` (used in messages) into *out (decoded and ready
+ * to load). Returns ERR_OK, or ERR_ASM with every error in e->msg. *out is zeroed on error. */
+int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, err *e);
+
+/* Read and assemble a file; a missing file is ERR_INPUT. */
+int asm_assemble_file(const char *path, isa_prog *out, err *e);
+
+#endif

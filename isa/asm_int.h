@@ -1,0 +1,128 @@
+/* asm_int: the assembler's private state, shared by asm.c (statements, layout, emission)
+ * and asm_expr.c (tokens and constant expressions). Not part of the public API. */
+#ifndef IPUSIM_ASM_INT_H
+#define IPUSIM_ASM_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isa/asm.h"
+
+/* ---- tokens (one source line at a time) ---- */
+typedef enum asm_tok_kind {
+    T_EOL,   /* end of line, or a comment */
+    T_IDENT, /* name, directive, register, or `.` alone */
+    T_NUM,   /* integer or character literal */
+    T_CSR,   /* $name (s/len without the $) */
+    T_PUNCT, /* punct: a character, or P_SHL / P_SHR / P_ADDEQ */
+    T_BAD,   /* lexical error; msg says why */
+} asm_tok_kind;
+
+enum { P_SHL = 256, P_SHR, P_ADDEQ };
+
+typedef struct asm_tok {
+    asm_tok_kind kind;
+    const char *s; /* token text */
+    size_t len;
+    int col;       /* 1-based byte column */
+    int punct;
+    int64_t num;
+    const char *msg;
+} asm_tok;
+
+typedef struct asm_lex {
+    const char *line; /* first byte of the line */
+    const char *p;    /* next byte to read */
+    const char *end;  /* one past the last byte of the line (the '\n' is not included) */
+} asm_lex;
+
+asm_tok asm_lex_next(asm_lex *lx);
+
+/* ---- constant expressions: nodes in one growing array, referred to by index ---- */
+typedef enum asm_expr_kind { E_NUM, E_SYM, E_DOT, E_NEG, E_NOT, E_BIN } asm_expr_kind;
+
+typedef struct asm_expr {
+    uint8_t kind;
+    uint16_t depth; /* height of the tree, bounded so evaluation cannot overflow the stack */
+    int op;         /* E_BIN: the operator (a punct code) */
+    int a, b;       /* operands (node indices) */
+    int64_t val;    /* E_NUM */
+    const char *name; /* E_SYM */
+    size_t len;
+    int line, col;  /* for messages */
+} asm_expr;
+
+/* ---- symbols ---- */
+enum { SEC_TEXT, SEC_DATA };
+
+typedef struct asm_sym {
+    const char *name; /* points into the source */
+    size_t len;
+    uint8_t sect;
+    int global;
+    uint64_t off;     /* offset in its section */
+    int line;         /* where it is defined */
+} asm_sym;
+
+typedef struct asm_diag {
+    int line, col;
+    size_t seq;
+    char msg[240];
+} asm_diag;
+
+/* The whole assembler state for one source file. */
+typedef struct asm_ctx {
+    const char *file;
+    const char *src;
+    size_t srclen;
+    size_t *line_off; /* start offset of each line (1-based lines: line_off[line - 1]) */
+    size_t nlines;
+
+    asm_diag *diags;
+    size_t ndiags, capdiags;
+    int oom;
+
+    asm_expr *nodes;
+    size_t nnodes, capnodes;
+
+    asm_sym *syms;
+    size_t nsyms, capsyms;
+    int *hash; /* open addressing over syms, -1 = empty; capacity hcap (a power of two) */
+    size_t hcap;
+
+    uint32_t data_addr; /* known once layout is done */
+} asm_ctx;
+
+/* Report an error at line:col (1-based). */
+void asm_error(asm_ctx *c, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The parser's view of one line: the lexer and the current token. */
+typedef struct asm_parser {
+    asm_ctx *c;
+    int line;
+    asm_lex lx;
+    asm_tok tok;
+} asm_parser;
+
+void asm_advance(asm_parser *p);
+/* Report "expected <what>" at the current token (or the lexer's own message). */
+void asm_expected(asm_parser *p, const char *what);
+/* Parse a constant expression starting at the current token; returns its node index, or -1
+ * after reporting an error. */
+int asm_parse_expr(asm_parser *p);
+
+/* Evaluate node n. layout != 0: symbols defined so far only, with section offsets (the value
+ * of .space and .align); otherwise every symbol, as an absolute address. `dot` is the value
+ * of `.`. Returns 0, or -1 after reporting an error. */
+int asm_eval(asm_ctx *c, int n, int layout, int64_t dot, int64_t *out);
+
+/* Symbol table. */
+int asm_sym_find(const asm_ctx *c, const char *name, size_t len); /* index or -1 */
+int asm_sym_add(asm_ctx *c, const char *name, size_t len);        /* index, or -1 on OOM */
+int64_t asm_sym_value(const asm_ctx *c, int i, int layout);
+
+/* Grow an array of `*cap` elements of size `sz` to hold at least `need`; 0 on failure. */
+int asm_grow(void **arr, size_t *cap, size_t need, size_t sz);
+
+#endif

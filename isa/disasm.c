@@ -1,0 +1,158 @@
+/* disasm: instructions and whole programs back to assembly text the assembler accepts.
+ *
+ * Operand layout comes from each opcode's format in the table, so nothing here lists opcodes.
+ * Branch targets and worker entries print as absolute addresses, small immediates in decimal,
+ * others in hex; a word that does not decode prints as `.word lo, hi`. A program listing
+ * reproduces the image byte for byte when re-assembled (for every image the assembler makes:
+ * text at 0, data at the text end aligned to 16 or to a larger power of two). Symbols other
+ * than `main` (the entry) are not reproduced: branches name addresses, not labels. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isa/isa.h"
+#include "isa/isa_int.h"
+
+static uint64_t rd64(const uint8_t *p)
+{
+    uint64_t w = 0;
+    for (int i = 7; i >= 0; i--)
+        w = w << 8 | p[i];
+    return w;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Small values in decimal, others as 32-bit hex (both re-assemble to the same bits). */
+static void fmt_imm(char *buf, size_t len, int32_t v)
+{
+    if (v >= -4096 && v <= 4096)
+        snprintf(buf, len, "%" PRId32, v);
+    else
+        snprintf(buf, len, "0x%" PRIx32, (uint32_t)v);
+}
+
+void isa_disasm_insn(uint64_t word, char *buf, size_t len)
+{
+    isa_insn in = isa_decode_word(word);
+    if (in.op == OP_ILLEGAL) {
+        snprintf(buf, len, ".word 0x%08" PRIx32 ", 0x%08" PRIx32, (uint32_t)word,
+                 (uint32_t)(word >> 32));
+        return;
+    }
+    const isa_opinfo *oi = isa_info(in.op);
+    char imm[16], addr[16];
+    fmt_imm(imm, sizeof imm, in.imm);
+    snprintf(addr, sizeof addr, "0x%" PRIx32, (uint32_t)in.imm);
+    long long off = in.imm;
+    const char *n = oi->name;
+    switch (oi->fmt) {
+    case FMT_NONE: snprintf(buf, len, "%s", n); break;
+    case FMT_R: snprintf(buf, len, "%s r%u", n, in.ra); break;
+    case FMT_RR: snprintf(buf, len, "%s r%u, r%u", n, in.rd, in.ra); break;
+    case FMT_RRR: snprintf(buf, len, "%s r%u, r%u, r%u", n, in.rd, in.ra, in.rb); break;
+    case FMT_RRRR:
+        snprintf(buf, len, "%s r%u, r%u, r%u, r%u", n, in.rd, in.ra, in.rb, in.rc);
+        break;
+    case FMT_RI: snprintf(buf, len, "%s r%u, %s", n, in.rd, imm); break;
+    case FMT_RRI: snprintf(buf, len, "%s r%u, r%u, %s", n, in.rd, in.ra, imm); break;
+    case FMT_MEM:
+        if (off == 0)
+            snprintf(buf, len, "%s r%u, [r%u]", n, in.rd, in.ra);
+        else
+            snprintf(buf, len, "%s r%u, [r%u%c%lld]", n, in.rd, in.ra, off < 0 ? '-' : '+',
+                     off < 0 ? -off : off);
+        break;
+    case FMT_MEMPI: snprintf(buf, len, "%s r%u, [r%u]+=%lld", n, in.rd, in.ra, off); break;
+    case FMT_I:
+        if (oi->flags & FL_BRANCH)
+            snprintf(buf, len, "%s %s", n, addr);
+        else
+            snprintf(buf, len, "%s %s", n, isa_zone_name((uint32_t)in.imm));
+        break;
+    case FMT_RL: snprintf(buf, len, "%s r%u, %s", n, in.ra, addr); break;
+    case FMT_IR: snprintf(buf, len, "%s %s, r%u", n, addr, in.ra); break;
+    case FMT_RC: snprintf(buf, len, "%s r%u, $%s", n, in.rd, isa_csr_name((uint32_t)in.imm)); break;
+    case FMT_CR: snprintf(buf, len, "%s $%s, r%u", n, isa_csr_name((uint32_t)in.imm), in.ra); break;
+    case FMT_COUNT: snprintf(buf, len, ".word 0x%08" PRIx32 ", 0x%08" PRIx32, (uint32_t)word,
+                             (uint32_t)(word >> 32)); break;
+    }
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+/* Data bytes [from, to) of the image: zero runs as .space, the rest as .word lines of up to
+ * four words, a tail shorter than a word as .byte. */
+static void dump_data(isa_buf *b, const uint8_t *img, uint32_t from, uint32_t to)
+{
+    uint32_t a = from;
+    while (a < to) {
+        uint32_t z = a;
+        while (to - z >= 16 && all_zero(img + z, 16))
+            z += 16;
+        if (z > a) {
+            isa_buf_printf(b, "    .space %u\n", z - a);
+            a = z;
+            continue;
+        }
+        if (to - a < 4) {
+            isa_buf_printf(b, "    .byte");
+            for (uint32_t i = a; i < to; i++)
+                isa_buf_printf(b, "%s0x%02x", i == a ? " " : ", ", img[i]);
+            isa_buf_printf(b, "\n");
+            break;
+        }
+        uint32_t n = (to - a) / 4 < 4 ? (to - a) / 4 : 4;
+        char line[80];
+        int k = snprintf(line, sizeof line, "    .word");
+        for (uint32_t i = 0; i < n; i++)
+            k += snprintf(line + k, sizeof line - (size_t)k, "%s0x%08" PRIx32, i ? ", " : " ",
+                          rd32(img + a + 4 * i));
+        isa_buf_printf(b, "%-60s# 0x%04x\n", line, a);
+        a += 4 * n;
+    }
+}
+
+char *isa_disasm_prog(const isa_prog *prog)
+{
+    isa_buf b = {0};
+    isa_buf_printf(&b, "# ipusim disassembly: text 0x%x bytes, data at 0x%x, image 0x%x bytes, "
+                       "entry 0x%x\n",
+                   prog->text_size, prog->data_addr, prog->size, prog->entry);
+    isa_buf_printf(&b, ".text\n");
+    for (uint32_t pc = 0; pc + ISA_INSN_BYTES <= prog->text_size; pc += ISA_INSN_BYTES) {
+        char insn[64];
+        if (pc == prog->entry)
+            isa_buf_printf(&b, "main:\n");
+        isa_disasm_insn(rd64(prog->image + pc), insn, sizeof insn);
+        isa_buf_printf(&b, "    %-40s# 0x%04x\n", insn, pc);
+    }
+    if (prog->entry == prog->text_size)
+        isa_buf_printf(&b, "main:\n");
+
+    /* The assembler puts data at the text end aligned to 16, or to the data's largest
+     * .align; reproduce a larger alignment with .align, anything else with padding bytes. */
+    uint32_t t = prog->text_size, d16 = (t + 15) & ~15u, d = prog->data_addr, from = d16;
+    isa_buf_printf(&b, ".data\n");
+    if (d > d16) {
+        uint32_t p = d & (0u - d); /* the largest power of two dividing d */
+        if (p <= (1u << 16) && ((uint64_t)t + p - 1) / p * p == d && all_zero(prog->image + d16,
+                                                                             d - d16)) {
+            isa_buf_printf(&b, "    .align %u\n", p);
+            from = d;
+        }
+    }
+    if (prog->size > from)
+        dump_data(&b, prog->image, from, prog->size);
+    return isa_buf_take(&b);
+}

@@ -1,0 +1,208 @@
+/* doc: docs/isa.md, generated from the opcode table (isa/opcodes.def) and the CSR and zone
+ * lists, so the reference cannot drift from what the simulator does.
+ *
+ * The prose (registers, encoding, timing, assembler syntax) is written here; every table row
+ * comes from the table. The grouping into classes follows the order of opcodes.def: a class
+ * starts at the opcode named below. Left out: per-opcode examples. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "isa/isa.h"
+#include "isa/isa_int.h"
+
+static const struct {
+    isa_op first;
+    const char *title;
+} classes[] = {
+    {OP_nop, "Integer ALU and immediates"},
+    {OP_ld32, "Loads and stores"},
+    {OP_br, "Control"},
+    {OP_fadd, "fp32 arithmetic and conversions"},
+    {OP_v2add, "f32v2 (two fp32 lanes in a register pair)"},
+    {OP_ampz, "AMP (accumulating matrix product)"},
+    {OP_run, "Supervisor, workers, sync, control registers"},
+};
+
+static const char *const csr_docs[CSR_COUNT] = {
+    [CSR_TILE] = "tile id within the IPU",
+    [CSR_IPU] = "IPU id within the system",
+    [CSR_WID] = "worker id 0..5; the supervisor reads 0xffffffff",
+    [CSR_CCOUNT] = "tile cycle counter at the instruction's issue, low 32 bits",
+    [CSR_CCOUNTH] = "tile cycle counter, high 32 bits",
+    [CSR_NTILES] = "tiles per IPU",
+    [CSR_NIPUS] = "IPUs in the system",
+    [CSR_SCRATCH] = "a scratch register of the tile",
+};
+
+static const char *const zone_docs[ISA_NZONES] = {
+    [ISA_ZONE_INTERNAL] = "all tiles of one IPU",
+    [ISA_ZONE_EXTERNAL] = "all tiles of all IPUs in the system",
+};
+
+static const char intro[] =
+    "# The ipusim instruction set\n"
+    "\n"
+    "Generated from `isa/opcodes.def` by `ipusim isa-doc` (`make docs`); do not edit by hand.\n"
+    "\n"
+    "## Machine model\n"
+    "\n"
+    "- Each tile has one **supervisor** context and six **worker** contexts. Every context has\n"
+    "  sixteen 32-bit registers `r0`..`r15`; `lr` is another name for `r15` (`call` writes the\n"
+    "  return address there). A worker started by `run` gets its argument in `r0`.\n"
+    "- fp32 values live in the same registers as integers. A **pair** `rN` (N even) means\n"
+    "  `rN` and `rN+1` as two fp32 lanes (f32v2); pair operands must name even registers.\n"
+    "- Each worker has sixteen fp32 AMP accumulators.\n"
+    "- Memory is the tile's SRAM, byte addressed from 0, little-endian. 32-bit accesses need\n"
+    "  4-byte alignment, 64-bit ones 8-byte alignment. The program text sits at address 0 and\n"
+    "  an instruction's pc is its byte address; data follows the text, aligned to 16.\n"
+    "\n"
+    "## Encoding\n"
+    "\n"
+    "Every instruction is one 64-bit little-endian word:\n"
+    "\n"
+    "```\n"
+    "   63       56 55   52 51   48 47   44 43   40 39       32 31                     0\n"
+    "  +-----------+-------+-------+-------+-------+-----------+------------------------+\n"
+    "  |  opcode   |  rd   |  ra   |  rb   |  rc   |  0 (rsvd) |         imm32          |\n"
+    "  +-----------+-------+-------+-------+-------+-----------+------------------------+\n"
+    "```\n"
+    "\n"
+    "The opcode is the row number in the tables below, counting from 0. Fields a format does\n"
+    "not use must be zero. An unknown opcode, non-zero reserved bits or unused fields, an odd\n"
+    "register where a pair is required, a control register or sync zone that does not exist:\n"
+    "all decode as an illegal instruction, which faults when executed (not when loaded).\n"
+    "\n"
+    "## Timing\n"
+    "\n"
+    "- **Workers** issue through the barrel: a worker issues at most one instruction every 6\n"
+    "  tile cycles, so an instruction costs *worker slots* x 6 tile cycles. The 6-cycle memory\n"
+    "  latency is hidden: a worker's next instruction sees its previous load. Taken branches\n"
+    "  cost nothing extra.\n"
+    "- The **supervisor** issues in the barrel slots no running worker holds. An instruction\n"
+    "  costs *supervisor cycles* tile cycles before the supervisor's next issue (1 for simple\n"
+    "  ALU operations; 6 for branches, `run`, `runall` and `sync`, as FACTS.md gives). A\n"
+    "  register loaded by a supervisor load is usable 7 cycles after the load issues (the\n"
+    "  6-cycle load-use stall).\n"
+    "- `rpt` runs its body with no branch overhead; its own cost is paid once.\n"
+    "\n";
+
+static const char syntax[] =
+    "## Assembler syntax\n"
+    "\n"
+    "```\n"
+    "    .text / .data            switch section (text is placed at 0, data after it, 16-aligned)\n"
+    "    label:                   define a label at the current address of the section\n"
+    "    .word e, e, ...          32-bit values (constant expressions; labels allowed)\n"
+    "    .byte e, e, ...          8-bit values\n"
+    "    .float f, f, ...         fp32 values (1.5, -2e-3, inf, -inf, nan)\n"
+    "    .space n                 n zero bytes\n"
+    "    .align n                 pad to a multiple of n bytes (a power of two)\n"
+    "    .global name             mark a symbol global (the supervisor starts at `main`)\n"
+    "    # or ; comment           to end of line (\"; expect:\" lines are comments too)\n"
+    "```\n"
+    "\n"
+    "- Registers `r0`..`r15`, `lr` (= `r15`); control registers `$name` (below); sync zones by\n"
+    "  name (below) or number.\n"
+    "- Memory operands: `[ra]`, `[ra+imm]`, `[ra-imm]`, `[ra+label*4]`; post-increment\n"
+    "  `[ra]+=imm` (`[ra]+=-4` steps down).\n"
+    "- Immediates, branch targets and worker entries are constant expressions: integers\n"
+    "  (decimal, `0x`, `0b`, character `'c'`), labels, `.` (the current address), operators\n"
+    "  `+ - * / % << >> & | ^ ~`, unary `-`, parentheses, with C precedence. A value must fit\n"
+    "  in 32 bits (-2^31 .. 2^32-1). Branch targets are absolute byte addresses, so the\n"
+    "  disassembler's `br 0x40` assembles as written.\n"
+    "- `.word` is allowed in `.text`: two `.word`s make one instruction slot (low word first).\n"
+    "- `.space` and `.align` need values known where they stand: labels defined earlier (in\n"
+    "  `.data`, counted from the start of the data section).\n"
+    "- The entry point is the label `main`, or address 0 when there is none.\n"
+    "- An `rpt` body, `[pc+8, target)`, must lie inside the text, be non-empty and contain no\n"
+    "  branch. Branch targets outside the text are not an assembly error; they fault when\n"
+    "  taken.\n"
+    "- Errors are reported all at once, each as `file:line:col: error: message`, then the\n"
+    "  source line and a caret under the column.\n"
+    "\n";
+
+/* A table cell: `|` must be escaped inside markdown tables. */
+static void cell(isa_buf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            isa_buf_printf(b, "\\|");
+        else
+            isa_buf_printf(b, "%c", *s);
+    }
+}
+
+static const char *runs_on(uint32_t flags)
+{
+    if (flags & FL_SUPER)
+        return "supervisor";
+    if (flags & FL_WORKER)
+        return "worker";
+    return "both";
+}
+
+static void flag_list(isa_buf *b, uint32_t flags)
+{
+    static const struct {
+        uint32_t bit;
+        const char *name;
+    } names[] = {{FL_BRANCH, "branch"}, {FL_LOAD, "load"}, {FL_STORE, "store"}, {FL_PAIR, "pair"}};
+    int n = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (flags & names[i].bit)
+            isa_buf_printf(b, "%s%s", n++ ? ", " : "", names[i].name);
+    if (!n)
+        isa_buf_printf(b, "-");
+}
+
+static void op_table(isa_buf *b, unsigned from, unsigned to)
+{
+    isa_buf_printf(b, "| opcode | syntax | worker slots | supervisor cycles | runs on | kind "
+                      "| semantics |\n");
+    isa_buf_printf(b, "|---:|---|---:|---:|---|---|---|\n");
+    for (unsigned op = from; op < to; op++) {
+        const isa_opinfo *oi = isa_info(op);
+        const char *sx = isa_fmt_syntax(oi->fmt);
+        isa_buf_printf(b, "| %u | `%s%s", op, oi->name, *sx ? " " : "");
+        cell(b, sx);
+        isa_buf_printf(b, "` | %u | %u | %s | ", oi->wcycles, oi->scycles, runs_on(oi->flags));
+        flag_list(b, oi->flags);
+        isa_buf_printf(b, " | ");
+        cell(b, oi->semantics);
+        isa_buf_printf(b, " |\n");
+    }
+}
+
+char *isa_doc_markdown(void)
+{
+    isa_buf b = {0};
+    isa_buf_printf(&b, "%s%s", intro, syntax);
+    isa_buf_printf(&b, "## Instructions\n\n");
+    isa_buf_printf(&b, "*worker slots*: issue slots a worker spends (x 6 tile cycles). "
+                       "*supervisor cycles*: tile cycles the supervisor spends. "
+                       "*runs on*: which contexts may execute it; anything else faults. "
+                       "*kind*: branch (not allowed in an `rpt` body), load, store, pair "
+                       "(registers name even/odd pairs; for loads and stores only `rd`).\n\n");
+    size_t nclass = sizeof classes / sizeof classes[0];
+    for (size_t i = 0; i < nclass; i++) {
+        unsigned to = i + 1 < nclass ? (unsigned)classes[i + 1].first : OP_COUNT;
+        isa_buf_printf(&b, "### %s\n\n", classes[i].title);
+        op_table(&b, classes[i].first, to);
+        isa_buf_printf(&b, "\n");
+    }
+
+    isa_buf_printf(&b, "## Control registers\n\n"
+                       "Read with `get rd, $name`, written with `put $name, ra` (supervisor "
+                       "only; writing a read-only register faults).\n\n"
+                       "| number | name | access | meaning |\n|---:|---|---|---|\n");
+    for (unsigned i = 0; i < CSR_COUNT; i++)
+        isa_buf_printf(&b, "| %u | `$%s` | %s | %s |\n", i, isa_csr_name(i),
+                       isa_csr_writable(i) ? "read/write" : "read-only", csr_docs[i]);
+    isa_buf_printf(&b, "\n## Sync zones\n\n"
+                       "`sync zone` waits until every tile of the zone has reached a sync of "
+                       "that zone (after joining its own workers).\n\n"
+                       "| number | name | tiles |\n|---:|---|---|\n");
+    for (unsigned i = 0; i < ISA_NZONES; i++)
+        isa_buf_printf(&b, "| %u | `%s` | %s |\n", i, isa_zone_name(i), zone_docs[i]);
+    return isa_buf_take(&b);
+}

@@ -1,0 +1,84 @@
+/* interp: executes one context's instructions straight-line with exact issue times.
+ *
+ * The tile (hw/tile.c) owns the barrel; this module runs one context until something the
+ * tile must handle: a worker's `exit`; a supervisor's run/runall/join/sync/halt; a fault; or
+ * the cycle limit. Workers advance 6 tile cycles per issue slot; the supervisor advances by
+ * its cost and then to the next barrel slot no running worker owns, with a 6-cycle load-use
+ * stall. */
+#ifndef IPUSIM_INTERP_H
+#define IPUSIM_INTERP_H
+
+#include <stdint.h>
+
+#include "isa/isa.h"
+
+typedef enum isa_stop {
+    STOP_NONE,
+    STOP_EXIT,   /* worker executed exit; t = its issue cycle */
+    STOP_RUN,    /* supervisor at run/runall/join/sync/halt: pc points at it, t = issue cycle */
+    STOP_RUNALL,
+    STOP_JOIN,
+    STOP_SYNC,
+    STOP_HALT,
+    STOP_FAULT,  /* cpu->fault says why; pc and t name the faulting instruction */
+    STOP_LIMIT,  /* the next issue would be past the cycle limit */
+} isa_stop;
+
+typedef enum isa_fault {
+    FAULT_NONE,
+    FAULT_ILLEGAL,      /* not a valid instruction */
+    FAULT_PRIVILEGE,    /* supervisor-only op in a worker, or worker-only op in the supervisor */
+    FAULT_BAD_PC,       /* pc outside the text segment or not 8-aligned */
+    FAULT_OUT_OF_RANGE, /* memory access outside the tile's SRAM */
+    FAULT_MISALIGNED,   /* memory access not aligned to its size */
+    FAULT_TOO_MANY_WORKERS,
+    FAULT_CSR,          /* write to a read-only control register */
+    FAULT_LIMIT,        /* ran past --max-cycles */
+    FAULT_SYNC_DEADLOCK,
+} isa_fault;
+
+/* One context's architectural state. */
+typedef struct isa_cpu {
+    uint32_t r[ISA_NREGS];
+    float acc[ISA_NACC];
+    uint32_t pc;        /* byte address of the next instruction */
+    uint64_t t;         /* tile cycle of the next issue */
+    uint64_t ninsn;     /* instructions executed */
+    uint64_t busy;      /* tile cycles of issue this context used (workers: 6 per slot) */
+    uint32_t wid;       /* worker id 0..5, or ISA_SUPER_WID */
+    isa_fault fault;
+    uint32_t fault_addr; /* the address of a bad memory access */
+    uint64_t ld_ready[ISA_NREGS]; /* supervisor: cycle from which a loaded register is usable */
+    uint32_t rpt_start, rpt_end, rpt_left; /* an rpt loop in progress (instruction indices) */
+} isa_cpu;
+
+#define ISA_SUPER_WID 0xffffffffu
+
+/* What a context sees of its tile. The barrel state is read-only here. */
+typedef struct isa_env {
+    const isa_insn *code;   /* decoded text plus one sentinel entry at [ncode] */
+    uint32_t ncode;
+    uint8_t *mem;
+    uint32_t memsize;
+    uint32_t tile, ipu, ntiles, nipus;
+    uint32_t *scratch;      /* the tile's CSR_SCRATCH */
+    uint64_t limit;         /* last cycle an instruction may issue at */
+    const uint64_t *slot_free_from; /* [6]: the supervisor may use slot s (cycles c with
+                                       c mod 6 == s) only at c >= slot_free_from[s] */
+} isa_env;
+
+/* Run a worker from cpu->pc at cpu->t until exit, fault or the limit. */
+isa_stop isa_run_worker(isa_cpu *cpu, const isa_env *env);
+
+/* Run the supervisor until run/runall/join/sync/halt, fault or the limit. On those stops the
+ * instruction has not been executed; cpu->pc and cpu->t name it. */
+isa_stop isa_run_super(isa_cpu *cpu, const isa_env *env);
+
+/* A short text for a fault ("misaligned 4-byte access at 0x102", ...). */
+void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len);
+
+/* Build the executable code array for a program: the decoded text plus a sentinel that
+ * faults with FAULT_BAD_PC when execution falls off the end. malloc'd; caller frees. */
+isa_insn *isa_code_build(const isa_prog *prog);
+
+#endif

@@ -1,0 +1,34 @@
+/* mrng: splitmix64 (Steele, Lea and Flood; the seeding generator of xoshiro) with fp32 uniforms
+ * and a Fisher-Yates shuffle. It models nothing; it is the workload's fixed, documented source
+ * of randomness. It does not reproduce PyTorch's Mersenne Twister stream, so the same seed
+ * gives different numbers from torch.manual_seed: compare through saved weights instead. */
+#include "workloads/mnist/rng.h"
+
+void mrng_seed(mrng *r, uint64_t seed, uint64_t stream)
+{
+    r->state = seed + stream * UINT64_C(0xD1B54A32D192ED03);
+}
+
+uint64_t mrng_next(mrng *r)
+{
+    uint64_t z = (r->state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+float mrng_uniform(mrng *r, float lo, float hi)
+{
+    float u = (float)(mrng_next(r) >> 40) * (1.0f / 16777216.0f);
+    return lo + (hi - lo) * u;
+}
+
+void mrng_shuffle(mrng *r, uint32_t *a, size_t n)
+{
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)(mrng_next(r) % (uint64_t)i);
+        uint32_t t = a[i - 1];
+        a[i - 1] = a[j];
+        a[j] = t;
+    }
+}
