@@ -126,19 +126,20 @@ bench-speed: deps $(BIN) $(BENCH_BINS)
 # libFuzzer targets: tests/fuzz/fuzz_*.c, each linked against the library built with clang.
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) build-fuzz/gen/codelets.c
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(BUILD)/gen/codelets.c
 	@mkdir -p build-fuzz
 	clang -std=c11 -O1 -g -D_GNU_SOURCE -I. -pthread -fsanitize=fuzzer,address,undefined \
-	  -o $@ $< $(LIB_SRC) build-fuzz/gen/codelets.c $(LDLIBS)
-build-fuzz/gen/codelets.c:
-	$(MAKE) --no-print-directory BUILD=build-fuzz build-fuzz/gen/codelets.c
+	  -o $@ $< $(LIB_SRC) $(BUILD)/gen/codelets.c $(LDLIBS)
 fuzz: deps-fuzz
 	@$(MAKE) --no-print-directory $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \
-	  n=$$(basename $$f); mkdir -p fuzz-corpus/$$n; \
+	  n=$$(basename $$f); mkdir -p fuzz-corpus/$$n tests/fuzz/seeds/$$n; \
 	  echo "== $$n for $(FUZZ_SECONDS)s"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 fuzz-corpus/$$n tests/fuzz/seeds/$$n \
-	    2>&1 | tail -n 12 || exit 1; \
+	  if ! $$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
+	       fuzz-corpus/$$n tests/fuzz/seeds/$$n > build-fuzz/$$n.log 2>&1; then \
+	    tail -n 40 build-fuzz/$$n.log; echo "FUZZ FAILED: $$n"; exit 1; \
+	  fi; \
+	  grep -E "stat::number_of_executed_units|Done" build-fuzz/$$n.log | tail -n 2; \
 	done
 
 clean:

@@ -50,9 +50,8 @@ int cli_cmd_gemm(int argc, char **argv)
                        max_cycles};
     wl_gemm_result r;
     eng *g = NULL;
-    double t0 = cli_now();
     rc = wl_gemm_run(&m, &cfg, &r, &g, &e);
-    double host = cli_now() - t0;
+    double host = r.host_seconds;
     if (rc != ERR_OK)
         return cli_report_err(cmd, &e);
 

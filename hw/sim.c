@@ -125,7 +125,7 @@ typedef struct port_sens {
 
 /* A heap entry: the key, and the slot holding the callback. Slots give ids a stable home:
  * id = generation << 32 | slot, and the generation changes each time the slot is freed, so an
- * old id never matches a new callback. */
+ * old id does not match a new callback (until one slot has been reused 2^32 times). */
 typedef struct hent {
     sim_time t;
     uint64_t seq;

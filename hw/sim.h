@@ -4,8 +4,8 @@
  * One kernel object `sim` is passed first to every function. It owns every object created on
  * it (events, processes, modules, ports, signals, FIFOs) and frees them all in sim_free; there
  * is no per-object free, as in SystemC where the model is built once and then run. There are no
- * mutable globals, so any number of kernels can live in one process (one thread each at most:
- * a kernel is single-threaded).
+ * mutable globals, so any number of kernels can live in one process, also in different threads
+ * (a kernel itself is single-threaded: use each from one thread at a time).
  *
  * How a run proceeds (docs/kernel.md explains it at length): at each time step the kernel runs
  * delta cycles, each made of

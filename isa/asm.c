@@ -46,7 +46,8 @@ typedef struct stmt {
     int line, col;
     operand opnd[4];
     size_t arg0, nargs; /* items of .word/.byte/.float */
-    int expr;           /* .space/.align */
+    int expr;           /* .space/.align, and its column */
+    int ecol;
     const char *name;   /* label, .global */
     size_t len;
     uint64_t off;       /* offset in its section, from layout */
@@ -244,13 +245,16 @@ static void parse_insn(unit *u, asm_parser *p)
         return;
     }
     const isa_opinfo *oi = isa_info(op);
+    const char *sx = isa_fmt_syntax(oi->fmt);
+    char use[48]; /* "add rd, ra, rb", for messages */
+    snprintf(use, sizeof use, "%s%s%s", oi->name, *sx ? " " : "", sx);
     operand ops[4];
     int n = 0;
     asm_advance(p);
     while (p->tok.kind != T_EOL) {
         if (n == 4 || n == shapes[oi->fmt].n) {
-            asm_error(&u->c, p->line, p->tok.col, "too many operands for `%s` (%s %s)", oi->name,
-                      oi->name, isa_fmt_syntax(oi->fmt));
+            asm_error(&u->c, p->line, p->tok.col, "too many operands for `%s` (%s)", oi->name,
+                      use);
             return;
         }
         if (parse_operand(p, &ops[n]))
@@ -259,15 +263,18 @@ static void parse_insn(unit *u, asm_parser *p)
         if (!tok_is(&p->tok, ','))
             break;
         asm_advance(p);
+        if (p->tok.kind == T_EOL) {
+            asm_expected(p, "an operand");
+            return;
+        }
     }
     if (p->tok.kind != T_EOL) {
         asm_expected(p, n == shapes[oi->fmt].n ? "end of line" : "`,`");
         return;
     }
     if (n != shapes[oi->fmt].n) {
-        asm_error(&u->c, p->line, m.col, "`%s` takes %d operand%s (%s %s)", oi->name,
-                  shapes[oi->fmt].n, shapes[oi->fmt].n == 1 ? "" : "s", oi->name,
-                  isa_fmt_syntax(oi->fmt));
+        asm_error(&u->c, p->line, m.col, "`%s` takes %d operand%s (%s)", oi->name,
+                  shapes[oi->fmt].n, shapes[oi->fmt].n == 1 ? "" : "s", use);
         return;
     }
     unsigned pair = isa_pair_fields(op);
@@ -286,8 +293,8 @@ static void parse_insn(unit *u, asm_parser *p)
             continue;
         }
         if (o->kind != shapes[oi->fmt].kind[i]) {
-            asm_error(&u->c, p->line, o->col, "`%s` expects %s here (%s %s)", oi->name,
-                      kind_names[shapes[oi->fmt].kind[i]], oi->name, isa_fmt_syntax(oi->fmt));
+            asm_error(&u->c, p->line, o->col, "`%s` expects %s here (%s)", oi->name,
+                      kind_names[shapes[oi->fmt].kind[i]], use);
             return;
         }
         if (o->kind == O_REG && (pair >> shapes[oi->fmt].field[i] & 1) && (o->reg & 1)) {
@@ -388,6 +395,7 @@ static void parse_directive(unit *u, asm_parser *p)
         return;
     }
     if (kind == S_SPACE || kind == S_ALIGN) {
+        s->ecol = p->tok.col;
         s->expr = asm_parse_expr(p);
         return;
     }
@@ -493,7 +501,7 @@ static void layout(unit *u, uint64_t size[2], uint64_t *data_align)
         case S_SPACE:
             if (s->expr >= 0 && asm_eval(c, s->expr, 1, (int64_t)*o, &v) == 0) {
                 if (v < 0 || v > MAX_SIZE)
-                    asm_error(c, s->line, c->nodes[s->expr].col,
+                    asm_error(c, s->line, s->ecol,
                               "`.space` needs a size from 0 to %u, not %lld", MAX_SIZE,
                               (long long)v);
                 else
@@ -503,7 +511,7 @@ static void layout(unit *u, uint64_t size[2], uint64_t *data_align)
         case S_ALIGN:
             if (s->expr >= 0 && asm_eval(c, s->expr, 1, (int64_t)*o, &v) == 0) {
                 if (v < 1 || v > MAX_ALIGN || (v & (v - 1)))
-                    asm_error(c, s->line, c->nodes[s->expr].col,
+                    asm_error(c, s->line, s->ecol,
                               "`.align` needs a power of two from 1 to %u, not %lld", MAX_ALIGN,
                               (long long)v);
                 else

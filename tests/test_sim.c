@@ -317,7 +317,6 @@ typedef struct wide {
 
 static void cb_write_wide(sim *k, void *arg)
 {
-    (void)k;
     sim_signal *s = arg;
     wide w = {0, 0};
     if (sim_now(k) == 10)
@@ -330,7 +329,6 @@ static void cb_write_wide(sim *k, void *arg)
 
 static void p_count(sim *k, void *arg)
 {
-    (void)k;
     rec(arg, k, 0);
 }
 

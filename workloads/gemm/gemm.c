@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "isa/asm.h"
 #include "workloads/codelets.h"
@@ -166,7 +167,11 @@ int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, eng **
         }
     }
 
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = eng_run(g, e);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r->host_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     if (rc != ERR_OK)
         goto out;
 

@@ -27,6 +27,7 @@ typedef struct wl_gemm_result {
     double max_abs_err;        /* max over C of |sim - ref| */
     double worst_ratio;        /* max over C of |sim - ref| / bound (<= 1 passes) */
     uint64_t mismatches;       /* elements outside the bound */
+    double host_seconds;       /* host time of the simulation itself (eng_run) */
 } wl_gemm_result;
 
 /* Build an engine of one IPU of m, load the codelet and the inputs, run, check. On ERR_OK

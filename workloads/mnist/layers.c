@@ -9,107 +9,176 @@
 #include <math.h>
 #include <string.h>
 
-/* C[M][N] += A[M][K] B[K][N] */
-static void mm_nn(int M, int N, int K, const float *restrict A, int lda, const float *restrict B,
-                  int ldb, float *restrict C, int ldc)
+/* Four floats in a register (GCC/Clang vector extension, no ISA intrinsics; it compiles to
+ * SSE on x86-64 and NEON on arm64). aligned(4): loads and stores may be unaligned. */
+typedef float v4f __attribute__((vector_size(16), aligned(4)));
+
+static inline v4f ld4(const float *p) { return *(const v4f *)p; }
+static inline void st4(float *p, v4f v) { *(v4f *)p = v; }
+static inline v4f bc4(float x) { return (v4f){x, x, x, x}; }
+
+/* C[M][N] += A B[K][N], where A's element (i, k) is A[i*sai + k*sak] (so one kernel serves
+ * A and A^T). A 4 x 8 tile of C is summed in registers over all of K, then added to C. */
+static void mm_acc(int M, int N, int K, const float *restrict A, int sai, int sak,
+                   const float *restrict B, int ldb, float *restrict C, int ldc)
 {
     int i = 0;
     for (; i + 4 <= M; i += 4) {
-        float *restrict c0 = C + (size_t)i * ldc;
-        float *restrict c1 = c0 + ldc;
-        float *restrict c2 = c1 + ldc;
-        float *restrict c3 = c2 + ldc;
-        const float *a = A + (size_t)i * lda;
-        for (int k = 0; k < K; k++) {
-            const float a0 = a[k], a1 = a[lda + k], a2 = a[2 * lda + k], a3 = a[3 * lda + k];
-            const float *restrict b = B + (size_t)k * ldb;
-            for (int j = 0; j < N; j++) {
-                const float bj = b[j];
-                c0[j] += a0 * bj;
-                c1[j] += a1 * bj;
-                c2[j] += a2 * bj;
-                c3[j] += a3 * bj;
+        const float *a0 = A + (size_t)i * sai, *a1 = a0 + sai, *a2 = a1 + sai, *a3 = a2 + sai;
+        int j = 0;
+        for (; j + 8 <= N; j += 8) {
+            v4f c00 = bc4(0), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
+                c31 = c00;
+            const float *b = B + j;
+            for (int k = 0; k < K; k++, b += ldb) {
+                const size_t ak = (size_t)k * sak;
+                const v4f b0 = ld4(b), b1 = ld4(b + 4);
+                v4f x = bc4(a0[ak]);
+                c00 += x * b0;
+                c01 += x * b1;
+                x = bc4(a1[ak]);
+                c10 += x * b0;
+                c11 += x * b1;
+                x = bc4(a2[ak]);
+                c20 += x * b0;
+                c21 += x * b1;
+                x = bc4(a3[ak]);
+                c30 += x * b0;
+                c31 += x * b1;
             }
+            float *c = C + (size_t)i * ldc + j;
+            st4(c, ld4(c) + c00);
+            st4(c + 4, ld4(c + 4) + c01);
+            c += ldc;
+            st4(c, ld4(c) + c10);
+            st4(c + 4, ld4(c + 4) + c11);
+            c += ldc;
+            st4(c, ld4(c) + c20);
+            st4(c + 4, ld4(c + 4) + c21);
+            c += ldc;
+            st4(c, ld4(c) + c30);
+            st4(c + 4, ld4(c + 4) + c31);
+        }
+        for (; j < N; j++) {
+            float c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+            for (int k = 0; k < K; k++) {
+                const float bj = B[(size_t)k * ldb + j];
+                const size_t ak = (size_t)k * sak;
+                c0 += a0[ak] * bj;
+                c1 += a1[ak] * bj;
+                c2 += a2[ak] * bj;
+                c3 += a3[ak] * bj;
+            }
+            C[(size_t)i * ldc + j] += c0;
+            C[(size_t)(i + 1) * ldc + j] += c1;
+            C[(size_t)(i + 2) * ldc + j] += c2;
+            C[(size_t)(i + 3) * ldc + j] += c3;
         }
     }
     for (; i < M; i++) {
-        float *restrict c = C + (size_t)i * ldc;
-        for (int k = 0; k < K; k++) {
-            const float a0 = A[(size_t)i * lda + k];
-            const float *restrict b = B + (size_t)k * ldb;
-            for (int j = 0; j < N; j++)
-                c[j] += a0 * b[j];
+        const float *a = A + (size_t)i * sai;
+        int j = 0;
+        for (; j + 8 <= N; j += 8) {
+            v4f c0 = bc4(0), c1 = c0;
+            const float *b = B + j;
+            for (int k = 0; k < K; k++, b += ldb) {
+                const v4f x = bc4(a[(size_t)k * sak]);
+                c0 += x * ld4(b);
+                c1 += x * ld4(b + 4);
+            }
+            float *c = C + (size_t)i * ldc + j;
+            st4(c, ld4(c) + c0);
+            st4(c + 4, ld4(c + 4) + c1);
+        }
+        for (; j < N; j++) {
+            float c0 = 0;
+            for (int k = 0; k < K; k++)
+                c0 += a[(size_t)k * sak] * B[(size_t)k * ldb + j];
+            C[(size_t)i * ldc + j] += c0;
         }
     }
+}
+
+/* C[M][N] += A[M][K] B[K][N] */
+static inline void mm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                         float *C, int ldc)
+{
+    mm_acc(M, N, K, A, lda, 1, B, ldb, C, ldc);
 }
 
 /* C[M][N] += A[K][M]^T B[K][N] */
-static void mm_tn(int M, int N, int K, const float *restrict A, int lda, const float *restrict B,
-                  int ldb, float *restrict C, int ldc)
+static inline void mm_tn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                         float *C, int ldc)
 {
-    int i = 0;
-    for (; i + 4 <= M; i += 4) {
-        float *restrict c0 = C + (size_t)i * ldc;
-        float *restrict c1 = c0 + ldc;
-        float *restrict c2 = c1 + ldc;
-        float *restrict c3 = c2 + ldc;
-        for (int k = 0; k < K; k++) {
-            const float *a = A + (size_t)k * lda + i;
-            const float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-            const float *restrict b = B + (size_t)k * ldb;
-            for (int j = 0; j < N; j++) {
-                const float bj = b[j];
-                c0[j] += a0 * bj;
-                c1[j] += a1 * bj;
-                c2[j] += a2 * bj;
-                c3[j] += a3 * bj;
-            }
-        }
-    }
-    for (; i < M; i++) {
-        float *restrict c = C + (size_t)i * ldc;
-        for (int k = 0; k < K; k++) {
-            const float a0 = A[(size_t)k * lda + i];
-            const float *restrict b = B + (size_t)k * ldb;
-            for (int j = 0; j < N; j++)
-                c[j] += a0 * b[j];
-        }
-    }
+    mm_acc(M, N, K, A, 1, lda, B, ldb, C, ldc);
 }
 
-/* Sum of a[k] b[k] in eight interleaved partial sums, then a fixed pairwise tree. */
-static inline float dot8(const float *restrict a, const float *restrict b, int K)
+/* The eight partial sums of a dot product (lanes 0-3 in lo, 4-7 in hi) reduced in a fixed
+ * pairwise order, plus a tail of up to seven terms added lane by lane. */
+static inline float dot_finish(v4f lo, v4f hi, const float *a, const float *b, int k, int K)
 {
-    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int k = 0;
-    for (; k + 8 <= K; k += 8)
-        for (int l = 0; l < 8; l++)
-            s[l] += a[k + l] * b[k + l];
+    float s[8];
+    st4(s, lo);
+    st4(s + 4, hi);
     for (int l = 0; k < K; k++, l++)
         s[l] += a[k] * b[k];
     return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
 }
 
-/* C[M][N] += A[M][K] B[N][K]^T */
+/* C[M][N] += A[M][K] B[N][K]^T: dot products over K in eight lanes, four rows of B at a time
+ * sharing each load of A. */
 static void mm_nt(int M, int N, int K, const float *restrict A, int lda, const float *restrict B,
                   int ldb, float *restrict C, int ldc)
 {
+    const int K8 = K & ~7;
     for (int i = 0; i < M; i++) {
         const float *a = A + (size_t)i * lda;
         float *c = C + (size_t)i * ldc;
-        for (int j = 0; j < N; j++)
-            c[j] += dot8(a, B + (size_t)j * ldb, K);
+        int j = 0;
+        for (; j + 4 <= N; j += 4) {
+            const float *b0 = B + (size_t)j * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
+            v4f s00 = bc4(0), s01 = s00, s10 = s00, s11 = s00, s20 = s00, s21 = s00, s30 = s00,
+                s31 = s00;
+            for (int k = 0; k < K8; k += 8) {
+                const v4f x0 = ld4(a + k), x1 = ld4(a + k + 4);
+                s00 += x0 * ld4(b0 + k);
+                s01 += x1 * ld4(b0 + k + 4);
+                s10 += x0 * ld4(b1 + k);
+                s11 += x1 * ld4(b1 + k + 4);
+                s20 += x0 * ld4(b2 + k);
+                s21 += x1 * ld4(b2 + k + 4);
+                s30 += x0 * ld4(b3 + k);
+                s31 += x1 * ld4(b3 + k + 4);
+            }
+            c[j] += dot_finish(s00, s01, a, b0, K8, K);
+            c[j + 1] += dot_finish(s10, s11, a, b1, K8, K);
+            c[j + 2] += dot_finish(s20, s21, a, b2, K8, K);
+            c[j + 3] += dot_finish(s30, s31, a, b3, K8, K);
+        }
+        for (; j < N; j++) {
+            const float *b0 = B + (size_t)j * ldb;
+            v4f s00 = bc4(0), s01 = s00;
+            for (int k = 0; k < K8; k += 8) {
+                s00 += ld4(a + k) * ld4(b0 + k);
+                s01 += ld4(a + k + 4) * ld4(b0 + k + 4);
+            }
+            c[j] += dot_finish(s00, s01, a, b0, K8, K);
+        }
     }
 }
 
-/* Sum of n floats, eight partial sums. */
+/* Sum of n floats in eight lanes, reduced as dot_finish. */
 static inline float sum8(const float *restrict a, int n)
 {
-    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    v4f lo = bc4(0), hi = lo;
     int k = 0;
-    for (; k + 8 <= n; k += 8)
-        for (int l = 0; l < 8; l++)
-            s[l] += a[k + l];
+    for (; k + 8 <= n; k += 8) {
+        lo += ld4(a + k);
+        hi += ld4(a + k + 4);
+    }
+    float s[8];
+    st4(s, lo);
+    st4(s + 4, hi);
     for (int l = 0; k < n; k++, l++)
         s[l] += a[k];
     return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
@@ -120,19 +189,51 @@ size_t mlayer_conv_col_floats(const mlayer_conv *c)
     return (size_t)c->cin * c->k * c->k * (size_t)mlayer_conv_ho(c) * mlayer_conv_wo(c);
 }
 
+/* GCC turns short copy loops into a memmove call per row, which costs more than the copy. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_LIBCALL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_LIBCALL
+#endif
+
+/* Copy n floats four at a time. */
+NO_LIBCALL static inline void copy_floats(float *restrict d, const float *restrict s, int n)
+{
+    int i = 0;
+    for (; i + 4 <= n; i += 4)
+        st4(d + i, ld4(s + i));
+    if (i < n)
+        d[i] = s[i];
+    if (i + 1 < n)
+        d[i + 1] = s[i + 1];
+    if (i + 2 < n)
+        d[i + 2] = s[i + 2];
+}
+
 /* col[(ci*k + ky)*k + kx][oy*wo + ox] = x[ci][oy + ky][ox + kx] */
-static void im2col(const mlayer_conv *c, const float *x, float *col)
+NO_LIBCALL static void im2col(const mlayer_conv *c, const float *restrict x, float *restrict col)
 {
     const int k = c->k, ho = mlayer_conv_ho(c), wo = mlayer_conv_wo(c);
-    const size_t p = (size_t)ho * wo;
     for (int ci = 0; ci < c->cin; ci++)
         for (int ky = 0; ky < k; ky++)
             for (int kx = 0; kx < k; kx++) {
-                float *dst = col + ((size_t)(ci * k + ky) * k + kx) * p;
                 const float *src = x + ((size_t)ci * c->h + ky) * c->w + kx;
-                for (int oy = 0; oy < ho; oy++)
-                    memcpy(dst + (size_t)oy * wo, src + (size_t)oy * c->w, sizeof(float) * wo);
+                for (int oy = 0; oy < ho; oy++, src += c->w, col += wo)
+                    copy_floats(col, src, wo);
             }
+}
+
+/* The same unfolding transposed: row[oy*wo + ox][(ci*k + ky)*k + kx] (one patch per row). */
+NO_LIBCALL static void im2row(const mlayer_conv *c, const float *restrict x, float *restrict row)
+{
+    const int k = c->k, ho = mlayer_conv_ho(c), wo = mlayer_conv_wo(c);
+    for (int oy = 0; oy < ho; oy++)
+        for (int ox = 0; ox < wo; ox++)
+            for (int ci = 0; ci < c->cin; ci++)
+                for (int ky = 0; ky < k; ky++) {
+                    copy_floats(row, x + ((size_t)ci * c->h + oy + ky) * c->w + ox, k);
+                    row += k;
+                }
 }
 
 /* dx[ci][oy + ky][ox + kx] += dcol[...][...], rows in order, so the sum order is fixed. */
@@ -174,8 +275,8 @@ void mlayer_conv_bwd(const mlayer_conv *c, int batch, const float *x, const floa
     for (int n = 0; n < batch; n++) {
         const float *xn = x + (size_t)n * c->cin * c->h * c->w;
         const float *dyn = dy + (size_t)n * c->cout * p;
-        im2col(c, xn, col);
-        mm_nt(c->cout, kk, p, dyn, p, col, p, dw, kk);
+        im2row(c, xn, col);
+        mm_acc(c->cout, kk, p, dyn, p, 1, col, kk, dw, kk); /* dw += dy row^T */
         for (int co = 0; co < c->cout; co++)
             db[co] += sum8(dyn + (size_t)co * p, p);
         if (dx) {

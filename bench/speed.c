@@ -1,0 +1,137 @@
+/* speed: how fast the simulator runs, not what it simulates.
+ *
+ *   (a) an integer/branch loop on every worker of every tile of one Mk2 IPU (1472 x 6);
+ *   (b) the GEMM workload (1536 x 1472 x 512) on one Mk2 IPU;
+ * each with 1 and 2 host threads, median of 5 runs of eng_run() only (loading and checking
+ * are outside the timed part). Prints simulated instructions per host second, tile-cycles
+ * per host second (simulated cycles x tiles / host seconds) and the 1 -> 2 thread speed-up.
+ * Targets (bench, not tests): >= 400 M instructions/s per host thread on (a); >= 1.7x. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hw/engine.h"
+#include "isa/asm.h"
+#include "workloads/gemm/gemm.h"
+
+#define RUNS 5
+
+static const char loop_src[] =
+    "main:   runall  w, r0\n"
+    "        join\n"
+    "        halt\n"
+    "w:      li      r1, 20000\n"
+    "        li      r2, 0\n"
+    "loop:   addi    r2, r2, 1\n"
+    "        xor     r3, r2, r1\n"
+    "        brnzdec r1, loop\n"
+    "        exit\n";
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct result {
+    double seconds; /* median */
+    eng_stats st;
+} result;
+
+static int bench_loop(unsigned threads, result *r)
+{
+    err e;
+    err_clear(&e);
+    isa_prog prog;
+    if (asm_assemble("loop.s", loop_src, strlen(loop_src), &prog, &e) != ERR_OK) {
+        fprintf(stderr, "%s\n", e.msg);
+        return 1;
+    }
+    double t[RUNS];
+    for (int i = 0; i < RUNS; i++) {
+        eng_cfg cfg = {.threads = threads, .max_cycles = UINT64_MAX / 4};
+        mach_builtin(&cfg.m, "mk2", &e);
+        eng *g = eng_new(&cfg, &e);
+        if (!g || eng_load(g, &prog, &e) != ERR_OK) {
+            fprintf(stderr, "%s\n", e.msg);
+            return 1;
+        }
+        double t0 = now();
+        if (eng_run(g, &e) != ERR_OK) {
+            fprintf(stderr, "%s\n", e.msg);
+            return 1;
+        }
+        t[i] = now() - t0;
+        eng_get_stats(g, &r->st);
+        eng_free(g);
+    }
+    qsort(t, RUNS, sizeof t[0], cmp_double);
+    r->seconds = t[RUNS / 2];
+    isa_prog_free(&prog);
+    return 0;
+}
+
+static int bench_gemm(unsigned threads, result *r)
+{
+    err e;
+    err_clear(&e);
+    mach m;
+    mach_builtin(&m, "mk2", &e);
+    double t[RUNS];
+    for (int i = 0; i < RUNS; i++) {
+        wl_gemm_cfg cfg = {1536, 1472, 512, 1, 0, threads, UINT64_MAX / 4};
+        wl_gemm_result res;
+        eng *g = NULL;
+        if (wl_gemm_run(&m, &cfg, &res, &g, &e) != ERR_OK) {
+            fprintf(stderr, "%s\n", e.msg);
+            return 1;
+        }
+        t[i] = res.host_seconds;
+        eng_get_stats(g, &r->st);
+        eng_free(g);
+    }
+    qsort(t, RUNS, sizeof t[0], cmp_double);
+    r->seconds = t[RUNS / 2];
+    return 0;
+}
+
+static uint64_t insns(const eng_stats *st)
+{
+    uint64_t n = 0;
+    for (unsigned c = 0; c < TILE_NCTX; c++)
+        n += st->ninsn[c];
+    return n;
+}
+
+int main(void)
+{
+    printf("%-26s %8s %12s %14s %16s %9s\n", "benchmark", "threads", "median s", "M instr/s",
+           "M tile-cycles/s", "speed-up");
+    const char *names[2] = {"(a) int/branch loop", "(b) gemm 1536x1472x512"};
+    for (int b = 0; b < 2; b++) {
+        result r1, r2;
+        if ((b == 0 ? bench_loop(1, &r1) : bench_gemm(1, &r1)) != 0)
+            return 1;
+        if ((b == 0 ? bench_loop(2, &r2) : bench_gemm(2, &r2)) != 0)
+            return 1;
+        result *rs[2] = {&r1, &r2};
+        for (int k = 0; k < 2; k++) {
+            double mi = (double)insns(&rs[k]->st) / rs[k]->seconds / 1e6;
+            double mtc = (double)rs[k]->st.cycles * (double)rs[k]->st.tiles / rs[k]->seconds / 1e6;
+            printf("%-26s %8d %12.4f %14.1f %16.1f", names[b], k + 1, rs[k]->seconds, mi, mtc);
+            if (k == 1)
+                printf(" %8.2fx", r1.seconds / r2.seconds);
+            printf("\n");
+        }
+    }
+    printf("targets: >= 400 M instr/s per host thread on (a); >= 1.7x from 1 to 2 threads\n");
+    return 0;
+}

@@ -1,0 +1,499 @@
+/* Tests of the assembler (isa/asm.c): directives and data layout, labels in both sections,
+ * constant expressions (precedence, labels, `.`), memory operand syntax, raw words in the
+ * text, the entry point, every kind of error with its exact `file:line:col: error:` text and
+ * caret, several errors from one file, the rpt-body check, and the disassemble/re-assemble
+ * round trip of a program with text and data. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "isa/asm.h"
+#include "isa/isa.h"
+
+static isa_prog assemble_ok(const char *src)
+{
+    err e;
+    isa_prog p;
+    err_clear(&e);
+    if (asm_assemble("t.s", src, strlen(src), &p, &e) != ERR_OK)
+        fail_msg("assembly failed:\n%s", e.msg);
+    return p;
+}
+
+/* Assemble src expecting failure; returns the message (static storage of the caller). */
+static void assemble_bad(const char *src, err *e)
+{
+    isa_prog p;
+    err_clear(e);
+    int st = asm_assemble("t.s", src, strlen(src), &p, e);
+    if (st != ERR_ASM)
+        fail_msg("expected an assembly error for:\n%s", src);
+    assert_int_equal(e->status, ERR_ASM);
+    assert_null(p.image);
+    assert_null(p.code);
+    assert_int_equal(p.size, 0);
+}
+
+static uint32_t word_at(const isa_prog *p, uint32_t addr)
+{
+    assert_true(addr + 4 <= p->size);
+    const uint8_t *b = p->image + addr;
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static uint32_t fbits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static void test_directives_and_layout(void **state)
+{
+    (void)state;
+    isa_prog p = assemble_ok(".text\n"
+                             "main: li r1, msg\n"
+                             "      halt\n"
+                             ".data\n"
+                             "msg:  .word 0x11223344, -1\n"
+                             "b:    .byte 1, 0xff, -2, 'A'\n"
+                             "      .align 8\n"
+                             "f:    .float 1.5, -0.25, 1e10, inf, -inf, nan, 3, -2.5e-3\n"
+                             "      .space 3\n"
+                             "end:  .byte 7\n");
+    assert_int_equal(p.text_size, 16);
+    assert_int_equal(p.data_addr, 16);
+    assert_int_equal(isa_prog_sym(&p, "msg"), 16);
+    assert_int_equal(isa_prog_sym(&p, "b"), 24);
+    assert_int_equal(isa_prog_sym(&p, "f"), 32);
+    assert_int_equal(isa_prog_sym(&p, "end"), 32 + 32 + 3);
+    assert_int_equal(p.size, 32 + 32 + 3 + 1);
+    assert_int_equal(p.code[0].op, OP_li);
+    assert_int_equal(p.code[0].imm, 16);
+    assert_int_equal(word_at(&p, 16), 0x11223344);
+    assert_int_equal(word_at(&p, 20), 0xffffffff);
+    assert_int_equal(word_at(&p, 24), 0x41feff01);
+    assert_int_equal(word_at(&p, 28), 0);
+    assert_int_equal(word_at(&p, 32), fbits(1.5f));
+    assert_int_equal(word_at(&p, 36), fbits(-0.25f));
+    assert_int_equal(word_at(&p, 40), fbits(1e10f));
+    assert_int_equal(word_at(&p, 44), fbits(INFINITY));
+    assert_int_equal(word_at(&p, 48), fbits(-INFINITY));
+    assert_true(isnan(*(const float *)(const void *)(p.image + 52)) || word_at(&p, 52) == 0x7fc00000);
+    assert_int_equal(word_at(&p, 52) & 0x7f800000, 0x7f800000);
+    assert_int_equal(word_at(&p, 56), fbits(3.0f));
+    assert_int_equal(word_at(&p, 60), fbits(-2.5e-3f));
+    assert_int_equal(p.image[64] | p.image[65] | p.image[66], 0);
+    assert_int_equal(p.image[67], 7);
+    isa_prog_free(&p);
+
+    /* data starts at the text end aligned to 16, or to the data's largest .align */
+    p = assemble_ok("nop\nnop\nnop\n.data\nx: .word 1\n");
+    assert_int_equal(p.text_size, 24);
+    assert_int_equal(p.data_addr, 32);
+    assert_int_equal(isa_prog_sym(&p, "x"), 32);
+    assert_int_equal(p.size, 36);
+    isa_prog_free(&p);
+    p = assemble_ok("nop\nnop\nnop\n.data\nx: .word 1\n.align 64\ny: .word 2\n");
+    assert_int_equal(p.data_addr, 64);
+    assert_int_equal(isa_prog_sym(&p, "x"), 64);
+    assert_int_equal(isa_prog_sym(&p, "y"), 128);
+    isa_prog_free(&p);
+
+    /* sections interleave; .text resumes where it stopped; .space and .align in the text */
+    p = assemble_ok(".data\nd1: .word 5\n.text\nt1: nop\n.data\nd2: .word 6\n.text\nt2: nop\n"
+                    ".align 32\nt3: .space 8\nt4: halt\n");
+    assert_int_equal(isa_prog_sym(&p, "t1"), 0);
+    assert_int_equal(isa_prog_sym(&p, "t2"), 8);
+    assert_int_equal(isa_prog_sym(&p, "t3"), 32);
+    assert_int_equal(isa_prog_sym(&p, "t4"), 40);
+    assert_int_equal(p.text_size, 48);
+    assert_int_equal(p.code[2].op, OP_nop); /* padding is zero: a nop */
+    assert_int_equal(p.code[5].op, OP_halt);
+    assert_int_equal(isa_prog_sym(&p, "d1"), 48);
+    assert_int_equal(isa_prog_sym(&p, "d2"), 52);
+    isa_prog_free(&p);
+
+    /* an empty file is an empty program */
+    p = assemble_ok("");
+    assert_int_equal(p.text_size, 0);
+    assert_int_equal(p.size, 0);
+    assert_int_equal(p.ncode, 0);
+    isa_prog_free(&p);
+}
+
+static void test_expressions(void **state)
+{
+    (void)state;
+    isa_prog p = assemble_ok("start: nop\n"
+                             "here:  nop\n"
+                             ".data\n"
+                             "vals: .word 1+2*3, (1+2)*3, 1<<4|1, -8>>1, ~0&0xff, 10%3, 7/2\n"
+                             "      .word -7/2, 0b101, 0x1F, 'a', '\\n', 2+3<<1, 1|2^3&1, -(-5)\n"
+                             "      .word ., here-start, fwd, fwd-vals, -2147483648, 0xffffffff\n"
+                             "      .word ((((1)))), -~1, 6/-4*2, 3 - 2 - 1\n"
+                             "fwd:  .word 0\n");
+    static const uint32_t want[] = {7,  9, 17, (uint32_t)-4, 0xff, 1,  3,
+                                    (uint32_t)-3, 5, 31, 'a', '\n', 10, 3, 5,
+                                    0 /* . */, 8, 0 /* fwd */, 100, 0x80000000u, 0xffffffffu,
+                                    1, 2, (uint32_t)-2, 0};
+    uint32_t base = (uint32_t)isa_prog_sym(&p, "vals");
+    assert_int_equal(base, 16);
+    for (uint32_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        uint32_t w = want[i];
+        if (i == 15)
+            w = base + 4 * 15;
+        if (i == 17)
+            w = (uint32_t)isa_prog_sym(&p, "fwd");
+        if (word_at(&p, base + 4 * i) != w)
+            fail_msg("word %u: got %#x, want %#x", i, word_at(&p, base + 4 * i), w);
+    }
+    isa_prog_free(&p);
+
+    /* immediates: labels, `.`, forward references, the full 32-bit range */
+    p = assemble_ok("a: li r1, b - a\n"
+                    "   li r2, . + 8\n"
+                    "   addi r3, r3, -2147483648\n"
+                    "   li r4, 0xffffffff\n"
+                    "   muli r5, r5, (b - a) / 8 * 3\n"
+                    "b: br a\n");
+    assert_int_equal(p.code[0].imm, 40);
+    assert_int_equal(p.code[1].imm, 16);
+    assert_int_equal(p.code[2].imm, INT32_MIN);
+    assert_int_equal(p.code[3].imm, -1);
+    assert_int_equal(p.code[4].imm, 15);
+    assert_int_equal(p.code[5].imm, 0);
+    assert_int_equal(p.code[5].target, 0);
+    isa_prog_free(&p);
+}
+
+static void test_operand_syntax(void **state)
+{
+    (void)state;
+    isa_prog p = assemble_ok("ld32 r1, [r2]\n"
+                             "ld32 r1, [r2+8]\n"
+                             "st32 r1, [r2-4]\n"
+                             "ld32 r1, [ r2 + tbl*4 ]\n"
+                             "ld64 r4, [r3+16-8]\n"
+                             "st32pi r1, [r2]+=16\n"
+                             "ld64pi r6, [lr] += -8\n"
+                             "get r1, $ccount\n"
+                             "put $scratch, lr\n"
+                             "sync internal\n"
+                             "sync 1\n"
+                             "run 0x40, r3\n"
+                             "rpt r1, 0x70\n"
+                             "v2fma r0, r2, r4, r14\n"
+                             "br 0x40\n"
+                             ".data\n"
+                             ".word 0\n"
+                             "tbl: .word 0\n");
+    const isa_insn *c = p.code;
+    assert_int_equal(c[0].ra, 2);
+    assert_int_equal(c[0].imm, 0);
+    assert_int_equal(c[1].imm, 8);
+    assert_int_equal(c[2].imm, -4);
+    assert_int_equal(c[3].imm, 4 * isa_prog_sym(&p, "tbl"));
+    assert_int_equal(c[4].op, OP_ld64);
+    assert_int_equal(c[4].ra, 3);
+    assert_int_equal(c[4].imm, 8);
+    assert_int_equal(c[5].op, OP_st32pi);
+    assert_int_equal(c[5].imm, 16);
+    assert_int_equal(c[6].rd, 6);
+    assert_int_equal(c[6].ra, 15);
+    assert_int_equal(c[6].imm, -8);
+    assert_int_equal(c[7].imm, CSR_CCOUNT);
+    assert_int_equal(c[8].imm, CSR_SCRATCH);
+    assert_int_equal(c[8].ra, ISA_LR);
+    assert_int_equal(c[9].imm, ISA_ZONE_INTERNAL);
+    assert_int_equal(c[10].imm, ISA_ZONE_EXTERNAL);
+    assert_int_equal(c[11].imm, 0x40);
+    assert_int_equal(c[11].ra, 3);
+    assert_int_equal(c[12].target, 14);
+    assert_int_equal(c[13].rc, 14);
+    assert_int_equal(c[14].target, 8);
+    isa_prog_free(&p);
+}
+
+static void test_text_words_and_entry(void **state)
+{
+    (void)state;
+    /* .word pairs in the text make raw instructions (low word first), legal or not */
+    isa_prog p = assemble_ok("nop\n"
+                             ".word 0, 0xff000000\n"
+                             ".word 7, 0x02000000\n"
+                             ".word 0x11, 0x02300000 ; li r3, 0x11\n"
+                             "  # comment line\n"
+                             "; expect: r3 = 17\n"
+                             ".global main\n"
+                             "main: halt\r\n"
+                             "after: nop # trailing comment\n");
+    assert_int_equal(p.ncode, 6);
+    assert_int_equal(p.code[1].op, OP_ILLEGAL);
+    assert_int_equal(p.code[2].op, OP_li);
+    assert_int_equal(p.code[2].imm, 7);
+    assert_int_equal(p.code[3].rd, 3);
+    assert_int_equal(p.code[3].imm, 0x11);
+    assert_int_equal(p.entry, 32);
+    assert_int_equal(isa_prog_sym(&p, "main"), 32);
+    for (size_t i = 0; i < p.nsyms; i++)
+        assert_int_equal(p.syms[i].global, strcmp(p.syms[i].name, "main") == 0);
+    isa_prog_free(&p);
+
+    /* without `main` the entry is 0; several labels may share a line */
+    p = assemble_ok("a: b: nop\nc:\n d: halt\n");
+    assert_int_equal(p.entry, 0);
+    assert_int_equal(isa_prog_sym(&p, "b"), 0);
+    assert_int_equal(isa_prog_sym(&p, "c"), 8);
+    assert_int_equal(isa_prog_sym(&p, "d"), 8);
+    isa_prog_free(&p);
+}
+
+static void test_error_exact(void **state)
+{
+    (void)state;
+    err e;
+    assemble_bad("  nop\n  add r1, r2, r99\n", &e);
+    assert_string_equal(e.msg, "t.s:2:15: error: register `r99` out of range (r0..r15)\n"
+                               "  add r1, r2, r99\n"
+                               "              ^");
+    /* tabs in the line keep the caret under the token */
+    assemble_bad("\tli\tr1,\tnowhere\n", &e);
+    assert_string_equal(e.msg, "t.s:1:9: error: undefined label `nowhere`\n"
+                               "\tli\tr1,\tnowhere\n"
+                               "\t  \t   \t^");
+    /* the named file and CRLF line ends */
+    isa_prog p;
+    const char *src = "nop\r\nfoo r1\r\n";
+    assert_int_equal(asm_assemble("dir/prog.s", src, strlen(src), &p, &e), ERR_ASM);
+    assert_string_equal(e.msg, "dir/prog.s:2:1: error: unknown mnemonic `foo`\nfoo r1\n^");
+}
+
+/* Each source has one error; the message's first line must be exactly `want`. */
+static void test_error_kinds(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *src, *want;
+    } cases[] = {
+        {"br nowhere\n", "t.s:1:4: error: undefined label `nowhere`"},
+        {"a: nop\na: nop\n", "t.s:2:1: error: duplicate label `a` (first defined on line 1)"},
+        {"nop\n  frob r1\n", "t.s:2:3: error: unknown mnemonic `frob`"},
+        {"add r1, r2\n", "t.s:1:1: error: `add` takes 3 operands (add rd, ra, rb)"},
+        {"nop r1\n", "t.s:1:5: error: too many operands for `nop` (nop)"},
+        {"add r1, r2, r3, r4\n", "t.s:1:17: error: too many operands for `add` (add rd, ra, rb)"},
+        {"add r1, r2, 5\n",
+         "t.s:1:13: error: `add` expects a register here (add rd, ra, rb)"},
+        {"li r1, r2\n", "t.s:1:8: error: `li` expects an immediate here (li rd, imm)"},
+        {"ld32 r1, r2\n",
+         "t.s:1:10: error: `ld32` expects a memory operand [ra+imm] here (ld32 rd, [ra+imm])"},
+        {"ld32pi r1, [r2+4]\n", "t.s:1:12: error: `ld32pi` expects a post-increment operand "
+                                "[ra]+=imm here (ld32pi rd, [ra]+=imm)"},
+        {"mov r16, r1\n", "t.s:1:5: error: register `r16` out of range (r0..r15)"},
+        {"v2add r2, r3, r4\n",
+         "t.s:1:11: error: `v2add` needs an even register (the low half of a pair), not r3"},
+        {"ld64 r5, [r2]\n",
+         "t.s:1:6: error: `ld64` needs an even register (the low half of a pair), not r5"},
+        {"li r1, 0x100000000\n", "t.s:1:8: error: value 4294967296 does not fit in 32 bits"},
+        {"li r1, -2147483649\n", "t.s:1:8: error: value -2147483649 does not fit in 32 bits"},
+        {".data\n.word 1, 1<<32\n", "t.s:2:10: error: value 4294967296 does not fit in 32 bits"},
+        {".data\n.byte 256\n", "t.s:2:7: error: value 256 does not fit in a byte"},
+        {".wrd 1\n", "t.s:1:1: error: unknown directive `.wrd`"},
+        {"li r1, 4/(2-2)\n", "t.s:1:9: error: division by zero"},
+        {"li r1, 4%0\n", "t.s:1:9: error: division by zero"},
+        {"li r1, 1<<64\n", "t.s:1:9: error: shift count 64 out of range (0..63)"},
+        {"get r1, $tilee\n", "t.s:1:9: error: unknown control register `$tilee`"},
+        {"sync everywhere\n", "t.s:1:6: error: unknown sync zone `everywhere` (internal, external)"},
+        {"sync 2\n", "t.s:1:6: error: sync zone 2 out of range (0..1)"},
+        {".align 3\n", "t.s:1:8: error: `.align` needs a power of two from 1 to 65536, not 3"},
+        {".data\n.space -1\n", "t.s:2:8: error: `.space` needs a size from 0 to 16777216, not -1"},
+        {".space n\nn: nop\n",
+         "t.s:1:8: error: `n` must be a label defined before this line (.space/.align)"},
+        {".data\nnop\n", "t.s:2:1: error: instruction outside .text"},
+        {".global nothing\n", "t.s:1:9: error: `.global` names an undefined label `nothing`"},
+        {"li r1, (1+2\n", "t.s:1:12: error: expected `)`, found end of line"},
+        {"li r1,\n", "t.s:1:7: error: expected an operand, found end of line"},
+        {"li r1 5\n", "t.s:1:7: error: expected `,`, found `5`"},
+        {"li r1, 0x\n", "t.s:1:8: error: malformed number"},
+        {"li r1, 99999999999999999999\n", "t.s:1:8: error: number too large"},
+        {"li r1, 'ab'\n", "t.s:1:8: error: malformed character constant"},
+        {"li r1, @\n", "t.s:1:8: error: unexpected character"},
+        {"ld32 r1, [r2*4]\n", "t.s:1:13: error: expected `]`, `+` or `-`, found `*`"},
+        {"ld32 r1, [r2+4\n", "t.s:1:15: error: expected `]`, found end of line"},
+        {".data\n.float 1.5e\n", "t.s:2:8: error: bad float `1.5e`"},
+        {".data\n.float 1e99\n", "t.s:2:8: error: bad float `1e99`"},
+        {".data\n.float\n", "t.s:2:7: error: expected a float"},
+        {"r3: nop\n", "t.s:1:1: error: `r3` cannot be a label name"},
+        {"42\n", "t.s:1:1: error: expected a label, directive or instruction, found `42`"},
+        {"nop\n.word 1\nnop\n",
+         "t.s:3:1: error: instruction at 0xc is not 8-aligned (.word in .text comes in pairs)"},
+        {"nop\n.word 1\n",
+         "t.s:2:1: error: text ends at 0xc, not a multiple of 8 (.word in .text comes in pairs)"},
+        {"nop\nrpt r1, e\nbrz r2, e\ne: halt\n",
+         "t.s:2:1: error: rpt body [0x10, 0x18) contains the branch `brz` at 0x10"},
+        {"rpt r1, e\ne: halt\n", "t.s:1:1: error: rpt body [0x8, 0x8) is empty"},
+        {"rpt r1, 0x20\nnop\n",
+         "t.s:1:1: error: rpt body [0x8, 0x20) runs past the end of the text (0x10)"},
+        {"rpt r1, 0x0c\nnop\nnop\n", "t.s:1:1: error: rpt end 0xc is not a multiple of 8"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        err e;
+        assemble_bad(cases[i].src, &e);
+        size_t n = strcspn(e.msg, "\n");
+        if (n != strlen(cases[i].want) || strncmp(e.msg, cases[i].want, n) != 0)
+            fail_msg("case %zu:\n got: %.*s\nwant: %s", i, (int)n, e.msg, cases[i].want);
+        /* exactly one error, three lines */
+        const char *p = e.msg;
+        int lines = 1;
+        while ((p = strchr(p, '\n')) != NULL)
+            p++, lines++;
+        if (lines != 3)
+            fail_msg("case %zu: %d lines:\n%s", i, lines, e.msg);
+    }
+}
+
+static void test_many_errors(void **state)
+{
+    (void)state;
+    const char *src = "main:\n"               /* 1 */
+                      "  add r1, r2\n"        /* 2: operand count */
+                      "  li r1, undefined\n"  /* 3: undefined label */
+                      "  nop\n"               /* 4 */
+                      "  bogus\n"             /* 5: unknown mnemonic */
+                      "main:\n"               /* 6: duplicate */
+                      "  li r2, 1/0\n"        /* 7: division by zero */
+                      "  get r1, $x\n"        /* 8: unknown CSR */
+                      ".data\n"               /* 9 */
+                      "  .word 1, , 2\n"      /* 10: missing expression */
+                      "  .frob\n";            /* 11: bad directive */
+    err e;
+    assemble_bad(src, &e);
+    static const char *const heads[] = {
+        "t.s:2:3: error: ", "t.s:3:10: error: ", "t.s:5:3: error: ", "t.s:6:1: error: ",
+        "t.s:7:11: error: ", "t.s:8:11: error: ", "t.s:10:12: error: ", "t.s:11:3: error: ",
+    };
+    const char *at = e.msg;
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+        const char *h = strstr(at, heads[i]);
+        if (!h)
+            fail_msg("missing `%s` (in order) in:\n%s", heads[i], e.msg);
+        at = h + 1;
+    }
+    int n = 0;
+    for (const char *p = e.msg; (p = strstr(p, ": error: ")) != NULL; p++)
+        n++;
+    assert_int_equal(n, 8);
+}
+
+static void roundtrip(const char *src)
+{
+    isa_prog p = assemble_ok(src);
+    char *text = isa_disasm_prog(&p);
+    assert_non_null(text);
+    err e;
+    isa_prog q;
+    if (asm_assemble("disasm.s", text, strlen(text), &q, &e) != ERR_OK)
+        fail_msg("re-assembly failed:\n%s\n--- listing:\n%s", e.msg, text);
+    assert_int_equal(q.text_size, p.text_size);
+    assert_int_equal(q.data_addr, p.data_addr);
+    assert_int_equal(q.size, p.size);
+    assert_int_equal(q.entry, p.entry);
+    assert_memory_equal(q.image, p.image, p.size);
+    free(text);
+    isa_prog_free(&p);
+    isa_prog_free(&q);
+}
+
+static void test_disasm_roundtrip(void **state)
+{
+    (void)state;
+    roundtrip(".text\n"
+              "init: li r1, 0x12345678\n"
+              "      li r2, -1\n"
+              "      addi r3, r3, -4097\n"
+              "      ld64 r4, [r5-8]\n"
+              "      st32pi r1, [r2]+=-4\n"
+              ".global main\n"
+              "main: li r6, table\n"
+              "      rpt r6, done\n"
+              "      fma r1, r2, r3, r4\n"
+              "      v2add r8, r10, r12\n"
+              "done: get r7, $wid\n"
+              "      put $scratch, r7\n"
+              "      .word 0xdeadbeef, 0xfe000000\n"
+              "      run worker, r1\n"
+              "      sync external\n"
+              "      brnzdec r1, main\n"
+              "      call 0x1000\n"
+              "      halt\n"
+              "worker: ampz\n"
+              "      amp r2, r4\n"
+              "      ampst r6\n"
+              "      exit\n"
+              ".data\n"
+              "table: .word 1, 2, 3, table\n"
+              "       .float 0.5, -inf\n"
+              "       .align 128\n"
+              "       .space 40\n"
+              "big:   .word 0, 0, 0, 0, 0, 0, 0, 9\n"
+              "       .byte 1, 2, 3\n");
+    roundtrip("halt\n");                         /* text only, 16-aligned */
+    roundtrip("nop\nnop\nnop\n.data\n.byte 5\n"); /* data after a pad */
+    roundtrip("");                               /* nothing at all */
+    roundtrip("nop\nmain:\n");                   /* entry at the text end */
+    roundtrip("nop\n.data\n.word 1\nmain: .byte 2\n");   /* entry in the data */
+    roundtrip("nop\n.data\n.byte 1, 2\nmain:\n");       /* entry at the image end */
+    roundtrip(".byte 1, 2, 3\nmain: .byte 4, 5, 6, 7, 8\n"); /* entry inside a text slot */
+    roundtrip(".space 65544\n.data\n.align 65536\n.word 3\n"); /* the largest .align */
+}
+
+static void test_assemble_file(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/ipusim_asm_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/x.s", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("main: li r1, 5\n  halt\n", f);
+    fclose(f);
+    err e;
+    isa_prog p;
+    assert_int_equal(asm_assemble_file(path, &p, &e), ERR_OK);
+    assert_int_equal(p.ncode, 2);
+    isa_prog_free(&p);
+    f = fopen(path, "w");
+    fputs("  halt r1\n", f);
+    fclose(f);
+    assert_int_equal(asm_assemble_file(path, &p, &e), ERR_ASM);
+    assert_int_equal(strncmp(e.msg, path, strlen(path)), 0);
+    unlink(path);
+    assert_int_equal(asm_assemble_file(path, &p, &e), ERR_INPUT);
+    assert_null(p.image);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_directives_and_layout),
+        cmocka_unit_test(test_expressions),
+        cmocka_unit_test(test_operand_syntax),
+        cmocka_unit_test(test_text_words_and_entry),
+        cmocka_unit_test(test_error_exact),
+        cmocka_unit_test(test_error_kinds),
+        cmocka_unit_test(test_many_errors),
+        cmocka_unit_test(test_disasm_roundtrip),
+        cmocka_unit_test(test_assemble_file),
+    };
+    return cmocka_run_group_tests_name("asm", tests, NULL, NULL);
+}

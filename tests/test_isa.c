@@ -1,0 +1,417 @@
+/* Tests of isa/: every opcode of the table through encode, decode, disassembly and
+ * re-assembly; illegal encodings; branch targets; control registers and zones; the rpt-body
+ * check of isa_prog_decode; docs/isa.md against isa_doc_markdown(); the binary container's
+ * round trip and its rejection of corrupt and truncated files. Run from the repo root. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "isa/asm.h"
+#include "isa/isa.h"
+
+/* An instance of op with valid operands for its format: even registers (pairs are fine),
+ * targets inside a 4-instruction text. */
+static isa_insn sample(unsigned op)
+{
+    const isa_opinfo *oi = isa_info(op);
+    isa_insn in = {.op = (uint16_t)op, .target = UINT32_MAX};
+    switch (oi->fmt) {
+    case FMT_NONE: break;
+    case FMT_R: in.ra = 4; break;
+    case FMT_RR: in.rd = 2, in.ra = 4; break;
+    case FMT_RRR: in.rd = 2, in.ra = 4, in.rb = 6; break;
+    case FMT_RRRR: in.rd = 2, in.ra = 4, in.rb = 6, in.rc = 14; break;
+    case FMT_RI: in.rd = 14, in.imm = -5; break;
+    case FMT_RRI: in.rd = 2, in.ra = 12, in.imm = 100000; break;
+    case FMT_MEM: in.rd = 10, in.ra = 3, in.imm = -12; break;
+    case FMT_MEMPI: in.rd = 8, in.ra = 15, in.imm = 16; break;
+    case FMT_I: in.imm = (oi->flags & FL_BRANCH) ? 0x18 : ISA_ZONE_EXTERNAL; break;
+    case FMT_RL: in.ra = 1, in.imm = 0x10; break;
+    case FMT_IR: in.ra = 7, in.imm = 0x18; break;
+    case FMT_RC: in.rd = 9, in.imm = CSR_CCOUNT; break;
+    case FMT_CR: in.ra = 11, in.imm = CSR_SCRATCH; break;
+    case FMT_COUNT: fail(); break;
+    }
+    return in;
+}
+
+static void test_every_opcode(void **state)
+{
+    (void)state;
+    for (unsigned op = 0; op < OP_COUNT; op++) {
+        const isa_opinfo *oi = isa_info(op);
+        assert_non_null(oi->name);
+        assert_non_null(oi->semantics);
+        assert_int_equal(isa_lookup(oi->name, strlen(oi->name)), op);
+
+        isa_insn in = sample(op);
+        uint64_t w = isa_encode(&in);
+        assert_int_equal(ISA_GET_OP(w), op);
+        isa_insn d = isa_decode_word(w);
+        assert_int_equal(d.op, op);
+        assert_int_equal(d.rd, in.rd);
+        assert_int_equal(d.ra, in.ra);
+        assert_int_equal(d.rb, in.rb);
+        assert_int_equal(d.rc, in.rc);
+        assert_int_equal(d.imm, in.imm);
+        assert_int_equal(d.wcycles, oi->wcycles);
+        assert_int_equal(d.scycles, oi->scycles);
+        int branch = (oi->fmt == FMT_I || oi->fmt == FMT_RL) && (oi->flags & FL_BRANCH);
+        assert_int_equal(d.target, branch ? (uint32_t)in.imm / 8 : UINT32_MAX);
+        assert_true(isa_encode(&d) == w);
+
+        /* disassemble, re-assemble (followed by three nops so targets lie in the text) */
+        char text[128], src[256];
+        isa_disasm_insn(w, text, sizeof text);
+        assert_int_equal(strncmp(text, oi->name, strlen(oi->name)), 0);
+        snprintf(src, sizeof src, "%s\nnop\nnop\nnop\n", text);
+        err e;
+        err_clear(&e);
+        isa_prog p;
+        int st = asm_assemble("op.s", src, strlen(src), &p, &e);
+        if (st != ERR_OK)
+            fail_msg("%s: `%s`: %s", oi->name, text, e.msg);
+        assert_int_equal(p.text_size, 32);
+        uint64_t got = 0;
+        for (int i = 7; i >= 0; i--)
+            got = got << 8 | p.image[i];
+        if (got != w)
+            fail_msg("%s: `%s` re-assembles to %016llx, not %016llx", oi->name, text,
+                     (unsigned long long)got, (unsigned long long)w);
+        assert_int_equal(p.code[0].op, op);
+        isa_prog_free(&p);
+    }
+    assert_int_equal(isa_lookup("bogus", 5), OP_ILLEGAL);
+    assert_int_equal(isa_lookup("addx", 3), OP_add); /* the length counts, not the NUL */
+    assert_string_equal(isa_info(OP_ILLEGAL)->name, "illegal");
+    assert_string_equal(isa_info(1000)->name, "illegal");
+}
+
+static void expect_illegal(uint64_t w)
+{
+    isa_insn d = isa_decode_word(w);
+    if (d.op != OP_ILLEGAL)
+        fail_msg("%016llx decodes as %s", (unsigned long long)w, isa_info(d.op)->name);
+    assert_int_equal(d.target, UINT32_MAX);
+    /* disassembles as raw words that re-assemble to the same bytes */
+    char text[128], src[160];
+    isa_disasm_insn(w, text, sizeof text);
+    assert_int_equal(strncmp(text, ".word 0x", 8), 0);
+    snprintf(src, sizeof src, "%s\n", text);
+    err e;
+    isa_prog p;
+    assert_int_equal(asm_assemble("ill.s", src, strlen(src), &p, &e), ERR_OK);
+    assert_int_equal(p.text_size, 8);
+    uint64_t got = 0;
+    for (int i = 7; i >= 0; i--)
+        got = got << 8 | p.image[i];
+    assert_true(got == w);
+    assert_int_equal(p.code[0].op, OP_ILLEGAL);
+    isa_prog_free(&p);
+}
+
+static void test_illegal_encodings(void **state)
+{
+    (void)state;
+    expect_illegal(ISA_ENCODE(OP_COUNT, 0, 0, 0, 0, 0));      /* unknown opcodes */
+    expect_illegal(ISA_ENCODE(0xff, 0, 0, 0, 0, 0));
+    expect_illegal(ISA_ENCODE(OP_nop, 0, 0, 0, 0, 0) | (uint64_t)1 << 32); /* reserved bits */
+    expect_illegal(ISA_ENCODE(OP_add, 1, 2, 3, 0, 0) | (uint64_t)0x80 << 32);
+    expect_illegal(ISA_ENCODE(OP_nop, 1, 0, 0, 0, 0));        /* unused fields */
+    expect_illegal(ISA_ENCODE(OP_nop, 0, 0, 0, 0, 1));
+    expect_illegal(ISA_ENCODE(OP_add, 1, 2, 3, 4, 0));
+    expect_illegal(ISA_ENCODE(OP_add, 1, 2, 3, 0, 7));
+    expect_illegal(ISA_ENCODE(OP_br, 0, 1, 0, 0, 0x40));
+    expect_illegal(ISA_ENCODE(OP_li, 1, 1, 0, 0, 5));
+    expect_illegal(ISA_ENCODE(OP_ld32, 1, 2, 3, 0, 0));
+    expect_illegal(ISA_ENCODE(OP_get, 1, 1, 0, 0, CSR_TILE));
+    expect_illegal(ISA_ENCODE(OP_v2add, 1, 2, 4, 0, 0));      /* odd pair registers */
+    expect_illegal(ISA_ENCODE(OP_v2add, 0, 3, 4, 0, 0));
+    expect_illegal(ISA_ENCODE(OP_v2fma, 0, 2, 4, 7, 0));
+    expect_illegal(ISA_ENCODE(OP_ld64, 3, 2, 0, 0, 0));
+    expect_illegal(ISA_ENCODE(OP_st64pi, 5, 2, 0, 0, 8));
+    expect_illegal(ISA_ENCODE(OP_get, 1, 0, 0, 0, CSR_COUNT)); /* bad CSR, bad zone */
+    expect_illegal(ISA_ENCODE(OP_put, 0, 1, 0, 0, 0xffffffffu));
+    expect_illegal(ISA_ENCODE(OP_sync, 0, 0, 0, 0, ISA_NZONES));
+
+    /* the address register of a pair load/store may be odd */
+    assert_int_equal(isa_decode_word(ISA_ENCODE(OP_ld64, 2, 3, 0, 0, 0)).op, OP_ld64);
+    assert_int_equal(isa_decode_word(ISA_ENCODE(OP_st64pi, 4, 7, 0, 0, 8)).op, OP_st64pi);
+    /* an all-zero word is a nop */
+    assert_int_equal(isa_decode_word(0).op, OP_nop);
+}
+
+static void test_branch_targets(void **state)
+{
+    (void)state;
+    assert_int_equal(isa_decode_word(ISA_ENCODE(OP_br, 0, 0, 0, 0, 0x40)).target, 8);
+    assert_int_equal(isa_decode_word(ISA_ENCODE(OP_br, 0, 0, 0, 0, 0x41)).target, UINT32_MAX);
+    assert_int_equal(isa_decode_word(ISA_ENCODE(OP_brnz, 0, 3, 0, 0, 0)).target, 0);
+    assert_int_equal(isa_decode_word(ISA_ENCODE(OP_rpt, 0, 3, 0, 0, 0x20)).target, 4);
+    assert_int_equal(isa_decode_word(ISA_ENCODE(OP_call, 0, 0, 0, 0, -8)).target, 0x1fffffff);
+    /* not branches: run's entry and sync's zone */
+    assert_int_equal(isa_decode_word(ISA_ENCODE(OP_run, 0, 1, 0, 0, 0x40)).target, UINT32_MAX);
+    assert_int_equal(isa_decode_word(ISA_ENCODE(OP_sync, 0, 0, 0, 0, 1)).target, UINT32_MAX);
+}
+
+static void test_csr_and_zones(void **state)
+{
+    (void)state;
+    static const char *const names[CSR_COUNT] = {"tile",   "ipu",    "wid",   "ccount",
+                                                 "ccounth", "ntiles", "nipus", "scratch"};
+    for (unsigned i = 0; i < CSR_COUNT; i++) {
+        assert_string_equal(isa_csr_name(i), names[i]);
+        assert_int_equal(isa_csr_lookup(names[i], strlen(names[i])), i);
+        assert_int_equal(isa_csr_writable(i), i == CSR_SCRATCH);
+    }
+    assert_null(isa_csr_name(CSR_COUNT));
+    assert_int_equal(isa_csr_lookup("tilex", 5), -1);
+    assert_int_equal(isa_csr_lookup("tilex", 4), CSR_TILE);
+    assert_string_equal(isa_zone_name(ISA_ZONE_INTERNAL), "internal");
+    assert_string_equal(isa_zone_name(ISA_ZONE_EXTERNAL), "external");
+    assert_null(isa_zone_name(ISA_NZONES));
+    assert_int_equal(isa_zone_lookup("external", 8), ISA_ZONE_EXTERNAL);
+    assert_int_equal(isa_zone_lookup("global", 6), -1);
+    assert_string_equal(isa_fmt_syntax(FMT_RRR), "rd, ra, rb");
+    assert_string_equal(isa_fmt_syntax(FMT_MEMPI), "rd, [ra]+=imm");
+}
+
+/* A program image of n instructions built by hand (no assembler). */
+static void hand_prog(isa_prog *p, const uint64_t *w, uint32_t n)
+{
+    memset(p, 0, sizeof *p);
+    p->text_size = p->data_addr = p->size = n * 8;
+    p->image = calloc(n ? n * 8 : 1, 1);
+    for (uint32_t i = 0; i < n; i++)
+        for (int b = 0; b < 8; b++)
+            p->image[i * 8 + b] = (uint8_t)(w[i] >> (8 * b));
+}
+
+static void test_prog_decode_rpt(void **state)
+{
+    (void)state;
+    const uint64_t nop = ISA_ENCODE(OP_nop, 0, 0, 0, 0, 0);
+    err e;
+    isa_prog p;
+
+    uint64_t good[] = {ISA_ENCODE(OP_rpt, 0, 1, 0, 0, 0x18), nop, nop,
+                       ISA_ENCODE(OP_br, 0, 0, 0, 0, 0x1000) /* outside the text: fine */,
+                       ISA_ENCODE(OP_COUNT, 0, 0, 0, 0, 0) /* illegal: fine until run */};
+    hand_prog(&p, good, 5);
+    assert_int_equal(isa_prog_decode(&p, &e), ERR_OK);
+    assert_int_equal(p.ncode, 5);
+    assert_int_equal(p.code[0].target, 3);
+    assert_int_equal(p.code[3].target, 0x200);
+    assert_int_equal(p.code[4].op, OP_ILLEGAL);
+    isa_prog_free(&p);
+
+    uint64_t branch[] = {nop, ISA_ENCODE(OP_rpt, 0, 1, 0, 0, 0x20), nop,
+                         ISA_ENCODE(OP_brz, 0, 2, 0, 0, 0), nop};
+    hand_prog(&p, branch, 5);
+    assert_int_equal(isa_prog_decode(&p, &e), ERR_INPUT);
+    assert_string_equal(e.msg, "pc 0x8: rpt body [0x10, 0x20) contains the branch `brz` at 0x18");
+    assert_null(p.code);
+    isa_prog_free(&p);
+
+    uint64_t empty[] = {ISA_ENCODE(OP_rpt, 0, 1, 0, 0, 0x8), nop};
+    hand_prog(&p, empty, 2);
+    assert_int_equal(isa_prog_decode(&p, &e), ERR_INPUT);
+    assert_string_equal(e.msg, "pc 0x0: rpt body [0x8, 0x8) is empty");
+    isa_prog_free(&p);
+
+    uint64_t past[] = {ISA_ENCODE(OP_rpt, 0, 1, 0, 0, 0x18), nop};
+    hand_prog(&p, past, 2);
+    assert_int_equal(isa_prog_decode(&p, &e), ERR_INPUT);
+    assert_string_equal(e.msg, "pc 0x0: rpt body [0x8, 0x18) runs past the end of the text (0x10)");
+    isa_prog_free(&p);
+
+    uint64_t odd[] = {ISA_ENCODE(OP_rpt, 0, 1, 0, 0, 0xc), nop};
+    hand_prog(&p, odd, 2);
+    assert_int_equal(isa_prog_decode(&p, &e), ERR_INPUT);
+    assert_string_equal(e.msg, "pc 0x0: rpt end 0xc is not a multiple of 8");
+    isa_prog_free(&p);
+
+    uint64_t nested[] = {ISA_ENCODE(OP_rpt, 0, 1, 0, 0, 0x18), ISA_ENCODE(OP_rpt, 0, 1, 0, 0, 0x18),
+                         nop};
+    hand_prog(&p, nested, 3);
+    assert_int_equal(isa_prog_decode(&p, &e), ERR_INPUT);
+    isa_prog_free(&p);
+}
+
+static void test_docs_match(void **state)
+{
+    (void)state;
+    char *want = isa_doc_markdown();
+    assert_non_null(want);
+    FILE *f = fopen("docs/isa.md", "rb");
+    if (!f)
+        fail_msg("docs/isa.md missing (run the tests from the repo root; `make docs`)");
+    size_t cap = strlen(want) + 2, n;
+    char *got = malloc(cap);
+    n = fread(got, 1, cap, f);
+    fclose(f);
+    if (n != strlen(want) || memcmp(got, want, n) != 0)
+        fail_msg("docs/isa.md differs from isa_doc_markdown(): run `make docs`");
+    /* every opcode appears in the document */
+    for (unsigned op = 0; op < OP_COUNT; op++) {
+        char row[64];
+        snprintf(row, sizeof row, "| %u | `%s", op, isa_info(op)->name);
+        assert_non_null(strstr(want, row));
+    }
+    free(got);
+    free(want);
+}
+
+/* ---- the binary container ---- */
+
+static const char prog_src[] = ".global main\n"
+                               "main:\n"
+                               "    li r1, 3\n"
+                               "    rpt r1, done\n"
+                               "    addi r2, r2, 1\n"
+                               "done:\n"
+                               "    halt\n"
+                               ".data\n"
+                               "table: .word 1, 2, 3\n"
+                               "       .byte 9\n";
+
+static char *temp_dir(void)
+{
+    char tmpl[] = "/tmp/ipusim_isa_XXXXXX";
+    char *d = mkdtemp(tmpl);
+    assert_non_null(d);
+    return strdup(d);
+}
+
+static void write_file(const char *path, const uint8_t *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, n, f), n);
+    fclose(f);
+}
+
+static uint8_t *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *b = malloc(1 << 16);
+    *n = fread(b, 1, 1 << 16, f);
+    fclose(f);
+    return b;
+}
+
+static void test_save_load(void **state)
+{
+    (void)state;
+    err e;
+    isa_prog p, q;
+    assert_int_equal(asm_assemble("p.s", prog_src, strlen(prog_src), &p, &e), ERR_OK);
+    char *dir = temp_dir(), path[256], bad[256];
+    snprintf(path, sizeof path, "%s/p.ipx", dir);
+    snprintf(bad, sizeof bad, "%s/bad.ipx", dir);
+    assert_int_equal(isa_prog_save(&p, path, &e), ERR_OK);
+    assert_int_equal(isa_prog_load(&q, path, &e), ERR_OK);
+
+    assert_int_equal(q.text_size, p.text_size);
+    assert_int_equal(q.data_addr, p.data_addr);
+    assert_int_equal(q.size, p.size);
+    assert_int_equal(q.entry, p.entry);
+    assert_memory_equal(q.image, p.image, p.size);
+    assert_int_equal(q.ncode, p.ncode);
+    assert_memory_equal(q.code, p.code, p.ncode * sizeof *p.code);
+    assert_int_equal(q.nsyms, p.nsyms);
+    for (size_t i = 0; i < p.nsyms; i++) {
+        assert_string_equal(q.syms[i].name, p.syms[i].name);
+        assert_int_equal(q.syms[i].addr, p.syms[i].addr);
+        assert_int_equal(q.syms[i].global, p.syms[i].global);
+    }
+    assert_int_equal(isa_prog_sym(&q, "table"), p.data_addr);
+    assert_int_equal(isa_prog_sym(&q, "main"), 0);
+    assert_int_equal(isa_prog_sym(&q, "nothere"), -1);
+    isa_prog_free(&q);
+
+    size_t n;
+    uint8_t *file = read_file(path, &n);
+    assert_true(n > 28);
+
+    /* every truncation is rejected */
+    for (size_t k = 0; k < n; k++) {
+        write_file(bad, file, k);
+        assert_int_equal(isa_prog_load(&q, bad, &e), ERR_INPUT);
+        assert_null(q.image);
+    }
+    /* trailing bytes, bad magic, bad lengths, bad layout */
+    uint8_t *m = malloc(n + 1);
+    memcpy(m, file, n);
+    m[n] = 0;
+    write_file(bad, m, n + 1);
+    assert_int_equal(isa_prog_load(&q, bad, &e), ERR_INPUT);
+    static const struct {
+        size_t at;
+        uint8_t v;
+    } flips[] = {
+        {0, 'X'},    /* magic */
+        {8, 3},      /* text_size not a multiple of 8 */
+        {11, 0x80},  /* text_size huge */
+        {15, 0x80},  /* data_addr past size */
+        {19, 0x7f},  /* size past the file */
+        {27, 0x40},  /* nsyms huge */
+    };
+    for (size_t i = 0; i < sizeof flips / sizeof flips[0]; i++) {
+        memcpy(m, file, n);
+        m[flips[i].at] = flips[i].v;
+        write_file(bad, m, n);
+        assert_int_equal(isa_prog_load(&q, bad, &e), ERR_INPUT);
+    }
+    /* a symbol name length running past the end */
+    memcpy(m, file, n);
+    size_t sym0 = 28 + p.size;
+    m[sym0 + 5] = 0xff;
+    write_file(bad, m, n);
+    assert_int_equal(isa_prog_load(&q, bad, &e), ERR_INPUT);
+    /* a well-formed file whose rpt body holds a branch */
+    memcpy(m, file, n);
+    m[28 + 16 + 7] = OP_br; /* turn `addi` at 0x10 into a branch */
+    m[28 + 16 + 6] = 0;
+    m[28 + 16 + 0] = 0;
+    write_file(bad, m, n);
+    assert_int_equal(isa_prog_load(&q, bad, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "contains the branch `br`"));
+    /* a missing file */
+    snprintf(bad, sizeof bad, "%s/none.ipx", dir);
+    assert_int_equal(isa_prog_load(&q, bad, &e), ERR_INPUT);
+    /* saving into a missing directory fails and leaves nothing */
+    snprintf(bad, sizeof bad, "%s/no/such/dir.ipx", dir);
+    assert_int_equal(isa_prog_save(&p, bad, &e), ERR_INPUT);
+
+    free(m);
+    free(file);
+    snprintf(bad, sizeof bad, "%s/bad.ipx", dir);
+    unlink(bad);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+    isa_prog_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_opcode),
+        cmocka_unit_test(test_illegal_encodings),
+        cmocka_unit_test(test_branch_targets),
+        cmocka_unit_test(test_csr_and_zones),
+        cmocka_unit_test(test_prog_decode_rpt),
+        cmocka_unit_test(test_docs_match),
+        cmocka_unit_test(test_save_load),
+    };
+    return cmocka_run_group_tests_name("isa", tests, NULL, NULL);
+}
