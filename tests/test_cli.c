@@ -1,0 +1,174 @@
+/* test_cli: the ipusim command as a user meets it — exit statuses, one-line errors, reports,
+ * JSON written whole, asm/disasm round trip through files. Runs the built binary next to this
+ * test's directory ($(BUILD)/ipusim) from the repository root. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char bin[4096];
+static char tmpdir[64];
+
+/* Run "ipusim ARGS", capture stdout+stderr into out; return the exit status. */
+static int run(char *out, size_t len, const char *fmt, ...)
+{
+    char args[2048], cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void test_usage_errors(void **state)
+{
+    (void)state;
+    char out[8192];
+    assert_int_equal(run(out, sizeof out, "nosuch"), 2);
+    assert_non_null(strstr(out, "unknown command 'nosuch'"));
+    assert_int_equal(run(out, sizeof out, "run"), 2);
+    assert_non_null(strstr(out, "no program given"));
+    assert_int_equal(run(out, sizeof out, "run --bogus tests/isa/sup_alu.s"), 2);
+    assert_non_null(strstr(out, "unknown option '--bogus'"));
+    assert_int_equal(count_lines(out), 1);
+    assert_int_equal(run(out, sizeof out, "run --threads abc tests/isa/sup_alu.s"), 2);
+    assert_non_null(strstr(out, "--threads: 'abc' is not a whole number"));
+    assert_int_equal(count_lines(out), 1);
+    assert_int_equal(run(out, sizeof out, "run --threads 0 tests/isa/sup_alu.s"), 2);
+    assert_int_equal(run(out, sizeof out, "run --max-cycles 12x tests/isa/sup_alu.s"), 2);
+    assert_int_equal(run(out, sizeof out, "run --ipus"), 2);
+    assert_non_null(strstr(out, "--ipus needs a value"));
+    assert_int_equal(run(out, sizeof out, "run %s/missing.s", tmpdir), 2);
+    assert_non_null(strstr(out, "cannot open"));
+    assert_int_equal(run(out, sizeof out, "run --machine mk9 tests/isa/sup_alu.s"), 2);
+    assert_non_null(strstr(out, "unknown machine 'mk9'"));
+    assert_int_equal(run(out, sizeof out, "run --dump-mem 0:0:zz tests/isa/sup_alu.s"), 2);
+    assert_int_equal(run(out, sizeof out, "gemm --m 0"), 2);
+    assert_int_equal(run(out, sizeof out, "--help"), 0);
+    assert_non_null(strstr(out, "commands:"));
+    assert_int_equal(run(out, sizeof out, "help run"), 0);
+    assert_non_null(strstr(out, "--dump-mem"));
+}
+
+static void test_asm_errors_exit_1(void **state)
+{
+    (void)state;
+    char path[256], out[8192];
+    snprintf(path, sizeof path, "%s/bad.s", tmpdir);
+    write_file(path, "main: addd r1, r2, r3\n      li r99, 1\n      halt\n");
+    assert_int_equal(run(out, sizeof out, "run %s", path), 1);
+    char want[300];
+    snprintf(want, sizeof want, "%s:1:7: error:", path);
+    assert_non_null(strstr(out, want));
+    snprintf(want, sizeof want, "%s:2:", path);
+    assert_non_null(strstr(out, want)); /* every error, not only the first */
+    assert_non_null(strstr(out, "^"));
+}
+
+static void test_fault_exit_3(void **state)
+{
+    (void)state;
+    char out[8192];
+    assert_int_equal(run(out, sizeof out, "run tests/isa/fault_misaligned.s"), 3);
+    assert_non_null(
+        strstr(out, "ipu 0 tile 0 ctx 1 pc 0x20 cycle 12: misaligned memory access at 0x2"));
+    assert_int_equal(run(out, sizeof out, "run tests/isa/fault_limit.s --max-cycles 50"), 3);
+    assert_non_null(strstr(out, "cycle 54: ran past --max-cycles"));
+}
+
+static void test_report_and_json(void **state)
+{
+    (void)state;
+    char out[8192], json[256];
+    snprintf(json, sizeof json, "%s/r.json", tmpdir);
+    assert_int_equal(run(out, sizeof out, "run tests/isa/worker_six.s --tiles 4 --threads 2 "
+                                          "--json %s --dump-mem 0:3:0:16",
+                         json),
+                     0);
+    assert_non_null(strstr(out, "total cycles           31"));
+    assert_non_null(strstr(out, "memory of ipu 0 tile 3"));
+    FILE *f = fopen(json, "r");
+    assert_non_null(f);
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    assert_non_null(strstr(buf, "\"cycles\": 31"));
+    assert_non_null(strstr(buf, "\"workers_started\": 24"));
+    assert_true(buf[n - 2] == '}');
+}
+
+static void test_asm_disasm_roundtrip(void **state)
+{
+    (void)state;
+    char out[8192], b1[256], s2[256], b2[256];
+    snprintf(b1, sizeof b1, "%s/a.bin", tmpdir);
+    snprintf(s2, sizeof s2, "%s/a2.s", tmpdir);
+    snprintf(b2, sizeof b2, "%s/a2.bin", tmpdir);
+    assert_int_equal(run(out, sizeof out, "asm workloads/gemm/gemm.s -o %s", b1), 0);
+    assert_int_equal(run(out, sizeof out, "disasm %s -o %s", b1, s2), 0);
+    assert_int_equal(run(out, sizeof out, "asm %s -o %s", s2, b2), 0);
+    /* the images (text and data) are identical: their listings are */
+    char s3[256], cmd[1024];
+    snprintf(s3, sizeof s3, "%s/a3.s", tmpdir);
+    assert_int_equal(run(out, sizeof out, "disasm %s -o %s", b2, s3), 0);
+    snprintf(cmd, sizeof cmd, "cmp -s %s %s", s2, s3);
+    assert_int_equal(system(cmd), 0);
+    /* the binary runs like the source */
+    assert_int_equal(run(out, sizeof out, "run %s --tiles 2", b1), 0);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    char self[4096];
+    snprintf(self, sizeof self, "%s", argv[0]);
+    char *dir = dirname(self);               /* BUILD/tests */
+    snprintf(bin, sizeof bin, "%s/../ipusim", dir);
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/ipusim-cli-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_asm_errors_exit_1),
+        cmocka_unit_test(test_fault_exit_3),
+        cmocka_unit_test(test_report_and_json),
+        cmocka_unit_test(test_asm_disasm_roundtrip),
+    };
+    int rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0)
+        rc = rc ? rc : 1;
+    return rc;
+}
