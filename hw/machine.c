@@ -20,8 +20,25 @@ static const mach builtin[] = {
         .clock_hz = 1325000000ull,      /* [D] 249.6 TFLOPS fp16 / (1472 x 128) */
         .sync_internal = 90,            /* [GC] poplibs planner heuristic */
         .sync_hop_ps = 15000,           /* [GC] IPU Model: 15 ns per hop */
+        .sync_host = 1000,              /* assumption: a host round trip adds ~0.75 us */
         .amp_macs_per_issue = 16,       /* 16 fp32 MAC per tile cycle = 6 workers x 16 / 6 */
+        .load_bytes_per_cycle = 16,     /* [PAPER] 16 B/cycle read */
+        .store_bytes_per_cycle = 8,     /* [PAPER] 8 B/cycle write */
+        .xchg_bytes_per_cycle = 4,      /* [GC] poplibs exchangeBytesPerCycle */
+        .tiles_per_supertile = 4,       /* [3P] */
+        .tiles_per_column = 64,         /* assumption: 23 columns of 64 tiles */
+        .xchg_base = 8,                 /* assumption */
+        .xchg_per_supertile = 1,        /* assumption */
+        .xchg_per_column = 6,           /* [3P] ~6 cycles per column */
+        .xchg_turn = 4,                 /* assumption */
         .nipus = 1,
+        .topology = "m2000",
+        .ipus_per_box = 4,              /* [PRESS] 4 IPUs per M2000 */
+        .links_per_ipu = 10,            /* [PRESS] 10 IPU-Links per IPU */
+        .link_bytes_per_s = 32000000000ull, /* [PRESS] 320 GB/s per IPU over 10 links */
+        .link_latency_ns = 100,         /* assumption */
+        .gw_bytes_per_s = 12500000000ull, /* [PRESS] 100 GbE */
+        .gw_latency_ns = 1000,          /* assumption */
     },
     {
         .name = "mk1",
@@ -30,10 +47,27 @@ static const mach builtin[] = {
         .clock_hz = 1600000000ull,      /* [GC] 1.6 GHz */
         .sync_internal = 90,            /* [GC] poplibs planner heuristic */
         .sync_hop_ps = 15000,           /* [GC] IPU Model */
+        .sync_host = 1000,              /* assumption */
         .amp_macs_per_issue = 16,       /* assumption: the same AMP instruction on Mk1; its
                                            published peak is 8 MAC/cycle (FACTS.md), so Mk1
                                            GEMMs report against the Mk2-style rate */
+        .load_bytes_per_cycle = 16,     /* [PAPER] */
+        .store_bytes_per_cycle = 8,     /* [PAPER] */
+        .xchg_bytes_per_cycle = 4,      /* [GC] */
+        .tiles_per_supertile = 4,       /* [3P] */
+        .tiles_per_column = 64,         /* assumption: 19 columns of 64 tiles */
+        .xchg_base = 8,                 /* assumption */
+        .xchg_per_supertile = 1,        /* assumption */
+        .xchg_per_column = 6,           /* [3P] */
+        .xchg_turn = 4,                 /* assumption */
         .nipus = 1,
+        .topology = "ladder",
+        .ipus_per_box = 2,              /* [PRESS] 2 IPUs per C2 card */
+        .links_per_ipu = 10,            /* [GC] */
+        .link_bytes_per_s = 13600000000ull, /* [GC] IPU Model: 128 Gbit/s x 85% */
+        .link_latency_ns = 100,         /* assumption */
+        .gw_bytes_per_s = 13600000000ull, /* assumption: cards joined by IPU-Links */
+        .gw_latency_ns = 100,           /* assumption */
     },
 };
 
