@@ -35,6 +35,8 @@ int chip_init(chip *c, uint32_t id, const mach *m, uint32_t ntiles, err *e)
 
 void chip_free(chip *c)
 {
+    for (uint32_t t = 0; c->tiles && t < c->ntiles; t++)
+        tile_free(&c->tiles[t]);
     if (c->mem)
         munmap(c->mem, c->mem_bytes);
     free(c->tiles);

@@ -14,32 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hw/pool.h"
-#include "hw/sim.h"
+#include "hw/engine_int.h"
 #include "isa/interp.h"
-
-typedef struct release {
-    eng *g;
-    int ipu;        /* -1: every IPU (external sync) */
-    uint64_t cycle; /* the cycle the tiles resume at */
-} release;
-
-struct eng {
-    eng_cfg cfg;
-    mach m;
-    uint32_t nipus, ntiles;
-    chip *chips;
-    pool *pool;
-    sim *k;
-    int loaded;
-    isa_insn *code;
-    tile_cfg tcfg;
-    tile **run;         /* runnable tiles of this round, in (ipu, tile) order */
-    size_t nrun;
-    release *rel;       /* one pending release per IPU, plus [nipus] for external */
-    uint8_t *done;      /* per IPU: all tiles halted */
-    uint64_t rounds;
-};
 
 eng *eng_new(const eng_cfg *cfg, err *e)
 {
@@ -57,9 +33,10 @@ eng *eng_new(const eng_cfg *cfg, err *e)
     g->run = calloc((size_t)g->nipus * g->ntiles, sizeof *g->run);
     g->rel = calloc(g->nipus + 1, sizeof *g->rel);
     g->done = calloc(g->nipus, 1);
+    g->ipu = calloc(g->nipus, sizeof *g->ipu);
     g->pool = pool_new(cfg->threads ? cfg->threads : pool_online_cpus());
     g->k = sim_new();
-    if (!g->chips || !g->run || !g->rel || !g->done || !g->pool || !g->k) {
+    if (!g->chips || !g->run || !g->rel || !g->done || !g->ipu || !g->pool || !g->k) {
         err_set(e, ERR_INPUT, "out of memory");
         eng_free(g);
         return NULL;
@@ -84,6 +61,8 @@ void eng_free(eng *g)
     free(g->run);
     free(g->rel);
     free(g->done);
+    free(g->ipu);
+    free(g->dv);
     free(g->code);
     pool_free(g->pool);
     if (g->k)
@@ -130,6 +109,7 @@ int eng_load(eng *g, const isa_prog *prog, err *e)
         .ntiles = g->ntiles,
         .nipus = g->nipus,
         .limit = g->cfg.max_cycles,
+        .xchg_bpc = g->m.xchg_bytes_per_cycle ? g->m.xchg_bytes_per_cycle : 4,
     };
     load_job j = {g, prog, (size_t)g->nipus * g->ntiles};
     /* one item per thread: thread k loads the same tiles it will run in a full round */
@@ -138,6 +118,7 @@ int eng_load(eng *g, const isa_prog *prog, err *e)
         g->chips[i].supersteps = 0;
         g->chips[i].finish = 0;
         g->done[i] = 0;
+        memset(&g->ipu[i], 0, sizeof g->ipu[i]);
     }
     g->rounds = 0;
     return ERR_OK;
@@ -222,8 +203,26 @@ static int deadlock(eng *g, const chip *c, uint64_t at, err *e)
     return ERR_FAULT;
 }
 
-/* After a round: report the first fault, release what can be released, detect deadlock.
- * Returns ERR_OK with *progress set when something was scheduled, or ERR_FAULT. */
+/* Release latency of a zone: internal from the machine; GS1 and GS2 span every IPU with the
+ * external formula; the host zones add the host's part. */
+static uint64_t zone_latency(const eng *g, uint32_t zone)
+{
+    switch (zone) {
+    case ISA_ZONE_INTERNAL: return g->m.sync_internal;
+    case ISA_ZONE_EXTERNAL:
+    case ISA_ZONE_GS2: return mach_sync_external(&g->m);
+    default: return (uint64_t)mach_sync_external(&g->m) + g->m.sync_host;
+    }
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* After a round: report the first fault, release what can be released (delivering the
+ * exchange first), detect deadlock. ERR_OK with *progress set when something was scheduled,
+ * or ERR_FAULT. */
 static int resolve(eng *g, int *progress, err *e)
 {
     /* faults: the earliest by (cycle, ipu, tile) */
@@ -248,7 +247,8 @@ static int resolve(eng *g, int *progress, err *e)
     }
 
     *progress = 0;
-    int ext_ready = 0, any_done = 0, all_ext = 1;
+    int ext_ready = 0, any_done = 0, all_ext = 1, mixed = 0;
+    uint32_t ext_zone = 0;
     uint64_t ext_at = 0;
     const chip *ext_chip = NULL;
     for (uint32_t i = 0; i < g->nipus; i++) {
@@ -257,43 +257,59 @@ static int resolve(eng *g, int *progress, err *e)
             any_done = 1;
             continue;
         }
-        uint32_t nint = 0, next = 0, nhalt = 0;
+        uint32_t nhalt = 0, nzone[ISA_NZONES] = {0};
         uint64_t at = 0;
         for (uint32_t t = 0; t < c->ntiles; t++) {
             const tile *x = &c->tiles[t];
-            if (x->at > at)
-                at = x->at;
+            at = max_u64(at, x->at);
             if (x->state == TILE_HALTED)
                 nhalt++;
-            else if (x->state == TILE_SYNC && x->zone == ISA_ZONE_INTERNAL)
-                nint++;
-            else if (x->state == TILE_SYNC && x->zone == ISA_ZONE_EXTERNAL)
-                next++;
+            else if (x->state == TILE_SYNC && x->zone < ISA_NZONES)
+                nzone[x->zone]++;
         }
+        uint32_t zone = ISA_NZONES;
+        for (uint32_t z = 0; z < ISA_NZONES; z++)
+            if (nzone[z] == c->ntiles)
+                zone = z;
+        uint64_t end = 0;
         if (nhalt == c->ntiles) {
+            int rc = eng_deliver(g, i, i + 1, 0, &end, e);
+            if (rc != ERR_OK)
+                return rc;
             g->done[i] = 1;
-            c->finish = at;
+            c->finish = max_u64(at, end);
             any_done = 1;
-        } else if (nint == c->ntiles) {
-            schedule_release(g, (int)i, at + g->m.sync_internal);
+        } else if (zone == ISA_ZONE_INTERNAL) {
+            int rc = eng_deliver(g, i, i + 1, 0, &end, e);
+            if (rc != ERR_OK)
+                return rc;
+            schedule_release(g, (int)i, max_u64(at, end) + zone_latency(g, zone));
             *progress = 1;
             all_ext = 0;
-        } else if (next == c->ntiles) {
+        } else if (zone < ISA_NZONES) {
+            if (ext_ready && zone != ext_zone)
+                mixed = 1;
+            ext_zone = zone;
             ext_ready++;
-            if (at > ext_at)
-                ext_at = at;
+            ext_at = max_u64(ext_at, at);
             ext_chip = c;
         } else {
             return deadlock(g, c, at, e);
         }
     }
     if (ext_ready && all_ext && !*progress) {
-        if (any_done)
+        if (any_done || mixed)
             return err_set(e, ERR_FAULT,
-                           "ipu %u cycle %llu: sync deadlock: %d IPUs wait at external sync; "
-                           "missing: IPUs whose tiles have all halted",
-                           ext_chip->id, (unsigned long long)ext_at, ext_ready);
-        schedule_release(g, -1, ext_at + mach_sync_external(&g->m));
+                           "ipu %u cycle %llu: sync deadlock: %d IPUs wait at an external sync; "
+                           "missing: %s",
+                           ext_chip->id, (unsigned long long)ext_at, ext_ready,
+                           mixed ? "IPUs waiting at a different external zone"
+                                 : "IPUs whose tiles have all halted");
+        uint64_t end = 0;
+        int rc = eng_deliver(g, 0, g->nipus, 1, &end, e);
+        if (rc != ERR_OK)
+            return rc;
+        schedule_release(g, -1, max_u64(ext_at, end) + zone_latency(g, ext_zone));
         *progress = 1;
     }
     return ERR_OK;
@@ -321,7 +337,41 @@ int eng_run(eng *g, err *e)
             break;
         sim_run(g->k, UINT64_MAX);
     }
+    /* global sends nobody synced for still land (after every tile halted) */
+    uint64_t end = 0;
+    int rc = eng_deliver(g, 0, g->nipus, 1, &end, e);
+    if (rc != ERR_OK)
+        return rc;
+    for (uint32_t i = 0; i < g->nipus; i++)
+        g->chips[i].finish = max_u64(g->chips[i].finish, end);
     return ERR_OK;
+}
+
+void eng_set_fabric(eng *g, const eng_fabric *f)
+{
+    g->fabric = *f;
+    g->has_fabric = f->onchip && f->global;
+}
+
+void eng_set_trace(eng *g, eng_trace_fn fn, void *ctx)
+{
+    g->trace = fn;
+    g->trace_ctx = ctx;
+}
+
+sim *eng_kernel(eng *g)
+{
+    return g->k;
+}
+
+void eng_get_ipu_stats(const eng *g, uint32_t ipu, eng_ipu_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (ipu >= g->nipus)
+        return;
+    *st = g->ipu[ipu];
+    st->supersteps = g->chips[ipu].supersteps;
+    st->finish = g->chips[ipu].finish;
 }
 
 void eng_get_stats(const eng *g, eng_stats *st)

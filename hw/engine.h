@@ -32,6 +32,41 @@ typedef struct eng_stats {
 } eng_stats;
 
 typedef struct eng eng;
+struct sim;
+
+/* One exchange stream as the fabric sees it: a block from one tile to one tile. */
+typedef struct eng_stream {
+    uint32_t src_ipu, src_tile, dst_ipu, dst_tile;
+    uint32_t bytes;
+    uint64_t send;   /* cycle the first word leaves the sender */
+    uint64_t arrive; /* cycle the first word lands (filled by the fabric) */
+    uint64_t end;    /* cycle after the last word has landed (filled by the fabric) */
+} eng_stream;
+
+/* The fabric plugs its timing in here (fabric/xchg.c builds one). Without a fabric, an
+ * exchange instruction is a simulated fault. */
+typedef struct eng_fabric {
+    void *ctx;
+    /* on-chip: fill arrive and end of n streams within one IPU */
+    void (*onchip)(void *ctx, eng_stream *s, size_t n);
+    /* between IPUs: fill arrive and end of n streams over the IPU-Links, using the kernel */
+    int (*global)(void *ctx, struct sim *k, eng_stream *s, size_t n, err *e);
+} eng_fabric;
+
+/* Called for every delivered stream (global = 1 for streams between IPUs), in a fixed order. */
+typedef void (*eng_trace_fn)(void *ctx, const eng_stream *s, int global);
+
+/* Per-IPU accounting (FACTS.md section 5 names: DoExchange, GlobalExchange). */
+typedef struct eng_ipu_stats {
+    uint64_t supersteps;      /* syncs released */
+    uint64_t finish;          /* cycle its last tile halted */
+    uint64_t xchg_bytes;      /* on-chip bytes received by its tiles */
+    uint64_t xchg_streams;
+    uint64_t xchg_cycles;     /* per superstep: last on-chip arrival - first send, summed */
+    uint64_t global_tx_bytes; /* sent to other IPUs */
+    uint64_t global_rx_bytes; /* received from other IPUs */
+    uint64_t global_cycles;   /* per external superstep: last arrival - first send, summed */
+} eng_ipu_stats;
 
 /* The statistics table: one place for names, units and meanings, used by the text report,
  * the JSON report and CSV columns. eng_stat_values() fills values in table order. */
@@ -56,7 +91,14 @@ int eng_load(eng *g, const isa_prog *prog, err *e);
 /* Run to completion. ERR_OK, or ERR_FAULT with "ipu I tile T ctx C pc P cycle N: reason". */
 int eng_run(eng *g, err *e);
 
+/* Attach the fabric's timing (copied) and an optional trace of deliveries. */
+void eng_set_fabric(eng *g, const eng_fabric *f);
+void eng_set_trace(eng *g, eng_trace_fn fn, void *ctx);
+/* The engine's simulation kernel (the fabric's link model schedules its events on it). */
+struct sim *eng_kernel(eng *g);
+
 /* Results. */
+void eng_get_ipu_stats(const eng *g, uint32_t ipu, eng_ipu_stats *st);
 void eng_get_stats(const eng *g, eng_stats *st);
 const mach *eng_machine(const eng *g);
 uint32_t eng_nipus(const eng *g);

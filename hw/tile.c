@@ -6,15 +6,28 @@
  * at c + 6; `runall` at c starts workers 0..5 in slots c..c+5 (first issues at c+6..c+11) and
  * needs all six contexts free. The supervisor issues in slots no worker owns. `join` at c lets
  * the supervisor go on at max(c + 6, last exit + 1); `sync` at c arrives at max(c + 6, last
- * exit + 1); `halt` at c finishes at max(c + 1, last exit + 1).
+ * exit + 1); `halt` at c finishes at max(c + 1, last exit + 1). `send`/`gsend` at c streams
+ * its words from max(c, port free) at 4 bytes per cycle while the supervisor goes on; sync
+ * and halt also wait until the outgoing port is idle (docs/fabric.md).
  * Left out: instruction fetch, bank conflicts, exceptions other than the modelled faults. */
 #include "hw/tile.h"
 
+#include <assert.h>
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+void tile_free(tile *t)
+{
+    free(t->out.s);
+    free(t->out.data);
+    memset(&t->out, 0, sizeof t->out);
+}
 
 void tile_init(tile *t, uint32_t ipu, uint32_t id, uint8_t *mem, uint32_t entry)
 {
+    tile_free(t);
     memset(t, 0, sizeof *t);
     t->ipu = ipu;
     t->id = id;
@@ -80,6 +93,66 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
     return a > b ? a : b;
 }
 
+/* send/gsend at cycle c: check it, copy the payload into the outbox, and occupy the outgoing
+ * port for one cycle per xchg_bpc bytes from max(c, port free). The supervisor goes on at
+ * once (the port streams on its own); sync and halt wait for the port. Returns the
+ * supervisor's next issue cycle, or 0 after a fault (the tile is then marked faulted). */
+static uint64_t do_send(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64_t c)
+{
+    isa_cpu *s = &t->sup;
+    uint32_t src = s->r[in->rd], bytes = s->r[in->ra], dst = s->r[in->rb], daddr = s->r[in->rc];
+    int global = in->op == OP_gsend;
+    s->fault_addr = 0;
+    if ((src | bytes | daddr) & 3u) {
+        s->fault = FAULT_MISALIGNED;
+        s->fault_addr = src & 3u ? src : bytes & 3u ? bytes : daddr;
+    } else if ((uint64_t)src + bytes > cfg->memsize) {
+        s->fault = FAULT_OUT_OF_RANGE;
+        s->fault_addr = src;
+    } else if ((uint64_t)daddr + bytes > cfg->memsize) {
+        s->fault = FAULT_XCHG_DEST;
+        s->fault_addr = daddr;
+    } else if (!global && (dst & 0xffffu) + (dst >> 16) + 1 > cfg->ntiles) {
+        s->fault = FAULT_XCHG_DEST;
+        s->fault_addr = dst;
+    } else if (global && ((dst >> 16) >= cfg->nipus || (dst & 0xffffu) >= cfg->ntiles ||
+                          (dst >> 16) == t->ipu)) {
+        s->fault = FAULT_XCHG_DEST;
+        s->fault_addr = dst;
+    }
+    if (s->fault != FAULT_NONE) {
+        s->pc -= ISA_INSN_BYTES;
+        s->t = c;
+        fault(t, 0);
+        return 0;
+    }
+    tile_outbox *o = &t->out;
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? 2 * o->cap : 16;
+        tile_send *ns = realloc(o->s, cap * sizeof *ns);
+        assert(ns && "out of host memory for exchange sends");
+        o->s = ns;
+        o->cap = cap;
+    }
+    if (o->used + bytes > o->dcap) {
+        size_t cap = o->dcap ? 2 * o->dcap : 4096;
+        while (cap < o->used + bytes)
+            cap *= 2;
+        uint8_t *nd = realloc(o->data, cap);
+        assert(nd && "out of host memory for exchange payloads");
+        o->data = nd;
+        o->dcap = cap;
+    }
+    uint64_t words = (bytes + cfg->xchg_bpc - 1) / cfg->xchg_bpc;
+    uint64_t start = max_u64(c, o->port_free);
+    o->s[o->n++] = (tile_send){start, bytes, dst, daddr, (uint32_t)o->used,
+                               s->pc - ISA_INSN_BYTES, (uint8_t)global};
+    memcpy(o->data + o->used, t->mem + src, bytes);
+    o->used += bytes;
+    o->port_free = start + words;
+    return c + in->scycles;
+}
+
 void tile_step(tile *t, const tile_cfg *cfg)
 {
     isa_env env = make_env(t, cfg);
@@ -140,12 +213,19 @@ void tile_step(tile *t, const tile_cfg *cfg)
         case STOP_SYNC:
             t->state = TILE_SYNC;
             t->zone = (uint32_t)in->imm;
-            t->at = max_u64(c + in->scycles, t->workers_done);
+            t->at = max_u64(max_u64(c + in->scycles, t->workers_done), t->out.port_free);
             s->t = t->at;
             return;
+        case STOP_SEND: {
+            uint64_t next = do_send(t, cfg, in, c);
+            if (!next)
+                return;
+            s->t = next;
+            break;
+        }
         case STOP_HALT:
             t->state = TILE_HALTED;
-            t->at = max_u64(c + in->scycles, t->workers_done);
+            t->at = max_u64(max_u64(c + in->scycles, t->workers_done), t->out.port_free);
             s->t = t->at;
             return;
         default:

@@ -30,7 +30,28 @@ typedef struct tile_cfg {
     uint32_t memsize;
     uint32_t ntiles, nipus;
     uint64_t limit;       /* --max-cycles: last cycle an instruction may issue at */
+    uint32_t xchg_bpc;    /* exchange bytes per cycle a tile sends */
 } tile_cfg;
+
+/* One send or gsend, logged by the sender until the sync that delivers it. The payload is
+ * copied when the send issues, so the sender may reuse its buffer at once. */
+typedef struct tile_send {
+    uint64_t start;    /* cycle the first word leaves the tile */
+    uint32_t bytes;
+    uint32_t dst;      /* send: first | (count - 1) << 16; gsend: ipu << 16 | tile */
+    uint32_t dst_addr;
+    uint32_t data;     /* offset of the payload in the outbox's data */
+    uint32_t pc;       /* of the instruction, for reports */
+    uint8_t global;
+} tile_send;
+
+typedef struct tile_outbox {
+    tile_send *s;
+    size_t n, cap;
+    uint8_t *data;
+    size_t used, dcap;
+    uint64_t port_free; /* the cycle from which the outgoing port is free */
+} tile_outbox;
 
 typedef struct tile {
     uint32_t ipu, id;
@@ -46,10 +67,13 @@ typedef struct tile {
     uint32_t zone;                        /* the zone of the sync it waits at */
     uint64_t at;                          /* sync arrival or halt cycle */
     int fault_ctx;                        /* context that faulted (0 supervisor, 1..6) */
+    tile_outbox out;                      /* exchange sends not yet delivered */
 } tile;
 
-/* Reset a tile to run its supervisor from `entry` at cycle 0. */
+/* Reset a tile to run its supervisor from `entry` at cycle 0 (frees a previous outbox). */
 void tile_init(tile *t, uint32_t ipu, uint32_t id, uint8_t *mem, uint32_t entry);
+/* Free what a tile owns (its outbox); the tile can be initialised again. */
+void tile_free(tile *t);
 
 /* Run a runnable tile until it waits at a sync, halts or faults. */
 void tile_step(tile *t, const tile_cfg *cfg);

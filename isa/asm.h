@@ -2,14 +2,17 @@
  *
  *   .text / .data            switch section (text is placed at 0, data after it, 16-aligned)
  *   label:                   define a label at the current address of the section
- *   .word e, e, ...          32-bit values (constant expressions; labels allowed)
- *   .float f, f, ...         fp32 values
+ *   .word e, e, ...          32-bit values (constant expressions; labels allowed); in .text
+ *                            two .words make one instruction slot (low word first)
+ *   .byte e, e, ...          8-bit values
+ *   .float f, f, ...         fp32 values (decimal, scientific, inf, nan, signed)
  *   .space n                 n zero bytes
  *   .align n                 pad to a multiple of n bytes (a power of two)
- *   .global name             mark a symbol global (the supervisor starts at `main`)
+ *   .global name             mark a symbol global (the supervisor starts at `main`, else 0)
  *   # or ; comment           to end of line ("; expect:" lines are comments too)
  *   registers r0..r15, lr (= r15); control registers $tile $ipu $wid $ccount $ccounth
- *   $ntiles $nipus $scratch; sync zones `internal`, `external`
+ *   $ntiles $nipus $scratch; sync zones by name (`internal`, `external`, ...) or number
+ *   memory operands [ra], [ra+e], [ra-e]; post-increment [ra]+=e
  *   constant expressions: integers (dec, 0x, 0b, char 'c'), labels, `.` (current address),
  *   + - * / % << >> & | ^ ~ unary -, parentheses.
  *

@@ -1,5 +1,6 @@
-/* asm_int: the assembler's private state, shared by asm.c (statements, layout, emission)
- * and asm_expr.c (tokens and constant expressions). Not part of the public API. */
+/* asm_int: the assembler's private state, shared by asm_parse.c (lines to statements),
+ * asm_expr.c (tokens, constant expressions, symbols) and asm.c (layout, emission, errors).
+ * Not part of the public API. */
 #ifndef IPUSIM_ASM_INT_H
 #define IPUSIM_ASM_INT_H
 
@@ -121,6 +122,60 @@ int asm_eval(asm_ctx *c, int n, int layout, int64_t dot, int64_t *out);
 int asm_sym_find(const asm_ctx *c, const char *name, size_t len); /* index or -1 */
 int asm_sym_add(asm_ctx *c, const char *name, size_t len);        /* index, or -1 on OOM */
 int64_t asm_sym_value(const asm_ctx *c, int i, int layout);
+
+/* ---- statements (asm_parse.c makes them, asm.c lays them out and emits them) ---- */
+typedef enum {
+    S_LABEL, S_INSN, S_WORD, S_BYTE, S_FLOAT, S_SPACE, S_ALIGN, S_GLOBAL
+} asm_stmt_kind;
+typedef enum { O_REG, O_CSR, O_ZONE, O_EXPR, O_MEM, O_MEMPI } asm_opnd_kind;
+enum { F_RD, F_RA, F_RB, F_RC, F_IMM }; /* bit numbers of ISA_USE_* */
+
+typedef struct asm_operand {
+    uint8_t kind;
+    uint8_t reg;  /* O_REG, and the base register of O_MEM / O_MEMPI */
+    int value;    /* O_CSR, O_ZONE */
+    int expr;     /* O_EXPR, O_MEM (-1: no offset), O_MEMPI */
+    int col;
+} asm_operand;
+
+typedef struct asm_item {
+    int64_t v; /* .word/.byte: expression node; .float: the bits */
+    int col;
+} asm_item;
+
+typedef struct asm_stmt {
+    uint8_t kind, sect;
+    uint16_t op;
+    uint8_t nopnd;
+    int line, col;
+    asm_operand opnd[4];
+    size_t arg0, nargs; /* items of .word/.byte/.float */
+    int expr;           /* .space/.align, and its column */
+    int ecol;
+    const char *name;   /* label, .global */
+    size_t len;
+    uint64_t off;       /* offset in its section, from layout */
+} asm_stmt;
+
+/* One assembly: the context plus the parsed statements. */
+typedef struct asm_unit {
+    asm_ctx c;
+    asm_stmt *st;
+    size_t nst, capst;
+    asm_item *it;
+    size_t nit, capit;
+    int sect; /* current section while parsing */
+} asm_unit;
+
+
+/* The operands each format takes, and the field (F_*) each one fills. */
+typedef struct asm_shape {
+    uint8_t n, kind[4], field[4];
+} asm_shape;
+extern const asm_shape asm_shapes[FMT_COUNT];
+
+/* Parse one source line [b, end) into statements, reporting its errors. */
+void asm_parse_line(asm_unit *u, int line, const char *b, const char *end);
 
 /* Grow an array of `*cap` elements of size `sz` to hold at least `need`; 0 on failure. */
 int asm_grow(void **arr, size_t *cap, size_t need, size_t sz);

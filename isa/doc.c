@@ -20,7 +20,7 @@ static const struct {
     {OP_fadd, "fp32 arithmetic and conversions"},
     {OP_v2add, "f32v2 (two fp32 lanes in a register pair)"},
     {OP_ampz, "AMP (accumulating matrix product)"},
-    {OP_run, "Supervisor, workers, sync, control registers"},
+    {OP_run, "Supervisor: workers, sync, exchange, control registers"},
 };
 
 static const char *const csr_docs[CSR_COUNT] = {
@@ -36,7 +36,10 @@ static const char *const csr_docs[CSR_COUNT] = {
 
 static const char *const zone_docs[ISA_NZONES] = {
     [ISA_ZONE_INTERNAL] = "all tiles of one IPU",
-    [ISA_ZONE_EXTERNAL] = "all tiles of all IPUs in the system",
+    [ISA_ZONE_EXTERNAL] = "all tiles of all IPUs, over the GS1 global sync network (also `gs1`)",
+    [ISA_ZONE_GS2] = "all tiles of all IPUs, over the GS2 global sync network",
+    [ISA_ZONE_EXTERNAL_HOST] = "as `external`, with the host taking part (also `gs1_host`)",
+    [ISA_ZONE_GS2_HOST] = "as `gs2`, with the host taking part",
 };
 
 static const char intro[] =
@@ -197,12 +200,14 @@ char *isa_doc_markdown(void)
                        "| number | name | access | meaning |\n|---:|---|---|---|\n");
     for (unsigned i = 0; i < CSR_COUNT; i++)
         isa_buf_printf(&b, "| %u | `$%s` | %s | %s |\n", i, isa_csr_name(i),
-                       isa_csr_writable(i) ? "read/write" : "read-only", csr_docs[i]);
+                       isa_csr_writable(i) ? "read/write" : "read-only",
+                       csr_docs[i] ? csr_docs[i] : "");
     isa_buf_printf(&b, "\n## Sync zones\n\n"
                        "`sync zone` waits until every tile of the zone has reached a sync of "
                        "that zone (after joining its own workers).\n\n"
                        "| number | name | tiles |\n|---:|---|---|\n");
     for (unsigned i = 0; i < ISA_NZONES; i++)
-        isa_buf_printf(&b, "| %u | `%s` | %s |\n", i, isa_zone_name(i), zone_docs[i]);
+        isa_buf_printf(&b, "| %u | `%s` | %s |\n", i, isa_zone_name(i),
+                       zone_docs[i] ? zone_docs[i] : "");
     return isa_buf_take(&b);
 }

@@ -152,6 +152,8 @@ static unsigned reads_mask(const isa_insn *i)
     }
     if (i->op == OP_ret)
         m |= 1u << ISA_LR;
+    if (i->op == OP_send || i->op == OP_gsend)
+        m |= 1u << i->rd; /* the source address */
     return m;
 }
 
@@ -190,6 +192,12 @@ void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len)
     case FAULT_CSR: snprintf(buf, len, "write to a read-only control register"); break;
     case FAULT_LIMIT: snprintf(buf, len, "ran past --max-cycles"); break;
     case FAULT_SYNC_DEADLOCK: snprintf(buf, len, "sync deadlock"); break;
+    case FAULT_XCHG_DEST:
+        snprintf(buf, len, "exchange to a tile, IPU or address outside the system (0x%x)",
+                 cpu->fault_addr);
+        break;
+    case FAULT_XCHG_CONFLICT: snprintf(buf, len, "exchange conflict"); break;
+    case FAULT_NO_FABRIC: snprintf(buf, len, "exchange without a fabric model attached"); break;
     }
 }
 

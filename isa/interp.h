@@ -20,6 +20,7 @@ typedef enum isa_stop {
     STOP_JOIN,
     STOP_SYNC,
     STOP_HALT,
+    STOP_SEND,   /* supervisor at send/gsend: the tile does the exchange bookkeeping */
     STOP_FAULT,  /* cpu->fault says why; pc and t name the faulting instruction */
     STOP_LIMIT,  /* the next issue would be past the cycle limit */
 } isa_stop;
@@ -35,6 +36,9 @@ typedef enum isa_fault {
     FAULT_CSR,          /* write to a read-only control register */
     FAULT_LIMIT,        /* ran past --max-cycles */
     FAULT_SYNC_DEADLOCK,
+    FAULT_XCHG_DEST,    /* exchange to a tile, IPU or address that does not exist */
+    FAULT_XCHG_CONFLICT,/* two streams reach one receiver at once */
+    FAULT_NO_FABRIC,    /* an exchange instruction with no fabric model attached */
 } isa_fault;
 
 /* One context's architectural state. */

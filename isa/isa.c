@@ -68,6 +68,9 @@ static const char *const csr_names[CSR_COUNT] = {
 static const char *const zone_names[ISA_NZONES] = {
     [ISA_ZONE_INTERNAL] = "internal",
     [ISA_ZONE_EXTERNAL] = "external",
+    [ISA_ZONE_GS2] = "gs2",
+    [ISA_ZONE_EXTERNAL_HOST] = "external_host",
+    [ISA_ZONE_GS2_HOST] = "gs2_host",
 };
 
 /* ---- table access ---- */
@@ -135,6 +138,10 @@ const char *isa_zone_name(unsigned zone)
 
 int isa_zone_lookup(const char *name, size_t len)
 {
+    if (name_eq("gs1", name, len))
+        return ISA_ZONE_EXTERNAL;
+    if (name_eq("gs1_host", name, len))
+        return ISA_ZONE_EXTERNAL_HOST;
     for (unsigned i = 0; i < ISA_NZONES; i++)
         if (name_eq(zone_names[i], name, len))
             return (int)i;

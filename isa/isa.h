@@ -79,7 +79,7 @@ enum {
     FL_BRANCH = 1u << 2, /* control transfer (not allowed inside an rpt body) */
     FL_LOAD = 1u << 3,   /* reads memory into registers (supervisor load-use stall) */
     FL_STORE = 1u << 4,  /* writes memory */
-    FL_PAIR = 1u << 5,   /* rd/ra/rb/rc name even/odd register pairs */
+    FL_PAIR = 1u << 5,   /* rd/ra/rb/rc name even/odd register pairs (loads/stores: rd only) */
 };
 
 /* ---- the opcode enum ---- */
@@ -123,8 +123,16 @@ const char *isa_csr_name(unsigned csr); /* "tile", "ipu", ... or NULL */
 int isa_csr_lookup(const char *name, size_t len); /* -1 when unknown */
 int isa_csr_writable(unsigned csr);
 
-/* Sync zones (FMT_I operand of `sync`). The fabric issue extends this list. */
-enum { ISA_ZONE_INTERNAL = 0, ISA_ZONE_EXTERNAL = 1, ISA_NZONES = 2 };
+/* Sync zones (FMT_I operand of `sync`): one IPU; or all IPUs over the global sync networks
+ * GS1 ("external", also spelled gs1) and GS2, each with or without the host ("_host"). */
+enum {
+    ISA_ZONE_INTERNAL = 0,
+    ISA_ZONE_EXTERNAL = 1, /* GS1 */
+    ISA_ZONE_GS2 = 2,
+    ISA_ZONE_EXTERNAL_HOST = 3,
+    ISA_ZONE_GS2_HOST = 4,
+    ISA_NZONES = 5
+};
 const char *isa_zone_name(unsigned zone);
 int isa_zone_lookup(const char *name, size_t len);
 
@@ -162,8 +170,10 @@ typedef struct isa_prog {
     uint32_t ncode;
 } isa_prog;
 
-/* Build the decoded form of prog->image's text and check rpt bodies. Returns ERR_OK or
- * ERR_INPUT with a message (a branch inside an rpt body, a target outside the text). */
+/* Build the decoded form of prog->image's text (prog->code, prog->ncode) and check every rpt
+ * body [pc+8, target): 8-aligned, non-empty, inside the text, no FL_BRANCH instruction.
+ * Returns ERR_OK or ERR_INPUT with a message ("pc 0x..: rpt body ..."). Illegal words and
+ * branch targets outside the text are not load errors: they fault when executed. */
 int isa_prog_decode(isa_prog *prog, err *e);
 void isa_prog_free(isa_prog *prog);
 /* Address of a symbol, or -1. */

@@ -1,0 +1,55 @@
+/* engine_int: the engine's private layout, shared by engine.c and engine_xchg.c. */
+#ifndef IPUSIM_ENGINE_INT_H
+#define IPUSIM_ENGINE_INT_H
+
+#include "hw/engine.h"
+#include "hw/pool.h"
+#include "hw/sim.h"
+
+typedef struct release {
+    struct eng *g;
+    int ipu;        /* -1: every IPU (external sync) */
+    uint64_t cycle; /* the cycle the tiles resume at */
+} release;
+
+/* A stream with what the engine needs to deliver it. */
+typedef struct delivery {
+    eng_stream s;
+    const uint8_t *data;
+    uint32_t dst_addr;
+    uint32_t src_pc;
+    uint8_t global;
+} delivery;
+
+struct eng {
+    eng_cfg cfg;
+    mach m;
+    uint32_t nipus, ntiles;
+    chip *chips;
+    pool *pool;
+    sim *k;
+    int loaded;
+    isa_insn *code;
+    tile_cfg tcfg;
+    tile **run;           /* runnable tiles of this round, in (ipu, tile) order */
+    size_t nrun;
+    release *rel;         /* one pending release per IPU, plus [nipus] for external */
+    uint8_t *done;        /* per IPU: all tiles halted */
+    uint64_t rounds;
+    eng_fabric fabric;
+    int has_fabric;
+    eng_trace_fn trace;
+    void *trace_ctx;
+    eng_ipu_stats *ipu;   /* per IPU */
+    /* scratch for exchange resolution */
+    delivery *dv;
+    size_t ndv, capdv;
+};
+
+/* Deliver the pending exchange of IPUs [lo, hi): on-chip sends, and global sends too when
+ * `global` is set. Checks receiver conflicts, copies payloads in parallel, accounts bytes
+ * and cycles, clears the delivered sends. *end is the cycle after the last word landed (0 if
+ * nothing was sent). ERR_OK or ERR_FAULT. */
+int eng_deliver(struct eng *g, uint32_t lo, uint32_t hi, int global, uint64_t *end, err *e);
+
+#endif
