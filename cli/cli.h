@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "hw/err.h"
+#include "hw/machine.h"
 
 typedef struct cli_cmd {
     const char *name;
@@ -45,6 +46,29 @@ int cli_report_err(const char *cmd, const err *e);
 /* Write `len` bytes to path whole or not at all (temporary name, then rename). 0 or 2. */
 int cli_write_file(const char *cmd, const char *path, const char *data, size_t len);
 
+/* ---- machine options, shared by every command (cli/opts.c) ----
+ * --machine NAME|FILE picks a preset (default mk2; a FILE contains '/' or ends in .ini) and
+ * --set KEY=VALUE (repeatable, applied in order) overrides one of its parameters. */
+enum { CLI_MAX_SETS = 64 };
+typedef struct cli_machine {
+    const char *machine;            /* NULL: mk2 */
+    const char *sets[CLI_MAX_SETS]; /* "KEY=VALUE" as given */
+    unsigned nsets;
+} cli_machine;
+/* Help lines for the two options, for usage texts. */
+#define CLI_MACHINE_HELP                                                                       \
+    "  --machine NAME|FILE      machine preset: mk2 (default), mk1, or an INI file\n"          \
+    "  --set KEY=VALUE          override one machine parameter (repeatable; the keys:\n"       \
+    "                           'ipusim machine show')\n"
+/* If argv[*i] is --machine or --set, take it and its value and return 0 (or 2 after one
+ * error line). Any other argument: return -1 and consume nothing. */
+int cli_machine_opt(const char *cmd, int argc, char **argv, int *i, cli_machine *mo);
+/* Load the machine and apply the --set overrides. On failure print one line and return 2:
+ * "FILE:LINE: error: ..." for a bad preset, "ipusim CMD: --set K=V: ..." for a bad override. */
+int cli_machine_resolve(const char *cmd, const cli_machine *mo, mach *out);
+/* The same, also recording each value's source (for `ipusim machine show`). */
+int cli_machine_resolve_src(const char *cmd, const cli_machine *mo, mach *out, mach_src *src);
+
 /* ---- reports and program loading (cli/report.c) ---- */
 struct eng;
 struct isa_prog;
@@ -67,5 +91,6 @@ int cli_cmd_disasm(int argc, char **argv);
 int cli_cmd_gemm(int argc, char **argv);
 int cli_cmd_isa_doc(int argc, char **argv);
 int cli_cmd_mnist(int argc, char **argv);
+int cli_cmd_machine(int argc, char **argv);
 
 #endif

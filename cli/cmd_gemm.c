@@ -8,13 +8,16 @@
 
 int cli_cmd_gemm(int argc, char **argv)
 {
-    const char *cmd = "gemm", *json = NULL, *machine = "mk2";
+    const char *cmd = "gemm", *json = NULL;
+    cli_machine mo = {0};
     uint64_t M = 1536, N = 1472, K = 512, tiles = 0, threads = 0, seed = 1;
     uint64_t max_cycles = 10000000000ull;
-    int check = 1, rc = 0;
+    int check = 1, rc = 0, mr;
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--m") == 0)
+        if ((mr = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0)
+            rc = mr;
+        else if (strcmp(a, "--m") == 0)
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1u << 20, &M);
         else if (strcmp(a, "--n") == 0)
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1u << 20, &N);
@@ -28,8 +31,6 @@ int cli_cmd_gemm(int argc, char **argv)
             rc = cli_opt_u64(cmd, argc, argv, &i, 0, UINT64_MAX, &seed);
         else if (strcmp(a, "--max-cycles") == 0)
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, UINT64_MAX / 2, &max_cycles);
-        else if (strcmp(a, "--machine") == 0)
-            rc = cli_value(cmd, argc, argv, &i, &machine);
         else if (strcmp(a, "--json") == 0)
             rc = cli_value(cmd, argc, argv, &i, &json);
         else if (strcmp(a, "--no-check") == 0)
@@ -42,8 +43,9 @@ int cli_cmd_gemm(int argc, char **argv)
     err e;
     err_clear(&e);
     mach m;
-    if (mach_builtin(&m, machine, &e) != ERR_OK)
-        return cli_report_err(cmd, &e);
+    rc = cli_machine_resolve(cmd, &mo, &m);
+    if (rc)
+        return rc;
     if (tiles)
         m.tiles_per_ipu = (uint32_t)tiles;
     wl_gemm_cfg cfg = {(uint32_t)M, (uint32_t)N, (uint32_t)K, seed, check, (unsigned)threads,

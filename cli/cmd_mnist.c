@@ -339,6 +339,18 @@ int cli_cmd_mnist(int argc, char **argv)
         mref_init(net, cfg.seed);
     }
     const long per_call = (long)cfg.batch * cfg.grad_accum * cfg.device_iters;
+    if (cfg.epochs > 0 && (long)d->train.n < per_call) {
+        fprintf(stderr,
+                "ipusim %s: %s has %zu training images, fewer than one host call of "
+                "batch-size %d x gradient-accumulation %d x device-iterations %d = %ld\n",
+                CMD, dataset, d->train.n, cfg.batch, cfg.grad_accum, cfg.device_iters, per_call);
+        rc = 2;
+        goto out;
+    }
+    if (save && mref_prepare_save(save, e)) {
+        rc = cli_report_err(CMD, e);
+        goto out;
+    }
     printf("Reference (native host) training on %s (%s): %zu training, %zu test images\n",
            dataset, dir, d->train.n, d->test.n);
     printf("batch %d x gradient accumulation %d x device iterations %d = %ld images per host "

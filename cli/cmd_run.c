@@ -55,11 +55,12 @@ static int print_dump(eng *g, const dump *d)
 
 int cli_cmd_run(int argc, char **argv)
 {
-    const char *cmd = "run", *path = NULL, *json = NULL, *machine = "mk2";
-    uint64_t ipus = 1, tiles = 0, threads = 0, max_cycles = 10000000000ull;
+    const char *cmd = "run", *path = NULL, *json = NULL;
+    cli_machine mo = {0};
+    uint64_t ipus = 0, tiles = 0, threads = 0, max_cycles = 10000000000ull;
     dump dumps[MAX_DUMPS];
     unsigned ndumps = 0;
-    int rc = 0;
+    int rc = 0, r;
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i], *v = NULL;
         if (a[0] != '-' || a[1] == '\0') {
@@ -68,8 +69,8 @@ int cli_cmd_run(int argc, char **argv)
                 return 2;
             }
             path = a;
-        } else if (strcmp(a, "--machine") == 0) {
-            rc = cli_value(cmd, argc, argv, &i, &machine);
+        } else if ((r = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0) {
+            rc = r;
         } else if (strcmp(a, "--ipus") == 0) {
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &ipus);
         } else if (strcmp(a, "--tiles") == 0) {
@@ -101,9 +102,11 @@ int cli_cmd_run(int argc, char **argv)
     err e;
     err_clear(&e);
     eng_cfg cfg = {.threads = (unsigned)threads, .max_cycles = max_cycles};
-    if (mach_builtin(&cfg.m, machine, &e) != ERR_OK)
-        return cli_report_err(cmd, &e);
-    cfg.m.nipus = (uint32_t)ipus;
+    rc = cli_machine_resolve(cmd, &mo, &cfg.m);
+    if (rc)
+        return rc;
+    if (ipus) /* --ipus N is --set nipus=N */
+        cfg.m.nipus = (uint32_t)ipus;
     if (tiles)
         cfg.m.tiles_per_ipu = (uint32_t)tiles;
 

@@ -11,8 +11,9 @@ static const cli_cmd commands[] = {
      "Loads the program on every tile of every IPU (each tile reads its ids from the control\n"
      "registers $tile and $ipu), runs it to completion and prints a report.\n"
      "\n"
-     "  --machine mk2|mk1        machine (default mk2)\n"
-     "  --ipus N                 IPUs in the system (default 1)\n"
+     CLI_MACHINE_HELP
+     "  --ipus N                 IPUs in the system (default: the machine's nipus, 1);\n"
+     "                           the same as --set nipus=N\n"
      "  --tiles N                tiles per IPU (default: the machine's)\n"
      "  --threads N              host threads (default: online CPUs)\n"
      "  --max-cycles N           fault when an instruction would issue after cycle N\n"
@@ -38,7 +39,7 @@ static const cli_cmd commands[] = {
      "cycles and TFLOPS against the machine's fp32 peak.\n"
      "\n"
      "  --m M --n N --k K        sizes (default 1536 1472 512)\n"
-     "  --machine mk2|mk1        machine (default mk2)\n"
+     CLI_MACHINE_HELP
      "  --tiles N                tiles to use (default: all of the IPU)\n"
      "  --threads N              host threads (default: online CPUs)\n"
      "  --seed N                 seed of the random inputs (default 1)\n"
@@ -47,6 +48,20 @@ static const cli_cmd commands[] = {
      "  --json FILE              also write the report as JSON\n"},
     {"isa-doc", cli_cmd_isa_doc, "print docs/isa.md, generated from the opcode table",
      "usage: ipusim isa-doc\n"},
+    {"machine", cli_cmd_machine, "show a machine preset: every parameter, its unit and source",
+     "usage: ipusim machine show [NAME|FILE] [--set KEY=VALUE ...]\n"
+     "       ipusim machine list\n"
+     "       ipusim machine keys\n"
+     "\n"
+     "show: every parameter of the preset (default mk2; a FILE contains '/' or ends in .ini)\n"
+     "after the --set overrides, with its unit and the source comment from the INI file,\n"
+     "then figures derived from them (fp32 peak, SRAM, exchange and link bandwidth, sync).\n"
+     "list: the built-in presets. keys: the table of keys as Markdown (docs/machines.md).\n"
+     "\n"
+     CLI_MACHINE_HELP
+     "\n"
+     "Every command that simulates takes --machine and --set. Presets: machines/*.ini;\n"
+     "how to write one: docs/machines.md. Exit status: 0 ok, 2 bad preset or option.\n"},
     /* ---- more subcommands register here ---- */
     {NULL, NULL, NULL, NULL},
 };

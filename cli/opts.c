@@ -1,5 +1,6 @@
-/* opts: number parsing and error lines shared by every ipusim subcommand. Models nothing;
- * it makes every bad option look the same: one line naming the option and exit status 2. */
+/* opts: number parsing, error lines and the machine options shared by every ipusim
+ * subcommand. Models nothing; it makes every bad option look the same: one line naming the
+ * option and exit status 2. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -127,4 +128,55 @@ int cli_opt_u64(const char *cmd, int argc, char **argv, int *i, uint64_t min, ui
     const char *opt = argv[*i], *v = NULL;
     int rc = cli_value(cmd, argc, argv, i, &v);
     return rc ? rc : cli_u64(cmd, opt, v, min, max, out);
+}
+
+int cli_machine_opt(const char *cmd, int argc, char **argv, int *i, cli_machine *mo)
+{
+    const char *a = argv[*i];
+    if (strcmp(a, "--machine") == 0)
+        return cli_value(cmd, argc, argv, i, &mo->machine);
+    if (strcmp(a, "--set") != 0)
+        return -1;
+    if (mo->nsets == CLI_MAX_SETS) {
+        fprintf(stderr, "ipusim %s: at most %d --set options\n", cmd, CLI_MAX_SETS);
+        return 2;
+    }
+    return cli_value(cmd, argc, argv, i, &mo->sets[mo->nsets++]);
+}
+
+int cli_machine_resolve_src(const char *cmd, const cli_machine *mo, mach *out, mach_src *src)
+{
+    err *e = malloc(sizeof *e);
+    if (!e) {
+        fprintf(stderr, "ipusim %s: out of memory\n", cmd);
+        return 2;
+    }
+    err_clear(e);
+    int rc = mach_load(out, src, mo->machine ? mo->machine : "mk2", e);
+    if (rc != ERR_OK) {
+        cli_report_err(cmd, e);
+        free(e);
+        return 2;
+    }
+    for (unsigned k = 0; k < mo->nsets && rc == ERR_OK; k++) {
+        const char *arg = mo->sets[k], *eq = strchr(arg, '=');
+        char key[64];
+        if (!eq) {
+            fprintf(stderr, "ipusim %s: --set %s: expected KEY=VALUE\n", cmd, arg);
+            rc = 2;
+            break;
+        }
+        snprintf(key, sizeof key, "%.*s", (int)(eq - arg < 63 ? eq - arg : 63), arg);
+        if (mach_set(out, src, key, eq + 1, e) != ERR_OK) {
+            fprintf(stderr, "ipusim %s: --set %s: %s\n", cmd, arg, e->msg);
+            rc = 2;
+        }
+    }
+    free(e);
+    return rc;
+}
+
+int cli_machine_resolve(const char *cmd, const cli_machine *mo, mach *out)
+{
+    return cli_machine_resolve_src(cmd, mo, out, NULL);
 }

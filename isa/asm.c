@@ -1,12 +1,12 @@
 /* asm: the ipusim assembler (syntax in isa/asm.h and docs/isa.md).
  *
  * Three steps over the source. Parse (asm_parse.c): each line becomes statements (labels,
- * instructions, directives) whose operands keep their expressions unevaluated. Layout: statements get
- * section offsets in order and labels get defined; text sits at 0, data after it aligned to
- * 16 (or to its largest .align). Emit: expressions are evaluated with every label known and
- * the bytes are written. Errors do not stop any step, so every error in the file is
- * reported, sorted by position. The image is then decoded (isa_prog_decode), which checks
- * rpt bodies. Left out: macros, includes, local numeric labels, .equ, relocations. */
+ * instructions, directives) whose operands keep their expressions unevaluated. Layout:
+ * statements get section offsets in order and labels get defined; text sits at 0, data after
+ * it aligned to 16 (or to its largest .align). Emit: expressions are evaluated with every
+ * label known and the bytes are written. Errors do not stop any step, so every error in the
+ * file is reported, sorted by position. The image is then decoded (isa_prog_decode), which
+ * checks rpt bodies. Left out: macros, includes, local numeric labels, .equ, relocations. */
 #include "isa/asm.h"
 
 #include <errno.h>
@@ -429,6 +429,7 @@ int asm_assemble_file(const char *path, isa_prog *out, err *e)
         if (!nb) {
             free(buf);
             buf = NULL;
+            break;
         }
         buf = nb;
         cap *= 2;

@@ -150,8 +150,7 @@ typedef struct asm_stmt {
     int line, col;
     asm_operand opnd[4];
     size_t arg0, nargs; /* items of .word/.byte/.float */
-    int expr;           /* .space/.align, and its column */
-    int ecol;
+    int expr, ecol;     /* .space/.align: the expression and its column */
     const char *name;   /* label, .global */
     size_t len;
     uint64_t off;       /* offset in its section, from layout */
@@ -166,7 +165,6 @@ typedef struct asm_unit {
     size_t nit, capit;
     int sect; /* current section while parsing */
 } asm_unit;
-
 
 /* The operands each format takes, and the field (F_*) each one fills. */
 typedef struct asm_shape {

@@ -275,8 +275,13 @@ void mlayer_conv_bwd(const mlayer_conv *c, int batch, const float *x, const floa
     for (int n = 0; n < batch; n++) {
         const float *xn = x + (size_t)n * c->cin * c->h * c->w;
         const float *dyn = dy + (size_t)n * c->cout * p;
-        im2row(c, xn, col);
-        mm_acc(c->cout, kk, p, dyn, p, 1, col, kk, dw, kk); /* dw += dy row^T */
+        if (p > kk) { /* long dots over output positions (conv1: 576 vs 25) */
+            im2col(c, xn, col);
+            mm_nt(c->cout, kk, p, dyn, p, col, p, dw, kk);
+        } else {      /* many weights, short dots (conv2: 64 vs 250): register tiles */
+            im2row(c, xn, col);
+            mm_acc(c->cout, kk, p, dyn, p, 1, col, kk, dw, kk);
+        }
         for (int co = 0; co < c->cout; co++)
             db[co] += sum8(dyn + (size_t)co * p, p);
         if (dx) {
@@ -298,20 +303,18 @@ void mlayer_pool_relu_fwd(int planes, int h, int w, const float *y, float *out,
         for (int oy = 0; oy < ho; oy++) {
             const float *r0 = yp + (size_t)(2 * oy) * w, *r1 = r0 + w;
             for (int ox = 0; ox < wo; ox++) {
-                float m = r0[2 * ox];
+                /* branch-free: select on strict '>' keeps the first of equal maxima */
+                float m = r0[2 * ox], v;
                 unsigned char a = 0;
-                if (r0[2 * ox + 1] > m) {
-                    m = r0[2 * ox + 1];
-                    a = 1;
-                }
-                if (r1[2 * ox] > m) {
-                    m = r1[2 * ox];
-                    a = 2;
-                }
-                if (r1[2 * ox + 1] > m) {
-                    m = r1[2 * ox + 1];
-                    a = 3;
-                }
+                v = r0[2 * ox + 1];
+                a = v > m ? 1 : a;
+                m = v > m ? v : m;
+                v = r1[2 * ox];
+                a = v > m ? 2 : a;
+                m = v > m ? v : m;
+                v = r1[2 * ox + 1];
+                a = v > m ? 3 : a;
+                m = v > m ? v : m;
                 op[oy * wo + ox] = m > 0.0f ? m : 0.0f;
                 ap[oy * wo + ox] = a;
             }

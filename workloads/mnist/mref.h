@@ -67,6 +67,8 @@ float mref_forward_backward(mref_net *n, int batch, const float *x, const int *l
  * Save creates dir if needed; load rejects a missing or extra tensor, a wrong shape or a
  * dtype other than float32 without touching the network. 0 or ERR_INPUT. */
 int mref_save(mref_net *n, const char *dir, err *e);
+/* Create dir if needed and check it is writable (before a long run that will save there). */
+int mref_prepare_save(const char *dir, err *e);
 int mref_load(mref_net *n, const char *dir, err *e);
 
 /* ---- training (mref_train.c) ---- */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "workloads/mnist/mref.h"
 #include "workloads/mnist/npy.h"
@@ -37,9 +38,18 @@ static int mkdir_p(const char *dir, err *e)
     return 0;
 }
 
-int mref_save(mref_net *n, const char *dir, err *e)
+int mref_prepare_save(const char *dir, err *e)
 {
     if (mkdir_p(dir, e))
+        return ERR_INPUT;
+    if (access(dir, W_OK | X_OK) != 0)
+        return err_set(e, ERR_INPUT, "cannot write to directory '%s': %s", dir, strerror(errno));
+    return 0;
+}
+
+int mref_save(mref_net *n, const char *dir, err *e)
+{
+    if (mref_prepare_save(dir, e))
         return ERR_INPUT;
     const float *params = mref_params(n);
     for (int t = 0; t < MREF_NTENSORS; t++) {
