@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "fabric/xchg.h"
 #include "hw/engine.h"
 #include "isa/isa.h"
 
@@ -115,11 +116,14 @@ int cli_cmd_run(int argc, char **argv)
     rc = cli_load_prog(cmd, path, &prog);
     if (rc)
         return rc;
-    eng *g = eng_new(&cfg, &e);
+    xchg_sys *fab = xchg_sys_new(&cfg.m, &e);
+    eng *g = fab ? eng_new(&cfg, &e) : NULL;
     if (!g) {
+        xchg_sys_free(fab);
         isa_prog_free(&prog);
         return cli_report_err(cmd, &e);
     }
+    xchg_sys_attach(fab, g);
     rc = eng_load(g, &prog, &e);
     double t0 = cli_now();
     if (rc == ERR_OK)
@@ -138,6 +142,7 @@ int cli_cmd_run(int argc, char **argv)
         cli_report_err(cmd, &e);
     }
     eng_free(g);
+    xchg_sys_free(fab);
     isa_prog_free(&prog);
     return rc;
 }

@@ -58,6 +58,18 @@ void cli_report_text(FILE *f, const eng *g, const char *what, double host_second
         fprintf(f, " %s %.1f%%", c == 0 ? "sup" : (const char *[]){"w0", "w1", "w2", "w3", "w4", "w5"}[c - 1],
                 v[7 + c]);
     fprintf(f, "\n");
+    for (uint32_t i = 0; i < eng_nipus(g); i++) {
+        eng_ipu_stats is;
+        eng_get_ipu_stats(g, i, &is);
+        if (!is.xchg_streams && !is.global_tx_bytes && !is.global_rx_bytes && eng_nipus(g) == 1)
+            continue;
+        fprintf(f, "  ipu %-3u finish %llu, supersteps %llu, DoExchange %llu B in %llu cycles, "
+                   "GlobalExchange tx %llu B rx %llu B in %llu cycles\n",
+                i, (unsigned long long)is.finish, (unsigned long long)is.supersteps,
+                (unsigned long long)is.xchg_bytes, (unsigned long long)is.xchg_cycles,
+                (unsigned long long)is.global_tx_bytes, (unsigned long long)is.global_rx_bytes,
+                (unsigned long long)is.global_cycles);
+    }
     if (host_seconds > 0)
         fprintf(f, "  %-22s %.3f s (%.1f M simulated instructions/s)\n", "host time", host_seconds,
                 v[2] / host_seconds / 1e6);
@@ -98,6 +110,20 @@ int cli_report_json(const char *cmd, const char *path, const eng *g, const char 
     for (unsigned i = 0; i < ENG_NSTAT; i++)
         fprintf(f, "%s\"%s\": \"%s\"", i ? ", " : "", tab[i].name, tab[i].unit);
     fprintf(f, "},\n");
+    fprintf(f, "  \"per_ipu\": [");
+    for (uint32_t i = 0; i < eng_nipus(g); i++) {
+        eng_ipu_stats is;
+        eng_get_ipu_stats(g, i, &is);
+        fprintf(f, "%s\n    {\"ipu\": %u, \"finish\": %llu, \"supersteps\": %llu, "
+                   "\"do_exchange_bytes\": %llu, \"do_exchange_cycles\": %llu, "
+                   "\"global_exchange_tx_bytes\": %llu, \"global_exchange_rx_bytes\": %llu, "
+                   "\"global_exchange_cycles\": %llu}",
+                i ? "," : "", i, (unsigned long long)is.finish, (unsigned long long)is.supersteps,
+                (unsigned long long)is.xchg_bytes, (unsigned long long)is.xchg_cycles,
+                (unsigned long long)is.global_tx_bytes, (unsigned long long)is.global_rx_bytes,
+                (unsigned long long)is.global_cycles);
+    }
+    fprintf(f, "\n  ],\n");
     if (extra && *extra)
         fprintf(f, "  %s,\n", extra);
     fprintf(f, "  \"host\": {\"threads\": %u, \"numa_nodes\": %d, \"seconds\": %.6f}\n}\n",

@@ -160,9 +160,12 @@ static int build_m2000(link_net *net, const mach *m, err *e)
         snprintf(net->shape, sizeof net->shape,
                  "m2000: %u PODs of %u boxes of %u IPUs (%ux%u torus), PODs in a ring over "
                  "GW-Links", pods, boxes, box, X, Y);
+    else if (boxes > 1)
+        snprintf(net->shape, sizeof net->shape, "m2000: %u boxes of %u IPUs, %ux%u torus",
+                 boxes, box, X, Y);
     else
-        snprintf(net->shape, sizeof net->shape, "m2000: %u box%s of %u IPUs, %ux%u torus",
-                 boxes, boxes > 1 ? "es" : "", box, X, Y);
+        snprintf(net->shape, sizeof net->shape, "m2000: %u IPU%s of one box, fully connected",
+                 box, box > 1 ? "s" : "");
     /* The ring: boxes in a snake over the grid (rows alternate direction; Y is 1 or even, so
      * the last box is a neighbour of the first), IPUs 0..box-1 in even boxes and back down in
      * odd ones, so every step is one hop. */
@@ -423,6 +426,7 @@ struct run {
     uint32_t *touched, ntouched; /* links with draining flows (as of the last fill) */
     double *lcap;        /* fill(): capacity left */
     uint32_t *lnun;      /* fill(): flows not yet frozen */
+    uint32_t *loff, *lpos, *lflows; /* fill(): the flows on each link */
     sim_time last;       /* time of the last advance */
     size_t arrived;
 };
@@ -457,6 +461,8 @@ static void advance(run *r, sim_time t)
 static void fill(run *r, sim_time t)
 {
     const link_net *net = r->net;
+    /* The links in use, their capacities, and per link the list of flows on it (in index
+     * order): lflows[loff[l] .. loff[l] + lnun[l]). */
     r->ntouched = 0;
     for (size_t a = 0; a < r->nactive; a++) {
         flow *f = &r->f[r->active[a]];
@@ -470,6 +476,18 @@ static void fill(run *r, sim_time t)
             r->lnun[l]++;
         }
     }
+    uint32_t at = 0;
+    for (uint32_t i = 0; i < r->ntouched; i++) {
+        uint32_t l = r->touched[i];
+        r->loff[l] = r->lpos[l] = at;
+        at += r->lnun[l];
+    }
+    for (size_t a = 0; a < r->nactive; a++) {
+        const flow *f = &r->f[r->active[a]];
+        for (uint32_t h = 0; h < f->len; h++) r->lflows[r->lpos[r->hops[f->off + h]]++] = r->active[a];
+    }
+    /* Progressive filling: the link with the smallest fair share fixes the rate of its flows
+     * not yet fixed; they leave every link they cross; repeat. */
     size_t left = r->nactive;
     while (left > 0) {
         uint32_t best = NONE;
@@ -481,11 +499,9 @@ static void fill(run *r, sim_time t)
             if (best == NONE || s < share) best = l, share = s;
         }
         assert(best != NONE);
-        for (size_t a = 0; a < r->nactive; a++) {
-            flow *f = &r->f[r->active[a]];
-            bool on = false;
-            for (uint32_t h = 0; h < f->len && !on; h++) on = r->hops[f->off + h] == best;
-            if (f->frozen || !on) continue;
+        for (uint32_t j = r->loff[best]; j < r->lpos[best]; j++) {
+            flow *f = &r->f[r->lflows[j]];
+            if (f->frozen) continue;
             f->frozen = true;
             f->rate = share;
             left--;
@@ -586,6 +602,9 @@ int link_simulate(link_net *net, sim *k, link_xfer *x, size_t n, err *e)
     r.touched = xcalloc(net->nlinks, sizeof *r.touched);
     r.lcap = xcalloc(net->nlinks, sizeof *r.lcap);
     r.lnun = xcalloc(net->nlinks, sizeof *r.lnun);
+    r.loff = xcalloc(net->nlinks, sizeof *r.loff);
+    r.lpos = xcalloc(net->nlinks, sizeof *r.lpos);
+    r.lflows = xcalloc(nhops, sizeof *r.lflows);
     start_key *keys = xcalloc(n, sizeof *keys);
     uint32_t off = 0;
     for (size_t i = 0; i < n; i++) {
@@ -615,5 +634,8 @@ int link_simulate(link_net *net, sim *k, link_xfer *x, size_t n, err *e)
     free(r.touched);
     free(r.lcap);
     free(r.lnun);
+    free(r.loff);
+    free(r.lpos);
+    free(r.lflows);
     return ERR_OK;
 }

@@ -148,6 +148,51 @@ static void test_asm_disasm_roundtrip(void **state)
     assert_int_equal(run(out, sizeof out, "run %s --tiles 2", b1), 0);
 }
 
+static void test_machine_presets(void **state)
+{
+    (void)state;
+    char out[65536], path[256], want[512];
+    assert_int_equal(run(out, sizeof out, "machine show mk2"), 0);
+    const char *l = strstr(out, "\n  tiles_per_ipu ");
+    assert_non_null(l);
+    const char *eol = strchr(l + 1, '\n');
+    char line[256];
+    snprintf(line, sizeof line, "%.*s", (int)(eol - l - 1), l + 1);
+    assert_non_null(strstr(line, " 1472 tiles "));
+    assert_non_null(strstr(line, "[GC] compile reports"));
+    assert_non_null(strstr(out, "machine mk2 from machines/mk2.ini"));
+    assert_int_equal(run(out, sizeof out, "machine show mk1 --set nipus=8"), 0);
+    assert_non_null(strstr(out, "override (the preset had 1"));
+
+    /* a bad --set names the argument, on one line */
+    assert_int_equal(run(out, sizeof out, "run --set bogus=1 tests/isa/sup_alu.s"), 2);
+    assert_string_equal(out, "ipusim run: --set bogus=1: unknown machine parameter 'bogus'\n");
+    assert_int_equal(run(out, sizeof out, "gemm --set clock_hz=fast"), 2);
+    assert_string_equal(out, "ipusim gemm: --set clock_hz=fast: clock_hz: 'fast' is not a whole "
+                             "number\n");
+
+    /* a bad INI file: file:line: error:, one line, status 2 */
+    snprintf(path, sizeof path, "%s/bad.ini", tmpdir);
+    write_file(path, "[chip]\n; a comment\ntiles_per_ipu = lots\n");
+    assert_int_equal(run(out, sizeof out, "run --machine %s tests/isa/sup_alu.s", path), 2);
+    snprintf(want, sizeof want, "%s:3: error: tiles_per_ipu: 'lots' is not a whole number\n",
+             path);
+    assert_string_equal(out, want);
+    assert_int_equal(run(out, sizeof out, "machine show %s/none.ini", tmpdir), 2);
+    assert_non_null(strstr(out, "none.ini: error: cannot open machine file"));
+    assert_int_equal(count_lines(out), 1);
+
+    /* a preset file and --set drive a run; --ipus is --set nipus */
+    assert_int_equal(run(out, sizeof out, "run --machine machines/mk1.ini --set nipus=2 "
+                                          "--tiles 2 tests/isa/sup_alu.s"), 0);
+    assert_non_null(strstr(out, "on 2 x mk1 IPU"));
+    assert_int_equal(run(out, sizeof out, "run --set nipus=2 --ipus 3 --tiles 2 "
+                                          "tests/isa/sup_alu.s"), 0);
+    assert_non_null(strstr(out, "on 3 x mk2 IPU"));
+    assert_int_equal(run(out, sizeof out, "help gemm"), 0);
+    assert_non_null(strstr(out, "--set KEY=VALUE"));
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -164,6 +209,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fault_exit_3),
         cmocka_unit_test(test_report_and_json),
         cmocka_unit_test(test_asm_disasm_roundtrip),
+        cmocka_unit_test(test_machine_presets),
     };
     int rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
     char cmd[128];

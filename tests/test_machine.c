@@ -277,9 +277,15 @@ static void test_bad_structure(void **state)
     t = mk2_with("tiles_per_ipu", "tiles_per_ipu = 1472\nnipus = 2");
     expect_error(t, tl + 1, "'nipus' belongs in [system], not [chip]");
     free(t);
+    char msg[128];
+    snprintf(msg, sizeof msg, "'tiles_per_ipu' is set twice (first on line %d)", tl);
     t = mk2_with("sram_bytes", "sram_bytes = 4096\ntiles_per_ipu = 2");
-    expect_error(t, line_of(mk2, "sram_bytes") + 1, "'tiles_per_ipu' is set twice (first on "
-                                                    "line 15)");
+    expect_error(t, line_of(mk2, "sram_bytes") + 1, msg);
+    free(t);
+    snprintf(msg, sizeof msg, "an indented line continues the value of 'tiles_per_ipu' from "
+             "line %d (remove the indentation)", tl);
+    t = mk2_with("tiles_per_ipu", "tiles_per_ipu = 1472\n  sram_bytes = 4096");
+    expect_error(t, tl + 1, msg);
     free(t);
     t = mk2_with("tiles_per_ipu", "tiles_per_ipu 1472");
     expect_error(t, tl, "expected 'key = value', '[section]' or a ';' comment");
@@ -427,8 +433,12 @@ static void test_doc_matches_table(void **state)
             fail_msg("docs/machines.md lacks the row (regenerate with 'ipusim machine keys'):"
                      "\n%s", row);
     }
+    /* and no other rows in its "## Keys" section */
+    const char *keys = strstr(doc, "\n## Keys\n");
+    assert_non_null(keys);
+    const char *next = strstr(keys + 1, "\n## ");
     int rows = 0;
-    for (const char *s = doc; (s = strstr(s, "\n| `")) != NULL; s++)
+    for (const char *s = keys; (s = strstr(s, "\n| `")) != NULL && (!next || s < next); s++)
         rows++;
     assert_int_equal(rows, MACH_NPARAMS);
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric/xchg.h"
 #include "hw/engine.h"
 #include "isa/asm.h"
 
@@ -120,8 +121,12 @@ static void run_program(void **state)
     int rc = asm_assemble(path, src, strlen(src), &prog, &e);
     if (rc != ERR_OK)
         fail_msg("%s: does not assemble:\n%s", path, e.msg);
+    xchg_sys *fab = xchg_sys_new(&cfg.m, &e);
+    if (!fab)
+        fail_msg("%s: %s", path, e.msg);
     eng *g = eng_new(&cfg, &e);
     assert_non_null(g);
+    xchg_sys_attach(fab, g);
     assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
     rc = eng_run(g, &e);
 
@@ -178,6 +183,7 @@ static void run_program(void **state)
                      got, got, want, want);
     }
     eng_free(g);
+    xchg_sys_free(fab);
     isa_prog_free(&prog);
     free(src);
 }

@@ -24,7 +24,7 @@ bench() { # name dataset epochs
     all=$(sort -n "$TMP/$1.rates" | tr '\n' ' ')
     acc=$(field test_accuracy "$TMP/$1.1.json")
     imgs=$(field images_trained "$TMP/$1.1.json")
-    printf '%-14s %d epoch(s), %s images: median %s images/s (runs: %s) test accuracy %s%%\n' \
+    printf '%-14s %d epoch(s), %s images: median %.0f images/s (runs: %s) test accuracy %.2f%%\n' \
         "$1" "$3" "$imgs" "$median" "$all" "$acc"
 }
 

@@ -1,9 +1,11 @@
-/* mlayer: convolution (im2col + small matrix products), 2x2 max-pool fused with ReLU, linear
- * layers and softmax cross-entropy, forward and backward, in plain C. The matrix products are
- * blocked four rows at a time with unit-stride inner loops (axpy form) or eight-lane partial
- * sums (dot form) that compilers vectorise without -ffast-math; summation order is fixed, so
- * results are deterministic, though not bit-equal to PyTorch's (oneDNN sums in another order).
- * Single-threaded on purpose: it is the numerics oracle and the native speed baseline. */
+/* mlayer: convolution (unfolding + small matrix products), 2x2 max-pool fused with ReLU, linear
+ * layers and softmax cross-entropy, forward and backward, in C with GCC/Clang vector types (no
+ * intrinsics, no -ffast-math, no -march). Two matrix-product kernels do nearly all the work:
+ * 4 x 8 tiles of C summed in registers over K (mm_acc), and eight-lane dot products (mm_nt)
+ * where the contraction is long and contiguous. Summation order is fixed, so results are
+ * bit-identical run to run, though not to PyTorch's (oneDNN sums in other orders). One thread
+ * on purpose: it is the numerics oracle and the native speed baseline. Leaves out strides,
+ * padding, dilation and any pooling but 2x2. */
 #include "workloads/mnist/layers.h"
 
 #include <math.h>
@@ -303,18 +305,13 @@ void mlayer_pool_relu_fwd(int planes, int h, int w, const float *y, float *out,
         for (int oy = 0; oy < ho; oy++) {
             const float *r0 = yp + (size_t)(2 * oy) * w, *r1 = r0 + w;
             for (int ox = 0; ox < wo; ox++) {
-                /* branch-free: select on strict '>' keeps the first of equal maxima */
-                float m = r0[2 * ox], v;
-                unsigned char a = 0;
-                v = r0[2 * ox + 1];
-                a = v > m ? 1 : a;
-                m = v > m ? v : m;
-                v = r1[2 * ox];
-                a = v > m ? 2 : a;
-                m = v > m ? v : m;
-                v = r1[2 * ox + 1];
-                a = v > m ? 3 : a;
-                m = v > m ? v : m;
+                /* a tournament of strict '>' keeps the first of equal maxima */
+                const float v0 = r0[2 * ox], v1 = r0[2 * ox + 1];
+                const float v2 = r1[2 * ox], v3 = r1[2 * ox + 1];
+                const float top = v1 > v0 ? v1 : v0, bot = v3 > v2 ? v3 : v2;
+                const unsigned char at = v1 > v0, ab = 2 + (v3 > v2);
+                const float m = bot > top ? bot : top;
+                const unsigned char a = bot > top ? ab : at;
                 op[oy * wo + ox] = m > 0.0f ? m : 0.0f;
                 ap[oy * wo + ox] = a;
             }
