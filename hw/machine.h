@@ -97,14 +97,16 @@ typedef struct mach_src {
 int mach_load(mach *m, mach_src *src, const char *spec, err *e);
 
 /* Parse INI text (NUL-terminated) that messages call `file`; the machine is named `name`.
- * Used by mach_load; open for tests and fuzzing. */
+ * Used by mach_load; open for tests and fuzzing. On error *m is unchanged. Reentrant: no
+ * state outside the call (libinih reads through a line-counting reader, so the handler knows
+ * each key's line; Debian's libinih passes no line numbers). */
 int mach_parse(mach *m, mach_src *src, const char *name, const char *file, const char *text,
                err *e);
 
 /* Set one parameter from text, checking it as the INI parser does. The message (ERR_INPUT)
  * carries no position: "unknown machine parameter 'foo'", "clock_hz: 'x' is not a whole
- * number", ... The caller adds where the text came from. src (may be NULL) records the
- * change: line 0, comment "set by --set (was V)". */
+ * number", ... The caller adds where the text came from. On error *m is unchanged. src
+ * (may be NULL) records the change: line 0, comment "override (the preset had V: ...)". */
 int mach_set(mach *m, mach_src *src, const char *key, const char *value, err *e);
 
 /* Every field within its range and every word one of its choices (for a mach that code has

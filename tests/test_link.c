@@ -254,14 +254,18 @@ static void test_routes(void **state)
     check_routes(net);
     link_net_free(net);
 
-    /* Tie-break: 0 -> 5 in two boxes goes through the lowest-numbered neighbour, 1. */
+    /* Tie-break: 0 -> 5 in two boxes can go through 1 or 4; (0 + 5) mod 2 picks the second,
+     * 4; 0 -> 6 (through 2 or 4) picks the first, 2. */
     m = mk("m2000", 8);
     net = net_of(&m);
     link_net *again = net_of(&m);
     uint32_t r[4], r2[4];
     assert_int_equal(link_route(net, 0, 5, r, 4), 2);
-    assert_int_equal(r[0], link_between(net, 0, 1));
-    assert_int_equal(r[1], link_between(net, 1, 5));
+    assert_int_equal(r[0], link_between(net, 0, 4));
+    assert_int_equal(r[1], link_between(net, 4, 5));
+    assert_int_equal(link_route(net, 0, 6, r, 4), 2);
+    assert_int_equal(r[0], link_between(net, 0, 2));
+    assert_int_equal(r[1], link_between(net, 2, 6));
     assert_int_equal(link_route(net, 0, 0, r, 4), 0);
     for (uint32_t a = 0; a < 8; a++)
         for (uint32_t b = 0; b < 8; b++) {
@@ -360,8 +364,9 @@ static void test_bottleneck(void **state)
 {
     (void)state;
     /* Ladder of 2 cards: rung 4 x 10 GB/s = 40 GB/s, rails 3 x 1 GB/s = 3 GB/s. Flow A goes
-     * 0 -> 1 -> 3 (rung then rail): the rail holds it to 3 GB/s. Flow B uses the rung alone:
-     * max-min gives it the 37 GB/s A leaves, not an equal half. */
+     * 0 -> 2 -> 3 (rail then rung; (0 + 3) mod 2 picks the second of 1 and 2): the rail holds
+     * it to 3 GB/s. Flow B uses the rung 2 -> 3 alone: max-min gives it the 37 GB/s that A
+     * leaves, not an equal half. */
     mach m = mk("ladder", 4);
     m.link_bytes_per_s = 10 * GBPS;
     m.gw_bytes_per_s = 1 * GBPS;
@@ -369,12 +374,16 @@ static void test_bottleneck(void **state)
     link_net *net = net_of(&m);
     uint32_t r[4];
     assert_int_equal(link_route(net, 0, 3, r, 4), 2);
-    assert_int_equal(r[0], link_between(net, 0, 1));
+    assert_int_equal(r[0], link_between(net, 0, 2));
+    assert_int_equal(r[1], link_between(net, 2, 3));
     assert_int_equal(link_route_bandwidth(net, 0, 3), 3 * GBPS);
-    link_xfer x[2] = {{0, 3, 3000000, 0, 0}, {0, 1, 37000000, 0, 0}};
+    link_xfer x[2] = {{0, 3, 3000000, 0, 0}, {2, 3, 37000000, 0, 0}};
     run1(net, x, 2);
     assert_near(x[0].end, SIM_MS + 400 * SIM_NS, 1);
     assert_near(x[1].end, SIM_MS + 100 * SIM_NS, 1);
+    uint32_t rung = link_between(net, 2, 3);
+    assert_int_equal(link_bytes(net, rung), 40000000);
+    assert_int_equal(link_busy(net, rung), SIM_MS);
     /* A alone over the two hops: bottleneck bandwidth plus both latencies */
     link_xfer a = {0, 3, 3000000, 0, 0};
     run1(net, &a, 1);

