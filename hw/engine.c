@@ -26,6 +26,12 @@ eng *eng_new(const eng_cfg *cfg, err *e)
     }
     g->cfg = *cfg;
     g->m = cfg->m;
+    if (g->m.amp_macs_per_issue == 0 || 16 % g->m.amp_macs_per_issue != 0) {
+        err_set(e, ERR_INPUT, "amp_macs_per_issue must divide 16 (it is %u)",
+                g->m.amp_macs_per_issue);
+        free(g);
+        return NULL;
+    }
     g->nipus = cfg->m.nipus ? cfg->m.nipus : 1;
     g->m.nipus = g->nipus;
     g->ntiles = cfg->m.tiles_per_ipu;
@@ -101,6 +107,10 @@ int eng_load(eng *g, const isa_prog *prog, err *e)
     g->code = isa_code_build(prog);
     if (!g->code)
         return err_set(e, ERR_INPUT, "out of memory");
+    /* `amp` does 16 MAC; a machine with fewer MAC per issue spends 16 / that many slots */
+    for (uint32_t k = 0; k < prog->ncode; k++)
+        if (g->code[k].op == OP_amp)
+            g->code[k].wcycles = (uint8_t)(16 / g->m.amp_macs_per_issue);
     g->loaded = 1;
     g->tcfg = (tile_cfg){
         .code = g->code,

@@ -262,15 +262,17 @@ static void parse_floats(asm_unit *u, asm_parser *p, asm_stmt *s)
             lx->p++;
         char buf[64];
         size_t n = (size_t)(lx->p - b);
-        char *endp = buf;
         float f = 0;
+        int ok = 0;
         if (n > 0 && n < sizeof buf && !memchr(b, 0, n)) {
+            char *endp;
             memcpy(buf, b, n);
             buf[n] = '\0';
             errno = 0;
             f = strtof(buf, &endp);
+            ok = endp == buf + n && !(errno == ERANGE && isinf(f));
         }
-        if (n == 0 || endp != buf + n || (errno == ERANGE && isinf(f))) {
+        if (!ok) {
             asm_error(p->c, p->line, col, n ? "bad float `%.*s`" : "expected a float%.*s",
                       (int)(n > 40 ? 40 : n), b);
             return;

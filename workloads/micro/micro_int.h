@@ -1,0 +1,93 @@
+/* micro_int: what the microbenchmark files share — running a program with the fabric and a
+ * trace, adding rows, building assembly text, and the two reference columns: the figures the
+ * preset implies (formulas over mach fields) and the published figures (FACTS.md). */
+#ifndef IPUSIM_WL_MICRO_INT_H
+#define IPUSIM_WL_MICRO_INT_H
+
+#include <stdint.h>
+
+#include "fabric/xchg.h"
+#include "hw/engine.h"
+#include "workloads/micro/micro.h"
+
+/* ---- running one program ---- */
+
+typedef struct micro_run {
+    eng *g;
+    xchg_sys *x;
+    eng_stream *tr;       /* every delivered stream, in the engine's delivery order */
+    size_t ntr, cap;
+    int oom;
+} micro_run;
+
+typedef void (*micro_setup_fn)(eng *g, void *ctx);
+
+/* Assemble src and run it on every tile of nipus x ntiles IPUs of m (the fabric attached when
+ * `fabric`), after `setup` (may be NULL) has placed data in tile memory. On ERR_OK the engine
+ * stays in r->g for inspection. Free r with micro_run_free whatever the result. */
+int micro_run_prog(const mach *m, uint32_t nipus, uint32_t ntiles, const char *src, int fabric,
+                   const wl_micro_cfg *cfg, micro_setup_fn setup, void *ctx, micro_run *r,
+                   err *e);
+void micro_run_free(micro_run *r);
+
+/* A 32-bit word of tile memory. */
+uint32_t micro_rd32(eng *g, uint32_t ipu, uint32_t tile, uint32_t addr);
+void micro_wr32(eng *g, uint32_t ipu, uint32_t tile, uint32_t addr, uint32_t v);
+
+/* Append a row; `what` is printf-style. ERR_INPUT when out of host memory. */
+int micro_add(wl_micro_table *t, err *e, const char *bench, const char *unit, double sim,
+              double implied, double published, const char *fmt, ...)
+    __attribute__((format(printf, 8, 9)));
+
+/* ---- assembly text ---- */
+
+typedef struct micro_buf {
+    char *s;
+    size_t n, cap;
+    int oom;
+} micro_buf;
+void micro_put(micro_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- what the preset implies (micro.c; each a formula over mach fields) ---- */
+
+/* ISA facts the formulas use (docs/isa.md): ld64pi/st64pi move 8 bytes per worker issue;
+ * one `amp` is a 4x4 outer product, 16 fp32 MAC. */
+enum { MICRO_LDST_BYTES = 8, MICRO_AMP_MACS = 16 };
+
+double micro_implied_xchg_latency(const mach *m, uint32_t src, uint32_t dst); /* cycles */
+double micro_implied_tile_xchg(const mach *m);      /* B/cycle, one tile streaming */
+double micro_implied_ipu_xchg(const mach *m);       /* B/s, every tile of an IPU */
+double micro_implied_sync_internal(const mach *m);  /* cycles */
+double micro_implied_sync_external(const mach *m, uint32_t nipus); /* cycles */
+double micro_implied_link(const mach *m);           /* B/s, one IPU-Link, one direction */
+double micro_implied_link_latency(const mach *m);   /* cycles, 4 bytes to a neighbour IPU */
+double micro_implied_load(const mach *m);           /* B/cycle per tile */
+double micro_implied_store(const mach *m);          /* B/cycle per tile */
+double micro_implied_amp(const mach *m);            /* FLOP/s per IPU */
+/* Ring all-reduce bus bandwidth (B/s) from the alpha-beta model: T = 2(R-1)(alpha + S/(R
+ * beta)), bus bandwidth = 2(R-1)/R x S / T. alpha in seconds, beta in B/s. */
+double micro_implied_allreduce(uint32_t R, double bytes, double alpha_s, double beta);
+
+/* ---- published figures (FACTS.md section 1) for the chip the preset names ---- */
+typedef struct micro_published {
+    double tile_xchg;    /* B/cycle */
+    double ipu_xchg;     /* B/s */
+    double sync_internal; /* cycles */
+    double link;         /* B/s, one link */
+    double link_ipu;     /* B/s, all links of an IPU */
+    double load, store;  /* B/cycle per tile */
+    double fp32;         /* FLOP/s per IPU */
+} micro_published;
+/* mk2 or mk1 by the machine's name; every field NaN for any other machine. */
+micro_published micro_published_for(const mach *m);
+
+/* ---- the benchmarks (one function each; rows appended to t) ---- */
+int micro_xchg_latency(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e);
+int micro_xchg_bandwidth(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e);
+int micro_sync(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e);
+int micro_link(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e);
+int micro_memory(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e);
+int micro_amp(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e);
+int micro_allreduce(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e);
+
+#endif
