@@ -156,7 +156,7 @@ FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(BUILD)/gen/codelets.c $(BUILD)/gen/machines.c
 	@mkdir -p build-fuzz
-	clang -std=c11 -O1 -g -D_GNU_SOURCE -I. -pthread -fsanitize=fuzzer,address,undefined \
+	clang -std=c11 -O1 -g -D_GNU_SOURCE -I. -pthread -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	  -o $@ $< $(LIB_SRC) $(BUILD)/gen/codelets.c $(BUILD)/gen/machines.c $(LDLIBS)
 fuzz: deps-fuzz
 	@$(MAKE) --no-print-directory $(FUZZ_BINS)
