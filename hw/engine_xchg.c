@@ -77,7 +77,7 @@ static int gather(eng *g, uint32_t lo, uint32_t hi, int global, size_t *n_onchip
                 const tile_outbox *o = &g->chips[i].tiles[t].out;
                 for (size_t k = 0; k < o->n; k++) {
                     const tile_send *s = &o->s[k];
-                    if (s->global != pass)
+                    if (s->kind > TILE_GSEND || s->global != pass)
                         continue;
                     uint32_t first = s->dst & 0xffffu;
                     uint32_t count = s->global ? 1 : (s->dst >> 16) + 1;
@@ -113,7 +113,7 @@ static void clear_sent(eng *g, uint32_t lo, uint32_t hi, int global)
             tile_outbox *o = &g->chips[i].tiles[t].out;
             size_t keep = 0;
             for (size_t k = 0; k < o->n; k++)
-                if (o->s[k].global && !global)
+                if (o->s[k].kind > TILE_GSEND || (o->s[k].global && !global))
                     o->s[keep++] = o->s[k];
             o->n = keep;
             if (keep == 0)

@@ -51,6 +51,7 @@ static isa_env make_env(tile *t, const tile_cfg *cfg)
         .ntiles = cfg->ntiles,
         .nipus = cfg->nipus,
         .scratch = &t->scratch,
+        .group = &t->group,
         .limit = cfg->limit,
         .slot_free_from = t->slot_free_from,
     };
@@ -93,30 +94,53 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
     return a > b ? a : b;
 }
 
-/* send/gsend at cycle c: check it, copy the payload into the outbox, and occupy the outgoing
- * port for one cycle per xchg_bpc bytes from max(c, port free). The supervisor goes on at
- * once (the port streams on its own); sync and halt wait for the port. Returns the
- * supervisor's next issue cycle, or 0 after a fault (the tile is then marked faulted). */
-static uint64_t do_send(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64_t c)
+static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t first)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap ? *cap : first;
+    while (c < need)
+        c *= 2;
+    void *n = realloc(p, c * elem);
+    assert(n && "out of host memory for the tile's outbox");
+    *cap = c;
+    return n;
+}
+
+/* send/gsend/hin/hout/rbin/rbout at cycle c: check it and log it (with the payload of an
+ * outgoing copy). A send occupies the outgoing port for one cycle per xchg_bpc bytes from
+ * max(c, port free); the supervisor goes on at once (the port streams on its own); sync and
+ * halt wait for the port. Host copies are timed at the host sync. Returns the supervisor's
+ * next issue cycle, or 0 after a fault (the tile is then marked faulted). */
+static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64_t c)
 {
     isa_cpu *s = &t->sup;
-    uint32_t src = s->r[in->rd], bytes = s->r[in->ra], dst = s->r[in->rb], daddr = s->r[in->rc];
-    int global = in->op == OP_gsend;
+    uint32_t addr = s->r[in->rd], bytes = s->r[in->ra], dst = s->r[in->rb];
+    uint32_t four = in->op == OP_send || in->op == OP_gsend || in->op == OP_rbin ||
+                    in->op == OP_rbout;
+    uint32_t daddr = four ? s->r[in->rc] : 0;
+    uint8_t kind = in->op == OP_send    ? TILE_SEND
+                   : in->op == OP_gsend ? TILE_GSEND
+                   : in->op == OP_hin   ? TILE_HIN
+                   : in->op == OP_hout  ? TILE_HOUT
+                   : in->op == OP_rbin  ? TILE_RBIN
+                                        : TILE_RBOUT;
+    int exchange = kind == TILE_SEND || kind == TILE_GSEND;
     s->fault_addr = 0;
-    if ((src | bytes | daddr) & 3u) {
+    if ((addr | bytes | (exchange ? daddr : 0)) & 3u) {
         s->fault = FAULT_MISALIGNED;
-        s->fault_addr = src & 3u ? src : bytes & 3u ? bytes : daddr;
-    } else if ((uint64_t)src + bytes > cfg->memsize) {
+        s->fault_addr = addr & 3u ? addr : bytes & 3u ? bytes : daddr;
+    } else if ((uint64_t)addr + bytes > cfg->memsize) {
         s->fault = FAULT_OUT_OF_RANGE;
-        s->fault_addr = src;
-    } else if ((uint64_t)daddr + bytes > cfg->memsize) {
+        s->fault_addr = addr;
+    } else if (exchange && (uint64_t)daddr + bytes > cfg->memsize) {
         s->fault = FAULT_XCHG_DEST;
         s->fault_addr = daddr;
-    } else if (!global && (dst & 0xffffu) + (dst >> 16) + 1 > cfg->ntiles) {
+    } else if (kind == TILE_SEND && (dst & 0xffffu) + (dst >> 16) + 1 > cfg->ntiles) {
         s->fault = FAULT_XCHG_DEST;
         s->fault_addr = dst;
-    } else if (global && ((dst >> 16) >= cfg->nipus || (dst & 0xffffu) >= cfg->ntiles ||
-                          (dst >> 16) == t->ipu)) {
+    } else if (kind == TILE_GSEND && ((dst >> 16) >= cfg->nipus ||
+                                      (dst & 0xffffu) >= cfg->ntiles || (dst >> 16) == t->ipu)) {
         s->fault = FAULT_XCHG_DEST;
         s->fault_addr = dst;
     }
@@ -127,29 +151,30 @@ static uint64_t do_send(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64
         return 0;
     }
     tile_outbox *o = &t->out;
-    if (o->n == o->cap) {
-        size_t cap = o->cap ? 2 * o->cap : 16;
-        tile_send *ns = realloc(o->s, cap * sizeof *ns);
-        assert(ns && "out of host memory for exchange sends");
-        o->s = ns;
-        o->cap = cap;
+    o->s = grow(o->s, &o->cap, o->n + 1, sizeof *o->s, 16);
+    int outgoing = kind != TILE_HIN && kind != TILE_RBIN;
+    if (outgoing)
+        o->data = grow(o->data, &o->dcap, o->used + bytes, 1, 4096);
+    uint64_t start = c;
+    if (exchange) {
+        start = c > o->port_free ? c : o->port_free;
+        o->port_free = start + (bytes + cfg->xchg_bpc - 1) / cfg->xchg_bpc;
     }
-    if (o->used + bytes > o->dcap) {
-        size_t cap = o->dcap ? 2 * o->dcap : 4096;
-        while (cap < o->used + bytes)
-            cap *= 2;
-        uint8_t *nd = realloc(o->data, cap);
-        assert(nd && "out of host memory for exchange payloads");
-        o->data = nd;
-        o->dcap = cap;
+    o->s[o->n++] = (tile_send){
+        .start = start,
+        .bytes = bytes,
+        .dst = dst,
+        .dst_addr = exchange ? daddr : addr,
+        .offset = (kind == TILE_RBIN || kind == TILE_RBOUT) ? daddr : 0,
+        .data = (uint32_t)o->used,
+        .pc = s->pc - ISA_INSN_BYTES,
+        .global = kind == TILE_GSEND,
+        .kind = kind,
+    };
+    if (outgoing) {
+        memcpy(o->data + o->used, t->mem + addr, bytes);
+        o->used += bytes;
     }
-    uint64_t words = (bytes + cfg->xchg_bpc - 1) / cfg->xchg_bpc;
-    uint64_t start = max_u64(c, o->port_free);
-    o->s[o->n++] = (tile_send){start, bytes, dst, daddr, (uint32_t)o->used,
-                               s->pc - ISA_INSN_BYTES, (uint8_t)global};
-    memcpy(o->data + o->used, t->mem + src, bytes);
-    o->used += bytes;
-    o->port_free = start + words;
     return c + in->scycles;
 }
 
@@ -217,7 +242,7 @@ void tile_step(tile *t, const tile_cfg *cfg)
             s->t = t->at;
             return;
         case STOP_SEND: {
-            uint64_t next = do_send(t, cfg, in, c);
+            uint64_t next = do_copy(t, cfg, in, c);
             if (!next)
                 return;
             s->t = next;

@@ -33,16 +33,24 @@ typedef struct tile_cfg {
     uint32_t xchg_bpc;    /* exchange bytes per cycle a tile sends */
 } tile_cfg;
 
-/* One send or gsend, logged by the sender until the sync that delivers it. The payload is
- * copied when the send issues, so the sender may reuse its buffer at once. */
+/* What a logged copy is. */
+enum { TILE_SEND, TILE_GSEND, TILE_HIN, TILE_HOUT, TILE_RBIN, TILE_RBOUT };
+
+/* One send, gsend or host copy, logged by the tile until the sync that carries it out.
+ * Outgoing payloads (send, gsend, hout, rbout) are copied when the instruction issues, so
+ * the tile may reuse its buffer at once. */
 typedef struct tile_send {
-    uint64_t start;    /* cycle the first word leaves the tile */
+    uint64_t start;    /* cycle the first word leaves the tile (send/gsend); issue cycle else */
     uint32_t bytes;
-    uint32_t dst;      /* send: first | (count - 1) << 16; gsend: ipu << 16 | tile */
-    uint32_t dst_addr;
+    uint32_t dst;      /* send: first | (count - 1) << 16; gsend: ipu << 16 | tile;
+                          hin/hout: stream; rbin/rbout: remote buffer */
+    uint32_t dst_addr; /* send/gsend: address on the receiver; hin/rbin: where data lands;
+                          hout/rbout: unused */
+    uint32_t offset;   /* rbin/rbout: offset in the remote buffer */
     uint32_t data;     /* offset of the payload in the outbox's data */
     uint32_t pc;       /* of the instruction, for reports */
-    uint8_t global;
+    uint8_t global;    /* gsend */
+    uint8_t kind;      /* TILE_SEND ... */
 } tile_send;
 
 typedef struct tile_outbox {
@@ -63,6 +71,7 @@ typedef struct tile {
     uint64_t workers_done;                /* cycle after the latest worker exit */
     uint64_t workers_started;
     uint32_t scratch;                     /* CSR_SCRATCH */
+    uint32_t group;                       /* CSR_GROUP: the tile's sync group */
     tile_state state;
     uint32_t zone;                        /* the zone of the sync it waits at */
     uint64_t at;                          /* sync arrival or halt cycle */

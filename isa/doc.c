@@ -32,6 +32,7 @@ static const char *const csr_docs[CSR_COUNT] = {
     [CSR_NTILES] = "tiles per IPU",
     [CSR_NIPUS] = "IPUs in the system",
     [CSR_SCRATCH] = "a scratch register of the tile",
+    [CSR_GROUP] = "the tile's sync group 0..7 (writable; zones `group` and `group_host`)",
 };
 
 static const char *const zone_docs[ISA_NZONES] = {
@@ -40,6 +41,9 @@ static const char *const zone_docs[ISA_NZONES] = {
     [ISA_ZONE_GS2] = "all tiles of all IPUs, over the GS2 global sync network",
     [ISA_ZONE_EXTERNAL_HOST] = "as `external`, with the host taking part (also `gs1_host`)",
     [ISA_ZONE_GS2_HOST] = "as `gs2`, with the host taking part",
+    [ISA_ZONE_INTERNAL_HOST] = "all tiles of one IPU with the host: the stream copies (`hin`, `hout`) and remote-buffer copies of its tiles",
+    [ISA_ZONE_GROUP] = "the tiles of one IPU whose `$group` equals the caller's",
+    [ISA_ZONE_GROUP_HOST] = "as `group`, with the host: the group's stream and remote-buffer copies (I/O tiles)",
 };
 
 static const char intro[] =
@@ -149,7 +153,7 @@ static void flag_list(isa_buf *b, uint32_t flags)
     static const struct {
         uint32_t bit;
         const char *name;
-    } names[] = {{FL_BRANCH, "branch"}, {FL_LOAD, "load"}, {FL_STORE, "store"}, {FL_PAIR, "pair"}};
+    } names[] = {{FL_BRANCH, "branch"}, {FL_LOAD, "load"}, {FL_STORE, "store"}, {FL_PAIR, "pair"}, {FL_RDSRC, "rd read"}};
     int n = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (flags & names[i].bit)

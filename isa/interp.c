@@ -152,8 +152,8 @@ static unsigned reads_mask(const isa_insn *i)
     }
     if (i->op == OP_ret)
         m |= 1u << ISA_LR;
-    if (i->op == OP_send || i->op == OP_gsend)
-        m |= 1u << i->rd; /* the source address */
+    if (in->flags & FL_RDSRC)
+        m |= 1u << i->rd; /* an address the instruction reads */
     return m;
 }
 
@@ -189,7 +189,10 @@ void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len)
     case FAULT_TOO_MANY_WORKERS:
         snprintf(buf, len, "too many workers: no free worker context (six per tile)");
         break;
-    case FAULT_CSR: snprintf(buf, len, "write to a read-only control register"); break;
+    case FAULT_CSR:
+        snprintf(buf, len, "write to a read-only control register, or a bad value (0x%x)",
+                 cpu->fault_addr);
+        break;
     case FAULT_LIMIT: snprintf(buf, len, "ran past --max-cycles"); break;
     case FAULT_SYNC_DEADLOCK: snprintf(buf, len, "sync deadlock"); break;
     case FAULT_XCHG_DEST:

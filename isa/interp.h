@@ -20,7 +20,7 @@ typedef enum isa_stop {
     STOP_JOIN,
     STOP_SYNC,
     STOP_HALT,
-    STOP_SEND,   /* supervisor at send/gsend: the tile does the exchange bookkeeping */
+    STOP_SEND,   /* supervisor at send/gsend/hin/hout/rbin/rbout: the tile logs the copy */
     STOP_FAULT,  /* cpu->fault says why; pc and t name the faulting instruction */
     STOP_LIMIT,  /* the next issue would be past the cycle limit */
 } isa_stop;
@@ -66,6 +66,7 @@ typedef struct isa_env {
     uint32_t memsize;
     uint32_t tile, ipu, ntiles, nipus;
     uint32_t *scratch;      /* the tile's CSR_SCRATCH */
+    uint32_t *group;        /* the tile's CSR_GROUP */
     uint64_t limit;         /* last cycle an instruction may issue at */
     const uint64_t *slot_free_from; /* [6]: the supervisor may use slot s (cycles c with
                                        c mod 6 == s) only at c >= slot_free_from[s] */

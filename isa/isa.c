@@ -62,7 +62,7 @@ static const unsigned fmt_fields[FMT_COUNT] = {
 static const char *const csr_names[CSR_COUNT] = {
     [CSR_TILE] = "tile",     [CSR_IPU] = "ipu",       [CSR_WID] = "wid",
     [CSR_CCOUNT] = "ccount", [CSR_CCOUNTH] = "ccounth", [CSR_NTILES] = "ntiles",
-    [CSR_NIPUS] = "nipus",   [CSR_SCRATCH] = "scratch",
+    [CSR_NIPUS] = "nipus",   [CSR_SCRATCH] = "scratch", [CSR_GROUP] = "group",
 };
 
 static const char *const zone_names[ISA_NZONES] = {
@@ -71,6 +71,9 @@ static const char *const zone_names[ISA_NZONES] = {
     [ISA_ZONE_GS2] = "gs2",
     [ISA_ZONE_EXTERNAL_HOST] = "external_host",
     [ISA_ZONE_GS2_HOST] = "gs2_host",
+    [ISA_ZONE_INTERNAL_HOST] = "internal_host",
+    [ISA_ZONE_GROUP] = "group",
+    [ISA_ZONE_GROUP_HOST] = "group_host",
 };
 
 /* ---- table access ---- */
@@ -128,7 +131,7 @@ int isa_csr_lookup(const char *name, size_t len)
 
 int isa_csr_writable(unsigned csr)
 {
-    return csr == CSR_SCRATCH;
+    return csr == CSR_SCRATCH || csr == CSR_GROUP;
 }
 
 const char *isa_zone_name(unsigned zone)

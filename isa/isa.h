@@ -80,6 +80,7 @@ enum {
     FL_LOAD = 1u << 3,   /* reads memory into registers (supervisor load-use stall) */
     FL_STORE = 1u << 4,  /* writes memory */
     FL_PAIR = 1u << 5,   /* rd/ra/rb/rc name even/odd register pairs (loads/stores: rd only) */
+    FL_RDSRC = 1u << 6,  /* rd is read (an address), not written: exchange and host copies */
 };
 
 /* ---- the opcode enum ---- */
@@ -117,6 +118,7 @@ typedef enum isa_csr {
     CSR_NTILES,  /* ro: tiles per IPU */
     CSR_NIPUS,   /* ro: IPUs in the system */
     CSR_SCRATCH, /* rw: a scratch register of the supervisor */
+    CSR_GROUP,   /* rw: the tile's sync group, 0..ISA_NGROUPS-1 (zones `group`, `group_host`) */
     CSR_COUNT
 } isa_csr;
 const char *isa_csr_name(unsigned csr); /* "tile", "ipu", ... or NULL */
@@ -131,8 +133,12 @@ enum {
     ISA_ZONE_GS2 = 2,
     ISA_ZONE_EXTERNAL_HOST = 3,
     ISA_ZONE_GS2_HOST = 4,
-    ISA_NZONES = 5
+    ISA_ZONE_INTERNAL_HOST = 5, /* all tiles of one IPU, with the host (stream copies) */
+    ISA_ZONE_GROUP = 6,         /* the tiles of one IPU in the caller's sync group */
+    ISA_ZONE_GROUP_HOST = 7,    /* the same, with the host (I/O tiles' stream copies) */
+    ISA_NZONES = 8
 };
+#define ISA_NGROUPS 8
 const char *isa_zone_name(unsigned zone);
 int isa_zone_lookup(const char *name, size_t len);
 

@@ -165,11 +165,12 @@ static void test_csr_and_zones(void **state)
 {
     (void)state;
     static const char *const names[CSR_COUNT] = {"tile",   "ipu",    "wid",   "ccount",
-                                                 "ccounth", "ntiles", "nipus", "scratch"};
+                                                 "ccounth", "ntiles", "nipus", "scratch",
+                                                 "group"};
     for (unsigned i = 0; i < CSR_COUNT; i++) {
         assert_string_equal(isa_csr_name(i), names[i]);
         assert_int_equal(isa_csr_lookup(names[i], strlen(names[i])), i);
-        assert_int_equal(isa_csr_writable(i), i == CSR_SCRATCH);
+        assert_int_equal(isa_csr_writable(i), i == CSR_SCRATCH || i == CSR_GROUP);
     }
     assert_null(isa_csr_name(CSR_COUNT));
     assert_int_equal(isa_csr_lookup("tilex", 5), -1);
