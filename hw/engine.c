@@ -37,12 +37,13 @@ eng *eng_new(const eng_cfg *cfg, err *e)
     g->ntiles = cfg->m.tiles_per_ipu;
     g->chips = calloc(g->nipus, sizeof *g->chips);
     g->run = calloc((size_t)g->nipus * g->ntiles, sizeof *g->run);
-    g->rel = calloc(g->nipus + 1, sizeof *g->rel);
+    g->rel = calloc((size_t)g->nipus * (ISA_NGROUPS + 1) + 1, sizeof *g->rel);
+    g->last = calloc(g->nipus, sizeof *g->last);
     g->done = calloc(g->nipus, 1);
     g->ipu = calloc(g->nipus, sizeof *g->ipu);
     g->pool = pool_new(cfg->threads ? cfg->threads : pool_online_cpus());
     g->k = sim_new();
-    if (!g->chips || !g->run || !g->rel || !g->done || !g->ipu || !g->pool || !g->k) {
+    if (!g->chips || !g->run || !g->rel || !g->last || !g->done || !g->ipu || !g->pool || !g->k) {
         err_set(e, ERR_INPUT, "out of memory");
         eng_free(g);
         return NULL;
@@ -66,6 +67,7 @@ void eng_free(eng *g)
     free(g->chips);
     free(g->run);
     free(g->rel);
+    free(g->last);
     free(g->done);
     free(g->ipu);
     free(g->dv);
@@ -129,6 +131,7 @@ int eng_load(eng *g, const isa_prog *prog, err *e)
         g->chips[i].finish = 0;
         g->done[i] = 0;
         memset(&g->ipu[i], 0, sizeof g->ipu[i]);
+        g->last[i] = 0;
     }
     g->rounds = 0;
     return ERR_OK;
@@ -151,17 +154,24 @@ static void on_release(sim *k, void *arg)
     uint32_t hi = r->ipu < 0 ? g->nipus : lo + 1;
     for (uint32_t i = lo; i < hi; i++) {
         chip *c = &g->chips[i];
-        for (uint32_t t = 0; t < c->ntiles; t++)
-            tile_release(&c->tiles[t], r->cycle);
-        c->supersteps++;
+        for (uint32_t t = 0; t < c->ntiles; t++) {
+            tile *x = &c->tiles[t];
+            if (x->state == TILE_SYNC && (r->group < 0 || x->group == (uint32_t)r->group))
+                tile_release(x, r->cycle);
+        }
+        if (r->group < 0)
+            c->supersteps++;
     }
 }
 
-static void schedule_release(eng *g, int ipu, uint64_t cycle)
+static void schedule_release(eng *g, int ipu, int group, uint64_t cycle)
 {
-    release *r = &g->rel[ipu < 0 ? g->nipus : (uint32_t)ipu];
+    size_t slot = ipu < 0 ? (size_t)g->nipus * (ISA_NGROUPS + 1)
+                          : (size_t)ipu * (ISA_NGROUPS + 1) + (size_t)(group + 1);
+    release *r = &g->rel[slot];
     r->g = g;
     r->ipu = ipu;
+    r->group = group;
     r->cycle = cycle;
     sim_schedule_at(g->k, mach_cycles_to_ps(&g->m, cycle), on_release, r);
 }
@@ -198,14 +208,21 @@ static size_t list_tiles(const chip *c, tile_state state, int zone, char *buf, s
 
 static int deadlock(eng *g, const chip *c, uint64_t at, err *e)
 {
-    char wi[400], we[400], h[400];
-    size_t ni = list_tiles(c, TILE_SYNC, ISA_ZONE_INTERNAL, wi, sizeof wi);
-    size_t ne = list_tiles(c, TILE_SYNC, ISA_ZONE_EXTERNAL, we, sizeof we);
-    size_t nh = list_tiles(c, TILE_HALTED, -1, h, sizeof h);
-    err_set(e, ERR_FAULT, "ipu %u cycle %llu: sync deadlock: waiting at internal sync: %zu tiles (%s); "
-            "waiting at external sync: %zu tiles (%s); missing (halted): %zu tiles (%s)",
-            c->id, (unsigned long long)at, ni, ni ? wi : "none", ne, ne ? we : "none", nh,
-            nh ? h : "none");
+    char list[400], msg[2400];
+    size_t used = (size_t)snprintf(msg, sizeof msg, "ipu %u cycle %llu: sync deadlock:", c->id,
+                                   (unsigned long long)at);
+    for (uint32_t z = 0; z < ISA_NZONES && used < sizeof msg; z++) {
+        size_t n = list_tiles(c, TILE_SYNC, (int)z, list, sizeof list);
+        if (n || z <= ISA_ZONE_EXTERNAL)
+            used += (size_t)snprintf(msg + used, sizeof msg - used, "%s waiting at %s sync: %zu "
+                                     "tiles (%s)", z ? ";" : "", isa_zone_name(z), n,
+                                     n ? list : "none");
+    }
+    size_t nh = list_tiles(c, TILE_HALTED, -1, list, sizeof list);
+    if (used < sizeof msg)
+        snprintf(msg + used, sizeof msg - used, "; missing (halted): %zu tiles (%s)", nh,
+                 nh ? list : "none");
+    err_set(e, ERR_FAULT, "%s", msg);
     for (uint32_t t = 0; t < c->ntiles; t++)
         if (c->tiles[t].state == TILE_SYNC)
             tile_set_fault(&c->tiles[t], FAULT_SYNC_DEADLOCK, c->tiles[t].at);
@@ -218,7 +235,10 @@ static int deadlock(eng *g, const chip *c, uint64_t at, err *e)
 static uint64_t zone_latency(const eng *g, uint32_t zone)
 {
     switch (zone) {
-    case ISA_ZONE_INTERNAL: return g->m.sync_internal;
+    case ISA_ZONE_INTERNAL:
+    case ISA_ZONE_GROUP: return g->m.sync_internal;
+    case ISA_ZONE_INTERNAL_HOST:
+    case ISA_ZONE_GROUP_HOST: return (uint64_t)g->m.sync_internal + g->m.sync_host;
     case ISA_ZONE_EXTERNAL:
     case ISA_ZONE_GS2: return mach_sync_external(&g->m);
     default: return (uint64_t)mach_sync_external(&g->m) + g->m.sync_host;
@@ -230,9 +250,137 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
     return a > b ? a : b;
 }
 
-/* After a round: report the first fault, release what can be released (delivering the
- * exchange first), detect deadlock. ERR_OK with *progress set when something was scheduled,
- * or ERR_FAULT. */
+static int is_external(uint32_t z)
+{
+    return z == ISA_ZONE_EXTERNAL || z == ISA_ZONE_GS2 || z == ISA_ZONE_EXTERNAL_HOST ||
+           z == ISA_ZONE_GS2_HOST;
+}
+
+static int is_host(uint32_t z)
+{
+    return z == ISA_ZONE_INTERNAL_HOST || z == ISA_ZONE_GROUP_HOST ||
+           z == ISA_ZONE_EXTERNAL_HOST || z == ISA_ZONE_GS2_HOST;
+}
+
+/* Account an IPU-wide superstep of IPU i, from g->last[i] to its release `rel`: the tiles'
+ * work up to `work_end` (compute, or exchange if it moved any), then either the host copy
+ * (starting at `copy_at`: Begin, Mid, remote, and End up to the release) or the sync. */
+static void account(eng *g, uint32_t i, uint64_t work_end, eng_moved m, uint64_t copy_at,
+                    const eng_htime *ht, uint64_t rel)
+{
+    uint64_t *cat = g->ipu[i].cat, t = g->last[i];
+    unsigned kind = m.global ? ENG_CAT_GLOBAL : m.onchip ? ENG_CAT_EXCHANGE : ENG_CAT_COMPUTE;
+    if (work_end > t) {
+        cat[kind] += work_end - t;
+        t = work_end;
+    }
+    if (ht) {
+        if (copy_at > t) {
+            cat[ENG_CAT_SYNC] += copy_at - t;
+            t = copy_at;
+        }
+        cat[ENG_CAT_BEGIN] += ht->begin;
+        cat[ENG_CAT_MID] += ht->mid;
+        cat[ENG_CAT_REMOTE] += ht->remote;
+        t += ht->begin + ht->mid + ht->remote;
+        cat[ENG_CAT_END] += rel > t ? rel - t : 0;
+    } else {
+        cat[ENG_CAT_SYNC] += rel > t ? rel - t : 0;
+    }
+    g->last[i] = rel;
+}
+
+typedef struct ipu_scan {
+    uint32_t nhalt, nzone[ISA_NZONES];
+    uint32_t ngrp[ISA_NGROUPS], ngz[ISA_NGROUPS][2]; /* [0] group, [1] group_host */
+    uint64_t at, at_grp[ISA_NGROUPS];
+} ipu_scan;
+
+static void scan(const chip *c, ipu_scan *s)
+{
+    memset(s, 0, sizeof *s);
+    for (uint32_t t = 0; t < c->ntiles; t++) {
+        const tile *x = &c->tiles[t];
+        uint32_t gr = x->group < ISA_NGROUPS ? x->group : 0;
+        s->ngrp[gr]++;
+        s->at = max_u64(s->at, x->at);
+        if (x->state == TILE_HALTED) {
+            s->nhalt++;
+        } else if (x->state == TILE_SYNC && x->zone < ISA_NZONES) {
+            s->nzone[x->zone]++;
+            if (x->zone == ISA_ZONE_GROUP || x->zone == ISA_ZONE_GROUP_HOST) {
+                s->ngz[gr][x->zone == ISA_ZONE_GROUP_HOST]++;
+                s->at_grp[gr] = max_u64(s->at_grp[gr], x->at);
+            }
+        }
+    }
+}
+
+/* Release the sync groups of IPU i that have all arrived at `group`/`group_host`. */
+static int release_groups(eng *g, uint32_t i, const ipu_scan *s, int *progress, err *e)
+{
+    for (uint32_t gr = 0; gr < ISA_NGROUPS; gr++) {
+        if (!s->ngrp[gr])
+            continue;
+        int host = s->ngz[gr][1] == s->ngrp[gr];
+        if (!host && s->ngz[gr][0] != s->ngrp[gr])
+            continue;
+        eng_htime ht = {0, 0, 0};
+        if (host) {
+            int rc = eng_host_copy(g, i, (int)gr, s->at_grp[gr], &ht, e);
+            if (rc != ERR_OK)
+                return rc;
+        }
+        uint64_t copy = ht.begin + ht.mid + ht.remote;
+        uint32_t z = host ? ISA_ZONE_GROUP_HOST : ISA_ZONE_GROUP;
+        uint64_t rel = s->at_grp[gr] + copy + zone_latency(g, z);
+        if (host) {
+            g->ipu[i].io[0] += ht.begin;
+            g->ipu[i].io[1] += ht.mid + ht.remote;
+            g->ipu[i].io[2] += zone_latency(g, z);
+        }
+        schedule_release(g, (int)i, (int)gr, rel);
+        *progress = 1;
+    }
+    return ERR_OK;
+}
+
+/* The whole system waits at external zone z; every IPU has arrived by `at`. */
+static int release_external(eng *g, uint32_t z, uint64_t at, err *e)
+{
+    uint64_t land = 0;
+    int rc = eng_deliver(g, 0, g->nipus, 1, &land, e);
+    if (rc != ERR_OK)
+        return rc;
+    eng_moved moved = eng_last_moved(g);
+    uint64_t start = max_u64(at, land), end = start;
+    eng_htime *ht = calloc(g->nipus, sizeof *ht);
+    if (!ht)
+        return err_set(e, ERR_INPUT, "out of host memory");
+    for (uint32_t i = 0; is_host(z) && i < g->nipus; i++) {
+        rc = eng_host_copy(g, i, -1, start, &ht[i], e);
+        if (rc != ERR_OK) {
+            free(ht);
+            return rc;
+        }
+        end = max_u64(end, start + ht[i].begin + ht[i].mid + ht[i].remote);
+    }
+    uint64_t rel = end + zone_latency(g, z);
+    for (uint32_t i = 0; i < g->nipus; i++) {
+        uint64_t own = 0;
+        for (uint32_t t = 0; t < g->ntiles; t++)
+            own = max_u64(own, g->chips[i].tiles[t].at);
+        account(g, i, max_u64(own, moved.onchip || moved.global ? land : 0), moved, start,
+                is_host(z) ? &ht[i] : NULL, rel);
+    }
+    free(ht);
+    schedule_release(g, -1, -1, rel);
+    return ERR_OK;
+}
+
+/* After a round: report the first fault; release every zone that is complete (delivering
+ * the exchange and the host copies first); detect deadlock. ERR_OK with *progress set when
+ * something was scheduled (*progress 0: every tile has halted), or ERR_FAULT. */
 static int resolve(eng *g, int *progress, err *e)
 {
     /* faults: the earliest by (cycle, ipu, tile) */
@@ -257,54 +405,77 @@ static int resolve(eng *g, int *progress, err *e)
     }
 
     *progress = 0;
-    int ext_ready = 0, any_done = 0, all_ext = 1, mixed = 0;
+    int ext_ready = 0, any_done = 0, all_ext = 1, mixed = 0, all_done = 1;
     uint32_t ext_zone = 0;
-    uint64_t ext_at = 0;
-    const chip *ext_chip = NULL;
+    uint64_t ext_at = 0, stuck_at = 0;
+    const chip *ext_chip = NULL, *stuck = NULL;
     for (uint32_t i = 0; i < g->nipus; i++) {
         chip *c = &g->chips[i];
         if (g->done[i]) {
             any_done = 1;
             continue;
         }
-        uint32_t nhalt = 0, nzone[ISA_NZONES] = {0};
-        uint64_t at = 0;
-        for (uint32_t t = 0; t < c->ntiles; t++) {
-            const tile *x = &c->tiles[t];
-            at = max_u64(at, x->at);
-            if (x->state == TILE_HALTED)
-                nhalt++;
-            else if (x->state == TILE_SYNC && x->zone < ISA_NZONES)
-                nzone[x->zone]++;
-        }
-        uint32_t zone = ISA_NZONES;
-        for (uint32_t z = 0; z < ISA_NZONES; z++)
-            if (nzone[z] == c->ntiles)
-                zone = z;
-        uint64_t end = 0;
-        if (nhalt == c->ntiles) {
-            int rc = eng_deliver(g, i, i + 1, 0, &end, e);
+        all_done = 0;
+        ipu_scan s;
+        scan(c, &s);
+        uint64_t land = 0;
+        if (s.nhalt == c->ntiles) {
+            int rc = eng_deliver(g, i, i + 1, 0, &land, e);
             if (rc != ERR_OK)
                 return rc;
             g->done[i] = 1;
-            c->finish = max_u64(at, end);
+            c->finish = max_u64(s.at, land);
+            account(g, i, c->finish, eng_last_moved(g), c->finish, NULL, c->finish);
             any_done = 1;
-        } else if (zone == ISA_ZONE_INTERNAL) {
-            int rc = eng_deliver(g, i, i + 1, 0, &end, e);
+            all_ext = 0;
+            *progress = 1;
+            continue;
+        }
+        uint32_t wide = s.nzone[ISA_ZONE_INTERNAL] == c->ntiles        ? ISA_ZONE_INTERNAL
+                        : s.nzone[ISA_ZONE_INTERNAL_HOST] == c->ntiles ? ISA_ZONE_INTERNAL_HOST
+                                                                        : ISA_NZONES;
+        if (wide < ISA_NZONES) {
+            int rc = eng_deliver(g, i, i + 1, 0, &land, e);
             if (rc != ERR_OK)
                 return rc;
-            schedule_release(g, (int)i, max_u64(at, end) + zone_latency(g, zone));
+            eng_moved moved = eng_last_moved(g);
+            uint64_t start = max_u64(s.at, land);
+            eng_htime ht = {0, 0, 0};
+            if (wide == ISA_ZONE_INTERNAL_HOST && (rc = eng_host_copy(g, i, -1, start, &ht, e)))
+                return rc;
+            uint64_t rel = start + ht.begin + ht.mid + ht.remote + zone_latency(g, wide);
+            account(g, i, start, moved, start, wide == ISA_ZONE_INTERNAL_HOST ? &ht : NULL, rel);
+            schedule_release(g, (int)i, -1, rel);
             *progress = 1;
             all_ext = 0;
-        } else if (zone < ISA_NZONES) {
-            if (ext_ready && zone != ext_zone)
+            continue;
+        }
+        uint32_t ext = ISA_NZONES;
+        for (uint32_t z = 0; z < ISA_NZONES; z++)
+            if (is_external(z) && s.nzone[z] == c->ntiles)
+                ext = z;
+        if (ext < ISA_NZONES) {
+            if (ext_ready && ext != ext_zone)
                 mixed = 1;
-            ext_zone = zone;
+            ext_zone = ext;
             ext_ready++;
-            ext_at = max_u64(ext_at, at);
+            ext_at = max_u64(ext_at, s.at);
             ext_chip = c;
-        } else {
-            return deadlock(g, c, at, e);
+            continue;
+        }
+        all_ext = 0;
+        int before = *progress;
+        int rc = release_groups(g, i, &s, progress, e);
+        if (rc != ERR_OK)
+            return rc;
+        if (*progress == before && !stuck) {
+            int any_runnable = 0;
+            for (uint32_t t = 0; t < c->ntiles; t++)
+                any_runnable |= c->tiles[t].state == TILE_RUNNABLE;
+            if (!any_runnable) {
+                stuck = c;
+                stuck_at = s.at;
+            }
         }
     }
     if (ext_ready && all_ext && !*progress) {
@@ -315,13 +486,17 @@ static int resolve(eng *g, int *progress, err *e)
                            ext_chip->id, (unsigned long long)ext_at, ext_ready,
                            mixed ? "IPUs waiting at a different external zone"
                                  : "IPUs whose tiles have all halted");
-        uint64_t end = 0;
-        int rc = eng_deliver(g, 0, g->nipus, 1, &end, e);
+        int rc = release_external(g, ext_zone, ext_at, e);
         if (rc != ERR_OK)
             return rc;
-        schedule_release(g, -1, max_u64(ext_at, end) + zone_latency(g, ext_zone));
         *progress = 1;
     }
+    if (!*progress && !all_done)
+        return stuck ? deadlock(g, stuck, stuck_at, e)
+                     : err_set(e, ERR_FAULT, "ipu %u cycle %llu: sync deadlock: %d IPUs wait at "
+                                             "an external sync; missing: IPUs elsewhere",
+                               ext_chip ? ext_chip->id : 0, (unsigned long long)ext_at,
+                               ext_ready);
     return ERR_OK;
 }
 
@@ -363,6 +538,21 @@ void eng_set_fabric(eng *g, const eng_fabric *f)
     g->has_fabric = f->onchip && f->global;
 }
 
+void eng_set_host(eng *g, const eng_host *h)
+{
+    g->host = *h;
+    g->has_host = h->copy != NULL;
+}
+
+const char *eng_cat_name(unsigned cat)
+{
+    static const char *const names[ENG_NCAT] = {
+        "OnTileExecute", "DoExchange",    "GlobalExchange", "Sync", "StreamCopyBegin",
+        "StreamCopyMid", "StreamCopyEnd", "StreamCopyMidRemoteBuffer", "Idle",
+    };
+    return cat < ENG_NCAT ? names[cat] : NULL;
+}
+
 void eng_set_trace(eng *g, eng_trace_fn fn, void *ctx)
 {
     g->trace = fn;
@@ -382,6 +572,10 @@ void eng_get_ipu_stats(const eng *g, uint32_t ipu, eng_ipu_stats *st)
     *st = g->ipu[ipu];
     st->supersteps = g->chips[ipu].supersteps;
     st->finish = g->chips[ipu].finish;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < g->nipus; i++)
+        total = max_u64(total, g->chips[i].finish);
+    st->cat[ENG_CAT_IDLE] = total - st->finish;
 }
 
 void eng_get_stats(const eng *g, eng_stats *st)

@@ -53,6 +53,49 @@ typedef struct eng_fabric {
     int (*global)(void *ctx, struct sim *k, eng_stream *s, size_t n, err *e);
 } eng_fabric;
 
+/* One host copy (stream copy or remote-buffer copy) of one tile, as the host sees it. */
+typedef struct eng_hcopy {
+    uint32_t ipu, tile;
+    uint8_t kind;        /* TILE_HIN, TILE_HOUT, TILE_RBIN, TILE_RBOUT (hw/tile.h) */
+    uint32_t id;         /* the stream, or the remote buffer */
+    uint32_t bytes;
+    uint32_t offset;     /* in the remote buffer */
+    uint8_t *dst;        /* hin/rbin: where the bytes go (tile memory) */
+    const uint8_t *src;  /* hout/rbout: the bytes (copied when the instruction issued) */
+} eng_hcopy;
+
+/* What a host copy took, in tile cycles from the moment the tiles had all arrived. */
+typedef struct eng_htime {
+    uint64_t begin;  /* the IPU waited for the host (buffers not ready / no free slot) */
+    uint64_t mid;    /* stream data moving over the host link */
+    uint64_t remote; /* remote-buffer data moving (StreamCopyMidRemoteBuffer) */
+} eng_htime;
+
+/* The host plugs in here (host/ builds one). `group` is the sync group of the tiles taking
+ * part, or -1 for a whole IPU; `at` is their latest arrival. The host moves the data (fills
+ * dst, takes src) and says how long it took. Without a host, a host copy is a fault. */
+typedef struct eng_host {
+    void *ctx;
+    int (*copy)(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, size_t n,
+                eng_htime *t, err *e);
+} eng_host;
+
+/* Time categories per IPU (FACTS.md section 5); they add up to the total cycles. */
+enum {
+    ENG_CAT_COMPUTE,  /* OnTileExecute */
+    ENG_CAT_EXCHANGE, /* DoExchange */
+    ENG_CAT_GLOBAL,   /* GlobalExchange */
+    ENG_CAT_SYNC,     /* Sync (waiting for others and the sync latency) */
+    ENG_CAT_BEGIN,    /* StreamCopyBegin */
+    ENG_CAT_MID,      /* StreamCopyMid */
+    ENG_CAT_END,      /* StreamCopyEnd */
+    ENG_CAT_REMOTE,   /* StreamCopyMidRemoteBuffer */
+    ENG_CAT_IDLE,     /* after the IPU finished, until the last IPU did */
+    ENG_NCAT
+};
+/* Names of the categories as PopVision shows them. */
+const char *eng_cat_name(unsigned cat);
+
 /* Called for every delivered stream (global = 1 for streams between IPUs), in a fixed order. */
 typedef void (*eng_trace_fn)(void *ctx, const eng_stream *s, int global);
 
@@ -66,6 +109,10 @@ typedef struct eng_ipu_stats {
     uint64_t global_tx_bytes; /* sent to other IPUs */
     uint64_t global_rx_bytes; /* received from other IPUs */
     uint64_t global_cycles;   /* per external superstep: last arrival - first send, summed */
+    uint64_t cat[ENG_NCAT];   /* the IPU's cycles by category; they sum to the total cycles */
+    uint64_t io[3];           /* overlapped host copies of sync groups (I/O tiles): begin,
+                                 mid (with remote), end cycles, not part of cat[] */
+    uint64_t host_in_bytes, host_out_bytes, remote_bytes;
 } eng_ipu_stats;
 
 /* The statistics table: one place for names, units and meanings, used by the text report,
@@ -93,6 +140,8 @@ int eng_run(eng *g, err *e);
 
 /* Attach the fabric's timing (copied) and an optional trace of deliveries. */
 void eng_set_fabric(eng *g, const eng_fabric *f);
+/* Attach the host (copied). */
+void eng_set_host(eng *g, const eng_host *h);
 void eng_set_trace(eng *g, eng_trace_fn fn, void *ctx);
 /* The engine's simulation kernel (the fabric's link model schedules its events on it). */
 struct sim *eng_kernel(eng *g);

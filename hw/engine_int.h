@@ -9,8 +9,14 @@
 typedef struct release {
     struct eng *g;
     int ipu;        /* -1: every IPU (external sync) */
+    int group;      /* -1: every tile of the IPU(s); else one sync group */
     uint64_t cycle; /* the cycle the tiles resume at */
 } release;
+
+/* What the last eng_deliver() moved: streams within IPUs and between them. */
+typedef struct eng_moved {
+    size_t onchip, global;
+} eng_moved;
 
 /* A stream with what the engine needs to deliver it. */
 typedef struct delivery {
@@ -33,17 +39,22 @@ struct eng {
     tile_cfg tcfg;
     tile **run;           /* runnable tiles of this round, in (ipu, tile) order */
     size_t nrun;
-    release *rel;         /* one pending release per IPU, plus [nipus] for external */
+    release *rel;         /* pending releases: [ipu * (ISA_NGROUPS + 1) + group + 1], then
+                             one for external at [nipus * (ISA_NGROUPS + 1)] */
+    uint64_t *last;       /* per IPU: the cycle its last IPU-wide superstep began */
     uint8_t *done;        /* per IPU: all tiles halted */
     uint64_t rounds;
     eng_fabric fabric;
     int has_fabric;
+    eng_host host;
+    int has_host;
     eng_trace_fn trace;
     void *trace_ctx;
     eng_ipu_stats *ipu;   /* per IPU */
     /* scratch for exchange resolution */
     delivery *dv;
     size_t ndv, capdv;
+    eng_moved moved;
 };
 
 /* Deliver the pending exchange of IPUs [lo, hi): on-chip sends, and global sends too when
@@ -51,5 +62,12 @@ struct eng {
  * and cycles, clears the delivered sends. *end is the cycle after the last word landed (0 if
  * nothing was sent). ERR_OK or ERR_FAULT. */
 int eng_deliver(struct eng *g, uint32_t lo, uint32_t hi, int global, uint64_t *end, err *e);
+
+eng_moved eng_last_moved(const struct eng *g);
+
+/* Carry out the host copies of the tiles of IPU `ipu` (group -1: all its tiles; else those
+ * in the sync group) that arrived by `at`: ERR_OK with *t filled (zero when there were
+ * none), or ERR_FAULT. */
+int eng_host_copy(struct eng *g, uint32_t ipu, int group, uint64_t at, eng_htime *t, err *e);
 
 #endif

@@ -126,9 +126,11 @@ int eng_deliver(eng *g, uint32_t lo, uint32_t hi, int global, uint64_t *end, err
 {
     *end = 0;
     size_t n_on = 0;
+    g->moved = (eng_moved){0, 0};
     if (gather(g, lo, hi, global, &n_on) != 0)
         return err_set(e, ERR_INPUT, "out of host memory for the exchange");
     size_t n = g->ndv;
+    g->moved = (eng_moved){n_on, n - n_on};
     if (n == 0)
         return ERR_OK;
     if (!g->has_fabric) {
@@ -226,4 +228,9 @@ out:
     free(keys);
     free(at);
     return rc;
+}
+
+eng_moved eng_last_moved(const eng *g)
+{
+    return g->moved;
 }

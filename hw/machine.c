@@ -64,6 +64,19 @@ static const mach_param params[] = {
     U64("links", gw_bytes_per_s, 1000, 10000 * G9, "B/s",
         "one gateway link between boxes, one direction"),
     U32("links", gw_latency_ns, 0, G9, "ns", "one gateway hop"),
+    U64("host", host_link_bytes_per_s, 1000, 10000 * G9, "B/s",
+        "the host link a group of host_link_ipus IPUs shares, one direction"),
+    U32("host", host_link_ipus, 1, 1024, "IPUs",
+        "IPUs per group: behind one host link and one remote memory"),
+    U64("host", host_ipu_bytes_per_s, 1000, 10000 * G9, "B/s",
+        "one IPU's own attachment (its PCIe link), one direction"),
+    U32("host", host_latency_ns, 0, G9, "ns", "host link latency, one way"),
+    ENUM("host", remote_at, "gateway host",
+         "remote buffers live in the gateway's Streaming Memory, or in host memory behind the "
+         "host link"),
+    U64("host", remote_bytes_per_s, 1000, 10000 * G9, "B/s",
+        "a group's remote memory, reads and writes together"),
+    U32("host", remote_latency_ns, 0, G9, "ns", "remote buffer access latency, one way"),
 };
 _Static_assert(sizeof params / sizeof params[0] == MACH_NPARAMS, "MACH_NPARAMS is stale");
 

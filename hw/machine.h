@@ -42,6 +42,14 @@ typedef struct mach {
     uint32_t link_latency_ns;    /* one link hop */
     uint64_t gw_bytes_per_s;     /* a gateway link between boxes, one direction */
     uint32_t gw_latency_ns;      /* one gateway hop */
+    /* ---- host I/O (host/): the host link and remote buffers ---- */
+    uint64_t host_link_bytes_per_s; /* the host link a group of IPUs shares, one direction */
+    uint32_t host_link_ipus;        /* IPUs per group (behind one host link, one remote memory) */
+    uint64_t host_ipu_bytes_per_s;  /* one IPU's own attachment (its PCIe link), one direction */
+    uint32_t host_latency_ns;       /* host link, one way */
+    char remote_at[16];             /* where remote buffers live: "gateway" or "host" */
+    uint64_t remote_bytes_per_s;    /* a group's remote memory, reads and writes together */
+    uint32_t remote_latency_ns;     /* remote buffer access, one way */
 } mach;
 
 /* Fill *m from a built-in preset by name ("mk2", "mk1"): parses machines/NAME.ini as embedded
@@ -56,7 +64,7 @@ typedef enum mach_type {
 } mach_type;
 
 typedef struct mach_param {
-    const char *section; /* INI section: chip, exchange, sync, system, links */
+    const char *section; /* INI section: chip, exchange, sync, system, links, host */
     const char *key;     /* INI key = the field name */
     mach_type type;
     size_t offset;       /* offsetof(mach, field) */
@@ -67,7 +75,7 @@ typedef struct mach_param {
     const char *meaning; /* one line */
 } mach_param;
 
-enum { MACH_NPARAMS = 24 };
+enum { MACH_NPARAMS = 31 };
 
 /* The MACH_NPARAMS parameters, in INI order (every field of mach except name). */
 const mach_param *mach_params(void);
