@@ -92,5 +92,7 @@ int cli_cmd_gemm(int argc, char **argv);
 int cli_cmd_isa_doc(int argc, char **argv);
 int cli_cmd_mnist(int argc, char **argv);
 int cli_cmd_machine(int argc, char **argv);
+int cli_cmd_micro(int argc, char **argv);
+int cli_cmd_sweep(int argc, char **argv);
 
 #endif

@@ -62,6 +62,67 @@ static const cli_cmd commands[] = {
      "\n"
      "Every command that simulates takes --machine and --set. Presets: machines/*.ini;\n"
      "how to write one: docs/machines.md. Exit status: 0 ok, 2 bad preset or option.\n"},
+    {"micro", cli_cmd_micro, "microbenchmarks: measured figures against the preset and FACTS.md",
+     "usage: ipusim micro [NAME|all] [options]\n"
+     "\n"
+     "Runs real tile programs on the simulated machine and prints what they measure next to\n"
+     "the figure the preset's parameters imply and the published figure (FACTS.md), with the\n"
+     "differences in %. NAME is one of: xchg-latency, xchg-bandwidth, sync, link, memory,\n"
+     "amp, allreduce (default: all). docs/fabric.md, \"Microbenchmarks\", explains each one.\n"
+     "\n"
+     CLI_MACHINE_HELP
+     "  --threads N              host threads (default: online CPUs)\n"
+     "  --csv FILE               also write the table as CSV (whole or not at all)\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options or preset, 3 simulated fault.\n"},
+    {"sweep", cli_cmd_sweep, "run a command over a grid of parameters, one CSV row per point",
+     "usage: ipusim sweep --param SPEC [--param SPEC ...] [-j N] --out FILE.csv -- COMMAND ARGS\n"
+     "\n"
+     "Runs COMMAND once per point of the grid (every combination of the parameters; the first\n"
+     "varies slowest), in this process, N points at a time. Each parameter reaches the command\n"
+     "as '--NAME VALUE' after ARGS, or in place of '{NAME}' where ARGS mention it. The sweep adds\n"
+     "'--json FILE' and reads every number of that report into the point's row: the parameters,\n"
+     "'status' (the command's exit status), then the metrics (nested names joined by '.').\n"
+     "Rows are appended whole as points finish; a re-run skips the points already in FILE.csv.\n"
+     "The commands' reports are not shown; progress goes to stderr.\n"
+     "\n"
+     "  --param NAME=V1,V2,..    the listed values\n"
+     "  --param NAME=A..B[:S]    A, A+S, .. up to B (S defaults to 1; decimals allowed)\n"
+     "  --param NAME=A..B:xF     A, A*F, A*F*F, .. up to B (64..1024:x2)\n"
+     "  -j, --jobs N             points at a time (default 1); each point's own --threads adds up\n"
+     "  -o, --out FILE.csv       the CSV (appended to; created with a header when new)\n"
+     "\n"
+     "Example: ipusim sweep --param k=64..1024:x2 -j 2 --out gemm-k.csv -- gemm --threads 1\n"
+     "Standard sweeps: bench/*.sweep, run by 'make sweep', plotted by 'make plots'\n"
+     "(docs/sweep.md).\n"
+     "\n"
+     "Exit status: 0 every point ok, 1 some point failed (its status is in the CSV), 2 bad\n"
+     "options, unknown command, or a CSV that cannot be read or written.\n"},
+    {"mnist", cli_cmd_mnist,
+     "train the PopTorch tutorial's MNIST conv-net (--reference: natively on the host)",
+     "usage: ipusim mnist --reference [options]\n"
+     "\n"
+     "Trains the PopTorch tutorial's MNIST network (conv 1->10 k5, max-pool, ReLU; conv 10->20 k5,\n"
+     "max-pool, ReLU; linear 320->256, ReLU; linear 256->10; cross-entropy; AdamW) and tests it,\n"
+     "printing the tutorial's progress lines. --reference trains natively on the host in fp32 (the\n"
+     "numerics oracle and speed baseline); the simulated IPU run is not available yet.\n"
+     "\n"
+     "  --reference                train natively on the host (required for now)\n"
+     "  --dataset NAME|DIR         mnist-digits (default; 8,000/2,000 real digits, 'make data'),\n"
+     "                             fashion-mnist (60,000/10,000; installed when missing), or a\n"
+     "                             directory with the four MNIST IDX files (raw or .gz)\n"
+     "  --epochs N                 passes over the training set (default 3; 0: test only)\n"
+     "  --batch-size N             micro-batch (default 40)\n"
+     "  --gradient-accumulation N  micro-batches per weight update (default 10)\n"
+     "  --device-iterations N      weight updates per host call (default 10)\n"
+     "  --test-batch-size N        batch of the test pass (default 8)\n"
+     "  --learning-rate X          AdamW learning rate (default 0.001)\n"
+     "  --seed N                   seed of initialisation and shuffling (default 0)\n"
+     "  --save-weights DIR         write one .npy per PyTorch state_dict key after training\n"
+     "  --load-weights DIR         start from such .npy files instead of the seeded initialisation\n"
+     "  --json FILE                also write per-call losses/accuracies, test accuracy, timings\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options, files or data.\n"},
     /* ---- more subcommands register here ---- */
     {NULL, NULL, NULL, NULL},
 };

@@ -272,7 +272,8 @@ static void test_bad_structure(void **state)
                         "docs/machines.md)");
     free(t);
     t = mk2_with("[sync]", "[sink]");
-    expect_error(t, sl, "unknown section [sink] (known: chip, exchange, sync, system, links)");
+    expect_error(t, sl, "unknown section [sink] (known: chip, exchange, sync, system, links, "
+                        "host)");
     free(t);
     t = mk2_with("tiles_per_ipu", "tiles_per_ipu = 1472\nnipus = 2");
     expect_error(t, tl + 1, "'nipus' belongs in [system], not [chip]");

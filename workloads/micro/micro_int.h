@@ -22,11 +22,19 @@ typedef struct micro_run {
 
 typedef void (*micro_setup_fn)(eng *g, void *ctx);
 
-/* Assemble src and run it on every tile of nipus x ntiles IPUs of m (the fabric attached when
- * `fabric`), after `setup` (may be NULL) has placed data in tile memory. On ERR_OK the engine
- * stays in r->g for inspection. Free r with micro_run_free whatever the result. */
-int micro_run_prog(const mach *m, uint32_t nipus, uint32_t ntiles, const char *src, int fabric,
-                   const wl_micro_cfg *cfg, micro_setup_fn setup, void *ctx, micro_run *r,
+/* How to run one program. */
+typedef struct micro_prog {
+    const char *src;      /* assembly */
+    uint32_t nipus, ntiles;
+    int fabric;           /* attach the exchange fabric (needed by send/gsend) */
+    uint32_t reserve;     /* bytes at the top of tile memory the image must leave free */
+    micro_setup_fn setup; /* may be NULL: places data in tile memory before the run */
+    void *ctx;
+} micro_prog;
+
+/* Assemble p->src and run it on every tile of p->nipus x p->ntiles IPUs of m. On ERR_OK the
+ * engine stays in r->g for inspection. Free r with micro_run_free whatever the result. */
+int micro_run_prog(const mach *m, const micro_prog *p, const wl_micro_cfg *cfg, micro_run *r,
                    err *e);
 void micro_run_free(micro_run *r);
 
@@ -46,6 +54,7 @@ typedef struct micro_buf {
     size_t n, cap;
     int oom;
 } micro_buf;
+/* Append printf-style; on running out of memory: b->oom set, text freed (b->s NULL). */
 void micro_put(micro_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- what the preset implies (micro.c; each a formula over mach fields) ---- */

@@ -44,4 +44,4 @@ data-fashion-mnist: | deps
 	$(call install_missing,dataset-fashion-mnist)
 
 bench-reference: $(BIN) data data-fashion-mnist
-	@sh workloads/mnist/bench_reference.sh $(BIN)
+	@sh bench/reference.sh $(BIN)

@@ -1,11 +1,11 @@
 #!/bin/sh
 # bench_reference: the native reference trainer's speed (make bench-reference).
-#   sh workloads/mnist/bench_reference.sh BIN [RUNS]
+#   sh bench/reference.sh BIN [RUNS]   (make bench-reference)
 # Trains 3 epochs on mnist-digits and 1 epoch on fashion-mnist with the tutorial's defaults,
 # RUNS times each (default 3), and prints the median training images/s (the time of the
 # training loop only: data loading and the test pass are excluded) and the test accuracy.
 set -eu
-BIN=${1:?usage: bench_reference.sh BIN [RUNS]}
+BIN=${1:?usage: bench/reference.sh BIN [RUNS]}
 RUNS=${2:-3}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

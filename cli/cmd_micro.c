@@ -1,0 +1,115 @@
+/* cmd_micro: `ipusim micro [NAME|all]` — run the microbenchmarks and print their table
+ * (measured, implied by the preset, published, differences), optionally as CSV. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "workloads/micro/micro.h"
+
+/* A figure in 10 characters: more decimals for small numbers; "-" for NaN. */
+static const char *num(char *buf, size_t len, double v)
+{
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else if (fabs(v) >= 100)
+        snprintf(buf, len, "%.1f", v);
+    else if (fabs(v) >= 1)
+        snprintf(buf, len, "%.3f", v);
+    else
+        snprintf(buf, len, "%.4f", v);
+    return buf;
+}
+
+static const char *pct(char *buf, size_t len, double v)
+{
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%+.1f%%", fabs(v) < 0.05 ? 0.0 : v); /* no "-0.0%" */
+    return buf;
+}
+
+static void print_table(FILE *f, const mach *m, const wl_micro_table *t, double host)
+{
+    fprintf(f, "ipusim micro: machine %s (%u tiles per IPU, %.4g GHz), %zu figures in %.1f s\n\n",
+            m->name, m->tiles_per_ipu, (double)m->clock_hz / 1e9, t->n, host);
+    fprintf(f, "%-58s %-7s %10s %10s %8s %10s %8s\n", "benchmark", "unit", "simulated",
+            "implied", "vs impl", "published", "vs publ");
+    const char *last = NULL;
+    for (size_t i = 0; i < t->n; i++) {
+        const wl_micro_row *r = &t->rows[i];
+        char a[32], b[32], c[32], d[32], g[32];
+        if (last && strcmp(last, r->bench) != 0)
+            fputc('\n', f);
+        last = r->bench;
+        fprintf(f, "%-58s %-7s %10s %10s %8s %10s %8s\n", r->what, r->unit,
+                num(a, sizeof a, r->sim), num(b, sizeof b, r->implied),
+                pct(c, sizeof c, wl_micro_diff_pct(r->sim, r->implied)),
+                num(d, sizeof d, r->published),
+                pct(g, sizeof g, wl_micro_diff_pct(r->sim, r->published)));
+    }
+    fprintf(f, "\nimplied: the preset's parameters through the formulas in workloads/micro/micro.c;"
+               "\npublished: FACTS.md (docs/fabric.md, \"Microbenchmarks\", explains gaps over 10%%).\n");
+}
+
+int cli_cmd_micro(int argc, char **argv)
+{
+    const char *cmd = "micro", *name = NULL, *csv = NULL;
+    cli_machine mo = {0};
+    uint64_t threads = 0;
+    int rc = 0, mr;
+    for (int i = 1; i < argc && rc == 0; i++) {
+        const char *a = argv[i];
+        if ((mr = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0)
+            rc = mr;
+        else if (strcmp(a, "--threads") == 0)
+            rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &threads);
+        else if (strcmp(a, "--csv") == 0)
+            rc = cli_value(cmd, argc, argv, &i, &csv);
+        else if (a[0] == '-')
+            return cli_unknown(cmd, a);
+        else if (name) {
+            fprintf(stderr, "ipusim %s: one benchmark name at a time ('%s', then '%s')\n", cmd,
+                    name, a);
+            return 2;
+        } else
+            name = a;
+    }
+    if (rc)
+        return rc;
+    mach m;
+    rc = cli_machine_resolve(cmd, &mo, &m);
+    if (rc)
+        return rc;
+    err *e = malloc(sizeof *e);
+    if (!e) {
+        fprintf(stderr, "ipusim %s: out of memory\n", cmd);
+        return 2;
+    }
+    err_clear(e);
+    wl_micro_cfg cfg = {(unsigned)threads};
+    wl_micro_table t = {0};
+    double t0 = cli_now();
+    rc = wl_micro_run(&m, name, &cfg, &t, e);
+    double host = cli_now() - t0;
+    if (rc != ERR_OK) {
+        rc = cli_report_err(cmd, e);
+    } else {
+        print_table(stdout, &m, &t, host);
+        if (csv) {
+            char *text = wl_micro_csv(&t);
+            if (!text) {
+                fprintf(stderr, "ipusim %s: out of memory\n", cmd);
+                rc = 2;
+            } else {
+                rc = cli_write_file(cmd, csv, text, strlen(text));
+                free(text);
+            }
+        }
+    }
+    wl_micro_table_free(&t);
+    free(e);
+    return rc;
+}

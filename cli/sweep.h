@@ -1,0 +1,118 @@
+/* sweep: `ipusim sweep`, running one subcommand over a grid of parameter values, in-process,
+ * and writing one CSV row per point. Private to cli/ (cmd_sweep.c and the tests).
+ *
+ *   sweep_grid.c  parameters (NAME=V1,V2 | NAME=A..B[:STEP] | NAME=A..B:xF), the grid they
+ *                 span, and the argv of each point
+ *   sweep_json.c  a small JSON reader that flattens every number into a named metric
+ *   sweep_csv.c   the CSV: reading an earlier one (resume), quoting, formatting rows
+ *   sweep_run.c   the runner: N pthreads, stdout to /dev/null, one write() per row
+ *
+ * Every function that can fail on bad input writes one line (no trailing newline) into
+ * msg[SWEEP_MSG] and returns 2; the caller prints it. */
+#ifndef IPUSIM_SWEEP_H
+#define IPUSIM_SWEEP_H
+
+#include <stddef.h>
+
+#include "cli/cli.h"
+
+enum {
+    SWEEP_MSG = 512,            /* size of every msg buffer */
+    SWEEP_MAX_PARAMS = 16,      /* --param options per sweep */
+    SWEEP_MAX_VALUES = 100000,  /* values of one parameter */
+    SWEEP_MAX_POINTS = 1000000, /* points of the grid */
+    SWEEP_MAX_JOBS = 256,       /* -j */
+};
+
+/* ---- the grid (sweep_grid.c) ---- */
+typedef struct sweep_param {
+    char *name;
+    char **values; /* canonical text of each value: what the CSV holds and argv receives */
+    size_t nvalues;
+} sweep_param;
+
+typedef struct sweep_grid {
+    sweep_param p[SWEEP_MAX_PARAMS];
+    unsigned np;
+    size_t npoints; /* product of the nvalues (1 with no parameter) */
+} sweep_grid;
+
+/* Parse one --param SPEC and append it to the grid:
+ *   NAME=V1,V2,...   the listed values (text, kept as written)
+ *   NAME=A..B        whole numbers A, A+1, .., B (or down to B when A > B)
+ *   NAME=A..B:STEP   A, A+STEP, .. up to B (decimals allowed; STEP > 0; counts down if A > B)
+ *   NAME=A..B:xF     A, A*F, A*F*F, .. up to B (0 < A <= B, F > 1): 64..1024:x2
+ * NAME is [A-Za-z_][A-Za-z0-9_-]*, not "status", not given twice. */
+int sweep_grid_add(sweep_grid *g, const char *spec, char *msg);
+void sweep_grid_free(sweep_grid *g);
+/* The value of parameter j at point i. Points are numbered in a fixed order: the first
+ * parameter varies slowest, the last fastest (nested loops in the order given). */
+const char *sweep_grid_value(const sweep_grid *g, size_t point, unsigned j);
+/* "k=64 m=128": the point's values, for progress lines. */
+void sweep_grid_label(const sweep_grid *g, size_t point, char *buf, size_t len);
+
+/* Check the command's ARGS against the grid: every {NAME} must name a parameter, and --json
+ * is the sweep's own. */
+int sweep_args_check(const sweep_grid *g, char *const *args, int nargs, char *msg);
+/* argv for one point: CMDNAME, ARGS with each {NAME} replaced by its value, then
+ * `--NAME VALUE` for every parameter ARGS does not mention, then `--json JSON`. One
+ * malloc'd block (free it once); *argc_out gets the count. NULL when out of memory. */
+char **sweep_argv(const sweep_grid *g, size_t point, const char *cmdname, char *const *args,
+                  int nargs, const char *json, int *argc_out);
+
+/* ---- JSON (sweep_json.c) ---- */
+typedef struct sweep_metric {
+    char *name; /* members joined with '.', array elements by index: "stats.cycles", "a.0" */
+    char *text; /* the number exactly as the JSON wrote it */
+} sweep_metric;
+
+typedef struct sweep_metrics {
+    sweep_metric *m;
+    size_t n, cap;
+} sweep_metrics;
+
+/* Parse text (len bytes; RFC 8259 grammar, nesting at most 64 deep) and append every number
+ * it contains to out; strings, true, false and null are read and left out. On malformed
+ * input: 2 and "line L col C: ..." (1-based, bytes) in msg. */
+int sweep_json_flatten(const char *text, size_t len, sweep_metrics *out, char *msg);
+void sweep_metrics_free(sweep_metrics *m);
+
+/* ---- CSV (sweep_csv.c) ---- */
+typedef struct sweep_csv {
+    char **cols;      /* the header's columns; ncols 0: no header (new or empty file) */
+    size_t ncols;
+    char **done;      /* each row's parameter values joined by '\x1f', sorted */
+    size_t ndone;
+    size_t valid_len; /* bytes up to the end of the last whole line */
+    size_t file_len;
+} sweep_csv;
+
+/* Read an earlier CSV at path (a missing file is an empty one). Its first columns must be the
+ * grid's parameter names in order, then "status"; anything after a last newline (a torn line)
+ * is not counted (file_len > valid_len tells). */
+int sweep_csv_load(const char *path, const sweep_grid *g, sweep_csv *out, char *msg);
+void sweep_csv_free(sweep_csv *c);
+/* Was the point already written? */
+int sweep_csv_done(const sweep_csv *c, const sweep_grid *g, size_t point);
+/* The key sweep_csv_done() compares, malloc'd. */
+char *sweep_point_key(const sweep_grid *g, size_t point);
+/* Append one field to a line being built (quoted when it holds , " or a line break),
+ * preceded by a comma unless first. */
+void sweep_csv_field(FILE *f, const char *text, int first);
+
+/* ---- the runner (sweep_run.c) ---- */
+typedef struct sweep_opts {
+    const sweep_grid *grid;
+    const cli_cmd *cmd;
+    char *const *args; /* the command's arguments after its name */
+    int nargs;
+    unsigned jobs;     /* points at a time, >= 1 */
+    const char *out;   /* the CSV */
+} sweep_opts;
+
+/* Run every point not yet in the CSV, N at a time, with stdout sent to /dev/null meanwhile;
+ * progress and errors on stderr. Returns 0 when every point run exited 0, 1 when some did
+ * not (their status is in the CSV), 2 when the sweep itself could not run. */
+int sweep_run(const sweep_opts *o);
+
+#endif

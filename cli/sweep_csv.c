@@ -1,0 +1,279 @@
+/* sweep_csv: the sweep's CSV file. Reading an earlier one for resume (its header, and the
+ * parameter values of every row, so the points already there are skipped), and quoting fields
+ * as RFC 4180 does (a field holding a comma, a quote or a line break is quoted, quotes
+ * doubled). Writing the rows is the runner's job (one write() each, sweep_run.c). A torn last
+ * line (no newline: the disk filled, say) is not counted; the runner cuts it off. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/sweep.h"
+
+typedef struct rec {
+    char **f;
+    size_t n, cap;
+} rec;
+
+static void rec_clear(rec *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        free(r->f[i]);
+    r->n = 0;
+}
+
+static int rec_push(rec *r, const char *b, size_t n)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 16;
+        char **f = realloc(r->f, cap * sizeof *f);
+        if (!f)
+            return -1;
+        r->f = f;
+        r->cap = cap;
+    }
+    char *s = malloc(n + 1);
+    if (!s)
+        return -1;
+    /* Undo the quoting: "" inside a quoted field is one quote. */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        s[k++] = b[i];
+        if (b[i] == '"' && i + 1 < n && b[i + 1] == '"')
+            i++;
+    }
+    s[k] = '\0';
+    r->f[r->n++] = s;
+    return 0;
+}
+
+/* One record from s[*at, len): 0, or -1 out of memory, or 1 malformed (a quote in the middle
+ * of an unquoted field, text after a closing quote, a quote never closed). */
+static int read_rec(const char *s, size_t len, size_t *at, rec *r)
+{
+    size_t i = *at;
+    rec_clear(r);
+    for (;;) {
+        size_t a, b;
+        if (i < len && s[i] == '"') {
+            a = ++i;
+            for (;; i++) {
+                if (i >= len)
+                    return 1;
+                if (s[i] == '"') {
+                    if (i + 1 < len && s[i + 1] == '"')
+                        i++;
+                    else
+                        break;
+                }
+            }
+            b = i++;
+        } else {
+            a = i;
+            while (i < len && s[i] != ',' && s[i] != '\n' && s[i] != '\r') {
+                if (s[i] == '"')
+                    return 1;
+                i++;
+            }
+            b = i;
+        }
+        if (rec_push(r, s + a, b - a))
+            return -1;
+        if (i < len && s[i] == ',') {
+            i++;
+            continue;
+        }
+        if (i < len && s[i] == '\r')
+            i++;
+        if (i < len && s[i] != '\n')
+            return 1;
+        *at = i + 1;
+        return 0;
+    }
+}
+
+static size_t line_of(const char *s, size_t at)
+{
+    size_t line = 1;
+    for (size_t i = 0; i < at; i++)
+        line += s[i] == '\n';
+    return line;
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static char *join_key(char *const *vals, size_t n)
+{
+    size_t len = 1;
+    for (size_t j = 0; j < n; j++)
+        len += strlen(vals[j]) + 1;
+    char *k = malloc(len), *p = k;
+    if (!k)
+        return NULL;
+    for (size_t j = 0; j < n; j++)
+        p += sprintf(p, "%s%s", j ? "\x1f" : "", vals[j]);
+    *p = '\0';
+    return k;
+}
+
+char *sweep_point_key(const sweep_grid *g, size_t point)
+{
+    char *vals[SWEEP_MAX_PARAMS];
+    for (unsigned j = 0; j < g->np; j++)
+        vals[j] = (char *)sweep_grid_value(g, point, j);
+    return join_key(vals, g->np);
+}
+
+static int parse(const char *path, const char *s, const sweep_grid *g, sweep_csv *c, char *msg)
+{
+    size_t at = 0, cap = 0;
+    rec r = {0};
+    int rc = 0;
+    while (at < c->valid_len && !rc) {
+        size_t start = at;
+        if (s[at] == '\n' || (s[at] == '\r' && s[at + 1] == '\n')) { /* a blank line */
+            at += s[at] == '\r' ? 2 : 1;
+            continue;
+        }
+        int e = read_rec(s, c->valid_len, &at, &r);
+        if (e) {
+            snprintf(msg, SWEEP_MSG, e < 0 ? "out of memory" : "%s:%zu: malformed CSV line",
+                     path, line_of(s, start));
+            rc = 2;
+            break;
+        }
+        if (!c->cols) { /* the header */
+            int ok = r.n >= g->np + 1 && strcmp(r.f[g->np], "status") == 0;
+            for (unsigned j = 0; ok && j < g->np; j++)
+                ok = strcmp(r.f[j], g->p[j].name) == 0;
+            if (!ok) {
+                char want[SWEEP_MSG / 2] = "";
+                for (unsigned j = 0; j < g->np; j++)
+                    snprintf(want + strlen(want), sizeof want - strlen(want), "%s,", g->p[j].name);
+                snprintf(msg, SWEEP_MSG, "%s: its columns do not start with %sstatus (this "
+                         "sweep's parameters): use another --out or delete it", path, want);
+                rc = 2;
+                break;
+            }
+            c->cols = r.f;
+            c->ncols = r.n;
+            r = (rec){0};
+            continue;
+        }
+        if (r.n != c->ncols) {
+            snprintf(msg, SWEEP_MSG, "%s:%zu: %zu fields, the header has %zu", path,
+                     line_of(s, start), r.n, c->ncols);
+            rc = 2;
+            break;
+        }
+        if (c->ndone == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **d = realloc(c->done, cap * sizeof *d);
+            if (!d) {
+                snprintf(msg, SWEEP_MSG, "out of memory");
+                rc = 2;
+                break;
+            }
+            c->done = d;
+        }
+        if (!(c->done[c->ndone] = join_key(r.f, g->np))) {
+            snprintf(msg, SWEEP_MSG, "out of memory");
+            rc = 2;
+            break;
+        }
+        c->ndone++;
+    }
+    rec_clear(&r);
+    free(r.f);
+    if (!rc && c->ndone)
+        qsort(c->done, c->ndone, sizeof *c->done, cmp_str);
+    return rc;
+}
+
+int sweep_csv_load(const char *path, const sweep_grid *g, sweep_csv *c, char *msg)
+{
+    memset(c, 0, sizeof *c);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT)
+            return 0;
+        snprintf(msg, SWEEP_MSG, "cannot read '%s': %s", path, strerror(errno));
+        return 2;
+    }
+    char *s = NULL;
+    size_t len = 0, cap = 0, n;
+    int rc = 0;
+    do {
+        if (len + 65536 > cap) {
+            cap = (len + 65536) * 2;
+            char *t = realloc(s, cap);
+            if (!t) {
+                snprintf(msg, SWEEP_MSG, "out of memory");
+                rc = 2;
+                break;
+            }
+            s = t;
+        }
+        n = fread(s + len, 1, cap - len, f);
+        len += n;
+    } while (n > 0);
+    if (!rc && ferror(f)) {
+        snprintf(msg, SWEEP_MSG, "cannot read '%s'", path);
+        rc = 2;
+    }
+    fclose(f);
+    c->file_len = len;
+    while (!rc && c->valid_len < len) { /* up to the last newline */
+        const char *nl = memchr(s + c->valid_len, '\n', len - c->valid_len);
+        if (!nl)
+            break;
+        c->valid_len = (size_t)(nl - s) + 1;
+    }
+    if (!rc)
+        rc = parse(path, s, g, c, msg);
+    free(s);
+    if (rc)
+        sweep_csv_free(c);
+    return rc;
+}
+
+void sweep_csv_free(sweep_csv *c)
+{
+    for (size_t i = 0; i < c->ncols; i++)
+        free(c->cols[i]);
+    for (size_t i = 0; i < c->ndone; i++)
+        free(c->done[i]);
+    free(c->cols);
+    free(c->done);
+    memset(c, 0, sizeof *c);
+}
+
+int sweep_csv_done(const sweep_csv *c, const sweep_grid *g, size_t point)
+{
+    if (!c->ndone)
+        return 0;
+    char *k = sweep_point_key(g, point);
+    int found = k && bsearch(&k, c->done, c->ndone, sizeof *c->done, cmp_str) != NULL;
+    free(k);
+    return found;
+}
+
+void sweep_csv_field(FILE *f, const char *text, int first)
+{
+    if (!first)
+        fputc(',', f);
+    if (!strpbrk(text, ",\"\r\n")) {
+        fputs(text, f);
+        return;
+    }
+    fputc('"', f);
+    for (const char *p = text; *p; p++) {
+        if (*p == '"')
+            fputc('"', f);
+        fputc(*p, f);
+    }
+    fputc('"', f);
+}

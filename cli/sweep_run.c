@@ -1,0 +1,357 @@
+/* sweep_run: runs the points of a sweep in this process, N at a time on N pthreads, and
+ * appends one CSV row per point as it completes.
+ *
+ * Each point calls the subcommand's function with its own argv and `--json TMPDIR/point-I.json`;
+ * the commands keep no globals, so points can run side by side. Their human reports go to
+ * stdout, which is shared: for the whole sweep file descriptor 1 points at /dev/null (restored
+ * after), and the sweep reports progress on stderr. The row is the point's parameter values,
+ * its exit status and every number of its JSON report (sweep_json.c), in the columns of the
+ * CSV's header: the header comes from the first point that produced a report (or from the
+ * file, when resuming), and a point's numbers that the header lacks are left out (with one
+ * warning). Each row is formatted whole and appended with a single write() to a file opened
+ * O_APPEND, so a killed sweep leaves a header and whole rows. A re-run skips the points whose
+ * parameter values already have a row (failed ones too: delete a row to run it again).
+ * Left out: time limits per point (a point runs until its command returns). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/sweep.h"
+
+enum { STACK_BYTES = 16 << 20, MAX_JSON_BYTES = 256 << 20 };
+
+typedef struct held {
+    size_t point;
+    int status;
+} held;
+
+typedef struct run {
+    const sweep_opts *o;
+    size_t *todo, ntodo;
+    pthread_mutex_t mu;
+    size_t next, finished, nfailed;
+    int fd;
+    char tmpdir[256];
+    double t0;
+    char **cols; /* the header (owned by csv or by own_cols) */
+    size_t ncols;
+    char **own_cols;
+    held *held; /* rows finished before there was a header */
+    size_t nheld;
+    int io_error, warned;
+} run;
+
+static void put_all(run *r, const char *buf, size_t len)
+{
+    ssize_t n = r->io_error ? -1 : write(r->fd, buf, len);
+    if (n != (ssize_t)len && !r->io_error) {
+        fprintf(stderr, "ipusim sweep: cannot write '%s': %s; stopping\n", r->o->out,
+                n < 0 ? strerror(errno) : "short write");
+        r->io_error = 1;
+    }
+}
+
+/* Format one row and append it with one write(); a metric the point lacks is empty. */
+static void write_row(run *r, size_t point, int status, const sweep_metrics *m)
+{
+    const sweep_grid *g = r->o->grid;
+    char *buf = NULL, num[16];
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        r->io_error = 1;
+        return;
+    }
+    for (unsigned j = 0; j < g->np; j++)
+        sweep_csv_field(f, sweep_grid_value(g, point, j), j == 0);
+    snprintf(num, sizeof num, "%d", status);
+    sweep_csv_field(f, num, 0);
+    for (size_t c = g->np + 1; c < r->ncols; c++) {
+        const char *v = "";
+        for (size_t i = 0; m && i < m->n; i++)
+            if (strcmp(m->m[i].name, r->cols[c]) == 0) {
+                v = m->m[i].text;
+                break;
+            }
+        sweep_csv_field(f, v, 0);
+    }
+    fputc('\n', f);
+    fclose(f);
+    put_all(r, buf, len);
+    free(buf);
+}
+
+static int has_col(char **cols, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(cols[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* The header of a new file: the parameters, status, then m's numbers in its order; then the
+ * rows that waited for it. */
+static void write_header(run *r, const sweep_metrics *m)
+{
+    const sweep_grid *g = r->o->grid;
+    size_t n = g->np + 1 + (m ? m->n : 0);
+    r->own_cols = malloc(n * sizeof *r->own_cols);
+    if (!r->own_cols) {
+        r->io_error = 1;
+        return;
+    }
+    r->cols = r->own_cols;
+    r->ncols = 0;
+    for (unsigned j = 0; j < g->np; j++)
+        r->cols[r->ncols++] = g->p[j].name;
+    r->cols[r->ncols++] = "status";
+    for (size_t i = 0; m && i < m->n; i++) {
+        if (has_col(r->cols, r->ncols, m->m[i].name))
+            continue;
+        if (!(r->cols[r->ncols] = strdup(m->m[i].name))) {
+            r->io_error = 1;
+            return;
+        }
+        r->ncols++;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        r->io_error = 1;
+        return;
+    }
+    for (size_t c = 0; c < r->ncols; c++)
+        sweep_csv_field(f, r->cols[c], c == 0);
+    fputc('\n', f);
+    fclose(f);
+    put_all(r, buf, len);
+    free(buf);
+    for (size_t i = 0; i < r->nheld; i++)
+        write_row(r, r->held[i].point, r->held[i].status, NULL);
+    r->nheld = 0;
+}
+
+/* 0: the report read into m; 1: no report file; 2: unreadable or malformed (msg). */
+static int read_report(const char *path, sweep_metrics *m, char *msg)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 1;
+    struct stat sb;
+    char *s = NULL;
+    size_t n = 0;
+    int rc = 0;
+    if (fstat(fileno(f), &sb) != 0 || sb.st_size > MAX_JSON_BYTES) {
+        snprintf(msg, SWEEP_MSG, "unreadable or larger than 256 MiB");
+        rc = 2;
+    } else if (!(s = malloc((size_t)sb.st_size + 1))) {
+        snprintf(msg, SWEEP_MSG, "out of memory");
+        rc = 2;
+    } else if ((n = fread(s, 1, (size_t)sb.st_size, f)) != (size_t)sb.st_size) {
+        snprintf(msg, SWEEP_MSG, "cannot read '%s'", path);
+        rc = 2;
+    }
+    fclose(f);
+    if (!rc)
+        rc = sweep_json_flatten(s, n, m, msg);
+    free(s);
+    return rc;
+}
+
+/* One point, start to row. */
+static void run_point(run *r, size_t point)
+{
+    const sweep_opts *o = r->o;
+    char json[320], label[256], msg[SWEEP_MSG];
+    snprintf(json, sizeof json, "%s/point-%zu.json", r->tmpdir, point);
+    sweep_grid_label(o->grid, point, label, sizeof label);
+    int argc = 0;
+    char **argv = sweep_argv(o->grid, point, o->cmd->name, o->args, o->nargs, json, &argc);
+    double t = cli_now();
+    int st = argv ? o->cmd->fn(argc, argv) : 2;
+    t = cli_now() - t;
+    free(argv);
+    sweep_metrics m = {0};
+    int jr = read_report(json, &m, msg);
+    remove(json);
+    pthread_mutex_lock(&r->mu);
+    if (jr == 2)
+        fprintf(stderr, "ipusim sweep: %s: JSON report: %s\n", label, msg);
+    else if (jr == 1 && st == 0)
+        fprintf(stderr, "ipusim sweep: %s: the command wrote no JSON report\n", label);
+    if (jr && st == 0)
+        st = 2;
+    if (jr)
+        sweep_metrics_free(&m);
+    if (!r->cols && m.n)
+        write_header(r, &m);
+    if (r->cols) {
+        write_row(r, point, st, &m);
+        for (size_t i = 0; i < m.n && !r->warned; i++)
+            if (!has_col(r->cols, r->ncols, m.m[i].name)) {
+                fprintf(stderr, "ipusim sweep: %s: '%s' is not a column of '%s'; left out "
+                        "(and any others)\n", label, m.m[i].name, o->out);
+                r->warned = 1;
+            }
+    } else {
+        r->held[r->nheld++] = (held){point, st};
+    }
+    r->finished++;
+    r->nfailed += st != 0;
+    if (st)
+        fprintf(stderr, "ipusim sweep: [%zu/%zu] %s: status %d, %.2f s\n", r->finished,
+                r->ntodo, label, st, t);
+    else
+        fprintf(stderr, "ipusim sweep: [%zu/%zu] %s: ok, %.2f s\n", r->finished, r->ntodo,
+                label, t);
+    pthread_mutex_unlock(&r->mu);
+    sweep_metrics_free(&m);
+}
+
+static void *worker(void *arg)
+{
+    run *r = arg;
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        int stop = r->io_error || r->next == r->ntodo;
+        size_t point = stop ? 0 : r->todo[r->next++];
+        pthread_mutex_unlock(&r->mu);
+        if (stop)
+            return NULL;
+        run_point(r, point);
+    }
+}
+
+/* The points to run, the CSV opened for appending (its torn tail cut off, or emptied when it
+ * holds no metric column), the temporary directory. 0 or 2. */
+static int prepare(run *r, sweep_csv *csv)
+{
+    const sweep_opts *o = r->o;
+    char msg[SWEEP_MSG];
+    if (sweep_args_check(o->grid, o->args, o->nargs, msg) ||
+        sweep_csv_load(o->out, o->grid, csv, msg)) {
+        fprintf(stderr, "ipusim sweep: %s\n", msg);
+        return 2;
+    }
+    r->fd = open(o->out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (r->fd < 0) {
+        fprintf(stderr, "ipusim sweep: cannot open '%s': %s\n", o->out, strerror(errno));
+        return 2;
+    }
+    size_t keep = csv->valid_len;
+    if (csv->cols && csv->ncols == o->grid->np + 1) {
+        fprintf(stderr, "ipusim sweep: '%s' has no metric columns (every point failed): "
+                "starting it again\n", o->out);
+        keep = 0;
+    } else if (csv->file_len > keep) {
+        fprintf(stderr, "ipusim sweep: '%s': cutting off a torn last line\n", o->out);
+    }
+    if (keep < csv->file_len && ftruncate(r->fd, (off_t)keep) != 0) {
+        fprintf(stderr, "ipusim sweep: cannot truncate '%s': %s\n", o->out, strerror(errno));
+        return 2;
+    }
+    if (keep == 0) {
+        sweep_csv_free(csv);
+    } else {
+        r->cols = csv->cols;
+        r->ncols = csv->ncols;
+    }
+    r->todo = malloc((o->grid->npoints + 1) * sizeof *r->todo);
+    r->held = malloc((o->grid->npoints + 1) * sizeof *r->held);
+    if (!r->todo || !r->held) {
+        fprintf(stderr, "ipusim sweep: out of memory\n");
+        return 2;
+    }
+    for (size_t i = 0; i < o->grid->npoints; i++)
+        if (!sweep_csv_done(csv, o->grid, i))
+            r->todo[r->ntodo++] = i;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(r->tmpdir, sizeof r->tmpdir, "%s/ipusim-sweep-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (r->ntodo && !mkdtemp(r->tmpdir)) {
+        fprintf(stderr, "ipusim sweep: cannot make a directory '%s': %s\n", r->tmpdir,
+                strerror(errno));
+        return 2;
+    }
+    return 0;
+}
+
+/* Run the points on min(jobs, points) threads, with stdout on /dev/null meanwhile. */
+static int run_all(run *r)
+{
+    unsigned n = r->o->jobs < r->ntodo ? r->o->jobs : (unsigned)r->ntodo, started = 0;
+    pthread_t th[SWEEP_MAX_JOBS];
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO), nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (saved < 0 || nul < 0 || dup2(nul, STDOUT_FILENO) < 0) {
+        fprintf(stderr, "ipusim sweep: cannot send stdout to /dev/null: %s\n", strerror(errno));
+        if (saved >= 0)
+            close(saved);
+        if (nul >= 0)
+            close(nul);
+        return 2;
+    }
+    close(nul);
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setstacksize(&at, STACK_BYTES);
+    for (unsigned k = 0; k < n; k++)
+        if (pthread_create(&th[started], &at, worker, r) == 0)
+            started++;
+    pthread_attr_destroy(&at);
+    if (started == 0) /* no thread to be had: run them here */
+        worker(r);
+    for (unsigned k = 0; k < started; k++)
+        pthread_join(th[k], NULL);
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    return 0;
+}
+
+int sweep_run(const sweep_opts *o)
+{
+    run r = {.o = o, .fd = -1};
+    sweep_csv csv;
+    memset(&csv, 0, sizeof csv);
+    pthread_mutex_init(&r.mu, NULL);
+    int rc = prepare(&r, &csv);
+    size_t npts = o->grid->npoints;
+    if (!rc && r.ntodo == 0)
+        fprintf(stderr, "ipusim sweep: all %zu points are already in '%s'\n", npts, o->out);
+    if (!rc && r.ntodo) {
+        fprintf(stderr, "ipusim sweep: %zu points, %zu already in '%s', %zu to run, %u at a "
+                "time\n", npts, npts - r.ntodo, o->out, r.ntodo,
+                o->jobs < r.ntodo ? o->jobs : (unsigned)r.ntodo);
+        r.t0 = cli_now();
+        rc = run_all(&r);
+        if (!r.cols && r.nheld) /* no point wrote a report: a header of parameters and status */
+            write_header(&r, NULL);
+        if (r.io_error)
+            rc = 2;
+        if (!rc)
+            fprintf(stderr, "ipusim sweep: %zu points in %.1f s, %zu failed -> %s\n", r.finished,
+                    cli_now() - r.t0, r.nfailed, o->out);
+        rmdir(r.tmpdir);
+    }
+    if (r.fd >= 0 && close(r.fd) != 0 && !rc) {
+        fprintf(stderr, "ipusim sweep: cannot write '%s': %s\n", o->out, strerror(errno));
+        rc = 2;
+    }
+    if (r.own_cols)
+        for (size_t c = o->grid->np + 1; c < r.ncols; c++)
+            free(r.own_cols[c]);
+    free(r.own_cols);
+    free(r.todo);
+    free(r.held);
+    sweep_csv_free(&csv);
+    pthread_mutex_destroy(&r.mu);
+    if (!rc && r.nfailed)
+        rc = 1;
+    return rc;
+}

@@ -1,0 +1,260 @@
+/* host: the host link and remote buffers of a machine, and their statistics.
+ *
+ * Models the bandwidth and latency of the path between the host (or the remote memory) and
+ * each IPU: per IPU an attachment (PCIe) with one capacity per direction, per group of
+ * host_link_ipus IPUs a host link (full duplex: one capacity per direction) and a remote
+ * memory (one capacity for reads and writes). A transfer is a fluid flow along its path that
+ * takes whatever capacity earlier transfers left, first come first served (water-filling
+ * over the bookings of prof.c), and arrives one path latency after its last byte left.
+ *
+ * Leaves out: fair sharing among transfers that overlap (an earlier call keeps its rate; a
+ * fair share would end the last of a group of equal transfers at the same time, the first
+ * ones later), packets, DMA set-up per descriptor, host memory copies, and the receiving
+ * tiles (the engine passes their bound as max_bytes_per_s). */
+#include "host/host.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/prof.h"
+
+_Static_assert(HOST_LINK_IN_COPIES == HOST_LINK_IN_BYTES + 2 &&
+                   HOST_LINK_IN_PS == HOST_LINK_IN_BYTES + 4 && HOST_REMOTE_IN_COPIES == HOST_REMOTE_IN_BYTES + 2 &&
+                   HOST_REMOTE_IN_PS == HOST_REMOTE_IN_BYTES + 4,
+               "transfer() indexes the statistics as base + 2 x kind + dir");
+
+/* Resources: per IPU a port per direction; per group a link per direction and a memory. */
+struct host {
+    mach m;
+    uint32_t nipus, ngroups;
+    host_prof *port; /* [ipu * 2 + dir] */
+    host_prof *link; /* [group * 2 + dir] */
+    host_prof *mem;  /* [group] */
+    uint64_t *stat;  /* [ipu * HOST_NSTAT + id] */
+};
+
+host *host_new(const mach *m, err *e)
+{
+    if (mach_check(m, e) != ERR_OK)
+        return NULL;
+    host *h = calloc(1, sizeof *h);
+    if (!h)
+        abort();
+    h->m = *m;
+    h->nipus = m->nipus;
+    h->ngroups = (m->nipus + m->host_link_ipus - 1) / m->host_link_ipus;
+    h->port = calloc((size_t)h->nipus * 2, sizeof *h->port);
+    h->link = calloc((size_t)h->ngroups * 2, sizeof *h->link);
+    h->mem = calloc(h->ngroups, sizeof *h->mem);
+    h->stat = calloc((size_t)h->nipus * HOST_NSTAT, sizeof *h->stat);
+    if (!h->port || !h->link || !h->mem || !h->stat)
+        abort();
+    for (uint32_t i = 0; i < h->nipus * 2; i++)
+        host_prof_init(&h->port[i], m->host_ipu_bytes_per_s);
+    for (uint32_t g = 0; g < h->ngroups; g++) {
+        host_prof_init(&h->link[g * 2 + HOST_IN], m->host_link_bytes_per_s);
+        host_prof_init(&h->link[g * 2 + HOST_OUT], m->host_link_bytes_per_s);
+        host_prof_init(&h->mem[g], m->remote_bytes_per_s);
+    }
+    return h;
+}
+
+void host_free(host *h)
+{
+    if (!h)
+        return;
+    for (uint32_t i = 0; i < h->nipus * 2; i++)
+        host_prof_free(&h->port[i]);
+    for (uint32_t g = 0; g < h->ngroups; g++) {
+        host_prof_free(&h->link[g * 2]);
+        host_prof_free(&h->link[g * 2 + 1]);
+        host_prof_free(&h->mem[g]);
+    }
+    free(h->port);
+    free(h->link);
+    free(h->mem);
+    free(h->stat);
+    free(h);
+}
+
+uint32_t host_nipus(const host *h) { return h->nipus; }
+uint32_t host_ngroups(const host *h) { return h->ngroups; }
+
+uint32_t host_group(const host *h, uint32_t ipu)
+{
+    assert(ipu < h->nipus);
+    return ipu / h->m.host_link_ipus;
+}
+
+static int remote_via_link(const host *h)
+{
+    return strcmp(h->m.remote_at, "host") == 0;
+}
+
+/* The resources a transfer crosses; returns how many (at most 3). */
+static size_t path(host *h, uint32_t ipu, host_dir dir, int remote, host_prof **res)
+{
+    uint32_t g = host_group(h, ipu);
+    size_t n = 0;
+    res[n++] = &h->port[ipu * 2 + dir];
+    if (!remote || remote_via_link(h))
+        res[n++] = &h->link[g * 2 + dir];
+    if (remote)
+        res[n++] = &h->mem[g];
+    return n;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* Drain `bytes` from `start` through the resources, taking what is left on all of them (up
+ * to cap) and booking it; returns when the last byte left. Amounts are in B/s x ps (10^-12
+ * bytes), so the arithmetic is exact; a partial last segment is rounded up to a whole ps. */
+static sim_time drain(host_prof **res, size_t nres, uint64_t cap, uint64_t bytes, sim_time start)
+{
+    unsigned __int128 work = (unsigned __int128)bytes * SIM_S;
+    sim_time t = start;
+    while (work > 0) {
+        uint64_t rate = cap;
+        sim_time next = SIM_FOREVER;
+        for (size_t r = 0; r < nres; r++) {
+            sim_time nx;
+            rate = min_u64(rate, host_prof_left(res[r], t, &nx));
+            next = nx < next ? nx : next;
+        }
+        if (rate == 0) { /* everything taken until the next change */
+            assert(next != SIM_FOREVER);
+            t = next;
+            continue;
+        }
+        sim_time end;
+        if (next == SIM_FOREVER || (unsigned __int128)rate * (next - t) >= work) {
+            end = t + (sim_time)((work + rate - 1) / rate);
+            work = 0;
+        } else {
+            end = next;
+            work -= (unsigned __int128)rate * (next - t);
+        }
+        for (size_t r = 0; r < nres; r++)
+            host_prof_book(res[r], t, end, rate);
+        t = end;
+    }
+    return t;
+}
+
+static sim_time transfer(host *h, uint32_t ipu, host_dir dir, int remote, uint64_t bytes,
+                         sim_time start, uint64_t max_bytes_per_s)
+{
+    assert(ipu < h->nipus && (dir == HOST_IN || dir == HOST_OUT));
+    host_prof *res[3];
+    size_t n = path(h, ipu, dir, remote, res);
+    uint64_t cap = max_bytes_per_s ? max_bytes_per_s : UINT64_MAX;
+    sim_time lat = (sim_time)(remote ? h->m.remote_latency_ns : h->m.host_latency_ns) * SIM_NS;
+    for (size_t r = 0; r < n; r++)
+        assert(start >= host_prof_horizon(res[r]) && "host: a transfer before the horizon");
+    sim_time end = drain(res, n, cap, bytes, start) + lat;
+    uint64_t *st = &h->stat[(size_t)ipu * HOST_NSTAT];
+    int base = remote ? HOST_REMOTE_IN_BYTES : HOST_LINK_IN_BYTES; /* rows come in pairs */
+    st[base + dir] += bytes;
+    st[base + 2 + dir] += 1;
+    st[base + 4 + dir] += end - start;
+    return end;
+}
+
+sim_time host_link_transfer(host *h, uint32_t ipu, host_dir dir, uint64_t bytes, sim_time start,
+                            uint64_t max_bytes_per_s)
+{
+    return transfer(h, ipu, dir, 0, bytes, start, max_bytes_per_s);
+}
+
+sim_time host_remote_transfer(host *h, uint32_t ipu, host_dir dir, uint64_t bytes,
+                              sim_time start, uint64_t max_bytes_per_s)
+{
+    return transfer(h, ipu, dir, 1, bytes, start, max_bytes_per_s);
+}
+
+sim_time host_alone_time(const host *h, int remote, uint64_t bytes, uint64_t max_bytes_per_s)
+{
+    const mach *m = &h->m;
+    uint64_t rate = min_u64(m->host_ipu_bytes_per_s, max_bytes_per_s ? max_bytes_per_s
+                                                                       : UINT64_MAX);
+    if (!remote || remote_via_link(h))
+        rate = min_u64(rate, m->host_link_bytes_per_s);
+    if (remote)
+        rate = min_u64(rate, m->remote_bytes_per_s);
+    unsigned __int128 work = (unsigned __int128)bytes * SIM_S;
+    sim_time lat = (sim_time)(remote ? m->remote_latency_ns : m->host_latency_ns) * SIM_NS;
+    return lat + (sim_time)((work + rate - 1) / rate);
+}
+
+void host_retire(host *h, sim_time t)
+{
+    for (uint32_t i = 0; i < h->nipus * 2; i++)
+        host_prof_retire(&h->port[i], t);
+    for (uint32_t g = 0; g < h->ngroups; g++) {
+        host_prof_retire(&h->link[g * 2], t);
+        host_prof_retire(&h->link[g * 2 + 1], t);
+        host_prof_retire(&h->mem[g], t);
+    }
+}
+
+/* ---- statistics ---- */
+
+static const host_stat_info stat_table[HOST_NSTAT] = {
+    [HOST_LINK_IN_BYTES] = {"link_in_bytes", "B", "stream bytes host -> IPU"},
+    [HOST_LINK_OUT_BYTES] = {"link_out_bytes", "B", "stream bytes IPU -> host"},
+    [HOST_LINK_IN_COPIES] = {"link_in_copies", "copies", "stream copies host -> IPU"},
+    [HOST_LINK_OUT_COPIES] = {"link_out_copies", "copies", "stream copies IPU -> host"},
+    [HOST_LINK_IN_PS] = {"link_in_ps", "ps",
+                         "host -> IPU stream copies, start to end (latency included), summed"},
+    [HOST_LINK_OUT_PS] = {"link_out_ps", "ps",
+                          "IPU -> host stream copies, start to end (latency included), summed"},
+    [HOST_REMOTE_IN_BYTES] = {"remote_in_bytes", "B", "bytes read from remote buffers"},
+    [HOST_REMOTE_OUT_BYTES] = {"remote_out_bytes", "B", "bytes written to remote buffers"},
+    [HOST_REMOTE_IN_COPIES] = {"remote_in_copies", "copies", "remote-buffer reads"},
+    [HOST_REMOTE_OUT_COPIES] = {"remote_out_copies", "copies", "remote-buffer writes"},
+    [HOST_REMOTE_IN_PS] = {"remote_in_ps", "ps",
+                           "remote-buffer reads, start to end (latency included), summed"},
+    [HOST_REMOTE_OUT_PS] = {"remote_out_ps", "ps",
+                            "remote-buffer writes, start to end (latency included), summed"},
+    [HOST_PORT_IN_BUSY_PS] = {"port_in_busy_ps", "ps",
+                              "time the IPU's own link carried data towards it"},
+    [HOST_PORT_OUT_BUSY_PS] = {"port_out_busy_ps", "ps",
+                               "time the IPU's own link carried data away from it"},
+};
+
+const host_stat_info *host_stat_table(void)
+{
+    return stat_table;
+}
+
+uint64_t host_stat(const host *h, uint32_t ipu, host_stat_id id)
+{
+    assert(ipu < h->nipus && id < HOST_NSTAT);
+    if (id == HOST_PORT_IN_BUSY_PS || id == HOST_PORT_OUT_BUSY_PS)
+        return h->port[ipu * 2 + (id == HOST_PORT_OUT_BUSY_PS)].busy;
+    return h->stat[(size_t)ipu * HOST_NSTAT + id];
+}
+
+sim_time host_link_busy(const host *h, uint32_t group, host_dir dir)
+{
+    assert(group < h->ngroups);
+    return h->link[group * 2 + dir].busy;
+}
+
+sim_time host_remote_busy(const host *h, uint32_t group)
+{
+    assert(group < h->ngroups);
+    return h->mem[group].busy;
+}
+
+void host_stats_reset(host *h)
+{
+    memset(h->stat, 0, (size_t)h->nipus * HOST_NSTAT * sizeof *h->stat);
+    for (uint32_t i = 0; i < h->nipus * 2; i++)
+        h->port[i].busy = 0;
+    for (uint32_t g = 0; g < h->ngroups; g++) {
+        h->link[g * 2].busy = h->link[g * 2 + 1].busy = 0;
+        h->mem[g].busy = 0;
+    }
+}

@@ -1,0 +1,202 @@
+/* micro_link: IPU-Link microbenchmarks — bandwidth of one link and of all links of an IPU,
+ * and the latency of a 4-byte global send.
+ *
+ * A tile's exchange port moves 4 bytes per cycle (5.3 GB/s on Mk2), a link 32 GB/s: so to
+ * saturate a connection, twice as many tiles as its bandwidth needs each `gsend` a block to a
+ * tile of the neighbour IPU at once, and the blocks are sized so that every connection drains
+ * in about 32k cycles (latency then costs under 1%). Bandwidth = bytes / (last word landed -
+ * first send), from the exchange trace. Neighbours in one M2000 box are joined by several
+ * physical links (2 on Mk2, 4 on a Mk1 card), striped as one connection: "one link" divides
+ * the measured connection bandwidth by that count. "All links" sends from the best-connected
+ * IPU of a 16-IPU system (or the largest smaller one the preset can wire) to all its
+ * neighbours at once: on Mk2 every IPU of the 2x2 torus of boxes has all 10 links wired; on
+ * the Mk1 ladder an end IPU has 7, an inner one 10. Latency: one tile sends 4 bytes to IPU 1 in
+ * a superstep of its own; arrival - send from the trace.
+ *
+ * Left out: the latency growth under load the paper measured (4.0-7.7x), which the link model
+ * does not have (docs/fabric.md), and gateway links between PODs. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric/link.h"
+#include "workloads/micro/micro_int.h"
+
+static const char *B = "link";
+
+enum { DRAIN_CYCLES = 32768 };
+
+/* What each sending tile does: in superstep 1 (probe) and 2 (bulk), send len bytes to dst
+ * (ipu << 16 | tile); len 0: nothing. */
+typedef struct lsend {
+    uint32_t ipu, tile;
+    uint32_t dst1, len1, dst2, len2;
+} lsend;
+
+typedef struct lplan {
+    lsend *s;
+    size_t n;
+    uint32_t ent; /* address of a tile's four words */
+} lplan;
+
+static void lsetup(eng *g, void *ctx)
+{
+    const lplan *p = ctx;
+    for (size_t i = 0; i < p->n; i++) {
+        const lsend *s = &p->s[i];
+        micro_wr32(g, s->ipu, s->tile, p->ent + 0, s->dst1);
+        micro_wr32(g, s->ipu, s->tile, p->ent + 4, s->len1);
+        micro_wr32(g, s->ipu, s->tile, p->ent + 8, s->dst2);
+        micro_wr32(g, s->ipu, s->tile, p->ent + 12, s->len2);
+    }
+}
+
+/* Run the plan on nipus x ntiles; every tile sends from and receives into one buffer of
+ * maxlen bytes below its entry. */
+static int lrun(const mach *m, const wl_micro_cfg *cfg, lplan *p, uint32_t nipus,
+                uint32_t ntiles, uint32_t maxlen, micro_run *r, err *e)
+{
+    p->ent = (m->sram_bytes - 16) & ~15u;
+    uint32_t buf = (p->ent - maxlen) & ~15u;
+    micro_buf s = {0};
+    micro_put(&s, "main:   li      r1, %u\n"
+                  "        li      r4, %u\n"
+                  "        ld32    r2, [r1+0]\n"
+                  "        ld32    r3, [r1+4]\n"
+                  "        brz     r3, a\n"
+                  "        gsend   r4, r3, r2, r4\n"
+                  "a:      sync    external\n"
+                  "        ld32    r2, [r1+8]\n"
+                  "        ld32    r3, [r1+12]\n"
+                  "        brz     r3, b\n"
+                  "        gsend   r4, r3, r2, r4\n"
+                  "b:      sync    external\n"
+                  "        halt\n", p->ent, buf);
+    if (s.oom) {
+        memset(r, 0, sizeof *r);
+        return err_set(e, ERR_INPUT, "out of host memory");
+    }
+    micro_prog pr = {.src = s.s, .nipus = nipus, .ntiles = ntiles, .fabric = 1,
+                     .reserve = maxlen + 32, .setup = lsetup, .ctx = p};
+    int rc = micro_run_prog(m, &pr, cfg, r, e);
+    free(s.s);
+    return rc;
+}
+
+/* Bytes / (last end - first send) over trace entries [from, ntr), in B/s. */
+static double trace_bw(const mach *m, const micro_run *r, size_t from)
+{
+    uint64_t lo = UINT64_MAX, hi = 0, bytes = 0;
+    for (size_t i = from; i < r->ntr; i++) {
+        lo = r->tr[i].send < lo ? r->tr[i].send : lo;
+        hi = r->tr[i].end > hi ? r->tr[i].end : hi;
+        bytes += r->tr[i].bytes;
+    }
+    return hi > lo ? (double)bytes / (double)(hi - lo) * (double)m->clock_hz : NAN;
+}
+
+/* Tiles (twice what the bandwidth needs) and bytes per tile to drain bw in DRAIN_CYCLES. */
+static void size_flows(const mach *m, double bw, uint32_t *k, uint32_t *len)
+{
+    double tile_bw = (double)m->xchg_bytes_per_cycle * (double)m->clock_hz;
+    *k = 2 * (uint32_t)ceil(bw / tile_bw);
+    *len = 4 * (uint32_t)(DRAIN_CYCLES * bw / (double)m->clock_hz / *k / 4);
+}
+
+static int one_link(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
+{
+    mach m2 = *m;
+    m2.nipus = 2;
+    link_net *net = link_net_new(&m2, e);
+    if (!net)
+        return e->status;
+    uint32_t l = link_between(net, 0, 1);
+    if (l == UINT32_MAX) {
+        link_net_free(net);
+        return err_set(e, ERR_INPUT, "link: IPUs 0 and 1 of a 2-IPU %s system are not wired",
+                       m->name);
+    }
+    link_info li = *link_get(net, l);
+    link_net_free(net);
+
+    uint32_t k, len;
+    size_flows(m, (double)li.bytes_per_s, &k, &len);
+    lplan p = {calloc(k, sizeof(lsend)), k, 0};
+    if (!p.s)
+        return err_set(e, ERR_INPUT, "out of host memory");
+    for (uint32_t i = 0; i < k; i++)
+        p.s[i] = (lsend){0, i, 1u << 16, i == 0 ? 4 : 0, 1u << 16 | i, len};
+    micro_run r;
+    int rc = lrun(m, cfg, &p, 2, k, len, &r, e);
+    free(p.s);
+    if (rc == ERR_OK && (r.ntr != 1 + (size_t)k || r.tr[0].bytes != 4))
+        rc = err_set(e, ERR_INPUT, "link: %zu streams delivered, expected %u", r.ntr, 1 + k);
+    if (rc == ERR_OK)
+        rc = micro_add(t, e, B, "GB/s", trace_bw(m, &r, 1) / li.nphys / 1e9,
+                       micro_implied_link(m) / 1e9, micro_published_for(m).link / 1e9,
+                       "IPU-Link bw, one link (IPU 0->1 over %u links, %u tiles)", li.nphys, k);
+    if (rc == ERR_OK)
+        rc = micro_add(t, e, B, "cycles", (double)(r.tr[0].arrive - r.tr[0].send),
+                       micro_implied_link_latency(m), NAN, "IPU-Link latency, 4-byte gsend IPU 0->1");
+    micro_run_free(&r);
+    return rc;
+}
+
+static int all_links(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
+{
+    /* 16 IPUs (all 10 links wired on Mk2); a smaller system if the preset cannot build it */
+    mach mn = *m;
+    link_net *net = NULL;
+    for (uint32_t n = 16; n >= 2 && !net; n /= 2) {
+        mn.nipus = n;
+        net = link_net_new(&mn, e);
+    }
+    if (!net)
+        return e->status;
+    err_clear(e);
+    uint32_t src = 0;
+    for (uint32_t i = 1; i < link_nipus(net); i++)
+        if (link_ipu_bandwidth(net, i) > link_ipu_bandwidth(net, src))
+            src = i;
+    double implied = (double)link_ipu_bandwidth(net, src);
+    lplan p = {NULL, 0, 0};
+    uint32_t ntiles = 0, maxlen = 0, nb = 0, nphys = 0;
+    int rc = ERR_OK;
+    for (uint32_t l = 0; l < link_count(net) && rc == ERR_OK; l++) {
+        const link_info *li = link_get(net, l);
+        if (li->src != src || li->kind != LINK_IPU)
+            continue;
+        uint32_t k, len;
+        size_flows(m, (double)li->bytes_per_s, &k, &len);
+        lsend *s = realloc(p.s, (p.n + k) * sizeof *s);
+        if (!s) {
+            rc = err_set(e, ERR_INPUT, "out of host memory");
+            break;
+        }
+        p.s = s;
+        for (uint32_t i = 0; i < k; i++, ntiles++)
+            p.s[p.n++] = (lsend){src, ntiles, 0, 0, li->dst << 16 | ntiles, len};
+        maxlen = len > maxlen ? len : maxlen;
+        nb++;
+        nphys += li->nphys;
+    }
+    link_net_free(net);
+    micro_run r = {0};
+    if (rc == ERR_OK)
+        rc = lrun(m, cfg, &p, mn.nipus, ntiles, maxlen, &r, e);
+    free(p.s);
+    if (rc == ERR_OK && r.ntr != ntiles)
+        rc = err_set(e, ERR_INPUT, "link: %zu streams delivered, expected %u", r.ntr, ntiles);
+    if (rc == ERR_OK)
+        rc = micro_add(t, e, B, "GB/s", trace_bw(m, &r, 0) / 1e9, implied / 1e9,
+                       micro_published_for(m).link_ipu / 1e9,
+                       "IPU-Link bw, all %u links of IPU %u (to %u IPUs)", nphys, src, nb);
+    micro_run_free(&r);
+    return rc;
+}
+
+int micro_link(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
+{
+    int rc = one_link(m, cfg, t, e);
+    return rc == ERR_OK ? all_links(m, cfg, t, e) : rc;
+}
