@@ -1,0 +1,211 @@
+/* hio: the host as the engine's host-copy model — streams, host links, remote buffers.
+ *
+ * At a host sync of IPU i whose tiles arrived by cycle `at`, the tiles' copies run in this
+ * order, each starting when the previous ended: the infeed (all `hin` of the sync form buffer
+ * k of IPU i's infeed, sliced in tile order; k counts the IPU's infeed copies), the outfeed
+ * (all `hout`: buffer k of its outfeed), then remote-buffer reads and writes. A stream copy's
+ * rate is capped by the receiving (or sending) tiles' exchange ports: tiles x
+ * xchg_bytes_per_cycle x clock. Begin, Mid and the remote time are converted to tile cycles
+ * rounding up. Left out: overlapping the infeed and outfeed of one sync (they share the
+ * tiles' exchange ports in the real chip too, so sequential is the conservative choice). */
+#include "host/hio.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/tile.h"
+
+typedef struct rbuf {
+    uint8_t *data;
+    size_t size;
+} rbuf;
+
+struct hio {
+    mach m;
+    hio_cfg cfg;
+    host *host;
+    strm **in, **out;       /* per IPU */
+    uint64_t *kin, *kout;   /* per IPU: copies so far */
+    rbuf *rb;               /* remote buffers by id */
+    uint32_t nrb;
+};
+
+hio *hio_new(const mach *m, const hio_cfg *c, err *e)
+{
+    hio *h = calloc(1, sizeof *h);
+    if (!h) {
+        err_set(e, ERR_INPUT, "out of host memory");
+        return NULL;
+    }
+    h->m = *m;
+    h->cfg = *c;
+    uint32_t n = m->nipus ? m->nipus : 1;
+    h->in = calloc(n, sizeof *h->in);
+    h->out = calloc(n, sizeof *h->out);
+    h->kin = calloc(n, sizeof *h->kin);
+    h->kout = calloc(n, sizeof *h->kout);
+    if (!h->in || !h->out || !h->kin || !h->kout) {
+        err_set(e, ERR_INPUT, "out of host memory");
+        hio_free(h);
+        return NULL;
+    }
+    if (!(h->host = host_new(m, e))) {
+        hio_free(h);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        h->in[i] = strm_new(&c->in, STRM_IN, 2 * i, e);
+        h->out[i] = h->in[i] ? strm_new(&c->out, STRM_OUT, 2 * i + 1, e) : NULL;
+        if (!h->out[i]) {
+            hio_free(h);
+            return NULL;
+        }
+    }
+    return h;
+}
+
+void hio_free(hio *h)
+{
+    if (!h)
+        return;
+    uint32_t n = h->m.nipus ? h->m.nipus : 1;
+    for (uint32_t i = 0; i < n; i++) {
+        if (h->in)
+            strm_free(h->in[i]);
+        if (h->out)
+            strm_free(h->out[i]);
+    }
+    for (uint32_t b = 0; b < h->nrb; b++)
+        free(h->rb[b].data);
+    free(h->rb);
+    free(h->in);
+    free(h->out);
+    free(h->kin);
+    free(h->kout);
+    host_free(h->host);
+    free(h);
+}
+
+host *hio_host(hio *h)
+{
+    return h->host;
+}
+
+uint64_t hio_stream_stat(const hio *h, uint32_t ipu, int which, strm_stat_id id)
+{
+    if (ipu >= (h->m.nipus ? h->m.nipus : 1))
+        return 0;
+    return strm_stat(which == HIO_INFEED ? h->in[ipu] : h->out[ipu], id);
+}
+
+/* Remote buffer `id` grown to hold [0, end). */
+static uint8_t *remote(hio *h, uint32_t id, uint64_t end, err *e)
+{
+    if (id >= 4096 || end > ((uint64_t)1 << 32)) {
+        err_set(e, ERR_FAULT, "remote buffer %u: offset past 4 GiB or id past 4095", id);
+        return NULL;
+    }
+    if (id >= h->nrb) {
+        rbuf *n = realloc(h->rb, (id + 1) * sizeof *n);
+        if (!n)
+            goto oom;
+        memset(n + h->nrb, 0, (id + 1 - h->nrb) * sizeof *n);
+        h->rb = n;
+        h->nrb = id + 1;
+    }
+    rbuf *b = &h->rb[id];
+    if (end > b->size) {
+        uint8_t *d = realloc(b->data, end);
+        if (!d)
+            goto oom;
+        memset(d + b->size, 0, end - b->size);
+        b->data = d;
+        b->size = end;
+    }
+    return b->data;
+oom:
+    err_set(e, ERR_INPUT, "out of host memory for remote buffers");
+    return NULL;
+}
+
+static uint64_t to_cycles(const mach *m, sim_time ps)
+{
+    sim_clock clk = sim_clock_hz(m->clock_hz);
+    uint64_t c = sim_clock_cycles(clk, ps);
+    return sim_clock_time(clk, c) < ps ? c + 1 : c;
+}
+
+static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, size_t n,
+                eng_htime *t, err *e)
+{
+    (void)group;
+    hio *h = ctx;
+    sim_clock clk = sim_clock_hz(h->m.clock_hz);
+    sim_time now = sim_clock_time(clk, at), begin = 0, mid = 0, rem = 0;
+    uint64_t port = (uint64_t)h->m.xchg_bytes_per_cycle * h->m.clock_hz;
+    for (int kind = TILE_HIN; kind <= TILE_HOUT; kind++) {
+        uint64_t bytes = 0, tiles = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (c[i].kind != kind)
+                continue;
+            if (c[i].id != (kind == TILE_HIN ? HIO_INFEED : HIO_OUTFEED))
+                return err_set(e, ERR_FAULT, "ipu %u tile %u cycle %llu: %s to stream %u: the "
+                                             "host has infeed 0 and outfeed 1",
+                               ipu, c[i].tile, (unsigned long long)at,
+                               kind == TILE_HIN ? "hin" : "hout", c[i].id);
+            bytes += c[i].bytes;
+            tiles++;
+        }
+        if (!tiles)
+            continue;
+        const host_cfg *hc = kind == TILE_HIN ? &h->cfg.in : &h->cfg.out;
+        if (bytes != hc->bytes_per_buffer)
+            return err_set(e, ERR_FAULT, "ipu %u cycle %llu: the tiles' %s copies total %llu "
+                                         "bytes, the stream's buffer is %llu",
+                           ipu, (unsigned long long)at, kind == TILE_HIN ? "hin" : "hout",
+                           (unsigned long long)bytes, (unsigned long long)hc->bytes_per_buffer);
+        uint64_t k = kind == TILE_HIN ? h->kin[ipu]++ : h->kout[ipu]++;
+        strm_copy sc = kind == TILE_HIN
+                           ? strm_in_copy(h->in[ipu], h->host, ipu, k, now, tiles * port)
+                           : strm_out_copy(h->out[ipu], h->host, ipu, k, now, tiles * port);
+        begin += sc.begin;
+        mid += sc.mid;
+        now = sc.end;
+        uint64_t off = 0;
+        for (size_t i = 0; kind == TILE_HIN && i < n; i++) {
+            if (c[i].kind != TILE_HIN)
+                continue;
+            if (h->cfg.fill)
+                h->cfg.fill(h->cfg.fill_ctx, ipu, k, off, c[i].dst, c[i].bytes);
+            else
+                memset(c[i].dst, 0, c[i].bytes);
+            off += c[i].bytes;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].kind != TILE_RBIN && c[i].kind != TILE_RBOUT)
+            continue;
+        uint8_t *b = remote(h, c[i].id, (uint64_t)c[i].offset + c[i].bytes, e);
+        if (!b)
+            return e->status;
+        int in = c[i].kind == TILE_RBIN;
+        if (in)
+            memcpy(c[i].dst, b + c[i].offset, c[i].bytes);
+        else
+            memcpy(b + c[i].offset, c[i].src, c[i].bytes);
+        sim_time end = host_remote_transfer(h->host, ipu, in ? HOST_IN : HOST_OUT, c[i].bytes,
+                                            now, port);
+        rem += end - now;
+        now = end;
+    }
+    t->begin = to_cycles(&h->m, begin);
+    t->mid = to_cycles(&h->m, mid);
+    t->remote = to_cycles(&h->m, rem);
+    return ERR_OK;
+}
+
+void hio_attach(hio *h, eng *g)
+{
+    eng_host eh = {.ctx = h, .copy = copy};
+    eng_set_host(g, &eh);
+}

@@ -1,0 +1,43 @@
+/* hio: the host side of a system, plugged into the BSP engine's host copies.
+ *
+ * Per IPU one infeed stream (id 0) and one outfeed stream (id 1) (host/strm.h) over the host
+ * links of host/host.h, plus remote buffers (Streaming Memory) held in host memory. At a
+ * host sync the engine hands over the copies of the tiles taking part; hio times them (the
+ * infeed's buffer k, then the outfeed's, then remote-buffer copies, one after another),
+ * moves the bytes, and reports StreamCopyBegin / Mid and the remote-buffer time. */
+#ifndef IPUSIM_HIO_H
+#define IPUSIM_HIO_H
+
+#include <stdint.h>
+
+#include "host/host.h"
+#include "host/strm.h"
+#include "hw/engine.h"
+
+enum { HIO_INFEED = 0, HIO_OUTFEED = 1 };
+
+/* Where infeed bytes come from: fill `bytes` bytes at `offset` of buffer k of IPU ipu's
+ * infeed. (io-bench makes synthetic images; a training workload serves its dataset.) */
+typedef void (*hio_fill_fn)(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, uint8_t *dst,
+                            uint32_t bytes);
+
+typedef struct hio_cfg {
+    host_cfg in;          /* the infeed: loaders, preparation, callback, depth, buffer size */
+    host_cfg out;         /* the outfeed: depth, host drain time, buffer size */
+    hio_fill_fn fill;
+    void *fill_ctx;
+} hio_cfg;
+
+typedef struct hio hio;
+
+hio *hio_new(const mach *m, const hio_cfg *c, err *e);
+void hio_free(hio *h);
+/* Plug into an engine built for the same machine; h must outlive the run. */
+void hio_attach(hio *h, eng *g);
+
+/* Statistics of IPU ipu's infeed or outfeed (strm_stat ids). */
+uint64_t hio_stream_stat(const hio *h, uint32_t ipu, int which, strm_stat_id id);
+/* The host model (for its link statistics). */
+host *hio_host(hio *h);
+
+#endif

@@ -1,0 +1,124 @@
+#!/bin/sh
+# render.sh SWEEP_DIR OUT_DIR NAME...: for each NAME with a plot in SWEEP_DIR/NAME.sweep
+# (PLOT=line or PLOT=stacked; format in docs/sweep.md) and a CSV OUT_DIR/NAME.csv, render
+# OUT_DIR/NAME.png and OUT_DIR/NAME.svg with plots/line.gp or plots/stacked.gp. Skips a plot
+# whose images are newer than its CSV, sweep file and scripts. The CSV is prepared first: only
+# rows with status 0, sorted (line: by SERIES, then X; stacked: by the LABEL columns; numeric
+# columns numerically, others in version order), and for stacked bars a first column "label"
+# ("depth=3 io=64"). Fields must not be quoted (no commas in names or values). `make plots`
+# calls this.
+set -eu
+[ $# -ge 2 ] || { echo "usage: plots/render.sh SWEEP_DIR OUT_DIR NAME..." >&2; exit 2; }
+sdir=$1 odir=$2
+shift 2
+plotsdir=$(dirname "$0")
+command -v gnuplot >/dev/null 2>&1 || { echo "make plots: gnuplot is missing (make deps)" >&2; exit 2; }
+
+# A gnuplot string literal's inside: ' doubled.
+gq() { printf "%s" "$1" | sed "s/'/''/g"; }
+
+# 1-based index of column $1 in the header of $2, or nothing.
+col() { awk -F, -v n="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) { print i; exit } }' "$2"; }
+
+# Sort key option for column index $1 of $2 (as column $1 + $3 of the sorted file): g when
+# every value is a number, else V.
+skey() {
+    k=$(($1 + ${3:-0}))
+    if awk -F, -v c="$1" 'NR > 1 && $c !~ /^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ { bad = 1; exit }
+                         END { exit bad }' "$2"; then
+        echo "-k$k,${k}g"
+    else
+        echo "-k$k,${k}V"
+    fi
+}
+
+fail() { echo "make plots: $name: $*" >&2; status=1; }
+
+render() {
+    f=$sdir/$name.sweep csv=$odir/$name.csv base=$odir/$name
+    case $f in */*) ;; *) f=./$f ;; esac
+    PLOT="" TITLE="" MACHINE="" FIXED="" X="" XLABEL="" Y="" YTITLES="" YLABEL="" SERIES=""
+    LOGX="" YMIN="" YSCALE=1 MARKX="" MARKLABEL="" LABEL=""
+    . "$f"
+    case $PLOT in
+    line | stacked) ;;
+    "" | none) return 0 ;;
+    *) fail "PLOT=$PLOT: expected line, stacked or none"; return 0 ;;
+    esac
+    if [ ! -f "$csv" ]; then
+        echo "make plots: $name: no $csv yet (make sweep)" >&2
+        return 0
+    fi
+    if [ -f "$base.png" ] && [ -f "$base.svg" ] && [ "$base.png" -nt "$csv" ] &&
+       [ "$base.png" -nt "$f" ] && [ "$base.png" -nt "$plotsdir/render.sh" ] &&
+       [ "$base.png" -nt "$plotsdir/line.gp" ] && [ "$base.png" -nt "$plotsdir/stacked.gp" ] &&
+       [ "$base.png" -nt "$plotsdir/common.gp" ]; then
+        return 0
+    fi
+    st=$(col status "$csv")
+    [ -n "$st" ] || { fail "$csv has no status column"; return 0; }
+    for c in $X $Y $SERIES $LABEL; do
+        [ -n "$(col "$c" "$csv")" ] || { fail "column '$c' is not in $csv"; return 0; }
+    done
+    data=$odir/.$name.data.csv
+    keys=""
+    if [ "$PLOT" = line ]; then
+        [ -n "$X" ] && [ -n "$Y" ] || { fail "PLOT=line needs X and Y"; return 0; }
+        [ -z "$SERIES" ] || keys=$(skey "$(col "$SERIES" "$csv")" "$csv")
+        keys="$keys $(skey "$(col "$X" "$csv")" "$csv")"
+        { head -n 1 "$csv"; awk -F, -v s="$st" 'NR > 1 && $s == "0"' "$csv" | sort -t, $keys; } > "$data"
+    else
+        [ -n "$Y" ] || { fail "PLOT=stacked needs Y"; return 0; }
+        if [ -z "$LABEL" ]; then # the parameters: every column before status
+            LABEL=$(head -n 1 "$csv" | awk -F, -v s="$st" '{ for (i = 1; i < s; i++) printf "%s ", $i }')
+        fi
+        idx=""
+        for c in $LABEL; do
+            i=$(col "$c" "$csv")
+            idx="$idx $i"
+            keys="$keys $(skey "$i" "$csv" 1)"
+        done
+        awk -F, -v s="$st" -v idx="$idx" '
+            BEGIN { n = split(idx, ix, " ") }
+            NR == 1 { print "label," $0; for (k = 1; k <= n; k++) name[k] = $ix[k]; next }
+            $s == "0" { l = ""; for (k = 1; k <= n; k++) l = l (k > 1 ? " " : "") name[k] "=" $ix[k]
+                        print l "," $0 }' "$csv" > "$data.u"
+        { head -n 1 "$data.u"; tail -n +2 "$data.u" | sort -t, $keys; } > "$data"
+        rm -f "$data.u"
+    fi
+    if [ "$(wc -l < "$data")" -lt 2 ]; then
+        fail "$csv has no row with status 0"
+        rm -f "$data"
+        return 0
+    fi
+    mx=$MARKX
+    case $mx in @*) # the value of a column, first data row
+        c=$(col "${mx#@}" "$data")
+        [ -n "$c" ] || { fail "MARKX column '${mx#@}' is not in $csv"; rm -f "$data"; return 0; }
+        mx=$(awk -F, -v c="$c" 'NR == 2 { print $c }' "$data") ;;
+    esac
+    sv=""
+    if [ -n "$SERIES" ]; then
+        sv=$(awk -F, -v c="$(col "$SERIES" "$data")" 'NR > 1 && !seen[$c]++ { printf "%s ", $c }' "$data")
+    fi
+    done_fmts=""
+    for fmt in png svg; do
+        gnuplot -e "plotsdir='$(gq "$plotsdir")'; csv='$(gq "$data")'; out='$(gq "$base.$fmt.tmp")'; fmt='$fmt'" \
+                -e "title='$(gq "$TITLE")'; machine='$(gq "$MACHINE")'; fixed='$(gq "$FIXED")'" \
+                -e "xlabel='$(gq "$XLABEL")'; ylabel='$(gq "$YLABEL")'; yscale='$(gq "$YSCALE")'" \
+                -e "xcol='$(gq "$X")'; ycols='$(gq "$Y")'; ytitles='$(gq "$YTITLES")'" \
+                -e "series='$(gq "$SERIES")'; series_values='$(gq "$sv")'; logx='$(gq "$LOGX")'" \
+                -e "ymin='$(gq "$YMIN")'; markx='$(gq "$mx")'; marklabel='$(gq "$MARKLABEL")'" \
+                "$plotsdir/$PLOT.gp" || { fail "gnuplot failed"; rm -f "$base.$fmt.tmp"; break; }
+        mv "$base.$fmt.tmp" "$base.$fmt"
+        done_fmts="$done_fmts $base.$fmt"
+    done
+    rm -f "$data"
+    [ -z "$done_fmts" ] || echo "make plots:$done_fmts" >&2
+}
+
+status=0
+for name in "$@"; do
+    render
+done
+exit $status

@@ -1,0 +1,22 @@
+#!/bin/sh
+# sweep.sh IPUSIM SWEEPFILE CSV JOBS: run one standard sweep (bench/NAME.sweep, format in
+# docs/sweep.md) into CSV with `ipusim sweep -j JOBS`. A CSV older than the sweep file or the
+# ipusim binary is stale (other arguments, another model): it is removed and the sweep starts
+# over; otherwise the sweep resumes it (points already there are skipped). `make sweep` calls
+# this once per sweep file.
+set -eu
+[ $# -eq 4 ] || { echo "usage: plots/sweep.sh IPUSIM SWEEPFILE CSV JOBS" >&2; exit 2; }
+ipusim=$1 f=$2 csv=$3 jobs=$4
+case $f in */*) ;; *) f=./$f ;; esac
+SWEEP=""
+. "$f"
+if [ -z "$SWEEP" ]; then
+    echo "make sweep: $f sets no SWEEP=\"--param ... -- COMMAND ARGS\"" >&2
+    exit 2
+fi
+if [ -f "$csv" ] && { [ "$f" -nt "$csv" ] || [ "$ipusim" -nt "$csv" ]; }; then
+    echo "make sweep: $f or $ipusim is newer than $csv: running the sweep from the start" >&2
+    rm -f "$csv"
+fi
+echo "make sweep: $f -> $csv" >&2
+eval "\"\$ipusim\" sweep -j \"\$jobs\" --out \"\$csv\" $SWEEP"
