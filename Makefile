@@ -174,4 +174,5 @@ clean:
 	rm -rf build build-* ipusim
 
 -include $(wildcard workloads/*/*.mk)
+-include plots/plots.mk
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

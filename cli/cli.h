@@ -90,6 +90,7 @@ int cli_cmd_asm(int argc, char **argv);
 int cli_cmd_disasm(int argc, char **argv);
 int cli_cmd_gemm(int argc, char **argv);
 int cli_cmd_isa_doc(int argc, char **argv);
+int cli_cmd_iobench(int argc, char **argv);
 int cli_cmd_mnist(int argc, char **argv);
 int cli_cmd_machine(int argc, char **argv);
 int cli_cmd_micro(int argc, char **argv);

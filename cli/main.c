@@ -123,6 +123,32 @@ static const cli_cmd commands[] = {
      "  --json FILE                also write per-call losses/accuracies, test accuracy, timings\n"
      "\n"
      "Exit status: 0 ok, 2 bad options, files or data.\n"},
+    {"io-bench", cli_cmd_iobench,
+     "stream micro-batches through the host link: prefetch depth, I/O tiles, dtype trade-offs",
+     "usage: ipusim io-bench [options]\n"
+     "\n"
+     "Per step each IPU streams in a micro-batch of images, converts and normalises them on the\n"
+     "tiles, does --work fp32 MACs per sample on the AMP units and streams results out. Reports\n"
+     "steps/s, samples/s and the time split by category (docs/host.md).\n"
+     "\n"
+     "  --batch N            samples per micro-batch, per IPU (default 40)\n"
+     "  --sample-px N        pixels per sample (default 784)\n"
+     "  --dtype fp32|fp16|int8  bytes on the link per pixel: 4, 2, 1 (default fp32)\n"
+     "  --work N             fp32 MACs per sample on the device (default 10000)\n"
+     "  --steps N            micro-batches per IPU (default 20)\n"
+     "  --io-tiles N         I/O tiles per IPU, even (default 0: stream copies are a phase)\n"
+     "  --outfeed MODE       all | final | sum | every:N (default all)\n"
+     "  --out-bytes N        result bytes per sample (default 40)\n"
+     "  --depth D            buffering (prefetch) depth, 1..255 (default 1)\n"
+     "  --loaders N          host data-loader workers (default 1)\n"
+     "  --prep-us X          mean host preparation time per sample, us (default 10)\n"
+     "  --host-dist D        fixed | uniform:S | exp | bursty:P:K[:LEN] (default fixed)\n"
+     "  --callback-us X      request -> host starts filling, us (default 5)\n"
+     "  --drain-us X         host time to consume an outfeed buffer, us (default 0)\n"
+     "  --seed N             host randomness (default 1)\n"
+     "  --ipus N --tiles N --threads N\n"
+     CLI_MACHINE_HELP
+     "  --json FILE          also write the report as JSON\n"},
     /* ---- more subcommands register here ---- */
     {NULL, NULL, NULL, NULL},
 };

@@ -83,6 +83,8 @@ typedef struct sweep_csv {
     size_t ncols;
     char **done;      /* each row's parameter values joined by '\x1f', sorted */
     size_t ndone;
+    char **bad;       /* the same for the rows whose status is not 0 */
+    size_t nbad;
     size_t valid_len; /* bytes up to the end of the last whole line */
     size_t file_len;
 } sweep_csv;
@@ -92,8 +94,9 @@ typedef struct sweep_csv {
  * is not counted (file_len > valid_len tells). */
 int sweep_csv_load(const char *path, const sweep_grid *g, sweep_csv *out, char *msg);
 void sweep_csv_free(sweep_csv *c);
-/* Was the point already written? */
+/* Was the point already written? With a non-zero status? */
 int sweep_csv_done(const sweep_csv *c, const sweep_grid *g, size_t point);
+int sweep_csv_failed(const sweep_csv *c, const sweep_grid *g, size_t point);
 /* The key sweep_csv_done() compares, malloc'd. */
 char *sweep_point_key(const sweep_grid *g, size_t point);
 /* Append one field to a line being built (quoted when it holds , " or a line break),
@@ -111,8 +114,9 @@ typedef struct sweep_opts {
 } sweep_opts;
 
 /* Run every point not yet in the CSV, N at a time, with stdout sent to /dev/null meanwhile;
- * progress and errors on stderr. Returns 0 when every point run exited 0, 1 when some did
- * not (their status is in the CSV), 2 when the sweep itself could not run. */
+ * progress and errors on stderr. Returns 0 when every point of the grid has a row with status
+ * 0, 1 when some has another status (this run's or an earlier one's), 2 when the sweep itself
+ * could not run. */
 int sweep_run(const sweep_opts *o);
 
 #endif

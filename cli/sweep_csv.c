@@ -185,11 +185,25 @@ static int parse(const char *path, const char *s, const sweep_grid *g, sweep_csv
             break;
         }
         c->ndone++;
+        if (strcmp(r.f[g->np], "0") != 0) {
+            char **b = realloc(c->bad, (c->nbad + 1) * sizeof *b);
+            if (!b || !(b[c->nbad] = strdup(c->done[c->ndone - 1]))) {
+                if (b)
+                    c->bad = b;
+                snprintf(msg, SWEEP_MSG, "out of memory");
+                rc = 2;
+                break;
+            }
+            c->bad = b;
+            c->nbad++;
+        }
     }
     rec_clear(&r);
     free(r.f);
     if (!rc && c->ndone)
         qsort(c->done, c->ndone, sizeof *c->done, cmp_str);
+    if (!rc && c->nbad)
+        qsort(c->bad, c->nbad, sizeof *c->bad, cmp_str);
     return rc;
 }
 
@@ -246,19 +260,32 @@ void sweep_csv_free(sweep_csv *c)
         free(c->cols[i]);
     for (size_t i = 0; i < c->ndone; i++)
         free(c->done[i]);
+    for (size_t i = 0; i < c->nbad; i++)
+        free(c->bad[i]);
     free(c->cols);
     free(c->done);
+    free(c->bad);
     memset(c, 0, sizeof *c);
+}
+
+static int find(char **keys, size_t n, const sweep_grid *g, size_t point)
+{
+    if (!n)
+        return 0;
+    char *k = sweep_point_key(g, point);
+    int found = k && bsearch(&k, keys, n, sizeof *keys, cmp_str) != NULL;
+    free(k);
+    return found;
 }
 
 int sweep_csv_done(const sweep_csv *c, const sweep_grid *g, size_t point)
 {
-    if (!c->ndone)
-        return 0;
-    char *k = sweep_point_key(g, point);
-    int found = k && bsearch(&k, c->done, c->ndone, sizeof *c->done, cmp_str) != NULL;
-    free(k);
-    return found;
+    return find(c->done, c->ndone, g, point);
+}
+
+int sweep_csv_failed(const sweep_csv *c, const sweep_grid *g, size_t point)
+{
+    return find(c->bad, c->nbad, g, point);
 }
 
 void sweep_csv_field(FILE *f, const char *text, int first)

@@ -129,12 +129,15 @@ static int string(jr *r, int keep)
             r->at++;
             b[0] = val[e - esc];
         } else if (c == 'u') {
+            size_t esc_at = r->at - 1;
             r->at++;
             unsigned u, lo;
             if (hex4(r, &u))
                 return 2;
-            if (u >= 0xdc00 && u <= 0xdfff)
+            if (u >= 0xdc00 && u <= 0xdfff) {
+                r->at = esc_at;
                 return fail(r, "lone low surrogate in \\u escape");
+            }
             if (u >= 0xd800 && u <= 0xdbff) {
                 if (peek(r) != '\\' || r->at + 1 >= r->len || r->s[r->at + 1] != 'u')
                     return fail(r, "expected a low surrogate \\uDC00..\\uDFFF");

@@ -10,7 +10,8 @@
  * file, when resuming), and a point's numbers that the header lacks are left out (with one
  * warning). Each row is formatted whole and appended with a single write() to a file opened
  * O_APPEND, so a killed sweep leaves a header and whole rows. A re-run skips the points whose
- * parameter values already have a row (failed ones too: delete a row to run it again).
+ * parameter values already have a row (failed ones too: delete a row to run it again; the
+ * exit status stays 1 while the CSV holds a failed point).
  * Left out: time limits per point (a point runs until its command returns). */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +36,7 @@ typedef struct run {
     size_t *todo, ntodo;
     pthread_mutex_t mu;
     size_t next, finished, nfailed;
+    size_t nearlier; /* points whose earlier row has a non-zero status */
     int fd;
     char tmpdir[256];
     double t0;
@@ -268,9 +270,12 @@ static int prepare(run *r, sweep_csv *csv)
         fprintf(stderr, "ipusim sweep: out of memory\n");
         return 2;
     }
-    for (size_t i = 0; i < o->grid->npoints; i++)
+    for (size_t i = 0; i < o->grid->npoints; i++) {
         if (!sweep_csv_done(csv, o->grid, i))
             r->todo[r->ntodo++] = i;
+        else
+            r->nearlier += sweep_csv_failed(csv, o->grid, i);
+    }
     const char *tmp = getenv("TMPDIR");
     snprintf(r->tmpdir, sizeof r->tmpdir, "%s/ipusim-sweep-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (r->ntodo && !mkdtemp(r->tmpdir)) {
@@ -339,6 +344,9 @@ int sweep_run(const sweep_opts *o)
                     cli_now() - r.t0, r.nfailed, o->out);
         rmdir(r.tmpdir);
     }
+    if (!rc && r.nearlier)
+        fprintf(stderr, "ipusim sweep: '%s' has %zu earlier row%s of failed points (delete a row "
+                "to run its point again)\n", o->out, r.nearlier, r.nearlier == 1 ? "" : "s");
     if (r.fd >= 0 && close(r.fd) != 0 && !rc) {
         fprintf(stderr, "ipusim sweep: cannot write '%s': %s\n", o->out, strerror(errno));
         rc = 2;
@@ -351,7 +359,7 @@ int sweep_run(const sweep_opts *o)
     free(r.held);
     sweep_csv_free(&csv);
     pthread_mutex_destroy(&r.mu);
-    if (!rc && r.nfailed)
+    if (!rc && (r.nfailed || r.nearlier))
         rc = 1;
     return rc;
 }

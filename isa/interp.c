@@ -65,7 +65,7 @@ static inline uint32_t ftoi_sat(float f)
 }
 
 /* IEEE binary16 -> binary32, exact. */
-static uint32_t half_to_float_bits(uint32_t h)
+uint32_t isa_half_to_float_bits(uint32_t h)
 {
     uint32_t sign = (h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu;
@@ -88,7 +88,7 @@ static uint32_t half_to_float_bits(uint32_t h)
 }
 
 /* IEEE binary32 -> binary16, round to nearest even, overflow to inf, nan stays nan. */
-static uint32_t float_bits_to_half(uint32_t f)
+uint32_t isa_float_bits_to_half(uint32_t f)
 {
     uint32_t sign = (f >> 16) & 0x8000u;
     uint32_t exp = (f >> 23) & 0xffu;

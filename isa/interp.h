@@ -79,6 +79,10 @@ isa_stop isa_run_worker(isa_cpu *cpu, const isa_env *env);
  * instruction has not been executed; cpu->pc and cpu->t name it. */
 isa_stop isa_run_super(isa_cpu *cpu, const isa_env *env);
 
+/* fp16 conversions as `f16tof` and `ftof16` do them (exact; round to nearest even). */
+uint32_t isa_half_to_float_bits(uint32_t h);
+uint32_t isa_float_bits_to_half(uint32_t f);
+
 /* A short text for a fault ("misaligned 4-byte access at 0x102", ...). */
 void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len);
 

@@ -18,10 +18,12 @@ if (!exists("xlabel")) xlabel = ""
 if (!exists("ylabel")) ylabel = ""
 if (!exists("ytitles")) ytitles = ""
 if (!exists("yscale")) yscale = "1"
-yscale_v = real(yscale)
+# Numbers given as strings: eval reads every form (real() rejects "1e-3").
+eval "yscale_v = 1.0 * (".yscale.")"
 
 set datafile separator ","
 set datafile missing ""
+set datafile columnheaders
 if (fmt eq "svg") {
     set terminal svg size 900,540 dynamic noenhanced font "sans,12" background "white"
 } else {

@@ -24,11 +24,12 @@ if (!exists("ymin")) ymin = ""
 if (!exists("markx")) markx = ""
 if (!exists("marklabel")) marklabel = ""
 
-if (logx ne "") { set logscale x real(logx) }
-if (ymin ne "") { set yrange [real(ymin):*] }
+if (logx ne "") { eval "set logscale x ".logx }
+if (ymin ne "") { eval "set yrange [".ymin.":*]" }
 if (markx ne "") {
-    set arrow from real(markx), graph 0 to real(markx), graph 1 nohead dt 2 lw 1.5 lc rgb "#606060"
-    set label marklabel at real(markx), graph 0.96 offset 0.6, 0 left tc rgb "#404040"
+    eval "markx_v = 1.0 * (".markx.")"
+    set arrow from markx_v, graph 0 to markx_v, graph 1 nohead dt 2 lw 1.5 lc rgb "#606060"
+    set label marklabel at markx_v, graph 0.04 offset 0.6, 0 left tc rgb "#404040"
 }
 ny = words(ycols)
 ns = words(series_values)

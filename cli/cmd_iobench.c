@@ -1,0 +1,150 @@
+/* cmd_iobench: `ipusim io-bench` — the host I/O trade-offs workload, with its report. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "workloads/iobench/iobench.h"
+
+static int us_opt(const char *cmd, int argc, char **argv, int *i, sim_time *out)
+{
+    const char *opt = argv[*i], *v = NULL;
+    double d;
+    int rc = cli_value(cmd, argc, argv, i, &v);
+    if (!rc)
+        rc = cli_double(cmd, opt, v, 0, 1e9, &d);
+    if (!rc)
+        *out = (sim_time)(d * 1e6 + 0.5);
+    return rc;
+}
+
+int cli_cmd_iobench(int argc, char **argv)
+{
+    const char *cmd = "io-bench", *json = NULL, *v = NULL;
+    cli_machine mo = {0};
+    wl_iobench_cfg c = wl_iobench_defaults();
+    uint64_t u, ipus = 1, tiles = 0;
+    int rc = 0, mr;
+    struct { const char *name; uint64_t min, max; uint32_t *dst; } u32[] = {
+        {"--batch", 1, 1u << 20, &c.batch},       {"--sample-px", 1, 1u << 24, &c.sample_px},
+        {"--steps", 1, 1u << 20, &c.steps},       {"--io-tiles", 0, 1u << 16, &c.io_tiles},
+        {"--out-bytes", 0, 1u << 20, &c.out_bytes}, {"--loaders", 1, 4096, &c.host.loaders},
+        {"--depth", 0, 1u << 20, &c.host.depth},
+    };
+    for (int i = 1; i < argc && rc == 0; i++) {
+        const char *a = argv[i];
+        size_t k = 0;
+        while (k < sizeof u32 / sizeof u32[0] && strcmp(a, u32[k].name))
+            k++;
+        if (k < sizeof u32 / sizeof u32[0]) {
+            if (!(rc = cli_opt_u64(cmd, argc, argv, &i, u32[k].min, u32[k].max, &u)))
+                *u32[k].dst = (uint32_t)u;
+        } else if ((mr = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0) {
+            rc = mr;
+        } else if (!strcmp(a, "--ipus")) {
+            rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &ipus);
+        } else if (!strcmp(a, "--tiles")) {
+            rc = cli_opt_u64(cmd, argc, argv, &i, 2, 1u << 16, &tiles);
+        } else if (!strcmp(a, "--threads")) {
+            if (!(rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &u)))
+                c.threads = (unsigned)u;
+        } else if (!strcmp(a, "--work")) {
+            rc = cli_opt_u64(cmd, argc, argv, &i, 0, (uint64_t)1 << 40, &c.work_macs);
+        } else if (!strcmp(a, "--seed")) {
+            rc = cli_opt_u64(cmd, argc, argv, &i, 0, UINT64_MAX, &c.host.seed);
+        } else if (!strcmp(a, "--prep-us")) {
+            rc = us_opt(cmd, argc, argv, &i, &c.host.prep_ps);
+        } else if (!strcmp(a, "--callback-us")) {
+            rc = us_opt(cmd, argc, argv, &i, &c.host.callback_ps);
+        } else if (!strcmp(a, "--drain-us")) {
+            rc = us_opt(cmd, argc, argv, &i, &c.drain_ps);
+        } else if (!strcmp(a, "--json")) {
+            rc = cli_value(cmd, argc, argv, &i, &json);
+        } else if (!strcmp(a, "--dtype") || !strcmp(a, "--outfeed") || !strcmp(a, "--host-dist")) {
+            if ((rc = cli_value(cmd, argc, argv, &i, &v)))
+                break;
+            err e;
+            err_clear(&e);
+            if (!strcmp(a, "--dtype")) {
+                if ((c.dtype = wl_iobench_dtype(v)) < 0) {
+                    fprintf(stderr, "ipusim io-bench: --dtype: unknown dtype '%s' (fp32, fp16, "
+                                    "int8)\n", v);
+                    rc = 2;
+                }
+            } else if (!strcmp(a, "--outfeed")) {
+                if (strm_mode_parse(v, &c.out_mode, &c.out_n, &e) != ERR_OK)
+                    rc = cli_report_err(cmd, &e);
+            } else if (host_dist_parse(&c.host.dist, v, &e) != ERR_OK) {
+                rc = cli_report_err(cmd, &e);
+            }
+        } else {
+            return cli_unknown(cmd, a);
+        }
+    }
+    if (rc)
+        return rc;
+    mach m;
+    if ((rc = cli_machine_resolve(cmd, &mo, &m)) != 0)
+        return rc;
+    m.nipus = (uint32_t)ipus;
+    if (tiles)
+        m.tiles_per_ipu = (uint32_t)tiles;
+    err e;
+    err_clear(&e);
+    if (host_cfg_check(&c.host, &e) != ERR_OK)
+        return cli_report_err(cmd, &e);
+    wl_iobench_result r;
+    eng *g = NULL;
+    hio *h = NULL;
+    double t0 = cli_now();
+    rc = wl_iobench_run(&m, &c, &r, &g, &h, &e);
+    double host_s = cli_now() - t0;
+    if (rc != ERR_OK)
+        return cli_report_err(cmd, &e);
+
+    char what[160], dist[64];
+    snprintf(what, sizeof what, "io-bench batch %u x %u px %s, work %llu MAC/sample, %u steps, "
+             "%u I/O tiles, depth %u", c.batch, c.sample_px, wl_iobench_dtype_name(c.dtype),
+             (unsigned long long)c.work_macs, c.steps, c.io_tiles, c.host.depth);
+    cli_report_text(stdout, g, what, host_s);
+    printf("  %-22s %llu bytes per micro-batch; %u compute tiles; rule of thumb %u I/O tiles\n",
+           "data", (unsigned long long)r.batch_bytes, r.compute_tiles, r.rule_of_thumb);
+    printf("  %-22s %.1f steps/s, %.1f samples/s (host: %u loaders, %s, %.2f us/sample)\n",
+           "throughput", r.steps_per_s, r.samples_per_s, c.host.loaders,
+           host_dist_format(&c.host.dist, dist, sizeof dist), (double)c.host.prep_ps / 1e6);
+    printf("  %-22s", "time split (ipu 0)");
+    for (unsigned k = 0; k < ENG_NCAT; k++)
+        if (r.cat[k])
+            printf(" %s %.1f%%", eng_cat_name(k), 100.0 * (double)r.cat[k] / (double)r.cycles);
+    printf("\n");
+    if (c.io_tiles)
+        printf("  %-22s Begin %llu, Mid %llu, End %llu cycles; hand-over %llu cycles per step\n",
+               "I/O tiles (overlapped)", (unsigned long long)r.io[0], (unsigned long long)r.io[1],
+               (unsigned long long)r.io[2], (unsigned long long)r.handover_cycles);
+    if (json) {
+        char extra[2048];
+        int n = snprintf(extra, sizeof extra,
+                         "\"iobench\": {\"batch\": %u, \"sample_px\": %u, \"dtype\": \"%s\", "
+                         "\"work_macs\": %llu, \"steps\": %u, \"io_tiles\": %u, \"depth\": %u, "
+                         "\"loaders\": %u, \"prep_us\": %.6g, \"batch_bytes\": %llu, "
+                         "\"rule_of_thumb\": %u, \"steps_per_s\": %.9g, \"samples_per_s\": %.9g, "
+                         "\"step_us\": %.9g, \"handover_cycles\": %llu, \"split\": {",
+                         c.batch, c.sample_px, wl_iobench_dtype_name(c.dtype),
+                         (unsigned long long)c.work_macs, c.steps, c.io_tiles, c.host.depth,
+                         c.host.loaders, (double)c.host.prep_ps / 1e6,
+                         (unsigned long long)r.batch_bytes, r.rule_of_thumb, r.steps_per_s,
+                         r.samples_per_s, r.steps_per_s > 0 ? 1e6 / r.steps_per_s : 0,
+                         (unsigned long long)r.handover_cycles);
+        for (unsigned k = 0; k < ENG_NCAT && n > 0 && (size_t)n < sizeof extra; k++)
+            n += snprintf(extra + n, sizeof extra - (size_t)n, "%s\"%s\": %llu", k ? ", " : "",
+                          eng_cat_name(k), (unsigned long long)r.cat[k]);
+        if (n > 0 && (size_t)n < sizeof extra)
+            snprintf(extra + n, sizeof extra - (size_t)n, "}, \"io_overlapped\": [%llu, %llu, %llu]}",
+                     (unsigned long long)r.io[0], (unsigned long long)r.io[1],
+                     (unsigned long long)r.io[2]);
+        rc = cli_report_json(cmd, json, g, what, host_s, extra);
+    }
+    eng_free(g);
+    hio_free(h);
+    return rc;
+}

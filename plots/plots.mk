@@ -1,0 +1,40 @@
+# Standard sweeps and their plots (included by the top Makefile).
+#
+#   make sweep    run every bench/NAME.sweep into plots/out/NAME.csv with `ipusim sweep`
+#                 (resuming one that was killed; starting over when the .sweep file or the
+#                 ipusim binary is newer than its CSV)
+#   make plots    render each plots/out/NAME.csv whose bench/NAME.sweep asks for a plot into
+#                 plots/out/NAME.png and NAME.svg (gnuplot; plots/line.gp, plots/stacked.gp)
+#
+# Variables: SWEEPS=names (default: every bench/*.sweep), SWEEP_J=points at a time (default
+# 2), SWEEP_DIR (bench), PLOT_OUT (plots/out, git-ignored). Format and how to add a sweep:
+# docs/sweep.md.
+
+SWEEP_DIR ?= bench
+PLOT_OUT  ?= plots/out
+SWEEP_J   ?= 2
+SWEEPS    ?= $(patsubst $(SWEEP_DIR)/%.sweep,%,$(sort $(wildcard $(SWEEP_DIR)/*.sweep)))
+
+.PHONY: sweep plots
+
+# Every sweep runs even when an earlier one has a failed point; the target then fails.
+sweep: deps $(BIN)
+	@mkdir -p $(PLOT_OUT)
+	@fail=0; for n in $(SWEEPS); do \
+	  sh plots/sweep.sh $(BIN) $(SWEEP_DIR)/$$n.sweep $(PLOT_OUT)/$$n.csv $(SWEEP_J) || fail=1; \
+	done; exit $$fail
+
+# After `sweep` when both are asked for (make sweep plots).
+plots: deps | $(filter sweep,$(MAKECMDGOALS))
+	@mkdir -p $(PLOT_OUT)
+	@sh plots/render.sh $(SWEEP_DIR) $(PLOT_OUT) $(SWEEPS)
+
+# The sweep suite runs `ipusim sweep` in-process, so it links the CLI's objects too; main.o's
+# `main` is made local so the suite's own main() is the one that runs.
+SWEEP_TEST_OBJ := $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) $(BUILD)/tests/cli_table.o
+$(BUILD)/tests/cli_table.o: $(BUILD)/cli/main.o
+	@mkdir -p $(dir $@)
+	objcopy --localize-symbol=main $< $@
+$(BUILD)/tests/test_sweep: tests/test_sweep.c $(SWEEP_TEST_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SWEEP_TEST_OBJ) $(LIB) -lcmocka $(LDLIBS)

@@ -1,0 +1,693 @@
+/* test_sweep: `ipusim sweep` — the grid (lists, ranges, steps, several parameters: exact
+ * point lists), the argv of a point, the JSON reader (good input, malformed input and its
+ * position), the CSV (header once, whole rows, quoting, resume runs only the missing points,
+ * a torn line, a foreign header), the same rows for any -j, an end-to-end sweep of `gemm`
+ * in-process with -j 2, and `make plots` on a small CSV (skipped without gnuplot). Sweeps of
+ * a fake command (fake() below) check the runner without simulating anything. Runs from the
+ * repository root, as `make test` does. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/sweep.h"
+
+static char tmpdir[64];
+static char errtext[8192]; /* what the last quiet() call printed on stderr */
+
+/* ---- helpers ---- */
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *s = calloc(1, 1 << 20);
+    size_t n = fread(s, 1, (1 << 20) - 1, f);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+static void spit(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void tmp(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "%s/%s", tmpdir, name);
+    remove(buf);
+}
+
+/* Call fn with stderr going to a file; its text lands in errtext. */
+static int quiet_sweep(const sweep_opts *o, int argc, char **argv)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/stderr.txt", tmpdir);
+    fflush(stderr);
+    int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    int rc = o ? sweep_run(o) : cli_cmd_sweep(argc, argv);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char *s = slurp(path);
+    snprintf(errtext, sizeof errtext, "%s", s ? s : "");
+    free(s);
+    return rc;
+}
+
+/* Every point's values of a grid built from the specs, as "a=1 b=2;a=1 b=3;..." */
+static void points(const char *const *specs, char *out, size_t len)
+{
+    sweep_grid g = {0};
+    char msg[SWEEP_MSG];
+    for (; *specs; specs++)
+        assert_int_equal(sweep_grid_add(&g, *specs, msg), 0);
+    out[0] = '\0';
+    for (size_t i = 0; i < g.npoints; i++) {
+        char l[256];
+        sweep_grid_label(&g, i, l, sizeof l);
+        snprintf(out + strlen(out), len - strlen(out), "%s%s", i ? ";" : "", l);
+    }
+    sweep_grid_free(&g);
+}
+
+#define POINTS(want, ...)                                                                      \
+    do {                                                                                       \
+        char got_[4096];                                                                       \
+        points((const char *const[]){__VA_ARGS__, NULL}, got_, sizeof got_);                   \
+        assert_string_equal(got_, want);                                                       \
+    } while (0)
+
+/* ---- the grid ---- */
+
+static void test_grid_lists(void **state)
+{
+    (void)state;
+    POINTS("a=x;a=y;a=z", "a=x,y,z");
+    POINTS("a=x b=1;a=x b=2;a=y b=1;a=y b=2;a=z b=1;a=z b=2", "a=x,y,z", "b=1,2");
+    POINTS("m=../machines/mk2.ini", "m=../machines/mk2.ini");
+    POINTS("dtype=fp32 io=0;dtype=fp32 io=64;dtype=fp16 io=0;dtype=fp16 io=64",
+           "dtype=fp32,fp16", "io=0,64");
+}
+
+static void test_grid_ranges(void **state)
+{
+    (void)state;
+    POINTS("k=1;k=2;k=3;k=4;k=5", "k=1..5");
+    POINTS("k=0;k=3;k=6;k=9", "k=0..10:3");
+    POINTS("k=5;k=3;k=1", "k=5..1:2");
+    POINTS("k=-2;k=-1;k=0;k=1;k=2", "k=-2..2");
+    POINTS("k=7", "k=7..7");
+    POINTS("f=0.1;f=0.2;f=0.3;f=0.4;f=0.5", "f=0.1..0.5:0.1");
+    POINTS("f=1;f=1.5;f=2", "f=1..2:0.5");
+    POINTS("k=64;k=128;k=256;k=512;k=1024", "k=64..1024:x2");
+    POINTS("k=1;k=3;k=9", "k=1..10:x3");
+    POINTS("f=0.5;f=1;f=2", "f=0.5..2:x2");
+    POINTS("d=1 k=64;d=1 k=128;d=2 k=64;d=2 k=128;d=3 k=64;d=3 k=128", "d=1..3", "k=64..128:x2");
+    sweep_grid g = {0};
+    char msg[SWEEP_MSG];
+    assert_int_equal(sweep_grid_add(&g, "a=1..4", msg), 0);
+    assert_int_equal(sweep_grid_add(&g, "b=x,y,z", msg), 0);
+    assert_int_equal(sweep_grid_add(&g, "c=0..1", msg), 0);
+    assert_int_equal(g.npoints, 24);
+    assert_string_equal(sweep_grid_value(&g, 0, 0), "1");
+    assert_string_equal(sweep_grid_value(&g, 23, 0), "4");
+    assert_string_equal(sweep_grid_value(&g, 5, 0), "1"); /* 5 = a=1 b=z c=1 */
+    assert_string_equal(sweep_grid_value(&g, 5, 1), "z");
+    assert_string_equal(sweep_grid_value(&g, 5, 2), "1");
+    assert_string_equal(sweep_grid_value(&g, 6, 0), "2");
+    assert_string_equal(sweep_grid_value(&g, 6, 1), "x");
+    sweep_grid_free(&g);
+}
+
+static void test_grid_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *spec, *msg;
+    } bad[] = {
+        {"k", "expected NAME=V1,V2"},
+        {"=1,2", "expected NAME=V1,V2"},
+        {"k=", "expected NAME=V1,V2"},
+        {"9k=1", "expected NAME=V1,V2"},
+        {"k=1,,2", "has an empty value"},
+        {"k=1,2,", "has an empty value"},
+        {"k=1,2,1", "value '1' given twice"},
+        {"k=1..x", "is not a range"},
+        {"k=1..5:0", "the step must be"},
+        {"k=1..5:-1", "the step must be"},
+        {"k=1..64:x1", "the step must be"},
+        {"k=0..64:x2", "needs 0 < A <= B"},
+        {"k=64..1:x2", "needs 0 < A <= B"},
+        {"k=0..1000000", "more than 100000 values"},
+        {"status=0,1", "the CSV's own column"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sweep_grid g = {0};
+        char msg[SWEEP_MSG] = "";
+        assert_int_equal(sweep_grid_add(&g, bad[i].spec, msg), 2);
+        if (!strstr(msg, bad[i].msg))
+            fail_msg("%s: got '%s', want '%s'", bad[i].spec, msg, bad[i].msg);
+        assert_non_null(strstr(msg, "--param "));
+        sweep_grid_free(&g);
+    }
+    sweep_grid g = {0};
+    char msg[SWEEP_MSG];
+    assert_int_equal(sweep_grid_add(&g, "k=1,2", msg), 0);
+    assert_int_equal(sweep_grid_add(&g, "k=3", msg), 2);
+    assert_non_null(strstr(msg, "parameter 'k' given twice"));
+    assert_int_equal(sweep_grid_add(&g, "a=1..1000", msg), 0);
+    assert_int_equal(sweep_grid_add(&g, "b=1..1000", msg), 2); /* 2 000 000 points */
+    assert_non_null(strstr(msg, "more than 1000000 points"));
+    sweep_grid_free(&g);
+}
+
+static void test_argv(void **state)
+{
+    (void)state;
+    sweep_grid g = {0};
+    char msg[SWEEP_MSG];
+    assert_int_equal(sweep_grid_add(&g, "k=64,128", msg), 0);
+    assert_int_equal(sweep_grid_add(&g, "clk=1e9,2e9", msg), 0);
+    char *args[] = {"--m", "8", "--set", "clock_hz={clk}", "{x y}"};
+    assert_int_equal(sweep_args_check(&g, args, 5, msg), 0);
+    int argc = 0;
+    char **argv = sweep_argv(&g, 3, "gemm", args, 5, "/t/p.json", &argc);
+    assert_non_null(argv);
+    const char *want[] = {"gemm", "--m", "8", "--set", "clock_hz=2e9", "{x y}", "--k", "128",
+                          "--json", "/t/p.json"};
+    assert_int_equal(argc, 10);
+    for (int i = 0; i < argc; i++)
+        assert_string_equal(argv[i], want[i]);
+    assert_null(argv[argc]);
+    free(argv);
+    char *bad1[] = {"--json", "x"}, *bad2[] = {"--m={q}"};
+    assert_int_equal(sweep_args_check(&g, bad1, 2, msg), 2);
+    assert_non_null(strstr(msg, "--json is the sweep's own"));
+    assert_int_equal(sweep_args_check(&g, bad2, 1, msg), 2);
+    assert_string_equal(msg, "'{q}' in the command's arguments names no --param");
+    sweep_grid_free(&g);
+}
+
+/* ---- JSON ---- */
+
+static void test_json_good(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\n  \"what\": \"gemm \\\"1\\\"\", \"n\": 12, \"neg\": -0.5e-3, \"big\": 1E+400,\n"
+        "  \"stats\": {\"cycles\": 7556, \"util\": [99.8, 0], \"empty\": {}, \"none\": []},\n"
+        "  \"flag\": true, \"off\": false, \"nil\": null,\n"
+        "  \"caf\\u00e9\": 1, \"\\ud83d\\ude00\": 2, \"a\\/b\": [[1, 2], {\"c\": 3}]\n}\n";
+    sweep_metrics m = {0};
+    char msg[SWEEP_MSG] = "";
+    assert_int_equal(sweep_json_flatten(text, strlen(text), &m, msg), 0);
+    const char *want[][2] = {
+        {"n", "12"},           {"neg", "-0.5e-3"},   {"big", "1E+400"},
+        {"stats.cycles", "7556"}, {"stats.util.0", "99.8"}, {"stats.util.1", "0"},
+        {"caf\xc3\xa9", "1"},   {"\xf0\x9f\x98\x80", "2"}, {"a/b.0.0", "1"},
+        {"a/b.0.1", "2"},      {"a/b.1.c", "3"},
+    };
+    assert_int_equal(m.n, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < m.n; i++) {
+        assert_string_equal(m.m[i].name, want[i][0]);
+        assert_string_equal(m.m[i].text, want[i][1]);
+    }
+    sweep_metrics_free(&m);
+    assert_int_equal(sweep_json_flatten(" 42 ", 4, &m, msg), 0);
+    assert_int_equal(m.n, 1);
+    assert_string_equal(m.m[0].name, "value");
+    sweep_metrics_free(&m);
+    assert_int_equal(sweep_json_flatten("[1,[2]]", 7, &m, msg), 0);
+    assert_int_equal(m.n, 2);
+    assert_string_equal(m.m[1].name, "1.0");
+    sweep_metrics_free(&m);
+}
+
+static void test_json_malformed(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"", "line 1 col 1: expected a value, found the end of the input"},
+        {"{\"a\": 1,}", "line 1 col 9: expected a member name in quotes, found '}'"},
+        {"{\"a\": 1\n \"b\": 2}", "line 2 col 2: expected ',' or '}', found '\"'"},
+        {"[1, 2", "line 1 col 6: expected ',' or ']', found the end of the input"},
+        {"{\"a\" 1}", "line 1 col 6: expected ':' after a member name, found '1'"},
+        {"{a: 1}", "line 1 col 2: expected a member name in quotes, found 'a'"},
+        {"[01]", "line 1 col 3: expected ',' or ']', found '1'"},
+        {"[1.]", "line 1 col 4: expected a digit after '.', found ']'"},
+        {"[-]", "line 1 col 3: expected a digit, found ']'"},
+        {"[1e+]", "line 1 col 5: expected a digit in the exponent, found ']'"},
+        {"[.5]", "line 1 col 2: expected a value, found '.'"},
+        {"[tru]", "line 1 col 5: expected a value, found ']'"},
+        {"[NaN]", "line 1 col 2: expected a value, found 'N'"},
+        {"\"abc", "line 1 col 5: unterminated string, found the end of the input"},
+        {"[\"a\tb\"]", "line 1 col 4: control character in a string, found byte 0x09"},
+        {"[\"\\x\"]", "line 1 col 4: unknown escape in a string, found 'x'"},
+        {"[\"\\u12g4\"]", "line 1 col 7: expected 4 hex digits after \\u, found 'g'"},
+        {"[\"\\ud800x\"]", "line 1 col 9: expected a low surrogate \\uDC00..\\uDFFF, found 'x'"},
+        {"[\"\\udc00\"]", "line 1 col 3: lone low surrogate in \\u escape, found '\\'"},
+        {"{} {}", "line 1 col 4: expected the end of the input after the value, found '{'"},
+        {"{\"a\": {\"b\": [1,\n\n   }}",
+         "line 3 col 4: expected a value, found '}'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sweep_metrics m = {0};
+        char msg[SWEEP_MSG] = "";
+        int rc = sweep_json_flatten(bad[i].text, strlen(bad[i].text), &m, msg);
+        if (rc != 2 || strcmp(msg, bad[i].msg) != 0)
+            fail_msg("'%s': rc %d, '%s', want '%s'", bad[i].text, rc, msg, bad[i].msg);
+        sweep_metrics_free(&m);
+    }
+    char deep[200];
+    memset(deep, '[', 70);
+    deep[70] = '\0';
+    sweep_metrics m = {0};
+    char msg[SWEEP_MSG];
+    assert_int_equal(sweep_json_flatten(deep, 70, &m, msg), 2);
+    assert_string_equal(msg, "line 1 col 65: nesting deeper than 64, found '['");
+    sweep_metrics_free(&m);
+    /* A NUL byte inside the text is a bad byte, not the end. */
+    assert_int_equal(sweep_json_flatten("[1]\0", 4, &m, msg), 2);
+    assert_string_equal(msg, "line 1 col 4: expected the end of the input after the value, "
+                             "found byte 0x00");
+    sweep_metrics_free(&m);
+}
+
+/* ---- the runner, on a fake command ---- */
+
+/* fake --a A --b B [--fail-a V] [--fail-no-json V] --json F: writes {"x": A*B, "nested":
+ * {"arr": [A, B]}, "ran": 1, "s": "text"} and exits 0; exits 3 (after writing the report)
+ * when A == fail-a; exits 0 without a report when A == fail-no-json. */
+static int fake(int argc, char **argv)
+{
+    long a = 0, b = 1, fail_a = -1, nojson_a = -1;
+    const char *json = NULL;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--a") == 0)
+            a = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--b") == 0)
+            b = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--fail-a") == 0)
+            fail_a = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--fail-no-json") == 0)
+            nojson_a = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--json") == 0)
+            json = argv[i + 1];
+        else
+            return 2;
+    }
+    printf("fake: this goes to /dev/null during a sweep\n");
+    if (!json)
+        return 2;
+    if (a == nojson_a)
+        return 0;
+    if (a == fail_a && b == 2)
+        return 3;
+    char buf[256];
+    snprintf(buf, sizeof buf,
+             "{\"x\": %ld, \"nested\": {\"arr\": [%ld, %ld]}, \"ran\": 1, \"s\": \"text\"}\n",
+             a * b, a, b);
+    FILE *f = fopen(json, "w");
+    if (!f)
+        return 2;
+    fputs(buf, f);
+    fclose(f);
+    return a == fail_a ? 3 : 0;
+}
+
+static const cli_cmd fake_cmd = {"fake", fake, "", ""};
+
+static int sweep_fake(const char *csv, unsigned jobs, const char *pa, const char *pb,
+                      char **args, int nargs)
+{
+    sweep_grid g = {0};
+    char msg[SWEEP_MSG];
+    assert_int_equal(sweep_grid_add(&g, pa, msg), 0);
+    assert_int_equal(sweep_grid_add(&g, pb, msg), 0);
+    sweep_opts o = {&g, &fake_cmd, args, nargs, jobs, csv};
+    int rc = quiet_sweep(&o, 0, NULL);
+    sweep_grid_free(&g);
+    return rc;
+}
+
+static void test_csv_header_rows(void **state)
+{
+    (void)state;
+    char csv[128];
+    tmp(csv, sizeof csv, "rows.csv");
+    assert_int_equal(sweep_fake(csv, 1, "a=1..3", "b=1,2", NULL, 0), 0);
+    char *s = slurp(csv);
+    assert_string_equal(s, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n"
+                           "1,1,0,1,1,1,1\n1,2,0,2,1,2,1\n2,1,0,2,2,1,1\n"
+                           "2,2,0,4,2,2,1\n3,1,0,3,3,1,1\n3,2,0,6,3,2,1\n");
+    free(s);
+    /* Again: every point is there, nothing runs, the file is unchanged. */
+    assert_int_equal(sweep_fake(csv, 2, "a=1..3", "b=1,2", NULL, 0), 0);
+    assert_non_null(strstr(errtext, "all 6 points are already in"));
+    s = slurp(csv);
+    assert_int_equal(count_lines(s), 7);
+    free(s);
+    /* Another sweep's parameters: refused, file untouched. */
+    assert_int_equal(sweep_fake(csv, 1, "b=1..3", "a=1,2", NULL, 0), 2);
+    assert_non_null(strstr(errtext, "its columns do not start with b,a,status"));
+    assert_int_equal(count_lines(errtext), 1);
+}
+
+static void test_csv_resume(void **state)
+{
+    (void)state;
+    char csv[128];
+    tmp(csv, sizeof csv, "resume.csv");
+    /* Three points done earlier (ran = 0 marks them), one of them failed. */
+    spit(csv, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n"
+              "1,1,0,1,1,1,0\n"
+              "2,2,3,,,,0\n"
+              "3,1,0,3,3,1,0\n");
+    assert_int_equal(sweep_fake(csv, 2, "a=1..3", "b=1,2", NULL, 0), 1);
+    assert_non_null(strstr(errtext, "6 points, 3 already in"));
+    char *s = slurp(csv);
+    assert_int_equal(count_lines(s), 7);
+    /* The earlier rows are untouched and first; the missing points ran, once each. */
+    const char *pre = "a,b,status,x,nested.arr.0,nested.arr.1,ran\n1,1,0,1,1,1,0\n"
+                      "2,2,3,,,,0\n3,1,0,3,3,1,0\n";
+    assert_memory_equal(s, pre, strlen(pre));
+    const char *ran[] = {"1,2,0,2,1,2,1\n", "2,1,0,2,2,1,1\n", "3,2,0,6,3,2,1\n"};
+    for (int i = 0; i < 3; i++) {
+        const char *p = strstr(s, ran[i]);
+        assert_non_null(p);
+        assert_null(strstr(p + 1, ran[i]));
+    }
+    assert_null(strstr(s + strlen(pre), ",0\n")); /* no new row with ran = 0 */
+    free(s);
+    /* A torn last line (no newline) is cut off and its point runs again. */
+    spit(csv, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n1,1,0,1,1,1,0\n1,2,0,2,1");
+    assert_int_equal(sweep_fake(csv, 1, "a=1", "b=1,2", NULL, 0), 0);
+    assert_non_null(strstr(errtext, "cutting off a torn last line"));
+    s = slurp(csv);
+    assert_string_equal(s, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n1,1,0,1,1,1,0\n"
+                           "1,2,0,2,1,2,1\n");
+    free(s);
+    /* A row whose field count is not the header's: refused with its line. */
+    spit(csv, "a,b,status,x\n1,1,0\n");
+    assert_int_equal(sweep_fake(csv, 1, "a=1", "b=1,2", NULL, 0), 2);
+    assert_non_null(strstr(errtext, "resume.csv:2: 3 fields, the header has 4"));
+}
+
+static void test_failed_points(void **state)
+{
+    (void)state;
+    char csv[128];
+    tmp(csv, sizeof csv, "fail.csv");
+    /* a=1 fails without a report for b=2, with one for b=1; a=2 gives no report at all. */
+    char *args[] = {"--fail-a", "1", "--fail-no-json", "2"};
+    assert_int_equal(sweep_fake(csv, 1, "a=1..3", "b=2,1", args, 4), 1);
+    char *s = slurp(csv);
+    /* The first point failed before any report: the header comes from the second. */
+    assert_string_equal(s, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n"
+                           "1,2,3,,,,\n1,1,3,1,1,1,1\n2,2,2,,,,\n2,1,2,,,,\n"
+                           "3,2,0,6,3,2,1\n3,1,0,3,3,1,1\n");
+    free(s);
+    assert_non_null(strstr(errtext, "a=2 b=2: the command wrote no JSON report"));
+    assert_non_null(strstr(errtext, "[1/6] a=1 b=2: status 3"));
+    assert_non_null(strstr(errtext, "6 points in"));
+    assert_non_null(strstr(errtext, "4 failed"));
+    /* Every point failed without a report: parameters and status only... */
+    tmp(csv, sizeof csv, "allfail.csv");
+    char *args2[] = {"--fail-no-json", "1"};
+    assert_int_equal(sweep_fake(csv, 2, "a=1", "b=1,2", args2, 2), 1);
+    s = slurp(csv);
+    assert_true(strcmp(s, "a,b,status\n1,1,2\n1,2,2\n") == 0 ||
+                strcmp(s, "a,b,status\n1,2,2\n1,1,2\n") == 0);
+    free(s);
+    /* ... and a re-run starts that file again, since it holds no metric. */
+    assert_int_equal(sweep_fake(csv, 2, "a=1", "b=1,2", NULL, 0), 0);
+    assert_non_null(strstr(errtext, "has no metric columns"));
+    s = slurp(csv);
+    assert_int_equal(count_lines(s), 3);
+    assert_non_null(strstr(s, "a,b,status,x,"));
+    free(s);
+}
+
+/* Sorted lines of a file, for comparing sets of rows. */
+static int cmp_line(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static void sorted_rows(const char *path, char *out, size_t len)
+{
+    char *s = slurp(path), *lines[256], *save = NULL;
+    size_t n = 0;
+    assert_non_null(s);
+    for (char *t = strtok_r(s, "\n", &save); t && n < 256; t = strtok_r(NULL, "\n", &save))
+        lines[n++] = t;
+    qsort(lines + 1, n - 1, sizeof *lines, cmp_line);
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        snprintf(out + strlen(out), len - strlen(out), "%s\n", lines[i]);
+    free(s);
+}
+
+static void test_same_rows_any_jobs(void **state)
+{
+    (void)state;
+    char c1[128], c4[128], r1[8192], r4[8192];
+    tmp(c1, sizeof c1, "j1.csv");
+    tmp(c4, sizeof c4, "j4.csv");
+    assert_int_equal(sweep_fake(c1, 1, "a=1..8", "b=1..5", NULL, 0), 0);
+    assert_int_equal(sweep_fake(c4, 4, "a=1..8", "b=1..5", NULL, 0), 0);
+    sorted_rows(c1, r1, sizeof r1);
+    sorted_rows(c4, r4, sizeof r4);
+    assert_int_equal(count_lines(r1), 41);
+    assert_string_equal(r1, r4);
+}
+
+static void test_csv_quoting(void **state)
+{
+    (void)state;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sweep_csv_field(f, "plain", 1);
+    sweep_csv_field(f, "a,b", 0);
+    sweep_csv_field(f, "say \"hi\"", 0);
+    sweep_csv_field(f, "two\nlines", 0);
+    sweep_csv_field(f, "", 0);
+    fclose(f);
+    assert_string_equal(buf, "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",");
+    free(buf);
+    /* The reader takes quoted fields back: a point with a quote in its value is found. */
+    char csv[128];
+    tmp(csv, sizeof csv, "quoted.csv");
+    spit(csv, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n\"1\",\"x\"\"y\",0,1,1,1,0\n");
+    sweep_grid g = {0};
+    char msg[SWEEP_MSG];
+    assert_int_equal(sweep_grid_add(&g, "a=1", msg), 0);
+    assert_int_equal(sweep_grid_add(&g, "b=x\"y,z", msg), 0);
+    sweep_csv c;
+    assert_int_equal(sweep_csv_load(csv, &g, &c, msg), 0);
+    assert_int_equal(c.ndone, 1);
+    assert_true(sweep_csv_done(&c, &g, 0));
+    assert_false(sweep_csv_done(&c, &g, 1));
+    sweep_csv_free(&c);
+    spit(csv, "a,b,status\n1,x\"y,0\n");
+    assert_int_equal(sweep_csv_load(csv, &g, &c, msg), 2);
+    assert_string_equal(strstr(msg, "quoted.csv"), "quoted.csv:2: malformed CSV line");
+    sweep_grid_free(&g);
+}
+
+/* ---- the command, end to end ---- */
+
+static int sweep_argv_run(const char *line)
+{
+    char buf[1024], *argv[64], *save = NULL;
+    int argc = 0;
+    snprintf(buf, sizeof buf, "%s", line);
+    for (char *t = strtok_r(buf, " ", &save); t && argc < 63; t = strtok_r(NULL, " ", &save))
+        argv[argc++] = t;
+    argv[argc] = NULL;
+    return quiet_sweep(NULL, argc, argv);
+}
+
+static void test_gemm_end_to_end(void **state)
+{
+    (void)state;
+    char csv[128], line[512];
+    tmp(csv, sizeof csv, "gemm.csv");
+    snprintf(line, sizeof line, "sweep --param m=64,128 -j 2 --out %s -- gemm --n 64 --k 64 "
+                                "--tiles 4 --threads 1", csv);
+    struct stat before, after;
+    fflush(stdout);
+    assert_int_equal(fstat(1, &before), 0);
+    assert_int_equal(sweep_argv_run(line), 0);
+    assert_int_equal(fstat(1, &after), 0); /* stdout is ours again */
+    assert_true(before.st_dev == after.st_dev && before.st_ino == after.st_ino);
+    char *s = slurp(csv);
+    assert_non_null(s);
+    assert_int_equal(count_lines(s), 3);
+    assert_memory_equal(s, "m,status,ipus,tiles_per_ipu,clock_hz,stats.cycles,", 49);
+    assert_non_null(strstr(s, ",gemm.m,gemm.n,gemm.k,"));
+    assert_non_null(strstr(s, ",gemm.pct_peak,"));
+    assert_null(strstr(s, "what")); /* strings are left out */
+    assert_null(strstr(s, "gemm.checked"));
+    /* Each row: the parameter, status 0, and gemm.m equal to it. */
+    char *save = NULL, *hdr = strtok_r(s, "\n", &save);
+    int col = 0, mcol = -1;
+    for (const char *p = hdr; p; p = strchr(p, ','), p = p ? p + 1 : NULL, col++)
+        if (strncmp(p, "gemm.m,", 7) == 0)
+            mcol = col;
+    assert_true(mcol > 0);
+    int seen = 0;
+    for (char *row = strtok_r(NULL, "\n", &save); row; row = strtok_r(NULL, "\n", &save)) {
+        char *f[128], *fs = NULL;
+        int n = 0;
+        for (char *t = strtok_r(row, ",", &fs); t && n < 128; t = strtok_r(NULL, ",", &fs))
+            f[n++] = t;
+        assert_true(n > mcol);
+        assert_string_equal(f[1], "0");
+        assert_string_equal(f[0], f[mcol]);
+        seen |= strcmp(f[0], "64") == 0 ? 1 : strcmp(f[0], "128") == 0 ? 2 : 4;
+    }
+    assert_int_equal(seen, 3);
+    free(s);
+}
+
+static void test_command_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *line, *msg;
+    } bad[] = {
+        {"sweep --param k=1,2 -- gemm", "no --out FILE.csv given"},
+        {"sweep --out x.csv -- gemm", "no --param given"},
+        {"sweep --param k --out x.csv -- gemm", "--param k: expected NAME=V1,V2"},
+        {"sweep --param k=1 --out x.csv -- nosuch", "unknown command 'nosuch'"},
+        {"sweep --param k=1 --out x.csv", "no command given"},
+        {"sweep --param k=1 --out x.csv --", "no command given"},
+        {"sweep --param k=1 --out x.csv gemm", "'gemm': the command to sweep comes after '--'"},
+        {"sweep --param k=1 --out x.csv -- sweep", "a sweep cannot run a sweep"},
+        {"sweep --param k=1 -j 0 --out x.csv -- gemm", "-j: 0 is out of range"},
+        {"sweep --param k=1 --bogus --out x.csv -- gemm", "unknown option '--bogus'"},
+        {"sweep --param k=1 --out x.csv -- gemm --json y", "--json is the sweep's own"},
+        {"sweep --param k=1 --out /nonexistent-dir/x.csv -- gemm", "cannot open"},
+        {"sweep --param", "--param needs a value"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = sweep_argv_run(bad[i].line);
+        if (rc != 2 || !strstr(errtext, bad[i].msg) || count_lines(errtext) != 1)
+            fail_msg("'%s': rc %d, '%s', want '%s'", bad[i].line, rc, errtext, bad[i].msg);
+        assert_memory_equal(errtext, "ipusim sweep: ", 14);
+    }
+    assert_int_equal(access("x.csv", F_OK), -1); /* nothing was created */
+}
+
+/* ---- make plots ---- */
+
+static void test_make_plots(void **state)
+{
+    (void)state;
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        print_message("test_make_plots: skipped, gnuplot is not installed (make deps)\n");
+        return;
+    }
+    if (access("plots/plots.mk", F_OK) != 0) {
+        print_message("test_make_plots: skipped, not run from the repository root\n");
+        return;
+    }
+    char path[128], cmd[1024];
+    snprintf(path, sizeof path, "%s/t.sweep", tmpdir);
+    spit(path, "# a test plot\nMACHINE=mk2\nSWEEP=\"--param k=64,128 -- gemm\"\nPLOT=line\n"
+               "TITLE=\"test: x against k\"\nFIXED=\"n = 64\"\nX=k\nXLABEL=\"k (elements)\"\n"
+               "Y=\"x y\"\nYTITLES=\"x's|y\"\nYLABEL=\"x (cycles)\"\nSERIES=m\nLOGX=2\n");
+    snprintf(path, sizeof path, "%s/t.csv", tmpdir);
+    spit(path, "k,m,status,x,y\n128,1,0,20,5\n64,1,0,10,4\n64,2,0,15,3\n128,2,0,30,2\n"
+               "256,2,3,,\n");
+    snprintf(cmd, sizeof cmd,
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory plots "
+             "SWEEP_DIR=%s PLOT_OUT=%s SWEEPS=t >%s/make.log 2>&1",
+             tmpdir, tmpdir, tmpdir);
+    int rc = system(cmd);
+    snprintf(path, sizeof path, "%s/make.log", tmpdir);
+    char *log = slurp(path);
+    if (rc != 0)
+        fail_msg("make plots failed: %s", log ? log : "");
+    free(log);
+    struct stat st;
+    snprintf(path, sizeof path, "%s/t.png", tmpdir);
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(st.st_size > 1000);
+    char *png = slurp(path);
+    assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
+    free(png);
+    snprintf(path, sizeof path, "%s/t.svg", tmpdir);
+    char *svg = slurp(path);
+    assert_non_null(svg);
+    assert_non_null(strstr(svg, "<svg"));
+    assert_non_null(strstr(svg, "test: x against k"));
+    assert_non_null(strstr(svg, "machine mk2; n = 64"));
+    assert_non_null(strstr(svg, "x (cycles)"));
+    free(svg);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_sweep.XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_grid_lists),
+        cmocka_unit_test(test_grid_ranges),
+        cmocka_unit_test(test_grid_errors),
+        cmocka_unit_test(test_argv),
+        cmocka_unit_test(test_json_good),
+        cmocka_unit_test(test_json_malformed),
+        cmocka_unit_test(test_csv_header_rows),
+        cmocka_unit_test(test_csv_resume),
+        cmocka_unit_test(test_failed_points),
+        cmocka_unit_test(test_same_rows_any_jobs),
+        cmocka_unit_test(test_csv_quoting),
+        cmocka_unit_test(test_gemm_end_to_end),
+        cmocka_unit_test(test_command_errors),
+        cmocka_unit_test(test_make_plots),
+    };
+    return cmocka_run_group_tests_name("sweep", tests, setup, teardown);
+}

@@ -1,0 +1,413 @@
+/* wl_iobench: io-bench's program, placement and measurement.
+ *
+ * The program is generated per configuration: a supervisor loop over the steps (stream copy,
+ * convert + work on six workers, outfeed when the mode says), the worker codelets of
+ * workloads/iobench/iobench.s, and with I/O tiles the hand-over exchange compiled by
+ * xchg_schedule/xchg_emit. The micro-batch is one stream buffer: its words are split
+ * evenly over the compute tiles (or over the I/O tiles, then re-split by the hand-over).
+ * Infeed bytes are synthetic 8-bit images from a seeded hash, sent as normalised fp32,
+ * normalised fp16, or raw int8 (normalised on the device). Work is quantised to 256 `amp`
+ * (4,096 MACs) per worker. Left out: the device-side accumulation of the Sum outfeed mode
+ * (only its bytes and timing: one copy at the end). */
+#include "workloads/iobench/iobench.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric/xchg.h"
+#include "isa/asm.h"
+#include "isa/interp.h"
+#include "workloads/codelets.h"
+
+#define IO_RESERVE 0.05 /* seed 001: about 5% of an I/O tile goes to exchange code */
+#define PANEL_BYTES 4096 /* 256 amp x 16 bytes */
+
+wl_iobench_cfg wl_iobench_defaults(void)
+{
+    wl_iobench_cfg c = {
+        .batch = 40,
+        .sample_px = 784,
+        .dtype = IOB_FP32,
+        .work_macs = 10000,
+        .steps = 20,
+        .io_tiles = 0,
+        .out_mode = STRM_ALL,
+        .out_n = 1,
+        .out_bytes = 40,
+        .host = host_cfg_default(),
+        .drain_ps = 0,
+        .threads = 0,
+        .max_cycles = 100000000000ull,
+    };
+    return c;
+}
+
+int wl_iobench_dtype(const char *name)
+{
+    return !strcmp(name, "fp32") ? IOB_FP32
+           : !strcmp(name, "fp16") ? IOB_FP16
+           : !strcmp(name, "int8") ? IOB_INT8
+                                   : -1;
+}
+
+const char *wl_iobench_dtype_name(int dtype)
+{
+    return dtype == IOB_FP16 ? "fp16" : dtype == IOB_INT8 ? "int8" : "fp32";
+}
+
+uint32_t wl_iobench_rule_of_thumb(uint64_t batch_bytes)
+{
+    double n = 1.05 * (double)batch_bytes / 624000.0;
+    uint32_t p = 2;
+    while (p < n && p < (1u << 16))
+        p *= 2;
+    /* nearest power of two (in log terms) */
+    if (p > 2 && n <= p / 1.41421356)
+        p /= 2;
+    return p;
+}
+
+static unsigned bytes_per_px(int dtype)
+{
+    return dtype == IOB_FP32 ? 4 : dtype == IOB_FP16 ? 2 : 1;
+}
+
+/* ---- the infeed's bytes ---- */
+
+typedef struct fill_ctx {
+    const wl_iobench_cfg *c;
+} fill_ctx;
+
+static uint8_t pixel(uint32_t ipu, uint64_t sample, uint32_t px)
+{
+    uint64_t z = ((uint64_t)ipu << 48) ^ (sample << 20) ^ px;
+    z = (z ^ (z >> 31)) * 0x7fb5d329728ea185ull;
+    z = (z ^ (z >> 27)) * 0x81dadef4bc2dd44dull;
+    return (uint8_t)(z >> 56);
+}
+
+static void fill(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, uint8_t *dst,
+                 uint32_t bytes)
+{
+    const wl_iobench_cfg *c = ((fill_ctx *)ctx)->c;
+    unsigned bpp = bytes_per_px(c->dtype);
+    uint64_t total_px = (uint64_t)c->batch * c->sample_px;
+    for (uint32_t b = 0; b < bytes; b += bpp) {
+        uint64_t px = (offset + b) / bpp;
+        uint8_t v = px < total_px ? pixel(ipu, k * c->batch + px / c->sample_px,
+                                          (uint32_t)(px % c->sample_px))
+                                  : 0;
+        float f = ((float)v / 255.0f - 0.1307f) / 0.3081f;
+        uint32_t fb;
+        memcpy(&fb, &f, 4);
+        if (c->dtype == IOB_FP32) {
+            memcpy(dst + b, &fb, 4);
+        } else if (c->dtype == IOB_FP16) {
+            uint16_t h = (uint16_t)isa_float_bits_to_half(fb);
+            memcpy(dst + b, &h, 2);
+        } else {
+            dst[b] = v;
+        }
+    }
+}
+
+/* ---- program text ---- */
+
+typedef struct text {
+    char *s;
+    size_t n, cap;
+    int oom;
+} text;
+
+static void tput(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tput(text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *line = NULL;
+    int k = vasprintf(&line, fmt, ap);
+    va_end(ap);
+    if (k < 0) {
+        t->oom = 1;
+        return;
+    }
+    if (t->n + (size_t)k + 1 > t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 8192;
+        while (cap < t->n + (size_t)k + 1)
+            cap *= 2;
+        char *s = realloc(t->s, cap);
+        if (!s) {
+            t->oom = 1;
+            free(line);
+            return;
+        }
+        t->s = s;
+        t->cap = cap;
+    }
+    memcpy(t->s + t->n, line, (size_t)k + 1);
+    t->n += (size_t)k;
+    free(line);
+}
+
+static const char *conv_label(int dtype)
+{
+    return dtype == IOB_INT8 ? "io_conv_int8" : dtype == IOB_FP16 ? "io_conv_fp16" : "io_conv_fp32";
+}
+
+static char *program(const wl_iobench_cfg *c, uint32_t ncomp, const char *handover)
+{
+    text t = {0};
+    int io = c->io_tiles > 0;
+    tput(&t, "# io-bench program (generated by workloads/iobench/iobench.c)\n");
+    tput(&t, "        .text\n        .global main\nmain:   get     r1, $tile\n");
+    tput(&t, "        li      r2, %u\n        cmpltu  r3, r1, r2\n", ncomp);
+    tput(&t, "        brz     r3, io_tile\n");
+    tput(&t, "        li      r10, params\n        ld32    r11, [r10+0]\n");
+    tput(&t, "        shli    r11, r11, 2\n        ld32    r12, [r10+4]\n");
+    tput(&t, "        ld32    r9, [r10+8]\n        ld32    r13, [r10+20]\n");
+    tput(&t, "        shli    r13, r13, 2\n        li      r14, %u\n", c->steps);
+    tput(&t, "        li      r8, outmask\n");
+    tput(&t, "cstep:\n");
+    if (io) {
+        tput(&t, "        sync    internal\n        sync    internal\n");
+    } else {
+        tput(&t, "        li      r5, 0\n        hin     r12, r11, r5\n");
+        tput(&t, "        sync    internal_host\n");
+    }
+    tput(&t, "        runall  %s, r10\n        join\n", conv_label(c->dtype));
+    tput(&t, "        ld32pi  r6, [r8]+=4\n        brz     r6, cnext\n");
+    tput(&t, "        li      r5, 1\n        hout    r9, r13, r5\n");
+    tput(&t, "        sync    %s\n", io ? "group_host" : "internal_host");
+    tput(&t, "cnext:  addi    r14, r14, -1\n        brnz    r14, cstep\n        halt\n");
+    tput(&t, "io_tile:\n");
+    if (io) {
+        tput(&t, "        li      r1, 1\n        put     $group, r1\n");
+        tput(&t, "        li      r10, ioparams\n        ld32    r11, [r10+0]\n");
+        tput(&t, "        ld32    r12, [r10+4]\n        li      r5, 0\n");
+        tput(&t, "        hin     r12, r11, r5\n        sync    group_host\n");
+        tput(&t, "        li      r14, %u\n", c->steps);
+        tput(&t, "iostep: sync    internal\n        call    handover\n        sync    internal\n");
+        tput(&t, "        addi    r14, r14, -1\n        brz     r14, iodone\n");
+        tput(&t, "        li      r5, 0\n        hin     r12, r11, r5\n");
+        tput(&t, "        sync    group_host\n        br      iostep\n");
+        tput(&t, "iodone: halt\n");
+    } else {
+        tput(&t, "        halt\n");
+    }
+    tput(&t, "        .data\n        .align  8\nparams: .space  24\nioparams:\n        .space  8\n");
+    tput(&t, "outmask:\n");
+    for (uint32_t i = 0; i < c->steps; i++)
+        tput(&t, "        .word   %d\n",
+             strm_outfeed_copies(c->out_mode, c->out_n, c->steps, i, 1) ? 1 : 0);
+    tput(&t, "%s", wl_codelet("iobench"));
+    if (handover)
+        tput(&t, "%s", handover);
+    else if (io)
+        tput(&t, "        .text\nhandover:\n        ret\n"); /* sizing pass */
+    if (t.oom) {
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
+}
+
+static void put32(uint8_t *mem, uint32_t addr, uint32_t v)
+{
+    memcpy(mem + addr, &v, 4);
+}
+
+static uint32_t align16(uint64_t x)
+{
+    return (uint32_t)((x + 15) & ~(uint64_t)15);
+}
+
+int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r, eng **out,
+                   hio **hout, err *e)
+{
+    memset(r, 0, sizeof *r);
+    *out = NULL;
+    *hout = NULL;
+    if (c->batch == 0 || c->sample_px == 0 || c->steps == 0)
+        return err_set(e, ERR_INPUT, "io-bench: --batch, --sample-px and --steps must be positive");
+    if (c->dtype < IOB_FP32 || c->dtype > IOB_INT8)
+        return err_set(e, ERR_INPUT, "io-bench: unknown dtype %d", c->dtype);
+    if (c->io_tiles % 2)
+        return err_set(e, ERR_INPUT, "io-bench: --io-tiles %u is odd (it must be even)", c->io_tiles);
+    if (c->io_tiles + 1 > m->tiles_per_ipu)
+        return err_set(e, ERR_INPUT, "io-bench: --io-tiles %u leaves no compute tile of %u",
+                       c->io_tiles, m->tiles_per_ipu);
+    const uint32_t ncomp = m->tiles_per_ipu - c->io_tiles;
+    const unsigned bpp = bytes_per_px(c->dtype), ppw = 4 / bpp;
+    const uint64_t bytes = ((uint64_t)c->batch * c->sample_px * bpp + 3) & ~(uint64_t)3;
+    const uint64_t words = bytes / 4;
+    r->batch_bytes = bytes;
+    r->compute_tiles = ncomp;
+    r->rule_of_thumb = wl_iobench_rule_of_thumb(bytes);
+
+    /* the hand-over exchange: I/O tile j holds words [j W / N, (j+1) W / N) */
+    xchg_xfer *xf = NULL;
+    size_t nxf = 0;
+    char *handover = NULL;
+    mach mm = *m;
+    const uint32_t max_cw = (uint32_t)((words + ncomp - 1) / ncomp);
+    uint32_t base = 0; /* where the input lands on every tile (I/O tiles: their buffer) */
+    int rc = ERR_OK;
+    isa_prog prog;
+    memset(&prog, 0, sizeof prog);
+    char *src = NULL;
+    eng *g = NULL;
+    hio *h = NULL;
+    xchg_sys *fab = NULL;
+    fill_ctx fc = {c};
+
+    /* a first assembly without the hand-over fixes the image size, hence the addresses */
+    /* Assemble. With I/O tiles the image holds the hand-over code, whose addresses depend on
+     * where the buffers are, which must lie past the image: estimate, emit, re-assemble, and
+     * once more if the estimate was short (instructions have one size, so that settles it). */
+    for (int pass = 0; pass < 4; pass++) {
+        free(src);
+        src = program(c, ncomp, handover);
+        if (!src) {
+            rc = err_set(e, ERR_INPUT, "out of host memory");
+            goto done;
+        }
+        isa_prog_free(&prog);
+        if ((rc = asm_assemble("io-bench", src, strlen(src), &prog, e)) != ERR_OK)
+            goto done;
+        if (!c->io_tiles || (handover && base >= prog.size))
+            break;
+        base = align16((uint64_t)prog.size +
+                       (handover ? 4096 : ((uint64_t)ncomp + c->io_tiles) * 96 + 8192));
+        uint64_t io_bytes = (words + c->io_tiles - 1) / c->io_tiles * 4;
+        uint64_t usable = (uint64_t)((1.0 - IO_RESERVE) * m->sram_bytes);
+        if (io_bytes + base > usable) {
+            rc = err_set(e, ERR_INPUT,
+                         "io-bench: %u I/O tiles cannot hold a micro-batch of %llu bytes (each "
+                         "holds %llu bytes: 95%% of %u less the program); seed 001's rule of "
+                         "thumb for this micro-batch is %u I/O tiles",
+                         c->io_tiles, (unsigned long long)bytes,
+                         (unsigned long long)(usable > base ? usable - base : 0), m->sram_bytes,
+                         r->rule_of_thumb);
+            goto done;
+        }
+        free(xf);
+        nxf = 0;
+        if (!(xf = calloc((size_t)ncomp + c->io_tiles + 1, sizeof *xf))) {
+            rc = err_set(e, ERR_INPUT, "out of host memory");
+            goto done;
+        }
+        for (uint32_t j = 0; j < c->io_tiles; j++) {
+            uint64_t p = words * j / c->io_tiles, q = words * (j + 1) / c->io_tiles;
+            for (uint32_t t = (uint32_t)(p * ncomp / words); t < ncomp; t++) {
+                uint64_t a = words * t / ncomp, b = words * (t + 1) / ncomp;
+                if (a >= q)
+                    break;
+                uint64_t lo = a > p ? a : p, hi = b < q ? b : q;
+                if (hi > lo)
+                    xf[nxf++] = (xchg_xfer){ncomp + j, t, 1, (uint32_t)(hi - lo) * 4,
+                                            base + (uint32_t)(lo - p) * 4,
+                                            base + (uint32_t)(lo - a) * 4, 0};
+            }
+        }
+        xchg_plan plan;
+        if ((rc = xchg_schedule(m, m->tiles_per_ipu, xf, nxf, &plan, e)) != ERR_OK)
+            goto done;
+        r->handover_cycles = plan.cycles;
+        free(handover);
+        if (!(handover = xchg_emit(m, m->tiles_per_ipu, xf, nxf, "handover"))) {
+            rc = err_set(e, ERR_INPUT, "out of host memory");
+            goto done;
+        }
+    }
+
+    /* placement: input at `base` (I/O buffer on I/O tiles), fp32 output, work panel */
+    if (!c->io_tiles) {
+        base = align16(prog.size);
+    } else if (base < prog.size) {
+        rc = err_set(e, ERR_INPUT, "io-bench: program of %u bytes overlaps its buffers at %u",
+                     prog.size, base);
+        goto done;
+    }
+    uint32_t out_at = align16((uint64_t)base + (uint64_t)max_cw * 4);
+    uint32_t panel = align16((uint64_t)out_at + (uint64_t)max_cw * ppw * 4);
+    if ((uint64_t)panel + PANEL_BYTES > m->sram_bytes) {
+        rc = err_set(e, ERR_INPUT, "io-bench: a compute tile needs %llu bytes of %u: use fewer "
+                     "samples per micro-batch or more compute tiles",
+                     (unsigned long long)panel + PANEL_BYTES, m->sram_bytes);
+        goto done;
+    }
+    uint64_t amps = ((uint64_t)c->batch * c->work_macs + 16ull * 6 * ncomp - 1) / (16ull * 6 * ncomp);
+    uint32_t outer = (uint32_t)((amps + 255) / 256);
+    uint64_t out_words_total = ((uint64_t)c->batch * c->out_bytes + 3) / 4;
+
+    hio_cfg hc = {.in = c->host, .out = c->host, .fill = fill, .fill_ctx = &fc};
+    hc.in.samples_per_buffer = c->batch;
+    hc.in.bytes_per_buffer = bytes;
+    hc.out.samples_per_buffer = c->batch;
+    hc.out.bytes_per_buffer = out_words_total * 4;
+    hc.out.drain_ps = c->drain_ps;
+    hc.out.loaders = 1;
+    hc.out.prep_ps = 0;
+    if ((rc = host_cfg_check(&hc.in, e)) != ERR_OK)
+        goto done;
+    eng_cfg ec = {.m = mm, .threads = c->threads, .max_cycles = c->max_cycles};
+    if (!(fab = xchg_sys_new(&mm, e)) || !(h = hio_new(&mm, &hc, e)) || !(g = eng_new(&ec, e))) {
+        rc = e->status ? e->status : ERR_INPUT;
+        goto done;
+    }
+    xchg_sys_attach(fab, g);
+    hio_attach(h, g);
+    if ((rc = eng_load(g, &prog, e)) != ERR_OK)
+        goto done;
+    int64_t params = isa_prog_sym(&prog, "params"), ioparams = isa_prog_sym(&prog, "ioparams");
+    for (uint32_t i = 0; i < mm.nipus; i++) {
+        for (uint32_t t = 0; t < ncomp; t++) {
+            uint8_t *mem = eng_tile_mem(g, i, t);
+            uint32_t w = (uint32_t)(words * (t + 1) / ncomp - words * t / ncomp);
+            uint32_t ow = (uint32_t)(out_words_total * (t + 1) / ncomp - out_words_total * t / ncomp);
+            put32(mem, (uint32_t)params + 0, w);
+            put32(mem, (uint32_t)params + 4, base);
+            put32(mem, (uint32_t)params + 8, out_at);
+            put32(mem, (uint32_t)params + 12, outer);
+            put32(mem, (uint32_t)params + 16, panel);
+            put32(mem, (uint32_t)params + 20, ow);
+        }
+        for (uint32_t j = 0; j < c->io_tiles; j++) {
+            uint8_t *mem = eng_tile_mem(g, i, ncomp + j);
+            uint32_t w = (uint32_t)(words * (j + 1) / c->io_tiles - words * j / c->io_tiles);
+            put32(mem, (uint32_t)ioparams + 0, w * 4);
+            put32(mem, (uint32_t)ioparams + 4, base);
+        }
+    }
+    if ((rc = eng_run(g, e)) != ERR_OK)
+        goto done;
+
+    eng_stats st;
+    eng_get_stats(g, &st);
+    eng_ipu_stats is;
+    eng_get_ipu_stats(g, 0, &is);
+    r->cycles = st.cycles;
+    r->seconds = (double)st.cycles / (double)m->clock_hz;
+    r->steps_per_s = r->seconds > 0 ? c->steps / r->seconds : 0;
+    r->samples_per_s = r->steps_per_s * c->batch * mm.nipus;
+    memcpy(r->cat, is.cat, sizeof r->cat);
+    memcpy(r->io, is.io, sizeof r->io);
+done:
+    free(src);
+    free(handover);
+    free(xf);
+    isa_prog_free(&prog);
+    if (rc != ERR_OK) {
+        eng_free(g);
+        hio_free(h);
+        xchg_sys_free(fab);
+        return rc;
+    }
+    xchg_sys_free(fab); /* the run is over: the engine no longer needs the fabric */
+    *out = g;
+    *hout = h;
+    return ERR_OK;
+}
