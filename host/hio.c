@@ -141,7 +141,7 @@ static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, s
     (void)group;
     hio *h = ctx;
     sim_clock clk = sim_clock_hz(h->m.clock_hz);
-    sim_time now = sim_clock_time(clk, at), begin = 0, mid = 0, rem = 0;
+    sim_time now = sim_clock_time(clk, at), begin = 0, mid = 0, rem = 0, end = 0;
     uint64_t port = (uint64_t)h->m.xchg_bytes_per_cycle * h->m.clock_hz;
     for (int kind = TILE_HIN; kind <= TILE_HOUT; kind++) {
         uint64_t bytes = 0, tiles = 0;
@@ -171,6 +171,15 @@ static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, s
         begin += sc.begin;
         mid += sc.mid;
         now = sc.end;
+        /* Unbuffered (depth 1), the host's callback for the copy runs while the IPU waits:
+         * infeed, the callback that hands the buffer back; outfeed, the host consuming it.
+         * Buffered, the host does this from its ring while the IPU goes on. */
+        if (hc->depth == 1) {
+            sim_time wait = kind == TILE_HIN ? hc->callback_ps : hc->drain_ps;
+            end += wait;
+            now += wait;
+            strm_add_end(kind == TILE_HIN ? h->in[ipu] : h->out[ipu], wait);
+        }
         uint64_t off = 0;
         for (size_t i = 0; kind == TILE_HIN && i < n; i++) {
             if (c[i].kind != TILE_HIN)
@@ -201,6 +210,7 @@ static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, s
     t->begin = to_cycles(&h->m, begin);
     t->mid = to_cycles(&h->m, mid);
     t->remote = to_cycles(&h->m, rem);
+    t->end = to_cycles(&h->m, end);
     return ERR_OK;
 }
 

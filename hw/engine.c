@@ -282,11 +282,10 @@ static void account(eng *g, uint32_t i, uint64_t work_end, eng_moved m, uint64_t
         cat[ENG_CAT_BEGIN] += ht->begin;
         cat[ENG_CAT_MID] += ht->mid;
         cat[ENG_CAT_REMOTE] += ht->remote;
-        t += ht->begin + ht->mid + ht->remote;
-        cat[ENG_CAT_END] += rel > t ? rel - t : 0;
-    } else {
-        cat[ENG_CAT_SYNC] += rel > t ? rel - t : 0;
+        cat[ENG_CAT_END] += ht->end;
+        t += ht->begin + ht->mid + ht->remote + ht->end;
     }
+    cat[ENG_CAT_SYNC] += rel > t ? rel - t : 0;
     g->last[i] = rel;
 }
 
@@ -325,19 +324,19 @@ static int release_groups(eng *g, uint32_t i, const ipu_scan *s, int *progress, 
         int host = s->ngz[gr][1] == s->ngrp[gr];
         if (!host && s->ngz[gr][0] != s->ngrp[gr])
             continue;
-        eng_htime ht = {0, 0, 0};
+        eng_htime ht = {0, 0, 0, 0};
         if (host) {
             int rc = eng_host_copy(g, i, (int)gr, s->at_grp[gr], &ht, e);
             if (rc != ERR_OK)
                 return rc;
         }
-        uint64_t copy = ht.begin + ht.mid + ht.remote;
+        uint64_t copy = ht.begin + ht.mid + ht.remote + ht.end;
         uint32_t z = host ? ISA_ZONE_GROUP_HOST : ISA_ZONE_GROUP;
         uint64_t rel = s->at_grp[gr] + copy + zone_latency(g, z);
         if (host) {
             g->ipu[i].io[0] += ht.begin;
             g->ipu[i].io[1] += ht.mid + ht.remote;
-            g->ipu[i].io[2] += zone_latency(g, z);
+            g->ipu[i].io[2] += ht.end;
         }
         schedule_release(g, (int)i, (int)gr, rel);
         *progress = 1;
@@ -363,7 +362,7 @@ static int release_external(eng *g, uint32_t z, uint64_t at, err *e)
             free(ht);
             return rc;
         }
-        end = max_u64(end, start + ht[i].begin + ht[i].mid + ht[i].remote);
+        end = max_u64(end, start + ht[i].begin + ht[i].mid + ht[i].remote + ht[i].end);
     }
     uint64_t rel = end + zone_latency(g, z);
     for (uint32_t i = 0; i < g->nipus; i++) {
@@ -440,10 +439,10 @@ static int resolve(eng *g, int *progress, err *e)
                 return rc;
             eng_moved moved = eng_last_moved(g);
             uint64_t start = max_u64(s.at, land);
-            eng_htime ht = {0, 0, 0};
+            eng_htime ht = {0, 0, 0, 0};
             if (wide == ISA_ZONE_INTERNAL_HOST && (rc = eng_host_copy(g, i, -1, start, &ht, e)))
                 return rc;
-            uint64_t rel = start + ht.begin + ht.mid + ht.remote + zone_latency(g, wide);
+            uint64_t rel = start + ht.begin + ht.mid + ht.remote + ht.end + zone_latency(g, wide);
             account(g, i, start, moved, start, wide == ISA_ZONE_INTERNAL_HOST ? &ht : NULL, rel);
             schedule_release(g, (int)i, -1, rel);
             *progress = 1;

@@ -69,6 +69,7 @@ typedef struct eng_htime {
     uint64_t begin;  /* the IPU waited for the host (buffers not ready / no free slot) */
     uint64_t mid;    /* stream data moving over the host link */
     uint64_t remote; /* remote-buffer data moving (StreamCopyMidRemoteBuffer) */
+    uint64_t end;    /* the IPU waited for the host to finish the copy (StreamCopyEnd) */
 } eng_htime;
 
 /* The host plugs in here (host/ builds one). `group` is the sync group of the tiles taking
