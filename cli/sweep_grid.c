@@ -96,7 +96,7 @@ static int expand_range(const char *r, const char *dots, vlist *l, char *msg)
     double a, z, s = 1;
     long long ai, zi, si = 1;
     int aint, zint, sint = 1, geo = 0;
-    if (parse_num(r, (size_t)(dots - r), &a, &ai, &aint) ||
+    if (parse_num(r, (size_t)(dots - r), &a, &ai, &aint) || *b == '.' ||
         parse_num(b, blen, &z, &zi, &zint)) {
         snprintf(msg, SWEEP_MSG, "'%s' is not a range A..B[:STEP]", r);
         return 2;

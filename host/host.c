@@ -3,14 +3,14 @@
  * Models the bandwidth and latency of the path between the host (or the remote memory) and
  * each IPU: per IPU an attachment (PCIe) with one capacity per direction, per group of
  * host_link_ipus IPUs a host link (full duplex: one capacity per direction) and a remote
- * memory (one capacity for reads and writes). A transfer is a fluid flow along its path that
- * takes whatever capacity earlier transfers left, first come first served (water-filling
- * over the bookings of prof.c), and arrives one path latency after its last byte left.
+ * memory (one capacity for reads and writes). A call's transfers are fluid flows along their
+ * paths sharing max-min fairly what earlier calls left (flow.c over the bookings of prof.c),
+ * each arriving one path latency after its last byte left.
  *
- * Leaves out: fair sharing among transfers that overlap (an earlier call keeps its rate; a
- * fair share would end the last of a group of equal transfers at the same time, the first
- * ones later), packets, DMA set-up per descriptor, host memory copies, and the receiving
- * tiles (the engine passes their bound as max_bytes_per_s). */
+ * Leaves out: fairness between calls (an earlier call keeps its rates; a later one takes
+ * what is left), packets, DMA set-up per descriptor, host memory copies, the latency growth
+ * of a loaded link, and the receiving tiles (the engine passes their bound as
+ * max_bytes_per_s). */
 #include "host/host.h"
 
 #include <assert.h>
@@ -107,58 +107,43 @@ static size_t path(host *h, uint32_t ipu, host_dir dir, int remote, host_prof **
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-/* Drain `bytes` from `start` through the resources, taking what is left on all of them (up
- * to cap) and booking it; returns when the last byte left. Amounts are in B/s x ps (10^-12
- * bytes), so the arithmetic is exact; a partial last segment is rounded up to a whole ps. */
-static sim_time drain(host_prof **res, size_t nres, uint64_t cap, uint64_t bytes, sim_time start)
+static sim_time latency(const host *h, int remote)
 {
-    unsigned __int128 work = (unsigned __int128)bytes * SIM_S;
-    sim_time t = start;
-    while (work > 0) {
-        uint64_t rate = cap;
-        sim_time next = SIM_FOREVER;
-        for (size_t r = 0; r < nres; r++) {
-            sim_time nx;
-            rate = min_u64(rate, host_prof_left(res[r], t, &nx));
-            next = nx < next ? nx : next;
-        }
-        if (rate == 0) { /* everything taken until the next change */
-            assert(next != SIM_FOREVER);
-            t = next;
-            continue;
-        }
-        sim_time end;
-        if (next == SIM_FOREVER || (unsigned __int128)rate * (next - t) >= work) {
-            end = t + (sim_time)((work + rate - 1) / rate);
-            work = 0;
-        } else {
-            end = next;
-            work -= (unsigned __int128)rate * (next - t);
-        }
-        for (size_t r = 0; r < nres; r++)
-            host_prof_book(res[r], t, end, rate);
-        t = end;
+    return (sim_time)(remote ? h->m.remote_latency_ns : h->m.host_latency_ns) * SIM_NS;
+}
+
+void host_transfer_batch(host *h, host_xfer *x, size_t n)
+{
+    host_flow one, *f = n == 1 ? &one : calloc(n ? n : 1, sizeof *f);
+    if (!f)
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        assert(x[i].ipu < h->nipus && (x[i].dir == HOST_IN || x[i].dir == HOST_OUT));
+        f[i] = (host_flow){.cap = x[i].max_bytes_per_s ? x[i].max_bytes_per_s : UINT64_MAX,
+                           .bytes = x[i].bytes, .start = x[i].start};
+        f[i].nres = path(h, x[i].ipu, x[i].dir, x[i].remote != 0, f[i].res);
     }
-    return t;
+    host_flows_run(f, n);
+    for (size_t i = 0; i < n; i++) {
+        int remote = x[i].remote != 0;
+        x[i].end = f[i].end + latency(h, remote);
+        uint64_t *st = &h->stat[(size_t)x[i].ipu * HOST_NSTAT];
+        int base = remote ? HOST_REMOTE_IN_BYTES : HOST_LINK_IN_BYTES; /* see _Static_assert */
+        st[base + x[i].dir] += x[i].bytes;
+        st[base + 2 + x[i].dir] += 1;
+        st[base + 4 + x[i].dir] += x[i].end - x[i].start;
+    }
+    if (f != &one)
+        free(f);
 }
 
 static sim_time transfer(host *h, uint32_t ipu, host_dir dir, int remote, uint64_t bytes,
                          sim_time start, uint64_t max_bytes_per_s)
 {
-    assert(ipu < h->nipus && (dir == HOST_IN || dir == HOST_OUT));
-    host_prof *res[3];
-    size_t n = path(h, ipu, dir, remote, res);
-    uint64_t cap = max_bytes_per_s ? max_bytes_per_s : UINT64_MAX;
-    sim_time lat = (sim_time)(remote ? h->m.remote_latency_ns : h->m.host_latency_ns) * SIM_NS;
-    for (size_t r = 0; r < n; r++)
-        assert(start >= host_prof_horizon(res[r]) && "host: a transfer before the horizon");
-    sim_time end = drain(res, n, cap, bytes, start) + lat;
-    uint64_t *st = &h->stat[(size_t)ipu * HOST_NSTAT];
-    int base = remote ? HOST_REMOTE_IN_BYTES : HOST_LINK_IN_BYTES; /* rows come in pairs */
-    st[base + dir] += bytes;
-    st[base + 2 + dir] += 1;
-    st[base + 4 + dir] += end - start;
-    return end;
+    host_xfer x = {.ipu = ipu, .dir = dir, .remote = remote, .bytes = bytes, .start = start,
+                   .max_bytes_per_s = max_bytes_per_s};
+    host_transfer_batch(h, &x, 1);
+    return x.end;
 }
 
 sim_time host_link_transfer(host *h, uint32_t ipu, host_dir dir, uint64_t bytes, sim_time start,
@@ -183,8 +168,7 @@ sim_time host_alone_time(const host *h, int remote, uint64_t bytes, uint64_t max
     if (remote)
         rate = min_u64(rate, m->remote_bytes_per_s);
     unsigned __int128 work = (unsigned __int128)bytes * SIM_S;
-    sim_time lat = (sim_time)(remote ? m->remote_latency_ns : m->host_latency_ns) * SIM_NS;
-    return lat + (sim_time)((work + rate - 1) / rate);
+    return latency(h, remote) + (sim_time)((work + rate - 1) / rate);
 }
 
 void host_retire(host *h, sim_time t)

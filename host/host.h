@@ -19,20 +19,23 @@
  *        remote buffer, remote_at = gateway (Mk2):    IPU port[dir], group memory
  *        remote buffer, remote_at = host (Mk1):       IPU port[dir], group link[dir], memory
  *
- *    and, per call, an optional cap (max_bytes_per_s: the engine's receiving-tiles bound).
- *    Sharing is first come, first served water-filling: each resource keeps the bandwidth
- *    already booked over time (a piecewise-constant profile); a new transfer takes, from its
- *    start on, all the capacity left on every resource of its path (up to its cap), books it,
- *    and ends when its bytes have drained, plus the path's latency. Transfers booked earlier
- *    are never slowed by later ones, so every answer is final when returned, the capacity of
- *    a resource is never exceeded, and the results depend only on the order of the calls.
- *    Alone on its path, a transfer of B bytes from `start` ends at
+ *    and, per transfer, an optional cap (max_bytes_per_s: the engine's receiving-tiles bound).
+ *    Each resource keeps the bandwidth already booked over time (a piecewise-constant
+ *    profile). A call moves its transfers as fluid flows over what earlier calls left: the
+ *    transfers of one call (host_transfer_batch) share every resource max-min fairly among
+ *    themselves, rates changing whenever one starts or ends; then they are booked. Transfers
+ *    booked by earlier calls are never slowed by later ones (first come, first served between
+ *    calls), so every answer is final when returned, no resource ever carries more than its
+ *    capacity, and results depend only on the calls and their order. Give the transfers that
+ *    happen together (all IPUs' copies at one host sync) in one batch to share fairly; one at
+ *    a time, the first takes all it can and the next what is left. Alone on its path, a
+ *    transfer of B bytes from `start` ends at
  *
  *        start + latency + ceil(B x 10^12 / min(port, link, cap)) ps.
  *
- *    Two IPUs of a group streaming at once share the group link: on Mk2 (22.5 GB/s for four
- *    IPUs, 13.39 GB/s per IPU port) the first takes 13.39 GB/s, the second the 9.11 GB/s left,
- *    and so on; the group moves 22.5 GB/s in all, as a fair share would.
+ *    On Mk2 (22.5 GB/s host link for four IPUs, 13.39 GB/s per IPU port) four IPUs streaming
+ *    in one batch get 5.625 GB/s each and end together; one by one the first gets 13.39, the
+ *    second the 9.11 left, and so on; either way the box moves 22.5 GB/s while all four run.
  *
  * All times are integer picoseconds (sim_time), all rates integer bytes per second; the
  * arithmetic is exact (128-bit), so results are bit-identical from run to run. There are no
@@ -135,10 +138,24 @@ uint32_t host_nipus(const host *h);
 uint32_t host_ngroups(const host *h);           /* ceil(nipus / host_link_ipus) */
 uint32_t host_group(const host *h, uint32_t ipu); /* ipu / host_link_ipus */
 
-/* A stream copy of `bytes` over the host link, its first byte leaving at `start`: returns the
- * time its last byte has arrived (see the sharing model above). max_bytes_per_s caps this
- * transfer's rate (0: no cap). Asserts ipu < nipus and start >= the retire horizon. Zero bytes
- * arrive at start + latency and book nothing. */
+/* One transfer, for host_transfer_batch. */
+typedef struct host_xfer {
+    uint32_t ipu;
+    host_dir dir;
+    int remote;               /* 0: stream copy over the host link; 1: remote-buffer copy */
+    uint64_t bytes;
+    sim_time start;           /* its first byte may leave */
+    uint64_t max_bytes_per_s; /* its own rate cap (the receiving tiles' bound); 0: none */
+    sim_time end;             /* out: its last byte has arrived (latency included) */
+} host_xfer;
+
+/* Move n transfers that share fairly (see above), filling each end. Asserts every ipu <
+ * nipus and every start >= the retire horizon. Zero bytes arrive at start + latency and book
+ * nothing. */
+void host_transfer_batch(host *h, host_xfer *x, size_t n);
+
+/* A stream copy of `bytes` over the host link, its first byte leaving at `start`, alone in its
+ * batch: returns the time its last byte has arrived. max_bytes_per_s: as in host_xfer. */
 sim_time host_link_transfer(host *h, uint32_t ipu, host_dir dir, uint64_t bytes, sim_time start,
                             uint64_t max_bytes_per_s);
 

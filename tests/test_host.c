@@ -215,6 +215,68 @@ static void test_link_shared(void **state)
     host_free(h);
 }
 
+/* Transfers given in one batch share max-min fairly; between calls, first come first served. */
+static void test_batch_fair(void **state)
+{
+    (void)state;
+    const uint64_t B = 10000000;
+    mach m2 = preset("mk2");
+    m2.nipus = 4;
+    host *h = new_host(&m2);
+    host_xfer x[4];
+    for (uint32_t i = 0; i < 4; i++)
+        x[i] = (host_xfer){.ipu = i, .dir = HOST_IN, .bytes = B};
+    host_transfer_batch(h, x, 4); /* 22.5 GB/s / 4 = 5.625 GB/s each, all end together */
+    for (uint32_t i = 0; i < 4; i++)
+        assert_int_equal(x[i].end, 3 * SIM_US + drain(B, 5625000000ull));
+    for (uint32_t i = 0; i < 4; i++) /* remote: 40.96 GB/s / 4 = 10.24 GB/s < the 13.39 port */
+        x[i] = (host_xfer){.ipu = i, .dir = i % 2 ? HOST_OUT : HOST_IN, .remote = 1,
+                           .bytes = B, .start = 10 * SIM_MS};
+    host_transfer_batch(h, x, 4);
+    for (uint32_t i = 0; i < 4; i++)
+        assert_int_equal(x[i].end, 10 * SIM_MS + 2 * SIM_US + drain(B, 10240000000ull));
+    assert_int_equal(host_stat(h, 1, HOST_REMOTE_OUT_BYTES), B);
+    assert_int_equal(host_stat(h, 2, HOST_LINK_IN_COPIES), 1);
+    host_free(h);
+
+    /* a capped flow takes its cap, the others split the rest: (2, 9, 9) of a 20 GB/s link */
+    mach m = mk(4);
+    h = new_host(&m);
+    x[0] = (host_xfer){.ipu = 0, .dir = HOST_IN, .bytes = B, .max_bytes_per_s = 2 * GBPS};
+    x[1] = (host_xfer){.ipu = 1, .dir = HOST_IN, .bytes = B};
+    x[2] = (host_xfer){.ipu = 2, .dir = HOST_IN, .bytes = B};
+    host_transfer_batch(h, x, 3);
+    sim_time d9 = drain(B, 9 * GBPS);
+    assert_int_equal(x[1].end, SIM_US + d9);
+    assert_int_equal(x[2].end, SIM_US + d9);
+    assert_int_equal(x[0].end, SIM_US + d9 + ceil_div((unsigned __int128)B * SIM_S -
+                                                      (unsigned __int128)2 * GBPS * d9, 2 * GBPS));
+    host_free(h);
+
+    /* staggered starts in a 10 GB/s link: IPU 0 alone for d/2, then 5 + 5, then IPU 1 alone */
+    m.host_link_bytes_per_s = 10 * GBPS;
+    h = new_host(&m);
+    const sim_time d = drain(B, 10 * GBPS); /* 1 ms */
+    x[0] = (host_xfer){.ipu = 0, .dir = HOST_OUT, .bytes = B};
+    x[1] = (host_xfer){.ipu = 1, .dir = HOST_OUT, .bytes = B, .start = d / 2};
+    host_transfer_batch(h, x, 2);
+    assert_int_equal(x[0].end, SIM_US + 3 * d / 2);
+    assert_int_equal(x[1].end, SIM_US + 2 * d);
+    /* a later call waits for what the batch booked: IPUs 2 and 3 get nothing until 2d */
+    x[0] = (host_xfer){.ipu = 2, .dir = HOST_OUT, .bytes = B};
+    x[1] = (host_xfer){.ipu = 3, .dir = HOST_OUT, .bytes = B};
+    host_transfer_batch(h, x, 2);
+    assert_int_equal(x[0].end, SIM_US + 4 * d);
+    assert_int_equal(x[1].end, SIM_US + 4 * d);
+    assert_int_equal(host_link_busy(h, 0, HOST_OUT), 4 * d);
+    /* an empty batch and a zero-byte transfer */
+    host_transfer_batch(h, x, 0);
+    x[0] = (host_xfer){.ipu = 0, .dir = HOST_IN, .bytes = 0, .start = 7};
+    host_transfer_batch(h, x, 1);
+    assert_int_equal(x[0].end, 7 + SIM_US);
+    host_free(h);
+}
+
 /* Results do not depend on retiring; retiring drops what lies before. */
 static void test_retire(void **state)
 {
@@ -793,6 +855,7 @@ int main(void)
         cmocka_unit_test(test_link_alone),
         cmocka_unit_test(test_link_duplex),
         cmocka_unit_test(test_link_shared),
+        cmocka_unit_test(test_batch_fair),
         cmocka_unit_test(test_retire),
         cmocka_unit_test(test_remote),
         cmocka_unit_test(test_fill_closed_form),

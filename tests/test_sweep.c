@@ -158,6 +158,8 @@ static void test_grid_errors(void **state)
         {"k=1,2,", "has an empty value"},
         {"k=1,2,1", "value '1' given twice"},
         {"k=1..x", "is not a range"},
+        {"k=1...5", "is not a range"},
+        {"k=1..5:", "the step must be"},
         {"k=1..5:0", "the step must be"},
         {"k=1..5:-1", "the step must be"},
         {"k=1..64:x1", "the step must be"},

@@ -1,0 +1,176 @@
+/* test_iobench: io-bench against its model — prefetch hides a fast host, the bursty host's
+ * depth curve, I/O tiles overlapping the transfer with compute, determinism across threads,
+ * and bad configurations. Small IPUs (--tiles) keep it quick; every expectation is derived
+ * from the model's equations (docs/host.md), not from the code's output. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workloads/iobench/iobench.h"
+
+static mach small(uint32_t tiles)
+{
+    err e;
+    mach m;
+    mach_builtin(&m, "mk2", &e);
+    m.tiles_per_ipu = tiles;
+    return m;
+}
+
+static wl_iobench_result run(const mach *m, const wl_iobench_cfg *c)
+{
+    err e;
+    err_clear(&e);
+    wl_iobench_result r;
+    eng *g = NULL;
+    hio *h = NULL;
+    if (wl_iobench_run(m, c, &r, &g, &h, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    eng_free(g);
+    hio_free(h);
+    return r;
+}
+
+/* A host much faster than the device, buffered (D >= 2): after the first buffer, no copy
+ * waits for the host (Begin stays what the first copy waited) and End is zero. */
+static void test_fast_host_prefetch(void **state)
+{
+    (void)state;
+    mach m = small(64);
+    wl_iobench_cfg c = wl_iobench_defaults();
+    c.work_macs = 200000;
+    c.host.loaders = 8;
+    c.host.prep_ps = 50000; /* 0.05 us per sample: 40 samples in 0.25 us on 8 loaders */
+    c.host.depth = 2;
+    c.steps = 1;
+    wl_iobench_result one = run(&m, &c);
+    c.steps = 12;
+    wl_iobench_result many = run(&m, &c);
+    assert_int_equal(many.cat[ENG_CAT_END], 0);
+    assert_int_equal(many.cat[ENG_CAT_BEGIN], one.cat[ENG_CAT_BEGIN]);
+    /* unbuffered, every copy waits for the request, the callback and the fill: Begin grows */
+    c.host.depth = 1;
+    wl_iobench_result d1 = run(&m, &c);
+    assert_true(d1.cat[ENG_CAT_BEGIN] > 10 * one.cat[ENG_CAT_BEGIN]);
+    assert_true(d1.cat[ENG_CAT_END] > 0);
+}
+
+/* A bursty host (fast on average): depth 1 -> 3 raises throughput, then it flattens. */
+static void test_bursty_depth_curve(void **state)
+{
+    (void)state;
+    mach m = small(64);
+    wl_iobench_cfg c = wl_iobench_defaults();
+    c.work_macs = 200000;
+    c.steps = 40;
+    c.host.loaders = 4;
+    c.host.prep_ps = 400000; /* 0.4 us mean: 4 us a buffer, faster than the device's step */
+    c.host.dist = (host_dist){HOST_BURSTY, 0, 0.05, 8, 40};
+    double s[6];
+    for (uint32_t d = 1; d <= 5; d++) {
+        c.host.depth = d;
+        s[d] = run(&m, &c).steps_per_s;
+    }
+    assert_true(s[2] > s[1] * 1.05);
+    assert_true(s[3] >= s[2]);
+    assert_true(fabs(s[5] - s[3]) / s[3] < 0.05);
+}
+
+/* I/O tiles with compute longer than the transfer: a step takes the compute on the
+ * remaining tiles, plus the hand-over exchange, plus the two internal syncs around it. */
+static void test_io_tiles_step_time(void **state)
+{
+    (void)state;
+    mach m = small(128);
+    wl_iobench_cfg c = wl_iobench_defaults();
+    c.batch = 8; /* 25 KB a step: the copy (latency 3 us + 1.9 us + host sync) < the compute */
+    c.work_macs = 3000000;
+    c.host.loaders = 8;
+    c.host.prep_ps = 50000;
+    c.host.depth = 3;
+    c.out_mode = STRM_FINAL;
+    c.io_tiles = 16;
+    c.steps = 6;
+    wl_iobench_result a = run(&m, &c);
+    c.steps = 12;
+    wl_iobench_result b = run(&m, &c);
+    double step = (double)(b.cycles - a.cycles) / 6.0;
+    /* the compute of one step on 112 tiles, measured without I/O tiles on a 112-tile IPU */
+    mach m2 = small(112);
+    wl_iobench_cfg c2 = c;
+    c2.io_tiles = 0;
+    c2.steps = 6;
+    wl_iobench_result x = run(&m2, &c2);
+    c2.steps = 12;
+    wl_iobench_result y = run(&m2, &c2);
+    double compute = (double)(y.cat[ENG_CAT_COMPUTE] - x.cat[ENG_CAT_COMPUTE]) / 6.0;
+    /* the hand-over: its planned cycles after `call` (6), two internal syncs (90 each, plus
+       the sync instructions' 6) */
+    double model = compute + (double)a.handover_cycles + 6 + 2 * (90 + 6);
+    print_message("step %.1f cycles, model %.1f (compute %.1f, hand-over %llu)\n", step, model,
+                  compute, (unsigned long long)a.handover_cycles);
+    assert_true(fabs(step - model) / model < 0.02);
+}
+
+static void test_threads_identical(void **state)
+{
+    (void)state;
+    mach m = small(64);
+    wl_iobench_cfg c = wl_iobench_defaults();
+    c.io_tiles = 8;
+    c.steps = 6;
+    c.host.dist = (host_dist){HOST_EXP, 0, 0, 0, 0};
+    c.threads = 1;
+    wl_iobench_result a = run(&m, &c);
+    c.threads = 2;
+    wl_iobench_result b = run(&m, &c);
+    assert_int_equal(a.cycles, b.cycles);
+    assert_memory_equal(a.cat, b.cat, sizeof a.cat);
+    assert_memory_equal(a.io, b.io, sizeof a.io);
+}
+
+static void test_bad_configs(void **state)
+{
+    (void)state;
+    mach m = small(64);
+    err e;
+    wl_iobench_result r;
+    eng *g;
+    hio *h;
+    wl_iobench_cfg c = wl_iobench_defaults();
+    c.io_tiles = 3;
+    assert_int_equal(wl_iobench_run(&m, &c, &r, &g, &h, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "odd"));
+    c.io_tiles = 64;
+    assert_int_equal(wl_iobench_run(&m, &c, &r, &g, &h, &e), ERR_INPUT);
+    /* two I/O tiles cannot hold 4,000 images of 784 fp32 pixels: the message gives the rule
+       of thumb, 1.05 x 12,544,000 / 624,000 = 21.1 -> 16 (nearest power of two) */
+    mach big = small(1472);
+    c = wl_iobench_defaults();
+    c.batch = 4000;
+    c.io_tiles = 2;
+    assert_int_equal(wl_iobench_run(&big, &c, &r, &g, &h, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "rule of thumb for this micro-batch is 16 I/O tiles"));
+    assert_int_equal(wl_iobench_rule_of_thumb(12544000), 16);
+    assert_int_equal(wl_iobench_rule_of_thumb(125440), 2);
+    assert_int_equal(wl_iobench_dtype("int4"), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fast_host_prefetch),
+        cmocka_unit_test(test_bursty_depth_curve),
+        cmocka_unit_test(test_io_tiles_step_time),
+        cmocka_unit_test(test_threads_identical),
+        cmocka_unit_test(test_bad_configs),
+    };
+    return cmocka_run_group_tests_name("iobench", tests, NULL, NULL);
+}
