@@ -80,6 +80,22 @@ static void test_usage_errors(void **state)
     assert_non_null(strstr(out, "--dump-mem"));
 }
 
+/* io-bench: bad values give one line and exit status 2. */
+static void test_iobench_errors(void **state)
+{
+    (void)state;
+    char out[8192];
+    const char *bad[] = {"--depth 0", "--io-tiles 3", "--io-tiles 2000", "--dtype int4",
+                         "--outfeed sometimes", "--host-dist bursty:2:3", "--batch 0"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        int rc = run(out, sizeof out, "io-bench --tiles 16 --steps 1 %s", bad[k]);
+        if (rc != 2 || count_lines(out) != 1)
+            fail_msg("io-bench %s: exit %d, output:\n%s", bad[k], rc, out);
+    }
+    assert_int_equal(run(out, sizeof out, "io-bench --tiles 16 --steps 2 --depth 2"), 0);
+    assert_non_null(strstr(out, "time split (ipu 0)"));
+}
+
 static void test_asm_errors_exit_1(void **state)
 {
     (void)state;
@@ -205,6 +221,7 @@ int main(int argc, char **argv)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_iobench_errors),
         cmocka_unit_test(test_asm_errors_exit_1),
         cmocka_unit_test(test_fault_exit_3),
         cmocka_unit_test(test_report_and_json),
