@@ -39,11 +39,12 @@ eng *eng_new(const eng_cfg *cfg, err *e)
     g->run = calloc((size_t)g->nipus * g->ntiles, sizeof *g->run);
     g->rel = calloc((size_t)g->nipus * (ISA_NGROUPS + 1) + 1, sizeof *g->rel);
     g->last = calloc(g->nipus, sizeof *g->last);
+    g->pend = calloc(g->nipus, sizeof *g->pend);
     g->done = calloc(g->nipus, 1);
     g->ipu = calloc(g->nipus, sizeof *g->ipu);
     g->pool = pool_new(cfg->threads ? cfg->threads : pool_online_cpus());
     g->k = sim_new();
-    if (!g->chips || !g->run || !g->rel || !g->last || !g->done || !g->ipu || !g->pool || !g->k) {
+    if (!g->chips || !g->run || !g->rel || !g->last || !g->pend || !g->done || !g->ipu || !g->pool || !g->k) {
         err_set(e, ERR_INPUT, "out of memory");
         eng_free(g);
         return NULL;
@@ -68,6 +69,7 @@ void eng_free(eng *g)
     free(g->run);
     free(g->rel);
     free(g->last);
+    free(g->pend);
     free(g->done);
     free(g->ipu);
     free(g->dv);
@@ -132,6 +134,7 @@ int eng_load(eng *g, const isa_prog *prog, err *e)
         g->done[i] = 0;
         memset(&g->ipu[i], 0, sizeof g->ipu[i]);
         g->last[i] = 0;
+        memset(g->pend[i], 0, sizeof g->pend[i]);
     }
     g->rounds = 0;
     return ERR_OK;
@@ -265,11 +268,24 @@ static int is_host(uint32_t z)
 /* Account an IPU-wide superstep of IPU i, from g->last[i] to its release `rel`: the tiles'
  * work up to `work_end` (compute, or exchange if it moved any), then either the host copy
  * (starting at `copy_at`: Begin, Mid, remote, and End up to the release) or the sync. */
-static void account(eng *g, uint32_t i, uint64_t work_end, eng_moved m, uint64_t copy_at,
-                    const eng_htime *ht, uint64_t rel)
+static void account(eng *g, uint32_t i, uint64_t first, uint64_t work_end, eng_moved m,
+                    uint64_t copy_at, const eng_htime *ht, uint64_t rel)
 {
     uint64_t *cat = g->ipu[i].cat, t = g->last[i];
     unsigned kind = m.global ? ENG_CAT_GLOBAL : m.onchip ? ENG_CAT_EXCHANGE : ENG_CAT_COMPUTE;
+    /* the IPU waited for a sync group (I/O tiles) still copying from the host: that wait is
+     * the part of their copies that did not hide under the others' work */
+    if (first > t && first < work_end && kind == ENG_CAT_COMPUTE) {
+        cat[kind] += first - t;
+        t = first;
+        static const unsigned part[3] = {ENG_CAT_BEGIN, ENG_CAT_MID, ENG_CAT_END};
+        for (unsigned k = 0; k < 3 && t < work_end; k++) {
+            uint64_t d = g->pend[i][k] < work_end - t ? g->pend[i][k] : work_end - t;
+            cat[part[k]] += d;
+            t += d;
+        }
+    }
+    memset(g->pend[i], 0, sizeof g->pend[i]);
     if (work_end > t) {
         cat[kind] += work_end - t;
         t = work_end;
@@ -293,16 +309,19 @@ typedef struct ipu_scan {
     uint32_t nhalt, nzone[ISA_NZONES];
     uint32_t ngrp[ISA_NGROUPS], ngz[ISA_NGROUPS][2]; /* [0] group, [1] group_host */
     uint64_t at, at_grp[ISA_NGROUPS];
+    uint64_t first; /* the latest arrival of the group that arrived first (all groups) */
 } ipu_scan;
 
 static void scan(const chip *c, ipu_scan *s)
 {
     memset(s, 0, sizeof *s);
+    uint64_t all[ISA_NGROUPS] = {0};
     for (uint32_t t = 0; t < c->ntiles; t++) {
         const tile *x = &c->tiles[t];
         uint32_t gr = x->group < ISA_NGROUPS ? x->group : 0;
         s->ngrp[gr]++;
         s->at = max_u64(s->at, x->at);
+        all[gr] = max_u64(all[gr], x->at);
         if (x->state == TILE_HALTED) {
             s->nhalt++;
         } else if (x->state == TILE_SYNC && x->zone < ISA_NZONES) {
@@ -313,6 +332,10 @@ static void scan(const chip *c, ipu_scan *s)
             }
         }
     }
+    s->first = s->at;
+    for (uint32_t gr = 0; gr < ISA_NGROUPS; gr++)
+        if (s->ngrp[gr] && all[gr] < s->first)
+            s->first = all[gr];
 }
 
 /* Release the sync groups of IPU i that have all arrived at `group`/`group_host`. */
@@ -337,6 +360,9 @@ static int release_groups(eng *g, uint32_t i, const ipu_scan *s, int *progress, 
             g->ipu[i].io[0] += ht.begin;
             g->ipu[i].io[1] += ht.mid + ht.remote;
             g->ipu[i].io[2] += ht.end;
+            g->pend[i][0] += ht.begin;
+            g->pend[i][1] += ht.mid + ht.remote;
+            g->pend[i][2] += ht.end + zone_latency(g, z);
         }
         schedule_release(g, (int)i, (int)gr, rel);
         *progress = 1;
@@ -369,7 +395,7 @@ static int release_external(eng *g, uint32_t z, uint64_t at, err *e)
         uint64_t own = 0;
         for (uint32_t t = 0; t < g->ntiles; t++)
             own = max_u64(own, g->chips[i].tiles[t].at);
-        account(g, i, max_u64(own, moved.onchip || moved.global ? land : 0), moved, start,
+        account(g, i, own, max_u64(own, moved.onchip || moved.global ? land : 0), moved, start,
                 is_host(z) ? &ht[i] : NULL, rel);
     }
     free(ht);
@@ -424,7 +450,7 @@ static int resolve(eng *g, int *progress, err *e)
                 return rc;
             g->done[i] = 1;
             c->finish = max_u64(s.at, land);
-            account(g, i, c->finish, eng_last_moved(g), c->finish, NULL, c->finish);
+            account(g, i, c->finish, c->finish, eng_last_moved(g), c->finish, NULL, c->finish);
             any_done = 1;
             all_ext = 0;
             *progress = 1;
@@ -443,7 +469,8 @@ static int resolve(eng *g, int *progress, err *e)
             if (wide == ISA_ZONE_INTERNAL_HOST && (rc = eng_host_copy(g, i, -1, start, &ht, e)))
                 return rc;
             uint64_t rel = start + ht.begin + ht.mid + ht.remote + ht.end + zone_latency(g, wide);
-            account(g, i, start, moved, start, wide == ISA_ZONE_INTERNAL_HOST ? &ht : NULL, rel);
+            account(g, i, s.first, start, moved, start, wide == ISA_ZONE_INTERNAL_HOST ? &ht : NULL,
+                    rel);
             schedule_release(g, (int)i, -1, rel);
             *progress = 1;
             all_ext = 0;

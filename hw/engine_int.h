@@ -42,6 +42,7 @@ struct eng {
     release *rel;         /* pending releases: [ipu * (ISA_NGROUPS + 1) + group + 1], then
                              one for external at [nipus * (ISA_NGROUPS + 1)] */
     uint64_t *last;       /* per IPU: the cycle its last IPU-wide superstep began */
+    uint64_t (*pend)[3];  /* per IPU: group host copies (begin, mid, end + sync) since then */
     uint8_t *done;        /* per IPU: all tiles halted */
     uint64_t rounds;
     eng_fabric fabric;
