@@ -14,64 +14,26 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "hw/text.h"
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/mref.h"
 
 #define CMD "mnist"
 
-/* ---- a growable text buffer for the JSON report ---- */
-
-typedef struct sbuf {
-    char *s;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = 1;
-            return;
-        }
-        if (b->s && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap <= b->len + (size_t)n)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->oom = 1;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
-
 /* A JSON string literal (paths may hold quotes or backslashes). */
-static void sb_jstr(sbuf *b, const char *s)
+static void sb_jstr(txt *b, const char *s)
 {
-    sb_printf(b, "\"");
+    txt_printf(b, "\"");
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\')
-            sb_printf(b, "\\%c", c);
+            txt_printf(b, "\\%c", c);
         else if (c < 0x20)
-            sb_printf(b, "\\u%04x", c);
+            txt_printf(b, "\\u%04x", c);
         else
-            sb_printf(b, "%c", c);
+            txt_printf(b, "%c", c);
     }
-    sb_printf(b, "\"");
+    txt_printf(b, "\"");
 }
 
 static double now_s(void)
@@ -84,8 +46,8 @@ static double now_s(void)
 /* ---- progress ---- */
 
 typedef struct run {
-    sbuf calls;          /* JSON array items */
-    sbuf epochs;
+    txt calls;          /* JSON array items */
+    txt epochs;
     double t_epoch;
     double ep_loss, ep_acc;
     int ep_calls;
@@ -106,7 +68,7 @@ static void on_call(void *ctx, const mref_progress *p)
     run *r = ctx;
     printf("Loss:%0.4f | Accuracy:%0.2f%%: %d/%d\n", p->loss, p->accuracy, p->call, p->calls);
     fflush(stdout);
-    sb_printf(&r->calls,
+    txt_printf(&r->calls,
               "%s\n    {\"epoch\": %d, \"call\": %d, \"images\": %ld, \"loss\": %.6f, "
               "\"accuracy\": %.4f}",
               r->calls.len ? "," : "", p->epoch, p->call, p->images, p->loss, p->accuracy);
@@ -114,7 +76,7 @@ static void on_call(void *ctx, const mref_progress *p)
     r->ep_acc += p->accuracy;
     r->ep_calls++;
     if (p->call == p->calls)
-        sb_printf(&r->epochs,
+        txt_printf(&r->epochs,
                   "%s\n    {\"epoch\": %d, \"calls\": %d, \"last_loss\": %.6f, "
                   "\"last_accuracy\": %.4f, \"mean_loss\": %.6f, \"mean_accuracy\": %.4f, "
                   "\"seconds\": %.3f}",
@@ -202,12 +164,12 @@ static int write_json(const char *path, const char *dataset, const char *dir, co
                       const mref_cfg *cfg, run *r, double test_acc, double train_s,
                       long trained, double test_s)
 {
-    sbuf b = {0};
-    sb_printf(&b, "{\n  \"command\": \"mnist\",\n  \"mode\": \"reference\",\n  \"dataset\": ");
+    txt b = {0};
+    txt_printf(&b, "{\n  \"command\": \"mnist\",\n  \"mode\": \"reference\",\n  \"dataset\": ");
     sb_jstr(&b, dataset);
-    sb_printf(&b, ",\n  \"dataset_dir\": ");
+    txt_printf(&b, ",\n  \"dataset_dir\": ");
     sb_jstr(&b, dir);
-    sb_printf(&b,
+    txt_printf(&b,
               ",\n  \"dataset_train_images\": %zu,\n  \"dataset_test_images\": %zu,\n"
               "  \"config\": {\"epochs\": %d, \"batch_size\": %d, \"gradient_accumulation\": %d, "
               "\"device_iterations\": %d, \"test_batch_size\": %d, \"learning_rate\": %.9g, "
@@ -215,9 +177,9 @@ static int write_json(const char *path, const char *dataset, const char *dir, co
               d->train.n, d->test.n, cfg->epochs, cfg->batch, cfg->grad_accum,
               cfg->device_iters, cfg->test_batch, cfg->opt.lr, cfg->opt.beta1, cfg->opt.beta2,
               cfg->opt.eps, cfg->opt.weight_decay, (unsigned long long)cfg->seed);
-    sb_printf(&b, "  \"calls\": [%s\n  ],\n", r->calls.s ? r->calls.s : "");
-    sb_printf(&b, "  \"epochs\": [%s\n  ],\n", r->epochs.s ? r->epochs.s : "");
-    sb_printf(&b,
+    txt_printf(&b, "  \"calls\": [%s\n  ],\n", r->calls.p ? r->calls.p : "");
+    txt_printf(&b, "  \"epochs\": [%s\n  ],\n", r->epochs.p ? r->epochs.p : "");
+    txt_printf(&b,
               "  \"test_accuracy\": %.4f,\n  \"images_trained\": %ld,\n  \"train_seconds\": "
               "%.4f,\n  \"train_images_per_second\": %.1f,\n  \"test_seconds\": %.4f\n}\n",
               test_acc, trained, train_s, train_s > 0 ? (double)trained / train_s : 0.0, test_s);
@@ -226,9 +188,9 @@ static int write_json(const char *path, const char *dataset, const char *dir, co
         fprintf(stderr, "ipusim %s: out of memory\n", CMD);
         rc = 2;
     } else {
-        rc = cli_write_file(CMD, path, b.s, b.len);
+        rc = cli_write_file(CMD, path, b.p, b.len);
     }
-    free(b.s);
+    free(b.p);
     return rc;
 }
 
@@ -387,8 +349,8 @@ int cli_cmd_mnist(int argc, char **argv)
     if (json)
         rc = write_json(json, dataset, dir, d, &cfg, &r, acc, train_s, trained, test_s);
 out:
-    free(r.calls.s);
-    free(r.epochs.s);
+    free(r.calls.p);
+    free(r.epochs.p);
     mref_destroy(net);
     if (d)
         mdata_free(d);

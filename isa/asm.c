@@ -286,19 +286,19 @@ static int report(asm_ctx *c, err *e)
     if (c->oom)
         return err_set(e, ERR_ASM, "%s: out of memory", c->file);
     qsort(c->diags, c->ndiags, sizeof *c->diags, cmp_diag);
-    isa_buf b = {0};
+    txt b = {0};
     for (size_t i = 0; i < c->ndiags && b.len < ERR_MSG_MAX; i++) {
         const asm_diag *d = &c->diags[i];
         const char *ls;
         size_t ll;
         line_text(c, d->line, &ls, &ll);
-        isa_buf_printf(&b, "%s%s:%d:%d: error: %s\n%.*s\n", i ? "\n" : "", c->file, d->line,
+        txt_printf(&b, "%s%s:%d:%d: error: %s\n%.*s\n", i ? "\n" : "", c->file, d->line,
                        d->col, d->msg, (int)ll, ls);
         for (int k = 0; k + 1 < d->col && b.len < ERR_MSG_MAX; k++)
-            isa_buf_printf(&b, "%c", (size_t)k < ll && ls[k] == '\t' ? '\t' : ' ');
-        isa_buf_printf(&b, "^");
+            txt_printf(&b, "%c", (size_t)k < ll && ls[k] == '\t' ? '\t' : ' ');
+        txt_printf(&b, "^");
     }
-    char *msg = isa_buf_take(&b);
+    char *msg = txt_take(&b);
     err_set(e, ERR_ASM, "%s", msg ? msg : "out of memory");
     free(msg);
     return ERR_ASM;
@@ -416,30 +416,10 @@ done:
 int asm_assemble_file(const char *path, isa_prog *out, err *e)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        char *nb = cap < ((size_t)1 << 30) ? realloc(buf, cap * 2) : NULL;
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
-        return err_set(e, ERR_INPUT, "%s: cannot read", path);
-    }
+    size_t n = 0;
+    char *buf = txt_read_file(path, (size_t)1 << 30, &n);
+    if (!buf)
+        return err_set(e, ERR_INPUT, "%s: cannot read: %s", path, strerror(errno));
     int st = asm_assemble(path, buf, n, out, e);
     free(buf);
     return st;

@@ -91,27 +91,27 @@ static int all_zero(const uint8_t *p, size_t n)
     return 1;
 }
 
-static void dump_bytes(isa_buf *b, const uint8_t *img, uint32_t from, uint32_t to)
+static void dump_bytes(txt *b, const uint8_t *img, uint32_t from, uint32_t to)
 {
-    isa_buf_printf(b, "    .byte");
+    txt_printf(b, "    .byte");
     for (uint32_t i = from; i < to; i++)
-        isa_buf_printf(b, "%s0x%02x", i == from ? " " : ", ", img[i]);
-    isa_buf_printf(b, "\n");
+        txt_printf(b, "%s0x%02x", i == from ? " " : ", ", img[i]);
+    txt_printf(b, "\n");
 }
 
 /* Data bytes [from, to) of the image: zero runs as .space, the rest as .word lines of up to
  * four words, pieces shorter than a word as .byte; `main:` where the entry is. */
-static void dump_data(isa_buf *b, const uint8_t *img, uint32_t from, uint32_t to, uint32_t entry)
+static void dump_data(txt *b, const uint8_t *img, uint32_t from, uint32_t to, uint32_t entry)
 {
     uint32_t a = from;
     while (a < to) {
         if (a == entry)
-            isa_buf_printf(b, "main:\n");
+            txt_printf(b, "main:\n");
         uint32_t lim = entry > a && entry < to ? entry : to, z = a;
         while (lim - z >= 16 && all_zero(img + z, 16))
             z += 16;
         if (z > a) {
-            isa_buf_printf(b, "    .space %u\n", z - a);
+            txt_printf(b, "    .space %u\n", z - a);
             a = z;
             continue;
         }
@@ -126,50 +126,50 @@ static void dump_data(isa_buf *b, const uint8_t *img, uint32_t from, uint32_t to
         for (uint32_t i = 0; i < n; i++)
             k += snprintf(line + k, sizeof line - (size_t)k, "%s0x%08" PRIx32, i ? ", " : " ",
                           rd32(img + a + 4 * i));
-        isa_buf_printf(b, "%-60s# 0x%04x\n", line, a);
+        txt_printf(b, "%-60s# 0x%04x\n", line, a);
         a += 4 * n;
     }
     if (a == entry)
-        isa_buf_printf(b, "main:\n");
+        txt_printf(b, "main:\n");
 }
 
 char *isa_disasm_prog(const isa_prog *prog)
 {
-    isa_buf b = {0};
+    txt b = {0};
     uint32_t entry = prog->entry;
-    isa_buf_printf(&b, "# ipusim disassembly: text 0x%x bytes, data at 0x%x, image 0x%x bytes, "
+    txt_printf(&b, "# ipusim disassembly: text 0x%x bytes, data at 0x%x, image 0x%x bytes, "
                        "entry 0x%x\n",
                    prog->text_size, prog->data_addr, prog->size, entry);
-    isa_buf_printf(&b, ".text\n");
+    txt_printf(&b, ".text\n");
     for (uint32_t pc = 0; pc + ISA_INSN_BYTES <= prog->text_size; pc += ISA_INSN_BYTES) {
         char insn[64];
         if (pc == entry)
-            isa_buf_printf(&b, "main:\n");
+            txt_printf(&b, "main:\n");
         if (entry > pc && entry < pc + ISA_INSN_BYTES) { /* an entry inside a slot */
             dump_bytes(&b, prog->image, pc, entry);
-            isa_buf_printf(&b, "main:\n");
+            txt_printf(&b, "main:\n");
             dump_bytes(&b, prog->image, entry, pc + ISA_INSN_BYTES);
             continue;
         }
         isa_disasm_insn(rd64(prog->image + pc), insn, sizeof insn);
-        isa_buf_printf(&b, "    %-40s# 0x%04x\n", insn, pc);
+        txt_printf(&b, "    %-40s# 0x%04x\n", insn, pc);
     }
     if (entry == prog->text_size)
-        isa_buf_printf(&b, "main:\n");
+        txt_printf(&b, "main:\n");
 
     /* The assembler puts data at the text end aligned to 16, or to the data's largest
      * .align; reproduce a larger alignment with .align, anything else with padding bytes. */
     uint32_t t = prog->text_size, d16 = (t + 15) & ~15u, d = prog->data_addr, from = d16;
-    isa_buf_printf(&b, ".data\n");
+    txt_printf(&b, ".data\n");
     if (d > d16) {
         uint32_t p = d & (0u - d); /* the largest power of two dividing d, at most 2^16 */
         p = p < (1u << 16) ? p : 1u << 16;
         if (((uint64_t)t + p - 1) / p * p == d && all_zero(prog->image + d16, d - d16)) {
-            isa_buf_printf(&b, "    .align %u\n", p);
+            txt_printf(&b, "    .align %u\n", p);
             from = d;
         }
     }
     dump_data(&b, prog->image, from, prog->size > from ? prog->size : from,
               entry > t ? entry : UINT32_MAX);
-    return isa_buf_take(&b);
+    return txt_take(&b);
 }

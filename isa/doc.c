@@ -129,13 +129,13 @@ static const char syntax[] =
     "\n";
 
 /* A table cell: `|` must be escaped inside markdown tables. */
-static void cell(isa_buf *b, const char *s)
+static void cell(txt *b, const char *s)
 {
     for (; *s; s++) {
         if (*s == '|')
-            isa_buf_printf(b, "\\|");
+            txt_printf(b, "\\|");
         else
-            isa_buf_printf(b, "%c", *s);
+            txt_printf(b, "%c", *s);
     }
 }
 
@@ -148,7 +148,7 @@ static const char *runs_on(uint32_t flags)
     return "both";
 }
 
-static void flag_list(isa_buf *b, uint32_t flags)
+static void flag_list(txt *b, uint32_t flags)
 {
     static const struct {
         uint32_t bit;
@@ -157,35 +157,35 @@ static void flag_list(isa_buf *b, uint32_t flags)
     int n = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (flags & names[i].bit)
-            isa_buf_printf(b, "%s%s", n++ ? ", " : "", names[i].name);
+            txt_printf(b, "%s%s", n++ ? ", " : "", names[i].name);
     if (!n)
-        isa_buf_printf(b, "-");
+        txt_printf(b, "-");
 }
 
-static void op_table(isa_buf *b, unsigned from, unsigned to)
+static void op_table(txt *b, unsigned from, unsigned to)
 {
-    isa_buf_printf(b, "| opcode | syntax | worker slots | supervisor cycles | runs on | kind "
+    txt_printf(b, "| opcode | syntax | worker slots | supervisor cycles | runs on | kind "
                       "| semantics |\n");
-    isa_buf_printf(b, "|---:|---|---:|---:|---|---|---|\n");
+    txt_printf(b, "|---:|---|---:|---:|---|---|---|\n");
     for (unsigned op = from; op < to; op++) {
         const isa_opinfo *oi = isa_info(op);
         const char *sx = isa_fmt_syntax(oi->fmt);
-        isa_buf_printf(b, "| %u | `%s%s", op, oi->name, *sx ? " " : "");
+        txt_printf(b, "| %u | `%s%s", op, oi->name, *sx ? " " : "");
         cell(b, sx);
-        isa_buf_printf(b, "` | %u | %u | %s | ", oi->wcycles, oi->scycles, runs_on(oi->flags));
+        txt_printf(b, "` | %u | %u | %s | ", oi->wcycles, oi->scycles, runs_on(oi->flags));
         flag_list(b, oi->flags);
-        isa_buf_printf(b, " | ");
+        txt_printf(b, " | ");
         cell(b, oi->semantics);
-        isa_buf_printf(b, " |\n");
+        txt_printf(b, " |\n");
     }
 }
 
 char *isa_doc_markdown(void)
 {
-    isa_buf b = {0};
-    isa_buf_printf(&b, "%s%s", intro, syntax);
-    isa_buf_printf(&b, "## Instructions\n\n");
-    isa_buf_printf(&b, "*worker slots*: issue slots a worker spends (x 6 tile cycles). "
+    txt b = {0};
+    txt_printf(&b, "%s%s", intro, syntax);
+    txt_printf(&b, "## Instructions\n\n");
+    txt_printf(&b, "*worker slots*: issue slots a worker spends (x 6 tile cycles). "
                        "*supervisor cycles*: tile cycles the supervisor spends. "
                        "*runs on*: which contexts may execute it; anything else faults. "
                        "*kind*: branch (not allowed in an `rpt` body), load, store, pair "
@@ -193,25 +193,25 @@ char *isa_doc_markdown(void)
     size_t nclass = sizeof classes / sizeof classes[0];
     for (size_t i = 0; i < nclass; i++) {
         unsigned to = i + 1 < nclass ? (unsigned)classes[i + 1].first : OP_COUNT;
-        isa_buf_printf(&b, "### %s\n\n", classes[i].title);
+        txt_printf(&b, "### %s\n\n", classes[i].title);
         op_table(&b, classes[i].first, to);
-        isa_buf_printf(&b, "\n");
+        txt_printf(&b, "\n");
     }
 
-    isa_buf_printf(&b, "## Control registers\n\n"
+    txt_printf(&b, "## Control registers\n\n"
                        "Read with `get rd, $name`, written with `put $name, ra` (supervisor "
                        "only; writing a read-only register faults).\n\n"
                        "| number | name | access | meaning |\n|---:|---|---|---|\n");
     for (unsigned i = 0; i < CSR_COUNT; i++)
-        isa_buf_printf(&b, "| %u | `$%s` | %s | %s |\n", i, isa_csr_name(i),
+        txt_printf(&b, "| %u | `$%s` | %s | %s |\n", i, isa_csr_name(i),
                        isa_csr_writable(i) ? "read/write" : "read-only",
                        csr_docs[i] ? csr_docs[i] : "");
-    isa_buf_printf(&b, "\n## Sync zones\n\n"
+    txt_printf(&b, "\n## Sync zones\n\n"
                        "`sync zone` waits until every tile of the zone has reached a sync of "
                        "that zone (after joining its own workers).\n\n"
                        "| number | name | tiles |\n|---:|---|---|\n");
     for (unsigned i = 0; i < ISA_NZONES; i++)
-        isa_buf_printf(&b, "| %u | `%s` | %s |\n", i, isa_zone_name(i),
+        txt_printf(&b, "| %u | `%s` | %s |\n", i, isa_zone_name(i),
                        zone_docs[i] ? zone_docs[i] : "");
-    return isa_buf_take(&b);
+    return txt_take(&b);
 }

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hw/text.h"
 #include "isa/isa.h"
 
 /* Which fields of the encoding a format uses. */
@@ -25,14 +26,6 @@ unsigned isa_pair_fields(unsigned op);
  * errors *bad_pc is UINT32_MAX. */
 int isa_prog_decode_at(isa_prog *prog, uint32_t *bad_pc, err *e);
 
-/* A growing malloc'd string. On allocation failure `oom` is set and appends are dropped. */
-typedef struct isa_buf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} isa_buf;
-void isa_buf_printf(isa_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Hand over the string (NULL after an allocation failure; then the buffer is freed). */
-char *isa_buf_take(isa_buf *b);
+
 
 #endif

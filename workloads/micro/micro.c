@@ -115,33 +115,6 @@ int micro_add(wl_micro_table *t, err *e, const char *bench, const char *unit, do
     return ERR_OK;
 }
 
-/* On running out of memory the text is freed and b->s stays NULL, so callers only check
- * b->oom and never free twice. */
-void micro_put(micro_buf *b, const char *fmt, ...)
-{
-    while (!b->oom) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (k >= 0 && b->s && b->n + (size_t)k < b->cap) {
-            b->n += (size_t)k;
-            return;
-        }
-        size_t cap = b->cap ? 2 * b->cap : 4096;
-        while (k >= 0 && cap < b->n + (size_t)k + 1)
-            cap *= 2;
-        char *s = k >= 0 ? realloc(b->s, cap) : NULL;
-        if (!s) {
-            free(b->s);
-            *b = (micro_buf){.oom = 1};
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
-
 static void on_trace(void *ctx, const eng_stream *s, int global)
 {
     (void)global;
@@ -337,38 +310,34 @@ micro_published micro_published_for(const mach *m)
 
 /* ---- CSV ---- */
 
-static void csv_num(micro_buf *b, double v)
+static void csv_num(txt *b, double v)
 {
     if (isnan(v))
-        micro_put(b, ",");
+        txt_printf(b, ",");
     else
-        micro_put(b, ",%.6g", v);
+        txt_printf(b, ",%.6g", v);
 }
 
 char *wl_micro_csv(const wl_micro_table *t)
 {
-    micro_buf b = {0};
-    micro_put(&b, "bench,what,unit,simulated,implied,published,sim_vs_implied_pct,"
+    txt b = {0};
+    txt_printf(&b, "bench,what,unit,simulated,implied,published,sim_vs_implied_pct,"
                   "sim_vs_published_pct\n");
     for (size_t i = 0; i < t->n; i++) {
         const wl_micro_row *r = &t->rows[i];
-        micro_put(&b, "%s,\"", r->bench);
+        txt_printf(&b, "%s,\"", r->bench);
         for (const char *c = r->what; *c; c++) {
             if (*c == '"')
-                micro_put(&b, "\"");
-            micro_put(&b, "%c", *c);
+                txt_printf(&b, "\"");
+            txt_printf(&b, "%c", *c);
         }
-        micro_put(&b, "\",%s", r->unit);
+        txt_printf(&b, "\",%s", r->unit);
         csv_num(&b, r->sim);
         csv_num(&b, r->implied);
         csv_num(&b, r->published);
         csv_num(&b, wl_micro_diff_pct(r->sim, r->implied));
         csv_num(&b, wl_micro_diff_pct(r->sim, r->published));
-        micro_put(&b, "\n");
+        txt_printf(&b, "\n");
     }
-    if (b.oom) {
-        free(b.s);
-        return NULL;
-    }
-    return b.s;
+    return txt_take(&b);
 }

@@ -8,6 +8,7 @@
 
 #include "fabric/xchg.h"
 #include "hw/engine.h"
+#include "hw/text.h"
 #include "workloads/micro/micro.h"
 
 /* ---- running one program ---- */
@@ -49,13 +50,7 @@ int micro_add(wl_micro_table *t, err *e, const char *bench, const char *unit, do
 
 /* ---- assembly text ---- */
 
-typedef struct micro_buf {
-    char *s;
-    size_t n, cap;
-    int oom;
-} micro_buf;
-/* Append printf-style; on running out of memory: b->oom set, text freed (b->s NULL). */
-void micro_put(micro_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Programs are built with hw/text.h (txt, txt_printf). */
 
 /* ---- what the preset implies (micro.c; each a formula over mach fields) ---- */
 

@@ -58,8 +58,8 @@ static int lrun(const mach *m, const wl_micro_cfg *cfg, lplan *p, uint32_t nipus
 {
     p->ent = (m->sram_bytes - 16) & ~15u;
     uint32_t buf = (p->ent - maxlen) & ~15u;
-    micro_buf s = {0};
-    micro_put(&s, "main:   li      r1, %u\n"
+    txt s = {0};
+    txt_printf(&s, "main:   li      r1, %u\n"
                   "        li      r4, %u\n"
                   "        ld32    r2, [r1+0]\n"
                   "        ld32    r3, [r1+4]\n"
@@ -72,14 +72,15 @@ static int lrun(const mach *m, const wl_micro_cfg *cfg, lplan *p, uint32_t nipus
                   "        gsend   r4, r3, r2, r4\n"
                   "b:      sync    external\n"
                   "        halt\n", p->ent, buf);
-    if (s.oom) {
+    char *text = txt_take(&s);
+    if (!text) {
         memset(r, 0, sizeof *r);
         return err_set(e, ERR_INPUT, "out of host memory");
     }
-    micro_prog pr = {.src = s.s, .nipus = nipus, .ntiles = ntiles, .fabric = 1,
+    micro_prog pr = {.src = text, .nipus = nipus, .ntiles = ntiles, .fabric = 1,
                      .reserve = maxlen + 32, .setup = lsetup, .ctx = p};
     int rc = micro_run_prog(m, &pr, cfg, r, e);
-    free(s.s);
+    free(text);
     return rc;
 }
 

@@ -38,21 +38,22 @@ static uint32_t res_addr(const mach *m)
 static int sync_run(const mach *m, const wl_micro_cfg *cfg, uint32_t nipus, uint32_t ntiles,
                     const char *zone, double *per_sync, err *e)
 {
-    micro_buf s = {0};
-    micro_put(&s, "main:   get     r10, $ccount\n");
+    txt s = {0};
+    txt_printf(&s, "main:   get     r10, $ccount\n");
     for (int k = 0; k < NSYNC; k++)
-        micro_put(&s, "        sync    %s\n", zone);
-    micro_put(&s, "        get     r11, $ccount\n"
+        txt_printf(&s, "        sync    %s\n", zone);
+    txt_printf(&s, "        get     r11, $ccount\n"
                   "        li      r2, %u\n"
                   "        st32    r10, [r2+0]\n"
                   "        st32    r11, [r2+4]\n"
                   "        halt\n", res_addr(m));
-    if (s.oom)
+    char *text = txt_take(&s);
+    if (!text)
         return err_set(e, ERR_INPUT, "out of host memory");
-    micro_prog p = {.src = s.s, .nipus = nipus, .ntiles = ntiles, .reserve = 16};
+    micro_prog p = {.src = text, .nipus = nipus, .ntiles = ntiles, .reserve = 16};
     micro_run r;
     int rc = micro_run_prog(m, &p, cfg, &r, e);
-    free(s.s);
+    free(text);
     if (rc == ERR_OK) {
         uint32_t t0 = micro_rd32(r.g, 0, 0, res_addr(m)), t1 = micro_rd32(r.g, 0, 0, res_addr(m) + 4);
         *per_sync = (double)(t1 - t0 - 1) / NSYNC - 6;
@@ -93,8 +94,8 @@ static int workers_run(const mach *m, const wl_micro_cfg *cfg, const char *head,
                        micro_setup_fn setup, void *ctx, span *sp, micro_run *r, err *e)
 {
     memset(r, 0, sizeof *r);
-    micro_buf s = {0};
-    micro_put(&s, "main:   get     r10, $ccount\n"
+    txt s = {0};
+    txt_printf(&s, "main:   get     r10, $ccount\n"
                   "        li      r1, %u\n"
                   "        runall  worker, r1\n"
                   "        join\n"
@@ -113,12 +114,13 @@ static int workers_run(const mach *m, const wl_micro_cfg *cfg, const char *head,
                   "end:\n%s"
                   "        exit\n",
               buf, res_addr(m), stride, head, loop, body, tail);
-    if (s.oom)
+    char *text = txt_take(&s);
+    if (!text)
         return err_set(e, ERR_INPUT, "out of host memory");
-    micro_prog p = {.src = s.s, .nipus = 1, .ntiles = m->tiles_per_ipu, .reserve = reserve,
+    micro_prog p = {.src = text, .nipus = 1, .ntiles = m->tiles_per_ipu, .reserve = reserve,
                     .setup = setup, .ctx = ctx};
     int rc = micro_run_prog(m, &p, cfg, r, e);
-    free(s.s);
+    free(text);
     if (rc != ERR_OK)
         return rc;
     uint32_t lo = UINT32_MAX, hi = 0;

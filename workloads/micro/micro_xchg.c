@@ -36,23 +36,24 @@ int micro_xchg_latency(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t
     uint32_t dst[3] = {1, col_end, n - 1};
     const char *label[3] = {"same supertile", "same column, far end", "far column"};
 
-    micro_buf s = {0};
-    micro_put(&s, "        .text\n"
+    txt s = {0};
+    txt_printf(&s, "        .text\n"
                   "main:   get     r1, $tile\n"
                   "        li      r2, buf\n"
                   "        li      r3, 4\n");
     for (int k = 0; k < 3; k++)
-        micro_put(&s, "        brnz    r1, s%d\n"
+        txt_printf(&s, "        brnz    r1, s%d\n"
                       "        li      r4, %u\n"
                       "        send    r2, r3, r4, r2\n"
                       "s%d:     sync    internal\n", k, dst[k], k);
-    micro_put(&s, "        halt\n        .data\n        .align  8\nbuf:    .word   0x600df00d\n");
-    if (s.oom)
+    txt_printf(&s, "        halt\n        .data\n        .align  8\nbuf:    .word   0x600df00d\n");
+    char *text = txt_take(&s);
+    if (!text)
         return err_set(e, ERR_INPUT, "out of host memory");
-    micro_prog p = {.src = s.s, .nipus = 1, .ntiles = n, .fabric = 1};
+    micro_prog p = {.src = text, .nipus = 1, .ntiles = n, .fabric = 1};
     micro_run r;
     int rc = micro_run_prog(m, &p, cfg, &r, e);
-    free(s.s);
+    free(text);
     if (rc == ERR_OK && r.ntr != 3)
         rc = err_set(e, ERR_INPUT, "xchg-latency: %zu streams delivered, expected 3", r.ntr);
     for (int k = 0; rc == ERR_OK && k < 3; k++) {
@@ -73,8 +74,8 @@ static int tile_bandwidth(const mach *m, const wl_micro_cfg *cfg, wl_micro_table
     while (bytes > m->sram_bytes / 4)
         bytes /= 2;
     uint32_t src = (m->sram_bytes - 2 * bytes) & ~15u, dst = (m->sram_bytes - bytes) & ~15u;
-    micro_buf s = {0};
-    micro_put(&s, "main:   get     r1, $tile\n"
+    txt s = {0};
+    txt_printf(&s, "main:   get     r1, $tile\n"
                   "        brnz    r1, done\n"
                   "        li      r2, %u\n"
                   "        li      r3, %u\n"
@@ -83,12 +84,13 @@ static int tile_bandwidth(const mach *m, const wl_micro_cfg *cfg, wl_micro_table
                   "        send    r2, r3, r4, r5\n"
                   "done:   sync    internal\n"
                   "        halt\n", src, bytes, n - 1, dst);
-    if (s.oom)
+    char *text = txt_take(&s);
+    if (!text)
         return err_set(e, ERR_INPUT, "out of host memory");
-    micro_prog p = {.src = s.s, .nipus = 1, .ntiles = n, .fabric = 1, .reserve = 2 * bytes + 32};
+    micro_prog p = {.src = text, .nipus = 1, .ntiles = n, .fabric = 1, .reserve = 2 * bytes + 32};
     micro_run r;
     int rc = micro_run_prog(m, &p, cfg, &r, e);
-    free(s.s);
+    free(text);
     if (rc == ERR_OK && r.ntr != 1)
         rc = err_set(e, ERR_INPUT, "xchg-bandwidth: %zu streams delivered, expected 1", r.ntr);
     if (rc == ERR_OK)
@@ -143,10 +145,10 @@ static int all_to_all(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t,
         return err_set(e, ERR_INPUT, "xchg-bandwidth: %u tiles' exchange code leaves no room "
                        "for buffers in %u bytes of tile memory", n, m->sram_bytes);
     uint32_t src = (m->sram_bytes - 2 * bytes) & ~15u, dst = (m->sram_bytes - bytes) & ~15u;
-    micro_buf s = {0};
+    txt s = {0};
     for (uint32_t r = 0; r < R; r++)
-        micro_put(&s, "%s       call    xc%u\n        sync    internal\n", r ? "" : "main:", r);
-    micro_put(&s, "        halt\n");
+        txt_printf(&s, "%s       call    xc%u\n        sync    internal\n", r ? "" : "main:", r);
+    txt_printf(&s, "        halt\n");
     int rc = ERR_OK;
     uint32_t shift[A2A_ROUNDS];
     for (uint32_t r = 0; r < R && rc == ERR_OK; r++) {
@@ -156,16 +158,17 @@ static int all_to_all(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t,
         if (!c)
             rc = e->status;
         else
-            micro_put(&s, "%s", c);
+            txt_printf(&s, "%s", c);
         free(c);
     }
-    if (rc == ERR_OK && s.oom)
+    char *text = txt_take(&s);
+    if (rc == ERR_OK && !text)
         rc = err_set(e, ERR_INPUT, "out of host memory");
     micro_run run = {0};
-    micro_prog p = {.src = s.s, .nipus = 1, .ntiles = n, .fabric = 1, .reserve = 2 * bytes + 32};
+    micro_prog p = {.src = text, .nipus = 1, .ntiles = n, .fabric = 1, .reserve = 2 * bytes + 32};
     if (rc == ERR_OK)
         rc = micro_run_prog(m, &p, cfg, &run, e);
-    free(s.s);
+    free(text);
     eng_ipu_stats st = {0};
     if (rc == ERR_OK)
         eng_get_ipu_stats(run.g, 0, &st);

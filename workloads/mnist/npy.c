@@ -3,6 +3,7 @@
  * arrays we exchange). Models nothing. Leaves out: other dtypes, big-endian data, structured
  * arrays, pickled objects and Fortran order for arrays of two or more dimensions; each is
  * rejected with a message naming the file. Assumes a little-endian host. */
+#include "hw/text.h"
 #include "workloads/mnist/npy.h"
 
 #include <ctype.h>
@@ -195,37 +196,10 @@ int npy_parse_f32(const void *buf, size_t len, const char *name, npy_array *out,
 int npy_read_f32(const char *path, npy_array *out, err *e)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return err_set(e, ERR_INPUT, "cannot open '%s': %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    unsigned char *buf = malloc(cap);
-    while (buf) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap)
-            break;
-        if (cap >= ((size_t)1 << 31)) {
-            fclose(f);
-            free(buf);
-            return err_set(e, ERR_INPUT, "%s: file too large", path);
-        }
-        unsigned char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
+    size_t len = 0;
+    unsigned char *buf = (unsigned char *)txt_read_file(path, (size_t)1 << 31, &len);
     if (!buf)
-        return err_set(e, ERR_INPUT, "%s: out of memory", path);
-    if (bad) {
-        free(buf);
-        return err_set(e, ERR_INPUT, "cannot read '%s'", path);
-    }
+        return err_set(e, ERR_INPUT, "cannot read '%s': %s", path, strerror(errno));
     int rc = npy_parse_f32(buf, len, path, out, e);
     free(buf);
     return rc;
