@@ -194,14 +194,16 @@ static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, s
     for (size_t i = 0; i < n; i++) {
         if (c[i].kind != TILE_RBIN && c[i].kind != TILE_RBOUT)
             continue;
-        uint8_t *b = remote(h, c[i].id, (uint64_t)c[i].offset + c[i].bytes, e);
-        if (!b)
-            return e->status;
         int in = c[i].kind == TILE_RBIN;
-        if (in)
-            memcpy(c[i].dst, b + c[i].offset, c[i].bytes);
-        else
-            memcpy(b + c[i].offset, c[i].src, c[i].bytes);
+        if (c[i].bytes) {
+            uint8_t *b = remote(h, c[i].id, (uint64_t)c[i].offset + c[i].bytes, e);
+            if (!b)
+                return e->status;
+            if (in)
+                memcpy(c[i].dst, b + c[i].offset, c[i].bytes);
+            else
+                memcpy(b + c[i].offset, c[i].src, c[i].bytes);
+        }
         sim_time end = host_remote_transfer(h->host, ipu, in ? HOST_IN : HOST_OUT, c[i].bytes,
                                             now, port);
         rem += end - now;

@@ -153,8 +153,8 @@ static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64
     tile_outbox *o = &t->out;
     o->s = grow(o->s, &o->cap, o->n + 1, sizeof *o->s, 16);
     int outgoing = kind != TILE_HIN && kind != TILE_RBIN;
-    if (outgoing)
-        o->data = grow(o->data, &o->dcap, o->used + bytes, 1, 4096);
+    if (outgoing) /* at least one byte, so a payload pointer is never NULL */
+        o->data = grow(o->data, &o->dcap, o->used + bytes + 1, 1, 4096);
     uint64_t start = c;
     if (exchange) {
         start = c > o->port_free ? c : o->port_free;
@@ -171,7 +171,7 @@ static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64
         .global = kind == TILE_GSEND,
         .kind = kind,
     };
-    if (outgoing) {
+    if (outgoing && bytes) {
         memcpy(o->data + o->used, t->mem + addr, bytes);
         o->used += bytes;
     }
