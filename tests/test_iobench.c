@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "isa/asm.h"
 #include "workloads/iobench/iobench.h"
 
 static mach small(uint32_t tiles)
@@ -165,6 +166,53 @@ static void test_threads_identical(void **state)
     assert_memory_equal(a.io, b.io, sizeof a.io);
 }
 
+/* Remote buffers: a tile writes 4 KiB to remote buffer 7 and reads it back elsewhere. Each
+ * copy takes remote_latency (2 us = 2650 cycles) + 4096 B at the tile's 4 B/cycle (1024
+ * cycles; the tile's port is the bottleneck of port, IPU link and Streaming Memory). The host
+ * model works in whole picoseconds rounded up (4096 B at 5.3 GB/s = 772,830.2 -> 772,831 ps;
+ * with the latency 2,772,831 ps), the engine in whole cycles rounded up (3674.001 -> 3675):
+ * 3675 cycles, accounted as StreamCopyMidRemoteBuffer. */
+static void test_remote_buffer(void **state)
+{
+    (void)state;
+    const char *src = "main:   li      r1, 0x1000\n"
+                      "        li      r2, 4096\n"
+                      "        li      r3, 7\n"
+                      "        li      r4, 0\n"
+                      "        rbout   r1, r2, r3, r4\n"
+                      "        sync    internal_host\n"
+                      "        li      r1, 0x3000\n"
+                      "        rbin    r1, r2, r3, r4\n"
+                      "        sync    internal_host\n"
+                      "        halt\n";
+    err e;
+    err_clear(&e);
+    isa_prog prog;
+    assert_int_equal(asm_assemble("rb.s", src, strlen(src), &prog, &e), ERR_OK);
+    mach m = small(1);
+    hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default()};
+    hio *h = hio_new(&m, &hc, &e);
+    assert_non_null(h);
+    eng_cfg ec = {.m = m, .threads = 1, .max_cycles = 10000000};
+    eng *g = eng_new(&ec, &e);
+    assert_non_null(g);
+    hio_attach(h, g);
+    assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
+    uint8_t *mem = eng_tile_mem(g, 0, 0);
+    for (int i = 0; i < 4096; i++)
+        mem[0x1000 + i] = (uint8_t)(i * 13 + 5);
+    if (eng_run(g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    assert_memory_equal(mem + 0x3000, mem + 0x1000, 4096);
+    eng_ipu_stats st;
+    eng_get_ipu_stats(g, 0, &st);
+    assert_int_equal(st.cat[ENG_CAT_REMOTE], 2 * 3675);
+    assert_int_equal(st.remote_bytes, 2 * 4096);
+    eng_free(g);
+    hio_free(h);
+    isa_prog_free(&prog);
+}
+
 static void test_bad_configs(void **state)
 {
     (void)state;
@@ -200,6 +248,7 @@ int main(void)
         cmocka_unit_test(test_io_tiles_step_time),
         cmocka_unit_test(test_io_tiles_optimum),
         cmocka_unit_test(test_threads_identical),
+        cmocka_unit_test(test_remote_buffer),
         cmocka_unit_test(test_bad_configs),
     };
     return cmocka_run_group_tests_name("iobench", tests, NULL, NULL);
