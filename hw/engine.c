@@ -153,6 +153,7 @@ static void on_release(sim *k, void *arg)
     (void)k;
     release *r = arg;
     eng *g = r->g;
+    r->pending = 0;
     uint32_t lo = r->ipu < 0 ? 0 : (uint32_t)r->ipu;
     uint32_t hi = r->ipu < 0 ? g->nipus : lo + 1;
     for (uint32_t i = lo; i < hi; i++) {
@@ -167,15 +168,22 @@ static void on_release(sim *k, void *arg)
     }
 }
 
-static void schedule_release(eng *g, int ipu, int group, uint64_t cycle)
+/* The release record of an IPU (-1: all) and sync group (-1: every tile). */
+static release *rel_of(eng *g, int ipu, int group)
 {
     size_t slot = ipu < 0 ? (size_t)g->nipus * (ISA_NGROUPS + 1)
                           : (size_t)ipu * (ISA_NGROUPS + 1) + (size_t)(group + 1);
-    release *r = &g->rel[slot];
+    return &g->rel[slot];
+}
+
+static void schedule_release(eng *g, int ipu, int group, uint64_t cycle)
+{
+    release *r = rel_of(g, ipu, group);
     r->g = g;
     r->ipu = ipu;
     r->group = group;
     r->cycle = cycle;
+    r->pending = 1;
     sim_schedule_at(g->k, mach_cycles_to_ps(&g->m, cycle), on_release, r);
 }
 
@@ -342,7 +350,7 @@ static void scan(const chip *c, ipu_scan *s)
 static int release_groups(eng *g, uint32_t i, const ipu_scan *s, int *progress, err *e)
 {
     for (uint32_t gr = 0; gr < ISA_NGROUPS; gr++) {
-        if (!s->ngrp[gr])
+        if (!s->ngrp[gr] || rel_of(g, (int)i, (int)gr)->pending)
             continue;
         int host = s->ngz[gr][1] == s->ngrp[gr];
         if (!host && s->ngz[gr][0] != s->ngrp[gr])
@@ -430,6 +438,15 @@ static int resolve(eng *g, int *progress, err *e)
     }
 
     *progress = 0;
+    /* zones already released (at a later time than the kernel has reached) wait for that */
+    int pending = 0;
+    size_t nrel = (size_t)g->nipus * (ISA_NGROUPS + 1) + 1;
+    for (size_t x = 0; x < nrel; x++)
+        pending |= g->rel[x].pending;
+    if (rel_of(g, -1, -1)->pending) {
+        *progress = 1;
+        return ERR_OK;
+    }
     int ext_ready = 0, any_done = 0, all_ext = 1, mixed = 0, all_done = 1;
     uint32_t ext_zone = 0;
     uint64_t ext_at = 0, stuck_at = 0;
@@ -441,6 +458,10 @@ static int resolve(eng *g, int *progress, err *e)
             continue;
         }
         all_done = 0;
+        if (rel_of(g, (int)i, -1)->pending) {
+            all_ext = 0;
+            continue;
+        }
         ipu_scan s;
         scan(c, &s);
         uint64_t land = 0;
@@ -517,6 +538,8 @@ static int resolve(eng *g, int *progress, err *e)
             return rc;
         *progress = 1;
     }
+    if (!*progress && pending)
+        *progress = 1;
     if (!*progress && !all_done)
         return stuck ? deadlock(g, stuck, stuck_at, e)
                      : err_set(e, ERR_FAULT, "ipu %u cycle %llu: sync deadlock: %d IPUs wait at "
@@ -546,7 +569,17 @@ int eng_run(eng *g, err *e)
             return rc;
         if (!progress)
             break;
-        sim_run(g->k, UINT64_MAX);
+        /* Carry out only the earliest releases: IPUs run ahead of each other between external
+         * syncs, and one released now may reach its next sync before another's pending
+         * release; every blocked IPU resumes at or after the earliest, so nothing can be
+         * scheduled before it (the kernel's time never goes back). */
+        uint64_t first = UINT64_MAX;
+        size_t nrel = (size_t)g->nipus * (ISA_NGROUPS + 1) + 1;
+        for (size_t x = 0; x < nrel; x++)
+            if (g->rel[x].pending && g->rel[x].cycle < first)
+                first = g->rel[x].cycle;
+        if (first != UINT64_MAX)
+            sim_run(g->k, mach_cycles_to_ps(&g->m, first));
     }
     /* global sends nobody synced for still land (after every tile halted) */
     uint64_t end = 0;

@@ -11,6 +11,7 @@ typedef struct release {
     int ipu;        /* -1: every IPU (external sync) */
     int group;      /* -1: every tile of the IPU(s); else one sync group */
     uint64_t cycle; /* the cycle the tiles resume at */
+    int pending;    /* scheduled, not yet carried out */
 } release;
 
 /* What the last eng_deliver() moved: streams within IPUs and between them. */
