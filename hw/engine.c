@@ -113,8 +113,10 @@ int eng_load(eng *g, const isa_prog *prog, err *e)
         return err_set(e, ERR_INPUT, "out of memory");
     /* `amp` does 16 MAC; a machine with fewer MAC per issue spends 16 / that many slots */
     for (uint32_t k = 0; k < prog->ncode; k++)
-        if (g->code[k].op == OP_amp)
+        if (g->code[k].op == OP_amp) {
             g->code[k].wcycles = (uint8_t)(16 / g->m.amp_macs_per_issue);
+            g->code[k].wtc = (uint8_t)(ISA_BARREL * g->code[k].wcycles);
+        }
     g->loaded = 1;
     g->tcfg = (tile_cfg){
         .code = g->code,

@@ -157,6 +157,7 @@ isa_insn isa_decode_word(uint64_t w)
 {
     isa_insn ill = {.op = OP_ILLEGAL, .target = UINT32_MAX};
     ill.wcycles = op_table[OP_ILLEGAL].wcycles;
+    ill.wtc = (uint8_t)(ISA_BARREL * ill.wcycles);
     ill.scycles = op_table[OP_ILLEGAL].scycles;
 
     unsigned op = ISA_GET_OP(w);
@@ -182,7 +183,8 @@ isa_insn isa_decode_word(uint64_t w)
         return ill;
 
     isa_insn in = {
-        .op = (uint16_t)op,
+        .op = (uint8_t)op,
+        .wtc = (uint8_t)(ISA_BARREL * oi->wcycles),
         .rd = (uint8_t)rd,
         .ra = (uint8_t)ra,
         .rb = (uint8_t)rb,

@@ -144,7 +144,8 @@ int isa_zone_lookup(const char *name, size_t len);
 
 /* ---- decoded form (decode once at load; the interpreter never extracts bits) ---- */
 typedef struct isa_insn {
-    uint16_t op;      /* isa_op, or OP_ILLEGAL */
+    uint8_t op;       /* isa_op, or OP_ILLEGAL */
+    uint8_t wtc;      /* tile cycles a worker spends on it: ISA_BARREL x wcycles */
     uint8_t rd, ra, rb, rc;
     uint8_t wcycles;  /* copied from the table */
     uint8_t scycles;
