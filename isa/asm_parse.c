@@ -234,6 +234,12 @@ static void parse_insn(asm_unit *u, asm_parser *p)
                       kind_names[asm_shapes[oi->fmt].kind[i]], use);
             return;
         }
+        if (o->kind == O_REG && (oi->flags & FL_QUAD) && i == 0 && (o->reg & 3)) {
+            asm_error(&u->c, p->line, o->col,
+                      "`%s` needs r0, r4, r8 or r12 (the first of four registers), not r%u",
+                      oi->name, o->reg);
+            return;
+        }
         if (o->kind == O_REG && (pair >> asm_shapes[oi->fmt].field[i] & 1) && (o->reg & 1)) {
             asm_error(&u->c, p->line, o->col,
                       "`%s` needs an even register (the low half of a pair), not r%u", oi->name,

@@ -153,7 +153,8 @@ static void flag_list(txt *b, uint32_t flags)
     static const struct {
         uint32_t bit;
         const char *name;
-    } names[] = {{FL_BRANCH, "branch"}, {FL_LOAD, "load"}, {FL_STORE, "store"}, {FL_PAIR, "pair"}, {FL_RDSRC, "rd read"}};
+    } names[] = {{FL_BRANCH, "branch"}, {FL_LOAD, "load"},       {FL_STORE, "store"},
+                 {FL_PAIR, "pair"},     {FL_RDSRC, "rd read"}, {FL_QUAD, "quad"}};
     int n = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (flags & names[i].bit)

@@ -177,6 +177,8 @@ isa_insn isa_decode_word(uint64_t w)
     if (((pair & ISA_USE_RD) && (rd & 1)) || ((pair & ISA_USE_RA) && (ra & 1)) ||
         ((pair & ISA_USE_RB) && (rb & 1)) || ((pair & ISA_USE_RC) && (rc & 1)))
         return ill;
+    if ((oi->flags & FL_QUAD) && (rd & 3))
+        return ill;
     if ((oi->fmt == FMT_RC || oi->fmt == FMT_CR) && uimm >= CSR_COUNT)
         return ill;
     if (oi->fmt == FMT_I && !(oi->flags & FL_BRANCH) && uimm >= ISA_NZONES)

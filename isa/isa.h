@@ -81,6 +81,7 @@ enum {
     FL_STORE = 1u << 4,  /* writes memory */
     FL_PAIR = 1u << 5,   /* rd/ra/rb/rc name even/odd register pairs (loads/stores: rd only) */
     FL_RDSRC = 1u << 6,  /* rd is read (an address), not written: exchange and host copies */
+    FL_QUAD = 1u << 7,   /* rd names four registers rd..rd+3 (rd a multiple of 4) */
 };
 
 /* ---- the opcode enum ---- */

@@ -253,22 +253,22 @@ double micro_implied_link_latency(const mach *m)
                                      1e-9);
 }
 
-/* Six workers, each issuing once per ISA_BARREL cycles, one 8-byte ld64pi per issue: 8 B per
- * cycle, unless the preset's tile memory is narrower. */
-static double ldst(double bytes_per_cycle)
+/* Six workers, each issuing once per ISA_BARREL cycles, one access of `width` bytes per issue
+ * (ld128pi 16, st64pi 8): width B per cycle, unless the preset's tile memory is narrower. */
+static double ldst(double bytes_per_cycle, unsigned width)
 {
-    double isa = (double)MICRO_LDST_BYTES * ISA_NWORKERS / ISA_BARREL;
+    double isa = (double)width * ISA_NWORKERS / ISA_BARREL;
     return bytes_per_cycle < isa ? bytes_per_cycle : isa;
 }
 
 double micro_implied_load(const mach *m)
 {
-    return ldst(m->load_bytes_per_cycle);
+    return ldst(m->load_bytes_per_cycle, MICRO_LOAD_BYTES);
 }
 
 double micro_implied_store(const mach *m)
 {
-    return ldst(m->store_bytes_per_cycle);
+    return ldst(m->store_bytes_per_cycle, MICRO_STORE_BYTES);
 }
 
 /* 2 FLOP x amp_macs_per_issue MAC per tile cycle x tiles x clock (six workers keep one `amp`

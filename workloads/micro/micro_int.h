@@ -54,9 +54,9 @@ int micro_add(wl_micro_table *t, err *e, const char *bench, const char *unit, do
 
 /* ---- what the preset implies (micro.c; each a formula over mach fields) ---- */
 
-/* ISA facts the formulas use (docs/isa.md): ld64pi/st64pi move 8 bytes per worker issue;
- * one `amp` is a 4x4 outer product, 16 fp32 MAC. */
-enum { MICRO_LDST_BYTES = 8, MICRO_AMP_MACS = 16 };
+/* ISA facts the formulas use (docs/isa.md): ld128pi moves 16 bytes and st64pi 8 bytes per
+ * worker issue; one `amp` is a 4x4 outer product, 16 fp32 MAC. */
+enum { MICRO_LOAD_BYTES = 16, MICRO_STORE_BYTES = 8, MICRO_AMP_MACS = 16 };
 
 double micro_implied_xchg_latency(const mach *m, uint32_t src, uint32_t dst); /* cycles */
 double micro_implied_tile_xchg(const mach *m);      /* B/cycle, one tile streaming */

@@ -5,7 +5,7 @@
  * stores both at the top of tile memory; the figures come from those counters. Sync: a run of
  * unrolled `sync internal` (or `sync external` across 2..16 IPUs); per sync = (cycles counted -
  * the first `get`'s own cycle) / syncs, minus the sync instruction's own 6 cycles. Memory: six workers
- * per tile each run a zero-overhead `rpt` of ld64pi (or st64pi) over their own buffer; bytes /
+ * per tile each run a zero-overhead `rpt` of ld128pi (or st64pi) over their own buffer; bytes /
  * cycles, per tile and over the whole IPU. AMP: six workers per tile each run a `rpt` of
  * `amp` on every tile; 2 x 16 MAC per `amp` / time (an `amp` takes 16 / amp_macs_per_issue
  * issue slots, so Mk1's preset halves the rate). The counted span includes starting and
@@ -137,17 +137,21 @@ static int workers_run(const mach *m, const wl_micro_cfg *cfg, const char *head,
 
 int micro_memory(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
 {
-    uint32_t stride = LOOP * MICRO_LDST_BYTES, reserve = ISA_NWORKERS * stride + 16;
+    /* the stride fits the wider access; each pass moves width x LOOP bytes per worker */
+    uint32_t stride = LOOP * MICRO_LOAD_BYTES, reserve = ISA_NWORKERS * stride + 16;
     if (reserve > m->sram_bytes / 2)
         return err_set(e, ERR_INPUT, "memory: %u bytes of tile memory are too few", m->sram_bytes);
     uint32_t buf = (res_addr(m) - ISA_NWORKERS * stride) & ~15u;
-    double bytes = (double)ISA_NWORKERS * LOOP * MICRO_LDST_BYTES, tiles = m->tiles_per_ipu;
+    const unsigned width[2] = {MICRO_LOAD_BYTES, MICRO_STORE_BYTES};
+    double tiles = m->tiles_per_ipu;
     micro_published pub = micro_published_for(m);
-    const char *what[2] = {"load", "store"}, *body[2] = {"ld64pi  r4, [r0]+=8", "st64pi  r4, [r0]+=8"};
+    const char *what[2] = {"load", "store"},
+               *body[2] = {"ld128pi r4, [r0]+=16", "st64pi  r4, [r0]+=8"};
     double implied[2] = {micro_implied_load(m), micro_implied_store(m)};
     double published[2] = {pub.load, pub.store};
     int rc = ERR_OK;
     for (int k = 0; k < 2 && rc == ERR_OK; k++) {
+        double bytes = (double)ISA_NWORKERS * LOOP * width[k];
         span sp;
         micro_run r;
         rc = workers_run(m, cfg, "", body[k], LOOP, "", buf, stride, reserve, NULL, NULL, &sp, &r, e);
@@ -155,7 +159,7 @@ int micro_memory(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err 
         if (rc == ERR_OK)
             rc = micro_add(t, e, "memory", "B/cycle", bytes / sp.tile0, implied[k], published[k],
                            "%s bandwidth, one tile (6 workers, %s)", what[k],
-                           k ? "st64pi" : "ld64pi");
+                           k ? "st64pi" : "ld128pi");
         if (rc == ERR_OK)
             rc = micro_add(t, e, "memory", "TB/s", bytes * tiles / sp.ipu * (double)m->clock_hz / 1e12,
                            implied[k] * tiles * (double)m->clock_hz / 1e12, NAN,
