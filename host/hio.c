@@ -216,8 +216,14 @@ static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, s
     return ERR_OK;
 }
 
+static void retire(void *ctx, uint64_t cycle)
+{
+    hio *h = ctx;
+    host_retire(h->host, sim_clock_time(sim_clock_hz(h->m.clock_hz), cycle));
+}
+
 void hio_attach(hio *h, eng *g)
 {
-    eng_host eh = {.ctx = h, .copy = copy};
+    eng_host eh = {.ctx = h, .copy = copy, .retire = retire};
     eng_set_host(g, &eh);
 }

@@ -409,6 +409,8 @@ static int release_external(eng *g, uint32_t z, uint64_t at, err *e)
                 is_host(z) ? &ht[i] : NULL, rel);
     }
     free(ht);
+    if (g->has_host && g->host.retire)
+        g->host.retire(g->host.ctx, start);
     schedule_release(g, -1, -1, rel);
     return ERR_OK;
 }

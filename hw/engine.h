@@ -79,6 +79,9 @@ typedef struct eng_host {
     void *ctx;
     int (*copy)(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, size_t n,
                 eng_htime *t, err *e);
+    /* Optional: every IPU has passed cycle `cycle` (an external sync released): no later copy
+     * starts before it, so the host may forget its bookings before then. */
+    void (*retire)(void *ctx, uint64_t cycle);
 } eng_host;
 
 /* Time categories per IPU (FACTS.md section 5); they add up to the total cycles. */
