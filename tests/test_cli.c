@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/testutil.h"
+
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,22 +36,6 @@ static int run(char *out, size_t len, const char *fmt, ...)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++)
-        n += *s == '\n';
-    return n;
-}
-
 static void test_usage_errors(void **state)
 {
     (void)state;
@@ -60,10 +46,10 @@ static void test_usage_errors(void **state)
     assert_non_null(strstr(out, "no program given"));
     assert_int_equal(run(out, sizeof out, "run --bogus tests/isa/sup_alu.s"), 2);
     assert_non_null(strstr(out, "unknown option '--bogus'"));
-    assert_int_equal(count_lines(out), 1);
+    assert_int_equal(tu_count_lines(out), 1);
     assert_int_equal(run(out, sizeof out, "run --threads abc tests/isa/sup_alu.s"), 2);
     assert_non_null(strstr(out, "--threads: 'abc' is not a whole number"));
-    assert_int_equal(count_lines(out), 1);
+    assert_int_equal(tu_count_lines(out), 1);
     assert_int_equal(run(out, sizeof out, "run --threads 0 tests/isa/sup_alu.s"), 2);
     assert_int_equal(run(out, sizeof out, "run --max-cycles 12x tests/isa/sup_alu.s"), 2);
     assert_int_equal(run(out, sizeof out, "run --ipus"), 2);
@@ -89,7 +75,7 @@ static void test_iobench_errors(void **state)
                          "--outfeed sometimes", "--host-dist bursty:2:3", "--batch 0"};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         int rc = run(out, sizeof out, "io-bench --tiles 16 --steps 1 %s", bad[k]);
-        if (rc != 2 || count_lines(out) != 1)
+        if (rc != 2 || tu_count_lines(out) != 1)
             fail_msg("io-bench %s: exit %d, output:\n%s", bad[k], rc, out);
     }
     assert_int_equal(run(out, sizeof out, "io-bench --tiles 16 --steps 2 --depth 2"), 0);
@@ -101,7 +87,7 @@ static void test_asm_errors_exit_1(void **state)
     (void)state;
     char path[256], out[8192];
     snprintf(path, sizeof path, "%s/bad.s", tmpdir);
-    write_file(path, "main: addd r1, r2, r3\n      li r99, 1\n      halt\n");
+    tu_write_file(path, "main: addd r1, r2, r3\n      li r99, 1\n      halt\n");
     assert_int_equal(run(out, sizeof out, "run %s", path), 1);
     char want[300];
     snprintf(want, sizeof want, "%s:1:7: error:", path);
@@ -189,14 +175,14 @@ static void test_machine_presets(void **state)
 
     /* a bad INI file: file:line: error:, one line, status 2 */
     snprintf(path, sizeof path, "%s/bad.ini", tmpdir);
-    write_file(path, "[chip]\n; a comment\ntiles_per_ipu = lots\n");
+    tu_write_file(path, "[chip]\n; a comment\ntiles_per_ipu = lots\n");
     assert_int_equal(run(out, sizeof out, "run --machine %s tests/isa/sup_alu.s", path), 2);
     snprintf(want, sizeof want, "%s:3: error: tiles_per_ipu: 'lots' is not a whole number\n",
              path);
     assert_string_equal(out, want);
     assert_int_equal(run(out, sizeof out, "machine show %s/none.ini", tmpdir), 2);
     assert_non_null(strstr(out, "none.ini: error: cannot open machine file"));
-    assert_int_equal(count_lines(out), 1);
+    assert_int_equal(tu_count_lines(out), 1);
 
     /* a preset file and --set drive a run; --ipus is --set nipus */
     assert_int_equal(run(out, sizeof out, "run --machine machines/mk1.ini --set nipus=2 "
@@ -212,12 +198,8 @@ static void test_machine_presets(void **state)
 int main(int argc, char **argv)
 {
     (void)argc;
-    char self[4096];
-    snprintf(self, sizeof self, "%s", argv[0]);
-    char *dir = dirname(self);               /* BUILD/tests */
-    snprintf(bin, sizeof bin, "%s/../ipusim", dir);
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/ipusim-cli-XXXXXX");
-    if (!mkdtemp(tmpdir))
+    tu_bin_path(argv[0], bin, sizeof bin);
+    if (tu_mkdtemp(tmpdir, sizeof tmpdir, "cli") != 0)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_usage_errors),
@@ -229,9 +211,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_machine_presets),
     };
     int rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd) != 0)
+    if (tu_rmdir(tmpdir) != 0)
         rc = rc ? rc : 1;
     return rc;
 }

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/testutil.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,14 +60,6 @@ typedef struct snapshot {
     uint64_t reg_hash;
 } snapshot;
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 static void run_with(unsigned threads, uint32_t nipus, uint32_t ntiles, snapshot *out)
 {
     err e;
@@ -90,11 +84,11 @@ static void run_with(unsigned threads, uint32_t nipus, uint32_t ntiles, snapshot
     out->mem_hash = out->reg_hash = 0xcbf29ce484222325ull;
     for (uint32_t i = 0; i < eng_nipus(g); i++)
         for (uint32_t t = 0; t < eng_ntiles(g); t++) {
-            out->mem_hash = fnv(out->mem_hash, eng_tile_mem(g, i, t), 0x9000);
+            out->mem_hash = tu_fnv(out->mem_hash, eng_tile_mem(g, i, t), 0x9000);
             const tile *x = eng_tile(g, i, t);
-            out->reg_hash = fnv(out->reg_hash, x->sup.r, sizeof x->sup.r);
+            out->reg_hash = tu_fnv(out->reg_hash, x->sup.r, sizeof x->sup.r);
             for (unsigned k = 0; k < ISA_NWORKERS; k++)
-                out->reg_hash = fnv(out->reg_hash, x->wk[k].r, sizeof x->wk[k].r);
+                out->reg_hash = tu_fnv(out->reg_hash, x->wk[k].r, sizeof x->wk[k].r);
             uint32_t ipu_word;
             memcpy(&ipu_word, eng_tile_mem(g, i, t) + 0x8004, 4);
             assert_int_equal(ipu_word, i);

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/testutil.h"
+
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
@@ -161,14 +163,6 @@ static void test_unknown_name(void **state)
     assert_null(wl_micro_name(wl_micro_count()));
 }
 
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++)
-        n += *s == '\n';
-    return n;
-}
-
 static int run_cli(char *out, size_t len, const char *args)
 {
     char cmd[8192];
@@ -181,18 +175,6 @@ static int run_cli(char *out, size_t len, const char *args)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static void test_csv_whole(void **state)
 {
     (void)state;
@@ -203,7 +185,7 @@ static void test_csv_whole(void **state)
     run_ok(&m, "sync", 1, &t);
     char *csv = wl_micro_csv(&t);
     assert_non_null(csv);
-    assert_int_equal(count_lines(csv), 1 + (int)t.n);
+    assert_int_equal(tu_count_lines(csv), 1 + (int)t.n);
     assert_non_null(strstr(csv, "bench,what,unit,simulated,implied,published,"));
     char line[128];
     snprintf(line, sizeof line, "sync,\"internal sync, %u tiles\",cycles,90,90,90,0,0\n",
@@ -220,9 +202,9 @@ static void test_csv_whole(void **state)
     snprintf(args, sizeof args, "micro sync --machine mk1 --threads 1 --csv %s", path);
     assert_int_equal(run_cli(out, sizeof out, args), 0);
     assert_non_null(strstr(out, "external sync, 16 IPUs"));
-    char *text = slurp(path);
+    char *text = tu_read_file(path);
     assert_non_null(text);
-    assert_int_equal(count_lines(text), 1 + 5);
+    assert_int_equal(tu_count_lines(text), 1 + 5);
     assert_non_null(strstr(text, "external sync, 16 IPUs"));
     snprintf(args, sizeof args, "ls %s | wc -l", tmpdir);
     FILE *p = popen(args, "r");
@@ -241,11 +223,8 @@ static void test_csv_whole(void **state)
 int main(int argc, char **argv)
 {
     (void)argc;
-    char self[4096];
-    snprintf(self, sizeof self, "%s", argv[0]);
-    snprintf(bin, sizeof bin, "%s/../ipusim", dirname(self));
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/ipusim-micro-XXXXXX");
-    if (!mkdtemp(tmpdir))
+    tu_bin_path(argv[0], bin, sizeof bin);
+    if (tu_mkdtemp(tmpdir, sizeof tmpdir, "micro") != 0)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mk2_within_5pct),
@@ -256,9 +235,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_csv_whole),
     };
     int rc = cmocka_run_group_tests_name("micro", tests, NULL, NULL);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd) != 0)
+    if (tu_rmdir(tmpdir) != 0)
         rc = rc ? rc : 1;
     return rc;
 }

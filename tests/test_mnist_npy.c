@@ -9,6 +9,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "tests/testutil.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,16 +24,13 @@ static char tmpdir[64];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/ipusim-npy-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return tu_mkdtemp(tmpdir, sizeof tmpdir, "npy");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_rmdir(tmpdir);
 }
 
 /* A v1.0 file with a given header dict (padded as numpy does) and n data floats. */

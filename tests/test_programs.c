@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/testutil.h"
+
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,25 +25,6 @@
 #include "fabric/xchg.h"
 #include "hw/engine.h"
 #include "isa/asm.h"
-
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s)
-        s[n] = '\0';
-    fclose(f);
-    return s;
-}
 
 static uint32_t parse_value(const char *v)
 {
@@ -83,7 +66,7 @@ static const char *parse_where(const char *p, unsigned *ipu, unsigned *t, int *w
 static void run_program(void **state)
 {
     const char *path = *state;
-    char *src = read_all(path);
+    char *src = tu_read_file(path);
     assert_non_null(src);
 
     eng_cfg cfg = {.threads = 1, .max_cycles = 10000000};

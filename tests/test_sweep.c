@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/testutil.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,34 +26,6 @@ static char tmpdir[64];
 static char errtext[8192]; /* what the last quiet() call printed on stderr */
 
 /* ---- helpers ---- */
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *s = calloc(1, 1 << 20);
-    size_t n = fread(s, 1, (1 << 20) - 1, f);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
-static void spit(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++)
-        n += *s == '\n';
-    return n;
-}
 
 static void tmp(char *buf, size_t len, const char *name)
 {
@@ -73,7 +47,7 @@ static int quiet_sweep(const sweep_opts *o, int argc, char **argv)
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
-    char *s = slurp(path);
+    char *s = tu_read_file(path);
     snprintf(errtext, sizeof errtext, "%s", s ? s : "");
     free(s);
     return rc;
@@ -365,7 +339,7 @@ static void test_csv_header_rows(void **state)
     char csv[128];
     tmp(csv, sizeof csv, "rows.csv");
     assert_int_equal(sweep_fake(csv, 1, "a=1..3", "b=1,2", NULL, 0), 0);
-    char *s = slurp(csv);
+    char *s = tu_read_file(csv);
     assert_string_equal(s, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n"
                            "1,1,0,1,1,1,1\n1,2,0,2,1,2,1\n2,1,0,2,2,1,1\n"
                            "2,2,0,4,2,2,1\n3,1,0,3,3,1,1\n3,2,0,6,3,2,1\n");
@@ -373,13 +347,13 @@ static void test_csv_header_rows(void **state)
     /* Again: every point is there, nothing runs, the file is unchanged. */
     assert_int_equal(sweep_fake(csv, 2, "a=1..3", "b=1,2", NULL, 0), 0);
     assert_non_null(strstr(errtext, "all 6 points are already in"));
-    s = slurp(csv);
-    assert_int_equal(count_lines(s), 7);
+    s = tu_read_file(csv);
+    assert_int_equal(tu_count_lines(s), 7);
     free(s);
     /* Another sweep's parameters: refused, file untouched. */
     assert_int_equal(sweep_fake(csv, 1, "b=1..3", "a=1,2", NULL, 0), 2);
     assert_non_null(strstr(errtext, "its columns do not start with b,a,status"));
-    assert_int_equal(count_lines(errtext), 1);
+    assert_int_equal(tu_count_lines(errtext), 1);
 }
 
 static void test_csv_resume(void **state)
@@ -388,14 +362,14 @@ static void test_csv_resume(void **state)
     char csv[128];
     tmp(csv, sizeof csv, "resume.csv");
     /* Three points done earlier (ran = 0 marks them), one of them failed. */
-    spit(csv, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n"
+    tu_write_file(csv, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n"
               "1,1,0,1,1,1,0\n"
               "2,2,3,,,,0\n"
               "3,1,0,3,3,1,0\n");
     assert_int_equal(sweep_fake(csv, 2, "a=1..3", "b=1,2", NULL, 0), 1);
     assert_non_null(strstr(errtext, "6 points, 3 already in"));
-    char *s = slurp(csv);
-    assert_int_equal(count_lines(s), 7);
+    char *s = tu_read_file(csv);
+    assert_int_equal(tu_count_lines(s), 7);
     /* The earlier rows are untouched and first; the missing points ran, once each. */
     const char *pre = "a,b,status,x,nested.arr.0,nested.arr.1,ran\n1,1,0,1,1,1,0\n"
                       "2,2,3,,,,0\n3,1,0,3,3,1,0\n";
@@ -409,15 +383,15 @@ static void test_csv_resume(void **state)
     assert_null(strstr(s + strlen(pre), ",0\n")); /* no new row with ran = 0 */
     free(s);
     /* A torn last line (no newline) is cut off and its point runs again. */
-    spit(csv, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n1,1,0,1,1,1,0\n1,2,0,2,1");
+    tu_write_file(csv, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n1,1,0,1,1,1,0\n1,2,0,2,1");
     assert_int_equal(sweep_fake(csv, 1, "a=1", "b=1,2", NULL, 0), 0);
     assert_non_null(strstr(errtext, "cutting off a torn last line"));
-    s = slurp(csv);
+    s = tu_read_file(csv);
     assert_string_equal(s, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n1,1,0,1,1,1,0\n"
                            "1,2,0,2,1,2,1\n");
     free(s);
     /* A row whose field count is not the header's: refused with its line. */
-    spit(csv, "a,b,status,x\n1,1,0\n");
+    tu_write_file(csv, "a,b,status,x\n1,1,0\n");
     assert_int_equal(sweep_fake(csv, 1, "a=1", "b=1,2", NULL, 0), 2);
     assert_non_null(strstr(errtext, "resume.csv:2: 3 fields, the header has 4"));
 }
@@ -430,7 +404,7 @@ static void test_failed_points(void **state)
     /* a=1 fails without a report for b=2, with one for b=1; a=2 gives no report at all. */
     char *args[] = {"--fail-a", "1", "--fail-no-json", "2"};
     assert_int_equal(sweep_fake(csv, 1, "a=1..3", "b=2,1", args, 4), 1);
-    char *s = slurp(csv);
+    char *s = tu_read_file(csv);
     /* The first point failed before any report: the header comes from the second. */
     assert_string_equal(s, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n"
                            "1,2,3,,,,\n1,1,3,1,1,1,1\n2,2,2,,,,\n2,1,2,,,,\n"
@@ -444,15 +418,15 @@ static void test_failed_points(void **state)
     tmp(csv, sizeof csv, "allfail.csv");
     char *args2[] = {"--fail-no-json", "1"};
     assert_int_equal(sweep_fake(csv, 2, "a=1", "b=1,2", args2, 2), 1);
-    s = slurp(csv);
+    s = tu_read_file(csv);
     assert_true(strcmp(s, "a,b,status\n1,1,2\n1,2,2\n") == 0 ||
                 strcmp(s, "a,b,status\n1,2,2\n1,1,2\n") == 0);
     free(s);
     /* ... and a re-run starts that file again, since it holds no metric. */
     assert_int_equal(sweep_fake(csv, 2, "a=1", "b=1,2", NULL, 0), 0);
     assert_non_null(strstr(errtext, "has no metric columns"));
-    s = slurp(csv);
-    assert_int_equal(count_lines(s), 3);
+    s = tu_read_file(csv);
+    assert_int_equal(tu_count_lines(s), 3);
     assert_non_null(strstr(s, "a,b,status,x,"));
     free(s);
 }
@@ -465,7 +439,7 @@ static int cmp_line(const void *x, const void *y)
 
 static void sorted_rows(const char *path, char *out, size_t len)
 {
-    char *s = slurp(path), *lines[256], *save = NULL;
+    char *s = tu_read_file(path), *lines[256], *save = NULL;
     size_t n = 0;
     assert_non_null(s);
     for (char *t = strtok_r(s, "\n", &save); t && n < 256; t = strtok_r(NULL, "\n", &save))
@@ -487,7 +461,7 @@ static void test_same_rows_any_jobs(void **state)
     assert_int_equal(sweep_fake(c4, 4, "a=1..8", "b=1..5", NULL, 0), 0);
     sorted_rows(c1, r1, sizeof r1);
     sorted_rows(c4, r4, sizeof r4);
-    assert_int_equal(count_lines(r1), 41);
+    assert_int_equal(tu_count_lines(r1), 41);
     assert_string_equal(r1, r4);
 }
 
@@ -508,7 +482,7 @@ static void test_csv_quoting(void **state)
     /* The reader takes quoted fields back: a point with a quote in its value is found. */
     char csv[128];
     tmp(csv, sizeof csv, "quoted.csv");
-    spit(csv, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n\"1\",\"x\"\"y\",0,1,1,1,0\n");
+    tu_write_file(csv, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n\"1\",\"x\"\"y\",0,1,1,1,0\n");
     sweep_grid g = {0};
     char msg[SWEEP_MSG];
     assert_int_equal(sweep_grid_add(&g, "a=1", msg), 0);
@@ -519,7 +493,7 @@ static void test_csv_quoting(void **state)
     assert_true(sweep_csv_done(&c, &g, 0));
     assert_false(sweep_csv_done(&c, &g, 1));
     sweep_csv_free(&c);
-    spit(csv, "a,b,status\n1,x\"y,0\n");
+    tu_write_file(csv, "a,b,status\n1,x\"y,0\n");
     assert_int_equal(sweep_csv_load(csv, &g, &c, msg), 2);
     assert_string_equal(strstr(msg, "quoted.csv"), "quoted.csv:2: malformed CSV line");
     sweep_grid_free(&g);
@@ -551,9 +525,9 @@ static void test_gemm_end_to_end(void **state)
     assert_int_equal(sweep_argv_run(line), 0);
     assert_int_equal(fstat(1, &after), 0); /* stdout is ours again */
     assert_true(before.st_dev == after.st_dev && before.st_ino == after.st_ino);
-    char *s = slurp(csv);
+    char *s = tu_read_file(csv);
     assert_non_null(s);
-    assert_int_equal(count_lines(s), 3);
+    assert_int_equal(tu_count_lines(s), 3);
     assert_memory_equal(s, "m,status,ipus,tiles_per_ipu,clock_hz,stats.cycles,", 49);
     assert_non_null(strstr(s, ",gemm.m,gemm.n,gemm.k,"));
     assert_non_null(strstr(s, ",gemm.pct_peak,"));
@@ -603,7 +577,7 @@ static void test_command_errors(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = sweep_argv_run(bad[i].line);
-        if (rc != 2 || !strstr(errtext, bad[i].msg) || count_lines(errtext) != 1)
+        if (rc != 2 || !strstr(errtext, bad[i].msg) || tu_count_lines(errtext) != 1)
             fail_msg("'%s': rc %d, '%s', want '%s'", bad[i].line, rc, errtext, bad[i].msg);
         assert_memory_equal(errtext, "ipusim sweep: ", 14);
     }
@@ -625,11 +599,11 @@ static void test_make_plots(void **state)
     }
     char path[128], cmd[1024];
     snprintf(path, sizeof path, "%s/t.sweep", tmpdir);
-    spit(path, "# a test plot\nMACHINE=mk2\nSWEEP=\"--param k=64,128 -- gemm\"\nPLOT=line\n"
+    tu_write_file(path, "# a test plot\nMACHINE=mk2\nSWEEP=\"--param k=64,128 -- gemm\"\nPLOT=line\n"
                "TITLE=\"test: x against k\"\nFIXED=\"n = 64\"\nX=k\nXLABEL=\"k (elements)\"\n"
                "Y=\"x y\"\nYTITLES=\"x's|y\"\nYLABEL=\"x (cycles)\"\nSERIES=m\nLOGX=2\n");
     snprintf(path, sizeof path, "%s/t.csv", tmpdir);
-    spit(path, "k,m,status,x,y\n128,1,0,20,5\n64,1,0,10,4\n64,2,0,15,3\n128,2,0,30,2\n"
+    tu_write_file(path, "k,m,status,x,y\n128,1,0,20,5\n64,1,0,10,4\n64,2,0,15,3\n128,2,0,30,2\n"
                "256,2,3,,\n");
     snprintf(cmd, sizeof cmd,
              "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory plots "
@@ -637,7 +611,7 @@ static void test_make_plots(void **state)
              tmpdir, tmpdir, tmpdir);
     int rc = system(cmd);
     snprintf(path, sizeof path, "%s/make.log", tmpdir);
-    char *log = slurp(path);
+    char *log = tu_read_file(path);
     if (rc != 0)
         fail_msg("make plots failed: %s", log ? log : "");
     free(log);
@@ -645,11 +619,11 @@ static void test_make_plots(void **state)
     snprintf(path, sizeof path, "%s/t.png", tmpdir);
     assert_int_equal(stat(path, &st), 0);
     assert_true(st.st_size > 1000);
-    char *png = slurp(path);
+    char *png = tu_read_file(path);
     assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
     free(png);
     snprintf(path, sizeof path, "%s/t.svg", tmpdir);
-    char *svg = slurp(path);
+    char *svg = tu_read_file(path);
     assert_non_null(svg);
     assert_non_null(strstr(svg, "<svg"));
     assert_non_null(strstr(svg, "test: x against k"));

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/testutil.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,14 +37,6 @@ typedef struct run_out {
     trace_acc tr;
     uint64_t mem_hash;
 } run_out;
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
 
 /* Assemble src, run it on nipus x ntiles of mk2 with the fabric attached. Optional setup
  * callback may fill tile memory. */
@@ -75,7 +69,7 @@ static void run_prog(const char *src, uint32_t nipus, uint32_t ntiles, unsigned 
     out->mem_hash = 0xcbf29ce484222325ull;
     for (uint32_t i = 0; i < nipus; i++)
         for (uint32_t t = 0; t < ntiles; t++)
-            out->mem_hash = fnv(out->mem_hash, eng_tile_mem(g, i, t), 0x10000);
+            out->mem_hash = tu_fnv(out->mem_hash, eng_tile_mem(g, i, t), 0x10000);
     eng_free(g);
     xchg_sys_free(x);
     isa_prog_free(&prog);

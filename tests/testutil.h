@@ -1,0 +1,70 @@
+/* testutil: small helpers the cmocka suites share (header only; every function is static
+ * inline, so a suite that does not use one gets no warning). Include after <cmocka.h>. */
+#ifndef IPUSIM_TESTUTIL_H
+#define IPUSIM_TESTUTIL_H
+
+#include <libgen.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hw/text.h"
+
+/* FNV-1a over n bytes, continuing from h (start with 0xcbf29ce484222325). */
+static inline uint64_t tu_fnv(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* A fresh directory /tmp/ipusim-NAME-XXXXXX in buf; 0 or -1. */
+static inline int tu_mkdtemp(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "/tmp/ipusim-%s-XXXXXX", name);
+    return mkdtemp(buf) ? 0 : -1;
+}
+
+/* Remove a directory made by tu_mkdtemp, with its contents; 0 or -1. */
+static inline int tu_rmdir(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The ipusim binary next to a test binary: BUILD/tests/test_x -> BUILD/ipusim. */
+static inline void tu_bin_path(const char *argv0, char *out, size_t len)
+{
+    char self[4096];
+    snprintf(self, sizeof self, "%s", argv0);
+    snprintf(out, len, "%s/../ipusim", dirname(self));
+}
+
+/* Write text to path (the test fails if it cannot). */
+static inline void tu_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A whole file as a NUL-terminated malloc'd string, or NULL. */
+static inline char *tu_read_file(const char *path)
+{
+    size_t n;
+    return txt_read_file(path, (size_t)1 << 30, &n);
+}
+
+static inline int tu_count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+#endif
