@@ -206,6 +206,7 @@ static void test_csv_whole(void **state)
     assert_non_null(text);
     assert_int_equal(tu_count_lines(text), 1 + 5);
     assert_non_null(strstr(text, "external sync, 16 IPUs"));
+    free(text);
     snprintf(args, sizeof args, "ls %s | wc -l", tmpdir);
     FILE *p = popen(args, "r");
     int files = -1;
