@@ -22,18 +22,12 @@ static char tmpdir[64];
 /* Run "ipusim ARGS", capture stdout+stderr into out; return the exit status. */
 static int run(char *out, size_t len, const char *fmt, ...)
 {
-    char args[2048], cmd[8192];
+    char args[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, len - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return tu_run(bin, out, len, args);
 }
 
 static void test_usage_errors(void **state)

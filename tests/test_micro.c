@@ -165,14 +165,7 @@ static void test_unknown_name(void **state)
 
 static int run_cli(char *out, size_t len, const char *args)
 {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, len - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return tu_run(bin, out, len, args);
 }
 
 static void test_csv_whole(void **state)

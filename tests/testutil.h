@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "hw/text.h"
 
@@ -57,6 +58,20 @@ static inline char *tu_read_file(const char *path)
 {
     size_t n;
     return txt_read_file(path, (size_t)1 << 30, &n);
+}
+
+/* Run "BIN ARGS" with stderr joined to stdout; its output goes to out (cut to len - 1 bytes).
+ * Returns the exit status, or -1 when it did not exit normally. */
+static inline int tu_run(const char *bin, char *out, size_t len, const char *args)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 static inline int tu_count_lines(const char *s)
