@@ -7,6 +7,7 @@
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
 #   make bench-speed   simulator speed benchmark (bench/)
 #   make docs       regenerate docs/isa.md from isa/opcodes.def
+#   make check-layers  fail if an include points up or across the layers (make test runs it)
 #
 # Variables: BUILD=dir (default build), SAN=address,undefined | thread (sanitizer build),
 # TESTS=substring (run only the suites whose name contains it), CC, OPT.
@@ -26,7 +27,7 @@ LDFLAGS += -fsanitize=$(SAN)
 endif
 LDLIBS  := -lnuma -linih -lz -lm -pthread
 
-LIB_SRC   := $(sort $(wildcard hw/*.c isa/*.c fabric/*.c host/*.c workloads/*.c workloads/*/*.c))
+LIB_SRC   := $(sort $(wildcard base/*.c hw/*.c isa/*.c fabric/*.c host/*.c workloads/*.c workloads/*/*.c))
 CLI_SRC   := $(sort $(wildcard cli/*.c))
 TEST_SRC  := $(sort $(wildcard tests/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
@@ -44,7 +45,7 @@ SELECTED_TESTS := $(if $(TESTS),$(foreach t,$(TEST_BINS),$(if $(findstring $(TES
 DEB_PKGS := libnuma-dev libcmocka-dev zlib1g-dev libinih-dev gnuplot-nox
 FUZZ_PKGS := clang libclang-rt-14-dev
 
-.PHONY: all deps deps-fuzz run test fuzz bench-speed docs clean
+.PHONY: all deps deps-fuzz run test fuzz bench-speed docs clean check-layers
 .DEFAULT_GOAL := all
 
 all: $(BIN) $(LIB) ipusim
@@ -136,11 +137,15 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 # Every suite runs even when an earlier one fails; the target fails if any did.
 test: deps
 	@$(MAKE) --no-print-directory $(BIN) $(SELECTED_TESTS)
-	@fail=0; for t in $(SELECTED_TESTS); do \
+	@fail=0; bash tests/check_layers.sh || fail=1; for t in $(SELECTED_TESTS); do \
 	  echo "== $$t"; $$t || { echo "FAILED: $$t"; fail=1; }; \
 	done; \
 	if [ $$fail = 0 ]; then echo "make test: all suites passed"; else echo "make test: some suites FAILED"; fi; \
 	exit $$fail
+
+# Includes point downwards only (cli -> bench -> workloads -> host -> fabric -> hw -> isa -> base).
+check-layers:
+	@bash tests/check_layers.sh
 
 run: deps all
 	$(BIN) gemm --machine mk2 --m 1536 --n 1472 --k 512

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "hw/err.h"
+#include "base/err.h"
 #include "hw/machine.h"
 
 typedef struct cli_cmd {

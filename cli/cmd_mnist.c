@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "hw/text.h"
+#include "base/text.h"
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/mref.h"
 

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "fabric/link.h"
-#include "hw/err.h"
+#include "base/err.h"
 #include "hw/sim.h"
 
 typedef enum coll_op {

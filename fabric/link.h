@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hw/err.h"
+#include "base/err.h"
 #include "hw/machine.h"
 #include "hw/sim.h"
 

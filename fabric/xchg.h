@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "hw/engine.h"
-#include "hw/err.h"
+#include "base/err.h"
 #include "hw/machine.h"
 
 /* ---- the on-chip layout and latency model ---- */

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "fabric/xchg.h"
-#include "hw/text.h"
+#include "base/text.h"
 
 typedef struct busy {
     uint64_t a, b; /* [a, b) */

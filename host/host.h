@@ -47,7 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hw/err.h"
+#include "base/err.h"
 #include "hw/machine.h"
 #include "hw/sim.h"
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hw/err.h"
+#include "base/err.h"
 #include "hw/machine.h"
 #include "hw/tile.h"
 #include "isa/isa.h"

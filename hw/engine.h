@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "hw/chip.h"
-#include "hw/err.h"
+#include "base/err.h"
 #include "hw/machine.h"
 #include "isa/isa.h"
 

@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hw/err.h"
+#include "base/err.h"
 
 /* ---- Time ------------------------------------------------------------------------------- */
 

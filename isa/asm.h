@@ -26,7 +26,7 @@
 
 #include <stddef.h>
 
-#include "hw/err.h"
+#include "base/err.h"
 #include "isa/isa.h"
 
 /* Assemble `len` bytes of source named `name` (used in messages) into *out (decoded and ready

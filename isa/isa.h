@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hw/err.h"
+#include "base/err.h"
 
 /* ---- encoding diagram as macros ---- */
 #define ISA_INSN_BYTES 8u

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hw/text.h"
+#include "base/text.h"
 #include "isa/isa.h"
 
 /* Which fields of the encoding a format uses. */

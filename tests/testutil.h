@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "hw/text.h"
+#include "base/text.h"
 
 /* FNV-1a over n bytes, continuing from h (start with 0xcbf29ce484222325). */
 static inline uint64_t tu_fnv(uint64_t h, const void *p, size_t n)

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "hw/engine.h"
-#include "hw/err.h"
+#include "base/err.h"
 #include "hw/machine.h"
 
 typedef struct wl_gemm_cfg {

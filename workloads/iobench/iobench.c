@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "fabric/xchg.h"
-#include "hw/text.h"
+#include "base/text.h"
 #include "isa/asm.h"
 #include "isa/interp.h"
 #include "workloads/codelets.h"

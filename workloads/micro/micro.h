@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "hw/err.h"
+#include "base/err.h"
 #include "hw/machine.h"
 
 /* One line of the table. */

@@ -8,7 +8,7 @@
 
 #include "fabric/xchg.h"
 #include "hw/engine.h"
-#include "hw/text.h"
+#include "base/text.h"
 #include "workloads/micro/micro.h"
 
 /* ---- running one program ---- */
@@ -50,7 +50,7 @@ int micro_add(wl_micro_table *t, err *e, const char *bench, const char *unit, do
 
 /* ---- assembly text ---- */
 
-/* Programs are built with hw/text.h (txt, txt_printf). */
+/* Programs are built with base/text.h (txt, txt_printf). */
 
 /* ---- what the preset implies (micro.c; each a formula over mach fields) ---- */
 

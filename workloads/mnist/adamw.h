@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "hw/err.h"
+#include "base/err.h"
 
 typedef struct adamw_cfg {
     double lr, beta1, beta2, eps, weight_decay;

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hw/err.h"
+#include "base/err.h"
 #include "workloads/mnist/idx.h"
 
 #define MDATA_ROWS 28

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hw/err.h"
+#include "base/err.h"
 #include "workloads/mnist/adamw.h"
 #include "workloads/mnist/data.h"
 

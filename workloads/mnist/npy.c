@@ -3,7 +3,7 @@
  * arrays we exchange). Models nothing. Leaves out: other dtypes, big-endian data, structured
  * arrays, pickled objects and Fortran order for arrays of two or more dimensions; each is
  * rejected with a message naming the file. Assumes a little-endian host. */
-#include "hw/text.h"
+#include "base/text.h"
 #include "workloads/mnist/npy.h"
 
 #include <ctype.h>

@@ -1,5 +1,5 @@
 /* text: growing printf strings and whole-file reads. Models nothing; see text.h. */
-#include "hw/text.h"
+#include "base/text.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* err: status-and-message records passed up from the core to the CLI. Models nothing; it is
  * the plumbing that lets the core stay silent. Messages longer than ERR_MSG_MAX are cut. */
-#include "hw/err.h"
+#include "base/err.h"
 
 #include <stdarg.h>
 #include <stdio.h>
