@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "hw/engine.h"
+#include "host/system.h"
 #include "isa/asm.h"
 #include "workloads/gemm/gemm.h"
 
@@ -57,9 +57,10 @@ static int bench_loop(unsigned threads, result *r)
     }
     double t[RUNS];
     for (int i = 0; i < RUNS; i++) {
-        eng_cfg cfg = {.threads = threads, .max_cycles = UINT64_MAX / 4};
+        sys_cfg cfg = {.threads = threads, .max_cycles = UINT64_MAX / 4};
         mach_builtin(&cfg.m, "mk2", &e);
-        eng *g = eng_new(&cfg, &e);
+        sys *sy = sys_new(&cfg, &e);
+        eng *g = sy ? sys_engine(sy) : NULL;
         if (!g || eng_load(g, &prog, &e) != ERR_OK) {
             fprintf(stderr, "%s\n", e.msg);
             return 1;
@@ -71,7 +72,7 @@ static int bench_loop(unsigned threads, result *r)
         }
         t[i] = now() - t0;
         eng_get_stats(g, &r->st);
-        eng_free(g);
+        sys_free(sy);
     }
     qsort(t, RUNS, sizeof t[0], cmp_double);
     r->seconds = t[RUNS / 2];
@@ -89,14 +90,14 @@ static int bench_gemm(unsigned threads, result *r)
     for (int i = 0; i < RUNS; i++) {
         wl_gemm_cfg cfg = {1536, 1472, 512, 1, 0, threads, UINT64_MAX / 4};
         wl_gemm_result res;
-        eng *g = NULL;
-        if (wl_gemm_run(&m, &cfg, &res, &g, &e) != ERR_OK) {
+        sys *sy = NULL;
+        if (wl_gemm_run(&m, &cfg, &res, &sy, &e) != ERR_OK) {
             fprintf(stderr, "%s\n", e.msg);
             return 1;
         }
         t[i] = res.host_seconds;
-        eng_get_stats(g, &r->st);
-        eng_free(g);
+        eng_get_stats(sys_engine(sy), &r->st);
+        sys_free(sy);
     }
     qsort(t, RUNS, sizeof t[0], cmp_double);
     r->seconds = t[RUNS / 2];

@@ -51,11 +51,12 @@ int cli_cmd_gemm(int argc, char **argv)
     wl_gemm_cfg cfg = {(uint32_t)M, (uint32_t)N, (uint32_t)K, seed, check, (unsigned)threads,
                        max_cycles};
     wl_gemm_result r;
-    eng *g = NULL;
-    rc = wl_gemm_run(&m, &cfg, &r, &g, &e);
+    sys *s = NULL;
+    rc = wl_gemm_run(&m, &cfg, &r, &s, &e);
     double host = r.host_seconds;
     if (rc != ERR_OK)
         return cli_report_err(cmd, &e);
+    eng *g = sys_engine(s);
 
     char what[96];
     snprintf(what, sizeof what, "gemm %llux%llux%llu", (unsigned long long)M,
@@ -81,7 +82,7 @@ int cli_cmd_gemm(int argc, char **argv)
         if (cli_report_json(cmd, json, g, what, host, extra) != 0)
             rc = 2;
     }
-    eng_free(g);
+    sys_free(s);
     if (r.checked && r.mismatches)
         return 3;
     return rc;

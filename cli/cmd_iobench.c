@@ -94,13 +94,13 @@ int cli_cmd_iobench(int argc, char **argv)
     if (host_cfg_check(&c.host, &e) != ERR_OK)
         return cli_report_err(cmd, &e);
     wl_iobench_result r;
-    eng *g = NULL;
-    hio *h = NULL;
+    sys *s = NULL;
     double t0 = cli_now();
-    rc = wl_iobench_run(&m, &c, &r, &g, &h, &e);
+    rc = wl_iobench_run(&m, &c, &r, &s, &e);
     double host_s = cli_now() - t0;
     if (rc != ERR_OK)
         return cli_report_err(cmd, &e);
+    eng *g = sys_engine(s);
 
     char what[160], dist[64];
     snprintf(what, sizeof what, "io-bench batch %u x %u px %s, work %llu MAC/sample, %u steps, "
@@ -144,7 +144,6 @@ int cli_cmd_iobench(int argc, char **argv)
                      (unsigned long long)r.io[2]);
         rc = cli_report_json(cmd, json, g, what, host_s, extra);
     }
-    eng_free(g);
-    hio_free(h);
+    sys_free(s);
     return rc;
 }

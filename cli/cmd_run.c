@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "fabric/xchg.h"
+#include "host/system.h"
 #include "hw/engine.h"
 #include "isa/isa.h"
 
@@ -102,7 +102,7 @@ int cli_cmd_run(int argc, char **argv)
     }
     err e;
     err_clear(&e);
-    eng_cfg cfg = {.threads = (unsigned)threads, .max_cycles = max_cycles};
+    sys_cfg cfg = {.threads = (unsigned)threads, .max_cycles = max_cycles};
     rc = cli_machine_resolve(cmd, &mo, &cfg.m);
     if (rc)
         return rc;
@@ -116,14 +116,12 @@ int cli_cmd_run(int argc, char **argv)
     rc = cli_load_prog(cmd, path, &prog);
     if (rc)
         return rc;
-    xchg_sys *fab = xchg_sys_new(&cfg.m, &e);
-    eng *g = fab ? eng_new(&cfg, &e) : NULL;
-    if (!g) {
-        xchg_sys_free(fab);
+    sys *s = sys_new(&cfg, &e);
+    if (!s) {
         isa_prog_free(&prog);
         return cli_report_err(cmd, &e);
     }
-    xchg_sys_attach(fab, g);
+    eng *g = sys_engine(s);
     rc = eng_load(g, &prog, &e);
     double t0 = cli_now();
     if (rc == ERR_OK)
@@ -141,8 +139,7 @@ int cli_cmd_run(int argc, char **argv)
     } else {
         cli_report_err(cmd, &e);
     }
-    eng_free(g);
-    xchg_sys_free(fab);
+    sys_free(s);
     isa_prog_free(&prog);
     return rc;
 }

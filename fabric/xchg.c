@@ -15,13 +15,29 @@
 #include "fabric/xchg.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "fabric/link.h"
+#include "fabric/sync.h"
+#include "hw/pool.h"
 #include "hw/sim.h"
+
+/* A stream with what the fabric needs to deliver it. */
+typedef struct delivery {
+    eng_stream s;
+    const uint8_t *data;
+    uint32_t dst_addr;
+    uint32_t src_pc;
+    uint8_t global;
+} delivery;
 
 struct xchg_sys {
     mach m;
     link_net *net;
+    xchg_trace_fn trace;
+    void *trace_ctx;
+    delivery *dv; /* scratch: the streams of the delivery under way */
+    size_t ndv, capdv;
 };
 
 uint32_t xchg_column(const mach *m, uint32_t tile)
@@ -103,6 +119,233 @@ static int global(void *ctx, sim *k, eng_stream *s, size_t n, err *e)
     return rc;
 }
 
+/* ---- delivery: gather, time, check, copy ---- */
+
+typedef struct dkey {
+    uint32_t dst_ipu, dst_tile;
+    uint64_t arrive;
+    uint32_t seq; /* index in g->dv: the gather order breaks ties */
+} dkey;
+
+static int cmp_key(const void *a, const void *b)
+{
+    const dkey *x = a, *y = b;
+    if (x->dst_ipu != y->dst_ipu)
+        return x->dst_ipu < y->dst_ipu ? -1 : 1;
+    if (x->dst_tile != y->dst_tile)
+        return x->dst_tile < y->dst_tile ? -1 : 1;
+    if (x->arrive != y->arrive)
+        return x->arrive < y->arrive ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static delivery *push(xchg_sys *g)
+{
+    if (g->ndv == g->capdv) {
+        size_t cap = g->capdv ? 2 * g->capdv : 1024;
+        delivery *n = realloc(g->dv, cap * sizeof *n);
+        if (!n)
+            return NULL;
+        g->dv = n;
+        g->capdv = cap;
+    }
+    return &g->dv[g->ndv++];
+}
+
+typedef struct copy_job {
+    const xchg_sys *x;
+    const eng_xview *v;
+    const dkey *keys;
+    const size_t *at; /* receiver r owns keys[at[r] .. at[r+1]) */
+} copy_job;
+
+static void copy_receiver(void *ctx, size_t r)
+{
+    copy_job *j = ctx;
+    for (size_t x = j->at[r]; x < j->at[r + 1]; x++) {
+        const delivery *d = &j->x->dv[j->keys[x].seq];
+        uint8_t *mem = chip_tile_mem(&j->v->chips[d->s.dst_ipu], d->s.dst_tile);
+        memcpy(mem + d->dst_addr, d->data, d->s.bytes);
+    }
+}
+
+/* Gather the pending sends of IPUs [lo, hi) into g->dv: on-chip first, then global. */
+static int gather(xchg_sys *g, const eng_xview *v, uint32_t lo, uint32_t hi, int global,
+                  size_t *n_onchip)
+{
+    g->ndv = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            *n_onchip = g->ndv;
+        if (pass == 1 && !global)
+            break;
+        for (uint32_t i = lo; i < hi; i++) {
+            for (uint32_t t = 0; t < v->chips[i].ntiles; t++) {
+                const tile_outbox *o = &v->chips[i].tiles[t].out;
+                for (size_t k = 0; k < o->n; k++) {
+                    const tile_send *s = &o->s[k];
+                    if (s->kind > TILE_GSEND || s->global != pass)
+                        continue;
+                    uint32_t first = s->dst & 0xffffu;
+                    uint32_t count = s->global ? 1 : (s->dst >> 16) + 1;
+                    for (uint32_t d = 0; d < count; d++) {
+                        delivery *v = push(g);
+                        if (!v)
+                            return -1;
+                        v->s = (eng_stream){
+                            .src_ipu = i,
+                            .src_tile = t,
+                            .dst_ipu = s->global ? s->dst >> 16 : i,
+                            .dst_tile = first + d,
+                            .bytes = s->bytes,
+                            .send = s->start,
+                        };
+                        v->data = o->data + s->data;
+                        v->dst_addr = s->dst_addr;
+                        v->src_pc = s->pc;
+                        v->global = s->global;
+                    }
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* Remove delivered sends from the outboxes of IPUs [lo, hi). */
+static void clear_sent(const eng_xview *v, uint32_t lo, uint32_t hi, int global)
+{
+    for (uint32_t i = lo; i < hi; i++) {
+        for (uint32_t t = 0; t < v->chips[i].ntiles; t++) {
+            tile_outbox *o = &v->chips[i].tiles[t].out;
+            size_t keep = 0;
+            for (size_t k = 0; k < o->n; k++)
+                if (o->s[k].kind > TILE_GSEND || (o->s[k].global && !global))
+                    o->s[keep++] = o->s[k];
+            o->n = keep;
+            if (keep == 0)
+                o->used = 0;
+        }
+    }
+}
+
+/* The fabric's timing of n streams: on-chip first (n_on of them), then between IPUs. */
+static int time_streams(xchg_sys *g, size_t n_on, err *e)
+{
+    size_t n = g->ndv;
+    eng_stream *st = malloc(n * sizeof *st);
+    if (!st)
+        return err_set(e, ERR_INPUT, "out of host memory for the exchange");
+    for (size_t x = 0; x < n; x++)
+        st[x] = g->dv[x].s;
+    onchip(g, st, n_on);
+    int rc = n > n_on ? global(g, NULL, st + n_on, n - n_on, e) : ERR_OK;
+    for (size_t x = 0; rc == ERR_OK && x < n; x++)
+        g->dv[x].s = st[x];
+    free(st);
+    return rc;
+}
+
+/* Sort the streams by (receiver, arrival, gather order) into keys and check that a receiver
+ * takes one stream at a time; at[r] is where receiver r's streams begin (at[nrecv] = n). */
+static int check_receivers(const xchg_sys *g, dkey *keys, size_t *at, size_t *nrecv, err *e)
+{
+    size_t n = g->ndv;
+    for (size_t x = 0; x < n; x++) {
+        const eng_stream *s = &g->dv[x].s;
+        keys[x] = (dkey){s->dst_ipu, s->dst_tile, s->arrive, (uint32_t)x};
+    }
+    qsort(keys, n, sizeof *keys, cmp_key);
+    *nrecv = 0;
+    for (size_t x = 0; x < n; x++) {
+        const eng_stream *cur = &g->dv[keys[x].seq].s;
+        if (x == 0 || keys[x].dst_ipu != keys[x - 1].dst_ipu ||
+            keys[x].dst_tile != keys[x - 1].dst_tile) {
+            at[(*nrecv)++] = x;
+            continue;
+        }
+        const eng_stream *prev = &g->dv[keys[x - 1].seq].s;
+        if (cur->arrive < prev->end)
+            return err_set(e, ERR_FAULT,
+                           "ipu %u tile %u cycle %llu: exchange conflict: the stream from ipu %u "
+                           "tile %u lands at cycles %llu..%llu and the stream from ipu %u tile %u "
+                           "at cycles %llu..%llu",
+                           cur->dst_ipu, cur->dst_tile, (unsigned long long)cur->arrive,
+                           prev->src_ipu, prev->src_tile, (unsigned long long)prev->arrive,
+                           (unsigned long long)prev->end - 1, cur->src_ipu, cur->src_tile,
+                           (unsigned long long)cur->arrive, (unsigned long long)cur->end - 1);
+    }
+    at[*nrecv] = n;
+    return ERR_OK;
+}
+
+/* Per IPU of [lo, hi): bytes received on chip, bytes sent and received over the links, and
+ * the span from the first send to the last landing of each, in a fixed order. */
+static void account(const xchg_sys *g, const eng_xview *v, uint32_t lo, uint32_t hi)
+{
+    for (uint32_t i = lo; i < hi; i++) {
+        eng_ipu_stats *st = &v->ipu[i];
+        uint64_t fs = UINT64_MAX, le = 0, gfs = UINT64_MAX, gle = 0;
+        for (size_t x = 0; x < g->ndv; x++) {
+            const eng_stream *s = &g->dv[x].s;
+            if (!g->dv[x].global && s->dst_ipu == i) {
+                st->xchg_bytes += s->bytes;
+                st->xchg_streams++;
+                fs = s->send < fs ? s->send : fs;
+                le = s->end > le ? s->end : le;
+            } else if (g->dv[x].global && (s->dst_ipu == i || s->src_ipu == i)) {
+                if (s->src_ipu == i)
+                    st->global_tx_bytes += s->bytes;
+                if (s->dst_ipu == i)
+                    st->global_rx_bytes += s->bytes;
+                gfs = s->send < gfs ? s->send : gfs;
+                gle = s->end > gle ? s->end : gle;
+            }
+        }
+        if (le > fs)
+            st->xchg_cycles += le - fs;
+        if (gle > gfs)
+            st->global_cycles += gle - gfs;
+    }
+}
+
+static int deliver(void *ctx, const eng_xview *v, uint32_t lo, uint32_t hi, int global,
+                   eng_moved *moved, err *e)
+{
+    xchg_sys *g = ctx;
+    size_t n_on = 0;
+    *moved = (eng_moved){0, 0, 0};
+    if (gather(g, v, lo, hi, global, &n_on) != 0)
+        return err_set(e, ERR_INPUT, "out of host memory for the exchange");
+    size_t n = g->ndv;
+    *moved = (eng_moved){n_on, n - n_on, 0};
+    if (n == 0)
+        return ERR_OK;
+    dkey *keys = malloc(n * sizeof *keys);
+    size_t *at = malloc((n + 1) * sizeof *at), nrecv = 0;
+    int rc = keys && at ? time_streams(g, n_on, e)
+                        : err_set(e, ERR_INPUT, "out of host memory for the exchange");
+    if (rc == ERR_OK)
+        rc = check_receivers(g, keys, at, &nrecv, e);
+    if (rc == ERR_OK) {
+        copy_job job = {g, v, keys, at};
+        pool_run(v->pool, nrecv, copy_receiver, &job);
+        account(g, v, lo, hi);
+        for (size_t x = 0; x < n; x++) {
+            const delivery *d = &g->dv[keys[x].seq];
+            moved->end = d->s.end > moved->end ? d->s.end : moved->end;
+            if (g->trace)
+                g->trace(g->trace_ctx, &d->s, d->global);
+        }
+        clear_sent(v, lo, hi, global);
+    }
+    free(keys);
+    free(at);
+    return rc;
+}
+
+/* ---- the fabric port ---- */
+
 xchg_sys *xchg_sys_new(const mach *m, err *e)
 {
     xchg_sys *x = calloc(1, sizeof *x);
@@ -130,13 +373,32 @@ void xchg_sys_free(xchg_sys *x)
     if (!x)
         return;
     link_net_free(x->net);
+    free(x->dv);
     free(x);
+}
+
+static void classify(void *ctx, const chip *c, eng_sync *s)
+{
+    const xchg_sys *x = ctx;
+    sync_classify(&x->m, c, s);
+}
+
+static int deadlock(void *ctx, chip *chips, const eng_sync *s, uint32_t nipus, err *e)
+{
+    (void)ctx;
+    return sync_deadlock(chips, s, nipus, e);
 }
 
 void xchg_sys_attach(xchg_sys *x, eng *g)
 {
-    eng_fabric f = {.ctx = x, .onchip = onchip, .global = global};
+    eng_fabric f = {.ctx = x, .deliver = deliver, .sync = classify, .deadlock = deadlock};
     eng_set_fabric(g, &f);
+}
+
+void xchg_set_trace(xchg_sys *x, xchg_trace_fn fn, void *ctx)
+{
+    x->trace = fn;
+    x->trace_ctx = ctx;
 }
 
 struct link_net *xchg_sys_links(xchg_sys *x)

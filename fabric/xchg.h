@@ -33,6 +33,10 @@ xchg_sys *xchg_sys_new(const mach *m, err *e);
 void xchg_sys_free(xchg_sys *x);
 /* Plug its timing into an engine built for the same machine; x must outlive the run. */
 void xchg_sys_attach(xchg_sys *x, eng *g);
+/* Called for every delivered stream (global = 1 for streams between IPUs), receiver by
+ * receiver in arrival order. */
+typedef void (*xchg_trace_fn)(void *ctx, const eng_stream *s, int global);
+void xchg_set_trace(xchg_sys *x, xchg_trace_fn fn, void *ctx);
 /* The IPU-Link network (fabric/link.h), for statistics and collectives. */
 struct link_net *xchg_sys_links(xchg_sys *x);
 

@@ -42,9 +42,11 @@ eng *eng_new(const eng_cfg *cfg, err *e)
     g->pend = calloc(g->nipus, sizeof *g->pend);
     g->done = calloc(g->nipus, 1);
     g->ipu = calloc(g->nipus, sizeof *g->ipu);
+    g->sync = calloc(g->nipus, sizeof *g->sync);
     g->pool = pool_new(cfg->threads ? cfg->threads : pool_online_cpus());
     g->k = sim_new();
-    if (!g->chips || !g->run || !g->rel || !g->last || !g->pend || !g->done || !g->ipu || !g->pool || !g->k) {
+    if (!g->chips || !g->run || !g->rel || !g->last || !g->pend || !g->done || !g->ipu || !g->sync ||
+        !g->pool || !g->k) {
         err_set(e, ERR_INPUT, "out of memory");
         eng_free(g);
         return NULL;
@@ -72,7 +74,7 @@ void eng_free(eng *g)
     free(g->pend);
     free(g->done);
     free(g->ipu);
-    free(g->dv);
+    free(g->sync);
     free(g->code);
     pool_free(g->pool);
     if (g->k)
@@ -189,90 +191,21 @@ static void schedule_release(eng *g, int ipu, int group, uint64_t cycle)
     sim_schedule_at(g->k, mach_cycles_to_ps(&g->m, cycle), on_release, r);
 }
 
-/* Append "a-b,c,..." for the tiles of chip c in `state` (zone < 0: any zone). */
-static size_t list_tiles(const chip *c, tile_state state, int zone, char *buf, size_t len)
-{
-    size_t n = 0, used = 0;
-    buf[0] = '\0';
-    uint32_t t = 0;
-    while (t < c->ntiles) {
-        const tile *x = &c->tiles[t];
-        if (x->state != state || (zone >= 0 && x->zone != (uint32_t)zone)) {
-            t++;
-            continue;
-        }
-        uint32_t a = t;
-        while (t + 1 < c->ntiles && c->tiles[t + 1].state == state &&
-               (zone < 0 || c->tiles[t + 1].zone == (uint32_t)zone))
-            t++;
-        n += t - a + 1;
-        if (used + 32 < len) {
-            if (a == t)
-                used += (size_t)snprintf(buf + used, len - used, "%s%u", used ? "," : "", a);
-            else
-                used += (size_t)snprintf(buf + used, len - used, "%s%u-%u", used ? "," : "", a, t);
-        } else if (used + 4 < len && buf[used - 1] != '.') {
-            used += (size_t)snprintf(buf + used, len - used, ",...");
-        }
-        t++;
-    }
-    return n;
-}
-
-static int deadlock(eng *g, const chip *c, uint64_t at, err *e)
-{
-    char list[400], msg[2400];
-    size_t used = (size_t)snprintf(msg, sizeof msg, "ipu %u cycle %llu: sync deadlock:", c->id,
-                                   (unsigned long long)at);
-    for (uint32_t z = 0; z < ISA_NZONES && used < sizeof msg; z++) {
-        size_t n = list_tiles(c, TILE_SYNC, (int)z, list, sizeof list);
-        if (n || z <= ISA_ZONE_EXTERNAL)
-            used += (size_t)snprintf(msg + used, sizeof msg - used, "%s waiting at %s sync: %zu "
-                                     "tiles (%s)", z ? ";" : "", isa_zone_name(z), n,
-                                     n ? list : "none");
-    }
-    size_t nh = list_tiles(c, TILE_HALTED, -1, list, sizeof list);
-    if (used < sizeof msg)
-        snprintf(msg + used, sizeof msg - used, "; missing (halted): %zu tiles (%s)", nh,
-                 nh ? list : "none");
-    err_set(e, ERR_FAULT, "%s", msg);
-    for (uint32_t t = 0; t < c->ntiles; t++)
-        if (c->tiles[t].state == TILE_SYNC)
-            tile_set_fault(&c->tiles[t], FAULT_SYNC_DEADLOCK, c->tiles[t].at);
-    (void)g;
-    return ERR_FAULT;
-}
-
-/* Release latency of a zone: internal from the machine; GS1 and GS2 span every IPU with the
- * external formula; the host zones add the host's part. */
-static uint64_t zone_latency(const eng *g, uint32_t zone)
-{
-    switch (zone) {
-    case ISA_ZONE_INTERNAL:
-    case ISA_ZONE_GROUP: return g->m.sync_internal;
-    case ISA_ZONE_INTERNAL_HOST:
-    case ISA_ZONE_GROUP_HOST: return (uint64_t)g->m.sync_internal + g->m.sync_host;
-    case ISA_ZONE_EXTERNAL:
-    case ISA_ZONE_GS2: return mach_sync_external(&g->m);
-    default: return (uint64_t)mach_sync_external(&g->m) + g->m.sync_host;
-    }
-}
-
 static uint64_t max_u64(uint64_t a, uint64_t b)
 {
     return a > b ? a : b;
 }
 
-static int is_external(uint32_t z)
+/* Deliver the pending exchange of IPUs [lo, hi) through the fabric port. */
+static int deliver(eng *g, uint32_t lo, uint32_t hi, int global, eng_moved *m, err *e)
 {
-    return z == ISA_ZONE_EXTERNAL || z == ISA_ZONE_GS2 || z == ISA_ZONE_EXTERNAL_HOST ||
-           z == ISA_ZONE_GS2_HOST;
+    eng_xview v = {g->chips, g->nipus, g->pool, g->ipu};
+    return g->fabric.deliver(g->fabric.ctx, &v, lo, hi, global, m, e);
 }
 
-static int is_host(uint32_t z)
+static uint64_t copy_cycles(const eng_htime *t)
 {
-    return z == ISA_ZONE_INTERNAL_HOST || z == ISA_ZONE_GROUP_HOST ||
-           z == ISA_ZONE_EXTERNAL_HOST || z == ISA_ZONE_GS2_HOST;
+    return t->begin + t->mid + t->remote + t->end;
 }
 
 /* Account an IPU-wide superstep of IPU i, from g->last[i] to its release `rel`: the tiles'
@@ -309,104 +242,96 @@ static void account(eng *g, uint32_t i, uint64_t first, uint64_t work_end, eng_m
         cat[ENG_CAT_MID] += ht->mid;
         cat[ENG_CAT_REMOTE] += ht->remote;
         cat[ENG_CAT_END] += ht->end;
-        t += ht->begin + ht->mid + ht->remote + ht->end;
+        t += copy_cycles(ht);
     }
     cat[ENG_CAT_SYNC] += rel > t ? rel - t : 0;
     g->last[i] = rel;
 }
 
-typedef struct ipu_scan {
-    uint32_t nhalt, nzone[ISA_NZONES];
-    uint32_t ngrp[ISA_NGROUPS], ngz[ISA_NGROUPS][2]; /* [0] group, [1] group_host */
-    uint64_t at, at_grp[ISA_NGROUPS];
-    uint64_t first; /* the latest arrival of the group that arrived first (all groups) */
-} ipu_scan;
-
-static void scan(const chip *c, ipu_scan *s)
+/* IPU i's tiles have all halted: its last on-chip exchange lands, and it is done. */
+static int finish_ipu(eng *g, uint32_t i, const eng_sync *s, err *e)
 {
-    memset(s, 0, sizeof *s);
-    uint64_t all[ISA_NGROUPS] = {0};
-    for (uint32_t t = 0; t < c->ntiles; t++) {
-        const tile *x = &c->tiles[t];
-        uint32_t gr = x->group < ISA_NGROUPS ? x->group : 0;
-        s->ngrp[gr]++;
-        s->at = max_u64(s->at, x->at);
-        all[gr] = max_u64(all[gr], x->at);
-        if (x->state == TILE_HALTED) {
-            s->nhalt++;
-        } else if (x->state == TILE_SYNC && x->zone < ISA_NZONES) {
-            s->nzone[x->zone]++;
-            if (x->zone == ISA_ZONE_GROUP || x->zone == ISA_ZONE_GROUP_HOST) {
-                s->ngz[gr][x->zone == ISA_ZONE_GROUP_HOST]++;
-                s->at_grp[gr] = max_u64(s->at_grp[gr], x->at);
-            }
-        }
-    }
-    s->first = s->at;
-    for (uint32_t gr = 0; gr < ISA_NGROUPS; gr++)
-        if (s->ngrp[gr] && all[gr] < s->first)
-            s->first = all[gr];
+    eng_moved moved;
+    int rc = deliver(g, i, i + 1, 0, &moved, e);
+    if (rc != ERR_OK)
+        return rc;
+    chip *c = &g->chips[i];
+    g->done[i] = 1;
+    c->finish = max_u64(s->at, moved.end);
+    account(g, i, c->finish, c->finish, moved, c->finish, NULL, c->finish);
+    return ERR_OK;
 }
 
-/* Release the sync groups of IPU i that have all arrived at `group`/`group_host`. */
-static int release_groups(eng *g, uint32_t i, const ipu_scan *s, int *progress, err *e)
+/* IPU i's tiles all wait at an IPU-wide zone: its exchange lands, the host copies (for
+ * internal_host), then the release after the zone's latency. */
+static int release_ipu(eng *g, uint32_t i, const eng_sync *s, err *e)
 {
-    for (uint32_t gr = 0; gr < ISA_NGROUPS; gr++) {
-        if (!s->ngrp[gr] || rel_of(g, (int)i, (int)gr)->pending)
-            continue;
-        int host = s->ngz[gr][1] == s->ngrp[gr];
-        if (!host && s->ngz[gr][0] != s->ngrp[gr])
+    eng_moved moved;
+    int rc = deliver(g, i, i + 1, 0, &moved, e);
+    if (rc != ERR_OK)
+        return rc;
+    uint64_t start = max_u64(s->at, moved.end);
+    eng_htime ht = {0, 0, 0, 0};
+    if (s->host && (rc = eng_host_copy(g, i, -1, start, &ht, e)) != ERR_OK)
+        return rc;
+    uint64_t rel = start + copy_cycles(&ht) + s->latency;
+    account(g, i, s->first, start, moved, start, s->host ? &ht : NULL, rel);
+    schedule_release(g, (int)i, -1, rel);
+    return ERR_OK;
+}
+
+/* Release the sync groups of IPU i whose tiles have all arrived (and whose release is not
+ * already scheduled); with group_host, the group's host copies come first and overlap the
+ * other tiles' work (they show in the IPU's time split only where the IPU waited). */
+static int release_groups(eng *g, uint32_t i, const eng_sync *s, int *progress, err *e)
+{
+    for (uint32_t k = 0; k < s->ngroups; k++) {
+        const eng_group_wait *w = &s->group[k];
+        if (rel_of(g, (int)i, (int)w->group)->pending)
             continue;
         eng_htime ht = {0, 0, 0, 0};
-        if (host) {
-            int rc = eng_host_copy(g, i, (int)gr, s->at_grp[gr], &ht, e);
+        if (w->host) {
+            int rc = eng_host_copy(g, i, (int)w->group, w->at, &ht, e);
             if (rc != ERR_OK)
                 return rc;
-        }
-        uint64_t copy = ht.begin + ht.mid + ht.remote + ht.end;
-        uint32_t z = host ? ISA_ZONE_GROUP_HOST : ISA_ZONE_GROUP;
-        uint64_t rel = s->at_grp[gr] + copy + zone_latency(g, z);
-        if (host) {
             g->ipu[i].io[0] += ht.begin;
             g->ipu[i].io[1] += ht.mid + ht.remote;
             g->ipu[i].io[2] += ht.end;
             g->pend[i][0] += ht.begin;
             g->pend[i][1] += ht.mid + ht.remote;
-            g->pend[i][2] += ht.end + zone_latency(g, z);
+            g->pend[i][2] += ht.end + w->latency;
         }
-        schedule_release(g, (int)i, (int)gr, rel);
+        schedule_release(g, (int)i, (int)w->group, w->at + copy_cycles(&ht) + w->latency);
         *progress = 1;
     }
     return ERR_OK;
 }
 
-/* The whole system waits at external zone z; every IPU has arrived by `at`. */
-static int release_external(eng *g, uint32_t z, uint64_t at, err *e)
+/* Every IPU waits at the external zone of s[0..nipus); the last arrived at `at`. The global
+ * exchange lands, the host copies of every IPU run (for the zones with the host), and every
+ * IPU is released together. */
+static int release_external(eng *g, const eng_sync *s, uint64_t at, err *e)
 {
-    uint64_t land = 0;
-    int rc = eng_deliver(g, 0, g->nipus, 1, &land, e);
+    eng_moved moved;
+    int rc = deliver(g, 0, g->nipus, 1, &moved, e);
     if (rc != ERR_OK)
         return rc;
-    eng_moved moved = eng_last_moved(g);
-    uint64_t start = max_u64(at, land), end = start;
+    uint64_t start = max_u64(at, moved.end), end = start;
     eng_htime *ht = calloc(g->nipus, sizeof *ht);
     if (!ht)
         return err_set(e, ERR_INPUT, "out of host memory");
-    for (uint32_t i = 0; is_host(z) && i < g->nipus; i++) {
-        rc = eng_host_copy(g, i, -1, start, &ht[i], e);
-        if (rc != ERR_OK) {
+    for (uint32_t i = 0; s[0].host && i < g->nipus; i++) {
+        if ((rc = eng_host_copy(g, i, -1, start, &ht[i], e)) != ERR_OK) {
             free(ht);
             return rc;
         }
-        end = max_u64(end, start + ht[i].begin + ht[i].mid + ht[i].remote + ht[i].end);
+        end = max_u64(end, start + copy_cycles(&ht[i]));
     }
-    uint64_t rel = end + zone_latency(g, z);
+    uint64_t rel = end + s[0].latency;
     for (uint32_t i = 0; i < g->nipus; i++) {
-        uint64_t own = 0;
-        for (uint32_t t = 0; t < g->ntiles; t++)
-            own = max_u64(own, g->chips[i].tiles[t].at);
-        account(g, i, own, max_u64(own, moved.onchip || moved.global ? land : 0), moved, start,
-                is_host(z) ? &ht[i] : NULL, rel);
+        uint64_t own = s[i].at;
+        account(g, i, own, max_u64(own, moved.onchip || moved.global ? moved.end : 0), moved,
+                start, s[0].host ? &ht[i] : NULL, rel);
     }
     free(ht);
     if (g->has_host && g->host.retire)
@@ -415,12 +340,9 @@ static int release_external(eng *g, uint32_t z, uint64_t at, err *e)
     return ERR_OK;
 }
 
-/* After a round: report the first fault; release every zone that is complete (delivering
- * the exchange and the host copies first); detect deadlock. ERR_OK with *progress set when
- * something was scheduled (*progress 0: every tile has halted), or ERR_FAULT. */
-static int resolve(eng *g, int *progress, err *e)
+/* The run's error for the earliest fault by (cycle, ipu, tile), or ERR_OK when none. */
+static int first_fault(const eng *g, err *e)
 {
-    /* faults: the earliest by (cycle, ipu, tile) */
     const tile *first = NULL;
     uint64_t first_t = 0;
     for (uint32_t i = 0; i < g->nipus; i++) {
@@ -435,121 +357,86 @@ static int resolve(eng *g, int *progress, err *e)
             }
         }
     }
-    if (first) {
-        char buf[512];
-        tile_fault_text(first, buf, sizeof buf);
-        return err_set(e, ERR_FAULT, "%s", buf);
-    }
+    if (!first)
+        return ERR_OK;
+    char buf[512];
+    tile_fault_text(first, buf, sizeof buf);
+    return err_set(e, ERR_FAULT, "%s", buf);
+}
 
-    *progress = 0;
-    /* zones already released (at a later time than the kernel has reached) wait for that */
-    int pending = 0;
+static int any_pending(const eng *g)
+{
     size_t nrel = (size_t)g->nipus * (ISA_NGROUPS + 1) + 1;
     for (size_t x = 0; x < nrel; x++)
-        pending |= g->rel[x].pending;
-    if (rel_of(g, -1, -1)->pending) {
-        *progress = 1;
+        if (g->rel[x].pending)
+            return 1;
+    return 0;
+}
+
+/* What the IPUs waiting at external zones are: how many, the latest arrival, whether they
+ * wait at different zones, and whether every IPU not done waits at one. */
+typedef struct ext_wait {
+    uint32_t n;
+    unsigned zone; /* of the last one */
+    uint64_t at;
+    int mixed, all;
+} ext_wait;
+
+/* Settle IPU i after a round: finish it, release its IPU-wide zone or its groups, or note
+ * that it waits at an external zone. */
+static int settle_ipu(eng *g, uint32_t i, int *progress, ext_wait *x, err *e)
+{
+    eng_sync *s = &g->sync[i];
+    if (g->done[i]) {
+        s->what = ENG_WAIT_DONE;
         return ERR_OK;
     }
-    int ext_ready = 0, any_done = 0, all_ext = 1, mixed = 0, all_done = 1;
-    uint32_t ext_zone = 0;
-    uint64_t ext_at = 0, stuck_at = 0;
-    const chip *ext_chip = NULL, *stuck = NULL;
+    if (rel_of(g, (int)i, -1)->pending) {
+        x->all = 0;
+        return ERR_OK;
+    }
+    g->fabric.sync(g->fabric.ctx, &g->chips[i], s);
+    if (s->what == ENG_WAIT_EXTERNAL) {
+        x->mixed |= x->n && s->zone != x->zone;
+        x->zone = s->zone;
+        x->at = max_u64(x->at, s->at);
+        x->n++;
+        return ERR_OK;
+    }
+    x->all = 0;
+    if (s->what == ENG_WAIT_NONE)
+        return release_groups(g, i, s, progress, e);
+    *progress = 1;
+    return s->what == ENG_WAIT_DONE ? finish_ipu(g, i, s, e) : release_ipu(g, i, s, e);
+}
+
+/* After a round: report the first fault; release every zone that is complete (delivering
+ * the exchange and the host copies first); detect deadlock. ERR_OK with *progress set when
+ * something was scheduled (*progress 0: every tile has halted), or ERR_FAULT. */
+static int resolve(eng *g, int *progress, err *e)
+{
+    int rc = first_fault(g, e);
+    if (rc != ERR_OK)
+        return rc;
+    *progress = rel_of(g, -1, -1)->pending; /* the whole system waits for that */
+    if (*progress)
+        return ERR_OK;
+    int pending = any_pending(g), all_done = 1;
+    ext_wait x = {0, 0, 0, 0, 1};
     for (uint32_t i = 0; i < g->nipus; i++) {
-        chip *c = &g->chips[i];
-        if (g->done[i]) {
-            any_done = 1;
-            continue;
-        }
-        all_done = 0;
-        if (rel_of(g, (int)i, -1)->pending) {
-            all_ext = 0;
-            continue;
-        }
-        ipu_scan s;
-        scan(c, &s);
-        uint64_t land = 0;
-        if (s.nhalt == c->ntiles) {
-            int rc = eng_deliver(g, i, i + 1, 0, &land, e);
-            if (rc != ERR_OK)
-                return rc;
-            g->done[i] = 1;
-            c->finish = max_u64(s.at, land);
-            account(g, i, c->finish, c->finish, eng_last_moved(g), c->finish, NULL, c->finish);
-            any_done = 1;
-            all_ext = 0;
-            *progress = 1;
-            continue;
-        }
-        uint32_t wide = s.nzone[ISA_ZONE_INTERNAL] == c->ntiles        ? ISA_ZONE_INTERNAL
-                        : s.nzone[ISA_ZONE_INTERNAL_HOST] == c->ntiles ? ISA_ZONE_INTERNAL_HOST
-                                                                        : ISA_NZONES;
-        if (wide < ISA_NZONES) {
-            int rc = eng_deliver(g, i, i + 1, 0, &land, e);
-            if (rc != ERR_OK)
-                return rc;
-            eng_moved moved = eng_last_moved(g);
-            uint64_t start = max_u64(s.at, land);
-            eng_htime ht = {0, 0, 0, 0};
-            if (wide == ISA_ZONE_INTERNAL_HOST && (rc = eng_host_copy(g, i, -1, start, &ht, e)))
-                return rc;
-            uint64_t rel = start + ht.begin + ht.mid + ht.remote + ht.end + zone_latency(g, wide);
-            account(g, i, s.first, start, moved, start, wide == ISA_ZONE_INTERNAL_HOST ? &ht : NULL,
-                    rel);
-            schedule_release(g, (int)i, -1, rel);
-            *progress = 1;
-            all_ext = 0;
-            continue;
-        }
-        uint32_t ext = ISA_NZONES;
-        for (uint32_t z = 0; z < ISA_NZONES; z++)
-            if (is_external(z) && s.nzone[z] == c->ntiles)
-                ext = z;
-        if (ext < ISA_NZONES) {
-            if (ext_ready && ext != ext_zone)
-                mixed = 1;
-            ext_zone = ext;
-            ext_ready++;
-            ext_at = max_u64(ext_at, s.at);
-            ext_chip = c;
-            continue;
-        }
-        all_ext = 0;
-        int before = *progress;
-        int rc = release_groups(g, i, &s, progress, e);
-        if (rc != ERR_OK)
+        all_done &= g->done[i];
+        if ((rc = settle_ipu(g, i, progress, &x, e)) != ERR_OK)
             return rc;
-        if (*progress == before && !stuck) {
-            int any_runnable = 0;
-            for (uint32_t t = 0; t < c->ntiles; t++)
-                any_runnable |= c->tiles[t].state == TILE_RUNNABLE;
-            if (!any_runnable) {
-                stuck = c;
-                stuck_at = s.at;
-            }
-        }
     }
-    if (ext_ready && all_ext && !*progress) {
-        if (any_done || mixed)
-            return err_set(e, ERR_FAULT,
-                           "ipu %u cycle %llu: sync deadlock: %d IPUs wait at an external sync; "
-                           "missing: %s",
-                           ext_chip->id, (unsigned long long)ext_at, ext_ready,
-                           mixed ? "IPUs waiting at a different external zone"
-                                 : "IPUs whose tiles have all halted");
-        int rc = release_external(g, ext_zone, ext_at, e);
-        if (rc != ERR_OK)
-            return rc;
+    if (x.n && x.all && !*progress) {
+        if (x.n < g->nipus || x.mixed) /* some IPU is done, or IPUs wait at other zones */
+            return g->fabric.deadlock(g->fabric.ctx, g->chips, g->sync, g->nipus, e);
         *progress = 1;
+        return release_external(g, g->sync, x.at, e);
     }
-    if (!*progress && pending)
-        *progress = 1;
-    if (!*progress && !all_done)
-        return stuck ? deadlock(g, stuck, stuck_at, e)
-                     : err_set(e, ERR_FAULT, "ipu %u cycle %llu: sync deadlock: %d IPUs wait at "
-                                             "an external sync; missing: IPUs elsewhere",
-                               ext_chip ? ext_chip->id : 0, (unsigned long long)ext_at,
-                               ext_ready);
+    if (!*progress && !pending && !all_done)
+        return g->fabric.deadlock(g->fabric.ctx, g->chips, g->sync, g->nipus, e);
+    *progress |= pending;
     return ERR_OK;
 }
 
@@ -557,6 +444,8 @@ int eng_run(eng *g, err *e)
 {
     if (!g->loaded)
         return err_set(e, ERR_INPUT, "no program loaded");
+    if (!g->has_fabric)
+        return err_set(e, ERR_INPUT, "no fabric attached to the engine");
     for (;;) {
         g->nrun = 0;
         for (uint32_t i = 0; i < g->nipus; i++)
@@ -586,19 +475,19 @@ int eng_run(eng *g, err *e)
             sim_run(g->k, mach_cycles_to_ps(&g->m, first));
     }
     /* global sends nobody synced for still land (after every tile halted) */
-    uint64_t end = 0;
-    int rc = eng_deliver(g, 0, g->nipus, 1, &end, e);
+    eng_moved moved;
+    int rc = deliver(g, 0, g->nipus, 1, &moved, e);
     if (rc != ERR_OK)
         return rc;
     for (uint32_t i = 0; i < g->nipus; i++)
-        g->chips[i].finish = max_u64(g->chips[i].finish, end);
+        g->chips[i].finish = max_u64(g->chips[i].finish, moved.end);
     return ERR_OK;
 }
 
 void eng_set_fabric(eng *g, const eng_fabric *f)
 {
     g->fabric = *f;
-    g->has_fabric = f->onchip && f->global;
+    g->has_fabric = f->deliver && f->sync && f->deadlock;
 }
 
 void eng_set_host(eng *g, const eng_host *h)
@@ -607,11 +496,6 @@ void eng_set_host(eng *g, const eng_host *h)
     g->has_host = h->copy != NULL;
 }
 
-void eng_set_trace(eng *g, eng_trace_fn fn, void *ctx)
-{
-    g->trace = fn;
-    g->trace_ctx = ctx;
-}
 
 sim *eng_kernel(eng *g)
 {

@@ -43,14 +43,66 @@ typedef struct eng_stream {
     uint64_t end;    /* cycle after the last word has landed (filled by the fabric) */
 } eng_stream;
 
-/* The fabric plugs its timing in here (fabric/xchg.c builds one). Without a fabric, an
- * exchange instruction is a simulated fault. */
+/* ---- the engine's fabric port ----------------------------------------------------------
+ * The fabric (fabric/xchg.h) offers the engine two things: the exchange (timing, conflict
+ * checks and delivery of the streams the tiles logged) and the sync zones (which zone is
+ * complete, its latency, and the deadlock report). The engine keeps the tiles, the rounds,
+ * the release events and the time accounting. */
+
+/* What the engine lends the fabric for a delivery. */
+typedef struct eng_xview {
+    chip *chips;
+    uint32_t nipus;
+    struct pool *pool;          /* the host threads (hw/pool.h), for copying in parallel */
+    struct eng_ipu_stats *ipu;  /* per IPU: the exchange's bytes and cycles are added here */
+} eng_xview;
+
+/* What a delivery moved: streams within IPUs and between them, and the cycle after the last
+ * word landed (0 when nothing was sent). */
+typedef struct eng_moved {
+    size_t onchip, global;
+    uint64_t end;
+} eng_moved;
+
+/* What the sync zones make of one IPU after a compute round. */
+typedef enum eng_wait {
+    ENG_WAIT_NONE,     /* no IPU-wide zone is complete (sync groups may be: see group[]) */
+    ENG_WAIT_DONE,     /* every tile has halted */
+    ENG_WAIT_IPU,      /* every tile waits at one IPU-wide zone (internal, internal_host) */
+    ENG_WAIT_EXTERNAL, /* every tile waits at one external zone (GS1, GS2, with the host) */
+} eng_wait;
+
+/* A sync group whose tiles all wait at `group` or `group_host`. */
+typedef struct eng_group_wait {
+    uint32_t group;
+    int host;         /* group_host: the host's copies come first */
+    uint64_t at;      /* the group's latest arrival */
+    uint64_t latency; /* the zone's release latency */
+} eng_group_wait;
+
+typedef struct eng_sync {
+    eng_wait what;
+    unsigned zone;     /* ENG_WAIT_IPU, ENG_WAIT_EXTERNAL: the zone */
+    int host;          /* the zone takes the host's copies */
+    uint64_t latency;  /* cycles from the last arrival to the release, host copies aside */
+    uint64_t at;       /* the latest arrival (or halt) of any tile of the IPU */
+    uint64_t first;    /* the latest arrival of the sync group whose tiles arrived first */
+    int runnable;      /* some tile is still runnable */
+    uint32_t ngroups;  /* ENG_WAIT_NONE: the complete sync groups, in group order */
+    eng_group_wait group[ISA_NGROUPS];
+} eng_sync;
+
+/* The fabric's interface (bound to the engine's port "fabric"). */
 typedef struct eng_fabric {
     void *ctx;
-    /* on-chip: fill arrive and end of n streams within one IPU */
-    void (*onchip)(void *ctx, eng_stream *s, size_t n);
-    /* between IPUs: fill arrive and end of n streams over the IPU-Links, using the kernel */
-    int (*global)(void *ctx, struct sim *k, eng_stream *s, size_t n, err *e);
+    /* Deliver the pending exchange of IPUs [lo, hi): on-chip streams, and streams between
+     * IPUs too when `global` is set. ERR_OK, or ERR_FAULT (a receiver conflict). */
+    int (*deliver)(void *ctx, const eng_xview *v, uint32_t lo, uint32_t hi, int global,
+                   eng_moved *moved, err *e);
+    /* Classify IPU c after a compute round. */
+    void (*sync)(void *ctx, const chip *c, eng_sync *s);
+    /* Report a deadlock (s[i]: IPU i's classification): always ERR_FAULT. */
+    int (*deadlock)(void *ctx, chip *chips, const eng_sync *s, uint32_t nipus, err *e);
 } eng_fabric;
 
 /* One host copy (stream copy or remote-buffer copy) of one tile, as the host sees it. */
@@ -100,9 +152,6 @@ enum {
 /* Names of the categories as PopVision shows them. */
 const char *eng_cat_name(unsigned cat);
 
-/* Called for every delivered stream (global = 1 for streams between IPUs), in a fixed order. */
-typedef void (*eng_trace_fn)(void *ctx, const eng_stream *s, int global);
-
 /* Per-IPU accounting (FACTS.md section 5 names: DoExchange, GlobalExchange). */
 typedef struct eng_ipu_stats {
     uint64_t supersteps;      /* syncs released */
@@ -142,11 +191,10 @@ int eng_load(eng *g, const isa_prog *prog, err *e);
 /* Run to completion. ERR_OK, or ERR_FAULT with "ipu I tile T ctx C pc P cycle N: reason". */
 int eng_run(eng *g, err *e);
 
-/* Attach the fabric's timing (copied) and an optional trace of deliveries. */
+/* Attach the fabric (copied). */
 void eng_set_fabric(eng *g, const eng_fabric *f);
 /* Attach the host (copied). */
 void eng_set_host(eng *g, const eng_host *h);
-void eng_set_trace(eng *g, eng_trace_fn fn, void *ctx);
 /* The engine's simulation kernel (the fabric's link model schedules its events on it). */
 struct sim *eng_kernel(eng *g);
 

@@ -1,4 +1,5 @@
-/* engine_int: the engine's private layout, shared by engine.c and engine_xchg.c. */
+/* engine_int: the engine's private layout, shared by engine.c, engine_host.c and
+ * engine_stats.c. */
 #ifndef IPUSIM_ENGINE_INT_H
 #define IPUSIM_ENGINE_INT_H
 
@@ -13,20 +14,6 @@ typedef struct release {
     uint64_t cycle; /* the cycle the tiles resume at */
     int pending;    /* scheduled, not yet carried out */
 } release;
-
-/* What the last eng_deliver() moved: streams within IPUs and between them. */
-typedef struct eng_moved {
-    size_t onchip, global;
-} eng_moved;
-
-/* A stream with what the engine needs to deliver it. */
-typedef struct delivery {
-    eng_stream s;
-    const uint8_t *data;
-    uint32_t dst_addr;
-    uint32_t src_pc;
-    uint8_t global;
-} delivery;
 
 struct eng {
     eng_cfg cfg;
@@ -50,22 +37,9 @@ struct eng {
     int has_fabric;
     eng_host host;
     int has_host;
-    eng_trace_fn trace;
-    void *trace_ctx;
     eng_ipu_stats *ipu;   /* per IPU */
-    /* scratch for exchange resolution */
-    delivery *dv;
-    size_t ndv, capdv;
-    eng_moved moved;
+    eng_sync *sync;       /* per IPU: what the zones made of it after the last round */
 };
-
-/* Deliver the pending exchange of IPUs [lo, hi): on-chip sends, and global sends too when
- * `global` is set. Checks receiver conflicts, copies payloads in parallel, accounts bytes
- * and cycles, clears the delivered sends. *end is the cycle after the last word landed (0 if
- * nothing was sent). ERR_OK or ERR_FAULT. */
-int eng_deliver(struct eng *g, uint32_t lo, uint32_t hi, int global, uint64_t *end, err *e);
-
-eng_moved eng_last_moved(const struct eng *g);
 
 /* Carry out the host copies of the tiles of IPU `ipu` (group -1: all its tiles; else those
  * in the sync group) that arrived by `at`: ERR_OK with *t filled (zero when there were

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hw/engine.h"
+#include "host/system.h"
 #include "isa/asm.h"
 #include "workloads/gemm/gemm.h"
 
@@ -67,13 +67,14 @@ static void run_with(unsigned threads, uint32_t nipus, uint32_t ntiles, snapshot
     isa_prog prog;
     if (asm_assemble("det.s", prog_src, strlen(prog_src), &prog, &e) != ERR_OK)
         fail_msg("%s", e.msg);
-    eng_cfg cfg = {.threads = threads, .max_cycles = 100000000};
+    sys_cfg cfg = {.threads = threads, .max_cycles = 100000000};
     assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
     cfg.m.nipus = nipus;
     if (ntiles)
         cfg.m.tiles_per_ipu = ntiles;
-    eng *g = eng_new(&cfg, &e);
-    assert_non_null(g);
+    sys *sy = sys_new(&cfg, &e);
+    assert_non_null(sy);
+    eng *g = sys_engine(sy);
     assert_int_equal(eng_threads(g), threads);
     assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
     if (eng_run(g, &e) != ERR_OK)
@@ -93,7 +94,7 @@ static void run_with(unsigned threads, uint32_t nipus, uint32_t ntiles, snapshot
             memcpy(&ipu_word, eng_tile_mem(g, i, t) + 0x8004, 4);
             assert_int_equal(ipu_word, i);
         }
-    eng_free(g);
+    sys_free(sy);
     isa_prog_free(&prog);
 }
 
@@ -130,16 +131,17 @@ static void test_deadlock_report(void **state)
     err_clear(&e);
     isa_prog prog;
     assert_int_equal(asm_assemble("dl.s", src, strlen(src), &prog, &e), ERR_OK);
-    eng_cfg cfg = {.threads = 2, .max_cycles = 100000};
+    sys_cfg cfg = {.threads = 2, .max_cycles = 100000};
     mach_builtin(&cfg.m, "mk2", &e);
     cfg.m.tiles_per_ipu = 8;
-    eng *g = eng_new(&cfg, &e);
+    sys *sy = sys_new(&cfg, &e);
+    eng *g = sys_engine(sy);
     assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
     assert_int_equal(eng_run(g, &e), ERR_FAULT);
     assert_non_null(strstr(e.msg, "sync deadlock"));
     assert_non_null(strstr(e.msg, "internal sync: 7 tiles (0-2,4-7)"));
     assert_non_null(strstr(e.msg, "missing (halted): 1 tiles (3)"));
-    eng_free(g);
+    sys_free(sy);
     isa_prog_free(&prog);
 }
 
@@ -155,15 +157,16 @@ static void test_external_deadlock(void **state)
     err_clear(&e);
     isa_prog prog;
     assert_int_equal(asm_assemble("dl2.s", src, strlen(src), &prog, &e), ERR_OK);
-    eng_cfg cfg = {.threads = 2, .max_cycles = 100000};
+    sys_cfg cfg = {.threads = 2, .max_cycles = 100000};
     mach_builtin(&cfg.m, "mk2", &e);
     cfg.m.tiles_per_ipu = 4;
     cfg.m.nipus = 2;
-    eng *g = eng_new(&cfg, &e);
+    sys *sy = sys_new(&cfg, &e);
+    eng *g = sys_engine(sy);
     assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
     assert_int_equal(eng_run(g, &e), ERR_FAULT);
     assert_non_null(strstr(e.msg, "external sync"));
-    eng_free(g);
+    sys_free(sy);
     isa_prog_free(&prog);
 }
 
@@ -194,13 +197,13 @@ static void test_gemm_reference(void **state)
     mach_builtin(&m, "mk2", &e);
     wl_gemm_cfg cfg = {130, 97, 64, 7, 1, 2, 100000000};
     wl_gemm_result r;
-    eng *g = NULL;
-    if (wl_gemm_run(&m, &cfg, &r, &g, &e) != ERR_OK)
+    sys *sy = NULL;
+    if (wl_gemm_run(&m, &cfg, &r, &sy, &e) != ERR_OK)
         fail_msg("%s", e.msg);
     assert_true(r.checked);
     assert_int_equal(r.mismatches, 0);
     assert_true(r.worst_ratio <= 1.0);
-    eng_free(g);
+    sys_free(sy);
 
     /* the same with a deliberately wrong tolerance would fail: the bound is not vacuous */
     assert_true(wl_gemm_bound(64, 1.0) < 1e-5);
@@ -216,11 +219,11 @@ static void test_gemm_peak(void **state)
     mach_builtin(&m, "mk2", &e);
     wl_gemm_cfg cfg = {768, 736, 256, 3, 0, 2, 100000000};
     wl_gemm_result r;
-    eng *g = NULL;
-    if (wl_gemm_run(&m, &cfg, &r, &g, &e) != ERR_OK)
+    sys *sy = NULL;
+    if (wl_gemm_run(&m, &cfg, &r, &sy, &e) != ERR_OK)
         fail_msg("%s", e.msg);
     assert_true(r.pct_peak >= 80.0);
-    eng_free(g);
+    sys_free(sy);
 }
 
 /* Exact cycles of the GEMM codelet on one tile, from its model (workloads/gemm/gemm.s):
@@ -240,12 +243,12 @@ static void test_gemm_one_tile_cycles(void **state)
     m.tiles_per_ipu = 1;
     wl_gemm_cfg cfg = {8, 8, 16, 5, 1, 1, 100000};
     wl_gemm_result r;
-    eng *g = NULL;
-    if (wl_gemm_run(&m, &cfg, &r, &g, &e) != ERR_OK)
+    sys *sy = NULL;
+    if (wl_gemm_run(&m, &cfg, &r, &sy, &e) != ERR_OK)
         fail_msg("%s", e.msg);
     assert_int_equal(r.mismatches, 0);
     assert_int_equal(r.cycles, 240);
-    eng_free(g);
+    sys_free(sy);
 }
 
 int main(void)

@@ -30,12 +30,10 @@ static wl_iobench_result run(const mach *m, const wl_iobench_cfg *c)
     err e;
     err_clear(&e);
     wl_iobench_result r;
-    eng *g = NULL;
-    hio *h = NULL;
-    if (wl_iobench_run(m, c, &r, &g, &h, &e) != ERR_OK)
+    sys *sy = NULL;
+    if (wl_iobench_run(m, c, &r, &sy, &e) != ERR_OK)
         fail_msg("%s", e.msg);
-    eng_free(g);
-    hio_free(h);
+    sys_free(sy);
     return r;
 }
 
@@ -191,12 +189,10 @@ static void test_remote_buffer(void **state)
     assert_int_equal(asm_assemble("rb.s", src, strlen(src), &prog, &e), ERR_OK);
     mach m = small(1);
     hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default()};
-    hio *h = hio_new(&m, &hc, &e);
-    assert_non_null(h);
-    eng_cfg ec = {.m = m, .threads = 1, .max_cycles = 10000000};
-    eng *g = eng_new(&ec, &e);
-    assert_non_null(g);
-    hio_attach(h, g);
+    sys_cfg sc = {.m = m, .threads = 1, .max_cycles = 10000000, .host = &hc};
+    sys *sy = sys_new(&sc, &e);
+    assert_non_null(sy);
+    eng *g = sys_engine(sy);
     assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
     uint8_t *mem = eng_tile_mem(g, 0, 0);
     for (int i = 0; i < 4096; i++)
@@ -208,8 +204,7 @@ static void test_remote_buffer(void **state)
     eng_get_ipu_stats(g, 0, &st);
     assert_int_equal(st.cat[ENG_CAT_REMOTE], 2 * 3675);
     assert_int_equal(st.remote_bytes, 2 * 4096);
-    eng_free(g);
-    hio_free(h);
+    sys_free(sy);
     isa_prog_free(&prog);
 }
 
@@ -219,21 +214,20 @@ static void test_bad_configs(void **state)
     mach m = small(64);
     err e;
     wl_iobench_result r;
-    eng *g;
-    hio *h;
+    sys *sy;
     wl_iobench_cfg c = wl_iobench_defaults();
     c.io_tiles = 3;
-    assert_int_equal(wl_iobench_run(&m, &c, &r, &g, &h, &e), ERR_INPUT);
+    assert_int_equal(wl_iobench_run(&m, &c, &r, &sy, &e), ERR_INPUT);
     assert_non_null(strstr(e.msg, "odd"));
     c.io_tiles = 64;
-    assert_int_equal(wl_iobench_run(&m, &c, &r, &g, &h, &e), ERR_INPUT);
+    assert_int_equal(wl_iobench_run(&m, &c, &r, &sy, &e), ERR_INPUT);
     /* two I/O tiles cannot hold 4,000 images of 784 fp32 pixels: the message gives the rule
        of thumb, 1.05 x 12,544,000 / 624,000 = 21.1 -> 16 (nearest power of two) */
     mach big = small(1472);
     c = wl_iobench_defaults();
     c.batch = 4000;
     c.io_tiles = 2;
-    assert_int_equal(wl_iobench_run(&big, &c, &r, &g, &h, &e), ERR_INPUT);
+    assert_int_equal(wl_iobench_run(&big, &c, &r, &sy, &e), ERR_INPUT);
     assert_non_null(strstr(e.msg, "rule of thumb for this micro-batch is 16 I/O tiles"));
     assert_int_equal(wl_iobench_rule_of_thumb(12544000), 16);
     assert_int_equal(wl_iobench_rule_of_thumb(125440), 2);

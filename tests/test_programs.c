@@ -22,8 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric/xchg.h"
-#include "hw/engine.h"
+#include "host/system.h"
 #include "isa/asm.h"
 
 static uint32_t parse_value(const char *v)
@@ -69,7 +68,7 @@ static void run_program(void **state)
     char *src = tu_read_file(path);
     assert_non_null(src);
 
-    eng_cfg cfg = {.threads = 1, .max_cycles = 10000000};
+    sys_cfg cfg = {.threads = 1, .max_cycles = 10000000};
     err e;
     err_clear(&e);
     assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
@@ -104,12 +103,10 @@ static void run_program(void **state)
     int rc = asm_assemble(path, src, strlen(src), &prog, &e);
     if (rc != ERR_OK)
         fail_msg("%s: does not assemble:\n%s", path, e.msg);
-    xchg_sys *fab = xchg_sys_new(&cfg.m, &e);
-    if (!fab)
+    sys *sy = sys_new(&cfg, &e);
+    if (!sy)
         fail_msg("%s: %s", path, e.msg);
-    eng *g = eng_new(&cfg, &e);
-    assert_non_null(g);
-    xchg_sys_attach(fab, g);
+    eng *g = sys_engine(sy);
     assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
     rc = eng_run(g, &e);
 
@@ -165,8 +162,7 @@ static void run_program(void **state)
             fail_msg("%s: %.*s: got %u (0x%x), want %u (0x%x)", path, (int)strcspn(l, "\n"), l,
                      got, got, want, want);
     }
-    eng_free(g);
-    xchg_sys_free(fab);
+    sys_free(sy);
     isa_prog_free(&prog);
     free(src);
 }

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hw/engine.h"
+#include "host/system.h"
 #include "isa/asm.h"
 
 enum { OPK_ALU, OPK_BR, OPK_RUN, OPK_RUNALL, OPK_JOIN, OPK_HALT };
@@ -155,17 +155,18 @@ static uint64_t engine_cycles(const char *src)
     isa_prog prog;
     if (asm_assemble("gen.s", src, strlen(src), &prog, &e) != ERR_OK)
         fail_msg("%s", e.msg);
-    eng_cfg cfg = {.threads = 1, .max_cycles = 1000000};
+    sys_cfg cfg = {.threads = 1, .max_cycles = 1000000};
     assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
     cfg.m.tiles_per_ipu = 1;
-    eng *g = eng_new(&cfg, &e);
-    assert_non_null(g);
+    sys *sy = sys_new(&cfg, &e);
+    assert_non_null(sy);
+    eng *g = sys_engine(sy);
     assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
     if (eng_run(g, &e) != ERR_OK)
         fail_msg("%s", e.msg);
     eng_stats st;
     eng_get_stats(g, &st);
-    eng_free(g);
+    sys_free(sy);
     isa_prog_free(&prog);
     return st.cycles;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fabric/xchg.h"
+#include "host/system.h"
 #include "isa/asm.h"
 
 typedef struct trace_acc {
@@ -48,18 +49,16 @@ static void run_prog(const char *src, uint32_t nipus, uint32_t ntiles, unsigned 
     isa_prog prog;
     if (asm_assemble("x.s", src, strlen(src), &prog, &e) != ERR_OK)
         fail_msg("%s", e.msg);
-    eng_cfg cfg = {.threads = threads, .max_cycles = 100000000};
+    sys_cfg cfg = {.threads = threads, .max_cycles = 100000000};
     assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
     cfg.m.nipus = nipus;
     cfg.m.tiles_per_ipu = ntiles;
-    xchg_sys *x = xchg_sys_new(&cfg.m, &e);
-    if (!x)
+    sys *sy = sys_new(&cfg, &e);
+    if (!sy)
         fail_msg("%s", e.msg);
-    eng *g = eng_new(&cfg, &e);
-    assert_non_null(g);
-    xchg_sys_attach(x, g);
+    eng *g = sys_engine(sy);
     memset(out, 0, sizeof *out);
-    eng_set_trace(g, on_trace, &out->tr);
+    xchg_set_trace(sys_fabric(sy), on_trace, &out->tr);
     assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
     if (setup)
         setup(g);
@@ -70,8 +69,7 @@ static void run_prog(const char *src, uint32_t nipus, uint32_t ntiles, unsigned 
     for (uint32_t i = 0; i < nipus; i++)
         for (uint32_t t = 0; t < ntiles; t++)
             out->mem_hash = tu_fnv(out->mem_hash, eng_tile_mem(g, i, t), 0x10000);
-    eng_free(g);
-    xchg_sys_free(x);
+    sys_free(sy);
     isa_prog_free(&prog);
 }
 

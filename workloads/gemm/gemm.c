@@ -77,7 +77,7 @@ static void put32(uint8_t *mem, uint32_t addr, uint32_t v)
     memcpy(mem + addr, &v, 4);
 }
 
-int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, eng **out, err *e)
+int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **out, err *e)
 {
     memset(r, 0, sizeof *r);
     *out = NULL;
@@ -125,8 +125,9 @@ int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, eng **
 
     mach mm = *m;
     mm.nipus = 1;
-    eng_cfg ec = {.m = mm, .threads = cfg->threads, .max_cycles = cfg->max_cycles};
-    eng *g = eng_new(&ec, e);
+    sys_cfg sc = {.m = mm, .threads = cfg->threads, .max_cycles = cfg->max_cycles};
+    sys *sy = sys_new(&sc, e);
+    eng *g = sy ? sys_engine(sy) : NULL;
     int rc = g ? eng_load(g, &prog, e) : e->status;
     if (rc != ERR_OK)
         goto out;
@@ -220,13 +221,11 @@ int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, eng **
 out:
     free(A);
     free(B);
+    isa_prog_free(&prog); /* the engine decoded its own copy of the text at eng_load */
     if (rc != ERR_OK) {
-        eng_free(g);
-        isa_prog_free(&prog);
+        sys_free(sy);
         return rc;
     }
-    /* the engine keeps a pointer to the program; it is freed with the engine's owner */
-    isa_prog_free(&prog);
-    *out = g;
+    *out = sy;
     return ERR_OK;
 }

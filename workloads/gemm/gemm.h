@@ -4,8 +4,8 @@
 
 #include <stdint.h>
 
-#include "hw/engine.h"
 #include "base/err.h"
+#include "host/system.h"
 #include "hw/machine.h"
 
 typedef struct wl_gemm_cfg {
@@ -31,9 +31,9 @@ typedef struct wl_gemm_result {
 } wl_gemm_result;
 
 /* Build an engine of one IPU of m, load the codelet and the inputs, run, check. On ERR_OK
- * the engine is returned in *out (caller frees with eng_free) for reports. A mismatch with
+ * the system is returned in *out (caller frees with sys_free) for reports. A mismatch with
  * the reference is not an error here: see r->mismatches. */
-int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, eng **out, err *e);
+int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **out, err *e);
 
 /* The fp32 error bound used by the check for one element: gamma(K+1) * sum_k |a_ik b_kj|,
  * gamma(n) = n u / (1 - n u), u = 2^-24 (each product and each sum rounds once). */

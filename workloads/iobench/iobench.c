@@ -184,12 +184,11 @@ static uint32_t align16(uint64_t x)
     return (uint32_t)((x + 15) & ~(uint64_t)15);
 }
 
-int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r, eng **out,
-                   hio **hout, err *e)
+int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r, sys **out,
+                   err *e)
 {
     memset(r, 0, sizeof *r);
     *out = NULL;
-    *hout = NULL;
     if (c->batch == 0 || c->sample_px == 0 || c->steps == 0)
         return err_set(e, ERR_INPUT, "io-bench: --batch, --sample-px and --steps must be positive");
     if (c->dtype < IOB_FP32 || c->dtype > IOB_INT8)
@@ -218,9 +217,8 @@ int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r,
     isa_prog prog;
     memset(&prog, 0, sizeof prog);
     char *src = NULL;
+    sys *s = NULL;
     eng *g = NULL;
-    hio *h = NULL;
-    xchg_sys *fab = NULL;
     fill_ctx fc = {c};
 
     /* a first assembly without the hand-over fixes the image size, hence the addresses */
@@ -313,13 +311,12 @@ int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r,
     hc.out.prep_ps = 0;
     if ((rc = host_cfg_check(&hc.in, e)) != ERR_OK)
         goto done;
-    eng_cfg ec = {.m = mm, .threads = c->threads, .max_cycles = c->max_cycles};
-    if (!(fab = xchg_sys_new(&mm, e)) || !(h = hio_new(&mm, &hc, e)) || !(g = eng_new(&ec, e))) {
+    sys_cfg sc = {.m = mm, .threads = c->threads, .max_cycles = c->max_cycles, .host = &hc};
+    if (!(s = sys_new(&sc, e))) {
         rc = e->status ? e->status : ERR_INPUT;
         goto done;
     }
-    xchg_sys_attach(fab, g);
-    hio_attach(h, g);
+    g = sys_engine(s);
     if ((rc = eng_load(g, &prog, e)) != ERR_OK)
         goto done;
     int64_t params = isa_prog_sym(&prog, "params"), ioparams = isa_prog_sym(&prog, "ioparams");
@@ -361,13 +358,9 @@ done:
     free(xf);
     isa_prog_free(&prog);
     if (rc != ERR_OK) {
-        eng_free(g);
-        hio_free(h);
-        xchg_sys_free(fab);
+        sys_free(s);
         return rc;
     }
-    xchg_sys_free(fab); /* the run is over: the engine no longer needs the fabric */
-    *out = g;
-    *hout = h;
+    *out = s;
     return ERR_OK;
 }

@@ -13,8 +13,7 @@
 
 #include <stdint.h>
 
-#include "host/hio.h"
-#include "hw/engine.h"
+#include "host/system.h"
 
 enum { IOB_FP32 = 0, IOB_FP16 = 1, IOB_INT8 = 2 };
 
@@ -60,8 +59,8 @@ typedef struct wl_iobench_result {
 
 /* Build, run and measure. ERR_INPUT for bad configurations (one line, e.g. I/O tiles that
  * cannot hold a micro-batch: the message gives the rule-of-thumb count). *out gets the
- * engine for reports (caller frees with eng_free), *hout the host (hio_free). */
-int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r, eng **out,
-                   hio **hout, err *e);
+ * system for reports (its engine and host; the caller frees it with sys_free). */
+int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r, sys **out,
+                   err *e);
 
 #endif

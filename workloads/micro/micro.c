@@ -147,21 +147,15 @@ int micro_run_prog(const mach *m, const micro_prog *p, const wl_micro_cfg *cfg, 
         isa_prog_free(&prog);
         return rc;
     }
-    eng_cfg ec = {.m = *m, .threads = cfg ? cfg->threads : 0, .max_cycles = 100000000000ull};
-    ec.m.nipus = p->nipus;
-    ec.m.tiles_per_ipu = p->ntiles;
-    if (p->fabric && !(r->x = xchg_sys_new(&ec.m, e))) {
+    sys_cfg sc = {.m = *m, .threads = cfg ? cfg->threads : 0, .max_cycles = 100000000000ull};
+    sc.m.nipus = p->nipus;
+    sc.m.tiles_per_ipu = p->ntiles;
+    if (!(r->s = sys_new(&sc, e))) {
         isa_prog_free(&prog);
         return e->status;
     }
-    r->g = eng_new(&ec, e);
-    if (!r->g) {
-        isa_prog_free(&prog);
-        return e->status;
-    }
-    if (r->x)
-        xchg_sys_attach(r->x, r->g);
-    eng_set_trace(r->g, on_trace, r);
+    r->g = sys_engine(r->s);
+    xchg_set_trace(sys_fabric(r->s), on_trace, r);
     rc = eng_load(r->g, &prog, e);
     isa_prog_free(&prog);
     if (rc != ERR_OK)
@@ -176,8 +170,7 @@ int micro_run_prog(const mach *m, const micro_prog *p, const wl_micro_cfg *cfg, 
 
 void micro_run_free(micro_run *r)
 {
-    eng_free(r->g);
-    xchg_sys_free(r->x);
+    sys_free(r->s);
     free(r->tr);
     memset(r, 0, sizeof *r);
 }

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "fabric/xchg.h"
+#include "host/system.h"
 #include "hw/engine.h"
 #include "base/text.h"
 #include "workloads/micro/micro.h"
@@ -14,8 +14,8 @@
 /* ---- running one program ---- */
 
 typedef struct micro_run {
-    eng *g;
-    xchg_sys *x;
+    sys *s;
+    eng *g;               /* the system's engine */
     eng_stream *tr;       /* every delivered stream, in the engine's delivery order */
     size_t ntr, cap;
     int oom;
@@ -27,7 +27,6 @@ typedef void (*micro_setup_fn)(eng *g, void *ctx);
 typedef struct micro_prog {
     const char *src;      /* assembly */
     uint32_t nipus, ntiles;
-    int fabric;           /* attach the exchange fabric (needed by send/gsend) */
     uint32_t reserve;     /* bytes at the top of tile memory the image must leave free */
     micro_setup_fn setup; /* may be NULL: places data in tile memory before the run */
     void *ctx;

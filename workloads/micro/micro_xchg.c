@@ -50,7 +50,7 @@ int micro_xchg_latency(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t
     char *text = txt_take(&s);
     if (!text)
         return err_set(e, ERR_INPUT, "out of host memory");
-    micro_prog p = {.src = text, .nipus = 1, .ntiles = n, .fabric = 1};
+    micro_prog p = {.src = text, .nipus = 1, .ntiles = n};
     micro_run r;
     int rc = micro_run_prog(m, &p, cfg, &r, e);
     free(text);
@@ -87,7 +87,7 @@ static int tile_bandwidth(const mach *m, const wl_micro_cfg *cfg, wl_micro_table
     char *text = txt_take(&s);
     if (!text)
         return err_set(e, ERR_INPUT, "out of host memory");
-    micro_prog p = {.src = text, .nipus = 1, .ntiles = n, .fabric = 1, .reserve = 2 * bytes + 32};
+    micro_prog p = {.src = text, .nipus = 1, .ntiles = n, .reserve = 2 * bytes + 32};
     micro_run r;
     int rc = micro_run_prog(m, &p, cfg, &r, e);
     free(text);
@@ -165,7 +165,7 @@ static int all_to_all(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t,
     if (rc == ERR_OK && !text)
         rc = err_set(e, ERR_INPUT, "out of host memory");
     micro_run run = {0};
-    micro_prog p = {.src = text, .nipus = 1, .ntiles = n, .fabric = 1, .reserve = 2 * bytes + 32};
+    micro_prog p = {.src = text, .nipus = 1, .ntiles = n, .reserve = 2 * bytes + 32};
     if (rc == ERR_OK)
         rc = micro_run_prog(m, &p, cfg, &run, e);
     free(text);

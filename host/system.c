@@ -1,0 +1,53 @@
+/* system: builds a machine's modules on one kernel and binds the engine's ports.
+ *
+ * The kernel is created first and owns the module hierarchy: "sys" with children "eng",
+ * "fabric" and "host". The engine's fabric port is bound to the fabric's interface and its
+ * host port to the host's (left unbound without a host). Teardown runs in the reverse order.
+ * Left out: systems assembled from modules other than these (a different link model or
+ * host is a new module bound here in place of the old one). */
+#include "host/system.h"
+
+#include <stdlib.h>
+
+struct sys {
+    sim *k;
+    eng *g;
+    xchg_sys *fabric;
+    hio *host;
+};
+
+sys *sys_new(const sys_cfg *c, err *e)
+{
+    sys *s = calloc(1, sizeof *s);
+    if (!s) {
+        err_set(e, ERR_INPUT, "out of host memory");
+        return NULL;
+    }
+    eng_cfg ec = {.m = c->m, .threads = c->threads,
+                  .max_cycles = c->max_cycles ? c->max_cycles : UINT64_MAX};
+    if (!(s->fabric = xchg_sys_new(&c->m, e)) ||
+        (c->host && !(s->host = hio_new(&c->m, c->host, e))) || !(s->g = eng_new(&ec, e))) {
+        sys_free(s);
+        return NULL;
+    }
+    s->k = eng_kernel(s->g);
+    xchg_sys_attach(s->fabric, s->g);
+    if (s->host)
+        hio_attach(s->host, s->g);
+    return s;
+}
+
+void sys_free(sys *s)
+{
+    if (!s)
+        return;
+    eng_free(s->g);
+    hio_free(s->host);
+    xchg_sys_free(s->fabric);
+    free(s);
+}
+
+sim *sys_kernel(const sys *s) { return s->k; }
+eng *sys_engine(const sys *s) { return s->g; }
+xchg_sys *sys_fabric(const sys *s) { return s->fabric; }
+hio *sys_host(const sys *s) { return s->host; }

@@ -1,0 +1,42 @@
+/* system: the one constructor of a whole simulated system.
+ *
+ * A system is one machine (hw/machine.h) built as modules on one simulation kernel: the BSP
+ * engine with the IPUs' tiles (hw/engine.h), the fabric with the on-chip exchange, the sync
+ * zones and the IPU-Links (fabric/xchg.h), and, when asked for, the host with its streams,
+ * host links and remote buffers (host/hio.h). The engine meets the fabric and the host only
+ * through its ports, bound here. Every command (run, gemm, io-bench, micro, mnist) builds
+ * its system with sys_new and tears it down with sys_free. */
+#ifndef IPUSIM_SYSTEM_H
+#define IPUSIM_SYSTEM_H
+
+#include <stdint.h>
+
+#include "base/err.h"
+#include "fabric/xchg.h"
+#include "host/hio.h"
+#include "hw/engine.h"
+#include "hw/machine.h"
+#include "hw/sim.h"
+
+typedef struct sys_cfg {
+    mach m;               /* the machine: m.nipus IPUs of m.tiles_per_ipu tiles */
+    unsigned threads;     /* host threads (0: the online CPUs) */
+    uint64_t max_cycles;  /* no instruction issues after this cycle (0: no limit) */
+    const hio_cfg *host;  /* the host's streams; NULL: no host (a host copy is a fault) */
+} sys_cfg;
+
+typedef struct sys sys;
+
+/* Build the system. NULL with e set on bad configuration (or no memory for the tiles). */
+sys *sys_new(const sys_cfg *c, err *e);
+/* Tear down every module and the kernel. NULL is allowed. */
+void sys_free(sys *s);
+
+/* Its parts: the kernel (one timeline), the engine (load, run, statistics, tile memory),
+ * the fabric (exchange trace, IPU-Links), the host (NULL without one). */
+sim *sys_kernel(const sys *s);
+eng *sys_engine(const sys *s);
+xchg_sys *sys_fabric(const sys *s);
+hio *sys_host(const sys *s);
+
+#endif
