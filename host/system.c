@@ -25,12 +25,14 @@ sys *sys_new(const sys_cfg *c, err *e)
     }
     eng_cfg ec = {.m = c->m, .threads = c->threads,
                   .max_cycles = c->max_cycles ? c->max_cycles : UINT64_MAX};
+    s->k = sim_new();
+    sim_module *top = sim_module_new(s->k, NULL, "sys");
     if (!(s->fabric = xchg_sys_new(&c->m, e)) ||
-        (c->host && !(s->host = hio_new(&c->m, c->host, e))) || !(s->g = eng_new(&ec, e))) {
+        (c->host && !(s->host = hio_new(&c->m, c->host, e))) ||
+        !(s->g = eng_new(s->k, top, &ec, e))) {
         sys_free(s);
         return NULL;
     }
-    s->k = eng_kernel(s->g);
     xchg_sys_attach(s->fabric, s->g);
     if (s->host)
         hio_attach(s->host, s->g);
@@ -44,6 +46,8 @@ void sys_free(sys *s)
     eng_free(s->g);
     hio_free(s->host);
     xchg_sys_free(s->fabric);
+    if (s->k)
+        sim_free(s->k);
     free(s);
 }
 

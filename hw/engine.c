@@ -17,7 +17,31 @@
 #include "hw/engine_int.h"
 #include "isa/interp.h"
 
-eng *eng_new(const eng_cfg *cfg, err *e)
+static void on_release(sim *k, void *arg);
+
+/* One event per release record, and the method process it triggers: "rel.I" (IPU I, every
+ * tile), "rel.I.G" (sync group G of IPU I), "rel.all" (an external sync). */
+static void make_releases(eng *g)
+{
+    size_t nrel = (size_t)g->nipus * (ISA_NGROUPS + 1) + 1;
+    for (size_t x = 0; x < nrel; x++) {
+        release *r = &g->rel[x];
+        char name[48];
+        r->g = g;
+        r->ipu = x + 1 == nrel ? -1 : (int)(x / (ISA_NGROUPS + 1));
+        r->group = x + 1 == nrel ? -1 : (int)(x % (ISA_NGROUPS + 1)) - 1;
+        if (r->ipu < 0)
+            snprintf(name, sizeof name, "rel.all");
+        else if (r->group < 0)
+            snprintf(name, sizeof name, "rel.%d", r->ipu);
+        else
+            snprintf(name, sizeof name, "rel.%d.%d", r->ipu, r->group);
+        r->ev = sim_event_new(g->k, g->mod, name);
+        sim_method(g->k, g->mod, name, on_release, r, &r->ev, 1, SIM_DONT_INIT);
+    }
+}
+
+eng *eng_new(sim *k, sim_module *parent, const eng_cfg *cfg, err *e)
 {
     eng *g = calloc(1, sizeof *g);
     if (!g) {
@@ -44,9 +68,9 @@ eng *eng_new(const eng_cfg *cfg, err *e)
     g->ipu = calloc(g->nipus, sizeof *g->ipu);
     g->sync = calloc(g->nipus, sizeof *g->sync);
     g->pool = pool_new(cfg->threads ? cfg->threads : pool_online_cpus());
-    g->k = sim_new();
+    g->k = k;
     if (!g->chips || !g->run || !g->rel || !g->last || !g->pend || !g->done || !g->ipu || !g->sync ||
-        !g->pool || !g->k) {
+        !g->pool) {
         err_set(e, ERR_INPUT, "out of memory");
         eng_free(g);
         return NULL;
@@ -57,6 +81,8 @@ eng *eng_new(const eng_cfg *cfg, err *e)
             return NULL;
         }
     }
+    g->mod = sim_module_new(k, parent, "eng");
+    make_releases(g);
     return g;
 }
 
@@ -77,8 +103,6 @@ void eng_free(eng *g)
     free(g->sync);
     free(g->code);
     pool_free(g->pool);
-    if (g->k)
-        sim_free(g->k);
     free(g);
 }
 
@@ -183,12 +207,9 @@ static release *rel_of(eng *g, int ipu, int group)
 static void schedule_release(eng *g, int ipu, int group, uint64_t cycle)
 {
     release *r = rel_of(g, ipu, group);
-    r->g = g;
-    r->ipu = ipu;
-    r->group = group;
     r->cycle = cycle;
     r->pending = 1;
-    sim_schedule_at(g->k, mach_cycles_to_ps(&g->m, cycle), on_release, r);
+    sim_event_notify_at(r->ev, mach_cycles_to_ps(&g->m, cycle) - sim_now(g->k));
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -496,11 +517,6 @@ void eng_set_host(eng *g, const eng_host *h)
     g->has_host = h->copy != NULL;
 }
 
-
-sim *eng_kernel(eng *g)
-{
-    return g->k;
-}
 
 const mach *eng_machine(const eng *g) { return &g->m; }
 uint32_t eng_nipus(const eng *g) { return g->nipus; }

@@ -33,6 +33,7 @@ typedef struct eng_stats {
 
 typedef struct eng eng;
 struct sim;
+struct sim_module;
 
 /* One exchange stream as the fabric sees it: a block from one tile to one tile. */
 typedef struct eng_stream {
@@ -180,8 +181,10 @@ enum { ENG_NSTAT = 7 + TILE_NCTX };
 const eng_stat *eng_stat_table(void);
 void eng_stat_values(const eng_stats *st, const mach *m, double v[ENG_NSTAT]);
 
-/* Build the system (lazily mapped tile memory, thread pool). NULL and e set on failure. */
-eng *eng_new(const eng_cfg *cfg, err *e);
+/* Build the engine as module "eng" under `parent` on kernel k (lazily mapped tile memory,
+ * the thread pool, one release event per IPU, sync group and the system). NULL and e set on
+ * failure. The system constructor (host/system.h) is the one caller. */
+eng *eng_new(struct sim *k, struct sim_module *parent, const eng_cfg *cfg, err *e);
 void eng_free(eng *g);
 
 /* Load `prog` on every tile of every IPU (each tile reads its ids from control registers).
@@ -195,8 +198,6 @@ int eng_run(eng *g, err *e);
 void eng_set_fabric(eng *g, const eng_fabric *f);
 /* Attach the host (copied). */
 void eng_set_host(eng *g, const eng_host *h);
-/* The engine's simulation kernel (the fabric's link model schedules its events on it). */
-struct sim *eng_kernel(eng *g);
 
 /* Results. */
 void eng_get_ipu_stats(const eng *g, uint32_t ipu, eng_ipu_stats *st);

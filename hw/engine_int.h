@@ -13,6 +13,7 @@ typedef struct release {
     int group;      /* -1: every tile of the IPU(s); else one sync group */
     uint64_t cycle; /* the cycle the tiles resume at */
     int pending;    /* scheduled, not yet carried out */
+    sim_event *ev;  /* notified for the release's time; its process carries it out */
 } release;
 
 struct eng {
@@ -21,7 +22,8 @@ struct eng {
     uint32_t nipus, ntiles;
     chip *chips;
     pool *pool;
-    sim *k;
+    sim *k;               /* the system's kernel (not owned) */
+    sim_module *mod;      /* "eng" */
     int loaded;
     isa_insn *code;
     tile_cfg tcfg;
