@@ -401,7 +401,3 @@ void xchg_set_trace(xchg_sys *x, xchg_trace_fn fn, void *ctx)
     x->trace_ctx = ctx;
 }
 
-struct link_net *xchg_sys_links(xchg_sys *x)
-{
-    return x->net;
-}

@@ -37,8 +37,6 @@ void xchg_sys_attach(xchg_sys *x, eng *g);
  * receiver in arrival order. */
 typedef void (*xchg_trace_fn)(void *ctx, const eng_stream *s, int global);
 void xchg_set_trace(xchg_sys *x, xchg_trace_fn fn, void *ctx);
-/* The IPU-Link network (fabric/link.h), for statistics and collectives. */
-struct link_net *xchg_sys_links(xchg_sys *x);
 
 /* ---- the scheduler ---- */
 

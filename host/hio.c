@@ -86,18 +86,6 @@ void hio_free(hio *h)
     free(h);
 }
 
-host *hio_host(hio *h)
-{
-    return h->host;
-}
-
-uint64_t hio_stream_stat(const hio *h, uint32_t ipu, int which, strm_stat_id id)
-{
-    if (ipu >= (h->m.nipus ? h->m.nipus : 1))
-        return 0;
-    return strm_stat(which == HIO_INFEED ? h->in[ipu] : h->out[ipu], id);
-}
-
 /* Remote buffer `id` grown to hold [0, end). */
 static uint8_t *remote(hio *h, uint32_t id, uint64_t end, err *e)
 {

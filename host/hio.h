@@ -35,9 +35,4 @@ void hio_free(hio *h);
 /* Plug into an engine built for the same machine; h must outlive the run. */
 void hio_attach(hio *h, eng *g);
 
-/* Statistics of IPU ipu's infeed or outfeed (strm_stat ids). */
-uint64_t hio_stream_stat(const hio *h, uint32_t ipu, int which, strm_stat_id id);
-/* The host model (for its link statistics). */
-host *hio_host(hio *h);
-
 #endif

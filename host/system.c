@@ -51,7 +51,5 @@ void sys_free(sys *s)
     free(s);
 }
 
-sim *sys_kernel(const sys *s) { return s->k; }
 eng *sys_engine(const sys *s) { return s->g; }
 xchg_sys *sys_fabric(const sys *s) { return s->fabric; }
-hio *sys_host(const sys *s) { return s->host; }

@@ -32,11 +32,9 @@ sys *sys_new(const sys_cfg *c, err *e);
 /* Tear down every module and the kernel. NULL is allowed. */
 void sys_free(sys *s);
 
-/* Its parts: the kernel (one timeline), the engine (load, run, statistics, tile memory),
- * the fabric (exchange trace, IPU-Links), the host (NULL without one). */
-sim *sys_kernel(const sys *s);
+/* Its parts: the engine (load, run, statistics, tile memory) and the fabric (exchange
+ * trace). */
 eng *sys_engine(const sys *s);
 xchg_sys *sys_fabric(const sys *s);
-hio *sys_host(const sys *s);
 
 #endif

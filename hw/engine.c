@@ -524,11 +524,6 @@ uint32_t eng_ntiles(const eng *g) { return g->ntiles; }
 unsigned eng_threads(const eng *g) { return pool_threads(g->pool); }
 int eng_numa_nodes(const eng *g) { return pool_numa_nodes(g->pool); }
 
-const chip *eng_chip(const eng *g, uint32_t ipu)
-{
-    return ipu < g->nipus ? &g->chips[ipu] : NULL;
-}
-
 const tile *eng_tile(const eng *g, uint32_t ipu, uint32_t t)
 {
     return ipu < g->nipus && t < g->ntiles ? &g->chips[ipu].tiles[t] : NULL;

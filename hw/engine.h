@@ -207,7 +207,6 @@ uint32_t eng_nipus(const eng *g);
 uint32_t eng_ntiles(const eng *g);
 unsigned eng_threads(const eng *g);
 int eng_numa_nodes(const eng *g);
-const chip *eng_chip(const eng *g, uint32_t ipu);
 const tile *eng_tile(const eng *g, uint32_t ipu, uint32_t t);
 /* Tile memory, for loaders and dumps (NULL when out of range). */
 uint8_t *eng_tile_mem(eng *g, uint32_t ipu, uint32_t t);

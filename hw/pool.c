@@ -161,11 +161,6 @@ int pool_numa_nodes(const pool *p)
     return p->nodes;
 }
 
-int pool_thread_node(const pool *p, unsigned k)
-{
-    return k < p->n ? p->node[k] : -1;
-}
-
 void pool_place(const pool *p, unsigned k, void *addr, size_t len)
 {
     if (k < p->n && p->node[k] >= 0 && len > 0)

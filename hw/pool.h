@@ -21,8 +21,6 @@ void pool_run(pool *p, size_t n, pool_fn fn, void *ctx);
 
 /* NUMA facts for reports: nodes seen by libnuma (0 when NUMA is unavailable). */
 int pool_numa_nodes(const pool *p);
-/* The NUMA node thread k is bound to, or -1. */
-int pool_thread_node(const pool *p, unsigned k);
 
 /* Place [addr, addr+len) on the node of thread k (no-op without NUMA). */
 void pool_place(const pool *p, unsigned k, void *addr, size_t len);
