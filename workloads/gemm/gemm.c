@@ -77,6 +77,94 @@ static void put32(uint8_t *mem, uint32_t addr, uint32_t v)
     memcpy(mem + addr, &v, 4);
 }
 
+/* Where a tile's panels and tables lie: tile (ti, tj) of the gm x gn grid owns block rows
+ * [m0, m1) and block columns [n0, n1) of C; after the image at `base` come its A panel
+ * (na blocks x K x 16 bytes), its B panel, its C blocks (64 bytes each) and the table of
+ * (A, B, C) addresses per block (12 bytes each). */
+typedef struct layout {
+    uint32_t M, N, K, mb, nb, gm, gn, base, params;
+} layout;
+
+typedef struct tile_part {
+    uint32_t m0, n0, na, nbk, a_at, b_at, c_at, tab;
+} tile_part;
+
+static tile_part part_of(const layout *L, uint32_t ti, uint32_t tj)
+{
+    tile_part p;
+    p.m0 = L->mb * ti / L->gm;
+    p.n0 = L->nb * tj / L->gn;
+    p.na = L->mb * (ti + 1) / L->gm - p.m0;
+    p.nbk = L->nb * (tj + 1) / L->gn - p.n0;
+    p.a_at = L->base;
+    p.b_at = p.a_at + p.na * L->K * 16;
+    p.c_at = p.b_at + p.nbk * L->K * 16;
+    p.tab = p.c_at + p.na * p.nbk * 64;
+    return p;
+}
+
+/* Write tile (ti, tj)'s panels (zero beyond M and N), block table and parameters. */
+static void place_tile(const layout *L, uint8_t *mem, uint32_t ti, uint32_t tj, const float *A,
+                       const float *B)
+{
+    const uint32_t K = L->K;
+    tile_part p = part_of(L, ti, tj);
+    for (uint32_t a = 0; a < p.na; a++)
+        for (uint32_t k = 0; k < K; k++)
+            for (uint32_t q = 0; q < 4; q++) {
+                uint32_t row = (p.m0 + a) * 4 + q;
+                float v = row < L->M ? A[(size_t)row * K + k] : 0.0f;
+                memcpy(mem + p.a_at + (a * K + k) * 16 + q * 4, &v, 4);
+            }
+    for (uint32_t b = 0; b < p.nbk; b++)
+        for (uint32_t k = 0; k < K; k++)
+            for (uint32_t q = 0; q < 4; q++) {
+                uint32_t col = (p.n0 + b) * 4 + q;
+                float v = col < L->N ? B[(size_t)k * L->N + col] : 0.0f;
+                memcpy(mem + p.b_at + (b * K + k) * 16 + q * 4, &v, 4);
+            }
+    uint32_t blk = 0;
+    for (uint32_t a = 0; a < p.na; a++)
+        for (uint32_t b = 0; b < p.nbk; b++, blk++) {
+            put32(mem, p.tab + blk * 12 + 0, p.a_at + a * K * 16);
+            put32(mem, p.tab + blk * 12 + 4, p.b_at + b * K * 16);
+            put32(mem, p.tab + blk * 12 + 8, p.c_at + blk * 64);
+        }
+    put32(mem, L->params + 0, p.na * p.nbk);
+    put32(mem, L->params + 4, K);
+    put32(mem, L->params + 8, p.tab);
+}
+
+/* Compare tile (ti, tj)'s C blocks with a double-precision reference, against the bound. */
+static void check_tile(const layout *L, const uint8_t *mem, uint32_t ti, uint32_t tj,
+                       const float *A, const float *B, wl_gemm_result *r)
+{
+    tile_part p = part_of(L, ti, tj);
+    for (uint32_t a = 0; a < p.na; a++)
+        for (uint32_t b = 0; b < p.nbk; b++)
+            for (uint32_t q = 0; q < 16; q++) {
+                uint32_t row = (p.m0 + a) * 4 + q / 4, col = (p.n0 + b) * 4 + q % 4;
+                if (row >= L->M || col >= L->N)
+                    continue;
+                float got;
+                memcpy(&got, mem + p.c_at + (a * p.nbk + b) * 64 + q * 4, 4);
+                double ref = 0, abs_sum = 0;
+                for (uint32_t k = 0; k < L->K; k++) {
+                    double x = (double)A[(size_t)row * L->K + k] * B[(size_t)k * L->N + col];
+                    ref += x;
+                    abs_sum += fabs(x);
+                }
+                double d = fabs((double)got - ref);
+                double ratio = d / wl_gemm_bound(L->K, abs_sum);
+                if (d > r->max_abs_err || isnan(d))
+                    r->max_abs_err = d;
+                if (ratio > r->worst_ratio || isnan(ratio))
+                    r->worst_ratio = ratio;
+                if (!(ratio <= 1.0))
+                    r->mismatches++;
+            }
+}
+
 int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **out, err *e)
 {
     memset(r, 0, sizeof *r);
@@ -90,13 +178,10 @@ int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **
     isa_prog prog;
     if (asm_assemble("workloads/gemm/gemm.s", src, strlen(src), &prog, e) != ERR_OK)
         return e->status;
-    int64_t params = isa_prog_sym(&prog, "params");
-
-    const uint32_t mb = ceil_div(M, 4), nb = ceil_div(N, 4);
-    uint32_t gm, gn;
-    choose_grid(mb, nb, m->tiles_per_ipu, &gm, &gn);
-    const uint32_t base = align16(prog.size);
-    uint64_t need = base + tile_bytes(ceil_div(mb, gm), ceil_div(nb, gn), K);
+    layout L = {.M = M, .N = N, .K = K, .mb = ceil_div(M, 4), .nb = ceil_div(N, 4),
+                .base = align16(prog.size), .params = (uint32_t)isa_prog_sym(&prog, "params")};
+    choose_grid(L.mb, L.nb, m->tiles_per_ipu, &L.gm, &L.gn);
+    uint64_t need = L.base + tile_bytes(ceil_div(L.mb, L.gm), ceil_div(L.nb, L.gn), K);
     if (need > m->sram_bytes) {
         isa_prog_free(&prog);
         return err_set(e, ERR_INPUT,
@@ -104,12 +189,11 @@ int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **
                        "(K-splitting across tiles is not modelled; use a smaller --k)",
                        M, N, K, (unsigned long long)need, m->sram_bytes);
     }
-    r->grid_m = gm;
-    r->grid_n = gn;
-    r->tiles_used = gm * gn;
+    r->grid_m = L.gm;
+    r->grid_n = L.gn;
+    r->tiles_used = L.gm * L.gn;
     r->tile_bytes = (uint32_t)need;
 
-    /* inputs */
     float *A = malloc((size_t)M * K * sizeof *A), *B = malloc((size_t)K * N * sizeof *B);
     if (!A || !B) {
         free(A);
@@ -129,99 +213,33 @@ int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **
     sys *sy = sys_new(&sc, e);
     eng *g = sy ? sys_engine(sy) : NULL;
     int rc = g ? eng_load(g, &prog, e) : e->status;
-    if (rc != ERR_OK)
-        goto out;
-
-    /* place panels, blocks and tables; tiles outside the grid get zero blocks */
-    for (uint32_t ti = 0; ti < gm; ti++) {
-        for (uint32_t tj = 0; tj < gn; tj++) {
-            uint8_t *mem = eng_tile_mem(g, 0, ti * gn + tj);
-            uint32_t m0 = mb * ti / gm, m1 = mb * (ti + 1) / gm;
-            uint32_t n0 = nb * tj / gn, n1 = nb * (tj + 1) / gn;
-            uint32_t na = m1 - m0, nbk = n1 - n0;
-            uint32_t a_at = base, b_at = a_at + na * K * 16, c_at = b_at + nbk * K * 16;
-            uint32_t tab = c_at + na * nbk * 64;
-            for (uint32_t a = 0; a < na; a++)
-                for (uint32_t k = 0; k < K; k++)
-                    for (uint32_t q = 0; q < 4; q++) {
-                        uint32_t row = (m0 + a) * 4 + q;
-                        float v = row < M ? A[(size_t)row * K + k] : 0.0f;
-                        memcpy(mem + a_at + (a * K + k) * 16 + q * 4, &v, 4);
-                    }
-            for (uint32_t b = 0; b < nbk; b++)
-                for (uint32_t k = 0; k < K; k++)
-                    for (uint32_t q = 0; q < 4; q++) {
-                        uint32_t col = (n0 + b) * 4 + q;
-                        float v = col < N ? B[(size_t)k * N + col] : 0.0f;
-                        memcpy(mem + b_at + (b * K + k) * 16 + q * 4, &v, 4);
-                    }
-            uint32_t blk = 0;
-            for (uint32_t a = 0; a < na; a++)
-                for (uint32_t b = 0; b < nbk; b++, blk++) {
-                    put32(mem, tab + blk * 12 + 0, a_at + a * K * 16);
-                    put32(mem, tab + blk * 12 + 4, b_at + b * K * 16);
-                    put32(mem, tab + blk * 12 + 8, c_at + blk * 64);
-                }
-            put32(mem, (uint32_t)params + 0, na * nbk);
-            put32(mem, (uint32_t)params + 4, K);
-            put32(mem, (uint32_t)params + 8, tab);
-        }
-    }
+    isa_prog_free(&prog); /* the engine decoded its own copy of the text at eng_load */
+    /* tiles outside the grid keep zero memory: their workers find no block */
+    for (uint32_t ti = 0; rc == ERR_OK && ti < L.gm; ti++)
+        for (uint32_t tj = 0; tj < L.gn; tj++)
+            place_tile(&L, eng_tile_mem(g, 0, ti * L.gn + tj), ti, tj, A, B);
 
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    rc = eng_run(g, e);
+    if (rc == ERR_OK)
+        rc = eng_run(g, e);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     r->host_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-    if (rc != ERR_OK)
-        goto out;
-
-    eng_stats st;
-    eng_get_stats(g, &st);
-    r->cycles = st.cycles;
-    r->seconds = (double)st.cycles / (double)m->clock_hz;
-    r->tflops = 2.0 * M * N * (double)K / r->seconds / 1e12;
-    r->peak_tflops = mach_fp32_peak_flops(m) / 1e12;
-    r->pct_peak = 100.0 * r->tflops / r->peak_tflops;
-
-    if (cfg->check) {
-        r->checked = 1;
-        for (uint32_t ti = 0; ti < gm; ti++)
-            for (uint32_t tj = 0; tj < gn; tj++) {
-                const uint8_t *mem = eng_tile_mem(g, 0, ti * gn + tj);
-                uint32_t m0 = mb * ti / gm, m1 = mb * (ti + 1) / gm;
-                uint32_t n0 = nb * tj / gn, n1 = nb * (tj + 1) / gn;
-                uint32_t na = m1 - m0, nbk = n1 - n0;
-                uint32_t c_at = base + (na + nbk) * K * 16;
-                for (uint32_t a = 0; a < na; a++)
-                    for (uint32_t b = 0; b < nbk; b++)
-                        for (uint32_t q = 0; q < 16; q++) {
-                            uint32_t row = (m0 + a) * 4 + q / 4, col = (n0 + b) * 4 + q % 4;
-                            if (row >= M || col >= N)
-                                continue;
-                            float got;
-                            memcpy(&got, mem + c_at + (a * nbk + b) * 64 + q * 4, 4);
-                            double ref = 0, abs_sum = 0;
-                            for (uint32_t k = 0; k < K; k++) {
-                                double p = (double)A[(size_t)row * K + k] * B[(size_t)k * N + col];
-                                ref += p;
-                                abs_sum += fabs(p);
-                            }
-                            double d = fabs((double)got - ref);
-                            double ratio = d / wl_gemm_bound(K, abs_sum);
-                            if (d > r->max_abs_err || isnan(d))
-                                r->max_abs_err = d;
-                            if (ratio > r->worst_ratio || isnan(ratio))
-                                r->worst_ratio = ratio;
-                            if (!(ratio <= 1.0))
-                                r->mismatches++;
-                        }
-            }
+    if (rc == ERR_OK) {
+        eng_stats st;
+        eng_get_stats(g, &st);
+        r->cycles = st.cycles;
+        r->seconds = (double)st.cycles / (double)m->clock_hz;
+        r->tflops = 2.0 * M * N * (double)K / r->seconds / 1e12;
+        r->peak_tflops = mach_fp32_peak_flops(m) / 1e12;
+        r->pct_peak = 100.0 * r->tflops / r->peak_tflops;
+        r->checked = cfg->check;
+        for (uint32_t ti = 0; cfg->check && ti < L.gm; ti++)
+            for (uint32_t tj = 0; tj < L.gn; tj++)
+                check_tile(&L, eng_tile_mem(g, 0, ti * L.gn + tj), ti, tj, A, B, r);
     }
-out:
     free(A);
     free(B);
-    isa_prog_free(&prog); /* the engine decoded its own copy of the text at eng_load */
     if (rc != ERR_OK) {
         sys_free(sy);
         return rc;
