@@ -109,7 +109,7 @@ static const cli_cmd commands[] = {
      "\n"
      "  --reference                train natively on the host (required for now)\n"
      "  --dataset NAME|DIR         mnist-digits (default; 8,000/2,000 real digits, 'make data'),\n"
-     "                             fashion-mnist (60,000/10,000; installed when missing), or a\n"
+     "                             fashion-mnist (60,000/10,000; 'make data'), or a\n"
      "                             directory with the four MNIST IDX files (raw or .gz)\n"
      "  --epochs N                 passes over the training set (default 3; 0: test only)\n"
      "  --batch-size N             micro-batch (default 40)\n"

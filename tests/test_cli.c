@@ -124,6 +124,29 @@ static void test_report_and_json(void **state)
     assert_true(buf[n - 2] == '}');
 }
 
+/* mnist: a missing dataset is one line naming the file and the make target that fetches it,
+ * exit status 2; the command installs nothing. */
+static void test_mnist_missing_data(void **state)
+{
+    (void)state;
+    char out[8192], want[512];
+    setenv("IPUSIM_DATA", tmpdir, 1); /* an empty directory */
+    int rc = run(out, sizeof out, "mnist --reference --dataset mnist-digits");
+    unsetenv("IPUSIM_DATA");
+    assert_int_equal(rc, 2);
+    snprintf(want, sizeof want,
+             "ipusim mnist: %s/mnist-digits/train-images-idx3-ubyte not found: run 'make data'\n",
+             tmpdir);
+    assert_string_equal(out, want);
+    if (access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", F_OK) != 0 &&
+        access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte", F_OK) != 0) {
+        assert_int_equal(run(out, sizeof out, "mnist --reference --dataset fashion-mnist"), 2);
+        assert_string_equal(out, "ipusim mnist: /usr/share/datasets/fashion-mnist/"
+                                 "train-images-idx3-ubyte not found: run 'make data' (it "
+                                 "installs the Debian package dataset-fashion-mnist)\n");
+    }
+}
+
 static void test_asm_disasm_roundtrip(void **state)
 {
     (void)state;
@@ -201,6 +224,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_asm_errors_exit_1),
         cmocka_unit_test(test_fault_exit_3),
         cmocka_unit_test(test_report_and_json),
+        cmocka_unit_test(test_mnist_missing_data),
         cmocka_unit_test(test_asm_disasm_roundtrip),
         cmocka_unit_test(test_machine_presets),
     };
