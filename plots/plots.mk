@@ -29,7 +29,8 @@ plots: deps | $(filter sweep,$(MAKECMDGOALS))
 	@mkdir -p $(PLOT_OUT)
 	@sh plots/render.sh $(SWEEP_DIR) $(PLOT_OUT) $(SWEEPS)
 
-# The sweep suite runs `ipusim sweep` in-process, so it links the CLI's objects too; main.o's
+# The sweep suite tests the sweep module (bench/sweep/, in the library) and also runs
+# `ipusim sweep` in-process, so it links the CLI's objects too; main.o's
 # `main` is made local so the suite's own main() is the one that runs.
 SWEEP_TEST_OBJ := $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) $(BUILD)/tests/cli_table.o
 $(BUILD)/tests/cli_table.o: $(BUILD)/cli/main.o

@@ -1,6 +1,6 @@
-/* test_sweep: `ipusim sweep` — the grid (lists, ranges, steps, several parameters: exact
- * point lists), the argv of a point, the JSON reader (good input, malformed input and its
- * position), the CSV (header once, whole rows, quoting, resume runs only the missing points,
+/* test_sweep: the sweep module (bench/sweep/) and `ipusim sweep` — the grid (lists, ranges,
+ * steps, several parameters: exact point lists), the argv of a point, the JSON reader (good
+ * input, malformed input and its position), the CSV (header once, whole rows, quoting, resume runs only the missing points,
  * a torn line, a foreign header), the same rows for any -j, an end-to-end sweep of `gemm`
  * in-process with -j 2, and `make plots` on a small CSV (skipped without gnuplot). Sweeps of
  * a fake command (fake() below) check the runner without simulating anything. Runs from the
@@ -20,7 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/sweep.h"
+#include "bench/sweep/sweep.h"
+#include "cli/cli.h"
 
 static char tmpdir[64];
 static char errtext[8192]; /* what the last quiet() call printed on stderr */
@@ -318,7 +319,18 @@ static int fake(int argc, char **argv)
     return a == fail_a ? 3 : 0;
 }
 
-static const cli_cmd fake_cmd = {"fake", fake, "", ""};
+static int run_fake(void *ctx, int argc, char **argv)
+{
+    (void)ctx;
+    return fake(argc, argv);
+}
+
+/* Progress and errors as `ipusim sweep` shows them. */
+static void say(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "ipusim sweep: %s\n", line);
+}
 
 static int sweep_fake(const char *csv, unsigned jobs, const char *pa, const char *pb,
                       char **args, int nargs)
@@ -327,7 +339,8 @@ static int sweep_fake(const char *csv, unsigned jobs, const char *pa, const char
     char msg[SWEEP_MSG];
     assert_int_equal(sweep_grid_add(&g, pa, msg), 0);
     assert_int_equal(sweep_grid_add(&g, pb, msg), 0);
-    sweep_opts o = {&g, &fake_cmd, args, nargs, jobs, csv};
+    sweep_opts o = {.grid = &g, .cmdname = "fake", .run = run_fake, .args = args,
+                    .nargs = nargs, .jobs = jobs, .out = csv, .say = say};
     int rc = quiet_sweep(&o, 0, NULL);
     sweep_grid_free(&g);
     return rc;
