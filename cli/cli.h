@@ -103,5 +103,6 @@ int cli_cmd_mnist(int argc, char **argv);
 int cli_cmd_machine(int argc, char **argv);
 int cli_cmd_micro(int argc, char **argv);
 int cli_cmd_sweep(int argc, char **argv);
+int cli_cmd_metrics(int argc, char **argv);
 
 #endif

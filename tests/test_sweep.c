@@ -643,6 +643,22 @@ static void test_make_plots(void **state)
     assert_non_null(strstr(svg, "machine mk2; n = 64"));
     assert_non_null(strstr(svg, "x (cycles)"));
     free(svg);
+    /* A statistic with no YLABEL or YTITLES: its title and unit from the engine's tables. */
+    snprintf(path, sizeof path, "%s/u.sweep", tmpdir);
+    tu_write_file(path, "SWEEP=\"--param k=64,128 -- gemm\"\nPLOT=line\nTITLE=\"u\"\nX=k\n"
+               "Y=stats.time_us\n");
+    snprintf(path, sizeof path, "%s/u.csv", tmpdir);
+    tu_write_file(path, "k,status,stats.time_us\n64,0,1.5\n128,0,2.5\n");
+    snprintf(cmd, sizeof cmd,
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory plots "
+             "SWEEP_DIR=%s PLOT_OUT=%s SWEEPS=u >%s/make.log 2>&1",
+             tmpdir, tmpdir, tmpdir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/u.svg", tmpdir);
+    svg = tu_read_file(path);
+    assert_non_null(svg);
+    assert_non_null(strstr(svg, "simulated time (us)"));
+    free(svg);
 }
 
 static int setup(void **state)
