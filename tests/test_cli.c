@@ -165,6 +165,34 @@ static void test_mnist_missing_data(void **state)
     }
 }
 
+/* The report's lines and keys from the statistics tables, on tests/isa/xchg_pair.s with 8
+ * tiles (derivation in its comments): tile 0 sends 8 B at cycle 11, the last word lands so the
+ * stream ends at 22 (DoExchange 11 cycles), one sync release, halt at 116. Instructions: tile 0
+ * 12 (get brnz li x4 send sync get li ld32 halt), the 7 others 7 each (get brnz sync get li
+ * ld32 halt): 61. */
+static void test_report_tables(void **state)
+{
+    (void)state;
+    char out[8192], json[256];
+    snprintf(json, sizeof json, "%s/x.json", tmpdir);
+    assert_int_equal(run(out, sizeof out, "run tests/isa/xchg_pair.s --tiles 8 --json %s", json),
+                     0);
+    assert_non_null(strstr(out, "\n  total cycles           116\n  simulated time         0.088 us"
+                                "\n  instructions           61\n  supersteps             1\n"));
+    assert_non_null(strstr(out, "\n  context utilisation    sup "));
+    assert_non_null(strstr(out, "% w5 0.0%\n  ipu 0   finish 116, supersteps 1, DoExchange 8 B in "
+                                "11 cycles, GlobalExchange tx 0 B rx 0 B in 0 cycles\n"));
+    char *j = tu_read_file(json);
+    assert_non_null(j);
+    assert_non_null(strstr(j, "{\"ipu\": 0, \"finish\": 116, \"supersteps\": 1, "
+                              "\"do_exchange_bytes\": 8, \"do_exchange_cycles\": 11, "
+                              "\"global_exchange_tx_bytes\": 0, \"global_exchange_rx_bytes\": 0, "
+                              "\"global_exchange_cycles\": 0}"));
+    assert_non_null(strstr(j, "\"instructions\": 61,\n"));
+    assert_non_null(strstr(j, "\"time_us\": \"us\""));
+    free(j);
+}
+
 static void test_asm_disasm_roundtrip(void **state)
 {
     (void)state;
@@ -242,6 +270,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_asm_errors_exit_1),
         cmocka_unit_test(test_fault_exit_3),
         cmocka_unit_test(test_report_and_json),
+        cmocka_unit_test(test_report_tables),
         cmocka_unit_test(test_metrics),
         cmocka_unit_test(test_mnist_missing_data),
         cmocka_unit_test(test_asm_disasm_roundtrip),
