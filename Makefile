@@ -27,7 +27,10 @@ LDFLAGS += -fsanitize=$(SAN)
 endif
 LDLIBS  := -lnuma -linih -lz -lm -pthread
 
-LIB_SRC   := $(sort $(wildcard base/*.c hw/*.c isa/*.c fabric/*.c host/*.c workloads/*.c workloads/*/*.c))
+# The library: every layer below cli/, with the bench modules (bench/*/: the sweep engine);
+# bench/*.c are benchmark programs of their own (BENCH_SRC).
+LIB_SRC   := $(sort $(wildcard base/*.c hw/*.c isa/*.c fabric/*.c host/*.c workloads/*.c \
+                               workloads/*/*.c bench/*/*.c))
 CLI_SRC   := $(sort $(wildcard cli/*.c))
 TEST_SRC  := $(sort $(wildcard tests/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))

@@ -75,8 +75,16 @@ struct isa_prog;
 /* Load PROG.s (assembling it) or an image written by `ipusim asm`; prints errors itself and
  * returns the exit status. */
 int cli_load_prog(const char *cmd, const char *path, struct isa_prog *prog);
-/* The human report of a finished (or faulted) run. */
+/* The human report of a finished (or faulted) run: the run statistics, then the per-IPU
+ * block (cli_report_ipus), then the host time. */
 void cli_report_text(FILE *f, const struct eng *g, const char *what, double host_seconds);
+/* The per-IPU block: one "ipu N" line per IPU (none for one IPU without exchange). */
+void cli_report_ipus(FILE *f, const struct eng *g);
+/* "time split (ipu N)": the IPU's non-zero time categories, as % of the total cycles. */
+void cli_report_split(FILE *f, const struct eng *g, uint32_t ipu);
+/* The IPU's time categories as JSON members "NAME": cycles, ", "-separated, into b. */
+struct txt;
+void cli_json_split(struct txt *b, const struct eng *g, uint32_t ipu);
 /* The same as a JSON object, written whole to path; `extra` (may be NULL) is inserted as
  * further members (without braces), e.g. "\"gemm\": {...}". Returns 0 or 2. */
 int cli_report_json(const char *cmd, const char *path, const struct eng *g, const char *what,
@@ -95,5 +103,6 @@ int cli_cmd_mnist(int argc, char **argv);
 int cli_cmd_machine(int argc, char **argv);
 int cli_cmd_micro(int argc, char **argv);
 int cli_cmd_sweep(int argc, char **argv);
+int cli_cmd_metrics(int argc, char **argv);
 
 #endif

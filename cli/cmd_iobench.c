@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "cli/cli.h"
 #include "workloads/iobench/iobench.h"
 
@@ -112,37 +113,34 @@ int cli_cmd_iobench(int argc, char **argv)
     printf("  %-22s %.1f steps/s, %.1f samples/s (host: %u loaders, %s, %.2f us/sample)\n",
            "throughput", r.steps_per_s, r.samples_per_s, c.host.loaders,
            host_dist_format(&c.host.dist, dist, sizeof dist), (double)c.host.prep_ps / 1e6);
-    printf("  %-22s", "time split (ipu 0)");
-    for (unsigned k = 0; k < ENG_NCAT; k++)
-        if (r.cat[k])
-            printf(" %s %.1f%%", eng_cat_name(k), 100.0 * (double)r.cat[k] / (double)r.cycles);
-    printf("\n");
+    cli_report_split(stdout, g, 0);
     if (c.io_tiles)
         printf("  %-22s Begin %llu, Mid %llu, End %llu cycles; hand-over %llu cycles per step\n",
                "I/O tiles (overlapped)", (unsigned long long)r.io[0], (unsigned long long)r.io[1],
                (unsigned long long)r.io[2], (unsigned long long)r.handover_cycles);
     if (json) {
-        char extra[2048];
-        int n = snprintf(extra, sizeof extra,
-                         "\"iobench\": {\"batch\": %u, \"sample_px\": %u, \"dtype\": \"%s\", "
-                         "\"work_macs\": %llu, \"steps\": %u, \"io_tiles\": %u, \"depth\": %u, "
-                         "\"loaders\": %u, \"prep_us\": %.6g, \"batch_bytes\": %llu, "
-                         "\"rule_of_thumb\": %u, \"steps_per_s\": %.9g, \"samples_per_s\": %.9g, "
-                         "\"step_us\": %.9g, \"handover_cycles\": %llu, \"split\": {",
-                         c.batch, c.sample_px, wl_iobench_dtype_name(c.dtype),
-                         (unsigned long long)c.work_macs, c.steps, c.io_tiles, c.host.depth,
-                         c.host.loaders, (double)c.host.prep_ps / 1e6,
-                         (unsigned long long)r.batch_bytes, r.rule_of_thumb, r.steps_per_s,
-                         r.samples_per_s, r.steps_per_s > 0 ? 1e6 / r.steps_per_s : 0,
-                         (unsigned long long)r.handover_cycles);
-        for (unsigned k = 0; k < ENG_NCAT && n > 0 && (size_t)n < sizeof extra; k++)
-            n += snprintf(extra + n, sizeof extra - (size_t)n, "%s\"%s\": %llu", k ? ", " : "",
-                          eng_cat_name(k), (unsigned long long)r.cat[k]);
-        if (n > 0 && (size_t)n < sizeof extra)
-            snprintf(extra + n, sizeof extra - (size_t)n, "}, \"io_overlapped\": [%llu, %llu, %llu]}",
-                     (unsigned long long)r.io[0], (unsigned long long)r.io[1],
-                     (unsigned long long)r.io[2]);
-        rc = cli_report_json(cmd, json, g, what, host_s, extra);
+        txt x = {0};
+        txt_printf(&x, "\"iobench\": {\"batch\": %u, \"sample_px\": %u, \"dtype\": \"%s\", "
+                   "\"work_macs\": %llu, \"steps\": %u, \"io_tiles\": %u, \"depth\": %u, "
+                   "\"loaders\": %u, \"prep_us\": %.6g, \"batch_bytes\": %llu, "
+                   "\"rule_of_thumb\": %u, \"steps_per_s\": %.9g, \"samples_per_s\": %.9g, "
+                   "\"step_us\": %.9g, \"handover_cycles\": %llu, \"split\": {",
+                   c.batch, c.sample_px, wl_iobench_dtype_name(c.dtype),
+                   (unsigned long long)c.work_macs, c.steps, c.io_tiles, c.host.depth,
+                   c.host.loaders, (double)c.host.prep_ps / 1e6, (unsigned long long)r.batch_bytes,
+                   r.rule_of_thumb, r.steps_per_s, r.samples_per_s,
+                   r.steps_per_s > 0 ? 1e6 / r.steps_per_s : 0,
+                   (unsigned long long)r.handover_cycles);
+        cli_json_split(&x, g, 0);
+        txt_printf(&x, "}, \"io_overlapped\": [%llu, %llu, %llu]}", (unsigned long long)r.io[0],
+                   (unsigned long long)r.io[1], (unsigned long long)r.io[2]);
+        if (x.oom) {
+            fprintf(stderr, "ipusim %s: out of memory\n", cmd);
+            rc = 2;
+        } else {
+            rc = cli_report_json(cmd, json, g, what, host_s, x.p);
+        }
+        free(x.p);
     }
     sys_free(s);
     return rc;

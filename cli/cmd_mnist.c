@@ -2,8 +2,8 @@
  * trains the network natively on the host (workloads/mnist/mref.h), the numerics oracle and
  * speed baseline for the simulated run; it prints the tutorial's progress lines and can write
  * JSON and .npy weights. The simulated (pipelined, multi-IPU) run is a later issue: without
- * --reference the command says so and exits 2. It also resolves dataset names to directories
- * and, for fashion-mnist, installs the Debian package when it is missing. */
+ * --reference the command says so and exits 2. It also resolves dataset names to directories;
+ * it installs nothing: a missing dataset is one line naming the file and `make data`, exit 2. */
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -86,76 +86,54 @@ static void on_call(void *ctx, const mref_progress *p)
 
 /* ---- dataset names ---- */
 
-static int is_dir(const char *p)
+/* Does dir hold the dataset (its training images, raw or gzipped)? path gets the raw name. */
+static int has_data(const char *dir, char *path, size_t cap)
 {
     struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+    char gz[PATH_MAX + 96];
+    snprintf(path, cap, "%s/train-images-idx3-ubyte", dir);
+    snprintf(gz, sizeof gz, "%s.gz", path);
+    return stat(path, &st) == 0 || stat(gz, &st) == 0;
 }
 
-/* mnist-digits: $IPUSIM_DATA/mnist-digits, ./data/mnist-digits, then next to the binary
- * (build/ipusim -> ../data/mnist-digits). */
+/* mnist-digits: $IPUSIM_DATA/mnist-digits; else ./data/mnist-digits, then next to the binary
+ * (build/ipusim -> ../data/mnist-digits). 0 when found; otherwise 2 after one line naming the
+ * file it looked for first and the command that fetches it. */
 static int find_digits(char *out, size_t cap)
 {
+    char file[PATH_MAX + 96], exe[PATH_MAX];
     const char *env = getenv("IPUSIM_DATA");
-    if (env && *env) {
+    if (env && *env)
         snprintf(out, cap, "%s/mnist-digits", env);
-        return is_dir(out);
-    }
-    snprintf(out, cap, "%s", MDATA_DIGITS_DIR);
-    if (is_dir(out))
-        return 1;
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            snprintf(out, cap, "%s/../%s", exe, MDATA_DIGITS_DIR);
-            if (is_dir(out))
-                return 1;
-            snprintf(out, cap, "%s/%s", exe, MDATA_DIGITS_DIR);
-            if (is_dir(out))
-                return 1;
+    else
+        snprintf(out, cap, "%s", MDATA_DIGITS_DIR);
+    if (has_data(out, file, sizeof file))
+        return 0;
+    ssize_t n = env && *env ? -1 : readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
+    if (slash) {
+        char other[PATH_MAX + 96];
+        *slash = '\0';
+        for (int up = 1; up >= 0; up--) {
+            snprintf(out, cap, "%s/%s%s", exe, up ? "../" : "", MDATA_DIGITS_DIR);
+            if (has_data(out, other, sizeof other))
+                return 0;
         }
     }
-    snprintf(out, cap, "%s", MDATA_DIGITS_DIR);
-    return 0;
+    fprintf(stderr, "ipusim %s: %s not found: run 'make data'\n", CMD, file);
+    return 2;
 }
 
-/* fashion-mnist comes from Debian's dataset-fashion-mnist; install it when it is missing
- * (unless IPUSIM_NO_INSTALL is set), as `make deps` would. */
-static int ensure_fashion(void)
+/* fashion-mnist: Debian's dataset-fashion-mnist, which `make data` installs. */
+static int find_fashion(char *out, size_t cap)
 {
-    if (is_dir(MDATA_FASHION_DIR))
+    char file[PATH_MAX + 96];
+    snprintf(out, cap, "%s", MDATA_FASHION_DIR);
+    if (has_data(out, file, sizeof file))
         return 0;
-    const char *no = getenv("IPUSIM_NO_INSTALL");
-    if (no && *no && strcmp(no, "0") != 0) {
-        fprintf(stderr,
-                "ipusim %s: fashion-mnist is not installed (%s): run 'make data-fashion-mnist' "
-                "or 'apt-get install dataset-fashion-mnist'\n",
-                CMD, MDATA_FASHION_DIR);
-        return 2;
-    }
-    fprintf(stderr, "ipusim %s: fashion-mnist is missing; installing Debian package "
-                    "dataset-fashion-mnist\n", CMD);
-    const char *sudo = getuid() == 0 ? "" : "sudo ";
-    char cmd[512];
-    snprintf(cmd, sizeof cmd,
-             "%sapt-get install -y -qq dataset-fashion-mnist >&2 || "
-             "{ %sapt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive %sapt-get install "
-             "-y -qq dataset-fashion-mnist >&2; }",
-             sudo, sudo, sudo);
-    fflush(stdout);
-    int rc = system(cmd);
-    if (rc != 0 || !is_dir(MDATA_FASHION_DIR)) {
-        fprintf(stderr,
-                "ipusim %s: could not install dataset-fashion-mnist (try 'make "
-                "data-fashion-mnist')\n",
-                CMD);
-        return 2;
-    }
-    return 0;
+    fprintf(stderr, "ipusim %s: %s not found: run 'make data' (it installs the Debian package "
+                    "dataset-fashion-mnist)\n", CMD, file);
+    return 2;
 }
 
 /* ---- the command ---- */
@@ -262,20 +240,15 @@ int cli_cmd_mnist(int argc, char **argv)
     }
 
     char dir[PATH_MAX + 64];
-    if (strcmp(dataset, "mnist-digits") == 0) {
-        if (!find_digits(dir, sizeof dir)) {
-            fprintf(stderr, "ipusim %s: mnist-digits not found (%s): run 'make data' in the "
-                            "ipusim repository, or set IPUSIM_DATA\n", CMD, dir);
-            return 2;
-        }
-    } else if (strcmp(dataset, "fashion-mnist") == 0) {
-        int rc = ensure_fashion();
-        if (rc)
-            return rc;
-        snprintf(dir, sizeof dir, "%s", MDATA_FASHION_DIR);
-    } else {
+    int found = 0;
+    if (strcmp(dataset, "mnist-digits") == 0)
+        found = find_digits(dir, sizeof dir);
+    else if (strcmp(dataset, "fashion-mnist") == 0)
+        found = find_fashion(dir, sizeof dir);
+    else
         snprintf(dir, sizeof dir, "%s", dataset);
-    }
+    if (found)
+        return found;
 
     err *e = calloc(1, sizeof *e);
     mdata *d = calloc(1, sizeof *d);

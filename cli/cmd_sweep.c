@@ -1,11 +1,26 @@
 /* cmd_sweep: `ipusim sweep --param ... [-j N] --out FILE.csv -- COMMAND ARGS`, the options
- * of a sweep. The grid, the JSON reader, the CSV and the runner are in cli/sweep_*.c (see
- * cli/sweep.h); docs/sweep.md is the user's page, with the bench/NAME.sweep files that
- * `make sweep` runs. */
+ * of a sweep. The grid, the JSON reader, the CSV and the runner are the module bench/sweep/
+ * (bench/sweep/sweep.h): this command hands it a way to run one subcommand in-process and
+ * prints its progress lines on stderr. docs/sweep.md is the user's page, with the
+ * bench/NAME.sweep files that `make sweep` runs. */
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/sweep.h"
+#include "bench/sweep/sweep.h"
+#include "cli/cli.h"
+
+/* The sweep runs a point: the subcommand's function (ctx is its cli_cmd). */
+static int run_cmd(void *ctx, int argc, char **argv)
+{
+    const cli_cmd *c = ctx;
+    return c->fn(argc, argv);
+}
+
+static void say(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "ipusim sweep: %s\n", line);
+}
 
 int cli_cmd_sweep(int argc, char **argv)
 {
@@ -49,7 +64,9 @@ int cli_cmd_sweep(int argc, char **argv)
         rc = c && c->fn != cli_cmd_sweep ? 0 : 2;
     }
     if (rc == 0) {
-        sweep_opts o = {&g, c, argv + i + 2, argc - i - 2, (unsigned)jobs, out};
+        sweep_opts o = {.grid = &g, .cmdname = c->name, .run = run_cmd, .ctx = (void *)c,
+                        .args = argv + i + 2, .nargs = argc - i - 2, .jobs = (unsigned)jobs,
+                        .out = out, .say = say};
         rc = sweep_run(&o);
     }
     sweep_grid_free(&g);

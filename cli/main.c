@@ -75,6 +75,13 @@ static const cli_cmd commands[] = {
      "  --csv FILE               also write the table as CSV (whole or not at all)\n"
      "\n"
      "Exit status: 0 ok, 2 bad options or preset, 3 simulated fault.\n"},
+    {"metrics", cli_cmd_metrics, "list the report statistics: CSV column, unit, title",
+     "usage: ipusim metrics\n"
+     "\n"
+     "Prints every statistic of the run reports, one line each, tab-separated: the CSV column a\n"
+     "sweep gives it (per_ipu.N.KEY for IPU N), its unit, its title and its meaning. The rows\n"
+     "come from the engine's tables (hw/stats.def, hw/ipu_stats.def, hw/cats.def), which the\n"
+     "text and JSON reports read too; 'make plots' takes key titles and axis labels from here.\n"},
     {"sweep", cli_cmd_sweep, "run a command over a grid of parameters, one CSV row per point",
      "usage: ipusim sweep --param SPEC [--param SPEC ...] [-j N] --out FILE.csv -- COMMAND ARGS\n"
      "\n"
@@ -109,7 +116,7 @@ static const cli_cmd commands[] = {
      "\n"
      "  --reference                train natively on the host (required for now)\n"
      "  --dataset NAME|DIR         mnist-digits (default; 8,000/2,000 real digits, 'make data'),\n"
-     "                             fashion-mnist (60,000/10,000; installed when missing), or a\n"
+     "                             fashion-mnist (60,000/10,000; 'make data'), or a\n"
      "                             directory with the four MNIST IDX files (raw or .gz)\n"
      "  --epochs N                 passes over the training set (default 3; 0: test only)\n"
      "  --batch-size N             micro-batch (default 40)\n"

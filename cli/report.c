@@ -1,10 +1,12 @@
-/* report: the end-of-run report in text and JSON, from the engine's statistics table, and
- * loading a program from assembly or from a binary image. */
+/* report: the end-of-run report in text and JSON, from the engine's statistics tables
+ * (hw/stats.h: run statistics, per-IPU statistics, time categories; every line and key comes
+ * from a row), and loading a program from assembly or from a binary image. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/text.h"
 #include "cli/cli.h"
 #include "hw/engine.h"
 #include "isa/asm.h"
@@ -36,43 +38,109 @@ int cli_load_prog(const char *cmd, const char *path, isa_prog *prog)
     return 0;
 }
 
-void cli_report_text(FILE *f, const eng *g, const char *what, double host_seconds)
+/* A value as the text report shows it: its decimals, then its unit if the row says so ('%'
+ * sticks to the number). */
+static void text_value(FILE *f, const eng_stat *s, double v)
 {
-    const mach *m = eng_machine(g);
-    eng_stats st;
-    eng_get_stats(g, &st);
-    double v[ENG_NSTAT];
-    eng_stat_values(&st, m, v);
+    fprintf(f, "%.*f", (int)(s->text & ENG_TEXT_DEC), v);
+    if (s->text & ENG_TEXT_UNIT)
+        fprintf(f, "%s%s", strcmp(s->unit, "%") == 0 ? "" : " ", s->unit);
+}
+
+static int same_line(const eng_stat *a, const eng_stat *b)
+{
+    return a->line && b->line && strcmp(a->line, b->line) == 0;
+}
+
+/* The run statistics, one line per row, or one line for the rows that share a title. */
+static void text_stats(FILE *f, const eng_stats *st, const mach *m)
+{
     const eng_stat *tab = eng_stat_table();
-    fprintf(f, "%s on %u x %s IPU (%u tiles each, %.3f GHz), %u host thread%s\n", what,
-            eng_nipus(g), m->name, eng_ntiles(g), (double)m->clock_hz / 1e9, eng_threads(g),
-            eng_threads(g) == 1 ? "" : "s");
-    for (unsigned i = 0; i < 7; i++) {
-        if (i == 1)
-            fprintf(f, "  %-22s %.3f %s\n", tab[i].label, v[i], tab[i].unit);
-        else
-            fprintf(f, "  %-22s %.0f\n", tab[i].label, v[i]);
+    for (unsigned i = 0; i < ENG_NSTAT; i++) {
+        const eng_stat *s = &tab[i];
+        if (!s->line) {
+            fprintf(f, "  %-22s ", s->label);
+        } else {
+            if (i == 0 || !same_line(&tab[i - 1], s))
+                fprintf(f, "  %-22s", s->line);
+            fprintf(f, " %s ", s->label);
+        }
+        text_value(f, s, eng_stat_value(s, st, m));
+        if (!s->line || i + 1 == ENG_NSTAT || !same_line(s, &tab[i + 1]))
+            fputc('\n', f);
     }
-    fprintf(f, "  %-22s", "context utilisation");
-    for (unsigned c = 0; c < TILE_NCTX; c++)
-        fprintf(f, " %s %.1f%%", c == 0 ? "sup" : (const char *[]){"w0", "w1", "w2", "w3", "w4", "w5"}[c - 1],
-                v[7 + c]);
-    fprintf(f, "\n");
+}
+
+void cli_report_ipus(FILE *f, const eng *g)
+{
+    const eng_stat *tab = eng_ipu_stat_table();
+    const mach *m = eng_machine(g);
     for (uint32_t i = 0; i < eng_nipus(g); i++) {
         eng_ipu_stats is;
         eng_get_ipu_stats(g, i, &is);
         if (!is.xchg_streams && !is.global_tx_bytes && !is.global_rx_bytes && eng_nipus(g) == 1)
             continue;
-        fprintf(f, "  ipu %-3u finish %llu, supersteps %llu, DoExchange %llu B in %llu cycles, "
-                   "GlobalExchange tx %llu B rx %llu B in %llu cycles\n",
-                i, (unsigned long long)is.finish, (unsigned long long)is.supersteps,
-                (unsigned long long)is.xchg_bytes, (unsigned long long)is.xchg_cycles,
-                (unsigned long long)is.global_tx_bytes, (unsigned long long)is.global_rx_bytes,
-                (unsigned long long)is.global_cycles);
+        fprintf(f, "  ipu %-3u", i);
+        for (unsigned k = 0; k < ENG_NIPU_STAT; k++) {
+            fprintf(f, "%s%s ", k == 0 ? " " : tab[k].text & ENG_TEXT_JOIN ? " " : ", ",
+                    tab[k].label);
+            text_value(f, &tab[k], eng_stat_value(&tab[k], &is, m));
+        }
+        fputc('\n', f);
     }
+}
+
+void cli_report_split(FILE *f, const eng *g, uint32_t ipu)
+{
+    const eng_stat *tab = eng_cat_table();
+    const mach *m = eng_machine(g);
+    eng_stats st;
+    eng_ipu_stats is;
+    eng_get_stats(g, &st);
+    eng_get_ipu_stats(g, ipu, &is);
+    char title[32];
+    snprintf(title, sizeof title, "time split (ipu %u)", ipu);
+    fprintf(f, "  %-22s", title);
+    for (unsigned k = 0; k < ENG_NCAT; k++) {
+        double v = eng_stat_value(&tab[k], &is, m);
+        if (v > 0)
+            fprintf(f, " %s %.1f%%", tab[k].label, 100.0 * v / (double)st.cycles);
+    }
+    fputc('\n', f);
+}
+
+void cli_json_split(txt *b, const eng *g, uint32_t ipu)
+{
+    const eng_stat *tab = eng_cat_table();
+    eng_ipu_stats is;
+    eng_get_ipu_stats(g, ipu, &is);
+    for (unsigned k = 0; k < ENG_NCAT; k++)
+        txt_printf(b, "%s\"%s\": %.17g", k ? ", " : "", tab[k].key,
+                   eng_stat_value(&tab[k], &is, eng_machine(g)));
+}
+
+void cli_report_text(FILE *f, const eng *g, const char *what, double host_seconds)
+{
+    const mach *m = eng_machine(g);
+    eng_stats st;
+    eng_get_stats(g, &st);
+    fprintf(f, "%s on %u x %s IPU (%u tiles each, %.3f GHz), %u host thread%s\n", what,
+            eng_nipus(g), m->name, eng_ntiles(g), (double)m->clock_hz / 1e9, eng_threads(g),
+            eng_threads(g) == 1 ? "" : "s");
+    text_stats(f, &st, m);
+    cli_report_ipus(f, g);
+    const eng_stat *insn = eng_stat_find(eng_stat_table(), ENG_NSTAT, "instructions");
     if (host_seconds > 0)
         fprintf(f, "  %-22s %.3f s (%.1f M simulated instructions/s)\n", "host time", host_seconds,
-                v[2] / host_seconds / 1e6);
+                eng_stat_value(insn, &st, m) / host_seconds / 1e6);
+}
+
+/* "KEY": VALUE for every row of tab, from stats, separated by sep. */
+static void json_rows(FILE *f, const eng_stat *tab, unsigned n, const void *stats, const mach *m,
+                      const char *sep)
+{
+    for (unsigned i = 0; i < n; i++)
+        fprintf(f, "%s\"%s\": %.17g", i ? sep : "", tab[i].key, eng_stat_value(&tab[i], stats, m));
 }
 
 int cli_report_json(const char *cmd, const char *path, const eng *g, const char *what,
@@ -81,8 +149,6 @@ int cli_report_json(const char *cmd, const char *path, const eng *g, const char 
     const mach *m = eng_machine(g);
     eng_stats st;
     eng_get_stats(g, &st);
-    double v[ENG_NSTAT];
-    eng_stat_values(&st, m, v);
     const eng_stat *tab = eng_stat_table();
     char *buf = NULL;
     size_t len = 0;
@@ -100,28 +166,22 @@ int cli_report_json(const char *cmd, const char *path, const eng *g, const char 
     fprintf(f, "\",\n  \"machine\": \"%s\",\n  \"ipus\": %u,\n  \"tiles_per_ipu\": %u,\n"
                "  \"clock_hz\": %llu,\n",
             m->name, eng_nipus(g), eng_ntiles(g), (unsigned long long)m->clock_hz);
-    fprintf(f, "  \"stats\": {\n");
-    for (unsigned i = 0; i < ENG_NSTAT; i++)
-        fprintf(f, "    \"%s\": %.17g%s\n", tab[i].name, v[i], i + 1 < ENG_NSTAT ? "," : "");
-    fprintf(f, "  },\n  \"instructions_per_context\": [");
+    fprintf(f, "  \"stats\": {\n    ");
+    json_rows(f, tab, ENG_NSTAT, &st, m, ",\n    ");
+    fprintf(f, "\n  },\n  \"instructions_per_context\": [");
     for (unsigned c = 0; c < TILE_NCTX; c++)
         fprintf(f, "%s%llu", c ? ", " : "", (unsigned long long)st.ninsn[c]);
     fprintf(f, "],\n  \"units\": {");
     for (unsigned i = 0; i < ENG_NSTAT; i++)
-        fprintf(f, "%s\"%s\": \"%s\"", i ? ", " : "", tab[i].name, tab[i].unit);
+        fprintf(f, "%s\"%s\": \"%s\"", i ? ", " : "", tab[i].key, tab[i].unit);
     fprintf(f, "},\n");
     fprintf(f, "  \"per_ipu\": [");
     for (uint32_t i = 0; i < eng_nipus(g); i++) {
         eng_ipu_stats is;
         eng_get_ipu_stats(g, i, &is);
-        fprintf(f, "%s\n    {\"ipu\": %u, \"finish\": %llu, \"supersteps\": %llu, "
-                   "\"do_exchange_bytes\": %llu, \"do_exchange_cycles\": %llu, "
-                   "\"global_exchange_tx_bytes\": %llu, \"global_exchange_rx_bytes\": %llu, "
-                   "\"global_exchange_cycles\": %llu}",
-                i ? "," : "", i, (unsigned long long)is.finish, (unsigned long long)is.supersteps,
-                (unsigned long long)is.xchg_bytes, (unsigned long long)is.xchg_cycles,
-                (unsigned long long)is.global_tx_bytes, (unsigned long long)is.global_rx_bytes,
-                (unsigned long long)is.global_cycles);
+        fprintf(f, "%s\n    {\"ipu\": %u, ", i ? "," : "", i);
+        json_rows(f, eng_ipu_stat_table(), ENG_NIPU_STAT, &is, m, ", ");
+        fprintf(f, "}");
     }
     fprintf(f, "\n  ],\n");
     if (extra && *extra)

@@ -13,6 +13,7 @@
 #include "hw/chip.h"
 #include "base/err.h"
 #include "hw/machine.h"
+#include "hw/stats.h"
 #include "isa/isa.h"
 
 typedef struct eng_cfg {
@@ -20,16 +21,6 @@ typedef struct eng_cfg {
     unsigned threads;    /* host threads (0: online CPUs) */
     uint64_t max_cycles; /* no instruction issues after this cycle */
 } eng_cfg;
-
-typedef struct eng_stats {
-    uint64_t cycles;               /* the cycle at which the last tile of any IPU halted */
-    uint64_t supersteps;           /* sync releases summed over IPUs */
-    uint64_t ninsn[TILE_NCTX];     /* instructions executed per context, all tiles */
-    uint64_t busy[TILE_NCTX];      /* issue cycles used per context, all tiles */
-    uint64_t workers_started;
-    uint64_t tiles;                /* tiles simulated */
-    uint64_t rounds;               /* parallel compute rounds the host ran */
-} eng_stats;
 
 typedef struct eng eng;
 struct sim;
@@ -137,50 +128,6 @@ typedef struct eng_host {
     void (*retire)(void *ctx, uint64_t cycle);
 } eng_host;
 
-/* Time categories per IPU (FACTS.md section 5); they add up to the total cycles. */
-enum {
-    ENG_CAT_COMPUTE,  /* OnTileExecute */
-    ENG_CAT_EXCHANGE, /* DoExchange */
-    ENG_CAT_GLOBAL,   /* GlobalExchange */
-    ENG_CAT_SYNC,     /* Sync (waiting for others and the sync latency) */
-    ENG_CAT_BEGIN,    /* StreamCopyBegin */
-    ENG_CAT_MID,      /* StreamCopyMid */
-    ENG_CAT_END,      /* StreamCopyEnd */
-    ENG_CAT_REMOTE,   /* StreamCopyMidRemoteBuffer */
-    ENG_CAT_IDLE,     /* after the IPU finished, until the last IPU did */
-    ENG_NCAT
-};
-/* Names of the categories as PopVision shows them. */
-const char *eng_cat_name(unsigned cat);
-
-/* Per-IPU accounting (FACTS.md section 5 names: DoExchange, GlobalExchange). */
-typedef struct eng_ipu_stats {
-    uint64_t supersteps;      /* syncs released */
-    uint64_t finish;          /* cycle its last tile halted */
-    uint64_t xchg_bytes;      /* on-chip bytes received by its tiles */
-    uint64_t xchg_streams;
-    uint64_t xchg_cycles;     /* per superstep: last on-chip arrival - first send, summed */
-    uint64_t global_tx_bytes; /* sent to other IPUs */
-    uint64_t global_rx_bytes; /* received from other IPUs */
-    uint64_t global_cycles;   /* per external superstep: last arrival - first send, summed */
-    uint64_t cat[ENG_NCAT];   /* the IPU's cycles by category; they sum to the total cycles */
-    uint64_t io[3];           /* overlapped host copies of sync groups (I/O tiles): begin,
-                                 mid (with remote), end cycles, not part of cat[] */
-    uint64_t host_in_bytes, host_out_bytes, remote_bytes;
-} eng_ipu_stats;
-
-/* The statistics table: one place for names, units and meanings, used by the text report,
- * the JSON report and CSV columns. eng_stat_values() fills values in table order. */
-typedef struct eng_stat {
-    const char *name;    /* JSON key / CSV column */
-    const char *label;   /* text report label */
-    const char *unit;
-    const char *meaning;
-} eng_stat;
-enum { ENG_NSTAT = 7 + TILE_NCTX };
-const eng_stat *eng_stat_table(void);
-void eng_stat_values(const eng_stats *st, const mach *m, double v[ENG_NSTAT]);
-
 /* Build the engine as module "eng" under `parent` on kernel k (lazily mapped tile memory,
  * the thread pool, one release event per IPU, sync group and the system). NULL and e set on
  * failure. The system constructor (host/system.h) is the one caller. */
@@ -200,8 +147,7 @@ void eng_set_fabric(eng *g, const eng_fabric *f);
 void eng_set_host(eng *g, const eng_host *h);
 
 /* Results. */
-void eng_get_ipu_stats(const eng *g, uint32_t ipu, eng_ipu_stats *st);
-void eng_get_stats(const eng *g, eng_stats *st);
+/* (the statistics: eng_get_stats, eng_get_ipu_stats and their tables, hw/stats.h) */
 const mach *eng_machine(const eng *g);
 uint32_t eng_nipus(const eng *g);
 uint32_t eng_ntiles(const eng *g);

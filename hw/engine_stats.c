@@ -1,5 +1,8 @@
 /* engine_stats: what a run measured, read off the engine after eng_run: the run statistics,
- * the per-IPU statistics and the time categories, and the table that names them. */
+ * the per-IPU statistics and the time categories, and the three tables that name them
+ * (hw/stats.def, hw/ipu_stats.def, hw/cats.def; declared in hw/stats.h). The engine fills the
+ * counters as it runs; nothing here changes them. */
+#include <stddef.h>
 #include <string.h>
 
 #include "hw/engine_int.h"
@@ -7,15 +10,6 @@
 static uint64_t max_u64(uint64_t a, uint64_t b)
 {
     return a > b ? a : b;
-}
-
-const char *eng_cat_name(unsigned cat)
-{
-    static const char *const names[ENG_NCAT] = {
-        "OnTileExecute", "DoExchange",    "GlobalExchange", "Sync", "StreamCopyBegin",
-        "StreamCopyMid", "StreamCopyEnd", "StreamCopyMidRemoteBuffer", "Idle",
-    };
-    return cat < ENG_NCAT ? names[cat] : NULL;
 }
 
 void eng_get_ipu_stats(const eng *g, uint32_t ipu, eng_ipu_stats *st)
@@ -55,21 +49,65 @@ void eng_get_stats(const eng *g, eng_stats *st)
     st->rounds = g->rounds;
 }
 
+/* ---- how a value is obtained (the GET column of the tables) ---- */
+
+/* The uint64_t at offset off of a statistics struct. */
+static double get_field(const void *st, const mach *m, size_t off)
+{
+    (void)m;
+    uint64_t v;
+    memcpy(&v, (const char *)st + off, sizeof v);
+    return (double)v;
+}
+
+/* Instructions of contexts first.. (0: all, 1: the workers). */
+static double get_insn(const void *st, const mach *m, size_t first)
+{
+    (void)m;
+    const eng_stats *s = st;
+    uint64_t n = 0;
+    for (size_t c = first; c < TILE_NCTX; c++)
+        n += s->ninsn[c];
+    return (double)n;
+}
+
+/* Share (%) of every tile's cycles in which context ctx issued or owned its slot. */
+static double get_util(const void *st, const mach *m, size_t ctx)
+{
+    (void)m;
+    const eng_stats *s = st;
+    double denom = (double)s->cycles * (double)s->tiles;
+    return denom > 0 ? 100.0 * (double)s->busy[ctx] / denom : 0.0;
+}
+
+static double get_time_us(const void *st, const mach *m, size_t arg)
+{
+    (void)arg;
+    return (double)mach_cycles_to_ps(m, ((const eng_stats *)st)->cycles) / 1e6;
+}
+
+/* ---- the tables ---- */
+
 static const eng_stat stat_table[ENG_NSTAT] = {
-    {"cycles", "total cycles", "cycles", "tile cycle at which the last tile halted"},
-    {"time_us", "simulated time", "us", "total cycles at the machine's tile clock"},
-    {"instructions", "instructions", "", "instructions executed, all contexts of all tiles"},
-    {"supersteps", "supersteps", "", "sync releases, summed over IPUs"},
-    {"workers_started", "workers started", "", "worker runs started by run/runall"},
-    {"tiles", "tiles", "", "tiles simulated"},
-    {"worker_instructions", "worker instructions", "", "instructions executed by workers"},
-    {"util_sup", "supervisor", "%", "share of each tile's cycles the supervisor spent issuing"},
-    {"util_w0", "worker 0", "%", "share of each tile's cycles worker context 0 owned its slot"},
-    {"util_w1", "worker 1", "%", "same for worker context 1"},
-    {"util_w2", "worker 2", "%", "same for worker context 2"},
-    {"util_w3", "worker 3", "%", "same for worker context 3"},
-    {"util_w4", "worker 4", "%", "same for worker context 4"},
-    {"util_w5", "worker 5", "%", "same for worker context 5"},
+#define STAT(key, label, line, unit, text, get, arg, meaning)                                  \
+    {#key, label, line, unit, meaning, text, get_##get, arg},
+#include "hw/stats.def"
+#undef STAT
+};
+
+static const eng_stat ipu_stat_table[ENG_NIPU_STAT] = {
+#define IPU_STAT(key, label, unit, text, field, meaning)                                       \
+    {#key, label, NULL, unit, meaning, text, get_field, offsetof(eng_ipu_stats, field)},
+#include "hw/ipu_stats.def"
+#undef IPU_STAT
+};
+
+static const eng_stat cat_table[ENG_NCAT] = {
+#define CAT(id, name, meaning)                                                                 \
+    {name, name, NULL, "cycles", meaning, 0, get_field,                                        \
+     offsetof(eng_ipu_stats, cat) + ENG_CAT_##id * sizeof(uint64_t)},
+#include "hw/cats.def"
+#undef CAT
 };
 
 const eng_stat *eng_stat_table(void)
@@ -77,22 +115,30 @@ const eng_stat *eng_stat_table(void)
     return stat_table;
 }
 
-void eng_stat_values(const eng_stats *st, const mach *m, double v[ENG_NSTAT])
+const eng_stat *eng_ipu_stat_table(void)
 {
-    uint64_t all = 0, workers = 0;
-    for (unsigned c = 0; c < TILE_NCTX; c++) {
-        all += st->ninsn[c];
-        if (c)
-            workers += st->ninsn[c];
-    }
-    v[0] = (double)st->cycles;
-    v[1] = (double)mach_cycles_to_ps(m, st->cycles) / 1e6;
-    v[2] = (double)all;
-    v[3] = (double)st->supersteps;
-    v[4] = (double)st->workers_started;
-    v[5] = (double)st->tiles;
-    v[6] = (double)workers;
-    double denom = (double)st->cycles * (double)st->tiles;
-    for (unsigned c = 0; c < TILE_NCTX; c++)
-        v[7 + c] = denom > 0 ? 100.0 * (double)st->busy[c] / denom : 0.0;
+    return ipu_stat_table;
+}
+
+const eng_stat *eng_cat_table(void)
+{
+    return cat_table;
+}
+
+const eng_stat *eng_stat_find(const eng_stat *tab, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(tab[i].key, key) == 0)
+            return &tab[i];
+    return NULL;
+}
+
+double eng_stat_value(const eng_stat *s, const void *stats, const mach *m)
+{
+    return s->get(stats, m, s->arg);
+}
+
+const char *eng_cat_name(unsigned cat)
+{
+    return cat < ENG_NCAT ? cat_table[cat].key : NULL;
 }

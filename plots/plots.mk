@@ -4,7 +4,8 @@
 #                 (resuming one that was killed; starting over when the .sweep file or the
 #                 ipusim binary is newer than its CSV)
 #   make plots    render each plots/out/NAME.csv whose bench/NAME.sweep asks for a plot into
-#                 plots/out/NAME.png and NAME.svg (gnuplot; plots/line.gp, plots/stacked.gp)
+#                 plots/out/NAME.png and NAME.svg (gnuplot; plots/line.gp, plots/stacked.gp);
+#                 statistics are titled as the engine's tables name them (ipusim metrics)
 #
 # Variables: SWEEPS=names (default: every bench/*.sweep), SWEEP_J=points at a time (default
 # 2), SWEEP_DIR (bench), PLOT_OUT (plots/out, git-ignored). Format and how to add a sweep:
@@ -25,11 +26,13 @@ sweep: deps $(BIN)
 	done; exit $$fail
 
 # After `sweep` when both are asked for (make sweep plots).
-plots: deps | $(filter sweep,$(MAKECMDGOALS))
+# The binary lists the statistics' titles and units (ipusim metrics).
+plots: deps $(BIN) | $(filter sweep,$(MAKECMDGOALS))
 	@mkdir -p $(PLOT_OUT)
-	@sh plots/render.sh $(SWEEP_DIR) $(PLOT_OUT) $(SWEEPS)
+	@IPUSIM=$(BIN) sh plots/render.sh $(SWEEP_DIR) $(PLOT_OUT) $(SWEEPS)
 
-# The sweep suite runs `ipusim sweep` in-process, so it links the CLI's objects too; main.o's
+# The sweep suite tests the sweep module (bench/sweep/, in the library) and also runs
+# `ipusim sweep` in-process, so it links the CLI's objects too; main.o's
 # `main` is made local so the suite's own main() is the one that runs.
 SWEEP_TEST_OBJ := $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) $(BUILD)/tests/cli_table.o
 $(BUILD)/tests/cli_table.o: $(BUILD)/cli/main.o

@@ -5,14 +5,44 @@
 # whose images are newer than its CSV, sweep file and scripts. The CSV is prepared first: only
 # rows with status 0, sorted (line: by SERIES, then X; stacked: by the LABEL columns; numeric
 # columns numerically, others in version order), and for stacked bars a first column "label"
-# ("depth=3 io=64"). Fields must not be quoted (no commas in names or values). `make plots`
-# calls this.
+# ("depth=3 io=64"). Fields must not be quoted (no commas in names or values). Statistics the
+# sweep file leaves untitled take their key titles and, for a single Y, the y label "TITLE
+# (UNIT)" from the engine's tables, as `$IPUSIM metrics` lists them (IPUSIM: the ipusim binary,
+# default build/ipusim). `make plots` calls this.
 set -eu
 [ $# -ge 2 ] || { echo "usage: plots/render.sh SWEEP_DIR OUT_DIR NAME..." >&2; exit 2; }
 sdir=$1 odir=$2
 shift 2
 plotsdir=$(dirname "$0")
 command -v gnuplot >/dev/null 2>&1 || { echo "make plots: gnuplot is missing (make deps)" >&2; exit 2; }
+
+# The statistics' columns, units and titles (cli/cmd_metrics.c, from hw/stats.def,
+# hw/ipu_stats.def, hw/cats.def); empty without the binary.
+ipusim=${IPUSIM:-build/ipusim}
+metrics=$("$ipusim" metrics 2>/dev/null) || metrics=""
+
+# Field $2 (2: unit, 3: title) of the statistic in column $1 (per_ipu.I.KEY is per_ipu.N.KEY).
+meta() {
+    printf "%s\n" "$metrics" | awk -F '\t' -v c="$1" -v f="$2" \
+        'BEGIN { sub(/^per_ipu\.[0-9]+\./, "per_ipu.N.", c) } $1 == c { print $f; exit }'
+}
+
+# YTITLES and YLABEL from the tables where the sweep file leaves them empty.
+titles_from_tables() {
+    if [ -z "$YTITLES" ]; then
+        t="" known=0
+        for c in $Y; do
+            ti=$(meta "$c" 3)
+            if [ -n "$ti" ]; then known=1; else ti=$c; fi
+            t="$t${t:+|}$ti"
+        done
+        [ $known = 0 ] || YTITLES=$t
+    fi
+    if [ -z "$YLABEL" ] && [ "$(echo $Y | wc -w)" = 1 ]; then
+        ti=$(meta "$Y" 3) u=$(meta "$Y" 2)
+        [ -z "$ti" ] || YLABEL="$ti${u:+ ($u)}"
+    fi
+}
 
 # A gnuplot string literal's inside: ' doubled.
 gq() { printf "%s" "$1" | sed "s/'/''/g"; }
@@ -40,6 +70,7 @@ render() {
     PLOT="" TITLE="" MACHINE="" FIXED="" X="" XLABEL="" Y="" YTITLES="" YLABEL="" SERIES=""
     LOGX="" YMIN="" YSCALE=1 MARKX="" MARKLABEL="" LABEL=""
     . "$f"
+    titles_from_tables
     case $PLOT in
     line | stacked) ;;
     "" | none) return 0 ;;

@@ -124,6 +124,75 @@ static void test_report_and_json(void **state)
     assert_true(buf[n - 2] == '}');
 }
 
+/* metrics: one line per statistic of the reports: the 14 members of a run report's "stats"
+ * (cycles, time_us, instructions, supersteps, workers_started, tiles, worker_instructions,
+ * util_sup, util_w0..w5), the 7 of each "per_ipu" object besides "ipu", and io-bench's 9
+ * categories of FACTS.md section 5 (with Idle). */
+static void test_metrics(void **state)
+{
+    (void)state;
+    char out[16384];
+    assert_int_equal(run(out, sizeof out, "metrics"), 0);
+    assert_int_equal(tu_count_lines(out), 14 + 7 + 9);
+    assert_non_null(strstr(out, "stats.cycles\tcycles\ttotal cycles\t"));
+    assert_non_null(strstr(out, "\nstats.time_us\tus\tsimulated time\t"));
+    assert_non_null(strstr(out, "\nstats.util_w5\t%\tcontext utilisation w5\t"));
+    assert_non_null(strstr(out, "\nper_ipu.N.global_exchange_rx_bytes\tB\t"));
+    assert_non_null(strstr(out, "\niobench.split.StreamCopyMidRemoteBuffer\tcycles\t"));
+    assert_int_equal(run(out, sizeof out, "metrics --bogus"), 2);
+}
+
+/* mnist: a missing dataset is one line naming the file and the make target that fetches it,
+ * exit status 2; the command installs nothing. */
+static void test_mnist_missing_data(void **state)
+{
+    (void)state;
+    char out[8192], want[512];
+    setenv("IPUSIM_DATA", tmpdir, 1); /* an empty directory */
+    int rc = run(out, sizeof out, "mnist --reference --dataset mnist-digits");
+    unsetenv("IPUSIM_DATA");
+    assert_int_equal(rc, 2);
+    snprintf(want, sizeof want,
+             "ipusim mnist: %s/mnist-digits/train-images-idx3-ubyte not found: run 'make data'\n",
+             tmpdir);
+    assert_string_equal(out, want);
+    if (access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", F_OK) != 0 &&
+        access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte", F_OK) != 0) {
+        assert_int_equal(run(out, sizeof out, "mnist --reference --dataset fashion-mnist"), 2);
+        assert_string_equal(out, "ipusim mnist: /usr/share/datasets/fashion-mnist/"
+                                 "train-images-idx3-ubyte not found: run 'make data' (it "
+                                 "installs the Debian package dataset-fashion-mnist)\n");
+    }
+}
+
+/* The report's lines and keys from the statistics tables, on tests/isa/xchg_pair.s with 8
+ * tiles (derivation in its comments): tile 0 sends 8 B at cycle 11, the last word lands so the
+ * stream ends at 22 (DoExchange 11 cycles), one sync release, halt at 116. Instructions: tile 0
+ * 12 (get brnz li x4 send sync get li ld32 halt), the 7 others 7 each (get brnz sync get li
+ * ld32 halt): 61. */
+static void test_report_tables(void **state)
+{
+    (void)state;
+    char out[8192], json[256];
+    snprintf(json, sizeof json, "%s/x.json", tmpdir);
+    assert_int_equal(run(out, sizeof out, "run tests/isa/xchg_pair.s --tiles 8 --json %s", json),
+                     0);
+    assert_non_null(strstr(out, "\n  total cycles           116\n  simulated time         0.088 us"
+                                "\n  instructions           61\n  supersteps             1\n"));
+    assert_non_null(strstr(out, "\n  context utilisation    sup "));
+    assert_non_null(strstr(out, "% w5 0.0%\n  ipu 0   finish 116, supersteps 1, DoExchange 8 B in "
+                                "11 cycles, GlobalExchange tx 0 B rx 0 B in 0 cycles\n"));
+    char *j = tu_read_file(json);
+    assert_non_null(j);
+    assert_non_null(strstr(j, "{\"ipu\": 0, \"finish\": 116, \"supersteps\": 1, "
+                              "\"do_exchange_bytes\": 8, \"do_exchange_cycles\": 11, "
+                              "\"global_exchange_tx_bytes\": 0, \"global_exchange_rx_bytes\": 0, "
+                              "\"global_exchange_cycles\": 0}"));
+    assert_non_null(strstr(j, "\"instructions\": 61,\n"));
+    assert_non_null(strstr(j, "\"time_us\": \"us\""));
+    free(j);
+}
+
 static void test_asm_disasm_roundtrip(void **state)
 {
     (void)state;
@@ -201,6 +270,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_asm_errors_exit_1),
         cmocka_unit_test(test_fault_exit_3),
         cmocka_unit_test(test_report_and_json),
+        cmocka_unit_test(test_report_tables),
+        cmocka_unit_test(test_metrics),
+        cmocka_unit_test(test_mnist_missing_data),
         cmocka_unit_test(test_asm_disasm_roundtrip),
         cmocka_unit_test(test_machine_presets),
     };

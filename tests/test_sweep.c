@@ -1,6 +1,6 @@
-/* test_sweep: `ipusim sweep` — the grid (lists, ranges, steps, several parameters: exact
- * point lists), the argv of a point, the JSON reader (good input, malformed input and its
- * position), the CSV (header once, whole rows, quoting, resume runs only the missing points,
+/* test_sweep: the sweep module (bench/sweep/) and `ipusim sweep` — the grid (lists, ranges,
+ * steps, several parameters: exact point lists), the argv of a point, the JSON reader (good
+ * input, malformed input and its position), the CSV (header once, whole rows, quoting, resume runs only the missing points,
  * a torn line, a foreign header), the same rows for any -j, an end-to-end sweep of `gemm`
  * in-process with -j 2, and `make plots` on a small CSV (skipped without gnuplot). Sweeps of
  * a fake command (fake() below) check the runner without simulating anything. Runs from the
@@ -20,7 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/sweep.h"
+#include "bench/sweep/sweep.h"
+#include "cli/cli.h"
 
 static char tmpdir[64];
 static char errtext[8192]; /* what the last quiet() call printed on stderr */
@@ -318,7 +319,18 @@ static int fake(int argc, char **argv)
     return a == fail_a ? 3 : 0;
 }
 
-static const cli_cmd fake_cmd = {"fake", fake, "", ""};
+static int run_fake(void *ctx, int argc, char **argv)
+{
+    (void)ctx;
+    return fake(argc, argv);
+}
+
+/* Progress and errors as `ipusim sweep` shows them. */
+static void say(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "ipusim sweep: %s\n", line);
+}
 
 static int sweep_fake(const char *csv, unsigned jobs, const char *pa, const char *pb,
                       char **args, int nargs)
@@ -327,7 +339,8 @@ static int sweep_fake(const char *csv, unsigned jobs, const char *pa, const char
     char msg[SWEEP_MSG];
     assert_int_equal(sweep_grid_add(&g, pa, msg), 0);
     assert_int_equal(sweep_grid_add(&g, pb, msg), 0);
-    sweep_opts o = {&g, &fake_cmd, args, nargs, jobs, csv};
+    sweep_opts o = {.grid = &g, .cmdname = "fake", .run = run_fake, .args = args,
+                    .nargs = nargs, .jobs = jobs, .out = csv, .say = say};
     int rc = quiet_sweep(&o, 0, NULL);
     sweep_grid_free(&g);
     return rc;
@@ -629,6 +642,22 @@ static void test_make_plots(void **state)
     assert_non_null(strstr(svg, "test: x against k"));
     assert_non_null(strstr(svg, "machine mk2; n = 64"));
     assert_non_null(strstr(svg, "x (cycles)"));
+    free(svg);
+    /* A statistic with no YLABEL or YTITLES: its title and unit from the engine's tables. */
+    snprintf(path, sizeof path, "%s/u.sweep", tmpdir);
+    tu_write_file(path, "SWEEP=\"--param k=64,128 -- gemm\"\nPLOT=line\nTITLE=\"u\"\nX=k\n"
+               "Y=stats.time_us\n");
+    snprintf(path, sizeof path, "%s/u.csv", tmpdir);
+    tu_write_file(path, "k,status,stats.time_us\n64,0,1.5\n128,0,2.5\n");
+    snprintf(cmd, sizeof cmd,
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory plots "
+             "SWEEP_DIR=%s PLOT_OUT=%s SWEEPS=u >%s/make.log 2>&1",
+             tmpdir, tmpdir, tmpdir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/u.svg", tmpdir);
+    svg = tu_read_file(path);
+    assert_non_null(svg);
+    assert_non_null(strstr(svg, "simulated time (us)"));
     free(svg);
 }
 

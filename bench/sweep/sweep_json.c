@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/sweep.h"
+#include "bench/sweep/sweep.h"
 
 enum { MAX_DEPTH = 64 };
 

@@ -9,22 +9,44 @@
  * CSV's header: the header comes from the first point that produced a report (or from the
  * file, when resuming), and a point's numbers that the header lacks are left out (with one
  * warning). Each row is formatted whole and appended with a single write() to a file opened
- * O_APPEND, so a killed sweep leaves a header and whole rows. A re-run skips the points whose
+ * O_APPEND, so a killed sweep leaves a header and whole rows. Progress and errors go to the
+ * caller's say() one line at a time (under the lock). A re-run skips the points whose
  * parameter values already have a row (failed ones too: delete a row to run it again; the
  * exit status stays 1 while the CSV holds a failed point).
  * Left out: time limits per point (a point runs until its command returns). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "cli/sweep.h"
+#include "bench/sweep/sweep.h"
 
 enum { STACK_BYTES = 16 << 20, MAX_JSON_BYTES = 256 << 20 };
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* One line to the caller's say(), formatted. */
+static void say(const sweep_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const sweep_opts *o, const char *fmt, ...)
+{
+    char line[SWEEP_MSG + 512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    o->say(o->ctx, line);
+}
 
 typedef struct held {
     size_t point;
@@ -52,7 +74,7 @@ static void put_all(run *r, const char *buf, size_t len)
 {
     ssize_t n = r->io_error ? -1 : write(r->fd, buf, len);
     if (n != (ssize_t)len && !r->io_error) {
-        fprintf(stderr, "ipusim sweep: cannot write '%s': %s; stopping\n", r->o->out,
+        say(r->o, "cannot write '%s': %s; stopping", r->o->out,
                 n < 0 ? strerror(errno) : "short write");
         r->io_error = 1;
     }
@@ -174,19 +196,19 @@ static void run_point(run *r, size_t point)
     snprintf(json, sizeof json, "%s/point-%zu.json", r->tmpdir, point);
     sweep_grid_label(o->grid, point, label, sizeof label);
     int argc = 0;
-    char **argv = sweep_argv(o->grid, point, o->cmd->name, o->args, o->nargs, json, &argc);
-    double t = cli_now();
-    int st = argv ? o->cmd->fn(argc, argv) : 2;
-    t = cli_now() - t;
+    char **argv = sweep_argv(o->grid, point, o->cmdname, o->args, o->nargs, json, &argc);
+    double t = now_s();
+    int st = argv ? o->run(o->ctx, argc, argv) : 2;
+    t = now_s() - t;
     free(argv);
     sweep_metrics m = {0};
     int jr = read_report(json, &m, msg);
     remove(json);
     pthread_mutex_lock(&r->mu);
     if (jr == 2)
-        fprintf(stderr, "ipusim sweep: %s: JSON report: %s\n", label, msg);
+        say(r->o, "%s: JSON report: %s", label, msg);
     else if (jr == 1 && st == 0)
-        fprintf(stderr, "ipusim sweep: %s: the command wrote no JSON report\n", label);
+        say(r->o, "%s: the command wrote no JSON report", label);
     if (jr && st == 0)
         st = 2;
     if (jr)
@@ -197,8 +219,8 @@ static void run_point(run *r, size_t point)
         write_row(r, point, st, &m);
         for (size_t i = 0; i < m.n && !r->warned; i++)
             if (!has_col(r->cols, r->ncols, m.m[i].name)) {
-                fprintf(stderr, "ipusim sweep: %s: '%s' is not a column of '%s'; left out "
-                        "(and any others)\n", label, m.m[i].name, o->out);
+                say(r->o, "%s: '%s' is not a column of '%s'; left out "
+                        "(and any others)", label, m.m[i].name, o->out);
                 r->warned = 1;
             }
     } else {
@@ -207,11 +229,9 @@ static void run_point(run *r, size_t point)
     r->finished++;
     r->nfailed += st != 0;
     if (st)
-        fprintf(stderr, "ipusim sweep: [%zu/%zu] %s: status %d, %.2f s\n", r->finished,
-                r->ntodo, label, st, t);
+        say(r->o, "[%zu/%zu] %s: status %d, %.2f s", r->finished, r->ntodo, label, st, t);
     else
-        fprintf(stderr, "ipusim sweep: [%zu/%zu] %s: ok, %.2f s\n", r->finished, r->ntodo,
-                label, t);
+        say(r->o, "[%zu/%zu] %s: ok, %.2f s", r->finished, r->ntodo, label, t);
     pthread_mutex_unlock(&r->mu);
     sweep_metrics_free(&m);
 }
@@ -238,24 +258,24 @@ static int prepare(run *r, sweep_csv *csv)
     char msg[SWEEP_MSG];
     if (sweep_args_check(o->grid, o->args, o->nargs, msg) ||
         sweep_csv_load(o->out, o->grid, csv, msg)) {
-        fprintf(stderr, "ipusim sweep: %s\n", msg);
+        say(r->o, "%s", msg);
         return 2;
     }
     r->fd = open(o->out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (r->fd < 0) {
-        fprintf(stderr, "ipusim sweep: cannot open '%s': %s\n", o->out, strerror(errno));
+        say(r->o, "cannot open '%s': %s", o->out, strerror(errno));
         return 2;
     }
     size_t keep = csv->valid_len;
     if (csv->cols && csv->ncols == o->grid->np + 1) {
-        fprintf(stderr, "ipusim sweep: '%s' has no metric columns (every point failed): "
-                "starting it again\n", o->out);
+        say(r->o, "'%s' has no metric columns (every point failed): starting it again",
+            o->out);
         keep = 0;
     } else if (csv->file_len > keep) {
-        fprintf(stderr, "ipusim sweep: '%s': cutting off a torn last line\n", o->out);
+        say(r->o, "'%s': cutting off a torn last line", o->out);
     }
     if (keep < csv->file_len && ftruncate(r->fd, (off_t)keep) != 0) {
-        fprintf(stderr, "ipusim sweep: cannot truncate '%s': %s\n", o->out, strerror(errno));
+        say(r->o, "cannot truncate '%s': %s", o->out, strerror(errno));
         return 2;
     }
     if (keep == 0) {
@@ -267,7 +287,7 @@ static int prepare(run *r, sweep_csv *csv)
     r->todo = malloc((o->grid->npoints + 1) * sizeof *r->todo);
     r->held = malloc((o->grid->npoints + 1) * sizeof *r->held);
     if (!r->todo || !r->held) {
-        fprintf(stderr, "ipusim sweep: out of memory\n");
+        say(r->o, "out of memory");
         return 2;
     }
     for (size_t i = 0; i < o->grid->npoints; i++) {
@@ -279,8 +299,7 @@ static int prepare(run *r, sweep_csv *csv)
     const char *tmp = getenv("TMPDIR");
     snprintf(r->tmpdir, sizeof r->tmpdir, "%s/ipusim-sweep-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (r->ntodo && !mkdtemp(r->tmpdir)) {
-        fprintf(stderr, "ipusim sweep: cannot make a directory '%s': %s\n", r->tmpdir,
-                strerror(errno));
+        say(r->o, "cannot make a directory '%s': %s", r->tmpdir, strerror(errno));
         return 2;
     }
     return 0;
@@ -294,7 +313,7 @@ static int run_all(run *r)
     fflush(stdout);
     int saved = dup(STDOUT_FILENO), nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (saved < 0 || nul < 0 || dup2(nul, STDOUT_FILENO) < 0) {
-        fprintf(stderr, "ipusim sweep: cannot send stdout to /dev/null: %s\n", strerror(errno));
+        say(r->o, "cannot send stdout to /dev/null: %s", strerror(errno));
         if (saved >= 0)
             close(saved);
         if (nul >= 0)
@@ -328,27 +347,26 @@ int sweep_run(const sweep_opts *o)
     int rc = prepare(&r, &csv);
     size_t npts = o->grid->npoints;
     if (!rc && r.ntodo == 0)
-        fprintf(stderr, "ipusim sweep: all %zu points are already in '%s'\n", npts, o->out);
+        say(o, "all %zu points are already in '%s'", npts, o->out);
     if (!rc && r.ntodo) {
-        fprintf(stderr, "ipusim sweep: %zu points, %zu already in '%s', %zu to run, %u at a "
-                "time\n", npts, npts - r.ntodo, o->out, r.ntodo,
-                o->jobs < r.ntodo ? o->jobs : (unsigned)r.ntodo);
-        r.t0 = cli_now();
+        say(o, "%zu points, %zu already in '%s', %zu to run, %u at a time", npts,
+            npts - r.ntodo, o->out, r.ntodo, o->jobs < r.ntodo ? o->jobs : (unsigned)r.ntodo);
+        r.t0 = now_s();
         rc = run_all(&r);
         if (!r.cols && r.nheld) /* no point wrote a report: a header of parameters and status */
             write_header(&r, NULL);
         if (r.io_error)
             rc = 2;
         if (!rc)
-            fprintf(stderr, "ipusim sweep: %zu points in %.1f s, %zu failed -> %s\n", r.finished,
-                    cli_now() - r.t0, r.nfailed, o->out);
+            say(o, "%zu points in %.1f s, %zu failed -> %s", r.finished, now_s() - r.t0,
+                r.nfailed, o->out);
         rmdir(r.tmpdir);
     }
     if (!rc && r.nearlier)
-        fprintf(stderr, "ipusim sweep: '%s' has %zu earlier row%s of failed points (delete a row "
-                "to run its point again)\n", o->out, r.nearlier, r.nearlier == 1 ? "" : "s");
+        say(o, "'%s' has %zu earlier row%s of failed points (delete a row to run its point "
+            "again)", o->out, r.nearlier, r.nearlier == 1 ? "" : "s");
     if (r.fd >= 0 && close(r.fd) != 0 && !rc) {
-        fprintf(stderr, "ipusim sweep: cannot write '%s': %s\n", o->out, strerror(errno));
+        say(o, "cannot write '%s': %s", o->out, strerror(errno));
         rc = 2;
     }
     if (r.own_cols)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/sweep.h"
+#include "bench/sweep/sweep.h"
 
 typedef struct rec {
     char **f;

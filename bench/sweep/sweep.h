@@ -1,5 +1,7 @@
-/* sweep: `ipusim sweep`, running one subcommand over a grid of parameter values, in-process,
- * and writing one CSV row per point. Private to cli/ (cmd_sweep.c and the tests).
+/* sweep: running one command over a grid of parameter values, in-process, and writing one
+ * CSV row per point: the engine of `ipusim sweep` (cli/cmd_sweep.c is the command). It does not
+ * know the CLI: the caller hands it a function that runs one command with an argv, and one
+ * that shows a line of progress or an error; it prints nothing itself.
  *
  *   sweep_grid.c  parameters (NAME=V1,V2 | NAME=A..B[:STEP] | NAME=A..B:xF), the grid they
  *                 span, and the argv of each point
@@ -13,8 +15,7 @@
 #define IPUSIM_SWEEP_H
 
 #include <stddef.h>
-
-#include "cli/cli.h"
+#include <stdio.h>
 
 enum {
     SWEEP_MSG = 512,            /* size of every msg buffer */
@@ -106,15 +107,22 @@ void sweep_csv_field(FILE *f, const char *text, int first);
 /* ---- the runner (sweep_run.c) ---- */
 typedef struct sweep_opts {
     const sweep_grid *grid;
-    const cli_cmd *cmd;
-    char *const *args; /* the command's arguments after its name */
+    const char *cmdname; /* argv[0] of every point */
+    /* Run the command with argv (argv[0] = cmdname); its exit status. Called from several
+     * threads at once when jobs > 1. */
+    int (*run)(void *ctx, int argc, char **argv);
+    void *ctx;
+    char *const *args;   /* the command's arguments after its name */
     int nargs;
-    unsigned jobs;     /* points at a time, >= 1 */
-    const char *out;   /* the CSV */
+    unsigned jobs;       /* points at a time, >= 1 */
+    const char *out;     /* the CSV */
+    /* Show one line of progress or an error (no newline); never called by two threads at
+     * once. */
+    void (*say)(void *ctx, const char *line);
 } sweep_opts;
 
 /* Run every point not yet in the CSV, N at a time, with stdout sent to /dev/null meanwhile;
- * progress and errors on stderr. Returns 0 when every point of the grid has a row with status
+ * progress and errors through say. Returns 0 when every point of the grid has a row with status
  * 0, 1 when some has another status (this run's or an earlier one's), 2 when the sweep itself
  * could not run. */
 int sweep_run(const sweep_opts *o);
