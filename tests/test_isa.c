@@ -1,6 +1,8 @@
 /* Tests of isa/: every opcode of the table through encode, decode, disassembly and
- * re-assembly; illegal encodings; branch targets; control registers and zones; the rpt-body
- * check of isa_prog_decode; docs/isa.md against isa_doc_markdown(); the binary container's
+ * re-assembly; illegal encodings; branch targets; every control register, sync zone and
+ * operand format against hand-written lists; every opcode's privilege in both contexts and the
+ * supervisor's load-use stall per load and operand kind (the interpreter run directly); the
+ * rpt-body check of isa_prog_decode; docs/isa.md against isa_doc_markdown(); the binary container's
  * round trip and its rejection of corrupt and truncated files. Run from the repo root. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "isa/asm.h"
+#include "isa/interp.h"
 #include "isa/isa.h"
 
 /* An instance of op with valid operands, walking its format's operand kinds: registers that
@@ -354,6 +357,128 @@ static void test_prog_decode_rpt(void **state)
     isa_prog_free(&p);
 }
 
+/* ---- what the interpreter takes from the tables: privilege and the load-use stall ---- */
+
+typedef struct machine {
+    isa_insn *code;
+    uint8_t mem[256];
+    uint32_t scratch, group;
+    uint64_t free_from[ISA_BARREL];
+    isa_env env;
+    isa_cpu cpu;
+} machine;
+
+/* Load a decoded program into m: registers all 64 (an aligned address), pc 0, cycle 0. */
+static void machine_init(machine *m, const isa_prog *p, int worker)
+{
+    memset(m, 0, sizeof *m);
+    m->code = isa_code_build(p);
+    assert_non_null(m->code);
+    m->env = (isa_env){.code = m->code, .ncode = p->ncode, .mem = m->mem,
+                       .memsize = sizeof m->mem, .ntiles = 1, .nipus = 1,
+                       .scratch = &m->scratch, .group = &m->group, .limit = 1000,
+                       .slot_free_from = m->free_from};
+    for (unsigned r = 0; r < ISA_NREGS; r++)
+        m->cpu.r[r] = 64;
+    m->cpu.wid = worker ? 0 : ISA_SUPER_WID;
+}
+
+static int named(const char *name, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(name, list[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Every opcode in both contexts: the worker-only ones fault in the supervisor, the
+ * supervisor-only ones in a worker, at their own pc and issue cycle; nothing else does. */
+static void test_privilege(void **state)
+{
+    (void)state;
+    /* written from docs/isa.md's "runs on" column, not from isa/opcodes.def */
+    static const char *const worker_only[] = {
+        "fadd",  "fsub",  "fmul",  "fma",   "fmin",  "fmax",  "fcmplt", "fcmple", "fcmpeq",
+        "fneg",  "fabs",  "itof",  "ftoi",  "f16tof", "ftof16", "i8tof", "v2add", "v2sub",
+        "v2mul", "v2max", "v2min", "v2fma", "ampz",  "amp",   "ampst",  "exit"};
+    static const char *const super_only[] = {"run",  "runall", "join", "sync", "halt", "send",
+                                             "gsend", "hin",   "hout", "rbin", "rbout", "put"};
+    for (unsigned op = 0; op < OP_COUNT; op++) {
+        const char *name = isa_info(op)->name;
+        for (int worker = 0; worker <= 1; worker++) {
+            isa_insn in = sample(op);
+            uint64_t w[4] = {isa_encode(&in),
+                             ISA_ENCODE(worker ? OP_exit : OP_halt, 0, 0, 0, 0, 0), 0, 0};
+            isa_prog p;
+            hand_prog(&p, w, 4);
+            err e;
+            assert_int_equal(isa_prog_decode(&p, &e), ERR_OK);
+            machine m;
+            machine_init(&m, &p, worker);
+            isa_stop st = worker ? isa_run_worker(&m.cpu, &m.env) : isa_run_super(&m.cpu, &m.env);
+            int want = worker ? named(name, super_only, sizeof super_only / sizeof *super_only)
+                              : named(name, worker_only, sizeof worker_only / sizeof *worker_only);
+            int got = st == STOP_FAULT && m.cpu.fault == FAULT_PRIVILEGE;
+            if (got != want)
+                fail_msg("`%s` in a %s: stop %d fault %d", name, worker ? "worker" : "supervisor",
+                         st, m.cpu.fault);
+            if (got) {
+                assert_int_equal(m.cpu.pc, 0);
+                assert_int_equal(m.cpu.t, 0);
+            }
+            free(m.code);
+            isa_prog_free(&p);
+        }
+    }
+}
+
+/* The supervisor's load-use stall: a register loaded at cycle c is usable from c + 7. Each
+ * program is a load at cycle 0 and one instruction, then halt: the halt issues at 8 when the
+ * instruction waited for the load (issue 7, cost 1), at 2 when it did not. */
+static void test_load_use(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *src;
+        uint64_t halt_at;
+    } cases[] = {
+        {"ld32 r4, [r1]\naddi r9, r4, 0\n", 8},     /* ra */
+        {"ld32 r4, [r1]\naddi r9, r5, 0\n", 2},
+        {"ld32 r4, [r1]\nadd r9, r1, r4\n", 8},     /* rb */
+        {"ld32 r4, [r1]\nli r4, 1\n", 2},           /* written, not read */
+        {"ld32 r4, [r1]\nnop\n", 2},
+        {"ld32 r1, [r1]\nld32 r4, [r1]\n", 8},      /* a memory operand's base */
+        {"ld64 r4, [r1]\naddi r9, r5, 0\n", 8},     /* a pair load: both registers */
+        {"ld64 r4, [r1]\naddi r9, r6, 0\n", 2},
+        {"ld32pi r4, [r1]+=0\nst32 r4, [r1]\n", 8}, /* a store reads rd */
+        {"ld64pi r4, [r1]+=8\nst32 r5, [r2]\n", 8},
+        {"ld32 r3, [r1]\nst64 r2, [r1]\n", 8},      /* a pair store reads rd + 1 */
+        {"ld32 r4, [r1]\nst64 r2, [r1]\n", 2},
+        {"ld128pi r4, [r1]+=16\naddi r9, r7, 0\n", 8}, /* a quad load: four registers */
+        {"ld128pi r4, [r1]+=16\naddi r9, r8, 0\n", 2},
+        {"ld128pi r4, [r1]+=16\naddi r9, r3, 0\n", 2},
+        {"ld32pi r4, [r1]+=4\naddi r9, r1, 0\n", 2}, /* the post-increment is no load */
+        {"ld32 r4, [r1]\nput $scratch, r4\n", 8},
+        {"ld32 r4, [r1]\nget r4, $tile\n", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char src[128];
+        snprintf(src, sizeof src, "%shalt\n", cases[i].src);
+        err e;
+        isa_prog p;
+        if (asm_assemble("lu.s", src, strlen(src), &p, &e) != ERR_OK)
+            fail_msg("%s", e.msg);
+        machine m;
+        machine_init(&m, &p, 0);
+        isa_stop st = isa_run_super(&m.cpu, &m.env);
+        if (st != STOP_HALT || m.cpu.t != cases[i].halt_at)
+            fail_msg("case %zu (%s): stop %d at %llu, want halt at %llu", i, cases[i].src, st,
+                     (unsigned long long)m.cpu.t, (unsigned long long)cases[i].halt_at);
+        free(m.code);
+        isa_prog_free(&p);
+    }
+}
+
 static void test_docs_match(void **state)
 {
     (void)state;
@@ -520,6 +645,8 @@ int main(void)
         cmocka_unit_test(test_csrs),
         cmocka_unit_test(test_zones),
         cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_privilege),
+        cmocka_unit_test(test_load_use),
         cmocka_unit_test(test_prog_decode_rpt),
         cmocka_unit_test(test_docs_match),
         cmocka_unit_test(test_save_load),
