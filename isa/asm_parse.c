@@ -2,8 +2,9 @@
  *
  * A line is labels, then at most one directive or instruction, then a comment. Operands are
  * checked here against the kinds the opcode's format lists (isa/formats.def): counts, source
- * forms, register ranges, even pairs, aligned quads, CSR and zone names; their expressions are kept as nodes and evaluated later, in
- * asm.c, once every label is placed. Left out: macros, strings, .equ. */
+ * forms, register ranges, even pairs, aligned quads, CSR and zone names; their expressions
+ * are kept as nodes and evaluated later, in asm.c, once every label is placed. Left out:
+ * macros, strings, .equ. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

@@ -2,9 +2,9 @@
  *
  * The tile (hw/tile.c) owns the barrel; this module runs one context until something the
  * tile must handle: a worker's `exit`; a supervisor's run/runall/join/sync/halt or exchange
- * and host copies; a fault; or the cycle limit. Workers advance 6 tile cycles per issue slot; the supervisor advances by
- * its cost and then to the next barrel slot no running worker owns, with a 6-cycle load-use
- * stall. */
+ * and host copies; a fault; or the cycle limit. Workers advance 6 tile cycles per issue
+ * slot; the supervisor advances by its cost and then to the next barrel slot no running
+ * worker owns, with a 6-cycle load-use stall. */
 #ifndef IPUSIM_INTERP_H
 #define IPUSIM_INTERP_H
 

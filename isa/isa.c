@@ -4,9 +4,9 @@
  *
  * Decoding walks the opcode's format and is strict: anything the tables do not describe
  * exactly (unknown opcode, reserved bits, fields the format does not use, odd pair registers,
- * unaligned quads, a bad CSR or zone) becomes OP_ILLEGAL, which faults only when executed. Branch targets outside the text are not
- * checked here either; they fault at run time. Left out: relocation, multiple text segments,
- * compression of the container. */
+ * unaligned quads, a bad CSR or zone) becomes OP_ILLEGAL, which faults only when executed.
+ * Branch targets outside the text are not checked here either; they fault at run time. Left
+ * out: relocation, multiple text segments, compression of the container. */
 #include "isa/isa.h"
 
 #include <errno.h>
@@ -98,7 +98,8 @@ const isa_fmtinfo *isa_fmt_info(unsigned f)
     return f < FMT_COUNT ? &fmt_table[f] : NULL;
 }
 
-const char *isa_operand_syntax(isa_operand o)
+/* How docs and messages write an operand ("rd", "imm", "[ra]+=imm", ...). */
+static const char *operand_syntax(isa_operand o)
 {
     static const char *const fields[] = {"rd", "ra", "rb", "rc", "imm", ""};
     if (o.kind >= ISA_K_COUNT)
@@ -126,7 +127,7 @@ void isa_fmt_syntax(unsigned f, char *buf, size_t len)
         buf[0] = '\0';
     for (unsigned i = 0; fi && i < fi->n && at < len; i++) {
         int k = snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
-                         isa_operand_syntax(fi->opd[i]));
+                         operand_syntax(fi->opd[i]));
         at += k > 0 ? (size_t)k : 0;
     }
 }

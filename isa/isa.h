@@ -1,8 +1,8 @@
 /* isa: the ipusim instruction set — opcode table, encoding, decode, disassembly, docs.
  *
  * Everything here derives from the tables isa/opcodes.def (opcodes), isa/formats.def
- * (operands), isa/csrs.def (control registers) and isa/zones.def (sync zones). The interpreter lives in isa/interp.h; the
- * assembler in isa/asm.h.
+ * (operands), isa/csrs.def (control registers) and isa/zones.def (sync zones). The
+ * interpreter lives in isa/interp.h; the assembler in isa/asm.h.
  *
  * Encoding: every instruction is one 64-bit little-endian word.
  *
@@ -90,8 +90,6 @@ typedef struct isa_fmtinfo {
 
 /* Table entry for a format (NULL when f >= FMT_COUNT). */
 const isa_fmtinfo *isa_fmt_info(unsigned f);
-/* How docs and messages write an operand ("rd", "imm", "[ra]+=imm", ...). */
-const char *isa_operand_syntax(isa_operand o);
 /* How the assembler's messages name a kind ("a register", "a sync zone", ...). */
 const char *isa_kind_what(unsigned kind);
 /* Registers an operand of this kind names: 1, 2 (pair) or 4 (quad); 0 for other kinds. */
@@ -155,8 +153,18 @@ enum {
 
 /* Which tiles a zone spans: one IPU, the caller's sync group of one IPU, or all IPUs over the
  * global sync network GS1 or GS2. */
-typedef enum isa_scope { ISA_SCOPE_INTERNAL, ISA_SCOPE_GROUP, ISA_SCOPE_GS1, ISA_SCOPE_GS2 } isa_scope;
-typedef struct isa_zone_info { const char *name; isa_scope scope; int host; const char *meaning; } isa_zone_info;
+typedef enum isa_scope {
+    ISA_SCOPE_INTERNAL,
+    ISA_SCOPE_GROUP,
+    ISA_SCOPE_GS1,
+    ISA_SCOPE_GS2
+} isa_scope;
+typedef struct isa_zone_info {
+    const char *name;
+    isa_scope scope;
+    int host; /* 1: the host takes part */
+    const char *meaning;
+} isa_zone_info;
 const isa_zone_info *isa_zone_info_of(unsigned zone); /* NULL when zone >= ISA_NZONES */
 const char *isa_zone_name(unsigned zone);             /* NULL when zone >= ISA_NZONES */
 /* A zone by name, or by its scope's name ("gs1", "gs1_host"); -1 when unknown. */
