@@ -158,49 +158,55 @@ static int eval_imm(asm_ctx *c, int expr, int line, int col, int64_t dot, uint32
     return 0;
 }
 
+/* Evaluate a zone given as a number; 0 and *imm set, or -1 after an error. */
+static int eval_zone(asm_ctx *c, const asm_operand *o, int line, int64_t dot, uint32_t *imm)
+{
+    int64_t v;
+    if (asm_eval(c, o->expr, 0, dot, &v))
+        return -1;
+    if (v < 0 || v >= ISA_NZONES) {
+        asm_error(c, line, o->col, "sync zone %lld does not exist", (long long)v);
+        return -1;
+    }
+    *imm = (uint32_t)v;
+    return 0;
+}
+
+/* Encode one instruction: each operand fills the field its format names. */
 static void emit_insn(asm_unit *u, const asm_stmt *s, uint8_t *image)
 {
     asm_ctx *c = &u->c;
-    const isa_opinfo *oi = isa_info(s->op);
-    unsigned f[5] = {0};
+    const isa_fmtinfo *fi = isa_fmt_info(isa_info(s->op)->fmt);
+    unsigned f[ISA_F_NO] = {0};
     uint32_t imm = 0;
     int bad = 0;
+    int64_t dot = (int64_t)s->off;
     for (int i = 0; i < s->nopnd; i++) {
         const asm_operand *o = &s->opnd[i];
-        int64_t v;
+        isa_operand want = fi->opd[i];
         switch ((asm_opnd_kind)o->kind) {
         case O_REG:
-            f[asm_shapes[oi->fmt].field[i]] = o->reg;
+        case O_MEM:
+        case O_MEMPI:
+            f[want.field] = o->reg;
+            if (o->kind != O_REG && o->expr >= 0)
+                bad |= eval_imm(c, o->expr, s->line, o->col, dot, &imm) != 0;
             break;
         case O_CSR:
         case O_ZONE:
             imm = (uint32_t)o->value;
             break;
         case O_EXPR:
-            if (oi->fmt == FMT_I && !(oi->flags & FL_BRANCH)) {
-                if (asm_eval(c, o->expr, 0, (int64_t)s->off, &v)) {
-                    bad = 1;
-                } else if (v < 0 || v >= ISA_NZONES) {
-                    asm_error(c, s->line, o->col, "sync zone %lld does not exist", (long long)v);
-                    bad = 1;
-                } else {
-                    imm = (uint32_t)v;
-                }
-            } else {
-                bad |= eval_imm(c, o->expr, s->line, o->col, (int64_t)s->off, &imm) != 0;
-            }
-            break;
-        case O_MEM:
-        case O_MEMPI:
-            f[F_RA] = o->reg;
-            if (o->expr >= 0)
-                bad |= eval_imm(c, o->expr, s->line, o->col, (int64_t)s->off, &imm) != 0;
+            if (want.kind == ISA_K_ZONE)
+                bad |= eval_zone(c, o, s->line, dot, &imm) != 0;
+            else
+                bad |= eval_imm(c, o->expr, s->line, o->col, dot, &imm) != 0;
             break;
         }
     }
     if (bad || !image)
         return;
-    uint64_t w = ISA_ENCODE(s->op, f[F_RD], f[F_RA], f[F_RB], f[F_RC], imm);
+    uint64_t w = ISA_ENCODE(s->op, f[ISA_F_RD], f[ISA_F_RA], f[ISA_F_RB], f[ISA_F_RC], imm);
     put32(image, s->off, (uint32_t)w);
     put32(image, s->off + 4, (uint32_t)(w >> 32));
 }

@@ -10,8 +10,9 @@
  *   .align n                 pad to a multiple of n bytes (a power of two)
  *   .global name             mark a symbol global (the supervisor starts at `main`, else 0)
  *   # or ; comment           to end of line ("; expect:" lines are comments too)
- *   registers r0..r15, lr (= r15); control registers $tile $ipu $wid $ccount $ccounth
- *   $ntiles $nipus $scratch; sync zones by name (`internal`, `external`, ...) or number
+ *   registers r0..r15, lr (= r15); control registers by name, $tile $scratch ...
+ *   (isa/csrs.def); sync zones by name, `internal` `external` ... (isa/zones.def), or number;
+ *   each instruction's operands as its format lists them (isa/formats.def)
  *   memory operands [ra], [ra+e], [ra-e]; post-increment [ra]+=e
  *   constant expressions: integers (dec, 0x, 0b, char 'c'), labels, `.` (current address),
  *   + - * / % << >> & | ^ ~ unary -, parentheses.

@@ -127,8 +127,9 @@ int64_t asm_sym_value(const asm_ctx *c, int i, int layout);
 typedef enum {
     S_LABEL, S_INSN, S_WORD, S_BYTE, S_FLOAT, S_SPACE, S_ALIGN, S_GLOBAL
 } asm_stmt_kind;
+/* What an operand looked like in the source; the format's operand kinds (isa/formats.def)
+ * say which of these each position takes. */
 typedef enum { O_REG, O_CSR, O_ZONE, O_EXPR, O_MEM, O_MEMPI } asm_opnd_kind;
-enum { F_RD, F_RA, F_RB, F_RC, F_IMM }; /* bit numbers of ISA_USE_* */
 
 typedef struct asm_operand {
     uint8_t kind;
@@ -165,12 +166,6 @@ typedef struct asm_unit {
     size_t nit, capit;
     int sect; /* current section while parsing */
 } asm_unit;
-
-/* The operands each format takes, and the field (F_*) each one fills. */
-typedef struct asm_shape {
-    uint8_t n, kind[4], field[4];
-} asm_shape;
-extern const asm_shape asm_shapes[FMT_COUNT];
 
 /* Parse one source line [b, end) into statements, reporting its errors. */
 void asm_parse_line(asm_unit *u, int line, const char *b, const char *end);

@@ -1,9 +1,10 @@
 /* asm_parse: the assembler's first step, source lines to statements.
  *
  * A line is labels, then at most one directive or instruction, then a comment. Operands are
- * checked against the opcode's format (kinds, counts, register ranges, even pair registers,
- * CSR and zone names) here; their expressions are kept as nodes and evaluated later, in
- * asm.c, once every label is placed. Left out: macros, strings, .equ. */
+ * checked here against the kinds the opcode's format lists (isa/formats.def): counts, source
+ * forms, register ranges, even pairs, aligned quads, CSR and zone names; their expressions
+ * are kept as nodes and evaluated later, in asm.c, once every label is placed. Left out:
+ * macros, strings, .equ. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,34 +12,20 @@
 #include <string.h>
 
 #include "isa/asm_int.h"
-#include "isa/isa_int.h"
 
-/* The operands each format takes, and the field each one fills. */
-const asm_shape asm_shapes[FMT_COUNT] = {
-    [FMT_NONE] = {0, {0}, {0}},
-    [FMT_R] = {1, {O_REG}, {F_RA}},
-    [FMT_RR] = {2, {O_REG, O_REG}, {F_RD, F_RA}},
-    [FMT_RRR] = {3, {O_REG, O_REG, O_REG}, {F_RD, F_RA, F_RB}},
-    [FMT_RRRR] = {4, {O_REG, O_REG, O_REG, O_REG}, {F_RD, F_RA, F_RB, F_RC}},
-    [FMT_RI] = {2, {O_REG, O_EXPR}, {F_RD, F_IMM}},
-    [FMT_RRI] = {3, {O_REG, O_REG, O_EXPR}, {F_RD, F_RA, F_IMM}},
-    [FMT_MEM] = {2, {O_REG, O_MEM}, {F_RD, F_RA}},
-    [FMT_MEMPI] = {2, {O_REG, O_MEMPI}, {F_RD, F_RA}},
-    [FMT_I] = {1, {O_EXPR}, {F_IMM}},
-    [FMT_RL] = {2, {O_REG, O_EXPR}, {F_RA, F_IMM}},
-    [FMT_IR] = {2, {O_EXPR, O_REG}, {F_IMM, F_RA}},
-    [FMT_RC] = {2, {O_REG, O_CSR}, {F_RD, F_IMM}},
-    [FMT_CR] = {2, {O_CSR, O_REG}, {F_IMM, F_RA}},
-};
-
-static const char *const kind_names[] = {
-    [O_REG] = "a register",
-    [O_CSR] = "a control register ($tile, $scratch, ...)",
-    [O_ZONE] = "a sync zone",
-    [O_EXPR] = "an immediate",
-    [O_MEM] = "a memory operand [ra+imm]",
-    [O_MEMPI] = "a post-increment operand [ra]+=imm",
-};
+/* The source form an operand kind takes. */
+static asm_opnd_kind source_form(isa_kind k)
+{
+    switch (k) {
+    case ISA_K_REG:
+    case ISA_K_PAIR:
+    case ISA_K_QUAD: return O_REG;
+    case ISA_K_CSR: return O_CSR;
+    case ISA_K_MEM: return O_MEM;
+    case ISA_K_MEMPI: return O_MEMPI;
+    default: return O_EXPR; /* immediates, targets, entries; zones by number or by name */
+    }
+}
 
 static asm_stmt *new_stmt(asm_unit *u, asm_stmt_kind kind, int line, int col)
 {
@@ -164,6 +151,52 @@ static int parse_operand(asm_parser *p, asm_operand *o)
     return (o->expr = asm_parse_expr(p)) < 0 ? -1 : 0;
 }
 
+/* A zone operand written as a name: resolve it (o becomes O_ZONE); 0, or -1 after an error.
+ * Other expressions stay O_EXPR and are range-checked when evaluated (asm.c). */
+static int resolve_zone(asm_unit *u, int line, asm_operand *o)
+{
+    const asm_expr *e = &u->c.nodes[o->expr];
+    if (e->kind != E_SYM)
+        return 0;
+    o->kind = O_ZONE;
+    o->value = isa_zone_lookup(e->name, e->len);
+    if (o->value >= 0)
+        return 0;
+    char names[160] = "";
+    for (unsigned z = 0; z < ISA_NZONES; z++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", z ? ", " : "",
+                 isa_zone_name(z));
+    asm_error(&u->c, line, o->col, "unknown sync zone `%.*s` (%s)",
+              (int)(e->len > 40 ? 40 : e->len), e->name, names);
+    return -1;
+}
+
+/* Check operand o against the kind its format expects; 0, or -1 after an error. */
+static int check_operand(asm_unit *u, int line, const isa_opinfo *oi, isa_kind want,
+                         asm_operand *o, const char *use)
+{
+    if (o->kind != source_form(want)) {
+        asm_error(&u->c, line, o->col, "`%s` expects %s here (%s)", oi->name,
+                  isa_kind_what(want), use);
+        return -1;
+    }
+    if (want == ISA_K_ZONE)
+        return resolve_zone(u, line, o);
+    if (want == ISA_K_PAIR && (o->reg & 1)) {
+        asm_error(&u->c, line, o->col,
+                  "`%s` needs an even register (the low half of a pair), not r%u", oi->name,
+                  o->reg);
+        return -1;
+    }
+    if (want == ISA_K_QUAD && (o->reg & 3)) {
+        asm_error(&u->c, line, o->col,
+                  "`%s` needs r0, r4, r8 or r12 (the first of four registers), not r%u", oi->name,
+                  o->reg);
+        return -1;
+    }
+    return 0;
+}
+
 static void parse_insn(asm_unit *u, asm_parser *p)
 {
     asm_tok m = p->tok;
@@ -178,14 +211,15 @@ static void parse_insn(asm_unit *u, asm_parser *p)
         return;
     }
     const isa_opinfo *oi = isa_info(op);
-    const char *sx = isa_fmt_syntax(oi->fmt);
-    char use[48]; /* "add rd, ra, rb", for messages */
+    const isa_fmtinfo *fi = isa_fmt_info(oi->fmt);
+    char sx[40], use[56]; /* "add rd, ra, rb", for messages */
+    isa_fmt_syntax(oi->fmt, sx, sizeof sx);
     snprintf(use, sizeof use, "%s%s%s", oi->name, *sx ? " " : "", sx);
     asm_operand ops[4];
     int n = 0;
     asm_advance(p);
     while (p->tok.kind != T_EOL) {
-        if (n == 4 || n == asm_shapes[oi->fmt].n) {
+        if (n == fi->n) {
             asm_error(&u->c, p->line, p->tok.col, "too many operands for `%s` (%s)", oi->name,
                       use);
             return;
@@ -202,51 +236,17 @@ static void parse_insn(asm_unit *u, asm_parser *p)
         }
     }
     if (p->tok.kind != T_EOL) {
-        asm_expected(p, n == asm_shapes[oi->fmt].n ? "end of line" : "`,`");
+        asm_expected(p, n == fi->n ? "end of line" : "`,`");
         return;
     }
-    if (n != asm_shapes[oi->fmt].n) {
-        asm_error(&u->c, p->line, m.col, "`%s` takes %d operand%s (%s)", oi->name,
-                  asm_shapes[oi->fmt].n, asm_shapes[oi->fmt].n == 1 ? "" : "s", use);
+    if (n != fi->n) {
+        asm_error(&u->c, p->line, m.col, "`%s` takes %d operand%s (%s)", oi->name, fi->n,
+                  fi->n == 1 ? "" : "s", use);
         return;
     }
-    unsigned pair = isa_pair_fields(op);
-    int zone_op = oi->fmt == FMT_I && !(oi->flags & FL_BRANCH);
-    for (int i = 0; i < n; i++) {
-        asm_operand *o = &ops[i];
-        if (zone_op && o->kind == O_EXPR && u->c.nodes[o->expr].kind == E_SYM) {
-            const asm_expr *e = &u->c.nodes[o->expr];
-            o->kind = O_ZONE;
-            o->value = isa_zone_lookup(e->name, e->len);
-            if (o->value < 0) {
-                char names[160] = "";
-                for (unsigned z = 0; z < ISA_NZONES; z++)
-                    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                             z ? ", " : "", isa_zone_name(z));
-                asm_error(&u->c, p->line, o->col, "unknown sync zone `%.*s` (%s)",
-                          (int)(e->len > 40 ? 40 : e->len), e->name, names);
-                return;
-            }
-            continue;
-        }
-        if (o->kind != asm_shapes[oi->fmt].kind[i]) {
-            asm_error(&u->c, p->line, o->col, "`%s` expects %s here (%s)", oi->name,
-                      kind_names[asm_shapes[oi->fmt].kind[i]], use);
+    for (int i = 0; i < n; i++)
+        if (check_operand(u, p->line, oi, (isa_kind)fi->opd[i].kind, &ops[i], use))
             return;
-        }
-        if (o->kind == O_REG && (oi->flags & FL_QUAD) && i == 0 && (o->reg & 3)) {
-            asm_error(&u->c, p->line, o->col,
-                      "`%s` needs r0, r4, r8 or r12 (the first of four registers), not r%u",
-                      oi->name, o->reg);
-            return;
-        }
-        if (o->kind == O_REG && (pair >> asm_shapes[oi->fmt].field[i] & 1) && (o->reg & 1)) {
-            asm_error(&u->c, p->line, o->col,
-                      "`%s` needs an even register (the low half of a pair), not r%u", oi->name,
-                      o->reg);
-            return;
-        }
-    }
     asm_stmt *s = new_stmt(u, S_INSN, p->line, m.col);
     if (!s)
         return;

@@ -1,6 +1,7 @@
 /* disasm: instructions and whole programs back to assembly text the assembler accepts.
  *
- * Operand layout comes from each opcode's format in the table, so nothing here lists opcodes.
+ * Each operand prints by its kind in the opcode's format (isa/formats.def), so nothing here
+ * lists opcodes or formats.
  * Branch targets and worker entries print as absolute addresses, small immediates in decimal,
  * others in hex; a word that does not decode prints as `.word lo, hi`. A program listing
  * reproduces the image byte for byte when re-assembled (for every image the assembler makes:
@@ -13,14 +14,6 @@
 
 #include "isa/isa.h"
 #include "isa/isa_int.h"
-
-static uint64_t rd64(const uint8_t *p)
-{
-    uint64_t w = 0;
-    for (int i = 7; i >= 0; i--)
-        w = w << 8 | p[i];
-    return w;
-}
 
 static uint32_t rd32(const uint8_t *p)
 {
@@ -36,6 +29,32 @@ static void fmt_imm(char *buf, size_t len, int32_t v)
         snprintf(buf, len, "0x%" PRIx32, (uint32_t)v);
 }
 
+/* One operand as the assembler reads it back. */
+static void put_operand(char *buf, size_t len, isa_operand o, const isa_insn *in)
+{
+    const unsigned reg[4] = {in->rd, in->ra, in->rb, in->rc};
+    long long off = in->imm;
+    switch ((isa_kind)o.kind) {
+    case ISA_K_REG:
+    case ISA_K_PAIR:
+    case ISA_K_QUAD: snprintf(buf, len, "r%u", reg[o.field]); break;
+    case ISA_K_IMM: fmt_imm(buf, len, in->imm); break;
+    case ISA_K_TARGET:
+    case ISA_K_ENTRY: snprintf(buf, len, "0x%" PRIx32, (uint32_t)in->imm); break;
+    case ISA_K_ZONE: snprintf(buf, len, "%s", isa_zone_name((uint32_t)in->imm)); break;
+    case ISA_K_CSR: snprintf(buf, len, "$%s", isa_csr_name((uint32_t)in->imm)); break;
+    case ISA_K_MEM:
+        if (off == 0)
+            snprintf(buf, len, "[r%u]", in->ra);
+        else
+            snprintf(buf, len, "[r%u%c%lld]", in->ra, off < 0 ? '-' : '+', off < 0 ? -off : off);
+        break;
+    case ISA_K_MEMPI: snprintf(buf, len, "[r%u]+=%lld", in->ra, off); break;
+    case ISA_K_NO:
+    case ISA_K_COUNT: snprintf(buf, len, "?"); break;
+    }
+}
+
 void isa_disasm_insn(uint64_t word, char *buf, size_t len)
 {
     isa_insn in = isa_decode_word(word);
@@ -45,41 +64,13 @@ void isa_disasm_insn(uint64_t word, char *buf, size_t len)
         return;
     }
     const isa_opinfo *oi = isa_info(in.op);
-    char imm[16], addr[16];
-    fmt_imm(imm, sizeof imm, in.imm);
-    snprintf(addr, sizeof addr, "0x%" PRIx32, (uint32_t)in.imm);
-    long long off = in.imm;
-    const char *n = oi->name;
-    switch (oi->fmt) {
-    case FMT_NONE: snprintf(buf, len, "%s", n); break;
-    case FMT_R: snprintf(buf, len, "%s r%u", n, in.ra); break;
-    case FMT_RR: snprintf(buf, len, "%s r%u, r%u", n, in.rd, in.ra); break;
-    case FMT_RRR: snprintf(buf, len, "%s r%u, r%u, r%u", n, in.rd, in.ra, in.rb); break;
-    case FMT_RRRR:
-        snprintf(buf, len, "%s r%u, r%u, r%u, r%u", n, in.rd, in.ra, in.rb, in.rc);
-        break;
-    case FMT_RI: snprintf(buf, len, "%s r%u, %s", n, in.rd, imm); break;
-    case FMT_RRI: snprintf(buf, len, "%s r%u, r%u, %s", n, in.rd, in.ra, imm); break;
-    case FMT_MEM:
-        if (off == 0)
-            snprintf(buf, len, "%s r%u, [r%u]", n, in.rd, in.ra);
-        else
-            snprintf(buf, len, "%s r%u, [r%u%c%lld]", n, in.rd, in.ra, off < 0 ? '-' : '+',
-                     off < 0 ? -off : off);
-        break;
-    case FMT_MEMPI: snprintf(buf, len, "%s r%u, [r%u]+=%lld", n, in.rd, in.ra, off); break;
-    case FMT_I:
-        if (oi->flags & FL_BRANCH)
-            snprintf(buf, len, "%s %s", n, addr);
-        else
-            snprintf(buf, len, "%s %s", n, isa_zone_name((uint32_t)in.imm));
-        break;
-    case FMT_RL: snprintf(buf, len, "%s r%u, %s", n, in.ra, addr); break;
-    case FMT_IR: snprintf(buf, len, "%s %s, r%u", n, addr, in.ra); break;
-    case FMT_RC: snprintf(buf, len, "%s r%u, $%s", n, in.rd, isa_csr_name((uint32_t)in.imm)); break;
-    case FMT_CR: snprintf(buf, len, "%s $%s, r%u", n, isa_csr_name((uint32_t)in.imm), in.ra); break;
-    case FMT_COUNT: snprintf(buf, len, ".word 0x%08" PRIx32 ", 0x%08" PRIx32, (uint32_t)word,
-                             (uint32_t)(word >> 32)); break;
+    const isa_fmtinfo *fi = isa_fmt_info(oi->fmt);
+    size_t at = (size_t)snprintf(buf, len, "%s", oi->name);
+    for (unsigned i = 0; i < fi->n && at < len; i++) {
+        char opd[32];
+        put_operand(opd, sizeof opd, fi->opd[i], &in);
+        int k = snprintf(buf + at, len - at, "%s%s", i ? ", " : " ", opd);
+        at += k > 0 ? (size_t)k : 0;
     }
 }
 
@@ -151,7 +142,7 @@ char *isa_disasm_prog(const isa_prog *prog)
             dump_bytes(&b, prog->image, entry, pc + ISA_INSN_BYTES);
             continue;
         }
-        isa_disasm_insn(rd64(prog->image + pc), insn, sizeof insn);
+        isa_disasm_insn(isa_rd64(prog->image + pc), insn, sizeof insn);
         txt_printf(&b, "    %-40s# 0x%04x\n", insn, pc);
     }
     if (entry == prog->text_size)

@@ -1,5 +1,5 @@
-/* doc: docs/isa.md, generated from the opcode table (isa/opcodes.def) and the CSR and zone
- * lists, so the reference cannot drift from what the simulator does.
+/* doc: docs/isa.md, generated from the tables (isa/opcodes.def, formats.def, csrs.def,
+ * zones.def), so the reference cannot drift from what the simulator does.
  *
  * The prose (registers, encoding, timing, assembler syntax) is written here; every table row
  * comes from the table. The grouping into classes follows the order of opcodes.def: a class
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "isa/isa.h"
-#include "isa/isa_int.h"
+#include "base/text.h"
 
 static const struct {
     isa_op first;
@@ -23,33 +23,11 @@ static const struct {
     {OP_run, "Supervisor: workers, sync, exchange, control registers"},
 };
 
-static const char *const csr_docs[CSR_COUNT] = {
-    [CSR_TILE] = "tile id within the IPU",
-    [CSR_IPU] = "IPU id within the system",
-    [CSR_WID] = "worker id 0..5; the supervisor reads 0xffffffff",
-    [CSR_CCOUNT] = "tile cycle counter at the instruction's issue, low 32 bits",
-    [CSR_CCOUNTH] = "tile cycle counter, high 32 bits",
-    [CSR_NTILES] = "tiles per IPU",
-    [CSR_NIPUS] = "IPUs in the system",
-    [CSR_SCRATCH] = "a scratch register of the tile",
-    [CSR_GROUP] = "the tile's sync group 0..7 (writable; zones `group` and `group_host`)",
-};
-
-static const char *const zone_docs[ISA_NZONES] = {
-    [ISA_ZONE_INTERNAL] = "all tiles of one IPU",
-    [ISA_ZONE_EXTERNAL] = "all tiles of all IPUs, over the GS1 global sync network (also `gs1`)",
-    [ISA_ZONE_GS2] = "all tiles of all IPUs, over the GS2 global sync network",
-    [ISA_ZONE_EXTERNAL_HOST] = "as `external`, with the host taking part (also `gs1_host`)",
-    [ISA_ZONE_GS2_HOST] = "as `gs2`, with the host taking part",
-    [ISA_ZONE_INTERNAL_HOST] = "all tiles of one IPU with the host: the stream copies (`hin`, `hout`) and remote-buffer copies of its tiles",
-    [ISA_ZONE_GROUP] = "the tiles of one IPU whose `$group` equals the caller's",
-    [ISA_ZONE_GROUP_HOST] = "as `group`, with the host: the group's stream and remote-buffer copies (I/O tiles)",
-};
-
 static const char intro[] =
     "# The ipusim instruction set\n"
     "\n"
-    "Generated from `isa/opcodes.def` by `ipusim isa-doc` (`make docs`); do not edit by hand.\n"
+    "Generated from `isa/opcodes.def`, `formats.def`, `csrs.def` and `zones.def` by `ipusim\n"
+    "isa-doc` (`make docs`); do not edit by hand.\n"
     "\n"
     "## Machine model\n"
     "\n"
@@ -148,17 +126,24 @@ static const char *runs_on(uint32_t flags)
     return "both";
 }
 
-static void flag_list(txt *b, uint32_t flags)
+/* The kind column: flags, and whether the format's registers are pairs or quads. */
+static void kind_list(txt *b, const isa_opinfo *oi)
 {
     static const struct {
         uint32_t bit;
         const char *name;
-    } names[] = {{FL_BRANCH, "branch"}, {FL_LOAD, "load"},       {FL_STORE, "store"},
-                 {FL_PAIR, "pair"},     {FL_RDSRC, "rd read"}, {FL_QUAD, "quad"}};
+    } names[] = {{FL_BRANCH, "branch"}, {FL_LOAD, "load"}, {FL_STORE, "store"},
+                 {FL_RDSRC, "rd read"}};
+    const isa_fmtinfo *fi = isa_fmt_info(oi->fmt);
+    unsigned width = 1;
+    for (unsigned i = 0; i < fi->n; i++)
+        width = isa_kind_regs(fi->opd[i].kind) > width ? isa_kind_regs(fi->opd[i].kind) : width;
     int n = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (flags & names[i].bit)
+        if (oi->flags & names[i].bit)
             txt_printf(b, "%s%s", n++ ? ", " : "", names[i].name);
+    if (width > 1)
+        txt_printf(b, "%s%s", n++ ? ", " : "", width == 2 ? "pair" : "quad");
     if (!n)
         txt_printf(b, "-");
 }
@@ -170,14 +155,46 @@ static void op_table(txt *b, unsigned from, unsigned to)
     txt_printf(b, "|---:|---|---:|---:|---|---|---|\n");
     for (unsigned op = from; op < to; op++) {
         const isa_opinfo *oi = isa_info(op);
-        const char *sx = isa_fmt_syntax(oi->fmt);
+        char sx[48];
+        isa_fmt_syntax(oi->fmt, sx, sizeof sx);
         txt_printf(b, "| %u | `%s%s", op, oi->name, *sx ? " " : "");
         cell(b, sx);
         txt_printf(b, "` | %u | %u | %s | ", oi->wcycles, oi->scycles, runs_on(oi->flags));
-        flag_list(b, oi->flags);
+        kind_list(b, oi);
         txt_printf(b, " | ");
         cell(b, oi->semantics);
         txt_printf(b, " |\n");
+    }
+}
+
+static void csr_table(txt *b)
+{
+    txt_printf(b, "## Control registers\n\n"
+                  "Read with `get rd, $name`, written with `put $name, ra` (supervisor "
+                  "only; writing a read-only register faults).\n\n"
+                  "| number | name | access | meaning |\n|---:|---|---|---|\n");
+    for (unsigned i = 0; i < CSR_COUNT; i++)
+        txt_printf(b, "| %u | `$%s` | %s | %s |\n", i, isa_csr_name(i),
+                   isa_csr_writable(i) ? "read/write" : "read-only", isa_csr_meaning(i));
+}
+
+static void zone_table(txt *b)
+{
+    static const char *const scopes[] = {
+        [ISA_SCOPE_INTERNAL] = "one IPU",
+        [ISA_SCOPE_GROUP] = "one IPU's sync group",
+        [ISA_SCOPE_GS1] = "all IPUs (GS1)",
+        [ISA_SCOPE_GS2] = "all IPUs (GS2)",
+    };
+    txt_printf(b, "## Sync zones\n\n"
+                  "`sync zone` waits until every tile of the zone has reached a sync of "
+                  "that zone (after joining its own workers). A zone is written by name or "
+                  "number; `gs1` and `gs1_host` also name `external` and `external_host`.\n\n"
+                  "| number | name | scope | host | tiles |\n|---:|---|---|---|---|\n");
+    for (unsigned i = 0; i < ISA_NZONES; i++) {
+        const isa_zone_info *z = isa_zone_info_of(i);
+        txt_printf(b, "| %u | `%s` | %s | %s | %s |\n", i, z->name, scopes[z->scope],
+                   z->host ? "yes" : "no", z->meaning);
     }
 }
 
@@ -199,20 +216,8 @@ char *isa_doc_markdown(void)
         txt_printf(&b, "\n");
     }
 
-    txt_printf(&b, "## Control registers\n\n"
-                       "Read with `get rd, $name`, written with `put $name, ra` (supervisor "
-                       "only; writing a read-only register faults).\n\n"
-                       "| number | name | access | meaning |\n|---:|---|---|---|\n");
-    for (unsigned i = 0; i < CSR_COUNT; i++)
-        txt_printf(&b, "| %u | `$%s` | %s | %s |\n", i, isa_csr_name(i),
-                       isa_csr_writable(i) ? "read/write" : "read-only",
-                       csr_docs[i] ? csr_docs[i] : "");
-    txt_printf(&b, "\n## Sync zones\n\n"
-                       "`sync zone` waits until every tile of the zone has reached a sync of "
-                       "that zone (after joining its own workers).\n\n"
-                       "| number | name | tiles |\n|---:|---|---|\n");
-    for (unsigned i = 0; i < ISA_NZONES; i++)
-        txt_printf(&b, "| %u | `%s` | %s |\n", i, isa_zone_name(i),
-                       zone_docs[i] ? zone_docs[i] : "");
+    csr_table(&b);
+    txt_printf(&b, "\n");
+    zone_table(&b);
     return txt_take(&b);
 }

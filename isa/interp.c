@@ -1,8 +1,12 @@
 /* interp: the instruction interpreter, with exact issue times for one context.
  *
  * Decode happens once (isa_prog_decode); this file only dispatches on pre-decoded isa_insn
- * structs, through three macros so that a switch or GCC's computed goto can be used
- * (isa/interp_loop.inc is included twice: once for workers, once for the supervisor).
+ * structs, through macros so that a switch or GCC's computed goto can be used
+ * (isa/interp_loop.inc is included twice: once for workers, once for the supervisor). What
+ * the table says is enforced at dispatch, not in handlers: an opcode the context may not run
+ * (FL_SUPER, FL_WORKER) faults; after an FL_LOAD opcode the supervisor's stall tracks the
+ * registers it loaded (isa_insn.loads); before each issue it waits for those it reads
+ * (isa_insn.reads).
  *
  * Timing. A worker issues one instruction per barrel turn: its next issue is 6 x wcycles tile
  * cycles after this one; memory latency is hidden by the barrel. The supervisor issues in any
@@ -131,31 +135,11 @@ static uint64_t super_slot(uint64_t c, const uint64_t *free_from)
     return best;
 }
 
-/* Registers an instruction reads, as a bit mask (for the supervisor's load-use stall). */
-static unsigned reads_mask(const isa_insn *i)
-{
-    const isa_opinfo *in = isa_info(i->op);
-    unsigned m = 0;
-    switch (in->fmt) {
-    case FMT_RRRR: m |= 1u << i->rc; /* fall through */
-    case FMT_RRR: m |= 1u << i->rb; /* fall through */
-    case FMT_R: case FMT_RR: case FMT_RRI: case FMT_RL: case FMT_IR: case FMT_CR:
-        m |= 1u << i->ra;
-        break;
-    case FMT_MEM: case FMT_MEMPI:
-        m |= 1u << i->ra;
-        if (in->flags & FL_STORE)
-            m |= (1u << i->rd) | ((in->flags & FL_PAIR) ? 1u << ((i->rd + 1) & 15) : 0);
-        break;
-    default:
-        break;
-    }
-    if (i->op == OP_ret)
-        m |= 1u << ISA_LR;
-    if (in->flags & FL_RDSRC)
-        m |= 1u << i->rd; /* an address the instruction reads */
-    return m;
-}
+/* The dispatch for an opcode with flags fl in a worker (w = 1) or the supervisor (w = 0):
+ * the one place FL_SUPER and FL_WORKER are enforced. An opcode the context may not run goes
+ * to the PRIVILEGE handler, which faults (after any load-use stall, at its issue cycle). */
+#define RUNS_IN(fl, w) (!((fl) & ((w) ? FL_SUPER : FL_WORKER)))
+#define OP_PRIVILEGE (OP_COUNT + 1) /* the switch dispatch's case for it */
 
 #define IS_WORKER 1
 #define RUN_FN isa_run_worker
@@ -193,14 +177,12 @@ void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len)
         snprintf(buf, len, "write to a read-only control register, or a bad value (0x%x)",
                  cpu->fault_addr);
         break;
-    case FAULT_LIMIT: snprintf(buf, len, "ran past --max-cycles"); break;
+    case FAULT_LIMIT: snprintf(buf, len, "ran past the cycle limit"); break;
     case FAULT_SYNC_DEADLOCK: snprintf(buf, len, "sync deadlock"); break;
     case FAULT_XCHG_DEST:
         snprintf(buf, len, "exchange to a tile, IPU or address outside the system (0x%x)",
                  cpu->fault_addr);
         break;
-    case FAULT_XCHG_CONFLICT: snprintf(buf, len, "exchange conflict"); break;
-    case FAULT_NO_FABRIC: snprintf(buf, len, "exchange without a fabric model attached"); break;
     }
 }
 

@@ -1,10 +1,10 @@
 /* interp: executes one context's instructions straight-line with exact issue times.
  *
  * The tile (hw/tile.c) owns the barrel; this module runs one context until something the
- * tile must handle: a worker's `exit`; a supervisor's run/runall/join/sync/halt; a fault; or
- * the cycle limit. Workers advance 6 tile cycles per issue slot; the supervisor advances by
- * its cost and then to the next barrel slot no running worker owns, with a 6-cycle load-use
- * stall. */
+ * tile must handle: a worker's `exit`; a supervisor's run/runall/join/sync/halt or exchange
+ * and host copies; a fault; or the cycle limit. Workers advance 6 tile cycles per issue
+ * slot; the supervisor advances by its cost and then to the next barrel slot no running
+ * worker owns, with a 6-cycle load-use stall. */
 #ifndef IPUSIM_INTERP_H
 #define IPUSIM_INTERP_H
 
@@ -33,12 +33,10 @@ typedef enum isa_fault {
     FAULT_OUT_OF_RANGE, /* memory access outside the tile's SRAM */
     FAULT_MISALIGNED,   /* memory access not aligned to its size */
     FAULT_TOO_MANY_WORKERS,
-    FAULT_CSR,          /* write to a read-only control register */
-    FAULT_LIMIT,        /* ran past --max-cycles */
+    FAULT_CSR,          /* write to a read-only control register, or a bad value ($group) */
+    FAULT_LIMIT,        /* an instruction would issue after the cycle limit (isa_env.limit) */
     FAULT_SYNC_DEADLOCK,
     FAULT_XCHG_DEST,    /* exchange to a tile, IPU or address that does not exist */
-    FAULT_XCHG_CONFLICT,/* two streams reach one receiver at once */
-    FAULT_NO_FABRIC,    /* an exchange instruction with no fabric model attached */
 } isa_fault;
 
 /* One context's architectural state. */
@@ -51,7 +49,7 @@ typedef struct isa_cpu {
     uint64_t busy;      /* tile cycles of issue this context used (workers: 6 per slot) */
     uint32_t wid;       /* worker id 0..5, or ISA_SUPER_WID */
     isa_fault fault;
-    uint32_t fault_addr; /* the address of a bad memory access */
+    uint32_t fault_addr; /* the bad address (memory, pc, exchange) or CSR value of a fault */
     uint64_t ld_ready[ISA_NREGS]; /* supervisor: cycle from which a loaded register is usable */
     uint32_t rpt_start, rpt_end, rpt_left; /* an rpt loop in progress (instruction indices) */
 } isa_cpu;
@@ -75,8 +73,9 @@ typedef struct isa_env {
 /* Run a worker from cpu->pc at cpu->t until exit, fault or the limit. */
 isa_stop isa_run_worker(isa_cpu *cpu, const isa_env *env);
 
-/* Run the supervisor until run/runall/join/sync/halt, fault or the limit. On those stops the
- * instruction has not been executed; cpu->pc and cpu->t name it. */
+/* Run the supervisor until run/runall/join/sync/halt, an exchange or host copy
+ * (send/gsend/hin/hout/rbin/rbout), a fault or the limit. On those stops the instruction has
+ * not been executed; cpu->pc and cpu->t name it. */
 isa_stop isa_run_super(isa_cpu *cpu, const isa_env *env);
 
 /* fp16 conversions as `f16tof` and `ftof16` do them (exact; round to nearest even). */

@@ -1,15 +1,15 @@
-/* isa: the opcode table built from isa/opcodes.def, decoding and encoding of 64-bit words,
- * program images (decode at load, rpt-body checks) and their binary container.
+/* isa: the tables built from isa/opcodes.def, formats.def, csrs.def and zones.def; decoding
+ * and encoding of 64-bit words; program images (decode at load, rpt-body checks) and their
+ * binary container.
  *
- * Decoding is strict: anything the table does not describe exactly (unknown opcode, reserved
- * bits, fields the format does not use, odd pair registers, a bad CSR or zone) becomes
- * OP_ILLEGAL, which faults only when executed. Branch targets outside the text are not
- * checked here either; they fault at run time. Left out: relocation, multiple text segments,
- * compression of the container. */
+ * Decoding walks the opcode's format and is strict: anything the tables do not describe
+ * exactly (unknown opcode, reserved bits, fields the format does not use, odd pair registers,
+ * unaligned quads, a bad CSR or zone) becomes OP_ILLEGAL, which faults only when executed.
+ * Branch targets outside the text are not checked here either; they fault at run time. Left
+ * out: relocation, multiple text segments, compression of the container. */
 #include "isa/isa.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,55 +25,52 @@ static const isa_opinfo op_table[OP_COUNT + 1] = {
     {"illegal", FMT_NONE, 1, 1, 0, "not a valid instruction: faults when executed"},
 };
 
-static const char *const fmt_syntax[FMT_COUNT] = {
-    [FMT_NONE] = "",
-    [FMT_R] = "ra",
-    [FMT_RR] = "rd, ra",
-    [FMT_RRR] = "rd, ra, rb",
-    [FMT_RRRR] = "rd, ra, rb, rc",
-    [FMT_RI] = "rd, imm",
-    [FMT_RRI] = "rd, ra, imm",
-    [FMT_MEM] = "rd, [ra+imm]",
-    [FMT_MEMPI] = "rd, [ra]+=imm",
-    [FMT_I] = "imm",
-    [FMT_RL] = "ra, imm",
-    [FMT_IR] = "imm, ra",
-    [FMT_RC] = "rd, $csr",
-    [FMT_CR] = "$csr, ra",
+static const struct {
+    const char *syntax, *what;
+} kind_table[ISA_K_COUNT] = {
+#define KIND(name, syntax, what) {syntax, what},
+#define FMT(...)
+#include "isa/formats.def"
+#undef FMT
+#undef KIND
 };
 
-static const unsigned fmt_fields[FMT_COUNT] = {
-    [FMT_NONE] = 0,
-    [FMT_R] = ISA_USE_RA,
-    [FMT_RR] = ISA_USE_RD | ISA_USE_RA,
-    [FMT_RRR] = ISA_USE_RD | ISA_USE_RA | ISA_USE_RB,
-    [FMT_RRRR] = ISA_USE_RD | ISA_USE_RA | ISA_USE_RB | ISA_USE_RC,
-    [FMT_RI] = ISA_USE_RD | ISA_USE_IMM,
-    [FMT_RRI] = ISA_USE_RD | ISA_USE_RA | ISA_USE_IMM,
-    [FMT_MEM] = ISA_USE_RD | ISA_USE_RA | ISA_USE_IMM,
-    [FMT_MEMPI] = ISA_USE_RD | ISA_USE_RA | ISA_USE_IMM,
-    [FMT_I] = ISA_USE_IMM,
-    [FMT_RL] = ISA_USE_RA | ISA_USE_IMM,
-    [FMT_IR] = ISA_USE_RA | ISA_USE_IMM,
-    [FMT_RC] = ISA_USE_RD | ISA_USE_IMM,
-    [FMT_CR] = ISA_USE_RA | ISA_USE_IMM,
+#define OPD(k, f) {ISA_K_##k, ISA_F_##f}
+static const isa_fmtinfo fmt_table[FMT_COUNT] = {
+#define KIND(...)
+#define FMT(name, k0, f0, k1, f1, k2, f2, k3, f3)                                            \
+    {#name,                                                                                 \
+     (ISA_K_##k0 != ISA_K_NO) + (ISA_K_##k1 != ISA_K_NO) + (ISA_K_##k2 != ISA_K_NO) +         \
+         (ISA_K_##k3 != ISA_K_NO),                                                          \
+     {OPD(k0, f0), OPD(k1, f1), OPD(k2, f2), OPD(k3, f3)}},
+#include "isa/formats.def"
+#undef FMT
+#undef KIND
+};
+#undef OPD
+
+static const struct {
+    const char *name;
+    int writable;
+    const char *meaning;
+} csr_table[CSR_COUNT] = {
+#define CSR(id, name, writable, meaning) {name, writable, meaning},
+#include "isa/csrs.def"
+#undef CSR
 };
 
-static const char *const csr_names[CSR_COUNT] = {
-    [CSR_TILE] = "tile",     [CSR_IPU] = "ipu",       [CSR_WID] = "wid",
-    [CSR_CCOUNT] = "ccount", [CSR_CCOUNTH] = "ccounth", [CSR_NTILES] = "ntiles",
-    [CSR_NIPUS] = "nipus",   [CSR_SCRATCH] = "scratch", [CSR_GROUP] = "group",
+static const isa_zone_info zone_table[ISA_NZONES] = {
+#define ZONE(id, name, scope, host, meaning) {name, ISA_SCOPE_##scope, host, meaning},
+#include "isa/zones.def"
+#undef ZONE
 };
 
-static const char *const zone_names[ISA_NZONES] = {
-    [ISA_ZONE_INTERNAL] = "internal",
-    [ISA_ZONE_EXTERNAL] = "external",
-    [ISA_ZONE_GS2] = "gs2",
-    [ISA_ZONE_EXTERNAL_HOST] = "external_host",
-    [ISA_ZONE_GS2_HOST] = "gs2_host",
-    [ISA_ZONE_INTERNAL_HOST] = "internal_host",
-    [ISA_ZONE_GROUP] = "group",
-    [ISA_ZONE_GROUP_HOST] = "group_host",
+/* Scope names, the other spelling of a zone (isa_zone_lookup). */
+static const char *const scope_names[] = {
+    [ISA_SCOPE_INTERNAL] = "internal",
+    [ISA_SCOPE_GROUP] = "group",
+    [ISA_SCOPE_GS1] = "gs1",
+    [ISA_SCOPE_GS2] = "gs2",
 };
 
 /* ---- table access ---- */
@@ -96,62 +93,156 @@ isa_op isa_lookup(const char *name, size_t len)
     return OP_ILLEGAL;
 }
 
-const char *isa_fmt_syntax(isa_fmt f)
+const isa_fmtinfo *isa_fmt_info(unsigned f)
 {
-    return (unsigned)f < FMT_COUNT ? fmt_syntax[f] : "?";
+    return f < FMT_COUNT ? &fmt_table[f] : NULL;
 }
 
-unsigned isa_fmt_fields(isa_fmt f)
+/* How docs and messages write an operand ("rd", "imm", "[ra]+=imm", ...). */
+static const char *operand_syntax(isa_operand o)
 {
-    return (unsigned)f < FMT_COUNT ? fmt_fields[f] : 0;
+    static const char *const fields[] = {"rd", "ra", "rb", "rc", "imm", ""};
+    if (o.kind >= ISA_K_COUNT)
+        return "?";
+    if (isa_kind_regs(o.kind))
+        return o.field <= ISA_F_NO ? fields[o.field] : "?";
+    return kind_table[o.kind].syntax;
 }
 
-unsigned isa_pair_fields(unsigned op)
+const char *isa_kind_what(unsigned kind)
 {
-    const isa_opinfo *oi = isa_info(op);
-    if (!(oi->flags & FL_PAIR))
-        return 0;
-    if (oi->fmt == FMT_MEM || oi->fmt == FMT_MEMPI)
-        return ISA_USE_RD;
-    return fmt_fields[oi->fmt] & (ISA_USE_RD | ISA_USE_RA | ISA_USE_RB | ISA_USE_RC);
+    return kind < ISA_K_COUNT ? kind_table[kind].what : "?";
+}
+
+unsigned isa_kind_regs(unsigned kind)
+{
+    return kind == ISA_K_REG ? 1 : kind == ISA_K_PAIR ? 2 : kind == ISA_K_QUAD ? 4 : 0;
+}
+
+void isa_fmt_syntax(unsigned f, char *buf, size_t len)
+{
+    const isa_fmtinfo *fi = isa_fmt_info(f);
+    size_t at = 0;
+    if (len)
+        buf[0] = '\0';
+    for (unsigned i = 0; fi && i < fi->n && at < len; i++) {
+        int k = snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
+                         operand_syntax(fi->opd[i]));
+        at += k > 0 ? (size_t)k : 0;
+    }
 }
 
 const char *isa_csr_name(unsigned csr)
 {
-    return csr < CSR_COUNT ? csr_names[csr] : NULL;
+    return csr < CSR_COUNT ? csr_table[csr].name : NULL;
 }
 
 int isa_csr_lookup(const char *name, size_t len)
 {
     for (unsigned i = 0; i < CSR_COUNT; i++)
-        if (name_eq(csr_names[i], name, len))
+        if (name_eq(csr_table[i].name, name, len))
             return (int)i;
     return -1;
 }
 
 int isa_csr_writable(unsigned csr)
 {
-    return csr == CSR_SCRATCH || csr == CSR_GROUP;
+    return csr < CSR_COUNT && csr_table[csr].writable;
+}
+
+const char *isa_csr_meaning(unsigned csr)
+{
+    return csr < CSR_COUNT ? csr_table[csr].meaning : NULL;
+}
+
+const isa_zone_info *isa_zone_info_of(unsigned zone)
+{
+    return zone < ISA_NZONES ? &zone_table[zone] : NULL;
 }
 
 const char *isa_zone_name(unsigned zone)
 {
-    return zone < ISA_NZONES ? zone_names[zone] : NULL;
+    return zone < ISA_NZONES ? zone_table[zone].name : NULL;
+}
+
+/* "gs1" or "gs1_host": a scope's name, with "_host" for a zone the host takes part in. */
+static int scope_spelling(const isa_zone_info *z, const char *name, size_t len)
+{
+    const char *s = scope_names[z->scope];
+    size_t n = strlen(s);
+    if (len < n || memcmp(s, name, n) != 0)
+        return 0;
+    return z->host ? name_eq("_host", name + n, len - n) : len == n;
 }
 
 int isa_zone_lookup(const char *name, size_t len)
 {
-    if (name_eq("gs1", name, len))
-        return ISA_ZONE_EXTERNAL;
-    if (name_eq("gs1_host", name, len))
-        return ISA_ZONE_EXTERNAL_HOST;
     for (unsigned i = 0; i < ISA_NZONES; i++)
-        if (name_eq(zone_names[i], name, len))
+        if (name_eq(zone_table[i].name, name, len) || scope_spelling(&zone_table[i], name, len))
             return (int)i;
     return -1;
 }
 
 /* ---- decode / encode ---- */
+
+/* The registers an operand names, a bit each (its kind's width from field f's register). */
+static unsigned opd_regs(isa_operand o, const unsigned reg[4])
+{
+    unsigned n = isa_kind_regs(o.kind), m = 0;
+    for (unsigned k = 0; k < n; k++)
+        m |= 1u << ((reg[o.field] + k) % ISA_NREGS);
+    return m;
+}
+
+/* Check one operand of a decoded word; 0 when it makes the word illegal. Fills the branch
+ * target and the registers it reads or loads. */
+static int decode_operand(isa_operand o, const isa_opinfo *oi, const unsigned reg[4],
+                          isa_insn *in)
+{
+    uint32_t uimm = (uint32_t)in->imm;
+    unsigned regs = opd_regs(o, reg);
+    switch ((isa_kind)o.kind) {
+    case ISA_K_PAIR:
+    case ISA_K_QUAD:
+        if (reg[o.field] % isa_kind_regs(o.kind))
+            return 0;
+        /* fall through */
+    case ISA_K_REG:
+        if (o.field != ISA_F_RD || (oi->flags & (FL_STORE | FL_RDSRC)))
+            in->reads |= (uint16_t)regs;
+        else if (oi->flags & FL_LOAD)
+            in->loads |= (uint16_t)regs;
+        return 1;
+    case ISA_K_MEM:
+    case ISA_K_MEMPI:
+        in->reads |= (uint16_t)(1u << reg[ISA_F_RA]);
+        return 1;
+    case ISA_K_TARGET:
+        if (uimm % ISA_INSN_BYTES == 0)
+            in->target = uimm / ISA_INSN_BYTES;
+        return 1;
+    case ISA_K_CSR: return uimm < CSR_COUNT;
+    case ISA_K_ZONE: return uimm < ISA_NZONES;
+    case ISA_K_IMM:
+    case ISA_K_ENTRY:
+    case ISA_K_NO:
+    case ISA_K_COUNT: return 1;
+    }
+    return 1;
+}
+
+/* The encoding fields a format's operands fill, a bit each (1u << ISA_F_*). */
+static unsigned fmt_fields(const isa_fmtinfo *fi)
+{
+    unsigned use = 0;
+    for (unsigned i = 0; i < fi->n; i++) {
+        isa_operand o = fi->opd[i];
+        use |= 1u << o.field;
+        if (o.kind == ISA_K_MEM || o.kind == ISA_K_MEMPI)
+            use |= 1u << ISA_F_IMM;
+    }
+    return use;
+}
 
 isa_insn isa_decode_word(uint64_t w)
 {
@@ -164,40 +255,32 @@ isa_insn isa_decode_word(uint64_t w)
     if (op >= OP_COUNT || ISA_GET_RSVD(w) != 0)
         return ill;
     const isa_opinfo *oi = &op_table[op];
-    unsigned use = fmt_fields[oi->fmt];
-    unsigned rd = ISA_GET_RD(w), ra = ISA_GET_RA(w), rb = ISA_GET_RB(w), rc = ISA_GET_RC(w);
-    int32_t imm = ISA_GET_IMM(w);
-    uint32_t uimm = (uint32_t)imm;
-
-    if ((rd && !(use & ISA_USE_RD)) || (ra && !(use & ISA_USE_RA)) ||
-        (rb && !(use & ISA_USE_RB)) || (rc && !(use & ISA_USE_RC)) ||
-        (uimm && !(use & ISA_USE_IMM)))
-        return ill;
-    unsigned pair = isa_pair_fields(op);
-    if (((pair & ISA_USE_RD) && (rd & 1)) || ((pair & ISA_USE_RA) && (ra & 1)) ||
-        ((pair & ISA_USE_RB) && (rb & 1)) || ((pair & ISA_USE_RC) && (rc & 1)))
-        return ill;
-    if ((oi->flags & FL_QUAD) && (rd & 3))
-        return ill;
-    if ((oi->fmt == FMT_RC || oi->fmt == FMT_CR) && uimm >= CSR_COUNT)
-        return ill;
-    if (oi->fmt == FMT_I && !(oi->flags & FL_BRANCH) && uimm >= ISA_NZONES)
+    const isa_fmtinfo *fi = &fmt_table[oi->fmt];
+    unsigned use = fmt_fields(fi);
+    const unsigned reg[4] = {ISA_GET_RD(w), ISA_GET_RA(w), ISA_GET_RB(w), ISA_GET_RC(w)};
+    for (unsigned f = ISA_F_RD; f <= ISA_F_RC; f++)
+        if (reg[f] && !(use & 1u << f))
+            return ill;
+    if (ISA_GET_IMM(w) && !(use & 1u << ISA_F_IMM))
         return ill;
 
     isa_insn in = {
         .op = (uint8_t)op,
         .wtc = (uint8_t)(ISA_BARREL * oi->wcycles),
-        .rd = (uint8_t)rd,
-        .ra = (uint8_t)ra,
-        .rb = (uint8_t)rb,
-        .rc = (uint8_t)rc,
+        .rd = (uint8_t)reg[ISA_F_RD],
+        .ra = (uint8_t)reg[ISA_F_RA],
+        .rb = (uint8_t)reg[ISA_F_RB],
+        .rc = (uint8_t)reg[ISA_F_RC],
         .wcycles = oi->wcycles,
         .scycles = oi->scycles,
-        .imm = imm,
+        .imm = ISA_GET_IMM(w),
         .target = UINT32_MAX,
     };
-    if ((oi->fmt == FMT_I || oi->fmt == FMT_RL) && (oi->flags & FL_BRANCH) && uimm % 8 == 0)
-        in.target = uimm / 8;
+    for (unsigned i = 0; i < fi->n; i++)
+        if (!decode_operand(fi->opd[i], oi, reg, &in))
+            return ill;
+    if (op == OP_ret)
+        in.reads |= 1u << ISA_LR; /* the one implicit operand */
     return in;
 }
 
@@ -207,14 +290,6 @@ uint64_t isa_encode(const isa_insn *in)
 }
 
 /* ---- program images ---- */
-
-static uint64_t rd64(const uint8_t *p)
-{
-    uint64_t w = 0;
-    for (int i = 7; i >= 0; i--)
-        w = w << 8 | p[i];
-    return w;
-}
 
 int isa_prog_decode_at(isa_prog *prog, uint32_t *bad_pc, err *e)
 {
@@ -231,7 +306,7 @@ int isa_prog_decode_at(isa_prog *prog, uint32_t *bad_pc, err *e)
     if (!code)
         return err_set(e, ERR_INPUT, "out of memory decoding %u instructions", n);
     for (uint32_t i = 0; i < n; i++)
-        code[i] = isa_decode_word(rd64(prog->image + (size_t)i * ISA_INSN_BYTES));
+        code[i] = isa_decode_word(isa_rd64(prog->image + (size_t)i * ISA_INSN_BYTES));
 
     for (uint32_t i = 0; i < n; i++) {
         if (code[i].op != OP_rpt)
@@ -507,6 +582,4 @@ bad:
     isa_prog_free(prog);
     return err_set(e, ERR_INPUT, "%s: %s", path, why);
 }
-
-/* ---- string building for disasm.c and doc.c ---- */
 

@@ -1,7 +1,8 @@
 /* isa: the ipusim instruction set — opcode table, encoding, decode, disassembly, docs.
  *
- * Everything here derives from isa/opcodes.def. The interpreter lives in isa/interp.h; the
- * assembler in isa/asm.h.
+ * Everything here derives from the tables isa/opcodes.def (opcodes), isa/formats.def
+ * (operands), isa/csrs.def (control registers) and isa/zones.def (sync zones). The
+ * interpreter lives in isa/interp.h; the assembler in isa/asm.h.
  *
  * Encoding: every instruction is one 64-bit little-endian word.
  *
@@ -11,7 +12,8 @@
  *   +-----------+-------+-------+-------+-------+-----------+------------------------+
  *
  * Fields a format does not use must be zero; anything else (unknown opcode, non-zero reserved
- * or unused field, odd register where a pair is required) decodes as OP_ILLEGAL and faults when
+ * or unused field, odd register where a pair is required, a quad not a multiple of 4, a
+ * control register or sync zone that does not exist) decodes as OP_ILLEGAL and faults when
  * executed. Text starts at address 0 of tile memory; an instruction's pc is its byte address.
  */
 #ifndef IPUSIM_ISA_H
@@ -53,35 +55,56 @@
 #define ISA_BARREL 6     /* tile cycles between two issues of one worker */
 #define ISA_NACC 16      /* AMP accumulators per worker context */
 
-/* ---- operand formats (assembly syntax in the comment) ---- */
+/* ---- operands and formats (isa/formats.def) ---- */
+typedef enum isa_kind {
+#define KIND(name, syntax, what) ISA_K_##name,
+#define FMT(...)
+#include "isa/formats.def"
+#undef FMT
+#undef KIND
+    ISA_K_COUNT
+} isa_kind;
+
+/* Encoding fields an operand fills; ISA_F_NO pads a format's operand list. */
+typedef enum isa_field { ISA_F_RD, ISA_F_RA, ISA_F_RB, ISA_F_RC, ISA_F_IMM, ISA_F_NO } isa_field;
+
 typedef enum isa_fmt {
-    FMT_NONE,  /* op                       */
-    FMT_R,     /* op ra                    */
-    FMT_RR,    /* op rd, ra                */
-    FMT_RRR,   /* op rd, ra, rb            */
-    FMT_RRRR,  /* op rd, ra, rb, rc        */
-    FMT_RI,    /* op rd, imm               */
-    FMT_RRI,   /* op rd, ra, imm           */
-    FMT_MEM,   /* op rd, [ra+imm]          (imm optional, may be negative) */
-    FMT_MEMPI, /* op rd, [ra]+=imm         (post-increment by imm) */
-    FMT_I,     /* op imm                   (branch target, or sync zone) */
-    FMT_RL,    /* op ra, imm               (register and branch target) */
-    FMT_IR,    /* op imm, ra               (worker entry and its argument) */
-    FMT_RC,    /* op rd, $csr              */
-    FMT_CR,    /* op $csr, ra              */
+#define KIND(...)
+#define FMT(name, k0, f0, k1, f1, k2, f2, k3, f3) FMT_##name,
+#include "isa/formats.def"
+#undef FMT
+#undef KIND
     FMT_COUNT
 } isa_fmt;
 
+typedef struct isa_operand {
+    uint8_t kind;  /* isa_kind */
+    uint8_t field; /* isa_field */
+} isa_operand;
+
+typedef struct isa_fmtinfo {
+    const char *name; /* "RRR" */
+    uint8_t n;        /* operands in the assembly syntax */
+    isa_operand opd[4];
+} isa_fmtinfo;
+
+/* Table entry for a format (NULL when f >= FMT_COUNT). */
+const isa_fmtinfo *isa_fmt_info(unsigned f);
+/* How the assembler's messages name a kind ("a register", "a sync zone", ...). */
+const char *isa_kind_what(unsigned kind);
+/* Registers an operand of this kind names: 1, 2 (pair) or 4 (quad); 0 for other kinds. */
+unsigned isa_kind_regs(unsigned kind);
+/* A format's operands as docs write them, "rd, ra, imm" ("" for none), into buf. */
+void isa_fmt_syntax(unsigned f, char *buf, size_t len);
+
 /* ---- flags ---- */
 enum {
-    FL_SUPER = 1u << 0,  /* supervisor only */
-    FL_WORKER = 1u << 1, /* worker only (fp, AMP, exit) */
+    FL_SUPER = 1u << 0,  /* supervisor only (the interpreter's dispatch faults it in a worker) */
+    FL_WORKER = 1u << 1, /* worker only: fp, AMP, exit (faults in the supervisor) */
     FL_BRANCH = 1u << 2, /* control transfer (not allowed inside an rpt body) */
-    FL_LOAD = 1u << 3,   /* reads memory into registers (supervisor load-use stall) */
-    FL_STORE = 1u << 4,  /* writes memory */
-    FL_PAIR = 1u << 5,   /* rd/ra/rb/rc name even/odd register pairs (loads/stores: rd only) */
-    FL_RDSRC = 1u << 6,  /* rd is read (an address), not written: exchange and host copies */
-    FL_QUAD = 1u << 7,   /* rd names four registers rd..rd+3 (rd a multiple of 4) */
+    FL_LOAD = 1u << 3,   /* loads memory into its rd operand (supervisor load-use stall) */
+    FL_STORE = 1u << 4,  /* writes memory (its rd operand is read) */
+    FL_RDSRC = 1u << 5,  /* rd is read (an address), not written: exchange and host copies */
 };
 
 /* ---- the opcode enum ---- */
@@ -106,41 +129,45 @@ typedef struct isa_opinfo {
 const isa_opinfo *isa_info(unsigned op);
 /* Look up a mnemonic; returns OP_ILLEGAL when unknown. */
 isa_op isa_lookup(const char *name, size_t len);
-/* Name of a format, for docs ("rd, ra, imm" etc.). */
-const char *isa_fmt_syntax(isa_fmt f);
 
-/* ---- control registers (get/put) ---- */
+/* ---- control registers (get/put), isa/csrs.def ---- */
 typedef enum isa_csr {
-    CSR_TILE,    /* ro: tile id within the IPU */
-    CSR_IPU,     /* ro: IPU id */
-    CSR_WID,     /* ro: worker id 0..5 (the supervisor reads 0xffffffff... see docs) */
-    CSR_CCOUNT,  /* ro: tile cycle counter, low 32 bits, at the instruction's issue */
-    CSR_CCOUNTH, /* ro: tile cycle counter, high 32 bits */
-    CSR_NTILES,  /* ro: tiles per IPU */
-    CSR_NIPUS,   /* ro: IPUs in the system */
-    CSR_SCRATCH, /* rw: a scratch register of the supervisor */
-    CSR_GROUP,   /* rw: the tile's sync group, 0..ISA_NGROUPS-1 (zones `group`, `group_host`) */
+#define CSR(id, name, writable, meaning) CSR_##id,
+#include "isa/csrs.def"
+#undef CSR
     CSR_COUNT
 } isa_csr;
-const char *isa_csr_name(unsigned csr); /* "tile", "ipu", ... or NULL */
+const char *isa_csr_name(unsigned csr);           /* "tile", "ipu", ... or NULL */
 int isa_csr_lookup(const char *name, size_t len); /* -1 when unknown */
-int isa_csr_writable(unsigned csr);
+int isa_csr_writable(unsigned csr);               /* 0 for read-only and unknown ones */
+const char *isa_csr_meaning(unsigned csr);        /* for docs, or NULL */
 
-/* Sync zones (FMT_I operand of `sync`): one IPU; or all IPUs over the global sync networks
- * GS1 ("external", also spelled gs1) and GS2, each with or without the host ("_host"). */
+/* ---- sync zones (the operand of `sync`), isa/zones.def ---- */
 enum {
-    ISA_ZONE_INTERNAL = 0,
-    ISA_ZONE_EXTERNAL = 1, /* GS1 */
-    ISA_ZONE_GS2 = 2,
-    ISA_ZONE_EXTERNAL_HOST = 3,
-    ISA_ZONE_GS2_HOST = 4,
-    ISA_ZONE_INTERNAL_HOST = 5, /* all tiles of one IPU, with the host (stream copies) */
-    ISA_ZONE_GROUP = 6,         /* the tiles of one IPU in the caller's sync group */
-    ISA_ZONE_GROUP_HOST = 7,    /* the same, with the host (I/O tiles' stream copies) */
-    ISA_NZONES = 8
+#define ZONE(id, name, scope, host, meaning) ISA_ZONE_##id,
+#include "isa/zones.def"
+#undef ZONE
+    ISA_NZONES
 };
-#define ISA_NGROUPS 8
-const char *isa_zone_name(unsigned zone);
+#define ISA_NGROUPS 8 /* sync groups of one IPU ($group, zones `group`, `group_host`) */
+
+/* Which tiles a zone spans: one IPU, the caller's sync group of one IPU, or all IPUs over the
+ * global sync network GS1 or GS2. */
+typedef enum isa_scope {
+    ISA_SCOPE_INTERNAL,
+    ISA_SCOPE_GROUP,
+    ISA_SCOPE_GS1,
+    ISA_SCOPE_GS2
+} isa_scope;
+typedef struct isa_zone_info {
+    const char *name;
+    isa_scope scope;
+    int host; /* 1: the host takes part */
+    const char *meaning;
+} isa_zone_info;
+const isa_zone_info *isa_zone_info_of(unsigned zone); /* NULL when zone >= ISA_NZONES */
+const char *isa_zone_name(unsigned zone);             /* NULL when zone >= ISA_NZONES */
+/* A zone by name, or by its scope's name ("gs1", "gs1_host"); -1 when unknown. */
 int isa_zone_lookup(const char *name, size_t len);
 
 /* ---- decoded form (decode once at load; the interpreter never extracts bits) ---- */
@@ -152,6 +179,8 @@ typedef struct isa_insn {
     uint8_t scycles;
     int32_t imm;
     uint32_t target;  /* branch/rpt target as an instruction index (imm / 8), or UINT32_MAX */
+    uint16_t reads;   /* registers it reads, a bit each (the supervisor's load-use stall) */
+    uint16_t loads;   /* FL_LOAD: registers it loads from memory, a bit each */
 } isa_insn;
 
 /* Decode one 64-bit word. */

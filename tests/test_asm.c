@@ -221,6 +221,15 @@ static void test_operand_syntax(void **state)
     assert_int_equal(c[13].rc, 14);
     assert_int_equal(c[14].target, 8);
     isa_prog_free(&p);
+
+    /* every zone by name and by number; the GS1 zones also by their scope's name */
+    p = assemble_ok("sync internal\nsync external\nsync gs2\nsync external_host\n"
+                    "sync gs2_host\nsync internal_host\nsync group\nsync group_host\n"
+                    "sync gs1\nsync gs1_host\nsync 7\nsync 2+3\n");
+    static const int zones[] = {0, 1, 2, 3, 4, 5, 6, 7, 1, 3, 7, 5};
+    for (unsigned i = 0; i < sizeof zones / sizeof zones[0]; i++)
+        assert_int_equal(p.code[i].imm, zones[i]);
+    isa_prog_free(&p);
 }
 
 static void test_text_words_and_entry(void **state)
@@ -312,6 +321,22 @@ static void test_error_kinds(void **state)
         {"li r1, 1<<64\n", "t.s:1:9: error: shift count 64 out of range (0..63)"},
         {"get r1, $tilee\n", "t.s:1:9: error: unknown control register `$tilee`"},
         {"sync 99\n", "t.s:1:6: error: sync zone 99 does not exist"},
+        {"sync 8\n", "t.s:1:6: error: sync zone 8 does not exist"},
+        {"sync r1\n", "t.s:1:6: error: `sync` expects a sync zone here (sync zone)"},
+        {"br r1\n", "t.s:1:4: error: `br` expects a branch target here (br target)"},
+        {"brz 4, 8\n", "t.s:1:5: error: `brz` expects a register here (brz ra, target)"},
+        {"run r1, r2\n",
+         "t.s:1:5: error: `run` expects a worker entry address here (run entry, ra)"},
+        {"get r1, 3\n", "t.s:1:9: error: `get` expects a control register ($tile, $scratch, "
+                         "...) here (get rd, $csr)"},
+        {"put r1, r2\n", "t.s:1:5: error: `put` expects a control register ($tile, $scratch, "
+                          "...) here (put $csr, ra)"},
+        {"ld128pi r2, [r1]+=16\n",
+         "t.s:1:9: error: `ld128pi` needs r0, r4, r8 or r12 (the first of four registers), not r2"},
+        {"v2fma r0, r2, r4, r7\n",
+         "t.s:1:19: error: `v2fma` needs an even register (the low half of a pair), not r7"},
+        {"st64pi r3, [r2]+=8\n",
+         "t.s:1:8: error: `st64pi` needs an even register (the low half of a pair), not r3"},
         {".align 3\n", "t.s:1:8: error: `.align` needs a power of two from 1 to 65536, not 3"},
         {".data\n.space -1\n", "t.s:2:8: error: `.space` needs a size from 0 to 16777216, not -1"},
         {".space n\nn: nop\n",

@@ -1,6 +1,8 @@
 /* Tests of isa/: every opcode of the table through encode, decode, disassembly and
- * re-assembly; illegal encodings; branch targets; control registers and zones; the rpt-body
- * check of isa_prog_decode; docs/isa.md against isa_doc_markdown(); the binary container's
+ * re-assembly; illegal encodings; branch targets; every control register, sync zone and
+ * operand format against hand-written lists; every opcode's privilege in both contexts and the
+ * supervisor's load-use stall per load and operand kind (the interpreter run directly); the
+ * rpt-body check of isa_prog_decode; docs/isa.md against isa_doc_markdown(); the binary container's
  * round trip and its rejection of corrupt and truncated files. Run from the repo root. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,30 +16,34 @@
 #include <unistd.h>
 
 #include "isa/asm.h"
+#include "isa/interp.h"
 #include "isa/isa.h"
 
-/* An instance of op with valid operands for its format: even registers (pairs are fine),
- * targets inside a 4-instruction text. */
+/* An instance of op with valid operands, walking its format's operand kinds: registers that
+ * suit pairs and quads (different ones per field), targets inside a 4-instruction text. */
 static isa_insn sample(unsigned op)
 {
-    const isa_opinfo *oi = isa_info(op);
+    const isa_fmtinfo *fi = isa_fmt_info(isa_info(op)->fmt);
     isa_insn in = {.op = (uint16_t)op, .target = UINT32_MAX};
-    switch (oi->fmt) {
-    case FMT_NONE: break;
-    case FMT_R: in.ra = 4; break;
-    case FMT_RR: in.rd = 2, in.ra = 4; break;
-    case FMT_RRR: in.rd = 2, in.ra = 4, in.rb = 6; break;
-    case FMT_RRRR: in.rd = 2, in.ra = 4, in.rb = 6, in.rc = 14; break;
-    case FMT_RI: in.rd = 14, in.imm = -5; break;
-    case FMT_RRI: in.rd = 2, in.ra = 12, in.imm = 100000; break;
-    case FMT_MEM: in.rd = 10, in.ra = 3, in.imm = -12; break;
-    case FMT_MEMPI: in.rd = 8, in.ra = 15, in.imm = 16; break;
-    case FMT_I: in.imm = (oi->flags & FL_BRANCH) ? 0x18 : ISA_ZONE_EXTERNAL; break;
-    case FMT_RL: in.ra = 1, in.imm = 0x10; break;
-    case FMT_IR: in.ra = 7, in.imm = 0x18; break;
-    case FMT_RC: in.rd = 9, in.imm = CSR_CCOUNT; break;
-    case FMT_CR: in.ra = 11, in.imm = CSR_SCRATCH; break;
-    case FMT_COUNT: fail(); break;
+    uint8_t *reg[4] = {&in.rd, &in.ra, &in.rb, &in.rc};
+    static const uint8_t regs[4] = {12, 4, 8, 14}; /* rd, ra, rb, rc */
+    assert_non_null(fi);
+    for (unsigned i = 0; i < fi->n; i++) {
+        isa_operand o = fi->opd[i];
+        switch ((isa_kind)o.kind) {
+        case ISA_K_REG: *reg[o.field] = o.field == ISA_F_RA ? 3 : regs[o.field]; break;
+        case ISA_K_PAIR:
+        case ISA_K_QUAD: *reg[o.field] = regs[o.field]; break;
+        case ISA_K_IMM: in.imm = -5; break;
+        case ISA_K_TARGET:
+        case ISA_K_ENTRY: in.imm = 0x18; break;
+        case ISA_K_ZONE: in.imm = ISA_ZONE_EXTERNAL_HOST; break;
+        case ISA_K_CSR: in.imm = CSR_CCOUNT; break;
+        case ISA_K_MEM: in.ra = 15, in.imm = -12; break;
+        case ISA_K_MEMPI: in.ra = 7, in.imm = 16; break;
+        case ISA_K_NO:
+        case ISA_K_COUNT: fail(); break;
+        }
     }
     return in;
 }
@@ -63,7 +69,11 @@ static void test_every_opcode(void **state)
         assert_int_equal(d.imm, in.imm);
         assert_int_equal(d.wcycles, oi->wcycles);
         assert_int_equal(d.scycles, oi->scycles);
-        int branch = (oi->fmt == FMT_I || oi->fmt == FMT_RL) && (oi->flags & FL_BRANCH);
+        /* the branches with a target operand (docs/isa.md, Control) */
+        static const char *const targets[] = {"br", "brz", "brnz", "brnzdec", "call", "rpt"};
+        int branch = 0;
+        for (size_t k = 0; k < sizeof targets / sizeof targets[0]; k++)
+            branch |= strcmp(oi->name, targets[k]) == 0;
         assert_int_equal(d.target, branch ? (uint32_t)in.imm / 8 : UINT32_MAX);
         assert_true(isa_encode(&d) == w);
 
@@ -161,27 +171,128 @@ static void test_branch_targets(void **state)
     assert_int_equal(isa_decode_word(ISA_ENCODE(OP_sync, 0, 0, 0, 0, 1)).target, UINT32_MAX);
 }
 
-static void test_csr_and_zones(void **state)
+static void test_csrs(void **state)
 {
     (void)state;
-    static const char *const names[CSR_COUNT] = {"tile",   "ipu",    "wid",   "ccount",
-                                                 "ccounth", "ntiles", "nipus", "scratch",
-                                                 "group"};
+    /* written from docs/isa.md's list, not from isa/csrs.def */
+    static const struct {
+        const char *name;
+        int writable;
+    } want[] = {{"tile", 0},    {"ipu", 0},   {"wid", 0},     {"ccount", 0}, {"ccounth", 0},
+                {"ntiles", 0},  {"nipus", 0}, {"scratch", 1}, {"group", 1}};
+    assert_int_equal(CSR_COUNT, sizeof want / sizeof want[0]);
     for (unsigned i = 0; i < CSR_COUNT; i++) {
-        assert_string_equal(isa_csr_name(i), names[i]);
-        assert_int_equal(isa_csr_lookup(names[i], strlen(names[i])), i);
-        assert_int_equal(isa_csr_writable(i), i == CSR_SCRATCH || i == CSR_GROUP);
+        assert_string_equal(isa_csr_name(i), want[i].name);
+        assert_int_equal(isa_csr_lookup(want[i].name, strlen(want[i].name)), i);
+        assert_int_equal(isa_csr_writable(i), want[i].writable);
+        assert_non_null(isa_csr_meaning(i));
+        assert_true(strlen(isa_csr_meaning(i)) > 0);
     }
+    assert_int_equal(CSR_SCRATCH, 7);
+    assert_int_equal(CSR_GROUP, 8);
     assert_null(isa_csr_name(CSR_COUNT));
+    assert_null(isa_csr_meaning(CSR_COUNT));
+    assert_int_equal(isa_csr_writable(CSR_COUNT), 0);
     assert_int_equal(isa_csr_lookup("tilex", 5), -1);
     assert_int_equal(isa_csr_lookup("tilex", 4), CSR_TILE);
-    assert_string_equal(isa_zone_name(ISA_ZONE_INTERNAL), "internal");
-    assert_string_equal(isa_zone_name(ISA_ZONE_EXTERNAL), "external");
+}
+
+static void test_zones(void **state)
+{
+    (void)state;
+    /* the eight zones with their numbers, scopes and host flags, written from the ISA's
+     * definition (not from isa/zones.def) */
+    static const struct {
+        unsigned id;
+        const char *name;
+        isa_scope scope;
+        int host;
+    } want[] = {
+        {ISA_ZONE_INTERNAL, "internal", ISA_SCOPE_INTERNAL, 0},
+        {ISA_ZONE_EXTERNAL, "external", ISA_SCOPE_GS1, 0},
+        {ISA_ZONE_GS2, "gs2", ISA_SCOPE_GS2, 0},
+        {ISA_ZONE_EXTERNAL_HOST, "external_host", ISA_SCOPE_GS1, 1},
+        {ISA_ZONE_GS2_HOST, "gs2_host", ISA_SCOPE_GS2, 1},
+        {ISA_ZONE_INTERNAL_HOST, "internal_host", ISA_SCOPE_INTERNAL, 1},
+        {ISA_ZONE_GROUP, "group", ISA_SCOPE_GROUP, 0},
+        {ISA_ZONE_GROUP_HOST, "group_host", ISA_SCOPE_GROUP, 1},
+    };
+    assert_int_equal(ISA_NZONES, 8);
+    for (unsigned i = 0; i < ISA_NZONES; i++) {
+        assert_int_equal(want[i].id, i); /* the numbers programs encode */
+        const isa_zone_info *z = isa_zone_info_of(i);
+        assert_non_null(z);
+        assert_string_equal(z->name, want[i].name);
+        assert_string_equal(isa_zone_name(i), want[i].name);
+        assert_int_equal(z->scope, want[i].scope);
+        assert_int_equal(z->host, want[i].host);
+        assert_non_null(z->meaning);
+        assert_int_equal(isa_zone_lookup(want[i].name, strlen(want[i].name)), i);
+    }
+    assert_null(isa_zone_info_of(ISA_NZONES));
     assert_null(isa_zone_name(ISA_NZONES));
-    assert_int_equal(isa_zone_lookup("external", 8), ISA_ZONE_EXTERNAL);
+    /* the GS1 zones' other spelling; nothing else */
+    assert_int_equal(isa_zone_lookup("gs1", 3), ISA_ZONE_EXTERNAL);
+    assert_int_equal(isa_zone_lookup("gs1_host", 8), ISA_ZONE_EXTERNAL_HOST);
+    assert_int_equal(isa_zone_lookup("gs1_hos", 7), -1);
+    assert_int_equal(isa_zone_lookup("gs1_hostx", 9), -1);
+    assert_int_equal(isa_zone_lookup("gs", 2), -1);
     assert_int_equal(isa_zone_lookup("global", 6), -1);
-    assert_string_equal(isa_fmt_syntax(FMT_RRR), "rd, ra, rb");
-    assert_string_equal(isa_fmt_syntax(FMT_MEMPI), "rd, [ra]+=imm");
+    assert_int_equal(isa_zone_lookup("externalx", 8), ISA_ZONE_EXTERNAL);
+    assert_int_equal(isa_zone_lookup("external_", 9), -1);
+}
+
+/* Every format's syntax, written by hand; and the pair/quad rules of the P and Q formats. */
+static void test_formats(void **state)
+{
+    (void)state;
+    static const struct {
+        isa_fmt f;
+        const char *syntax;
+    } want[] = {
+        {FMT_NONE, ""},
+        {FMT_R, "ra"},
+        {FMT_RR, "rd, ra"},
+        {FMT_RRR, "rd, ra, rb"},
+        {FMT_RRRR, "rd, ra, rb, rc"},
+        {FMT_PPP, "rd, ra, rb"},
+        {FMT_PPPP, "rd, ra, rb, rc"},
+        {FMT_RI, "rd, imm"},
+        {FMT_RRI, "rd, ra, imm"},
+        {FMT_MEM, "rd, [ra+imm]"},
+        {FMT_PMEM, "rd, [ra+imm]"},
+        {FMT_MEMPI, "rd, [ra]+=imm"},
+        {FMT_PMEMPI, "rd, [ra]+=imm"},
+        {FMT_QMEMPI, "rd, [ra]+=imm"},
+        {FMT_L, "target"},
+        {FMT_RL, "ra, target"},
+        {FMT_IR, "entry, ra"},
+        {FMT_Z, "zone"},
+        {FMT_RC, "rd, $csr"},
+        {FMT_CR, "$csr, ra"},
+    };
+    assert_int_equal(FMT_COUNT, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char sx[64];
+        isa_fmt_syntax(want[i].f, sx, sizeof sx);
+        assert_string_equal(sx, want[i].syntax);
+        assert_non_null(isa_fmt_info(want[i].f));
+    }
+    assert_null(isa_fmt_info(FMT_COUNT));
+    /* the P formats: every register even; PMEM: rd even, the base may be odd */
+    assert_int_equal(isa_decode_word(ISA_ENCODE(OP_v2fma, 0, 2, 4, 6, 0)).op, OP_v2fma);
+    for (unsigned f = 0; f < 4; f++) {
+        unsigned r[4] = {0, 2, 4, 6};
+        r[f] = 5;
+        assert_int_equal(isa_decode_word(ISA_ENCODE(OP_v2fma, r[0], r[1], r[2], r[3], 0)).op,
+                         OP_ILLEGAL);
+        r[f] = 3; /* plain RRRR: odd registers are fine */
+        assert_int_equal(isa_decode_word(ISA_ENCODE(OP_fma, r[0], r[1], r[2], r[3], 0)).op, OP_fma);
+    }
+    /* the Q format: rd a multiple of 4 */
+    for (unsigned rd = 0; rd < ISA_NREGS; rd++)
+        assert_int_equal(isa_decode_word(ISA_ENCODE(OP_ld128pi, rd, 3, 0, 0, 16)).op,
+                         rd % 4 ? OP_ILLEGAL : OP_ld128pi);
 }
 
 /* A program image of n instructions built by hand (no assembler). */
@@ -244,6 +355,128 @@ static void test_prog_decode_rpt(void **state)
     hand_prog(&p, nested, 3);
     assert_int_equal(isa_prog_decode(&p, &e), ERR_INPUT);
     isa_prog_free(&p);
+}
+
+/* ---- what the interpreter takes from the tables: privilege and the load-use stall ---- */
+
+typedef struct machine {
+    isa_insn *code;
+    uint8_t mem[256];
+    uint32_t scratch, group;
+    uint64_t free_from[ISA_BARREL];
+    isa_env env;
+    isa_cpu cpu;
+} machine;
+
+/* Load a decoded program into m: registers all 64 (an aligned address), pc 0, cycle 0. */
+static void machine_init(machine *m, const isa_prog *p, int worker)
+{
+    memset(m, 0, sizeof *m);
+    m->code = isa_code_build(p);
+    assert_non_null(m->code);
+    m->env = (isa_env){.code = m->code, .ncode = p->ncode, .mem = m->mem,
+                       .memsize = sizeof m->mem, .ntiles = 1, .nipus = 1,
+                       .scratch = &m->scratch, .group = &m->group, .limit = 1000,
+                       .slot_free_from = m->free_from};
+    for (unsigned r = 0; r < ISA_NREGS; r++)
+        m->cpu.r[r] = 64;
+    m->cpu.wid = worker ? 0 : ISA_SUPER_WID;
+}
+
+static int named(const char *name, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(name, list[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Every opcode in both contexts: the worker-only ones fault in the supervisor, the
+ * supervisor-only ones in a worker, at their own pc and issue cycle; nothing else does. */
+static void test_privilege(void **state)
+{
+    (void)state;
+    /* written from docs/isa.md's "runs on" column, not from isa/opcodes.def */
+    static const char *const worker_only[] = {
+        "fadd",  "fsub",  "fmul",  "fma",   "fmin",  "fmax",  "fcmplt", "fcmple", "fcmpeq",
+        "fneg",  "fabs",  "itof",  "ftoi",  "f16tof", "ftof16", "i8tof", "v2add", "v2sub",
+        "v2mul", "v2max", "v2min", "v2fma", "ampz",  "amp",   "ampst",  "exit"};
+    static const char *const super_only[] = {"run",  "runall", "join", "sync", "halt", "send",
+                                             "gsend", "hin",   "hout", "rbin", "rbout", "put"};
+    for (unsigned op = 0; op < OP_COUNT; op++) {
+        const char *name = isa_info(op)->name;
+        for (int worker = 0; worker <= 1; worker++) {
+            isa_insn in = sample(op);
+            uint64_t w[4] = {isa_encode(&in),
+                             ISA_ENCODE(worker ? OP_exit : OP_halt, 0, 0, 0, 0, 0), 0, 0};
+            isa_prog p;
+            hand_prog(&p, w, 4);
+            err e;
+            assert_int_equal(isa_prog_decode(&p, &e), ERR_OK);
+            machine m;
+            machine_init(&m, &p, worker);
+            isa_stop st = worker ? isa_run_worker(&m.cpu, &m.env) : isa_run_super(&m.cpu, &m.env);
+            int want = worker ? named(name, super_only, sizeof super_only / sizeof *super_only)
+                              : named(name, worker_only, sizeof worker_only / sizeof *worker_only);
+            int got = st == STOP_FAULT && m.cpu.fault == FAULT_PRIVILEGE;
+            if (got != want)
+                fail_msg("`%s` in a %s: stop %d fault %d", name, worker ? "worker" : "supervisor",
+                         st, m.cpu.fault);
+            if (got) {
+                assert_int_equal(m.cpu.pc, 0);
+                assert_int_equal(m.cpu.t, 0);
+            }
+            free(m.code);
+            isa_prog_free(&p);
+        }
+    }
+}
+
+/* The supervisor's load-use stall: a register loaded at cycle c is usable from c + 7. Each
+ * program is a load at cycle 0 and one instruction, then halt: the halt issues at 8 when the
+ * instruction waited for the load (issue 7, cost 1), at 2 when it did not. */
+static void test_load_use(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *src;
+        uint64_t halt_at;
+    } cases[] = {
+        {"ld32 r4, [r1]\naddi r9, r4, 0\n", 8},     /* ra */
+        {"ld32 r4, [r1]\naddi r9, r5, 0\n", 2},
+        {"ld32 r4, [r1]\nadd r9, r1, r4\n", 8},     /* rb */
+        {"ld32 r4, [r1]\nli r4, 1\n", 2},           /* written, not read */
+        {"ld32 r4, [r1]\nnop\n", 2},
+        {"ld32 r1, [r1]\nld32 r4, [r1]\n", 8},      /* a memory operand's base */
+        {"ld64 r4, [r1]\naddi r9, r5, 0\n", 8},     /* a pair load: both registers */
+        {"ld64 r4, [r1]\naddi r9, r6, 0\n", 2},
+        {"ld32pi r4, [r1]+=0\nst32 r4, [r1]\n", 8}, /* a store reads rd */
+        {"ld64pi r4, [r1]+=8\nst32 r5, [r2]\n", 8},
+        {"ld32 r3, [r1]\nst64 r2, [r1]\n", 8},      /* a pair store reads rd + 1 */
+        {"ld32 r4, [r1]\nst64 r2, [r1]\n", 2},
+        {"ld128pi r4, [r1]+=16\naddi r9, r7, 0\n", 8}, /* a quad load: four registers */
+        {"ld128pi r4, [r1]+=16\naddi r9, r8, 0\n", 2},
+        {"ld128pi r4, [r1]+=16\naddi r9, r3, 0\n", 2},
+        {"ld32pi r4, [r1]+=4\naddi r9, r1, 0\n", 2}, /* the post-increment is no load */
+        {"ld32 r4, [r1]\nput $scratch, r4\n", 8},
+        {"ld32 r4, [r1]\nget r4, $tile\n", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char src[128];
+        snprintf(src, sizeof src, "%shalt\n", cases[i].src);
+        err e;
+        isa_prog p;
+        if (asm_assemble("lu.s", src, strlen(src), &p, &e) != ERR_OK)
+            fail_msg("%s", e.msg);
+        machine m;
+        machine_init(&m, &p, 0);
+        isa_stop st = isa_run_super(&m.cpu, &m.env);
+        if (st != STOP_HALT || m.cpu.t != cases[i].halt_at)
+            fail_msg("case %zu (%s): stop %d at %llu, want halt at %llu", i, cases[i].src, st,
+                     (unsigned long long)m.cpu.t, (unsigned long long)cases[i].halt_at);
+        free(m.code);
+        isa_prog_free(&p);
+    }
 }
 
 static void test_docs_match(void **state)
@@ -409,7 +642,11 @@ int main(void)
         cmocka_unit_test(test_every_opcode),
         cmocka_unit_test(test_illegal_encodings),
         cmocka_unit_test(test_branch_targets),
-        cmocka_unit_test(test_csr_and_zones),
+        cmocka_unit_test(test_csrs),
+        cmocka_unit_test(test_zones),
+        cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_privilege),
+        cmocka_unit_test(test_load_use),
         cmocka_unit_test(test_prog_decode_rpt),
         cmocka_unit_test(test_docs_match),
         cmocka_unit_test(test_save_load),
