@@ -12,23 +12,9 @@
 #include <string.h>
 
 
-/* MERGE-SHIM: replaced by base/num.h and isa_zone_info_of once those land */
-static uint64_t u64_max(uint64_t a, uint64_t b) { return a > b ? a : b; }
-typedef enum { ISA_SCOPE_INTERNAL, ISA_SCOPE_GROUP, ISA_SCOPE_GS1, ISA_SCOPE_GS2 } isa_scope;
-typedef struct isa_zone_info { const char *name; isa_scope scope; int host; } isa_zone_info;
-static const isa_zone_info *isa_zone_info_of(unsigned z)
+static uint64_t u64_max(uint64_t a, uint64_t b)
 {
-    static const isa_zone_info t[ISA_NZONES] = {
-        [ISA_ZONE_INTERNAL] = {"internal", ISA_SCOPE_INTERNAL, 0},
-        [ISA_ZONE_EXTERNAL] = {"external", ISA_SCOPE_GS1, 0},
-        [ISA_ZONE_GS2] = {"gs2", ISA_SCOPE_GS2, 0},
-        [ISA_ZONE_EXTERNAL_HOST] = {"external_host", ISA_SCOPE_GS1, 1},
-        [ISA_ZONE_GS2_HOST] = {"gs2_host", ISA_SCOPE_GS2, 1},
-        [ISA_ZONE_INTERNAL_HOST] = {"internal_host", ISA_SCOPE_INTERNAL, 1},
-        [ISA_ZONE_GROUP] = {"group", ISA_SCOPE_GROUP, 0},
-        [ISA_ZONE_GROUP_HOST] = {"group_host", ISA_SCOPE_GROUP, 1},
-    };
-    return z < ISA_NZONES ? &t[z] : NULL;
+    return a > b ? a : b;
 }
 
 uint64_t sync_latency(const mach *m, unsigned zone)
