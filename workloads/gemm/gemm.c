@@ -225,7 +225,8 @@ out:
         isa_prog_free(&prog);
         return rc;
     }
-    /* the engine keeps a pointer to the program; it is freed with the engine's owner */
+    /* eng_load copied the code and the image into the engine: the program is ours to free;
+     * the engine goes to the caller, who frees it with eng_free */
     isa_prog_free(&prog);
     *out = g;
     return ERR_OK;
