@@ -22,8 +22,6 @@
  * so callers compile one round per superstep. Also left out: splitting long transfers,
  * exchange between IPUs (gsend over the IPU-Links is not planned here), and sharing code:
  * the emitted code holds every tile's sends, and every tile loads all of it. */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
