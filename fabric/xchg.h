@@ -1,9 +1,9 @@
-/* xchg: the exchange fabric's timing and the compiler's exchange scheduler.
+/* xchg: the exchange fabric's timing.
  *
  * On-chip: a word sent by tile s at cycle t lands on tile d at t + xchg_latency(s, d);
  * a tile sends and receives xchg_bytes_per_cycle (4) bytes per cycle. Between IPUs, streams
  * travel over the IPU-Link model (fabric/link.h). xchg_sys bundles both and plugs them into
- * the BSP engine. The scheduler turns a set of transfers into conflict-free exchange code. */
+ * the BSP engine. The exchange compiler (workloads/xcomp.h) plans transfers against this timing. */
 #ifndef IPUSIM_XCHG_H
 #define IPUSIM_XCHG_H
 
@@ -37,39 +37,5 @@ void xchg_sys_attach(xchg_sys *x, eng *g);
  * receiver in arrival order. */
 typedef void (*xchg_trace_fn)(void *ctx, const eng_stream *s, int global);
 void xchg_set_trace(xchg_sys *x, xchg_trace_fn fn, void *ctx);
-
-/* ---- the scheduler ---- */
-
-/* One transfer: `bytes` from src_addr on tile `src` to dst_addr on every tile in
- * [dst_first, dst_first + dst_count) of the same IPU (a multicast when dst_count > 1). */
-typedef struct xchg_xfer {
-    uint32_t src;
-    uint32_t dst_first, dst_count;
-    uint32_t bytes;
-    uint32_t src_addr, dst_addr;
-    uint64_t start; /* filled by xchg_schedule: cycle after the exchange begins */
-} xchg_xfer;
-
-typedef struct xchg_plan {
-    uint64_t cycles;      /* when the last word has landed, from the exchange's start */
-    uint64_t lower_bound; /* max over tiles of (bytes sent, bytes received) / bytes per cycle */
-} xchg_plan;
-
-/* Cycles of supervisor code before a tile's first send (dispatch on the tile id). */
-#define XCHG_PROLOGUE 17
-
-/* Give every transfer a start cycle such that no tile sends two streams at once and no tile
- * receives two streams at once, accounting for the code that issues the sends (4 cycles of
- * set-up per send, after XCHG_PROLOGUE). List scheduling: the sender that can start soonest
- * starts its transfer that can start soonest (ties: the caller's order). Fills x[k].start. */
-int xchg_schedule(const mach *m, uint32_t ntiles, xchg_xfer *x, size_t n, xchg_plan *plan,
-                  err *e);
-
-/* Emit assembly for the schedule: a subroutine `label` that every tile calls (`call label`)
- * right after a sync; it dispatches on $tile, issues that tile's sends at their scheduled
- * cycles, and returns. The caller then syncs (the sync delivers the data). Uses r1-r6 and a
- * table in .data. malloc'd text; caller frees. */
-char *xchg_emit(const mach *m, uint32_t ntiles, const xchg_xfer *x, size_t n,
-                const char *label);
 
 #endif

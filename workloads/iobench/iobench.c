@@ -3,7 +3,7 @@
  * The program is generated per configuration: a supervisor loop over the steps (stream copy,
  * convert + work on six workers, outfeed when the mode says), the worker codelets of
  * workloads/iobench/iobench.s, and with I/O tiles the hand-over exchange compiled by
- * xchg_schedule/xchg_emit. The micro-batch is one stream buffer: its words are split
+ * xcomp_schedule/xcomp_emit. The micro-batch is one stream buffer: its words are split
  * evenly over the compute tiles (or over the I/O tiles, then re-split by the hand-over).
  * Infeed bytes are synthetic 8-bit images from a seeded hash, sent as normalised fp32,
  * normalised fp16, or raw int8 (normalised on the device). Work is quantised to 256 `amp`
@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabric/xchg.h"
 #include "base/text.h"
 #include "isa/asm.h"
 #include "isa/interp.h"
 #include "workloads/codelets.h"
+#include "workloads/xcomp.h"
 
 #define IO_RESERVE 0.05 /* seed 001: about 5% of an I/O tile goes to exchange code */
 #define PANEL_BYTES 4096 /* 256 amp x 16 bytes */
@@ -207,7 +207,7 @@ int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r,
     r->rule_of_thumb = wl_iobench_rule_of_thumb(bytes);
 
     /* the hand-over exchange: I/O tile j holds words [j W / N, (j+1) W / N) */
-    xchg_xfer *xf = NULL;
+    xcomp_xfer *xf = NULL;
     size_t nxf = 0;
     char *handover = NULL;
     mach mm = *m;
@@ -265,18 +265,18 @@ int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r,
                     break;
                 uint64_t lo = a > p ? a : p, hi = b < q ? b : q;
                 if (hi > lo)
-                    xf[nxf++] = (xchg_xfer){ncomp + j, t, 1, (uint32_t)(hi - lo) * 4,
-                                            base + (uint32_t)(lo - p) * 4,
-                                            base + (uint32_t)(lo - a) * 4, 0};
+                    xf[nxf++] = (xcomp_xfer){ncomp + j, t, 1, (uint32_t)(hi - lo) * 4,
+                                             base + (uint32_t)(lo - p) * 4,
+                                             base + (uint32_t)(lo - a) * 4, 0};
             }
         }
-        xchg_plan plan;
-        if ((rc = xchg_schedule(m, m->tiles_per_ipu, xf, nxf, &plan, e)) != ERR_OK)
+        xcomp_plan plan;
+        if ((rc = xcomp_schedule(m, m->tiles_per_ipu, xf, nxf, &plan, e)) != ERR_OK)
             goto done;
         r->handover_cycles = plan.cycles;
         free(handover);
-        if (!(handover = xchg_emit(m, m->tiles_per_ipu, xf, nxf, "handover"))) {
-            rc = err_set(e, ERR_INPUT, "out of host memory");
+        if (!(handover = xcomp_emit(m->tiles_per_ipu, xf, nxf, "handover", e))) {
+            rc = e->status;
             goto done;
         }
     }

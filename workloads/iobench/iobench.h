@@ -6,7 +6,7 @@
  * on the AMP units, and streams results out as the outfeed mode says. Without I/O tiles the
  * stream copy is its own phase; with N I/O tiles (the last N of each IPU, sync group 1) the
  * next micro-batch lands on them during the compute, and an exchange compiled by
- * fabric/xchg_sched hands it to the compute tiles. Everything runs on the simulated tiles;
+ * workloads/xcomp hands it to the compute tiles. Everything runs on the simulated tiles;
  * the host side is host/hio. */
 #ifndef IPUSIM_WL_IOBENCH_H
 #define IPUSIM_WL_IOBENCH_H

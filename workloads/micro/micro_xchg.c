@@ -6,7 +6,7 @@
  * exchange trace. Bandwidth of one tile: tile 0 streams a 64 KiB block to the last tile;
  * bytes / (end of the last word - send). All-to-all: every tile of the IPU sends a block in
  * each of a few shift rounds (round r: tile s to tile s + shift_r), scheduled by the exchange
- * compiler (xchg_schedule) and run as the code it emits (xchg_emit); bytes received / the
+ * compiler (xcomp_schedule) and run as the code it emits (xcomp_emit); bytes received / the
  * engine's on-chip exchange cycles (first send to last word landed).
  *
  * Left out: congestion (the fabric model has none: the paper's +24% under full load is not
@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "workloads/micro/micro_int.h"
+#include "workloads/xcomp.h"
 
 static const char *B = "xchg-latency";
 static const char *BW = "xchg-bandwidth";
@@ -114,19 +115,18 @@ enum {
 static char *a2a_round(const mach *m, uint32_t n, uint32_t r, uint32_t shift, uint32_t bytes,
                        uint32_t src, uint32_t dst, err *e)
 {
-    xchg_xfer *x = calloc(n, sizeof *x);
+    xcomp_xfer *x = calloc(n, sizeof *x);
     if (!x) {
         err_set(e, ERR_INPUT, "out of host memory");
         return NULL;
     }
     for (uint32_t s = 0; s < n; s++)
-        x[s] = (xchg_xfer){s, (s + shift) % n, 1, bytes, src, dst, 0};
-    xchg_plan plan;
+        x[s] = (xcomp_xfer){s, (s + shift) % n, 1, bytes, src, dst, 0};
+    xcomp_plan plan;
     char label[16], *code = NULL;
     snprintf(label, sizeof label, "xc%u", r);
-    if (xchg_schedule(m, n, x, n, &plan, e) == ERR_OK &&
-        !(code = xchg_emit(m, n, x, n, label)))
-        err_set(e, ERR_INPUT, "out of host memory");
+    if (xcomp_schedule(m, n, x, n, &plan, e) == ERR_OK)
+        code = xcomp_emit(n, x, n, label, e);
     free(x);
     return code;
 }
