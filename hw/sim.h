@@ -180,15 +180,15 @@ enum { SIM_PORT_OPTIONAL = 1u }; /* the port may stay unbound: sim_port_get then
 sim_port *sim_port_new(sim *k, sim_module *m, const char *name, const char *iface, unsigned flags);
 void sim_port_bind(sim_port *p, const char *iface, const void *impl);
 void sim_port_bind_port(sim_port *p, sim_port *outer);
-/* The implementation at the end of the chain, or NULL (an optional port left unbound). */
+/* The implementation at the end of the chain, or NULL (it ends unbound, or in a cycle). */
 const void *sim_port_get(const sim_port *p);
 
 /* End of elaboration: checks every port. Returns ERR_OK, or ERR_INPUT with one line per
  * problem: "port sys.eng.fabric is not bound" (a required port whose chain ends unbound),
  * "port sys.eng.host wants interface eng_host but is bound to eng_fabric" (the implementation
- * or outer port it is bound to has another interface), "ports a -> b -> a form a binding
- * cycle" (once per cycle). sim_run calls it when ports were added or bound since the last
- * successful call. */
+ * or outer port it is bound to has another interface), "port a is in a binding cycle: a -> b
+ * -> a" (once per cycle, from its first-created port). sim_run calls it when ports were added
+ * or bound since the last successful call. */
 int sim_elaborate(sim *k, err *e);
 
 #endif
