@@ -1,16 +1,19 @@
 /* sim: a SystemC-style discrete-event kernel with integer picosecond time. It models what the
- * IEEE 1666 scheduler does for method processes: the evaluate / update / delta-notification
- * cycle, immediate, delta and timed event notification, static and dynamic (next_trigger)
- * sensitivity, signals with deferred update, bounded FIFOs, and named modules with ports.
+ * IEEE 1666 scheduler does for method processes: the evaluate / delta-notification cycle,
+ * immediate, delta and timed event notification, static and dynamic (next_trigger)
+ * sensitivity, and named modules with interface ports (sc_port<IF>) checked at elaboration.
  * Underneath sits a Redis-ae-style callback scheduler: a binary heap of callbacks keyed on
  * (time, sequence number), cancelled by id lazily (marked, dropped when they surface).
- * It leaves out threads (SC_THREAD/wait), time units, event and/or lists, writer checks and a
- * delta-loop limit. Everything lives in the `sim` object; no globals. See docs/kernel.md. */
+ * It leaves out threads (SC_THREAD/wait), time units, event and/or lists, channels with an
+ * update phase (signals, FIFOs) and a delta-loop limit. Everything lives in the `sim` object;
+ * no globals. See docs/kernel.md. */
 #include "hw/sim.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/text.h"
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -51,7 +54,7 @@ static void vec_push(vec *a, void *p)
 
 /* Every kernel-owned object starts with this header; the kernel keeps them in creation order
  * and frees them in sim_free. */
-enum { OBJ_MODULE, OBJ_EVENT, OBJ_PROC, OBJ_PORT, OBJ_SIGNAL, OBJ_FIFO };
+enum { OBJ_MODULE, OBJ_EVENT, OBJ_PROC, OBJ_PORT };
 
 typedef struct obj {
     struct obj *next;
@@ -92,34 +95,13 @@ struct sim_proc {
 
 struct sim_port {
     obj h;
-    obj *target; /* signal, FIFO or outer port; NULL when unbound */
+    char *iface;         /* the interface the port wants */
+    unsigned flags;      /* SIM_PORT_* */
+    size_t index;        /* creation order among the kernel's ports */
+    char *bound_iface;   /* the interface of impl; NULL when not bound to an implementation */
+    const void *impl;    /* the implementation bound to, or NULL */
+    sim_port *outer;     /* the port bound to, or NULL (at most one of impl, outer is set) */
 };
-
-struct sim_signal {
-    obj h;
-    size_t size;
-    bool update_requested;
-    sim_event *changed, *posedge, *negedge; /* created on first request */
-    unsigned char data[];                   /* current value, then next value */
-};
-
-struct sim_fifo {
-    obj h;
-    size_t depth, esz;
-    size_t head, count;         /* ring: oldest element, elements stored */
-    size_t readable;            /* elements readers may take in this delta */
-    size_t nread, nwritten;     /* reads / writes in this delta */
-    bool update_requested;
-    sim_event *written, *read;  /* created on first request */
-    unsigned char *buf;
-};
-
-/* A port sensitivity waiting for sim_elaborate. */
-typedef struct port_sens {
-    sim_proc *p;
-    sim_port *port;
-    sim_port_event which;
-} port_sens;
 
 /* ---- The kernel ------------------------------------------------------------------------- */
 
@@ -156,9 +138,8 @@ struct sim {
 
     vec runq;        /* runnable processes, run from runq_head in order */
     size_t runq_head;
-    vec updates;     /* signals and FIFOs written in this delta */
     vec deltas;      /* events with a delta notification */
-    vec port_sens;   /* port_sens records for sim_elaborate */
+    size_t nports;   /* ports created: no binding chain is longer without a cycle */
     sim_proc *current;
     bool stop, need_elab, running;
 
@@ -182,17 +163,14 @@ void sim_free(sim *k)
         if (o->kind == OBJ_EVENT) {
             free(((sim_event *)o)->stat.v);
             free(((sim_event *)o)->dyn.v);
-        } else if (o->kind == OBJ_FIFO) {
-            free(((sim_fifo *)o)->buf);
+        } else if (o->kind == OBJ_PORT) {
+            free(((sim_port *)o)->iface);
+            free(((sim_port *)o)->bound_iface);
         }
         free(o->name);
         free(o);
     }
-    for (size_t i = 0; i < k->port_sens.n; i++)
-        free(k->port_sens.v[i]);
-    free(k->port_sens.v);
     free(k->runq.v);
-    free(k->updates.v);
     free(k->deltas.v);
     free(k->heap);
     free(k->slots);
@@ -504,254 +482,122 @@ static void run_proc(sim *k, sim_proc *p)
         sim_schedule(k, p->next_delay, proc_timeout, p);
 }
 
-/* ---- Signals ---------------------------------------------------------------------------- */
+/* ---- Interface ports and elaboration ---------------------------------------------------- */
 
-/* A channel's event, created on first request and named "channel.suffix". */
-static sim_event *lazy_event(sim_event **slotp, obj *owner, const char *suffix)
+sim_port *sim_port_new(sim *k, sim_module *m, const char *name, const char *iface, unsigned flags)
 {
-    if (!*slotp) {
-        *slotp = obj_new(owner->k, sizeof **slotp, OBJ_EVENT, NULL, NULL);
-        if (owner->name)
-            (*slotp)->h.name = join_name(owner->name, suffix);
-    }
-    return *slotp;
-}
-
-static void request_update(sim *k, obj *o, bool *requested)
-{
-    if (!*requested) {
-        *requested = true;
-        vec_push(&k->updates, o);
-    }
-}
-
-sim_signal *sim_signal_new_sized(sim *k, sim_module *m, const char *name, size_t size,
-                                 const void *init)
-{
-    assert(size > 0);
-    sim_signal *s = obj_new(k, sizeof *s + 2 * size, OBJ_SIGNAL, m, name);
-    s->size = size;
-    if (init) {
-        memcpy(s->data, init, size);
-        memcpy(s->data + size, init, size);
-    }
-    return s;
-}
-
-sim_signal *sim_signal_new(sim *k, sim_module *m, const char *name, uint64_t init)
-{
-    return sim_signal_new_sized(k, m, name, sizeof init, &init);
-}
-
-size_t sim_signal_size(const sim_signal *s) { return s->size; }
-void sim_signal_readv(const sim_signal *s, void *out) { memcpy(out, s->data, s->size); }
-
-void sim_signal_writev(sim_signal *s, const void *in)
-{
-    memcpy(s->data + s->size, in, s->size);
-    request_update(s->h.k, &s->h, &s->update_requested);
-}
-
-uint64_t sim_signal_read(const sim_signal *s)
-{
-    uint64_t v;
-    assert(s->size == sizeof v);
-    memcpy(&v, s->data, sizeof v);
-    return v;
-}
-
-void sim_signal_write(sim_signal *s, uint64_t v)
-{
-    assert(s->size == sizeof v);
-    sim_signal_writev(s, &v);
-}
-
-sim_event *sim_signal_changed(sim_signal *s) { return lazy_event(&s->changed, &s->h, "changed"); }
-sim_event *sim_signal_posedge(sim_signal *s) { return lazy_event(&s->posedge, &s->h, "posedge"); }
-sim_event *sim_signal_negedge(sim_signal *s) { return lazy_event(&s->negedge, &s->h, "negedge"); }
-
-static bool nonzero(const unsigned char *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (p[i])
-            return true;
-    return false;
-}
-
-static void signal_update(sim_signal *s)
-{
-    s->update_requested = false;
-    unsigned char *cur = s->data, *nxt = s->data + s->size;
-    if (memcmp(cur, nxt, s->size) == 0)
-        return;
-    bool was = nonzero(cur, s->size);
-    memcpy(cur, nxt, s->size);
-    bool is = nonzero(cur, s->size);
-    if (s->changed)
-        sim_event_notify_delta(s->changed);
-    if (s->posedge && !was && is)
-        sim_event_notify_delta(s->posedge);
-    if (s->negedge && was && !is)
-        sim_event_notify_delta(s->negedge);
-}
-
-/* ---- FIFOs ------------------------------------------------------------------------------ */
-
-sim_fifo *sim_fifo_new(sim *k, sim_module *m, const char *name, size_t depth, size_t elem_size)
-{
-    assert(depth > 0 && elem_size > 0);
-    sim_fifo *f = obj_new(k, sizeof *f, OBJ_FIFO, m, name);
-    f->depth = depth;
-    f->esz = elem_size;
-    f->buf = xrealloc(NULL, depth * elem_size);
-    return f;
-}
-
-/* Slots read in this delta are not free until the update phase (sc_fifo::num_free). */
-size_t sim_fifo_num_free(const sim_fifo *f) { return f->depth - f->count - f->nread; }
-size_t sim_fifo_num_available(const sim_fifo *f) { return f->readable; }
-
-bool sim_fifo_nb_write(sim_fifo *f, const void *elem)
-{
-    if (sim_fifo_num_free(f) == 0)
-        return false;
-    memcpy(f->buf + (f->head + f->count) % f->depth * f->esz, elem, f->esz);
-    f->count++;
-    f->nwritten++;
-    request_update(f->h.k, &f->h, &f->update_requested);
-    return true;
-}
-
-bool sim_fifo_nb_read(sim_fifo *f, void *elem)
-{
-    if (f->readable == 0)
-        return false;
-    memcpy(elem, f->buf + f->head * f->esz, f->esz);
-    f->head = (f->head + 1) % f->depth;
-    f->count--;
-    f->readable--;
-    f->nread++;
-    request_update(f->h.k, &f->h, &f->update_requested);
-    return true;
-}
-
-sim_event *sim_fifo_data_written(sim_fifo *f) { return lazy_event(&f->written, &f->h, "written"); }
-sim_event *sim_fifo_data_read(sim_fifo *f) { return lazy_event(&f->read, &f->h, "read"); }
-
-static void fifo_update(sim_fifo *f)
-{
-    f->update_requested = false;
-    if (f->nread && f->read)
-        sim_event_notify_delta(f->read);
-    if (f->nwritten && f->written)
-        sim_event_notify_delta(f->written);
-    f->readable = f->count;
-    f->nread = f->nwritten = 0;
-}
-
-/* ---- Ports and elaboration -------------------------------------------------------------- */
-
-sim_port *sim_port_new(sim *k, sim_module *m, const char *name)
-{
+    assert(iface);
+    sim_port *p = obj_new(k, sizeof *p, OBJ_PORT, m, name);
+    p->iface = join_name(NULL, iface);
+    p->flags = flags;
+    p->index = k->nports++;
     k->need_elab = true;
-    return obj_new(k, sizeof(sim_port), OBJ_PORT, m, name);
+    return p;
 }
 
-static void port_bind(sim_port *p, obj *target)
+/* Forget p's binding (a new one replaces it). */
+static void port_unbind(sim_port *p)
 {
-    assert(!p->target && target && target != &p->h);
-    p->target = target;
-}
-
-void sim_port_bind_signal(sim_port *p, sim_signal *s) { port_bind(p, &s->h); }
-void sim_port_bind_fifo(sim_port *p, sim_fifo *f) { port_bind(p, &f->h); }
-void sim_port_bind_port(sim_port *p, sim_port *outer) { port_bind(p, &outer->h); }
-
-/* The channel at the end of the chain, or NULL if some port on the way is unbound. */
-static obj *port_resolve(const sim_port *p)
-{
-    obj *o = p->target;
-    for (int depth = 0; o && o->kind == OBJ_PORT; depth++) {
-        assert(depth < 1000); /* a binding cycle */
-        o = ((sim_port *)o)->target;
-    }
-    return o;
-}
-
-sim_signal *sim_port_signal(const sim_port *p)
-{
-    obj *o = port_resolve(p);
-    assert(o && o->kind == OBJ_SIGNAL);
-    return (sim_signal *)o;
-}
-
-sim_fifo *sim_port_fifo(const sim_port *p)
-{
-    obj *o = port_resolve(p);
-    assert(o && o->kind == OBJ_FIFO);
-    return (sim_fifo *)o;
-}
-
-void sim_sensitive_port(sim_proc *p, sim_port *port, sim_port_event which)
-{
-    port_sens *r = xcalloc(sizeof *r);
-    *r = (port_sens){p, port, which};
-    vec_push(&p->h.k->port_sens, r);
+    free(p->bound_iface);
+    p->bound_iface = NULL;
+    p->impl = NULL;
+    p->outer = NULL;
     p->h.k->need_elab = true;
 }
 
-/* The event `which` of channel o, or NULL when o has no such event. */
-static sim_event *channel_event(obj *o, sim_port_event which)
+void sim_port_bind(sim_port *p, const char *iface, const void *impl)
 {
-    if (o->kind == OBJ_SIGNAL) {
-        sim_signal *s = (sim_signal *)o;
-        switch (which) {
-        case SIM_ON_CHANGE: return sim_signal_changed(s);
-        case SIM_ON_POSEDGE: return sim_signal_posedge(s);
-        case SIM_ON_NEGEDGE: return sim_signal_negedge(s);
-        default: return NULL;
-        }
-    }
-    if (o->kind == OBJ_FIFO) {
-        sim_fifo *f = (sim_fifo *)o;
-        switch (which) {
-        case SIM_ON_WRITTEN: return sim_fifo_data_written(f);
-        case SIM_ON_READ: return sim_fifo_data_read(f);
-        default: return NULL;
-        }
-    }
-    return NULL;
+    assert(iface && impl);
+    port_unbind(p);
+    p->bound_iface = join_name(NULL, iface);
+    p->impl = impl;
 }
 
-static void report(err *e, int *nbad, const char *what, const char *name)
+void sim_port_bind_port(sim_port *p, sim_port *outer)
 {
-    if ((*nbad)++ == 0)
-        err_set(e, ERR_INPUT, "port %s %s", name, what);
-    else
-        err_append(e, "port %s %s", name, what);
+    assert(outer && outer->h.k == p->h.k);
+    port_unbind(p);
+    p->outer = outer;
+}
+
+/* The last port of p's chain (bound to an implementation, or unbound), or NULL when the chain
+ * runs into a cycle: a chain through n ports without one follows at most n - 1 links. */
+static const sim_port *port_end(const sim_port *p)
+{
+    for (size_t links = 0; p->outer; links++) {
+        if (links == p->h.k->nports)
+            return NULL;
+        p = p->outer;
+    }
+    return p;
+}
+
+const void *sim_port_get(const sim_port *p)
+{
+    const sim_port *end = port_end(p);
+    return end ? end->impl : NULL; /* a cycle, which sim_elaborate reports, gives NULL */
+}
+
+/* Whether p, whose chain runs into a cycle, lies on the cycle and was created first of its
+ * ports, so that each cycle is reported once. */
+static bool cycle_first(const sim_port *p)
+{
+    const sim_port *q = p;
+    for (size_t i = 0; i < p->h.k->nports; i++)
+        q = q->outer; /* now q is on the cycle */
+    bool on = false;
+    const sim_port *r = q;
+    do {
+        if (r->index < p->index)
+            return false;
+        on = on || r == p;
+        r = r->outer;
+    } while (r != q);
+    return on;
+}
+
+/* p's problem, if any, as one line: a binding cycle (from its first port), an interface other
+ * than the one p wants, or a required port whose chain ends unbound. */
+static void port_check(const sim_port *p, txt *line)
+{
+    const sim_port *end = port_end(p);
+    const char *got = p->outer ? p->outer->iface : p->bound_iface;
+    if (!end) {
+        if (!cycle_first(p))
+            return;
+        txt_printf(line, "port %s is in a binding cycle: %s", sim_name(p), sim_name(p));
+        const sim_port *r = p;
+        do {
+            r = r->outer;
+            txt_printf(line, " -> %s", sim_name(r));
+        } while (r != p);
+    } else if (got && strcmp(got, p->iface) != 0) {
+        txt_printf(line, "port %s wants interface %s but is bound to %s", sim_name(p), p->iface,
+                   got);
+    } else if (!end->impl && !(p->flags & SIM_PORT_OPTIONAL)) {
+        txt_printf(line, "port %s is not bound", sim_name(p));
+    }
 }
 
 int sim_elaborate(sim *k, err *e)
 {
     int nbad = 0;
-    for (obj *o = k->objs; o; o = o->next)
-        if (o->kind == OBJ_PORT && !port_resolve((sim_port *)o))
-            report(e, &nbad, "is not bound", sim_name(o));
-    for (size_t i = 0; i < k->port_sens.n; i++) {
-        port_sens *r = k->port_sens.v[i];
-        obj *o = port_resolve(r->port);
-        if (o && !channel_event(o, r->which))
-            report(e, &nbad, "is bound to a channel without the event a process is sensitive to",
-                   sim_name(r->port));
+    for (obj *o = k->objs; o; o = o->next) {
+        if (o->kind != OBJ_PORT)
+            continue;
+        txt line = {0};
+        port_check((const sim_port *)o, &line);
+        char *s = txt_take(&line);
+        if (!s)
+            abort(); /* out of memory */
+        if (*s && nbad++ == 0)
+            err_set(e, ERR_INPUT, "%s", s);
+        else if (*s)
+            err_append(e, "%s", s);
+        free(s);
     }
     if (nbad)
         return ERR_INPUT;
-    for (size_t i = 0; i < k->port_sens.n; i++) {
-        port_sens *r = k->port_sens.v[i];
-        sim_sensitive(r->p, channel_event(port_resolve(r->port), r->which));
-        free(r);
-    }
-    k->port_sens.n = 0;
     k->need_elab = false;
     return ERR_OK;
 }
@@ -779,16 +625,6 @@ static void delta(sim *k)
         run_proc(k, k->runq.v[k->runq_head++]);
     k->runq.n = k->runq_head = 0;
 
-    /* Update: commit writes; changes post delta notifications. */
-    for (size_t i = 0; i < k->updates.n; i++) {
-        obj *o = k->updates.v[i];
-        if (o->kind == OBJ_SIGNAL)
-            signal_update((sim_signal *)o);
-        else
-            fifo_update((sim_fifo *)o);
-    }
-    k->updates.n = 0;
-
     /* Delta notification: fire events, making processes runnable for the next delta. */
     for (size_t i = 0; i < k->deltas.n; i++) {
         sim_event *e = k->deltas.v[i];
@@ -805,7 +641,7 @@ static void delta(sim *k)
 /* Whether a delta cycle is due at the current time. */
 static bool work_now(sim *k)
 {
-    if (k->runq.n || k->updates.n || k->deltas.n)
+    if (k->runq.n || k->deltas.n)
         return true;
     const hent *h = heap_top(k);
     return h && h->t == k->now;

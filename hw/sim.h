@@ -1,9 +1,9 @@
 /* sim: the simulation kernel. Integer time, a callback scheduler, and SystemC-style events,
- * method processes, modules, ports, signals and FIFOs on top of it.
+ * method processes, modules and interface ports on top of it.
  *
  * One kernel object `sim` is passed first to every function. It owns every object created on
- * it (events, processes, modules, ports, signals, FIFOs) and frees them all in sim_free; there
- * is no per-object free, as in SystemC where the model is built once and then run. There are no
+ * it (events, processes, modules, ports) and frees them all in sim_free; there is no
+ * per-object free, as in SystemC where the model is built once and then run. There are no
  * mutable globals, so any number of kernels can live in one process, also in different threads
  * (a kernel itself is single-threaded: use each from one thread at a time).
  *
@@ -11,14 +11,13 @@
  * delta cycles, each made of
  *   1. evaluate: the callbacks due now (in (time, sequence) order), then every runnable
  *      process; an immediate notification makes processes runnable in this same phase;
- *   2. update: signal and FIFO writes of this delta are committed;
- *   3. delta notification: events notified for the next delta fire, making processes runnable.
+ *   2. delta notification: events notified for the next delta fire, making processes runnable.
  * When a delta leaves nothing runnable and nothing due now, time advances to the earliest
  * scheduled callback (timed notifications and timed next_trigger are such callbacks).
  *
  * Left out on purpose: threads (SC_THREAD, wait()); time units other than the picosecond;
- * event lists (and/or) in next_trigger; multiple-writer checks on signals; resolved signals;
- * a limit on deltas per time step (a zero-delay loop spins forever). */
+ * event lists (and/or) in next_trigger; channels with an update phase (sc_signal, sc_fifo: no
+ * module used them); a limit on deltas per time step (a zero-delay loop spins forever). */
 #ifndef IPUSIM_SIM_H
 #define IPUSIM_SIM_H
 
@@ -83,7 +82,7 @@ int sim_cancel(sim *k, uint64_t id);
 
 /* sim_run's results. */
 enum {
-    SIM_ERROR = -1,  /* elaboration failed (an unbound port, see sim_elaborate) */
+    SIM_ERROR = -1,  /* elaboration failed (a port problem: sim_elaborate says which) */
     SIM_IDLE = 0,    /* nothing left to do: no callback scheduled, nothing runnable */
     SIM_UNTIL = 1,   /* reached `until`; work remains after it */
     SIM_STOPPED = 2, /* sim_stop was called */
@@ -111,8 +110,6 @@ typedef struct sim_module sim_module;
 typedef struct sim_event sim_event;
 typedef struct sim_proc sim_proc;
 typedef struct sim_port sim_port;
-typedef struct sim_signal sim_signal;
-typedef struct sim_fifo sim_fifo;
 
 /* A module is a named node of the hierarchy; a model usually wraps one in its own struct.
  * Objects created with a module get the hierarchical name "parent.child.name"; with a NULL
@@ -120,8 +117,7 @@ typedef struct sim_fifo sim_fifo;
 sim_module *sim_module_new(sim *k, sim_module *parent, const char *name);
 sim_module *sim_module_parent(const sim_module *m);
 
-/* Full name of any kernel object above (module, event, process, port, signal, FIFO); "" when
- * anonymous. */
+/* Full name of any kernel object above (module, event, process, port); "" when anonymous. */
 const char *sim_name(const void *obj);
 
 /* ---- Events ----------------------------------------------------------------------------- */
@@ -148,7 +144,7 @@ bool sim_event_pending(const sim_event *e);
 enum { SIM_DONT_INIT = 1u }; /* do not run the process once at the start (dont_initialize) */
 
 /* A method process: fn(k, arg) runs to completion each time it is triggered. Its static
- * sensitivity is the nsens events in sens (more can be added with sim_sensitive*). Unless
+ * sensitivity is the nsens events in sens (more can be added with sim_sensitive). Unless
  * SIM_DONT_INIT is given, it is runnable at creation, so it first runs in the next evaluate
  * phase. A process is runnable at most once per evaluate phase, however many of its events
  * fire. */
@@ -168,76 +164,31 @@ void sim_next_trigger_time(sim *k, sim_time delay);
 /* The running process, or NULL inside a plain callback or outside sim_run. */
 sim_proc *sim_current(const sim *k);
 
-/* ---- Signals (sc_signal) ---------------------------------------------------------------- */
+/* ---- Interface ports (sc_port<IF>) ------------------------------------------------------ */
 
-/* A signal holds a value of `size` bytes. A write in delta n is committed in the update phase of
- * delta n and seen by readers from delta n+1; the last write of a delta wins. When the
- * committed value differs from the old one, the value-changed event fires as a delta
- * notification, so sensitive processes run in delta n+1. */
-sim_signal *sim_signal_new_sized(sim *k, sim_module *m, const char *name, size_t size,
-                                 const void *init);
-void sim_signal_readv(const sim_signal *s, void *out);
-void sim_signal_writev(sim_signal *s, const void *in);
-size_t sim_signal_size(const sim_signal *s);
+/* A port is a module's named access point to a service that another module provides. It
+ * names the interface it needs (a string such as "eng_fabric", compared with strcmp; the
+ * kernel keeps copies). An implementation of an interface is a struct of function pointers
+ * and a context pointer, owned by the module that provides it and living as long as the
+ * kernel. A port binds either to an implementation (not NULL), naming the implementation's
+ * interface, or to a port of an enclosing module (hierarchical binding), which binds further
+ * out; sim_port_get follows the chain. Binding again replaces the previous binding, of either
+ * kind (a system constructor may put a different module in place of another). Bind after
+ * building the modules and before sim_run; sim_elaborate checks the bindings. */
+enum { SIM_PORT_OPTIONAL = 1u }; /* the port may stay unbound: sim_port_get then gives NULL */
 
-/* The common case: a 64-bit value (a wire, a bool, a counter). read/write assert size 8. */
-sim_signal *sim_signal_new(sim *k, sim_module *m, const char *name, uint64_t init);
-uint64_t sim_signal_read(const sim_signal *s);
-void sim_signal_write(sim_signal *s, uint64_t v);
-
-/* Value-changed event; posedge fires when the value changes from all-zero to non-zero, negedge
- * from non-zero to all-zero (a bool clock's rising and falling edges). */
-sim_event *sim_signal_changed(sim_signal *s);
-sim_event *sim_signal_posedge(sim_signal *s);
-sim_event *sim_signal_negedge(sim_signal *s);
-
-/* ---- FIFOs (sc_fifo) -------------------------------------------------------------------- */
-
-/* A bounded FIFO of `depth` elements of elem_size bytes, with sc_fifo's delta semantics: an
- * element written in delta n can be read from delta n+1, and a slot freed by a read in delta n
- * can be written from delta n+1. data_written / data_read fire as delta notifications in the
- * delta when something was written / read. */
-sim_fifo *sim_fifo_new(sim *k, sim_module *m, const char *name, size_t depth, size_t elem_size);
-/* Non-blocking write / read: true on success, false when full / empty (nothing changes). */
-bool sim_fifo_nb_write(sim_fifo *f, const void *elem);
-bool sim_fifo_nb_read(sim_fifo *f, void *elem);
-size_t sim_fifo_num_available(const sim_fifo *f); /* readable now */
-size_t sim_fifo_num_free(const sim_fifo *f);      /* writable now */
-sim_event *sim_fifo_data_written(sim_fifo *f);
-sim_event *sim_fifo_data_read(sim_fifo *f);
-
-/* ---- Ports ------------------------------------------------------------------------------ */
-
-/* A port is a module's named access point to a channel outside it. It binds to a signal, a
- * FIFO, or a port of an enclosing module (which binds further out); the chain is followed when
- * the port is used. Bind before sim_run; sim_elaborate reports unbound ports. */
-sim_port *sim_port_new(sim *k, sim_module *m, const char *name);
-void sim_port_bind_signal(sim_port *p, sim_signal *s);
-void sim_port_bind_fifo(sim_port *p, sim_fifo *f);
+sim_port *sim_port_new(sim *k, sim_module *m, const char *name, const char *iface, unsigned flags);
+void sim_port_bind(sim_port *p, const char *iface, const void *impl);
 void sim_port_bind_port(sim_port *p, sim_port *outer);
+/* The implementation at the end of the chain, or NULL (it ends unbound, or in a cycle). */
+const void *sim_port_get(const sim_port *p);
 
-/* The channel at the end of the binding chain; asserts it is bound to one of that kind. */
-sim_signal *sim_port_signal(const sim_port *p);
-sim_fifo *sim_port_fifo(const sim_port *p);
-
-/* Which event of the bound channel a process is made sensitive to through a port. */
-typedef enum sim_port_event {
-    SIM_ON_CHANGE,  /* signal value changed */
-    SIM_ON_POSEDGE, /* signal posedge */
-    SIM_ON_NEGEDGE, /* signal negedge */
-    SIM_ON_WRITTEN, /* FIFO data written */
-    SIM_ON_READ,    /* FIFO data read */
-} sim_port_event;
-
-/* Static sensitivity to an event of the channel behind a port, which may still be unbound: it
- * is resolved by the next sim_elaborate (as SystemC resolves port sensitivity at the end of
- * elaboration). */
-void sim_sensitive_port(sim_proc *p, sim_port *port, sim_port_event which);
-
-/* End of elaboration: checks that every port is bound, with the right kind of channel for its
- * sensitivities, and resolves port sensitivities. Returns ERR_OK, or ERR_INPUT with one line
- * per problem ("port top.cnt.clk is not bound"). sim_run calls it when ports or port
- * sensitivities were added since the last call. */
+/* End of elaboration: checks every port. Returns ERR_OK, or ERR_INPUT with one line per
+ * problem: "port sys.eng.fabric is not bound" (a required port whose chain ends unbound),
+ * "port sys.eng.host wants interface eng_host but is bound to eng_fabric" (the implementation
+ * or outer port it is bound to has another interface), "port a is in a binding cycle: a -> b
+ * -> a" (once per cycle, from its first-created port). sim_run calls it when ports were added
+ * or bound since the last successful call. */
 int sim_elaborate(sim *k, err *e);
 
 #endif

@@ -1,6 +1,7 @@
 /* Tests of the simulation kernel (hw/sim): callback ordering and cancellation, delta cycles,
- * static and dynamic sensitivity, event notification rules, FIFOs, run-until, ports, a small
- * clocked module composition checked against hand-derived times, and two kernels at once. */
+ * static and dynamic sensitivity, event notification rules, run-until and stop, a small clocked
+ * module composition through interface ports checked against hand-derived times, port binding
+ * and elaboration errors, two kernels at once, and clock conversion. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -247,119 +248,77 @@ static void test_cancel_after_run(void **state)
     sim_free(k);
 }
 
-/* ---- Delta cycles and signals ----------------------------------------------------------- */
-
-typedef struct delta_sys {
-    sim_signal *s;
-    trace writer, reader, watcher;
-} delta_sys;
-
-static void p_writer(sim *k, void *arg)
-{
-    delta_sys *d = arg;
-    rec(&d->writer, k, sim_signal_read(d->s)); /* before the write */
-    sim_signal_write(d->s, 5);
-    rec(&d->writer, k, sim_signal_read(d->s)); /* after: still the old value */
-}
-
-static void p_reader(sim *k, void *arg)
-{
-    delta_sys *d = arg;
-    rec(&d->reader, k, sim_signal_read(d->s));
-}
-
-static void p_watcher(sim *k, void *arg)
-{
-    delta_sys *d = arg;
-    rec(&d->watcher, k, sim_signal_read(d->s));
-}
-
-static void cb_write5(sim *k, void *arg) { (void)k, sim_signal_write(arg, 5); }
-static void cb_write6(sim *k, void *arg) { (void)k, sim_signal_write(arg, 6); }
-
-static void test_delta_visibility(void **state)
-{
-    (void)state;
-    sim *k = sim_new();
-    delta_sys d = {0};
-    d.s = sim_signal_new(k, NULL, "s", 0);
-    sim_event *changed = sim_signal_changed(d.s);
-    sim_method(k, NULL, "writer", p_writer, &d, NULL, 0, 0);
-    sim_method(k, NULL, "reader", p_reader, &d, NULL, 0, 0);
-    sim_method(k, NULL, "watcher", p_watcher, &d, &changed, 1, SIM_DONT_INIT);
-    sim_schedule_at(k, 10, cb_write5, d.s); /* same value: no change event */
-    sim_schedule_at(k, 20, cb_write6, d.s);
-    sim_run(k, SIM_FOREVER);
-
-    /* Delta 0: the writer writes 5 but reads 0 before and after; the reader, in the same
-     * delta after the writer, still reads 0. */
-    assert_int_equal(d.writer.n, 2);
-    assert_int_equal(d.writer.v[0], 0);
-    assert_int_equal(d.writer.v[1], 0);
-    assert_int_equal(d.writer.d[0], 0);
-    assert_int_equal(d.reader.n, 1);
-    assert_int_equal(d.reader.v[0], 0);
-    assert_int_equal(d.reader.d[0], 0);
-    /* Delta 1: woken by value-changed, the watcher sees 5. Then nothing at 10; 6 at 20. */
-    assert_int_equal(d.watcher.n, 2);
-    assert_int_equal(d.watcher.t[0], 0);
-    assert_int_equal(d.watcher.v[0], 5);
-    assert_int_equal(d.watcher.d[0], 1);
-    assert_int_equal(d.watcher.t[1], 20);
-    assert_int_equal(d.watcher.v[1], 6);
-    assert_int_equal(sim_signal_read(d.s), 6);
-    sim_free(k);
-}
-
-typedef struct wide {
-    uint64_t a, b;
-} wide;
-
-static void cb_write_wide(sim *k, void *arg)
-{
-    sim_signal *s = arg;
-    wide w = {0, 0};
-    if (sim_now(k) == 10)
-        w = (wide){0, 7}; /* rising: all-zero to non-zero */
-    else if (sim_now(k) == 20)
-        w = (wide){1, 7}; /* changed, still non-zero */
-    /* at 30: back to zero (falling) */
-    sim_signal_writev(s, &w);
-}
+/* ---- Delta cycles ----------------------------------------------------------------------- */
 
 static void p_count(sim *k, void *arg)
 {
     rec(arg, k, 0);
 }
 
-static void test_sized_signal_edges(void **state)
+/* Process a runs at the start; b waits on e1, c on e2, d on e3, f on e4. Each records its
+ * letter's number (a=1, b=2, c=3, d=4, f=5) in one trace. */
+typedef struct delta_sys {
+    sim_event *e1, *e2, *e3, *e4;
+    trace tr;
+    bool e2_pending; /* e2 pending right after b notified it */
+} delta_sys;
+
+static void p_a(sim *k, void *arg)
+{
+    delta_sys *s = arg;
+    rec(&s->tr, k, 1);
+    sim_event_notify_delta(s->e1);
+    sim_event_notify_delta(s->e1); /* already pending: still one notification */
+    sim_event_notify_delta(s->e3);
+    sim_event_cancel(s->e3); /* d never runs */
+    sim_event_notify_delta(s->e4);
+    sim_event_cancel(s->e4);
+    sim_event_notify_delta(s->e4); /* notified again after the cancel: f runs once */
+}
+
+static void p_b(sim *k, void *arg)
+{
+    delta_sys *s = arg;
+    rec(&s->tr, k, 2);
+    sim_event_notify_delta(s->e2);
+    s->e2_pending = sim_event_pending(s->e2);
+}
+
+static void p_c(sim *k, void *arg) { rec(&((delta_sys *)arg)->tr, k, 3); }
+static void p_d(sim *k, void *arg) { rec(&((delta_sys *)arg)->tr, k, 4); }
+static void p_f(sim *k, void *arg) { rec(&((delta_sys *)arg)->tr, k, 5); }
+
+static void test_delta_notification(void **state)
 {
     (void)state;
     sim *k = sim_new();
-    wide z = {0, 0};
-    sim_signal *s = sim_signal_new_sized(k, NULL, "w", sizeof(wide), &z);
-    assert_int_equal(sim_signal_size(s), sizeof(wide));
-    trace ch = {0}, pos = {0}, neg = {0};
-    sim_event *e1 = sim_signal_changed(s), *e2 = sim_signal_posedge(s),
-              *e3 = sim_signal_negedge(s);
-    assert_string_equal(sim_name(e2), "w.posedge");
-    sim_method(k, NULL, "ch", p_count, &ch, &e1, 1, SIM_DONT_INIT);
-    sim_method(k, NULL, "pos", p_count, &pos, &e2, 1, SIM_DONT_INIT);
-    sim_method(k, NULL, "neg", p_count, &neg, &e3, 1, SIM_DONT_INIT);
-    for (sim_time t = 10; t <= 40; t += 10)
-        sim_schedule_at(k, t, cb_write_wide, s); /* at 40: zero again, no change */
-    sim_run(k, SIM_FOREVER);
-    assert_int_equal(ch.n, 3);
-    assert_int_equal(ch.t[0], 10);
-    assert_int_equal(ch.t[1], 20);
-    assert_int_equal(ch.t[2], 30);
-    assert_int_equal(pos.n, 1);
-    assert_int_equal(pos.t[0], 10);
-    assert_int_equal(neg.n, 1);
-    assert_int_equal(neg.t[0], 30);
-    wide r;
-    sim_signal_readv(s, &r);
-    assert_true(r.a == 0 && r.b == 0);
+    delta_sys s = {0};
+    s.e1 = sim_event_new(k, NULL, "e1");
+    s.e2 = sim_event_new(k, NULL, "e2");
+    s.e3 = sim_event_new(k, NULL, "e3");
+    s.e4 = sim_event_new(k, NULL, "e4");
+    sim_method(k, NULL, "c", p_c, &s, &s.e2, 1, SIM_DONT_INIT); /* created before b: no matter */
+    sim_method(k, NULL, "f", p_f, &s, &s.e4, 1, SIM_DONT_INIT);
+    sim_method(k, NULL, "b", p_b, &s, &s.e1, 1, SIM_DONT_INIT);
+    sim_method(k, NULL, "d", p_d, &s, &s.e3, 1, SIM_DONT_INIT);
+    sim_method(k, NULL, "a", p_a, &s, NULL, 0, 0);
+    assert_int_equal(sim_run(k, SIM_FOREVER), SIM_IDLE);
+
+    /* Delta 0: a. Its delta notifications fire at the end of delta 0, in the order they were
+     * first made (e1, then e4), so delta 1 runs b, then f. b's notification of e2 makes delta
+     * 2 run c. Everything at time 0; three deltas; four activations. */
+    const uint64_t who[] = {1, 2, 5, 3};
+    const uint64_t when[] = {0, 1, 1, 2};
+    expect_values(&s.tr, who, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(s.tr.t[i], 0);
+        assert_int_equal(s.tr.d[i], when[i]);
+    }
+    assert_true(s.e2_pending);
+    assert_false(sim_event_pending(s.e2)); /* fired */
+    assert_int_equal(sim_delta_count(k), 3);
+    assert_int_equal(sim_activations(k), 4);
+    assert_int_equal(sim_now(k), 0);
     sim_free(k);
 }
 
@@ -402,6 +361,53 @@ static void test_static_sensitivity(void **state)
     /* Immediate notification runs in the callback's delta, delta notification in the next. */
     assert_int_equal(tr.d[2] + 1, tr.d[3] - 1); /* t=30 delta n, t=40: delta n+1 then n+2 */
     assert_int_equal(sim_activations(k), 4);
+    sim_free(k);
+}
+
+/* sim_current inside a process, a callback and outside sim_run; sensitivity added after
+ * the process was created. */
+typedef struct cur_sys {
+    sim_proc *p;
+    sim_event *e;
+    trace tr;
+    int proc_sees_self, cb_sees_null;
+} cur_sys;
+
+static void p_cur(sim *k, void *arg)
+{
+    cur_sys *s = arg;
+    rec(&s->tr, k, 0);
+    s->proc_sees_self += sim_current(k) == s->p;
+}
+
+static void cb_cur(sim *k, void *arg)
+{
+    cur_sys *s = arg;
+    s->cb_sees_null += sim_current(k) == NULL;
+    sim_event_notify(s->e);
+}
+
+static void test_current_and_sensitive(void **state)
+{
+    (void)state;
+    sim *k = sim_new();
+    cur_sys s = {0};
+    sim_module *m = sim_module_new(k, NULL, "top");
+    s.e = sim_event_new(k, m, "e");
+    s.p = sim_method(k, m, "p", p_cur, &s, NULL, 0, SIM_DONT_INIT);
+    assert_string_equal(sim_name(s.p), "top.p");
+    assert_string_equal(sim_name(s.e), "top.e");
+    sim_schedule_at(k, 5, cb_cur, &s); /* not sensitive yet: nothing runs */
+    assert_int_equal(sim_run(k, 5), SIM_IDLE);
+    assert_int_equal(s.tr.n, 0);
+    sim_sensitive(s.p, s.e);
+    sim_schedule_at(k, 10, cb_cur, &s);
+    assert_int_equal(sim_run(k, SIM_FOREVER), SIM_IDLE);
+    assert_int_equal(s.tr.n, 1);
+    assert_int_equal(s.tr.t[0], 10);
+    assert_int_equal(s.proc_sees_self, 1);
+    assert_int_equal(s.cb_sees_null, 2);
+    assert_null(sim_current(k));
     sim_free(k);
 }
 
@@ -599,94 +605,6 @@ static void test_immediate_notify(void **state)
     sim_free(k);
 }
 
-/* ---- FIFO ------------------------------------------------------------------------------- */
-
-typedef struct fifo_sys {
-    sim_fifo *f;
-    int wrote_more;
-    bool w[3];          /* the producer callback's three writes */
-    size_t cb_avail, cb_free;
-    trace reads;        /* values read, with their delta */
-    trace reader_avail; /* num_available at each reader activation */
-    bool extra_read;    /* a read past the end */
-    size_t free_after_reads;
-    trace writer_free;  /* num_free at each writer activation */
-} fifo_sys;
-
-static void cb_produce(sim *k, void *arg)
-{
-    (void)k;
-    fifo_sys *s = arg;
-    uint32_t v[3] = {10, 20, 30};
-    for (int i = 0; i < 3; i++)
-        s->w[i] = sim_fifo_nb_write(s->f, &v[i]);
-    s->cb_avail = sim_fifo_num_available(s->f); /* written this delta: not readable yet */
-    s->cb_free = sim_fifo_num_free(s->f);
-}
-
-static void p_consume(sim *k, void *arg)
-{
-    fifo_sys *s = arg;
-    rec(&s->reader_avail, k, sim_fifo_num_available(s->f));
-    uint32_t v;
-    while (sim_fifo_num_available(s->f) > 0) {
-        assert_true(sim_fifo_nb_read(s->f, &v));
-        rec(&s->reads, k, v);
-    }
-    s->extra_read = sim_fifo_nb_read(s->f, &v);
-    s->free_after_reads = sim_fifo_num_free(s->f); /* slots free up next delta */
-}
-
-static void p_refill(sim *k, void *arg)
-{
-    fifo_sys *s = arg;
-    rec(&s->writer_free, k, sim_fifo_num_free(s->f));
-    if (!s->wrote_more++) {
-        uint32_t v = 30;
-        assert_true(sim_fifo_nb_write(s->f, &v));
-    }
-}
-
-static void test_fifo(void **state)
-{
-    (void)state;
-    sim *k = sim_new();
-    fifo_sys s = {0};
-    s.f = sim_fifo_new(k, NULL, "f", 2, sizeof(uint32_t));
-    sim_event *wr = sim_fifo_data_written(s.f), *rd = sim_fifo_data_read(s.f);
-    assert_string_equal(sim_name(wr), "f.written");
-    assert_int_equal(sim_fifo_num_free(s.f), 2);
-    assert_int_equal(sim_fifo_num_available(s.f), 0);
-    sim_method(k, NULL, "consumer", p_consume, &s, &wr, 1, SIM_DONT_INIT);
-    sim_method(k, NULL, "producer", p_refill, &s, &rd, 1, SIM_DONT_INIT);
-    sim_schedule_at(k, 7, cb_produce, &s);
-    sim_run(k, SIM_FOREVER);
-
-    /* Delta 0 (t=7): two writes fit, the third finds the FIFO full. */
-    assert_true(s.w[0] && s.w[1] && !s.w[2]);
-    assert_int_equal(s.cb_avail, 0);
-    assert_int_equal(s.cb_free, 0);
-    /* Delta 1: the consumer sees 2 items, reads 10 and 20, then finds it empty. Delta 3: 30. */
-    assert_int_equal(s.reader_avail.n, 2);
-    assert_int_equal(s.reader_avail.v[0], 2);
-    assert_int_equal(s.reader_avail.d[0], 1);
-    assert_int_equal(s.reader_avail.v[1], 1);
-    assert_int_equal(s.reader_avail.d[1], 3);
-    const uint64_t want[] = {10, 20, 30};
-    expect_values(&s.reads, want, 3);
-    assert_false(s.extra_read);
-    assert_int_equal(s.free_after_reads, 1); /* 30 is gone but its slot frees next delta */
-    /* Delta 2: data_read woke the producer with two free slots; delta 4 again, two free. */
-    assert_int_equal(s.writer_free.n, 2);
-    assert_int_equal(s.writer_free.v[0], 2);
-    assert_int_equal(s.writer_free.d[0], 2);
-    assert_int_equal(s.writer_free.v[1], 2);
-    assert_int_equal(s.writer_free.d[1], 4);
-    for (int i = 0; i < s.reads.n; i++)
-        assert_int_equal(s.reads.t[i], 7);
-    sim_free(k);
-}
-
 /* ---- Run-until and stop ----------------------------------------------------------------- */
 
 static void test_run_until(void **state)
@@ -743,52 +661,74 @@ static void test_stop(void **state)
     sim_free(k);
 }
 
-/* ---- Modules: a clock, a counter on its rising edge, a sampler of the count ------------- */
+/* ---- Modules and interface ports: a clock, a counter of its ticks, a sampler -------------- */
 
+/* Interface "clock": the event that fires at each tick. */
+typedef struct clock_if {
+    void *ctx;
+    sim_event *(*tick)(void *ctx);
+} clock_if;
+
+/* Interface "sink": takes each value the counter produces. */
+typedef struct sink_if {
+    void *ctx;
+    void (*put)(void *ctx, sim *k, uint64_t v);
+} sink_if;
+
+/* The clock module provides "clock": its process notifies `tick` (for the next delta) at
+ * 0, P, 2P, ... */
 typedef struct clkgen {
     sim_module *m;
-    sim_port *out;
-    sim_time half;
+    sim_event *tick;
+    sim_time period;
+    clock_if impl;
 } clkgen;
 
-static void clkgen_tick(sim *k, void *arg)
+static sim_event *clkgen_tick(void *ctx) { return ((clkgen *)ctx)->tick; }
+
+static void clkgen_run(sim *k, void *arg)
 {
     clkgen *c = arg;
-    sim_signal *s = sim_port_signal(c->out);
-    sim_signal_write(s, !sim_signal_read(s));
-    sim_next_trigger_time(k, c->half);
+    sim_event_notify_delta(c->tick);
+    sim_next_trigger_time(k, c->period);
 }
 
+/* The counter has two ports: "clk" (a clock) and "out" (a sink). At each tick it puts the
+ * number of ticks so far. It reaches the tick event through its port, so it waits on it with
+ * next_trigger each time (its first run, at the start, only installs the wait). */
 typedef struct counter {
     sim_module *m;
     sim_port *clk, *out;
     uint64_t n;
+    bool started;
 } counter;
 
-static void counter_edge(sim *k, void *arg)
+static void counter_run(sim *k, void *arg)
 {
-    (void)k;
     counter *c = arg;
-    sim_signal_write(sim_port_signal(c->out), ++c->n);
+    const clock_if *clk = sim_port_get(c->clk);
+    if (c->started) {
+        const sink_if *out = sim_port_get(c->out);
+        out->put(out->ctx, k, ++c->n);
+    }
+    c->started = true;
+    sim_next_trigger_event(k, clk->tick(clk->ctx));
 }
 
+/* The sampler provides "sink": it records (time, value, delta). */
 typedef struct sampler {
     sim_module *m;
-    sim_port *in;
     trace tr;
+    sink_if impl;
 } sampler;
 
-static void sampler_change(sim *k, void *arg)
-{
-    sampler *s = arg;
-    rec(&s->tr, k, sim_signal_read(sim_port_signal(s->in)));
-}
+static void sampler_put(void *ctx, sim *k, uint64_t v) { rec(&((sampler *)ctx)->tr, k, v); }
 
-/* top { clk: clkgen, cnt: counter, mon { in; smp: sampler } }, signals top.clk, top.count */
+/* top { clk: clkgen, core { port out; cnt: counter }, smp: sampler }. The counter's out is
+ * bound to its enclosing module's port core.out, which is bound to the sampler. */
 typedef struct system {
-    sim_module *top, *mon;
-    sim_port *mon_in;
-    sim_signal *clk, *count;
+    sim_module *top, *core;
+    sim_port *core_out;
     clkgen gen;
     counter cnt;
     sampler smp;
@@ -798,39 +738,32 @@ static void system_build(system_t *y, sim *k, sim_time period)
 {
     memset(y, 0, sizeof *y);
     y->top = sim_module_new(k, NULL, "top");
-    y->clk = sim_signal_new(k, y->top, "clk", 0);
-    y->count = sim_signal_new(k, y->top, "count", 0);
 
     y->gen.m = sim_module_new(k, y->top, "clk");
-    y->gen.out = sim_port_new(k, y->gen.m, "out");
-    y->gen.half = period / 2;
-    sim_method(k, y->gen.m, "tick", clkgen_tick, &y->gen, NULL, 0, 0);
+    y->gen.tick = sim_event_new(k, y->gen.m, "tick");
+    y->gen.period = period;
+    y->gen.impl = (clock_if){&y->gen, clkgen_tick};
+    sim_method(k, y->gen.m, "run", clkgen_run, &y->gen, NULL, 0, 0);
 
-    y->cnt.m = sim_module_new(k, y->top, "cnt");
-    y->cnt.clk = sim_port_new(k, y->cnt.m, "clk");
-    y->cnt.out = sim_port_new(k, y->cnt.m, "out");
-    sim_proc *p = sim_method(k, y->cnt.m, "edge", counter_edge, &y->cnt, NULL, 0,
-                             SIM_DONT_INIT);
-    sim_sensitive_port(p, y->cnt.clk, SIM_ON_POSEDGE); /* resolved at elaboration */
+    y->core = sim_module_new(k, y->top, "core");
+    y->core_out = sim_port_new(k, y->core, "out", "sink", 0);
+    y->cnt.m = sim_module_new(k, y->core, "cnt");
+    y->cnt.clk = sim_port_new(k, y->cnt.m, "clk", "clock", 0);
+    y->cnt.out = sim_port_new(k, y->cnt.m, "out", "sink", 0);
+    sim_method(k, y->cnt.m, "run", counter_run, &y->cnt, NULL, 0, 0);
 
-    y->mon = sim_module_new(k, y->top, "mon");
-    y->mon_in = sim_port_new(k, y->mon, "in");
-    y->smp.m = sim_module_new(k, y->mon, "smp");
-    y->smp.in = sim_port_new(k, y->smp.m, "in");
-    p = sim_method(k, y->smp.m, "sample", sampler_change, &y->smp, NULL, 0, SIM_DONT_INIT);
-    sim_sensitive_port(p, y->smp.in, SIM_ON_CHANGE);
+    y->smp.m = sim_module_new(k, y->top, "smp");
+    y->smp.impl = (sink_if){&y->smp, sampler_put};
 
     /* Binding, after construction, as in an sc_main. */
-    sim_port_bind_signal(y->gen.out, y->clk);
-    sim_port_bind_signal(y->cnt.clk, y->clk);
-    sim_port_bind_signal(y->cnt.out, y->count);
-    sim_port_bind_signal(y->mon_in, y->count);
-    sim_port_bind_port(y->smp.in, y->mon_in); /* through the enclosing module's port */
+    sim_port_bind(y->cnt.clk, "clock", &y->gen.impl);
+    sim_port_bind_port(y->cnt.out, y->core_out);
+    sim_port_bind(y->core_out, "sink", &y->smp.impl);
 }
 
-/* The clock rises at 0, P, 2P, ... (the first tick sets it to 1 at time 0, delta 0). The
- * counter sees each rise one delta later and writes n; the sampler sees n one delta after
- * that, still at the edge's time. So the samples are (i*P, i+1) for every i*P <= until. */
+/* The clock's process runs at 0 (its first run), P, 2P, ... and notifies tick for the next
+ * delta; the counter runs in that next delta and puts n. So the samples are (i*P, i+1) for
+ * every i*P <= until, each one delta after its tick's first delta. */
 static void expect_samples(const trace *tr, sim_time period, int n)
 {
     assert_int_equal(tr->n, n);
@@ -846,69 +779,192 @@ static void test_counter_sampler(void **state)
     sim *k = sim_new();
     system_t y;
     system_build(&y, k, 1000);
-    assert_string_equal(sim_name(y.smp.in), "top.mon.smp.in");
-    assert_string_equal(sim_name(y.clk), "top.clk");
-    assert_string_equal(sim_name(y.cnt.m), "top.cnt");
-    assert_ptr_equal(sim_module_parent(y.smp.m), y.mon);
-    assert_ptr_equal(sim_port_signal(y.smp.in), y.count);
+    assert_string_equal(sim_name(y.cnt.out), "top.core.cnt.out");
+    assert_string_equal(sim_name(y.core_out), "top.core.out");
+    assert_string_equal(sim_name(y.cnt.m), "top.core.cnt");
+    assert_ptr_equal(sim_module_parent(y.cnt.m), y.core);
+    assert_ptr_equal(sim_module_parent(y.top), NULL);
+    assert_ptr_equal(sim_port_get(y.cnt.clk), &y.gen.impl);
+    assert_ptr_equal(sim_port_get(y.cnt.out), &y.smp.impl); /* through core.out */
 
     assert_int_equal(sim_run(k, 3500), SIM_UNTIL);
     expect_samples(&y.smp.tr, 1000, 4);
-    /* Each sample is two deltas after its clock edge's first delta. */
-    assert_int_equal(y.smp.tr.d[0], 2);
-    assert_int_equal(sim_signal_read(y.clk), 0); /* fell at 3500 */
+    assert_int_equal(y.smp.tr.d[0], 1); /* delta 0: clock and counter start; delta 1: put */
 
-    assert_int_equal(sim_run(k, 5000), SIM_UNTIL); /* edge at exactly the bound runs */
+    assert_int_equal(sim_run(k, 5000), SIM_UNTIL); /* the tick at exactly the bound runs */
     expect_samples(&y.smp.tr, 1000, 6);
-    assert_int_equal(sim_signal_read(y.count), 6);
+    assert_int_equal(y.cnt.n, 6);
     assert_int_equal(sim_now(k), 5000);
     sim_free(k);
 }
 
-static void test_elaboration_errors(void **state)
+/* ---- Interface ports: binding, chains, elaboration errors ------------------------------- */
+
+/* Two implementations of different interfaces; the tests only compare pointers. */
+typedef struct some_if {
+    void *ctx;
+} some_if;
+
+static void test_port_bind(void **state)
 {
     (void)state;
     sim *k = sim_new();
-    sim_module *m = sim_module_new(k, NULL, "top");
-    sim_module *c = sim_module_new(k, m, "child");
-    sim_port *a = sim_port_new(k, c, "a");
-    sim_port *b = sim_port_new(k, c, "b");
-    sim_port *up = sim_port_new(k, m, "up");
-    sim_fifo *f = sim_fifo_new(k, m, "f", 4, 8);
-    sim_proc *p = sim_method(k, c, "p", p_count, NULL, NULL, 0, SIM_DONT_INIT);
-    sim_port_bind_port(b, up); /* up is unbound, so b is too */
-    sim_sensitive_port(p, a, SIM_ON_CHANGE);
+    some_if fab1 = {NULL}, fab2 = {NULL};
+    sim_module *eng = sim_module_new(k, sim_module_new(k, NULL, "sys"), "eng");
+    sim_port *p = sim_port_new(k, eng, "fabric", "eng_fabric", 0);
+    assert_string_equal(sim_name(p), "sys.eng.fabric");
+    assert_null(sim_port_get(p));
+    sim_port_bind(p, "eng_fabric", &fab1);
+    assert_ptr_equal(sim_port_get(p), &fab1); /* before elaboration too */
+    assert_int_equal(sim_elaborate(k, NULL), ERR_OK);
+    assert_int_equal(sim_run(k, SIM_FOREVER), SIM_IDLE);
+
+    /* Binding again replaces: another implementation, then an outer port, then an
+     * implementation again. */
+    sim_port_bind(p, "eng_fabric", &fab2);
+    assert_ptr_equal(sim_port_get(p), &fab2);
+    sim_port *outer = sim_port_new(k, NULL, "outer", "eng_fabric", 0);
+    sim_port_bind(outer, "eng_fabric", &fab1);
+    sim_port_bind_port(p, outer);
+    assert_ptr_equal(sim_port_get(p), &fab1);
+    sim_port_bind(p, "eng_fabric", &fab2);
+    assert_ptr_equal(sim_port_get(p), &fab2);
+    assert_int_equal(sim_run(k, SIM_FOREVER), SIM_IDLE);
+
+    /* A new binding is checked again by the next sim_run: a wrong interface stops it, and
+     * replacing that binding with a right one lets it run. */
+    sim_port_bind(p, "eng_host", &fab1);
+    assert_int_equal(sim_run(k, SIM_FOREVER), SIM_ERROR);
+    sim_port_bind(p, "eng_fabric", &fab1);
+    assert_int_equal(sim_run(k, SIM_FOREVER), SIM_IDLE);
+    /* So is a new port. */
+    sim_port *late = sim_port_new(k, eng, "late", "eng_fabric", 0);
+    assert_int_equal(sim_run(k, SIM_FOREVER), SIM_ERROR);
+    sim_port_bind_port(late, p);
+    assert_int_equal(sim_run(k, SIM_FOREVER), SIM_IDLE);
+    assert_ptr_equal(sim_port_get(late), &fab1);
+    sim_free(k);
+}
+
+static void test_port_chain(void **state)
+{
+    (void)state;
+    sim *k = sim_new();
+    some_if fab = {NULL};
+    /* sys { port fabric; ipu { port fabric; eng { port fabric } } } */
+    sim_module *sys = sim_module_new(k, NULL, "sys");
+    sim_module *ipu = sim_module_new(k, sys, "ipu");
+    sim_module *eng = sim_module_new(k, ipu, "eng");
+    sim_port *ps = sim_port_new(k, sys, "fabric", "eng_fabric", 0);
+    sim_port *pi = sim_port_new(k, ipu, "fabric", "eng_fabric", 0);
+    sim_port *pe = sim_port_new(k, eng, "fabric", "eng_fabric", 0);
+    sim_port_bind_port(pe, pi);
+    sim_port_bind_port(pi, ps);
+    assert_null(sim_port_get(pe)); /* the chain ends unbound */
     err e;
     err_clear(&e);
     assert_int_equal(sim_elaborate(k, &e), ERR_INPUT);
-    assert_non_null(strstr(e.msg, "port top.child.a is not bound"));
-    assert_non_null(strstr(e.msg, "port top.child.b is not bound"));
-    assert_non_null(strstr(e.msg, "port top.up is not bound"));
-    assert_int_equal(sim_run(k, SIM_FOREVER), SIM_ERROR);
+    assert_string_equal(e.msg, "port sys.fabric is not bound\n"
+                               "port sys.ipu.fabric is not bound\n"
+                               "port sys.ipu.eng.fabric is not bound");
+    sim_port_bind(ps, "eng_fabric", &fab);
+    assert_int_equal(sim_elaborate(k, NULL), ERR_OK);
+    assert_ptr_equal(sim_port_get(pe), &fab);
+    assert_ptr_equal(sim_port_get(pi), &fab);
+    assert_ptr_equal(sim_port_get(ps), &fab);
+    sim_free(k);
+}
 
-    /* Bound to a FIFO, a value-changed sensitivity does not fit. */
-    sim_port_bind_fifo(a, f);
-    sim_signal *s = sim_signal_new(k, m, "s", 0);
-    sim_port_bind_signal(up, s);
+static void cb_mark(sim *k, void *arg)
+{
+    (void)k;
+    *(int *)arg = 1;
+}
+
+static void test_port_errors(void **state)
+{
+    (void)state;
+    sim *k = sim_new();
+    some_if fab = {NULL};
+    sim_module *eng = sim_module_new(k, sim_module_new(k, NULL, "sys"), "eng");
+    sim_port *pf = sim_port_new(k, eng, "fabric", "eng_fabric", 0);
+    sim_port *ph = sim_port_new(k, eng, "host", "eng_host", 0);
+    sim_port_bind(ph, "eng_fabric", &fab); /* the wrong implementation */
+    int ran = 0;
+    sim_schedule_at(k, 10, cb_mark, &ran);
+    err e;
     err_clear(&e);
     assert_int_equal(sim_elaborate(k, &e), ERR_INPUT);
-    assert_non_null(strstr(e.msg, "port top.child.a is bound to a channel without"));
-    assert_null(strstr(e.msg, "not bound"));
-    sim_free(k);
+    assert_int_equal(e.status, ERR_INPUT);
+    assert_string_equal(e.msg, "port sys.eng.fabric is not bound\n"
+                               "port sys.eng.host wants interface eng_host but is bound to "
+                               "eng_fabric");
+    assert_int_equal(sim_run(k, SIM_FOREVER), SIM_ERROR); /* and nothing runs */
+    assert_int_equal(ran, 0);
+    assert_int_equal(sim_now(k), 0);
 
-    /* Fixed: elaboration passes, and sim_port_* follow the chain. */
-    k = sim_new();
-    m = sim_module_new(k, NULL, "top");
-    a = sim_port_new(k, m, "a");
-    b = sim_port_new(k, m, "b");
-    f = sim_fifo_new(k, m, "f", 4, 8);
-    p = sim_method(k, m, "p", p_count, NULL, NULL, 0, SIM_DONT_INIT);
-    sim_port_bind_fifo(a, f);
-    sim_port_bind_port(b, a);
-    sim_sensitive_port(p, b, SIM_ON_WRITTEN);
+    /* Through a port: the inner port wants eng_host, its outer port is an eng_fabric port
+     * bound as it should be. Only the inner binding is wrong. */
+    sim_port *outer = sim_port_new(k, NULL, "outer", "eng_fabric", 0);
+    sim_port_bind(outer, "eng_fabric", &fab);
+    sim_port_bind_port(ph, outer);
+    sim_port_bind_port(pf, outer);
+    err_clear(&e);
+    assert_int_equal(sim_elaborate(k, &e), ERR_INPUT);
+    assert_string_equal(e.msg, "port sys.eng.host wants interface eng_host but is bound to "
+                               "eng_fabric");
+    sim_free(k);
+}
+
+static void test_port_optional(void **state)
+{
+    (void)state;
+    sim *k = sim_new();
+    some_if host = {NULL};
+    sim_module *eng = sim_module_new(k, sim_module_new(k, NULL, "sys"), "eng");
+    sim_port *ph = sim_port_new(k, eng, "host", "eng_host", SIM_PORT_OPTIONAL);
     assert_int_equal(sim_elaborate(k, NULL), ERR_OK);
-    assert_ptr_equal(sim_port_fifo(b), f);
+    assert_null(sim_port_get(ph));
     assert_int_equal(sim_run(k, SIM_FOREVER), SIM_IDLE);
+    sim_port_bind(ph, "eng_host", &host);
+    assert_ptr_equal(sim_port_get(ph), &host);
+    assert_int_equal(sim_elaborate(k, NULL), ERR_OK);
+
+    /* A required port bound to an optional port that is left unbound is not bound. */
+    sim_port *opt = sim_port_new(k, NULL, "opt", "eng_host", SIM_PORT_OPTIONAL);
+    sim_port *req = sim_port_new(k, eng, "req", "eng_host", 0);
+    sim_port_bind_port(req, opt);
+    err e;
+    err_clear(&e);
+    assert_int_equal(sim_elaborate(k, &e), ERR_INPUT);
+    assert_string_equal(e.msg, "port sys.eng.req is not bound");
+    sim_free(k);
+}
+
+static void test_port_cycle(void **state)
+{
+    (void)state;
+    sim *k = sim_new();
+    sim_module *top = sim_module_new(k, NULL, "top");
+    sim_port *a = sim_port_new(k, top, "a", "x", 0);
+    sim_port *b = sim_port_new(k, top, "b", "x", 0);
+    sim_port *c = sim_port_new(k, top, "c", "x", 0);
+    sim_port *d = sim_port_new(k, top, "d", "x", 0);
+    sim_port *into = sim_port_new(k, top, "into", "x", SIM_PORT_OPTIONAL);
+    sim_port_bind_port(b, c); /* a -> b -> c -> a, first made from b */
+    sim_port_bind_port(c, a);
+    sim_port_bind_port(a, b);
+    sim_port_bind_port(d, d);    /* d -> d */
+    sim_port_bind_port(into, c); /* leads into the first cycle, not on it */
+    assert_null(sim_port_get(a)); /* returns, rather than following the cycle forever */
+    assert_null(sim_port_get(into));
+    err e;
+    err_clear(&e);
+    assert_int_equal(sim_elaborate(k, &e), ERR_INPUT);
+    assert_string_equal(e.msg, "port top.a is in a binding cycle: top.a -> top.b -> top.c -> "
+                               "top.a\n"
+                               "port top.d is in a binding cycle: top.d -> top.d");
+    assert_int_equal(sim_run(k, SIM_FOREVER), SIM_ERROR);
     sim_free(k);
 }
 
@@ -1004,20 +1060,23 @@ int main(void)
         cmocka_unit_test(test_cancel_before_run),
         cmocka_unit_test(test_cancel_from_callback),
         cmocka_unit_test(test_cancel_after_run),
-        cmocka_unit_test(test_delta_visibility),
-        cmocka_unit_test(test_sized_signal_edges),
+        cmocka_unit_test(test_delta_notification),
         cmocka_unit_test(test_static_sensitivity),
+        cmocka_unit_test(test_current_and_sensitive),
         cmocka_unit_test(test_dynamic_time),
         cmocka_unit_test(test_dynamic_time_zero),
         cmocka_unit_test(test_zero_delay_callback),
         cmocka_unit_test(test_dynamic_event),
         cmocka_unit_test(test_event_rules),
         cmocka_unit_test(test_immediate_notify),
-        cmocka_unit_test(test_fifo),
         cmocka_unit_test(test_run_until),
         cmocka_unit_test(test_stop),
         cmocka_unit_test(test_counter_sampler),
-        cmocka_unit_test(test_elaboration_errors),
+        cmocka_unit_test(test_port_bind),
+        cmocka_unit_test(test_port_chain),
+        cmocka_unit_test(test_port_errors),
+        cmocka_unit_test(test_port_optional),
+        cmocka_unit_test(test_port_cycle),
         cmocka_unit_test(test_two_kernels_interleaved),
         cmocka_unit_test(test_two_kernels_threads),
         cmocka_unit_test(test_clock_conversion),
