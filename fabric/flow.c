@@ -1,0 +1,296 @@
+/* flow: transfers as fluid flows sharing resources max-min fairly, in exact integers.
+ *
+ * Models transfers that run at the same time through shared resources (the directed
+ * IPU-Links of a route; an IPU's PCIe port, a host link, a remote memory) as fluids: between
+ * events every rate is constant and max-min fair (progressive filling); an event is a flow
+ * starting or finishing or a resource's capacity changing. Leaves out packets, arbitration
+ * granularity and priorities: a real link shares by round robin over packets, which max-min
+ * fairness approximates over any interval much longer than a packet. Rounding: see flow.h.
+ *
+ * Progressive filling runs as a level: every flow not yet fixed has the same rate L, so a
+ * round raises L by the smallest step that saturates a resource or reaches a cap, then fixes
+ * the flows concerned (in index order). The flows of each resource are listed once per event,
+ * so a round costs the resources in use plus the flows it fixes. */
+#include "fabric/flow.h"
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+typedef unsigned __int128 u128;
+
+typedef struct fstate {
+    u128 work;     /* B/s x ps left to drain */
+    uint64_t cap;  /* UINT64_MAX: none */
+    uint64_t rate; /* this event's rate */
+    bool done, frozen, cand;
+} fstate;
+
+typedef struct rstate {
+    uint64_t left;    /* capacity left at this level, B/s */
+    uint64_t booked;  /* sum of the rates on it during this event */
+    uint32_t unf;     /* flows on it not yet fixed (then, while listing: how many listed) */
+    uint32_t off, n;  /* its flows: on[off .. off + n) in index order */
+    bool seen;
+} rstate;
+
+typedef struct capkey {
+    uint64_t cap;
+    size_t i;
+} capkey;
+
+typedef struct solve {
+    flow_xfer *f;
+    const flow_res *r;
+    fstate *s;
+    rstate *rs;
+    size_t *act, na;     /* active flows, by index */
+    uint32_t *touched, nt; /* resources the active flows cross */
+    size_t *on;          /* per resource, its active flows */
+    size_t *cand;        /* flows to look at in a fixing pass */
+    capkey *capl;        /* active capped flows by (cap, index) */
+} solve;
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        abort(); /* out of memory, as the kernel's constructors */
+    return p;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+static int cmp_cap(const void *a, const void *b)
+{
+    const capkey *p = a, *q = b;
+    if (p->cap != q->cap)
+        return p->cap < q->cap ? -1 : 1;
+    return (p->i > q->i) - (p->i < q->i);
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t p = *(const size_t *)a, q = *(const size_t *)b;
+    return (p > q) - (p < q);
+}
+
+/* The resources of the active flows, their capacity left at t (lowering *next to the next
+ * change), and per resource the list of its active flows in index order. */
+static void list_resources(solve *v, sim_time t, sim_time *next)
+{
+    v->nt = 0;
+    for (size_t a = 0; a < v->na; a++) {
+        const flow_xfer *f = &v->f[v->act[a]];
+        for (uint32_t k = 0; k < f->nres; k++) {
+            rstate *x = &v->rs[f->res[k]];
+            if (!x->seen) {
+                *x = (rstate){.seen = true};
+                v->touched[v->nt++] = f->res[k];
+            }
+            x->n++;
+        }
+    }
+    uint32_t at = 0;
+    for (uint32_t j = 0; j < v->nt; j++) {
+        uint32_t id = v->touched[j];
+        rstate *x = &v->rs[id];
+        x->off = at;
+        at += x->n;
+        x->unf = 0;
+        sim_time nx = SIM_FOREVER;
+        x->left = v->r[id].left ? v->r[id].left(v->r[id].ctx, t, &nx) : v->r[id].cap;
+        *next = nx < *next ? nx : *next;
+    }
+    for (size_t a = 0; a < v->na; a++) {
+        const flow_xfer *f = &v->f[v->act[a]];
+        for (uint32_t k = 0; k < f->nres; k++) {
+            rstate *x = &v->rs[f->res[k]];
+            v->on[x->off + x->unf++] = v->act[a];
+        }
+    }
+}
+
+/* Whether flow i stops filling at level L: at its cap, or on a resource with less than 1 B/s
+ * left per flow still filling. */
+static bool stops(const solve *v, size_t i, uint64_t L)
+{
+    if (v->s[i].cap == L)
+        return true;
+    for (uint32_t k = 0; k < v->f[i].nres; k++) {
+        const rstate *x = &v->rs[v->f[i].res[k]];
+        if (x->left / x->unf == 0)
+            return true;
+    }
+    return false;
+}
+
+/* One fixing pass at level L: the flows that stop, in index order (fixing one lowers the
+ * count on its resources, which may let a later one on them go on). Returns how many. */
+static size_t fix(solve *v, uint64_t L, size_t capfrom, size_t ncap)
+{
+    size_t nc = 0;
+    for (uint32_t j = 0; j < v->nt; j++) {
+        const rstate *x = &v->rs[v->touched[j]];
+        if (x->unf == 0 || x->left / x->unf != 0)
+            continue;
+        for (uint32_t q = x->off; q < x->off + x->n; q++) {
+            fstate *s = &v->s[v->on[q]];
+            if (!s->frozen && !s->cand) {
+                s->cand = true;
+                v->cand[nc++] = v->on[q];
+            }
+        }
+    }
+    for (size_t q = capfrom; q < ncap && v->capl[q].cap == L; q++) {
+        fstate *s = &v->s[v->capl[q].i];
+        if (!s->frozen && !s->cand) {
+            s->cand = true;
+            v->cand[nc++] = v->capl[q].i;
+        }
+    }
+    qsort(v->cand, nc, sizeof *v->cand, cmp_size);
+    size_t fixed = 0;
+    for (size_t c = 0; c < nc; c++) {
+        size_t i = v->cand[c];
+        v->s[i].cand = false;
+        if (!stops(v, i, L))
+            continue;
+        v->s[i].frozen = true;
+        v->s[i].rate = L;
+        fixed++;
+        for (uint32_t k = 0; k < v->f[i].nres; k++)
+            v->rs[v->f[i].res[k]].unf--;
+    }
+    return fixed;
+}
+
+/* Max-min fair rates of the active flows at time t; lowers *next to the first change of a
+ * resource's capacity after t. */
+static void fair_rates(solve *v, sim_time t, sim_time *next)
+{
+    list_resources(v, t, next);
+    size_t ncap = 0;
+    for (size_t a = 0; a < v->na; a++) {
+        fstate *s = &v->s[v->act[a]];
+        s->frozen = false;
+        s->rate = 0;
+        if (s->cap != UINT64_MAX)
+            v->capl[ncap++] = (capkey){s->cap, v->act[a]};
+    }
+    qsort(v->capl, ncap, sizeof *v->capl, cmp_cap);
+    uint64_t L = 0;
+    size_t capfrom = 0;
+    for (size_t unfrozen = v->na; unfrozen > 0;) {
+        uint64_t inc = UINT64_MAX;
+        for (uint32_t j = 0; j < v->nt; j++) {
+            const rstate *x = &v->rs[v->touched[j]];
+            if (x->unf)
+                inc = min_u64(inc, x->left / x->unf);
+        }
+        while (capfrom < ncap && v->s[v->capl[capfrom].i].frozen)
+            capfrom++;
+        if (capfrom < ncap)
+            inc = min_u64(inc, v->capl[capfrom].cap - L);
+        assert(inc != UINT64_MAX && "flow: a flow with neither a resource nor a cap");
+        L += inc;
+        for (uint32_t j = 0; j < v->nt; j++) {
+            rstate *x = &v->rs[v->touched[j]];
+            x->left -= inc * x->unf;
+        }
+        size_t fixed = fix(v, L, capfrom, ncap);
+        assert(fixed > 0);
+        unfrozen -= fixed;
+    }
+}
+
+/* Drain the active flows at their rates for up to dt ps (shortened to the first to finish);
+ * books the resources. Returns the interval's length. */
+static sim_time drain(solve *v, sim_time t, sim_time dt, size_t *left)
+{
+    for (size_t a = 0; a < v->na; a++) {
+        const fstate *s = &v->s[v->act[a]];
+        if (s->rate > 0) {
+            u128 need = (s->work + s->rate - 1) / s->rate;
+            dt = need < dt ? (sim_time)need : dt;
+        }
+    }
+    assert(dt > 0 && dt != SIM_FOREVER && "flow: no flow can ever finish");
+    for (size_t a = 0; a < v->na; a++) {
+        size_t i = v->act[a];
+        fstate *s = &v->s[i];
+        if (s->rate == 0)
+            continue;
+        for (uint32_t k = 0; k < v->f[i].nres; k++)
+            v->rs[v->f[i].res[k]].booked += s->rate;
+        u128 moved = (u128)s->rate * dt;
+        if (moved >= s->work) {
+            s->work = 0;
+            s->done = true;
+            v->f[i].end = t + dt;
+            (*left)--;
+        } else {
+            s->work -= moved;
+        }
+    }
+    for (uint32_t j = 0; j < v->nt; j++) {
+        uint32_t id = v->touched[j];
+        rstate *x = &v->rs[id];
+        if (x->booked && v->r[id].book)
+            v->r[id].book(v->r[id].ctx, t, t + dt, x->booked);
+        x->seen = false;
+    }
+    return dt;
+}
+
+void flow_solve(flow_xfer *f, size_t n, const flow_res *r, size_t nr)
+{
+    size_t nlinks = 0;
+    for (size_t i = 0; i < n; i++)
+        nlinks += f[i].nres;
+    solve v = {.f = f, .r = r};
+    v.s = xcalloc(n, sizeof *v.s);
+    v.rs = xcalloc(nr, sizeof *v.rs);
+    v.act = xcalloc(n, sizeof *v.act);
+    v.touched = xcalloc(nr, sizeof *v.touched);
+    v.on = xcalloc(nlinks, sizeof *v.on);
+    v.cand = xcalloc(n, sizeof *v.cand);
+    v.capl = xcalloc(n, sizeof *v.capl);
+    size_t left = 0;
+    sim_time t = SIM_FOREVER;
+    for (size_t i = 0; i < n; i++) {
+        for (uint32_t k = 0; k < f[i].nres; k++)
+            assert(f[i].res[k] < nr);
+        v.s[i] = (fstate){.work = (u128)f[i].bytes * SIM_S,
+                          .cap = f[i].cap ? f[i].cap : UINT64_MAX};
+        f[i].end = f[i].start;
+        v.s[i].done = f[i].bytes == 0;
+        if (!v.s[i].done) {
+            left++;
+            t = f[i].start < t ? f[i].start : t;
+        }
+    }
+    while (left > 0) {
+        sim_time next = SIM_FOREVER;
+        v.na = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (v.s[i].done)
+                continue;
+            if (f[i].start <= t)
+                v.act[v.na++] = i;
+            else if (f[i].start < next)
+                next = f[i].start;
+        }
+        v.nt = 0;
+        if (v.na > 0)
+            fair_rates(&v, t, &next);
+        t += drain(&v, t, next == SIM_FOREVER ? SIM_FOREVER : next - t, &left);
+    }
+    free(v.s);
+    free(v.rs);
+    free(v.act);
+    free(v.touched);
+    free(v.on);
+    free(v.cand);
+    free(v.capl);
+}
