@@ -1,8 +1,8 @@
 /* Tests of IPU-Links and collectives (fabric/link, fabric/coll): wiring and link counts of the
  * m2000 and ladder topologies, shortest deterministic routes, transfer times against hand
  * arithmetic (one link, a shared link, max-min sharing behind a bottleneck, all links of an
- * IPU), kernel interplay, the numerics of ring all-reduce / reduce-scatter / all-gather, their
- * times against the alpha-beta model, and determinism. */
+ * IPU), the analytic model (no kernel, any time origin), the numerics of ring all-reduce /
+ * reduce-scatter / all-gather, their times against the alpha-beta model, and determinism. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
