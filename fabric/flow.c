@@ -8,9 +8,9 @@
  * fairness approximates over any interval much longer than a packet. Rounding: see flow.h.
  *
  * Progressive filling runs as a level: every flow not yet fixed has the same rate L, so a
- * round raises L by the smallest step that saturates a resource or reaches a cap, then fixes
- * the flows concerned (in index order). The flows of each resource are listed once per event,
- * so a round costs the resources in use plus the flows it fixes. */
+ * round raises L by the smallest step that fills a resource or reaches a cap, then fixes the
+ * flows concerned. The flows of each resource are listed once per event, so a round costs the
+ * resources still in use plus the flows it fixes. */
 #include "fabric/flow.h"
 
 #include <assert.h>
@@ -23,7 +23,7 @@ typedef struct fstate {
     u128 work;     /* B/s x ps left to drain */
     uint64_t cap;  /* UINT64_MAX: none */
     uint64_t rate; /* this event's rate */
-    bool done, frozen, cand;
+    bool done, frozen;
 } fstate;
 
 typedef struct rstate {
@@ -46,8 +46,9 @@ typedef struct solve {
     rstate *rs;
     size_t *act, na;     /* active flows, by index */
     uint32_t *touched, nt; /* resources the active flows cross */
+    uint32_t *live, nl;  /* fair_rates: those of them with flows still filling */
+    uint32_t *sat, ns;   /* fair_rates: those of them full at this level */
     size_t *on;          /* per resource, its active flows */
-    size_t *cand;        /* flows to look at in a fixing pass */
     capkey *capl;        /* active capped flows by (cap, index) */
 } solve;
 
@@ -67,12 +68,6 @@ static int cmp_cap(const void *a, const void *b)
     if (p->cap != q->cap)
         return p->cap < q->cap ? -1 : 1;
     return (p->i > q->i) - (p->i < q->i);
-}
-
-static int cmp_size(const void *a, const void *b)
-{
-    size_t p = *(const size_t *)a, q = *(const size_t *)b;
-    return (p > q) - (p < q);
 }
 
 /* The resources of the active flows, their capacity left at t (lowering *next to the next
@@ -111,57 +106,30 @@ static void list_resources(solve *v, sim_time t, sim_time *next)
     }
 }
 
-/* Whether flow i stops filling at level L: at its cap, or on a resource with less than 1 B/s
- * left per flow still filling. */
-static bool stops(const solve *v, size_t i, uint64_t L)
+/* Fix flow i's rate at L (once); returns 1 when it was still filling. */
+static size_t freeze(solve *v, size_t i, uint64_t L)
 {
-    if (v->s[i].cap == L)
-        return true;
-    for (uint32_t k = 0; k < v->f[i].nres; k++) {
-        const rstate *x = &v->rs[v->f[i].res[k]];
-        if (x->left / x->unf == 0)
-            return true;
-    }
-    return false;
+    if (v->s[i].frozen)
+        return 0;
+    v->s[i].frozen = true;
+    v->s[i].rate = L;
+    for (uint32_t k = 0; k < v->f[i].nres; k++)
+        v->rs[v->f[i].res[k]].unf--;
+    return 1;
 }
 
-/* One fixing pass at level L: the flows that stop, in index order (fixing one lowers the
- * count on its resources, which may let a later one on them go on). Returns how many. */
+/* One fixing pass at level L: the flows of the full resources (v->sat) and those at their
+ * cap. Returns how many it fixed. */
 static size_t fix(solve *v, uint64_t L, size_t capfrom, size_t ncap)
 {
-    size_t nc = 0;
-    for (uint32_t j = 0; j < v->nt; j++) {
-        const rstate *x = &v->rs[v->touched[j]];
-        if (x->unf == 0 || x->left / x->unf != 0)
-            continue;
-        for (uint32_t q = x->off; q < x->off + x->n; q++) {
-            fstate *s = &v->s[v->on[q]];
-            if (!s->frozen && !s->cand) {
-                s->cand = true;
-                v->cand[nc++] = v->on[q];
-            }
-        }
-    }
-    for (size_t q = capfrom; q < ncap && v->capl[q].cap == L; q++) {
-        fstate *s = &v->s[v->capl[q].i];
-        if (!s->frozen && !s->cand) {
-            s->cand = true;
-            v->cand[nc++] = v->capl[q].i;
-        }
-    }
-    qsort(v->cand, nc, sizeof *v->cand, cmp_size);
     size_t fixed = 0;
-    for (size_t c = 0; c < nc; c++) {
-        size_t i = v->cand[c];
-        v->s[i].cand = false;
-        if (!stops(v, i, L))
-            continue;
-        v->s[i].frozen = true;
-        v->s[i].rate = L;
-        fixed++;
-        for (uint32_t k = 0; k < v->f[i].nres; k++)
-            v->rs[v->f[i].res[k]].unf--;
+    for (uint32_t j = 0; j < v->ns; j++) {
+        const rstate *x = &v->rs[v->sat[j]];
+        for (uint32_t q = x->off; q < x->off + x->n; q++)
+            fixed += freeze(v, v->on[q], L);
     }
+    for (size_t q = capfrom; q < ncap && v->capl[q].cap == L; q++)
+        fixed += freeze(v, v->capl[q].i, L);
     return fixed;
 }
 
@@ -181,26 +149,40 @@ static void fair_rates(solve *v, sim_time t, sim_time *next)
     qsort(v->capl, ncap, sizeof *v->capl, cmp_cap);
     uint64_t L = 0;
     size_t capfrom = 0;
+    v->nl = v->nt;
+    for (uint32_t j = 0; j < v->nt; j++)
+        v->live[j] = v->touched[j];
     for (size_t unfrozen = v->na; unfrozen > 0;) {
         uint64_t inc = UINT64_MAX;
-        for (uint32_t j = 0; j < v->nt; j++) {
-            const rstate *x = &v->rs[v->touched[j]];
-            if (x->unf)
-                inc = min_u64(inc, x->left / x->unf);
+        const rstate *m = NULL; /* the smallest left / unf, compared without dividing */
+        for (uint32_t j = 0; j < v->nl; j++) {
+            const rstate *x = &v->rs[v->live[j]];
+            if (!m || (u128)x->left * m->unf < (u128)m->left * x->unf)
+                m = x;
         }
+        if (m)
+            inc = m->left / m->unf;
         while (capfrom < ncap && v->s[v->capl[capfrom].i].frozen)
             capfrom++;
         if (capfrom < ncap)
             inc = min_u64(inc, v->capl[capfrom].cap - L);
         assert(inc != UINT64_MAX && "flow: a flow with neither a resource nor a cap");
         L += inc;
-        for (uint32_t j = 0; j < v->nt; j++) {
-            rstate *x = &v->rs[v->touched[j]];
+        v->ns = 0;
+        for (uint32_t j = 0; j < v->nl; j++) {
+            rstate *x = &v->rs[v->live[j]];
             x->left -= inc * x->unf;
+            if (x->left < x->unf)
+                v->sat[v->ns++] = v->live[j];
         }
         size_t fixed = fix(v, L, capfrom, ncap);
         assert(fixed > 0);
         unfrozen -= fixed;
+        uint32_t keep = 0;
+        for (uint32_t j = 0; j < v->nl; j++)
+            if (v->rs[v->live[j]].unf)
+                v->live[keep++] = v->live[j];
+        v->nl = keep;
     }
 }
 
@@ -253,8 +235,9 @@ void flow_solve(flow_xfer *f, size_t n, const flow_res *r, size_t nr)
     v.rs = xcalloc(nr, sizeof *v.rs);
     v.act = xcalloc(n, sizeof *v.act);
     v.touched = xcalloc(nr, sizeof *v.touched);
+    v.live = xcalloc(nr, sizeof *v.live);
+    v.sat = xcalloc(nr, sizeof *v.sat);
     v.on = xcalloc(nlinks, sizeof *v.on);
-    v.cand = xcalloc(n, sizeof *v.cand);
     v.capl = xcalloc(n, sizeof *v.capl);
     size_t left = 0;
     sim_time t = SIM_FOREVER;
@@ -290,7 +273,8 @@ void flow_solve(flow_xfer *f, size_t n, const flow_res *r, size_t nr)
     free(v.rs);
     free(v.act);
     free(v.touched);
+    free(v.live);
+    free(v.sat);
     free(v.on);
-    free(v.cand);
     free(v.capl);
 }

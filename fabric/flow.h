@@ -11,10 +11,9 @@
  *
  * Arithmetic is exact integers, with two roundings, both stated:
  *   - rates are whole B/s: a progressive-filling step gives every unfixed flow on a resource
- *     floor(capacity left / flows not fixed); a resource whose leftover is below 1 B/s per
- *     unfixed flow counts as saturated. Flows are fixed in index order, so when fixing one
- *     flow lifts a resource back above 1 B/s per remaining flow, the later flows on it keep
- *     filling (the leftover of a few B/s goes to the higher indices);
+ *     at most floor(capacity left / flows not fixed); a resource whose leftover is then below
+ *     1 B/s per unfixed flow is full, and all its unfixed flows are fixed (the leftover, less
+ *     than 1 B/s per flow, stays unused). No result depends on the order of the flows;
  *   - amounts are B/s x ps (bytes x 10^12, in 128 bits), so a drain at a fixed rate is exact;
  *     a flow's last interval is rounded up to a whole ps (it ends at the first ps by which
  *     all its bytes have drained).

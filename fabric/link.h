@@ -116,8 +116,8 @@ typedef struct link_xfer {
  * flow's last byte arrives when its bytes have drained at those rates (the last interval
  * rounded up to a whole ps) plus the route's latency (sum of hop latencies), added once:
  * store-and-forward and packet effects are not modelled. Zero-byte transfers arrive at start +
- * latency; a transfer from an IPU to itself arrives at start and uses no link. Results depend
- * only on the transfers and their order.
+ * latency; a transfer from an IPU to itself arrives at start and uses no link. Results do not
+ * depend on the order of the transfers.
  *
  * Statistics (below) accumulate over calls until link_stats_reset. ERR_INPUT for an IPU id out
  * of range (then nothing moved). */

@@ -1,7 +1,7 @@
 /* Tests of the max-min fluid solver (fabric/flow): exact end times in ps against hand
  * arithmetic for a flow alone (and its rounding up to a whole ps), two flows sharing a
  * resource then one finishing, a capped flow leaving capacity to the other, three resources
- * with a bottleneck, the whole-B/s rates of a three-way split and where their leftover goes,
+ * with a bottleneck, the whole-B/s rates of a three-way split (equal, the leftover unused),
  * a time-varying resource and the book hook, and zero-byte flows. 1 GB/s = 10^9 B/s,
  * 1 us = 10^6 ps. */
 #include <stdarg.h>
@@ -93,11 +93,11 @@ static void test_bottleneck(void **state)
     assert_int_equal(f[2].end, 1500 * 1000000ull);
 }
 
-/* Whole B/s: 10^10 B/s three ways is 3333333333 each with 1 B/s left; flows 0 and 1 stop
- * there (1 / 3 and then 1 / 2 is below 1 B/s per flow) and flow 2 (1 / 1) takes the last B/s:
- * 3333333334. Each moves 1 MB = 10^18 B/s x ps. Flow 2 needs ceil(10^18 / 3333333334) =
- * ceil(299999999.94) = 300000000 ps. By then flows 0 and 1 moved 3333333333 x 3 x 10^8 =
- * 10^18 - 10^8, so 10^8 is left each, now at 5 x 10^9 B/s: ceil(0.02) = 1 ps more. */
+/* Whole B/s: 10^10 B/s three ways is 3333333333 each; the 1 B/s left is less than 1 per flow,
+ * so the resource is full and the three rates are equal, whatever the order. Each moves 1 MB =
+ * 10^18 B/s x ps: ceil(10^18 / 3333333333) = ceil(300000000.03) = 300000001 ps for all three
+ * (the exact fair share, 10^10 / 3, would give 300000000). With 10^10 + 2 B/s the split is
+ * exact: 3333333334 each, ceil(299999999.94) = 300000000. */
 static void test_whole_rates(void **state)
 {
     (void)state;
@@ -107,9 +107,12 @@ static void test_whole_rates(void **state)
     for (int i = 0; i < 3; i++)
         f[i] = (flow_xfer){.bytes = 1000000, .res = r0, .nres = 1};
     flow_solve(f, 3, r, 1);
-    assert_int_equal(f[2].end, 300000000);
-    assert_int_equal(f[0].end, 300000001);
-    assert_int_equal(f[1].end, 300000001);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(f[i].end, 300000001);
+    r[0] = res_of(10 * GBPS + 2);
+    flow_solve(f, 3, r, 1);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(f[i].end, 300000000);
 }
 
 /* A time-varying resource: nothing left before 1000 ps, then 10 GB/s. */
