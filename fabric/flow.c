@@ -19,15 +19,23 @@
 
 typedef unsigned __int128 u128;
 
+/* Rates inside the solver are in units of 1/PER B/s (see flow.h); MAX_BPS, the most a
+ * capacity or cap may be in B/s, keeps them within 64 bits. */
+#define PER ((uint64_t)FLOW_RATE_PER)
+#define MAX_BPS (UINT64_MAX / PER)
+
+/* B/s to solver units, saturating at MAX_BPS. */
+static uint64_t units(uint64_t bps) { return (bps < MAX_BPS ? bps : MAX_BPS) * PER; }
+
 typedef struct fstate {
-    u128 work;     /* B/s x ps left to drain */
+    u128 work;     /* rate units x ps left to drain */
     uint64_t cap;  /* UINT64_MAX: none */
     uint64_t rate; /* this event's rate */
     bool done, frozen;
 } fstate;
 
 typedef struct rstate {
-    uint64_t left;    /* capacity left at this level, B/s */
+    uint64_t left;    /* capacity left at this level, rate units */
     uint64_t booked;  /* sum of the rates on it during this event */
     uint32_t unf;     /* flows on it not yet fixed (then, while listing: how many listed) */
     uint32_t off, n;  /* its flows: on[off .. off + n) in index order */
@@ -94,7 +102,7 @@ static void list_resources(solve *v, sim_time t, sim_time *next)
         at += x->n;
         x->unf = 0;
         sim_time nx = SIM_FOREVER;
-        x->left = v->r[id].left ? v->r[id].left(v->r[id].ctx, t, &nx) : v->r[id].cap;
+        x->left = units(v->r[id].left ? v->r[id].left(v->r[id].ctx, t, &nx) : v->r[id].cap);
         *next = nx < *next ? nx : *next;
     }
     for (size_t a = 0; a < v->na; a++) {
@@ -219,7 +227,8 @@ static sim_time drain(solve *v, sim_time t, sim_time dt, size_t *left)
         uint32_t id = v->touched[j];
         rstate *x = &v->rs[id];
         if (x->booked && v->r[id].book)
-            v->r[id].book(v->r[id].ctx, t, t + dt, x->booked);
+            v->r[id].book(v->r[id].ctx, t, t + dt,
+                          x->booked / PER + (x->booked % PER != 0));
         x->seen = false;
     }
     return dt;
@@ -244,8 +253,8 @@ void flow_solve(flow_xfer *f, size_t n, const flow_res *r, size_t nr)
     for (size_t i = 0; i < n; i++) {
         for (uint32_t k = 0; k < f[i].nres; k++)
             assert(f[i].res[k] < nr);
-        v.s[i] = (fstate){.work = (u128)f[i].bytes * SIM_S,
-                          .cap = f[i].cap ? f[i].cap : UINT64_MAX};
+        v.s[i] = (fstate){.work = (u128)f[i].bytes * SIM_S * PER,
+                          .cap = f[i].cap ? units(f[i].cap) : UINT64_MAX};
         f[i].end = f[i].start;
         v.s[i].done = f[i].bytes == 0;
         if (!v.s[i].done) {

@@ -112,7 +112,8 @@ typedef struct link_xfer {
  *
  * Model: each transfer is a fluid flow along its route from x[i].start. Active flows share
  * every directed link max-min fairly (fabric/flow.h, the one solver: progressive filling in
- * whole B/s, rates recomputed at every start and every completion, exact integer amounts). A
+ * units of 1/720720 B/s, rates recomputed at every start and every completion, exact integer
+ * amounts). A
  * flow's last byte arrives when its bytes have drained at those rates (the last interval
  * rounded up to a whole ps) plus the route's latency (sum of hop latencies), added once:
  * store-and-forward and packet effects are not modelled. Zero-byte transfers arrive at start +
