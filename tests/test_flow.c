@@ -91,6 +91,12 @@ static void test_bottleneck(void **state)
     assert_int_equal(f[0].end, 1000 * 1000000ull);
     assert_int_equal(f[1].end, 1000 * 1000000ull);
     assert_int_equal(f[2].end, 1500 * 1000000ull);
+    /* the order of the flows does not matter: C, A, B */
+    flow_xfer g[3] = {f[2], f[0], f[1]};
+    flow_solve(g, 3, r, 3);
+    assert_int_equal(g[1].end, 1000 * 1000000ull);
+    assert_int_equal(g[2].end, 1000 * 1000000ull);
+    assert_int_equal(g[0].end, 1500 * 1000000ull);
 }
 
 /* Rate units of 1/720720 B/s: 10^10 B/s three ways is exact (720720 = 3 x 240240), so three
