@@ -3,7 +3,7 @@
  * Models the standard bandwidth-optimal ring algorithm as Poplar's replicated collectives use
  * it: R-1 reduce-scatter steps then R-1 all-gather steps, every position sending one chunk to
  * its ring successor per step, the steps separated by a sync. The data really moves (sums in a
- * fixed order, see coll.h) and each step's transfers go through link_simulate, so shared links
+ * fixed order, see coll.h) and each step's transfers go through link_transfers, so shared links
  * and multi-hop ring edges cost what the link model says.
  *
  * Left out: bidirectional or multiple concurrent rings (which would use more of an IPU's ten
@@ -60,8 +60,8 @@ static uint32_t step_chunk(coll_op op, uint32_t R, uint32_t s, uint32_t p, int *
     return (uint32_t)((p + 2 * (uint64_t)R - s - (rs ? 1 : 0)) % R);
 }
 
-int coll_run(link_net *net, sim *k, coll_op op, const uint32_t *ring, uint32_t R, float **bufs,
-             size_t count, sim_time step_sync, coll_result *res, err *e)
+int coll_run(link_net *net, const sim *k, coll_op op, const uint32_t *ring, uint32_t R,
+             float **bufs, size_t count, sim_time step_sync, coll_result *res, err *e)
 {
     int rc = check_ring(net, ring, R, e);
     if (rc != ERR_OK) return rc;
@@ -79,7 +79,7 @@ int coll_run(link_net *net, sim *k, coll_op op, const uint32_t *ring, uint32_t R
             x[p] = (link_xfer){ring[p], ring[(p + 1) % R], (uint64_t)n * sizeof(float), t, 0};
             res->bytes += x[p].bytes;
         }
-        rc = link_simulate(net, k, x, R, e);
+        rc = link_transfers(net, x, R, e);
         if (rc != ERR_OK) break;
         for (uint32_t p = 0; p < R; p++)
             if (x[p].end > t) t = x[p].end;
@@ -102,20 +102,21 @@ int coll_run(link_net *net, sim *k, coll_op op, const uint32_t *ring, uint32_t R
     return rc;
 }
 
-int coll_allreduce(link_net *net, sim *k, const uint32_t *ring, uint32_t R, float **bufs,
-                   size_t count, sim_time step_sync, coll_result *res, err *e)
+int coll_allreduce(link_net *net, const sim *k, const uint32_t *ring, uint32_t R,
+                   float **bufs, size_t count, sim_time step_sync, coll_result *res, err *e)
 {
     return coll_run(net, k, COLL_ALLREDUCE, ring, R, bufs, count, step_sync, res, e);
 }
 
-int coll_reduce_scatter(link_net *net, sim *k, const uint32_t *ring, uint32_t R, float **bufs,
-                        size_t count, sim_time step_sync, coll_result *res, err *e)
+int coll_reduce_scatter(link_net *net, const sim *k, const uint32_t *ring, uint32_t R,
+                        float **bufs, size_t count, sim_time step_sync, coll_result *res,
+                        err *e)
 {
     return coll_run(net, k, COLL_REDUCE_SCATTER, ring, R, bufs, count, step_sync, res, e);
 }
 
-int coll_all_gather(link_net *net, sim *k, const uint32_t *ring, uint32_t R, float **bufs,
-                    size_t count, sim_time step_sync, coll_result *res, err *e)
+int coll_all_gather(link_net *net, const sim *k, const uint32_t *ring, uint32_t R,
+                    float **bufs, size_t count, sim_time step_sync, coll_result *res, err *e)
 {
     return coll_run(net, k, COLL_ALL_GATHER, ring, R, bufs, count, step_sync, res, e);
 }

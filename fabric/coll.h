@@ -4,7 +4,7 @@
  * The ring is a list of R distinct IPU ids; ring position p sends to position p+1 (mod R).
  * The message of `count` floats is cut into R chunks, chunk c = floats [c*count/R,
  * (c+1)*count/R). The standard ring algorithm runs in steps; in each step every position sends
- * one chunk to its successor, all at once, as R transfers through link_simulate, and the next
+ * one chunk to its successor, all at once, as R transfers through link_transfers, and the next
  * step starts when all of them have arrived plus `step_sync` ps (the sync that opens each step,
  * the first one included; 0 for none).
  *
@@ -53,18 +53,20 @@ typedef struct coll_result {
     uint32_t steps;
 } coll_result;
 
-/* Run one collective starting at sim_now(k); advances k to res->end. ERR_INPUT for R == 0, an
+/* Run one collective starting at sim_now(k), computed analytically (k is only read: nothing is
+ * posted on it, its time does not move; res->end says when it ends). ERR_INPUT for R == 0, an
  * IPU id out of range or repeated in the ring. R == 1 moves nothing and takes no time. */
-int coll_run(link_net *net, sim *k, coll_op op, const uint32_t *ring, uint32_t R, float **bufs,
-             size_t count, sim_time step_sync, coll_result *res, err *e);
+int coll_run(link_net *net, const sim *k, coll_op op, const uint32_t *ring, uint32_t R,
+             float **bufs, size_t count, sim_time step_sync, coll_result *res, err *e);
 
 /* The same, one name per operation. */
-int coll_allreduce(link_net *net, sim *k, const uint32_t *ring, uint32_t R, float **bufs,
-                   size_t count, sim_time step_sync, coll_result *res, err *e);
-int coll_reduce_scatter(link_net *net, sim *k, const uint32_t *ring, uint32_t R, float **bufs,
-                        size_t count, sim_time step_sync, coll_result *res, err *e);
-int coll_all_gather(link_net *net, sim *k, const uint32_t *ring, uint32_t R, float **bufs,
-                    size_t count, sim_time step_sync, coll_result *res, err *e);
+int coll_allreduce(link_net *net, const sim *k, const uint32_t *ring, uint32_t R,
+                   float **bufs, size_t count, sim_time step_sync, coll_result *res, err *e);
+int coll_reduce_scatter(link_net *net, const sim *k, const uint32_t *ring, uint32_t R,
+                        float **bufs, size_t count, sim_time step_sync, coll_result *res,
+                        err *e);
+int coll_all_gather(link_net *net, const sim *k, const uint32_t *ring, uint32_t R,
+                    float **bufs, size_t count, sim_time step_sync, coll_result *res, err *e);
 
 /* The closed-form alpha-beta prediction for a message of `bytes` bytes:
  *   all-reduce                  T = 2(R-1) (alpha + (bytes/R) / beta)

@@ -3,7 +3,8 @@
  * Models the wiring of an M2000 system (fully connected boxes of 4, a 2-D torus of boxes over
  * IPU-Links in a POD, a ring of PODs over gateway GW-Links) and of Mk1 C2 cards (a ladder),
  * deterministic shortest-path routing, and transfers as fluid flows that share each directed
- * link max-min fairly, driven by events on the simulation kernel. Each directed link has a
+ * link max-min fairly (the one solver, flow.c), computed analytically: no kernel, no events.
+ * Each directed link has a
  * bandwidth and a latency; a route's latency is added once to a flow's drain time.
  *
  * Left out: store-and-forward, packets and link-level flow control (a flow's bytes fill its
@@ -14,11 +15,12 @@
 #include "fabric/link.h"
 
 #include <assert.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fabric/flow.h"
 
 #define NONE UINT32_MAX
 
@@ -412,246 +414,50 @@ void link_stats_reset(link_net *net)
     memset(net->recv, 0, net->nipus * sizeof *net->recv);
 }
 
-/* ---- Transfers: fluid flows with max-min fair sharing ------------------------------------- */
+/* ---- Transfers: fluid flows through the one solver (flow.h) ------------------------------ */
 
-typedef struct flow {
-    uint32_t off, len; /* route: run.hops[off .. off+len) */
-    sim_time lat;      /* route latency */
-    double rem;        /* bytes left to drain */
-    double rate;       /* B/s, set by fill() */
-    sim_time fin;      /* when the drain ends at the current rates */
-    bool frozen;       /* fill(): rate fixed */
-} flow;
-
-typedef struct run run;
-typedef struct arrival {
-    run *r;
-    size_t i;
-} arrival;
-
-struct run {
-    link_net *net;
-    sim *k;
-    link_xfer *x;
-    size_t n, next;      /* next: position in order[] of the next transfer to start */
-    size_t *order;       /* transfer indices by (start, index) */
-    uint32_t *hops;
-    flow *f;
-    arrival *arr;
-    size_t *active, nactive; /* draining flows, by index */
-    uint32_t *touched, ntouched; /* links with draining flows (as of the last fill) */
-    double *lcap;        /* fill(): capacity left */
-    uint32_t *lnun;      /* fill(): flows not yet frozen */
-    uint32_t *loff, *lpos, *lflows; /* fill(): the flows on each link */
-    sim_time last;       /* time of the last advance */
-    size_t arrived;
-};
-
-static void on_arrival(sim *k, void *arg)
+/* flow_res book hook: a directed link is busy while its flows drain. */
+static void book_busy(void *busy, sim_time a, sim_time b, uint64_t rate)
 {
-    arrival *a = arg;
-    run *r = a->r;
-    link_xfer *x = &r->x[a->i];
-    x->end = sim_now(k);
-    if (x->src_ipu != x->dst_ipu) {
-        r->net->sent[x->src_ipu] += x->bytes;
-        r->net->recv[x->dst_ipu] += x->bytes;
-    }
-    if (++r->arrived == r->n) sim_stop(k);
+    (void)rate;
+    *(sim_time *)busy += b - a;
 }
 
-/* Drain every active flow from r->last to t at its rate, and count link busy time. */
-static void advance(run *r, sim_time t)
+int link_transfers(link_net *net, link_xfer *x, size_t n, err *e)
 {
-    sim_time dt = t - r->last;
-    if (dt == 0) return;
-    for (size_t a = 0; a < r->nactive; a++) {
-        flow *f = &r->f[r->active[a]];
-        f->rem -= f->rate * (double)dt * 1e-12;
-    }
-    for (uint32_t i = 0; i < r->ntouched; i++) r->net->lbusy[r->touched[i]] += dt;
-    r->last = t;
-}
-
-/* Max-min fair rates by progressive filling, then each flow's drain end. */
-static void fill(run *r, sim_time t)
-{
-    const link_net *net = r->net;
-    /* The links in use, their capacities, and per link the list of flows on it (in index
-     * order): lflows[loff[l] .. loff[l] + lnun[l]). */
-    r->ntouched = 0;
-    for (size_t a = 0; a < r->nactive; a++) {
-        flow *f = &r->f[r->active[a]];
-        f->frozen = false;
-        for (uint32_t h = 0; h < f->len; h++) {
-            uint32_t l = r->hops[f->off + h];
-            if (r->lnun[l] == 0) {
-                r->touched[r->ntouched++] = l;
-                r->lcap[l] = (double)net->links[l].bytes_per_s;
-            }
-            r->lnun[l]++;
-        }
-    }
-    uint32_t at = 0;
-    for (uint32_t i = 0; i < r->ntouched; i++) {
-        uint32_t l = r->touched[i];
-        r->loff[l] = r->lpos[l] = at;
-        at += r->lnun[l];
-    }
-    for (size_t a = 0; a < r->nactive; a++) {
-        const flow *f = &r->f[r->active[a]];
-        for (uint32_t h = 0; h < f->len; h++) r->lflows[r->lpos[r->hops[f->off + h]]++] = r->active[a];
-    }
-    /* Progressive filling: the link with the smallest fair share fixes the rate of its flows
-     * not yet fixed; they leave every link they cross; repeat. */
-    size_t left = r->nactive;
-    while (left > 0) {
-        uint32_t best = NONE;
-        double share = 0;
-        for (uint32_t i = 0; i < r->ntouched; i++) {
-            uint32_t l = r->touched[i];
-            if (r->lnun[l] == 0) continue;
-            double s = r->lcap[l] / r->lnun[l];
-            if (best == NONE || s < share) best = l, share = s;
-        }
-        assert(best != NONE);
-        for (uint32_t j = r->loff[best]; j < r->lpos[best]; j++) {
-            flow *f = &r->f[r->lflows[j]];
-            if (f->frozen) continue;
-            f->frozen = true;
-            f->rate = share;
-            left--;
-            for (uint32_t h = 0; h < f->len; h++) {
-                uint32_t l = r->hops[f->off + h];
-                r->lcap[l] = r->lcap[l] > share ? r->lcap[l] - share : 0;
-                r->lnun[l]--;
-            }
-        }
-    }
-    for (size_t a = 0; a < r->nactive; a++) {
-        flow *f = &r->f[r->active[a]];
-        /* Drain time in ps, rounded up; the 1e-6 ps slack keeps an exact quotient that
-         * floating point lands a hair above from costing a whole ps. */
-        double d = f->rem > 0 ? ceil(f->rem * 1e12 / f->rate - 1e-6) : 0;
-        if (d < 1) d = 1;
-        if (d > 4e18) d = 4e18;
-        f->fin = t + (sim_time)d;
-    }
-}
-
-static void tick(sim *k, void *arg)
-{
-    run *r = arg;
-    sim_time t = sim_now(k);
-    advance(r, t);
-    /* Completions: flows whose drain ends now leave their links, in index order. */
-    size_t keep = 0;
-    for (size_t a = 0; a < r->nactive; a++) {
-        size_t i = r->active[a];
-        flow *f = &r->f[i];
-        if (f->fin > t) {
-            r->active[keep++] = i;
-            continue;
-        }
-        for (uint32_t h = 0; h < f->len; h++) r->net->lbytes[r->hops[f->off + h]] += r->x[i].bytes;
-        sim_schedule_at(k, t + f->lat, on_arrival, &r->arr[i]);
-    }
-    r->nactive = keep;
-    /* Starts due now, in index order (merged into the active list, kept sorted by index). */
-    while (r->next < r->n && r->x[r->order[r->next]].start == t) {
-        size_t i = r->order[r->next++];
-        flow *f = &r->f[i];
-        if (f->len == 0 || r->x[i].bytes == 0) {
-            sim_schedule_at(k, t + f->lat, on_arrival, &r->arr[i]);
-            continue;
-        }
-        f->rem = (double)r->x[i].bytes;
-        size_t at = r->nactive++;
-        while (at > 0 && r->active[at - 1] > i) {
-            r->active[at] = r->active[at - 1];
-            at--;
-        }
-        r->active[at] = i;
-    }
-    fill(r, t);
-    sim_time next = r->next < r->n ? r->x[r->order[r->next]].start : SIM_FOREVER;
-    for (size_t a = 0; a < r->nactive; a++)
-        if (r->f[r->active[a]].fin < next) next = r->f[r->active[a]].fin;
-    if (next != SIM_FOREVER) sim_schedule_at(k, next, tick, r);
-}
-
-typedef struct start_key {
-    sim_time start;
-    size_t i;
-} start_key;
-
-static int cmp_start(const void *a, const void *b)
-{
-    const start_key *p = a, *q = b;
-    if (p->start != q->start) return p->start < q->start ? -1 : 1;
-    return (p->i > q->i) - (p->i < q->i);
-}
-
-int link_simulate(link_net *net, sim *k, link_xfer *x, size_t n, err *e)
-{
-    sim_time now = sim_now(k);
     size_t nhops = 0;
     for (size_t i = 0; i < n; i++) {
         if (x[i].src_ipu >= net->nipus || x[i].dst_ipu >= net->nipus)
             return err_set(e, ERR_INPUT, "transfer %zu: IPU %u -> %u, but the system has %u "
                            "IPUs", i, x[i].src_ipu, x[i].dst_ipu, net->nipus);
-        if (x[i].start < now)
-            return err_set(e, ERR_INPUT, "transfer %zu starts at %llu ps, before now (%llu ps)",
-                           i, (unsigned long long)x[i].start, (unsigned long long)now);
         nhops += link_route(net, x[i].src_ipu, x[i].dst_ipu, NULL, 0);
     }
-    if (n == 0) return ERR_OK;
-    int rc = sim_elaborate(k, e); /* so sim_run below cannot fail with our callbacks pending */
-    if (rc != ERR_OK) return rc;
-
-    run r = {.net = net, .k = k, .x = x, .n = n, .last = now};
-    r.order = xcalloc(n, sizeof *r.order);
-    r.hops = xcalloc(nhops, sizeof *r.hops);
-    r.f = xcalloc(n, sizeof *r.f);
-    r.arr = xcalloc(n, sizeof *r.arr);
-    r.active = xcalloc(n, sizeof *r.active);
-    r.touched = xcalloc(net->nlinks, sizeof *r.touched);
-    r.lcap = xcalloc(net->nlinks, sizeof *r.lcap);
-    r.lnun = xcalloc(net->nlinks, sizeof *r.lnun);
-    r.loff = xcalloc(net->nlinks, sizeof *r.loff);
-    r.lpos = xcalloc(net->nlinks, sizeof *r.lpos);
-    r.lflows = xcalloc(nhops, sizeof *r.lflows);
-    start_key *keys = xcalloc(n, sizeof *keys);
-    uint32_t off = 0;
+    uint32_t *hops = xcalloc(nhops, sizeof *hops);
+    flow_xfer *f = xcalloc(n, sizeof *f);
+    flow_res *res = xcalloc(net->nlinks, sizeof *res);
+    for (uint32_t l = 0; l < net->nlinks; l++)
+        res[l] = (flow_res){.cap = net->links[l].bytes_per_s, .book = book_busy,
+                            .ctx = &net->lbusy[l]};
+    size_t off = 0;
     for (size_t i = 0; i < n; i++) {
-        flow *f = &r.f[i];
-        f->off = off;
-        f->len = (uint32_t)link_route(net, x[i].src_ipu, x[i].dst_ipu, r.hops + off, nhops - off);
-        f->lat = link_route_latency(net, x[i].src_ipu, x[i].dst_ipu);
-        off += f->len;
-        r.arr[i] = (arrival){&r, i};
-        keys[i] = (start_key){x[i].start, i};
+        size_t len = link_route(net, x[i].src_ipu, x[i].dst_ipu, hops + off, nhops - off);
+        /* a transfer to the same IPU uses no link: it is done at its start */
+        f[i] = (flow_xfer){.start = x[i].start, .bytes = len ? x[i].bytes : 0, .res = hops + off,
+                           .nres = (uint32_t)len};
+        off += len;
     }
-    qsort(keys, n, sizeof *keys, cmp_start);
-    for (size_t i = 0; i < n; i++) r.order[i] = keys[i].i;
-    free(keys);
-
-    sim_schedule_at(k, x[r.order[0]].start, tick, &r);
-    while (r.arrived < n) {
-        int st = sim_run(k, SIM_FOREVER);
-        assert(st == SIM_STOPPED); /* IDLE with transfers in flight would be a bug here */
-        (void)st;
+    flow_solve(f, n, res, net->nlinks);
+    for (size_t i = 0; i < n; i++) {
+        x[i].end = f[i].end + link_route_latency(net, x[i].src_ipu, x[i].dst_ipu);
+        for (uint32_t h = 0; h < f[i].nres; h++)
+            net->lbytes[f[i].res[h]] += x[i].bytes;
+        if (x[i].src_ipu != x[i].dst_ipu) {
+            net->sent[x[i].src_ipu] += x[i].bytes;
+            net->recv[x[i].dst_ipu] += x[i].bytes;
+        }
     }
-    free(r.order);
-    free(r.hops);
-    free(r.f);
-    free(r.arr);
-    free(r.active);
-    free(r.touched);
-    free(r.lcap);
-    free(r.lnun);
-    free(r.loff);
-    free(r.lpos);
-    free(r.lflows);
+    free(hops);
+    free(f);
+    free(res);
     return ERR_OK;
 }

@@ -23,8 +23,8 @@
  * pairs of an all-to-all over the equal-length paths (on a 64-IPU all-to-all it puts 2.7x less
  * on the busiest link than "lowest id first").
  *
- * Transfers (link_simulate) are a fluid flow with max-min fair sharing, driven by events on a
- * simulation kernel; see link_simulate. */
+ * Transfers (link_transfers) are fluid flows with max-min fair sharing, computed by the one
+ * solver of fabric/flow.h; see link_transfers. */
 #ifndef IPUSIM_LINK_H
 #define IPUSIM_LINK_H
 
@@ -103,30 +103,26 @@ void link_ring(const link_net *net, uint32_t *out);
 typedef struct link_xfer {
     uint32_t src_ipu, dst_ipu; /* IPU ids */
     uint64_t bytes;
-    sim_time start;            /* ps; in: when the first byte may leave (>= sim_now(k)) */
+    sim_time start;            /* ps; in: when the first byte may leave */
     sim_time end;              /* ps; out: when the last byte arrives */
 } link_xfer;
 
-/* Move n transfers over the network, filling each x[i].end.
+/* Move n transfers over the network, filling each x[i].end. Analytic: it computes the end
+ * times at once and posts nothing on any kernel, so a caller may use any time origin.
  *
  * Model: each transfer is a fluid flow along its route from x[i].start. Active flows share
- * every directed link max-min fairly (progressive filling: the most loaded link fixes the rate
- * of the flows on it, its capacity left over goes to the others, and so on); rates are
- * recomputed at every start and every completion. A flow's last byte arrives when its bytes
- * have drained at those rates plus the route's latency (sum of hop latencies), added once:
+ * every directed link max-min fairly (fabric/flow.h, the one solver: progressive filling in
+ * units of 1/720720 B/s, rates recomputed at every start and every completion, exact integer
+ * amounts). A
+ * flow's last byte arrives when its bytes have drained at those rates (the last interval
+ * rounded up to a whole ps) plus the route's latency (sum of hop latencies), added once:
  * store-and-forward and packet effects are not modelled. Zero-byte transfers arrive at start +
- * latency; a transfer from an IPU to itself arrives at start and uses no link.
+ * latency; a transfer from an IPU to itself arrives at start and uses no link. Results do not
+ * depend on the order of the transfers.
  *
- * Driving: the flow events are callbacks on k (sim_schedule_at); this function runs the kernel
- * (sim_run) until the last arrival, so other models on k run on the same timeline, and returns
- * with sim_now(k) at that arrival. Rates are doubles, times integer ps (a drain time is rounded
- * up to the next ps); same-time events are handled in transfer index order, so results are
- * bit-identical from run to run.
- *
- * Call it from outside the kernel (not from a callback or process on k). Statistics (below)
- * accumulate over calls until link_stats_reset. ERR_INPUT for an IPU id out of range or a start
- * before sim_now(k); ERR_INPUT from sim_elaborate if k has unbound ports. */
-int link_simulate(link_net *net, sim *k, link_xfer *x, size_t n, err *e);
+ * Statistics (below) accumulate over calls until link_stats_reset. ERR_INPUT for an IPU id out
+ * of range (then nothing moved). */
+int link_transfers(link_net *net, link_xfer *x, size_t n, err *e);
 
 /* ---- Statistics --------------------------------------------------------------------------- */
 

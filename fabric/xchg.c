@@ -80,17 +80,12 @@ static void onchip(void *ctx, eng_stream *s, size_t n)
 
 static int global(void *ctx, sim *k, eng_stream *s, size_t n, err *e)
 {
-    (void)k; /* IPUs run ahead of each other between external syncs, so the link model gets
-                a timeline of its own for each delivery, starting at 0 */
+    (void)k; /* IPUs run ahead of each other between external syncs: the link model is
+                analytic, so each delivery's times are computed on their own, from cycle 0 */
     xchg_sys *x = ctx;
-    link_xfer *lx = calloc(n, sizeof *lx);
-    sim *lk = sim_new();
-    if (!lx || !lk) {
-        free(lx);
-        if (lk)
-            sim_free(lk);
+    link_xfer *lx = calloc(n ? n : 1, sizeof *lx);
+    if (!lx)
         return err_set(e, ERR_INPUT, "out of host memory for the link model");
-    }
     sim_clock clk = sim_clock_hz(x->m.clock_hz);
     for (size_t i = 0; i < n; i++) {
         lx[i].src_ipu = s[i].src_ipu;
@@ -98,7 +93,7 @@ static int global(void *ctx, sim *k, eng_stream *s, size_t n, err *e)
         lx[i].bytes = s[i].bytes;
         lx[i].start = sim_clock_time(clk, s[i].send + x->m.xchg_base);
     }
-    int rc = link_simulate(x->net, lk, lx, n, e);
+    int rc = link_transfers(x->net, lx, n, e);
     for (size_t i = 0; rc == ERR_OK && i < n; i++) {
         /* first cycle at or after the last byte's arrival, then the hop to the tile */
         uint64_t c = sim_clock_cycles(clk, lx[i].end);
@@ -114,7 +109,6 @@ static int global(void *ctx, sim *k, eng_stream *s, size_t n, err *e)
         if (s[i].end < s[i].arrive + words)
             s[i].end = s[i].arrive + words;
     }
-    sim_free(lk);
     free(lx);
     return rc;
 }

@@ -4,7 +4,8 @@
  * each IPU: per IPU an attachment (PCIe) with one capacity per direction, per group of
  * host_link_ipus IPUs a host link (full duplex: one capacity per direction) and a remote
  * memory (one capacity for reads and writes). A call's transfers are fluid flows along their
- * paths sharing max-min fairly what earlier calls left (flow.c over the bookings of prof.c),
+ * paths sharing max-min fairly what earlier calls left (fabric/flow.c, the one fluid solver,
+ * over the bookings of prof.c),
  * each arriving one path latency after its last byte left.
  *
  * Leaves out: fairness between calls (an earlier call keeps its rates; a later one takes
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric/flow.h"
 #include "host/prof.h"
 
 _Static_assert(HOST_LINK_IN_COPIES == HOST_LINK_IN_BYTES + 2 &&
@@ -31,8 +33,25 @@ struct host {
     host_prof *port; /* [ipu * 2 + dir] */
     host_prof *link; /* [group * 2 + dir] */
     host_prof *mem;  /* [group] */
+    flow_res *res;   /* the solver's view of all of them: ports, then links, then memories */
     uint64_t *stat;  /* [ipu * HOST_NSTAT + id] */
 };
+
+/* flow_res hooks over a profile: the capacity its bookings leave, and booking. */
+static uint64_t prof_left(void *p, sim_time t, sim_time *next)
+{
+    return host_prof_left(p, t, next);
+}
+
+static void prof_book(void *p, sim_time a, sim_time b, uint64_t rate)
+{
+    host_prof_book(p, a, b, rate);
+}
+
+static size_t nres(const host *h)
+{
+    return (size_t)h->nipus * 2 + (size_t)h->ngroups * 3;
+}
 
 host *host_new(const mach *m, err *e)
 {
@@ -48,7 +67,8 @@ host *host_new(const mach *m, err *e)
     h->link = calloc((size_t)h->ngroups * 2, sizeof *h->link);
     h->mem = calloc(h->ngroups, sizeof *h->mem);
     h->stat = calloc((size_t)h->nipus * HOST_NSTAT, sizeof *h->stat);
-    if (!h->port || !h->link || !h->mem || !h->stat)
+    h->res = calloc(nres(h), sizeof *h->res);
+    if (!h->port || !h->link || !h->mem || !h->stat || !h->res)
         abort();
     for (uint32_t i = 0; i < h->nipus * 2; i++)
         host_prof_init(&h->port[i], m->host_ipu_bytes_per_s);
@@ -56,6 +76,11 @@ host *host_new(const mach *m, err *e)
         host_prof_init(&h->link[g * 2 + HOST_IN], m->host_link_bytes_per_s);
         host_prof_init(&h->link[g * 2 + HOST_OUT], m->host_link_bytes_per_s);
         host_prof_init(&h->mem[g], m->remote_bytes_per_s);
+    }
+    for (size_t i = 0; i < nres(h); i++) {
+        size_t np = (size_t)h->nipus * 2, nl = (size_t)h->ngroups * 2;
+        host_prof *p = i < np ? &h->port[i] : i < np + nl ? &h->link[i - np] : &h->mem[i - np - nl];
+        h->res[i] = (flow_res){.left = prof_left, .book = prof_book, .ctx = p};
     }
     return h;
 }
@@ -75,6 +100,7 @@ void host_free(host *h)
     free(h->link);
     free(h->mem);
     free(h->stat);
+    free(h->res);
     free(h);
 }
 
@@ -92,16 +118,16 @@ static int remote_via_link(const host *h)
     return strcmp(h->m.remote_at, "host") == 0;
 }
 
-/* The resources a transfer crosses; returns how many (at most 3). */
-static size_t path(host *h, uint32_t ipu, host_dir dir, int remote, host_prof **res)
+/* The resources a transfer crosses, as indices into h->res; returns how many (at most 3). */
+static uint32_t path(const host *h, uint32_t ipu, host_dir dir, int remote, uint32_t *res)
 {
-    uint32_t g = host_group(h, ipu);
-    size_t n = 0;
-    res[n++] = &h->port[ipu * 2 + dir];
+    uint32_t g = host_group(h, ipu), np = h->nipus * 2, nl = h->ngroups * 2;
+    uint32_t n = 0;
+    res[n++] = ipu * 2 + dir;
     if (!remote || remote_via_link(h))
-        res[n++] = &h->link[g * 2 + dir];
+        res[n++] = np + g * 2 + dir;
     if (remote)
-        res[n++] = &h->mem[g];
+        res[n++] = np + nl + g;
     return n;
 }
 
@@ -114,16 +140,20 @@ static sim_time latency(const host *h, int remote)
 
 void host_transfer_batch(host *h, host_xfer *x, size_t n)
 {
-    host_flow one, *f = n == 1 ? &one : calloc(n ? n : 1, sizeof *f);
-    if (!f)
+    flow_xfer one, *f = n == 1 ? &one : calloc(n ? n : 1, sizeof *f);
+    uint32_t one_res[3], *res = n == 1 ? one_res : calloc(n ? 3 * n : 1, sizeof *res);
+    if (!f || !res)
         abort();
     for (size_t i = 0; i < n; i++) {
         assert(x[i].ipu < h->nipus && (x[i].dir == HOST_IN || x[i].dir == HOST_OUT));
-        f[i] = (host_flow){.cap = x[i].max_bytes_per_s ? x[i].max_bytes_per_s : UINT64_MAX,
-                           .bytes = x[i].bytes, .start = x[i].start};
-        f[i].nres = path(h, x[i].ipu, x[i].dir, x[i].remote != 0, f[i].res);
+        f[i] = (flow_xfer){.start = x[i].start, .bytes = x[i].bytes, .cap = x[i].max_bytes_per_s,
+                           .res = res + 3 * i};
+        f[i].nres = path(h, x[i].ipu, x[i].dir, x[i].remote != 0, res + 3 * i);
+        for (uint32_t k = 0; k < f[i].nres; k++)
+            assert(f[i].start >= host_prof_horizon(h->res[res[3 * i + k]].ctx) &&
+                   "host: a transfer starts before the retire horizon");
     }
-    host_flows_run(f, n);
+    flow_solve(f, n, h->res, nres(h));
     for (size_t i = 0; i < n; i++) {
         int remote = x[i].remote != 0;
         x[i].end = f[i].end + latency(h, remote);
@@ -133,8 +163,10 @@ void host_transfer_batch(host *h, host_xfer *x, size_t n)
         st[base + 2 + x[i].dir] += 1;
         st[base + 4 + x[i].dir] += x[i].end - x[i].start;
     }
-    if (f != &one)
+    if (f != &one) {
         free(f);
+        free(res);
+    }
 }
 
 static sim_time transfer(host *h, uint32_t ipu, host_dir dir, int remote, uint64_t bytes,

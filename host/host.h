@@ -37,8 +37,9 @@
  *    in one batch get 5.625 GB/s each and end together; one by one the first gets 13.39, the
  *    second the 9.11 left, and so on; either way the box moves 22.5 GB/s while all four run.
  *
- * All times are integer picoseconds (sim_time), all rates integer bytes per second; the
- * arithmetic is exact (128-bit), so results are bit-identical from run to run. There are no
+ * All times are integer picoseconds (sim_time), all rates and bookings integer bytes per
+ * second (fabric/flow.h shares them out in units of 1/720720 B/s); the arithmetic is exact
+ * (128-bit), so results are bit-identical from run to run. There are no
  * globals: build as many hosts as you like. Nothing here prints. */
 #ifndef IPUSIM_HOST_H
 #define IPUSIM_HOST_H

@@ -1,5 +1,5 @@
-/* prof: bandwidth profiles — how much of a resource's capacity is booked, over time — and
- * fluid flows that book them. Private to host/ (host.c runs its transfers through these).
+/* prof: bandwidth profiles — how much of a resource's capacity is booked, over time. Private
+ * to host/ (host.c runs its transfers through fabric/flow.h over these).
  *
  * A profile is a capacity (B/s) and a piecewise-constant booked rate: segment i covers
  * [t[i], t[i+1]) at rate used[i], the last segment runs to forever. It starts as one empty
@@ -38,25 +38,5 @@ void host_prof_retire(host_prof *p, sim_time t);
 
 /* The earliest time a profile may still be asked about. */
 sim_time host_prof_horizon(const host_prof *p);
-
-/* ---- Flows (flow.c) ---------------------------------------------------------------------- */
-
-/* One transfer as a fluid flow through up to three resources. */
-typedef struct host_flow {
-    host_prof *res[3];
-    size_t nres;
-    uint64_t cap;   /* its own rate limit, B/s (UINT64_MAX: none) */
-    uint64_t bytes;
-    sim_time start; /* its first byte may leave */
-    sim_time end;   /* out: its last byte has left (no latency) */
-} host_flow;
-
-/* Drain the n flows together over what earlier bookings left: at every moment the active
- * flows (started, not finished) share the capacity left on each resource max-min fairly
- * (progressive filling, in whole B/s: a resource's leftover below one B/s per flow stays
- * unused), each up to its cap; the rates change only when a flow starts or ends or a
- * resource's bookings change. Books the rates and fills each end. Exact integer arithmetic
- * (amounts in B/s x ps); a flow's last interval is rounded up to a whole ps. */
-void host_flows_run(host_flow *f, size_t n);
 
 #endif
