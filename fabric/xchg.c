@@ -38,6 +38,7 @@ struct xchg_sys {
     void *trace_ctx;
     delivery *dv; /* scratch: the streams of the delivery under way */
     size_t ndv, capdv;
+    eng_fabric iface; /* what the engine's port "fabric" is bound to */
 };
 
 uint32_t xchg_column(const mach *m, uint32_t tile)
@@ -69,20 +70,27 @@ uint64_t xchg_words(const mach *m, uint64_t bytes)
     return (bytes + bpc - 1) / bpc;
 }
 
-static void onchip(void *ctx, eng_stream *s, size_t n)
+/* Streams within an IPU: the layout's latency, then one word per cycle. */
+static void onchip(const xchg_sys *x, eng_stream *s, size_t n)
 {
-    const xchg_sys *x = ctx;
     for (size_t i = 0; i < n; i++) {
         s[i].arrive = s[i].send + xchg_latency(&x->m, s[i].src_tile, s[i].dst_tile);
         s[i].end = s[i].arrive + xchg_words(&x->m, s[i].bytes);
     }
 }
 
-static int global(void *ctx, sim *k, eng_stream *s, size_t n, err *e)
+/* The first cycle that starts at or after time t. */
+static uint64_t cycle_at_or_after(sim_clock clk, sim_time t)
 {
-    (void)k; /* IPUs run ahead of each other between external syncs: the link model is
-                analytic, so each delivery's times are computed on their own, from cycle 0 */
-    xchg_sys *x = ctx;
+    uint64_t c = sim_clock_cycles(clk, t);
+    return sim_clock_time(clk, c) < t ? c + 1 : c;
+}
+
+/* Streams between IPUs: the link model's exact transfer times, from the streams' send cycles
+ * on the system's one time base (the model is analytic, so IPUs that ran ahead of the kernel
+ * between external syncs are timed exactly all the same). */
+static int global(xchg_sys *x, eng_stream *s, size_t n, err *e)
+{
     link_xfer *lx = calloc(n ? n : 1, sizeof *lx);
     if (!lx)
         return err_set(e, ERR_INPUT, "out of host memory for the link model");
@@ -96,14 +104,10 @@ static int global(void *ctx, sim *k, eng_stream *s, size_t n, err *e)
     int rc = link_transfers(x->net, lx, n, e);
     for (size_t i = 0; rc == ERR_OK && i < n; i++) {
         /* first cycle at or after the last byte's arrival, then the hop to the tile */
-        uint64_t c = sim_clock_cycles(clk, lx[i].end);
-        if (sim_clock_time(clk, c) < lx[i].end)
-            c++;
+        uint64_t c = cycle_at_or_after(clk, lx[i].end);
         uint64_t words = xchg_words(&x->m, s[i].bytes);
-        sim_time lat = link_route_latency(x->net, s[i].src_ipu, s[i].dst_ipu);
-        uint64_t lat_c = sim_clock_cycles(clk, lat);
-        if (sim_clock_time(clk, lat_c) < lat)
-            lat_c++;
+        uint64_t lat_c =
+            cycle_at_or_after(clk, link_route_latency(x->net, s[i].src_ipu, s[i].dst_ipu));
         s[i].arrive = s[i].send + 2 * (uint64_t)x->m.xchg_base + lat_c;
         s[i].end = c + x->m.xchg_base;
         if (s[i].end < s[i].arrive + words)
@@ -233,7 +237,7 @@ static int time_streams(xchg_sys *g, size_t n_on, err *e)
     for (size_t x = 0; x < n; x++)
         st[x] = g->dv[x].s;
     onchip(g, st, n_on);
-    int rc = n > n_on ? global(g, NULL, st + n_on, n - n_on, e) : ERR_OK;
+    int rc = n > n_on ? global(g, st + n_on, n - n_on, e) : ERR_OK;
     for (size_t x = 0; rc == ERR_OK && x < n; x++)
         g->dv[x].s = st[x];
     free(st);
@@ -383,10 +387,10 @@ static int deadlock(void *ctx, chip *chips, const eng_sync *s, uint32_t nipus, e
     return sync_deadlock(chips, s, nipus, e);
 }
 
-void xchg_sys_attach(xchg_sys *x, eng *g)
+const eng_fabric *xchg_sys_iface(xchg_sys *x)
 {
-    eng_fabric f = {.ctx = x, .deliver = deliver, .sync = classify, .deadlock = deadlock};
-    eng_set_fabric(g, &f);
+    x->iface = (eng_fabric){.ctx = x, .deliver = deliver, .sync = classify, .deadlock = deadlock};
+    return &x->iface;
 }
 
 void xchg_set_trace(xchg_sys *x, xchg_trace_fn fn, void *ctx)

@@ -31,8 +31,9 @@ typedef struct xchg_sys xchg_sys;
 /* Build the fabric of m (m->nipus IPUs and their IPU-Links). NULL and e set on failure. */
 xchg_sys *xchg_sys_new(const mach *m, err *e);
 void xchg_sys_free(xchg_sys *x);
-/* Plug its timing into an engine built for the same machine; x must outlive the run. */
-void xchg_sys_attach(xchg_sys *x, eng *g);
+/* The interface the engine's port "fabric" binds to (hw/engine.h: eng_fabric); it lives as
+ * long as x. */
+const eng_fabric *xchg_sys_iface(xchg_sys *x);
 /* Called for every delivered stream (global = 1 for streams between IPUs), receiver by
  * receiver in arrival order. */
 typedef void (*xchg_trace_fn)(void *ctx, const eng_stream *s, int global);

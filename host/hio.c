@@ -28,6 +28,7 @@ struct hio {
     uint64_t *kin, *kout;   /* per IPU: copies so far */
     rbuf *rb;               /* remote buffers by id */
     uint32_t nrb;
+    eng_host iface;         /* what the engine's port "host" is bound to */
 };
 
 hio *hio_new(const mach *m, const hio_cfg *c, err *e)
@@ -210,8 +211,8 @@ static void retire(void *ctx, uint64_t cycle)
     host_retire(h->host, sim_clock_time(sim_clock_hz(h->m.clock_hz), cycle));
 }
 
-void hio_attach(hio *h, eng *g)
+const eng_host *hio_iface(hio *h)
 {
-    eng_host eh = {.ctx = h, .copy = copy, .retire = retire};
-    eng_set_host(g, &eh);
+    h->iface = (eng_host){.ctx = h, .copy = copy, .retire = retire};
+    return &h->iface;
 }

@@ -32,7 +32,8 @@ typedef struct hio hio;
 
 hio *hio_new(const mach *m, const hio_cfg *c, err *e);
 void hio_free(hio *h);
-/* Plug into an engine built for the same machine; h must outlive the run. */
-void hio_attach(hio *h, eng *g);
+/* The interface the engine's port "host" binds to (hw/engine.h: eng_host); it lives as long
+ * as h. */
+const eng_host *hio_iface(hio *h);
 
 #endif

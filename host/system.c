@@ -33,9 +33,9 @@ sys *sys_new(const sys_cfg *c, err *e)
         sys_free(s);
         return NULL;
     }
-    xchg_sys_attach(s->fabric, s->g);
+    sim_port_bind(eng_port_fabric(s->g), "eng_fabric", xchg_sys_iface(s->fabric));
     if (s->host)
-        hio_attach(s->host, s->g);
+        sim_port_bind(eng_port_host(s->g), "eng_host", hio_iface(s->host));
     return s;
 }
 

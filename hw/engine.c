@@ -82,6 +82,8 @@ eng *eng_new(sim *k, sim_module *parent, const eng_cfg *cfg, err *e)
         }
     }
     g->mod = sim_module_new(k, parent, "eng");
+    g->pfabric = sim_port_new(k, g->mod, "fabric", "eng_fabric", 0);
+    g->phost = sim_port_new(k, g->mod, "host", "eng_host", SIM_PORT_OPTIONAL);
     make_releases(g);
     return g;
 }
@@ -465,8 +467,14 @@ int eng_run(eng *g, err *e)
 {
     if (!g->loaded)
         return err_set(e, ERR_INPUT, "no program loaded");
-    if (!g->has_fabric)
-        return err_set(e, ERR_INPUT, "no fabric attached to the engine");
+    int rc = sim_elaborate(g->k, e);
+    if (rc != ERR_OK)
+        return rc;
+    g->fabric = *(const eng_fabric *)sim_port_get(g->pfabric);
+    const eng_host *h = sim_port_get(g->phost);
+    g->has_host = h != NULL;
+    if (h)
+        g->host = *h;
     for (;;) {
         g->nrun = 0;
         for (uint32_t i = 0; i < g->nipus; i++)
@@ -478,8 +486,7 @@ int eng_run(eng *g, err *e)
             g->rounds++;
         }
         int progress = 0;
-        int rc = resolve(g, &progress, e);
-        if (rc != ERR_OK)
+        if ((rc = resolve(g, &progress, e)) != ERR_OK)
             return rc;
         if (!progress)
             break;
@@ -497,24 +504,21 @@ int eng_run(eng *g, err *e)
     }
     /* global sends nobody synced for still land (after every tile halted) */
     eng_moved moved;
-    int rc = deliver(g, 0, g->nipus, 1, &moved, e);
-    if (rc != ERR_OK)
+    if ((rc = deliver(g, 0, g->nipus, 1, &moved, e)) != ERR_OK)
         return rc;
     for (uint32_t i = 0; i < g->nipus; i++)
         g->chips[i].finish = max_u64(g->chips[i].finish, moved.end);
     return ERR_OK;
 }
 
-void eng_set_fabric(eng *g, const eng_fabric *f)
+sim_port *eng_port_fabric(eng *g)
 {
-    g->fabric = *f;
-    g->has_fabric = f->deliver && f->sync && f->deadlock;
+    return g->pfabric;
 }
 
-void eng_set_host(eng *g, const eng_host *h)
+sim_port *eng_port_host(eng *g)
 {
-    g->host = *h;
-    g->has_host = h->copy != NULL;
+    return g->phost;
 }
 
 

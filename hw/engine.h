@@ -25,6 +25,7 @@ typedef struct eng_cfg {
 typedef struct eng eng;
 struct sim;
 struct sim_module;
+struct sim_port;
 
 /* One exchange stream as the fabric sees it: a block from one tile to one tile. */
 typedef struct eng_stream {
@@ -141,10 +142,11 @@ int eng_load(eng *g, const isa_prog *prog, err *e);
 /* Run to completion. ERR_OK, or ERR_FAULT with "ipu I tile T ctx C pc P cycle N: reason". */
 int eng_run(eng *g, err *e);
 
-/* Attach the fabric (copied). */
-void eng_set_fabric(eng *g, const eng_fabric *f);
-/* Attach the host (copied). */
-void eng_set_host(eng *g, const eng_host *h);
+/* The engine's ports, for the system constructor to bind: "fabric" (interface "eng_fabric",
+ * required) and "host" (interface "eng_host", optional: without it a host copy is a fault).
+ * eng_run elaborates the kernel and reads both once. */
+struct sim_port *eng_port_fabric(eng *g);
+struct sim_port *eng_port_host(eng *g);
 
 /* Results. */
 /* (the statistics: eng_get_stats, eng_get_ipu_stats and their tables, hw/stats.h) */

@@ -35,8 +35,8 @@ struct eng {
     uint64_t (*pend)[3];  /* per IPU: group host copies (begin, mid, end + sync) since then */
     uint8_t *done;        /* per IPU: all tiles halted */
     uint64_t rounds;
-    eng_fabric fabric;
-    int has_fabric;
+    sim_port *pfabric, *phost; /* "fabric", "host" */
+    eng_fabric fabric;    /* read from the ports at eng_run */
     eng_host host;
     int has_host;
     eng_ipu_stats *ipu;   /* per IPU */

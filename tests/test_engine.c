@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "host/system.h"
+#include "hw/sim.h"
 #include "isa/asm.h"
 #include "workloads/gemm/gemm.h"
 
@@ -251,9 +252,33 @@ static void test_gemm_one_tile_cycles(void **state)
     sys_free(sy);
 }
 
+/* The engine meets the fabric and the host only through its ports: an engine whose fabric
+ * port nobody bound does not run, and says which port; the host port may stay unbound. */
+static void test_ports(void **state)
+{
+    (void)state;
+    err e;
+    err_clear(&e);
+    isa_prog prog;
+    assert_int_equal(asm_assemble("p.s", "main: halt\n", 11, &prog, &e), ERR_OK);
+    eng_cfg cfg = {.threads = 1, .max_cycles = 1000};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.tiles_per_ipu = 2;
+    sim *k = sim_new();
+    eng *g = eng_new(k, sim_module_new(k, NULL, "top"), &cfg, &e);
+    assert_non_null(g);
+    assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
+    assert_int_equal(eng_run(g, &e), ERR_INPUT);
+    assert_string_equal(e.msg, "port top.eng.fabric is not bound");
+    eng_free(g);
+    sim_free(k);
+    isa_prog_free(&prog);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ports),
         cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_deadlock_report),
         cmocka_unit_test(test_external_deadlock),
