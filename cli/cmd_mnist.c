@@ -183,13 +183,7 @@ static int write_json(const char *path, const char *dataset, const char *dir, co
               "  \"test_accuracy\": %.4f,\n  \"images_trained\": %ld,\n  \"train_seconds\": "
               "%.4f,\n  \"train_images_per_second\": %.1f,\n  \"test_seconds\": %.4f\n}\n",
               test_acc, trained, train_s, train_s > 0 ? (double)trained / train_s : 0.0, test_s);
-    int rc;
-    if (b.oom) {
-        fprintf(stderr, "ipusim %s: out of memory\n", CMD);
-        rc = 2;
-    } else {
-        rc = cli_write_file(CMD, path, b.p, b.len);
-    }
+    int rc = cli_write_file(CMD, path, b.p, b.len);
     free(b.p);
     return rc;
 }

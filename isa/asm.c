@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/file.h"
 #include "isa/asm_int.h"
 #include "isa/isa_int.h"
 
@@ -417,9 +418,9 @@ int asm_assemble_file(const char *path, isa_prog *out, err *e)
 {
     memset(out, 0, sizeof *out);
     size_t n = 0;
-    char *buf = txt_read_file(path, (size_t)1 << 30, &n);
+    char *buf = file_read(path, (size_t)1 << 30, &n, e);
     if (!buf)
-        return err_set(e, ERR_INPUT, "%s: cannot read: %s", path, strerror(errno));
+        return ERR_INPUT;
     int st = asm_assemble(path, buf, n, out, e);
     free(buf);
     return st;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "base/rng.h"
 #include "isa/asm.h"
 #include "workloads/codelets.h"
@@ -103,13 +104,7 @@ int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, eng **
     r->tile_bytes = (uint32_t)need;
 
     /* inputs */
-    float *A = malloc((size_t)M * K * sizeof *A), *B = malloc((size_t)K * N * sizeof *B);
-    if (!A || !B) {
-        free(A);
-        free(B);
-        isa_prog_free(&prog);
-        return err_set(e, ERR_INPUT, "out of memory for the GEMM inputs");
-    }
+    float *A = xmalloc((size_t)M * K * sizeof *A), *B = xmalloc((size_t)K * N * sizeof *B);
     uint64_t s = cfg->seed;
     for (size_t i = 0; i < (size_t)M * K; i++)
         A[i] = uniform(&s);
