@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "base/file.h"
 #include "cli/cli.h"
 #include "hw/engine.h"
 #include "isa/asm.h"
@@ -22,13 +24,11 @@ int cli_load_prog(const char *cmd, const char *path, isa_prog *prog)
     err e;
     err_clear(&e);
     char magic[8] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "ipusim %s: cannot open '%s'\n", cmd, path);
-        return 2;
-    }
-    size_t n = fread(magic, 1, sizeof magic, f);
-    fclose(f);
+    int fd = file_open(path, &e);
+    if (fd < 0)
+        return cli_report_err(cmd, &e);
+    ssize_t n = read(fd, magic, sizeof magic);
+    close(fd);
     int rc = (n == 8 && memcmp(magic, "IPUSIMX1", 8) == 0) ? isa_prog_load(prog, path, &e)
                                                           : asm_assemble_file(path, prog, &e);
     if (rc != ERR_OK)

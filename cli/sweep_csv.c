@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "base/file.h"
 #include "cli/sweep.h"
 
 typedef struct rec {
@@ -210,35 +212,17 @@ static int parse(const char *path, const char *s, const sweep_grid *g, sweep_csv
 int sweep_csv_load(const char *path, const sweep_grid *g, sweep_csv *c, char *msg)
 {
     memset(c, 0, sizeof *c);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT)
-            return 0;
-        snprintf(msg, SWEEP_MSG, "cannot read '%s': %s", path, strerror(errno));
+    struct stat sb;
+    if (stat(path, &sb) != 0 && errno == ENOENT)
+        return 0; /* a fresh sweep */
+    err e;
+    size_t len = 0;
+    char *s = file_read(path, (size_t)1 << 34, &len, &e);
+    if (!s) {
+        snprintf(msg, SWEEP_MSG, "%.*s", SWEEP_MSG - 1, e.msg);
         return 2;
     }
-    char *s = NULL;
-    size_t len = 0, cap = 0, n;
     int rc = 0;
-    do {
-        if (len + 65536 > cap) {
-            cap = (len + 65536) * 2;
-            char *t = realloc(s, cap);
-            if (!t) {
-                snprintf(msg, SWEEP_MSG, "out of memory");
-                rc = 2;
-                break;
-            }
-            s = t;
-        }
-        n = fread(s + len, 1, cap - len, f);
-        len += n;
-    } while (n > 0);
-    if (!rc && ferror(f)) {
-        snprintf(msg, SWEEP_MSG, "cannot read '%s'", path);
-        rc = 2;
-    }
-    fclose(f);
     c->file_len = len;
     while (!rc && c->valid_len < len) { /* up to the last newline */
         const char *nl = memchr(s + c->valid_len, '\n', len - c->valid_len);

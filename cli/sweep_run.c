@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "cli/sweep.h"
 
 enum { STACK_BYTES = 16 << 20, MAX_JSON_BYTES = 256 << 20 };
@@ -142,26 +143,17 @@ static void write_header(run *r, const sweep_metrics *m)
 /* 0: the report read into m; 1: no report file; 2: unreadable or malformed (msg). */
 static int read_report(const char *path, sweep_metrics *m, char *msg)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 1;
     struct stat sb;
-    char *s = NULL;
+    if (stat(path, &sb) != 0)
+        return 1;
+    err e;
     size_t n = 0;
-    int rc = 0;
-    if (fstat(fileno(f), &sb) != 0 || sb.st_size > MAX_JSON_BYTES) {
-        snprintf(msg, SWEEP_MSG, "unreadable or larger than 256 MiB");
-        rc = 2;
-    } else if (!(s = malloc((size_t)sb.st_size + 1))) {
-        snprintf(msg, SWEEP_MSG, "out of memory");
-        rc = 2;
-    } else if ((n = fread(s, 1, (size_t)sb.st_size, f)) != (size_t)sb.st_size) {
-        snprintf(msg, SWEEP_MSG, "cannot read '%s'", path);
-        rc = 2;
+    char *s = file_read(path, MAX_JSON_BYTES, &n, &e);
+    if (!s) {
+        snprintf(msg, SWEEP_MSG, "%.*s", SWEEP_MSG - 1, e.msg);
+        return 2;
     }
-    fclose(f);
-    if (!rc)
-        rc = sweep_json_flatten(s, n, m, msg);
+    int rc = sweep_json_flatten(s, n, m, msg);
     free(s);
     return rc;
 }

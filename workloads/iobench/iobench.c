@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "fabric/xchg.h"
 #include "base/text.h"
+#include "fabric/xchg.h"
 #include "isa/asm.h"
 #include "isa/interp.h"
 #include "workloads/codelets.h"
