@@ -17,6 +17,8 @@ void *xcalloc(size_t n, size_t size);
 /* realloc(p, n); xrealloc(p, 0) frees p and returns a 1-byte block, never NULL. */
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* The first n bytes of s (fewer when s ends sooner) as a new string. */
+char *xstrndup(const char *s, size_t n);
 
 /* Grow the array p of `elem`-byte elements, whose capacity is *cap elements, to hold at least
  * `need` elements: the capacity doubles from 16 until it fits, and *cap is updated. Returns p

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "cli/cli.h"
 #include "base/text.h"
 #include "workloads/mnist/data.h"
@@ -271,17 +272,12 @@ int cli_cmd_mnist(int argc, char **argv)
         snprintf(dir, sizeof dir, "%s", dataset);
     }
 
-    err *e = calloc(1, sizeof *e);
-    mdata *d = calloc(1, sizeof *d);
+    err *e = xcalloc(1, sizeof *e);
+    mdata *d = xcalloc(1, sizeof *d);
     int max_batch = cfg.batch > cfg.test_batch ? cfg.batch : cfg.test_batch;
     mref_net *net = NULL;
     run r = {0};
     int rc = 0;
-    if (!e || !d) {
-        fprintf(stderr, "ipusim %s: out of memory\n", CMD);
-        rc = 2;
-        goto out;
-    }
     if (mdata_load(d, dir, e) || !(net = mref_create(max_batch, e))) {
         rc = cli_report_err(CMD, e);
         goto out;

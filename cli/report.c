@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/file.h"
 #include "cli/cli.h"
 #include "hw/engine.h"
@@ -87,10 +88,8 @@ int cli_report_json(const char *cmd, const char *path, const eng *g, const char 
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    if (!f) {
-        fprintf(stderr, "ipusim %s: out of memory\n", cmd);
-        return 2;
-    }
+    if (!f)
+        xoom(BUFSIZ); /* open_memstream fails only for memory */
     fprintf(f, "{\n  \"what\": \"");
     for (const char *p = what; *p; p++) {
         if (*p == '"' || *p == '\\')

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/file.h"
 #include "cli/sweep.h"
 
@@ -66,10 +67,8 @@ static void write_row(run *r, size_t point, int status, const sweep_metrics *m)
     char *buf = NULL, num[16];
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    if (!f) {
-        r->io_error = 1;
-        return;
-    }
+    if (!f)
+        xoom(BUFSIZ); /* open_memstream fails only for memory */
     for (unsigned j = 0; j < g->np; j++)
         sweep_csv_field(f, sweep_grid_value(g, point, j), j == 0);
     snprintf(num, sizeof num, "%d", status);
@@ -103,11 +102,7 @@ static void write_header(run *r, const sweep_metrics *m)
 {
     const sweep_grid *g = r->o->grid;
     size_t n = g->np + 1 + (m ? m->n : 0);
-    r->own_cols = malloc(n * sizeof *r->own_cols);
-    if (!r->own_cols) {
-        r->io_error = 1;
-        return;
-    }
+    r->own_cols = xmalloc(n * sizeof *r->own_cols);
     r->cols = r->own_cols;
     r->ncols = 0;
     for (unsigned j = 0; j < g->np; j++)
@@ -116,19 +111,13 @@ static void write_header(run *r, const sweep_metrics *m)
     for (size_t i = 0; m && i < m->n; i++) {
         if (has_col(r->cols, r->ncols, m->m[i].name))
             continue;
-        if (!(r->cols[r->ncols] = strdup(m->m[i].name))) {
-            r->io_error = 1;
-            return;
-        }
-        r->ncols++;
+        r->cols[r->ncols++] = xstrdup(m->m[i].name);
     }
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    if (!f) {
-        r->io_error = 1;
-        return;
-    }
+    if (!f)
+        xoom(BUFSIZ); /* open_memstream fails only for memory */
     for (size_t c = 0; c < r->ncols; c++)
         sweep_csv_field(f, r->cols[c], c == 0);
     fputc('\n', f);
@@ -168,7 +157,7 @@ static void run_point(run *r, size_t point)
     int argc = 0;
     char **argv = sweep_argv(o->grid, point, o->cmd->name, o->args, o->nargs, json, &argc);
     double t = cli_now();
-    int st = argv ? o->cmd->fn(argc, argv) : 2;
+    int st = o->cmd->fn(argc, argv);
     t = cli_now() - t;
     free(argv);
     sweep_metrics m = {0};
@@ -256,12 +245,8 @@ static int prepare(run *r, sweep_csv *csv)
         r->cols = csv->cols;
         r->ncols = csv->ncols;
     }
-    r->todo = malloc((o->grid->npoints + 1) * sizeof *r->todo);
-    r->held = malloc((o->grid->npoints + 1) * sizeof *r->held);
-    if (!r->todo || !r->held) {
-        fprintf(stderr, "ipusim sweep: out of memory\n");
-        return 2;
-    }
+    r->todo = xmalloc((o->grid->npoints + 1) * sizeof *r->todo);
+    r->held = xmalloc((o->grid->npoints + 1) * sizeof *r->held);
     for (size_t i = 0; i < o->grid->npoints; i++) {
         if (!sweep_csv_done(csv, o->grid, i))
             r->todo[r->ntodo++] = i;
