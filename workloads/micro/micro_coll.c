@@ -92,9 +92,9 @@ int micro_allreduce(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, e
         double bus = 2.0 * (R - 1) / R * (double)bytes / s;
         int mib = bytes >= (1u << 20);
         micro_add(t, "allreduce", "GB/s", bus / 1e9,
-                       micro_implied_allreduce(R, (double)bytes, alpha, beta) / 1e9, NAN,
-                       "ring all-reduce bus bw, %u IPUs, %llu %s", R,
-                       (unsigned long long)(bytes >> (mib ? 20 : 10)), mib ? "MiB" : "KiB");
+                  micro_implied_allreduce(R, (double)bytes, alpha, beta) / 1e9, NAN,
+                  "ring all-reduce bus bw, %u IPUs, %llu %s", R,
+                  (unsigned long long)(bytes >> (mib ? 20 : 10)), mib ? "MiB" : "KiB");
     }
     sim_free(k);
     link_net_free(net);

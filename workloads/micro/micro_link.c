@@ -133,11 +133,11 @@ static int one_link(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, e
         rc = err_set(e, ERR_INPUT, "link: %zu streams delivered, expected %u", r.ntr, 1 + k);
     if (rc == ERR_OK)
         micro_add(t, B, "GB/s", trace_bw(m, &r, 1) / li.nphys / 1e9,
-                       micro_implied_link(m) / 1e9, micro_published_for(m).link / 1e9,
-                       "IPU-Link bw, one link (IPU 0->1 over %u links, %u tiles)", li.nphys, k);
+                  micro_implied_link(m) / 1e9, micro_published_for(m).link / 1e9,
+                  "IPU-Link bw, one link (IPU 0->1 over %u links, %u tiles)", li.nphys, k);
     if (rc == ERR_OK)
         micro_add(t, B, "cycles", (double)(r.tr[0].arrive - r.tr[0].send),
-                       micro_implied_link_latency(m), NAN, "IPU-Link latency, 4-byte gsend IPU 0->1");
+                  micro_implied_link_latency(m), NAN, "IPU-Link latency, 4-byte gsend IPU 0->1");
     micro_run_free(&r);
     return rc;
 }
@@ -184,8 +184,8 @@ static int all_links(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, 
         rc = err_set(e, ERR_INPUT, "link: %zu streams delivered, expected %u", r.ntr, ntiles);
     if (rc == ERR_OK)
         micro_add(t, B, "GB/s", trace_bw(m, &r, 0) / 1e9, implied / 1e9,
-                       micro_published_for(m).link_ipu / 1e9,
-                       "IPU-Link bw, all %u links of IPU %u (to %u IPUs)", nphys, src, nb);
+                  micro_published_for(m).link_ipu / 1e9,
+                  "IPU-Link bw, all %u links of IPU %u (to %u IPUs)", nphys, src, nb);
     micro_run_free(&r);
     return rc;
 }

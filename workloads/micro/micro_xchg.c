@@ -60,8 +60,8 @@ int micro_xchg_latency(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t
     for (int k = 0; rc == ERR_OK && k < 3; k++) {
         const eng_stream *x = &r.tr[k];
         micro_add(t, B, "cycles", (double)(x->arrive - x->send),
-                       micro_implied_xchg_latency(m, 0, dst[k]), NAN,
-                       "exchange latency, tile 0 -> %u (%s)", dst[k], label[k]);
+                  micro_implied_xchg_latency(m, 0, dst[k]), NAN,
+                  "exchange latency, tile 0 -> %u (%s)", dst[k], label[k]);
     }
     micro_run_free(&r);
     return rc;
@@ -96,9 +96,9 @@ static int tile_bandwidth(const mach *m, const wl_micro_cfg *cfg, wl_micro_table
         rc = err_set(e, ERR_INPUT, "xchg-bandwidth: %zu streams delivered, expected 1", r.ntr);
     if (rc == ERR_OK)
         micro_add(t, BW, "B/cycle", (double)bytes / (double)(r.tr[0].end - r.tr[0].send),
-                       micro_implied_tile_xchg(m), micro_published_for(m).tile_xchg,
-                       "exchange bandwidth, one tile (%u KiB, tile 0 -> %u)", bytes / 1024,
-                       n - 1);
+                  micro_implied_tile_xchg(m), micro_published_for(m).tile_xchg,
+                  "exchange bandwidth, one tile (%u KiB, tile 0 -> %u)", bytes / 1024,
+                  n - 1);
     micro_run_free(&r);
     return rc;
 }
@@ -175,10 +175,10 @@ static int all_to_all(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t,
                      (unsigned long long)st.xchg_bytes, (unsigned long long)want);
     if (rc == ERR_OK)
         micro_add(t, BW, "TB/s",
-                       (double)st.xchg_bytes / (double)st.xchg_cycles * (double)m->clock_hz / 1e12,
-                       micro_implied_ipu_xchg(m) / 1e12, micro_published_for(m).ipu_xchg / 1e12,
-                       "all-to-all, %u tiles, shifts %u/%u/%u, %u B each", n, shift[0],
-                       shift[1], shift[2], bytes);
+                  (double)st.xchg_bytes / (double)st.xchg_cycles * (double)m->clock_hz / 1e12,
+                  micro_implied_ipu_xchg(m) / 1e12, micro_published_for(m).ipu_xchg / 1e12,
+                  "all-to-all, %u tiles, shifts %u/%u/%u, %u B each", n, shift[0],
+                  shift[1], shift[2], bytes);
     micro_run_free(&run);
     return rc;
 }
