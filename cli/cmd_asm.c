@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "cli/cli.h"
 #include "isa/asm.h"
 #include "isa/isa.h"
@@ -46,11 +47,7 @@ int cli_cmd_asm(int argc, char **argv)
     char *def = NULL;
     if (!out) {
         size_t n = strlen(in);
-        def = malloc(n + 5);
-        if (!def) {
-            isa_prog_free(&prog);
-            return 2;
-        }
+        def = xmalloc(n + 5);
         memcpy(def, in, n + 1);
         if (n > 2 && strcmp(def + n - 2, ".s") == 0)
             def[n - 2] = '\0';
@@ -75,11 +72,6 @@ int cli_cmd_disasm(int argc, char **argv)
     if (rc)
         return rc;
     char *text = isa_disasm_prog(&prog);
-    if (!text) {
-        isa_prog_free(&prog);
-        fprintf(stderr, "ipusim disasm: out of memory\n");
-        return 2;
-    }
     if (out)
         rc = cli_write_file("disasm", out, text, strlen(text));
     else
@@ -94,10 +86,6 @@ int cli_cmd_isa_doc(int argc, char **argv)
     if (argc > 1)
         return cli_unknown("isa-doc", argv[1]);
     char *doc = isa_doc_markdown();
-    if (!doc) {
-        fprintf(stderr, "ipusim isa-doc: out of memory\n");
-        return 2;
-    }
     fputs(doc, stdout);
     free(doc);
     return 0;

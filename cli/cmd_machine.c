@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "cli/cli.h"
 
 enum { SRC_COL = 51, WIDTH = 100 }; /* SRC_COL: 2 + key 22 + 1 + value 14 + 1 + unit 10 + 1 */
@@ -89,11 +90,7 @@ static int cmd_show(int argc, char **argv)
     if (rc)
         return rc;
     mach m;
-    mach_src *src = malloc(sizeof *src);
-    if (!src) {
-        fprintf(stderr, "ipusim %s: out of memory\n", cmd);
-        return 2;
-    }
+    mach_src *src = xmalloc(sizeof *src);
     rc = cli_machine_resolve_src(cmd, &mo, &m, src);
     if (rc == 0)
         show(&m, src);

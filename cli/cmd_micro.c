@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "cli/cli.h"
 #include "workloads/micro/micro.h"
 
@@ -83,11 +84,7 @@ int cli_cmd_micro(int argc, char **argv)
     rc = cli_machine_resolve(cmd, &mo, &m);
     if (rc)
         return rc;
-    err *e = malloc(sizeof *e);
-    if (!e) {
-        fprintf(stderr, "ipusim %s: out of memory\n", cmd);
-        return 2;
-    }
+    err *e = xmalloc(sizeof *e);
     err_clear(e);
     wl_micro_cfg cfg = {(unsigned)threads};
     wl_micro_table t = {0};
@@ -100,13 +97,8 @@ int cli_cmd_micro(int argc, char **argv)
         print_table(stdout, &m, &t, host);
         if (csv) {
             char *text = wl_micro_csv(&t);
-            if (!text) {
-                fprintf(stderr, "ipusim %s: out of memory\n", cmd);
-                rc = 2;
-            } else {
-                rc = cli_write_file(cmd, csv, text, strlen(text));
-                free(text);
-            }
+            rc = cli_write_file(cmd, csv, text, strlen(text));
+            free(text);
         }
     }
     wl_micro_table_free(&t);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "cli/cli.h"
 #include "base/text.h"
 #include "workloads/mnist/data.h"
@@ -161,13 +162,7 @@ static int write_json(const char *path, const char *dataset, const char *dir, co
               "  \"test_accuracy\": %.4f,\n  \"images_trained\": %ld,\n  \"train_seconds\": "
               "%.4f,\n  \"train_images_per_second\": %.1f,\n  \"test_seconds\": %.4f\n}\n",
               test_acc, trained, train_s, train_s > 0 ? (double)trained / train_s : 0.0, test_s);
-    int rc;
-    if (b.oom) {
-        fprintf(stderr, "ipusim %s: out of memory\n", CMD);
-        rc = 2;
-    } else {
-        rc = cli_write_file(CMD, path, b.p, b.len);
-    }
+    int rc = cli_write_file(CMD, path, b.p, b.len);
     free(b.p);
     return rc;
 }
@@ -250,17 +245,12 @@ int cli_cmd_mnist(int argc, char **argv)
     if (found)
         return found;
 
-    err *e = calloc(1, sizeof *e);
-    mdata *d = calloc(1, sizeof *d);
+    err *e = xcalloc(1, sizeof *e);
+    mdata *d = xcalloc(1, sizeof *d);
     int max_batch = cfg.batch > cfg.test_batch ? cfg.batch : cfg.test_batch;
     mref_net *net = NULL;
     run r = {0};
     int rc = 0;
-    if (!e || !d) {
-        fprintf(stderr, "ipusim %s: out of memory\n", CMD);
-        rc = 2;
-        goto out;
-    }
     if (mdata_load(d, dir, e) || !(net = mref_create(max_batch, e))) {
         rc = cli_report_err(CMD, e);
         goto out;

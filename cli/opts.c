@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
+#include "base/file.h"
 #include "cli/cli.h"
 
 int cli_u64(const char *cmd, const char *opt, const char *text, uint64_t min, uint64_t max,
@@ -99,26 +101,11 @@ int cli_report_err(const char *cmd, const err *e)
 
 int cli_write_file(const char *cmd, const char *path, const char *data, size_t len)
 {
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 32);
-    if (!tmp) {
-        fprintf(stderr, "ipusim %s: out of memory\n", cmd);
+    err e;
+    if (file_write_atomic(path, data, len, &e) != ERR_OK) {
+        cli_report_err(cmd, &e);
         return 2;
     }
-    snprintf(tmp, n + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    int ok = f && fwrite(data, 1, len, f) == len;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    if (ok && rename(tmp, path) != 0)
-        ok = 0;
-    if (!ok) {
-        fprintf(stderr, "ipusim %s: cannot write '%s': %s\n", cmd, path, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return 2;
-    }
-    free(tmp);
     return 0;
 }
 
@@ -146,11 +133,7 @@ int cli_machine_opt(const char *cmd, int argc, char **argv, int *i, cli_machine 
 
 int cli_machine_resolve_src(const char *cmd, const cli_machine *mo, mach *out, mach_src *src)
 {
-    err *e = malloc(sizeof *e);
-    if (!e) {
-        fprintf(stderr, "ipusim %s: out of memory\n", cmd);
-        return 2;
-    }
+    err *e = xmalloc(sizeof *e);
     err_clear(e);
     int rc = mach_load(out, src, mo->machine ? mo->machine : "mk2", e);
     if (rc != ERR_OK) {

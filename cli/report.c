@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "base/alloc.h"
+#include "base/file.h"
 #include "base/text.h"
 #include "cli/cli.h"
 #include "hw/engine.h"
@@ -24,13 +27,11 @@ int cli_load_prog(const char *cmd, const char *path, isa_prog *prog)
     err e;
     err_clear(&e);
     char magic[8] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "ipusim %s: cannot open '%s'\n", cmd, path);
-        return 2;
-    }
-    size_t n = fread(magic, 1, sizeof magic, f);
-    fclose(f);
+    int fd = file_open(path, &e);
+    if (fd < 0)
+        return cli_report_err(cmd, &e);
+    ssize_t n = read(fd, magic, sizeof magic);
+    close(fd);
     int rc = (n == 8 && memcmp(magic, "IPUSIMX1", 8) == 0) ? isa_prog_load(prog, path, &e)
                                                           : asm_assemble_file(path, prog, &e);
     if (rc != ERR_OK)
@@ -153,10 +154,8 @@ int cli_report_json(const char *cmd, const char *path, const eng *g, const char 
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    if (!f) {
-        fprintf(stderr, "ipusim %s: out of memory\n", cmd);
-        return 2;
-    }
+    if (!f)
+        xoom(BUFSIZ); /* open_memstream fails only for memory */
     fprintf(f, "{\n  \"what\": \"");
     for (const char *p = what; *p; p++) {
         if (*p == '"' || *p == '\\')

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "hw/tile.h"
 
 typedef struct rbuf {
@@ -33,23 +34,14 @@ struct hio {
 
 hio *hio_new(const mach *m, const hio_cfg *c, err *e)
 {
-    hio *h = calloc(1, sizeof *h);
-    if (!h) {
-        err_set(e, ERR_INPUT, "out of host memory");
-        return NULL;
-    }
+    hio *h = xcalloc(1, sizeof *h);
     h->m = *m;
     h->cfg = *c;
     uint32_t n = m->nipus ? m->nipus : 1;
-    h->in = calloc(n, sizeof *h->in);
-    h->out = calloc(n, sizeof *h->out);
-    h->kin = calloc(n, sizeof *h->kin);
-    h->kout = calloc(n, sizeof *h->kout);
-    if (!h->in || !h->out || !h->kin || !h->kout) {
-        err_set(e, ERR_INPUT, "out of host memory");
-        hio_free(h);
-        return NULL;
-    }
+    h->in = xcalloc(n, sizeof *h->in);
+    h->out = xcalloc(n, sizeof *h->out);
+    h->kin = xcalloc(n, sizeof *h->kin);
+    h->kout = xcalloc(n, sizeof *h->kout);
     if (!(h->host = host_new(m, e))) {
         hio_free(h);
         return NULL;
@@ -95,26 +87,17 @@ static uint8_t *remote(hio *h, uint32_t id, uint64_t end, err *e)
         return NULL;
     }
     if (id >= h->nrb) {
-        rbuf *n = realloc(h->rb, (id + 1) * sizeof *n);
-        if (!n)
-            goto oom;
-        memset(n + h->nrb, 0, (id + 1 - h->nrb) * sizeof *n);
-        h->rb = n;
+        h->rb = xrealloc(h->rb, (id + 1) * sizeof *h->rb);
+        memset(h->rb + h->nrb, 0, (id + 1 - h->nrb) * sizeof *h->rb);
         h->nrb = id + 1;
     }
     rbuf *b = &h->rb[id];
     if (end > b->size) {
-        uint8_t *d = realloc(b->data, end);
-        if (!d)
-            goto oom;
-        memset(d + b->size, 0, end - b->size);
-        b->data = d;
+        b->data = xrealloc(b->data, end);
+        memset(b->data + b->size, 0, end - b->size);
         b->size = end;
     }
     return b->data;
-oom:
-    err_set(e, ERR_INPUT, "out of host memory for remote buffers");
-    return NULL;
 }
 
 static uint64_t to_cycles(const mach *m, sim_time ps)

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+#include "base/num.h"
 #include "fabric/flow.h"
 #include "host/prof.h"
 
@@ -57,19 +59,15 @@ host *host_new(const mach *m, err *e)
 {
     if (mach_check(m, e) != ERR_OK)
         return NULL;
-    host *h = calloc(1, sizeof *h);
-    if (!h)
-        abort();
+    host *h = xcalloc(1, sizeof *h);
     h->m = *m;
     h->nipus = m->nipus;
     h->ngroups = (m->nipus + m->host_link_ipus - 1) / m->host_link_ipus;
-    h->port = calloc((size_t)h->nipus * 2, sizeof *h->port);
-    h->link = calloc((size_t)h->ngroups * 2, sizeof *h->link);
-    h->mem = calloc(h->ngroups, sizeof *h->mem);
-    h->stat = calloc((size_t)h->nipus * HOST_NSTAT, sizeof *h->stat);
-    h->res = calloc(nres(h), sizeof *h->res);
-    if (!h->port || !h->link || !h->mem || !h->stat || !h->res)
-        abort();
+    h->port = xcalloc((size_t)h->nipus * 2, sizeof *h->port);
+    h->link = xcalloc((size_t)h->ngroups * 2, sizeof *h->link);
+    h->mem = xcalloc(h->ngroups, sizeof *h->mem);
+    h->stat = xcalloc((size_t)h->nipus * HOST_NSTAT, sizeof *h->stat);
+    h->res = xcalloc(nres(h), sizeof *h->res);
     for (uint32_t i = 0; i < h->nipus * 2; i++)
         host_prof_init(&h->port[i], m->host_ipu_bytes_per_s);
     for (uint32_t g = 0; g < h->ngroups; g++) {
@@ -131,8 +129,6 @@ static uint32_t path(const host *h, uint32_t ipu, host_dir dir, int remote, uint
     return n;
 }
 
-static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
-
 static sim_time latency(const host *h, int remote)
 {
     return (sim_time)(remote ? h->m.remote_latency_ns : h->m.host_latency_ns) * SIM_NS;
@@ -140,10 +136,8 @@ static sim_time latency(const host *h, int remote)
 
 void host_transfer_batch(host *h, host_xfer *x, size_t n)
 {
-    flow_xfer one, *f = n == 1 ? &one : calloc(n ? n : 1, sizeof *f);
-    uint32_t one_res[3], *res = n == 1 ? one_res : calloc(n ? 3 * n : 1, sizeof *res);
-    if (!f || !res)
-        abort();
+    flow_xfer one, *f = n == 1 ? &one : xcalloc(n, sizeof *f);
+    uint32_t one_res[3], *res = n == 1 ? one_res : xcalloc(3 * n, sizeof *res);
     for (size_t i = 0; i < n; i++) {
         assert(x[i].ipu < h->nipus && (x[i].dir == HOST_IN || x[i].dir == HOST_OUT));
         f[i] = (flow_xfer){.start = x[i].start, .bytes = x[i].bytes, .cap = x[i].max_bytes_per_s,

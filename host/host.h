@@ -49,6 +49,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "base/rng.h"
 #include "hw/machine.h"
 #include "hw/sim.h"
 
@@ -114,7 +115,7 @@ sim_time host_dist_base(const host_dist *d, sim_time mean);
 typedef struct host_prep {
     host_dist dist;
     sim_time mean, base;
-    uint64_t s[4];
+    rng rng;
     uint32_t burst_left; /* HOST_BURSTY: samples left in the current burst */
 } host_prep;
 

@@ -179,34 +179,6 @@ int host_cfg_check(const host_cfg *c, err *e)
 
 /* ---- the generator ---- */
 
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static uint64_t next_u64(host_prep *g) /* xoshiro256** */
-{
-    uint64_t *s = g->s;
-    uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return r;
-}
-
-static double next_unit(host_prep *g) /* uniform on [0, 1), 53 bits */
-{
-    return (double)(next_u64(g) >> 11) * 0x1.0p-53;
-}
-
 static sim_time round_ps(double x)
 {
     return x <= 0 ? 0 : (sim_time)floor(x + 0.5);
@@ -218,14 +190,12 @@ void host_prep_init(host_prep *g, const host_cfg *c, uint64_t id)
     g->dist = c->dist;
     g->mean = c->prep_ps;
     g->base = host_dist_base(&c->dist, c->prep_ps);
-    uint64_t x = c->seed ^ splitmix64(&(uint64_t){id + 0x5bd1e995u});
-    for (int i = 0; i < 4; i++)
-        g->s[i] = splitmix64(&x);
+    rng_seed(&g->rng, c->seed ^ rng_splitmix64(&(uint64_t){id + 0x5bd1e995u}));
 }
 
 sim_time host_prep_next(host_prep *g)
 {
-    double u = next_unit(g); /* one draw per sample, whatever the kind */
+    double u = rng_unit(&g->rng); /* one draw per sample, whatever the kind */
     const host_dist *d = &g->dist;
     switch (d->kind) {
     case HOST_UNIFORM:

@@ -12,18 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+
+/* Room for `need` segments in both arrays (they share one capacity). */
 static void grow(host_prof *p, size_t need)
 {
-    if (need <= p->room)
-        return;
-    size_t room = p->room ? p->room : 16;
-    while (room < need)
-        room *= 2;
-    p->t = realloc(p->t, room * sizeof *p->t);
-    p->used = realloc(p->used, room * sizeof *p->used);
-    if (!p->t || !p->used)
-        abort(); /* out of memory, as the kernel's constructors */
-    p->room = room;
+    size_t room = p->room;
+    p->t = xgrow(p->t, &room, need, sizeof *p->t);
+    p->used = xgrow(p->used, &p->room, need, sizeof *p->used);
 }
 
 void host_prof_init(host_prof *p, uint64_t cap)

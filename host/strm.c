@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+#include "base/num.h"
+
 /* One buffer's place in the ring (index k % depth). */
 typedef struct slot {
     uint64_t k;         /* buffer held, or UINT64_MAX */
@@ -41,16 +44,12 @@ strm *strm_new(const host_cfg *c, strm_kind kind, uint32_t id, err *e)
 {
     if (host_cfg_check(c, e) != ERR_OK)
         return NULL;
-    strm *s = calloc(1, sizeof *s);
-    if (!s)
-        abort();
+    strm *s = xcalloc(1, sizeof *s);
     s->c = *c;
     s->kind = kind;
     host_prep_init(&s->prep, c, ((uint64_t)kind << 32) | id);
-    s->ring = calloc(c->depth, sizeof *s->ring);
-    s->free = calloc(c->loaders, sizeof *s->free);
-    if (!s->ring || !s->free)
-        abort();
+    s->ring = xcalloc(c->depth, sizeof *s->ring);
+    s->free = xcalloc(c->loaders, sizeof *s->free);
     for (uint32_t i = 0; i < c->depth; i++)
         s->ring[i].k = UINT64_MAX;
     return s;
@@ -69,7 +68,6 @@ const host_cfg *strm_cfg(const strm *s) { return &s->c; }
 strm_kind strm_kind_of(const strm *s) { return s->kind; }
 
 static slot *at(const strm *s, uint64_t k) { return &s->ring[k % s->c.depth]; }
-static sim_time max_t(sim_time a, sim_time b) { return a > b ? a : b; }
 
 /* ---- the loader pool ---- */
 
@@ -98,9 +96,9 @@ static sim_time fill(strm *s, sim_time fill_at)
     sim_time ready = fill_at;
     for (uint32_t n = 0; n < s->c.samples_per_buffer; n++) {
         sim_time p = host_prep_next(&s->prep);
-        sim_time done = max_t(fill_at, s->free[0]) + p;
+        sim_time done = max_u64(fill_at, s->free[0]) + p;
         heap_replace_min(s->free, s->c.loaders, done);
-        ready = max_t(ready, done);
+        ready = max_u64(ready, done);
         s->stat[STRM_PREP_PS] += p;
     }
     s->stat[STRM_SAMPLES] += s->c.samples_per_buffer;
@@ -126,14 +124,14 @@ sim_time strm_in_ready(strm *s, uint64_t k, sim_time device_at)
         if (d == 1) {
             assert((j == 0 || (b->k == j - 1 && b->done)) &&
                    "strm_in_ready: buffer k - 1 not released (depth 1)");
-            req = max_t(device_at, j == 0 ? 0 : b->released);
+            req = max_u64(device_at, j == 0 ? 0 : b->released);
         } else if (j < d) {
             req = 0;
         } else {
             assert(b->k == j - d && b->done && "strm_in_ready: buffer k - depth not released");
             req = b->released;
         }
-        req = max_t(req, s->last_request);
+        req = max_u64(req, s->last_request);
         s->last_request = req;
         *b = (slot){.k = j, .request = req, .fill = req + s->c.callback_ps};
         b->ready = fill(s, b->fill);
@@ -162,7 +160,7 @@ void strm_in_release(strm *s, uint64_t k, sim_time t)
     slot *b = at(s, k);
     assert(k == s->next_done && k < s->next_fill && b->k == k &&
            "strm_in_release: buffers are released once each, in order, after strm_in_ready");
-    sim_time start = max_t(b->ready, b->device_at);
+    sim_time start = max_u64(b->ready, b->device_at);
     b->released = t;
     b->done = true;
     s->next_done = k + 1;
@@ -187,7 +185,7 @@ sim_time strm_out_slot(strm *s, uint64_t k, sim_time device_at)
     if (k + 1 == s->next_fill) { /* asked again */
         assert(b->k == k && !b->done);
         b->device_at = device_at;
-        b->start = max_t(device_at, b->ready);
+        b->start = max_u64(device_at, b->ready);
         return b->start;
     }
     assert(k == s->next_fill && k == s->next_done && "strm_out_slot: one buffer at a time");
@@ -197,7 +195,7 @@ sim_time strm_out_slot(strm *s, uint64_t k, sim_time device_at)
         free_at = b->released;
     }
     *b = (slot){.k = k, .ready = free_at, .device_at = device_at,
-                .start = max_t(device_at, free_at)};
+                .start = max_u64(device_at, free_at)};
     s->next_fill = k + 1;
     return b->start;
 }
@@ -208,7 +206,7 @@ void strm_out_done(strm *s, uint64_t k, sim_time t)
     slot *b = at(s, k);
     assert(k == s->next_done && b->k == k && !b->done &&
            "strm_out_done: each buffer once, in order, after strm_out_slot");
-    sim_time drain_start = max_t(t + s->c.callback_ps, s->last_request);
+    sim_time drain_start = max_u64(t + s->c.callback_ps, s->last_request);
     b->released = drain_start + s->c.drain_ps;
     b->done = true;
     s->last_request = b->released;
@@ -232,7 +230,7 @@ strm_copy strm_in_copy(strm *s, host *h, uint32_t ipu, uint64_t k, sim_time devi
 {
     strm_copy c = {.device_at = device_at};
     c.ready = strm_in_ready(s, k, device_at);
-    c.start = max_t(c.ready, device_at);
+    c.start = max_u64(c.ready, device_at);
     c.end = host_link_transfer(h, ipu, HOST_IN, s->c.bytes_per_buffer, c.start,
                                max_bytes_per_s);
     c.begin = c.start - device_at;

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/alloc.h"
+
 int chip_init(chip *c, uint32_t id, const mach *m, uint32_t ntiles, err *e)
 {
     memset(c, 0, sizeof *c);
@@ -22,12 +24,7 @@ int chip_init(chip *c, uint32_t id, const mach *m, uint32_t ntiles, err *e)
         return err_set(e, ERR_INPUT, "cannot map %zu bytes of tile memory for ipu %u",
                        c->mem_bytes, id);
     c->mem = p;
-    c->tiles = calloc(ntiles, sizeof *c->tiles);
-    if (!c->tiles) {
-        munmap(c->mem, c->mem_bytes);
-        c->mem = NULL;
-        return err_set(e, ERR_INPUT, "out of memory for %u tiles", ntiles);
-    }
+    c->tiles = xcalloc(ntiles, sizeof *c->tiles);
     for (uint32_t t = 0; t < ntiles; t++)
         tile_init(&c->tiles[t], id, t, chip_tile_mem(c, t), 0);
     return ERR_OK;

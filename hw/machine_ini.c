@@ -13,11 +13,13 @@
 
 #include <ini.h>
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/alloc.h"
+#include "base/file.h"
 
 enum {
     LINE_MAX_CHARS = INI_MAX_LINE - 3, /* libinih's buffer, less '\r', '\n' and NUL */
@@ -228,16 +230,12 @@ static void check_missing(ctx *c)
 int mach_parse(mach *m, mach_src *src, const char *name, const char *file, const char *text,
                err *e)
 {
-    ctx *c = calloc(1, sizeof *c);
-    mach *out = calloc(1, sizeof *out);
+    ctx *c = xcalloc(1, sizeof *c);
+    mach *out = xcalloc(1, sizeof *out);
     int nl = 1;
     for (const char *s = text; *s; s++)
         nl += *s == '\n';
-    const char **lines = calloc((size_t)nl, sizeof *lines);
-    if (!c || !out || !lines) {
-        free(c), free(out), free(lines);
-        return err_set(e, ERR_INPUT, "%s: error: out of memory", file);
-    }
+    const char **lines = xcalloc((size_t)nl, sizeof *lines);
     for (const char *s = text; *s;) {
         lines[c->nlines++] = s;
         s += strcspn(s, "\n");
@@ -272,26 +270,11 @@ int mach_parse(mach *m, mach_src *src, const char *name, const char *file, const
 /* Read a whole file as a NUL-terminated string; NULL with *e set. */
 static char *read_text(const char *path, err *e)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        err_set(e, ERR_INPUT, "%s: error: cannot open machine file: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *buf = malloc(FILE_MAX_BYTES + 1);
-    size_t n = buf ? fread(buf, 1, FILE_MAX_BYTES + 1, f) : 0;
-    int bad = !buf || ferror(f);
-    int saved = errno;
-    fclose(f);
-    if (bad) {
-        err_set(e, ERR_INPUT, "%s: error: cannot read machine file: %s", path,
-                buf ? strerror(saved) : "out of memory");
-        free(buf);
-        return NULL;
-    }
-    if (n > FILE_MAX_BYTES) {
-        err_set(e, ERR_INPUT, "%s: error: larger than %d bytes; not a machine preset", path,
-                FILE_MAX_BYTES);
-        free(buf);
+    err fe;
+    size_t n;
+    char *buf = file_read(path, FILE_MAX_BYTES, &n, &fe);
+    if (!buf) { /* the reader's "PATH: why" in this file's "PATH: error: why" form */
+        err_set(e, fe.status, "%s: error: %s", path, fe.msg + strlen(path) + 2);
         return NULL;
     }
     const char *nul = memchr(buf, '\0', n);
@@ -304,7 +287,6 @@ static char *read_text(const char *path, err *e)
         free(buf);
         return NULL;
     }
-    buf[n] = '\0';
     return buf;
 }
 

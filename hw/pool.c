@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
+
 struct worker_arg {
     pool *p;
     unsigned k;
@@ -75,20 +77,11 @@ pool *pool_new(unsigned threads)
 {
     if (threads == 0)
         threads = 1;
-    pool *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
+    pool *p = xcalloc(1, sizeof *p);
     p->n = threads;
-    p->th = calloc(threads, sizeof *p->th);
-    p->args = calloc(threads, sizeof *p->args);
-    p->node = calloc(threads, sizeof *p->node);
-    if (!p->th || !p->args || !p->node) {
-        free(p->th);
-        free(p->args);
-        free(p->node);
-        free(p);
-        return NULL;
-    }
+    p->th = xcalloc(threads, sizeof *p->th);
+    p->args = xcalloc(threads, sizeof *p->args);
+    p->node = xcalloc(threads, sizeof *p->node);
     p->nodes = numa_available() >= 0 ? numa_num_configured_nodes() : 0;
     for (unsigned k = 0; k < threads; k++)
         p->node[k] = p->nodes > 1 ? (int)(k % (unsigned)p->nodes) : -1;

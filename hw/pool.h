@@ -11,7 +11,8 @@
 typedef struct pool pool;
 typedef void (*pool_fn)(void *ctx, size_t item);
 
-/* Start `threads` threads in all (the caller counts as thread 0). NULL on failure. */
+/* Start `threads` threads in all (the caller counts as thread 0); fewer when the system
+ * refuses more threads. Never NULL. */
 pool *pool_new(unsigned threads);
 void pool_free(pool *p);
 unsigned pool_threads(const pool *p);

@@ -13,27 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/text.h"
 
 __extension__ typedef unsigned __int128 u128;
 
 /* ---- Small helpers ---------------------------------------------------------------------- */
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p)
-        abort(); /* out of memory: nothing sensible to return */
-    return p;
-}
-
-static void *xcalloc(size_t n)
-{
-    void *p = calloc(1, n);
-    if (!p)
-        abort();
-    return p;
-}
 
 /* A growable array of pointers. */
 typedef struct vec {
@@ -43,10 +28,7 @@ typedef struct vec {
 
 static void vec_push(vec *a, void *p)
 {
-    if (a->n == a->cap) {
-        a->cap = a->cap ? 2 * a->cap : 8;
-        a->v = xrealloc(a->v, a->cap * sizeof *a->v);
-    }
+    a->v = xgrow(a->v, &a->cap, a->n + 1, sizeof *a->v);
     a->v[a->n++] = p;
 }
 
@@ -149,7 +131,7 @@ struct sim {
 
 sim *sim_new(void)
 {
-    sim *k = xcalloc(sizeof *k);
+    sim *k = xcalloc(1, sizeof *k);
     k->free_slot = NO_SLOT;
     return k;
 }
@@ -190,7 +172,7 @@ static char *join_name(const char *prefix, const char *name)
     if (!name)
         return NULL;
     size_t lp = prefix ? strlen(prefix) + 1 : 0, ln = strlen(name);
-    char *s = xrealloc(NULL, lp + ln + 1);
+    char *s = xmalloc(lp + ln + 1);
     if (prefix) {
         memcpy(s, prefix, lp - 1);
         s[lp - 1] = '.';
@@ -201,7 +183,7 @@ static char *join_name(const char *prefix, const char *name)
 
 static void *obj_new(sim *k, size_t size, int kind, const sim_module *m, const char *name)
 {
-    obj *o = xcalloc(size);
+    obj *o = xcalloc(1, size);
     o->k = k;
     o->kind = kind;
     o->name = join_name(m ? m->h.name : NULL, name);
@@ -254,10 +236,7 @@ static bool hless(const hent *a, const hent *b)
 
 static void heap_push(sim *k, hent e)
 {
-    if (k->nheap == k->capheap) {
-        k->capheap = k->capheap ? 2 * k->capheap : 64;
-        k->heap = xrealloc(k->heap, k->capheap * sizeof *k->heap);
-    }
+    k->heap = xgrow(k->heap, &k->capheap, k->nheap + 1, sizeof *k->heap);
     size_t i = k->nheap++;
     while (i > 0 && hless(&e, &k->heap[(i - 1) / 2])) {
         k->heap[i] = k->heap[(i - 1) / 2];
@@ -313,7 +292,7 @@ uint64_t sim_schedule_at(sim *k, sim_time at, sim_fn fn, void *arg)
         k->free_slot = k->slots[i].next_free;
     } else {
         assert(k->nslots < NO_SLOT);
-        if (k->nslots == k->capslots) {
+        if (k->nslots == k->capslots) { /* 32-bit ids, so not xgrow's size_t capacity */
             k->capslots = k->capslots ? 2 * k->capslots : 64;
             k->slots = xrealloc(k->slots, k->capslots * sizeof *k->slots);
         }
@@ -588,8 +567,6 @@ int sim_elaborate(sim *k, err *e)
         txt line = {0};
         port_check((const sim_port *)o, &line);
         char *s = txt_take(&line);
-        if (!s)
-            abort(); /* out of memory */
         if (*s && nbad++ == 0)
             err_set(e, ERR_INPUT, "%s", s);
         else if (*s)

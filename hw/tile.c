@@ -12,11 +12,12 @@
  * Left out: instruction fetch, bank conflicts, exceptions other than the modelled faults. */
 #include "hw/tile.h"
 
-#include <assert.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/alloc.h"
+#include "base/num.h"
 
 void tile_free(tile *t)
 {
@@ -89,24 +90,6 @@ static int start_worker(tile *t, const isa_env *env, unsigned k, uint32_t entry,
     return 0;
 }
 
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-    return a > b ? a : b;
-}
-
-static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t first)
-{
-    if (need <= *cap)
-        return p;
-    size_t c = *cap ? *cap : first;
-    while (c < need)
-        c *= 2;
-    void *n = realloc(p, c * elem);
-    assert(n && "out of host memory for the tile's outbox");
-    *cap = c;
-    return n;
-}
-
 /* send/gsend/hin/hout/rbin/rbout at cycle c: check it and log it (with the payload of an
  * outgoing copy). A send occupies the outgoing port for one cycle per xchg_bpc bytes from
  * max(c, port free); the supervisor goes on at once (the port streams on its own); sync and
@@ -151,10 +134,10 @@ static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64
         return 0;
     }
     tile_outbox *o = &t->out;
-    o->s = grow(o->s, &o->cap, o->n + 1, sizeof *o->s, 16);
+    o->s = xgrow(o->s, &o->cap, o->n + 1, sizeof *o->s);
     int outgoing = kind != TILE_HIN && kind != TILE_RBIN;
     if (outgoing) /* at least one byte, so a payload pointer is never NULL */
-        o->data = grow(o->data, &o->dcap, o->used + bytes + 1, 1, 4096);
+        o->data = xgrow(o->data, &o->dcap, o->used + bytes + 1, 1);
     uint64_t start = c;
     if (exchange) {
         start = c > o->port_free ? c : o->port_free;

@@ -9,12 +9,13 @@
  * checks rpt bodies. Left out: macros, includes, local numeric labels, .equ, relocations. */
 #include "isa/asm.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+#include "base/file.h"
 #include "isa/asm_int.h"
 #include "isa/isa_int.h"
 
@@ -23,10 +24,7 @@
 
 void asm_error(asm_ctx *c, int line, int col, const char *fmt, ...)
 {
-    if (!asm_grow((void **)&c->diags, &c->capdiags, c->ndiags + 1, sizeof *c->diags)) {
-        c->oom = 1;
-        return;
-    }
+    c->diags = xgrow(c->diags, &c->capdiags, c->ndiags + 1, sizeof *c->diags);
     asm_diag *d = &c->diags[c->ndiags];
     d->line = line;
     d->col = col;
@@ -63,10 +61,7 @@ static void layout(asm_unit *u, uint64_t size[2], uint64_t *data_align)
                           (int)(s->len > 64 ? 64 : s->len), s->name, c->syms[k].line);
                 break;
             }
-            if ((k = asm_sym_add(c, s->name, s->len)) < 0) {
-                c->oom = 1;
-                break;
-            }
+            k = asm_sym_add(c, s->name, s->len);
             c->syms[k].sect = s->sect;
             c->syms[k].off = *o;
             c->syms[k].line = s->line;
@@ -289,8 +284,6 @@ static void line_text(const asm_ctx *c, int line, const char **s, size_t *len)
 
 static int report(asm_ctx *c, err *e)
 {
-    if (c->oom)
-        return err_set(e, ERR_ASM, "%s: out of memory", c->file);
     qsort(c->diags, c->ndiags, sizeof *c->diags, cmp_diag);
     txt b = {0};
     for (size_t i = 0; i < c->ndiags && b.len < ERR_MSG_MAX; i++) {
@@ -305,24 +298,22 @@ static int report(asm_ctx *c, err *e)
         txt_printf(&b, "^");
     }
     char *msg = txt_take(&b);
-    err_set(e, ERR_ASM, "%s", msg ? msg : "out of memory");
+    err_set(e, ERR_ASM, "%s", msg);
     free(msg);
     return ERR_ASM;
 }
 
-static int split_lines(asm_ctx *c)
+static void split_lines(asm_ctx *c)
 {
     size_t cap = 0;
     for (size_t i = 0; i <= c->srclen; i++) {
         if (i == c->srclen && i > 0 && c->src[i - 1] == '\n')
             break;
         if (i == 0 || c->src[i - 1] == '\n') {
-            if (!asm_grow((void **)&c->line_off, &cap, c->nlines + 1, sizeof *c->line_off))
-                return 0;
+            c->line_off = xgrow(c->line_off, &cap, c->nlines + 1, sizeof *c->line_off);
             c->line_off[c->nlines++] = i;
         }
     }
-    return 1;
 }
 
 /* Fill prog from the laid-out and emitted unit; ERR_OK or an error already reported. */
@@ -336,14 +327,10 @@ static int build_prog(asm_unit *u, isa_prog *out, uint8_t *image, uint64_t text,
     out->size = (uint32_t)total;
     int m = asm_sym_find(c, "main", 4);
     out->entry = m >= 0 ? (uint32_t)asm_sym_value(c, m, 0) : 0;
-    out->syms = calloc(c->nsyms ? c->nsyms : 1, sizeof *out->syms);
-    if (!out->syms)
-        return c->oom = 1, -1;
+    out->syms = xcalloc(c->nsyms, sizeof *out->syms);
     for (size_t i = 0; i < c->nsyms; i++) {
         isa_sym *s = &out->syms[out->nsyms];
-        s->name = strndup(c->syms[i].name, c->syms[i].len);
-        if (!s->name)
-            return c->oom = 1, -1;
+        s->name = xstrndup(c->syms[i].name, c->syms[i].len);
         s->addr = (uint32_t)asm_sym_value(c, (int)i, 0);
         s->global = c->syms[i].global;
         out->nsyms++;
@@ -367,11 +354,8 @@ int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, e
     asm_ctx *c = &u.c;
     uint8_t *image = NULL;
     int *slot_stmt = NULL;
-    if (!split_lines(c)) {
-        c->oom = 1;
-        goto done;
-    }
-    for (size_t i = 0; i < c->nlines && !c->oom; i++) {
+    split_lines(c);
+    for (size_t i = 0; i < c->nlines; i++) {
         size_t b = c->line_off[i], end = b;
         while (end < len && src[end] != '\n')
             end++;
@@ -379,33 +363,25 @@ int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, e
     }
 
     uint64_t size[2] = {0, 0}, data_align = 16;
-    if (!c->oom)
-        layout(&u, size, &data_align);
+    layout(&u, size, &data_align);
     uint64_t text = size[SEC_TEXT], total = 0;
-    int fits = !c->oom && align_up(text, data_align) + size[SEC_DATA] <= MAX_SIZE;
+    int fits = align_up(text, data_align) + size[SEC_DATA] <= MAX_SIZE;
     if (fits) {
         c->data_addr = (uint32_t)align_up(text, data_align);
         total = c->data_addr + size[SEC_DATA];
-        image = calloc(total ? total : 1, 1);
-        slot_stmt = malloc((text / 8 + 1) * sizeof *slot_stmt);
-        if (!image || !slot_stmt)
-            c->oom = 1;
-        else
-            memset(slot_stmt, 0xff, (text / 8 + 1) * sizeof *slot_stmt);
+        image = xcalloc(total, 1);
+        slot_stmt = xmalloc((text / 8 + 1) * sizeof *slot_stmt);
+        memset(slot_stmt, 0xff, (text / 8 + 1) * sizeof *slot_stmt);
     }
-    if (!c->oom)
-        emit(&u, fits ? image : NULL, slot_stmt);
-    if (!c->oom && c->ndiags == 0) {
-        int st = build_prog(&u, out, image, text, total, slot_stmt);
+    emit(&u, fits ? image : NULL, slot_stmt);
+    if (c->ndiags == 0) {
+        build_prog(&u, out, image, text, total, slot_stmt); /* its errors land in c->diags */
         image = NULL; /* owned by out now */
-        if (st == 0)
-            goto done;
     }
-done:
     free(slot_stmt);
     free(image);
     int status = ERR_OK;
-    if (c->oom || c->ndiags) {
+    if (c->ndiags) {
         status = report(c, e);
         isa_prog_free(out);
     }
@@ -423,9 +399,9 @@ int asm_assemble_file(const char *path, isa_prog *out, err *e)
 {
     memset(out, 0, sizeof *out);
     size_t n = 0;
-    char *buf = txt_read_file(path, (size_t)1 << 30, &n);
+    char *buf = file_read(path, (size_t)1 << 30, &n, e);
     if (!buf)
-        return err_set(e, ERR_INPUT, "%s: cannot read: %s", path, strerror(errno));
+        return ERR_INPUT;
     int st = asm_assemble(path, buf, n, out, e);
     free(buf);
     return st;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "isa/asm_int.h"
 
 enum { MAX_DEPTH = 200 }; /* nesting of parentheses and height of an expression tree */
@@ -171,10 +172,7 @@ static int new_node(asm_parser *p, asm_expr e)
         asm_error(c, e.line, e.col, "expression too complex");
         return -1;
     }
-    if (!asm_grow((void **)&c->nodes, &c->capnodes, c->nnodes + 1, sizeof *c->nodes)) {
-        c->oom = 1;
-        return -1;
-    }
+    c->nodes = xgrow(c->nodes, &c->capnodes, c->nnodes + 1, sizeof *c->nodes);
     c->nodes[c->nnodes] = e;
     return (int)c->nnodes++;
 }
@@ -376,9 +374,7 @@ int asm_sym_add(asm_ctx *c, const char *name, size_t len)
 {
     if ((c->nsyms + 1) * 2 > c->hcap) {
         size_t hcap = c->hcap ? c->hcap * 2 : 64;
-        int *hash = malloc(hcap * sizeof *hash);
-        if (!hash)
-            return -1;
+        int *hash = xmalloc(hcap * sizeof *hash);
         memset(hash, 0xff, hcap * sizeof *hash);
         for (size_t i = 0; i < c->nsyms; i++)
             hash_insert(hash, hcap, &c->syms[i], (int)i);
@@ -386,8 +382,7 @@ int asm_sym_add(asm_ctx *c, const char *name, size_t len)
         c->hash = hash;
         c->hcap = hcap;
     }
-    if (!asm_grow((void **)&c->syms, &c->capsyms, c->nsyms + 1, sizeof *c->syms))
-        return -1;
+    c->syms = xgrow(c->syms, &c->capsyms, c->nsyms + 1, sizeof *c->syms);
     asm_sym *s = &c->syms[c->nsyms];
     memset(s, 0, sizeof *s);
     s->name = name;
@@ -402,19 +397,4 @@ int64_t asm_sym_value(const asm_ctx *c, int i, int layout)
     if (s->sect == SEC_DATA && !layout)
         return (int64_t)(c->data_addr + s->off);
     return (int64_t)s->off;
-}
-
-int asm_grow(void **arr, size_t *cap, size_t need, size_t sz)
-{
-    if (need <= *cap)
-        return 1;
-    size_t n = *cap ? *cap : 16;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*arr, n * sz);
-    if (!p)
-        return 0;
-    *arr = p;
-    *cap = n;
-    return 1;
 }

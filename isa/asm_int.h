@@ -81,7 +81,6 @@ typedef struct asm_ctx {
 
     asm_diag *diags;
     size_t ndiags, capdiags;
-    int oom;
 
     asm_expr *nodes;
     size_t nnodes, capnodes;
@@ -120,7 +119,7 @@ int asm_eval(asm_ctx *c, int n, int layout, int64_t dot, int64_t *out);
 
 /* Symbol table. */
 int asm_sym_find(const asm_ctx *c, const char *name, size_t len); /* index or -1 */
-int asm_sym_add(asm_ctx *c, const char *name, size_t len);        /* index, or -1 on OOM */
+int asm_sym_add(asm_ctx *c, const char *name, size_t len);        /* its index */
 int64_t asm_sym_value(const asm_ctx *c, int i, int layout);
 
 /* ---- statements (asm_parse.c makes them, asm.c lays them out and emits them) ---- */
@@ -169,8 +168,5 @@ typedef struct asm_unit {
 
 /* Parse one source line [b, end) into statements, reporting its errors. */
 void asm_parse_line(asm_unit *u, int line, const char *b, const char *end);
-
-/* Grow an array of `*cap` elements of size `sz` to hold at least `need`; 0 on failure. */
-int asm_grow(void **arr, size_t *cap, size_t need, size_t sz);
 
 #endif

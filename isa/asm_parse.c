@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "isa/asm_int.h"
 
 /* The source form an operand kind takes. */
@@ -29,10 +30,7 @@ static asm_opnd_kind source_form(isa_kind k)
 
 static asm_stmt *new_stmt(asm_unit *u, asm_stmt_kind kind, int line, int col)
 {
-    if (!asm_grow((void **)&u->st, &u->capst, u->nst + 1, sizeof *u->st)) {
-        u->c.oom = 1;
-        return NULL;
-    }
+    u->st = xgrow(u->st, &u->capst, u->nst + 1, sizeof *u->st);
     asm_stmt *s = &u->st[u->nst++];
     memset(s, 0, sizeof *s);
     s->kind = (uint8_t)kind;
@@ -43,14 +41,10 @@ static asm_stmt *new_stmt(asm_unit *u, asm_stmt_kind kind, int line, int col)
     return s;
 }
 
-static int add_item(asm_unit *u, int64_t v, int col)
+static void add_item(asm_unit *u, int64_t v, int col)
 {
-    if (!asm_grow((void **)&u->it, &u->capit, u->nit + 1, sizeof *u->it)) {
-        u->c.oom = 1;
-        return 0;
-    }
+    u->it = xgrow(u->it, &u->capit, u->nit + 1, sizeof *u->it);
     u->it[u->nit++] = (asm_item){v, col};
-    return 1;
 }
 
 static int tok_is(const asm_tok *t, int punct)
@@ -248,8 +242,6 @@ static void parse_insn(asm_unit *u, asm_parser *p)
         if (check_operand(u, p->line, oi, (isa_kind)fi->opd[i].kind, &ops[i], use))
             return;
     asm_stmt *s = new_stmt(u, S_INSN, p->line, m.col);
-    if (!s)
-        return;
     s->op = (uint16_t)op;
     s->nopnd = (uint8_t)n;
     memcpy(s->opnd, ops, (size_t)n * sizeof *ops);
@@ -285,8 +277,7 @@ static void parse_floats(asm_unit *u, asm_parser *p, asm_stmt *s)
         }
         uint32_t bits;
         memcpy(&bits, &f, 4);
-        if (!add_item(u, bits, col))
-            return;
+        add_item(u, bits, col);
         s->nargs++;
         asm_advance(p);
         if (!tok_is(&p->tok, ','))
@@ -320,8 +311,6 @@ static void parse_directive(asm_unit *u, asm_parser *p)
         return;
     }
     asm_stmt *s = new_stmt(u, (asm_stmt_kind)kind, p->line, d.col);
-    if (!s)
-        return;
     if (kind == S_FLOAT) {
         s->arg0 = u->nit;
         parse_floats(u, p, s);
@@ -348,8 +337,9 @@ static void parse_directive(asm_unit *u, asm_parser *p)
     for (;;) {
         int col = p->tok.col;
         int e = asm_parse_expr(p);
-        if (e < 0 || !add_item(u, e, col))
+        if (e < 0)
             return;
+        add_item(u, e, col);
         s->nargs++;
         if (!tok_is(&p->tok, ','))
             return;
@@ -373,8 +363,6 @@ void asm_parse_line(asm_unit *u, int line, const char *b, const char *end)
             return;
         }
         asm_stmt *s = new_stmt(u, S_LABEL, line, p.tok.col);
-        if (!s)
-            return;
         s->name = p.tok.s;
         s->len = p.tok.len;
         p.lx = peek;

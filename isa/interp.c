@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+
 #if defined(__GNUC__) && !defined(ISA_INTERP_SWITCH)
 #define ISA_INTERP_GOTO 1
 #else
@@ -188,9 +190,7 @@ void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len)
 
 isa_insn *isa_code_build(const isa_prog *prog)
 {
-    isa_insn *code = calloc((size_t)prog->ncode + 1, sizeof *code);
-    if (!code)
-        return NULL;
+    isa_insn *code = xcalloc((size_t)prog->ncode + 1, sizeof *code);
     if (prog->ncode)
         memcpy(code, prog->code, prog->ncode * sizeof *code);
     code[prog->ncode].op = OP_ILLEGAL;

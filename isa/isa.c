@@ -10,12 +10,13 @@
 #include "isa/isa.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/alloc.h"
+#include "base/file.h"
 #include "isa/isa_int.h"
 
 static const isa_opinfo op_table[OP_COUNT + 1] = {
@@ -302,9 +303,7 @@ int isa_prog_decode_at(isa_prog *prog, uint32_t *bad_pc, err *e)
         return err_set(e, ERR_INPUT, "inconsistent image layout (text %u, data at %u, size %u)",
                        prog->text_size, prog->data_addr, prog->size);
     uint32_t n = prog->text_size / ISA_INSN_BYTES;
-    isa_insn *code = calloc(n ? n : 1, sizeof *code);
-    if (!code)
-        return err_set(e, ERR_INPUT, "out of memory decoding %u instructions", n);
+    isa_insn *code = xcalloc(n, sizeof *code);
     for (uint32_t i = 0; i < n; i++)
         code[i] = isa_decode_word(isa_rd64(prog->image + (size_t)i * ISA_INSN_BYTES));
 
@@ -381,65 +380,47 @@ int64_t isa_prog_sym(const isa_prog *prog, const char *name)
 
 static const char magic[8] = {'I', 'P', 'U', 'S', 'I', 'M', 'X', '1'};
 
-static void put_u32(FILE *f, uint32_t v)
+static uint8_t *put(uint8_t *p, const void *src, size_t n)
+{
+    if (n)
+        memcpy(p, src, n);
+    return p + n;
+}
+
+static uint8_t *put_u32(uint8_t *p, uint32_t v)
 {
     uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
-    fwrite(b, 1, 4, f);
+    return put(p, b, 4);
 }
 
 int isa_prog_save(const isa_prog *prog, const char *path, err *e)
 {
-    for (size_t i = 0; i < prog->nsyms; i++)
-        if (strlen(prog->syms[i].name) > 0xffff)
-            return err_set(e, ERR_INPUT, "%s: symbol name too long", path);
-    if (prog->nsyms > UINT32_MAX)
-        return err_set(e, ERR_INPUT, "%s: too many symbols", path);
-
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 8);
-    if (!tmp)
-        return err_set(e, ERR_INPUT, "%s: out of memory", path);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".XXXXXX", 8);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        err_set(e, ERR_INPUT, "%s: cannot create: %s", path, strerror(errno));
-        free(tmp);
-        return ERR_INPUT;
-    }
-    fchmod(fd, 0644); /* mkstemp makes 0600 */
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        close(fd);
-        goto fail;
-    }
-    fwrite(magic, 1, sizeof magic, f);
-    put_u32(f, prog->text_size);
-    put_u32(f, prog->data_addr);
-    put_u32(f, prog->size);
-    put_u32(f, prog->entry);
-    put_u32(f, (uint32_t)prog->nsyms);
-    if (prog->size)
-        fwrite(prog->image, 1, prog->size, f);
+    size_t len = sizeof magic + 5 * 4 + prog->size;
     for (size_t i = 0; i < prog->nsyms; i++) {
         size_t n = strlen(prog->syms[i].name);
-        put_u32(f, prog->syms[i].addr);
-        uint8_t b[3] = {(uint8_t)(prog->syms[i].global != 0), (uint8_t)n, (uint8_t)(n >> 8)};
-        fwrite(b, 1, 3, f);
-        fwrite(prog->syms[i].name, 1, n, f);
+        if (n > 0xffff)
+            return err_set(e, ERR_INPUT, "%s: symbol name too long", path);
+        len += 7 + n;
     }
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad)
-        goto fail;
-    if (rename(tmp, path) != 0)
-        goto fail;
-    free(tmp);
-    return ERR_OK;
-fail:
-    err_set(e, ERR_INPUT, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
-    unlink(tmp);
-    free(tmp);
-    return ERR_INPUT;
+    if (prog->nsyms > UINT32_MAX)
+        return err_set(e, ERR_INPUT, "%s: too many symbols", path);
+    uint8_t *buf = xmalloc(len), *p = put(buf, magic, sizeof magic);
+    p = put_u32(p, prog->text_size);
+    p = put_u32(p, prog->data_addr);
+    p = put_u32(p, prog->size);
+    p = put_u32(p, prog->entry);
+    p = put_u32(p, (uint32_t)prog->nsyms);
+    p = put(p, prog->image, prog->size);
+    for (size_t i = 0; i < prog->nsyms; i++) {
+        size_t n = strlen(prog->syms[i].name);
+        p = put_u32(p, prog->syms[i].addr);
+        uint8_t b[3] = {(uint8_t)(prog->syms[i].global != 0), (uint8_t)n, (uint8_t)(n >> 8)};
+        p = put(p, b, 3);
+        p = put(p, prog->syms[i].name, n);
+    }
+    int rc = file_write_atomic(path, buf, len, e);
+    free(buf);
+    return rc;
 }
 
 /* A cursor over the loaded bytes; every read checks what is left. */
@@ -468,43 +449,12 @@ static int take_u32(reader *r, uint32_t *v)
     return 1;
 }
 
-static int read_all(const char *path, uint8_t **buf, size_t *len, err *e)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 4096, n = 0;
-    uint8_t *b = malloc(cap);
-    while (b) {
-        n += fread(b + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        uint8_t *nb = cap < ((size_t)1 << 31) ? realloc(b, cap * 2) : NULL;
-        if (!nb) {
-            free(b);
-            b = NULL;
-            break;
-        }
-        b = nb;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!b || bad) {
-        free(b);
-        return err_set(e, ERR_INPUT, "%s: cannot read", path);
-    }
-    *buf = b;
-    *len = n;
-    return ERR_OK;
-}
-
 int isa_prog_load(isa_prog *prog, const char *path, err *e)
 {
     memset(prog, 0, sizeof *prog);
     uint8_t *buf = NULL;
     size_t len = 0;
-    if (read_all(path, &buf, &len, e) != ERR_OK)
+    if (!(buf = (uint8_t *)file_read(path, (size_t)1 << 31, &len, e)))
         return ERR_INPUT;
     reader r = {buf, len};
     char m[8];
@@ -528,20 +478,13 @@ int isa_prog_load(isa_prog *prog, const char *path, err *e)
         why = "truncated image";
         goto bad;
     }
-    prog->image = malloc(prog->size ? prog->size : 1);
-    if (!prog->image || !take(&r, prog->image, prog->size)) {
-        why = "out of memory";
-        goto bad;
-    }
+    prog->image = xmalloc(prog->size);
+    take(&r, prog->image, prog->size);
     if (nsyms > r.left / 7) { /* each symbol takes at least 7 bytes plus its name */
         why = "truncated symbol table";
         goto bad;
     }
-    prog->syms = calloc(nsyms ? nsyms : 1, sizeof *prog->syms);
-    if (!prog->syms) {
-        why = "out of memory";
-        goto bad;
-    }
+    prog->syms = xcalloc(nsyms, sizeof *prog->syms);
     for (uint32_t i = 0; i < nsyms; i++) {
         uint8_t b[3];
         isa_sym *s = &prog->syms[i];
@@ -555,11 +498,7 @@ int isa_prog_load(isa_prog *prog, const char *path, err *e)
             goto bad;
         }
         s->global = b[0];
-        s->name = malloc(n + 1);
-        if (!s->name) {
-            why = "out of memory";
-            goto bad;
-        }
+        s->name = xmalloc(n + 1);
         prog->nsyms = i + 1;
         take(&r, s->name, n);
         s->name[n] = '\0';

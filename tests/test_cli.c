@@ -244,7 +244,7 @@ static void test_machine_presets(void **state)
              path);
     assert_string_equal(out, want);
     assert_int_equal(run(out, sizeof out, "machine show %s/none.ini", tmpdir), 2);
-    assert_non_null(strstr(out, "none.ini: error: cannot open machine file"));
+    assert_non_null(strstr(out, "none.ini: error: cannot open: No such file"));
     assert_int_equal(tu_count_lines(out), 1);
 
     /* a preset file and --set drive a run; --ipus is --set nipus */

@@ -312,10 +312,10 @@ static void test_files(void **state)
     err *e = new_err();
     mach m;
     assert_int_equal(mach_load(&m, NULL, "/nonexistent/dir/my.ini", e), ERR_INPUT);
-    assert_string_equal(e->msg, "/nonexistent/dir/my.ini: error: cannot open machine file: No "
+    assert_string_equal(e->msg, "/nonexistent/dir/my.ini: error: cannot open: No "
                                 "such file or directory");
     assert_int_equal(mach_load(&m, NULL, "nosuch.ini", e), ERR_INPUT); /* .ini: a file */
-    assert_string_equal(e->msg, "nosuch.ini: error: cannot open machine file: No such file or "
+    assert_string_equal(e->msg, "nosuch.ini: error: cannot open: No such file or "
                                 "directory");
 
     /* a user's preset in a temp dir: named after the file, errors name its path */

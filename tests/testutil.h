@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "base/text.h"
+#include "base/file.h"
 
 /* FNV-1a over n bytes, continuing from h (start with 0xcbf29ce484222325). */
 static inline uint64_t tu_fnv(uint64_t h, const void *p, size_t n)
@@ -57,7 +57,7 @@ static inline void tu_write_file(const char *path, const char *text)
 static inline char *tu_read_file(const char *path)
 {
     size_t n;
-    return txt_read_file(path, (size_t)1 << 30, &n);
+    return file_read(path, (size_t)1 << 30, &n, NULL);
 }
 
 /* Run "BIN ARGS" with stderr joined to stdout; its output goes to out (cut to len - 1 bytes).

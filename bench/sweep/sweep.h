@@ -57,7 +57,7 @@ void sweep_grid_label(const sweep_grid *g, size_t point, char *buf, size_t len);
 int sweep_args_check(const sweep_grid *g, char *const *args, int nargs, char *msg);
 /* argv for one point: CMDNAME, ARGS with each {NAME} replaced by its value, then
  * `--NAME VALUE` for every parameter ARGS does not mention, then `--json JSON`. One
- * malloc'd block (free it once); *argc_out gets the count. NULL when out of memory. */
+ * malloc'd block (free it once); *argc_out gets the count. */
 char **sweep_argv(const sweep_grid *g, size_t point, const char *cmdname, char *const *args,
                   int nargs, const char *json, int *argc_out);
 

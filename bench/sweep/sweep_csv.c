@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "base/alloc.h"
+#include "base/file.h"
 #include "bench/sweep/sweep.h"
 
 typedef struct rec {
@@ -22,19 +25,10 @@ static void rec_clear(rec *r)
     r->n = 0;
 }
 
-static int rec_push(rec *r, const char *b, size_t n)
+static void rec_push(rec *r, const char *b, size_t n)
 {
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 16;
-        char **f = realloc(r->f, cap * sizeof *f);
-        if (!f)
-            return -1;
-        r->f = f;
-        r->cap = cap;
-    }
-    char *s = malloc(n + 1);
-    if (!s)
-        return -1;
+    r->f = xgrow(r->f, &r->cap, r->n + 1, sizeof *r->f);
+    char *s = xmalloc(n + 1);
     /* Undo the quoting: "" inside a quoted field is one quote. */
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -44,10 +38,9 @@ static int rec_push(rec *r, const char *b, size_t n)
     }
     s[k] = '\0';
     r->f[r->n++] = s;
-    return 0;
 }
 
-/* One record from s[*at, len): 0, or -1 out of memory, or 1 malformed (a quote in the middle
+/* One record from s[*at, len): 0, or 1 malformed (a quote in the middle
  * of an unquoted field, text after a closing quote, a quote never closed). */
 static int read_rec(const char *s, size_t len, size_t *at, rec *r)
 {
@@ -77,8 +70,7 @@ static int read_rec(const char *s, size_t len, size_t *at, rec *r)
             }
             b = i;
         }
-        if (rec_push(r, s + a, b - a))
-            return -1;
+        rec_push(r, s + a, b - a);
         if (i < len && s[i] == ',') {
             i++;
             continue;
@@ -110,9 +102,7 @@ static char *join_key(char *const *vals, size_t n)
     size_t len = 1;
     for (size_t j = 0; j < n; j++)
         len += strlen(vals[j]) + 1;
-    char *k = malloc(len), *p = k;
-    if (!k)
-        return NULL;
+    char *k = xmalloc(len), *p = k;
     for (size_t j = 0; j < n; j++)
         p += sprintf(p, "%s%s", j ? "\x1f" : "", vals[j]);
     *p = '\0';
@@ -138,10 +128,8 @@ static int parse(const char *path, const char *s, const sweep_grid *g, sweep_csv
             at += s[at] == '\r' ? 2 : 1;
             continue;
         }
-        int e = read_rec(s, c->valid_len, &at, &r);
-        if (e) {
-            snprintf(msg, SWEEP_MSG, e < 0 ? "out of memory" : "%s:%zu: malformed CSV line",
-                     path, line_of(s, start));
+        if (read_rec(s, c->valid_len, &at, &r)) {
+            snprintf(msg, SWEEP_MSG, "%s:%zu: malformed CSV line", path, line_of(s, start));
             rc = 2;
             break;
         }
@@ -169,33 +157,11 @@ static int parse(const char *path, const char *s, const sweep_grid *g, sweep_csv
             rc = 2;
             break;
         }
-        if (c->ndone == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **d = realloc(c->done, cap * sizeof *d);
-            if (!d) {
-                snprintf(msg, SWEEP_MSG, "out of memory");
-                rc = 2;
-                break;
-            }
-            c->done = d;
-        }
-        if (!(c->done[c->ndone] = join_key(r.f, g->np))) {
-            snprintf(msg, SWEEP_MSG, "out of memory");
-            rc = 2;
-            break;
-        }
-        c->ndone++;
+        c->done = xgrow(c->done, &cap, c->ndone + 1, sizeof *c->done);
+        c->done[c->ndone++] = join_key(r.f, g->np);
         if (strcmp(r.f[g->np], "0") != 0) {
-            char **b = realloc(c->bad, (c->nbad + 1) * sizeof *b);
-            if (!b || !(b[c->nbad] = strdup(c->done[c->ndone - 1]))) {
-                if (b)
-                    c->bad = b;
-                snprintf(msg, SWEEP_MSG, "out of memory");
-                rc = 2;
-                break;
-            }
-            c->bad = b;
-            c->nbad++;
+            c->bad = xrealloc(c->bad, (c->nbad + 1) * sizeof *c->bad);
+            c->bad[c->nbad++] = xstrdup(c->done[c->ndone - 1]);
         }
     }
     rec_clear(&r);
@@ -210,35 +176,17 @@ static int parse(const char *path, const char *s, const sweep_grid *g, sweep_csv
 int sweep_csv_load(const char *path, const sweep_grid *g, sweep_csv *c, char *msg)
 {
     memset(c, 0, sizeof *c);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT)
-            return 0;
-        snprintf(msg, SWEEP_MSG, "cannot read '%s': %s", path, strerror(errno));
+    struct stat sb;
+    if (stat(path, &sb) != 0 && errno == ENOENT)
+        return 0; /* a fresh sweep */
+    err e;
+    size_t len = 0;
+    char *s = file_read(path, (size_t)1 << 34, &len, &e);
+    if (!s) {
+        snprintf(msg, SWEEP_MSG, "%.*s", SWEEP_MSG - 1, e.msg);
         return 2;
     }
-    char *s = NULL;
-    size_t len = 0, cap = 0, n;
     int rc = 0;
-    do {
-        if (len + 65536 > cap) {
-            cap = (len + 65536) * 2;
-            char *t = realloc(s, cap);
-            if (!t) {
-                snprintf(msg, SWEEP_MSG, "out of memory");
-                rc = 2;
-                break;
-            }
-            s = t;
-        }
-        n = fread(s + len, 1, cap - len, f);
-        len += n;
-    } while (n > 0);
-    if (!rc && ferror(f)) {
-        snprintf(msg, SWEEP_MSG, "cannot read '%s'", path);
-        rc = 2;
-    }
-    fclose(f);
     c->file_len = len;
     while (!rc && c->valid_len < len) { /* up to the last newline */
         const char *nl = memchr(s + c->valid_len, '\n', len - c->valid_len);
@@ -273,7 +221,7 @@ static int find(char **keys, size_t n, const sweep_grid *g, size_t point)
     if (!n)
         return 0;
     char *k = sweep_point_key(g, point);
-    int found = k && bsearch(&k, keys, n, sizeof *keys, cmp_str) != NULL;
+    int found = bsearch(&k, keys, n, sizeof *keys, cmp_str) != NULL;
     free(k);
     return found;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "bench/sweep/sweep.h"
 
 static int name_char(char c, int first)
@@ -64,21 +65,9 @@ static int vpush(vlist *l, const char *text, size_t len, char *msg)
         snprintf(msg, SWEEP_MSG, "more than %d values", SWEEP_MAX_VALUES);
         return 2;
     }
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        char **v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            goto oom;
-        l->v = v;
-        l->cap = cap;
-    }
-    if (!(l->v[l->n] = strndup(text, len)))
-        goto oom;
-    l->n++;
+    l->v = xgrow(l->v, &l->cap, l->n + 1, sizeof *l->v);
+    l->v[l->n++] = xstrndup(text, len);
     return 0;
-oom:
-    snprintf(msg, SWEEP_MSG, "out of memory");
-    return 2;
 }
 
 static int vpushf(vlist *l, int isint, long long ll, double d, char *msg)
@@ -166,11 +155,7 @@ static int cmp_str(const void *x, const void *y)
 /* One value given twice would be one point run twice (and one CSV row for both). */
 static int check_distinct(const vlist *l, char *msg)
 {
-    char **s = malloc(l->n * sizeof *s);
-    if (!s) {
-        snprintf(msg, SWEEP_MSG, "out of memory");
-        return 2;
-    }
+    char **s = xmalloc(l->n * sizeof *s);
     memcpy(s, l->v, l->n * sizeof *s);
     qsort(s, l->n, sizeof *s, cmp_str);
     int rc = 0;
@@ -244,10 +229,8 @@ int sweep_grid_add(sweep_grid *g, const char *spec, char *msg)
         rc = 2;
     }
     sweep_param *p = &g->p[g->np];
-    if (!rc && !(p->name = strndup(spec, nl))) {
-        snprintf(m2, SWEEP_MSG, "out of memory");
-        rc = 2;
-    }
+    if (!rc)
+        p->name = xstrndup(spec, nl);
     if (rc) {
         snprintf(msg, SWEEP_MSG, "%.200s: %.300s", pfx, m2);
         for (size_t i = 0; i < l.n; i++)
@@ -367,9 +350,7 @@ char **sweep_argv(const sweep_grid *g, size_t point, const char *cmdname, char *
             bytes += strlen(g->p[j].name) + 3 + strlen(sweep_grid_value(g, point, j)) + 1;
             argc += 2;
         }
-    char **argv = malloc((size_t)(argc + 1) * sizeof *argv + bytes);
-    if (!argv)
-        return NULL;
+    char **argv = xmalloc((size_t)(argc + 1) * sizeof *argv + bytes);
     char *s = (char *)(argv + argc + 1);
     int k = 0;
 #define PUT(...) (argv[k++] = s, s += sprintf(s, __VA_ARGS__) + 1)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "bench/sweep/sweep.h"
 
 enum { MAX_DEPTH = 64 };
@@ -45,12 +46,6 @@ static int fail(jr *r, const char *what)
     return 2;
 }
 
-static int oom(jr *r)
-{
-    snprintf(r->msg, SWEEP_MSG, "out of memory");
-    return 2;
-}
-
 static int peek(const jr *r)
 {
     return r->at < r->len ? (unsigned char)r->s[r->at] : -1;
@@ -63,20 +58,12 @@ static void skip_ws(jr *r)
 }
 
 /* Append bytes to the path (the caller restores plen afterwards). */
-static int path_add(jr *r, const char *b, size_t n)
+static void path_add(jr *r, const char *b, size_t n)
 {
-    if (r->plen + n + 1 > r->pcap) {
-        size_t cap = (r->plen + n + 1) * 2;
-        char *p = realloc(r->path, cap);
-        if (!p)
-            return oom(r);
-        r->path = p;
-        r->pcap = cap;
-    }
+    r->path = xgrow(r->path, &r->pcap, r->plen + n + 1, 1);
     memcpy(r->path + r->plen, b, n);
     r->plen += n;
     r->path[r->plen] = '\0';
-    return 0;
 }
 
 static int hex4(jr *r, unsigned *u)
@@ -115,8 +102,8 @@ static int string(jr *r, int keep)
             return fail(r, "control character in a string");
         if (c != '\\') {
             r->at++;
-            if (keep && path_add(r, (char[]){(char)c}, 1))
-                return 2;
+            if (keep)
+                path_add(r, (char[]){(char)c}, 1);
             continue;
         }
         r->at++;
@@ -164,8 +151,8 @@ static int string(jr *r, int keep)
         } else {
             return fail(r, "unknown escape in a string");
         }
-        if (keep && path_add(r, b, n))
-            return 2;
+        if (keep)
+            path_add(r, b, n);
     }
 }
 
@@ -200,23 +187,10 @@ static int number(jr *r)
             return 2;
     }
     sweep_metrics *o = r->out;
-    if (o->n == o->cap) {
-        size_t cap = o->cap ? 2 * o->cap : 32;
-        sweep_metric *m = realloc(o->m, cap * sizeof *m);
-        if (!m)
-            return oom(r);
-        o->m = m;
-        o->cap = cap;
-    }
-    sweep_metric *m = &o->m[o->n];
-    m->name = strdup(r->plen ? r->path : "value");
-    m->text = strndup(r->s + start, r->at - start);
-    if (!m->name || !m->text) {
-        free(m->name);
-        free(m->text);
-        return oom(r);
-    }
-    o->n++;
+    o->m = xgrow(o->m, &o->cap, o->n + 1, sizeof *o->m);
+    sweep_metric *m = &o->m[o->n++];
+    m->name = xstrdup(r->plen ? r->path : "value");
+    m->text = xstrndup(r->s + start, r->at - start);
     return 0;
 }
 
@@ -247,8 +221,8 @@ static int container(jr *r, int depth)
     size_t base = r->plen;
     for (size_t i = 0;; i++) {
         r->plen = base;
-        if (base && path_add(r, ".", 1))
-            return 2;
+        if (base)
+            path_add(r, ".", 1);
         if (obj) {
             if (peek(r) != '"')
                 return fail(r, "expected a member name in quotes");
@@ -261,8 +235,7 @@ static int container(jr *r, int depth)
         } else {
             char idx[24];
             int n = snprintf(idx, sizeof idx, "%zu", i);
-            if (path_add(r, idx, (size_t)n))
-                return 2;
+            path_add(r, idx, (size_t)n);
         }
         if (value(r, depth + 1))
             return 2;

@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
+#include "base/file.h"
 #include "bench/sweep/sweep.h"
 
 enum { STACK_BYTES = 16 << 20, MAX_JSON_BYTES = 256 << 20 };
@@ -87,10 +89,8 @@ static void write_row(run *r, size_t point, int status, const sweep_metrics *m)
     char *buf = NULL, num[16];
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    if (!f) {
-        r->io_error = 1;
-        return;
-    }
+    if (!f)
+        xoom(BUFSIZ); /* open_memstream fails only for memory */
     for (unsigned j = 0; j < g->np; j++)
         sweep_csv_field(f, sweep_grid_value(g, point, j), j == 0);
     snprintf(num, sizeof num, "%d", status);
@@ -124,11 +124,7 @@ static void write_header(run *r, const sweep_metrics *m)
 {
     const sweep_grid *g = r->o->grid;
     size_t n = g->np + 1 + (m ? m->n : 0);
-    r->own_cols = malloc(n * sizeof *r->own_cols);
-    if (!r->own_cols) {
-        r->io_error = 1;
-        return;
-    }
+    r->own_cols = xmalloc(n * sizeof *r->own_cols);
     r->cols = r->own_cols;
     r->ncols = 0;
     for (unsigned j = 0; j < g->np; j++)
@@ -137,19 +133,13 @@ static void write_header(run *r, const sweep_metrics *m)
     for (size_t i = 0; m && i < m->n; i++) {
         if (has_col(r->cols, r->ncols, m->m[i].name))
             continue;
-        if (!(r->cols[r->ncols] = strdup(m->m[i].name))) {
-            r->io_error = 1;
-            return;
-        }
-        r->ncols++;
+        r->cols[r->ncols++] = xstrdup(m->m[i].name);
     }
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    if (!f) {
-        r->io_error = 1;
-        return;
-    }
+    if (!f)
+        xoom(BUFSIZ); /* open_memstream fails only for memory */
     for (size_t c = 0; c < r->ncols; c++)
         sweep_csv_field(f, r->cols[c], c == 0);
     fputc('\n', f);
@@ -164,26 +154,17 @@ static void write_header(run *r, const sweep_metrics *m)
 /* 0: the report read into m; 1: no report file; 2: unreadable or malformed (msg). */
 static int read_report(const char *path, sweep_metrics *m, char *msg)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 1;
     struct stat sb;
-    char *s = NULL;
+    if (stat(path, &sb) != 0)
+        return 1;
+    err e;
     size_t n = 0;
-    int rc = 0;
-    if (fstat(fileno(f), &sb) != 0 || sb.st_size > MAX_JSON_BYTES) {
-        snprintf(msg, SWEEP_MSG, "unreadable or larger than 256 MiB");
-        rc = 2;
-    } else if (!(s = malloc((size_t)sb.st_size + 1))) {
-        snprintf(msg, SWEEP_MSG, "out of memory");
-        rc = 2;
-    } else if ((n = fread(s, 1, (size_t)sb.st_size, f)) != (size_t)sb.st_size) {
-        snprintf(msg, SWEEP_MSG, "cannot read '%s'", path);
-        rc = 2;
+    char *s = file_read(path, MAX_JSON_BYTES, &n, &e);
+    if (!s) {
+        snprintf(msg, SWEEP_MSG, "%.*s", SWEEP_MSG - 1, e.msg);
+        return 2;
     }
-    fclose(f);
-    if (!rc)
-        rc = sweep_json_flatten(s, n, m, msg);
+    int rc = sweep_json_flatten(s, n, m, msg);
     free(s);
     return rc;
 }
@@ -284,12 +265,8 @@ static int prepare(run *r, sweep_csv *csv)
         r->cols = csv->cols;
         r->ncols = csv->ncols;
     }
-    r->todo = malloc((o->grid->npoints + 1) * sizeof *r->todo);
-    r->held = malloc((o->grid->npoints + 1) * sizeof *r->held);
-    if (!r->todo || !r->held) {
-        say(r->o, "out of memory");
-        return 2;
-    }
+    r->todo = xmalloc((o->grid->npoints + 1) * sizeof *r->todo);
+    r->held = xmalloc((o->grid->npoints + 1) * sizeof *r->held);
     for (size_t i = 0; i < o->grid->npoints; i++) {
         if (!sweep_csv_done(csv, o->grid, i))
             r->todo[r->ntodo++] = i;

@@ -14,21 +14,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
+#include "base/rng.h"
 #include "isa/asm.h"
 #include "workloads/codelets.h"
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 static float uniform(uint64_t *s)
 {
     /* 24 random bits -> [-1, 1) exactly representable */
-    return (float)(int32_t)(splitmix(s) >> 40) / 8388608.0f - 1.0f;
+    return (float)(int32_t)(rng_splitmix64(s) >> 40) / 8388608.0f - 1.0f;
 }
 
 double wl_gemm_bound(uint32_t k, double sum_abs)
@@ -194,13 +188,7 @@ int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **
     r->tiles_used = L.gm * L.gn;
     r->tile_bytes = (uint32_t)need;
 
-    float *A = malloc((size_t)M * K * sizeof *A), *B = malloc((size_t)K * N * sizeof *B);
-    if (!A || !B) {
-        free(A);
-        free(B);
-        isa_prog_free(&prog);
-        return err_set(e, ERR_INPUT, "out of memory for the GEMM inputs");
-    }
+    float *A = xmalloc((size_t)M * K * sizeof *A), *B = xmalloc((size_t)K * N * sizeof *B);
     uint64_t s = cfg->seed;
     for (size_t i = 0; i < (size_t)M * K; i++)
         A[i] = uniform(&s);

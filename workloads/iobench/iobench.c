@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/text.h"
+#include "fabric/xchg.h"
 #include "isa/asm.h"
 #include "isa/interp.h"
 #include "workloads/codelets.h"
@@ -253,10 +255,7 @@ int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r,
         }
         free(xf);
         nxf = 0;
-        if (!(xf = calloc((size_t)ncomp + c->io_tiles + 1, sizeof *xf))) {
-            rc = err_set(e, ERR_INPUT, "out of host memory");
-            goto done;
-        }
+        xf = xcalloc((size_t)ncomp + c->io_tiles + 1, sizeof *xf);
         for (uint32_t j = 0; j < c->io_tiles; j++) {
             uint64_t p = words * j / c->io_tiles, q = words * (j + 1) / c->io_tiles;
             for (uint32_t t = (uint32_t)(p * ncomp / words); t < ncomp; t++) {

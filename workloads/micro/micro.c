@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "isa/asm.h"
 #include "workloads/micro/micro_int.h"
 
@@ -90,17 +91,10 @@ double wl_micro_diff_pct(double x, double ref)
 
 /* ---- shared helpers ---- */
 
-int micro_add(wl_micro_table *t, err *e, const char *bench, const char *unit, double sim,
-              double implied, double published, const char *fmt, ...)
+void micro_add(wl_micro_table *t, const char *bench, const char *unit, double sim,
+               double implied, double published, const char *fmt, ...)
 {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 32;
-        wl_micro_row *r = realloc(t->rows, cap * sizeof *r);
-        if (!r)
-            return err_set(e, ERR_INPUT, "out of host memory");
-        t->rows = r;
-        t->cap = cap;
-    }
+    t->rows = xgrow(t->rows, &t->cap, t->n + 1, sizeof *t->rows);
     wl_micro_row *r = &t->rows[t->n++];
     memset(r, 0, sizeof *r);
     r->bench = bench;
@@ -112,23 +106,13 @@ int micro_add(wl_micro_table *t, err *e, const char *bench, const char *unit, do
     va_start(ap, fmt);
     vsnprintf(r->what, sizeof r->what, fmt, ap);
     va_end(ap);
-    return ERR_OK;
 }
 
 static void on_trace(void *ctx, const eng_stream *s, int global)
 {
     (void)global;
     micro_run *r = ctx;
-    if (r->ntr == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 256;
-        eng_stream *n = realloc(r->tr, cap * sizeof *n);
-        if (!n) {
-            r->oom = 1;
-            return;
-        }
-        r->tr = n;
-        r->cap = cap;
-    }
+    r->tr = xgrow(r->tr, &r->cap, r->ntr + 1, sizeof *r->tr);
     r->tr[r->ntr++] = *s;
 }
 
@@ -163,8 +147,6 @@ int micro_run_prog(const mach *m, const micro_prog *p, const wl_micro_cfg *cfg, 
     if (p->setup)
         p->setup(r->g, p->ctx);
     rc = eng_run(r->g, e);
-    if (rc == ERR_OK && r->oom)
-        rc = err_set(e, ERR_INPUT, "out of host memory for the exchange trace");
     return rc;
 }
 

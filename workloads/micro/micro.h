@@ -51,8 +51,8 @@ void wl_micro_table_free(wl_micro_table *t);
 /* 100 x (x - ref) / ref; NaN when ref is NaN or 0. */
 double wl_micro_diff_pct(double x, double ref);
 
-/* The table as CSV text (header line, then one line per row; NaN as an empty field), malloc'd;
- * NULL when out of memory. Columns: bench, what, unit, simulated, implied, published,
+/* The table as CSV text (header line, then one line per row; NaN as an empty field), malloc'd.
+ * Columns: bench, what, unit, simulated, implied, published,
  * sim_vs_implied_pct, sim_vs_published_pct. */
 char *wl_micro_csv(const wl_micro_table *t);
 

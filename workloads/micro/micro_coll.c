@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "fabric/coll.h"
 #include "workloads/micro/micro_int.h"
 
@@ -38,10 +39,7 @@ static int one_size(link_net *net, sim *k, const uint32_t *ring, uint32_t R, uin
     float *bufs[RMAX] = {0};
     int data = bytes <= DATA_MAX, rc = ERR_OK;
     for (uint32_t p = 0; data && p < R; p++) {
-        if (!(bufs[p] = malloc(bytes))) {
-            rc = err_set(e, ERR_INPUT, "out of host memory");
-            break;
-        }
+        bufs[p] = xmalloc(bytes);
         for (size_t i = 0; i < count; i++)
             bufs[p][i] = (float)(p + 1);
     }
@@ -93,10 +91,10 @@ int micro_allreduce(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, e
             break;
         double bus = 2.0 * (R - 1) / R * (double)bytes / s;
         int mib = bytes >= (1u << 20);
-        rc = micro_add(t, e, "allreduce", "GB/s", bus / 1e9,
-                       micro_implied_allreduce(R, (double)bytes, alpha, beta) / 1e9, NAN,
-                       "ring all-reduce bus bw, %u IPUs, %llu %s", R,
-                       (unsigned long long)(bytes >> (mib ? 20 : 10)), mib ? "MiB" : "KiB");
+        micro_add(t, "allreduce", "GB/s", bus / 1e9,
+                  micro_implied_allreduce(R, (double)bytes, alpha, beta) / 1e9, NAN,
+                  "ring all-reduce bus bw, %u IPUs, %llu %s", R,
+                  (unsigned long long)(bytes >> (mib ? 20 : 10)), mib ? "MiB" : "KiB");
     }
     sim_free(k);
     link_net_free(net);

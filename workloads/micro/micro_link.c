@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "fabric/link.h"
 #include "workloads/micro/micro_int.h"
 
@@ -122,9 +123,7 @@ static int one_link(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, e
 
     uint32_t k, len;
     size_flows(m, (double)li.bytes_per_s, &k, &len);
-    lplan p = {calloc(k, sizeof(lsend)), k, 0};
-    if (!p.s)
-        return err_set(e, ERR_INPUT, "out of host memory");
+    lplan p = {xcalloc(k, sizeof(lsend)), k, 0};
     for (uint32_t i = 0; i < k; i++)
         p.s[i] = (lsend){0, i, 1u << 16, i == 0 ? 4 : 0, 1u << 16 | i, len};
     micro_run r;
@@ -133,12 +132,12 @@ static int one_link(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, e
     if (rc == ERR_OK && (r.ntr != 1 + (size_t)k || r.tr[0].bytes != 4))
         rc = err_set(e, ERR_INPUT, "link: %zu streams delivered, expected %u", r.ntr, 1 + k);
     if (rc == ERR_OK)
-        rc = micro_add(t, e, B, "GB/s", trace_bw(m, &r, 1) / li.nphys / 1e9,
-                       micro_implied_link(m) / 1e9, micro_published_for(m).link / 1e9,
-                       "IPU-Link bw, one link (IPU 0->1 over %u links, %u tiles)", li.nphys, k);
+        micro_add(t, B, "GB/s", trace_bw(m, &r, 1) / li.nphys / 1e9,
+                  micro_implied_link(m) / 1e9, micro_published_for(m).link / 1e9,
+                  "IPU-Link bw, one link (IPU 0->1 over %u links, %u tiles)", li.nphys, k);
     if (rc == ERR_OK)
-        rc = micro_add(t, e, B, "cycles", (double)(r.tr[0].arrive - r.tr[0].send),
-                       micro_implied_link_latency(m), NAN, "IPU-Link latency, 4-byte gsend IPU 0->1");
+        micro_add(t, B, "cycles", (double)(r.tr[0].arrive - r.tr[0].send),
+                  micro_implied_link_latency(m), NAN, "IPU-Link latency, 4-byte gsend IPU 0->1");
     micro_run_free(&r);
     return rc;
 }
@@ -169,12 +168,7 @@ static int all_links(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, 
             continue;
         uint32_t k, len;
         size_flows(m, (double)li->bytes_per_s, &k, &len);
-        lsend *s = realloc(p.s, (p.n + k) * sizeof *s);
-        if (!s) {
-            rc = err_set(e, ERR_INPUT, "out of host memory");
-            break;
-        }
-        p.s = s;
+        p.s = xrealloc(p.s, (p.n + k) * sizeof *p.s);
         for (uint32_t i = 0; i < k; i++, ntiles++)
             p.s[p.n++] = (lsend){src, ntiles, 0, 0, li->dst << 16 | ntiles, len};
         maxlen = len > maxlen ? len : maxlen;
@@ -189,9 +183,9 @@ static int all_links(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, 
     if (rc == ERR_OK && r.ntr != ntiles)
         rc = err_set(e, ERR_INPUT, "link: %zu streams delivered, expected %u", r.ntr, ntiles);
     if (rc == ERR_OK)
-        rc = micro_add(t, e, B, "GB/s", trace_bw(m, &r, 0) / 1e9, implied / 1e9,
-                       micro_published_for(m).link_ipu / 1e9,
-                       "IPU-Link bw, all %u links of IPU %u (to %u IPUs)", nphys, src, nb);
+        micro_add(t, B, "GB/s", trace_bw(m, &r, 0) / 1e9, implied / 1e9,
+                  micro_published_for(m).link_ipu / 1e9,
+                  "IPU-Link bw, all %u links of IPU %u (to %u IPUs)", nphys, src, nb);
     micro_run_free(&r);
     return rc;
 }

@@ -67,15 +67,15 @@ int micro_sync(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e
     double v;
     int rc = sync_run(m, cfg, 1, m->tiles_per_ipu, "internal", &v, e);
     if (rc == ERR_OK)
-        rc = micro_add(t, e, "sync", "cycles", v, micro_implied_sync_internal(m),
-                       micro_published_for(m).sync_internal, "internal sync, %u tiles",
-                       m->tiles_per_ipu);
+        micro_add(t, "sync", "cycles", v, micro_implied_sync_internal(m),
+                  micro_published_for(m).sync_internal, "internal sync, %u tiles",
+                  m->tiles_per_ipu);
     uint32_t ntiles = m->tiles_per_ipu < EXT_TILES ? m->tiles_per_ipu : EXT_TILES;
     for (uint32_t n = 2; rc == ERR_OK && n <= 16; n *= 2) {
         rc = sync_run(m, cfg, n, ntiles, "external", &v, e);
         if (rc == ERR_OK)
-            rc = micro_add(t, e, "sync", "cycles", v, micro_implied_sync_external(m, n), NAN,
-                           "external sync, %u IPUs", n);
+            micro_add(t, "sync", "cycles", v, micro_implied_sync_external(m, n), NAN,
+                      "external sync, %u IPUs", n);
     }
     return rc;
 }
@@ -157,13 +157,13 @@ int micro_memory(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err 
         rc = workers_run(m, cfg, "", body[k], LOOP, "", buf, stride, reserve, NULL, NULL, &sp, &r, e);
         micro_run_free(&r);
         if (rc == ERR_OK)
-            rc = micro_add(t, e, "memory", "B/cycle", bytes / sp.tile0, implied[k], published[k],
-                           "%s bandwidth, one tile (6 workers, %s)", what[k],
-                           k ? "st64pi" : "ld128pi");
+            micro_add(t, "memory", "B/cycle", bytes / sp.tile0, implied[k], published[k],
+                      "%s bandwidth, one tile (6 workers, %s)", what[k],
+                      k ? "st64pi" : "ld128pi");
         if (rc == ERR_OK)
-            rc = micro_add(t, e, "memory", "TB/s", bytes * tiles / sp.ipu * (double)m->clock_hz / 1e12,
-                           implied[k] * tiles * (double)m->clock_hz / 1e12, NAN,
-                           "%s bandwidth, whole IPU (%u tiles)", what[k], m->tiles_per_ipu);
+            micro_add(t, "memory", "TB/s", bytes * tiles / sp.ipu * (double)m->clock_hz / 1e12,
+                      implied[k] * tiles * (double)m->clock_hz / 1e12, NAN,
+                      "%s bandwidth, whole IPU (%u tiles)", what[k], m->tiles_per_ipu);
     }
     return rc;
 }
@@ -206,8 +206,8 @@ int micro_amp(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
     micro_run_free(&r);
     double flops = 2.0 * MICRO_AMP_MACS * AMP_LOOP * ISA_NWORKERS * m->tiles_per_ipu;
     if (rc == ERR_OK)
-        rc = micro_add(t, e, "amp", "TFLOPS", flops / sp.ipu * (double)m->clock_hz / 1e12,
-                       micro_implied_amp(m) / 1e12, micro_published_for(m).fp32 / 1e12,
-                       "AMP fp32 peak, %u tiles x 6 workers", m->tiles_per_ipu);
+        micro_add(t, "amp", "TFLOPS", flops / sp.ipu * (double)m->clock_hz / 1e12,
+                  micro_implied_amp(m) / 1e12, micro_published_for(m).fp32 / 1e12,
+                  "AMP fp32 peak, %u tiles x 6 workers", m->tiles_per_ipu);
     return rc;
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "workloads/micro/micro_int.h"
 #include "workloads/xcomp.h"
 
@@ -59,9 +60,9 @@ int micro_xchg_latency(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t
         rc = err_set(e, ERR_INPUT, "xchg-latency: %zu streams delivered, expected 3", r.ntr);
     for (int k = 0; rc == ERR_OK && k < 3; k++) {
         const eng_stream *x = &r.tr[k];
-        rc = micro_add(t, e, B, "cycles", (double)(x->arrive - x->send),
-                       micro_implied_xchg_latency(m, 0, dst[k]), NAN,
-                       "exchange latency, tile 0 -> %u (%s)", dst[k], label[k]);
+        micro_add(t, B, "cycles", (double)(x->arrive - x->send),
+                  micro_implied_xchg_latency(m, 0, dst[k]), NAN,
+                  "exchange latency, tile 0 -> %u (%s)", dst[k], label[k]);
     }
     micro_run_free(&r);
     return rc;
@@ -95,10 +96,10 @@ static int tile_bandwidth(const mach *m, const wl_micro_cfg *cfg, wl_micro_table
     if (rc == ERR_OK && r.ntr != 1)
         rc = err_set(e, ERR_INPUT, "xchg-bandwidth: %zu streams delivered, expected 1", r.ntr);
     if (rc == ERR_OK)
-        rc = micro_add(t, e, BW, "B/cycle", (double)bytes / (double)(r.tr[0].end - r.tr[0].send),
-                       micro_implied_tile_xchg(m), micro_published_for(m).tile_xchg,
-                       "exchange bandwidth, one tile (%u KiB, tile 0 -> %u)", bytes / 1024,
-                       n - 1);
+        micro_add(t, BW, "B/cycle", (double)bytes / (double)(r.tr[0].end - r.tr[0].send),
+                  micro_implied_tile_xchg(m), micro_published_for(m).tile_xchg,
+                  "exchange bandwidth, one tile (%u KiB, tile 0 -> %u)", bytes / 1024,
+                  n - 1);
     micro_run_free(&r);
     return rc;
 }
@@ -115,11 +116,7 @@ enum {
 static char *a2a_round(const mach *m, uint32_t n, uint32_t r, uint32_t shift, uint32_t bytes,
                        uint32_t src, uint32_t dst, err *e)
 {
-    xcomp_xfer *x = calloc(n, sizeof *x);
-    if (!x) {
-        err_set(e, ERR_INPUT, "out of host memory");
-        return NULL;
-    }
+    xcomp_xfer *x = xcalloc(n, sizeof *x);
     for (uint32_t s = 0; s < n; s++)
         x[s] = (xcomp_xfer){s, (s + shift) % n, 1, bytes, src, dst, 0};
     xcomp_plan plan;
@@ -177,11 +174,11 @@ static int all_to_all(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t,
         rc = err_set(e, ERR_INPUT, "xchg-bandwidth: %llu bytes exchanged, expected %llu",
                      (unsigned long long)st.xchg_bytes, (unsigned long long)want);
     if (rc == ERR_OK)
-        rc = micro_add(t, e, BW, "TB/s",
-                       (double)st.xchg_bytes / (double)st.xchg_cycles * (double)m->clock_hz / 1e12,
-                       micro_implied_ipu_xchg(m) / 1e12, micro_published_for(m).ipu_xchg / 1e12,
-                       "all-to-all, %u tiles, shifts %u/%u/%u, %u B each", n, shift[0],
-                       shift[1], shift[2], bytes);
+        micro_add(t, BW, "TB/s",
+                  (double)st.xchg_bytes / (double)st.xchg_cycles * (double)m->clock_hz / 1e12,
+                  micro_implied_ipu_xchg(m) / 1e12, micro_published_for(m).ipu_xchg / 1e12,
+                  "all-to-all, %u tiles, shifts %u/%u/%u, %u B each", n, shift[0],
+                  shift[1], shift[2], bytes);
     micro_run_free(&run);
     return rc;
 }

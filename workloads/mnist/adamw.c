@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+
 adamw_cfg adamw_defaults(void)
 {
     return (adamw_cfg){.lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 1e-2};
@@ -23,12 +25,8 @@ int adamw_init(adamw *o, size_t n, const adamw_cfg *cfg, err *e)
                        cfg->lr, cfg->beta1, cfg->beta2, cfg->eps, cfg->weight_decay);
     o->cfg = *cfg;
     o->n = n;
-    o->m = calloc(n ? n : 1, sizeof(float));
-    o->v = calloc(n ? n : 1, sizeof(float));
-    if (!o->m || !o->v) {
-        adamw_free(o);
-        return err_set(e, ERR_INPUT, "AdamW: out of memory for %zu parameters", n);
-    }
+    o->m = xcalloc(n ? n : 1, sizeof(float));
+    o->v = xcalloc(n ? n : 1, sizeof(float));
     return 0;
 }
 

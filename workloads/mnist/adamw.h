@@ -25,7 +25,7 @@ typedef struct adamw {
 } adamw;
 
 adamw_cfg adamw_defaults(void);
-/* Zeroed moments for n parameters. 0 or ERR_INPUT (bad hyper-parameters, no memory). */
+/* Zeroed moments for n parameters. 0 or ERR_INPUT (bad hyper-parameters). */
 int adamw_init(adamw *o, size_t n, const adamw_cfg *cfg, err *e);
 /* One update of param[n] with grad[n]. */
 void adamw_step(adamw *o, float *param, const float *grad);

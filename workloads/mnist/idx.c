@@ -6,14 +6,14 @@
  * is an error, not an out-of-memory. */
 #include "workloads/mnist/idx.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+
+#include "base/alloc.h"
+#include "base/file.h"
 
 size_t idx_type_size(int type)
 {
@@ -89,28 +89,19 @@ int idx_parse(const void *buf, size_t len, const char *name, idx_array *out, err
 int idx_read(const char *path, idx_array *out, err *e)
 {
     memset(out, 0, sizeof *out);
-    int fd = open(path, O_RDONLY);
+    int fd = file_open(path, e);
     if (fd < 0)
-        return err_set(e, ERR_INPUT, "cannot open '%s': %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return err_set(e, ERR_INPUT, "cannot read '%s': not a regular file", path);
-    }
+        return ERR_INPUT;
     gzFile gz = gzdopen(fd, "rb");
     if (!gz) {
         close(fd);
-        return err_set(e, ERR_INPUT, "cannot open '%s': out of memory", path);
+        xoom(sizeof(gz)); /* gzdopen fails only when it cannot allocate its state */
     }
     gzbuffer(gz, 1 << 17);
     size_t cap = 1 << 20, len = 0;
-    unsigned char *buf = malloc(cap);
+    unsigned char *buf = xmalloc(cap);
     int rc = 0;
     for (;;) {
-        if (!buf) {
-            rc = err_set(e, ERR_INPUT, "%s: out of memory", path);
-            break;
-        }
         if (len == cap) {
             if (cap > IDX_MAX_BYTES) {
                 rc = err_set(e, ERR_INPUT, "%s: larger than %zu bytes at byte offset %zu", path,
@@ -118,12 +109,7 @@ int idx_read(const char *path, idx_array *out, err *e)
                 break;
             }
             cap = cap * 2 > IDX_MAX_BYTES ? IDX_MAX_BYTES + 1 : cap * 2;
-            unsigned char *nb = realloc(buf, cap);
-            if (!nb) {
-                rc = err_set(e, ERR_INPUT, "%s: out of memory", path);
-                break;
-            }
-            buf = nb;
+            buf = xrealloc(buf, cap);
         }
         size_t want = cap - len;
         if (want > (1u << 30))
@@ -164,6 +150,31 @@ int idx_read(const char *path, idx_array *out, err *e)
     return 0;
 }
 
+/* The gzip file of the same bytes (as gzwrite writes it: default level, no name, mtime 0);
+ * *len is the size in and out. */
+static unsigned char *gzip(const unsigned char *raw, size_t *len)
+{
+    z_stream z = {0};
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+        Z_OK)
+        xoom(sizeof z); /* deflateInit2 with valid arguments fails only for memory */
+    size_t cap = deflateBound(&z, (uLong)*len), done = 0;
+    unsigned char *out = xmalloc(cap);
+    z.next_in = (unsigned char *)raw;
+    z.next_out = out;
+    int st;
+    do { /* avail_* are 32-bit: feed at most 1 GiB at a time */
+        size_t in = *len - (size_t)((const unsigned char *)z.next_in - raw);
+        z.avail_in = in > (1u << 30) ? 1u << 30 : (unsigned)in;
+        z.avail_out = cap - done > (1u << 30) ? 1u << 30 : (unsigned)(cap - done);
+        st = deflate(&z, z.avail_in == in ? Z_FINISH : Z_NO_FLUSH);
+        done = (size_t)(z.next_out - out);
+    } while (st == Z_OK);
+    deflateEnd(&z);
+    *len = done;
+    return out;
+}
+
 int idx_write(const char *path, int type, int ndim, const uint32_t *dims, const void *data,
               int gz, err *e)
 {
@@ -181,41 +192,17 @@ int idx_write(const char *path, int type, int ndim, const uint32_t *dims, const 
         count *= dims[i];
     }
     size_t hlen = 4 + 4 * (size_t)ndim, dlen = count * es;
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return err_set(e, ERR_INPUT, "%s: out of memory", path);
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    int ok;
-    if (gz) {
-        gzFile g = gzopen(tmp, "wb");
-        ok = g != NULL;
-        if (ok && gzwrite(g, hdr, (unsigned)hlen) != (int)hlen)
-            ok = 0;
-        for (size_t off = 0; ok && off < dlen;) {
-            unsigned chunk = dlen - off > (1u << 30) ? 1u << 30 : (unsigned)(dlen - off);
-            if (gzwrite(g, (const unsigned char *)data + off, chunk) != (int)chunk)
-                ok = 0;
-            off += chunk;
-        }
-        if (g && gzclose(g) != Z_OK)
-            ok = 0;
-    } else {
-        FILE *f = fopen(tmp, "wb");
-        ok = f && fwrite(hdr, 1, hlen, f) == hlen && (dlen == 0 || fwrite(data, 1, dlen, f) == dlen);
-        if (f && fclose(f) != 0)
-            ok = 0;
-    }
-    if (ok && rename(tmp, path) != 0)
-        ok = 0;
-    if (!ok) {
-        int saved = errno;
-        remove(tmp);
-        free(tmp);
-        return err_set(e, ERR_INPUT, "cannot write '%s': %s", path, strerror(saved));
-    }
-    free(tmp);
-    return 0;
+    unsigned char *raw = xmalloc(hlen + dlen);
+    memcpy(raw, hdr, hlen);
+    if (dlen)
+        memcpy(raw + hlen, data, dlen);
+    size_t len = hlen + dlen;
+    unsigned char *out = gz ? gzip(raw, &len) : raw;
+    if (out != raw)
+        free(raw);
+    int rc = file_write_atomic(path, out, len, e);
+    free(out);
+    return rc;
 }
 
 void idx_free(idx_array *a)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "workloads/mnist/layers.h"
 #include "workloads/mnist/rng.h"
 
@@ -55,11 +56,7 @@ mref_net *mref_create(int max_batch, err *e)
         err_set(e, ERR_INPUT, "mref: micro-batch size %d is not in 1..%d", max_batch, 1 << 20);
         return NULL;
     }
-    mref_net *n = calloc(1, sizeof *n);
-    if (!n) {
-        err_set(e, ERR_INPUT, "mref: out of memory");
-        return NULL;
-    }
+    mref_net *n = xcalloc(1, sizeof *n);
     const size_t b = (size_t)max_batch;
     const size_t colf = mlayer_conv_col_floats(&conv1) > mlayer_conv_col_floats(&conv2)
                             ? mlayer_conv_col_floats(&conv1)
@@ -75,11 +72,8 @@ mref_net *mref_create(int max_batch, err *e)
         total += (sizes[i] + 15) & ~(size_t)15;
     size_t bytes = total * sizeof(float) + b * (A1 + A2);
     n->block = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-    if (!n->block) {
-        free(n);
-        err_set(e, ERR_INPUT, "mref: out of memory for micro-batches of %d", max_batch);
-        return NULL;
-    }
+    if (!n->block)
+        xoom(bytes);
     memset(n->block, 0, bytes);
     float *p = n->block;
     for (size_t i = 0; i < nslots; i++) {

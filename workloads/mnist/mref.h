@@ -40,7 +40,7 @@ const mref_tensor_info *mref_tensor(int i);
 typedef struct mref_net mref_net;
 
 /* A network whose work buffers hold micro-batches of up to max_batch images. Parameters are
- * zero until mref_init or mref_load. NULL (with e set) when out of memory or max_batch < 1. */
+ * zero until mref_init or mref_load. NULL (with e set) when max_batch < 1. */
 mref_net *mref_create(int max_batch, err *e);
 void mref_destroy(mref_net *n);
 

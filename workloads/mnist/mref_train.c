@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "workloads/mnist/mref.h"
 #include "workloads/mnist/rng.h"
 
@@ -45,14 +46,8 @@ int mref_train(mref_net *n, const mref_cfg *cfg, const mdata_split *train, const
     adamw opt;
     if (adamw_init(&opt, MREF_NPARAMS, &cfg->opt, e))
         return ERR_INPUT;
-    uint32_t *perm = malloc(sizeof(uint32_t) * (train->n ? train->n : 1));
-    int *labels = malloc(sizeof(int) * (size_t)cfg->batch);
-    if (!perm || !labels) {
-        free(perm);
-        free(labels);
-        adamw_free(&opt);
-        return err_set(e, ERR_INPUT, "out of memory");
-    }
+    uint32_t *perm = xmalloc(sizeof(uint32_t) * (train->n ? train->n : 1));
+    int *labels = xmalloc(sizeof(int) * (size_t)cfg->batch);
     float lut[256];
     mdata_norm_table(lut);
     mrng rng;
@@ -111,13 +106,8 @@ int mref_test(mref_net *n, int batch, const mdata_split *set, double *accuracy, 
                        mref_max_batch(n));
     if (set->n == 0)
         return err_set(e, ERR_INPUT, "the test set is empty");
-    uint32_t *index = malloc(sizeof(uint32_t) * (size_t)batch);
-    int *labels = malloc(sizeof(int) * (size_t)batch);
-    if (!index || !labels) {
-        free(index);
-        free(labels);
-        return err_set(e, ERR_INPUT, "out of memory");
-    }
+    uint32_t *index = xmalloc(sizeof(uint32_t) * (size_t)batch);
+    int *labels = xmalloc(sizeof(int) * (size_t)batch);
     float lut[256];
     mdata_norm_table(lut);
     long correct = 0;

@@ -3,15 +3,15 @@
  * arrays we exchange). Models nothing. Leaves out: other dtypes, big-endian data, structured
  * arrays, pickled objects and Fortran order for arrays of two or more dimensions; each is
  * rejected with a message naming the file. Assumes a little-endian host. */
-#include "base/text.h"
 #include "workloads/mnist/npy.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/file.h"
 
 static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
@@ -186,9 +186,7 @@ int npy_parse_f32(const void *buf, size_t len, const char *name, npy_array *out,
                        name, count == SIZE_MAX ? "more than " : "",
                        count == SIZE_MAX ? len : count * 4, doff, avail);
     out->count = count;
-    out->data = malloc(count ? count * 4 : 4);
-    if (!out->data)
-        return err_set(e, ERR_INPUT, "%s: out of memory", name);
+    out->data = xmalloc(count ? count * 4 : 4);
     memcpy(out->data, p + doff, count * 4);
     return 0;
 }
@@ -197,9 +195,9 @@ int npy_read_f32(const char *path, npy_array *out, err *e)
 {
     memset(out, 0, sizeof *out);
     size_t len = 0;
-    unsigned char *buf = (unsigned char *)txt_read_file(path, (size_t)1 << 31, &len);
+    unsigned char *buf = (unsigned char *)file_read(path, (size_t)1 << 31, &len, e);
     if (!buf)
-        return err_set(e, ERR_INPUT, "cannot read '%s': %s", path, strerror(errno));
+        return ERR_INPUT;
     int rc = npy_parse_f32(buf, len, path, out, e);
     free(buf);
     return rc;
@@ -223,9 +221,7 @@ int npy_encode_f32(const float *data, int ndim, const int64_t *shape, unsigned c
     size_t total_hdr = ((10 + (size_t)n + 1 + 63) / 64) * 64;
     size_t hlen = total_hdr - 10;
     size_t len = total_hdr + count * 4;
-    unsigned char *b = malloc(len);
-    if (!b)
-        return err_set(e, ERR_INPUT, "npy: out of memory");
+    unsigned char *b = xmalloc(len);
     memcpy(b, npy_magic, 6);
     b[6] = 1;
     b[7] = 0;
@@ -247,28 +243,9 @@ int npy_write_f32(const char *path, const float *data, int ndim, const int64_t *
     size_t len;
     if (npy_encode_f32(data, ndim, shape, &b, &len, e))
         return ERR_INPUT;
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp) {
-        free(b);
-        return err_set(e, ERR_INPUT, "%s: out of memory", path);
-    }
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    int ok = f && fwrite(b, 1, len, f) == len;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    if (ok && rename(tmp, path) != 0)
-        ok = 0;
-    int saved = errno;
+    int rc = file_write_atomic(path, b, len, e);
     free(b);
-    if (!ok) {
-        remove(tmp);
-        free(tmp);
-        return err_set(e, ERR_INPUT, "cannot write '%s': %s", path, strerror(saved));
-    }
-    free(tmp);
-    return 0;
+    return rc;
 }
 
 void npy_free(npy_array *a)

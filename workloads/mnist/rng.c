@@ -1,8 +1,13 @@
-/* mrng: splitmix64 (Steele, Lea and Flood; the seeding generator of xoshiro) with fp32 uniforms
- * and a Fisher-Yates shuffle. It models nothing; it is the workload's fixed, documented source
- * of randomness. It does not reproduce PyTorch's Mersenne Twister stream, so the same seed
- * gives different numbers from torch.manual_seed: compare through saved weights instead. */
+/* mrng: the MNIST workload's streams over base/rng's splitmix64 (Steele, Lea and Flood; the
+ * seeding generator of xoshiro), with fp32 uniforms and a Fisher-Yates shuffle. It models
+ * nothing; it is the workload's fixed, documented source of randomness, kept as a thin layer
+ * because its stream layout, uniform and shuffle are documented for the Python and JavaScript
+ * re-implementations (docs/mnist.md, digits2idx.js). It does not reproduce PyTorch's Mersenne
+ * Twister stream, so the same seed gives different numbers from torch.manual_seed: compare
+ * through saved weights instead. */
 #include "workloads/mnist/rng.h"
+
+#include "base/rng.h"
 
 void mrng_seed(mrng *r, uint64_t seed, uint64_t stream)
 {
@@ -11,10 +16,7 @@ void mrng_seed(mrng *r, uint64_t seed, uint64_t stream)
 
 uint64_t mrng_next(mrng *r)
 {
-    uint64_t z = (r->state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
+    return rng_splitmix64(&r->state);
 }
 
 float mrng_uniform(mrng *r, float lo, float hi)

@@ -1,0 +1,124 @@
+/* file: whole-file reads that refuse non-regular files without blocking, and atomic writes by
+ * temp file + fsync + rename. Models nothing. Left out: fsync of the directory after the
+ * rename (the file is whole either way; only durability across a power cut would need it). */
+#include "base/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+
+int file_open(const char *path, err *e)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        err_set(e, ERR_INPUT, "%s: is not a regular file", path);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+/* Read from fd until end of file, at most max bytes; NULL with *e set. */
+static char *read_fd(int fd, const char *path, size_t max, size_t *len, err *e)
+{
+    size_t cap = 4096, n = 0;
+    char *buf = xmalloc(cap + 1);
+    for (;;) {
+        if (n == cap) {
+            if (cap > max) {
+                err_set(e, ERR_INPUT, "%s: larger than %zu bytes", path, max);
+                break;
+            }
+            cap = cap > max / 2 ? max + 1 : 2 * cap;
+            buf = xrealloc(buf, cap + 1);
+        }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            err_set(e, ERR_INPUT, "%s: cannot read: %s", path, strerror(errno));
+            break;
+        }
+        if (got == 0) {
+            if (n > max) {
+                err_set(e, ERR_INPUT, "%s: larger than %zu bytes", path, max);
+                break;
+            }
+            buf[n] = '\0';
+            *len = n;
+            return buf;
+        }
+        n += (size_t)got;
+    }
+    free(buf);
+    return NULL;
+}
+
+char *file_read(const char *path, size_t max, size_t *len, err *e)
+{
+    int fd = file_open(path, e);
+    if (fd < 0)
+        return NULL;
+    char *buf = read_fd(fd, path, max, len, e);
+    close(fd);
+    return buf;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int file_write_atomic(const char *path, const void *buf, size_t len, err *e)
+{
+    size_t plen = strlen(path);
+    char *tmp = xmalloc(plen + 8);
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".XXXXXX", 8);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        err_set(e, ERR_INPUT, "%s: cannot write: %s", path, strerror(errno));
+        free(tmp);
+        return ERR_INPUT;
+    }
+    /* mkstemp makes 0600 */
+    int ok = fchmod(fd, 0644) == 0 && write_all(fd, buf, len) == 0 && fsync(fd) == 0;
+    int saved = errno;
+    if (close(fd) != 0 && ok) {
+        ok = 0;
+        saved = errno;
+    }
+    if (ok && rename(tmp, path) != 0) {
+        ok = 0;
+        saved = errno;
+    }
+    if (!ok) {
+        unlink(tmp);
+        err_set(e, ERR_INPUT, "%s: cannot write: %s", path, strerror(saved ? saved : EIO));
+    }
+    free(tmp);
+    return ok ? ERR_OK : ERR_INPUT;
+}

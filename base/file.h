@@ -1,0 +1,28 @@
+/* file: reading a whole file and writing one atomically, written once for every layer.
+ *
+ * Errors travel as err + status (ERR_INPUT), each message one line starting with the path:
+ *   "PATH: cannot open: REASON"        "PATH: is not a regular file"
+ *   "PATH: larger than MAX bytes"      "PATH: cannot read: REASON"
+ *   "PATH: cannot write: REASON"
+ * A FIFO, a directory or a device is refused before anything could block on it. */
+#ifndef IPUSIM_FILE_H
+#define IPUSIM_FILE_H
+
+#include <stddef.h>
+
+#include "base/err.h"
+
+/* Open `path` read-only if it is a regular file (opened with O_NONBLOCK, checked with fstat,
+ * then switched back to blocking). Returns the descriptor, or -1 with *e set. */
+int file_open(const char *path, err *e);
+
+/* Read the regular file `path` of at most `max` bytes into a malloc'd buffer with a NUL after
+ * the data (so text can be used as a string); *len gets the size. NULL with *e set on failure. */
+char *file_read(const char *path, size_t max, size_t *len, err *e);
+
+/* Write buf[0, len) to `path` whole or not at all: into a temporary file in the same
+ * directory, fsync, then rename over `path` (mode 0644). On failure `path`
+ * keeps its old content, no temporary file is left, and ERR_INPUT is returned with *e set. */
+int file_write_atomic(const char *path, const void *buf, size_t len, err *e);
+
+#endif

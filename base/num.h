@@ -1,0 +1,10 @@
+/* num: the small integer helpers every layer uses (min and max), written once. */
+#ifndef IPUSIM_NUM_H
+#define IPUSIM_NUM_H
+
+#include <stdint.h>
+
+static inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static inline uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+#endif

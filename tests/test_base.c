@@ -1,0 +1,316 @@
+/* Tests of base/: allocation (growth, the out-of-memory line and abort), the whole-file
+ * reader (size limit, missing file, FIFO and directory refused without blocking), the atomic
+ * writer (old content whole after a failed write, no temporary file left) and the seeded
+ * generator (first outputs against values computed independently). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/alloc.h"
+#include "base/file.h"
+#include "base/num.h"
+#include "base/rng.h"
+#include "testutil.h"
+
+/* ---- alloc ------------------------------------------------------------------------------ */
+
+/* Under AddressSanitizer (make SAN=address,...) a huge malloc must fail as in libc, returning
+ * NULL, instead of ASan's own report; the weak hook is ignored without ASan. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "allocator_may_return_null=1";
+}
+
+static void test_grow(void **state)
+{
+    (void)state;
+    int *a = NULL;
+    size_t cap = 0;
+    a = xgrow(a, &cap, 1, sizeof *a);
+    assert_int_equal(cap, 16);
+    for (int i = 0; i < 16; i++)
+        a[i] = i;
+    int *same = xgrow(a, &cap, 16, sizeof *a);
+    assert_ptr_equal(same, a);
+    a = xgrow(a, &cap, 17, sizeof *a);
+    assert_int_equal(cap, 32);
+    a = xgrow(a, &cap, 100, sizeof *a);
+    assert_int_equal(cap, 128);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(a[i], i);
+    a[127] = 7; /* the whole capacity is usable (ASan would catch an overrun) */
+    free(a);
+
+    unsigned char *z = xcalloc(1000, 3);
+    for (int i = 0; i < 3000; i++)
+        assert_int_equal(z[i], 0);
+    free(z);
+    char *s = xstrdup("tile");
+    assert_string_equal(s, "tile");
+    free(s);
+    assert_int_equal(min_u64(3, 5), 3);
+    assert_int_equal(max_u64(3, 5), 5);
+}
+
+/* In a child: f() runs with stderr on a pipe; returns what it wrote, *sig the killing signal. */
+static void run_child(void (*f)(void), char *out, size_t len, int *sig)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(p[1], 2);
+        signal(SIGABRT, SIG_DFL);
+        f();
+        _exit(0);
+    }
+    close(p[1]);
+    ssize_t n = read(p[0], out, len - 1);
+    out[n > 0 ? n : 0] = '\0';
+    close(p[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    *sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+}
+
+static void huge_malloc(void)
+{
+    volatile size_t n = SIZE_MAX / 2;
+    free(xmalloc(n));
+}
+
+static void huge_calloc(void)
+{
+    free(xcalloc(SIZE_MAX / 4, 8)); /* n * size overflows */
+}
+
+/* stderr is exactly the line want; under ASan it ends with it (ASan warns first). */
+static void assert_oom_line(const char *out, const char *want)
+{
+#ifdef __SANITIZE_ADDRESS__
+    size_t lo = strlen(out), lw = strlen(want);
+    if (lo < lw || strcmp(out + lo - lw, want) != 0)
+        fail_msg("stderr was '%s', expected it to end with '%s'", out, want);
+#else
+    assert_string_equal(out, want);
+#endif
+}
+
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    char out[256], want[128];
+    int sig;
+    run_child(huge_malloc, out, sizeof out, &sig);
+    snprintf(want, sizeof want, "ipusim: out of memory allocating %zu bytes\n", SIZE_MAX / 2);
+    assert_oom_line(out, want);
+    assert_int_equal(sig, SIGABRT);
+    run_child(huge_calloc, out, sizeof out, &sig);
+    snprintf(want, sizeof want, "ipusim: out of memory allocating %zu bytes\n", SIZE_MAX);
+    assert_oom_line(out, want);
+    assert_int_equal(sig, SIGABRT);
+}
+
+/* ---- file reading ----------------------------------------------------------------------- */
+
+static void test_read(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    assert_int_equal(tu_mkdtemp(dir, sizeof dir, "base"), 0);
+    snprintf(path, sizeof path, "%s/a.txt", dir);
+    tu_write_file(path, "hello\n");
+    err e;
+    size_t n = 99;
+    char *s = file_read(path, 6, &n, &e);
+    assert_non_null(s);
+    assert_int_equal(n, 6);
+    assert_memory_equal(s, "hello\n", 7); /* with the NUL */
+    free(s);
+
+    char want[256];
+    assert_null(file_read(path, 5, &n, &e));
+    assert_int_equal(e.status, ERR_INPUT);
+    snprintf(want, sizeof want, "%s: larger than 5 bytes", path);
+    assert_string_equal(e.msg, want);
+
+    /* bigger than the first buffer: grows, and the limit still holds at the boundary */
+    char *big = xmalloc(10001);
+    memset(big, 'x', 10000);
+    big[10000] = '\0';
+    tu_write_file(path, big);
+    s = file_read(path, 10000, &n, &e);
+    assert_non_null(s);
+    assert_int_equal(n, 10000);
+    assert_memory_equal(s, big, 10001);
+    free(s);
+    assert_null(file_read(path, 9999, &n, &e));
+    free(big);
+
+    snprintf(path, sizeof path, "%s/missing", dir);
+    assert_null(file_read(path, 100, &n, &e));
+    snprintf(want, sizeof want, "%s: cannot open: No such file or directory", path);
+    assert_string_equal(e.msg, want);
+
+    assert_null(file_read(dir, 100, &n, &e));
+    snprintf(want, sizeof want, "%s: is not a regular file", dir);
+    assert_string_equal(e.msg, want);
+
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(10); /* a blocking open of a FIFO with no writer would hang: fail instead */
+    assert_null(file_read(path, 100, &n, &e));
+    alarm(0);
+    snprintf(want, sizeof want, "%s: is not a regular file", path);
+    assert_string_equal(e.msg, want);
+    assert_int_equal(tu_rmdir(dir), 0);
+}
+
+/* ---- atomic writing --------------------------------------------------------------------- */
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *de; (de = readdir(d));)
+        n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* Past RLIMIT_FSIZE a write fails with EFBIG (SIGXFSZ ignored): the failure comes mid-write. */
+static void write_past_limit(const char *path)
+{
+    struct rlimit rl = {4096, 4096};
+    signal(SIGXFSZ, SIG_IGN);
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+        _exit(2);
+    static char buf[65536];
+    memset(buf, 'n', sizeof buf);
+    err e;
+    _exit(file_write_atomic(path, buf, sizeof buf, &e) == ERR_INPUT &&
+                  strstr(e.msg, "cannot write: File too large")
+              ? 0
+              : 1);
+}
+
+static void test_write(void **state)
+{
+    (void)state;
+    char dir[64], path[128], want[256];
+    assert_int_equal(tu_mkdtemp(dir, sizeof dir, "base"), 0);
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    err e;
+    assert_int_equal(file_write_atomic(path, "old content\n", 12, &e), ERR_OK);
+    char *s = tu_read_file(path);
+    assert_string_equal(s, "old content\n");
+    free(s);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0644);
+    assert_int_equal(count_entries(dir), 1);
+
+    /* a write that fails half-way leaves the old file whole and no temporary file */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        write_past_limit(path);
+    int wst;
+    assert_int_equal(waitpid(pid, &wst, 0), pid);
+    assert_true(WIFEXITED(wst));
+    assert_int_equal(WEXITSTATUS(wst), 0);
+    s = tu_read_file(path);
+    assert_string_equal(s, "old content\n");
+    free(s);
+    assert_int_equal(count_entries(dir), 1);
+
+    /* into a missing directory */
+    char bad[160];
+    snprintf(bad, sizeof bad, "%s/nodir/out.txt", dir);
+    assert_int_equal(file_write_atomic(bad, "x", 1, &e), ERR_INPUT);
+    snprintf(want, sizeof want, "%s: cannot write: No such file or directory", bad);
+    assert_string_equal(e.msg, want);
+
+    /* into a read-only directory (root may write there anyway: then only the content counts) */
+    assert_int_equal(chmod(dir, 0555), 0);
+    int rc = file_write_atomic(path, "new", 3, &e);
+    assert_int_equal(chmod(dir, 0755), 0);
+    s = tu_read_file(path);
+    if (getuid() != 0) {
+        assert_int_equal(rc, ERR_INPUT);
+        assert_string_equal(s, "old content\n");
+    } else {
+        assert_string_equal(s, rc == ERR_OK ? "new" : "old content\n");
+    }
+    free(s);
+    assert_int_equal(count_entries(dir), 1);
+    assert_int_equal(tu_rmdir(dir), 0);
+}
+
+/* ---- the generator ---------------------------------------------------------------------- */
+
+/* Expected values from a direct Python transcription of Vigna's reference C code
+ * (splitmix64.c and xoshiro256starstar.c at prng.di.unimi.it), run once:
+ *   M = 2**64 - 1
+ *   def sm(x): x = (x + 0x9E3779B97F4A7C15) & M; z = x
+ *              z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
+ *              z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M; return x, z ^ (z >> 31)
+ *   s = four successive sm outputs from x = seed; then for each output:
+ *   r = rotl(s1 * 5, 7) * 9; t = s1 << 17; s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3; s2 ^= t;
+ *   s3 = rotl(s3, 45)
+ * The first splitmix64 output from 0, 0xe220a8397b1dcdaf, is also the published one. */
+static void test_rng(void **state)
+{
+    (void)state;
+    uint64_t x = 0;
+    static const uint64_t sm0[4] = {0xe220a8397b1dcdafull, 0x6e789e6aa1b965f4ull,
+                                    0x06c45d188009454full, 0xf88bb8a8724c81ecull};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(rng_splitmix64(&x), sm0[i]);
+
+    static const struct {
+        uint64_t seed, out[5];
+    } cases[] = {
+        {0, {0x99ec5f36cb75f2b4ull, 0xbf6e1f784956452aull, 0x1a5f849d4933e6e0ull,
+             0x6aa594f1262d2d2cull, 0xbba5ad4a1f842e59ull}},
+        {12345, {0xbe6a36374160d49bull, 0x214aaa0637a688c6ull, 0xf69d16de9954d388ull,
+                 0x0c60048c4e96e033ull, 0x8e2076aeed51c648ull}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        rng r;
+        rng_seed(&r, cases[c].seed);
+        for (int i = 0; i < 5; i++)
+            assert_int_equal(rng_next(&r), cases[c].out[i]);
+    }
+    rng r;
+    rng_seed(&r, 0);
+    double u = rng_unit(&r);
+    assert_true(u == (double)(0x99ec5f36cb75f2b4ull >> 11) * 0x1.0p-53);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_grow),
+        cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_read),
+        cmocka_unit_test(test_write),
+        cmocka_unit_test(test_rng),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
