@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+
 const char *coll_op_name(coll_op op)
 {
     switch (op) {
@@ -67,8 +69,7 @@ int coll_run(link_net *net, const sim *k, coll_op op, const uint32_t *ring, uint
     if (rc != ERR_OK) return rc;
     uint32_t steps = coll_steps(op, R);
     *res = (coll_result){.start = sim_now(k), .end = sim_now(k), .steps = steps};
-    link_xfer *x = calloc(R ? R : 1, sizeof *x);
-    if (!x) abort();
+    link_xfer *x = xcalloc(R, sizeof *x);
     sim_time t = sim_now(k);
     for (uint32_t s = 0; s < steps; s++) {
         t += step_sync;

@@ -17,6 +17,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "base/alloc.h"
+#include "base/num.h"
+
 typedef unsigned __int128 u128;
 
 /* Rates inside the solver are in units of 1/PER B/s (see flow.h); MAX_BPS, the most a
@@ -60,15 +63,6 @@ typedef struct solve {
     capkey *capl;        /* active capped flows by (cap, index) */
 } solve;
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p)
-        abort(); /* out of memory, as the kernel's constructors */
-    return p;
-}
-
-static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 static int cmp_cap(const void *a, const void *b)
 {

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "fabric/flow.h"
 
 #define NONE UINT32_MAX
@@ -44,13 +45,6 @@ struct link_net {
     uint64_t *sent, *recv;
 };
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p) abort();
-    return p;
-}
-
 /* ---- Building the wiring ------------------------------------------------------------------- */
 
 /* Add nphys physical links between nodes a and b (both directions), merging with an existing
@@ -70,8 +64,7 @@ static void connect(link_net *net, uint32_t a, uint32_t b, uint32_t nphys, uint6
     }
     if (net->nlinks + 2 > net->cap) {
         net->cap = net->cap ? 2 * net->cap : 64;
-        net->links = realloc(net->links, net->cap * sizeof *net->links);
-        if (!net->links) abort();
+        net->links = xrealloc(net->links, net->cap * sizeof *net->links);
     }
     link_info l = {a, b, nphys, kind, (uint64_t)nphys * bw, (sim_time)lat_ns * SIM_NS};
     net->links[net->nlinks++] = l;

@@ -11,11 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/num.h"
 
-static uint64_t u64_max(uint64_t a, uint64_t b)
-{
-    return a > b ? a : b;
-}
 
 uint64_t sync_latency(const mach *m, unsigned zone)
 {
@@ -39,8 +36,8 @@ static void count(const chip *c, census *n)
         const tile *x = &c->tiles[t];
         uint32_t gr = x->group < ISA_NGROUPS ? x->group : 0;
         n->ngrp[gr]++;
-        n->at = u64_max(n->at, x->at);
-        n->all_grp[gr] = u64_max(n->all_grp[gr], x->at);
+        n->at = max_u64(n->at, x->at);
+        n->all_grp[gr] = max_u64(n->all_grp[gr], x->at);
         n->nhalt += x->state == TILE_HALTED;
         n->nrun += x->state == TILE_RUNNABLE;
         if (x->state != TILE_SYNC || x->zone >= ISA_NZONES)
@@ -48,7 +45,7 @@ static void count(const chip *c, census *n)
         n->nzone[x->zone]++;
         if (isa_zone_info_of(x->zone)->scope == ISA_SCOPE_GROUP) {
             n->ngz[gr][isa_zone_info_of(x->zone)->host]++;
-            n->at_grp[gr] = u64_max(n->at_grp[gr], x->at);
+            n->at_grp[gr] = max_u64(n->at_grp[gr], x->at);
         }
     }
 }
@@ -163,7 +160,7 @@ int sync_deadlock(chip *chips, const eng_sync *s, uint32_t nipus, err *e)
             mixed |= next && s[i].zone != s[last_ext].zone;
             last_ext = i;
             next++;
-            ext_at = u64_max(ext_at, s[i].at);
+            ext_at = max_u64(ext_at, s[i].at);
         } else {
             nother += s[i].what != ENG_WAIT_DONE;
         }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "fabric/link.h"
 #include "fabric/sync.h"
 #include "hw/pool.h"
@@ -91,9 +92,7 @@ static uint64_t cycle_at_or_after(sim_clock clk, sim_time t)
  * between external syncs are timed exactly all the same). */
 static int global(xchg_sys *x, eng_stream *s, size_t n, err *e)
 {
-    link_xfer *lx = calloc(n ? n : 1, sizeof *lx);
-    if (!lx)
-        return err_set(e, ERR_INPUT, "out of host memory for the link model");
+    link_xfer *lx = xcalloc(n, sizeof *lx);
     sim_clock clk = sim_clock_hz(x->m.clock_hz);
     for (size_t i = 0; i < n; i++) {
         lx[i].src_ipu = s[i].src_ipu;
@@ -139,14 +138,7 @@ static int cmp_key(const void *a, const void *b)
 
 static delivery *push(xchg_sys *g)
 {
-    if (g->ndv == g->capdv) {
-        size_t cap = g->capdv ? 2 * g->capdv : 1024;
-        delivery *n = realloc(g->dv, cap * sizeof *n);
-        if (!n)
-            return NULL;
-        g->dv = n;
-        g->capdv = cap;
-    }
+    g->dv = xgrow(g->dv, &g->capdv, g->ndv + 1, sizeof *g->dv);
     return &g->dv[g->ndv++];
 }
 
@@ -167,47 +159,48 @@ static void copy_receiver(void *ctx, size_t r)
     }
 }
 
-/* Gather the pending sends of IPUs [lo, hi) into g->dv: on-chip first, then global. */
-static int gather(xchg_sys *g, const eng_xview *v, uint32_t lo, uint32_t hi, int global,
-                  size_t *n_onchip)
+/* Append the sends tile t of IPU i logged (on-chip, or between IPUs when `global`), one
+ * delivery per receiving tile. */
+static void gather_tile(xchg_sys *g, const tile_outbox *o, uint32_t i, uint32_t t, int global)
 {
-    g->ndv = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1)
-            *n_onchip = g->ndv;
-        if (pass == 1 && !global)
-            break;
-        for (uint32_t i = lo; i < hi; i++) {
-            for (uint32_t t = 0; t < v->chips[i].ntiles; t++) {
-                const tile_outbox *o = &v->chips[i].tiles[t].out;
-                for (size_t k = 0; k < o->n; k++) {
-                    const tile_send *s = &o->s[k];
-                    if (s->kind > TILE_GSEND || s->global != pass)
-                        continue;
-                    uint32_t first = s->dst & 0xffffu;
-                    uint32_t count = s->global ? 1 : (s->dst >> 16) + 1;
-                    for (uint32_t d = 0; d < count; d++) {
-                        delivery *v = push(g);
-                        if (!v)
-                            return -1;
-                        v->s = (eng_stream){
-                            .src_ipu = i,
-                            .src_tile = t,
-                            .dst_ipu = s->global ? s->dst >> 16 : i,
-                            .dst_tile = first + d,
-                            .bytes = s->bytes,
-                            .send = s->start,
-                        };
-                        v->data = o->data + s->data;
-                        v->dst_addr = s->dst_addr;
-                        v->src_pc = s->pc;
-                        v->global = s->global;
-                    }
-                }
-            }
+    for (size_t k = 0; k < o->n; k++) {
+        const tile_send *s = &o->s[k];
+        if (s->kind > TILE_GSEND || s->global != global)
+            continue;
+        uint32_t first = s->dst & 0xffffu, count = s->global ? 1 : (s->dst >> 16) + 1;
+        for (uint32_t d = 0; d < count; d++) {
+            delivery *v = push(g);
+            v->s = (eng_stream){
+                .src_ipu = i,
+                .src_tile = t,
+                .dst_ipu = s->global ? s->dst >> 16 : i,
+                .dst_tile = first + d,
+                .bytes = s->bytes,
+                .send = s->start,
+            };
+            v->data = o->data + s->data;
+            v->dst_addr = s->dst_addr;
+            v->src_pc = s->pc;
+            v->global = s->global;
         }
     }
-    return 0;
+}
+
+/* Gather the pending sends of IPUs [lo, hi) into g->dv: on-chip first (*n_onchip of them),
+ * then, when `global` is set, those between IPUs. */
+static void gather(xchg_sys *g, const eng_xview *v, uint32_t lo, uint32_t hi, int global,
+                   size_t *n_onchip)
+{
+    g->ndv = 0;
+    for (int pass = 0; pass <= global; pass++) {
+        if (pass == 1)
+            *n_onchip = g->ndv;
+        for (uint32_t i = lo; i < hi; i++)
+            for (uint32_t t = 0; t < v->chips[i].ntiles; t++)
+                gather_tile(g, &v->chips[i].tiles[t].out, i, t, pass);
+    }
+    if (!global)
+        *n_onchip = g->ndv;
 }
 
 /* Remove delivered sends from the outboxes of IPUs [lo, hi). */
@@ -231,9 +224,7 @@ static void clear_sent(const eng_xview *v, uint32_t lo, uint32_t hi, int global)
 static int time_streams(xchg_sys *g, size_t n_on, err *e)
 {
     size_t n = g->ndv;
-    eng_stream *st = malloc(n * sizeof *st);
-    if (!st)
-        return err_set(e, ERR_INPUT, "out of host memory for the exchange");
+    eng_stream *st = xmalloc(n * sizeof *st);
     for (size_t x = 0; x < n; x++)
         st[x] = g->dv[x].s;
     onchip(g, st, n_on);
@@ -313,16 +304,14 @@ static int deliver(void *ctx, const eng_xview *v, uint32_t lo, uint32_t hi, int 
     xchg_sys *g = ctx;
     size_t n_on = 0;
     *moved = (eng_moved){0, 0, 0};
-    if (gather(g, v, lo, hi, global, &n_on) != 0)
-        return err_set(e, ERR_INPUT, "out of host memory for the exchange");
+    gather(g, v, lo, hi, global, &n_on);
     size_t n = g->ndv;
     *moved = (eng_moved){n_on, n - n_on, 0};
     if (n == 0)
         return ERR_OK;
-    dkey *keys = malloc(n * sizeof *keys);
-    size_t *at = malloc((n + 1) * sizeof *at), nrecv = 0;
-    int rc = keys && at ? time_streams(g, n_on, e)
-                        : err_set(e, ERR_INPUT, "out of host memory for the exchange");
+    dkey *keys = xmalloc(n * sizeof *keys);
+    size_t *at = xmalloc((n + 1) * sizeof *at), nrecv = 0;
+    int rc = time_streams(g, n_on, e);
     if (rc == ERR_OK)
         rc = check_receivers(g, keys, at, &nrecv, e);
     if (rc == ERR_OK) {
@@ -346,11 +335,7 @@ static int deliver(void *ctx, const eng_xview *v, uint32_t lo, uint32_t hi, int 
 
 xchg_sys *xchg_sys_new(const mach *m, err *e)
 {
-    xchg_sys *x = calloc(1, sizeof *x);
-    if (!x) {
-        err_set(e, ERR_INPUT, "out of host memory");
-        return NULL;
-    }
+    xchg_sys *x = xcalloc(1, sizeof *x);
     x->m = *m;
     if (x->m.tiles_per_column == 0 || x->m.tiles_per_supertile == 0) {
         free(x);

@@ -9,6 +9,8 @@
 
 #include <stdlib.h>
 
+#include "base/alloc.h"
+
 struct sys {
     sim *k;
     eng *g;
@@ -18,11 +20,7 @@ struct sys {
 
 sys *sys_new(const sys_cfg *c, err *e)
 {
-    sys *s = calloc(1, sizeof *s);
-    if (!s) {
-        err_set(e, ERR_INPUT, "out of host memory");
-        return NULL;
-    }
+    sys *s = xcalloc(1, sizeof *s);
     eng_cfg ec = {.m = c->m, .threads = c->threads,
                   .max_cycles = c->max_cycles ? c->max_cycles : UINT64_MAX};
     s->k = sim_new();

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+#include "base/num.h"
 #include "hw/engine_int.h"
 #include "isa/interp.h"
 
@@ -43,11 +45,7 @@ static void make_releases(eng *g)
 
 eng *eng_new(sim *k, sim_module *parent, const eng_cfg *cfg, err *e)
 {
-    eng *g = calloc(1, sizeof *g);
-    if (!g) {
-        err_set(e, ERR_INPUT, "out of memory");
-        return NULL;
-    }
+    eng *g = xcalloc(1, sizeof *g);
     g->cfg = *cfg;
     g->m = cfg->m;
     if (g->m.amp_macs_per_issue == 0 || 16 % g->m.amp_macs_per_issue != 0) {
@@ -59,22 +57,16 @@ eng *eng_new(sim *k, sim_module *parent, const eng_cfg *cfg, err *e)
     g->nipus = cfg->m.nipus ? cfg->m.nipus : 1;
     g->m.nipus = g->nipus;
     g->ntiles = cfg->m.tiles_per_ipu;
-    g->chips = calloc(g->nipus, sizeof *g->chips);
-    g->run = calloc((size_t)g->nipus * g->ntiles, sizeof *g->run);
-    g->rel = calloc((size_t)g->nipus * (ISA_NGROUPS + 1) + 1, sizeof *g->rel);
-    g->last = calloc(g->nipus, sizeof *g->last);
-    g->pend = calloc(g->nipus, sizeof *g->pend);
-    g->done = calloc(g->nipus, 1);
-    g->ipu = calloc(g->nipus, sizeof *g->ipu);
-    g->sync = calloc(g->nipus, sizeof *g->sync);
+    g->chips = xcalloc(g->nipus, sizeof *g->chips);
+    g->run = xcalloc((size_t)g->nipus * g->ntiles, sizeof *g->run);
+    g->rel = xcalloc((size_t)g->nipus * (ISA_NGROUPS + 1) + 1, sizeof *g->rel);
+    g->last = xcalloc(g->nipus, sizeof *g->last);
+    g->pend = xcalloc(g->nipus, sizeof *g->pend);
+    g->done = xcalloc(g->nipus, 1);
+    g->ipu = xcalloc(g->nipus, sizeof *g->ipu);
+    g->sync = xcalloc(g->nipus, sizeof *g->sync);
     g->pool = pool_new(cfg->threads ? cfg->threads : pool_online_cpus());
     g->k = k;
-    if (!g->chips || !g->run || !g->rel || !g->last || !g->pend || !g->done || !g->ipu || !g->sync ||
-        !g->pool) {
-        err_set(e, ERR_INPUT, "out of memory");
-        eng_free(g);
-        return NULL;
-    }
     for (uint32_t i = 0; i < g->nipus; i++) {
         if (chip_init(&g->chips[i], i, &g->m, g->ntiles, e) != ERR_OK) {
             eng_free(g);
@@ -137,8 +129,6 @@ int eng_load(eng *g, const isa_prog *prog, err *e)
                        prog->size, g->m.sram_bytes);
     free(g->code);
     g->code = isa_code_build(prog);
-    if (!g->code)
-        return err_set(e, ERR_INPUT, "out of memory");
     /* `amp` does 16 MAC; a machine with fewer MAC per issue spends 16 / that many slots */
     for (uint32_t k = 0; k < prog->ncode; k++)
         if (g->code[k].op == OP_amp) {
@@ -212,11 +202,6 @@ static void schedule_release(eng *g, int ipu, int group, uint64_t cycle)
     r->cycle = cycle;
     r->pending = 1;
     sim_event_notify_at(r->ev, mach_cycles_to_ps(&g->m, cycle) - sim_now(g->k));
-}
-
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-    return a > b ? a : b;
 }
 
 /* Deliver the pending exchange of IPUs [lo, hi) through the fabric port. */
@@ -340,9 +325,7 @@ static int release_external(eng *g, const eng_sync *s, uint64_t at, err *e)
     if (rc != ERR_OK)
         return rc;
     uint64_t start = max_u64(at, moved.end), end = start;
-    eng_htime *ht = calloc(g->nipus, sizeof *ht);
-    if (!ht)
-        return err_set(e, ERR_INPUT, "out of host memory");
+    eng_htime *ht = xcalloc(g->nipus, sizeof *ht);
     for (uint32_t i = 0; s[0].host && i < g->nipus; i++) {
         if ((rc = eng_host_copy(g, i, -1, start, &ht[i], e)) != ERR_OK) {
             free(ht);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "hw/engine_int.h"
 
 int eng_host_copy(eng *g, uint32_t ipu, int group, uint64_t at, eng_htime *t, err *e)
@@ -36,9 +37,7 @@ int eng_host_copy(eng *g, uint32_t ipu, int group, uint64_t at, eng_htime *t, er
                                    ipu, x, c->tiles[x].out.s[k].pc,
                                    (unsigned long long)c->tiles[x].out.s[k].start);
     }
-    eng_hcopy *cp = malloc(n * sizeof *cp);
-    if (!cp)
-        return err_set(e, ERR_INPUT, "out of host memory for host copies");
+    eng_hcopy *cp = xmalloc(n * sizeof *cp);
     size_t m = 0;
     for (uint32_t x = 0; x < c->ntiles; x++) {
         tile *tl = &c->tiles[x];

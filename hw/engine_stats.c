@@ -5,12 +5,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "base/num.h"
 #include "hw/engine_int.h"
-
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-    return a > b ? a : b;
-}
 
 void eng_get_ipu_stats(const eng *g, uint32_t ipu, eng_ipu_stats *st)
 {

@@ -27,6 +27,7 @@
 
 #include "workloads/xcomp.h"
 
+#include "base/alloc.h"
 #include "base/text.h"
 #include "fabric/xchg.h"
 
@@ -61,16 +62,9 @@ static uint64_t fit(const timeline *tl, uint64_t from, uint64_t w)
     return x;
 }
 
-static int insert(timeline *tl, uint64_t a, uint64_t b)
+static void insert(timeline *tl, uint64_t a, uint64_t b)
 {
-    if (tl->n == tl->cap) {
-        size_t cap = tl->cap ? 2 * tl->cap : 8;
-        busy *v = realloc(tl->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        tl->v = v;
-        tl->cap = cap;
-    }
+    tl->v = xgrow(tl->v, &tl->cap, tl->n + 1, sizeof *tl->v);
     size_t k = tl->n;
     while (k > 0 && tl->v[k - 1].a > a) {
         tl->v[k] = tl->v[k - 1];
@@ -78,7 +72,6 @@ static int insert(timeline *tl, uint64_t a, uint64_t b)
     }
     tl->v[k] = (busy){a, b};
     tl->n++;
-    return 0;
 }
 
 /* Earliest start of transfer f from its sender's cursor, given the receivers' timelines. */
@@ -209,27 +202,24 @@ static void sched_free(sched *S)
 }
 
 /* Allocate the tables, list each sender's transfers in the caller's order and queue the
- * senders. 0, or -1 when host memory runs out. */
-static int sched_init(sched *S)
+ * senders. */
+static void sched_init(sched *S)
 {
     uint32_t nt = S->ntiles;
-    S->rx = calloc(nt, sizeof *S->rx);
-    S->cursor = malloc(nt * sizeof *S->cursor);
-    S->port = calloc(nt, sizeof *S->port);
-    S->pend = calloc(nt, sizeof *S->pend);
-    S->npend = calloc(nt, sizeof *S->npend);
-    S->sent = calloc(nt, sizeof *S->sent);
-    S->recv = calloc(nt, sizeof *S->recv);
-    S->heap = malloc(nt * sizeof *S->heap);
-    if (!S->rx || !S->cursor || !S->port || !S->pend || !S->npend || !S->sent || !S->recv ||
-        !S->heap)
-        return -1;
+    S->rx = xcalloc(nt, sizeof *S->rx);
+    S->cursor = xmalloc(nt * sizeof *S->cursor);
+    S->port = xcalloc(nt, sizeof *S->port);
+    S->pend = xcalloc(nt, sizeof *S->pend);
+    S->npend = xcalloc(nt, sizeof *S->npend);
+    S->sent = xcalloc(nt, sizeof *S->sent);
+    S->recv = xcalloc(nt, sizeof *S->recv);
+    S->heap = xmalloc(nt * sizeof *S->heap);
     for (size_t k = 0; k < S->n; k++)
         S->npend[S->x[k].src]++;
     for (uint32_t t = 0; t < nt; t++) {
         S->cursor[t] = XCOMP_PROLOGUE;
-        if (S->npend[t] && !(S->pend[t] = malloc(S->npend[t] * sizeof **S->pend)))
-            return -1;
+        if (S->npend[t])
+            S->pend[t] = xmalloc(S->npend[t] * sizeof **S->pend);
         S->npend[t] = 0;
     }
     for (size_t k = 0; k < S->n; k++)
@@ -237,12 +227,11 @@ static int sched_init(sched *S)
     for (uint32_t t = 0; t < nt; t++)
         if (S->npend[t])
             hpush(S->heap, &S->nh, (hent){sender_from(S, t), t});
-    return 0;
 }
 
 /* Start the sender's pending transfer j at cycle t: its code and port move on, the receivers'
- * timelines fill, plan->cycles grows to the last landing. 0, or -1 when memory runs out. */
-static int place(sched *S, uint32_t src, size_t j, uint64_t t, xcomp_plan *plan)
+ * timelines fill, plan->cycles grows to the last landing. */
+static void place(sched *S, uint32_t src, size_t j, uint64_t t, xcomp_plan *plan)
 {
     xcomp_xfer *f = &S->x[S->pend[src][j]];
     memmove(&S->pend[src][j], &S->pend[src][j + 1], (S->npend[src] - j - 1) * sizeof **S->pend);
@@ -254,13 +243,12 @@ static int place(sched *S, uint32_t src, size_t j, uint64_t t, xcomp_plan *plan)
     S->sent[src] += w;
     for (uint32_t d = f->dst_first; d < f->dst_first + f->dst_count; d++) {
         uint64_t lat = xchg_latency(S->m, src, d);
-        if (w && insert(&S->rx[d], t + lat, t + lat + w) != 0)
-            return -1;
+        if (w)
+            insert(&S->rx[d], t + lat, t + lat + w);
         S->recv[d] += w;
         if (t + lat + w > plan->cycles)
             plan->cycles = t + lat + w;
     }
-    return 0;
 }
 
 int xcomp_schedule(const mach *m, uint32_t ntiles, xcomp_xfer *x, size_t n, xcomp_plan *plan,
@@ -270,9 +258,9 @@ int xcomp_schedule(const mach *m, uint32_t ntiles, xcomp_xfer *x, size_t n, xcom
     if (rc != ERR_OK)
         return rc;
     sched S = {.m = m, .ntiles = ntiles, .x = x, .n = n};
-    int ok = sched_init(&S) == 0;
+    sched_init(&S);
     plan->cycles = 0;
-    while (ok && S.nh) {
+    while (S.nh) {
         hent h = hpop(S.heap, &S.nh);
         uint64_t t;
         size_t j = best_of(&S, h.src, &t);
@@ -280,18 +268,18 @@ int xcomp_schedule(const mach *m, uint32_t ntiles, xcomp_xfer *x, size_t n, xcom
             hpush(S.heap, &S.nh, (hent){t, h.src});
             continue;
         }
-        ok = place(&S, h.src, j, t, plan) == 0;
-        if (ok && S.npend[h.src])
+        place(&S, h.src, j, t, plan);
+        if (S.npend[h.src])
             hpush(S.heap, &S.nh, (hent){sender_from(&S, h.src), h.src});
     }
     plan->lower_bound = 0;
-    for (uint32_t t = 0; ok && t < ntiles; t++) {
+    for (uint32_t t = 0; t < ntiles; t++) {
         uint64_t b = S.sent[t] > S.recv[t] ? S.sent[t] : S.recv[t];
         if (b > plan->lower_bound)
             plan->lower_bound = b;
     }
     sched_free(&S);
-    return ok ? ERR_OK : err_set(e, ERR_INPUT, "out of host memory for the exchange schedule");
+    return ERR_OK;
 }
 
 /* ---- code generation ---- */
@@ -361,14 +349,8 @@ char *xcomp_emit(uint32_t ntiles, const xcomp_xfer *x, size_t n, const char *lab
 {
     if (check_xfers(ntiles, x, n, e) != ERR_OK)
         return NULL;
-    const xcomp_xfer **ord = malloc((n ? n : 1) * sizeof *ord);
-    uint8_t *has = calloc(ntiles, 1);
-    if (!ord || !has) {
-        free(ord);
-        free(has);
-        err_set(e, ERR_INPUT, "out of host memory for the exchange code");
-        return NULL;
-    }
+    const xcomp_xfer **ord = xmalloc(n * sizeof *ord);
+    uint8_t *has = xcalloc(ntiles, 1);
     for (size_t k = 0; k < n; k++)
         ord[k] = &x[k];
     qsort(ord, n, sizeof *ord, cmp_by_src_start);
@@ -390,8 +372,6 @@ char *xcomp_emit(uint32_t ntiles, const xcomp_xfer *x, size_t n, const char *lab
     free(ord);
     free(has);
     char *text = txt_take(&b);
-    if (rc == ERR_OK && !text)
-        rc = err_set(e, ERR_INPUT, "out of host memory for the exchange code");
     if (rc != ERR_OK) {
         free(text);
         return NULL;

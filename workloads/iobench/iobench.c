@@ -230,10 +230,6 @@ int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r,
     for (int pass = 0; pass < 4; pass++) {
         free(src);
         src = program(c, ncomp, handover);
-        if (!src) {
-            rc = err_set(e, ERR_INPUT, "out of host memory");
-            goto done;
-        }
         isa_prog_free(&prog);
         if ((rc = asm_assemble("io-bench", src, strlen(src), &prog, e)) != ERR_OK)
             goto done;

@@ -67,10 +67,6 @@ int micro_allreduce(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, e
     if (!net)
         return e->status;
     sim *k = sim_new();
-    if (!k) {
-        link_net_free(net);
-        return err_set(e, ERR_INPUT, "out of host memory");
-    }
     uint32_t ring[RMAX];
     link_ring(net, ring);
     sim_time step_sync = mach_cycles_to_ps(&mr, mach_sync_external(&mr));

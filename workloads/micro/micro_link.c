@@ -74,10 +74,6 @@ static int lrun(const mach *m, const wl_micro_cfg *cfg, lplan *p, uint32_t nipus
                   "b:      sync    external\n"
                   "        halt\n", p->ent, buf);
     char *text = txt_take(&s);
-    if (!text) {
-        memset(r, 0, sizeof *r);
-        return err_set(e, ERR_INPUT, "out of host memory");
-    }
     micro_prog pr = {.src = text, .nipus = nipus, .ntiles = ntiles,
                      .reserve = maxlen + 32, .setup = lsetup, .ctx = p};
     int rc = micro_run_prog(m, &pr, cfg, r, e);

@@ -48,8 +48,6 @@ static int sync_run(const mach *m, const wl_micro_cfg *cfg, uint32_t nipus, uint
                   "        st32    r11, [r2+4]\n"
                   "        halt\n", res_addr(m));
     char *text = txt_take(&s);
-    if (!text)
-        return err_set(e, ERR_INPUT, "out of host memory");
     micro_prog p = {.src = text, .nipus = nipus, .ntiles = ntiles, .reserve = 16};
     micro_run r;
     int rc = micro_run_prog(m, &p, cfg, &r, e);
@@ -115,8 +113,6 @@ static int workers_run(const mach *m, const wl_micro_cfg *cfg, const char *head,
                   "        exit\n",
               buf, res_addr(m), stride, head, loop, body, tail);
     char *text = txt_take(&s);
-    if (!text)
-        return err_set(e, ERR_INPUT, "out of host memory");
     micro_prog p = {.src = text, .nipus = 1, .ntiles = m->tiles_per_ipu, .reserve = reserve,
                     .setup = setup, .ctx = ctx};
     int rc = micro_run_prog(m, &p, cfg, r, e);

@@ -50,8 +50,6 @@ int micro_xchg_latency(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t
                       "s%d:     sync    internal\n", k, dst[k], k);
     txt_printf(&s, "        halt\n        .data\n        .align  8\nbuf:    .word   0x600df00d\n");
     char *text = txt_take(&s);
-    if (!text)
-        return err_set(e, ERR_INPUT, "out of host memory");
     micro_prog p = {.src = text, .nipus = 1, .ntiles = n};
     micro_run r;
     int rc = micro_run_prog(m, &p, cfg, &r, e);
@@ -87,8 +85,6 @@ static int tile_bandwidth(const mach *m, const wl_micro_cfg *cfg, wl_micro_table
                   "done:   sync    internal\n"
                   "        halt\n", src, bytes, n - 1, dst);
     char *text = txt_take(&s);
-    if (!text)
-        return err_set(e, ERR_INPUT, "out of host memory");
     micro_prog p = {.src = text, .nipus = 1, .ntiles = n, .reserve = 2 * bytes + 32};
     micro_run r;
     int rc = micro_run_prog(m, &p, cfg, &r, e);
@@ -159,8 +155,6 @@ static int all_to_all(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t,
         free(c);
     }
     char *text = txt_take(&s);
-    if (rc == ERR_OK && !text)
-        rc = err_set(e, ERR_INPUT, "out of host memory");
     micro_run run = {0};
     micro_prog p = {.src = text, .nipus = 1, .ntiles = n, .reserve = 2 * bytes + 32};
     if (rc == ERR_OK)
