@@ -32,6 +32,11 @@ typedef struct census {
 static void count(const chip *c, census *n)
 {
     memset(n, 0, sizeof *n);
+    uint8_t group_zone[ISA_NZONES], host_zone[ISA_NZONES]; /* the zone table, looked up once */
+    for (unsigned z = 0; z < ISA_NZONES; z++) {
+        group_zone[z] = isa_zone_info_of(z)->scope == ISA_SCOPE_GROUP;
+        host_zone[z] = (uint8_t)isa_zone_info_of(z)->host;
+    }
     for (uint32_t t = 0; t < c->ntiles; t++) {
         const tile *x = &c->tiles[t];
         uint32_t gr = x->group < ISA_NGROUPS ? x->group : 0;
@@ -43,8 +48,8 @@ static void count(const chip *c, census *n)
         if (x->state != TILE_SYNC || x->zone >= ISA_NZONES)
             continue;
         n->nzone[x->zone]++;
-        if (isa_zone_info_of(x->zone)->scope == ISA_SCOPE_GROUP) {
-            n->ngz[gr][isa_zone_info_of(x->zone)->host]++;
+        if (group_zone[x->zone]) {
+            n->ngz[gr][host_zone[x->zone]]++;
             n->at_grp[gr] = max_u64(n->at_grp[gr], x->at);
         }
     }
