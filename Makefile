@@ -8,6 +8,7 @@
 #   make bench-speed   simulator speed benchmark (bench/)
 #   make docs       regenerate docs/isa.md from isa/opcodes.def
 #   make check-layers  fail if an include points up or across the layers (make test runs it)
+#   make format     apply .clang-format; make check-format fails on an unformatted file
 #
 # Variables: BUILD=dir (default build), SAN=address,undefined | thread (sanitizer build),
 # TESTS=substring (run only the suites whose name contains it), CC, OPT.
@@ -48,7 +49,7 @@ SELECTED_TESTS := $(if $(TESTS),$(foreach t,$(TEST_BINS),$(if $(findstring $(TES
 DEB_PKGS := libnuma-dev libcmocka-dev zlib1g-dev libinih-dev gnuplot-nox
 FUZZ_PKGS := clang libclang-rt-14-dev
 
-.PHONY: all deps deps-fuzz run test fuzz bench-speed docs clean check-layers
+.PHONY: all deps deps-fuzz run test fuzz bench-speed docs clean check-layers format check-format
 .DEFAULT_GOAL := all
 
 all: $(BIN) $(LIB) ipusim
@@ -145,6 +146,18 @@ test: deps
 	done; \
 	if [ $$fail = 0 ]; then echo "make test: all suites passed"; else echo "make test: some suites FAILED"; fi; \
 	exit $$fail
+
+# One format (.clang-format): `make format` applies it, `make check-format` fails on a file
+# that differs (CI runs it).
+FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	clang-format -i --style=file $(FORMAT_SRC)
+check-format:
+	@command -v clang-format >/dev/null || $(MAKE) --no-print-directory deps-format
+	@clang-format --style=file --dry-run -Werror $(FORMAT_SRC) && echo "check-format: every file is formatted"
+
+deps-format:
+	$(call install_missing,clang-format)
 
 # Includes point downwards only (cli -> bench -> workloads -> host -> fabric -> hw -> isa -> base).
 check-layers:

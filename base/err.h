@@ -16,8 +16,8 @@ enum {
 #define ERR_MSG_MAX 16384
 
 typedef struct err {
-    int status;             /* ERR_OK when nothing went wrong */
-    char msg[ERR_MSG_MAX];  /* one or more lines, no trailing newline */
+    int status;            /* ERR_OK when nothing went wrong */
+    char msg[ERR_MSG_MAX]; /* one or more lines, no trailing newline */
 } err;
 
 /* Clear an error record. */
@@ -25,8 +25,7 @@ void err_clear(err *e);
 
 /* Set status and a printf-style message; returns status for `return err_set(...)`. A NULL e is
  * allowed and only returns the status. */
-int err_set(err *e, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int err_set(err *e, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Append a further line (used to report every assembly error, not only the first). */
 void err_append(err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -4,7 +4,13 @@
 
 #include <stdint.h>
 
-static inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
-static inline uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static inline uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+static inline uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
 
 #endif

@@ -17,16 +17,15 @@
 
 #define RUNS 5
 
-static const char loop_src[] =
-    "main:   runall  w, r0\n"
-    "        join\n"
-    "        halt\n"
-    "w:      li      r1, 20000\n"
-    "        li      r2, 0\n"
-    "loop:   addi    r2, r2, 1\n"
-    "        xor     r3, r2, r1\n"
-    "        brnzdec r1, loop\n"
-    "        exit\n";
+static const char loop_src[] = "main:   runall  w, r0\n"
+                               "        join\n"
+                               "        halt\n"
+                               "w:      li      r1, 20000\n"
+                               "        li      r2, 0\n"
+                               "loop:   addi    r2, r2, 1\n"
+                               "        xor     r3, r2, r1\n"
+                               "        brnzdec r1, loop\n"
+                               "        exit\n";
 
 static double now(void)
 {

@@ -56,9 +56,9 @@ typedef struct cli_machine {
     unsigned nsets;
 } cli_machine;
 /* Help lines for the two options, for usage texts. */
-#define CLI_MACHINE_HELP                                                                       \
-    "  --machine NAME|FILE      machine preset: mk2 (default), mk1, or an INI file\n"          \
-    "  --set KEY=VALUE          override one machine parameter (repeatable; the keys:\n"       \
+#define CLI_MACHINE_HELP                                                                           \
+    "  --machine NAME|FILE      machine preset: mk2 (default), mk1, or an INI file\n"              \
+    "  --set KEY=VALUE          override one machine parameter (repeatable; the keys:\n"           \
     "                           'ipusim machine show')\n"
 /* If argv[*i] is --machine or --set, take it and its value and return 0 (or 2 after one
  * error line). Any other argument: return -1 and consume nothing. */

@@ -48,8 +48,8 @@ int cli_cmd_gemm(int argc, char **argv)
         return rc;
     if (tiles)
         m.tiles_per_ipu = (uint32_t)tiles;
-    wl_gemm_cfg cfg = {(uint32_t)M, (uint32_t)N, (uint32_t)K, seed, check, (unsigned)threads,
-                       max_cycles};
+    wl_gemm_cfg cfg = {(uint32_t)M, (uint32_t)N,       (uint32_t)K, seed,
+                       check,       (unsigned)threads, max_cycles};
     wl_gemm_result r;
     sys *s = NULL;
     rc = wl_gemm_run(&m, &cfg, &r, &s, &e);
@@ -59,8 +59,8 @@ int cli_cmd_gemm(int argc, char **argv)
     eng *g = sys_engine(s);
 
     char what[96];
-    snprintf(what, sizeof what, "gemm %llux%llux%llu", (unsigned long long)M,
-             (unsigned long long)N, (unsigned long long)K);
+    snprintf(what, sizeof what, "gemm %llux%llux%llu", (unsigned long long)M, (unsigned long long)N,
+             (unsigned long long)K);
     cli_report_text(stdout, g, what, host);
     printf("  %-22s %u x %u tiles used of %u, %u bytes on the busiest tile\n", "mapping", r.grid_m,
            r.grid_n, m.tiles_per_ipu, r.tile_bytes);
@@ -68,17 +68,18 @@ int cli_cmd_gemm(int argc, char **argv)
            r.pct_peak, r.peak_tflops);
     if (r.checked)
         printf("  %-22s %s: max |C - ref| = %.3g, worst error / bound = %.3g, %llu outside\n",
-               "reference check", r.mismatches ? "FAILED" : "passed", r.max_abs_err,
-               r.worst_ratio, (unsigned long long)r.mismatches);
+               "reference check", r.mismatches ? "FAILED" : "passed", r.max_abs_err, r.worst_ratio,
+               (unsigned long long)r.mismatches);
     if (json) {
         char extra[512];
-        snprintf(extra, sizeof extra,
-                 "\"gemm\": {\"m\": %llu, \"n\": %llu, \"k\": %llu, \"grid_m\": %u, \"grid_n\": %u, "
-                 "\"tflops\": %.6g, \"peak_tflops\": %.6g, \"pct_peak\": %.6g, \"checked\": %s, "
-                 "\"mismatches\": %llu, \"max_abs_err\": %.6g}",
-                 (unsigned long long)M, (unsigned long long)N, (unsigned long long)K, r.grid_m,
-                 r.grid_n, r.tflops, r.peak_tflops, r.pct_peak, r.checked ? "true" : "false",
-                 (unsigned long long)r.mismatches, r.max_abs_err);
+        snprintf(
+            extra, sizeof extra,
+            "\"gemm\": {\"m\": %llu, \"n\": %llu, \"k\": %llu, \"grid_m\": %u, \"grid_n\": %u, "
+            "\"tflops\": %.6g, \"peak_tflops\": %.6g, \"pct_peak\": %.6g, \"checked\": %s, "
+            "\"mismatches\": %llu, \"max_abs_err\": %.6g}",
+            (unsigned long long)M, (unsigned long long)N, (unsigned long long)K, r.grid_m, r.grid_n,
+            r.tflops, r.peak_tflops, r.pct_peak, r.checked ? "true" : "false",
+            (unsigned long long)r.mismatches, r.max_abs_err);
         if (cli_report_json(cmd, json, g, what, host, extra) != 0)
             rc = 2;
     }

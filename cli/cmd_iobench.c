@@ -26,9 +26,13 @@ int cli_cmd_iobench(int argc, char **argv)
     wl_iobench_cfg c = wl_iobench_defaults();
     uint64_t u, ipus = 1, tiles = 0;
     int rc = 0, mr;
-    struct { const char *name; uint64_t min, max; uint32_t *dst; } u32[] = {
-        {"--batch", 1, 1u << 20, &c.batch},       {"--sample-px", 1, 1u << 24, &c.sample_px},
-        {"--steps", 1, 1u << 20, &c.steps},       {"--io-tiles", 0, 1u << 16, &c.io_tiles},
+    struct {
+        const char *name;
+        uint64_t min, max;
+        uint32_t *dst;
+    } u32[] = {
+        {"--batch", 1, 1u << 20, &c.batch},         {"--sample-px", 1, 1u << 24, &c.sample_px},
+        {"--steps", 1, 1u << 20, &c.steps},         {"--io-tiles", 0, 1u << 16, &c.io_tiles},
         {"--out-bytes", 0, 1u << 20, &c.out_bytes}, {"--loaders", 1, 4096, &c.host.loaders},
         {"--depth", 0, 1u << 20, &c.host.depth},
     };
@@ -68,8 +72,10 @@ int cli_cmd_iobench(int argc, char **argv)
             err_clear(&e);
             if (!strcmp(a, "--dtype")) {
                 if ((c.dtype = wl_iobench_dtype(v)) < 0) {
-                    fprintf(stderr, "ipusim io-bench: --dtype: unknown dtype '%s' (fp32, fp16, "
-                                    "int8)\n", v);
+                    fprintf(stderr,
+                            "ipusim io-bench: --dtype: unknown dtype '%s' (fp32, fp16, "
+                            "int8)\n",
+                            v);
                     rc = 2;
                 }
             } else if (!strcmp(a, "--outfeed")) {
@@ -104,9 +110,11 @@ int cli_cmd_iobench(int argc, char **argv)
     eng *g = sys_engine(s);
 
     char what[160], dist[64];
-    snprintf(what, sizeof what, "io-bench batch %u x %u px %s, work %llu MAC/sample, %u steps, "
-             "%u I/O tiles, depth %u", c.batch, c.sample_px, wl_iobench_dtype_name(c.dtype),
-             (unsigned long long)c.work_macs, c.steps, c.io_tiles, c.host.depth);
+    snprintf(what, sizeof what,
+             "io-bench batch %u x %u px %s, work %llu MAC/sample, %u steps, "
+             "%u I/O tiles, depth %u",
+             c.batch, c.sample_px, wl_iobench_dtype_name(c.dtype), (unsigned long long)c.work_macs,
+             c.steps, c.io_tiles, c.host.depth);
     cli_report_text(stdout, g, what, host_s);
     printf("  %-22s %llu bytes per micro-batch; %u compute tiles; rule of thumb %u I/O tiles\n",
            "data", (unsigned long long)r.batch_bytes, r.compute_tiles, r.rule_of_thumb);
@@ -120,17 +128,17 @@ int cli_cmd_iobench(int argc, char **argv)
                (unsigned long long)r.io[2], (unsigned long long)r.handover_cycles);
     if (json) {
         txt x = {0};
-        txt_printf(&x, "\"iobench\": {\"batch\": %u, \"sample_px\": %u, \"dtype\": \"%s\", "
-                   "\"work_macs\": %llu, \"steps\": %u, \"io_tiles\": %u, \"depth\": %u, "
-                   "\"loaders\": %u, \"prep_us\": %.6g, \"batch_bytes\": %llu, "
-                   "\"rule_of_thumb\": %u, \"steps_per_s\": %.9g, \"samples_per_s\": %.9g, "
-                   "\"step_us\": %.9g, \"handover_cycles\": %llu, \"split\": {",
-                   c.batch, c.sample_px, wl_iobench_dtype_name(c.dtype),
-                   (unsigned long long)c.work_macs, c.steps, c.io_tiles, c.host.depth,
-                   c.host.loaders, (double)c.host.prep_ps / 1e6, (unsigned long long)r.batch_bytes,
-                   r.rule_of_thumb, r.steps_per_s, r.samples_per_s,
-                   r.steps_per_s > 0 ? 1e6 / r.steps_per_s : 0,
-                   (unsigned long long)r.handover_cycles);
+        txt_printf(
+            &x,
+            "\"iobench\": {\"batch\": %u, \"sample_px\": %u, \"dtype\": \"%s\", "
+            "\"work_macs\": %llu, \"steps\": %u, \"io_tiles\": %u, \"depth\": %u, "
+            "\"loaders\": %u, \"prep_us\": %.6g, \"batch_bytes\": %llu, "
+            "\"rule_of_thumb\": %u, \"steps_per_s\": %.9g, \"samples_per_s\": %.9g, "
+            "\"step_us\": %.9g, \"handover_cycles\": %llu, \"split\": {",
+            c.batch, c.sample_px, wl_iobench_dtype_name(c.dtype), (unsigned long long)c.work_macs,
+            c.steps, c.io_tiles, c.host.depth, c.host.loaders, (double)c.host.prep_ps / 1e6,
+            (unsigned long long)r.batch_bytes, r.rule_of_thumb, r.steps_per_s, r.samples_per_s,
+            r.steps_per_s > 0 ? 1e6 / r.steps_per_s : 0, (unsigned long long)r.handover_cycles);
         cli_json_split(&x, g, 0);
         txt_printf(&x, "}, \"io_overlapped\": [%llu, %llu, %llu]}", (unsigned long long)r.io[0],
                    (unsigned long long)r.io[1], (unsigned long long)r.io[2]);

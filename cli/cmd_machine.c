@@ -56,8 +56,8 @@ static void show(const mach *m, const mach_src *src)
     printf("  %-22s %14.1f %-10s tiles_per_ipu x sram_bytes\n", "SRAM per IPU",
            (double)m->tiles_per_ipu * m->sram_bytes / (1024.0 * 1024.0), "MiB");
     printf("  %-22s %14.2f %-10s tiles_per_ipu x xchg_bytes_per_cycle x clock_hz\n",
-           "exchange per IPU", (double)m->tiles_per_ipu * m->xchg_bytes_per_cycle *
-           (double)m->clock_hz / 1e12, "TB/s");
+           "exchange per IPU",
+           (double)m->tiles_per_ipu * m->xchg_bytes_per_cycle * (double)m->clock_hz / 1e12, "TB/s");
     printf("  %-22s %14.1f %-10s links_per_ipu x link_bytes_per_s, one direction\n",
            "IPU-Links per IPU", (double)m->links_per_ipu * (double)m->link_bytes_per_s / 1e9,
            "GB/s");
@@ -140,7 +140,9 @@ int cli_cmd_machine(int argc, char **argv)
         fprintf(stderr, "ipusim machine: no action given (show, list or keys; see 'ipusim help "
                         "machine')\n");
     else
-        fprintf(stderr, "ipusim machine: unknown action '%s' (show, list or keys; see 'ipusim "
-                        "help machine')\n", action);
+        fprintf(stderr,
+                "ipusim machine: unknown action '%s' (show, list or keys; see 'ipusim "
+                "help machine')\n",
+                action);
     return 2;
 }

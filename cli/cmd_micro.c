@@ -36,8 +36,8 @@ static void print_table(FILE *f, const mach *m, const wl_micro_table *t, double 
 {
     fprintf(f, "ipusim micro: machine %s (%u tiles per IPU, %.4g GHz), %zu figures in %.1f s\n\n",
             m->name, m->tiles_per_ipu, (double)m->clock_hz / 1e9, t->n, host);
-    fprintf(f, "%-58s %-7s %10s %10s %8s %10s %8s\n", "benchmark", "unit", "simulated",
-            "implied", "vs impl", "published", "vs publ");
+    fprintf(f, "%-58s %-7s %10s %10s %8s %10s %8s\n", "benchmark", "unit", "simulated", "implied",
+            "vs impl", "published", "vs publ");
     const char *last = NULL;
     for (size_t i = 0; i < t->n; i++) {
         const wl_micro_row *r = &t->rows[i];
@@ -51,8 +51,10 @@ static void print_table(FILE *f, const mach *m, const wl_micro_table *t, double 
                 num(d, sizeof d, r->published),
                 pct(g, sizeof g, wl_micro_diff_pct(r->sim, r->published)));
     }
-    fprintf(f, "\nimplied: the preset's parameters through the formulas in workloads/micro/micro.c;"
-               "\npublished: FACTS.md (docs/fabric.md, \"Microbenchmarks\", explains gaps over 10%%).\n");
+    fprintf(
+        f,
+        "\nimplied: the preset's parameters through the formulas in workloads/micro/micro.c;"
+        "\npublished: FACTS.md (docs/fabric.md, \"Microbenchmarks\", explains gaps over 10%%).\n");
 }
 
 int cli_cmd_micro(int argc, char **argv)

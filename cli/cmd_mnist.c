@@ -47,7 +47,7 @@ static double now_s(void)
 /* ---- progress ---- */
 
 typedef struct run {
-    txt calls;          /* JSON array items */
+    txt calls; /* JSON array items */
     txt epochs;
     double t_epoch;
     double ep_loss, ep_acc;
@@ -70,19 +70,19 @@ static void on_call(void *ctx, const mref_progress *p)
     printf("Loss:%0.4f | Accuracy:%0.2f%%: %d/%d\n", p->loss, p->accuracy, p->call, p->calls);
     fflush(stdout);
     txt_printf(&r->calls,
-              "%s\n    {\"epoch\": %d, \"call\": %d, \"images\": %ld, \"loss\": %.6f, "
-              "\"accuracy\": %.4f}",
-              r->calls.len ? "," : "", p->epoch, p->call, p->images, p->loss, p->accuracy);
+               "%s\n    {\"epoch\": %d, \"call\": %d, \"images\": %ld, \"loss\": %.6f, "
+               "\"accuracy\": %.4f}",
+               r->calls.len ? "," : "", p->epoch, p->call, p->images, p->loss, p->accuracy);
     r->ep_loss += p->loss;
     r->ep_acc += p->accuracy;
     r->ep_calls++;
     if (p->call == p->calls)
         txt_printf(&r->epochs,
-                  "%s\n    {\"epoch\": %d, \"calls\": %d, \"last_loss\": %.6f, "
-                  "\"last_accuracy\": %.4f, \"mean_loss\": %.6f, \"mean_accuracy\": %.4f, "
-                  "\"seconds\": %.3f}",
-                  r->epochs.len ? "," : "", p->epoch, p->calls, p->loss, p->accuracy,
-                  r->ep_loss / r->ep_calls, r->ep_acc / r->ep_calls, now_s() - r->t_epoch);
+                   "%s\n    {\"epoch\": %d, \"calls\": %d, \"last_loss\": %.6f, "
+                   "\"last_accuracy\": %.4f, \"mean_loss\": %.6f, \"mean_accuracy\": %.4f, "
+                   "\"seconds\": %.3f}",
+                   r->epochs.len ? "," : "", p->epoch, p->calls, p->loss, p->accuracy,
+                   r->ep_loss / r->ep_calls, r->ep_acc / r->ep_calls, now_s() - r->t_epoch);
 }
 
 /* ---- dataset names ---- */
@@ -132,16 +132,18 @@ static int find_fashion(char *out, size_t cap)
     snprintf(out, cap, "%s", MDATA_FASHION_DIR);
     if (has_data(out, file, sizeof file))
         return 0;
-    fprintf(stderr, "ipusim %s: %s not found: run 'make data' (it installs the Debian package "
-                    "dataset-fashion-mnist)\n", CMD, file);
+    fprintf(stderr,
+            "ipusim %s: %s not found: run 'make data' (it installs the Debian package "
+            "dataset-fashion-mnist)\n",
+            CMD, file);
     return 2;
 }
 
 /* ---- the command ---- */
 
 static int write_json(const char *path, const char *dataset, const char *dir, const mdata *d,
-                      const mref_cfg *cfg, run *r, double test_acc, double train_s,
-                      long trained, double test_s)
+                      const mref_cfg *cfg, run *r, double test_acc, double train_s, long trained,
+                      double test_s)
 {
     txt b = {0};
     txt_printf(&b, "{\n  \"command\": \"mnist\",\n  \"mode\": \"reference\",\n  \"dataset\": ");
@@ -149,19 +151,19 @@ static int write_json(const char *path, const char *dataset, const char *dir, co
     txt_printf(&b, ",\n  \"dataset_dir\": ");
     sb_jstr(&b, dir);
     txt_printf(&b,
-              ",\n  \"dataset_train_images\": %zu,\n  \"dataset_test_images\": %zu,\n"
-              "  \"config\": {\"epochs\": %d, \"batch_size\": %d, \"gradient_accumulation\": %d, "
-              "\"device_iterations\": %d, \"test_batch_size\": %d, \"learning_rate\": %.9g, "
-              "\"betas\": [%.9g, %.9g], \"eps\": %.9g, \"weight_decay\": %.9g, \"seed\": %llu},\n",
-              d->train.n, d->test.n, cfg->epochs, cfg->batch, cfg->grad_accum,
-              cfg->device_iters, cfg->test_batch, cfg->opt.lr, cfg->opt.beta1, cfg->opt.beta2,
-              cfg->opt.eps, cfg->opt.weight_decay, (unsigned long long)cfg->seed);
+               ",\n  \"dataset_train_images\": %zu,\n  \"dataset_test_images\": %zu,\n"
+               "  \"config\": {\"epochs\": %d, \"batch_size\": %d, \"gradient_accumulation\": %d, "
+               "\"device_iterations\": %d, \"test_batch_size\": %d, \"learning_rate\": %.9g, "
+               "\"betas\": [%.9g, %.9g], \"eps\": %.9g, \"weight_decay\": %.9g, \"seed\": %llu},\n",
+               d->train.n, d->test.n, cfg->epochs, cfg->batch, cfg->grad_accum, cfg->device_iters,
+               cfg->test_batch, cfg->opt.lr, cfg->opt.beta1, cfg->opt.beta2, cfg->opt.eps,
+               cfg->opt.weight_decay, (unsigned long long)cfg->seed);
     txt_printf(&b, "  \"calls\": [%s\n  ],\n", r->calls.p ? r->calls.p : "");
     txt_printf(&b, "  \"epochs\": [%s\n  ],\n", r->epochs.p ? r->epochs.p : "");
     txt_printf(&b,
-              "  \"test_accuracy\": %.4f,\n  \"images_trained\": %ld,\n  \"train_seconds\": "
-              "%.4f,\n  \"train_images_per_second\": %.1f,\n  \"test_seconds\": %.4f\n}\n",
-              test_acc, trained, train_s, train_s > 0 ? (double)trained / train_s : 0.0, test_s);
+               "  \"test_accuracy\": %.4f,\n  \"images_trained\": %ld,\n  \"train_seconds\": "
+               "%.4f,\n  \"train_images_per_second\": %.1f,\n  \"test_seconds\": %.4f\n}\n",
+               test_acc, trained, train_s, train_s > 0 ? (double)trained / train_s : 0.0, test_s);
     int rc = cli_write_file(CMD, path, b.p, b.len);
     free(b.p);
     return rc;
@@ -186,10 +188,17 @@ int cli_cmd_mnist(int argc, char **argv)
                 fputs(c->usage, stdout);
             return 0;
         }
-        static const char *const with_value[] = {
-            "--dataset", "--epochs", "--batch-size", "--gradient-accumulation",
-            "--device-iterations", "--test-batch-size", "--learning-rate", "--seed",
-            "--save-weights", "--load-weights", "--json"};
+        static const char *const with_value[] = {"--dataset",
+                                                 "--epochs",
+                                                 "--batch-size",
+                                                 "--gradient-accumulation",
+                                                 "--device-iterations",
+                                                 "--test-batch-size",
+                                                 "--learning-rate",
+                                                 "--seed",
+                                                 "--save-weights",
+                                                 "--load-weights",
+                                                 "--json"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             known |= strcmp(a, with_value[k]) == 0;
@@ -224,13 +233,17 @@ int cli_cmd_mnist(int argc, char **argv)
             return rc;
     }
     if (!reference) {
-        fprintf(stderr, "ipusim %s: the simulated IPU run is not available yet (a later issue); "
-                        "use --reference for the native reference trainer\n", CMD);
+        fprintf(stderr,
+                "ipusim %s: the simulated IPU run is not available yet (a later issue); "
+                "use --reference for the native reference trainer\n",
+                CMD);
         return 2;
     }
     if ((long)cfg.batch * cfg.grad_accum * cfg.device_iters > 100000000L) {
-        fprintf(stderr, "ipusim %s: batch-size x gradient-accumulation x device-iterations is "
-                        "too large\n", CMD);
+        fprintf(stderr,
+                "ipusim %s: batch-size x gradient-accumulation x device-iterations is "
+                "too large\n",
+                CMD);
         return 2;
     }
 
@@ -276,8 +289,8 @@ int cli_cmd_mnist(int argc, char **argv)
         rc = cli_report_err(CMD, e);
         goto out;
     }
-    printf("Reference (native host) training on %s (%s): %zu training, %zu test images\n",
-           dataset, dir, d->train.n, d->test.n);
+    printf("Reference (native host) training on %s (%s): %zu training, %zu test images\n", dataset,
+           dir, d->train.n, d->test.n);
     printf("batch %d x gradient accumulation %d x device iterations %d = %ld images per host "
            "call, %ld calls per epoch; AdamW lr %g; seed %llu%s%s\n",
            cfg.batch, cfg.grad_accum, cfg.device_iters, per_call, (long)d->train.n / per_call,

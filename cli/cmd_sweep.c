@@ -64,9 +64,15 @@ int cli_cmd_sweep(int argc, char **argv)
         rc = c && c->fn != cli_cmd_sweep ? 0 : 2;
     }
     if (rc == 0) {
-        sweep_opts o = {.grid = &g, .cmdname = c->name, .run = run_cmd, .ctx = (void *)c,
-                        .args = argv + i + 2, .nargs = argc - i - 2, .jobs = (unsigned)jobs,
-                        .out = out, .say = say};
+        sweep_opts o = {.grid = &g,
+                        .cmdname = c->name,
+                        .run = run_cmd,
+                        .ctx = (void *)c,
+                        .args = argv + i + 2,
+                        .nargs = argc - i - 2,
+                        .jobs = (unsigned)jobs,
+                        .out = out,
+                        .say = say};
         rc = sweep_run(&o);
     }
     sweep_grid_free(&g);

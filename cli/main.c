@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 
+/* clang-format off */
 static const cli_cmd commands[] = {
     {"run", cli_cmd_run, "assemble a program and run it on every tile of the system",
      "usage: ipusim run PROG.s|PROG.bin [options]\n"
@@ -159,6 +160,7 @@ static const cli_cmd commands[] = {
     /* ---- more subcommands register here ---- */
     {NULL, NULL, NULL, NULL},
 };
+/* clang-format on */
 
 const cli_cmd *cli_commands(void)
 {

@@ -33,7 +33,7 @@ int cli_load_prog(const char *cmd, const char *path, isa_prog *prog)
     ssize_t n = read(fd, magic, sizeof magic);
     close(fd);
     int rc = (n == 8 && memcmp(magic, "IPUSIMX1", 8) == 0) ? isa_prog_load(prog, path, &e)
-                                                          : asm_assemble_file(path, prog, &e);
+                                                           : asm_assemble_file(path, prog, &e);
     if (rc != ERR_OK)
         return cli_report_err(cmd, &e);
     return 0;
@@ -83,7 +83,10 @@ void cli_report_ipus(FILE *f, const eng *g)
             continue;
         fprintf(f, "  ipu %-3u", i);
         for (unsigned k = 0; k < ENG_NIPU_STAT; k++) {
-            fprintf(f, "%s%s ", k == 0 ? " " : tab[k].text & ENG_TEXT_JOIN ? " " : ", ",
+            fprintf(f, "%s%s ",
+                    k == 0                        ? " "
+                    : tab[k].text & ENG_TEXT_JOIN ? " "
+                                                  : ", ",
                     tab[k].label);
             text_value(f, &tab[k], eng_stat_value(&tab[k], &is, m));
         }
@@ -162,8 +165,9 @@ int cli_report_json(const char *cmd, const char *path, const eng *g, const char 
             fputc('\\', f);
         fputc((unsigned char)*p >= 0x20 ? *p : '?', f);
     }
-    fprintf(f, "\",\n  \"machine\": \"%s\",\n  \"ipus\": %u,\n  \"tiles_per_ipu\": %u,\n"
-               "  \"clock_hz\": %llu,\n",
+    fprintf(f,
+            "\",\n  \"machine\": \"%s\",\n  \"ipus\": %u,\n  \"tiles_per_ipu\": %u,\n"
+            "  \"clock_hz\": %llu,\n",
             m->name, eng_nipus(g), eng_ntiles(g), (unsigned long long)m->clock_hz);
     fprintf(f, "  \"stats\": {\n    ");
     json_rows(f, tab, ENG_NSTAT, &st, m, ",\n    ");

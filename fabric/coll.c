@@ -28,7 +28,8 @@ const char *coll_op_name(coll_op op)
 
 uint32_t coll_steps(coll_op op, uint32_t R)
 {
-    if (R < 2) return 0;
+    if (R < 2)
+        return 0;
     return op == COLL_ALLREDUCE ? 2 * (R - 1) : R - 1;
 }
 
@@ -39,15 +40,18 @@ size_t coll_chunk_begin(size_t count, uint32_t R, uint32_t c)
 
 static int check_ring(const link_net *net, const uint32_t *ring, uint32_t R, err *e)
 {
-    if (R == 0) return err_set(e, ERR_INPUT, "a collective needs at least one IPU in its ring");
+    if (R == 0)
+        return err_set(e, ERR_INPUT, "a collective needs at least one IPU in its ring");
     for (uint32_t p = 0; p < R; p++) {
         if (ring[p] >= link_nipus(net))
-            return err_set(e, ERR_INPUT, "ring position %u: IPU %u, but the system has %u IPUs",
-                           p, ring[p], link_nipus(net));
+            return err_set(e, ERR_INPUT, "ring position %u: IPU %u, but the system has %u IPUs", p,
+                           ring[p], link_nipus(net));
         for (uint32_t q = 0; q < p; q++)
             if (ring[q] == ring[p])
-                return err_set(e, ERR_INPUT, "IPU %u appears twice in the ring (positions %u "
-                               "and %u)", ring[p], q, p);
+                return err_set(e, ERR_INPUT,
+                               "IPU %u appears twice in the ring (positions %u "
+                               "and %u)",
+                               ring[p], q, p);
     }
     return ERR_OK;
 }
@@ -56,7 +60,8 @@ static int check_ring(const link_net *net, const uint32_t *ring, uint32_t R, err
 static uint32_t step_chunk(coll_op op, uint32_t R, uint32_t s, uint32_t p, int *add)
 {
     int rs = op == COLL_REDUCE_SCATTER || (op == COLL_ALLREDUCE && s < R - 1);
-    if (op == COLL_ALLREDUCE && !rs) s -= R - 1;
+    if (op == COLL_ALLREDUCE && !rs)
+        s -= R - 1;
     *add = rs;
     /* reduce-scatter: (p - s - 1) mod R; all-gather: (p - s) mod R */
     return (uint32_t)((p + 2 * (uint64_t)R - s - (rs ? 1 : 0)) % R);
@@ -66,7 +71,8 @@ int coll_run(link_net *net, const sim *k, coll_op op, const uint32_t *ring, uint
              float **bufs, size_t count, sim_time step_sync, coll_result *res, err *e)
 {
     int rc = check_ring(net, ring, R, e);
-    if (rc != ERR_OK) return rc;
+    if (rc != ERR_OK)
+        return rc;
     uint32_t steps = coll_steps(op, R);
     *res = (coll_result){.start = sim_now(k), .end = sim_now(k), .steps = steps};
     link_xfer *x = xcalloc(R, sizeof *x);
@@ -81,9 +87,11 @@ int coll_run(link_net *net, const sim *k, coll_op op, const uint32_t *ring, uint
             res->bytes += x[p].bytes;
         }
         rc = link_transfers(net, x, R, e);
-        if (rc != ERR_OK) break;
+        if (rc != ERR_OK)
+            break;
         for (uint32_t p = 0; p < R; p++)
-            if (x[p].end > t) t = x[p].end;
+            if (x[p].end > t)
+                t = x[p].end;
         /* The data: every send of this step reads a chunk no receive of this step writes
          * (position p sends chunk c and receives chunk c-1), so in place is safe. */
         for (uint32_t p = 0; bufs && p < R; p++) {
@@ -93,7 +101,8 @@ int coll_run(link_net *net, const sim *k, coll_op op, const uint32_t *ring, uint
             const float *src = bufs[p];
             float *dst = bufs[(p + 1) % R];
             if (add)
-                for (size_t i = lo; i < hi; i++) dst[i] = src[i] + dst[i];
+                for (size_t i = lo; i < hi; i++)
+                    dst[i] = src[i] + dst[i];
             else
                 memcpy(dst + lo, src + lo, (hi - lo) * sizeof(float));
         }
@@ -103,21 +112,20 @@ int coll_run(link_net *net, const sim *k, coll_op op, const uint32_t *ring, uint
     return rc;
 }
 
-int coll_allreduce(link_net *net, const sim *k, const uint32_t *ring, uint32_t R,
-                   float **bufs, size_t count, sim_time step_sync, coll_result *res, err *e)
+int coll_allreduce(link_net *net, const sim *k, const uint32_t *ring, uint32_t R, float **bufs,
+                   size_t count, sim_time step_sync, coll_result *res, err *e)
 {
     return coll_run(net, k, COLL_ALLREDUCE, ring, R, bufs, count, step_sync, res, e);
 }
 
-int coll_reduce_scatter(link_net *net, const sim *k, const uint32_t *ring, uint32_t R,
-                        float **bufs, size_t count, sim_time step_sync, coll_result *res,
-                        err *e)
+int coll_reduce_scatter(link_net *net, const sim *k, const uint32_t *ring, uint32_t R, float **bufs,
+                        size_t count, sim_time step_sync, coll_result *res, err *e)
 {
     return coll_run(net, k, COLL_REDUCE_SCATTER, ring, R, bufs, count, step_sync, res, e);
 }
 
-int coll_all_gather(link_net *net, const sim *k, const uint32_t *ring, uint32_t R,
-                    float **bufs, size_t count, sim_time step_sync, coll_result *res, err *e)
+int coll_all_gather(link_net *net, const sim *k, const uint32_t *ring, uint32_t R, float **bufs,
+                    size_t count, sim_time step_sync, coll_result *res, err *e)
 {
     return coll_run(net, k, COLL_ALL_GATHER, ring, R, bufs, count, step_sync, res, e);
 }
@@ -126,15 +134,18 @@ int coll_alpha_beta(const link_net *net, coll_op op, const uint32_t *ring, uint3
                     uint64_t bytes, sim_time step_sync, coll_ab *out, err *e)
 {
     int rc = check_ring(net, ring, R, e);
-    if (rc != ERR_OK) return rc;
+    if (rc != ERR_OK)
+        return rc;
     sim_time lat = 0;
     uint64_t bw = UINT64_MAX;
     for (uint32_t p = 0; p < R && R > 1; p++) {
         uint32_t a = ring[p], b = ring[(p + 1) % R];
         sim_time l = link_route_latency(net, a, b);
         uint64_t w = link_route_bandwidth(net, a, b);
-        if (l > lat) lat = l;
-        if (w < bw) bw = w;
+        if (l > lat)
+            lat = l;
+        if (w < bw)
+            bw = w;
     }
     out->alpha_ps = (double)(step_sync + lat);
     out->beta = (double)bw;

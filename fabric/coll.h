@@ -47,9 +47,9 @@ uint32_t coll_steps(coll_op op, uint32_t R);
 size_t coll_chunk_begin(size_t count, uint32_t R, uint32_t c);
 
 typedef struct coll_result {
-    sim_time start;  /* sim_now(k) when called */
-    sim_time end;    /* when the last transfer of the last step arrived (ps) */
-    uint64_t bytes;  /* payload bytes sent by all positions over all steps */
+    sim_time start; /* sim_now(k) when called */
+    sim_time end;   /* when the last transfer of the last step arrived (ps) */
+    uint64_t bytes; /* payload bytes sent by all positions over all steps */
     uint32_t steps;
 } coll_result;
 
@@ -60,13 +60,12 @@ int coll_run(link_net *net, const sim *k, coll_op op, const uint32_t *ring, uint
              float **bufs, size_t count, sim_time step_sync, coll_result *res, err *e);
 
 /* The same, one name per operation. */
-int coll_allreduce(link_net *net, const sim *k, const uint32_t *ring, uint32_t R,
-                   float **bufs, size_t count, sim_time step_sync, coll_result *res, err *e);
-int coll_reduce_scatter(link_net *net, const sim *k, const uint32_t *ring, uint32_t R,
-                        float **bufs, size_t count, sim_time step_sync, coll_result *res,
-                        err *e);
-int coll_all_gather(link_net *net, const sim *k, const uint32_t *ring, uint32_t R,
-                    float **bufs, size_t count, sim_time step_sync, coll_result *res, err *e);
+int coll_allreduce(link_net *net, const sim *k, const uint32_t *ring, uint32_t R, float **bufs,
+                   size_t count, sim_time step_sync, coll_result *res, err *e);
+int coll_reduce_scatter(link_net *net, const sim *k, const uint32_t *ring, uint32_t R, float **bufs,
+                        size_t count, sim_time step_sync, coll_result *res, err *e);
+int coll_all_gather(link_net *net, const sim *k, const uint32_t *ring, uint32_t R, float **bufs,
+                    size_t count, sim_time step_sync, coll_result *res, err *e);
 
 /* The closed-form alpha-beta prediction for a message of `bytes` bytes:
  *   all-reduce                  T = 2(R-1) (alpha + (bytes/R) / beta)
@@ -76,8 +75,8 @@ int coll_all_gather(link_net *net, const sim *k, const uint32_t *ring, uint32_t 
  * not in the formula (rings of neighbours have none). */
 typedef struct coll_ab {
     double alpha_ps;
-    double beta;  /* B/s */
-    double t_ps;  /* predicted time */
+    double beta; /* B/s */
+    double t_ps; /* predicted time */
 } coll_ab;
 int coll_alpha_beta(const link_net *net, coll_op op, const uint32_t *ring, uint32_t R,
                     uint64_t bytes, sim_time step_sync, coll_ab *out, err *e);

@@ -28,7 +28,10 @@ typedef unsigned __int128 u128;
 #define MAX_BPS (UINT64_MAX / PER)
 
 /* B/s to solver units, saturating at MAX_BPS. */
-static uint64_t units(uint64_t bps) { return (bps < MAX_BPS ? bps : MAX_BPS) * PER; }
+static uint64_t units(uint64_t bps)
+{
+    return (bps < MAX_BPS ? bps : MAX_BPS) * PER;
+}
 
 typedef struct fstate {
     u128 work;     /* rate units x ps left to drain */
@@ -38,10 +41,10 @@ typedef struct fstate {
 } fstate;
 
 typedef struct rstate {
-    uint64_t left;    /* capacity left at this level, rate units */
-    uint64_t booked;  /* sum of the rates on it during this event */
-    uint32_t unf;     /* flows on it not yet fixed (then, while listing: how many listed) */
-    uint32_t off, n;  /* its flows: on[off .. off + n) in index order */
+    uint64_t left;   /* capacity left at this level, rate units */
+    uint64_t booked; /* sum of the rates on it during this event */
+    uint32_t unf;    /* flows on it not yet fixed (then, while listing: how many listed) */
+    uint32_t off, n; /* its flows: on[off .. off + n) in index order */
     bool seen;
 } rstate;
 
@@ -55,14 +58,13 @@ typedef struct solve {
     const flow_res *r;
     fstate *s;
     rstate *rs;
-    size_t *act, na;     /* active flows, by index */
+    size_t *act, na;       /* active flows, by index */
     uint32_t *touched, nt; /* resources the active flows cross */
-    uint32_t *live, nl;  /* fair_rates: those of them with flows still filling */
-    uint32_t *sat, ns;   /* fair_rates: those of them full at this level */
-    size_t *on;          /* per resource, its active flows */
-    capkey *capl;        /* active capped flows by (cap, index) */
+    uint32_t *live, nl;    /* fair_rates: those of them with flows still filling */
+    uint32_t *sat, ns;     /* fair_rates: those of them full at this level */
+    size_t *on;            /* per resource, its active flows */
+    capkey *capl;          /* active capped flows by (cap, index) */
 } solve;
-
 
 static int cmp_cap(const void *a, const void *b)
 {
@@ -221,8 +223,7 @@ static sim_time drain(solve *v, sim_time t, sim_time dt, size_t *left)
         uint32_t id = v->touched[j];
         rstate *x = &v->rs[id];
         if (x->booked && v->r[id].book)
-            v->r[id].book(v->r[id].ctx, t, t + dt,
-                          x->booked / PER + (x->booked % PER != 0));
+            v->r[id].book(v->r[id].ctx, t, t + dt, x->booked / PER + (x->booked % PER != 0));
         x->seen = false;
     }
     return dt;

@@ -53,13 +53,13 @@ typedef struct flow_res {
 
 /* A flow. */
 typedef struct flow_xfer {
-    sim_time start;      /* ps: its first byte may leave */
+    sim_time start; /* ps: its first byte may leave */
     uint64_t bytes;
     uint64_t cap;        /* its own rate limit, B/s; 0: none */
     const uint32_t *res; /* the resources it crosses: indices into the solve's array, each at
                             most once; nres may be 0 (then it is limited by its cap only) */
     uint32_t nres;
-    sim_time end;        /* out: ps when its last byte has left (no latency); start when
+    sim_time end; /* out: ps when its last byte has left (no latency); start when
                             bytes == 0 */
 } flow_xfer;
 

@@ -26,10 +26,10 @@
 #define NONE UINT32_MAX
 
 enum {
-    POD_BOXES = 16,   /* boxes in one POD (IPU-POD64 = 16 IPU-M2000s) */
-    MAX_PODS = 16,    /* PODs joined by GW-Links: up to 1024 Mk2 IPUs */
-    TORUS_LINKS = 4,  /* links per IPU that leave an M2000: one per torus direction */
-    RUNG_LINKS = 4,   /* ladder: links between the two IPUs of a C2 card */
+    POD_BOXES = 16,  /* boxes in one POD (IPU-POD64 = 16 IPU-M2000s) */
+    MAX_PODS = 16,   /* PODs joined by GW-Links: up to 1024 Mk2 IPUs */
+    TORUS_LINKS = 4, /* links per IPU that leave an M2000: one per torus direction */
+    RUNG_LINKS = 4,  /* ladder: links between the two IPUs of a C2 card */
 };
 
 struct link_net {
@@ -73,13 +73,17 @@ static void connect(link_net *net, uint32_t a, uint32_t b, uint32_t nphys, uint6
     net->links[net->nlinks++] = l;
 }
 
-static bool pow2(uint32_t v) { return v && !(v & (v - 1)); }
+static bool pow2(uint32_t v)
+{
+    return v && !(v & (v - 1));
+}
 
 /* Box grid of a POD of B boxes (a power of two <= 16): X x Y, as square as possible. */
 static void torus_dims(uint32_t B, uint32_t *X, uint32_t *Y)
 {
     uint32_t lg = 0;
-    while ((1u << lg) < B) lg++;
+    while ((1u << lg) < B)
+        lg++;
     *Y = 1u << (lg / 2);
     *X = B / *Y;
 }
@@ -87,7 +91,8 @@ static void torus_dims(uint32_t B, uint32_t *X, uint32_t *Y)
 static int build_m2000(link_net *net, const mach *m, err *e)
 {
     uint32_t n = m->nipus, box = m->ipus_per_box;
-    if (box == 0) return err_set(e, ERR_INPUT, "ipus_per_box must be at least 1");
+    if (box == 0)
+        return err_set(e, ERR_INPUT, "ipus_per_box must be at least 1");
     uint32_t inbox = box > 1 ? (m->links_per_ipu - TORUS_LINKS) / (box - 1) : 0;
     if (box > 1 && (m->links_per_ipu < TORUS_LINKS || inbox == 0))
         return err_set(e, ERR_INPUT,
@@ -99,7 +104,8 @@ static int build_m2000(link_net *net, const mach *m, err *e)
         if (!pow2(n) || (n < box && !pow2(box)))
             return err_set(e, ERR_INPUT,
                            "nipus = %u: an m2000 system below one box (%u IPUs) must be a "
-                           "power-of-two part of it", n, box);
+                           "power-of-two part of it",
+                           n, box);
         box = n;
     } else if (n % box) {
         return err_set(e, ERR_INPUT, "nipus = %u is not a multiple of ipus_per_box = %u", n, box);
@@ -115,8 +121,8 @@ static int build_m2000(link_net *net, const mach *m, err *e)
             boxes = POD_BOXES;
         } else if (!pow2(boxes)) {
             return err_set(e, ERR_INPUT,
-                           "nipus = %u: an m2000 POD holds 1, 2, 4, 8 or 16 boxes of %u IPUs",
-                           n, box);
+                           "nipus = %u: an m2000 POD holds 1, 2, 4, 8 or 16 boxes of %u IPUs", n,
+                           box);
         }
     }
     uint32_t X, Y, pod_ipus = boxes * box;
@@ -126,16 +132,17 @@ static int build_m2000(link_net *net, const mach *m, err *e)
             uint32_t base = p * pod_ipus + b * box, x = b % X, y = b / X;
             for (uint32_t i = 0; i < box; i++)
                 for (uint32_t j = i + 1; j < box; j++)
-                    connect(net, base + i, base + j, inbox, m->link_bytes_per_s,
-                            m->link_latency_ns, LINK_IPU);
+                    connect(net, base + i, base + j, inbox, m->link_bytes_per_s, m->link_latency_ns,
+                            LINK_IPU);
             /* +x and +y neighbours only: each pair of boxes is joined once per direction of
              * the torus, twice when a dimension has 2 boxes (+1 and -1 are the same box). */
             uint32_t nb[2] = {y * X + (x + 1) % X, ((y + 1) % Y) * X + x};
             for (int d = 0; d < 2; d++) {
-                if (nb[d] == b) continue;
+                if (nb[d] == b)
+                    continue;
                 for (uint32_t i = 0; i < box; i++)
-                    connect(net, base + i, p * pod_ipus + nb[d] * box + i, 1,
-                            m->link_bytes_per_s, m->link_latency_ns, LINK_IPU);
+                    connect(net, base + i, p * pod_ipus + nb[d] * box + i, 1, m->link_bytes_per_s,
+                            m->link_latency_ns, LINK_IPU);
             }
         }
     }
@@ -154,13 +161,14 @@ static int build_m2000(link_net *net, const mach *m, err *e)
     if (pods > 1)
         snprintf(net->shape, sizeof net->shape,
                  "m2000: %u PODs of %u boxes of %u IPUs (%ux%u torus), PODs in a ring over "
-                 "GW-Links", pods, boxes, box, X, Y);
+                 "GW-Links",
+                 pods, boxes, box, X, Y);
     else if (boxes > 1)
-        snprintf(net->shape, sizeof net->shape, "m2000: %u boxes of %u IPUs, %ux%u torus",
-                 boxes, box, X, Y);
+        snprintf(net->shape, sizeof net->shape, "m2000: %u boxes of %u IPUs, %ux%u torus", boxes,
+                 box, X, Y);
     else
-        snprintf(net->shape, sizeof net->shape, "m2000: %u IPU%s of one box, fully connected",
-                 box, box > 1 ? "s" : "");
+        snprintf(net->shape, sizeof net->shape, "m2000: %u IPU%s of one box, fully connected", box,
+                 box > 1 ? "s" : "");
     /* The ring: boxes in a snake over the grid (rows alternate direction; Y is 1 or even, so
      * the last box is a neighbour of the first), IPUs 0..box-1 in even boxes and back down in
      * odd ones, so every step is one hop. */
@@ -178,14 +186,20 @@ static int build_ladder(link_net *net, const mach *m, err *e)
 {
     uint32_t n = m->nipus;
     if (m->ipus_per_box != 2)
-        return err_set(e, ERR_INPUT, "the ladder topology has 2 IPUs per card, not "
-                       "ipus_per_box = %u", m->ipus_per_box);
+        return err_set(e, ERR_INPUT,
+                       "the ladder topology has 2 IPUs per card, not "
+                       "ipus_per_box = %u",
+                       m->ipus_per_box);
     if (n > 1 && n % 2)
-        return err_set(e, ERR_INPUT, "nipus = %u: a ladder of 2-IPU cards needs 1 or an even "
-                       "number of IPUs", n);
+        return err_set(e, ERR_INPUT,
+                       "nipus = %u: a ladder of 2-IPU cards needs 1 or an even "
+                       "number of IPUs",
+                       n);
     if (m->links_per_ipu < RUNG_LINKS + 2)
-        return err_set(e, ERR_INPUT, "links_per_ipu = %u is too few for the ladder: %u on the "
-                       "rung and at least 1 per rail", m->links_per_ipu, RUNG_LINKS);
+        return err_set(e, ERR_INPUT,
+                       "links_per_ipu = %u is too few for the ladder: %u on the "
+                       "rung and at least 1 per rail",
+                       m->links_per_ipu, RUNG_LINKS);
     uint32_t rail = (m->links_per_ipu - RUNG_LINKS) / 2;
     for (uint32_t k = 0; k + 1 < n; k += 2) {
         connect(net, k, k + 1, RUNG_LINKS, m->link_bytes_per_s, m->link_latency_ns, LINK_IPU);
@@ -197,8 +211,10 @@ static int build_ladder(link_net *net, const mach *m, err *e)
     snprintf(net->shape, sizeof net->shape, "ladder: %u card%s of 2 IPUs", (n + 1) / 2,
              n > 2 ? "s" : "");
     uint32_t r = 0;
-    for (uint32_t k = 0; k < n; k += 2) net->ring[r++] = k;
-    for (uint32_t k = n - 1 - (n % 2); k < n; k -= 2) net->ring[r++] = k; /* odd ids, down */
+    for (uint32_t k = 0; k < n; k += 2)
+        net->ring[r++] = k;
+    for (uint32_t k = n - 1 - (n % 2); k < n; k -= 2)
+        net->ring[r++] = k; /* odd ids, down */
     return ERR_OK;
 }
 
@@ -208,8 +224,10 @@ static void build_routes(link_net *net)
     uint32_t V = net->nnodes;
     net->adj_off = xcalloc(V + 1, sizeof *net->adj_off);
     net->adj = xcalloc(net->nlinks, sizeof *net->adj);
-    for (uint32_t i = 0; i < net->nlinks; i++) net->adj_off[net->links[i].src + 1]++;
-    for (uint32_t v = 0; v < V; v++) net->adj_off[v + 1] += net->adj_off[v];
+    for (uint32_t i = 0; i < net->nlinks; i++)
+        net->adj_off[net->links[i].src + 1]++;
+    for (uint32_t v = 0; v < V; v++)
+        net->adj_off[v + 1] += net->adj_off[v];
     uint32_t *fill = xcalloc(V, sizeof *fill);
     for (uint32_t i = 0; i < net->nlinks; i++) {
         uint32_t s = net->links[i].src, at = net->adj_off[s] + fill[s]++;
@@ -225,7 +243,8 @@ static void build_routes(link_net *net)
     for (uint32_t s = 0; s < V; s++) {
         uint16_t *dist = net->dist + (size_t)s * V;
         uint32_t head = 0, tail = 0;
-        for (uint32_t v = 0; v < V; v++) dist[v] = UINT16_MAX;
+        for (uint32_t v = 0; v < V; v++)
+            dist[v] = UINT16_MAX;
         dist[s] = 0;
         queue[tail++] = s;
         while (head < tail) {
@@ -277,7 +296,8 @@ link_net *link_net_new(const mach *m, err *e)
 
 void link_net_free(link_net *net)
 {
-    if (!net) return;
+    if (!net)
+        return;
     free(net->links);
     free(net->adj_off);
     free(net->adj);
@@ -292,10 +312,22 @@ void link_net_free(link_net *net)
 
 /* ---- Queries ------------------------------------------------------------------------------- */
 
-uint32_t link_nipus(const link_net *net) { return net->nipus; }
-uint32_t link_nnodes(const link_net *net) { return net->nnodes; }
-uint32_t link_count(const link_net *net) { return net->nlinks; }
-const char *link_shape(const link_net *net) { return net->shape; }
+uint32_t link_nipus(const link_net *net)
+{
+    return net->nipus;
+}
+uint32_t link_nnodes(const link_net *net)
+{
+    return net->nnodes;
+}
+uint32_t link_count(const link_net *net)
+{
+    return net->nlinks;
+}
+const char *link_shape(const link_net *net)
+{
+    return net->shape;
+}
 
 const link_info *link_get(const link_net *net, uint32_t id)
 {
@@ -322,14 +354,16 @@ uint64_t link_ipu_bandwidth(const link_net *net, uint32_t ipu)
     assert(ipu < net->nipus);
     uint64_t sum = 0;
     for (uint32_t a = net->adj_off[ipu]; a < net->adj_off[ipu + 1]; a++)
-        if (net->links[net->adj[a]].kind == LINK_IPU) sum += net->links[net->adj[a]].bytes_per_s;
+        if (net->links[net->adj[a]].kind == LINK_IPU)
+            sum += net->links[net->adj[a]].bytes_per_s;
     return sum;
 }
 
 uint32_t link_between(const link_net *net, uint32_t a, uint32_t b)
 {
     for (uint32_t i = net->adj_off[a]; i < net->adj_off[a + 1]; i++)
-        if (net->links[net->adj[i]].dst == b) return net->adj[i];
+        if (net->links[net->adj[i]].dst == b)
+            return net->adj[i];
     return NONE;
 }
 
@@ -340,7 +374,8 @@ static uint32_t next_hop(const link_net *net, uint32_t src, uint32_t dst, uint32
     const uint16_t *d = net->dist + (size_t)dst * net->nnodes;
     uint32_t cand[64], n = 0;
     for (uint32_t a = net->adj_off[u]; a < net->adj_off[u + 1] && n < 64; a++)
-        if (d[net->links[net->adj[a]].dst] + 1 == d[u]) cand[n++] = net->adj[a];
+        if (d[net->links[net->adj[a]].dst] + 1 == d[u])
+            cand[n++] = net->adj[a];
     assert(n > 0); /* every topology here is connected */
     return cand[(src + dst) % n];
 }
@@ -351,7 +386,8 @@ size_t link_route(const link_net *net, uint32_t src, uint32_t dst, uint32_t *out
     size_t hops = 0;
     for (uint32_t u = src; u != dst; hops++) {
         uint32_t id = next_hop(net, src, dst, u);
-        if (hops < max) out[hops] = id;
+        if (hops < max)
+            out[hops] = id;
         u = net->links[id].dst;
     }
     return hops;
@@ -373,7 +409,8 @@ uint64_t link_route_bandwidth(const link_net *net, uint32_t src, uint32_t dst)
     uint64_t bw = UINT64_MAX;
     for (uint32_t u = src; u != dst;) {
         uint32_t id = next_hop(net, src, dst, u);
-        if (net->links[id].bytes_per_s < bw) bw = net->links[id].bytes_per_s;
+        if (net->links[id].bytes_per_s < bw)
+            bw = net->links[id].bytes_per_s;
         u = net->links[id].dst;
     }
     return bw;
@@ -393,11 +430,26 @@ static const link_stat stat_table[LINK_NSTAT] = {
     {"received", "B", "ipu", "bytes of the transfers other IPUs sent to the IPU"},
 };
 
-const link_stat *link_stat_table(void) { return stat_table; }
-uint64_t link_bytes(const link_net *net, uint32_t id) { return net->lbytes[id]; }
-sim_time link_busy(const link_net *net, uint32_t id) { return net->lbusy[id]; }
-uint64_t link_ipu_sent(const link_net *net, uint32_t ipu) { return net->sent[ipu]; }
-uint64_t link_ipu_received(const link_net *net, uint32_t ipu) { return net->recv[ipu]; }
+const link_stat *link_stat_table(void)
+{
+    return stat_table;
+}
+uint64_t link_bytes(const link_net *net, uint32_t id)
+{
+    return net->lbytes[id];
+}
+sim_time link_busy(const link_net *net, uint32_t id)
+{
+    return net->lbusy[id];
+}
+uint64_t link_ipu_sent(const link_net *net, uint32_t ipu)
+{
+    return net->sent[ipu];
+}
+uint64_t link_ipu_received(const link_net *net, uint32_t ipu)
+{
+    return net->recv[ipu];
+}
 
 void link_stats_reset(link_net *net)
 {
@@ -421,21 +473,25 @@ int link_transfers(link_net *net, link_xfer *x, size_t n, err *e)
     size_t nhops = 0;
     for (size_t i = 0; i < n; i++) {
         if (x[i].src_ipu >= net->nipus || x[i].dst_ipu >= net->nipus)
-            return err_set(e, ERR_INPUT, "transfer %zu: IPU %u -> %u, but the system has %u "
-                           "IPUs", i, x[i].src_ipu, x[i].dst_ipu, net->nipus);
+            return err_set(e, ERR_INPUT,
+                           "transfer %zu: IPU %u -> %u, but the system has %u "
+                           "IPUs",
+                           i, x[i].src_ipu, x[i].dst_ipu, net->nipus);
         nhops += link_route(net, x[i].src_ipu, x[i].dst_ipu, NULL, 0);
     }
     uint32_t *hops = xcalloc(nhops, sizeof *hops);
     flow_xfer *f = xcalloc(n, sizeof *f);
     flow_res *res = xcalloc(net->nlinks, sizeof *res);
     for (uint32_t l = 0; l < net->nlinks; l++)
-        res[l] = (flow_res){.cap = net->links[l].bytes_per_s, .book = book_busy,
-                            .ctx = &net->lbusy[l]};
+        res[l] =
+            (flow_res){.cap = net->links[l].bytes_per_s, .book = book_busy, .ctx = &net->lbusy[l]};
     size_t off = 0;
     for (size_t i = 0; i < n; i++) {
         size_t len = link_route(net, x[i].src_ipu, x[i].dst_ipu, hops + off, nhops - off);
         /* a transfer to the same IPU uses no link: it is done at its start */
-        f[i] = (flow_xfer){.start = x[i].start, .bytes = len ? x[i].bytes : 0, .res = hops + off,
+        f[i] = (flow_xfer){.start = x[i].start,
+                           .bytes = len ? x[i].bytes : 0,
+                           .res = hops + off,
                            .nres = (uint32_t)len};
         off += len;
     }

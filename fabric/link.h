@@ -46,8 +46,8 @@ typedef enum link_kind {
 
 /* One directed link. */
 typedef struct link_info {
-    uint32_t src, dst;    /* node ids */
-    uint32_t nphys;       /* physical links bundled in this direction */
+    uint32_t src, dst; /* node ids */
+    uint32_t nphys;    /* physical links bundled in this direction */
     link_kind kind;
     uint64_t bytes_per_s; /* nphys x the bandwidth of one link, one direction */
     sim_time latency;     /* ps, one hop */
@@ -62,8 +62,8 @@ link_net *link_net_new(const mach *m, err *e);
 void link_net_free(link_net *net);
 
 uint32_t link_nipus(const link_net *net);
-uint32_t link_nnodes(const link_net *net);  /* IPUs + gateways */
-uint32_t link_count(const link_net *net);   /* directed links */
+uint32_t link_nnodes(const link_net *net); /* IPUs + gateways */
+uint32_t link_count(const link_net *net);  /* directed links */
 const link_info *link_get(const link_net *net, uint32_t id);
 
 /* One line saying how the system is wired, e.g. "m2000: 16 boxes of 4 IPUs, 4x4 torus". */
@@ -103,8 +103,8 @@ void link_ring(const link_net *net, uint32_t *out);
 typedef struct link_xfer {
     uint32_t src_ipu, dst_ipu; /* IPU ids */
     uint64_t bytes;
-    sim_time start;            /* ps; in: when the first byte may leave */
-    sim_time end;              /* ps; out: when the last byte arrives */
+    sim_time start; /* ps; in: when the first byte may leave */
+    sim_time end;   /* ps; out: when the last byte arrives */
 } link_xfer;
 
 /* Move n transfers over the network, filling each x[i].end. Analytic: it computes the end
@@ -126,9 +126,9 @@ int link_transfers(link_net *net, link_xfer *x, size_t n, err *e);
 
 /* ---- Statistics --------------------------------------------------------------------------- */
 
-uint64_t link_bytes(const link_net *net, uint32_t id);        /* bytes moved over the link */
-sim_time link_busy(const link_net *net, uint32_t id);         /* ps with >= 1 flow on it */
-uint64_t link_ipu_sent(const link_net *net, uint32_t ipu);    /* bytes of transfers it sent */
+uint64_t link_bytes(const link_net *net, uint32_t id);         /* bytes moved over the link */
+sim_time link_busy(const link_net *net, uint32_t id);          /* ps with >= 1 flow on it */
+uint64_t link_ipu_sent(const link_net *net, uint32_t ipu);     /* bytes of transfers it sent */
 uint64_t link_ipu_received(const link_net *net, uint32_t ipu); /* bytes of transfers it got */
 void link_stats_reset(link_net *net);
 
@@ -136,7 +136,7 @@ void link_stats_reset(link_net *net);
 typedef struct link_stat {
     const char *name; /* JSON key / CSV column */
     const char *unit;
-    const char *per;  /* "link" or "ipu" */
+    const char *per; /* "link" or "ipu" */
     const char *meaning;
 } link_stat;
 enum { LINK_NSTAT = 4 };

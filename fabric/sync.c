@@ -13,7 +13,6 @@
 
 #include "base/num.h"
 
-
 uint64_t sync_latency(const mach *m, unsigned zone)
 {
     const isa_zone_info *z = isa_zone_info_of(zone);
@@ -141,9 +140,10 @@ static int ipu_deadlock(chip *c, uint64_t at, err *e)
     for (uint32_t z = 0; z < ISA_NZONES && used < sizeof msg; z++) {
         size_t n = list_tiles(c, TILE_SYNC, (int)z, list, sizeof list);
         if (n || z <= ISA_ZONE_EXTERNAL)
-            used += (size_t)snprintf(msg + used, sizeof msg - used, "%s waiting at %s sync: %zu "
-                                     "tiles (%s)", z ? ";" : "", isa_zone_name(z), n,
-                                     n ? list : "none");
+            used += (size_t)snprintf(msg + used, sizeof msg - used,
+                                     "%s waiting at %s sync: %zu "
+                                     "tiles (%s)",
+                                     z ? ";" : "", isa_zone_name(z), n, n ? list : "none");
     }
     size_t nh = list_tiles(c, TILE_HALTED, -1, list, sizeof list);
     if (used < sizeof msg)
@@ -180,7 +180,8 @@ int sync_deadlock(chip *chips, const eng_sync *s, uint32_t nipus, err *e)
     for (uint32_t i = 0; i < nipus; i++)
         if (s[i].what == ENG_WAIT_NONE && !s[i].runnable)
             return ipu_deadlock(&chips[i], s[i].at, e);
-    return err_set(e, ERR_FAULT, "ipu %u cycle %llu: sync deadlock: %u IPUs wait at an external "
-                                 "sync; missing: IPUs elsewhere",
+    return err_set(e, ERR_FAULT,
+                   "ipu %u cycle %llu: sync deadlock: %u IPUs wait at an external "
+                   "sync; missing: IPUs elsewhere",
                    last_ext, (unsigned long long)ext_at, next);
 }

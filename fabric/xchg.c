@@ -339,8 +339,10 @@ xchg_sys *xchg_sys_new(const mach *m, err *e)
     x->m = *m;
     if (x->m.tiles_per_column == 0 || x->m.tiles_per_supertile == 0) {
         free(x);
-        err_set(e, ERR_INPUT, "machine %s: tiles_per_column and tiles_per_supertile must be "
-                              "positive", m->name);
+        err_set(e, ERR_INPUT,
+                "machine %s: tiles_per_column and tiles_per_supertile must be "
+                "positive",
+                m->name);
         return NULL;
     }
     x->net = link_net_new(m, e);
@@ -383,4 +385,3 @@ void xchg_set_trace(xchg_sys *x, xchg_trace_fn fn, void *ctx)
     x->trace = fn;
     x->trace_ctx = ctx;
 }
-

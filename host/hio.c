@@ -25,11 +25,11 @@ struct hio {
     mach m;
     hio_cfg cfg;
     host *host;
-    strm **in, **out;       /* per IPU */
-    uint64_t *kin, *kout;   /* per IPU: copies so far */
-    rbuf *rb;               /* remote buffers by id */
+    strm **in, **out;     /* per IPU */
+    uint64_t *kin, *kout; /* per IPU: copies so far */
+    rbuf *rb;             /* remote buffers by id */
     uint32_t nrb;
-    eng_host iface;         /* what the engine's port "host" is bound to */
+    eng_host iface; /* what the engine's port "host" is bound to */
 };
 
 hio *hio_new(const mach *m, const hio_cfg *c, err *e)
@@ -121,8 +121,9 @@ static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, s
             if (c[i].kind != kind)
                 continue;
             if (c[i].id != (kind == TILE_HIN ? HIO_INFEED : HIO_OUTFEED))
-                return err_set(e, ERR_FAULT, "ipu %u tile %u cycle %llu: %s to stream %u: the "
-                                             "host has infeed 0 and outfeed 1",
+                return err_set(e, ERR_FAULT,
+                               "ipu %u tile %u cycle %llu: %s to stream %u: the "
+                               "host has infeed 0 and outfeed 1",
                                ipu, c[i].tile, (unsigned long long)at,
                                kind == TILE_HIN ? "hin" : "hout", c[i].id);
             bytes += c[i].bytes;
@@ -132,8 +133,9 @@ static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, s
             continue;
         const host_cfg *hc = kind == TILE_HIN ? &h->cfg.in : &h->cfg.out;
         if (bytes != hc->bytes_per_buffer)
-            return err_set(e, ERR_FAULT, "ipu %u cycle %llu: the tiles' %s copies total %llu "
-                                         "bytes, the stream's buffer is %llu",
+            return err_set(e, ERR_FAULT,
+                           "ipu %u cycle %llu: the tiles' %s copies total %llu "
+                           "bytes, the stream's buffer is %llu",
                            ipu, (unsigned long long)at, kind == TILE_HIN ? "hin" : "hout",
                            (unsigned long long)bytes, (unsigned long long)hc->bytes_per_buffer);
         uint64_t k = kind == TILE_HIN ? h->kin[ipu]++ : h->kout[ipu]++;
@@ -176,8 +178,8 @@ static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, s
             else
                 memcpy(b + c[i].offset, c[i].src, c[i].bytes);
         }
-        sim_time end = host_remote_transfer(h->host, ipu, in ? HOST_IN : HOST_OUT, c[i].bytes,
-                                            now, port);
+        sim_time end =
+            host_remote_transfer(h->host, ipu, in ? HOST_IN : HOST_OUT, c[i].bytes, now, port);
         rem += end - now;
         now = end;
     }

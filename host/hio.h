@@ -22,8 +22,8 @@ typedef void (*hio_fill_fn)(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset
                             uint32_t bytes);
 
 typedef struct hio_cfg {
-    host_cfg in;          /* the infeed: loaders, preparation, callback, depth, buffer size */
-    host_cfg out;         /* the outfeed: depth, host drain time, buffer size */
+    host_cfg in;  /* the infeed: loaders, preparation, callback, depth, buffer size */
+    host_cfg out; /* the outfeed: depth, host drain time, buffer size */
     hio_fill_fn fill;
     void *fill_ctx;
 } hio_cfg;

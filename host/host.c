@@ -24,7 +24,8 @@
 #include "host/prof.h"
 
 _Static_assert(HOST_LINK_IN_COPIES == HOST_LINK_IN_BYTES + 2 &&
-                   HOST_LINK_IN_PS == HOST_LINK_IN_BYTES + 4 && HOST_REMOTE_IN_COPIES == HOST_REMOTE_IN_BYTES + 2 &&
+                   HOST_LINK_IN_PS == HOST_LINK_IN_BYTES + 4 &&
+                   HOST_REMOTE_IN_COPIES == HOST_REMOTE_IN_BYTES + 2 &&
                    HOST_REMOTE_IN_PS == HOST_REMOTE_IN_BYTES + 4,
                "transfer() indexes the statistics as base + 2 x kind + dir");
 
@@ -102,8 +103,14 @@ void host_free(host *h)
     free(h);
 }
 
-uint32_t host_nipus(const host *h) { return h->nipus; }
-uint32_t host_ngroups(const host *h) { return h->ngroups; }
+uint32_t host_nipus(const host *h)
+{
+    return h->nipus;
+}
+uint32_t host_ngroups(const host *h)
+{
+    return h->ngroups;
+}
 
 uint32_t host_group(const host *h, uint32_t ipu)
 {
@@ -140,7 +147,9 @@ void host_transfer_batch(host *h, host_xfer *x, size_t n)
     uint32_t one_res[3], *res = n == 1 ? one_res : xcalloc(3 * n, sizeof *res);
     for (size_t i = 0; i < n; i++) {
         assert(x[i].ipu < h->nipus && (x[i].dir == HOST_IN || x[i].dir == HOST_OUT));
-        f[i] = (flow_xfer){.start = x[i].start, .bytes = x[i].bytes, .cap = x[i].max_bytes_per_s,
+        f[i] = (flow_xfer){.start = x[i].start,
+                           .bytes = x[i].bytes,
+                           .cap = x[i].max_bytes_per_s,
                            .res = res + 3 * i};
         f[i].nres = path(h, x[i].ipu, x[i].dir, x[i].remote != 0, res + 3 * i);
         for (uint32_t k = 0; k < f[i].nres; k++)
@@ -166,7 +175,11 @@ void host_transfer_batch(host *h, host_xfer *x, size_t n)
 static sim_time transfer(host *h, uint32_t ipu, host_dir dir, int remote, uint64_t bytes,
                          sim_time start, uint64_t max_bytes_per_s)
 {
-    host_xfer x = {.ipu = ipu, .dir = dir, .remote = remote, .bytes = bytes, .start = start,
+    host_xfer x = {.ipu = ipu,
+                   .dir = dir,
+                   .remote = remote,
+                   .bytes = bytes,
+                   .start = start,
                    .max_bytes_per_s = max_bytes_per_s};
     host_transfer_batch(h, &x, 1);
     return x.end;
@@ -178,8 +191,8 @@ sim_time host_link_transfer(host *h, uint32_t ipu, host_dir dir, uint64_t bytes,
     return transfer(h, ipu, dir, 0, bytes, start, max_bytes_per_s);
 }
 
-sim_time host_remote_transfer(host *h, uint32_t ipu, host_dir dir, uint64_t bytes,
-                              sim_time start, uint64_t max_bytes_per_s)
+sim_time host_remote_transfer(host *h, uint32_t ipu, host_dir dir, uint64_t bytes, sim_time start,
+                              uint64_t max_bytes_per_s)
 {
     return transfer(h, ipu, dir, 1, bytes, start, max_bytes_per_s);
 }
@@ -187,8 +200,8 @@ sim_time host_remote_transfer(host *h, uint32_t ipu, host_dir dir, uint64_t byte
 sim_time host_alone_time(const host *h, int remote, uint64_t bytes, uint64_t max_bytes_per_s)
 {
     const mach *m = &h->m;
-    uint64_t rate = min_u64(m->host_ipu_bytes_per_s, max_bytes_per_s ? max_bytes_per_s
-                                                                       : UINT64_MAX);
+    uint64_t rate =
+        min_u64(m->host_ipu_bytes_per_s, max_bytes_per_s ? max_bytes_per_s : UINT64_MAX);
     if (!remote || remote_via_link(h))
         rate = min_u64(rate, m->host_link_bytes_per_s);
     if (remote)

@@ -137,14 +137,14 @@ host *host_new(const mach *m, err *e);
 void host_free(host *h);
 
 uint32_t host_nipus(const host *h);
-uint32_t host_ngroups(const host *h);           /* ceil(nipus / host_link_ipus) */
+uint32_t host_ngroups(const host *h);             /* ceil(nipus / host_link_ipus) */
 uint32_t host_group(const host *h, uint32_t ipu); /* ipu / host_link_ipus */
 
 /* One transfer, for host_transfer_batch. */
 typedef struct host_xfer {
     uint32_t ipu;
     host_dir dir;
-    int remote;               /* 0: stream copy over the host link; 1: remote-buffer copy */
+    int remote; /* 0: stream copy over the host link; 1: remote-buffer copy */
     uint64_t bytes;
     sim_time start;           /* its first byte may leave */
     uint64_t max_bytes_per_s; /* its own rate cap (the receiving tiles' bound); 0: none */
@@ -163,8 +163,8 @@ sim_time host_link_transfer(host *h, uint32_t ipu, host_dir dir, uint64_t bytes,
 
 /* A remote-buffer copy (Streaming Memory or host memory, per remote_at), the same way, with
  * remote_latency_ns. HOST_IN reads the remote buffer into the IPU, HOST_OUT writes it. */
-sim_time host_remote_transfer(host *h, uint32_t ipu, host_dir dir, uint64_t bytes,
-                              sim_time start, uint64_t max_bytes_per_s);
+sim_time host_remote_transfer(host *h, uint32_t ipu, host_dir dir, uint64_t bytes, sim_time start,
+                              uint64_t max_bytes_per_s);
 
 /* What a transfer would take alone on an idle path (no booking): latency + drain time. For
  * planning (e.g. whether a copy fits under a compute superstep). remote: 0 link, 1 remote. */
@@ -180,13 +180,20 @@ void host_retire(host *h, sim_time t);
  * included), summed; "busy" is the time its port carried data in that direction (union of
  * the drain intervals of its link and remote transfers). */
 typedef enum host_stat_id {
-    HOST_LINK_IN_BYTES, HOST_LINK_OUT_BYTES,
-    HOST_LINK_IN_COPIES, HOST_LINK_OUT_COPIES,
-    HOST_LINK_IN_PS, HOST_LINK_OUT_PS,
-    HOST_REMOTE_IN_BYTES, HOST_REMOTE_OUT_BYTES,
-    HOST_REMOTE_IN_COPIES, HOST_REMOTE_OUT_COPIES,
-    HOST_REMOTE_IN_PS, HOST_REMOTE_OUT_PS,
-    HOST_PORT_IN_BUSY_PS, HOST_PORT_OUT_BUSY_PS,
+    HOST_LINK_IN_BYTES,
+    HOST_LINK_OUT_BYTES,
+    HOST_LINK_IN_COPIES,
+    HOST_LINK_OUT_COPIES,
+    HOST_LINK_IN_PS,
+    HOST_LINK_OUT_PS,
+    HOST_REMOTE_IN_BYTES,
+    HOST_REMOTE_OUT_BYTES,
+    HOST_REMOTE_IN_COPIES,
+    HOST_REMOTE_OUT_COPIES,
+    HOST_REMOTE_IN_PS,
+    HOST_REMOTE_OUT_PS,
+    HOST_PORT_IN_BUSY_PS,
+    HOST_PORT_OUT_BUSY_PS,
     HOST_NSTAT
 } host_stat_id;
 

@@ -17,7 +17,7 @@
 
 enum { MAX_LOADERS = 4096 };
 static const sim_time MAX_TIME = 1000 * SIM_S; /* bound on prep, callback, drain */
-static const double MAX_SLOWDOWN = 1000.0;       /* bound on a burst's k */
+static const double MAX_SLOWDOWN = 1000.0;     /* bound on a burst's k */
 
 host_cfg host_cfg_default(void)
 {
@@ -40,8 +40,7 @@ static int dist_check(const host_dist *d, const char *what, err *e)
 {
     switch (d->kind) {
     case HOST_FIXED:
-    case HOST_EXP:
-        return ERR_OK;
+    case HOST_EXP: return ERR_OK;
     case HOST_UNIFORM:
         if (!(d->spread >= 0 && d->spread <= 1))
             return err_set(e, ERR_INPUT, "%s: SPREAD must be between 0 and 1", what);
@@ -107,8 +106,7 @@ int host_dist_parse(host_dist *d, const char *text, err *e)
     double v[3] = {0, 1, 1};
     for (size_t i = 0; i < nargs; i++)
         if (!number(args[i], lens[i], &v[i]))
-            return err_set(e, ERR_INPUT, "%s: '%.*s' is not a number", what, (int)lens[i],
-                           args[i]);
+            return err_set(e, ERR_INPUT, "%s: '%.*s' is not a number", what, (int)lens[i], args[i]);
     if (r.kind == HOST_UNIFORM)
         r.spread = v[0];
     if (r.kind == HOST_BURSTY) {
@@ -128,17 +126,10 @@ int host_dist_parse(host_dist *d, const char *text, err *e)
 char *host_dist_format(const host_dist *d, char *buf, size_t len)
 {
     switch (d->kind) {
-    case HOST_UNIFORM:
-        snprintf(buf, len, "uniform:%g", d->spread);
-        break;
-    case HOST_EXP:
-        snprintf(buf, len, "exp");
-        break;
-    case HOST_BURSTY:
-        snprintf(buf, len, "bursty:%g:%g:%u", d->p, d->k, d->len);
-        break;
-    default:
-        snprintf(buf, len, "fixed");
+    case HOST_UNIFORM: snprintf(buf, len, "uniform:%g", d->spread); break;
+    case HOST_EXP: snprintf(buf, len, "exp"); break;
+    case HOST_BURSTY: snprintf(buf, len, "bursty:%g:%g:%u", d->p, d->k, d->len); break;
+    default: snprintf(buf, len, "fixed");
     }
     return buf;
 }
@@ -165,7 +156,10 @@ int host_cfg_check(const host_cfg *c, err *e)
     if (c->samples_per_buffer < 1)
         return err_set(e, ERR_INPUT, "host: samples_per_buffer 0 is out of range (1 to %u)",
                        UINT32_MAX);
-    const struct { const char *name; sim_time v; } times[] = {
+    const struct {
+        const char *name;
+        sim_time v;
+    } times[] = {
         {"prep_ps", c->prep_ps}, {"callback_ps", c->callback_ps}, {"drain_ps", c->drain_ps}};
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
         if (times[i].v > MAX_TIME)
@@ -198,10 +192,8 @@ sim_time host_prep_next(host_prep *g)
     double u = rng_unit(&g->rng); /* one draw per sample, whatever the kind */
     const host_dist *d = &g->dist;
     switch (d->kind) {
-    case HOST_UNIFORM:
-        return round_ps((double)g->mean * (1 + d->spread * (2 * u - 1)));
-    case HOST_EXP:
-        return round_ps(-(double)g->mean * log1p(-u));
+    case HOST_UNIFORM: return round_ps((double)g->mean * (1 + d->spread * (2 * u - 1)));
+    case HOST_EXP: return round_ps(-(double)g->mean * log1p(-u));
     case HOST_BURSTY:
         if (g->burst_left == 0 && u < d->p)
             g->burst_left = d->len;
@@ -210,7 +202,6 @@ sim_time host_prep_next(host_prep *g)
             return round_ps(d->k * (double)g->base);
         }
         return g->base;
-    default:
-        return g->mean;
+    default: return g->mean;
     }
 }

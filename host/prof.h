@@ -15,11 +15,11 @@
 #include "hw/sim.h"
 
 typedef struct host_prof {
-    uint64_t cap;      /* capacity, B/s */
-    size_t n, room;    /* segments in use, allocated */
-    sim_time *t;       /* segment starts, increasing; t[0] == horizon */
-    uint64_t *used;    /* booked rate of each segment, <= cap */
-    sim_time busy;     /* ps booked with a rate > 0, since the last host_prof_reset_busy */
+    uint64_t cap;   /* capacity, B/s */
+    size_t n, room; /* segments in use, allocated */
+    sim_time *t;    /* segment starts, increasing; t[0] == horizon */
+    uint64_t *used; /* booked rate of each segment, <= cap */
+    sim_time busy;  /* ps booked with a rate > 0, since the last host_prof_reset_busy */
 } host_prof;
 
 void host_prof_init(host_prof *p, uint64_t cap);

@@ -19,23 +19,23 @@
 
 /* One buffer's place in the ring (index k % depth). */
 typedef struct slot {
-    uint64_t k;         /* buffer held, or UINT64_MAX */
+    uint64_t k;             /* buffer held, or UINT64_MAX */
     sim_time request, fill; /* infeed: R_k, F_k */
-    sim_time ready;     /* infeed: the buffer is ready; outfeed: the slot frees */
-    sim_time device_at; /* the device reached its copy (last strm_*_ready / slot call) */
-    sim_time start;     /* outfeed: the slot was free (the copy may start) */
-    sim_time released;  /* infeed: transfer end; outfeed: drained */
-    bool done;          /* released (infeed) / drained (outfeed) */
+    sim_time ready;         /* infeed: the buffer is ready; outfeed: the slot frees */
+    sim_time device_at;     /* the device reached its copy (last strm_*_ready / slot call) */
+    sim_time start;         /* outfeed: the slot was free (the copy may start) */
+    sim_time released;      /* infeed: transfer end; outfeed: drained */
+    bool done;              /* released (infeed) / drained (outfeed) */
 } slot;
 
 struct strm {
     host_cfg c;
     strm_kind kind;
     host_prep prep;
-    slot *ring;           /* [depth] */
-    sim_time *free;       /* min-heap of the loaders' free times [loaders] */
-    uint64_t next_fill;   /* infeed: the first buffer not filled yet; outfeed: next slot call */
-    uint64_t next_done;   /* the buffer strm_in_release / strm_out_done expects next */
+    slot *ring;            /* [depth] */
+    sim_time *free;        /* min-heap of the loaders' free times [loaders] */
+    uint64_t next_fill;    /* infeed: the first buffer not filled yet; outfeed: next slot call */
+    uint64_t next_done;    /* the buffer strm_in_release / strm_out_done expects next */
     sim_time last_request; /* infeed: R_{k-1}; outfeed: drained_{k-1} */
     uint64_t stat[STRM_NSTAT];
 };
@@ -64,10 +64,19 @@ void strm_free(strm *s)
     free(s);
 }
 
-const host_cfg *strm_cfg(const strm *s) { return &s->c; }
-strm_kind strm_kind_of(const strm *s) { return s->kind; }
+const host_cfg *strm_cfg(const strm *s)
+{
+    return &s->c;
+}
+strm_kind strm_kind_of(const strm *s)
+{
+    return s->kind;
+}
 
-static slot *at(const strm *s, uint64_t k) { return &s->ring[k % s->c.depth]; }
+static slot *at(const strm *s, uint64_t k)
+{
+    return &s->ring[k % s->c.depth];
+}
 
 /* ---- the loader pool ---- */
 
@@ -194,8 +203,8 @@ sim_time strm_out_slot(strm *s, uint64_t k, sim_time device_at)
         assert(b->k == k - s->c.depth && b->done);
         free_at = b->released;
     }
-    *b = (slot){.k = k, .ready = free_at, .device_at = device_at,
-                .start = max_u64(device_at, free_at)};
+    *b = (slot){
+        .k = k, .ready = free_at, .device_at = device_at, .start = max_u64(device_at, free_at)};
     s->next_fill = k + 1;
     return b->start;
 }
@@ -231,8 +240,7 @@ strm_copy strm_in_copy(strm *s, host *h, uint32_t ipu, uint64_t k, sim_time devi
     strm_copy c = {.device_at = device_at};
     c.ready = strm_in_ready(s, k, device_at);
     c.start = max_u64(c.ready, device_at);
-    c.end = host_link_transfer(h, ipu, HOST_IN, s->c.bytes_per_buffer, c.start,
-                               max_bytes_per_s);
+    c.end = host_link_transfer(h, ipu, HOST_IN, s->c.bytes_per_buffer, c.start, max_bytes_per_s);
     c.begin = c.start - device_at;
     c.mid = c.end - c.start;
     strm_in_release(s, k, c.end);
@@ -244,8 +252,7 @@ strm_copy strm_out_copy(strm *s, host *h, uint32_t ipu, uint64_t k, sim_time dev
 {
     strm_copy c = {.device_at = device_at};
     c.ready = c.start = strm_out_slot(s, k, device_at);
-    c.end = host_link_transfer(h, ipu, HOST_OUT, s->c.bytes_per_buffer, c.start,
-                               max_bytes_per_s);
+    c.end = host_link_transfer(h, ipu, HOST_OUT, s->c.bytes_per_buffer, c.start, max_bytes_per_s);
     c.begin = c.start - device_at;
     c.mid = c.end - c.start;
     strm_out_done(s, k, c.end);
@@ -275,8 +282,10 @@ int strm_mode_parse(const char *text, strm_mode *mode, uint32_t *n, err *e)
         for (size_t i = 0; i < len && v <= UINT32_MAX; i++)
             v = v * 10 + (unsigned)(d[i] - '0');
         if (len == 0 || d[len] != '\0' || v < 1 || v > UINT32_MAX)
-            return err_set(e, ERR_INPUT, "outfeed mode '%.40s': N must be a whole number from "
-                                         "1 to %u", text, UINT32_MAX);
+            return err_set(e, ERR_INPUT,
+                           "outfeed mode '%.40s': N must be a whole number from "
+                           "1 to %u",
+                           text, UINT32_MAX);
         *mode = STRM_EVERYN;
         *n = (uint32_t)v;
         return ERR_OK;
@@ -291,19 +300,14 @@ const char *strm_mode_name(strm_mode mode)
     return (unsigned)mode < 4 ? names[mode] : "?";
 }
 
-uint64_t strm_outfeed_copies(strm_mode mode, uint32_t n, uint64_t iters, uint64_t i,
-                             uint64_t bytes)
+uint64_t strm_outfeed_copies(strm_mode mode, uint32_t n, uint64_t iters, uint64_t i, uint64_t bytes)
 {
     assert(i < iters);
     switch (mode) {
-    case STRM_ALL:
-        return bytes;
+    case STRM_ALL: return bytes;
     case STRM_FINAL:
-    case STRM_SUM:
-        return i + 1 == iters ? bytes : 0;
-    case STRM_EVERYN:
-        assert(n >= 1);
-        return (i + 1) % n == 0 ? bytes : 0;
+    case STRM_SUM: return i + 1 == iters ? bytes : 0;
+    case STRM_EVERYN: assert(n >= 1); return (i + 1) % n == 0 ? bytes : 0;
     }
     return 0;
 }
@@ -311,13 +315,10 @@ uint64_t strm_outfeed_copies(strm_mode mode, uint32_t n, uint64_t iters, uint64_
 uint64_t strm_outfeed_count(strm_mode mode, uint32_t n, uint64_t iters)
 {
     switch (mode) {
-    case STRM_ALL:
-        return iters;
+    case STRM_ALL: return iters;
     case STRM_FINAL:
-    case STRM_SUM:
-        return iters > 0;
-    case STRM_EVERYN:
-        return n ? iters / n : 0;
+    case STRM_SUM: return iters > 0;
+    case STRM_EVERYN: return n ? iters / n : 0;
     }
     return 0;
 }

@@ -21,8 +21,8 @@ struct sys {
 sys *sys_new(const sys_cfg *c, err *e)
 {
     sys *s = xcalloc(1, sizeof *s);
-    eng_cfg ec = {.m = c->m, .threads = c->threads,
-                  .max_cycles = c->max_cycles ? c->max_cycles : UINT64_MAX};
+    eng_cfg ec = {
+        .m = c->m, .threads = c->threads, .max_cycles = c->max_cycles ? c->max_cycles : UINT64_MAX};
     s->k = sim_new();
     sim_module *top = sim_module_new(s->k, NULL, "sys");
     if (!(s->fabric = xchg_sys_new(&c->m, e)) ||
@@ -49,5 +49,11 @@ void sys_free(sys *s)
     free(s);
 }
 
-eng *sys_engine(const sys *s) { return s->g; }
-xchg_sys *sys_fabric(const sys *s) { return s->fabric; }
+eng *sys_engine(const sys *s)
+{
+    return s->g;
+}
+xchg_sys *sys_fabric(const sys *s)
+{
+    return s->fabric;
+}

@@ -19,10 +19,10 @@
 #include "hw/sim.h"
 
 typedef struct sys_cfg {
-    mach m;               /* the machine: m.nipus IPUs of m.tiles_per_ipu tiles */
-    unsigned threads;     /* host threads (0: the online CPUs) */
-    uint64_t max_cycles;  /* no instruction issues after this cycle (0: no limit) */
-    const hio_cfg *host;  /* the host's streams; NULL: no host (a host copy is a fault) */
+    mach m;              /* the machine: m.nipus IPUs of m.tiles_per_ipu tiles */
+    unsigned threads;    /* host threads (0: the online CPUs) */
+    uint64_t max_cycles; /* no instruction issues after this cycle (0: no limit) */
+    const hio_cfg *host; /* the host's streams; NULL: no host (a host copy is a fault) */
 } sys_cfg;
 
 typedef struct sys sys;

@@ -21,8 +21,8 @@ int chip_init(chip *c, uint32_t id, const mach *m, uint32_t ntiles, err *e)
     void *p = mmap(NULL, c->mem_bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
-        return err_set(e, ERR_INPUT, "cannot map %zu bytes of tile memory for ipu %u",
-                       c->mem_bytes, id);
+        return err_set(e, ERR_INPUT, "cannot map %zu bytes of tile memory for ipu %u", c->mem_bytes,
+                       id);
     c->mem = p;
     c->tiles = xcalloc(ntiles, sizeof *c->tiles);
     for (uint32_t t = 0; t < ntiles; t++)

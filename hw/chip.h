@@ -13,12 +13,12 @@
 typedef struct chip {
     uint32_t id;
     uint32_t ntiles;
-    uint32_t memsize;     /* SRAM bytes per tile */
-    uint8_t *mem;         /* ntiles x memsize, mapped lazily (pages appear on first touch) */
+    uint32_t memsize; /* SRAM bytes per tile */
+    uint8_t *mem;     /* ntiles x memsize, mapped lazily (pages appear on first touch) */
     size_t mem_bytes;
     tile *tiles;
-    uint64_t supersteps;  /* syncs released on this IPU (internal and external) */
-    uint64_t finish;      /* cycle at which its last tile halted */
+    uint64_t supersteps; /* syncs released on this IPU (internal and external) */
+    uint64_t finish;     /* cycle at which its last tile halted */
 } chip;
 
 /* Map memory for `ntiles` tiles of m->sram_bytes each. ERR_INPUT if it cannot be mapped. */

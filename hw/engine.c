@@ -125,7 +125,8 @@ static void load_share(void *ctx, size_t k)
 int eng_load(eng *g, const isa_prog *prog, err *e)
 {
     if (prog->size > g->m.sram_bytes)
-        return err_set(e, ERR_INPUT, "program image of %u bytes does not fit in %u bytes of tile memory",
+        return err_set(e, ERR_INPUT,
+                       "program image of %u bytes does not fit in %u bytes of tile memory",
                        prog->size, g->m.sram_bytes);
     free(g->code);
     g->code = isa_code_build(prog);
@@ -336,8 +337,8 @@ static int release_external(eng *g, const eng_sync *s, uint64_t at, err *e)
     uint64_t rel = end + s[0].latency;
     for (uint32_t i = 0; i < g->nipus; i++) {
         uint64_t own = s[i].at;
-        account(g, i, own, max_u64(own, moved.onchip || moved.global ? moved.end : 0), moved,
-                start, s[0].host ? &ht[i] : NULL, rel);
+        account(g, i, own, max_u64(own, moved.onchip || moved.global ? moved.end : 0), moved, start,
+                s[0].host ? &ht[i] : NULL, rel);
     }
     free(ht);
     if (g->has_host && g->host.retire)
@@ -504,12 +505,26 @@ sim_port *eng_port_host(eng *g)
     return g->phost;
 }
 
-
-const mach *eng_machine(const eng *g) { return &g->m; }
-uint32_t eng_nipus(const eng *g) { return g->nipus; }
-uint32_t eng_ntiles(const eng *g) { return g->ntiles; }
-unsigned eng_threads(const eng *g) { return pool_threads(g->pool); }
-int eng_numa_nodes(const eng *g) { return pool_numa_nodes(g->pool); }
+const mach *eng_machine(const eng *g)
+{
+    return &g->m;
+}
+uint32_t eng_nipus(const eng *g)
+{
+    return g->nipus;
+}
+uint32_t eng_ntiles(const eng *g)
+{
+    return g->ntiles;
+}
+unsigned eng_threads(const eng *g)
+{
+    return pool_threads(g->pool);
+}
+int eng_numa_nodes(const eng *g)
+{
+    return pool_numa_nodes(g->pool);
+}
 
 const tile *eng_tile(const eng *g, uint32_t ipu, uint32_t t)
 {

@@ -46,8 +46,8 @@ typedef struct eng_stream {
 typedef struct eng_xview {
     chip *chips;
     uint32_t nipus;
-    struct pool *pool;          /* the host threads (hw/pool.h), for copying in parallel */
-    struct eng_ipu_stats *ipu;  /* per IPU: the exchange's bytes and cycles are added here */
+    struct pool *pool;         /* the host threads (hw/pool.h), for copying in parallel */
+    struct eng_ipu_stats *ipu; /* per IPU: the exchange's bytes and cycles are added here */
 } eng_xview;
 
 /* What a delivery moved: streams within IPUs and between them, and the cycle after the last
@@ -75,13 +75,13 @@ typedef struct eng_group_wait {
 
 typedef struct eng_sync {
     eng_wait what;
-    unsigned zone;     /* ENG_WAIT_IPU, ENG_WAIT_EXTERNAL: the zone */
-    int host;          /* the zone takes the host's copies */
-    uint64_t latency;  /* cycles from the last arrival to the release, host copies aside */
-    uint64_t at;       /* the latest arrival (or halt) of any tile of the IPU */
-    uint64_t first;    /* the latest arrival of the sync group whose tiles arrived first */
-    int runnable;      /* some tile is still runnable */
-    uint32_t ngroups;  /* ENG_WAIT_NONE: the complete sync groups, in group order */
+    unsigned zone;    /* ENG_WAIT_IPU, ENG_WAIT_EXTERNAL: the zone */
+    int host;         /* the zone takes the host's copies */
+    uint64_t latency; /* cycles from the last arrival to the release, host copies aside */
+    uint64_t at;      /* the latest arrival (or halt) of any tile of the IPU */
+    uint64_t first;   /* the latest arrival of the sync group whose tiles arrived first */
+    int runnable;     /* some tile is still runnable */
+    uint32_t ngroups; /* ENG_WAIT_NONE: the complete sync groups, in group order */
     eng_group_wait group[ISA_NGROUPS];
 } eng_sync;
 
@@ -101,12 +101,12 @@ typedef struct eng_fabric {
 /* One host copy (stream copy or remote-buffer copy) of one tile, as the host sees it. */
 typedef struct eng_hcopy {
     uint32_t ipu, tile;
-    uint8_t kind;        /* TILE_HIN, TILE_HOUT, TILE_RBIN, TILE_RBOUT (hw/tile.h) */
-    uint32_t id;         /* the stream, or the remote buffer */
+    uint8_t kind; /* TILE_HIN, TILE_HOUT, TILE_RBIN, TILE_RBOUT (hw/tile.h) */
+    uint32_t id;  /* the stream, or the remote buffer */
     uint32_t bytes;
-    uint32_t offset;     /* in the remote buffer */
-    uint8_t *dst;        /* hin/rbin: where the bytes go (tile memory) */
-    const uint8_t *src;  /* hout/rbout: the bytes (copied when the instruction issued) */
+    uint32_t offset;    /* in the remote buffer */
+    uint8_t *dst;       /* hin/rbin: where the bytes go (tile memory) */
+    const uint8_t *src; /* hout/rbout: the bytes (copied when the instruction issued) */
 } eng_hcopy;
 
 /* What a host copy took, in tile cycles from the moment the tiles had all arrived. */

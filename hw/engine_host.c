@@ -32,8 +32,9 @@ int eng_host_copy(eng *g, uint32_t ipu, int group, uint64_t at, eng_htime *t, er
         for (uint32_t x = 0; x < c->ntiles; x++)
             for (size_t k = 0; k < c->tiles[x].out.n; k++)
                 if (c->tiles[x].out.s[k].kind >= TILE_HIN)
-                    return err_set(e, ERR_FAULT, "ipu %u tile %u ctx 0 pc 0x%x cycle %llu: host "
-                                                 "copy without a host model attached",
+                    return err_set(e, ERR_FAULT,
+                                   "ipu %u tile %u ctx 0 pc 0x%x cycle %llu: host "
+                                   "copy without a host model attached",
                                    ipu, x, c->tiles[x].out.s[k].pc,
                                    (unsigned long long)c->tiles[x].out.s[k].start);
     }

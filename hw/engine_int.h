@@ -22,25 +22,25 @@ struct eng {
     uint32_t nipus, ntiles;
     chip *chips;
     pool *pool;
-    sim *k;               /* the system's kernel (not owned) */
-    sim_module *mod;      /* "eng" */
+    sim *k;          /* the system's kernel (not owned) */
+    sim_module *mod; /* "eng" */
     int loaded;
     isa_insn *code;
     tile_cfg tcfg;
-    tile **run;           /* runnable tiles of this round, in (ipu, tile) order */
+    tile **run; /* runnable tiles of this round, in (ipu, tile) order */
     size_t nrun;
-    release *rel;         /* pending releases: [ipu * (ISA_NGROUPS + 1) + group + 1], then
+    release *rel;        /* pending releases: [ipu * (ISA_NGROUPS + 1) + group + 1], then
                              one for external at [nipus * (ISA_NGROUPS + 1)] */
-    uint64_t *last;       /* per IPU: the cycle its last IPU-wide superstep began */
-    uint64_t (*pend)[3];  /* per IPU: group host copies (begin, mid, end + sync) since then */
-    uint8_t *done;        /* per IPU: all tiles halted */
+    uint64_t *last;      /* per IPU: the cycle its last IPU-wide superstep began */
+    uint64_t (*pend)[3]; /* per IPU: group host copies (begin, mid, end + sync) since then */
+    uint8_t *done;       /* per IPU: all tiles halted */
     uint64_t rounds;
     sim_port *pfabric, *phost; /* "fabric", "host" */
-    eng_fabric fabric;    /* read from the ports at eng_run */
+    eng_fabric fabric;         /* read from the ports at eng_run */
     eng_host host;
     int has_host;
-    eng_ipu_stats *ipu;   /* per IPU */
-    eng_sync *sync;       /* per IPU: what the zones made of it after the last round */
+    eng_ipu_stats *ipu; /* per IPU */
+    eng_sync *sync;     /* per IPU: what the zones made of it after the last round */
 };
 
 /* Carry out the host copies of the tiles of IPU `ipu` (group -1: all its tiles; else those

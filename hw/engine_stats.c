@@ -85,23 +85,23 @@ static double get_time_us(const void *st, const mach *m, size_t arg)
 /* ---- the tables ---- */
 
 static const eng_stat stat_table[ENG_NSTAT] = {
-#define STAT(key, label, line, unit, text, get, arg, meaning)                                  \
+#define STAT(key, label, line, unit, text, get, arg, meaning)                                      \
     {#key, label, line, unit, meaning, text, get_##get, arg},
 #include "hw/stats.def"
 #undef STAT
 };
 
 static const eng_stat ipu_stat_table[ENG_NIPU_STAT] = {
-#define IPU_STAT(key, label, unit, text, field, meaning)                                       \
+#define IPU_STAT(key, label, unit, text, field, meaning)                                           \
     {#key, label, NULL, unit, meaning, text, get_field, offsetof(eng_ipu_stats, field)},
 #include "hw/ipu_stats.def"
 #undef IPU_STAT
 };
 
 static const eng_stat cat_table[ENG_NCAT] = {
-#define CAT(id, name, meaning)                                                                 \
-    {name, name, NULL, "cycles", meaning, 0, get_field,                                        \
-     offsetof(eng_ipu_stats, cat) + ENG_CAT_##id * sizeof(uint64_t)},
+#define CAT(id, name, meaning)                                                                     \
+    {name,    name, NULL,      "cycles",                                                           \
+     meaning, 0,    get_field, offsetof(eng_ipu_stats, cat) + ENG_CAT_##id * sizeof(uint64_t)},
 #include "hw/cats.def"
 #undef CAT
 };

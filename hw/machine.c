@@ -19,12 +19,14 @@
 
 /* offsetof(mach, f), failing to compile unless sizeof f == n (the type matches the field). */
 #define OFF(f, n) (offsetof(mach, f) + 0 * sizeof(char[sizeof(((mach *)0)->f) == (n) ? 1 : -1]))
+/* clang-format off */
 #define U32(sec, f, lo, hi, unit, meaning)                                                     \
     {sec, #f, MACH_U32, OFF(f, 4), 4, lo, hi, NULL, unit, meaning}
 #define U64(sec, f, lo, hi, unit, meaning)                                                     \
     {sec, #f, MACH_U64, OFF(f, 8), 8, lo, hi, NULL, unit, meaning}
 #define ENUM(sec, f, choices, meaning)                                                         \
     {sec, #f, MACH_ENUM, offsetof(mach, f), sizeof(((mach *)0)->f), 0, 0, choices, "-", meaning}
+/* clang-format on */
 
 #define G9 1000000000ull
 
@@ -41,12 +43,10 @@ static const mach_param params[] = {
     U32("exchange", tiles_per_supertile, 1, 65536, "tiles",
         "tiles in one supertile (they share an exchange port group)"),
     U32("exchange", tiles_per_column, 1, 65536, "tiles", "tiles in one column of the layout"),
-    U32("exchange", xchg_base, 0, 1000000, "cycles",
-        "send to arrival within one supertile"),
+    U32("exchange", xchg_base, 0, 1000000, "cycles", "send to arrival within one supertile"),
     U32("exchange", xchg_per_supertile, 0, 1000000, "cycles",
         "extra per supertile of distance along a column"),
-    U32("exchange", xchg_per_column, 0, 1000000, "cycles",
-        "extra per column of displacement"),
+    U32("exchange", xchg_per_column, 0, 1000000, "cycles", "extra per column of displacement"),
     U32("exchange", xchg_turn, 0, 1000000, "cycles",
         "extra when source and destination columns differ"),
     U32("sync", sync_internal, 0, G9, "cycles", "last arrival to release of a sync on one IPU"),
@@ -118,8 +118,7 @@ char *mach_param_format(const mach *m, const mach_param *p, char *buf, size_t le
 char *mach_param_range(const mach_param *p, char *buf, size_t len)
 {
     if (p->type != MACH_ENUM) {
-        snprintf(buf, len, "%llu to %llu", (unsigned long long)p->min,
-                 (unsigned long long)p->max);
+        snprintf(buf, len, "%llu to %llu", (unsigned long long)p->min, (unsigned long long)p->max);
         return buf;
     }
     /* "a b c" -> "a, b or c" */
@@ -196,8 +195,8 @@ int mach_set(mach *m, mach_src *src, const char *key, const char *value, err *e)
         char was[MACH_COMMENT_MAX];
         snprintf(was, sizeof was, "%s", src->comment[i]);
         if (src->line[i] > 0)
-            snprintf(src->comment[i], sizeof src->comment[i], "override (the preset had %.20s: %.420s)",
-                     old, was);
+            snprintf(src->comment[i], sizeof src->comment[i],
+                     "override (the preset had %.20s: %.420s)", old, was);
         src->line[i] = 0;
     }
     return rc;

@@ -15,10 +15,10 @@
 typedef struct mach {
     char name[32];
     /* ---- chip ---- */
-    uint32_t tiles_per_ipu;      /* tiles on one IPU */
-    uint32_t sram_bytes;         /* SRAM per tile */
-    uint64_t clock_hz;           /* tile clock */
-    uint32_t amp_macs_per_issue; /* fp32 MACs one `amp` performs (peak = 6 workers' issues) */
+    uint32_t tiles_per_ipu;         /* tiles on one IPU */
+    uint32_t sram_bytes;            /* SRAM per tile */
+    uint64_t clock_hz;              /* tile clock */
+    uint32_t amp_macs_per_issue;    /* fp32 MACs one `amp` performs (peak = 6 workers' issues) */
     uint32_t load_bytes_per_cycle;  /* published local load bandwidth per tile (for micro) */
     uint32_t store_bytes_per_cycle; /* published local store bandwidth per tile (for micro) */
     /* ---- on-chip exchange: layout and latency (fabric/xchg) ---- */
@@ -30,18 +30,18 @@ typedef struct mach {
     uint32_t xchg_per_column;      /* extra cycles per column of displacement */
     uint32_t xchg_turn;            /* extra cycles when source and destination columns differ */
     /* ---- syncs ---- */
-    uint32_t sync_internal;      /* cycles from the last arrival to release, one IPU */
-    uint32_t sync_hop_ps;        /* external sync: ps per hop per direction (IPU Model: 15 ns) */
-    uint32_t sync_host;          /* extra cycles when the host takes part in a sync */
+    uint32_t sync_internal; /* cycles from the last arrival to release, one IPU */
+    uint32_t sync_hop_ps;   /* external sync: ps per hop per direction (IPU Model: 15 ns) */
+    uint32_t sync_host;     /* extra cycles when the host takes part in a sync */
     /* ---- system and IPU-Links (fabric/link) ---- */
-    uint32_t nipus;              /* IPUs in the system */
-    char topology[16];           /* "m2000" (boxes of 4, torus of boxes) or "ladder" (Mk1) */
-    uint32_t ipus_per_box;       /* IPUs in one box or card */
-    uint32_t links_per_ipu;      /* IPU-Links per IPU */
-    uint64_t link_bytes_per_s;   /* one link, one direction, effective */
-    uint32_t link_latency_ns;    /* one link hop */
-    uint64_t gw_bytes_per_s;     /* a gateway link between boxes, one direction */
-    uint32_t gw_latency_ns;      /* one gateway hop */
+    uint32_t nipus;            /* IPUs in the system */
+    char topology[16];         /* "m2000" (boxes of 4, torus of boxes) or "ladder" (Mk1) */
+    uint32_t ipus_per_box;     /* IPUs in one box or card */
+    uint32_t links_per_ipu;    /* IPU-Links per IPU */
+    uint64_t link_bytes_per_s; /* one link, one direction, effective */
+    uint32_t link_latency_ns;  /* one link hop */
+    uint64_t gw_bytes_per_s;   /* a gateway link between boxes, one direction */
+    uint32_t gw_latency_ns;    /* one gateway hop */
     /* ---- host I/O (host/): the host link and remote buffers ---- */
     uint64_t host_link_bytes_per_s; /* the host link a group of IPUs shares, one direction */
     uint32_t host_link_ipus;        /* IPUs per group (behind one host link, one remote memory) */
@@ -94,7 +94,7 @@ enum { MACH_COMMENT_MAX = 480 };
  * above the key and the comment after its value, without the ';', joined by spaces. */
 typedef struct mach_src {
     char file[256];
-    int line[MACH_NPARAMS];                       /* 0 when set by mach_set */
+    int line[MACH_NPARAMS]; /* 0 when set by mach_set */
     char comment[MACH_NPARAMS][MACH_COMMENT_MAX];
 } mach_src;
 

@@ -29,7 +29,7 @@ enum {
 typedef struct ctx {
     const char **lines; /* lines[k] starts line k + 1 */
     int nlines;
-    int cur;            /* lines handed to libinih so far: the line it is parsing */
+    int cur; /* lines handed to libinih so far: the line it is parsing */
     mach *m;
     mach_src *src;
     int seen[MACH_NPARAMS]; /* line each key was set on, 0 if not yet */
@@ -192,8 +192,10 @@ static int handler(void *user, const char *section, const char *name, const char
     if (c->seen[i]) {
         const char *s = c->lines[line - 1];
         if (*s == ' ' || *s == '\t')
-            return fail(c, line, "an indented line continues the value of '%s' from line %d "
-                        "(remove the indentation)", name, c->seen[i]);
+            return fail(c, line,
+                        "an indented line continues the value of '%s' from line %d "
+                        "(remove the indentation)",
+                        name, c->seen[i]);
         return fail(c, line, "'%s' is set twice (first on line %d)", name, c->seen[i]);
     }
     c->seen[i] = line;
@@ -222,13 +224,14 @@ static void check_missing(ctx *c)
                 break;
             }
         }
-        fail(c, at, "missing key '%s' in [%s] (every parameter is required; see "
-             "docs/machines.md)", p->key, p->section);
+        fail(c, at,
+             "missing key '%s' in [%s] (every parameter is required; see "
+             "docs/machines.md)",
+             p->key, p->section);
     }
 }
 
-int mach_parse(mach *m, mach_src *src, const char *name, const char *file, const char *text,
-               err *e)
+int mach_parse(mach *m, mach_src *src, const char *name, const char *file, const char *text, err *e)
 {
     ctx *c = xcalloc(1, sizeof *c);
     mach *out = xcalloc(1, sizeof *out);

@@ -54,12 +54,12 @@ enum { PEND_NONE, PEND_DELTA, PEND_TIMED };
 
 struct sim_event {
     obj h;
-    vec stat;        /* processes statically sensitive to this event */
-    vec dyn;         /* processes whose next_trigger is this event */
-    int pending;     /* PEND_* */
-    bool in_deltas;  /* listed in k->deltas (maybe stale after a cancel) */
-    sim_time when;   /* PEND_TIMED: when it fires */
-    uint64_t timer;  /* PEND_TIMED: the callback id */
+    vec stat;       /* processes statically sensitive to this event */
+    vec dyn;        /* processes whose next_trigger is this event */
+    int pending;    /* PEND_* */
+    bool in_deltas; /* listed in k->deltas (maybe stale after a cancel) */
+    sim_time when;  /* PEND_TIMED: when it fires */
+    uint64_t timer; /* PEND_TIMED: the callback id */
 };
 
 enum { DYN_NONE, DYN_EVENT, DYN_TIME }; /* what a process waits for; NONE = static */
@@ -69,20 +69,20 @@ struct sim_proc {
     sim_fn fn;
     void *arg;
     bool runnable;
-    int dyn;            /* DYN_*: the trigger installed for the next activation */
-    int next;           /* DYN_*: set by next_trigger during the running activation */
+    int dyn;  /* DYN_*: the trigger installed for the next activation */
+    int next; /* DYN_*: set by next_trigger during the running activation */
     sim_event *next_ev;
     sim_time next_delay;
 };
 
 struct sim_port {
     obj h;
-    char *iface;         /* the interface the port wants */
-    unsigned flags;      /* SIM_PORT_* */
-    size_t index;        /* creation order among the kernel's ports */
-    char *bound_iface;   /* the interface of impl; NULL when not bound to an implementation */
-    const void *impl;    /* the implementation bound to, or NULL */
-    sim_port *outer;     /* the port bound to, or NULL (at most one of impl, outer is set) */
+    char *iface;       /* the interface the port wants */
+    unsigned flags;    /* SIM_PORT_* */
+    size_t index;      /* creation order among the kernel's ports */
+    char *bound_iface; /* the interface of impl; NULL when not bound to an implementation */
+    const void *impl;  /* the implementation bound to, or NULL */
+    sim_port *outer;   /* the port bound to, or NULL (at most one of impl, outer is set) */
 };
 
 /* ---- The kernel ------------------------------------------------------------------------- */
@@ -101,8 +101,8 @@ enum { SLOT_FREE, SLOT_PENDING, SLOT_CANCELLED };
 typedef struct slot {
     sim_fn fn;
     void *arg;
-    uint32_t gen;       /* never 0, so no id is 0 */
-    uint32_t state;     /* SLOT_* */
+    uint32_t gen;   /* never 0, so no id is 0 */
+    uint32_t state; /* SLOT_* */
     uint32_t next_free;
 } slot;
 
@@ -118,10 +118,10 @@ struct sim {
     uint32_t nslots, capslots, free_slot;
     uint64_t npending; /* scheduled, not run, not cancelled */
 
-    vec runq;        /* runnable processes, run from runq_head in order */
+    vec runq; /* runnable processes, run from runq_head in order */
     size_t runq_head;
-    vec deltas;      /* events with a delta notification */
-    size_t nports;   /* ports created: no binding chain is longer without a cycle */
+    vec deltas;    /* events with a delta notification */
+    size_t nports; /* ports created: no binding chain is longer without a cycle */
     sim_proc *current;
     bool stop, need_elab, running;
 
@@ -159,12 +159,30 @@ void sim_free(sim *k)
     free(k);
 }
 
-sim_time sim_now(const sim *k) { return k->now; }
-uint64_t sim_delta_count(const sim *k) { return k->ndeltas; }
-uint64_t sim_pending(const sim *k) { return k->npending; }
-uint64_t sim_callbacks_run(const sim *k) { return k->ncallbacks; }
-uint64_t sim_activations(const sim *k) { return k->nactivations; }
-sim_proc *sim_current(const sim *k) { return k->current; }
+sim_time sim_now(const sim *k)
+{
+    return k->now;
+}
+uint64_t sim_delta_count(const sim *k)
+{
+    return k->ndeltas;
+}
+uint64_t sim_pending(const sim *k)
+{
+    return k->npending;
+}
+uint64_t sim_callbacks_run(const sim *k)
+{
+    return k->ncallbacks;
+}
+uint64_t sim_activations(const sim *k)
+{
+    return k->nactivations;
+}
+sim_proc *sim_current(const sim *k)
+{
+    return k->current;
+}
 
 /* "prefix.name", or a copy of name when prefix is NULL; NULL when name is NULL. */
 static char *join_name(const char *prefix, const char *name)
@@ -208,7 +226,10 @@ sim_module *sim_module_new(sim *k, sim_module *parent, const char *name)
     return m;
 }
 
-sim_module *sim_module_parent(const sim_module *m) { return m->parent; }
+sim_module *sim_module_parent(const sim_module *m)
+{
+    return m->parent;
+}
 
 /* ---- Time ------------------------------------------------------------------------------- */
 
@@ -364,7 +385,10 @@ void sim_event_cancel(sim_event *e)
     e->pending = PEND_NONE; /* a stale k->deltas entry is skipped */
 }
 
-bool sim_event_pending(const sim_event *e) { return e->pending != PEND_NONE; }
+bool sim_event_pending(const sim_event *e)
+{
+    return e->pending != PEND_NONE;
+}
 
 void sim_event_notify(sim_event *e)
 {
@@ -422,7 +446,10 @@ sim_proc *sim_method(sim *k, sim_module *m, const char *name, sim_fn fn, void *a
     return p;
 }
 
-void sim_sensitive(sim_proc *p, sim_event *e) { vec_push(&e->stat, p); }
+void sim_sensitive(sim_proc *p, sim_event *e)
+{
+    vec_push(&e->stat, p);
+}
 
 void sim_next_trigger_event(sim *k, sim_event *e)
 {
@@ -624,7 +651,10 @@ static bool work_now(sim *k)
     return h && h->t == k->now;
 }
 
-void sim_stop(sim *k) { k->stop = true; }
+void sim_stop(sim *k)
+{
+    k->stop = true;
+}
 
 int sim_run(sim *k, sim_time until)
 {

@@ -45,8 +45,14 @@ typedef struct sim_clock {
     uint64_t num, den;
 } sim_clock;
 
-static inline sim_clock sim_clock_hz(uint64_t hz) { return (sim_clock){SIM_S, hz}; }
-static inline sim_clock sim_clock_period(sim_time ps) { return (sim_clock){ps, 1}; }
+static inline sim_clock sim_clock_hz(uint64_t hz)
+{
+    return (sim_clock){SIM_S, hz};
+}
+static inline sim_clock sim_clock_period(sim_time ps)
+{
+    return (sim_clock){ps, 1};
+}
 
 /* Time of the start of cycle `cycles` (cycle 0 starts at 0): floor(cycles * num / den),
  * computed in 128 bits, saturating at SIM_FOREVER. Rounding down per edge, not per period,

@@ -18,13 +18,13 @@
 
 /* What a whole run measured (eng_get_stats). */
 typedef struct eng_stats {
-    uint64_t cycles;               /* the cycle at which the last tile of any IPU halted */
-    uint64_t supersteps;           /* sync releases summed over IPUs */
-    uint64_t ninsn[TILE_NCTX];     /* instructions executed per context, all tiles */
-    uint64_t busy[TILE_NCTX];      /* issue cycles used per context, all tiles */
+    uint64_t cycles;           /* the cycle at which the last tile of any IPU halted */
+    uint64_t supersteps;       /* sync releases summed over IPUs */
+    uint64_t ninsn[TILE_NCTX]; /* instructions executed per context, all tiles */
+    uint64_t busy[TILE_NCTX];  /* issue cycles used per context, all tiles */
     uint64_t workers_started;
-    uint64_t tiles;                /* tiles simulated */
-    uint64_t rounds;               /* parallel compute rounds the host ran */
+    uint64_t tiles;  /* tiles simulated */
+    uint64_t rounds; /* parallel compute rounds the host ran */
 } eng_stats;
 
 /* Time categories per IPU (hw/cats.def); they add up to the total cycles. */
@@ -38,9 +38,9 @@ enum {
 /* Per-IPU accounting (eng_get_ipu_stats; FACTS.md section 5 names: DoExchange,
  * GlobalExchange). hw/ipu_stats.def names the members the reports show. */
 typedef struct eng_ipu_stats {
-    uint64_t supersteps;      /* syncs released */
-    uint64_t finish;          /* cycle its last tile halted */
-    uint64_t xchg_bytes;      /* on-chip bytes received by its tiles */
+    uint64_t supersteps; /* syncs released */
+    uint64_t finish;     /* cycle its last tile halted */
+    uint64_t xchg_bytes; /* on-chip bytes received by its tiles */
     uint64_t xchg_streams;
     uint64_t xchg_cycles;     /* per superstep: last on-chip arrival - first send, summed */
     uint64_t global_tx_bytes; /* sent to other IPUs */

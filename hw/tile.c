@@ -99,8 +99,8 @@ static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64
 {
     isa_cpu *s = &t->sup;
     uint32_t addr = s->r[in->rd], bytes = s->r[in->ra], dst = s->r[in->rb];
-    uint32_t four = in->op == OP_send || in->op == OP_gsend || in->op == OP_rbin ||
-                    in->op == OP_rbout;
+    uint32_t four =
+        in->op == OP_send || in->op == OP_gsend || in->op == OP_rbin || in->op == OP_rbout;
     uint32_t daddr = four ? s->r[in->rc] : 0;
     uint8_t kind = in->op == OP_send    ? TILE_SEND
                    : in->op == OP_gsend ? TILE_GSEND
@@ -122,8 +122,8 @@ static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64
     } else if (kind == TILE_SEND && (dst & 0xffffu) + (dst >> 16) + 1 > cfg->ntiles) {
         s->fault = FAULT_XCHG_DEST;
         s->fault_addr = dst;
-    } else if (kind == TILE_GSEND && ((dst >> 16) >= cfg->nipus ||
-                                      (dst & 0xffffu) >= cfg->ntiles || (dst >> 16) == t->ipu)) {
+    } else if (kind == TILE_GSEND && ((dst >> 16) >= cfg->nipus || (dst & 0xffffu) >= cfg->ntiles ||
+                                      (dst >> 16) == t->ipu)) {
         s->fault = FAULT_XCHG_DEST;
         s->fault_addr = dst;
     }
@@ -208,16 +208,14 @@ void tile_step(tile *t, const tile_cfg *cfg)
                 }
             }
             for (unsigned k = 0; k < ISA_NWORKERS; k++) {
-                if (start_worker(t, &env, k, (uint32_t)in->imm, s->r[in->ra],
-                                 c + ISA_BARREL + k, (unsigned)((c + k) % ISA_BARREL)) != 0)
+                if (start_worker(t, &env, k, (uint32_t)in->imm, s->r[in->ra], c + ISA_BARREL + k,
+                                 (unsigned)((c + k) % ISA_BARREL)) != 0)
                     return;
             }
             s->t = c + in->scycles;
             break;
         }
-        case STOP_JOIN:
-            s->t = max_u64(c + in->scycles, t->workers_done);
-            break;
+        case STOP_JOIN: s->t = max_u64(c + in->scycles, t->workers_done); break;
         case STOP_SYNC:
             t->state = TILE_SYNC;
             t->zone = (uint32_t)in->imm;
@@ -236,9 +234,7 @@ void tile_step(tile *t, const tile_cfg *cfg)
             t->at = max_u64(max_u64(c + in->scycles, t->workers_done), t->out.port_free);
             s->t = t->at;
             return;
-        default:
-            fault(t, 0);
-            return;
+        default: fault(t, 0); return;
         }
     }
 }
@@ -261,6 +257,6 @@ void tile_fault_text(const tile *t, char *buf, size_t len)
     const isa_cpu *c = t->fault_ctx == 0 ? &t->sup : &t->wk[t->fault_ctx - 1];
     char why[160];
     isa_fault_text(c, why, sizeof why);
-    snprintf(buf, len, "ipu %u tile %u ctx %d pc 0x%x cycle %llu: %s", t->ipu, t->id,
-             t->fault_ctx, c->pc, (unsigned long long)c->t, why);
+    snprintf(buf, len, "ipu %u tile %u ctx %d pc 0x%x cycle %llu: %s", t->ipu, t->id, t->fault_ctx,
+             c->pc, (unsigned long long)c->t, why);
 }

@@ -29,8 +29,8 @@ typedef struct tile_cfg {
     uint32_t ncode;
     uint32_t memsize;
     uint32_t ntiles, nipus;
-    uint64_t limit;       /* --max-cycles: last cycle an instruction may issue at */
-    uint32_t xchg_bpc;    /* exchange bytes per cycle a tile sends */
+    uint64_t limit;    /* --max-cycles: last cycle an instruction may issue at */
+    uint32_t xchg_bpc; /* exchange bytes per cycle a tile sends */
 } tile_cfg;
 
 /* What a logged copy is. */
@@ -40,7 +40,7 @@ enum { TILE_SEND, TILE_GSEND, TILE_HIN, TILE_HOUT, TILE_RBIN, TILE_RBOUT };
  * Outgoing payloads (send, gsend, hout, rbout) are copied when the instruction issues, so
  * the tile may reuse its buffer at once. */
 typedef struct tile_send {
-    uint64_t start;    /* cycle the first word leaves the tile (send/gsend); issue cycle else */
+    uint64_t start; /* cycle the first word leaves the tile (send/gsend); issue cycle else */
     uint32_t bytes;
     uint32_t dst;      /* send: first | (count - 1) << 16; gsend: ipu << 16 | tile;
                           hin/hout: stream; rbin/rbout: remote buffer */
@@ -63,20 +63,20 @@ typedef struct tile_outbox {
 
 typedef struct tile {
     uint32_t ipu, id;
-    uint8_t *mem;                         /* memsize bytes, owned by the chip */
+    uint8_t *mem; /* memsize bytes, owned by the chip */
     isa_cpu sup;
     isa_cpu wk[ISA_NWORKERS];
     uint64_t slot_free_from[ISA_BARREL];  /* the supervisor may use slot s from this cycle */
     uint64_t ctx_free_from[ISA_NWORKERS]; /* a worker context may be started from this cycle */
     uint64_t workers_done;                /* cycle after the latest worker exit */
     uint64_t workers_started;
-    uint32_t scratch;                     /* CSR_SCRATCH */
-    uint32_t group;                       /* CSR_GROUP: the tile's sync group */
+    uint32_t scratch; /* CSR_SCRATCH */
+    uint32_t group;   /* CSR_GROUP: the tile's sync group */
     tile_state state;
-    uint32_t zone;                        /* the zone of the sync it waits at */
-    uint64_t at;                          /* sync arrival or halt cycle */
-    int fault_ctx;                        /* context that faulted (0 supervisor, 1..6) */
-    tile_outbox out;                      /* exchange sends not yet delivered */
+    uint32_t zone;   /* the zone of the sync it waits at */
+    uint64_t at;     /* sync arrival or halt cycle */
+    int fault_ctx;   /* context that faulted (0 supervisor, 1..6) */
+    tile_outbox out; /* exchange sends not yet delivered */
 } tile;
 
 /* Reset a tile to run its supervisor from `entry` at cycle 0 (frees a previous outbox). */

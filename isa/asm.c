@@ -77,18 +77,13 @@ static void layout(asm_unit *u, uint64_t size[2], uint64_t *data_align)
             *o += ISA_INSN_BYTES;
             break;
         case S_WORD:
-        case S_FLOAT:
-            *o += 4 * s->nargs;
-            break;
-        case S_BYTE:
-            *o += s->nargs;
-            break;
+        case S_FLOAT: *o += 4 * s->nargs; break;
+        case S_BYTE: *o += s->nargs; break;
         case S_SPACE:
             if (s->expr >= 0 && asm_eval(c, s->expr, 1, (int64_t)*o, &v) == 0) {
                 if (v < 0 || v > MAX_SIZE)
-                    asm_error(c, s->line, s->ecol,
-                              "`.space` needs a size from 0 to %u, not %lld", MAX_SIZE,
-                              (long long)v);
+                    asm_error(c, s->line, s->ecol, "`.space` needs a size from 0 to %u, not %lld",
+                              MAX_SIZE, (long long)v);
                 else
                     *o += (uint64_t)v;
             }
@@ -106,8 +101,7 @@ static void layout(asm_unit *u, uint64_t size[2], uint64_t *data_align)
                     *data_align = (uint64_t)v; /* data starts aligned to its largest .align */
             }
             break;
-        case S_GLOBAL:
-            break;
+        case S_GLOBAL: break;
         }
         if (s->sect == SEC_TEXT && *o != before)
             last_text = s;
@@ -188,9 +182,7 @@ static void emit_insn(asm_unit *u, const asm_stmt *s, uint8_t *image)
                 bad |= eval_imm(c, o->expr, s->line, o->col, dot, &imm) != 0;
             break;
         case O_CSR:
-        case O_ZONE:
-            imm = (uint32_t)o->value;
-            break;
+        case O_ZONE: imm = (uint32_t)o->value; break;
         case O_EXPR:
             if (want.kind == ISA_K_ZONE)
                 bad |= eval_zone(c, o, s->line, dot, &imm) != 0;
@@ -291,8 +283,8 @@ static int report(asm_ctx *c, err *e)
         const char *ls;
         size_t ll;
         line_text(c, d->line, &ls, &ll);
-        txt_printf(&b, "%s%s:%d:%d: error: %s\n%.*s\n", i ? "\n" : "", c->file, d->line,
-                       d->col, d->msg, (int)ll, ls);
+        txt_printf(&b, "%s%s:%d:%d: error: %s\n%.*s\n", i ? "\n" : "", c->file, d->line, d->col,
+                   d->msg, (int)ll, ls);
         for (int k = 0; k + 1 < d->col && b.len < ERR_MSG_MAX; k++)
             txt_printf(&b, "%c", (size_t)k < ll && ls[k] == '\t' ? '\t' : ' ');
         txt_printf(&b, "^");
@@ -339,8 +331,8 @@ static int build_prog(asm_unit *u, isa_prog *out, uint8_t *image, uint64_t text,
     err tmp;
     err_clear(&tmp);
     if (isa_prog_decode_at(out, &pc, &tmp) != ERR_OK) {
-        const asm_stmt *s = pc != UINT32_MAX && slot_stmt[pc / 8] >= 0 ? &u->st[slot_stmt[pc / 8]]
-                                                                    : NULL;
+        const asm_stmt *s =
+            pc != UINT32_MAX && slot_stmt[pc / 8] >= 0 ? &u->st[slot_stmt[pc / 8]] : NULL;
         asm_error(c, s ? s->line : 1, s ? s->col : 1, "%s", tmp.msg);
         return -1;
     }
@@ -376,7 +368,7 @@ int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, e
     emit(&u, fits ? image : NULL, slot_stmt);
     if (c->ndiags == 0) {
         build_prog(&u, out, image, text, total, slot_stmt); /* its errors land in c->diags */
-        image = NULL; /* owned by out now */
+        image = NULL;                                       /* owned by out now */
     }
     free(slot_stmt);
     free(image);

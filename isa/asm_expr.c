@@ -105,8 +105,8 @@ static asm_tok lex_char(asm_lex *lx, asm_tok t)
 
 asm_tok asm_lex_next(asm_lex *lx)
 {
-    while (lx->p < lx->end && (*lx->p == ' ' || *lx->p == '\t' || *lx->p == '\r' ||
-                               *lx->p == '\v' || *lx->p == '\f'))
+    while (lx->p < lx->end &&
+           (*lx->p == ' ' || *lx->p == '\t' || *lx->p == '\r' || *lx->p == '\v' || *lx->p == '\f'))
         lx->p++;
     asm_tok t = {.kind = T_EOL, .s = lx->p, .col = (int)(lx->p - lx->line) + 1};
     if (lx->p >= lx->end || *lx->p == '#' || *lx->p == ';') {
@@ -254,8 +254,13 @@ static int parse_binary(asm_parser *p, int level, int nest)
         if (b < 0)
             return -1;
         uint16_t da = p->c->nodes[a].depth, db = p->c->nodes[b].depth;
-        asm_expr e = {.kind = E_BIN, .op = op.punct, .a = a, .b = b, .line = p->line,
-                      .col = op.col, .depth = (uint16_t)((da > db ? da : db) + 1)};
+        asm_expr e = {.kind = E_BIN,
+                      .op = op.punct,
+                      .a = a,
+                      .b = b,
+                      .line = p->line,
+                      .col = op.col,
+                      .depth = (uint16_t)((da > db ? da : db) + 1)};
         a = new_node(p, e);
     }
     return a;
@@ -273,12 +278,8 @@ int asm_eval(asm_ctx *c, int n, int layout, int64_t dot, int64_t *out)
     const asm_expr *e = &c->nodes[n];
     int64_t a = 0, b = 0;
     switch ((asm_expr_kind)e->kind) {
-    case E_NUM:
-        *out = e->val;
-        return 0;
-    case E_DOT:
-        *out = dot;
-        return 0;
+    case E_NUM: *out = e->val; return 0;
+    case E_DOT: *out = dot; return 0;
     case E_SYM: {
         int i = asm_sym_find(c, e->name, e->len);
         if (i < 0) {
@@ -300,8 +301,7 @@ int asm_eval(asm_ctx *c, int n, int layout, int64_t dot, int64_t *out)
             return -1;
         *out = e->kind == E_NEG ? (int64_t)(0 - (uint64_t)a) : ~a;
         return 0;
-    case E_BIN:
-        break;
+    case E_BIN: break;
     }
     if (asm_eval(c, e->a, layout, dot, &a) | asm_eval(c, e->b, layout, dot, &b))
         return -1;
@@ -332,9 +332,7 @@ int asm_eval(asm_ctx *c, int n, int layout, int64_t dot, int64_t *out)
         }
         *out = e->op == P_SHL ? (int64_t)(ua << b) : a >> b;
         break;
-    default:
-        *out = 0;
-        break;
+    default: *out = 0; break;
     }
     return 0;
 }

@@ -25,7 +25,7 @@ typedef struct asm_tok {
     asm_tok_kind kind;
     const char *s; /* token text */
     size_t len;
-    int col;       /* 1-based byte column */
+    int col; /* 1-based byte column */
     int punct;
     int64_t num;
     const char *msg;
@@ -44,13 +44,13 @@ typedef enum asm_expr_kind { E_NUM, E_SYM, E_DOT, E_NEG, E_NOT, E_BIN } asm_expr
 
 typedef struct asm_expr {
     uint8_t kind;
-    uint16_t depth; /* height of the tree, bounded so evaluation cannot overflow the stack */
-    int op;         /* E_BIN: the operator (a punct code) */
-    int a, b;       /* operands (node indices) */
-    int64_t val;    /* E_NUM */
+    uint16_t depth;   /* height of the tree, bounded so evaluation cannot overflow the stack */
+    int op;           /* E_BIN: the operator (a punct code) */
+    int a, b;         /* operands (node indices) */
+    int64_t val;      /* E_NUM */
     const char *name; /* E_SYM */
     size_t len;
-    int line, col;  /* for messages */
+    int line, col; /* for messages */
 } asm_expr;
 
 /* ---- symbols ---- */
@@ -61,8 +61,8 @@ typedef struct asm_sym {
     size_t len;
     uint8_t sect;
     int global;
-    uint64_t off;     /* offset in its section */
-    int line;         /* where it is defined */
+    uint64_t off; /* offset in its section */
+    int line;     /* where it is defined */
 } asm_sym;
 
 typedef struct asm_diag {
@@ -123,18 +123,16 @@ int asm_sym_add(asm_ctx *c, const char *name, size_t len);        /* its index *
 int64_t asm_sym_value(const asm_ctx *c, int i, int layout);
 
 /* ---- statements (asm_parse.c makes them, asm.c lays them out and emits them) ---- */
-typedef enum {
-    S_LABEL, S_INSN, S_WORD, S_BYTE, S_FLOAT, S_SPACE, S_ALIGN, S_GLOBAL
-} asm_stmt_kind;
+typedef enum { S_LABEL, S_INSN, S_WORD, S_BYTE, S_FLOAT, S_SPACE, S_ALIGN, S_GLOBAL } asm_stmt_kind;
 /* What an operand looked like in the source; the format's operand kinds (isa/formats.def)
  * say which of these each position takes. */
 typedef enum { O_REG, O_CSR, O_ZONE, O_EXPR, O_MEM, O_MEMPI } asm_opnd_kind;
 
 typedef struct asm_operand {
     uint8_t kind;
-    uint8_t reg;  /* O_REG, and the base register of O_MEM / O_MEMPI */
-    int value;    /* O_CSR, O_ZONE */
-    int expr;     /* O_EXPR, O_MEM (-1: no offset), O_MEMPI */
+    uint8_t reg; /* O_REG, and the base register of O_MEM / O_MEMPI */
+    int value;   /* O_CSR, O_ZONE */
+    int expr;    /* O_EXPR, O_MEM (-1: no offset), O_MEMPI */
     int col;
 } asm_operand;
 
@@ -153,7 +151,7 @@ typedef struct asm_stmt {
     int expr, ecol;     /* .space/.align: the expression and its column */
     const char *name;   /* label, .global */
     size_t len;
-    uint64_t off;       /* offset in its section, from layout */
+    uint64_t off; /* offset in its section, from layout */
 } asm_stmt;
 
 /* One assembly: the context plus the parsed statements. */

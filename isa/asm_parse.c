@@ -166,12 +166,12 @@ static int resolve_zone(asm_unit *u, int line, asm_operand *o)
 }
 
 /* Check operand o against the kind its format expects; 0, or -1 after an error. */
-static int check_operand(asm_unit *u, int line, const isa_opinfo *oi, isa_kind want,
-                         asm_operand *o, const char *use)
+static int check_operand(asm_unit *u, int line, const isa_opinfo *oi, isa_kind want, asm_operand *o,
+                         const char *use)
 {
     if (o->kind != source_form(want)) {
-        asm_error(&u->c, line, o->col, "`%s` expects %s here (%s)", oi->name,
-                  isa_kind_what(want), use);
+        asm_error(&u->c, line, o->col, "`%s` expects %s here (%s)", oi->name, isa_kind_what(want),
+                  use);
         return -1;
     }
     if (want == ISA_K_ZONE)
@@ -214,8 +214,7 @@ static void parse_insn(asm_unit *u, asm_parser *p)
     asm_advance(p);
     while (p->tok.kind != T_EOL) {
         if (n == fi->n) {
-            asm_error(&u->c, p->line, p->tok.col, "too many operands for `%s` (%s)", oi->name,
-                      use);
+            asm_error(&u->c, p->line, p->tok.col, "too many operands for `%s` (%s)", oi->name, use);
             return;
         }
         if (parse_operand(p, &ops[n]))
@@ -292,17 +291,17 @@ static void parse_directive(asm_unit *u, asm_parser *p)
         const char *name;
         int kind;
     } dirs[] = {
-        {".text", -1},       {".data", -2},       {".word", S_WORD},    {".byte", S_BYTE},
-        {".float", S_FLOAT}, {".space", S_SPACE}, {".align", S_ALIGN}, {".global", S_GLOBAL},
-        {".globl", S_GLOBAL},
+        {".text", -1},       {".data", -2},         {".word", S_WORD},
+        {".byte", S_BYTE},   {".float", S_FLOAT},   {".space", S_SPACE},
+        {".align", S_ALIGN}, {".global", S_GLOBAL}, {".globl", S_GLOBAL},
     };
     int kind = -3;
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
         if (tok_eq(&d, dirs[i].name))
             kind = dirs[i].kind;
     if (kind == -3) {
-        asm_error(&u->c, p->line, d.col, "unknown directive `%.*s`",
-                  (int)(d.len > 40 ? 40 : d.len), d.s);
+        asm_error(&u->c, p->line, d.col, "unknown directive `%.*s`", (int)(d.len > 40 ? 40 : d.len),
+                  d.s);
         return;
     }
     if (kind < 0) {

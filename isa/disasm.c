@@ -128,9 +128,10 @@ char *isa_disasm_prog(const isa_prog *prog)
 {
     txt b = {0};
     uint32_t entry = prog->entry;
-    txt_printf(&b, "# ipusim disassembly: text 0x%x bytes, data at 0x%x, image 0x%x bytes, "
-                       "entry 0x%x\n",
-                   prog->text_size, prog->data_addr, prog->size, entry);
+    txt_printf(&b,
+               "# ipusim disassembly: text 0x%x bytes, data at 0x%x, image 0x%x bytes, "
+               "entry 0x%x\n",
+               prog->text_size, prog->data_addr, prog->size, entry);
     txt_printf(&b, ".text\n");
     for (uint32_t pc = 0; pc + ISA_INSN_BYTES <= prog->text_size; pc += ISA_INSN_BYTES) {
         char insn[64];

@@ -132,8 +132,8 @@ static void kind_list(txt *b, const isa_opinfo *oi)
     static const struct {
         uint32_t bit;
         const char *name;
-    } names[] = {{FL_BRANCH, "branch"}, {FL_LOAD, "load"}, {FL_STORE, "store"},
-                 {FL_RDSRC, "rd read"}};
+    } names[] = {
+        {FL_BRANCH, "branch"}, {FL_LOAD, "load"}, {FL_STORE, "store"}, {FL_RDSRC, "rd read"}};
     const isa_fmtinfo *fi = isa_fmt_info(oi->fmt);
     unsigned width = 1;
     for (unsigned i = 0; i < fi->n; i++)
@@ -151,7 +151,7 @@ static void kind_list(txt *b, const isa_opinfo *oi)
 static void op_table(txt *b, unsigned from, unsigned to)
 {
     txt_printf(b, "| opcode | syntax | worker slots | supervisor cycles | runs on | kind "
-                      "| semantics |\n");
+                  "| semantics |\n");
     txt_printf(b, "|---:|---|---:|---:|---|---|---|\n");
     for (unsigned op = from; op < to; op++) {
         const isa_opinfo *oi = isa_info(op);
@@ -204,10 +204,10 @@ char *isa_doc_markdown(void)
     txt_printf(&b, "%s%s", intro, syntax);
     txt_printf(&b, "## Instructions\n\n");
     txt_printf(&b, "*worker slots*: issue slots a worker spends (x 6 tile cycles). "
-                       "*supervisor cycles*: tile cycles the supervisor spends. "
-                       "*runs on*: which contexts may execute it; anything else faults. "
-                       "*kind*: branch (not allowed in an `rpt` body), load, store, pair "
-                       "(registers name even/odd pairs; for loads and stores only `rd`).\n\n");
+                   "*supervisor cycles*: tile cycles the supervisor spends. "
+                   "*runs on*: which contexts may execute it; anything else faults. "
+                   "*kind*: branch (not allowed in an `rpt` body), load, store, pair "
+                   "(registers name even/odd pairs; for loads and stores only `rd`).\n\n");
     size_t nclass = sizeof classes / sizeof classes[0];
     for (size_t i = 0; i < nclass; i++) {
         unsigned to = i + 1 < nclass ? (unsigned)classes[i + 1].first : OP_COUNT;

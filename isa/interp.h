@@ -14,15 +14,15 @@
 
 typedef enum isa_stop {
     STOP_NONE,
-    STOP_EXIT,   /* worker executed exit; t = its issue cycle */
-    STOP_RUN,    /* supervisor at run/runall/join/sync/halt: pc points at it, t = issue cycle */
+    STOP_EXIT, /* worker executed exit; t = its issue cycle */
+    STOP_RUN,  /* supervisor at run/runall/join/sync/halt: pc points at it, t = issue cycle */
     STOP_RUNALL,
     STOP_JOIN,
     STOP_SYNC,
     STOP_HALT,
-    STOP_SEND,   /* supervisor at send/gsend/hin/hout/rbin/rbout: the tile logs the copy */
-    STOP_FAULT,  /* cpu->fault says why; pc and t name the faulting instruction */
-    STOP_LIMIT,  /* the next issue would be past the cycle limit */
+    STOP_SEND,  /* supervisor at send/gsend/hin/hout/rbin/rbout: the tile logs the copy */
+    STOP_FAULT, /* cpu->fault says why; pc and t name the faulting instruction */
+    STOP_LIMIT, /* the next issue would be past the cycle limit */
 } isa_stop;
 
 typedef enum isa_fault {
@@ -33,21 +33,21 @@ typedef enum isa_fault {
     FAULT_OUT_OF_RANGE, /* memory access outside the tile's SRAM */
     FAULT_MISALIGNED,   /* memory access not aligned to its size */
     FAULT_TOO_MANY_WORKERS,
-    FAULT_CSR,          /* write to a read-only control register, or a bad value ($group) */
-    FAULT_LIMIT,        /* an instruction would issue after the cycle limit (isa_env.limit) */
+    FAULT_CSR,   /* write to a read-only control register, or a bad value ($group) */
+    FAULT_LIMIT, /* an instruction would issue after the cycle limit (isa_env.limit) */
     FAULT_SYNC_DEADLOCK,
-    FAULT_XCHG_DEST,    /* exchange to a tile, IPU or address that does not exist */
+    FAULT_XCHG_DEST, /* exchange to a tile, IPU or address that does not exist */
 } isa_fault;
 
 /* One context's architectural state. */
 typedef struct isa_cpu {
     uint32_t r[ISA_NREGS];
     float acc[ISA_NACC];
-    uint32_t pc;        /* byte address of the next instruction */
-    uint64_t t;         /* tile cycle of the next issue */
-    uint64_t ninsn;     /* instructions executed */
-    uint64_t busy;      /* tile cycles of issue this context used (workers: 6 per slot) */
-    uint32_t wid;       /* worker id 0..5, or ISA_SUPER_WID */
+    uint32_t pc;    /* byte address of the next instruction */
+    uint64_t t;     /* tile cycle of the next issue */
+    uint64_t ninsn; /* instructions executed */
+    uint64_t busy;  /* tile cycles of issue this context used (workers: 6 per slot) */
+    uint32_t wid;   /* worker id 0..5, or ISA_SUPER_WID */
     isa_fault fault;
     uint32_t fault_addr; /* the bad address (memory, pc, exchange) or CSR value of a fault */
     uint64_t ld_ready[ISA_NREGS]; /* supervisor: cycle from which a loaded register is usable */
@@ -58,14 +58,14 @@ typedef struct isa_cpu {
 
 /* What a context sees of its tile. The barrel state is read-only here. */
 typedef struct isa_env {
-    const isa_insn *code;   /* decoded text plus one sentinel entry at [ncode] */
+    const isa_insn *code; /* decoded text plus one sentinel entry at [ncode] */
     uint32_t ncode;
     uint8_t *mem;
     uint32_t memsize;
     uint32_t tile, ipu, ntiles, nipus;
-    uint32_t *scratch;      /* the tile's CSR_SCRATCH */
-    uint32_t *group;        /* the tile's CSR_GROUP */
-    uint64_t limit;         /* last cycle an instruction may issue at */
+    uint32_t *scratch;              /* the tile's CSR_SCRATCH */
+    uint32_t *group;                /* the tile's CSR_GROUP */
+    uint64_t limit;                 /* last cycle an instruction may issue at */
     const uint64_t *slot_free_from; /* [6]: the supervisor may use slot s (cycles c with
                                        c mod 6 == s) only at c >= slot_free_from[s] */
 } isa_env;

@@ -36,14 +36,19 @@ static const struct {
 #undef KIND
 };
 
-#define OPD(k, f) {ISA_K_##k, ISA_F_##f}
+#define OPD(k, f)                                                                                  \
+    {                                                                                              \
+        ISA_K_##k, ISA_F_##f                                                                       \
+    }
 static const isa_fmtinfo fmt_table[FMT_COUNT] = {
 #define KIND(...)
+/* clang-format off */
 #define FMT(name, k0, f0, k1, f1, k2, f2, k3, f3)                                            \
     {#name,                                                                                 \
      (ISA_K_##k0 != ISA_K_NO) + (ISA_K_##k1 != ISA_K_NO) + (ISA_K_##k2 != ISA_K_NO) +         \
          (ISA_K_##k3 != ISA_K_NO),                                                          \
      {OPD(k0, f0), OPD(k1, f1), OPD(k2, f2), OPD(k3, f3)}},
+/* clang-format on */
 #include "isa/formats.def"
 #undef FMT
 #undef KIND
@@ -127,8 +132,7 @@ void isa_fmt_syntax(unsigned f, char *buf, size_t len)
     if (len)
         buf[0] = '\0';
     for (unsigned i = 0; fi && i < fi->n && at < len; i++) {
-        int k = snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
-                         operand_syntax(fi->opd[i]));
+        int k = snprintf(buf + at, len - at, "%s%s", i ? ", " : "", operand_syntax(fi->opd[i]));
         at += k > 0 ? (size_t)k : 0;
     }
 }
@@ -197,8 +201,7 @@ static unsigned opd_regs(isa_operand o, const unsigned reg[4])
 
 /* Check one operand of a decoded word; 0 when it makes the word illegal. Fills the branch
  * target and the registers it reads or loads. */
-static int decode_operand(isa_operand o, const isa_opinfo *oi, const unsigned reg[4],
-                          isa_insn *in)
+static int decode_operand(isa_operand o, const isa_opinfo *oi, const unsigned reg[4], isa_insn *in)
 {
     uint32_t uimm = (uint32_t)in->imm;
     unsigned regs = opd_regs(o, reg);
@@ -215,9 +218,7 @@ static int decode_operand(isa_operand o, const isa_opinfo *oi, const unsigned re
             in->loads |= (uint16_t)regs;
         return 1;
     case ISA_K_MEM:
-    case ISA_K_MEMPI:
-        in->reads |= (uint16_t)(1u << reg[ISA_F_RA]);
-        return 1;
+    case ISA_K_MEMPI: in->reads |= (uint16_t)(1u << reg[ISA_F_RA]); return 1;
     case ISA_K_TARGET:
         if (uimm % ISA_INSN_BYTES == 0)
             in->target = uimm / ISA_INSN_BYTES;
@@ -521,4 +522,3 @@ bad:
     isa_prog_free(prog);
     return err_set(e, ERR_INPUT, "%s: %s", path, why);
 }
-

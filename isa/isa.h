@@ -41,19 +41,19 @@
 #define ISA_GET_RB(w) ((unsigned)(((w) >> ISA_RB_SHIFT) & ISA_REG_MASK))
 #define ISA_GET_RC(w) ((unsigned)(((w) >> ISA_RC_SHIFT) & ISA_REG_MASK))
 #define ISA_GET_RSVD(w) ((unsigned)(((w) >> ISA_RSVD_SHIFT) & ISA_RSVD_MASK))
-#define ISA_GET_IMM(w) ((int32_t)(uint32_t)((w) & 0xffffffffu))
-#define ISA_ENCODE(op, rd, ra, rb, rc, imm)                                                \
-    (((uint64_t)((op) & ISA_OP_MASK) << ISA_OP_SHIFT) |                                    \
-     ((uint64_t)((rd) & ISA_REG_MASK) << ISA_RD_SHIFT) |                                   \
-     ((uint64_t)((ra) & ISA_REG_MASK) << ISA_RA_SHIFT) |                                   \
-     ((uint64_t)((rb) & ISA_REG_MASK) << ISA_RB_SHIFT) |                                   \
-     ((uint64_t)((rc) & ISA_REG_MASK) << ISA_RC_SHIFT) | (uint64_t)(uint32_t)(imm))
+#define ISA_GET_IMM(w) ((int32_t)(uint32_t)((w)&0xffffffffu))
+#define ISA_ENCODE(op, rd, ra, rb, rc, imm)                                                        \
+    (((uint64_t)((op)&ISA_OP_MASK) << ISA_OP_SHIFT) |                                              \
+     ((uint64_t)((rd)&ISA_REG_MASK) << ISA_RD_SHIFT) |                                             \
+     ((uint64_t)((ra)&ISA_REG_MASK) << ISA_RA_SHIFT) |                                             \
+     ((uint64_t)((rb)&ISA_REG_MASK) << ISA_RB_SHIFT) |                                             \
+     ((uint64_t)((rc)&ISA_REG_MASK) << ISA_RC_SHIFT) | (uint64_t)(uint32_t)(imm))
 
 #define ISA_NREGS 16
-#define ISA_LR 15        /* call writes the return address here */
-#define ISA_NWORKERS 6   /* worker contexts per tile */
-#define ISA_BARREL 6     /* tile cycles between two issues of one worker */
-#define ISA_NACC 16      /* AMP accumulators per worker context */
+#define ISA_LR 15      /* call writes the return address here */
+#define ISA_NWORKERS 6 /* worker contexts per tile */
+#define ISA_BARREL 6   /* tile cycles between two issues of one worker */
+#define ISA_NACC 16    /* AMP accumulators per worker context */
 
 /* ---- operands and formats (isa/formats.def) ---- */
 typedef enum isa_kind {
@@ -172,15 +172,15 @@ int isa_zone_lookup(const char *name, size_t len);
 
 /* ---- decoded form (decode once at load; the interpreter never extracts bits) ---- */
 typedef struct isa_insn {
-    uint8_t op;       /* isa_op, or OP_ILLEGAL */
-    uint8_t wtc;      /* tile cycles a worker spends on it: ISA_BARREL x wcycles */
+    uint8_t op;  /* isa_op, or OP_ILLEGAL */
+    uint8_t wtc; /* tile cycles a worker spends on it: ISA_BARREL x wcycles */
     uint8_t rd, ra, rb, rc;
-    uint8_t wcycles;  /* copied from the table */
+    uint8_t wcycles; /* copied from the table */
     uint8_t scycles;
     int32_t imm;
-    uint32_t target;  /* branch/rpt target as an instruction index (imm / 8), or UINT32_MAX */
-    uint16_t reads;   /* registers it reads, a bit each (the supervisor's load-use stall) */
-    uint16_t loads;   /* FL_LOAD: registers it loads from memory, a bit each */
+    uint32_t target; /* branch/rpt target as an instruction index (imm / 8), or UINT32_MAX */
+    uint16_t reads;  /* registers it reads, a bit each (the supervisor's load-use stall) */
+    uint16_t loads;  /* FL_LOAD: registers it loads from memory, a bit each */
 } isa_insn;
 
 /* Decode one 64-bit word. */
@@ -196,14 +196,14 @@ typedef struct isa_sym {
 } isa_sym;
 
 typedef struct isa_prog {
-    uint8_t *image;      /* text (at 0) then data, as laid out in tile memory */
-    uint32_t text_size;  /* bytes, a multiple of 8 */
-    uint32_t data_addr;  /* where data starts (>= text_size) */
-    uint32_t size;       /* total bytes of image */
-    uint32_t entry;      /* supervisor entry: symbol `main`, else 0 */
+    uint8_t *image;     /* text (at 0) then data, as laid out in tile memory */
+    uint32_t text_size; /* bytes, a multiple of 8 */
+    uint32_t data_addr; /* where data starts (>= text_size) */
+    uint32_t size;      /* total bytes of image */
+    uint32_t entry;     /* supervisor entry: symbol `main`, else 0 */
     isa_sym *syms;
     size_t nsyms;
-    isa_insn *code;      /* decoded text: code[pc / 8] */
+    isa_insn *code; /* decoded text: code[pc / 8] */
     uint32_t ncode;
 } isa_prog;
 

@@ -87,7 +87,8 @@ static void test_directives_and_layout(void **state)
     assert_int_equal(word_at(&p, 40), fbits(1e10f));
     assert_int_equal(word_at(&p, 44), fbits(INFINITY));
     assert_int_equal(word_at(&p, 48), fbits(-INFINITY));
-    assert_true(isnan(*(const float *)(const void *)(p.image + 52)) || word_at(&p, 52) == 0x7fc00000);
+    assert_true(isnan(*(const float *)(const void *)(p.image + 52)) ||
+                word_at(&p, 52) == 0x7fc00000);
     assert_int_equal(word_at(&p, 52) & 0x7f800000, 0x7f800000);
     assert_int_equal(word_at(&p, 56), fbits(3.0f));
     assert_int_equal(word_at(&p, 60), fbits(-2.5e-3f));
@@ -141,10 +142,11 @@ static void test_expressions(void **state)
                              "      .word ., here-start, fwd, fwd-vals, -2147483648, 0xffffffff\n"
                              "      .word ((((1)))), -~1, 6/-4*2, 3 - 2 - 1\n"
                              "fwd:  .word 0\n");
-    static const uint32_t want[] = {7,  9, 17, (uint32_t)-4, 0xff, 1,  3,
-                                    (uint32_t)-3, 5, 31, 'a', '\n', 10, 3, 5,
-                                    0 /* . */, 8, 0 /* fwd */, 100, 0x80000000u, 0xffffffffu,
-                                    1, 2, (uint32_t)-2, 0};
+    static const uint32_t want[] = {
+        7, 9,           17,  (uint32_t)-4, 0xff,        1, 3, (uint32_t)-3,
+        5, 31,          'a', '\n',         10,          3, 5, 0 /* . */,
+        8, 0 /* fwd */, 100, 0x80000000u,  0xffffffffu, 1, 2, (uint32_t)-2,
+        0};
     uint32_t base = (uint32_t)isa_prog_sym(&p, "vals");
     assert_int_equal(base, 16);
     for (uint32_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -299,8 +301,7 @@ static void test_error_kinds(void **state)
         {"add r1, r2\n", "t.s:1:1: error: `add` takes 3 operands (add rd, ra, rb)"},
         {"nop r1\n", "t.s:1:5: error: too many operands for `nop` (nop)"},
         {"add r1, r2, r3, r4\n", "t.s:1:17: error: too many operands for `add` (add rd, ra, rb)"},
-        {"add r1, r2, 5\n",
-         "t.s:1:13: error: `add` expects a register here (add rd, ra, rb)"},
+        {"add r1, r2, 5\n", "t.s:1:13: error: `add` expects a register here (add rd, ra, rb)"},
         {"li r1, r2\n", "t.s:1:8: error: `li` expects an immediate here (li rd, imm)"},
         {"ld32 r1, r2\n",
          "t.s:1:10: error: `ld32` expects a memory operand [ra+imm] here (ld32 rd, [ra+imm])"},
@@ -328,9 +329,9 @@ static void test_error_kinds(void **state)
         {"run r1, r2\n",
          "t.s:1:5: error: `run` expects a worker entry address here (run entry, ra)"},
         {"get r1, 3\n", "t.s:1:9: error: `get` expects a control register ($tile, $scratch, "
-                         "...) here (get rd, $csr)"},
+                        "...) here (get rd, $csr)"},
         {"put r1, r2\n", "t.s:1:5: error: `put` expects a control register ($tile, $scratch, "
-                          "...) here (put $csr, ra)"},
+                         "...) here (put $csr, ra)"},
         {"ld128pi r2, [r1]+=16\n",
          "t.s:1:9: error: `ld128pi` needs r0, r4, r8 or r12 (the first of four registers), not r2"},
         {"v2fma r0, r2, r4, r7\n",
@@ -391,21 +392,21 @@ static void test_error_kinds(void **state)
 static void test_many_errors(void **state)
 {
     (void)state;
-    const char *src = "main:\n"               /* 1 */
-                      "  add r1, r2\n"        /* 2: operand count */
-                      "  li r1, undefined\n"  /* 3: undefined label */
-                      "  nop\n"               /* 4 */
-                      "  bogus\n"             /* 5: unknown mnemonic */
-                      "main:\n"               /* 6: duplicate */
-                      "  li r2, 1/0\n"        /* 7: division by zero */
-                      "  get r1, $x\n"        /* 8: unknown CSR */
-                      ".data\n"               /* 9 */
-                      "  .word 1, , 2\n"      /* 10: missing expression */
-                      "  .frob\n";            /* 11: bad directive */
+    const char *src = "main:\n"              /* 1 */
+                      "  add r1, r2\n"       /* 2: operand count */
+                      "  li r1, undefined\n" /* 3: undefined label */
+                      "  nop\n"              /* 4 */
+                      "  bogus\n"            /* 5: unknown mnemonic */
+                      "main:\n"              /* 6: duplicate */
+                      "  li r2, 1/0\n"       /* 7: division by zero */
+                      "  get r1, $x\n"       /* 8: unknown CSR */
+                      ".data\n"              /* 9 */
+                      "  .word 1, , 2\n"     /* 10: missing expression */
+                      "  .frob\n";           /* 11: bad directive */
     err e;
     assemble_bad(src, &e);
     static const char *const heads[] = {
-        "t.s:2:3: error: ", "t.s:3:10: error: ", "t.s:5:3: error: ", "t.s:6:1: error: ",
+        "t.s:2:3: error: ",  "t.s:3:10: error: ", "t.s:5:3: error: ",   "t.s:6:1: error: ",
         "t.s:7:11: error: ", "t.s:8:11: error: ", "t.s:10:12: error: ", "t.s:11:3: error: ",
     };
     const char *at = e.msg;
@@ -473,13 +474,13 @@ static void test_disasm_roundtrip(void **state)
               "       .space 40\n"
               "big:   .word 0, 0, 0, 0, 0, 0, 0, 9\n"
               "       .byte 1, 2, 3\n");
-    roundtrip("halt\n");                         /* text only, 16-aligned */
-    roundtrip("nop\nnop\nnop\n.data\n.byte 5\n"); /* data after a pad */
-    roundtrip("");                               /* nothing at all */
-    roundtrip("nop\nmain:\n");                   /* entry at the text end */
-    roundtrip("nop\n.data\n.word 1\nmain: .byte 2\n");   /* entry in the data */
-    roundtrip("nop\n.data\n.byte 1, 2\nmain:\n");       /* entry at the image end */
-    roundtrip(".byte 1, 2, 3\nmain: .byte 4, 5, 6, 7, 8\n"); /* entry inside a text slot */
+    roundtrip("halt\n");                                       /* text only, 16-aligned */
+    roundtrip("nop\nnop\nnop\n.data\n.byte 5\n");              /* data after a pad */
+    roundtrip("");                                             /* nothing at all */
+    roundtrip("nop\nmain:\n");                                 /* entry at the text end */
+    roundtrip("nop\n.data\n.word 1\nmain: .byte 2\n");         /* entry in the data */
+    roundtrip("nop\n.data\n.byte 1, 2\nmain:\n");              /* entry at the image end */
+    roundtrip(".byte 1, 2, 3\nmain: .byte 4, 5, 6, 7, 8\n");   /* entry inside a text slot */
     roundtrip(".space 65544\n.data\n.align 65536\n.word 3\n"); /* the largest .align */
 }
 
@@ -513,14 +514,10 @@ static void test_assemble_file(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_directives_and_layout),
-        cmocka_unit_test(test_expressions),
-        cmocka_unit_test(test_operand_syntax),
-        cmocka_unit_test(test_text_words_and_entry),
-        cmocka_unit_test(test_error_exact),
-        cmocka_unit_test(test_error_kinds),
-        cmocka_unit_test(test_many_errors),
-        cmocka_unit_test(test_disasm_roundtrip),
+        cmocka_unit_test(test_directives_and_layout), cmocka_unit_test(test_expressions),
+        cmocka_unit_test(test_operand_syntax),        cmocka_unit_test(test_text_words_and_entry),
+        cmocka_unit_test(test_error_exact),           cmocka_unit_test(test_error_kinds),
+        cmocka_unit_test(test_many_errors),           cmocka_unit_test(test_disasm_roundtrip),
         cmocka_unit_test(test_assemble_file),
     };
     return cmocka_run_group_tests_name("asm", tests, NULL, NULL);

@@ -286,10 +286,12 @@ static void test_rng(void **state)
     static const struct {
         uint64_t seed, out[5];
     } cases[] = {
-        {0, {0x99ec5f36cb75f2b4ull, 0xbf6e1f784956452aull, 0x1a5f849d4933e6e0ull,
-             0x6aa594f1262d2d2cull, 0xbba5ad4a1f842e59ull}},
-        {12345, {0xbe6a36374160d49bull, 0x214aaa0637a688c6ull, 0xf69d16de9954d388ull,
-                 0x0c60048c4e96e033ull, 0x8e2076aeed51c648ull}},
+        {0,
+         {0x99ec5f36cb75f2b4ull, 0xbf6e1f784956452aull, 0x1a5f849d4933e6e0ull,
+          0x6aa594f1262d2d2cull, 0xbba5ad4a1f842e59ull}},
+        {12345,
+         {0xbe6a36374160d49bull, 0x214aaa0637a688c6ull, 0xf69d16de9954d388ull,
+          0x0c60048c4e96e033ull, 0x8e2076aeed51c648ull}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         rng r;
@@ -306,10 +308,8 @@ static void test_rng(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_grow),
-        cmocka_unit_test(test_out_of_memory),
-        cmocka_unit_test(test_read),
-        cmocka_unit_test(test_write),
+        cmocka_unit_test(test_grow), cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_read), cmocka_unit_test(test_write),
         cmocka_unit_test(test_rng),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

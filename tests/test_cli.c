@@ -65,8 +65,9 @@ static void test_iobench_errors(void **state)
 {
     (void)state;
     char out[8192];
-    const char *bad[] = {"--depth 0", "--io-tiles 3", "--io-tiles 2000", "--dtype int4",
-                         "--outfeed sometimes", "--host-dist bursty:2:3", "--batch 0"};
+    const char *bad[] = {"--depth 0",    "--io-tiles 3",        "--io-tiles 2000",
+                         "--dtype int4", "--outfeed sometimes", "--host-dist bursty:2:3",
+                         "--batch 0"};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         int rc = run(out, sizeof out, "io-bench --tiles 16 --steps 1 %s", bad[k]);
         if (rc != 2 || tu_count_lines(out) != 1)
@@ -107,8 +108,9 @@ static void test_report_and_json(void **state)
     (void)state;
     char out[8192], json[256];
     snprintf(json, sizeof json, "%s/r.json", tmpdir);
-    assert_int_equal(run(out, sizeof out, "run tests/isa/worker_six.s --tiles 4 --threads 2 "
-                                          "--json %s --dump-mem 0:3:0:16",
+    assert_int_equal(run(out, sizeof out,
+                         "run tests/isa/worker_six.s --tiles 4 --threads 2 "
+                         "--json %s --dump-mem 0:3:0:16",
                          json),
                      0);
     assert_non_null(strstr(out, "total cycles           31"));
@@ -240,19 +242,22 @@ static void test_machine_presets(void **state)
     snprintf(path, sizeof path, "%s/bad.ini", tmpdir);
     tu_write_file(path, "[chip]\n; a comment\ntiles_per_ipu = lots\n");
     assert_int_equal(run(out, sizeof out, "run --machine %s tests/isa/sup_alu.s", path), 2);
-    snprintf(want, sizeof want, "%s:3: error: tiles_per_ipu: 'lots' is not a whole number\n",
-             path);
+    snprintf(want, sizeof want, "%s:3: error: tiles_per_ipu: 'lots' is not a whole number\n", path);
     assert_string_equal(out, want);
     assert_int_equal(run(out, sizeof out, "machine show %s/none.ini", tmpdir), 2);
     assert_non_null(strstr(out, "none.ini: error: cannot open: No such file"));
     assert_int_equal(tu_count_lines(out), 1);
 
     /* a preset file and --set drive a run; --ipus is --set nipus */
-    assert_int_equal(run(out, sizeof out, "run --machine machines/mk1.ini --set nipus=2 "
-                                          "--tiles 2 tests/isa/sup_alu.s"), 0);
+    assert_int_equal(run(out, sizeof out,
+                         "run --machine machines/mk1.ini --set nipus=2 "
+                         "--tiles 2 tests/isa/sup_alu.s"),
+                     0);
     assert_non_null(strstr(out, "on 2 x mk1 IPU"));
-    assert_int_equal(run(out, sizeof out, "run --set nipus=2 --ipus 4 --tiles 2 "
-                                          "tests/isa/sup_alu.s"), 0);
+    assert_int_equal(run(out, sizeof out,
+                         "run --set nipus=2 --ipus 4 --tiles 2 "
+                         "tests/isa/sup_alu.s"),
+                     0);
     assert_non_null(strstr(out, "on 4 x mk2 IPU"));
     assert_int_equal(run(out, sizeof out, "help gemm"), 0);
     assert_non_null(strstr(out, "--set KEY=VALUE"));

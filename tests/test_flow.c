@@ -14,7 +14,10 @@
 
 #define GBPS 1000000000ull
 
-static flow_res res_of(uint64_t cap) { return (flow_res){.cap = cap}; }
+static flow_res res_of(uint64_t cap)
+{
+    return (flow_res){.cap = cap};
+}
 
 /* Alone: B bytes at C B/s take B x 10^12 / C ps, the last ps rounded up. */
 static void test_alone(void **state)
@@ -186,12 +189,9 @@ static void test_zero(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_alone),
-        cmocka_unit_test(test_share_then_alone),
-        cmocka_unit_test(test_cap),
-        cmocka_unit_test(test_bottleneck),
-        cmocka_unit_test(test_whole_rates),
-        cmocka_unit_test(test_varying),
+        cmocka_unit_test(test_alone),       cmocka_unit_test(test_share_then_alone),
+        cmocka_unit_test(test_cap),         cmocka_unit_test(test_bottleneck),
+        cmocka_unit_test(test_whole_rates), cmocka_unit_test(test_varying),
         cmocka_unit_test(test_zero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,10 +19,16 @@
 
 #define GBPS 1000000000ull
 
-static sim_time ceil_div(unsigned __int128 a, uint64_t b) { return (sim_time)((a + b - 1) / b); }
+static sim_time ceil_div(unsigned __int128 a, uint64_t b)
+{
+    return (sim_time)((a + b - 1) / b);
+}
 
 /* Drain time in ps of `bytes` at `bw` B/s, rounded up, as the model computes it. */
-static sim_time drain(uint64_t bytes, uint64_t bw) { return ceil_div((unsigned __int128)bytes * SIM_S, bw); }
+static sim_time drain(uint64_t bytes, uint64_t bw)
+{
+    return ceil_div((unsigned __int128)bytes * SIM_S, bw);
+}
 
 static mach preset(const char *name)
 {
@@ -149,8 +155,7 @@ static void test_link_alone(void **state)
     host_free(h);
 
     h = new_host(&m1); /* B / 26.78 GB/s + 1 us */
-    assert_int_equal(host_link_transfer(h, 0, HOST_IN, B, 0, 0),
-                     SIM_US + drain(B, 26780000000ull));
+    assert_int_equal(host_link_transfer(h, 0, HOST_IN, B, 0, 0), SIM_US + drain(B, 26780000000ull));
     host_free(h);
 }
 
@@ -230,8 +235,11 @@ static void test_batch_fair(void **state)
     for (uint32_t i = 0; i < 4; i++)
         assert_int_equal(x[i].end, 3 * SIM_US + drain(B, 5625000000ull));
     for (uint32_t i = 0; i < 4; i++) /* remote: 40.96 GB/s / 4 = 10.24 GB/s < the 13.39 port */
-        x[i] = (host_xfer){.ipu = i, .dir = i % 2 ? HOST_OUT : HOST_IN, .remote = 1,
-                           .bytes = B, .start = 10 * SIM_MS};
+        x[i] = (host_xfer){.ipu = i,
+                           .dir = i % 2 ? HOST_OUT : HOST_IN,
+                           .remote = 1,
+                           .bytes = B,
+                           .start = 10 * SIM_MS};
     host_transfer_batch(h, x, 4);
     for (uint32_t i = 0; i < 4; i++)
         assert_int_equal(x[i].end, 10 * SIM_MS + 2 * SIM_US + drain(B, 10240000000ull));
@@ -249,8 +257,10 @@ static void test_batch_fair(void **state)
     sim_time d9 = drain(B, 9 * GBPS);
     assert_int_equal(x[1].end, SIM_US + d9);
     assert_int_equal(x[2].end, SIM_US + d9);
-    assert_int_equal(x[0].end, SIM_US + d9 + ceil_div((unsigned __int128)B * SIM_S -
-                                                      (unsigned __int128)2 * GBPS * d9, 2 * GBPS));
+    assert_int_equal(
+        x[0].end,
+        SIM_US + d9 +
+            ceil_div((unsigned __int128)B * SIM_S - (unsigned __int128)2 * GBPS * d9, 2 * GBPS));
     host_free(h);
 
     /* staggered starts in a 10 GB/s link: IPU 0 alone for d/2, then 5 + 5, then IPU 1 alone */
@@ -437,7 +447,8 @@ static void test_prefetch_steady(void **state)
         assert_int_equal(strm_stat(s, STRM_BUFFERS), 200);
         assert_int_equal(strm_stat(s, STRM_BYTES), 200 * c.bytes_per_buffer);
         assert_int_equal(host_stat(h, 0, HOST_LINK_IN_BYTES), 200 * c.bytes_per_buffer);
-        assert_int_equal(strm_stat(s, STRM_MID_PS), 200 * host_alone_time(h, 0, c.bytes_per_buffer, 0));
+        assert_int_equal(strm_stat(s, STRM_MID_PS),
+                         200 * host_alone_time(h, 0, c.bytes_per_buffer, 0));
         strm_free(s);
         host_free(h);
     }
@@ -641,8 +652,8 @@ static void test_loaders_vs_kernel(void **state)
     assert_int_equal(sim_run(k, SIM_FOREVER), SIM_IDLE);
     for (int j = 0; j < XB; j++)
         if (m->ready[j] != b[j].ready)
-            fail_msg("buffer %d: kernel %llu ps, strm %llu ps", j,
-                     (unsigned long long)m->ready[j], (unsigned long long)b[j].ready);
+            fail_msg("buffer %d: kernel %llu ps, strm %llu ps", j, (unsigned long long)m->ready[j],
+                     (unsigned long long)b[j].ready);
     assert_true(strm_stat(s, STRM_WAITS) > 1); /* the check covered a loaded host */
     free(m);
     sim_free(k);
@@ -680,7 +691,7 @@ static void test_outfeed_backpressure(void **state)
             uint64_t first = 0; /* the first copy that waited */
             while (first < 40 && begin[first] == 0)
                 first++;
-            assert_true(first >= d);  /* D free host buffers, then the ring fills */
+            assert_true(first >= d); /* D free host buffers, then the ring fills */
             if (v == 1)
                 assert_int_equal(first, d); /* a slow host: right after D */
             /* steady state: the device follows the host, one buffer per drain_ps; with one
@@ -717,10 +728,15 @@ static void test_outfeed_modes(void **state)
     strm_mode mode;
     uint32_t n;
     const uint64_t bytes = 1000;
-    struct { const char *text; strm_mode mode; uint32_t n; uint64_t copies_of_10; } cases[] = {
-        {"all", STRM_ALL, 1, 10}, {"final", STRM_FINAL, 1, 1}, {"sum", STRM_SUM, 1, 1},
-        {"every:3", STRM_EVERYN, 3, 3}, {"every:1", STRM_EVERYN, 1, 10},
-        {"every:11", STRM_EVERYN, 11, 0},
+    struct {
+        const char *text;
+        strm_mode mode;
+        uint32_t n;
+        uint64_t copies_of_10;
+    } cases[] = {
+        {"all", STRM_ALL, 1, 10},        {"final", STRM_FINAL, 1, 1},
+        {"sum", STRM_SUM, 1, 1},         {"every:3", STRM_EVERYN, 3, 3},
+        {"every:1", STRM_EVERYN, 1, 10}, {"every:11", STRM_EVERYN, 11, 0},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         assert_int_equal(strm_mode_parse(cases[c].text, &mode, &n, &e), ERR_OK);

@@ -83,8 +83,8 @@ static void test_bursty_depth_curve(void **state)
         s[d] = run(&m, &c).steps_per_s;
     }
     print_message("steps/s by depth: %.0f %.0f %.0f %.0f %.0f\n", s[1], s[2], s[3], s[4], s[5]);
-    assert_true(s[2] > s[1] * 1.5);  /* prefetch hides the host's mean */
-    assert_true(s[3] > s[2] * 1.02); /* a deeper ring absorbs the bursts */
+    assert_true(s[2] > s[1] * 1.5);               /* prefetch hides the host's mean */
+    assert_true(s[3] > s[2] * 1.02);              /* a deeper ring absorbs the bursts */
     assert_true(fabs(s[5] - s[3]) / s[3] < 0.02); /* and then it flattens */
 }
 
@@ -237,12 +237,9 @@ static void test_bad_configs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fast_host_prefetch),
-        cmocka_unit_test(test_bursty_depth_curve),
-        cmocka_unit_test(test_io_tiles_step_time),
-        cmocka_unit_test(test_io_tiles_optimum),
-        cmocka_unit_test(test_threads_identical),
-        cmocka_unit_test(test_remote_buffer),
+        cmocka_unit_test(test_fast_host_prefetch), cmocka_unit_test(test_bursty_depth_curve),
+        cmocka_unit_test(test_io_tiles_step_time), cmocka_unit_test(test_io_tiles_optimum),
+        cmocka_unit_test(test_threads_identical),  cmocka_unit_test(test_remote_buffer),
         cmocka_unit_test(test_bad_configs),
     };
     return cmocka_run_group_tests_name("iobench", tests, NULL, NULL);

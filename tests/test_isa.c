@@ -130,11 +130,11 @@ static void expect_illegal(uint64_t w)
 static void test_illegal_encodings(void **state)
 {
     (void)state;
-    expect_illegal(ISA_ENCODE(OP_COUNT, 0, 0, 0, 0, 0));      /* unknown opcodes */
+    expect_illegal(ISA_ENCODE(OP_COUNT, 0, 0, 0, 0, 0)); /* unknown opcodes */
     expect_illegal(ISA_ENCODE(0xff, 0, 0, 0, 0, 0));
     expect_illegal(ISA_ENCODE(OP_nop, 0, 0, 0, 0, 0) | (uint64_t)1 << 32); /* reserved bits */
     expect_illegal(ISA_ENCODE(OP_add, 1, 2, 3, 0, 0) | (uint64_t)0x80 << 32);
-    expect_illegal(ISA_ENCODE(OP_nop, 1, 0, 0, 0, 0));        /* unused fields */
+    expect_illegal(ISA_ENCODE(OP_nop, 1, 0, 0, 0, 0)); /* unused fields */
     expect_illegal(ISA_ENCODE(OP_nop, 0, 0, 0, 0, 1));
     expect_illegal(ISA_ENCODE(OP_add, 1, 2, 3, 4, 0));
     expect_illegal(ISA_ENCODE(OP_add, 1, 2, 3, 0, 7));
@@ -142,7 +142,7 @@ static void test_illegal_encodings(void **state)
     expect_illegal(ISA_ENCODE(OP_li, 1, 1, 0, 0, 5));
     expect_illegal(ISA_ENCODE(OP_ld32, 1, 2, 3, 0, 0));
     expect_illegal(ISA_ENCODE(OP_get, 1, 1, 0, 0, CSR_TILE));
-    expect_illegal(ISA_ENCODE(OP_v2add, 1, 2, 4, 0, 0));      /* odd pair registers */
+    expect_illegal(ISA_ENCODE(OP_v2add, 1, 2, 4, 0, 0)); /* odd pair registers */
     expect_illegal(ISA_ENCODE(OP_v2add, 0, 3, 4, 0, 0));
     expect_illegal(ISA_ENCODE(OP_v2fma, 0, 2, 4, 7, 0));
     expect_illegal(ISA_ENCODE(OP_ld64, 3, 2, 0, 0, 0));
@@ -178,8 +178,8 @@ static void test_csrs(void **state)
     static const struct {
         const char *name;
         int writable;
-    } want[] = {{"tile", 0},    {"ipu", 0},   {"wid", 0},     {"ccount", 0}, {"ccounth", 0},
-                {"ntiles", 0},  {"nipus", 0}, {"scratch", 1}, {"group", 1}};
+    } want[] = {{"tile", 0},   {"ipu", 0},   {"wid", 0},     {"ccount", 0}, {"ccounth", 0},
+                {"ntiles", 0}, {"nipus", 0}, {"scratch", 1}, {"group", 1}};
     assert_int_equal(CSR_COUNT, sizeof want / sizeof want[0]);
     for (unsigned i = 0; i < CSR_COUNT; i++) {
         assert_string_equal(isa_csr_name(i), want[i].name);
@@ -374,9 +374,15 @@ static void machine_init(machine *m, const isa_prog *p, int worker)
     memset(m, 0, sizeof *m);
     m->code = isa_code_build(p);
     assert_non_null(m->code);
-    m->env = (isa_env){.code = m->code, .ncode = p->ncode, .mem = m->mem,
-                       .memsize = sizeof m->mem, .ntiles = 1, .nipus = 1,
-                       .scratch = &m->scratch, .group = &m->group, .limit = 1000,
+    m->env = (isa_env){.code = m->code,
+                       .ncode = p->ncode,
+                       .mem = m->mem,
+                       .memsize = sizeof m->mem,
+                       .ntiles = 1,
+                       .nipus = 1,
+                       .scratch = &m->scratch,
+                       .group = &m->group,
+                       .limit = 1000,
                        .slot_free_from = m->free_from};
     for (unsigned r = 0; r < ISA_NREGS; r++)
         m->cpu.r[r] = 64;
@@ -398,17 +404,17 @@ static void test_privilege(void **state)
     (void)state;
     /* written from docs/isa.md's "runs on" column, not from isa/opcodes.def */
     static const char *const worker_only[] = {
-        "fadd",  "fsub",  "fmul",  "fma",   "fmin",  "fmax",  "fcmplt", "fcmple", "fcmpeq",
-        "fneg",  "fabs",  "itof",  "ftoi",  "f16tof", "ftof16", "i8tof", "v2add", "v2sub",
-        "v2mul", "v2max", "v2min", "v2fma", "ampz",  "amp",   "ampst",  "exit"};
-    static const char *const super_only[] = {"run",  "runall", "join", "sync", "halt", "send",
-                                             "gsend", "hin",   "hout", "rbin", "rbout", "put"};
+        "fadd",  "fsub",  "fmul",  "fma",   "fmin",   "fmax",   "fcmplt", "fcmple", "fcmpeq",
+        "fneg",  "fabs",  "itof",  "ftoi",  "f16tof", "ftof16", "i8tof",  "v2add",  "v2sub",
+        "v2mul", "v2max", "v2min", "v2fma", "ampz",   "amp",    "ampst",  "exit"};
+    static const char *const super_only[] = {"run",   "runall", "join", "sync", "halt",  "send",
+                                             "gsend", "hin",    "hout", "rbin", "rbout", "put"};
     for (unsigned op = 0; op < OP_COUNT; op++) {
         const char *name = isa_info(op)->name;
         for (int worker = 0; worker <= 1; worker++) {
             isa_insn in = sample(op);
-            uint64_t w[4] = {isa_encode(&in),
-                             ISA_ENCODE(worker ? OP_exit : OP_halt, 0, 0, 0, 0, 0), 0, 0};
+            uint64_t w[4] = {isa_encode(&in), ISA_ENCODE(worker ? OP_exit : OP_halt, 0, 0, 0, 0, 0),
+                             0, 0};
             isa_prog p;
             hand_prog(&p, w, 4);
             err e;
@@ -442,17 +448,17 @@ static void test_load_use(void **state)
         const char *src;
         uint64_t halt_at;
     } cases[] = {
-        {"ld32 r4, [r1]\naddi r9, r4, 0\n", 8},     /* ra */
+        {"ld32 r4, [r1]\naddi r9, r4, 0\n", 8}, /* ra */
         {"ld32 r4, [r1]\naddi r9, r5, 0\n", 2},
-        {"ld32 r4, [r1]\nadd r9, r1, r4\n", 8},     /* rb */
-        {"ld32 r4, [r1]\nli r4, 1\n", 2},           /* written, not read */
+        {"ld32 r4, [r1]\nadd r9, r1, r4\n", 8}, /* rb */
+        {"ld32 r4, [r1]\nli r4, 1\n", 2},       /* written, not read */
         {"ld32 r4, [r1]\nnop\n", 2},
-        {"ld32 r1, [r1]\nld32 r4, [r1]\n", 8},      /* a memory operand's base */
-        {"ld64 r4, [r1]\naddi r9, r5, 0\n", 8},     /* a pair load: both registers */
+        {"ld32 r1, [r1]\nld32 r4, [r1]\n", 8},  /* a memory operand's base */
+        {"ld64 r4, [r1]\naddi r9, r5, 0\n", 8}, /* a pair load: both registers */
         {"ld64 r4, [r1]\naddi r9, r6, 0\n", 2},
         {"ld32pi r4, [r1]+=0\nst32 r4, [r1]\n", 8}, /* a store reads rd */
         {"ld64pi r4, [r1]+=8\nst32 r5, [r2]\n", 8},
-        {"ld32 r3, [r1]\nst64 r2, [r1]\n", 8},      /* a pair store reads rd + 1 */
+        {"ld32 r3, [r1]\nst64 r2, [r1]\n", 8}, /* a pair store reads rd + 1 */
         {"ld32 r4, [r1]\nst64 r2, [r1]\n", 2},
         {"ld128pi r4, [r1]+=16\naddi r9, r7, 0\n", 8}, /* a quad load: four registers */
         {"ld128pi r4, [r1]+=16\naddi r9, r8, 0\n", 2},
@@ -592,12 +598,12 @@ static void test_save_load(void **state)
         size_t at;
         uint8_t v;
     } flips[] = {
-        {0, 'X'},    /* magic */
-        {8, 3},      /* text_size not a multiple of 8 */
-        {11, 0x80},  /* text_size huge */
-        {15, 0x80},  /* data_addr past size */
-        {19, 0x7f},  /* size past the file */
-        {27, 0x40},  /* nsyms huge */
+        {0, 'X'},   /* magic */
+        {8, 3},     /* text_size not a multiple of 8 */
+        {11, 0x80}, /* text_size huge */
+        {15, 0x80}, /* data_addr past size */
+        {19, 0x7f}, /* size past the file */
+        {27, 0x40}, /* nsyms huge */
     };
     for (size_t i = 0; i < sizeof flips / sizeof flips[0]; i++) {
         memcpy(m, file, n);
@@ -639,16 +645,11 @@ static void test_save_load(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_opcode),
-        cmocka_unit_test(test_illegal_encodings),
-        cmocka_unit_test(test_branch_targets),
-        cmocka_unit_test(test_csrs),
-        cmocka_unit_test(test_zones),
-        cmocka_unit_test(test_formats),
-        cmocka_unit_test(test_privilege),
-        cmocka_unit_test(test_load_use),
-        cmocka_unit_test(test_prog_decode_rpt),
-        cmocka_unit_test(test_docs_match),
+        cmocka_unit_test(test_every_opcode),    cmocka_unit_test(test_illegal_encodings),
+        cmocka_unit_test(test_branch_targets),  cmocka_unit_test(test_csrs),
+        cmocka_unit_test(test_zones),           cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_privilege),       cmocka_unit_test(test_load_use),
+        cmocka_unit_test(test_prog_decode_rpt), cmocka_unit_test(test_docs_match),
         cmocka_unit_test(test_save_load),
     };
     return cmocka_run_group_tests_name("isa", tests, NULL, NULL);

@@ -40,20 +40,28 @@ static link_net *net_of(const mach *m)
     err e;
     err_clear(&e);
     link_net *net = link_net_new(m, &e);
-    if (!net) fail_msg("link_net_new: %s", e.msg);
+    if (!net)
+        fail_msg("link_net_new: %s", e.msg);
     return net;
 }
 
-static uint64_t ceil_div(unsigned __int128 a, uint64_t b) { return (uint64_t)((a + b - 1) / b); }
+static uint64_t ceil_div(unsigned __int128 a, uint64_t b)
+{
+    return (uint64_t)((a + b - 1) / b);
+}
 
 /* Drain time in ps of `bytes` at `bw` B/s, rounded up. */
-static sim_time drain(uint64_t bytes, uint64_t bw) { return ceil_div((unsigned __int128)bytes * SIM_S, bw); }
+static sim_time drain(uint64_t bytes, uint64_t bw)
+{
+    return ceil_div((unsigned __int128)bytes * SIM_S, bw);
+}
 
 static void assert_near(sim_time got, sim_time want, sim_time tol)
 {
     sim_time d = got > want ? got - want : want - got;
-    if (d > tol) fail_msg("time %llu ps, expected %llu +- %llu", (unsigned long long)got,
-                          (unsigned long long)want, (unsigned long long)tol);
+    if (d > tol)
+        fail_msg("time %llu ps, expected %llu +- %llu", (unsigned long long)got,
+                 (unsigned long long)want, (unsigned long long)tol);
 }
 
 /* ---- Topology ---------------------------------------------------------------------------- */
@@ -74,10 +82,10 @@ static void test_m2000_counts(void **state)
     static const struct {
         uint32_t n, degree, phys, links;
     } cases[] = {
-        {4, 3, 6, 12},     /* one box: 3 peers x 2 links; 4 links per IPU idle */
-        {8, 4, 8, 32},     /* 2x1 torus: + counterpart in the other box over 2 links */
-        {16, 5, 10, 80},   /* 2x2: + x and y counterparts, 2 links each */
-        {64, 7, 10, 448},  /* 4x4: + 4 counterparts, 1 link each */
+        {4, 3, 6, 12},    /* one box: 3 peers x 2 links; 4 links per IPU idle */
+        {8, 4, 8, 32},    /* 2x1 torus: + counterpart in the other box over 2 links */
+        {16, 5, 10, 80},  /* 2x2: + x and y counterparts, 2 links each */
+        {64, 7, 10, 448}, /* 4x4: + 4 counterparts, 1 link each */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         mach m = mk("m2000", cases[c].n);
@@ -93,7 +101,8 @@ static void test_m2000_counts(void **state)
             assert_int_equal(li->latency, 100 * SIM_NS);
             assert_int_equal(li->bytes_per_s, li->nphys * 32 * GBPS);
             /* in-box connections are 2 links */
-            if (li->src / 4 == li->dst / 4) assert_int_equal(li->nphys, 2);
+            if (li->src / 4 == li->dst / 4)
+                assert_int_equal(li->nphys, 2);
             total += li->nphys;
             /* the reverse direction exists with the same links */
             uint32_t back = link_between(net, li->dst, li->src);
@@ -107,7 +116,8 @@ static void test_m2000_counts(void **state)
     mach m = mk("m2000", 64);
     link_net *net = net_of(&m);
     const uint32_t nb[] = {1, 2, 3, 4, 12, 16, 48};
-    for (size_t i = 0; i < 7; i++) assert_int_not_equal(link_between(net, 0, nb[i]), UINT32_MAX);
+    for (size_t i = 0; i < 7; i++)
+        assert_int_not_equal(link_between(net, 0, nb[i]), UINT32_MAX);
     assert_int_equal(link_between(net, 0, 5), UINT32_MAX);
     link_net_free(net);
 }
@@ -201,7 +211,7 @@ static void test_ladder_counts(void **state)
     assert_int_equal(rung->nphys, 4);
     assert_int_equal(rung->latency, 100 * SIM_NS);
     assert_int_equal(rail->nphys, 3);
-    assert_int_equal(rail->latency, 1000 * SIM_NS); /* rails are between cards: gw_* */
+    assert_int_equal(rail->latency, 1000 * SIM_NS);        /* rails are between cards: gw_* */
     assert_int_equal(link_between(net, 0, 6), UINT32_MAX); /* no wrap-around */
     uint32_t ring[8], want[8] = {0, 2, 4, 6, 7, 5, 3, 1};
     link_ring(net, ring);
@@ -223,7 +233,8 @@ static void check_routes(const link_net *net)
     for (uint32_t c = 0; c < V; c++)
         for (uint32_t a = 0; a < V; a++)
             for (uint32_t b = 0; b < V; b++)
-                if (d[a * V + c] + d[c * V + b] < d[a * V + b]) d[a * V + b] = d[a * V + c] + d[c * V + b];
+                if (d[a * V + c] + d[c * V + b] < d[a * V + b])
+                    d[a * V + b] = d[a * V + c] + d[c * V + b];
     uint32_t r[64];
     for (uint32_t a = 0; a < link_nipus(net); a++)
         for (uint32_t b = 0; b < link_nipus(net); b++) {
@@ -296,10 +307,12 @@ static sim_time run1(link_net *net, link_xfer *x, size_t n)
 {
     err e;
     err_clear(&e);
-    if (link_transfers(net, x, n, &e) != ERR_OK) fail_msg("link_transfers: %s", e.msg);
+    if (link_transfers(net, x, n, &e) != ERR_OK)
+        fail_msg("link_transfers: %s", e.msg);
     sim_time last = 0;
     for (size_t i = 0; i < n; i++)
-        if (x[i].end > last) last = x[i].end;
+        if (x[i].end > last)
+            last = x[i].end;
     return last;
 }
 
@@ -406,15 +419,18 @@ static void test_all_links_of_ipu(void **state)
         const uint64_t B = 4 << 20;
         for (uint32_t l = 0; l < link_count(net); l++) {
             const link_info *li = link_get(net, l);
-            if (li->src != 0) continue;
-            for (uint32_t p = 0; p < li->nphys; p++) x[n++] = (link_xfer){0, li->dst, B, 0, 0};
+            if (li->src != 0)
+                continue;
+            for (uint32_t p = 0; p < li->nphys; p++)
+                x[n++] = (link_xfer){0, li->dst, B, 0, 0};
         }
         assert_int_equal(n, 10);
         run1(net, x, n);
         sim_time last = 0;
         for (size_t i = 0; i < n; i++) {
             assert_near(x[i].end, drain(B, 32 * GBPS) + 100 * SIM_NS, 1);
-            if (x[i].end > last) last = x[i].end;
+            if (x[i].end > last)
+                last = x[i].end;
         }
         double rate = (double)(n * B) / ((double)(last - 100 * SIM_NS) * 1e-12);
         assert_true(rate > 0.999 * 320e9 && rate < 1.001 * 320e9);
@@ -505,7 +521,8 @@ static float **make_bufs(uint32_t R, size_t count, uint64_t seed, int integers)
 
 static void free_bufs(float **b, uint32_t R)
 {
-    for (uint32_t p = 0; p < R; p++) free(b[p]);
+    for (uint32_t p = 0; p < R; p++)
+        free(b[p]);
     free(b);
 }
 
@@ -513,9 +530,11 @@ static void free_bufs(float **b, uint32_t R)
 static float ref_sum(float *const *in, uint32_t R, size_t count, size_t i)
 {
     uint32_t c = 0;
-    while (coll_chunk_begin(count, R, c + 1) <= i) c++;
+    while (coll_chunk_begin(count, R, c + 1) <= i)
+        c++;
     float acc = in[(c + 1) % R][i];
-    for (uint32_t j = 2; j <= R; j++) acc = acc + in[(c + j) % R][i];
+    for (uint32_t j = 2; j <= R; j++)
+        acc = acc + in[(c + j) % R][i];
     return acc;
 }
 
@@ -547,7 +566,8 @@ static void test_allreduce_numerics(void **state)
                 float want = ref_sum(in, R, count, i);
                 if (integers) { /* exact in any order */
                     float plain = 0;
-                    for (uint32_t p = 0; p < R; p++) plain += in[p][i];
+                    for (uint32_t p = 0; p < R; p++)
+                        plain += in[p][i];
                     assert_true(want == plain);
                 }
                 for (uint32_t p = 0; p < R; p++) {
@@ -624,8 +644,8 @@ static void check_alpha_beta(const char *topology, uint32_t R, sim_time sync)
             err_clear(&e);
             coll_result res;
             coll_ab ab;
-            assert_int_equal(coll_run(net, k, (coll_op)op, ring, R, NULL, bytes / 4, sync, &res,
-                                      &e), ERR_OK);
+            assert_int_equal(
+                coll_run(net, k, (coll_op)op, ring, R, NULL, bytes / 4, sync, &res, &e), ERR_OK);
             assert_int_equal(coll_alpha_beta(net, (coll_op)op, ring, R, bytes, sync, &ab, &e),
                              ERR_OK);
             double t = (double)(res.end - res.start), d = (t - ab.t_ps) / ab.t_ps;

@@ -83,26 +83,26 @@ static void test_mk2_values(void **state)
     mach m;
     assert_int_equal(mach_builtin(&m, "mk2", e), ERR_OK);
     assert_string_equal(m.name, "mk2");
-    assert_int_equal(m.tiles_per_ipu, 1472);       /* FACTS 1: [GC]; [SEED] 004 */
-    assert_int_equal(m.sram_bytes, 624 * 1024);    /* 624 KiB */
-    assert_int_equal(m.clock_hz, 1325000000);      /* [D] 249.6 TFLOPS / (1472 x 128) */
-    assert_int_equal(m.amp_macs_per_issue, 16);    /* 16 fp32 MAC per tile cycle */
-    assert_int_equal(m.load_bytes_per_cycle, 16);  /* [PAPER] */
-    assert_int_equal(m.store_bytes_per_cycle, 8);  /* [PAPER] */
-    assert_int_equal(m.xchg_bytes_per_cycle, 4);   /* [GC] */
-    assert_int_equal(m.xchg_per_column, 6);        /* [3P] */
-    assert_int_equal(m.sync_internal, 90);         /* [GC] heuristic */
-    assert_int_equal(m.sync_hop_ps, 15000);        /* [GC] IPU Model 15 ns */
+    assert_int_equal(m.tiles_per_ipu, 1472);      /* FACTS 1: [GC]; [SEED] 004 */
+    assert_int_equal(m.sram_bytes, 624 * 1024);   /* 624 KiB */
+    assert_int_equal(m.clock_hz, 1325000000);     /* [D] 249.6 TFLOPS / (1472 x 128) */
+    assert_int_equal(m.amp_macs_per_issue, 16);   /* 16 fp32 MAC per tile cycle */
+    assert_int_equal(m.load_bytes_per_cycle, 16); /* [PAPER] */
+    assert_int_equal(m.store_bytes_per_cycle, 8); /* [PAPER] */
+    assert_int_equal(m.xchg_bytes_per_cycle, 4);  /* [GC] */
+    assert_int_equal(m.xchg_per_column, 6);       /* [3P] */
+    assert_int_equal(m.sync_internal, 90);        /* [GC] heuristic */
+    assert_int_equal(m.sync_hop_ps, 15000);       /* [GC] IPU Model 15 ns */
     assert_int_equal(m.nipus, 1);
     assert_string_equal(m.topology, "m2000");
-    assert_int_equal(m.ipus_per_box, 4);           /* [PRESS] */
-    assert_int_equal(m.links_per_ipu, 10);         /* [PRESS] */
+    assert_int_equal(m.ipus_per_box, 4);                                     /* [PRESS] */
+    assert_int_equal(m.links_per_ipu, 10);                                   /* [PRESS] */
     assert_int_equal(m.link_bytes_per_s * m.links_per_ipu, 320000000000ull); /* 320 GB/s */
     /* the published aggregates, from the parameters */
     double peak = mach_fp32_peak_flops(&m);
-    assert_true(peak > 62.5e12 * 0.99 && peak < 62.5e12 * 1.01);             /* 62.5 TFLOPS */
+    assert_true(peak > 62.5e12 * 0.99 && peak < 62.5e12 * 1.01); /* 62.5 TFLOPS */
     double xchg = (double)m.tiles_per_ipu * m.xchg_bytes_per_cycle * (double)m.clock_hz;
-    assert_true(xchg > 7.8e12 * 0.99 && xchg < 8.0e12 * 1.01);               /* 7.8-8 TB/s */
+    assert_true(xchg > 7.8e12 * 0.99 && xchg < 8.0e12 * 1.01); /* 7.8-8 TB/s */
     assert_int_equal((uint64_t)m.tiles_per_ipu * m.sram_bytes / (1024 * 1024), 897); /* MiB */
     assert_int_equal(mach_sync_external(&m), 90 + 40); /* ceil(15 ns x 1.325 GHz x 1 x 2) */
     free(e);
@@ -115,16 +115,16 @@ static void test_mk1_values(void **state)
     mach m;
     assert_int_equal(mach_builtin(&m, "mk1", e), ERR_OK);
     assert_string_equal(m.name, "mk1");
-    assert_int_equal(m.tiles_per_ipu, 1216);       /* FACTS 1: [GC] */
-    assert_int_equal(m.sram_bytes, 256 * 1024);    /* 256 KiB */
-    assert_int_equal(m.clock_hz, 1600000000);      /* [GC] 1.6 GHz */
+    assert_int_equal(m.tiles_per_ipu, 1216);    /* FACTS 1: [GC] */
+    assert_int_equal(m.sram_bytes, 256 * 1024); /* 256 KiB */
+    assert_int_equal(m.clock_hz, 1600000000);   /* [GC] 1.6 GHz */
     assert_int_equal(m.xchg_bytes_per_cycle, 4);
     assert_int_equal(m.sync_internal, 90);
-    assert_string_equal(m.topology, "ladder");     /* [GC] ladder on Mk1 cards */
+    assert_string_equal(m.topology, "ladder"); /* [GC] ladder on Mk1 cards */
     assert_int_equal(m.ipus_per_box, 2);
     assert_int_equal(m.link_bytes_per_s, 13600000000ull); /* 128 Gbit/s x 85% */
     double xchg = (double)m.tiles_per_ipu * m.xchg_bytes_per_cycle * (double)m.clock_hz;
-    assert_true(xchg > 7.7e12 && xchg < 7.9e12);   /* ~7.8 TB/s */
+    assert_true(xchg > 7.7e12 && xchg < 7.9e12); /* ~7.8 TB/s */
     free(e);
 }
 
@@ -199,8 +199,8 @@ static void test_every_field_sourced(void **state)
         for (size_t i = 0; i < MACH_NPARAMS; i++) {
             const char *key = mach_params()[i].key;
             if (src->line[i] <= 0 || !has_source(src->comment[i]))
-                fail_msg("%s: '%s' (line %d) has no source comment: '%s'", file, key,
-                         src->line[i], src->comment[i]);
+                fail_msg("%s: '%s' (line %d) has no source comment: '%s'", file, key, src->line[i],
+                         src->comment[i]);
         }
     }
     /* the comment is the block right above the key plus the one after its value */
@@ -249,8 +249,9 @@ static void test_bad_values(void **state)
     expect_error(t, tl, "tiles_per_ipu: 0 is out of range (1 to 65536 tiles)");
     free(t);
     t = mk2_with("clock_hz", "clock_hz = 99999999999999999999999");
-    expect_error(t, cl, "clock_hz: 99999999999999999999999 is out of range (1000000 to "
-                        "100000000000 Hz)");
+    expect_error(t, cl,
+                 "clock_hz: 99999999999999999999999 is out of range (1000000 to "
+                 "100000000000 Hz)");
     free(t);
     t = mk2_with("topology", "topology = ring");
     expect_error(t, line_of(mk2, "topology"), "topology: 'ring' is not m2000 or ladder");
@@ -268,12 +269,14 @@ static void test_bad_structure(void **state)
     expect_error(t, tl + 1, "unknown machine parameter 'foo'");
     free(t);
     t = mk2_with("sync_host", "");
-    expect_error(t, sl, "missing key 'sync_host' in [sync] (every parameter is required; see "
-                        "docs/machines.md)");
+    expect_error(t, sl,
+                 "missing key 'sync_host' in [sync] (every parameter is required; see "
+                 "docs/machines.md)");
     free(t);
     t = mk2_with("[sync]", "[sink]");
-    expect_error(t, sl, "unknown section [sink] (known: chip, exchange, sync, system, links, "
-                        "host)");
+    expect_error(t, sl,
+                 "unknown section [sink] (known: chip, exchange, sync, system, links, "
+                 "host)");
     free(t);
     t = mk2_with("tiles_per_ipu", "tiles_per_ipu = 1472\nnipus = 2");
     expect_error(t, tl + 1, "'nipus' belongs in [system], not [chip]");
@@ -283,8 +286,10 @@ static void test_bad_structure(void **state)
     t = mk2_with("sram_bytes", "sram_bytes = 4096\ntiles_per_ipu = 2");
     expect_error(t, line_of(mk2, "sram_bytes") + 1, msg);
     free(t);
-    snprintf(msg, sizeof msg, "an indented line continues the value of 'tiles_per_ipu' from "
-             "line %d (remove the indentation)", tl);
+    snprintf(msg, sizeof msg,
+             "an indented line continues the value of 'tiles_per_ipu' from "
+             "line %d (remove the indentation)",
+             tl);
     t = mk2_with("tiles_per_ipu", "tiles_per_ipu = 1472\n  sram_bytes = 4096");
     expect_error(t, tl + 1, msg);
     free(t);
@@ -296,10 +301,12 @@ static void test_bad_structure(void **state)
     t = mk2_with("tiles_per_ipu", longline);
     expect_error(t, tl, "line is longer than 197 characters");
     free(t);
-    expect_error("tiles_per_ipu = 4\n", 1, "'tiles_per_ipu' is outside a section (it belongs "
-                                           "in [chip])");
-    expect_error("", 1, "missing key 'tiles_per_ipu' in [chip] (every parameter is required; "
-                        "see docs/machines.md)");
+    expect_error("tiles_per_ipu = 4\n", 1,
+                 "'tiles_per_ipu' is outside a section (it belongs "
+                 "in [chip])");
+    expect_error("", 1,
+                 "missing key 'tiles_per_ipu' in [chip] (every parameter is required; "
+                 "see docs/machines.md)");
     /* the first error by line wins, whatever found it */
     t = mk2_with("tiles_per_ipu", "tiles_per_ipu = x\n[bad");
     expect_error(t, tl, "tiles_per_ipu: 'x' is not a whole number");
@@ -428,11 +435,12 @@ static void test_doc_matches_table(void **state)
     for (size_t i = 0; i < MACH_NPARAMS; i++) {
         const mach_param *p = &mach_params()[i];
         char row[512], range[128];
-        snprintf(row, sizeof row, "| `%s` | %s | %s | %s | %s |\n", p->key, p->section,
-                 p->unit, mach_param_range(p, range, sizeof range), p->meaning);
+        snprintf(row, sizeof row, "| `%s` | %s | %s | %s | %s |\n", p->key, p->section, p->unit,
+                 mach_param_range(p, range, sizeof range), p->meaning);
         if (!strstr(doc, row))
             fail_msg("docs/machines.md lacks the row (regenerate with 'ipusim machine keys'):"
-                     "\n%s", row);
+                     "\n%s",
+                     row);
     }
     /* and no other rows in its "## Keys" section */
     const char *keys = strstr(doc, "\n## Keys\n");

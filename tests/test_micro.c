@@ -67,8 +67,7 @@ static void check_table(const mach *m, const wl_micro_table *t)
             fail_msg("%s: %s: simulated %g, implied %g (%+.2f%%)", m->name, r->what, r->sim,
                      r->implied, d);
         if (strcmp(r->unit, "cycles") == 0 && fabs(r->sim - r->implied) > 1e-9)
-            fail_msg("%s: %s: %g cycles, implied exactly %g", m->name, r->what, r->sim,
-                     r->implied);
+            fail_msg("%s: %s: %g cycles, implied exactly %g", m->name, r->what, r->sim, r->implied);
         assert_true(r->what[0] != '\0');
         assert_non_null(r->bench);
         assert_non_null(r->unit);
@@ -121,7 +120,7 @@ static void test_follows_parameters(void **state)
     wl_micro_table_free(&t);
     run_ok(&m, "link", 1, &t);
     assert_int_equal(t.n, 3);
-    assert_true(fabs(wl_micro_diff_pct(t.rows[0].sim, 20.0)) < 5);  /* GB/s, one link */
+    assert_true(fabs(wl_micro_diff_pct(t.rows[0].sim, 20.0)) < 5);          /* GB/s, one link */
     assert_true(fabs(t.rows[1].sim - (2 * 11 + ceil(250 * 1.325))) < 1e-9); /* cycles */
     wl_micro_table_free(&t);
 }
@@ -221,12 +220,9 @@ int main(int argc, char **argv)
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "micro") != 0)
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mk2_within_5pct),
-        cmocka_unit_test(test_mk1_within_5pct),
-        cmocka_unit_test(test_follows_parameters),
-        cmocka_unit_test(test_threads_identical),
-        cmocka_unit_test(test_unknown_name),
-        cmocka_unit_test(test_csv_whole),
+        cmocka_unit_test(test_mk2_within_5pct),    cmocka_unit_test(test_mk1_within_5pct),
+        cmocka_unit_test(test_follows_parameters), cmocka_unit_test(test_threads_identical),
+        cmocka_unit_test(test_unknown_name),       cmocka_unit_test(test_csv_whole),
     };
     int rc = cmocka_run_group_tests_name("micro", tests, NULL, NULL);
     if (tu_rmdir(tmpdir) != 0)

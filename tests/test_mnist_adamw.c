@@ -106,10 +106,8 @@ static void test_bad_config(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_two_steps_by_hand),
-        cmocka_unit_test(test_weight_decay_only),
-        cmocka_unit_test(test_bias_correction),
+        cmocka_unit_test(test_defaults),          cmocka_unit_test(test_two_steps_by_hand),
+        cmocka_unit_test(test_weight_decay_only), cmocka_unit_test(test_bias_correction),
         cmocka_unit_test(test_bad_config),
     };
     return cmocka_run_group_tests_name("mnist_adamw", tests, NULL, NULL);

@@ -335,14 +335,10 @@ static void test_real_fashion(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_good_files),
-        cmocka_unit_test(test_truncated_everywhere),
-        cmocka_unit_test(test_corrupted_headers),
-        cmocka_unit_test(test_file_errors),
-        cmocka_unit_test(test_dataset_dir),
-        cmocka_unit_test(test_normalisation),
-        cmocka_unit_test(test_real_digits),
-        cmocka_unit_test(test_real_fashion),
+        cmocka_unit_test(test_good_files),        cmocka_unit_test(test_truncated_everywhere),
+        cmocka_unit_test(test_corrupted_headers), cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_dataset_dir),       cmocka_unit_test(test_normalisation),
+        cmocka_unit_test(test_real_digits),       cmocka_unit_test(test_real_fashion),
     };
     return cmocka_run_group_tests_name("mnist_idx", tests, setup, teardown);
 }

@@ -77,8 +77,8 @@ static void conv_naive(const mlayer_conv *c, int batch, const float *x, const fl
                     for (int ci = 0; ci < c->cin; ci++)
                         for (int ky = 0; ky < c->k; ky++)
                             for (int kx = 0; kx < c->k; kx++)
-                                s += (double)x[((n * c->cin + ci) * c->h + oy + ky) * c->w + ox +
-                                               kx] *
+                                s += (double)
+                                         x[((n * c->cin + ci) * c->h + oy + ky) * c->w + ox + kx] *
                                      w[((co * c->cin + ci) * c->k + ky) * c->k + kx];
                     y[((n * c->cout + co) * ho + oy) * wo + ox] = s;
                 }
@@ -365,7 +365,8 @@ static double net_naive(const double *p, const float *x, int batch, const int *l
                     for (int ci = 0; ci < 10; ci++)
                         for (int ky = 0; ky < 5; ky++)
                             for (int kx = 0; kx < 5; kx++)
-                                s += w2[((co * 10 + ci) * 5 + ky) * 5 + kx] * a1[ci][y + ky][xx + kx];
+                                s += w2[((co * 10 + ci) * 5 + ky) * 5 + kx] *
+                                     a1[ci][y + ky][xx + kx];
                     c2[co][y][xx] = s;
                 }
         for (int c = 0; c < 20; c++)

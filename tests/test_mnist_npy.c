@@ -175,8 +175,10 @@ static void test_rejects(void **state)
     expect_reject(buf, len, "data size mismatch");
     len = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", d, 6);
     expect_reject(buf, len, "data size mismatch");
-    len = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, "
-                           "99999999999, 99999999999), }", d, 6);
+    len = make_npy(buf, 1,
+                   "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, "
+                   "99999999999, 99999999999), }",
+                   d, 6);
     expect_reject(buf, len, "data size mismatch");
     len = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False}", d, 6);
     expect_reject(buf, len, "lacks 'shape'");
@@ -191,7 +193,7 @@ static void test_rejects(void **state)
     len = make_npy(buf, 1, "{'descr: '<f4', 'fortran_order': False, 'shape': (6,)}", d, 6);
     expect_reject(buf, len, "bad .npy header");
     len = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (6,)}", d, 6);
-    expect_reject(buf, 60, "truncated .npy header");       /* header cut short */
+    expect_reject(buf, 60, "truncated .npy header"); /* header cut short */
     expect_reject(buf, 5, "bad magic");
     buf[6] = 9;
     expect_reject(buf, len, "version 9.0");
@@ -298,12 +300,9 @@ static void test_weights_rejected(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_header_as_numpy_writes_it),
-        cmocka_unit_test(test_round_trips),
-        cmocka_unit_test(test_headers_numpy_accepts),
-        cmocka_unit_test(test_rejects),
-        cmocka_unit_test(test_weights_round_trip),
-        cmocka_unit_test(test_weights_rejected),
+        cmocka_unit_test(test_header_as_numpy_writes_it), cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_headers_numpy_accepts),     cmocka_unit_test(test_rejects),
+        cmocka_unit_test(test_weights_round_trip),        cmocka_unit_test(test_weights_rejected),
     };
     return cmocka_run_group_tests_name("mnist_npy", tests, setup, teardown);
 }

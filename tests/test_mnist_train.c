@@ -113,7 +113,7 @@ static void test_loss_falls(void **state)
     cfg.epochs = 1;
     cfg.batch = 10;
     cfg.grad_accum = 2;
-    cfg.device_iters = 5;          /* 100 images per call */
+    cfg.device_iters = 5; /* 100 images per call */
     mdata_split s = first(slow_tests() ? 2000 : 800);
     mref_net *n = mref_create(cfg.batch, &e);
     mref_init(n, cfg.seed);
@@ -124,7 +124,7 @@ static void test_loss_falls(void **state)
     double first_loss = l.p[0].loss, last = 0;
     for (int i = l.n - 3; i < l.n; i++)
         last += l.p[i].loss / 3;
-    assert_true(first_loss > 1.8);  /* about ln 10 at the start */
+    assert_true(first_loss > 1.8); /* about ln 10 at the start */
     assert_true(last < 0.6 * first_loss);
     assert_true(l.p[l.n - 1].accuracy > 50.0);
     mref_destroy(n);
@@ -138,7 +138,7 @@ static void test_deterministic(void **state)
     cfg.epochs = 2;
     cfg.batch = 4;
     cfg.grad_accum = 3;
-    cfg.device_iters = 2;          /* 24 per call, 8 calls per epoch, 8 images dropped */
+    cfg.device_iters = 2; /* 24 per call, 8 calls per epoch, 8 images dropped */
     cfg.seed = 77;
     mdata_split s = first(200);
     float *after[2];
@@ -236,8 +236,8 @@ static void test_tutorial_three_epochs(void **state)
     double acc = 0;
     assert_int_equal(mref_test(n, cfg.test_batch, &digits.test, &acc, &e), 0);
     for (int i = 0; i < l.n; i++)
-        print_message("epoch %d call %d: Loss:%.4f | Accuracy:%.2f%%\n", l.p[i].epoch,
-                      l.p[i].call, l.p[i].loss, l.p[i].accuracy);
+        print_message("epoch %d call %d: Loss:%.4f | Accuracy:%.2f%%\n", l.p[i].epoch, l.p[i].call,
+                      l.p[i].loss, l.p[i].accuracy);
     print_message("Accuracy on test set: %.2f%%\n", acc);
     assert_true(l.p[l.n - 1].loss < l.p[0].loss);
     assert_true(acc >= 90.0);
@@ -251,12 +251,9 @@ static void test_tutorial_three_epochs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_init_bounds),
-        cmocka_unit_test(test_loss_falls),
-        cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_accumulation_is_mean),
-        cmocka_unit_test(test_bad_configs),
-        cmocka_unit_test(test_tutorial_three_epochs),
+        cmocka_unit_test(test_init_bounds),   cmocka_unit_test(test_loss_falls),
+        cmocka_unit_test(test_deterministic), cmocka_unit_test(test_accumulation_is_mean),
+        cmocka_unit_test(test_bad_configs),   cmocka_unit_test(test_tutorial_three_epochs),
     };
     return cmocka_run_group_tests_name("mnist_train", tests, setup, teardown);
 }

@@ -159,8 +159,8 @@ static void run_program(void **state)
             fail_msg("%s: cannot read expectation '%.40s'", path, l);
         }
         if (got != want)
-            fail_msg("%s: %.*s: got %u (0x%x), want %u (0x%x)", path, (int)strcspn(l, "\n"), l,
-                     got, got, want, want);
+            fail_msg("%s: %.*s: got %u (0x%x), want %u (0x%x)", path, (int)strcspn(l, "\n"), l, got,
+                     got, want, want);
     }
     sys_free(sy);
     isa_prog_free(&prog);

@@ -284,9 +284,18 @@ static void p_b(sim *k, void *arg)
     s->e2_pending = sim_event_pending(s->e2);
 }
 
-static void p_c(sim *k, void *arg) { rec(&((delta_sys *)arg)->tr, k, 3); }
-static void p_d(sim *k, void *arg) { rec(&((delta_sys *)arg)->tr, k, 4); }
-static void p_f(sim *k, void *arg) { rec(&((delta_sys *)arg)->tr, k, 5); }
+static void p_c(sim *k, void *arg)
+{
+    rec(&((delta_sys *)arg)->tr, k, 3);
+}
+static void p_d(sim *k, void *arg)
+{
+    rec(&((delta_sys *)arg)->tr, k, 4);
+}
+static void p_f(sim *k, void *arg)
+{
+    rec(&((delta_sys *)arg)->tr, k, 5);
+}
 
 static void test_delta_notification(void **state)
 {
@@ -324,8 +333,14 @@ static void test_delta_notification(void **state)
 
 /* ---- Sensitivity ------------------------------------------------------------------------ */
 
-static void cb_notify(sim *k, void *arg) { (void)k, sim_event_notify(arg); }
-static void cb_notify_delta(sim *k, void *arg) { (void)k, sim_event_notify_delta(arg); }
+static void cb_notify(sim *k, void *arg)
+{
+    (void)k, sim_event_notify(arg);
+}
+static void cb_notify_delta(sim *k, void *arg)
+{
+    (void)k, sim_event_notify_delta(arg);
+}
 
 typedef struct two_events {
     sim_event *a, *b;
@@ -425,7 +440,7 @@ static void p_dyn(sim *k, void *arg)
         if (d->tr.n < 3)
             sim_next_trigger_time(k, 10); /* at 0, 10, 20, then static again */
     } else if (d->tr.n == 1) {
-        sim_next_trigger_time(k, 5);  /* overridden: the last call wins */
+        sim_next_trigger_time(k, 5); /* overridden: the last call wins */
         sim_next_trigger_event(k, d->e2);
     }
 }
@@ -475,7 +490,7 @@ static void cb_chain(sim *k, void *arg)
 {
     tag *g = arg;
     cb_rec(k, g);
-    if (g->tr->n < 4) /* three links, plus `other` */
+    if (g->tr->n < 4)                    /* three links, plus `other` */
         sim_schedule(k, 0, cb_chain, g); /* same time, next delta */
 }
 
@@ -547,9 +562,7 @@ static void cb_rules(sim *k, void *arg)
         sim_event_notify(e);
         assert_false(sim_event_pending(e));
         break;
-    case 500: /* notify_at 0 is a delta notification */
-        sim_event_notify_at(e, 0);
-        break;
+    case 500: /* notify_at 0 is a delta notification */ sim_event_notify_at(e, 0); break;
     }
 }
 
@@ -684,7 +697,10 @@ typedef struct clkgen {
     clock_if impl;
 } clkgen;
 
-static sim_event *clkgen_tick(void *ctx) { return ((clkgen *)ctx)->tick; }
+static sim_event *clkgen_tick(void *ctx)
+{
+    return ((clkgen *)ctx)->tick;
+}
 
 static void clkgen_run(sim *k, void *arg)
 {
@@ -722,7 +738,10 @@ typedef struct sampler {
     sink_if impl;
 } sampler;
 
-static void sampler_put(void *ctx, sim *k, uint64_t v) { rec(&((sampler *)ctx)->tr, k, v); }
+static void sampler_put(void *ctx, sim *k, uint64_t v)
+{
+    rec(&((sampler *)ctx)->tr, k, v);
+}
 
 /* top { clk: clkgen, core { port out; cnt: counter }, smp: sampler }. The counter's out is
  * bound to its enclosing module's port core.out, which is bound to the sampler. */
@@ -954,8 +973,8 @@ static void test_port_cycle(void **state)
     sim_port_bind_port(b, c); /* a -> b -> c -> a, first made from b */
     sim_port_bind_port(c, a);
     sim_port_bind_port(a, b);
-    sim_port_bind_port(d, d);    /* d -> d */
-    sim_port_bind_port(into, c); /* leads into the first cycle, not on it */
+    sim_port_bind_port(d, d);     /* d -> d */
+    sim_port_bind_port(into, c);  /* leads into the first cycle, not on it */
     assert_null(sim_port_get(a)); /* returns, rather than following the cycle forever */
     assert_null(sim_port_get(into));
     err e;
@@ -1046,7 +1065,7 @@ static void test_clock_conversion(void **state)
     assert_int_equal(sim_clock_cycles(p, 2999), 3);
     assert_int_equal(sim_clock_cycles(p, 3000), 4);
     assert_int_equal(sim_clock_time(p, UINT64_MAX), SIM_FOREVER); /* saturates */
-    sim_clock fast = sim_clock_hz(SIM_S * 4);                      /* 0.25 ps */
+    sim_clock fast = sim_clock_hz(SIM_S * 4);                     /* 0.25 ps */
     assert_int_equal(sim_clock_cycles(fast, UINT64_MAX), UINT64_MAX);
     assert_int_equal(sim_clock_time(sim_clock_hz(3), 2), 666666666666);
 }

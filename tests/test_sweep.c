@@ -70,11 +70,11 @@ static void points(const char *const *specs, char *out, size_t len)
     sweep_grid_free(&g);
 }
 
-#define POINTS(want, ...)                                                                      \
-    do {                                                                                       \
-        char got_[4096];                                                                       \
-        points((const char *const[]){__VA_ARGS__, NULL}, got_, sizeof got_);                   \
-        assert_string_equal(got_, want);                                                       \
+#define POINTS(want, ...)                                                                          \
+    do {                                                                                           \
+        char got_[4096];                                                                           \
+        points((const char *const[]){__VA_ARGS__, NULL}, got_, sizeof got_);                       \
+        assert_string_equal(got_, want);                                                           \
     } while (0)
 
 /* ---- the grid ---- */
@@ -85,8 +85,8 @@ static void test_grid_lists(void **state)
     POINTS("a=x;a=y;a=z", "a=x,y,z");
     POINTS("a=x b=1;a=x b=2;a=y b=1;a=y b=2;a=z b=1;a=z b=2", "a=x,y,z", "b=1,2");
     POINTS("m=../machines/mk2.ini", "m=../machines/mk2.ini");
-    POINTS("dtype=fp32 io=0;dtype=fp32 io=64;dtype=fp16 io=0;dtype=fp16 io=64",
-           "dtype=fp32,fp16", "io=0,64");
+    POINTS("dtype=fp32 io=0;dtype=fp32 io=64;dtype=fp16 io=0;dtype=fp16 io=64", "dtype=fp32,fp16",
+           "io=0,64");
 }
 
 static void test_grid_ranges(void **state)
@@ -125,22 +125,14 @@ static void test_grid_errors(void **state)
     static const struct {
         const char *spec, *msg;
     } bad[] = {
-        {"k", "expected NAME=V1,V2"},
-        {"=1,2", "expected NAME=V1,V2"},
-        {"k=", "expected NAME=V1,V2"},
-        {"9k=1", "expected NAME=V1,V2"},
-        {"k=1,,2", "has an empty value"},
-        {"k=1,2,", "has an empty value"},
-        {"k=1,2,1", "value '1' given twice"},
-        {"k=1..x", "is not a range"},
-        {"k=1...5", "is not a range"},
-        {"k=1..5:", "the step must be"},
-        {"k=1..5:0", "the step must be"},
-        {"k=1..5:-1", "the step must be"},
-        {"k=1..64:x1", "the step must be"},
-        {"k=0..64:x2", "needs 0 < A <= B"},
-        {"k=64..1:x2", "needs 0 < A <= B"},
-        {"k=0..1000000", "more than 100000 values"},
+        {"k", "expected NAME=V1,V2"},           {"=1,2", "expected NAME=V1,V2"},
+        {"k=", "expected NAME=V1,V2"},          {"9k=1", "expected NAME=V1,V2"},
+        {"k=1,,2", "has an empty value"},       {"k=1,2,", "has an empty value"},
+        {"k=1,2,1", "value '1' given twice"},   {"k=1..x", "is not a range"},
+        {"k=1...5", "is not a range"},          {"k=1..5:", "the step must be"},
+        {"k=1..5:0", "the step must be"},       {"k=1..5:-1", "the step must be"},
+        {"k=1..64:x1", "the step must be"},     {"k=0..64:x2", "needs 0 < A <= B"},
+        {"k=64..1:x2", "needs 0 < A <= B"},     {"k=0..1000000", "more than 100000 values"},
         {"status=0,1", "the CSV's own column"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -175,8 +167,8 @@ static void test_argv(void **state)
     int argc = 0;
     char **argv = sweep_argv(&g, 3, "gemm", args, 5, "/t/p.json", &argc);
     assert_non_null(argv);
-    const char *want[] = {"gemm", "--m", "8", "--set", "clock_hz=2e9", "{x y}", "--k", "128",
-                          "--json", "/t/p.json"};
+    const char *want[] = {"gemm",  "--m", "8",   "--set",  "clock_hz=2e9",
+                          "{x y}", "--k", "128", "--json", "/t/p.json"};
     assert_int_equal(argc, 10);
     for (int i = 0; i < argc; i++)
         assert_string_equal(argv[i], want[i]);
@@ -204,10 +196,17 @@ static void test_json_good(void **state)
     char msg[SWEEP_MSG] = "";
     assert_int_equal(sweep_json_flatten(text, strlen(text), &m, msg), 0);
     const char *want[][2] = {
-        {"n", "12"},           {"neg", "-0.5e-3"},   {"big", "1E+400"},
-        {"stats.cycles", "7556"}, {"stats.util.0", "99.8"}, {"stats.util.1", "0"},
-        {"caf\xc3\xa9", "1"},   {"\xf0\x9f\x98\x80", "2"}, {"a/b.0.0", "1"},
-        {"a/b.0.1", "2"},      {"a/b.1.c", "3"},
+        {"n", "12"},
+        {"neg", "-0.5e-3"},
+        {"big", "1E+400"},
+        {"stats.cycles", "7556"},
+        {"stats.util.0", "99.8"},
+        {"stats.util.1", "0"},
+        {"caf\xc3\xa9", "1"},
+        {"\xf0\x9f\x98\x80", "2"},
+        {"a/b.0.0", "1"},
+        {"a/b.0.1", "2"},
+        {"a/b.1.c", "3"},
     };
     assert_int_equal(m.n, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < m.n; i++) {
@@ -251,8 +250,7 @@ static void test_json_malformed(void **state)
         {"[\"\\ud800x\"]", "line 1 col 9: expected a low surrogate \\uDC00..\\uDFFF, found 'x'"},
         {"[\"\\udc00\"]", "line 1 col 3: lone low surrogate in \\u escape, found '\\'"},
         {"{} {}", "line 1 col 4: expected the end of the input after the value, found '{'"},
-        {"{\"a\": {\"b\": [1,\n\n   }}",
-         "line 3 col 4: expected a value, found '}'"},
+        {"{\"a\": {\"b\": [1,\n\n   }}", "line 3 col 4: expected a value, found '}'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sweep_metrics m = {0};
@@ -332,15 +330,21 @@ static void say(void *ctx, const char *line)
     fprintf(stderr, "ipusim sweep: %s\n", line);
 }
 
-static int sweep_fake(const char *csv, unsigned jobs, const char *pa, const char *pb,
-                      char **args, int nargs)
+static int sweep_fake(const char *csv, unsigned jobs, const char *pa, const char *pb, char **args,
+                      int nargs)
 {
     sweep_grid g = {0};
     char msg[SWEEP_MSG];
     assert_int_equal(sweep_grid_add(&g, pa, msg), 0);
     assert_int_equal(sweep_grid_add(&g, pb, msg), 0);
-    sweep_opts o = {.grid = &g, .cmdname = "fake", .run = run_fake, .args = args,
-                    .nargs = nargs, .jobs = jobs, .out = csv, .say = say};
+    sweep_opts o = {.grid = &g,
+                    .cmdname = "fake",
+                    .run = run_fake,
+                    .args = args,
+                    .nargs = nargs,
+                    .jobs = jobs,
+                    .out = csv,
+                    .say = say};
     int rc = quiet_sweep(&o, 0, NULL);
     sweep_grid_free(&g);
     return rc;
@@ -376,9 +380,9 @@ static void test_csv_resume(void **state)
     tmp(csv, sizeof csv, "resume.csv");
     /* Three points done earlier (ran = 0 marks them), one of them failed. */
     tu_write_file(csv, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n"
-              "1,1,0,1,1,1,0\n"
-              "2,2,3,,,,0\n"
-              "3,1,0,3,3,1,0\n");
+                       "1,1,0,1,1,1,0\n"
+                       "2,2,3,,,,0\n"
+                       "3,1,0,3,3,1,0\n");
     assert_int_equal(sweep_fake(csv, 2, "a=1..3", "b=1,2", NULL, 0), 1);
     assert_non_null(strstr(errtext, "6 points, 3 already in"));
     char *s = tu_read_file(csv);
@@ -530,8 +534,10 @@ static void test_gemm_end_to_end(void **state)
     (void)state;
     char csv[128], line[512];
     tmp(csv, sizeof csv, "gemm.csv");
-    snprintf(line, sizeof line, "sweep --param m=64,128 -j 2 --out %s -- gemm --n 64 --k 64 "
-                                "--tiles 4 --threads 1", csv);
+    snprintf(line, sizeof line,
+             "sweep --param m=64,128 -j 2 --out %s -- gemm --n 64 --k 64 "
+             "--tiles 4 --threads 1",
+             csv);
     struct stat before, after;
     fflush(stdout);
     assert_int_equal(fstat(1, &before), 0);
@@ -612,12 +618,13 @@ static void test_make_plots(void **state)
     }
     char path[128], cmd[1024];
     snprintf(path, sizeof path, "%s/t.sweep", tmpdir);
-    tu_write_file(path, "# a test plot\nMACHINE=mk2\nSWEEP=\"--param k=64,128 -- gemm\"\nPLOT=line\n"
-               "TITLE=\"test: x against k\"\nFIXED=\"n = 64\"\nX=k\nXLABEL=\"k (elements)\"\n"
-               "Y=\"x y\"\nYTITLES=\"x's|y\"\nYLABEL=\"x (cycles)\"\nSERIES=m\nLOGX=2\n");
+    tu_write_file(path,
+                  "# a test plot\nMACHINE=mk2\nSWEEP=\"--param k=64,128 -- gemm\"\nPLOT=line\n"
+                  "TITLE=\"test: x against k\"\nFIXED=\"n = 64\"\nX=k\nXLABEL=\"k (elements)\"\n"
+                  "Y=\"x y\"\nYTITLES=\"x's|y\"\nYLABEL=\"x (cycles)\"\nSERIES=m\nLOGX=2\n");
     snprintf(path, sizeof path, "%s/t.csv", tmpdir);
     tu_write_file(path, "k,m,status,x,y\n128,1,0,20,5\n64,1,0,10,4\n64,2,0,15,3\n128,2,0,30,2\n"
-               "256,2,3,,\n");
+                        "256,2,3,,\n");
     snprintf(cmd, sizeof cmd,
              "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory plots "
              "SWEEP_DIR=%s PLOT_OUT=%s SWEEPS=t >%s/make.log 2>&1",
@@ -646,7 +653,7 @@ static void test_make_plots(void **state)
     /* A statistic with no YLABEL or YTITLES: its title and unit from the engine's tables. */
     snprintf(path, sizeof path, "%s/u.sweep", tmpdir);
     tu_write_file(path, "SWEEP=\"--param k=64,128 -- gemm\"\nPLOT=line\nTITLE=\"u\"\nX=k\n"
-               "Y=stats.time_us\n");
+                        "Y=stats.time_us\n");
     snprintf(path, sizeof path, "%s/u.csv", tmpdir);
     tu_write_file(path, "k,status,stats.time_us\n64,0,1.5\n128,0,2.5\n");
     snprintf(cmd, sizeof cmd,
@@ -679,20 +686,13 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_grid_lists),
-        cmocka_unit_test(test_grid_ranges),
-        cmocka_unit_test(test_grid_errors),
-        cmocka_unit_test(test_argv),
-        cmocka_unit_test(test_json_good),
-        cmocka_unit_test(test_json_malformed),
-        cmocka_unit_test(test_csv_header_rows),
-        cmocka_unit_test(test_csv_resume),
-        cmocka_unit_test(test_failed_points),
-        cmocka_unit_test(test_same_rows_any_jobs),
-        cmocka_unit_test(test_csv_quoting),
-        cmocka_unit_test(test_gemm_end_to_end),
-        cmocka_unit_test(test_command_errors),
-        cmocka_unit_test(test_make_plots),
+        cmocka_unit_test(test_grid_lists),      cmocka_unit_test(test_grid_ranges),
+        cmocka_unit_test(test_grid_errors),     cmocka_unit_test(test_argv),
+        cmocka_unit_test(test_json_good),       cmocka_unit_test(test_json_malformed),
+        cmocka_unit_test(test_csv_header_rows), cmocka_unit_test(test_csv_resume),
+        cmocka_unit_test(test_failed_points),   cmocka_unit_test(test_same_rows_any_jobs),
+        cmocka_unit_test(test_csv_quoting),     cmocka_unit_test(test_gemm_end_to_end),
+        cmocka_unit_test(test_command_errors),  cmocka_unit_test(test_make_plots),
     };
     return cmocka_run_group_tests_name("sweep", tests, setup, teardown);
 }

@@ -30,9 +30,9 @@ typedef struct sop {
 /* ---- the reference: one tile cycle at a time ---- */
 static uint64_t reference_cycles(const sop *prog, int n)
 {
-    (void)n; /* the program ends with halt */
-    int owner[6];         /* worker context owning slot s, or -1 */
-    int left[6] = {0};    /* instructions a worker context still has to issue */
+    (void)n;           /* the program ends with halt */
+    int owner[6];      /* worker context owning slot s, or -1 */
+    int left[6] = {0}; /* instructions a worker context still has to issue */
     uint64_t start[6] = {0};
     uint64_t last_exit_done = 0;
     for (int s = 0; s < 6; s++)

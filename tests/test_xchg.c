@@ -90,16 +90,15 @@ static void test_latency_model(void **state)
 }
 
 /* Tile 0 sends 64 bytes to tile 65 at cycle 2 (li 0, li 1 ... see below). */
-static const char one_send[] =
-    "main:   get     r1, $tile\n"           /* 0 */
-    "        brnz    r1, wait\n"            /* 1, 6 cycles */
-    "        li      r1, 0x1000\n"          /* 7 */
-    "        li      r2, 64\n"              /* 8 */
-    "        li      r3, 65\n"              /* 9 */
-    "        li      r4, 0x2000\n"          /* 10 */
-    "        send    r1, r2, r3, r4\n"      /* 11: words leave 11..26 */
-    "wait:   sync    internal\n"
-    "        halt\n";
+static const char one_send[] = "main:   get     r1, $tile\n"      /* 0 */
+                               "        brnz    r1, wait\n"       /* 1, 6 cycles */
+                               "        li      r1, 0x1000\n"     /* 7 */
+                               "        li      r2, 64\n"         /* 8 */
+                               "        li      r3, 65\n"         /* 9 */
+                               "        li      r4, 0x2000\n"     /* 10 */
+                               "        send    r1, r2, r3, r4\n" /* 11: words leave 11..26 */
+                               "wait:   sync    internal\n"
+                               "        halt\n";
 
 static void fill_src(eng *g)
 {
@@ -165,36 +164,35 @@ static void test_multicast(void **state)
 /* A ring across four IPUs: tile t of IPU i sends to tile t of IPU i+1 (gsend), then every
  * tile passes what it got to tile t+1 on its own IPU (send) — same memory and cycles for
  * 1 and 2 host threads. */
-static const char ring_src[] =
-    "main:   get     r1, $tile\n"
-    "        get     r2, $ipu\n"
-    "        get     r3, $nipus\n"
-    "        li      r10, 0x1000\n"
-    "        shli    r4, r2, 16\n"
-    "        or      r4, r4, r1\n"
-    "        st32    r4, [r10+0]\n"      /* word = ipu << 16 | tile */
-    "        addi    r5, r2, 1\n"
-    "        cmpeq   r6, r5, r3\n"
-    "        brz     r6, nowrap\n"
-    "        li      r5, 0\n"
-    "nowrap: shli    r5, r5, 16\n"
-    "        or      r5, r5, r1\n"        /* destination: next IPU, same tile */
-    "        li      r7, 4\n"
-    "        li      r8, 0x2000\n"
-    "        gsend   r10, r7, r5, r8\n"
-    "        sync    external\n"
-    "        get     r1, $tile\n"
-    "        get     r3, $ntiles\n"
-    "        addi    r5, r1, 1\n"
-    "        cmpeq   r6, r5, r3\n"
-    "        brz     r6, nw2\n"
-    "        li      r5, 0\n"
-    "nw2:    li      r8, 0x2000\n"
-    "        li      r9, 0x3000\n"
-    "        li      r7, 4\n"
-    "        send    r8, r7, r5, r9\n"
-    "        sync    internal\n"
-    "        halt\n";
+static const char ring_src[] = "main:   get     r1, $tile\n"
+                               "        get     r2, $ipu\n"
+                               "        get     r3, $nipus\n"
+                               "        li      r10, 0x1000\n"
+                               "        shli    r4, r2, 16\n"
+                               "        or      r4, r4, r1\n"
+                               "        st32    r4, [r10+0]\n" /* word = ipu << 16 | tile */
+                               "        addi    r5, r2, 1\n"
+                               "        cmpeq   r6, r5, r3\n"
+                               "        brz     r6, nowrap\n"
+                               "        li      r5, 0\n"
+                               "nowrap: shli    r5, r5, 16\n"
+                               "        or      r5, r5, r1\n" /* destination: next IPU, same tile */
+                               "        li      r7, 4\n"
+                               "        li      r8, 0x2000\n"
+                               "        gsend   r10, r7, r5, r8\n"
+                               "        sync    external\n"
+                               "        get     r1, $tile\n"
+                               "        get     r3, $ntiles\n"
+                               "        addi    r5, r1, 1\n"
+                               "        cmpeq   r6, r5, r3\n"
+                               "        brz     r6, nw2\n"
+                               "        li      r5, 0\n"
+                               "nw2:    li      r8, 0x2000\n"
+                               "        li      r9, 0x3000\n"
+                               "        li      r7, 4\n"
+                               "        send    r8, r7, r5, r9\n"
+                               "        sync    internal\n"
+                               "        halt\n";
 
 static void test_ring_four_ipus(void **state)
 {
@@ -214,10 +212,8 @@ static void test_ring_four_ipus(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_latency_model),
-        cmocka_unit_test(test_single_send),
-        cmocka_unit_test(test_conflict_reported),
-        cmocka_unit_test(test_multicast),
+        cmocka_unit_test(test_latency_model),     cmocka_unit_test(test_single_send),
+        cmocka_unit_test(test_conflict_reported), cmocka_unit_test(test_multicast),
         cmocka_unit_test(test_ring_four_ipus),
     };
     return cmocka_run_group_tests_name("xchg", tests, NULL, NULL);

@@ -22,9 +22,9 @@ enum { MAX_STREAMS = 16 };
 typedef struct run_out {
     int rc;
     char msg[ERR_MSG_MAX];
-    size_t n;                       /* streams delivered */
-    eng_stream s[MAX_STREAMS];      /* the first MAX_STREAMS of them */
-    uint64_t max_end;               /* when the last word of any stream landed */
+    size_t n;                  /* streams delivered */
+    eng_stream s[MAX_STREAMS]; /* the first MAX_STREAMS of them */
+    uint64_t max_end;          /* when the last word of any stream landed */
 } run_out;
 
 static void on_trace(void *ctx, const eng_stream *s, int global)
@@ -151,7 +151,8 @@ static void test_one_sender_keeps_caller_order(void **state)
 static void test_delayed_tie_keeps_caller_order(void **state)
 {
     (void)state;
-    xcomp_xfer x[3] = {{0, 1, 2, 64, 0x1000, 0x2000, 0}, {3, 2, 1, 16, 0x1000, 0x3000, 0},
+    xcomp_xfer x[3] = {{0, 1, 2, 64, 0x1000, 0x2000, 0},
+                       {3, 2, 1, 16, 0x1000, 0x3000, 0},
                        {3, 1, 1, 16, 0x1000, 0x3000, 0}};
     run_out o;
     xcomp_plan p = compile_and_run(4, x, 3, &o);
@@ -272,13 +273,13 @@ static void test_refuses(void **state)
     mach_builtin(&m, "mk2", &e);
     xcomp_plan p;
     const xcomp_xfer bad[] = {
-        {4, 0, 1, 16, 0x1000, 0x2000, 0},          /* source outside the tiles */
-        {0, 3, 2, 16, 0x1000, 0x2000, 0},          /* destinations run past the last tile */
-        {0, 1, 0, 16, 0x1000, 0x2000, 0},          /* no destination */
+        {4, 0, 1, 16, 0x1000, 0x2000, 0},           /* source outside the tiles */
+        {0, 3, 2, 16, 0x1000, 0x2000, 0},           /* destinations run past the last tile */
+        {0, 1, 0, 16, 0x1000, 0x2000, 0},           /* no destination */
         {0, 0xffffffffu, 2, 16, 0x1000, 0x2000, 0}, /* first + count wraps around */
-        {0, 1, 1, 6, 0x1000, 0x2000, 0},           /* bytes not a multiple of 4 */
-        {0, 1, 1, 16, 0x1002, 0x2000, 0},          /* source address unaligned */
-        {0, 1, 1, 16, 0x1000, 0x2001, 0},          /* destination address unaligned */
+        {0, 1, 1, 6, 0x1000, 0x2000, 0},            /* bytes not a multiple of 4 */
+        {0, 1, 1, 16, 0x1002, 0x2000, 0},           /* source address unaligned */
+        {0, 1, 1, 16, 0x1000, 0x2001, 0},           /* destination address unaligned */
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         xcomp_xfer x[2] = {{1, 2, 1, 16, 0x1000, 0x2000, 30}, bad[k]};

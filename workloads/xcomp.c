@@ -141,8 +141,8 @@ typedef struct sched {
     uint64_t *cursor, *port; /* per sender: earliest set-up issue; outgoing port free */
     size_t **pend;           /* per sender: pending transfer indices, in the caller's order */
     size_t *npend;
-    uint64_t *sent, *recv;   /* per tile: cycles sending, receiving */
-    hent *heap;              /* senders with pending transfers, by a bound of their next start */
+    uint64_t *sent, *recv; /* per tile: cycles sending, receiving */
+    hent *heap;            /* senders with pending transfers, by a bound of their next start */
     size_t nh;
 } sched;
 
@@ -317,14 +317,16 @@ static int emit_tile(txt *b, const char *label, const xcomp_xfer *x, const xcomp
     for (; *k < n && ord[*k]->src == src; (*k)++) {
         const xcomp_xfer *f = ord[*k];
         if (f->start < t + XCOMP_SETUP)
-            return err_set(e, ERR_INPUT, "exchange transfer %zu: tile %u cannot send it at cycle "
+            return err_set(e, ERR_INPUT,
+                           "exchange transfer %zu: tile %u cannot send it at cycle "
                            "%llu, its code can at %llu at the earliest (plan it with "
-                           "xcomp_schedule)", (size_t)(f - x), src,
-                           (unsigned long long)f->start, (unsigned long long)(t + XCOMP_SETUP));
+                           "xcomp_schedule)",
+                           (size_t)(f - x), src, (unsigned long long)f->start,
+                           (unsigned long long)(t + XCOMP_SETUP));
         delay(b, label, f->start - XCOMP_SETUP - t, uniq);
         txt_printf(b, "        li      r1, %u\n        li      r2, %u\n", f->src_addr, f->bytes);
         txt_printf(b, "        li      r3, %u\n        li      r4, %u\n",
-            f->dst_first | ((f->dst_count - 1) << 16), f->dst_addr);
+                   f->dst_first | ((f->dst_count - 1) << 16), f->dst_addr);
         txt_printf(b, "        send    r1, r2, r3, r4\n");
         t = f->start + 1;
     }

@@ -80,11 +80,11 @@ void sweep_metrics_free(sweep_metrics *m);
 
 /* ---- CSV (sweep_csv.c) ---- */
 typedef struct sweep_csv {
-    char **cols;      /* the header's columns; ncols 0: no header (new or empty file) */
+    char **cols; /* the header's columns; ncols 0: no header (new or empty file) */
     size_t ncols;
-    char **done;      /* each row's parameter values joined by '\x1f', sorted */
+    char **done; /* each row's parameter values joined by '\x1f', sorted */
     size_t ndone;
-    char **bad;       /* the same for the rows whose status is not 0 */
+    char **bad; /* the same for the rows whose status is not 0 */
     size_t nbad;
     size_t valid_len; /* bytes up to the end of the last whole line */
     size_t file_len;
@@ -112,10 +112,10 @@ typedef struct sweep_opts {
      * threads at once when jobs > 1. */
     int (*run)(void *ctx, int argc, char **argv);
     void *ctx;
-    char *const *args;   /* the command's arguments after its name */
+    char *const *args; /* the command's arguments after its name */
     int nargs;
-    unsigned jobs;       /* points at a time, >= 1 */
-    const char *out;     /* the CSV */
+    unsigned jobs;   /* points at a time, >= 1 */
+    const char *out; /* the CSV */
     /* Show one line of progress or an error (no newline); never called by two threads at
      * once. */
     void (*say)(void *ctx, const char *line);

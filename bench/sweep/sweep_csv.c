@@ -141,8 +141,10 @@ static int parse(const char *path, const char *s, const sweep_grid *g, sweep_csv
                 char want[SWEEP_MSG / 2] = "";
                 for (unsigned j = 0; j < g->np; j++)
                     snprintf(want + strlen(want), sizeof want - strlen(want), "%s,", g->p[j].name);
-                snprintf(msg, SWEEP_MSG, "%s: its columns do not start with %sstatus (this "
-                         "sweep's parameters): use another --out or delete it", path, want);
+                snprintf(msg, SWEEP_MSG,
+                         "%s: its columns do not start with %sstatus (this "
+                         "sweep's parameters): use another --out or delete it",
+                         path, want);
                 rc = 2;
                 break;
             }

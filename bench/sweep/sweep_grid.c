@@ -292,8 +292,9 @@ int sweep_args_check(const sweep_grid *g, char *const *args, int nargs, char *ms
 {
     for (int i = 0; i < nargs; i++) {
         if (strcmp(args[i], "--json") == 0) {
-            snprintf(msg, SWEEP_MSG, "the command's --json is the sweep's own (it reads each "
-                                     "point's report from it): leave it out");
+            snprintf(msg, SWEEP_MSG,
+                     "the command's --json is the sweep's own (it reads each "
+                     "point's report from it): leave it out");
             return 2;
         }
         for (const char *s = strchr(args[i], '{'); s; s = strchr(s + 1, '{')) {

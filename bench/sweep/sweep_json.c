@@ -35,8 +35,8 @@ static int fail(jr *r, const char *what)
         }
     }
     if (r->at >= r->len)
-        snprintf(r->msg, SWEEP_MSG, "line %zu col %zu: %s, found the end of the input", line,
-                 col, what);
+        snprintf(r->msg, SWEEP_MSG, "line %zu col %zu: %s, found the end of the input", line, col,
+                 what);
     else if ((unsigned char)r->s[r->at] >= 0x20 && (unsigned char)r->s[r->at] < 0x7f)
         snprintf(r->msg, SWEEP_MSG, "line %zu col %zu: %s, found '%c'", line, col, what,
                  r->s[r->at]);

@@ -77,7 +77,7 @@ static void put_all(run *r, const char *buf, size_t len)
     ssize_t n = r->io_error ? -1 : write(r->fd, buf, len);
     if (n != (ssize_t)len && !r->io_error) {
         say(r->o, "cannot write '%s': %s; stopping", r->o->out,
-                n < 0 ? strerror(errno) : "short write");
+            n < 0 ? strerror(errno) : "short write");
         r->io_error = 1;
     }
 }
@@ -200,8 +200,10 @@ static void run_point(run *r, size_t point)
         write_row(r, point, st, &m);
         for (size_t i = 0; i < m.n && !r->warned; i++)
             if (!has_col(r->cols, r->ncols, m.m[i].name)) {
-                say(r->o, "%s: '%s' is not a column of '%s'; left out "
-                        "(and any others)", label, m.m[i].name, o->out);
+                say(r->o,
+                    "%s: '%s' is not a column of '%s'; left out "
+                    "(and any others)",
+                    label, m.m[i].name, o->out);
                 r->warned = 1;
             }
     } else {
@@ -249,8 +251,7 @@ static int prepare(run *r, sweep_csv *csv)
     }
     size_t keep = csv->valid_len;
     if (csv->cols && csv->ncols == o->grid->np + 1) {
-        say(r->o, "'%s' has no metric columns (every point failed): starting it again",
-            o->out);
+        say(r->o, "'%s' has no metric columns (every point failed): starting it again", o->out);
         keep = 0;
     } else if (csv->file_len > keep) {
         say(r->o, "'%s': cutting off a torn last line", o->out);
@@ -326,8 +327,8 @@ int sweep_run(const sweep_opts *o)
     if (!rc && r.ntodo == 0)
         say(o, "all %zu points are already in '%s'", npts, o->out);
     if (!rc && r.ntodo) {
-        say(o, "%zu points, %zu already in '%s', %zu to run, %u at a time", npts,
-            npts - r.ntodo, o->out, r.ntodo, o->jobs < r.ntodo ? o->jobs : (unsigned)r.ntodo);
+        say(o, "%zu points, %zu already in '%s', %zu to run, %u at a time", npts, npts - r.ntodo,
+            o->out, r.ntodo, o->jobs < r.ntodo ? o->jobs : (unsigned)r.ntodo);
         r.t0 = now_s();
         rc = run_all(&r);
         if (!r.cols && r.nheld) /* no point wrote a report: a header of parameters and status */
@@ -335,13 +336,15 @@ int sweep_run(const sweep_opts *o)
         if (r.io_error)
             rc = 2;
         if (!rc)
-            say(o, "%zu points in %.1f s, %zu failed -> %s", r.finished, now_s() - r.t0,
-                r.nfailed, o->out);
+            say(o, "%zu points in %.1f s, %zu failed -> %s", r.finished, now_s() - r.t0, r.nfailed,
+                o->out);
         rmdir(r.tmpdir);
     }
     if (!rc && r.nearlier)
-        say(o, "'%s' has %zu earlier row%s of failed points (delete a row to run its point "
-            "again)", o->out, r.nearlier, r.nearlier == 1 ? "" : "s");
+        say(o,
+            "'%s' has %zu earlier row%s of failed points (delete a row to run its point "
+            "again)",
+            o->out, r.nearlier, r.nearlier == 1 ? "" : "s");
     if (r.fd >= 0 && close(r.fd) != 0 && !rc) {
         say(o, "cannot write '%s': %s", o->out, strerror(errno));
         rc = 2;

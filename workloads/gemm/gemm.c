@@ -172,8 +172,13 @@ int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **
     isa_prog prog;
     if (asm_assemble("workloads/gemm/gemm.s", src, strlen(src), &prog, e) != ERR_OK)
         return e->status;
-    layout L = {.M = M, .N = N, .K = K, .mb = ceil_div(M, 4), .nb = ceil_div(N, 4),
-                .base = align16(prog.size), .params = (uint32_t)isa_prog_sym(&prog, "params")};
+    layout L = {.M = M,
+                .N = N,
+                .K = K,
+                .mb = ceil_div(M, 4),
+                .nb = ceil_div(N, 4),
+                .base = align16(prog.size),
+                .params = (uint32_t)isa_prog_sym(&prog, "params")};
     choose_grid(L.mb, L.nb, m->tiles_per_ipu, &L.gm, &L.gn);
     uint64_t need = L.base + tile_bytes(ceil_div(L.mb, L.gm), ceil_div(L.nb, L.gn), K);
     if (need > m->sram_bytes) {

@@ -10,24 +10,24 @@
 
 typedef struct wl_gemm_cfg {
     uint32_t m, n, k;
-    uint64_t seed;       /* inputs are uniform in [-1, 1) from this seed */
-    int check;           /* compare with the plain C reference */
-    unsigned threads;    /* host threads (0: online CPUs) */
+    uint64_t seed;    /* inputs are uniform in [-1, 1) from this seed */
+    int check;        /* compare with the plain C reference */
+    unsigned threads; /* host threads (0: online CPUs) */
     uint64_t max_cycles;
 } wl_gemm_cfg;
 
 typedef struct wl_gemm_result {
-    uint32_t grid_m, grid_n;   /* tiles along M and N */
+    uint32_t grid_m, grid_n; /* tiles along M and N */
     uint32_t tiles_used;
-    uint32_t tile_bytes;       /* tile memory used by the busiest tile */
+    uint32_t tile_bytes; /* tile memory used by the busiest tile */
     uint64_t cycles;
-    double seconds;            /* simulated */
+    double seconds; /* simulated */
     double tflops, peak_tflops, pct_peak;
     int checked;
-    double max_abs_err;        /* max over C of |sim - ref| */
-    double worst_ratio;        /* max over C of |sim - ref| / bound (<= 1 passes) */
-    uint64_t mismatches;       /* elements outside the bound */
-    double host_seconds;       /* host time of the simulation itself (eng_run) */
+    double max_abs_err;  /* max over C of |sim - ref| */
+    double worst_ratio;  /* max over C of |sim - ref| / bound (<= 1 passes) */
+    uint64_t mismatches; /* elements outside the bound */
+    double host_seconds; /* host time of the simulation itself (eng_run) */
 } wl_gemm_result;
 
 /* Build an engine of one IPU of m, load the codelet and the inputs, run, check. On ERR_OK

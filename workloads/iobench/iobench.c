@@ -24,7 +24,7 @@
 #include "workloads/codelets.h"
 #include "workloads/xcomp.h"
 
-#define IO_RESERVE 0.05 /* seed 001: about 5% of an I/O tile goes to exchange code */
+#define IO_RESERVE 0.05  /* seed 001: about 5% of an I/O tile goes to exchange code */
 #define PANEL_BYTES 4096 /* 256 amp x 16 bytes */
 
 wl_iobench_cfg wl_iobench_defaults(void)
@@ -49,7 +49,7 @@ wl_iobench_cfg wl_iobench_defaults(void)
 
 int wl_iobench_dtype(const char *name)
 {
-    return !strcmp(name, "fp32") ? IOB_FP32
+    return !strcmp(name, "fp32")   ? IOB_FP32
            : !strcmp(name, "fp16") ? IOB_FP16
            : !strcmp(name, "int8") ? IOB_INT8
                                    : -1;
@@ -91,8 +91,7 @@ static uint8_t pixel(uint32_t ipu, uint64_t sample, uint32_t px)
     return (uint8_t)(z >> 56);
 }
 
-static void fill(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, uint8_t *dst,
-                 uint32_t bytes)
+static void fill(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, uint8_t *dst, uint32_t bytes)
 {
     const wl_iobench_cfg *c = ((fill_ctx *)ctx)->c;
     unsigned bpp = bytes_per_px(c->dtype);
@@ -155,7 +154,8 @@ static char *program(const wl_iobench_cfg *c, uint32_t ncomp, const char *handov
         txt_printf(&t, "        ld32    r12, [r10+4]\n        li      r5, 0\n");
         txt_printf(&t, "        hin     r12, r11, r5\n        sync    group_host\n");
         txt_printf(&t, "        li      r14, %u\n", c->steps);
-        txt_printf(&t, "iostep: sync    internal\n        call    handover\n        sync    internal\n");
+        txt_printf(
+            &t, "iostep: sync    internal\n        call    handover\n        sync    internal\n");
         txt_printf(&t, "        addi    r14, r14, -1\n        brz     r14, iodone\n");
         txt_printf(&t, "        li      r5, 0\n        hin     r12, r11, r5\n");
         txt_printf(&t, "        sync    group_host\n        br      iostep\n");
@@ -163,11 +163,12 @@ static char *program(const wl_iobench_cfg *c, uint32_t ncomp, const char *handov
     } else {
         txt_printf(&t, "        halt\n");
     }
-    txt_printf(&t, "        .data\n        .align  8\nparams: .space  24\nioparams:\n        .space  8\n");
+    txt_printf(
+        &t, "        .data\n        .align  8\nparams: .space  24\nioparams:\n        .space  8\n");
     txt_printf(&t, "outmask:\n");
     for (uint32_t i = 0; i < c->steps; i++)
         txt_printf(&t, "        .word   %d\n",
-             strm_outfeed_copies(c->out_mode, c->out_n, c->steps, i, 1) ? 1 : 0);
+                   strm_outfeed_copies(c->out_mode, c->out_n, c->steps, i, 1) ? 1 : 0);
     txt_printf(&t, "%s", wl_codelet("iobench"));
     if (handover)
         txt_printf(&t, "%s", handover);
@@ -186,8 +187,7 @@ static uint32_t align16(uint64_t x)
     return (uint32_t)((x + 15) & ~(uint64_t)15);
 }
 
-int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r, sys **out,
-                   err *e)
+int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r, sys **out, err *e)
 {
     memset(r, 0, sizeof *r);
     *out = NULL;
@@ -196,7 +196,8 @@ int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r,
     if (c->dtype < IOB_FP32 || c->dtype > IOB_INT8)
         return err_set(e, ERR_INPUT, "io-bench: unknown dtype %d", c->dtype);
     if (c->io_tiles % 2)
-        return err_set(e, ERR_INPUT, "io-bench: --io-tiles %u is odd (it must be even)", c->io_tiles);
+        return err_set(e, ERR_INPUT, "io-bench: --io-tiles %u is odd (it must be even)",
+                       c->io_tiles);
     if (c->io_tiles + 1 > m->tiles_per_ipu)
         return err_set(e, ERR_INPUT, "io-bench: --io-tiles %u leaves no compute tile of %u",
                        c->io_tiles, m->tiles_per_ipu);
@@ -260,9 +261,13 @@ int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r,
                     break;
                 uint64_t lo = a > p ? a : p, hi = b < q ? b : q;
                 if (hi > lo)
-                    xf[nxf++] = (xcomp_xfer){ncomp + j, t, 1, (uint32_t)(hi - lo) * 4,
+                    xf[nxf++] = (xcomp_xfer){ncomp + j,
+                                             t,
+                                             1,
+                                             (uint32_t)(hi - lo) * 4,
                                              base + (uint32_t)(lo - p) * 4,
-                                             base + (uint32_t)(lo - a) * 4, 0};
+                                             base + (uint32_t)(lo - a) * 4,
+                                             0};
             }
         }
         xcomp_plan plan;
@@ -287,12 +292,14 @@ int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r,
     uint32_t out_at = align16((uint64_t)base + (uint64_t)max_cw * 4);
     uint32_t panel = align16((uint64_t)out_at + (uint64_t)max_cw * ppw * 4);
     if ((uint64_t)panel + PANEL_BYTES > m->sram_bytes) {
-        rc = err_set(e, ERR_INPUT, "io-bench: a compute tile needs %llu bytes of %u: use fewer "
+        rc = err_set(e, ERR_INPUT,
+                     "io-bench: a compute tile needs %llu bytes of %u: use fewer "
                      "samples per micro-batch or more compute tiles",
                      (unsigned long long)panel + PANEL_BYTES, m->sram_bytes);
         goto done;
     }
-    uint64_t amps = ((uint64_t)c->batch * c->work_macs + 16ull * 6 * ncomp - 1) / (16ull * 6 * ncomp);
+    uint64_t amps =
+        ((uint64_t)c->batch * c->work_macs + 16ull * 6 * ncomp - 1) / (16ull * 6 * ncomp);
     uint32_t outer = (uint32_t)((amps + 255) / 256);
     uint64_t out_words_total = ((uint64_t)c->batch * c->out_bytes + 3) / 4;
 
@@ -319,7 +326,8 @@ int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r,
         for (uint32_t t = 0; t < ncomp; t++) {
             uint8_t *mem = eng_tile_mem(g, i, t);
             uint32_t w = (uint32_t)(words * (t + 1) / ncomp - words * t / ncomp);
-            uint32_t ow = (uint32_t)(out_words_total * (t + 1) / ncomp - out_words_total * t / ncomp);
+            uint32_t ow =
+                (uint32_t)(out_words_total * (t + 1) / ncomp - out_words_total * t / ncomp);
             put32(mem, (uint32_t)params + 0, w);
             put32(mem, (uint32_t)params + 4, base);
             put32(mem, (uint32_t)params + 8, out_at);

@@ -18,17 +18,17 @@
 enum { IOB_FP32 = 0, IOB_FP16 = 1, IOB_INT8 = 2 };
 
 typedef struct wl_iobench_cfg {
-    uint32_t batch;         /* samples per micro-batch, per IPU */
-    uint32_t sample_px;     /* pixels per sample (784: 28 x 28) */
-    int dtype;              /* IOB_FP32, IOB_FP16, IOB_INT8: the bytes on the link */
-    uint64_t work_macs;     /* fp32 MACs per sample on the device */
-    uint32_t steps;         /* micro-batches per IPU */
-    uint32_t io_tiles;      /* 0, or an even count of I/O tiles per IPU */
-    strm_mode out_mode;     /* outfeed mode */
-    uint32_t out_n;         /* EveryN's n */
-    uint32_t out_bytes;     /* result bytes per sample (10 fp32 logits: 40) */
-    host_cfg host;          /* loaders, preparation, callback, depth (buffer sizes are set here) */
-    sim_time drain_ps;      /* outfeed: host time per buffer */
+    uint32_t batch;     /* samples per micro-batch, per IPU */
+    uint32_t sample_px; /* pixels per sample (784: 28 x 28) */
+    int dtype;          /* IOB_FP32, IOB_FP16, IOB_INT8: the bytes on the link */
+    uint64_t work_macs; /* fp32 MACs per sample on the device */
+    uint32_t steps;     /* micro-batches per IPU */
+    uint32_t io_tiles;  /* 0, or an even count of I/O tiles per IPU */
+    strm_mode out_mode; /* outfeed mode */
+    uint32_t out_n;     /* EveryN's n */
+    uint32_t out_bytes; /* result bytes per sample (10 fp32 logits: 40) */
+    host_cfg host;      /* loaders, preparation, callback, depth (buffer sizes are set here) */
+    sim_time drain_ps;  /* outfeed: host time per buffer */
     unsigned threads;
     uint64_t max_cycles;
 } wl_iobench_cfg;
@@ -46,13 +46,13 @@ const char *wl_iobench_dtype_name(int dtype);
 uint32_t wl_iobench_rule_of_thumb(uint64_t batch_bytes);
 
 typedef struct wl_iobench_result {
-    uint64_t batch_bytes;   /* bytes of one micro-batch on the link */
+    uint64_t batch_bytes; /* bytes of one micro-batch on the link */
     uint32_t compute_tiles;
     uint64_t cycles;
-    double seconds;         /* simulated */
+    double seconds; /* simulated */
     double steps_per_s, samples_per_s;
-    uint64_t cat[ENG_NCAT]; /* IPU 0's cycles by category */
-    uint64_t io[3];         /* IPU 0's overlapped I/O-tile copies: begin, mid, end */
+    uint64_t cat[ENG_NCAT];   /* IPU 0's cycles by category */
+    uint64_t io[3];           /* IPU 0's overlapped I/O-tile copies: begin, mid, end */
     uint64_t handover_cycles; /* planned cycles of one hand-over exchange (I/O tiles) */
     uint32_t rule_of_thumb;
 } wl_iobench_result;
@@ -60,7 +60,6 @@ typedef struct wl_iobench_result {
 /* Build, run and measure. ERR_INPUT for bad configurations (one line, e.g. I/O tiles that
  * cannot hold a micro-batch: the message gives the rule-of-thumb count). *out gets the
  * system for reports (its engine and host; the caller frees it with sys_free). */
-int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r, sys **out,
-                   err *e);
+int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r, sys **out, err *e);
 
 #endif

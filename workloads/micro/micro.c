@@ -34,8 +34,7 @@ static const bench benches[] = {
      micro_xchg_bandwidth},
     {"sync", "internal sync of one IPU, external sync of 2, 4, 8, 16 IPUs", micro_sync},
     {"link", "IPU-Link bandwidth (one link, all links of an IPU) and latency", micro_link},
-    {"memory", "local load and store bandwidth per tile and per IPU (six workers)",
-     micro_memory},
+    {"memory", "local load and store bandwidth per tile and per IPU (six workers)", micro_memory},
     {"amp", "AMP fp32 peak per IPU (six workers on every tile)", micro_amp},
     {"allreduce", "ring all-reduce bus bandwidth against message size", micro_allreduce},
 };
@@ -91,8 +90,8 @@ double wl_micro_diff_pct(double x, double ref)
 
 /* ---- shared helpers ---- */
 
-void micro_add(wl_micro_table *t, const char *bench, const char *unit, double sim,
-               double implied, double published, const char *fmt, ...)
+void micro_add(wl_micro_table *t, const char *bench, const char *unit, double sim, double implied,
+               double published, const char *fmt, ...)
 {
     t->rows = xgrow(t->rows, &t->cap, t->n + 1, sizeof *t->rows);
     wl_micro_row *r = &t->rows[t->n++];
@@ -125,9 +124,10 @@ int micro_run_prog(const mach *m, const micro_prog *p, const wl_micro_cfg *cfg, 
     if (rc != ERR_OK)
         return rc;
     if ((uint64_t)prog.size + p->reserve > m->sram_bytes) {
-        rc = err_set(e, ERR_INPUT, "machine %s: a microbenchmark program of %u bytes and its "
-                     "%u bytes of buffers do not fit in %u bytes of tile memory", m->name,
-                     prog.size, p->reserve, m->sram_bytes);
+        rc = err_set(e, ERR_INPUT,
+                     "machine %s: a microbenchmark program of %u bytes and its "
+                     "%u bytes of buffers do not fit in %u bytes of tile memory",
+                     m->name, prog.size, p->reserve, m->sram_bytes);
         isa_prog_free(&prog);
         return rc;
     }
@@ -224,8 +224,8 @@ double micro_implied_link(const mach *m)
  * port -> tile (xchg_base). */
 double micro_implied_link_latency(const mach *m)
 {
-    return 2.0 * m->xchg_base + ceil((double)m->link_latency_ns * 1e-9 * (double)m->clock_hz -
-                                     1e-9);
+    return 2.0 * m->xchg_base +
+           ceil((double)m->link_latency_ns * 1e-9 * (double)m->clock_hz - 1e-9);
 }
 
 /* Six workers, each issuing once per ISA_BARREL cycles, one access of `width` bytes per issue
@@ -267,18 +267,18 @@ micro_published micro_published_for(const mach *m)
     int mk2 = strcmp(m->name, "mk2") == 0, mk1 = strcmp(m->name, "mk1") == 0;
     if (!mk2 && !mk1)
         return p;
-    p.tile_xchg = 4;        /* [GC] poplibs exchangeBytesPerCycle */
-    p.sync_internal = 90;   /* [GC] poplibs planner heuristic */
-    p.load = 16;            /* [PAPER] interleaved region */
-    p.store = 8;            /* [PAPER] */
+    p.tile_xchg = 4;      /* [GC] poplibs exchangeBytesPerCycle */
+    p.sync_internal = 90; /* [GC] poplibs planner heuristic */
+    p.load = 16;          /* [PAPER] interleaved region */
+    p.store = 8;          /* [PAPER] */
     if (mk2) {
-        p.ipu_xchg = 8e12;    /* [PRESS] "8 TB/s, any pattern" */
-        p.link_ipu = 320e9;   /* [PRESS] 10 links, 320 GB/s per IPU */
-        p.fp32 = 62.5e12;     /* [GC] POD datasheets */
+        p.ipu_xchg = 8e12;  /* [PRESS] "8 TB/s, any pattern" */
+        p.link_ipu = 320e9; /* [PRESS] 10 links, 320 GB/s per IPU */
+        p.fp32 = 62.5e12;   /* [GC] POD datasheets */
     } else {
-        p.ipu_xchg = 7.8e12;  /* FACTS.md: ~7.8 TB/s */
-        p.link = 13.6e9;      /* [GC] IPU Model: 128 Gbit/s per direction at 85% */
-        p.fp32 = 31.1e12;     /* [PAPER] */
+        p.ipu_xchg = 7.8e12; /* FACTS.md: ~7.8 TB/s */
+        p.link = 13.6e9;     /* [GC] IPU Model: 128 Gbit/s per direction at 85% */
+        p.fp32 = 31.1e12;    /* [PAPER] */
     }
     return p;
 }
@@ -297,7 +297,7 @@ char *wl_micro_csv(const wl_micro_table *t)
 {
     txt b = {0};
     txt_printf(&b, "bench,what,unit,simulated,implied,published,sim_vs_implied_pct,"
-                  "sim_vs_published_pct\n");
+                   "sim_vs_published_pct\n");
     for (size_t i = 0; i < t->n; i++) {
         const wl_micro_row *r = &t->rows[i];
         txt_printf(&b, "%s,\"", r->bench);

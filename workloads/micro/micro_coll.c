@@ -27,8 +27,10 @@ static int check_sum(float **bufs, uint32_t R, size_t count, err *e)
     for (uint32_t p = 0; p < R; p++)
         for (size_t i = 0; i < count; i++)
             if (bufs[p][i] != want)
-                return err_set(e, ERR_INPUT, "allreduce: position %u element %zu is %g, "
-                               "expected %g", p, i, (double)bufs[p][i], (double)want);
+                return err_set(e, ERR_INPUT,
+                               "allreduce: position %u element %zu is %g, "
+                               "expected %g",
+                               p, i, (double)bufs[p][i], (double)want);
     return ERR_OK;
 }
 
@@ -74,7 +76,8 @@ int micro_allreduce(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, e
     double lat = 0, beta = INFINITY;
     for (uint32_t p = 0; p < R; p++) {
         uint32_t a = ring[p], b = ring[(p + 1) % R];
-        double l = (double)link_route_latency(net, a, b), w = (double)link_route_bandwidth(net, a, b);
+        double l = (double)link_route_latency(net, a, b),
+               w = (double)link_route_bandwidth(net, a, b);
         lat = l > lat ? l : lat;
         beta = w < beta ? w : beta;
     }

@@ -15,8 +15,8 @@
 
 typedef struct micro_run {
     sys *s;
-    eng *g;               /* the system's engine */
-    eng_stream *tr;       /* every delivered stream, in the engine's delivery order */
+    eng *g;         /* the system's engine */
+    eng_stream *tr; /* every delivered stream, in the engine's delivery order */
     size_t ntr, cap;
 } micro_run;
 
@@ -24,7 +24,7 @@ typedef void (*micro_setup_fn)(eng *g, void *ctx);
 
 /* How to run one program. */
 typedef struct micro_prog {
-    const char *src;      /* assembly */
+    const char *src; /* assembly */
     uint32_t nipus, ntiles;
     uint32_t reserve;     /* bytes at the top of tile memory the image must leave free */
     micro_setup_fn setup; /* may be NULL: places data in tile memory before the run */
@@ -42,9 +42,8 @@ uint32_t micro_rd32(eng *g, uint32_t ipu, uint32_t tile, uint32_t addr);
 void micro_wr32(eng *g, uint32_t ipu, uint32_t tile, uint32_t addr, uint32_t v);
 
 /* Append a row; `what` is printf-style. */
-void micro_add(wl_micro_table *t, const char *bench, const char *unit, double sim,
-               double implied, double published, const char *fmt, ...)
-    __attribute__((format(printf, 7, 8)));
+void micro_add(wl_micro_table *t, const char *bench, const char *unit, double sim, double implied,
+               double published, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
 /* ---- assembly text ---- */
 
@@ -57,28 +56,28 @@ void micro_add(wl_micro_table *t, const char *bench, const char *unit, double si
 enum { MICRO_LOAD_BYTES = 16, MICRO_STORE_BYTES = 8, MICRO_AMP_MACS = 16 };
 
 double micro_implied_xchg_latency(const mach *m, uint32_t src, uint32_t dst); /* cycles */
-double micro_implied_tile_xchg(const mach *m);      /* B/cycle, one tile streaming */
-double micro_implied_ipu_xchg(const mach *m);       /* B/s, every tile of an IPU */
-double micro_implied_sync_internal(const mach *m);  /* cycles */
+double micro_implied_tile_xchg(const mach *m);                     /* B/cycle, one tile streaming */
+double micro_implied_ipu_xchg(const mach *m);                      /* B/s, every tile of an IPU */
+double micro_implied_sync_internal(const mach *m);                 /* cycles */
 double micro_implied_sync_external(const mach *m, uint32_t nipus); /* cycles */
-double micro_implied_link(const mach *m);           /* B/s, one IPU-Link, one direction */
-double micro_implied_link_latency(const mach *m);   /* cycles, 4 bytes to a neighbour IPU */
-double micro_implied_load(const mach *m);           /* B/cycle per tile */
-double micro_implied_store(const mach *m);          /* B/cycle per tile */
-double micro_implied_amp(const mach *m);            /* FLOP/s per IPU */
+double micro_implied_link(const mach *m);         /* B/s, one IPU-Link, one direction */
+double micro_implied_link_latency(const mach *m); /* cycles, 4 bytes to a neighbour IPU */
+double micro_implied_load(const mach *m);         /* B/cycle per tile */
+double micro_implied_store(const mach *m);        /* B/cycle per tile */
+double micro_implied_amp(const mach *m);          /* FLOP/s per IPU */
 /* Ring all-reduce bus bandwidth (B/s) from the alpha-beta model: T = 2(R-1)(alpha + S/(R
  * beta)), bus bandwidth = 2(R-1)/R x S / T. alpha in seconds, beta in B/s. */
 double micro_implied_allreduce(uint32_t R, double bytes, double alpha_s, double beta);
 
 /* ---- published figures (FACTS.md section 1) for the chip the preset names ---- */
 typedef struct micro_published {
-    double tile_xchg;    /* B/cycle */
-    double ipu_xchg;     /* B/s */
+    double tile_xchg;     /* B/cycle */
+    double ipu_xchg;      /* B/s */
     double sync_internal; /* cycles */
-    double link;         /* B/s, one link */
-    double link_ipu;     /* B/s, all links of an IPU */
-    double load, store;  /* B/cycle per tile */
-    double fp32;         /* FLOP/s per IPU */
+    double link;          /* B/s, one link */
+    double link_ipu;      /* B/s, all links of an IPU */
+    double load, store;   /* B/cycle per tile */
+    double fp32;          /* FLOP/s per IPU */
 } micro_published;
 /* mk2 or mk1 by the machine's name; every field NaN for any other machine. */
 micro_published micro_published_for(const mach *m);

@@ -54,28 +54,34 @@ static void lsetup(eng *g, void *ctx)
 
 /* Run the plan on nipus x ntiles; every tile sends from and receives into one buffer of
  * maxlen bytes below its entry. */
-static int lrun(const mach *m, const wl_micro_cfg *cfg, lplan *p, uint32_t nipus,
-                uint32_t ntiles, uint32_t maxlen, micro_run *r, err *e)
+static int lrun(const mach *m, const wl_micro_cfg *cfg, lplan *p, uint32_t nipus, uint32_t ntiles,
+                uint32_t maxlen, micro_run *r, err *e)
 {
     p->ent = (m->sram_bytes - 16) & ~15u;
     uint32_t buf = (p->ent - maxlen) & ~15u;
     txt s = {0};
-    txt_printf(&s, "main:   li      r1, %u\n"
-                  "        li      r4, %u\n"
-                  "        ld32    r2, [r1+0]\n"
-                  "        ld32    r3, [r1+4]\n"
-                  "        brz     r3, a\n"
-                  "        gsend   r4, r3, r2, r4\n"
-                  "a:      sync    external\n"
-                  "        ld32    r2, [r1+8]\n"
-                  "        ld32    r3, [r1+12]\n"
-                  "        brz     r3, b\n"
-                  "        gsend   r4, r3, r2, r4\n"
-                  "b:      sync    external\n"
-                  "        halt\n", p->ent, buf);
+    txt_printf(&s,
+               "main:   li      r1, %u\n"
+               "        li      r4, %u\n"
+               "        ld32    r2, [r1+0]\n"
+               "        ld32    r3, [r1+4]\n"
+               "        brz     r3, a\n"
+               "        gsend   r4, r3, r2, r4\n"
+               "a:      sync    external\n"
+               "        ld32    r2, [r1+8]\n"
+               "        ld32    r3, [r1+12]\n"
+               "        brz     r3, b\n"
+               "        gsend   r4, r3, r2, r4\n"
+               "b:      sync    external\n"
+               "        halt\n",
+               p->ent, buf);
     char *text = txt_take(&s);
-    micro_prog pr = {.src = text, .nipus = nipus, .ntiles = ntiles,
-                     .reserve = maxlen + 32, .setup = lsetup, .ctx = p};
+    micro_prog pr = {.src = text,
+                     .nipus = nipus,
+                     .ntiles = ntiles,
+                     .reserve = maxlen + 32,
+                     .setup = lsetup,
+                     .ctx = p};
     int rc = micro_run_prog(m, &pr, cfg, r, e);
     free(text);
     return rc;
@@ -128,8 +134,8 @@ static int one_link(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, e
     if (rc == ERR_OK && (r.ntr != 1 + (size_t)k || r.tr[0].bytes != 4))
         rc = err_set(e, ERR_INPUT, "link: %zu streams delivered, expected %u", r.ntr, 1 + k);
     if (rc == ERR_OK)
-        micro_add(t, B, "GB/s", trace_bw(m, &r, 1) / li.nphys / 1e9,
-                  micro_implied_link(m) / 1e9, micro_published_for(m).link / 1e9,
+        micro_add(t, B, "GB/s", trace_bw(m, &r, 1) / li.nphys / 1e9, micro_implied_link(m) / 1e9,
+                  micro_published_for(m).link / 1e9,
                   "IPU-Link bw, one link (IPU 0->1 over %u links, %u tiles)", li.nphys, k);
     if (rc == ERR_OK)
         micro_add(t, B, "cycles", (double)(r.tr[0].arrive - r.tr[0].send),

@@ -21,10 +21,10 @@
 #include "workloads/micro/micro_int.h"
 
 enum {
-    NSYNC = 32,         /* unrolled syncs per run */
-    EXT_TILES = 16,     /* tiles per IPU for external syncs (their latency has no tile term) */
-    LOOP = 1024,        /* rpt iterations per worker: memory */
-    AMP_LOOP = 4096,    /* rpt iterations per worker: AMP (its start and end cost more) */
+    NSYNC = 32,      /* unrolled syncs per run */
+    EXT_TILES = 16,  /* tiles per IPU for external syncs (their latency has no tile term) */
+    LOOP = 1024,     /* rpt iterations per worker: memory */
+    AMP_LOOP = 4096, /* rpt iterations per worker: AMP (its start and end cost more) */
 };
 
 /* Where a program leaves its two counters: the top 16 bytes of tile memory. */
@@ -42,18 +42,21 @@ static int sync_run(const mach *m, const wl_micro_cfg *cfg, uint32_t nipus, uint
     txt_printf(&s, "main:   get     r10, $ccount\n");
     for (int k = 0; k < NSYNC; k++)
         txt_printf(&s, "        sync    %s\n", zone);
-    txt_printf(&s, "        get     r11, $ccount\n"
-                  "        li      r2, %u\n"
-                  "        st32    r10, [r2+0]\n"
-                  "        st32    r11, [r2+4]\n"
-                  "        halt\n", res_addr(m));
+    txt_printf(&s,
+               "        get     r11, $ccount\n"
+               "        li      r2, %u\n"
+               "        st32    r10, [r2+0]\n"
+               "        st32    r11, [r2+4]\n"
+               "        halt\n",
+               res_addr(m));
     char *text = txt_take(&s);
     micro_prog p = {.src = text, .nipus = nipus, .ntiles = ntiles, .reserve = 16};
     micro_run r;
     int rc = micro_run_prog(m, &p, cfg, &r, e);
     free(text);
     if (rc == ERR_OK) {
-        uint32_t t0 = micro_rd32(r.g, 0, 0, res_addr(m)), t1 = micro_rd32(r.g, 0, 0, res_addr(m) + 4);
+        uint32_t t0 = micro_rd32(r.g, 0, 0, res_addr(m)),
+                 t1 = micro_rd32(r.g, 0, 0, res_addr(m) + 4);
         *per_sync = (double)(t1 - t0 - 1) / NSYNC - 6;
     }
     micro_run_free(&r);
@@ -81,47 +84,54 @@ int micro_sync(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e
 /* ---- memory and AMP: six workers per tile, on every tile ---- */
 
 typedef struct span {
-    double tile0;  /* cycles of tile 0 */
-    double ipu;    /* cycles from the earliest start to the latest end over the IPU */
+    double tile0; /* cycles of tile 0 */
+    double ipu;   /* cycles from the earliest start to the latest end over the IPU */
 } span;
 
 /* Run `body` (one worker instruction using r0 as its pointer) LOOP times in six workers on
  * every tile; worker w's r0 starts at buf + w x stride. `tail` runs after the loop. */
 static int workers_run(const mach *m, const wl_micro_cfg *cfg, const char *head, const char *body,
-                       uint32_t loop, const char *tail, uint32_t buf, uint32_t stride, uint32_t reserve,
-                       micro_setup_fn setup, void *ctx, span *sp, micro_run *r, err *e)
+                       uint32_t loop, const char *tail, uint32_t buf, uint32_t stride,
+                       uint32_t reserve, micro_setup_fn setup, void *ctx, span *sp, micro_run *r,
+                       err *e)
 {
     memset(r, 0, sizeof *r);
     txt s = {0};
-    txt_printf(&s, "main:   get     r10, $ccount\n"
-                  "        li      r1, %u\n"
-                  "        runall  worker, r1\n"
-                  "        join\n"
-                  "        get     r11, $ccount\n"
-                  "        li      r2, %u\n"
-                  "        st32    r10, [r2+0]\n"
-                  "        st32    r11, [r2+4]\n"
-                  "        halt\n"
-                  "worker: get     r1, $wid\n"
-                  "        muli    r1, r1, %u\n"
-                  "        add     r0, r0, r1\n"
-                  "%s"
-                  "        li      r2, %u\n"
-                  "        rpt     r2, end\n"
-                  "        %s\n"
-                  "end:\n%s"
-                  "        exit\n",
-              buf, res_addr(m), stride, head, loop, body, tail);
+    txt_printf(&s,
+               "main:   get     r10, $ccount\n"
+               "        li      r1, %u\n"
+               "        runall  worker, r1\n"
+               "        join\n"
+               "        get     r11, $ccount\n"
+               "        li      r2, %u\n"
+               "        st32    r10, [r2+0]\n"
+               "        st32    r11, [r2+4]\n"
+               "        halt\n"
+               "worker: get     r1, $wid\n"
+               "        muli    r1, r1, %u\n"
+               "        add     r0, r0, r1\n"
+               "%s"
+               "        li      r2, %u\n"
+               "        rpt     r2, end\n"
+               "        %s\n"
+               "end:\n%s"
+               "        exit\n",
+               buf, res_addr(m), stride, head, loop, body, tail);
     char *text = txt_take(&s);
-    micro_prog p = {.src = text, .nipus = 1, .ntiles = m->tiles_per_ipu, .reserve = reserve,
-                    .setup = setup, .ctx = ctx};
+    micro_prog p = {.src = text,
+                    .nipus = 1,
+                    .ntiles = m->tiles_per_ipu,
+                    .reserve = reserve,
+                    .setup = setup,
+                    .ctx = ctx};
     int rc = micro_run_prog(m, &p, cfg, r, e);
     free(text);
     if (rc != ERR_OK)
         return rc;
     uint32_t lo = UINT32_MAX, hi = 0;
     for (uint32_t x = 0; x < m->tiles_per_ipu; x++) {
-        uint32_t t0 = micro_rd32(r->g, 0, x, res_addr(m)), t1 = micro_rd32(r->g, 0, x, res_addr(m) + 4);
+        uint32_t t0 = micro_rd32(r->g, 0, x, res_addr(m)),
+                 t1 = micro_rd32(r->g, 0, x, res_addr(m) + 4);
         lo = t0 < lo ? t0 : lo;
         hi = t1 > hi ? t1 : hi;
         if (x == 0)
@@ -150,12 +160,12 @@ int micro_memory(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err 
         double bytes = (double)ISA_NWORKERS * LOOP * width[k];
         span sp;
         micro_run r;
-        rc = workers_run(m, cfg, "", body[k], LOOP, "", buf, stride, reserve, NULL, NULL, &sp, &r, e);
+        rc = workers_run(m, cfg, "", body[k], LOOP, "", buf, stride, reserve, NULL, NULL, &sp, &r,
+                         e);
         micro_run_free(&r);
         if (rc == ERR_OK)
             micro_add(t, "memory", "B/cycle", bytes / sp.tile0, implied[k], published[k],
-                      "%s bandwidth, one tile (6 workers, %s)", what[k],
-                      k ? "st64pi" : "ld128pi");
+                      "%s bandwidth, one tile (6 workers, %s)", what[k], k ? "st64pi" : "ld128pi");
         if (rc == ERR_OK)
             micro_add(t, "memory", "TB/s", bytes * tiles / sp.ipu * (double)m->clock_hz / 1e12,
                       implied[k] * tiles * (double)m->clock_hz / 1e12, NAN,
@@ -185,13 +195,15 @@ int micro_amp(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
     uint32_t abuf = (res_addr(m) - abytes) & ~15u, cbuf = (abuf - cbytes) & ~15u;
     char head[160], tail[160];
     snprintf(head, sizeof head, "        mov     r3, r0\n        ampz\n");
-    snprintf(tail, sizeof tail, "        get     r1, $wid\n        muli    r1, r1, 64\n"
-                                "        li      r2, %u\n        add     r2, r2, r1\n"
-                                "        ampst   r2\n", cbuf);
+    snprintf(tail, sizeof tail,
+             "        get     r1, $wid\n        muli    r1, r1, 64\n"
+             "        li      r2, %u\n        add     r2, r2, r1\n"
+             "        ampst   r2\n",
+             cbuf);
     span sp;
     micro_run r;
-    int rc = workers_run(m, cfg, head, "amp     r0, r3", AMP_LOOP, tail, abuf, 0, reserve, amp_setup, &abuf,
-                         &sp, &r, e);
+    int rc = workers_run(m, cfg, head, "amp     r0, r3", AMP_LOOP, tail, abuf, 0, reserve,
+                         amp_setup, &abuf, &sp, &r, e);
     for (uint32_t i = 0; rc == ERR_OK && i < ISA_NWORKERS * 16; i++) {
         float v;
         memcpy(&v, eng_tile_mem(r.g, 0, 0) + cbuf + 4 * i, 4);

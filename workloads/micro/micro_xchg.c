@@ -40,14 +40,16 @@ int micro_xchg_latency(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t
 
     txt s = {0};
     txt_printf(&s, "        .text\n"
-                  "main:   get     r1, $tile\n"
-                  "        li      r2, buf\n"
-                  "        li      r3, 4\n");
+                   "main:   get     r1, $tile\n"
+                   "        li      r2, buf\n"
+                   "        li      r3, 4\n");
     for (int k = 0; k < 3; k++)
-        txt_printf(&s, "        brnz    r1, s%d\n"
-                      "        li      r4, %u\n"
-                      "        send    r2, r3, r4, r2\n"
-                      "s%d:     sync    internal\n", k, dst[k], k);
+        txt_printf(&s,
+                   "        brnz    r1, s%d\n"
+                   "        li      r4, %u\n"
+                   "        send    r2, r3, r4, r2\n"
+                   "s%d:     sync    internal\n",
+                   k, dst[k], k);
     txt_printf(&s, "        halt\n        .data\n        .align  8\nbuf:    .word   0x600df00d\n");
     char *text = txt_take(&s);
     micro_prog p = {.src = text, .nipus = 1, .ntiles = n};
@@ -75,15 +77,17 @@ static int tile_bandwidth(const mach *m, const wl_micro_cfg *cfg, wl_micro_table
         bytes /= 2;
     uint32_t src = (m->sram_bytes - 2 * bytes) & ~15u, dst = (m->sram_bytes - bytes) & ~15u;
     txt s = {0};
-    txt_printf(&s, "main:   get     r1, $tile\n"
-                  "        brnz    r1, done\n"
-                  "        li      r2, %u\n"
-                  "        li      r3, %u\n"
-                  "        li      r4, %u\n"
-                  "        li      r5, %u\n"
-                  "        send    r2, r3, r4, r5\n"
-                  "done:   sync    internal\n"
-                  "        halt\n", src, bytes, n - 1, dst);
+    txt_printf(&s,
+               "main:   get     r1, $tile\n"
+               "        brnz    r1, done\n"
+               "        li      r2, %u\n"
+               "        li      r3, %u\n"
+               "        li      r4, %u\n"
+               "        li      r5, %u\n"
+               "        send    r2, r3, r4, r5\n"
+               "done:   sync    internal\n"
+               "        halt\n",
+               src, bytes, n - 1, dst);
     char *text = txt_take(&s);
     micro_prog p = {.src = text, .nipus = 1, .ntiles = n, .reserve = 2 * bytes + 32};
     micro_run r;
@@ -94,8 +98,7 @@ static int tile_bandwidth(const mach *m, const wl_micro_cfg *cfg, wl_micro_table
     if (rc == ERR_OK)
         micro_add(t, BW, "B/cycle", (double)bytes / (double)(r.tr[0].end - r.tr[0].send),
                   micro_implied_tile_xchg(m), micro_published_for(m).tile_xchg,
-                  "exchange bandwidth, one tile (%u KiB, tile 0 -> %u)", bytes / 1024,
-                  n - 1);
+                  "exchange bandwidth, one tile (%u KiB, tile 0 -> %u)", bytes / 1024, n - 1);
     micro_run_free(&r);
     return rc;
 }
@@ -103,9 +106,9 @@ static int tile_bandwidth(const mach *m, const wl_micro_cfg *cfg, wl_micro_table
 /* ---- all-to-all over a whole IPU ---- */
 
 enum {
-    A2A_ROUNDS = 3,          /* shift rounds, one superstep each */
-    A2A_BYTES = 24000,       /* block per tile and round, when tile memory allows */
-    A2A_CODE_PER_SEND = 56,  /* bytes of emitted code per send: 4 li, send, ret, table word */
+    A2A_ROUNDS = 3,         /* shift rounds, one superstep each */
+    A2A_BYTES = 24000,      /* block per tile and round, when tile memory allows */
+    A2A_CODE_PER_SEND = 56, /* bytes of emitted code per send: 4 li, send, ret, table word */
 };
 
 /* Emit one round's exchange (tile s sends `bytes` to s + shift) as subroutine xcR. */
@@ -135,8 +138,10 @@ static int all_to_all(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t,
     uint64_t left = m->sram_bytes > code ? (m->sram_bytes - code) / 2 : 0;
     uint32_t bytes = (uint32_t)(left < A2A_BYTES ? left : A2A_BYTES) & ~15u;
     if (bytes < 1024)
-        return err_set(e, ERR_INPUT, "xchg-bandwidth: %u tiles' exchange code leaves no room "
-                       "for buffers in %u bytes of tile memory", n, m->sram_bytes);
+        return err_set(e, ERR_INPUT,
+                       "xchg-bandwidth: %u tiles' exchange code leaves no room "
+                       "for buffers in %u bytes of tile memory",
+                       n, m->sram_bytes);
     uint32_t src = (m->sram_bytes - 2 * bytes) & ~15u, dst = (m->sram_bytes - bytes) & ~15u;
     txt s = {0};
     for (uint32_t r = 0; r < R; r++)
@@ -171,8 +176,8 @@ static int all_to_all(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t,
         micro_add(t, BW, "TB/s",
                   (double)st.xchg_bytes / (double)st.xchg_cycles * (double)m->clock_hz / 1e12,
                   micro_implied_ipu_xchg(m) / 1e12, micro_published_for(m).ipu_xchg / 1e12,
-                  "all-to-all, %u tiles, shifts %u/%u/%u, %u B each", n, shift[0],
-                  shift[1], shift[2], bytes);
+                  "all-to-all, %u tiles, shifts %u/%u/%u, %u B each", n, shift[0], shift[1],
+                  shift[2], bytes);
     micro_run_free(&run);
     return rc;
 }

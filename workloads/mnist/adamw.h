@@ -20,8 +20,8 @@ typedef struct adamw_cfg {
 typedef struct adamw {
     adamw_cfg cfg;
     size_t n;
-    long step;     /* steps taken */
-    float *m, *v;  /* first and second moments, n each */
+    long step;    /* steps taken */
+    float *m, *v; /* first and second moments, n each */
 } adamw;
 
 adamw_cfg adamw_defaults(void);

@@ -107,8 +107,8 @@ void mdata_norm_table(float lut[256])
     }
 }
 
-void mdata_gather(const mdata_split *s, const uint32_t *index, size_t count,
-                  const float lut[256], float *x, int *labels)
+void mdata_gather(const mdata_split *s, const uint32_t *index, size_t count, const float lut[256],
+                  float *x, int *labels)
 {
     for (size_t b = 0; b < count; b++) {
         const unsigned char *img = s->images + (size_t)index[b] * MDATA_PIXELS;

@@ -32,14 +32,14 @@
 #define MDATA_DIGITS_SPLIT_SEED 0
 
 typedef struct mdata_split {
-    size_t n;                     /* images */
-    const unsigned char *images;  /* n x MDATA_PIXELS bytes, row-major */
-    const unsigned char *labels;  /* n bytes, each < MDATA_CLASSES */
+    size_t n;                    /* images */
+    const unsigned char *images; /* n x MDATA_PIXELS bytes, row-major */
+    const unsigned char *labels; /* n bytes, each < MDATA_CLASSES */
 } mdata_split;
 
 typedef struct mdata {
     mdata_split train, test;
-    idx_array files[4];           /* owns the bytes the splits point into */
+    idx_array files[4]; /* owns the bytes the splits point into */
 } mdata;
 
 /* Load the four files of dir. Checks dims (N x 28 x 28 and N), equal counts and labels < 10;
@@ -56,7 +56,7 @@ void mdata_norm_table(float lut[256]);
 
 /* Gather `count` images by index into x (count x MDATA_PIXELS floats, normalised through lut)
  * and their labels. */
-void mdata_gather(const mdata_split *s, const uint32_t *index, size_t count,
-                  const float lut[256], float *x, int *labels);
+void mdata_gather(const mdata_split *s, const uint32_t *index, size_t count, const float lut[256],
+                  float *x, int *labels);
 
 #endif

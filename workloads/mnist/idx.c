@@ -19,17 +19,12 @@ size_t idx_type_size(int type)
 {
     switch (type) {
     case IDX_U8:
-    case IDX_I8:
-        return 1;
-    case IDX_I16:
-        return 2;
+    case IDX_I8: return 1;
+    case IDX_I16: return 2;
     case IDX_I32:
-    case IDX_F32:
-        return 4;
-    case IDX_F64:
-        return 8;
-    default:
-        return 0;
+    case IDX_F32: return 4;
+    case IDX_F64: return 8;
+    default: return 0;
     }
 }
 
@@ -155,8 +150,7 @@ int idx_read(const char *path, idx_array *out, err *e)
 static unsigned char *gzip(const unsigned char *raw, size_t *len)
 {
     z_stream z = {0};
-    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-        Z_OK)
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         xoom(sizeof z); /* deflateInit2 with valid arguments fails only for memory */
     size_t cap = deflateBound(&z, (uLong)*len), done = 0;
     unsigned char *out = xmalloc(cap);
@@ -175,8 +169,8 @@ static unsigned char *gzip(const unsigned char *raw, size_t *len)
     return out;
 }
 
-int idx_write(const char *path, int type, int ndim, const uint32_t *dims, const void *data,
-              int gz, err *e)
+int idx_write(const char *path, int type, int ndim, const uint32_t *dims, const void *data, int gz,
+              err *e)
 {
     size_t es = idx_type_size(type);
     if (es == 0 || ndim < 1 || ndim > IDX_MAX_DIMS)

@@ -26,14 +26,14 @@ enum {
 #define IDX_MAX_BYTES ((size_t)1 << 30)
 
 typedef struct idx_array {
-    int type;                     /* IDX_U8 ... */
-    int ndim;                     /* 1 .. IDX_MAX_DIMS */
+    int type; /* IDX_U8 ... */
+    int ndim; /* 1 .. IDX_MAX_DIMS */
     uint32_t dims[IDX_MAX_DIMS];
-    size_t count;                 /* product of dims */
-    size_t elem_size;             /* bytes per element */
-    const unsigned char *data;    /* count x elem_size bytes, as stored (big-endian) */
-    size_t data_offset;           /* byte offset of data in the file */
-    unsigned char *owned;         /* buffer to free, or NULL when data points into the caller's */
+    size_t count;              /* product of dims */
+    size_t elem_size;          /* bytes per element */
+    const unsigned char *data; /* count x elem_size bytes, as stored (big-endian) */
+    size_t data_offset;        /* byte offset of data in the file */
+    unsigned char *owned;      /* buffer to free, or NULL when data points into the caller's */
 } idx_array;
 
 /* Parse an IDX image held in memory; `name` names it in errors. data points into buf (no copy),
@@ -45,8 +45,8 @@ int idx_read(const char *path, idx_array *out, err *e);
 
 /* Write an IDX file whole or not at all (temporary name, then rename); gzip when gz != 0.
  * data holds count x elem_size bytes already in big-endian order. */
-int idx_write(const char *path, int type, int ndim, const uint32_t *dims, const void *data,
-              int gz, err *e);
+int idx_write(const char *path, int type, int ndim, const uint32_t *dims, const void *data, int gz,
+              err *e);
 
 void idx_free(idx_array *a);
 

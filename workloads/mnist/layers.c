@@ -15,9 +15,18 @@
  * SSE on x86-64 and NEON on arm64). aligned(4): loads and stores may be unaligned. */
 typedef float v4f __attribute__((vector_size(16), aligned(4)));
 
-static inline v4f ld4(const float *p) { return *(const v4f *)p; }
-static inline void st4(float *p, v4f v) { *(v4f *)p = v; }
-static inline v4f bc4(float x) { return (v4f){x, x, x, x}; }
+static inline v4f ld4(const float *p)
+{
+    return *(const v4f *)p;
+}
+static inline void st4(float *p, v4f v)
+{
+    *(v4f *)p = v;
+}
+static inline v4f bc4(float x)
+{
+    return (v4f){x, x, x, x};
+}
 
 /* C[M][N] += A B[K][N], where A's element (i, k) is A[i*sai + k*sak] (so one kernel serves
  * A and A^T). A 4 x 8 tile of C is summed in registers over all of K, then added to C. */
@@ -280,7 +289,7 @@ void mlayer_conv_bwd(const mlayer_conv *c, int batch, const float *x, const floa
         if (p > kk) { /* long dots over output positions (conv1: 576 vs 25) */
             im2col(c, xn, col);
             mm_nt(c->cout, kk, p, dyn, p, col, p, dw, kk);
-        } else {      /* many weights, short dots (conv2: 64 vs 250): register tiles */
+        } else { /* many weights, short dots (conv2: 64 vs 250): register tiles */
             im2row(c, xn, col);
             mm_acc(c->cout, kk, p, dyn, p, 1, col, kk, dw, kk);
         }
@@ -294,8 +303,7 @@ void mlayer_conv_bwd(const mlayer_conv *c, int batch, const float *x, const floa
     }
 }
 
-void mlayer_pool_relu_fwd(int planes, int h, int w, const float *y, float *out,
-                          unsigned char *arg)
+void mlayer_pool_relu_fwd(int planes, int h, int w, const float *y, float *out, unsigned char *arg)
 {
     const int ho = h / 2, wo = w / 2;
     for (int pl = 0; pl < planes; pl++) {
@@ -338,16 +346,16 @@ void mlayer_pool_relu_bwd(int planes, int h, int w, const float *dout, const flo
     }
 }
 
-void mlayer_linear_fwd(int batch, int in, int out, const float *x, const float *w,
-                       const float *b, float *y)
+void mlayer_linear_fwd(int batch, int in, int out, const float *x, const float *w, const float *b,
+                       float *y)
 {
     for (int n = 0; n < batch; n++)
         memcpy(y + (size_t)n * out, b, sizeof(float) * out);
     mm_nt(batch, out, in, x, in, w, in, y, out);
 }
 
-void mlayer_linear_bwd(int batch, int in, int out, const float *x, const float *w,
-                       const float *dy, float *dw, float *db, float *dx)
+void mlayer_linear_bwd(int batch, int in, int out, const float *x, const float *w, const float *dy,
+                       float *dw, float *db, float *dx)
 {
     mm_tn(out, in, batch, dy, out, x, in, dw, in);
     for (int n = 0; n < batch; n++) {

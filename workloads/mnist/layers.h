@@ -11,12 +11,18 @@
 
 /* A convolution with stride 1 and no padding (nn.Conv2d(cin, cout, k)). */
 typedef struct mlayer_conv {
-    int cin, h, w;  /* input planes and size */
-    int cout, k;    /* output planes, square kernel */
+    int cin, h, w; /* input planes and size */
+    int cout, k;   /* output planes, square kernel */
 } mlayer_conv;
 
-static inline int mlayer_conv_ho(const mlayer_conv *c) { return c->h - c->k + 1; }
-static inline int mlayer_conv_wo(const mlayer_conv *c) { return c->w - c->k + 1; }
+static inline int mlayer_conv_ho(const mlayer_conv *c)
+{
+    return c->h - c->k + 1;
+}
+static inline int mlayer_conv_wo(const mlayer_conv *c)
+{
+    return c->w - c->k + 1;
+}
 /* Floats of the per-image unfolded-input scratch buffer (col and dcol each). */
 size_t mlayer_conv_col_floats(const mlayer_conv *c);
 
@@ -29,18 +35,17 @@ void mlayer_conv_bwd(const mlayer_conv *c, int batch, const float *x, const floa
 
 /* nn.MaxPool2d(2) then nn.ReLU over `planes` planes of h x w (both even): out[planes][h/2][w/2],
  * arg = position (0..3, row-major in the window) of the max; ties keep the first, as PyTorch. */
-void mlayer_pool_relu_fwd(int planes, int h, int w, const float *y, float *out,
-                          unsigned char *arg);
+void mlayer_pool_relu_fwd(int planes, int h, int w, const float *y, float *out, unsigned char *arg);
 /* dy[planes][h][w] = the gradient routed back to each window's max where out > 0. */
 void mlayer_pool_relu_bwd(int planes, int h, int w, const float *dout, const float *out,
                           const unsigned char *arg, float *dy);
 
 /* y[B][out] = x[B][in] w[out][in]^T + b. */
-void mlayer_linear_fwd(int batch, int in, int out, const float *x, const float *w,
-                       const float *b, float *y);
+void mlayer_linear_fwd(int batch, int in, int out, const float *x, const float *w, const float *b,
+                       float *y);
 /* dw += dy^T x, db += column sums of dy; dx = dy w unless dx is NULL. */
-void mlayer_linear_bwd(int batch, int in, int out, const float *x, const float *w,
-                       const float *dy, float *dw, float *db, float *dx);
+void mlayer_linear_bwd(int batch, int in, int out, const float *x, const float *w, const float *dy,
+                       float *dw, float *db, float *dx);
 
 /* In-place ReLU, and its backward from the output: dx[i] = out[i] > 0 ? dx[i] : 0. */
 void mlayer_relu_fwd(size_t n, float *x);

@@ -23,14 +23,17 @@ static const mref_tensor_info tensors[MREF_NTENSORS] = {
     {"layer4.bias", 1, {10}, 90016, 10, 256},
 };
 
-static const mlayer_conv conv1 = {1, 28, 28, 10, 5};   /* -> 10 x 24 x 24 */
-static const mlayer_conv conv2 = {10, 12, 12, 20, 5};  /* -> 20 x 8 x 8 */
+static const mlayer_conv conv1 = {1, 28, 28, 10, 5};  /* -> 10 x 24 x 24 */
+static const mlayer_conv conv2 = {10, 12, 12, 20, 5}; /* -> 20 x 8 x 8 */
 
 enum {
     IN = 784,
-    Y1 = 10 * 24 * 24, A1 = 10 * 12 * 12,
-    Y2 = 20 * 8 * 8, A2 = 320,
-    H3 = 256, Z = 10,
+    Y1 = 10 * 24 * 24,
+    A1 = 10 * 12 * 12,
+    Y2 = 20 * 8 * 8,
+    A2 = 320,
+    H3 = 256,
+    Z = 10,
 };
 
 struct mref_net {
@@ -42,7 +45,7 @@ struct mref_net {
     /* backward */
     float *dz, *dh3, *da2, *da1;
     float *col, *dcol;
-    void *block;  /* one allocation for all of the above */
+    void *block; /* one allocation for all of the above */
 };
 
 const mref_tensor_info *mref_tensor(int i)
@@ -62,10 +65,11 @@ mref_net *mref_create(int max_batch, err *e)
                             ? mlayer_conv_col_floats(&conv1)
                             : mlayer_conv_col_floats(&conv2);
     /* float buffers, each rounded up to 16 floats so every one starts 64-byte aligned */
-    const size_t sizes[] = {MREF_NPARAMS, MREF_NPARAMS, b * IN, b * Y1, b * A1, b * Y2,
-                            b * A2, b * H3, b * Z, b * Z, b * H3, b * A2, b * A1, colf, colf};
-    float **slots[] = {&n->params, &n->grads, &n->x, &n->y1, &n->a1, &n->y2, &n->a2, &n->h3,
-                       &n->z, &n->dz, &n->dh3, &n->da2, &n->da1, &n->col, &n->dcol};
+    const size_t sizes[] = {MREF_NPARAMS, MREF_NPARAMS, b * IN, b * Y1, b * A1,
+                            b * Y2,       b * A2,       b * H3, b * Z,  b * Z,
+                            b * H3,       b * A2,       b * A1, colf,   colf};
+    float **slots[] = {&n->params, &n->grads, &n->x,   &n->y1,  &n->a1,  &n->y2,  &n->a2,  &n->h3,
+                       &n->z,      &n->dz,    &n->dh3, &n->da2, &n->da1, &n->col, &n->dcol};
     const size_t nslots = sizeof sizes / sizeof sizes[0];
     size_t total = 0;
     for (size_t i = 0; i < nslots; i++)
@@ -94,10 +98,22 @@ void mref_destroy(mref_net *n)
     }
 }
 
-float *mref_params(mref_net *n) { return n->params; }
-float *mref_grads(mref_net *n) { return n->grads; }
-int mref_max_batch(const mref_net *n) { return n->max_batch; }
-float *mref_input(mref_net *n) { return n->x; }
+float *mref_params(mref_net *n)
+{
+    return n->params;
+}
+float *mref_grads(mref_net *n)
+{
+    return n->grads;
+}
+int mref_max_batch(const mref_net *n)
+{
+    return n->max_batch;
+}
+float *mref_input(mref_net *n)
+{
+    return n->x;
+}
 
 void mref_init(mref_net *n, uint64_t seed)
 {
@@ -140,8 +156,7 @@ const float *mref_forward(mref_net *n, int batch, const float *x)
     return n->z;
 }
 
-float mref_forward_backward(mref_net *n, int batch, const float *x, const int *labels,
-                            int *correct)
+float mref_forward_backward(mref_net *n, int batch, const float *x, const int *labels, int *correct)
 {
     if (x != n->x)
         memcpy(n->x, x, sizeof(float) * (size_t)batch * IN);
@@ -152,8 +167,8 @@ float mref_forward_backward(mref_net *n, int batch, const float *x, const int *l
     mlayer_linear_bwd(batch, A2, H3, n->a2, P(MREF_W3), n->dh3, G(MREF_W3), G(MREF_B3), n->da2);
     float *dy2 = n->y2; /* y2 is dead once pooled */
     mlayer_pool_relu_bwd(batch * 20, 8, 8, n->da2, n->a2, n->arg2, dy2);
-    mlayer_conv_bwd(&conv2, batch, n->a1, P(MREF_W2), dy2, G(MREF_W2), G(MREF_B2), n->da1,
-                    n->col, n->dcol);
+    mlayer_conv_bwd(&conv2, batch, n->a1, P(MREF_W2), dy2, G(MREF_W2), G(MREF_B2), n->da1, n->col,
+                    n->dcol);
     float *dy1 = n->y1;
     mlayer_pool_relu_bwd(batch * 10, 24, 24, n->da1, n->a1, n->arg1, dy1);
     mlayer_conv_bwd(&conv1, batch, n->x, P(MREF_W1), dy1, G(MREF_W1), G(MREF_B1), NULL, n->col,

@@ -27,12 +27,12 @@ enum { MREF_W1, MREF_B1, MREF_W2, MREF_B2, MREF_W3, MREF_B3, MREF_W4, MREF_B4, M
 #define MREF_NPARAMS 90026
 
 typedef struct mref_tensor_info {
-    const char *name;   /* the PyTorch state_dict key, e.g. "layer1.conv.weight" */
+    const char *name; /* the PyTorch state_dict key, e.g. "layer1.conv.weight" */
     int ndim;
     int64_t shape[4];
-    size_t offset;      /* into the flat parameter vector */
+    size_t offset; /* into the flat parameter vector */
     size_t count;
-    int fan_in;         /* for PyTorch's default initialisation */
+    int fan_in; /* for PyTorch's default initialisation */
 } mref_tensor_info;
 
 const mref_tensor_info *mref_tensor(int i);
@@ -44,8 +44,8 @@ typedef struct mref_net mref_net;
 mref_net *mref_create(int max_batch, err *e);
 void mref_destroy(mref_net *n);
 
-float *mref_params(mref_net *n);  /* MREF_NPARAMS floats */
-float *mref_grads(mref_net *n);   /* MREF_NPARAMS floats */
+float *mref_params(mref_net *n); /* MREF_NPARAMS floats */
+float *mref_grads(mref_net *n);  /* MREF_NPARAMS floats */
 int mref_max_batch(const mref_net *n);
 /* The network's input buffer (max_batch x 784 floats): fill it and pass it as x to skip a copy. */
 float *mref_input(mref_net *n);
@@ -74,24 +74,24 @@ int mref_load(mref_net *n, const char *dir, err *e);
 /* ---- training (mref_train.c) ---- */
 
 typedef struct mref_cfg {
-    int epochs;         /* 3 */
-    int batch;          /* 40: micro-batch */
-    int grad_accum;     /* 10: micro-batches per weight update */
-    int device_iters;   /* 10: weight updates per host call */
-    int test_batch;     /* 8 */
-    adamw_cfg opt;      /* PyTorch AdamW defaults */
-    uint64_t seed;      /* 0 */
+    int epochs;       /* 3 */
+    int batch;        /* 40: micro-batch */
+    int grad_accum;   /* 10: micro-batches per weight update */
+    int device_iters; /* 10: weight updates per host call */
+    int test_batch;   /* 8 */
+    adamw_cfg opt;    /* PyTorch AdamW defaults */
+    uint64_t seed;    /* 0 */
 } mref_cfg;
 
 mref_cfg mref_defaults(void);
 
 /* What one host call did (the tutorial's progress line). */
 typedef struct mref_progress {
-    int epoch, epochs;  /* from 1 */
-    int call, calls;    /* from 1, per epoch */
-    long images;        /* images in this call */
-    double loss;        /* mean of the call's micro-batch losses */
-    double accuracy;    /* percent of the call's images predicted right (before their update) */
+    int epoch, epochs; /* from 1 */
+    int call, calls;   /* from 1, per epoch */
+    long images;       /* images in this call */
+    double loss;       /* mean of the call's micro-batch losses */
+    double accuracy;   /* percent of the call's images predicted right (before their update) */
 } mref_progress;
 
 typedef struct mref_hooks {

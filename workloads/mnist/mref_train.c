@@ -32,8 +32,8 @@ int mref_train(mref_net *n, const mref_cfg *cfg, const mdata_split *train, const
                        "%d, device iterations %d)",
                        cfg->epochs, cfg->batch, cfg->grad_accum, cfg->device_iters);
     if (cfg->batch > mref_max_batch(n))
-        return err_set(e, ERR_INPUT, "batch size %d exceeds the network's buffers (%d)",
-                       cfg->batch, mref_max_batch(n));
+        return err_set(e, ERR_INPUT, "batch size %d exceeds the network's buffers (%d)", cfg->batch,
+                       mref_max_batch(n));
     const long per_call = (long)cfg->batch * cfg->grad_accum * cfg->device_iters;
     const long calls = (long)train->n / per_call;
     if (cfg->epochs > 0 && calls < 1)
@@ -68,8 +68,7 @@ int mref_train(mref_net *n, const mref_cfg *cfg, const mdata_split *train, const
                 mref_zero_grads(n);
                 for (int g = 0; g < cfg->grad_accum; g++) {
                     int c = 0;
-                    mdata_gather(train, perm + pos, (size_t)cfg->batch, lut, mref_input(n),
-                                 labels);
+                    mdata_gather(train, perm + pos, (size_t)cfg->batch, lut, mref_input(n), labels);
                     pos += (size_t)cfg->batch;
                     loss_sum += mref_forward_backward(n, cfg->batch, mref_input(n), labels, &c);
                     correct += c;

@@ -80,8 +80,8 @@ static int parse_header(const char *hdr, size_t len, const char *name, npy_array
             if (hp_str(&h, val, sizeof val, hdr))
                 return ERR_INPUT;
             if (strcmp(val, "<f4") != 0)
-                return err_set(e, ERR_INPUT,
-                               "%s: dtype '%s' is not little-endian float32 ('<f4')", name, val);
+                return err_set(e, ERR_INPUT, "%s: dtype '%s' is not little-endian float32 ('<f4')",
+                               name, val);
             have_descr = 1;
         } else if (strcmp(key, "fortran_order") == 0) {
             hp_ws(&h);
@@ -134,7 +134,9 @@ static int parse_header(const char *hdr, size_t len, const char *name, npy_array
         return hp_fail(&h, "text after the header dict", hdr);
     if (!have_descr || !have_order || !have_shape)
         return err_set(e, ERR_INPUT, "%s: .npy header lacks %s", name,
-                       !have_descr ? "'descr'" : !have_order ? "'fortran_order'" : "'shape'");
+                       !have_descr   ? "'descr'"
+                       : !have_order ? "'fortran_order'"
+                                     : "'shape'");
     int nontrivial = 0;
     for (int i = 0; i < out->ndim; i++)
         nontrivial += out->shape[i] > 1;

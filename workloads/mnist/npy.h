@@ -17,10 +17,10 @@
 #define NPY_MAX_DIMS 8
 
 typedef struct npy_array {
-    int ndim;                     /* 0 for a scalar */
+    int ndim; /* 0 for a scalar */
     int64_t shape[NPY_MAX_DIMS];
-    size_t count;                 /* product of shape (1 for a scalar) */
-    float *data;                  /* count floats, host order; owned */
+    size_t count; /* product of shape (1 for a scalar) */
+    float *data;  /* count floats, host order; owned */
 } npy_array;
 
 /* Parse a .npy image in memory (name for errors). Copies the data out. 0 or ERR_INPUT. */
