@@ -20,7 +20,6 @@ typedef struct cli_cmd {
 } cli_cmd;
 
 /* The table of subcommands (cli/main.c). */
-const cli_cmd *cli_commands(void);
 const cli_cmd *cli_find(const char *name);
 
 /* ---- option helpers (cli/opts.c) ----

@@ -12,6 +12,7 @@
 
 #include "base/alloc.h"
 #include "cli/cli.h"
+#include "fabric/link.h"
 
 enum { SRC_COL = 51, WIDTH = 100 }; /* SRC_COL: 2 + key 22 + 1 + value 14 + 1 + unit 10 + 1 */
 
@@ -64,6 +65,11 @@ static void show(const mach *m, const mach_src *src)
     printf("  %-22s %14u %-10s sync_internal + ceil(sync_hop_ps x clock_hz x hops x 2), "
            "hops = 1 + (nipus / 2) / 2 = %llu\n",
            "external sync", mach_sync_external(m), "cycles", (unsigned long long)hops);
+    err e;
+    link_net *net = link_net_new(m, &e);
+    if (net)
+        printf("  %-22s %s (nipus = %u)\n", "IPU-Link topology", link_shape(net), m->nipus);
+    link_net_free(net);
 }
 
 static int cmd_show(int argc, char **argv)

@@ -162,11 +162,6 @@ static const cli_cmd commands[] = {
 };
 /* clang-format on */
 
-const cli_cmd *cli_commands(void)
-{
-    return commands;
-}
-
 const cli_cmd *cli_find(const char *name)
 {
     for (const cli_cmd *c = commands; c->name; c++)

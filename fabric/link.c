@@ -423,17 +423,6 @@ void link_ring(const link_net *net, uint32_t *out)
 
 /* ---- Statistics ---------------------------------------------------------------------------- */
 
-static const link_stat stat_table[LINK_NSTAT] = {
-    {"bytes", "B", "link", "bytes of the transfers routed over the directed link"},
-    {"busy", "ps", "link", "time with at least one transfer draining over the link"},
-    {"sent", "B", "ipu", "bytes of the transfers the IPU sent to other IPUs"},
-    {"received", "B", "ipu", "bytes of the transfers other IPUs sent to the IPU"},
-};
-
-const link_stat *link_stat_table(void)
-{
-    return stat_table;
-}
 uint64_t link_bytes(const link_net *net, uint32_t id)
 {
     return net->lbytes[id];

@@ -132,14 +132,4 @@ uint64_t link_ipu_sent(const link_net *net, uint32_t ipu);     /* bytes of trans
 uint64_t link_ipu_received(const link_net *net, uint32_t ipu); /* bytes of transfers it got */
 void link_stats_reset(link_net *net);
 
-/* The statistics table: names, units and meanings, in one place for reports and CSV. */
-typedef struct link_stat {
-    const char *name; /* JSON key / CSV column */
-    const char *unit;
-    const char *per; /* "link" or "ipu" */
-    const char *meaning;
-} link_stat;
-enum { LINK_NSTAT = 4 };
-const link_stat *link_stat_table(void);
-
 #endif

@@ -103,10 +103,6 @@ void host_free(host *h)
     free(h);
 }
 
-uint32_t host_nipus(const host *h)
-{
-    return h->nipus;
-}
 uint32_t host_ngroups(const host *h)
 {
     return h->ngroups;

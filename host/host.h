@@ -136,7 +136,6 @@ typedef struct host host;
 host *host_new(const mach *m, err *e);
 void host_free(host *h);
 
-uint32_t host_nipus(const host *h);
 uint32_t host_ngroups(const host *h);             /* ceil(nipus / host_link_ipus) */
 uint32_t host_group(const host *h, uint32_t ipu); /* ipu / host_link_ipus */
 

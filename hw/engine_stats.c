@@ -133,8 +133,3 @@ double eng_stat_value(const eng_stat *s, const void *stats, const mach *m)
 {
     return s->get(stats, m, s->arg);
 }
-
-const char *eng_cat_name(unsigned cat)
-{
-    return cat < ENG_NCAT ? cat_table[cat].key : NULL;
-}

@@ -101,8 +101,6 @@ const eng_stat *eng_stat_find(const eng_stat *tab, size_t n, const char *key);
 /* A row's value: stats is the eng_stats or eng_ipu_stats its table reads (see eng_stat.get);
  * m the machine (for times). */
 double eng_stat_value(const eng_stat *s, const void *stats, const mach *m);
-/* The PopVision name of a time category (eng_cat_table()[cat].key), NULL when out of range. */
-const char *eng_cat_name(unsigned cat);
 
 struct eng;
 /* Results of a run. */

@@ -230,6 +230,11 @@ static void test_machine_presets(void **state)
     assert_non_null(strstr(out, "machine mk2 from machines/mk2.ini"));
     assert_int_equal(run(out, sizeof out, "machine show mk1 --set nipus=8"), 0);
     assert_non_null(strstr(out, "override (the preset had 1"));
+    /* Mk1: C2 cards of 2 IPUs in a ladder, so 8 IPUs are 4 cards */
+    assert_non_null(strstr(out, "IPU-Link topology      ladder: 4 cards of 2 IPUs (nipus = 8)"));
+    /* Mk2: 64 IPUs are 16 M2000 boxes of 4, the boxes on a square 4 x 4 torus */
+    assert_int_equal(run(out, sizeof out, "machine show mk2 --set nipus=64"), 0);
+    assert_non_null(strstr(out, "m2000: 16 boxes of 4 IPUs, 4x4 torus (nipus = 64)"));
 
     /* a bad --set names the argument, on one line */
     assert_int_equal(run(out, sizeof out, "run --set bogus=1 tests/isa/sup_alu.s"), 2);
