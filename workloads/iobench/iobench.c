@@ -187,10 +187,19 @@ static uint32_t align16(uint64_t x)
     return (uint32_t)((x + 15) & ~(uint64_t)15);
 }
 
-int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r, sys **out, err *e)
+/* Where everything lies on the tiles, and the sizes that decide it. */
+typedef struct layout {
+    uint32_t ncomp;        /* compute tiles: [0, ncomp); I/O tiles follow */
+    unsigned bpp, ppw;     /* bytes per pixel, pixels per 32-bit word */
+    uint64_t bytes, words; /* one micro-batch, rounded up to whole words */
+    uint32_t max_cw;       /* words on the busiest compute tile */
+    uint32_t base;         /* where the input lands on every tile (I/O tiles: their buffer) */
+    uint32_t out_at, panel, outer;
+    uint64_t out_words; /* the outfeed's words per step */
+} layout;
+
+static int check_cfg(const mach *m, const wl_iobench_cfg *c, err *e)
 {
-    memset(r, 0, sizeof *r);
-    *out = NULL;
     if (c->batch == 0 || c->sample_px == 0 || c->steps == 0)
         return err_set(e, ERR_INPUT, "io-bench: --batch, --sample-px and --steps must be positive");
     if (c->dtype < IOB_FP32 || c->dtype > IOB_INT8)
@@ -201,150 +210,145 @@ int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r,
     if (c->io_tiles + 1 > m->tiles_per_ipu)
         return err_set(e, ERR_INPUT, "io-bench: --io-tiles %u leaves no compute tile of %u",
                        c->io_tiles, m->tiles_per_ipu);
-    const uint32_t ncomp = m->tiles_per_ipu - c->io_tiles;
-    const unsigned bpp = bytes_per_px(c->dtype), ppw = 4 / bpp;
-    const uint64_t bytes = ((uint64_t)c->batch * c->sample_px * bpp + 3) & ~(uint64_t)3;
-    const uint64_t words = bytes / 4;
-    r->batch_bytes = bytes;
-    r->compute_tiles = ncomp;
-    r->rule_of_thumb = wl_iobench_rule_of_thumb(bytes);
+    return ERR_OK;
+}
 
-    /* the hand-over exchange: I/O tile j holds words [j W / N, (j+1) W / N) */
-    xcomp_xfer *xf = NULL;
-    size_t nxf = 0;
-    char *handover = NULL;
-    mach mm = *m;
-    const uint32_t max_cw = (uint32_t)((words + ncomp - 1) / ncomp);
-    uint32_t base = 0; /* where the input lands on every tile (I/O tiles: their buffer) */
+/* The hand-over exchange for buffers at L->base: I/O tile j holds words [j W / N, (j+1) W / N)
+ * and sends each compute tile the part of its share it holds. Returns the transfer count. */
+static size_t handover_xfers(const layout *L, const wl_iobench_cfg *c, xcomp_xfer *xf)
+{
+    size_t n = 0;
+    const uint64_t W = L->words;
+    for (uint32_t j = 0; j < c->io_tiles; j++) {
+        uint64_t p = W * j / c->io_tiles, q = W * (j + 1) / c->io_tiles;
+        for (uint32_t t = (uint32_t)(p * L->ncomp / W); t < L->ncomp; t++) {
+            uint64_t a = W * t / L->ncomp, b = W * (t + 1) / L->ncomp;
+            if (a >= q)
+                break;
+            uint64_t lo = a > p ? a : p, hi = b < q ? b : q;
+            if (hi > lo)
+                xf[n++] = (xcomp_xfer){.src = L->ncomp + j,
+                                       .dst_first = t,
+                                       .dst_count = 1,
+                                       .bytes = (uint32_t)(hi - lo) * 4,
+                                       .src_addr = L->base + (uint32_t)(lo - p) * 4,
+                                       .dst_addr = L->base + (uint32_t)(lo - a) * 4};
+        }
+    }
+    return n;
+}
+
+/* Assemble the program into *prog. With I/O tiles the image holds the hand-over code, whose
+ * addresses depend on where the buffers are, which must lie past the image: estimate, emit,
+ * re-assemble, and once more if the estimate was short (instructions have one size, so that
+ * settles it). Sets L->base for I/O tiles and r->handover_cycles. */
+static int assemble(const mach *m, const wl_iobench_cfg *c, layout *L, wl_iobench_result *r,
+                    isa_prog *prog, err *e)
+{
+    char *handover = NULL, *src = NULL;
+    xcomp_xfer *xf = xcalloc((size_t)L->ncomp + c->io_tiles + 1, sizeof *xf);
     int rc = ERR_OK;
-    isa_prog prog;
-    memset(&prog, 0, sizeof prog);
-    char *src = NULL;
-    sys *s = NULL;
-    eng *g = NULL;
-    fill_ctx fc = {c};
-
-    /* a first assembly without the hand-over fixes the image size, hence the addresses */
-    /* Assemble. With I/O tiles the image holds the hand-over code, whose addresses depend on
-     * where the buffers are, which must lie past the image: estimate, emit, re-assemble, and
-     * once more if the estimate was short (instructions have one size, so that settles it). */
-    for (int pass = 0; pass < 4; pass++) {
+    for (int pass = 0; pass < 4 && rc == ERR_OK; pass++) {
         free(src);
-        src = program(c, ncomp, handover);
-        isa_prog_free(&prog);
-        if ((rc = asm_assemble("io-bench", src, strlen(src), &prog, e)) != ERR_OK)
-            goto done;
-        if (!c->io_tiles || (handover && base >= prog.size))
+        src = program(c, L->ncomp, handover);
+        isa_prog_free(prog);
+        if ((rc = asm_assemble("io-bench", src, strlen(src), prog, e)) != ERR_OK)
             break;
-        base = align16((uint64_t)prog.size +
-                       (handover ? 4096 : ((uint64_t)ncomp + c->io_tiles) * 96 + 8192));
-        uint64_t io_bytes = (words + c->io_tiles - 1) / c->io_tiles * 4;
+        if (!c->io_tiles || (handover && L->base >= prog->size))
+            break;
+        L->base = align16((uint64_t)prog->size +
+                          (handover ? 4096 : ((uint64_t)L->ncomp + c->io_tiles) * 96 + 8192));
+        uint64_t io_bytes = (L->words + c->io_tiles - 1) / c->io_tiles * 4;
         uint64_t usable = (uint64_t)((1.0 - IO_RESERVE) * m->sram_bytes);
-        if (io_bytes + base > usable) {
+        if (io_bytes + L->base > usable) {
             rc = err_set(e, ERR_INPUT,
                          "io-bench: %u I/O tiles cannot hold a micro-batch of %llu bytes (each "
                          "holds %llu bytes: 95%% of %u less the program); seed 001's rule of "
                          "thumb for this micro-batch is %u I/O tiles",
-                         c->io_tiles, (unsigned long long)bytes,
-                         (unsigned long long)(usable > base ? usable - base : 0), m->sram_bytes,
-                         r->rule_of_thumb);
-            goto done;
+                         c->io_tiles, (unsigned long long)L->bytes,
+                         (unsigned long long)(usable > L->base ? usable - L->base : 0),
+                         m->sram_bytes, r->rule_of_thumb);
+            break;
         }
-        free(xf);
-        nxf = 0;
-        xf = xcalloc((size_t)ncomp + c->io_tiles + 1, sizeof *xf);
-        for (uint32_t j = 0; j < c->io_tiles; j++) {
-            uint64_t p = words * j / c->io_tiles, q = words * (j + 1) / c->io_tiles;
-            for (uint32_t t = (uint32_t)(p * ncomp / words); t < ncomp; t++) {
-                uint64_t a = words * t / ncomp, b = words * (t + 1) / ncomp;
-                if (a >= q)
-                    break;
-                uint64_t lo = a > p ? a : p, hi = b < q ? b : q;
-                if (hi > lo)
-                    xf[nxf++] = (xcomp_xfer){ncomp + j,
-                                             t,
-                                             1,
-                                             (uint32_t)(hi - lo) * 4,
-                                             base + (uint32_t)(lo - p) * 4,
-                                             base + (uint32_t)(lo - a) * 4,
-                                             0};
-            }
-        }
+        size_t nxf = handover_xfers(L, c, xf);
         xcomp_plan plan;
         if ((rc = xcomp_schedule(m, m->tiles_per_ipu, xf, nxf, &plan, e)) != ERR_OK)
-            goto done;
+            break;
         r->handover_cycles = plan.cycles;
         free(handover);
-        if (!(handover = xcomp_emit(m->tiles_per_ipu, xf, nxf, "handover", e))) {
+        if (!(handover = xcomp_emit(m->tiles_per_ipu, xf, nxf, "handover", e)))
             rc = e->status;
-            goto done;
-        }
     }
+    free(src);
+    free(handover);
+    free(xf);
+    return rc;
+}
 
-    /* placement: input at `base` (I/O buffer on I/O tiles), fp32 output, work panel */
-    if (!c->io_tiles) {
-        base = align16(prog.size);
-    } else if (base < prog.size) {
-        rc = err_set(e, ERR_INPUT, "io-bench: program of %u bytes overlaps its buffers at %u",
-                     prog.size, base);
-        goto done;
-    }
-    uint32_t out_at = align16((uint64_t)base + (uint64_t)max_cw * 4);
-    uint32_t panel = align16((uint64_t)out_at + (uint64_t)max_cw * ppw * 4);
-    if ((uint64_t)panel + PANEL_BYTES > m->sram_bytes) {
-        rc = err_set(e, ERR_INPUT,
-                     "io-bench: a compute tile needs %llu bytes of %u: use fewer "
-                     "samples per micro-batch or more compute tiles",
-                     (unsigned long long)panel + PANEL_BYTES, m->sram_bytes);
-        goto done;
-    }
-    uint64_t amps =
-        ((uint64_t)c->batch * c->work_macs + 16ull * 6 * ncomp - 1) / (16ull * 6 * ncomp);
-    uint32_t outer = (uint32_t)((amps + 255) / 256);
-    uint64_t out_words_total = ((uint64_t)c->batch * c->out_bytes + 3) / 4;
+/* Placement after the image: input at base (I/O buffer on I/O tiles), fp32 output, the work
+ * panel; and the AMP loop count that gives each sample its work. */
+static int place(const mach *m, const wl_iobench_cfg *c, const isa_prog *prog, layout *L, err *e)
+{
+    if (!c->io_tiles)
+        L->base = align16(prog->size);
+    else if (L->base < prog->size)
+        return err_set(e, ERR_INPUT, "io-bench: program of %u bytes overlaps its buffers at %u",
+                       prog->size, L->base);
+    L->out_at = align16((uint64_t)L->base + (uint64_t)L->max_cw * 4);
+    L->panel = align16((uint64_t)L->out_at + (uint64_t)L->max_cw * L->ppw * 4);
+    if ((uint64_t)L->panel + PANEL_BYTES > m->sram_bytes)
+        return err_set(e, ERR_INPUT,
+                       "io-bench: a compute tile needs %llu bytes of %u: use fewer "
+                       "samples per micro-batch or more compute tiles",
+                       (unsigned long long)L->panel + PANEL_BYTES, m->sram_bytes);
+    uint64_t per = 16ull * 6 * L->ncomp;
+    uint64_t amps = ((uint64_t)c->batch * c->work_macs + per - 1) / per;
+    L->outer = (uint32_t)((amps + 255) / 256);
+    L->out_words = ((uint64_t)c->batch * c->out_bytes + 3) / 4;
+    return ERR_OK;
+}
 
-    hio_cfg hc = {.in = c->host, .out = c->host, .fill = fill, .fill_ctx = &fc};
+/* The host: one infeed of micro-batches, one outfeed drained at drain_ps. */
+static hio_cfg host_of(const wl_iobench_cfg *c, const layout *L, fill_ctx *fc)
+{
+    hio_cfg hc = {.in = c->host, .out = c->host, .fill = fill, .fill_ctx = fc};
     hc.in.samples_per_buffer = c->batch;
-    hc.in.bytes_per_buffer = bytes;
+    hc.in.bytes_per_buffer = L->bytes;
     hc.out.samples_per_buffer = c->batch;
-    hc.out.bytes_per_buffer = out_words_total * 4;
+    hc.out.bytes_per_buffer = L->out_words * 4;
     hc.out.drain_ps = c->drain_ps;
     hc.out.loaders = 1;
     hc.out.prep_ps = 0;
-    if ((rc = host_cfg_check(&hc.in, e)) != ERR_OK)
-        goto done;
-    sys_cfg sc = {.m = mm, .threads = c->threads, .max_cycles = c->max_cycles, .host = &hc};
-    if (!(s = sys_new(&sc, e))) {
-        rc = e->status ? e->status : ERR_INPUT;
-        goto done;
-    }
-    g = sys_engine(s);
-    if ((rc = eng_load(g, &prog, e)) != ERR_OK)
-        goto done;
-    int64_t params = isa_prog_sym(&prog, "params"), ioparams = isa_prog_sym(&prog, "ioparams");
-    for (uint32_t i = 0; i < mm.nipus; i++) {
-        for (uint32_t t = 0; t < ncomp; t++) {
+    return hc;
+}
+
+/* Every tile's parameter block: compute tiles at `params`, I/O tiles at `ioparams`. */
+static void write_params(eng *g, const wl_iobench_cfg *c, const layout *L, const isa_prog *prog)
+{
+    uint32_t params = (uint32_t)isa_prog_sym(prog, "params");
+    uint32_t ioparams = (uint32_t)isa_prog_sym(prog, "ioparams");
+    const uint64_t W = L->words, OW = L->out_words;
+    for (uint32_t i = 0; i < eng_nipus(g); i++) {
+        for (uint32_t t = 0; t < L->ncomp; t++) {
             uint8_t *mem = eng_tile_mem(g, i, t);
-            uint32_t w = (uint32_t)(words * (t + 1) / ncomp - words * t / ncomp);
-            uint32_t ow =
-                (uint32_t)(out_words_total * (t + 1) / ncomp - out_words_total * t / ncomp);
-            put32(mem, (uint32_t)params + 0, w);
-            put32(mem, (uint32_t)params + 4, base);
-            put32(mem, (uint32_t)params + 8, out_at);
-            put32(mem, (uint32_t)params + 12, outer);
-            put32(mem, (uint32_t)params + 16, panel);
-            put32(mem, (uint32_t)params + 20, ow);
+            put32(mem, params + 0, (uint32_t)(W * (t + 1) / L->ncomp - W * t / L->ncomp));
+            put32(mem, params + 4, L->base);
+            put32(mem, params + 8, L->out_at);
+            put32(mem, params + 12, L->outer);
+            put32(mem, params + 16, L->panel);
+            put32(mem, params + 20, (uint32_t)(OW * (t + 1) / L->ncomp - OW * t / L->ncomp));
         }
         for (uint32_t j = 0; j < c->io_tiles; j++) {
-            uint8_t *mem = eng_tile_mem(g, i, ncomp + j);
-            uint32_t w = (uint32_t)(words * (j + 1) / c->io_tiles - words * j / c->io_tiles);
-            put32(mem, (uint32_t)ioparams + 0, w * 4);
-            put32(mem, (uint32_t)ioparams + 4, base);
+            uint8_t *mem = eng_tile_mem(g, i, L->ncomp + j);
+            uint32_t w = (uint32_t)(W * (j + 1) / c->io_tiles - W * j / c->io_tiles);
+            put32(mem, ioparams + 0, w * 4);
+            put32(mem, ioparams + 4, L->base);
         }
     }
-    if ((rc = eng_run(g, e)) != ERR_OK)
-        goto done;
+}
 
+static void measure(const eng *g, const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r)
+{
     eng_stats st;
     eng_get_stats(g, &st);
     eng_ipu_stats is;
@@ -352,13 +356,45 @@ int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r,
     r->cycles = st.cycles;
     r->seconds = (double)st.cycles / (double)m->clock_hz;
     r->steps_per_s = r->seconds > 0 ? c->steps / r->seconds : 0;
-    r->samples_per_s = r->steps_per_s * c->batch * mm.nipus;
+    r->samples_per_s = r->steps_per_s * c->batch * eng_nipus(g);
     memcpy(r->cat, is.cat, sizeof r->cat);
     memcpy(r->io, is.io, sizeof r->io);
-done:
-    free(src);
-    free(handover);
-    free(xf);
+}
+
+int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r, sys **out, err *e)
+{
+    memset(r, 0, sizeof *r);
+    *out = NULL;
+    int rc = check_cfg(m, c, e);
+    if (rc != ERR_OK)
+        return rc;
+    layout L = {.ncomp = m->tiles_per_ipu - c->io_tiles, .bpp = bytes_per_px(c->dtype)};
+    L.ppw = 4 / L.bpp;
+    L.bytes = ((uint64_t)c->batch * c->sample_px * L.bpp + 3) & ~(uint64_t)3;
+    L.words = L.bytes / 4;
+    L.max_cw = (uint32_t)((L.words + L.ncomp - 1) / L.ncomp);
+    r->batch_bytes = L.bytes;
+    r->compute_tiles = L.ncomp;
+    r->rule_of_thumb = wl_iobench_rule_of_thumb(L.bytes);
+
+    isa_prog prog;
+    memset(&prog, 0, sizeof prog);
+    sys *s = NULL;
+    fill_ctx fc = {c};
+    hio_cfg hc = {0};
+    if ((rc = assemble(m, c, &L, r, &prog, e)) == ERR_OK &&
+        (rc = place(m, c, &prog, &L, e)) == ERR_OK) {
+        hc = host_of(c, &L, &fc);
+        rc = host_cfg_check(&hc.in, e);
+    }
+    sys_cfg sc = {.m = *m, .threads = c->threads, .max_cycles = c->max_cycles, .host = &hc};
+    if (rc == ERR_OK && !(s = sys_new(&sc, e)))
+        rc = e->status ? e->status : ERR_INPUT;
+    if (rc == ERR_OK && (rc = eng_load(sys_engine(s), &prog, e)) == ERR_OK) {
+        write_params(sys_engine(s), c, &L, &prog);
+        if ((rc = eng_run(sys_engine(s), e)) == ERR_OK)
+            measure(sys_engine(s), m, c, r);
+    }
     isa_prog_free(&prog);
     if (rc != ERR_OK) {
         sys_free(s);
