@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "host/system.h"
+#include "tests/testutil.h"
 #include "isa/asm.h"
 
 enum { OPK_ALU, OPK_BR, OPK_RUN, OPK_RUNALL, OPK_JOIN, OPK_HALT };
@@ -153,15 +154,9 @@ static uint64_t engine_cycles(const char *src)
     err e;
     err_clear(&e);
     isa_prog prog;
-    if (asm_assemble("gen.s", src, strlen(src), &prog, &e) != ERR_OK)
-        fail_msg("%s", e.msg);
-    sys_cfg cfg = {.threads = 1, .max_cycles = 1000000};
-    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
-    cfg.m.tiles_per_ipu = 1;
-    sys *sy = sys_new(&cfg, &e);
-    assert_non_null(sy);
+    tu_assemble("gen.s", src, &prog);
+    sys *sy = tu_system(1, 1, 1, 1000000, &prog);
     eng *g = sys_engine(sy);
-    assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
     if (eng_run(g, &e) != ERR_OK)
         fail_msg("%s", e.msg);
     eng_stats st;

@@ -47,19 +47,11 @@ static void run_prog(const char *src, uint32_t nipus, uint32_t ntiles, unsigned 
     err e;
     err_clear(&e);
     isa_prog prog;
-    if (asm_assemble("x.s", src, strlen(src), &prog, &e) != ERR_OK)
-        fail_msg("%s", e.msg);
-    sys_cfg cfg = {.threads = threads, .max_cycles = 100000000};
-    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
-    cfg.m.nipus = nipus;
-    cfg.m.tiles_per_ipu = ntiles;
-    sys *sy = sys_new(&cfg, &e);
-    if (!sy)
-        fail_msg("%s", e.msg);
+    tu_assemble("x.s", src, &prog);
+    sys *sy = tu_system(nipus, ntiles, threads, 100000000, &prog);
     eng *g = sys_engine(sy);
     memset(out, 0, sizeof *out);
     xchg_set_trace(sys_fabric(sy), on_trace, &out->tr);
-    assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
     if (setup)
         setup(g);
     out->rc = eng_run(g, &e);

@@ -52,20 +52,11 @@ static void run_exchange(const char *code, uint32_t ntiles, run_out *out)
     err e;
     err_clear(&e);
     isa_prog prog;
-    if (asm_assemble("xc.s", src, strlen(src), &prog, &e) != ERR_OK)
-        fail_msg("%s", e.msg);
-    sys_cfg cfg = {.threads = 2, .max_cycles = 100000000};
-    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
-    cfg.m.nipus = 1;
-    cfg.m.tiles_per_ipu = ntiles;
-    sys *sy = sys_new(&cfg, &e);
-    if (!sy)
-        fail_msg("%s", e.msg);
-    eng *g = sys_engine(sy);
+    tu_assemble("xc.s", src, &prog);
+    sys *sy = tu_system(1, ntiles, 2, 100000000, &prog);
     memset(out, 0, sizeof *out);
     xchg_set_trace(sys_fabric(sy), on_trace, out);
-    assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
-    out->rc = eng_run(g, &e);
+    out->rc = eng_run(sys_engine(sy), &e);
     snprintf(out->msg, sizeof out->msg, "%s", e.msg);
     sys_free(sy);
     isa_prog_free(&prog);

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 
 #include "base/file.h"
+#include "host/system.h"
+#include "isa/asm.h"
 
 /* FNV-1a over n bytes, continuing from h (start with 0xcbf29ce484222325). */
 static inline uint64_t tu_fnv(uint64_t h, const void *p, size_t n)
@@ -80,6 +82,34 @@ static inline int tu_count_lines(const char *s)
     for (; *s; s++)
         n += *s == '\n';
     return n;
+}
+
+/* Assemble src as `name` into *prog, failing the test with the assembler's message. */
+static inline void tu_assemble(const char *name, const char *src, isa_prog *prog)
+{
+    err e;
+    err_clear(&e);
+    if (asm_assemble(name, src, strlen(src), prog, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+}
+
+/* A system of nipus Mk2 IPUs of ntiles tiles (0: the preset's) without a host, built with the
+ * one constructor, its program loaded; fails the test on any error. */
+static inline sys *tu_system(uint32_t nipus, uint32_t ntiles, unsigned threads, uint64_t max_cycles,
+                             const isa_prog *prog)
+{
+    err e;
+    err_clear(&e);
+    sys_cfg cfg = {.threads = threads, .max_cycles = max_cycles};
+    if (mach_builtin(&cfg.m, "mk2", &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    cfg.m.nipus = nipus;
+    if (ntiles)
+        cfg.m.tiles_per_ipu = ntiles;
+    sys *s = sys_new(&cfg, &e);
+    if (!s || eng_load(sys_engine(s), prog, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    return s;
 }
 
 #endif
