@@ -1,6 +1,8 @@
 /* test_xchg: the exchange fabric's timing — latency model, delivery at sync, conflicts,
- * multicast, and global exchange around a ring of four IPUs, identical for 1 and 2 host
- * threads. The exchange compiler that plans against it is tested in test_xcomp. */
+ * multicast, global exchange around a ring of four IPUs, identical for 1 and 2 host
+ * threads, and delivery order: of two streams that write one word, the later landing wins
+ * for 1, 2 and 4 threads. The exchange compiler that plans against it is tested in
+ * test_xcomp. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -201,12 +203,118 @@ static void test_ring_four_ipus(void **state)
     assert_true(a.st.cycles > 0);
 }
 
+/* ---- delivery order: two streams that write the same word of one receiver ----
+ *
+ * In every column of 64 tiles (mk2: 16 supertiles of 4, rows 0..15), for j < k:
+ *   far sender  j      (row 0)  sends 8 bytes from 0x1000 to 0x2000 of receiver 60 + j (row 15),
+ *   near sender 56 + j (row 14) sends 8 bytes from 0x1000 to 0x2000 of the same receiver.
+ * Supervisor cycles (docs/timing.md: ALU 1, branches 6 taken or not, send 1):
+ *   0 get, 1 andi, 2..4 li, 5 cmplti, 6 brnz (6 cycles)
+ *   far:  12 addi, 13 send
+ *   near: 12 addi, 13 li, 14 cmpltu, 15 brz (6 cycles), 21 addi, 22 send
+ * Landing (docs/fabric.md: L = 8 + 1 x |Δrow| in one column; 8 bytes = 2 words):
+ *   far:  L = 8 + 15 = 23, lands over [13 + 23, + 2) = [36, 38)
+ *   near: L = 8 + 1  = 9,  lands over [22 + 9,  + 2) = [31, 33)
+ * The windows do not overlap (legal), and the far stream, sent first and gathered first (lower
+ * tile), lands LAST: its bytes must be what the receiver holds, for any host thread count. */
+static const char same_word_src[] = "main:   get     r1, $tile\n"
+                                    "        andi    r2, r1, 63\n"
+                                    "        li      r3, 0x1000\n"
+                                    "        li      r4, 8\n"
+                                    "        li      r5, 0x2000\n"
+                                    "        cmplti  r6, r2, %u\n"
+                                    "        brnz    r6, far\n"
+                                    "        addi    r6, r2, -56\n"
+                                    "        li      r8, %u\n"
+                                    "        cmpltu  r6, r6, r8\n"
+                                    "        brz     r6, idle\n"
+                                    "        addi    r7, r1, 4\n"
+                                    "        send    r3, r4, r7, r5\n"
+                                    "        br      idle\n"
+                                    "far:    addi    r7, r1, 60\n"
+                                    "        send    r3, r4, r7, r5\n"
+                                    "idle:   sync    internal\n"
+                                    "        halt\n";
+
+/* Sender t's 8 bytes: different for every sender of one receiver. */
+static uint8_t sender_byte(uint32_t t, uint32_t i)
+{
+    return (uint8_t)(t * 37 + i * 3 + 1);
+}
+
+typedef struct stream_log {
+    eng_stream s[64];
+    size_t n;
+} stream_log;
+
+static void on_stream(void *ctx, const eng_stream *s, int global)
+{
+    (void)global;
+    stream_log *l = ctx;
+    assert_true(l->n < 64);
+    l->s[l->n++] = *s;
+}
+
+/* Run same_word_src with k receivers per column on ntiles tiles and `threads` host threads;
+ * check every stream's timing against the derivation above and every receiver's bytes. */
+static void run_same_word(uint32_t ntiles, uint32_t k, unsigned threads)
+{
+    char src[sizeof same_word_src + 16];
+    snprintf(src, sizeof src, same_word_src, k, k);
+    isa_prog prog;
+    tu_assemble("same_word.s", src, &prog);
+    sys *sy = tu_system(1, ntiles, threads, 100000, &prog);
+    eng *g = sys_engine(sy);
+    stream_log log = {.n = 0};
+    xchg_set_trace(sys_fabric(sy), on_stream, &log);
+    for (uint32_t t = 0; t < ntiles; t++)
+        for (uint32_t i = 0; i < 8; i++)
+            eng_tile_mem(g, 0, t)[0x1000 + i] = sender_byte(t, i);
+    err e;
+    err_clear(&e);
+    if (eng_run(g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    uint32_t ncols = ntiles / 64;
+    assert_int_equal(log.n, 2 * k * ncols);
+    for (size_t x = 0; x < log.n; x++) {
+        const eng_stream *s = &log.s[x];
+        int far = s->src_tile % 64 < k;
+        assert_int_equal(s->dst_tile, s->src_tile + (far ? 60 : 4));
+        assert_int_equal(s->send, far ? 13 : 22);
+        assert_int_equal(s->arrive, far ? 36 : 31);
+        assert_int_equal(s->end, far ? 38 : 33);
+    }
+    for (uint32_t c = 0; c < ncols; c++) {
+        for (uint32_t j = 0; j < k; j++) {
+            const uint8_t *mem = eng_tile_mem(g, 0, 64 * c + 60 + j);
+            uint8_t want[12] = {0};
+            for (uint32_t i = 0; i < 8; i++)
+                want[i] = sender_byte(64 * c + j, i); /* the far sender's bytes */
+            assert_memory_equal(mem + 0x2000, want, sizeof want);
+        }
+    }
+    sys_free(sy);
+    isa_prog_free(&prog);
+}
+
+/* One receiver (tile 60 of a 64-tile IPU), then eight (four per column of a 128-tile IPU) so
+ * the copy runs on several host threads at once. */
+static void test_later_landing_wins(void **state)
+{
+    (void)state;
+    const unsigned threads[] = {1, 2, 4};
+    for (int i = 0; i < 3; i++) {
+        run_same_word(64, 1, threads[i]);
+        run_same_word(128, 4, threads[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_latency_model),     cmocka_unit_test(test_single_send),
         cmocka_unit_test(test_conflict_reported), cmocka_unit_test(test_multicast),
-        cmocka_unit_test(test_ring_four_ipus),
+        cmocka_unit_test(test_ring_four_ipus),    cmocka_unit_test(test_later_landing_wins),
     };
     return cmocka_run_group_tests_name("xchg", tests, NULL, NULL);
 }
