@@ -1,6 +1,7 @@
 /* test_iobench: io-bench against its model — prefetch hides a fast host, the bursty host's
- * depth curve, I/O tiles overlapping the transfer with compute, determinism across threads,
- * and bad configurations. Small IPUs (--tiles) keep it quick; every expectation is derived
+ * depth curve, I/O tiles overlapping the transfer with compute, the data the I/O tiles hand
+ * over (every compute tile gets exactly its slice), determinism across threads, and bad
+ * configurations. Small IPUs (--tiles) keep it quick; every expectation is derived
  * from the model's equations (docs/host.md), not from the code's output. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -147,6 +148,134 @@ static void test_io_tiles_optimum(void **state)
     assert_true(s[1] > s[2] * 1.2);
 }
 
+/* ---- the hand-over's data ----
+ *
+ * The host fills micro-batch k of IPU i with synthetic images (workloads/iobench/iobench.c,
+ * pixel() and fill()): pixel px of sample s is the top byte of a splitmix-style hash of
+ * (i << 48) ^ (s << 20) ^ px, sample s = k x batch + (index in the batch); the buffer holds
+ * the batch's pixels in order, as normalised fp32 ((v / 255 - 0.1307) / 0.3081) or raw int8,
+ * zero-padded to whole words. Its W words are split evenly over the compute tiles: compute
+ * tile t gets words [W t / C, W (t + 1) / C) at its input buffer (the hand-over from the I/O
+ * tiles, which hold [W j / N, W (j + 1) / N) each). Step k hands over micro-batch k, so after
+ * the run every tile holds the last one's slice. Neither conversion writes in place (fp32 is
+ * used as it arrived, int8 is converted into a separate fp32 output), so the input buffers are
+ * checkable whole; for int8 the converted pixels of the last step are checked too. */
+static uint8_t want_pixel(uint32_t ipu, uint64_t sample, uint32_t px)
+{
+    uint64_t z = ((uint64_t)ipu << 48) ^ (sample << 20) ^ px;
+    z = (z ^ (z >> 31)) * 0x7fb5d329728ea185ull;
+    z = (z ^ (z >> 27)) * 0x81dadef4bc2dd44dull;
+    return (uint8_t)(z >> 56);
+}
+
+/* Pixel px of micro-batch k of IPU ipu (0 past the batch's end: padding). */
+static uint8_t batch_pixel(const wl_iobench_cfg *c, uint32_t ipu, uint64_t k, uint64_t px)
+{
+    if (px >= (uint64_t)c->batch * c->sample_px)
+        return 0;
+    return want_pixel(ipu, k * c->batch + px / c->sample_px, (uint32_t)(px % c->sample_px));
+}
+
+static float normalised(uint8_t v)
+{
+    return ((float)v / 255.0f - 0.1307f) / 0.3081f;
+}
+
+/* Word w of micro-batch k of IPU ipu, as the link carries it (fp32 or int8). */
+static uint32_t batch_word(const wl_iobench_cfg *c, uint32_t ipu, uint64_t k, uint64_t w)
+{
+    uint32_t v = 0;
+    if (c->dtype == IOB_FP32) {
+        float f = normalised(batch_pixel(c, ipu, k, w));
+        memcpy(&v, &f, 4);
+    } else {
+        for (uint32_t b = 0; b < 4; b++)
+            v |= (uint32_t)batch_pixel(c, ipu, k, 4 * w + b) << (8 * b);
+    }
+    return v;
+}
+
+static uint32_t get32(const uint8_t *mem, uint32_t addr)
+{
+    uint32_t v;
+    memcpy(&v, mem + addr, 4);
+    return v;
+}
+
+/* Tiles [first, first + n) of IPU ipu must hold words [W t / n, W (t + 1) / n) of the last
+ * micro-batch at `base`; and, for int8 on compute tiles, their fp32 conversion at `out`. */
+static void check_slices(eng *g, const wl_iobench_cfg *c, uint32_t ipu, uint32_t first, uint32_t n,
+                         uint64_t W, uint32_t base, uint32_t out)
+{
+    for (uint32_t t = 0; t < n; t++) {
+        const uint8_t *mem = eng_tile_mem(g, ipu, first + t);
+        uint64_t a = W * t / n, b = W * (t + 1) / n;
+        for (uint64_t w = a; w < b; w++) {
+            uint32_t want = batch_word(c, ipu, c->steps - 1, w);
+            uint32_t got = get32(mem, base + (uint32_t)(w - a) * 4);
+            if (got != want)
+                fail_msg("ipu %u tile %u: word %llu of the micro-batch is %08x, want %08x", ipu,
+                         first + t, (unsigned long long)w, got, want);
+            for (uint32_t p = 0; out && p < 4; p++) {
+                float f;
+                memcpy(&f, mem + out + (uint32_t)(w - a) * 16 + 4 * p, 4);
+                assert_float_equal(f, normalised(batch_pixel(c, ipu, c->steps - 1, 4 * w + p)),
+                                   2e-6);
+            }
+        }
+    }
+}
+
+/* A run with 8 I/O tiles of 64 on two IPUs, then the device side: every compute tile (and
+ * every I/O tile) holds exactly its slice of the last micro-batch. The program keeps the
+ * address of a compute tile's parameter block in r10 (iobench.s: +0 its words, +4 its input,
+ * +8 its fp32 output); the words it states are checked against the split first. */
+static void check_handover_data(int dtype)
+{
+    mach m = small(64);
+    m.nipus = 2;
+    wl_iobench_cfg c = wl_iobench_defaults();
+    c.dtype = dtype;
+    c.batch = 3;
+    c.sample_px = 100; /* fp32: 300 words, int8: 75, split unevenly over 56 compute tiles */
+    c.work_macs = 1000;
+    c.steps = 3;
+    c.io_tiles = 8;
+    c.threads = 2;
+    err e;
+    err_clear(&e);
+    wl_iobench_result r;
+    sys *sy = NULL;
+    if (wl_iobench_run(&m, &c, &r, &sy, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    eng *g = sys_engine(sy);
+    const uint32_t C = 64 - c.io_tiles;
+    const uint64_t W = dtype == IOB_FP32 ? 300 : 75;
+    assert_int_equal(r.compute_tiles, C);
+    assert_int_equal(r.batch_bytes, W * 4);
+    for (uint32_t i = 0; i < m.nipus; i++) {
+        uint32_t params = eng_tile(g, i, 0)->sup.r[10];
+        uint32_t base = get32(eng_tile_mem(g, i, 0), params + 4);
+        for (uint32_t t = 0; t < C; t++) {
+            const uint8_t *mem = eng_tile_mem(g, i, t);
+            assert_int_equal(eng_tile(g, i, t)->sup.r[10], params);
+            assert_int_equal(get32(mem, params + 0), W * (t + 1) / C - W * t / C);
+            assert_int_equal(get32(mem, params + 4), base);
+        }
+        uint32_t out = dtype == IOB_INT8 ? get32(eng_tile_mem(g, i, 0), params + 8) : 0;
+        check_slices(g, &c, i, 0, C, W, base, out);
+        check_slices(g, &c, i, C, c.io_tiles, W, base, 0);
+    }
+    sys_free(sy);
+}
+
+static void test_handover_data(void **state)
+{
+    (void)state;
+    check_handover_data(IOB_FP32);
+    check_handover_data(IOB_INT8);
+}
+
 static void test_threads_identical(void **state)
 {
     (void)state;
@@ -239,8 +368,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fast_host_prefetch), cmocka_unit_test(test_bursty_depth_curve),
         cmocka_unit_test(test_io_tiles_step_time), cmocka_unit_test(test_io_tiles_optimum),
-        cmocka_unit_test(test_threads_identical),  cmocka_unit_test(test_remote_buffer),
-        cmocka_unit_test(test_bad_configs),
+        cmocka_unit_test(test_handover_data),      cmocka_unit_test(test_threads_identical),
+        cmocka_unit_test(test_remote_buffer),      cmocka_unit_test(test_bad_configs),
     };
     return cmocka_run_group_tests_name("iobench", tests, NULL, NULL);
 }
