@@ -2,14 +2,15 @@
 # mutate.sh: mutation testing by hand (not part of `make test`). Each mutation below is a file,
 # a sed expression and a name; they are applied one at a time to a scratch copy of the working
 # tree (its tracked and untracked-but-not-ignored files, plus build/ so builds are incremental),
-# `make test` runs there, and the mutation is reported KILLED (the tests failed, as they
-# should), SURVIVED (the tests passed: a gap), or NOT APPLIED (the sed changed nothing: the
-# source moved on, fix the expression). The working tree itself is never touched.
+# `make test` runs there, and the mutation is reported KILLED (suites failed, as they should;
+# the failing suites and the first error line follow), SURVIVED (the tests passed: a gap),
+# BUILD BROKE (the mutant does not compile: a useless mutation, fix it) or NOT APPLIED (the sed
+# changed nothing: the source moved on, fix the expression). The working tree is not touched.
 #
 # usage: tests/mutate.sh [SUITE] [NAME-SUBSTRING]
 #   SUITE           passed to make as TESTS= (only the suites whose name contains it); default all
 #   NAME-SUBSTRING  run only the mutations whose name contains it
-# Exit status: 0 when every mutation applied was killed, 1 otherwise.
+# Exit status: 0 when every mutation was killed, 1 otherwise (2: could not start).
 set -u
 
 # file, sed expression, name: one mutation per three entries.
@@ -26,8 +27,8 @@ MUTATIONS=(
     "v2fma rounds twice"
     isa/interp_loop.inc 's/V2(a0 - b0, a1 - b1)/V2(a0 - b0, b1 - a1)/'
     "v2sub lane 1 operands swapped"
-    isa/interp_loop.inc 's/V2(a0 + b0, a1 + b1)/V2(a0 + b0, a0 + b1)/'
-    "v2add lane 1 reads lane 0 of ra"
+    isa/interp_loop.inc 's/V2(a0 + b0, a1 + b1)/V2(a1 + b1, a0 + b0)/'
+    "v2add lanes swapped"
     isa/interp_loop.inc 's/CASE(fneg) RD = RA ^ 0x80000000u;/CASE(fneg) RD = f_bits(0.0f - FA);/'
     "fneg as 0 - x (loses -0)"
     isa/interp_loop.inc 's/CASE(fcmplt) RD = FA < FB;/CASE(fcmplt) RD = FA <= FB;/'
@@ -90,11 +91,15 @@ for ((k = 0; k < ${#MUTATIONS[@]}; k += 3)); do
     elif run_tests; then
         result="SURVIVED"
         survived=1
+    elif ! grep -q '^FAILED: ' "$scratch/log"; then
+        result="BUILD BROKE  $(grep -m1 'error: ' "$scratch/log" | cut -c1-80)"
+        survived=1
     else
-        result="KILLED   $(grep -m1 -E 'ERROR: |error: |^FAIL|expect' "$scratch/log" | cut -c1-90)"
+        suites=$(sed -n 's|^FAILED: .*/||p' "$scratch/log" | tr '\n' ' ')
+        result="KILLED by ${suites}| $(grep -m1 -E 'ERROR: |error: ' "$scratch/log" | cut -c1-70)"
     fi
     mv "$scratch/$file.orig" "$scratch/$file"
     touch "$scratch/$file" # newer than the mutant's objects: rebuilt for the next one
-    printf '%-36s %s\n' "$name" "$result"
+    printf '%-34s %s\n' "$name" "$result"
 done
 exit $survived

@@ -281,7 +281,7 @@ static const un_op un_ops[] = {
      {0xabcd3c00, 0x3555, 0x7bff, 0x0001, 0x03ff, 0x0400, 0x8000, 0xfc00, 0x7e00},
      9},
     /* 0.1, -1/3, 1 + 2^-11 (tie, to even: 1), 1 + 3 x 2^-11 (tie, up), 65519 (to 65504),
-       65520 (to inf), 2^-25 (tie, to 0), 3 x 2^-26 (to 2^-24), 2^-14 x (1 - 2^-11) (rounds
+       65520 (to inf), 2^-25 (tie, to 0), 3 x 2^-25 (tie, to even 2 x 2^-24), 2^-14 x (1 - 2^-11) (rounds
        up out of the subnormals), -0, NaN, 1e-10 (to 0) */
     {"ftof16",
      r_ftof16,
