@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# mutate.sh: mutation testing by hand (not part of `make test`). Each mutation below is a file,
+# a sed expression and a name; they are applied one at a time to a scratch copy of the working
+# tree (its tracked and untracked-but-not-ignored files, plus build/ so builds are incremental),
+# `make test` runs there, and the mutation is reported KILLED (suites failed, as they should;
+# the failing suites and the first error line follow), SURVIVED (the tests passed: a gap),
+# BUILD BROKE (the mutant does not compile: a useless mutation, fix it) or NOT APPLIED (the sed
+# changed nothing: the source moved on, fix the expression). The working tree is not touched.
+#
+# usage: tests/mutate.sh [SUITE] [NAME-SUBSTRING]
+#   SUITE           passed to make as TESTS= (only the suites whose name contains it); default all
+#   NAME-SUBSTRING  run only the mutations whose name contains it
+# Exit status: 0 when every mutation was killed, 1 otherwise (2: could not start).
+set -u
+
+# file, sed expression, name: one mutation per three entries.
+MUTATIONS=(
+    isa/opcodes.def 's/^OP(fmul,    RRR,    1,/OP(fmul,    RRR,    2,/'
+    "fmul costs 2 worker slots"
+    isa/interp_loop.inc 's/CASE(fsub) RD = f_bits(FA - FB);/CASE(fsub) RD = f_bits(FB - FA);/'
+    "fsub operands swapped"
+    isa/interp_loop.inc 's/(fmaf(FA, FB, bits_f(R\[i->rc\])))/((float)(FA * FB) + bits_f(R[i->rc]))/'
+    "fma rounds twice"
+    isa/interp_loop.inc 's/acc\[4 \* r + c\] += a\[r\] \* b\[c\]/acc[4*r + c] = fmaf(a[r], b[c], acc[4*r + c])/'
+    "amp accumulates fused"
+    isa/interp_loop.inc 's/V2(fmaf(a0, b0, c0), fmaf(a1, b1, c1))/V2((float)(a0*b0) + c0, (float)(a1*b1) + c1)/'
+    "v2fma rounds twice"
+    isa/interp_loop.inc 's/V2(a0 - b0, a1 - b1)/V2(a0 - b0, b1 - a1)/'
+    "v2sub lane 1 operands swapped"
+    isa/interp_loop.inc 's/V2(a0 + b0, a1 + b1)/V2(a1 + b1, a0 + b0)/'
+    "v2add lanes swapped"
+    isa/interp_loop.inc 's/CASE(fneg) RD = RA ^ 0x80000000u;/CASE(fneg) RD = f_bits(0.0f - FA);/'
+    "fneg as 0 - x (loses -0)"
+    isa/interp_loop.inc 's/CASE(fcmplt) RD = FA < FB;/CASE(fcmplt) RD = FA <= FB;/'
+    "fcmplt as <="
+    isa/interp_loop.inc 's/CASE(fcmpeq) RD = FA == FB;/CASE(fcmpeq) RD = RA == RB;/'
+    "fcmpeq compares bits"
+    isa/interp_loop.inc 's/CASE(fmin) RD = f_bits(fminf(FA, FB))/CASE(fmin) RD = f_bits(FA < FB ? FA : FB)/'
+    "fmin without fminf NaN rule"
+    isa/interp_loop.inc 's/(float)(int8_t)(uint8_t)(RA & 0xffu)/(float)(uint8_t)(RA \& 0xffu)/'
+    "i8tof unsigned"
+    isa/interp_loop.inc 's/CASE(ampz) memset(cpu->acc, 0, sizeof cpu->acc);/CASE(ampz)/'
+    "ampz clears nothing"
+    isa/interp.c 's/return (uint32_t)(int32_t)f;/return (uint32_t)(int32_t)lrintf(f);/'
+    "ftoi rounds to nearest"
+    isa/interp.c 's/if (rem > 0x1000u || (rem == 0x1000u && (half & 1u)))/if (rem >= 0x1000u)/'
+    "ftof16 ties away from zero"
+    isa/interp.c 's/if (rem > mid || (rem == mid && (half & 1u)))/if (rem > mid)/'
+    "ftof16 subnormal ties down"
+    isa/interp.c 's/return sign | ((exp + 127 - 15) << 23)/return sign | ((exp + 127 - 16) << 23)/'
+    "f16tof exponent bias off by one"
+    isa/opcodes.def 's/^OP(ampst,   R,      4,/OP(ampst,   R,      3,/'
+    "ampst costs 3 worker slots"
+    isa/opcodes.def 's/^OP(v2fma,   PPPP,   1,/OP(v2fma,   PPPP,   2,/'
+    "v2fma costs 2 worker slots"
+)
+
+suite=${1:-}
+only=${2:-}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+scratch=$(mktemp -d /tmp/ipusim-mutate-XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+
+(cd "$repo" && git ls-files -co --exclude-standard -z |
+    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+    xargs -0 cp --parents -t "$scratch") || exit 2
+[ -d "$repo/build" ] && cp -a "$repo/build" "$scratch/build"
+
+run_tests()
+{
+    make -C "$scratch" -j2 test ${suite:+TESTS=$suite} > "$scratch/log" 2>&1 &&
+        grep -q "make test: all suites passed" "$scratch/log"
+}
+
+echo "mutate: scratch copy $scratch, suite ${suite:-all}"
+if ! run_tests; then
+    echo "mutate: the unmutated tree fails its tests; nothing to measure"
+    tail -20 "$scratch/log"
+    exit 2
+fi
+
+survived=0
+for ((k = 0; k < ${#MUTATIONS[@]}; k += 3)); do
+    file=${MUTATIONS[k]} expr=${MUTATIONS[k + 1]} name=${MUTATIONS[k + 2]}
+    [ -n "$only" ] && [[ $name != *"$only"* ]] && continue
+    cp -p "$scratch/$file" "$scratch/$file.orig"
+    sed -i -e "$expr" "$scratch/$file"
+    if cmp -s "$scratch/$file" "$scratch/$file.orig"; then
+        result="NOT APPLIED"
+        survived=1
+    elif run_tests; then
+        result="SURVIVED"
+        survived=1
+    elif ! grep -q '^FAILED: ' "$scratch/log"; then
+        result="BUILD BROKE  $(grep -m1 'error: ' "$scratch/log" | cut -c1-80)"
+        survived=1
+    else
+        suites=$(sed -n 's|^FAILED: .*/||p' "$scratch/log" | tr '\n' ' ')
+        result="KILLED by ${suites}| $(grep -m1 -E 'ERROR: |error: ' "$scratch/log" | cut -c1-70)"
+    fi
+    mv "$scratch/$file.orig" "$scratch/$file"
+    touch "$scratch/$file" # newer than the mutant's objects: rebuilt for the next one
+    printf '%-34s %s\n' "$name" "$result"
+done
+exit $survived

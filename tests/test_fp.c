@@ -1,0 +1,549 @@
+/* test_fp: every fp opcode (isa/opcodes.def, "fp32", "f32v2" and "AMP"), its result bits and
+ * its worker cost, against references written here.
+ *
+ * Results: each case runs one instruction in a worker (inputs in r2..r7 by li, so r2/r3, r4/r5
+ * and r6/r7 are the pairs), stores r8 and r9 to tile memory and reads them back. The expected
+ * bits come from plain C float arithmetic (the build is -std=c11, so no contraction: a * b + c
+ * rounds twice; a product meant to round on its own goes through a volatile), fmaf for the
+ * fused ones, and for fp16 a value-based converter written here (ldexp/rint in double, not the
+ * simulator's bit shuffling). The inputs make every rounding show: 0.1f, 1/3, products whose
+ * fused and unfused results differ (checked here before use), ties, -0, NaN, both operand
+ * orders. Costs: a worker reads $ccount, issues the instruction K times, reads $ccount again;
+ * docs/isa.md ("Timing") gives the difference. What it leaves out: fp exceptions and flags,
+ * which the ISA does not model. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "host/system.h"
+#include "tests/testutil.h"
+#include "isa/asm.h"
+
+enum { OUT = 0x4000 }; /* where a case stores its results: far above its text */
+
+static uint32_t fb(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static float bf(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Product rounded to fp32 on its own (a volatile store forces the rounding). */
+static float rmul(float a, float b)
+{
+    volatile float p = a * b;
+    return p;
+}
+
+/* Assemble and run src on one tile; n words from OUT into out. */
+static void run_src(const char *src, uint32_t *out, unsigned n)
+{
+    err e;
+    err_clear(&e);
+    isa_prog prog;
+    tu_assemble("fp.s", src, &prog);
+    sys *sy = tu_system(1, 1, 1, 1000000, &prog);
+    if (eng_run(sys_engine(sy), &e) != ERR_OK)
+        fail_msg("%s\n%s", e.msg, src);
+    memcpy(out, eng_tile_mem(sys_engine(sy), 0, 0) + OUT, 4 * n);
+    sys_free(sy);
+    isa_prog_free(&prog);
+}
+
+/* A worker with r2..r7 = in[], then `body`, then r8, r9 (or r12 when timed) stored at OUT. */
+static void run_worker(const char *body, const uint32_t in[6], uint32_t out[2])
+{
+    char src[4096];
+    snprintf(src, sizeof src,
+             "main:   run     w, r0\n"
+             "        join\n"
+             "        halt\n"
+             "w:      li      r2, 0x%x\n        li      r3, 0x%x\n"
+             "        li      r4, 0x%x\n        li      r5, 0x%x\n"
+             "        li      r6, 0x%x\n        li      r7, 0x%x\n"
+             "        li      r8, 0xdeadbeef\n        li      r9, 0xdeadbeef\n"
+             "%s"
+             "        li      r1, %d\n"
+             "        st32    r8, [r1+0]\n"
+             "        st32    r9, [r1+4]\n"
+             "        exit\n",
+             in[0], in[1], in[2], in[3], in[4], in[5], body, OUT);
+    run_src(src, out, 2);
+}
+
+/* Got bits against expected ones: a NaN only needs to be a NaN of the same sign (the ISA's
+ * semantics say nothing about payloads); anything else must match exactly. */
+static void check_f(const char *what, uint32_t got, uint32_t want)
+{
+    if (isnan(bf(want)) && isnan(bf(got)) && (got >> 31) == (want >> 31))
+        return;
+    if (got != want)
+        fail_msg("%s: got 0x%08x (%a), want 0x%08x (%a)", what, got, (double)bf(got), want,
+                 (double)bf(want));
+}
+
+/* ---- references ---- */
+
+static uint32_t r_fadd(float a, float b)
+{
+    return fb(a + b);
+}
+static uint32_t r_fsub(float a, float b)
+{
+    return fb(a - b);
+}
+static uint32_t r_fmul(float a, float b)
+{
+    return fb(a * b);
+}
+static uint32_t r_fmin(float a, float b)
+{
+    return fb(fminf(a, b));
+}
+static uint32_t r_fmax(float a, float b)
+{
+    return fb(fmaxf(a, b));
+}
+static uint32_t r_fcmplt(float a, float b)
+{
+    return a < b;
+}
+static uint32_t r_fcmple(float a, float b)
+{
+    return a <= b;
+}
+static uint32_t r_fcmpeq(float a, float b)
+{
+    return a == b;
+}
+
+static uint32_t r_fneg(uint32_t a)
+{
+    return fb(-bf(a));
+}
+static uint32_t r_fabs(uint32_t a)
+{
+    return fb(fabsf(bf(a)));
+}
+static uint32_t r_itof(uint32_t a)
+{
+    return fb((float)(int32_t)a);
+}
+static uint32_t r_i8tof(uint32_t a)
+{
+    return fb((float)(int8_t)(uint8_t)(a & 0xff));
+}
+
+/* "(int32)ra, toward zero, saturating, NaN -> 0" */
+static uint32_t r_ftoi(uint32_t a)
+{
+    float f = bf(a);
+    if (isnan(f))
+        return 0;
+    if (f >= 2147483648.0f)
+        return (uint32_t)INT32_MAX;
+    if (f < -2147483648.0f)
+        return (uint32_t)INT32_MIN;
+    return (uint32_t)(int32_t)truncf(f);
+}
+
+/* fp16 -> value: subnormals m x 2^-24, normals (1024 + m) x 2^(e - 25). */
+static uint32_t r_f16tof(uint32_t a)
+{
+    unsigned s = (a >> 15) & 1, e = (a >> 10) & 31, m = a & 1023;
+    double v;
+    if (e == 31)
+        v = m ? NAN : INFINITY;
+    else if (e == 0)
+        v = ldexp(m, -24);
+    else
+        v = ldexp(1024 + m, (int)e - 25);
+    return fb((float)(s ? -v : v));
+}
+
+/* value -> fp16, nearest even: the binade's quantum q = 2^(e - 10) (e >= -14: below that the
+ * subnormal quantum 2^-24), n = rint(|x| / q) (exact division, rint is nearest even), bits =
+ * (e + 15) << 10 plus n - 1024 (a carry of n into 2048 moves to the next binade by itself;
+ * in the subnormal binade that sum is just n). 65520 and up round to inf. */
+static uint32_t r_ftof16(uint32_t a)
+{
+    float f = bf(a);
+    uint32_t s = (a >> 16) & 0x8000u;
+    double x = fabs((double)f);
+    if (isnan(f))
+        return s | 0x7e00u;
+    if (x >= 65520.0)
+        return s | 0x7c00u;
+    if (x == 0)
+        return s;
+    int e;
+    frexp(x, &e); /* x = f x 2^e, f in [0.5, 1): the binade's exponent is e - 1 */
+    e = e - 1 < -14 ? -14 : e - 1;
+    double n = rint(ldexp(x, 10 - e));
+    return s | (uint32_t)(((e + 15) << 10) + (long)n - 1024);
+}
+
+/* ---- inputs ---- */
+
+#define THIRD (1.0f / 3.0f)
+#define P12 0x3f800800u /* 1 + 2^-12: squared, 1 + 2^-11 + 2^-24 is a tie (rounds to 1 + 2^-11) */
+#define M11 0xbf801000u /* -(1 + 2^-11) */
+
+static const float bin_in[][2] = {
+    {0.1f, THIRD}, {THIRD, 0.1f},       {0.1f, 0.1f},   {-0.0f, 0.0f},
+    {0.0f, -0.0f}, {NAN, 1.0f},         {1.0f, NAN},    {-2.5f, 0.7f},
+    {0.7f, -2.5f}, {16777216.0f, 1.0f}, {3e38f, 3e38f}, {1e-30f, 1e-20f},
+};
+
+/* zsign: the sign of a zero result from two zero inputs is free (C leaves fminf(-0, +0) and
+ * fmaxf's to the implementation, and the ISA's semantics say "fminf"). */
+typedef struct bin_op {
+    const char *name;
+    uint32_t (*ref)(float, float);
+    int zsign;
+} bin_op;
+
+static const bin_op bin_ops[] = {
+    {"fadd", r_fadd, 0}, {"fsub", r_fsub, 0},     {"fmul", r_fmul, 0},     {"fmin", r_fmin, 1},
+    {"fmax", r_fmax, 1}, {"fcmplt", r_fcmplt, 0}, {"fcmple", r_fcmple, 0}, {"fcmpeq", r_fcmpeq, 0},
+};
+
+static void check_bin(const char *what, const bin_op *op, float a, float b, uint32_t got)
+{
+    uint32_t want = op->ref(a, b);
+    if (op->zsign && a == 0 && b == 0 && (got & 0x7fffffffu) == 0)
+        return;
+    check_f(what, got, want);
+}
+
+static void test_binary(void **state)
+{
+    (void)state;
+    for (size_t o = 0; o < sizeof bin_ops / sizeof bin_ops[0]; o++)
+        for (size_t k = 0; k < sizeof bin_in / sizeof bin_in[0]; k++) {
+            char body[128], what[160];
+            uint32_t in[6] = {fb(bin_in[k][0]), 0, fb(bin_in[k][1]), 0, 0, 0}, out[2];
+            snprintf(body, sizeof body, "        %s r8, r2, r4\n", bin_ops[o].name);
+            run_worker(body, in, out);
+            snprintf(what, sizeof what, "%s %a, %a", bin_ops[o].name, (double)bin_in[k][0],
+                     (double)bin_in[k][1]);
+            check_bin(what, &bin_ops[o], bin_in[k][0], bin_in[k][1], out[0]);
+            assert_int_equal(out[1], 0xdeadbeef); /* r9 untouched */
+        }
+}
+
+/* How a unary result is compared: as fp32 (any NaN of the sign passes), as bits (integers and
+ * the sign-bit operations), as fp16 (any fp16 NaN of the sign passes, high half 0). */
+enum { CMP_F32, CMP_BITS, CMP_F16 };
+
+typedef struct un_op {
+    const char *name;
+    uint32_t (*ref)(uint32_t);
+    int cmp;
+    uint32_t in[12];
+    unsigned n;
+} un_op;
+
+static const un_op un_ops[] = {
+    {"fneg", r_fneg, CMP_BITS, {0x3dcccccd, 0x00000000, 0x80000000, 0xff800000, 0x7fc00000}, 5},
+    {"fabs", r_fabs, CMP_BITS, {0xbdcccccd, 0x80000000, 0x3eaaaaab, 0xff800000, 0xffc00000}, 5},
+    /* 2^24 + 1 and -(2^24 + 3) need rounding (to even); INT32_MAX rounds up to 2^31 */
+    {"itof",
+     r_itof,
+     CMP_F32,
+     {7, 0xffffffff, 16777217, (uint32_t)-16777219, 0x7fffffff, 0x80000000},
+     6},
+    /* 2.7, -2.7, 1e10, -1e10, NaN, inf, -inf, -0.999, 2^31 - 128 (largest fp32 < 2^31) */
+    {"ftoi",
+     r_ftoi,
+     CMP_BITS,
+     {0x402ccccd, 0xc02ccccd, 0x501502f9, 0xd01502f9, 0x7fc00000, 0x7f800000, 0xff800000,
+      0xbf7fbe77, 0x4effffff},
+     9},
+    /* high half ignored; 1/3, largest normal, smallest subnormal, largest subnormal,
+       smallest normal, -0, -inf, NaN */
+    {"f16tof",
+     r_f16tof,
+     CMP_F32,
+     {0xabcd3c00, 0x3555, 0x7bff, 0x0001, 0x03ff, 0x0400, 0x8000, 0xfc00, 0x7e00},
+     9},
+    /* 0.1, -1/3, 1 + 2^-11 (tie, to even: 1), 1 + 3 x 2^-11 (tie, up), 65519 (to 65504),
+       65520 (to inf), 2^-25 (tie, to 0), 3 x 2^-25 (tie, to even 2 x 2^-24), 2^-14 x (1 - 2^-11) (rounds
+       up out of the subnormals), -0, NaN, 1e-10 (to 0) */
+    {"ftof16",
+     r_ftof16,
+     CMP_F16,
+     {0x3dcccccd, 0xbeaaaaab, 0x3f801000, 0x3f803000, 0x477fef00, 0x477ff000, 0x33000000,
+      0x33c00000, 0x387ff800, 0x80000000, 0x7fc00000, 0x2edbe6ff},
+     12},
+    {"i8tof", r_i8tof, CMP_F32, {0x80, 0x17f, 0xff, 0x12345600, 0x01}, 5},
+};
+
+static void check_un(const char *what, int cmp, uint32_t got, uint32_t want)
+{
+    int h_nan = (want & 0x7c00u) == 0x7c00u && (want & 0x3ffu);
+    if (cmp == CMP_F32)
+        check_f(what, got, want);
+    else if (cmp == CMP_F16 && h_nan && (got & 0xffff7c00u) == (want & 0xfc00u) && (got & 0x3ffu))
+        return;
+    else if (got != want)
+        fail_msg("%s: got 0x%08x, want 0x%08x", what, got, want);
+}
+
+static void test_unary(void **state)
+{
+    (void)state;
+    for (size_t o = 0; o < sizeof un_ops / sizeof un_ops[0]; o++)
+        for (unsigned k = 0; k < un_ops[o].n; k++) {
+            char body[128], what[160];
+            uint32_t in[6] = {un_ops[o].in[k], 0, 0, 0, 0, 0}, out[2];
+            snprintf(body, sizeof body, "        %s r8, r2\n", un_ops[o].name);
+            run_worker(body, in, out);
+            snprintf(what, sizeof what, "%s 0x%08x", un_ops[o].name, un_ops[o].in[k]);
+            check_un(what, un_ops[o].cmp, out[0], un_ops[o].ref(un_ops[o].in[k]));
+        }
+}
+
+/* The reference converters themselves, on values known by hand (so a slip in them cannot
+ * hide a slip in the simulator). */
+static void test_fp16_reference(void **state)
+{
+    (void)state;
+    assert_int_equal(r_ftof16(fb(1.0f)), 0x3c00);
+    assert_int_equal(r_ftof16(fb(0.1f)), 0x2e66);
+    assert_int_equal(r_ftof16(fb(-2.0f)), 0xc000);
+    assert_int_equal(r_ftof16(fb(65504.0f)), 0x7bff);
+    assert_int_equal(r_ftof16(0x3f801000), 0x3c00);
+    assert_int_equal(r_ftof16(0x3f803000), 0x3c02);
+    assert_int_equal(r_ftof16(0x33800000), 0x0001); /* 2^-24 */
+    assert_int_equal(r_ftof16(0x387ff800), 0x0400);
+    assert_int_equal(r_f16tof(0x3c00), fb(1.0f));
+    assert_int_equal(r_f16tof(0x0001), 0x33800000);
+    assert_int_equal(r_f16tof(0xc000), fb(-2.0f));
+    assert_int_equal(r_f16tof(0x7bff), fb(65504.0f));
+}
+
+/* fma triples: each one's fused result differs from the twice-rounded one (asserted). */
+static const float fma_in[][3] = {
+    {0, 0, 0},            /* P12 x P12 - (1 + 2^-11): fused 2^-24, unfused 0 (filled in below) */
+    {0.1f, 10.0f, -1.0f}, /* 0.1f x 10 = 1 + 2^-26 + ...: fused 1.49e-8, unfused 0 */
+    {THIRD, 3.0f, -1.0f}, /* 1/3f x 3 = 1 + 2^-25: fused 2^-25, unfused 0 */
+    {0.1f, THIRD, 0.2f},
+};
+
+static void fma_inputs(float out[][3], size_t n)
+{
+    memcpy(out, fma_in, n * sizeof out[0]);
+    out[0][0] = out[0][1] = bf(P12);
+    out[0][2] = bf(M11);
+    for (size_t k = 0; k < 3; k++) /* the first three must tell fused from unfused */
+        assert_int_not_equal(fb(fmaf(out[k][0], out[k][1], out[k][2])),
+                             fb(rmul(out[k][0], out[k][1]) + out[k][2]));
+}
+
+static void test_fma(void **state)
+{
+    (void)state;
+    enum { N = sizeof fma_in / sizeof fma_in[0] };
+    float in3[N][3];
+    fma_inputs(in3, N);
+    for (size_t k = 0; k < N; k++) {
+        uint32_t in[6] = {fb(in3[k][0]), 0, fb(in3[k][1]), 0, fb(in3[k][2]), 0}, out[2];
+        run_worker("        fma r8, r2, r4, r6\n", in, out);
+        check_f("fma", out[0], fb(fmaf(in3[k][0], in3[k][1], in3[k][2])));
+        /* operand order: ra * rb + rc, not rb + ... (swap rb and rc) */
+        uint32_t sw[6] = {in[0], 0, in[4], 0, in[2], 0};
+        run_worker("        fma r8, r2, r4, r6\n", sw, out);
+        check_f("fma swapped", out[0], fb(fmaf(in3[k][0], in3[k][2], in3[k][1])));
+    }
+}
+
+/* f32v2: lane 0 and lane 1 get different inputs, so a lane mix-up shows. */
+static const bin_op v2_ops[] = {
+    {"v2add", r_fadd, 0}, {"v2sub", r_fsub, 0}, {"v2mul", r_fmul, 0},
+    {"v2max", r_fmax, 1}, {"v2min", r_fmin, 1},
+};
+
+static void test_v2(void **state)
+{
+    (void)state;
+    for (size_t o = 0; o < sizeof v2_ops / sizeof v2_ops[0]; o++)
+        for (size_t k = 0; k + 1 < sizeof bin_in / sizeof bin_in[0]; k++) {
+            const float *l0 = bin_in[k], *l1 = bin_in[k + 1];
+            uint32_t in[6] = {fb(l0[0]), fb(l1[0]), fb(l0[1]), fb(l1[1]), 0, 0}, out[2];
+            char body[128], what[160];
+            snprintf(body, sizeof body, "        %s r8, r2, r4\n", v2_ops[o].name);
+            run_worker(body, in, out);
+            snprintf(what, sizeof what, "%s lane 0 of case %zu", v2_ops[o].name, k);
+            check_bin(what, &v2_ops[o], l0[0], l0[1], out[0]);
+            snprintf(what, sizeof what, "%s lane 1 of case %zu", v2_ops[o].name, k);
+            check_bin(what, &v2_ops[o], l1[0], l1[1], out[1]);
+        }
+    enum { N = sizeof fma_in / sizeof fma_in[0] };
+    float t[N][3];
+    fma_inputs(t, N);
+    for (size_t k = 0; k + 1 < N; k++) {
+        uint32_t in[6] = {fb(t[k][0]),     fb(t[k + 1][0]), fb(t[k][1]),
+                          fb(t[k + 1][1]), fb(t[k][2]),     fb(t[k + 1][2])},
+                 out[2];
+        run_worker("        v2fma r8, r2, r4, r6\n", in, out);
+        check_f("v2fma lane 0", out[0], fb(fmaf(t[k][0], t[k][1], t[k][2])));
+        check_f("v2fma lane 1", out[1], fb(fmaf(t[k + 1][0], t[k + 1][1], t[k + 1][2])));
+    }
+}
+
+/* AMP: two k steps of a 4x4 outer product. Step 1 cancels step 0's rounded products in
+ * acc[0] (P12 x P12, then P12 x -P12) and acc[5] (0.1 x 10, then 0.1 x -10): rounding each
+ * product first gives 0 there, a fused accumulate does not. Then ampz must clear: a block
+ * stored right after it is all zero, and one more amp from there gives step 0's products. */
+static void test_amp(void **state)
+{
+    (void)state;
+    float a[2][4] = {{bf(P12), 0.1f, THIRD, -0.7f}, {bf(P12), 0.1f, THIRD, 1e-8f}};
+    float b[2][4] = {{bf(P12), 10.0f, 0.3f, 3.0f}, {-bf(P12), -10.0f, 1.0f / 7.0f, 1.0f}};
+    char data[2048] = "", line[128];
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 4; j++) {
+            snprintf(line, sizeof line, "a%d%d:    .word 0x%08x\n", k, j, fb(a[k][j]));
+            strcat(data, line);
+        }
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 4; j++) {
+            snprintf(line, sizeof line, "b%d%d:    .word 0x%08x\n", k, j, fb(b[k][j]));
+            strcat(data, line);
+        }
+    char src[4096];
+    snprintf(src, sizeof src,
+             "main:   run     w, r0\n"
+             "        join\n"
+             "        halt\n"
+             "w:      li      r1, a00\n"
+             "        li      r2, b00\n"
+             "        li      r3, %d\n"
+             "        li      r4, 2\n"
+             "        ampz\n"
+             "        rpt     r4, e\n"
+             "        amp     r1, r2\n"
+             "e:      ampst   r3\n" /* block 0: both steps */
+             "        ampz\n"
+             "        ampst   r3\n"         /* block 1: zeros */
+             "        st32    r1, [r3+0]\n" /* pointers after two amps */
+             "        st32    r2, [r3+4]\n"
+             "        li      r1, a00\n"
+             "        li      r2, b00\n"
+             "        addi    r3, r3, 8\n"
+             "        amp     r1, r2\n"
+             "        ampst   r3\n" /* block 2 at +136: step 0 only */
+             "        exit\n"
+             "        .data\n"
+             "        .align  16\n%s",
+             OUT, data);
+    uint32_t out[16 * 3 + 2 + 2];
+    run_src(src, out, sizeof out / 4);
+    float ref[16] = {0}, fused[16] = {0};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++) {
+                ref[4 * i + j] += rmul(a[k][i], b[k][j]);
+                fused[4 * i + j] = fmaf(a[k][i], b[k][j], fused[4 * i + j]);
+            }
+    assert_int_not_equal(fb(ref[0]), fb(fused[0])); /* the inputs do tell them apart */
+    assert_int_not_equal(fb(ref[5]), fb(fused[5]));
+    for (int x = 0; x < 16; x++) {
+        check_f("amp block 0", out[x], fb(ref[x]));
+        check_f("ampz block 1", out[16 + x], 0);
+        check_f("amp block 2", out[34 + x], fb(rmul(a[0][x / 4], b[0][x % 4])));
+    }
+    /* 21 instructions of 8 bytes = 0xa8, so .align 16 puts a00 at 0xb0 and b00 at 0xd0; two
+       amps move each on by 32 */
+    assert_int_equal(out[32], 0xd0);
+    assert_int_equal(out[33], 0xf0);
+}
+
+/* Worker costs. A worker issues once per 6 tile cycles and an instruction of s slots takes
+ * 6 s (docs/isa.md, Timing). $ccount reads the cycle of the `get`'s own issue, so between
+ * the two gets lie the first get (1 slot) and K instructions: 6 x (1 + K x s) cycles. With
+ * K = 4: 30 for a 1-slot instruction, 54 for 2 slots, 102 for ampst's 4. The slots column of
+ * docs/isa.md: 1 for every fp32, f32v2, ampz and amp; 4 for ampst. */
+typedef struct cost_case {
+    const char *insn;
+    unsigned slots;
+} cost_case;
+
+static const cost_case costs[] = {
+    {"fadd r8, r2, r4", 1},
+    {"fsub r8, r2, r4", 1},
+    {"fmul r8, r2, r4", 1},
+    {"fma r8, r2, r4, r6", 1},
+    {"fmin r8, r2, r4", 1},
+    {"fmax r8, r2, r4", 1},
+    {"fcmplt r8, r2, r4", 1},
+    {"fcmple r8, r2, r4", 1},
+    {"fcmpeq r8, r2, r4", 1},
+    {"fneg r8, r2", 1},
+    {"fabs r8, r2", 1},
+    {"itof r8, r2", 1},
+    {"ftoi r8, r2", 1},
+    {"f16tof r8, r2", 1},
+    {"ftof16 r8, r2", 1},
+    {"i8tof r8, r2", 1},
+    {"v2add r8, r2, r4", 1},
+    {"v2sub r8, r2, r4", 1},
+    {"v2mul r8, r2, r4", 1},
+    {"v2max r8, r2, r4", 1},
+    {"v2min r8, r2, r4", 1},
+    {"v2fma r8, r2, r4, r6", 1},
+    {"ampz", 1},
+    {"amp r2, r4", 1},
+    {"ampst r2", 4},
+};
+
+static void test_cost(void **state)
+{
+    (void)state;
+    enum { K = 4 };
+    for (size_t c = 0; c < sizeof costs / sizeof costs[0]; c++) {
+        char body[512] = "        get     r10, $ccount\n", line[64];
+        for (int k = 0; k < K; k++) {
+            snprintf(line, sizeof line, "        %s\n", costs[c].insn);
+            strcat(body, line);
+        }
+        strcat(body, "        get     r11, $ccount\n"
+                     "        sub     r8, r11, r10\n");
+        /* r2, r4: 16-aligned panels for amp/ampst; fp values 1.0 elsewhere */
+        uint32_t in[6] = {0x5000, 0x3f800000, 0x6000, 0x3f800000, 0x3f800000, 0x3f800000};
+        uint32_t out[2];
+        run_worker(body, in, out);
+        uint32_t want = 6 * (1 + K * costs[c].slots);
+        if (out[0] != want)
+            fail_msg("%s: %u cycles for 1 + %d issues, want %u (%u slots each)", costs[c].insn,
+                     out[0], K, want, costs[c].slots);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fp16_reference),
+        cmocka_unit_test(test_binary),
+        cmocka_unit_test(test_unary),
+        cmocka_unit_test(test_fma),
+        cmocka_unit_test(test_v2),
+        cmocka_unit_test(test_amp),
+        cmocka_unit_test(test_cost),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
