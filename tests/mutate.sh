@@ -53,7 +53,13 @@ MUTATIONS=(
     "ampst costs 3 worker slots"
     isa/opcodes.def 's/^OP(v2fma,   PPPP,   1,/OP(v2fma,   PPPP,   2,/'
     "v2fma costs 2 worker slots"
-)
+    host/hio.c 's/sim_time wait = kind == TILE_HIN ? hc->callback_ps : hc->drain_ps;/sim_time wait = kind == TILE_HIN ? hc->callback_ps : 0;/'
+    "outfeed D=1 drain wait ignored"
+    host/strm.c 's/b->released = drain_start + s->c.drain_ps;/b->released = drain_start;/'
+    "outfeed slot frees before drain"
+    hw/engine.c 's/w->at + copy_cycles(\&ht) + w->latency/w->at + ht.mid + ht.remote + w->latency/'
+    "group release drops Begin/End"
+
 
 suite=${1:-}
 only=${2:-}
