@@ -59,7 +59,7 @@ MUTATIONS=(
     "outfeed slot frees before drain"
     hw/engine.c 's/w->at + copy_cycles(\&ht) + w->latency/w->at + ht.mid + ht.remote + w->latency/'
     "group release drops Begin/End"
-
+)
 
 suite=${1:-}
 only=${2:-}
