@@ -59,6 +59,10 @@ MUTATIONS=(
     "outfeed slot frees before drain"
     hw/engine.c 's/w->at + copy_cycles(\&ht) + w->latency/w->at + ht.mid + ht.remote + w->latency/'
     "group release drops Begin/End"
+    fabric/xchg.c 's/s\[i\].end = c + x->m.xchg_base;/s[i].end = c;/'
+    "global end skips the tile hop"
+    fabric/xchg.c 's/s\[i\].arrive = s\[i\].send + 2 \* (uint64_t)x->m.xchg_base + lat_c;/s[i].arrive = s[i].send + (uint64_t)x->m.xchg_base + lat_c;/'
+    "global arrive one base hop"
 )
 
 suite=${1:-}

@@ -439,8 +439,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fast_host_prefetch), cmocka_unit_test(test_bursty_depth_curve),
-        cmocka_unit_test(test_io_tiles_step_time),
-        cmocka_unit_test(test_io_tiles_slow_host),
+        cmocka_unit_test(test_io_tiles_step_time), cmocka_unit_test(test_io_tiles_slow_host),
         cmocka_unit_test(test_outfeed_slow_drain), cmocka_unit_test(test_io_tiles_optimum),
         cmocka_unit_test(test_handover_data),      cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_remote_buffer),      cmocka_unit_test(test_bad_configs),
