@@ -63,6 +63,14 @@ MUTATIONS=(
     "global end skips the tile hop"
     fabric/xchg.c 's/s\[i\].arrive = s\[i\].send + 2 \* (uint64_t)x->m.xchg_base + lat_c;/s[i].arrive = s[i].send + (uint64_t)x->m.xchg_base + lat_c;/'
     "global arrive one base hop"
+    isa/opcodes.def 's/^OP(br,      L,      1, 6,/OP(br,      L,      1, 5,/'
+    "supervisor br costs 5"
+    isa/interp_loop.inc 's/cpu->ld_ready\[r_\] = T + 7;/cpu->ld_ready[r_] = T + 6;/'
+    "supervisor load-use stall 5 not 6"
+    isa/interp_loop.inc 's/if (--rpt_left)/if (rpt_left--)/'
+    "rpt body runs once too often"
+    hw/engine.c 's|wcycles = (uint8_t)(16 / g->m.amp_macs_per_issue);|wcycles = 1;|'
+    "amp 1 slot whatever the MAC rate"
 )
 
 suite=${1:-}
