@@ -130,12 +130,11 @@ int eng_load(eng *g, const isa_prog *prog, err *e)
                        prog->size, g->m.sram_bytes);
     free(g->code);
     g->code = isa_code_build(prog);
-    /* `amp` does 16 MAC; a machine with fewer MAC per issue spends 16 / that many slots */
-    for (uint32_t k = 0; k < prog->ncode; k++)
-        if (g->code[k].op == OP_amp) {
-            g->code[k].wcycles = (uint8_t)(16 / g->m.amp_macs_per_issue);
-            g->code[k].wtc = (uint8_t)(ISA_BARREL * g->code[k].wcycles);
-        }
+    /* each instruction's slots on this machine: its loads, stores and AMP units */
+    isa_rates rates = {.load_bpc = g->m.load_bytes_per_cycle,
+                       .store_bpc = g->m.store_bytes_per_cycle,
+                       .amp_units = g->m.amp_macs_per_issue};
+    isa_code_rate(g->code, prog->ncode, &rates);
     g->loaded = 1;
     g->tcfg = (tile_cfg){
         .code = g->code,

@@ -55,6 +55,7 @@ static isa_env make_env(tile *t, const tile_cfg *cfg)
         .group = &t->group,
         .limit = cfg->limit,
         .slot_free_from = t->slot_free_from,
+        .cw = t->cw,
     };
     return env;
 }
@@ -76,6 +77,7 @@ static int start_worker(tile *t, const isa_env *env, unsigned k, uint32_t entry,
     w->pc = entry;
     w->t = start;
     w->rpt_left = 0;
+    memset(&w->amp, 0, sizeof w->amp); /* a started context's AMP pipeline is empty */
     w->fault = FAULT_NONE;
     t->workers_started++;
     if (isa_run_worker(w, env) != STOP_EXIT) {

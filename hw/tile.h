@@ -70,8 +70,9 @@ typedef struct tile {
     uint64_t ctx_free_from[ISA_NWORKERS]; /* a worker context may be started from this cycle */
     uint64_t workers_done;                /* cycle after the latest worker exit */
     uint64_t workers_started;
-    uint32_t scratch; /* CSR_SCRATCH */
-    uint32_t group;   /* CSR_GROUP: the tile's sync group */
+    uint8_t cw[ISA_CW_BYTES]; /* the AMP's weights, shared by the workers (ldcw) */
+    uint32_t scratch;         /* CSR_SCRATCH */
+    uint32_t group;           /* CSR_GROUP: the tile's sync group */
     tile_state state;
     uint32_t zone;   /* the zone of the sync it waits at */
     uint64_t at;     /* sync arrival or halt cycle */

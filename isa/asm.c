@@ -147,14 +147,17 @@ static int eval_imm(asm_ctx *c, int expr, int line, int col, int64_t dot, uint32
     return 0;
 }
 
-/* Evaluate a zone given as a number; 0 and *imm set, or -1 after an error. */
-static int eval_zone(asm_ctx *c, const asm_operand *o, int line, int64_t dot, uint32_t *imm)
+/* Evaluate an index operand (a zone given as a number, a weight slot) that must lie in
+ * [0, n); 0 and *imm set, or -1 after an error naming `what`. */
+static int eval_index(asm_ctx *c, const asm_operand *o, int line, int64_t dot, int64_t n,
+                      const char *what, uint32_t *imm)
 {
     int64_t v;
     if (asm_eval(c, o->expr, 0, dot, &v))
         return -1;
-    if (v < 0 || v >= ISA_NZONES) {
-        asm_error(c, line, o->col, "sync zone %lld does not exist", (long long)v);
+    if (v < 0 || v >= n) {
+        asm_error(c, line, o->col, "%s %lld does not exist (0..%lld)", what, (long long)v,
+                  (long long)n - 1);
         return -1;
     }
     *imm = (uint32_t)v;
@@ -185,7 +188,9 @@ static void emit_insn(asm_unit *u, const asm_stmt *s, uint8_t *image)
         case O_ZONE: imm = (uint32_t)o->value; break;
         case O_EXPR:
             if (want.kind == ISA_K_ZONE)
-                bad |= eval_zone(c, o, s->line, dot, &imm) != 0;
+                bad |= eval_index(c, o, s->line, dot, ISA_NZONES, "sync zone", &imm) != 0;
+            else if (want.kind == ISA_K_CWSLOT)
+                bad |= eval_index(c, o, s->line, dot, ISA_CW_SLOTS, "weight slot", &imm) != 0;
             else
                 bad |= eval_imm(c, o->expr, s->line, o->col, dot, &imm) != 0;
             break;

@@ -42,6 +42,7 @@ static void put_operand(char *buf, size_t len, isa_operand o, const isa_insn *in
     case ISA_K_TARGET:
     case ISA_K_ENTRY: snprintf(buf, len, "0x%" PRIx32, (uint32_t)in->imm); break;
     case ISA_K_ZONE: snprintf(buf, len, "%s", isa_zone_name((uint32_t)in->imm)); break;
+    case ISA_K_CWSLOT: snprintf(buf, len, "%" PRIu32, (uint32_t)in->imm); break;
     case ISA_K_CSR: snprintf(buf, len, "$%s", isa_csr_name((uint32_t)in->imm)); break;
     case ISA_K_MEM:
         if (off == 0)

@@ -19,7 +19,7 @@ static const struct {
     {OP_br, "Control"},
     {OP_fadd, "fp32 arithmetic and conversions"},
     {OP_v2add, "f32v2 (two fp32 lanes in a register pair)"},
-    {OP_ampz, "AMP (accumulating matrix product)"},
+    {OP_ampz, "AMP (stationary weights, streamed inputs)"},
     {OP_run, "Supervisor: workers, sync, exchange, control registers"},
 };
 
@@ -33,10 +33,14 @@ static const char intro[] =
     "\n"
     "- Each tile has one **supervisor** context and six **worker** contexts. Every context has\n"
     "  sixteen 32-bit registers `r0`..`r15`; `lr` is another name for `r15` (`call` writes the\n"
-    "  return address there). A worker started by `run` gets its argument in `r0`.\n"
+    "  return address there). A worker started by `run` gets its argument in `r0` and every\n"
+    "  other register zero.\n"
     "- fp32 values live in the same registers as integers. A **pair** `rN` (N even) means\n"
     "  `rN` and `rN+1` as two fp32 lanes (f32v2); pair operands must name even registers.\n"
-    "- Each worker has sixteen fp32 AMP accumulators.\n"
+    "- The **AMP**: each tile has a 512-byte weight store shared by its workers, written only\n"
+    "  by the supervisor (`ldcw`, while no worker runs); each worker has its own AMP pipeline\n"
+    "  (the row of inputs in progress and the finished row it is storing), empty when the\n"
+    "  worker starts. docs/timing.md, \"The AMP\", has the model.\n"
     "- Memory is the tile's SRAM, byte addressed from 0, little-endian. 32-bit accesses need\n"
     "  4-byte alignment, 64-bit ones 8-byte alignment. The program text sits at address 0 and\n"
     "  an instruction's pc is its byte address; data follows the text, aligned to 16.\n"
@@ -69,6 +73,12 @@ static const char intro[] =
     "  register loaded by a supervisor load is usable 7 cycles after the load issues (the\n"
     "  6-cycle load-use stall).\n"
     "- `rpt` runs its body with no branch overhead; its own cost is paid once.\n"
+    "- **Memory and AMP rates**: the slots and cycles below are minima. A tile loads at most\n"
+    "  `load_bytes_per_cycle` and stores at most `store_bytes_per_cycle` bytes a cycle, and\n"
+    "  has `amp_macs_per_issue` AMP units (machine presets). An instruction takes\n"
+    "  max(slots, ceil(loads / load_bytes_per_cycle), ceil(stores / store_bytes_per_cycle),\n"
+    "  ceil(units / amp_macs_per_issue)) slots (supervisor: cycles). On Mk2 (16, 8, 16) only\n"
+    "  `ampst` exceeds its minimum (8 slots); on Mk1 (16, 8, 8) `f32amp` takes 2 too.\n"
     "\n";
 
 static const char syntax[] =
@@ -150,16 +160,17 @@ static void kind_list(txt *b, const isa_opinfo *oi)
 
 static void op_table(txt *b, unsigned from, unsigned to)
 {
-    txt_printf(b, "| opcode | syntax | worker slots | supervisor cycles | runs on | kind "
-                  "| semantics |\n");
-    txt_printf(b, "|---:|---|---:|---:|---|---|---|\n");
+    txt_printf(b, "| opcode | syntax | worker slots | supervisor cycles | loads B | stores B "
+                  "| AMP units | runs on | kind | semantics |\n");
+    txt_printf(b, "|---:|---|---:|---:|---:|---:|---:|---|---|---|\n");
     for (unsigned op = from; op < to; op++) {
         const isa_opinfo *oi = isa_info(op);
         char sx[48];
         isa_fmt_syntax(oi->fmt, sx, sizeof sx);
         txt_printf(b, "| %u | `%s%s", op, oi->name, *sx ? " " : "");
         cell(b, sx);
-        txt_printf(b, "` | %u | %u | %s | ", oi->wcycles, oi->scycles, runs_on(oi->flags));
+        txt_printf(b, "` | %u | %u | %u | %u | %u | %s | ", oi->wcycles, oi->scycles, oi->lbytes,
+                   oi->sbytes, oi->units, runs_on(oi->flags));
         kind_list(b, oi);
         txt_printf(b, " | ");
         cell(b, oi->semantics);
@@ -204,7 +215,9 @@ char *isa_doc_markdown(void)
     txt_printf(&b, "%s%s", intro, syntax);
     txt_printf(&b, "## Instructions\n\n");
     txt_printf(&b, "*worker slots*: issue slots a worker spends (x 6 tile cycles). "
-                   "*supervisor cycles*: tile cycles the supervisor spends. "
+                   "*supervisor cycles*: tile cycles the supervisor spends (both at least: see "
+                   "\"Memory and AMP rates\"). *loads B*, *stores B*: bytes of tile memory "
+                   "it reads and writes. *AMP units*: fp32 MAC units it needs. "
                    "*runs on*: which contexts may execute it; anything else faults. "
                    "*kind*: branch (not allowed in an `rpt` body), load, store, pair "
                    "(registers name even/odd pairs; for loads and stores only `rd`).\n\n");

@@ -123,6 +123,114 @@ uint32_t isa_float_bits_to_half(uint32_t f)
     return sign | half;
 }
 
+/* ---- the AMP (docs/timing.md, "The AMP") ---- */
+
+/* A row's shape by kind: steps, inputs per step, output lanes. */
+typedef struct amp_shape {
+    unsigned steps, in_per_step, lanes;
+} amp_shape;
+static const amp_shape amp_shapes[] = {
+    [ISA_AMP_F32] = {8, 1, 16},
+    [ISA_AMP_F16] = {4, 4, 8},
+};
+
+/* The row is complete: out = partials + inputs x weights, summed in input order, each
+ * product rounded to fp32 and then each sum (-ffp-contract=off keeps them apart). The
+ * weights are f32[8][16] (f32amp) or f16[16][8] (f16amp), row k for input k. Lanes are
+ * independent, so the loops run k outside and the lane inside (the compiler vectorises it);
+ * each lane still sums in k order. */
+static void amp_finish(isa_amp *a, const uint8_t *cw)
+{
+    const amp_shape *s = &amp_shapes[a->kind];
+    const unsigned nin = s->steps * s->in_per_step, lanes = s->lanes;
+    float acc[ISA_AMP_LANES], w[ISA_AMP_LANES];
+    memcpy(acc, a->p, sizeof acc);
+    for (unsigned k = 0; k < nin; k++) {
+        if (a->kind == ISA_AMP_F32) {
+            memcpy(w, cw + k * 16 * 4, 16 * 4);
+        } else {
+            uint16_t h[8];
+            memcpy(h, cw + k * 8 * 2, sizeof h);
+            for (unsigned n = 0; n < 8; n++)
+                w[n] = bits_f(isa_half_to_float_bits(h[n]));
+        }
+        const float xk = a->x[k];
+        for (unsigned n = 0; n < lanes; n++) {
+            float prod = xk * w[n];
+            acc[n] = acc[n] + prod;
+        }
+    }
+    memcpy(a->out, acc, sizeof acc);
+    a->out_at = a->row_at;
+    a->out_lanes = (uint8_t)lanes;
+    a->out_kind = a->kind;
+    a->step = 0;
+    a->kind = ISA_AMP_NONE;
+}
+
+/* Check an access of n bytes at addr, aligned to n. */
+static isa_fault amp_check(uint32_t addr, uint32_t n, uint32_t memsize)
+{
+    if ((uint64_t)addr + n > memsize)
+        return FAULT_OUT_OF_RANGE;
+    return addr & (n - 1) ? FAULT_MISALIGNED : FAULT_NONE;
+}
+
+/* One f32amp or f16amp step: the row's next inputs from *in, two partials from *pp, then two
+ * lanes of the finished row stored where they belong. FAULT_NONE, or a fault (*bad: the
+ * address) with nothing changed. */
+static isa_fault amp_step(isa_amp *a, const uint8_t *cw, uint8_t *mem, uint32_t memsize,
+                          uint32_t *in, uint32_t *pp, int kind, uint32_t *bad)
+{
+    const amp_shape *s = &amp_shapes[kind];
+    int fresh = a->step == 0;
+    if ((fresh && a->out_lanes && a->out_kind != kind) || (!fresh && a->kind != kind))
+        return FAULT_AMP;
+    uint32_t in_bytes = 4 * s->in_per_step / (kind == ISA_AMP_F16 ? 2 : 1);
+    isa_fault f = amp_check(*in, in_bytes, memsize);
+    *bad = *in;
+    if (f == FAULT_NONE) {
+        f = amp_check(*pp, 8, memsize);
+        *bad = *pp;
+    }
+    if (f != FAULT_NONE)
+        return f;
+    if (fresh) {
+        a->kind = (uint8_t)kind;
+        a->row_at = *pp;
+    }
+    unsigned j = a->step;
+    for (unsigned q = 0; q < s->in_per_step; q++) {
+        uint32_t v = 0;
+        if (kind == ISA_AMP_F32)
+            memcpy(&v, mem + *in, 4);
+        else {
+            uint16_t h;
+            memcpy(&h, mem + *in + 2 * q, 2);
+            v = isa_half_to_float_bits(h);
+        }
+        a->x[j * s->in_per_step + q] = bits_f(v);
+    }
+    memcpy(&a->p[2 * j], mem + *pp, 8);
+    if (a->out_lanes) { /* lanes 2j, 2j+1 of the finished row */
+        memcpy(mem + a->out_at + 8 * j, &a->out[2 * j], 8);
+        a->out_lanes -= 2;
+    }
+    *in += in_bytes;
+    *pp += 8;
+    if (++a->step == s->steps)
+        amp_finish(a, cw);
+    return FAULT_NONE;
+}
+
+/* ampst: store the finished row (all its lanes: no row is in progress). */
+static void amp_drain(isa_amp *a, uint8_t *mem)
+{
+    if (a->out_lanes)
+        memcpy(mem + a->out_at, a->out, 4u * a->out_lanes);
+    a->out_lanes = 0;
+}
+
 /* First cycle >= c at which the supervisor owns a barrel slot. */
 static uint64_t super_slot(uint64_t c, const uint64_t *free_from)
 {
@@ -181,6 +289,13 @@ void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len)
         break;
     case FAULT_LIMIT: snprintf(buf, len, "ran past the cycle limit"); break;
     case FAULT_SYNC_DEADLOCK: snprintf(buf, len, "sync deadlock"); break;
+    case FAULT_AMP:
+        snprintf(buf, len, "%s",
+                 cpu->wid == ISA_SUPER_WID
+                     ? "AMP weights loaded (ldcw) while a worker runs"
+                     : "AMP misuse: ampst with a row in progress, or f32amp and f16amp mixed "
+                       "before ampst or ampz");
+        break;
     case FAULT_XCHG_DEST:
         snprintf(buf, len, "exchange to a tile, IPU or address outside the system (0x%x)",
                  cpu->fault_addr);

@@ -37,12 +37,29 @@ typedef enum isa_fault {
     FAULT_LIMIT, /* an instruction would issue after the cycle limit (isa_env.limit) */
     FAULT_SYNC_DEADLOCK,
     FAULT_XCHG_DEST, /* exchange to a tile, IPU or address that does not exist */
+    FAULT_AMP,       /* ldcw while a worker runs; ampst, or f32amp after f16amp (or the
+                        reverse), with a row in progress */
 } isa_fault;
+
+/* A worker's AMP pipeline (docs/timing.md, "The AMP"): the row in progress and the row
+ * finished before it, whose lanes the next row's steps store two at a time. */
+typedef struct isa_amp {
+    float x[ISA_AMP_INPUTS];  /* the row in progress: its inputs so far */
+    float p[ISA_AMP_LANES];   /* and its partials so far */
+    float out[ISA_AMP_LANES]; /* the finished row */
+    uint32_t row_at;          /* where the row in progress's partials are */
+    uint32_t out_at;          /* where the finished row goes */
+    uint8_t step;             /* steps of the row in progress done (0: none) */
+    uint8_t kind;             /* ISA_AMP_F32 or ISA_AMP_F16 while a row is under way */
+    uint8_t out_lanes;        /* lanes of the finished row not yet stored */
+    uint8_t out_kind;         /* its kind */
+} isa_amp;
+enum { ISA_AMP_NONE, ISA_AMP_F32, ISA_AMP_F16 };
 
 /* One context's architectural state. */
 typedef struct isa_cpu {
     uint32_t r[ISA_NREGS];
-    float acc[ISA_NACC];
+    isa_amp amp;
     uint32_t pc;    /* byte address of the next instruction */
     uint64_t t;     /* tile cycle of the next issue */
     uint64_t ninsn; /* instructions executed */
@@ -68,6 +85,7 @@ typedef struct isa_env {
     uint64_t limit;                 /* last cycle an instruction may issue at */
     const uint64_t *slot_free_from; /* [6]: the supervisor may use slot s (cycles c with
                                        c mod 6 == s) only at c >= slot_free_from[s] */
+    uint8_t *cw;                    /* the tile's AMP weights, ISA_CW_BYTES */
 } isa_env;
 
 /* Run a worker from cpu->pc at cpu->t until exit, fault or the limit. */

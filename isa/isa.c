@@ -20,10 +20,10 @@
 #include "isa/isa_int.h"
 
 static const isa_opinfo op_table[OP_COUNT + 1] = {
-#define OP(name, fmt, wc, sc, fl, sem) {#name, FMT_##fmt, wc, sc, fl, sem},
+#define OP(name, fmt, wc, sc, lb, sb, un, fl, sem) {#name, FMT_##fmt, wc, sc, lb, sb, un, fl, sem},
 #include "isa/opcodes.def"
 #undef OP
-    {"illegal", FMT_NONE, 1, 1, 0, "not a valid instruction: faults when executed"},
+    {"illegal", FMT_NONE, 1, 1, 0, 0, 0, 0, "not a valid instruction: faults when executed"},
 };
 
 static const struct {
@@ -225,6 +225,7 @@ static int decode_operand(isa_operand o, const isa_opinfo *oi, const unsigned re
         return 1;
     case ISA_K_CSR: return uimm < CSR_COUNT;
     case ISA_K_ZONE: return uimm < ISA_NZONES;
+    case ISA_K_CWSLOT: return uimm < ISA_CW_SLOTS;
     case ISA_K_IMM:
     case ISA_K_ENTRY:
     case ISA_K_NO:
@@ -250,7 +251,7 @@ isa_insn isa_decode_word(uint64_t w)
 {
     isa_insn ill = {.op = OP_ILLEGAL, .target = UINT32_MAX};
     ill.wcycles = op_table[OP_ILLEGAL].wcycles;
-    ill.wtc = (uint8_t)(ISA_BARREL * ill.wcycles);
+    ill.wtc = (uint16_t)(ISA_BARREL * ill.wcycles);
     ill.scycles = op_table[OP_ILLEGAL].scycles;
 
     unsigned op = ISA_GET_OP(w);
@@ -268,7 +269,7 @@ isa_insn isa_decode_word(uint64_t w)
 
     isa_insn in = {
         .op = (uint8_t)op,
-        .wtc = (uint8_t)(ISA_BARREL * oi->wcycles),
+        .wtc = (uint16_t)(ISA_BARREL * oi->wcycles),
         .rd = (uint8_t)reg[ISA_F_RD],
         .ra = (uint8_t)reg[ISA_F_RA],
         .rb = (uint8_t)reg[ISA_F_RB],
@@ -284,6 +285,31 @@ isa_insn isa_decode_word(uint64_t w)
     if (op == OP_ret)
         in.reads |= 1u << ISA_LR; /* the one implicit operand */
     return in;
+}
+
+static unsigned ceil_div(unsigned a, unsigned b)
+{
+    return (a + b - 1) / b;
+}
+
+unsigned isa_op_cost(unsigned op, const isa_rates *r, int super)
+{
+    const isa_opinfo *oi = isa_info(op);
+    unsigned c = super ? oi->scycles : oi->wcycles;
+    unsigned need[3] = {ceil_div(oi->lbytes, r->load_bpc), ceil_div(oi->sbytes, r->store_bpc),
+                        ceil_div(oi->units, r->amp_units)};
+    for (unsigned k = 0; k < 3; k++)
+        c = need[k] > c ? need[k] : c;
+    return c;
+}
+
+void isa_code_rate(isa_insn *code, uint32_t n, const isa_rates *r)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        code[k].wcycles = (uint8_t)isa_op_cost(code[k].op, r, 0);
+        code[k].scycles = (uint8_t)isa_op_cost(code[k].op, r, 1);
+        code[k].wtc = (uint16_t)(ISA_BARREL * code[k].wcycles);
+    }
 }
 
 uint64_t isa_encode(const isa_insn *in)

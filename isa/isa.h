@@ -50,10 +50,13 @@
      ((uint64_t)((rc)&ISA_REG_MASK) << ISA_RC_SHIFT) | (uint64_t)(uint32_t)(imm))
 
 #define ISA_NREGS 16
-#define ISA_LR 15      /* call writes the return address here */
-#define ISA_NWORKERS 6 /* worker contexts per tile */
-#define ISA_BARREL 6   /* tile cycles between two issues of one worker */
-#define ISA_NACC 16    /* AMP accumulators per worker context */
+#define ISA_LR 15                        /* call writes the return address here */
+#define ISA_NWORKERS 6                   /* worker contexts per tile */
+#define ISA_BARREL 6                     /* tile cycles between two issues of one worker */
+#define ISA_CW_BYTES 512                 /* the AMP's weight store, shared by a tile's workers */
+#define ISA_CW_SLOTS (ISA_CW_BYTES / 16) /* ldcw writes one 16-byte slot */
+#define ISA_AMP_LANES 16                 /* most outputs (fp32 partials) of one AMP row */
+#define ISA_AMP_INPUTS 16                /* most inputs of one AMP row */
 
 /* ---- operands and formats (isa/formats.def) ---- */
 typedef enum isa_kind {
@@ -109,7 +112,7 @@ enum {
 
 /* ---- the opcode enum ---- */
 typedef enum isa_op {
-#define OP(name, fmt, wc, sc, fl, sem) OP_##name,
+#define OP(name, fmt, wc, sc, lb, sb, un, fl, sem) OP_##name,
 #include "isa/opcodes.def"
 #undef OP
     OP_COUNT,
@@ -119,8 +122,11 @@ typedef enum isa_op {
 typedef struct isa_opinfo {
     const char *name;
     isa_fmt fmt;
-    uint8_t wcycles; /* worker issue slots */
-    uint8_t scycles; /* supervisor tile cycles */
+    uint8_t wcycles; /* worker issue slots, at least */
+    uint8_t scycles; /* supervisor tile cycles, at least */
+    uint8_t lbytes;  /* bytes loaded from tile memory */
+    uint8_t sbytes;  /* bytes stored to tile memory */
+    uint8_t units;   /* AMP units (fp32 MAC per cycle) it needs */
     uint32_t flags;
     const char *semantics;
 } isa_opinfo;
@@ -172,19 +178,34 @@ int isa_zone_lookup(const char *name, size_t len);
 
 /* ---- decoded form (decode once at load; the interpreter never extracts bits) ---- */
 typedef struct isa_insn {
-    uint8_t op;  /* isa_op, or OP_ILLEGAL */
-    uint8_t wtc; /* tile cycles a worker spends on it: ISA_BARREL x wcycles */
+    uint8_t op; /* isa_op, or OP_ILLEGAL */
     uint8_t rd, ra, rb, rc;
-    uint8_t wcycles; /* copied from the table */
-    uint8_t scycles;
+    uint8_t wcycles; /* worker issue slots: the table's, until isa_code_rate sets a machine's */
+    uint8_t scycles; /* supervisor cycles, likewise */
+    uint8_t pad0;
+    uint16_t wtc;   /* tile cycles a worker spends on it: ISA_BARREL x wcycles */
+    uint16_t reads; /* registers it reads, a bit each (the supervisor's load-use stall) */
+    uint16_t loads; /* FL_LOAD: registers it loads from memory, a bit each */
+    uint16_t pad1;
     int32_t imm;
     uint32_t target; /* branch/rpt target as an instruction index (imm / 8), or UINT32_MAX */
-    uint16_t reads;  /* registers it reads, a bit each (the supervisor's load-use stall) */
-    uint16_t loads;  /* FL_LOAD: registers it loads from memory, a bit each */
-    uint8_t pad[12]; /* to 32 bytes: the 20-byte layout ran the 1472-tile worker loop of
+    uint8_t pad[8];  /* to 32 bytes: the 20-byte layout ran the 1472-tile worker loop of
                         bench/speed ~7% slower (760 vs 815 M instr/s, same instruction count) */
 } isa_insn;
 _Static_assert(sizeof(isa_insn) == 32, "isa_insn is laid out for a 32-byte stride");
+
+/* What a tile's memory and AMP deliver per tile cycle (a machine preset's chip section). */
+typedef struct isa_rates {
+    uint32_t load_bpc, store_bpc; /* bytes a tile loads / stores per cycle */
+    uint32_t amp_units;           /* AMP units: fp32 multiply-accumulates per cycle */
+} isa_rates;
+
+/* Worker issue slots (super = 0) or supervisor cycles (super = 1) op takes at these rates:
+ * the table's minimum, or more where its loads, stores or AMP units need more cycles of the
+ * tile's memory ports or AMP (docs/timing.md, "Memory bandwidth"). */
+unsigned isa_op_cost(unsigned op, const isa_rates *r, int super);
+/* Set wcycles, wtc and scycles of code[0..n) (decoded instructions) for these rates. */
+void isa_code_rate(isa_insn *code, uint32_t n, const isa_rates *r);
 
 /* Decode one 64-bit word. */
 isa_insn isa_decode_word(uint64_t w);

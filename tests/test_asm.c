@@ -321,8 +321,12 @@ static void test_error_kinds(void **state)
         {"li r1, 4%0\n", "t.s:1:9: error: division by zero"},
         {"li r1, 1<<64\n", "t.s:1:9: error: shift count 64 out of range (0..63)"},
         {"get r1, $tilee\n", "t.s:1:9: error: unknown control register `$tilee`"},
-        {"sync 99\n", "t.s:1:6: error: sync zone 99 does not exist"},
-        {"sync 8\n", "t.s:1:6: error: sync zone 8 does not exist"},
+        {"sync 99\n", "t.s:1:6: error: sync zone 99 does not exist (0..7)"},
+        {"sync 8\n", "t.s:1:6: error: sync zone 8 does not exist (0..7)"},
+        {"ldcw 32, r1\n", "t.s:1:6: error: weight slot 32 does not exist (0..31)"},
+        {"ldcw -1, r1\n", "t.s:1:6: error: weight slot -1 does not exist (0..31)"},
+        {"ldcw r1, r1\n",
+         "t.s:1:6: error: `ldcw` expects a weight slot (0..31) here (ldcw slot, ra)"},
         {"sync r1\n", "t.s:1:6: error: `sync` expects a sync zone here (sync zone)"},
         {"br r1\n", "t.s:1:4: error: `br` expects a branch target here (br target)"},
         {"brz 4, 8\n", "t.s:1:5: error: `brz` expects a register here (brz ra, target)"},
@@ -463,9 +467,11 @@ static void test_disasm_roundtrip(void **state)
               "      brnzdec r1, main\n"
               "      call 0x1000\n"
               "      halt\n"
+              "      ldcw 31, r3\n"
               "worker: ampz\n"
-              "      amp r2, r4\n"
-              "      ampst r6\n"
+              "      f32amp r2, r4\n"
+              "      f16amp r6, r8\n"
+              "      ampst\n"
               "      exit\n"
               ".data\n"
               "table: .word 1, 2, 3, table\n"

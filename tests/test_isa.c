@@ -39,6 +39,7 @@ static isa_insn sample(unsigned op)
         case ISA_K_ENTRY: in.imm = 0x18; break;
         case ISA_K_ZONE: in.imm = ISA_ZONE_EXTERNAL_HOST; break;
         case ISA_K_CSR: in.imm = CSR_CCOUNT; break;
+        case ISA_K_CWSLOT: in.imm = 31; break;
         case ISA_K_MEM: in.ra = 15, in.imm = -12; break;
         case ISA_K_MEMPI: in.ra = 7, in.imm = 16; break;
         case ISA_K_NO:
@@ -270,6 +271,7 @@ static void test_formats(void **state)
         {FMT_Z, "zone"},
         {FMT_RC, "rd, $csr"},
         {FMT_CR, "$csr, ra"},
+        {FMT_WR, "slot, ra"},
     };
     assert_int_equal(FMT_COUNT, sizeof want / sizeof want[0]);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -364,6 +366,7 @@ typedef struct machine {
     uint8_t mem[256];
     uint32_t scratch, group;
     uint64_t free_from[ISA_BARREL];
+    uint8_t cw[ISA_CW_BYTES];
     isa_env env;
     isa_cpu cpu;
 } machine;
@@ -383,7 +386,8 @@ static void machine_init(machine *m, const isa_prog *p, int worker)
                        .scratch = &m->scratch,
                        .group = &m->group,
                        .limit = 1000,
-                       .slot_free_from = m->free_from};
+                       .slot_free_from = m->free_from,
+                       .cw = m->cw};
     for (unsigned r = 0; r < ISA_NREGS; r++)
         m->cpu.r[r] = 64;
     m->cpu.wid = worker ? 0 : ISA_SUPER_WID;
@@ -406,9 +410,10 @@ static void test_privilege(void **state)
     static const char *const worker_only[] = {
         "fadd",  "fsub",  "fmul",  "fma",   "fmin",   "fmax",   "fcmplt", "fcmple", "fcmpeq",
         "fneg",  "fabs",  "itof",  "ftoi",  "f16tof", "ftof16", "i8tof",  "v2add",  "v2sub",
-        "v2mul", "v2max", "v2min", "v2fma", "ampz",   "amp",    "ampst",  "exit"};
-    static const char *const super_only[] = {"run",   "runall", "join", "sync", "halt",  "send",
-                                             "gsend", "hin",    "hout", "rbin", "rbout", "put"};
+        "v2mul", "v2max", "v2min", "v2fma", "ampz",   "f32amp", "f16amp", "ampst",  "exit"};
+    static const char *const super_only[] = {"run",   "runall", "join", "sync", "halt",
+                                             "send",  "gsend",  "hin",  "hout", "rbin",
+                                             "rbout", "put",    "ldcw"};
     for (unsigned op = 0; op < OP_COUNT; op++) {
         const char *name = isa_info(op)->name;
         for (int worker = 0; worker <= 1; worker++) {

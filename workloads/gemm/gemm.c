@@ -1,12 +1,16 @@
-/* wl_gemm: the proof on real work — a GEMM over every tile and worker of one IPU.
+/* wl_gemm: the proof on real work — a GEMM over every tile and worker of one IPU, on the
+ * stationary-weight AMP.
  *
- * Mapping: C is cut into 4x4 blocks; the tiles form a grid_m x grid_n grid (chosen to
- * minimise the blocks of the busiest tile) and each tile owns a rectangle of blocks with the
- * whole K, so no exchange is needed: the loader writes each tile's A and B panels into its
- * memory, as a Poplar graph's initial tensor placement would. Six workers share a tile's
- * blocks (codelet workloads/gemm/gemm.s). Left out: K-splitting across tiles (a GEMM whose
- * panels do not fit in one tile's memory is refused with the size it would need), and the
- * exchange that would gather C (fabric issue). */
+ * Mapping: C's columns are cut into blocks of 16 (the AMP's outputs) and its rows into
+ * ranges; the tiles form a grid_m x grid_n grid, each tile owning a range of rows and one or
+ * more column blocks with the whole K, so no exchange is needed: the loader writes each
+ * tile's A rows, B blocks (as the AMP's 8 x 16 weight blocks) and pass descriptors into its
+ * memory, as a Poplar graph's initial tensor placement would. The grid is the one that the
+ * codelet's cycle model (docs/timing.md, "The GEMM codelet") says finishes first among
+ * those that fit in a tile's memory. K is padded to a multiple of 8 and N to one of 16 with
+ * zeros. Left out: K-splitting across tiles (a GEMM whose rows and blocks do not fit in one
+ * tile's memory is refused with the size it would need), and the exchange that would gather
+ * C. */
 #include "workloads/gemm/gemm.h"
 
 #include <math.h>
@@ -18,6 +22,18 @@
 #include "base/rng.h"
 #include "isa/asm.h"
 #include "workloads/codelets.h"
+
+enum {
+    KW = 8,         /* k values per pass: the f32amp weights' rows */
+    NW = 16,        /* columns per block: the AMP's outputs */
+    ROW_A = KW * 4, /* bytes of one row of A in one chunk */
+    ROW_C = NW * 4, /* bytes of one row of C partials in one block */
+    WBYTES = 512,   /* weights per pass */
+    DESC = 16,      /* bytes per worker descriptor */
+    WORKERS = 6,
+    W_SETUP = 19,  /* worker slots besides its zeroing stores and AMP steps (gemm.s) */
+    PASS_GAP = 51, /* supervisor cycles from the workers' end to the next runall */
+};
 
 static float uniform(uint64_t *s)
 {
@@ -41,27 +57,76 @@ static uint32_t align16(uint32_t x)
     return (x + 15u) & ~15u;
 }
 
-/* Bytes a tile needs after the image for ma x nb blocks of depth k. */
-static uint64_t tile_bytes(uint32_t ma, uint32_t nb, uint32_t k)
+/* The GEMM as the tiles see it: sizes, padded sizes, grid, where the image ends. */
+typedef struct layout {
+    uint32_t M, N, K, kc, nb; /* kc chunks of 8 k, nb blocks of 16 columns */
+    uint32_t gm, gn, base, params;
+    uint32_t amp_slots; /* f32amp's issue slots on this machine */
+} layout;
+
+/* Tile (ti, tj)'s part: rows [m0, m0 + ma), blocks [q0, q0 + nq), and where its data lie. */
+typedef struct tile_part {
+    uint32_t m0, ma, q0, nq;
+    uint32_t a_at, w_at, c_at, d_at, end;
+} tile_part;
+
+/* A part of ma rows from m0 and nq blocks from q0, laid out after the image. */
+static tile_part part_sized(const layout *L, uint32_t m0, uint32_t ma, uint32_t q0, uint32_t nq)
 {
-    return (uint64_t)(ma + nb) * k * 16 + (uint64_t)ma * nb * (64 + 12);
+    tile_part p = {.m0 = m0, .ma = ma, .q0 = q0, .nq = nq};
+    uint32_t passes = nq * L->kc;
+    p.a_at = L->base;
+    p.w_at = p.a_at + L->kc * ma * ROW_A;
+    p.c_at = p.w_at + passes * WBYTES;
+    p.d_at = p.c_at + nq * ma * ROW_C;
+    p.end = p.d_at + passes * WORKERS * DESC;
+    return p;
 }
 
-static void choose_grid(uint32_t mb, uint32_t nb, uint32_t tiles, uint32_t *gm, uint32_t *gn)
+static tile_part part_of(const layout *L, uint32_t ti, uint32_t tj)
+{
+    uint32_t m0 = L->M * ti / L->gm, q0 = L->nb * tj / L->gn;
+    return part_sized(L, m0, L->M * (ti + 1) / L->gm - m0, q0, L->nb * (tj + 1) / L->gn - q0);
+}
+
+/* The busiest tile's part: the most rows and the most blocks. */
+static tile_part part_max(const layout *L)
+{
+    return part_sized(L, 0, ceil_div(L->M, L->gm), 0, ceil_div(L->nb, L->gn));
+}
+
+/* Rows of a tile's ma that worker w streams. */
+static uint32_t rows_of(uint32_t ma, uint32_t w)
+{
+    return ma * (w + 1) / WORKERS - ma * w / WORKERS;
+}
+
+/* The codelet's cycle model for a tile with ma rows and nq blocks (docs/timing.md): each
+ * pass costs 6 x (the busiest worker's slots) + PASS_GAP. Used to choose the grid. */
+static uint64_t tile_estimate(const layout *L, uint32_t ma, uint32_t nq)
+{
+    uint64_t rows = ceil_div(ma, WORKERS);
+    uint64_t pass = 6 * (W_SETUP + KW * L->amp_slots * rows) + PASS_GAP;
+    return (uint64_t)nq * (L->kc * pass + 6 * KW * rows); /* + zeroing once per block */
+}
+
+static void choose_grid(layout *L, uint32_t tiles, uint32_t sram)
 {
     uint64_t best = UINT64_MAX;
-    *gm = *gn = 1;
-    for (uint32_t a = 1; a <= tiles && a <= mb; a++) {
-        uint32_t b = tiles / a;
-        if (b > nb)
-            b = nb;
-        uint64_t per = (uint64_t)ceil_div(mb, a) * ceil_div(nb, b);
-        /* fewer blocks on the busiest tile first; then less memory (squarer rectangles) */
-        uint64_t key = per * 1000000 + (ceil_div(mb, a) + ceil_div(nb, b));
-        if (key < best) {
-            best = key;
-            *gm = a;
-            *gn = b;
+    L->gm = L->gn = 0;
+    for (uint32_t gn = 1; gn <= L->nb && gn <= tiles; gn++) {
+        uint32_t gm = tiles / gn < L->M ? tiles / gn : L->M;
+        layout t = *L;
+        t.gm = gm;
+        t.gn = gn;
+        tile_part p = part_max(&t);
+        if (p.end > sram)
+            continue;
+        uint64_t est = tile_estimate(L, p.ma, p.nq);
+        if (est < best) {
+            best = est;
+            L->gm = gm;
+            L->gn = gn;
         }
     }
 }
@@ -71,91 +136,86 @@ static void put32(uint8_t *mem, uint32_t addr, uint32_t v)
     memcpy(mem + addr, &v, 4);
 }
 
-/* Where a tile's panels and tables lie: tile (ti, tj) of the gm x gn grid owns block rows
- * [m0, m1) and block columns [n0, n1) of C; after the image at `base` come its A panel
- * (na blocks x K x 16 bytes), its B panel, its C blocks (64 bytes each) and the table of
- * (A, B, C) addresses per block (12 bytes each). */
-typedef struct layout {
-    uint32_t M, N, K, mb, nb, gm, gn, base, params;
-} layout;
-
-typedef struct tile_part {
-    uint32_t m0, n0, na, nbk, a_at, b_at, c_at, tab;
-} tile_part;
-
-static tile_part part_of(const layout *L, uint32_t ti, uint32_t tj)
+static void putf(uint8_t *mem, uint32_t addr, float v)
 {
-    tile_part p;
-    p.m0 = L->mb * ti / L->gm;
-    p.n0 = L->nb * tj / L->gn;
-    p.na = L->mb * (ti + 1) / L->gm - p.m0;
-    p.nbk = L->nb * (tj + 1) / L->gn - p.n0;
-    p.a_at = L->base;
-    p.b_at = p.a_at + p.na * L->K * 16;
-    p.c_at = p.b_at + p.nbk * L->K * 16;
-    p.tab = p.c_at + p.na * p.nbk * 64;
-    return p;
+    memcpy(mem + addr, &v, 4);
 }
 
-/* Write tile (ti, tj)'s panels (zero beyond M and N), block table and parameters. */
+/* Tile (ti, tj)'s A rows by chunk, its weight blocks in pass order (block-major), its
+ * descriptors and parameters. Its C partials are zeroed by the codelet. */
 static void place_tile(const layout *L, uint8_t *mem, uint32_t ti, uint32_t tj, const float *A,
                        const float *B)
 {
-    const uint32_t K = L->K;
     tile_part p = part_of(L, ti, tj);
-    for (uint32_t a = 0; a < p.na; a++)
-        for (uint32_t k = 0; k < K; k++)
-            for (uint32_t q = 0; q < 4; q++) {
-                uint32_t row = (p.m0 + a) * 4 + q;
-                float v = row < L->M ? A[(size_t)row * K + k] : 0.0f;
-                memcpy(mem + p.a_at + (a * K + k) * 16 + q * 4, &v, 4);
+    for (uint32_t c = 0; c < L->kc; c++)
+        for (uint32_t r = 0; r < p.ma; r++)
+            for (uint32_t k = 0; k < KW; k++) {
+                uint32_t kk = c * KW + k;
+                float v = kk < L->K ? A[(size_t)(p.m0 + r) * L->K + kk] : 0.0f;
+                putf(mem, p.a_at + (c * p.ma + r) * ROW_A + k * 4, v);
             }
-    for (uint32_t b = 0; b < p.nbk; b++)
-        for (uint32_t k = 0; k < K; k++)
-            for (uint32_t q = 0; q < 4; q++) {
-                uint32_t col = (p.n0 + b) * 4 + q;
-                float v = col < L->N ? B[(size_t)k * L->N + col] : 0.0f;
-                memcpy(mem + p.b_at + (b * K + k) * 16 + q * 4, &v, 4);
+    for (uint32_t q = 0; q < p.nq; q++)
+        for (uint32_t c = 0; c < L->kc; c++)
+            for (uint32_t k = 0; k < KW; k++)
+                for (uint32_t n = 0; n < NW; n++) {
+                    uint32_t kk = c * KW + k, col = (p.q0 + q) * NW + n;
+                    float v = kk < L->K && col < L->N ? B[(size_t)kk * L->N + col] : 0.0f;
+                    putf(mem, p.w_at + (q * L->kc + c) * WBYTES + (k * NW + n) * 4, v);
+                }
+    for (uint32_t q = 0; q < p.nq; q++)
+        for (uint32_t c = 0; c < L->kc; c++)
+            for (uint32_t w = 0, r0 = 0; w < WORKERS; r0 += rows_of(p.ma, w), w++) {
+                uint32_t d = p.d_at + ((q * L->kc + c) * WORKERS + w) * DESC, R = rows_of(p.ma, w);
+                put32(mem, d + 0, p.a_at + (c * p.ma + r0) * ROW_A);
+                put32(mem, d + 4, p.c_at + (q * p.ma + r0) * ROW_C);
+                put32(mem, d + 8, R * KW);
+                put32(mem, d + 12, c == 0 ? R * ROW_C / 8 : 0);
             }
-    uint32_t blk = 0;
-    for (uint32_t a = 0; a < p.na; a++)
-        for (uint32_t b = 0; b < p.nbk; b++, blk++) {
-            put32(mem, p.tab + blk * 12 + 0, p.a_at + a * K * 16);
-            put32(mem, p.tab + blk * 12 + 4, p.b_at + b * K * 16);
-            put32(mem, p.tab + blk * 12 + 8, p.c_at + blk * 64);
-        }
-    put32(mem, L->params + 0, p.na * p.nbk);
-    put32(mem, L->params + 4, K);
-    put32(mem, L->params + 8, p.tab);
+    put32(mem, L->params + 0, p.nq * L->kc);
+    put32(mem, L->params + 4, p.w_at);
+    put32(mem, L->params + 8, p.d_at);
 }
 
-/* Compare tile (ti, tj)'s C blocks with a double-precision reference, against the bound. */
+/* One element's checks: bit for bit against the fp32 loop c = c + a*b in k order (what the
+ * AMP computes: each product rounded, then each sum), and against a double reference within
+ * the bound. */
+static void check_elem(const layout *L, float got, uint32_t row, uint32_t col, const float *A,
+                       const float *B, wl_gemm_result *r)
+{
+    float c = 0.0f;
+    double ref = 0, abs_sum = 0;
+    for (uint32_t k = 0; k < L->K; k++) {
+        float a = A[(size_t)row * L->K + k], b = B[(size_t)k * L->N + col];
+        float prod = a * b;
+        c = c + prod;
+        ref += (double)a * b;
+        abs_sum += fabs((double)a * b);
+    }
+    if (memcmp(&c, &got, 4) != 0)
+        r->inexact++;
+    double d = fabs((double)got - ref);
+    double ratio = d / wl_gemm_bound(L->K, abs_sum);
+    if (d > r->max_abs_err || isnan(d))
+        r->max_abs_err = d;
+    if (ratio > r->worst_ratio || isnan(ratio))
+        r->worst_ratio = ratio;
+    if (!(ratio <= 1.0))
+        r->mismatches++;
+}
+
 static void check_tile(const layout *L, const uint8_t *mem, uint32_t ti, uint32_t tj,
                        const float *A, const float *B, wl_gemm_result *r)
 {
     tile_part p = part_of(L, ti, tj);
-    for (uint32_t a = 0; a < p.na; a++)
-        for (uint32_t b = 0; b < p.nbk; b++)
-            for (uint32_t q = 0; q < 16; q++) {
-                uint32_t row = (p.m0 + a) * 4 + q / 4, col = (p.n0 + b) * 4 + q % 4;
-                if (row >= L->M || col >= L->N)
+    for (uint32_t q = 0; q < p.nq; q++)
+        for (uint32_t rr = 0; rr < p.ma; rr++)
+            for (uint32_t n = 0; n < NW; n++) {
+                uint32_t col = (p.q0 + q) * NW + n;
+                if (col >= L->N)
                     continue;
                 float got;
-                memcpy(&got, mem + p.c_at + (a * p.nbk + b) * 64 + q * 4, 4);
-                double ref = 0, abs_sum = 0;
-                for (uint32_t k = 0; k < L->K; k++) {
-                    double x = (double)A[(size_t)row * L->K + k] * B[(size_t)k * L->N + col];
-                    ref += x;
-                    abs_sum += fabs(x);
-                }
-                double d = fabs((double)got - ref);
-                double ratio = d / wl_gemm_bound(L->K, abs_sum);
-                if (d > r->max_abs_err || isnan(d))
-                    r->max_abs_err = d;
-                if (ratio > r->worst_ratio || isnan(ratio))
-                    r->worst_ratio = ratio;
-                if (!(ratio <= 1.0))
-                    r->mismatches++;
+                memcpy(&got, mem + p.c_at + (q * p.ma + rr) * ROW_C + n * 4, 4);
+                check_elem(L, got, p.m0 + rr, col, A, B, r);
             }
 }
 
@@ -172,26 +232,30 @@ int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **
     isa_prog prog;
     if (asm_assemble("workloads/gemm/gemm.s", src, strlen(src), &prog, e) != ERR_OK)
         return e->status;
+    isa_rates rates = {m->load_bytes_per_cycle, m->store_bytes_per_cycle, m->amp_macs_per_issue};
     layout L = {.M = M,
                 .N = N,
                 .K = K,
-                .mb = ceil_div(M, 4),
-                .nb = ceil_div(N, 4),
+                .kc = ceil_div(K, KW),
+                .nb = ceil_div(N, NW),
                 .base = align16(prog.size),
-                .params = (uint32_t)isa_prog_sym(&prog, "params")};
-    choose_grid(L.mb, L.nb, m->tiles_per_ipu, &L.gm, &L.gn);
-    uint64_t need = L.base + tile_bytes(ceil_div(L.mb, L.gm), ceil_div(L.nb, L.gn), K);
-    if (need > m->sram_bytes) {
+                .params = (uint32_t)isa_prog_sym(&prog, "params"),
+                .amp_slots = isa_op_cost(OP_f32amp, &rates, 0)};
+    choose_grid(&L, m->tiles_per_ipu, m->sram_bytes);
+    if (L.gm == 0) {
+        L.gm = M < m->tiles_per_ipu ? M : m->tiles_per_ipu;
+        L.gn = 1;
+        uint64_t need = part_max(&L).end;
         isa_prog_free(&prog);
         return err_set(e, ERR_INPUT,
-                       "GEMM %ux%ux%u does not fit: the busiest tile needs %llu bytes of its %u "
-                       "(K-splitting across tiles is not modelled; use a smaller --k)",
+                       "GEMM %ux%ux%u does not fit: the busiest tile would need %llu bytes of its "
+                       "%u (K-splitting across tiles is not modelled; use a smaller --k)",
                        M, N, K, (unsigned long long)need, m->sram_bytes);
     }
     r->grid_m = L.gm;
     r->grid_n = L.gn;
     r->tiles_used = L.gm * L.gn;
-    r->tile_bytes = (uint32_t)need;
+    r->tile_bytes = part_max(&L).end;
 
     float *A = xmalloc((size_t)M * K * sizeof *A), *B = xmalloc((size_t)K * N * sizeof *B);
     uint64_t s = cfg->seed;

@@ -1,4 +1,5 @@
-/* wl_gemm: C = A x B spread over the tiles and workers of one IPU (no exchange). */
+/* wl_gemm: C = A x B spread over the tiles and workers of one IPU on the stationary-weight
+ * AMP (no exchange). */
 #ifndef IPUSIM_WL_GEMM_H
 #define IPUSIM_WL_GEMM_H
 
@@ -27,6 +28,7 @@ typedef struct wl_gemm_result {
     double max_abs_err;  /* max over C of |sim - ref| */
     double worst_ratio;  /* max over C of |sim - ref| / bound (<= 1 passes) */
     uint64_t mismatches; /* elements outside the bound */
+    uint64_t inexact;    /* elements whose bits differ from the fp32 loop c = c + a*b */
     double host_seconds; /* host time of the simulation itself (eng_run) */
 } wl_gemm_result;
 

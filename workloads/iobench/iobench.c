@@ -6,7 +6,7 @@
  * xcomp_schedule/xcomp_emit. The micro-batch is one stream buffer: its words are split
  * evenly over the compute tiles (or over the I/O tiles, then re-split by the hand-over).
  * Infeed bytes are synthetic 8-bit images from a seeded hash, sent as normalised fp32,
- * normalised fp16, or raw int8 (normalised on the device). Work is quantised to 256 `amp`
+ * normalised fp16, or raw int8 (normalised on the device). Work is quantised to 256 `f32amp`
  * (4,096 MACs) per worker. Left out: the device-side accumulation of the Sum outfeed mode
  * (only its bytes and timing: one copy at the end). */
 #include "workloads/iobench/iobench.h"
@@ -25,7 +25,7 @@
 #include "workloads/xcomp.h"
 
 #define IO_RESERVE 0.05  /* seed 001: about 5% of an I/O tile goes to exchange code */
-#define PANEL_BYTES 4096 /* 256 amp x 16 bytes */
+#define PANEL_BYTES 4096 /* 256 f32amp steps: 1 KiB of inputs, then 2 KiB of partials */
 
 wl_iobench_cfg wl_iobench_defaults(void)
 {

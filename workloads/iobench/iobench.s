@@ -73,16 +73,17 @@ c16:    cmplt   r7, r1, r2
 # fp32 transfer: normalised on the host, used as it arrived
 io_conv_fp32:
 
-# the work: outer x 256 amps over the panel (one amp = 16 fp32 MACs)
+# the work: outer x 256 f32amp steps over the panel (one step = 16 fp32 MACs): inputs from
+# panel+0 (4 bytes a step), partials at panel+1024 (8 bytes a step; rows pass out behind)
 io_work:
         ld32    r10, [r0+12]
         ld32    r11, [r0+16]
         li      r13, 256
-        ampz
         brz     r10, wdone
         addi    r10, r10, -1            # brnzdec runs the body r10 + 1 times
 wl:     mov     r12, r11
+        addi    r14, r11, 1024
         rpt     r13, wend
-        amp     r12, r12
+        f32amp  r14, r12
 wend:   brnzdec r10, wl
 wdone:  exit
