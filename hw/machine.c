@@ -35,7 +35,7 @@ static const mach_param params[] = {
     U32("chip", sram_bytes, 1024, 1u << 30, "bytes", "SRAM per tile"),
     U64("chip", clock_hz, 1000000, 100 * G9, "Hz", "tile clock"),
     U32("chip", amp_macs_per_issue, 1, 1024, "MAC",
-        "fp32 multiply-accumulates one `amp` performs (one issue per tile cycle at peak)"),
+        "AMP units: fp32 multiply-accumulates per tile cycle (f32amp needs 16, f16amp 8)"),
     U32("chip", load_bytes_per_cycle, 1, 1024, "B/cycle", "local load bandwidth per tile"),
     U32("chip", store_bytes_per_cycle, 1, 1024, "B/cycle", "local store bandwidth per tile"),
     U32("exchange", xchg_bytes_per_cycle, 1, 1024, "B/cycle",
@@ -234,7 +234,7 @@ uint32_t mach_sync_external(const mach *m)
 
 double mach_fp32_peak_flops(const mach *m)
 {
-    /* six workers each issue one amp every 6 cycles: amp_macs_per_issue MACs per tile cycle */
+    /* six workers keep one AMP step issuing per cycle: amp_macs_per_issue fp32 MACs a cycle */
     return 2.0 * m->amp_macs_per_issue * m->tiles_per_ipu * (double)m->clock_hz;
 }
 

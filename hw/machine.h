@@ -18,9 +18,9 @@ typedef struct mach {
     uint32_t tiles_per_ipu;         /* tiles on one IPU */
     uint32_t sram_bytes;            /* SRAM per tile */
     uint64_t clock_hz;              /* tile clock */
-    uint32_t amp_macs_per_issue;    /* fp32 MACs one `amp` performs (peak = 6 workers' issues) */
-    uint32_t load_bytes_per_cycle;  /* published local load bandwidth per tile (for micro) */
-    uint32_t store_bytes_per_cycle; /* published local store bandwidth per tile (for micro) */
+    uint32_t amp_macs_per_issue;    /* AMP units: fp32 MACs per tile cycle (docs/timing.md) */
+    uint32_t load_bytes_per_cycle;  /* bytes a tile loads per cycle (binds: docs/timing.md) */
+    uint32_t store_bytes_per_cycle; /* bytes a tile stores per cycle (binds likewise) */
     /* ---- on-chip exchange: layout and latency (fabric/xchg) ---- */
     uint32_t xchg_bytes_per_cycle; /* a tile sends and receives this many bytes per cycle */
     uint32_t tiles_per_supertile;  /* tiles that share a supertile (same exchange port group) */

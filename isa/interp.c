@@ -9,12 +9,14 @@
  * (isa_insn.reads).
  *
  * Timing. A worker issues one instruction per barrel turn: its next issue is 6 x wcycles tile
- * cycles after this one; memory latency is hidden by the barrel. The supervisor issues in any
+ * cycles after this one (wcycles and scycles as isa_code_rate set them for the machine's
+ * memory bandwidth and AMP units); memory latency is hidden by the barrel. The supervisor issues in any
  * barrel slot that no running worker owns: after an instruction costing scycles it issues at
  * the first cycle >= issue + scycles whose slot (cycle mod 6) is free; a register loaded by a
  * supervisor load is usable 7 cycles after the load issues (the 6-cycle load-use stall of
- * FACTS.md). Left out: bank conflicts, the 16 B/cycle load-port limit (see docs/timing.md),
- * instruction fetch, and self-modifying code (the text is decoded once at load).
+ * FACTS.md). The AMP (f32amp, f16amp, ampst, ampz, ldcw) is the stationary-weight model of
+ * docs/timing.md, "The AMP". Left out: bank conflicts, instruction fetch, and self-modifying
+ * code (the text is decoded once at load).
  *
  * Floating point is IEEE fp32 as the host computes it with -ffp-contract=off (ISO C mode), so
  * results are bit-identical on every run and thread count; `fma` and `v2fma` use fmaf. */
