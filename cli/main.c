@@ -69,7 +69,10 @@ static const cli_cmd commands[] = {
      "Runs real tile programs on the simulated machine and prints what they measure next to\n"
      "the figure the preset's parameters imply and the published figure (FACTS.md), with the\n"
      "differences in %. NAME is one of: xchg-latency, xchg-bandwidth, sync, link, memory,\n"
-     "amp, allreduce (default: all). docs/fabric.md, \"Microbenchmarks\", explains each one.\n"
+     "amp, allreduce (default: all). Latencies (a ping-pong, less the fixed costs of its\n"
+     "instructions and syncs), syncs, memory, AMP and all-reduce come from the program's own\n"
+     "cycle counter ($ccount); the exchange and link bandwidths from the run's exchange record.\n"
+     "docs/fabric.md, \"Microbenchmarks\", says what each row measures and how.\n"
      "\n"
      CLI_MACHINE_HELP
      "  --threads N              host threads (default: online CPUs)\n"

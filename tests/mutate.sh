@@ -71,6 +71,10 @@ MUTATIONS=(
     "rpt body runs once too often"
     hw/engine.c 's|wcycles = (uint8_t)(16 / g->m.amp_macs_per_issue);|wcycles = 1;|'
     "amp 1 slot whatever the MAC rate"
+    fabric/xchg.c 's/^            cycle_at_or_after(clk, link_route_latency(/            sim_clock_cycles(clk, link_route_latency(/'
+    "link latency rounded down a cycle"
+    workloads/micro/micro_coll.c 's/chunk(a, p, (int32_t)st));/chunk(a, p, (int32_t)st + 1));/'
+    "all-reduce gathers one step behind"
 )
 
 suite=${1:-}

@@ -1,8 +1,12 @@
 /* micro: the microbenchmark table — which benchmarks exist, how one program is run for them,
  * and the two columns every measured figure is compared with.
  *
- * The benchmarks themselves (micro_xchg.c, micro_tile.c, micro_coll.c) generate tile programs,
- * run them on the engine with the fabric attached and measure from the run. This file holds
+ * The benchmarks themselves (micro_xchg.c, micro_link.c, micro_tile.c, micro_coll.c, and the
+ * ping-pong of micro_pp.c) generate tile programs, run them on the engine with the fabric
+ * attached and measure from the run: latencies, syncs, memory, AMP and all-reduce from the
+ * programs' own $ccount readings, the exchange and link bandwidths from the run's exchange
+ * trace or DoExchange cycles (docs/fabric.md, "Microbenchmarks", says which row is which, and
+ * what a latency row subtracts). This file holds
  * what they compare against: the figure the preset's parameters imply, as a formula over the
  * mach fields written out here (so a reader sees exactly what "implied" means), and the
  * published figure from FACTS.md for the chip the preset names. Left out: figures FACTS.md
@@ -28,15 +32,18 @@ typedef struct bench {
 } bench;
 
 static const bench benches[] = {
-    {"xchg-latency", "tile-to-tile exchange latency: same supertile, same column, far column",
+    {"xchg-latency",
+     "tile-to-tile exchange latency by ping-pong: same supertile, same column, far column",
      micro_xchg_latency},
     {"xchg-bandwidth", "exchange bandwidth of one tile, and all-to-all over a whole IPU",
      micro_xchg_bandwidth},
     {"sync", "internal sync of one IPU, external sync of 2, 4, 8, 16 IPUs", micro_sync},
-    {"link", "IPU-Link bandwidth (one link, all links of an IPU) and latency", micro_link},
+    {"link", "IPU-Link bandwidth (one link, all links of an IPU) and latency (ping-pong)",
+     micro_link},
     {"memory", "local load and store bandwidth per tile and per IPU (six workers)", micro_memory},
     {"amp", "AMP fp32 peak per IPU (six workers on every tile)", micro_amp},
-    {"allreduce", "ring all-reduce bus bandwidth against message size", micro_allreduce},
+    {"allreduce", "ring all-reduce bus bandwidth against message size, as a tile program",
+     micro_allreduce},
 };
 enum { NBENCH = sizeof benches / sizeof benches[0] };
 

@@ -1,8 +1,9 @@
 /* wl_micro: microbenchmarks of a simulated machine — the table that shows the presets hold.
  *
  * Each benchmark builds real tile programs (assembly generated in C), runs them on the BSP
- * engine with the fabric attached, and measures its figures from the run: cycle counters the
- * program reads, the exchange trace, per-IPU statistics, the collective's simulated time.
+ * engine with the fabric attached, and measures its figures from the run: the cycle counters
+ * the program reads ($ccount: latencies by ping-pong, syncs, memory, AMP, all-reduce), or for
+ * the exchange and link bandwidths the exchange trace and the per-IPU DoExchange cycles.
  * Next to each measured figure sit the figure the preset's parameters imply (a formula over
  * the mach fields, written in micro.c) and the published figure from FACTS.md where one
  * exists. Nothing here prints: the caller gets rows. */

@@ -45,6 +45,25 @@ void micro_wr32(eng *g, uint32_t ipu, uint32_t tile, uint32_t addr, uint32_t v);
 void micro_add(wl_micro_table *t, const char *bench, const char *unit, double sim, double implied,
                double published, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
+/* ---- ping-pong latency (micro_pp.c) ---- */
+
+/* Round trips per pair, and a block's length in port cycles (PP_WORDS x xchg_bytes_per_cycle
+ * bytes: longer than a sync's own 6 cycles, so a release always waits for the last word). */
+enum { PP_TRIPS = 16, PP_WORDS = 8 };
+
+/* Tile A (the timer) and tile B of one ping-pong. */
+typedef struct micro_pair {
+    uint32_t a_ipu, a_tile, b_ipu, b_tile;
+} micro_pair;
+
+/* Run the n pairs one after another on nipus x ntiles (send and sync internal on one IPU,
+ * gsend and sync external on several) and give each pair's one-way latency to the first word,
+ * in cycles: from A's two $ccount readings, less the fixed costs (micro_pp.c), sync_cycles
+ * being the zone's sync latency. ERR_INPUT when an echoed word is wrong. */
+int micro_pingpong(const mach *m, const wl_micro_cfg *cfg, const micro_pair *p, size_t n,
+                   uint32_t nipus, uint32_t ntiles, uint64_t sync_cycles, const char *bench,
+                   double *lat, err *e);
+
 /* ---- assembly text ---- */
 
 /* Programs are built with base/text.h (txt, txt_printf). */
@@ -66,7 +85,8 @@ double micro_implied_load(const mach *m);         /* B/cycle per tile */
 double micro_implied_store(const mach *m);        /* B/cycle per tile */
 double micro_implied_amp(const mach *m);          /* FLOP/s per IPU */
 /* Ring all-reduce bus bandwidth (B/s) from the alpha-beta model: T = 2(R-1)(alpha + S/(R
- * beta)), bus bandwidth = 2(R-1)/R x S / T. alpha in seconds, beta in B/s. */
+ * beta)), bus bandwidth = 2(R-1)/R x S / T. alpha in seconds, beta in B/s. The additions'
+ * compute is not in it. */
 double micro_implied_allreduce(uint32_t R, double bytes, double alpha_s, double beta);
 
 /* ---- published figures (FACTS.md section 1) for the chip the preset names ---- */

@@ -1,9 +1,10 @@
 /* micro_xchg: on-chip exchange microbenchmarks — latency against distance, one tile's
  * streaming bandwidth, and the all-to-all bandwidth of a whole IPU.
  *
- * Latency: tile 0 sends 4 bytes to a tile of its supertile, to the far end of its column and
- * to the last tile of the IPU, one per superstep; latency = arrival - send, from the
- * exchange trace. Bandwidth of one tile: tile 0 streams a 64 KiB block to the last tile;
+ * Latency: a ping-pong (micro_pp.c) between tile 0 and a tile of its supertile, the far end of
+ * its column and the last tile of the IPU, 16 round trips each, timed by tile 0's $ccount;
+ * one-way latency = (counted cycles - get) / 32 - li - 8 block words - sync_internal.
+ * Bandwidth of one tile: tile 0 streams a 64 KiB block to the last tile;
  * bytes / (end of the last word - send). All-to-all: every tile of the IPU sends a block in
  * each of a few shift rounds (round r: tile s to tile s + shift_r), scheduled by the exchange
  * compiler (xcomp_schedule) and run as the code it emits (xcomp_emit); bytes received / the
@@ -35,36 +36,13 @@ int micro_xchg_latency(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t
     if (n < 2)
         return err_set(e, ERR_INPUT, "xchg-latency needs at least 2 tiles per IPU");
     uint32_t col_end = (m->tiles_per_column < n ? m->tiles_per_column : n) - 1;
-    uint32_t dst[3] = {1, col_end, n - 1};
+    const micro_pair pair[3] = {{0, 0, 0, 1}, {0, 0, 0, col_end}, {0, 0, 0, n - 1}};
     const char *label[3] = {"same supertile", "same column, far end", "far column"};
-
-    txt s = {0};
-    txt_printf(&s, "        .text\n"
-                   "main:   get     r1, $tile\n"
-                   "        li      r2, buf\n"
-                   "        li      r3, 4\n");
-    for (int k = 0; k < 3; k++)
-        txt_printf(&s,
-                   "        brnz    r1, s%d\n"
-                   "        li      r4, %u\n"
-                   "        send    r2, r3, r4, r2\n"
-                   "s%d:     sync    internal\n",
-                   k, dst[k], k);
-    txt_printf(&s, "        halt\n        .data\n        .align  8\nbuf:    .word   0x600df00d\n");
-    char *text = txt_take(&s);
-    micro_prog p = {.src = text, .nipus = 1, .ntiles = n};
-    micro_run r;
-    int rc = micro_run_prog(m, &p, cfg, &r, e);
-    free(text);
-    if (rc == ERR_OK && r.ntr != 3)
-        rc = err_set(e, ERR_INPUT, "xchg-latency: %zu streams delivered, expected 3", r.ntr);
-    for (int k = 0; rc == ERR_OK && k < 3; k++) {
-        const eng_stream *x = &r.tr[k];
-        micro_add(t, B, "cycles", (double)(x->arrive - x->send),
-                  micro_implied_xchg_latency(m, 0, dst[k]), NAN,
-                  "exchange latency, tile 0 -> %u (%s)", dst[k], label[k]);
-    }
-    micro_run_free(&r);
+    double lat[3];
+    int rc = micro_pingpong(m, cfg, pair, 3, 1, n, m->sync_internal, B, lat, e);
+    for (int k = 0; rc == ERR_OK && k < 3; k++)
+        micro_add(t, B, "cycles", lat[k], micro_implied_xchg_latency(m, 0, pair[k].b_tile), NAN,
+                  "exchange latency, tile 0 <-> %u (%s)", pair[k].b_tile, label[k]);
     return rc;
 }
 
