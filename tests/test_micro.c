@@ -72,7 +72,7 @@ typedef struct facts {
     double link_one;    /* one physical IPU-Link, one direction, B/s */
     double link_all;    /* every link of the benchmark's IPU, B/s */
     double ring_hop;    /* the slowest hop of the 4-IPU all-reduce ring, B/s */
-    double amp_slots;   /* issue slots per `amp`: 16 MAC / amp_macs_per_issue */
+    double amp_slots;   /* issue slots per f32amp: 16 AMP units / amp_macs_per_issue */
 } facts;
 
 /* External sync: 90 + ceil(15 ns x f x hops x 2), hops = 1 + (n / 2) / 2 (integer division)
@@ -193,9 +193,10 @@ static size_t want_link(const facts *x, want *w)
  * instructions (get, muli, add, li), rpt, 1024 loads or stores and exit, one every 6 cycles:
  * worker 0 exits at c + 8 + 6 x 1029; join issues in its freed slot 6 cycles later and ends 6
  * after that (worker 5 exits 5 cycles after worker 0): get r11 at c + 6194. Every tile runs the
- * same, so the IPU's span is 6194 too. AMP: 7 issues before the loop (the memory ones, mov,
- * ampz), 4096 amps of amp_slots issues, 4 + ampst (4 issues) after, exit: worker 0 exits at
- * c + 8 + 6 (15 + 4096 amp_slots), get r11 at c + 110 + 24576 amp_slots. */
+ * same, so the IPU's span is 6194 too. AMP: the supervisor's 32 ldcw come before get r10.
+ * Then 6 issues before the loop (get, muli, add, li r3, li r2, rpt), 1024 f32amp steps of
+ * amp_slots issues, ampst (64 bytes at 8 B/cycle: 8 issues), exit: worker 0 exits at
+ * c + 8 + 6 (14 + 1024 amp_slots), get r11 12 cycles later: c + 104 + 6144 amp_slots. */
 static size_t want_tile(const mach *m, const facts *x, want *w)
 {
     double n = m->tiles_per_ipu, span = 50 + 6 * 1024, tbs = x->f / 1e12;
@@ -204,7 +205,7 @@ static size_t want_tile(const mach *m, const facts *x, want *w)
     w[1] = exact(load * n * tbs, 16 * n * tbs);
     w[2] = exact(store, 8);
     w[3] = exact(store * n * tbs, 8 * n * tbs);
-    double amp = 110 + 24576 * x->amp_slots, flop = 2.0 * 16 * 4096 * 6 * n;
+    double amp = 104 + 6144 * x->amp_slots, flop = 2.0 * 16 * 1024 * 6 * n;
     w[4] = exact(flop / amp * tbs, 2 * 16 / x->amp_slots * n * tbs);
     return 5;
 }
