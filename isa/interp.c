@@ -129,42 +129,51 @@ uint32_t isa_float_bits_to_half(uint32_t f)
 
 /* A row's shape by kind: steps, inputs per step, output lanes. */
 typedef struct amp_shape {
-    unsigned steps, in_per_step, lanes;
+    unsigned steps, in_per_step, lanes, in_bytes;
 } amp_shape;
 static const amp_shape amp_shapes[] = {
-    [ISA_AMP_F32] = {8, 1, 16},
-    [ISA_AMP_F16] = {4, 4, 8},
+    [ISA_AMP_F32] = {8, 1, 16, 4},
+    [ISA_AMP_F16] = {4, 4, 8, 8},
 };
 
-/* The row is complete: out = partials + inputs x weights, summed in input order, each
- * product rounded to fp32 and then each sum (-ffp-contract=off keeps them apart). The
- * weights are f32[8][16] (f32amp) or f16[16][8] (f16amp), row k for input k. Lanes are
- * independent, so the loops run k outside and the lane inside (the compiler vectorises it);
- * each lane still sums in k order. */
+/* out[n] = p[n] + sum over k < NIN of x[k] * w[k][n], for n < LANES: each lane sums in k
+ * order, each product rounded to fp32 and then each sum (-ffp-contract=off keeps them
+ * apart). Lanes are independent, so k runs outside and the lane inside, with fixed trip
+ * counts the compiler can unroll or vectorise. */
+#define AMP_ROW(NIN, LANES, W)                                                             \
+    do {                                                                                   \
+        float acc_[LANES];                                                                 \
+        memcpy(acc_, a->p, sizeof acc_);                                                   \
+        for (unsigned k = 0; k < (NIN); k++) {                                             \
+            const float xk = a->x[k];                                                      \
+            for (unsigned n = 0; n < (LANES); n++) {                                       \
+                float prod = xk * (W)[k][n];                                               \
+                acc_[n] = acc_[n] + prod;                                                  \
+            }                                                                              \
+        }                                                                                  \
+        memcpy(a->out, acc_, sizeof acc_);                                                 \
+    } while (0)
+
+/* The row is complete: compute it against the weights, f32[8][16] (f32amp) or f16[16][8]
+ * (f16amp), row k for input k; it becomes the finished row. */
 static void amp_finish(isa_amp *a, const uint8_t *cw)
 {
     const amp_shape *s = &amp_shapes[a->kind];
-    const unsigned nin = s->steps * s->in_per_step, lanes = s->lanes;
-    float acc[ISA_AMP_LANES], w[ISA_AMP_LANES];
-    memcpy(acc, a->p, sizeof acc);
-    for (unsigned k = 0; k < nin; k++) {
-        if (a->kind == ISA_AMP_F32) {
-            memcpy(w, cw + k * 16 * 4, 16 * 4);
-        } else {
-            uint16_t h[8];
-            memcpy(h, cw + k * 8 * 2, sizeof h);
+    if (a->kind == ISA_AMP_F32) {
+        float w[8][16];
+        memcpy(w, cw, sizeof w);
+        AMP_ROW(8, 16, w);
+    } else {
+        uint16_t h[16][8];
+        float w[16][8];
+        memcpy(h, cw, sizeof h);
+        for (unsigned k = 0; k < 16; k++)
             for (unsigned n = 0; n < 8; n++)
-                w[n] = bits_f(isa_half_to_float_bits(h[n]));
-        }
-        const float xk = a->x[k];
-        for (unsigned n = 0; n < lanes; n++) {
-            float prod = xk * w[n];
-            acc[n] = acc[n] + prod;
-        }
+                w[k][n] = bits_f(isa_half_to_float_bits(h[k][n]));
+        AMP_ROW(16, 8, w);
     }
-    memcpy(a->out, acc, sizeof acc);
     a->out_at = a->row_at;
-    a->out_lanes = (uint8_t)lanes;
+    a->out_lanes = (uint8_t)s->lanes;
     a->out_kind = a->kind;
     a->step = 0;
     a->kind = ISA_AMP_NONE;
@@ -181,14 +190,14 @@ static isa_fault amp_check(uint32_t addr, uint32_t n, uint32_t memsize)
 /* One f32amp or f16amp step: the row's next inputs from *in, two partials from *pp, then two
  * lanes of the finished row stored where they belong. FAULT_NONE, or a fault (*bad: the
  * address) with nothing changed. */
-static isa_fault amp_step(isa_amp *a, const uint8_t *cw, uint8_t *mem, uint32_t memsize,
-                          uint32_t *in, uint32_t *pp, int kind, uint32_t *bad)
+static inline isa_fault amp_step(isa_amp *a, const uint8_t *cw, uint8_t *mem, uint32_t memsize,
+                                 uint32_t *in, uint32_t *pp, int kind, uint32_t *bad)
 {
     const amp_shape *s = &amp_shapes[kind];
     int fresh = a->step == 0;
-    if ((fresh && a->out_lanes && a->out_kind != kind) || (!fresh && a->kind != kind))
+    if (fresh ? a->out_lanes && a->out_kind != kind : a->kind != kind)
         return FAULT_AMP;
-    uint32_t in_bytes = 4 * s->in_per_step / (kind == ISA_AMP_F16 ? 2 : 1);
+    const uint32_t in_bytes = s->in_bytes;
     isa_fault f = amp_check(*in, in_bytes, memsize);
     *bad = *in;
     if (f == FAULT_NONE) {

@@ -21,8 +21,8 @@ MUTATIONS=(
     "fsub operands swapped"
     isa/interp_loop.inc 's/(fmaf(FA, FB, bits_f(R\[i->rc\])))/((float)(FA * FB) + bits_f(R[i->rc]))/'
     "fma rounds twice"
-    isa/interp_loop.inc 's/acc\[4 \* r + c\] += a\[r\] \* b\[c\]/acc[4*r + c] = fmaf(a[r], b[c], acc[4*r + c])/'
-    "amp accumulates fused"
+    isa/interp.c 's/acc\[n\] = acc\[n\] + prod;/acc[n] = fmaf(xk, w[n], acc[n]);/'
+    "AMP row accumulates fused"
     isa/interp_loop.inc 's/V2(fmaf(a0, b0, c0), fmaf(a1, b1, c1))/V2((float)(a0*b0) + c0, (float)(a1*b1) + c1)/'
     "v2fma rounds twice"
     isa/interp_loop.inc 's/V2(a0 - b0, a1 - b1)/V2(a0 - b0, b1 - a1)/'
@@ -39,7 +39,7 @@ MUTATIONS=(
     "fmin without fminf NaN rule"
     isa/interp_loop.inc 's/(float)(int8_t)(uint8_t)(RA & 0xffu)/(float)(uint8_t)(RA \& 0xffu)/'
     "i8tof unsigned"
-    isa/interp_loop.inc 's/CASE(ampz) memset(cpu->acc, 0, sizeof cpu->acc);/CASE(ampz)/'
+    isa/interp_loop.inc 's/CASE(ampz) memset(\&cpu->amp, 0, sizeof cpu->amp);/CASE(ampz)/'
     "ampz clears nothing"
     isa/interp.c 's/return (uint32_t)(int32_t)f;/return (uint32_t)(int32_t)lrintf(f);/'
     "ftoi rounds to nearest"
@@ -49,8 +49,8 @@ MUTATIONS=(
     "ftof16 subnormal ties down"
     isa/interp.c 's/return sign | ((exp + 127 - 15) << 23)/return sign | ((exp + 127 - 16) << 23)/'
     "f16tof exponent bias off by one"
-    isa/opcodes.def 's/^OP(ampst,   R,      4,/OP(ampst,   R,      3,/'
-    "ampst costs 3 worker slots"
+    isa/opcodes.def 's/^OP(ampst,   NONE,   1, 1,  0, 64,/OP(ampst,   NONE,   1, 1,  0, 56,/'
+    "ampst stores 56 bytes (7 slots)"
     isa/opcodes.def 's/^OP(v2fma,   PPPP,   1,/OP(v2fma,   PPPP,   2,/'
     "v2fma costs 2 worker slots"
     host/hio.c 's/sim_time wait = kind == TILE_HIN ? hc->callback_ps : hc->drain_ps;/sim_time wait = kind == TILE_HIN ? hc->callback_ps : 0;/'
@@ -69,8 +69,12 @@ MUTATIONS=(
     "supervisor load-use stall 5 not 6"
     isa/interp_loop.inc 's/if (--rpt_left)/if (rpt_left--)/'
     "rpt body runs once too often"
-    hw/engine.c 's|wcycles = (uint8_t)(16 / g->m.amp_macs_per_issue);|wcycles = 1;|'
-    "amp 1 slot whatever the MAC rate"
+    isa/isa.c 's/ceil_div(oi->units, r->amp_units)}/0}/'
+    "AMP units ignored (f32amp 1 slot on Mk1)"
+    isa/isa.c 's/unsigned need\[3\] = {ceil_div(oi->lbytes, r->load_bpc),/unsigned need[3] = {0,/'
+    "load bandwidth ignored"
+    isa/opcodes.def 's/^OP(f32amp,  RR,     1, 1, 12,/OP(f32amp,  RR,     1, 1,  8,/'
+    "f32amp loads 8 bytes, not 12"
     fabric/xchg.c 's/^            cycle_at_or_after(clk, link_route_latency(/            sim_clock_cycles(clk, link_route_latency(/'
     "link latency rounded down a cycle"
     workloads/micro/micro_coll.c 's/chunk(a, p, (int32_t)st));/chunk(a, p, (int32_t)st + 1));/'
