@@ -140,18 +140,18 @@ static const amp_shape amp_shapes[] = {
  * order, each product rounded to fp32 and then each sum (-ffp-contract=off keeps them
  * apart). Lanes are independent, so k runs outside and the lane inside, with fixed trip
  * counts the compiler can unroll or vectorise. */
-#define AMP_ROW(NIN, LANES, W)                                                             \
-    do {                                                                                   \
-        float acc_[LANES];                                                                 \
-        memcpy(acc_, a->p, sizeof acc_);                                                   \
-        for (unsigned k = 0; k < (NIN); k++) {                                             \
-            const float xk = a->x[k];                                                      \
-            for (unsigned n = 0; n < (LANES); n++) {                                       \
-                float prod = xk * (W)[k][n];                                               \
-                acc_[n] = acc_[n] + prod;                                                  \
-            }                                                                              \
-        }                                                                                  \
-        memcpy(a->out, acc_, sizeof acc_);                                                 \
+#define AMP_ROW(NIN, LANES, W)                                                                     \
+    do {                                                                                           \
+        float acc_[LANES];                                                                         \
+        memcpy(acc_, a->p, sizeof acc_);                                                           \
+        for (unsigned k = 0; k < (NIN); k++) {                                                     \
+            const float xk = a->x[k];                                                              \
+            for (unsigned n = 0; n < (LANES); n++) {                                               \
+                float prod = xk * (W)[k][n];                                                       \
+                acc_[n] = acc_[n] + prod;                                                          \
+            }                                                                                      \
+        }                                                                                          \
+        memcpy(a->out, acc_, sizeof acc_);                                                         \
     } while (0)
 
 /* The row is complete: compute it against the weights, f32[8][16] (f32amp) or f16[16][8]
