@@ -23,7 +23,7 @@ uint64_t sync_latency(const mach *m, unsigned zone)
 
 /* Tiles of c per zone and per group, and their arrivals. */
 typedef struct census {
-    uint32_t nhalt, nrun, nzone[ISA_NZONES];
+    uint32_t nhalt, nrun, nidle, nzone[ISA_NZONES];
     uint32_t ngrp[ISA_NGROUPS], ngz[ISA_NGROUPS][2]; /* [0] group, [1] group_host */
     uint64_t at, at_grp[ISA_NGROUPS], all_grp[ISA_NGROUPS];
 } census;
@@ -38,6 +38,10 @@ static void count(const chip *c, census *n)
     }
     for (uint32_t t = 0; t < c->ntiles; t++) {
         const tile *x = &c->tiles[t];
+        if (x->state == TILE_IDLE) { /* in every zone at once, in no group */
+            n->nidle++;
+            continue;
+        }
         uint32_t gr = x->group < ISA_NGROUPS ? x->group : 0;
         n->ngrp[gr]++;
         n->at = max_u64(n->at, x->at);
@@ -54,11 +58,12 @@ static void count(const chip *c, census *n)
     }
 }
 
-/* The zone every tile of the IPU waits at, or ISA_NZONES. */
+/* The zone every tile of the IPU waits at (idle tiles count as there), or ISA_NZONES. */
 static unsigned whole_zone(const census *n, uint32_t ntiles)
 {
     for (unsigned z = 0; z < ISA_NZONES; z++)
-        if (isa_zone_info_of(z)->scope != ISA_SCOPE_GROUP && n->nzone[z] == ntiles)
+        if (isa_zone_info_of(z)->scope != ISA_SCOPE_GROUP && n->nzone[z] &&
+            n->nzone[z] + n->nidle == ntiles)
             return z;
     return ISA_NZONES;
 }
@@ -74,7 +79,7 @@ void sync_classify(const mach *m, const chip *c, eng_sync *s)
         if (n.ngrp[gr] && n.all_grp[gr] < s->first)
             s->first = n.all_grp[gr];
     s->runnable = n.nrun > 0;
-    if (n.nhalt == c->ntiles) {
+    if (n.nhalt + n.nidle == c->ntiles) {
         s->what = ENG_WAIT_DONE;
         return;
     }

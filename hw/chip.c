@@ -26,7 +26,7 @@ int chip_init(chip *c, uint32_t id, const mach *m, uint32_t ntiles, err *e)
     c->mem = p;
     c->tiles = xcalloc(ntiles, sizeof *c->tiles);
     for (uint32_t t = 0; t < ntiles; t++)
-        tile_init(&c->tiles[t], id, t, chip_tile_mem(c, t), 0);
+        tile_init(&c->tiles[t], id, t, chip_tile_mem(c, t), NULL, 0, 0, 0);
     return ERR_OK;
 }
 
@@ -45,11 +45,13 @@ uint8_t *chip_tile_mem(const chip *c, uint32_t tile)
     return c->mem + (size_t)tile * c->memsize;
 }
 
-void chip_load_tiles(chip *c, const isa_prog *prog, uint32_t lo, uint32_t hi)
+void chip_load_tile(chip *c, uint32_t t, const isa_prog *prog, const isa_insn *code)
 {
-    for (uint32_t t = lo; t < hi; t++) {
-        uint8_t *m = chip_tile_mem(c, t);
-        memcpy(m, prog->image, prog->size);
-        tile_init(&c->tiles[t], c->id, t, m, prog->entry);
+    uint8_t *m = chip_tile_mem(c, t);
+    if (!prog) {
+        tile_init(&c->tiles[t], c->id, t, m, NULL, 0, 0, 0);
+        return;
     }
+    memcpy(m, prog->image, prog->size);
+    tile_init(&c->tiles[t], c->id, t, m, code, prog->ncode, prog->size, prog->entry);
 }

@@ -25,8 +25,9 @@ typedef struct chip {
 int chip_init(chip *c, uint32_t id, const mach *m, uint32_t ntiles, err *e);
 void chip_free(chip *c);
 
-/* Copy the program image into tiles [lo, hi) and reset them to start at its entry. */
-void chip_load_tiles(chip *c, const isa_prog *prog, uint32_t lo, uint32_t hi);
+/* Copy the program image into tile t and reset it to run `code` (prog decoded) from its
+ * entry; prog NULL (code NULL) leaves the tile idle, holding nothing. */
+void chip_load_tile(chip *c, uint32_t t, const isa_prog *prog, const isa_insn *code);
 
 /* Memory of one tile. */
 uint8_t *chip_tile_mem(const chip *c, uint32_t tile);

@@ -80,6 +80,15 @@ eng *eng_new(sim *k, sim_module *parent, const eng_cfg *cfg, err *e)
     return g;
 }
 
+static void free_codes(eng *g)
+{
+    for (size_t i = 0; i < g->ncodes; i++)
+        free(g->codes[i]);
+    free(g->codes);
+    g->codes = NULL;
+    g->ncodes = 0;
+}
+
 void eng_free(eng *g)
 {
     if (!g)
@@ -95,7 +104,7 @@ void eng_free(eng *g)
     free(g->done);
     free(g->ipu);
     free(g->sync);
-    free(g->code);
+    free_codes(g);
     pool_free(g->pool);
     free(g);
 }
@@ -104,7 +113,8 @@ void eng_free(eng *g)
 
 typedef struct load_job {
     eng *g;
-    const isa_prog *prog;
+    const isa_prog *const *progs; /* per tile, NULL: idle */
+    isa_insn **code;              /* per tile: its program's decoded text */
     size_t total;
 } load_job;
 
@@ -118,36 +128,72 @@ static void load_share(void *ctx, size_t k)
         chip *c = &g->chips[x / g->ntiles];
         uint32_t t = (uint32_t)(x % g->ntiles);
         pool_place(g->pool, (unsigned)k, chip_tile_mem(c, t), c->memsize);
-        chip_load_tiles(c, j->prog, t, t + 1);
+        chip_load_tile(c, t, j->progs[x], j->code[x]);
     }
 }
 
-int eng_load(eng *g, const isa_prog *prog, err *e)
+/* Order of (program, tile) pairs by program, so tiles sharing one decode it once. */
+typedef struct prog_ref {
+    const isa_prog *p;
+    size_t tile;
+} prog_ref;
+
+static int by_prog(const void *a, const void *b)
 {
-    if (prog->size > g->m.sram_bytes)
-        return err_set(e, ERR_INPUT,
-                       "program image of %u bytes does not fit in %u bytes of tile memory",
-                       prog->size, g->m.sram_bytes);
-    free(g->code);
-    g->code = isa_code_build(prog);
-    /* each instruction's slots on this machine: its loads, stores and AMP units */
+    uintptr_t x = (uintptr_t)((const prog_ref *)a)->p, y = (uintptr_t)((const prog_ref *)b)->p;
+    return (x > y) - (x < y);
+}
+
+/* Decode each distinct program once, for this machine's rates; code[x] for tile x. */
+static void decode_all(eng *g, const isa_prog *const *progs, size_t total, isa_insn **code)
+{
     isa_rates rates = {.load_bpc = g->m.load_bytes_per_cycle,
                        .store_bpc = g->m.store_bytes_per_cycle,
                        .amp_units = g->m.amp_macs_per_issue};
-    isa_code_rate(g->code, prog->ncode, &rates);
+    prog_ref *r = xmalloc(total * sizeof *r);
+    for (size_t x = 0; x < total; x++)
+        r[x] = (prog_ref){progs[x], x};
+    qsort(r, total, sizeof *r, by_prog);
+    g->codes = xmalloc(total * sizeof *g->codes);
+    for (size_t x = 0; x < total; x++) {
+        if (!r[x].p) {
+            code[r[x].tile] = NULL;
+            continue;
+        }
+        if (x == 0 || r[x].p != r[x - 1].p) {
+            isa_insn *c = isa_code_build(r[x].p);
+            isa_code_rate(c, r[x].p->ncode, &rates);
+            g->codes[g->ncodes++] = c;
+        }
+        code[r[x].tile] = g->codes[g->ncodes - 1];
+    }
+    free(r);
+}
+
+int eng_load_tiles(eng *g, const isa_prog *const *progs, err *e)
+{
+    size_t total = (size_t)g->nipus * g->ntiles;
+    for (size_t x = 0; x < total; x++)
+        if (progs[x] && progs[x]->size > g->m.sram_bytes)
+            return err_set(e, ERR_INPUT,
+                           "ipu %zu tile %zu: program image of %u bytes does not fit in %u bytes "
+                           "of tile memory",
+                           x / g->ntiles, x % g->ntiles, progs[x]->size, g->m.sram_bytes);
+    free_codes(g);
+    isa_insn **code = xmalloc(total * sizeof *code);
+    decode_all(g, progs, total, code);
     g->loaded = 1;
     g->tcfg = (tile_cfg){
-        .code = g->code,
-        .ncode = prog->ncode,
         .memsize = g->m.sram_bytes,
         .ntiles = g->ntiles,
         .nipus = g->nipus,
         .limit = g->cfg.max_cycles,
         .xchg_bpc = g->m.xchg_bytes_per_cycle ? g->m.xchg_bytes_per_cycle : 4,
     };
-    load_job j = {g, prog, (size_t)g->nipus * g->ntiles};
+    load_job j = {g, progs, code, total};
     /* one item per thread: thread k loads the same tiles it will run in a full round */
     pool_run(g->pool, pool_threads(g->pool), load_share, &j);
+    free(code);
     for (uint32_t i = 0; i < g->nipus; i++) {
         g->chips[i].supersteps = 0;
         g->chips[i].finish = 0;
@@ -158,6 +204,21 @@ int eng_load(eng *g, const isa_prog *prog, err *e)
     }
     g->rounds = 0;
     return ERR_OK;
+}
+
+int eng_load(eng *g, const isa_prog *prog, err *e)
+{
+    if (prog->size > g->m.sram_bytes)
+        return err_set(e, ERR_INPUT,
+                       "program image of %u bytes does not fit in %u bytes of tile memory",
+                       prog->size, g->m.sram_bytes);
+    size_t total = (size_t)g->nipus * g->ntiles;
+    const isa_prog **progs = xmalloc(total * sizeof *progs);
+    for (size_t x = 0; x < total; x++)
+        progs[x] = prog;
+    int rc = eng_load_tiles(g, progs, e);
+    free(progs);
+    return rc;
 }
 
 /* ---- the run ---- */
@@ -533,4 +594,9 @@ const tile *eng_tile(const eng *g, uint32_t ipu, uint32_t t)
 uint8_t *eng_tile_mem(eng *g, uint32_t ipu, uint32_t t)
 {
     return ipu < g->nipus && t < g->ntiles ? chip_tile_mem(&g->chips[ipu], t) : NULL;
+}
+
+uint32_t eng_tile_image(const eng *g, uint32_t ipu, uint32_t t)
+{
+    return ipu < g->nipus && t < g->ntiles ? g->chips[ipu].tiles[t].image : 0;
 }

@@ -139,6 +139,14 @@ void eng_free(eng *g);
  * The engine keeps its own decoded copy of the text; prog may be freed afterwards. */
 int eng_load(eng *g, const isa_prog *prog, err *e);
 
+/* Load a program per tile: progs[ipu x tiles_per_ipu + tile]; NULL leaves that tile idle (it
+ * holds nothing, never runs, and counts as arrived at every sync). Tiles given the same
+ * program pointer share one decoded copy; the programs may be freed afterwards. */
+int eng_load_tiles(eng *g, const isa_prog *const *progs, err *e);
+
+/* Bytes of the program image loaded on a tile (0 for an idle tile): its memory in use. */
+uint32_t eng_tile_image(const eng *g, uint32_t ipu, uint32_t tile);
+
 /* Run to completion. ERR_OK, or ERR_FAULT with "ipu I tile T ctx C pc P cycle N: reason". */
 int eng_run(eng *g, err *e);
 

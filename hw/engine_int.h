@@ -25,7 +25,8 @@ struct eng {
     sim *k;          /* the system's kernel (not owned) */
     sim_module *mod; /* "eng" */
     int loaded;
-    isa_insn *code;
+    isa_insn **codes; /* the decoded text of each distinct program loaded */
+    size_t ncodes;
     tile_cfg tcfg;
     tile **run; /* runnable tiles of this round, in (ipu, tile) order */
     size_t nrun;

@@ -26,25 +26,29 @@ void tile_free(tile *t)
     memset(&t->out, 0, sizeof t->out);
 }
 
-void tile_init(tile *t, uint32_t ipu, uint32_t id, uint8_t *mem, uint32_t entry)
+void tile_init(tile *t, uint32_t ipu, uint32_t id, uint8_t *mem, const isa_insn *code,
+               uint32_t ncode, uint32_t image, uint32_t entry)
 {
     tile_free(t);
     memset(t, 0, sizeof *t);
     t->ipu = ipu;
     t->id = id;
     t->mem = mem;
+    t->code = code;
+    t->ncode = ncode;
+    t->image = image;
     t->sup.pc = entry;
     t->sup.wid = ISA_SUPER_WID;
     for (unsigned k = 0; k < ISA_NWORKERS; k++)
         t->wk[k].wid = k;
-    t->state = TILE_RUNNABLE;
+    t->state = code ? TILE_RUNNABLE : TILE_IDLE;
 }
 
 static isa_env make_env(tile *t, const tile_cfg *cfg)
 {
     isa_env env = {
-        .code = cfg->code,
-        .ncode = cfg->ncode,
+        .code = t->code,
+        .ncode = t->ncode,
         .mem = t->mem,
         .memsize = cfg->memsize,
         .tile = t->id,
@@ -173,7 +177,7 @@ void tile_step(tile *t, const tile_cfg *cfg)
             fault(t, 0);
             return;
         }
-        const isa_insn *in = &cfg->code[s->pc / ISA_INSN_BYTES];
+        const isa_insn *in = &t->code[s->pc / ISA_INSN_BYTES];
         uint64_t c = s->t; /* issue cycle of the stopping instruction */
         if (c > cfg->limit) {
             s->fault = FAULT_LIMIT;

@@ -19,14 +19,13 @@ typedef enum tile_state {
     TILE_SYNC,     /* waiting at a sync: zone, arrival cycle in `at` */
     TILE_HALTED,   /* finished: `at` is the cycle after its last issue */
     TILE_FAULTED,  /* stopped by a simulated fault, see fault_* */
+    TILE_IDLE,     /* holds no program: never runs, and counts as arrived at every sync */
 } tile_state;
 
 #define TILE_NCTX (1 + ISA_NWORKERS) /* context 0 is the supervisor, 1..6 the workers */
 
 /* What every tile of one IPU shares while running. */
 typedef struct tile_cfg {
-    const isa_insn *code; /* decoded text with the end sentinel (isa_code_build) */
-    uint32_t ncode;
     uint32_t memsize;
     uint32_t ntiles, nipus;
     uint64_t limit;    /* --max-cycles: last cycle an instruction may issue at */
@@ -63,7 +62,11 @@ typedef struct tile_outbox {
 
 typedef struct tile {
     uint32_t ipu, id;
-    uint8_t *mem; /* memsize bytes, owned by the chip */
+    uint8_t *mem;         /* memsize bytes, owned by the chip */
+    const isa_insn *code; /* its program's decoded text with the end sentinel (isa_code_build),
+                             owned by the engine; NULL for an idle tile */
+    uint32_t ncode;
+    uint32_t image; /* bytes of its program image (code and data): its memory in use */
     isa_cpu sup;
     isa_cpu wk[ISA_NWORKERS];
     uint64_t slot_free_from[ISA_BARREL];  /* the supervisor may use slot s from this cycle */
@@ -80,8 +83,10 @@ typedef struct tile {
     tile_outbox out; /* exchange sends not yet delivered */
 } tile;
 
-/* Reset a tile to run its supervisor from `entry` at cycle 0 (frees a previous outbox). */
-void tile_init(tile *t, uint32_t ipu, uint32_t id, uint8_t *mem, uint32_t entry);
+/* Reset a tile to run `code` (ncode instructions, from a program image of `image` bytes) from
+ * `entry` at cycle 0; code NULL makes it idle. Frees a previous outbox. */
+void tile_init(tile *t, uint32_t ipu, uint32_t id, uint8_t *mem, const isa_insn *code,
+               uint32_t ncode, uint32_t image, uint32_t entry);
 /* Free what a tile owns (its outbox); the tile can be initialised again. */
 void tile_free(tile *t);
 

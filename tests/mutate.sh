@@ -75,6 +75,10 @@ MUTATIONS=(
     "load bandwidth ignored"
     isa/opcodes.def 's/^OP(f32amp,  RR,     1, 1, 12,/OP(f32amp,  RR,     1, 1,  8,/'
     "f32amp loads 8 bytes, not 12"
+    fabric/sync.c 's/n->nzone\[z\] + n->nidle == ntiles)/n->nzone[z] == ntiles)/'
+    "idle tiles block syncs"
+    hw/engine.c 's/code\[r\[x\].tile\] = g->codes\[g->ncodes - 1\];/code[r[x].tile] = g->codes[0];/'
+    "every tile runs the first program decoded"
     fabric/xchg.c 's/^            cycle_at_or_after(clk, link_route_latency(/            sim_clock_cycles(clk, link_route_latency(/'
     "link latency rounded down a cycle"
     workloads/micro/micro_coll.c 's/chunk(a, p, (int32_t)st));/chunk(a, p, (int32_t)st + 1));/'

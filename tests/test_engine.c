@@ -287,6 +287,80 @@ static void test_gemm_peak(void **state)
     }
 }
 
+/* Per-tile programs: tiles 0 and 3 run A, tile 1 runs B, tile 2 holds nothing. Cycles by hand
+ * (docs/timing.md): A's li, li, st32 issue at 0, 1, 2 and its sync at 3 arrives at 3 + 6 = 9.
+ * B's three li issue at 0, 1, 2; brnzdec at 3 loops 20 times and falls through once, 6 cycles
+ * each: st32 at 3 + 21 x 6 = 129, sync at 130 arrives at 136. The idle tile counts as arrived,
+ * so the internal sync releases at 136 + 90 = 226, where both read $ccount; st32 at 227, halt
+ * at 228 finishes at 229. Each tile's memory in use is its own image; the idle tile's is 0 and
+ * its memory stays zero. The same with every tile idle finishes at cycle 0. */
+static void test_per_tile_programs(void **state)
+{
+    (void)state;
+    static const char a_src[] = "main:   li      r1, 0x111\n"
+                                "        li      r2, 0x800\n"
+                                "        st32    r1, [r2+0]\n"
+                                "        sync    internal\n"
+                                "        get     r3, $ccount\n"
+                                "        st32    r3, [r2+4]\n"
+                                "        halt\n"
+                                "        .data\n"
+                                "        .word   1, 2, 3, 4, 5, 6, 7, 8\n";
+    static const char b_src[] = "main:   li      r2, 0x800\n"
+                                "        li      r1, 0x222\n"
+                                "        li      r4, 20\n"
+                                "loop:   brnzdec r4, loop\n"
+                                "        st32    r1, [r2+0]\n"
+                                "        sync    internal\n"
+                                "        get     r3, $ccount\n"
+                                "        st32    r3, [r2+4]\n"
+                                "        halt\n";
+    isa_prog a, b;
+    tu_assemble("a.s", a_src, &a);
+    tu_assemble("b.s", b_src, &b);
+    assert_int_not_equal(a.size, b.size);
+    err e;
+    err_clear(&e);
+    sys_cfg cfg = {.threads = 2};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.tiles_per_ipu = 4;
+    sys *s = sys_new(&cfg, &e);
+    assert_non_null(s);
+    eng *g = sys_engine(s);
+    const isa_prog *progs[4] = {&a, &b, NULL, &a};
+    assert_int_equal(eng_load_tiles(g, progs, &e), ERR_OK);
+    isa_prog_free(&a); /* the engine keeps its own decoded copies */
+    isa_prog_free(&b);
+    if (eng_run(g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    eng_stats st;
+    eng_get_stats(g, &st);
+    assert_int_equal(st.cycles, 229);
+    static const uint32_t want[4][2] = {{0x111, 226}, {0x222, 226}, {0, 0}, {0x111, 226}};
+    for (uint32_t t = 0; t < 4; t++) {
+        uint32_t v[2];
+        memcpy(v, eng_tile_mem(g, 0, t) + 0x800, sizeof v);
+        assert_int_equal(v[0], want[t][0]);
+        assert_int_equal(v[1], want[t][1]);
+    }
+    isa_prog a2, b2;
+    tu_assemble("a.s", a_src, &a2);
+    tu_assemble("b.s", b_src, &b2);
+    assert_int_equal(eng_tile_image(g, 0, 0), a2.size);
+    assert_int_equal(eng_tile_image(g, 0, 1), b2.size);
+    assert_int_equal(eng_tile_image(g, 0, 2), 0);
+    assert_int_equal(eng_tile_image(g, 0, 3), a2.size);
+    isa_prog_free(&a2);
+    isa_prog_free(&b2);
+
+    const isa_prog *none[4] = {NULL, NULL, NULL, NULL};
+    assert_int_equal(eng_load_tiles(g, none, &e), ERR_OK);
+    assert_int_equal(eng_run(g, &e), ERR_OK);
+    eng_get_stats(g, &st);
+    assert_int_equal(st.cycles, 0);
+    sys_free(s);
+}
+
 /* The engine meets the fabric and the host only through its ports: an engine whose fabric
  * port nobody bound does not run, and says which port; the host port may stay unbound. */
 static void test_ports(void **state)
@@ -321,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_gemm_reference),
         cmocka_unit_test(test_gemm_peak),
         cmocka_unit_test(test_gemm_one_tile_cycles),
+        cmocka_unit_test(test_per_tile_programs),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }
