@@ -274,6 +274,12 @@ static uint64_t super_slot(uint64_t c, const uint64_t *free_from)
 #undef IS_WORKER
 #undef RUN_FN
 
+void isa_rpt_wrap(isa_cpu *cpu)
+{
+    if (cpu->rpt_left && cpu->pc / ISA_INSN_BYTES == cpu->rpt_end && --cpu->rpt_left)
+        cpu->pc = cpu->rpt_start * ISA_INSN_BYTES;
+}
+
 void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len)
 {
     switch (cpu->fault) {

@@ -96,6 +96,11 @@ isa_stop isa_run_worker(isa_cpu *cpu, const isa_env *env);
  * not been executed; cpu->pc and cpu->t name it. */
 isa_stop isa_run_super(isa_cpu *cpu, const isa_env *env);
 
+/* After the tile has carried out the instruction the supervisor stopped at (STOP_RUN ...
+ * STOP_SEND) and moved pc past it: if that was the last instruction of an rpt body, go back to
+ * the body's start, or end the loop after its last pass, as the interpreter does. */
+void isa_rpt_wrap(isa_cpu *cpu);
+
 /* fp16 conversions as `f16tof` and `ftof16` do them (exact; round to nearest even). */
 uint32_t isa_half_to_float_bits(uint32_t h);
 uint32_t isa_float_bits_to_half(uint32_t f);
