@@ -71,6 +71,12 @@ MUTATIONS=(
     "rpt body runs once too often"
     hw/engine.c 's|wcycles = (uint8_t)(16 / g->m.amp_macs_per_issue);|wcycles = 1;|'
     "amp 1 slot whatever the MAC rate"
+    hw/tile.c 's/start = c > o->port_free ? c : o->port_free;/start = c;/'
+    "send port not serialised"
+    isa/opcodes.def 's/^OP(rpt,     RL,     1, 6,/OP(rpt,     RL,     1, 1,/'
+    "supervisor rpt costs 1"
+    hw/tile.c 's/while (k < ISA_NWORKERS \&\& t->ctx_free_from\[k\] > c)/while (k + 1 < ISA_NWORKERS \&\& (t->ctx_free_from[k] > c || t->ctx_free_from[k + 1] <= c))/'
+    "run takes a higher free context"
 )
 
 suite=${1:-}
