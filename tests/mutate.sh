@@ -83,6 +83,12 @@ MUTATIONS=(
     "link latency rounded down a cycle"
     workloads/micro/micro_coll.c 's/chunk(a, p, (int32_t)st));/chunk(a, p, (int32_t)st + 1));/'
     "all-reduce gathers one step behind"
+    hw/tile.c 's/start = c > o->port_free ? c : o->port_free;/start = c;/'
+    "send port not serialised"
+    isa/opcodes.def 's/^OP(rpt,     RL,     1, 6,/OP(rpt,     RL,     1, 1,/'
+    "supervisor rpt costs 1"
+    hw/tile.c 's/while (k < ISA_NWORKERS \&\& t->ctx_free_from\[k\] > c)/while (k + 1 < ISA_NWORKERS \&\& (t->ctx_free_from[k] > c || t->ctx_free_from[k + 1] <= c))/'
+    "run takes a higher free context"
 )
 
 suite=${1:-}
