@@ -79,6 +79,8 @@ MUTATIONS=(
     "idle tiles block syncs"
     hw/engine.c 's/code\[r\[x\].tile\] = g->codes\[g->ncodes - 1\];/code[r[x].tile] = g->codes[0];/'
     "every tile runs the first program decoded"
+    hw/tile.c 's/^        isa_rpt_wrap(s); \/\* run, runall/        (void)s; \/* run, runall/'
+    "rpt body ending in run runs once"
     fabric/xchg.c 's/^            cycle_at_or_after(clk, link_route_latency(/            sim_clock_cycles(clk, link_route_latency(/'
     "link latency rounded down a cycle"
     workloads/micro/micro_coll.c 's/chunk(a, p, (int32_t)st));/chunk(a, p, (int32_t)st + 1));/'

@@ -11,7 +11,8 @@
  * and port; a sync releases every tile at the latest arrival or landing + 90.
  *
  * The generator writes each random abstract program as assembly too: workers of ALU, fp and
- * f32v2 ops, brnzdec loops, rpt loops, amp/ampst and $ccount records; a supervisor of ALU ops,
+ * f32v2 ops, brnzdec loops, rpt loops, AMP rows (f32amp, f16amp), ampz, ampst and $ccount
+ * records; a supervisor of ALU ops,
  * loads and uses, br, brnzdec loops (counts that may grow with $tile), rpt loops, run,
  * runall, join, send (to itself or the next tile), sync internal and $ccount records, on 1 to
  * 6 tiles. Engine and reference must agree on the total cycles and on every $ccount the
@@ -47,11 +48,10 @@ typedef struct machine {
     unsigned store_bpc;      /* ... storing S bytes >= S / this (0: the rule is not in force) */
 } machine;
 
-/* The bandwidth rule is not in the engine yet: load_bpc = store_bpc = 0. When it lands they
- * become the presets' load/store_bytes_per_cycle (16 and 8 on both). */
+/* The presets' AMP units and load/store bytes per cycle (docs/timing.md, "Memory bandwidth"). */
 static const machine machines[] = {
-    {"mk2", 16, 0, 0},
-    {"mk1", 8, 0, 0},
+    {"mk2", 16, 16, 8},
+    {"mk1", 8, 16, 8},
 };
 
 /* docs/timing.md and docs/fabric.md; the exchange and sync numbers are those of both presets */
@@ -79,7 +79,7 @@ typedef struct oprow {
     const char *name;
     uint8_t wcycles; /* worker issue slots */
     uint8_t scycles; /* supervisor cycles before its next issue */
-    uint8_t macs;    /* fp32 MACs it performs */
+    uint8_t macs;    /* AMP units it needs (fp32 MACs per cycle: f32amp 16, f16amp 8) */
     uint8_t ld, st;  /* bytes it loads and stores (the bandwidth rule) */
     uint8_t pick;    /* P_*: the generator may pick it, as `text` */
     const char *text;
@@ -146,8 +146,9 @@ static const oprow rows[] = {
                  {"v2fma",   1, 1, 0,  0,  0,  P_W,       "v2fma r12, r10, r12, r10"},
                  {"itof",    1, 1, 0,  0,  0,  P_W,       "itof r9, r1"},
                  {"ampz",    1, 1, 0,  0,  0,  P_W,       "ampz"},
-                 {"amp",     1, 1, 16, 32, 0,  P_WMEM,    "amp r4, r5"},
-                 {"ampst",   4, 4, 0,  0,  64, P_WMEM,    "ampst r3"},
+                 {"f32amp",  1, 1, 16, 12, 8,  0,         "f32amp r4, r5"},
+                 {"f16amp",  1, 1, 8,  16, 8,  0,         "f16amp r4, r5"},
+                 {"ampst",   1, 1, 0,  0,  64, P_WMEM,    "ampst"},
 };
 /* clang-format on */
 enum { NROWS = sizeof rows / sizeof rows[0] };
@@ -730,6 +731,27 @@ static void gen_block(gen *g, int kind, int depth, void (*body)(gen *, int, int)
     add_kind(g->it, g->n, I_END, 0);
 }
 
+/* An AMP item: ampst, or a whole row: 8 f32amp steps, or ampz, 4 f16amp steps, ampz (so an
+ * f16 row never meets a waiting f32 row). Each row first points r4 (partials) at the worker's
+ * AMP area and r5 (inputs) at its region, so memory stays in the region however often loops
+ * repeat the row (its finished row is stored back to the same place). */
+static void gen_amp(gen *g)
+{
+    unsigned k = rnd(g, 3);
+    if (k == 0) {
+        add_pick(g, P_WMEM);
+        return;
+    }
+    if (k == 2)
+        add_op(g->it, g->n, "ampz");
+    add_op(g->it, g->n, "mov r4, r3");
+    add_op(g->it, g->n, "mov r5, r0");
+    for (int s = 0; s < (k == 1 ? 8 : 4); s++)
+        add_op(g->it, g->n, k == 1 ? "f32amp r4, r5" : "f16amp r4, r5");
+    if (k == 2)
+        add_op(g->it, g->n, "ampz");
+}
+
 static void gen_witem(gen *g, int depth, int in_rpt)
 {
     unsigned r = rnd(g, 100);
@@ -738,7 +760,7 @@ static void gen_witem(gen *g, int depth, int in_rpt)
     else if (r < 55)
         add_kind(g->it, g->n, I_CCOUNT, 0);
     else if (r < 72)
-        add_pick(g, P_WMEM);
+        gen_amp(g);
     else
         gen_block(g, r < 86 ? I_LOOP : I_RPT, depth, gen_wbody);
 }
@@ -777,10 +799,8 @@ static void gen_run(gen *g, int all)
 }
 
 /* A counted loop or rpt in the supervisor: a body that starts workers joins them at its
- * end (so every pass starts with contexts free). An rpt body never ends in run, runall,
- * join or send: the engine runs such a body once (the supervisor's stop skips the rpt
- * loop-back in isa/interp_loop.inc; `rpt r14, e; addi; run w, r0; e:` with r14 = 3 starts
- * one worker), a bug left to the owner of isa/. */
+ * end (so every pass starts with contexts free). An rpt body may end in run, runall, join or
+ * send (the engine once ran such a body only once: tests/isa/sup_rpt_run.s). */
 static void gen_sblock(gen *g, int kind, int depth)
 {
     item x = {.kind = (uint8_t)kind, .reg = (uint8_t)(7 + depth)};
@@ -795,8 +815,6 @@ static void gen_sblock(gen *g, int kind, int depth)
     }
     if (x.n == 0) /* rpt 0 skips its body, its joins too */
         g->running = running;
-    if (kind == I_RPT && g->it[*g->n - 1].kind != I_OP)
-        add_pick(g, P_S);
     add_kind(g->it, g->n, I_END, 0);
 }
 

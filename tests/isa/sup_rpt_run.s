@@ -3,10 +3,10 @@
 ; issues at 14 and frees the slot from 15, so the supervisor's next slot is 3 at 15; pass 2:
 ; addi at 15, run at 16 (slot 4, exit at 22, free from 23); pass 3: addi at 23, run at 24
 ; (slot 0, exit at 30, free from 31). join: slot 1 at 31, completes at max(31 + 6, 31) = 37;
-; halt at 37 finishes at 38. Instructions: li, rpt, 3 x (addi, run), join, halt, 3 exits = 12.
+; halt at 37 finishes at 38. Instructions: li, rpt, 3 x (addi, run), join, halt, 3 exits = 13.
 ; expect: r1 = 3
 ; expect-cycles: 38
-; expect-insns: 12
+; expect-insns: 13
 main:   li      r14, 3
         rpt     r14, e
         addi    r1, r1, 1
