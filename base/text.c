@@ -36,3 +36,15 @@ char *txt_take(txt *b)
     memset(b, 0, sizeof *b);
     return p;
 }
+
+const char *txt_str(const txt *b)
+{
+    return b->p ? b->p : "";
+}
+
+void txt_free(txt *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}

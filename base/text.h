@@ -16,5 +16,9 @@ typedef struct txt {
 void txt_printf(txt *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Hand over the string (an empty one if nothing was written; never NULL); the txt is zeroed. */
 char *txt_take(txt *b);
+/* The text so far ("" when empty); valid until the next txt_printf. */
+const char *txt_str(const txt *b);
+/* Drop the text; the buffer can be used again. */
+void txt_free(txt *b);
 
 #endif

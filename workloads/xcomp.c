@@ -309,11 +309,9 @@ static int cmp_by_src_start(const void *a, const void *b)
 /* The code of the tile whose sends are ord[*k..] (sorted by start, up to the next tile's):
  * each send issued at its start cycle. Moves *k past them. */
 static int emit_tile(txt *b, const char *label, const xcomp_xfer *x, const xcomp_xfer **ord,
-                     size_t n, size_t *k, unsigned *uniq, err *e)
+                     size_t n, size_t *k, unsigned *uniq, uint64_t t, err *e)
 {
-    uint32_t src = ord[*k]->src;
-    txt_printf(b, "%s_t%u:\n", label, src);
-    uint64_t t = XCOMP_PROLOGUE; /* the cycle the tile's next instruction issues */
+    uint32_t src = ord[*k]->src; /* t: the cycle the tile's next instruction issues */
     for (; *k < n && ord[*k]->src == src; (*k)++) {
         const xcomp_xfer *f = ord[*k];
         if (f->start < t + XCOMP_SETUP)
@@ -362,7 +360,8 @@ char *xcomp_emit(uint32_t ntiles, const xcomp_xfer *x, size_t n, const char *lab
     unsigned uniq = 0;
     for (size_t k = 0; k < n && rc == ERR_OK;) {
         has[ord[k]->src] = 1;
-        rc = emit_tile(&b, label, x, ord, n, &k, &uniq, e);
+        txt_printf(&b, "%s_t%u:\n", label, ord[k]->src);
+        rc = emit_tile(&b, label, x, ord, n, &k, &uniq, XCOMP_PROLOGUE, e);
     }
     txt_printf(&b, "        .data\n        .align  4\n%s_tab:\n", label);
     for (uint32_t t = 0; t < ntiles; t++) {
@@ -373,6 +372,35 @@ char *xcomp_emit(uint32_t ntiles, const xcomp_xfer *x, size_t n, const char *lab
     }
     free(ord);
     free(has);
+    char *text = txt_take(&b);
+    if (rc != ERR_OK) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+char *xcomp_emit_tile(uint32_t ntiles, uint32_t tile, const xcomp_xfer *x, size_t n,
+                      const char *label, err *e)
+{
+    if (check_xfers(ntiles, x, n, e) != ERR_OK)
+        return NULL;
+    size_t m = 0;
+    const xcomp_xfer **ord = xmalloc((n ? n : 1) * sizeof *ord);
+    for (size_t k = 0; k < n; k++)
+        if (x[k].src == tile)
+            ord[m++] = &x[k];
+    qsort(ord, m, sizeof *ord, cmp_by_src_start);
+    txt b = {0};
+    txt_printf(&b, "%s:\n", label);
+    int rc = ERR_OK;
+    unsigned uniq = 0;
+    size_t k = 0;
+    if (m)
+        rc = emit_tile(&b, label, x, ord, m, &k, &uniq, 0, e);
+    else
+        txt_printf(&b, "        ret\n");
+    free(ord);
     char *text = txt_take(&b);
     if (rc != ERR_OK) {
         free(text);

@@ -53,4 +53,11 @@ int xcomp_schedule(const mach *m, uint32_t ntiles, xcomp_xfer *x, size_t n, xcom
  * is earlier than its tile's code can issue it, or host memory runs out. */
 char *xcomp_emit(uint32_t ntiles, const xcomp_xfer *x, size_t n, const char *label, err *e);
 
+/* The same exchange as code for one tile only, for per-tile programs: a subroutine `label`
+ * that issues this tile's sends at their planned cycles counted from its entry (no dispatch,
+ * no table) and returns; a tile with no sends gets a bare `ret`. Every tile must enter its
+ * subroutine at the same cycle (right after a sync). NULL with e set as for xcomp_emit. */
+char *xcomp_emit_tile(uint32_t ntiles, uint32_t tile, const xcomp_xfer *x, size_t n,
+                      const char *label, err *e);
+
 #endif

@@ -1,0 +1,211 @@
+/* test_graph: the graph layer lowered to per-tile programs and run on the engine.
+ *
+ * A test codelet `addone` (x[i] += 1 for its n elements) is registered with the graph; its
+ * cost is 6 x (5 + 3n) cycles from its first issue to its exit (two ld32 and li, rpt, three
+ * body instructions per element, exit: docs/timing.md). Checked: values after repeated
+ * compute sets and a copy between differently mapped tensors; exact cycles of a repeated
+ * compute set, derived by hand below; each tile's memory use equal to its image, idle tiles
+ * holding nothing, identical tiles sharing one program; and the one-line errors of a graph
+ * that does not fit and of a vertex whose field is not on its tile. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/testutil.h"
+#include "workloads/graph/graph.h"
+
+static const char addone_src[] = "addone:\n"
+                                 "        ld32    r1, [r0+0]\n"
+                                 "        ld32    r2, [r0+4]\n"
+                                 "        li      r3, 0x3f800000\n"
+                                 "        rpt     r2, addone.end\n"
+                                 "        ld32    r4, [r1+0]\n"
+                                 "        fadd    r4, r4, r3\n"
+                                 "        st32pi  r4, [r1]+=4\n"
+                                 "addone.end:\n"
+                                 "        exit\n";
+
+typedef struct rig {
+    sys *s;
+    eng *g;
+    graph *gr;
+} rig;
+
+static void rig_new(rig *r, uint32_t ntiles)
+{
+    err e;
+    err_clear(&e);
+    sys_cfg cfg = {.threads = 2};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.tiles_per_ipu = ntiles;
+    r->s = sys_new(&cfg, &e);
+    assert_non_null(r->s);
+    r->g = sys_engine(r->s);
+    r->gr = gr_new(&cfg.m, 1);
+    gr_codelet_src(r->gr, "addone", addone_src);
+}
+
+static void rig_free(rig *r)
+{
+    gr_free(r->gr);
+    sys_free(r->s);
+}
+
+/* One addone vertex per region of t, in a new compute set. */
+static gr_cs addone_cs(graph *g, gr_tensor t, uint32_t first, uint32_t ntiles, size_t per)
+{
+    gr_cs cs = gr_cs_new(g, "addone");
+    for (uint32_t k = 0; k < ntiles; k++) {
+        gr_field f[2] = {gr_region(t, k * per, (k + 1) * per), gr_u32((uint32_t)per)};
+        gr_vertex(g, cs, "addone", 0, 0, first + k, f, 2);
+    }
+    return cs;
+}
+
+/* 32 elements over tiles 0..7 (4 each) of a 16-tile IPU, Repeat(3, Execute(addone)).
+ * Cycles, every tile alike (n = 4, so the worker takes S = 5 + 12 = 17 slots): li r12 at 0;
+ * li r1 at 1; run at 2 (slot 2): the worker issues from 8 to its exit at 8 + 6 x 16 = 104,
+ * freeing slot 2 from 105; join at 9 (slot 3) completes at max(9 + 6, 105) = 105; sync at 105
+ * arrives at 111 and releases at 111 + 90 = 201; brnzdec at 201 (6): the next pass's li at
+ * 207, 206 cycles after the first's. The third pass's sync releases at 201 + 2 x 206 = 613;
+ * brnzdec falls through at 613 (6), halt at 619 finishes at 620. */
+static void test_repeat_exact(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 16);
+    uint32_t shape[1] = {32};
+    gr_tensor a = gr_tensor_new(r.gr, "a", GR_F32, 1, shape);
+    gr_map_linear(r.gr, a, 0, 0, 8, 4);
+    gr_prog body = gr_execute(r.gr, addone_cs(r.gr, a, 0, 8, 4));
+    gr_prog main = gr_repeat(r.gr, 3, body);
+    err e;
+    err_clear(&e);
+    gr_exe *x = gr_compile(r.gr, main, &e);
+    if (!x)
+        fail_msg("%s", e.msg);
+    assert_int_equal(gr_load(x, r.g, &e), ERR_OK);
+    float in[32], out[32];
+    for (int i = 0; i < 32; i++)
+        in[i] = 0.1f * (float)i - 1.3f;
+    gr_write(x, r.g, a, 0, in, 32);
+    if (eng_run(r.g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    eng_stats st;
+    eng_get_stats(r.g, &st);
+    assert_int_equal(st.cycles, 620);
+    gr_read(x, r.g, a, 0, out, 32);
+    for (int i = 0; i < 32; i++) {
+        float want = in[i];
+        for (int k = 0; k < 3; k++)
+            want = want + 1.0f;
+        assert_memory_equal(&out[i], &want, 4);
+    }
+    const gr_summary *sm = gr_exe_summary(x);
+    assert_int_equal(sm->tiles_used, 8);
+    assert_int_equal(sm->programs, 1); /* eight tiles, one text */
+    for (uint32_t t = 0; t < 16; t++) {
+        uint32_t img = eng_tile_image(r.g, 0, t);
+        assert_int_equal(img, gr_exe_tile(x, 0, t)->total);
+        assert_int_equal(img == 0, t >= 8);
+    }
+    assert_int_equal(gr_exe_tile(x, 0, 0)->data, 16);
+    assert_int_equal(gr_exe_tile(x, 0, 0)->state, 8);
+    gr_exe_free(x);
+    rig_free(&r);
+}
+
+/* a on tiles 0..7, b on tiles 1..8 with another grain (5): a copy moves every element to
+ * another tile or keeps it, then addone runs on b's tiles. b[i] = a[i] + 1 + 1 (once on a
+ * before the copy, once on b after). */
+static void test_copy_values(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 16);
+    uint32_t shape[1] = {40};
+    gr_tensor a = gr_tensor_new(r.gr, "a", GR_F32, 1, shape);
+    gr_tensor b = gr_tensor_new(r.gr, "b", GR_F32, 1, shape);
+    gr_map_linear(r.gr, a, 0, 0, 8, 5);
+    gr_map_linear(r.gr, b, 0, 1, 8, 5);
+    gr_prog p[3] = {gr_execute(r.gr, addone_cs(r.gr, a, 0, 8, 5)), gr_copy(r.gr, a, b),
+                    gr_execute(r.gr, addone_cs(r.gr, b, 1, 8, 5))};
+    gr_prog main = gr_seq(r.gr, p, 3);
+    err e;
+    err_clear(&e);
+    gr_exe *x = gr_compile(r.gr, main, &e);
+    if (!x)
+        fail_msg("%s", e.msg);
+    assert_int_equal(gr_exe_summary(x)->exchanges, 1);
+    assert_int_equal(gr_exe_summary(x)->exchange_bytes, 160);
+    assert_int_equal(gr_load(x, r.g, &e), ERR_OK);
+    float in[40], out[40];
+    for (int i = 0; i < 40; i++)
+        in[i] = 1.0f / (float)(i + 3);
+    gr_write(x, r.g, a, 0, in, 40);
+    if (eng_run(r.g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    gr_read(x, r.g, b, 0, out, 40);
+    for (int i = 0; i < 40; i++) {
+        float want = (in[i] + 1.0f) + 1.0f;
+        assert_memory_equal(&out[i], &want, 4);
+    }
+    gr_exe_free(x);
+    rig_free(&r);
+}
+
+/* 200,000 floats on one tile: 800,000 bytes against 638,976. */
+static void test_too_big(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 4);
+    uint32_t shape[2] = {1000, 200};
+    gr_tensor w = gr_tensor_new(r.gr, "weights", GR_F32, 2, shape);
+    gr_map_region(r.gr, w, 0, 2, 0, 200000);
+    gr_cs cs = gr_cs_new(r.gr, "cs");
+    gr_field f[2] = {gr_region(w, 0, 200000), gr_u32(200000)};
+    gr_vertex(r.gr, cs, "addone", 0, 0, 2, f, 2);
+    err e;
+    err_clear(&e);
+    assert_null(gr_compile(r.gr, gr_execute(r.gr, cs), &e));
+    assert_non_null(strstr(e.msg, "ipu 0 tile 2 needs"));
+    assert_non_null(strstr(e.msg, "of its 638976"));
+    assert_non_null(strstr(e.msg, "weights 800000 B"));
+    rig_free(&r);
+}
+
+static void test_field_off_tile(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 4);
+    uint32_t shape[1] = {8};
+    gr_tensor t = gr_tensor_new(r.gr, "t", GR_F32, 1, shape);
+    gr_map_linear(r.gr, t, 0, 0, 2, 4);
+    gr_cs cs = gr_cs_new(r.gr, "cs");
+    gr_field f[2] = {gr_region(t, 2, 6), gr_u32(4)}; /* crosses tiles 0 and 1 */
+    gr_vertex(r.gr, cs, "addone", 0, 0, 0, f, 2);
+    err e;
+    err_clear(&e);
+    assert_null(gr_compile(r.gr, gr_execute(r.gr, cs), &e));
+    assert_non_null(strstr(e.msg, "is not in one region on that tile"));
+    rig_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_repeat_exact),
+        cmocka_unit_test(test_copy_values),
+        cmocka_unit_test(test_too_big),
+        cmocka_unit_test(test_field_off_tile),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

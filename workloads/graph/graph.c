@@ -1,0 +1,275 @@
+/* graph: building a graph — tensors and their tile mapping, compute sets and vertices, and
+ * the control program — as Poplar's Graph and Program classes do, in C.
+ *
+ * Everything is kept as plain tables; nothing is lowered here (graph_lower.c does that).
+ * Errors in the calls (an unknown id, a region outside a tensor, a vertex field off its
+ * tile) are recorded once in the graph and reported by gr_status and gr_compile, so building
+ * code stays free of error checks. Left out: tensor views (slices, reshapes of a tensor as
+ * a new tensor: callers address elements of the flattened tensor instead), and programs
+ * chosen at run time (If, Switch). */
+#include "workloads/graph/graph_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+
+static const uint32_t type_size[] = {[GR_F32] = 4, [GR_F16] = 2, [GR_I32] = 4, [GR_U8] = 1};
+
+uint32_t gr_type_size(gr_type t)
+{
+    return type_size[t];
+}
+
+void gr_fail(graph *g, const char *fmt, ...)
+{
+    if (g->bad)
+        return;
+    g->bad = 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->why, sizeof g->why, fmt, ap);
+    va_end(ap);
+}
+
+graph *gr_new(const mach *m, uint32_t nipus)
+{
+    graph *g = xcalloc(1, sizeof *g);
+    g->m = *m;
+    g->nipus = nipus ? nipus : 1;
+    return g;
+}
+
+void gr_free(graph *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->nt; i++) {
+        free(g->t[i].name);
+        free(g->t[i].r);
+    }
+    for (size_t i = 0; i < g->nv; i++) {
+        free(g->v[i].codelet);
+        free(g->v[i].f);
+    }
+    for (size_t i = 0; i < g->ncs; i++)
+        free(g->cs[i].name);
+    for (size_t i = 0; i < g->np; i++)
+        free(g->p[i].kids);
+    for (size_t i = 0; i < g->nsrc; i++) {
+        free(g->src[i].name);
+        free(g->src[i].text);
+    }
+    free(g->t);
+    free(g->v);
+    free(g->cs);
+    free(g->p);
+    free(g->src);
+    free(g);
+}
+
+int gr_status(const graph *g, err *e)
+{
+    return g->bad ? err_set(e, ERR_INPUT, "%s", g->why) : ERR_OK;
+}
+
+void gr_codelet_src(graph *g, const char *name, const char *src)
+{
+    g->src = xgrow(g->src, &g->csrc, g->nsrc + 1, sizeof *g->src);
+    g->src[g->nsrc++] = (gr_src){xstrdup(name), xstrdup(src)};
+}
+
+/* ---- tensors ---- */
+
+gr_tensor gr_tensor_new(graph *g, const char *name, gr_type type, unsigned ndim,
+                        const uint32_t *shape)
+{
+    if (ndim == 0 || ndim > GR_MAX_DIMS || (unsigned)type > GR_U8) {
+        gr_fail(g, "tensor %s: %u dimensions or type %d not supported", name, ndim, (int)type);
+        return GR_NONE;
+    }
+    g->t = xgrow(g->t, &g->ct, g->nt + 1, sizeof *g->t);
+    gr_tensor_s *t = &g->t[g->nt];
+    memset(t, 0, sizeof *t);
+    t->name = xstrdup(name);
+    t->type = type;
+    t->ndim = ndim;
+    t->elems = 1;
+    for (unsigned d = 0; d < ndim; d++) {
+        t->shape[d] = shape[d];
+        t->elems *= shape[d];
+    }
+    return (gr_tensor)g->nt++;
+}
+
+gr_tensor_s *gr_t(graph *g, gr_tensor t)
+{
+    if (t >= g->nt) {
+        gr_fail(g, "tensor id %u does not exist", t);
+        return NULL;
+    }
+    return &g->t[t];
+}
+
+size_t gr_tensor_elems(const graph *g, gr_tensor t)
+{
+    return t < g->nt ? g->t[t].elems : 0;
+}
+
+void gr_map_region(graph *g, gr_tensor id, uint32_t ipu, uint32_t tile, size_t begin, size_t end)
+{
+    gr_tensor_s *t = gr_t(g, id);
+    if (!t)
+        return;
+    if (begin >= end || end > t->elems || ipu >= g->nipus || tile >= g->m.tiles_per_ipu) {
+        gr_fail(g, "tensor %s: region [%zu, %zu) on ipu %u tile %u is outside the tensor (%zu "
+                   "elements) or the system",
+                t->name, begin, end, ipu, tile, t->elems);
+        return;
+    }
+    for (size_t k = 0; k < t->nr; k++)
+        if (begin < t->r[k].end && t->r[k].begin < end) {
+            gr_fail(g, "tensor %s: region [%zu, %zu) overlaps [%zu, %zu), already mapped", t->name,
+                    begin, end, t->r[k].begin, t->r[k].end);
+            return;
+        }
+    t->r = xgrow(t->r, &t->cr, t->nr + 1, sizeof *t->r);
+    t->r[t->nr++] = (gr_region_s){ipu, tile, begin, end};
+}
+
+void gr_map_linear(graph *g, gr_tensor id, uint32_t ipu, uint32_t first, uint32_t ntiles,
+                   size_t grain)
+{
+    gr_tensor_s *t = gr_t(g, id);
+    if (!t)
+        return;
+    if (ntiles == 0 || grain == 0) {
+        gr_fail(g, "tensor %s: map over %u tiles with grain %zu", t->name, ntiles, grain);
+        return;
+    }
+    size_t grains = (t->elems + grain - 1) / grain;
+    for (uint32_t k = 0; k < ntiles; k++) {
+        size_t a = grains * k / ntiles * grain, b = grains * (k + 1) / ntiles * grain;
+        if (b > t->elems)
+            b = t->elems;
+        if (a < b)
+            gr_map_region(g, id, ipu, first + k, a, b);
+    }
+}
+
+/* ---- compute sets and vertices ---- */
+
+gr_cs gr_cs_new(graph *g, const char *name)
+{
+    g->cs = xgrow(g->cs, &g->ccs, g->ncs + 1, sizeof *g->cs);
+    g->cs[g->ncs].name = xstrdup(name);
+    return (gr_cs)g->ncs++;
+}
+
+/* The region of t holding [begin, end) on (ipu, tile), or NULL. */
+const gr_region_s *gr_region_of(const gr_tensor_s *t, uint32_t ipu, uint32_t tile, size_t begin,
+                                size_t end)
+{
+    for (size_t k = 0; k < t->nr; k++) {
+        const gr_region_s *r = &t->r[k];
+        if (r->ipu == ipu && r->tile == tile && r->begin <= begin && end <= r->end)
+            return r;
+    }
+    return NULL;
+}
+
+uint32_t gr_vertex(graph *g, gr_cs cs, const char *codelet, int supervisor, uint32_t ipu,
+                   uint32_t tile, const gr_field *f, size_t nf)
+{
+    if (cs >= g->ncs || ipu >= g->nipus || tile >= g->m.tiles_per_ipu) {
+        gr_fail(g, "vertex %s: compute set %u or ipu %u tile %u does not exist", codelet, cs, ipu,
+                tile);
+        return GR_NONE;
+    }
+    for (size_t k = 0; k < nf; k++) {
+        if (f[k].kind != GR_F_REGION)
+            continue;
+        gr_tensor_s *t = gr_t(g, f[k].t);
+        if (t && (f[k].begin > f[k].end || !gr_region_of(t, ipu, tile, f[k].begin, f[k].end))) {
+            gr_fail(g, "vertex %s on ipu %u tile %u: field %zu, elements [%zu, %zu) of %s, is "
+                       "not in one region on that tile",
+                    codelet, ipu, tile, k, f[k].begin, f[k].end, t->name);
+            return GR_NONE;
+        }
+    }
+    g->v = xgrow(g->v, &g->cv, g->nv + 1, sizeof *g->v);
+    gr_vertex_s *v = &g->v[g->nv];
+    v->cs = cs;
+    v->codelet = xstrdup(codelet);
+    v->super = supervisor != 0;
+    v->ipu = ipu;
+    v->tile = tile;
+    v->f = xmalloc((nf ? nf : 1) * sizeof *v->f);
+    memcpy(v->f, f, nf * sizeof *f);
+    v->nf = nf;
+    return (uint32_t)g->nv++;
+}
+
+/* ---- programs ---- */
+
+static gr_prog add_prog(graph *g, gr_prog_s p)
+{
+    g->p = xgrow(g->p, &g->cp, g->np + 1, sizeof *g->p);
+    g->p[g->np] = p;
+    return (gr_prog)g->np++;
+}
+
+gr_prog gr_execute(graph *g, gr_cs cs)
+{
+    if (cs >= g->ncs) {
+        gr_fail(g, "execute: compute set %u does not exist", cs);
+        return GR_NONE;
+    }
+    return add_prog(g, (gr_prog_s){.kind = GR_P_EXEC, .a = cs});
+}
+
+gr_prog gr_copy(graph *g, gr_tensor src, gr_tensor dst)
+{
+    gr_tensor_s *s = gr_t(g, src), *d = gr_t(g, dst);
+    if (!s || !d)
+        return GR_NONE;
+    if (s->type != d->type || s->elems != d->elems) {
+        gr_fail(g, "copy %s -> %s: types or element counts differ (%zu, %zu)", s->name, d->name,
+                s->elems, d->elems);
+        return GR_NONE;
+    }
+    return add_prog(g, (gr_prog_s){.kind = GR_P_COPY, .a = src, .b = dst});
+}
+
+gr_prog gr_sync(graph *g, unsigned zone)
+{
+    if (zone >= ISA_NZONES) {
+        gr_fail(g, "sync: zone %u does not exist", zone);
+        return GR_NONE;
+    }
+    return add_prog(g, (gr_prog_s){.kind = GR_P_SYNC, .a = zone});
+}
+
+gr_prog gr_repeat(graph *g, uint32_t n, gr_prog body)
+{
+    if (body >= g->np) {
+        gr_fail(g, "repeat: program %u does not exist", body);
+        return GR_NONE;
+    }
+    return add_prog(g, (gr_prog_s){.kind = GR_P_REPEAT, .a = n, .b = body});
+}
+
+gr_prog gr_seq(graph *g, const gr_prog *p, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (p[k] >= g->np) {
+            gr_fail(g, "sequence: program %u does not exist", p[k]);
+            return GR_NONE;
+        }
+    gr_prog_s s = {.kind = GR_P_SEQ, .nkids = n};
+    s.kids = xmalloc((n ? n : 1) * sizeof *s.kids);
+    memcpy(s.kids, p, n * sizeof *p);
+    return add_prog(g, s);
+}

@@ -1,0 +1,140 @@
+/* graph: a Poplar-style graph of tensors, vertices and programs, lowered to one program image
+ * per tile (docs/graph.md).
+ *
+ * A researcher builds a graph in four steps:
+ *   1. tensors: gr_tensor_new (type, shape), then map their elements onto tiles
+ *      (gr_map_region, or gr_map_linear which spreads them by a grain);
+ *   2. vertices: gr_cs_new makes a compute set; gr_vertex adds a vertex to it: a codelet
+ *      (docs/codelets.md) on one tile with its fields (tensor regions on that tile, scalars);
+ *   3. programs: gr_execute (run a compute set), gr_copy (move a tensor's elements to another
+ *      tensor's tiles: the exchange), gr_sync, gr_repeat (a counted loop), gr_seq (in order);
+ *   4. gr_compile lowers the control program to supervisor code on every tile (the same
+ *      control flow everywhere, different data), with each tile's tensors, vertex states and
+ *      codelets in its own image; gr_load puts the images on an engine.
+ * Ids are small integers handed out in order; every function checks its arguments and
+ * records the first error in the graph (gr_compile then reports it), so building code can be
+ * written without an error check per call. */
+#ifndef IPUSIM_GRAPH_H
+#define IPUSIM_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "hw/engine.h"
+#include "hw/machine.h"
+#include "isa/isa.h"
+
+typedef enum gr_type { GR_F32, GR_F16, GR_I32, GR_U8 } gr_type;
+
+typedef struct graph graph;
+typedef uint32_t gr_tensor; /* ids; GR_NONE on an error */
+typedef uint32_t gr_cs;
+typedef uint32_t gr_prog;
+#define GR_NONE UINT32_MAX
+#define GR_MAX_DIMS 6
+
+/* A graph over `nipus` IPUs of machine m (the tiles per IPU and SRAM size come from m). */
+graph *gr_new(const mach *m, uint32_t nipus);
+void gr_free(graph *g);
+/* ERR_OK, or the first error recorded while building (its message in e). */
+int gr_status(const graph *g, err *e);
+
+/* Register codelet source text under `name` (tests, or codelets outside the library); by
+ * default a codelet NAME comes from wl_codelet(NAME). The text is copied. */
+void gr_codelet_src(graph *g, const char *name, const char *src);
+
+/* ---- tensors ---- */
+gr_tensor gr_tensor_new(graph *g, const char *name, gr_type type, unsigned ndim,
+                        const uint32_t *shape);
+size_t gr_tensor_elems(const graph *g, gr_tensor t);
+/* Elements [begin, end) of t (row-major) live on tile `tile` of IPU `ipu`, contiguous. */
+void gr_map_region(graph *g, gr_tensor t, uint32_t ipu, uint32_t tile, size_t begin, size_t end);
+/* Spread t over tiles [first, first + ntiles) of one IPU in pieces of whole grains (grain
+ * elements; the last piece takes the remainder), as evenly as whole grains allow. */
+void gr_map_linear(graph *g, gr_tensor t, uint32_t ipu, uint32_t first, uint32_t ntiles,
+                   size_t grain);
+
+/* ---- compute sets and vertices ---- */
+typedef enum gr_field_kind { GR_F_REGION, GR_F_U32, GR_F_F32 } gr_field_kind;
+/* One word of a vertex's state: the address of elements [begin, end) of a tensor (which must
+ * lie on the vertex's tile, inside one mapped region), or a scalar. */
+typedef struct gr_field {
+    gr_field_kind kind;
+    gr_tensor t;
+    size_t begin, end;
+    uint32_t u;
+    float f;
+} gr_field;
+static inline gr_field gr_region(gr_tensor t, size_t begin, size_t end)
+{
+    gr_field f = {GR_F_REGION, t, begin, end, 0, 0.0f};
+    return f;
+}
+static inline gr_field gr_u32(uint32_t u)
+{
+    gr_field f = {GR_F_U32, GR_NONE, 0, 0, u, 0.0f};
+    return f;
+}
+static inline gr_field gr_f32(float v)
+{
+    gr_field f = {GR_F_F32, GR_NONE, 0, 0, 0, v};
+    return f;
+}
+
+gr_cs gr_cs_new(graph *g, const char *name);
+/* A worker vertex of codelet `codelet` on (ipu, tile) in compute set cs, with nf fields.
+ * Returns its index in the graph. supervisor: 1 for a supervisor codelet (docs/codelets.md). */
+uint32_t gr_vertex(graph *g, gr_cs cs, const char *codelet, int supervisor, uint32_t ipu,
+                   uint32_t tile, const gr_field *f, size_t nf);
+
+/* ---- programs ---- */
+gr_prog gr_execute(graph *g, gr_cs cs);
+/* Copy every element of src to the same element of dst (same type and element count): the
+ * exchange, planned by the exchange compiler; followed by an internal sync. One IPU. */
+gr_prog gr_copy(graph *g, gr_tensor src, gr_tensor dst);
+gr_prog gr_sync(graph *g, unsigned zone);
+gr_prog gr_repeat(graph *g, uint32_t n, gr_prog body);
+gr_prog gr_seq(graph *g, const gr_prog *p, size_t n);
+
+/* ---- lowering ---- */
+
+/* Memory of one tile, in bytes. */
+typedef struct gr_tile_mem {
+    uint32_t code;   /* supervisor code and codelets */
+    uint32_t state;  /* vertex states */
+    uint32_t data;   /* tensors */
+    uint32_t total;  /* the image: code, state, data and alignment */
+} gr_tile_mem;
+
+typedef struct gr_summary {
+    uint32_t compute_sets, vertices, exchanges;
+    uint64_t exchange_bytes;
+    uint32_t tiles_used;    /* tiles holding anything */
+    uint32_t max_tile;      /* the tile with the largest image (ipu x tiles + tile) */
+    uint32_t max_bytes;     /* its image */
+    double mean_bytes;      /* over the tiles used */
+    uint32_t programs;      /* distinct images assembled */
+    double compile_seconds; /* host time of gr_compile */
+} gr_summary;
+
+typedef struct gr_exe gr_exe;
+
+/* Lower the control program `main` to one image per tile. A tile that would need more memory
+ * than its SRAM stops the compile with one message naming the tile, the bytes it needs, the
+ * SRAM, and its largest tensors. */
+gr_exe *gr_compile(graph *g, gr_prog main, err *e);
+void gr_exe_free(gr_exe *x);
+const gr_summary *gr_exe_summary(const gr_exe *x);
+const gr_tile_mem *gr_exe_tile(const gr_exe *x, uint32_t ipu, uint32_t tile);
+/* Load the images (tiles with nothing are idle). */
+int gr_load(const gr_exe *x, eng *e_, err *e);
+/* Where element `elem` of tensor t lives once loaded: its tile and address; -1 if unmapped. */
+int gr_exe_where(const gr_exe *x, gr_tensor t, size_t elem, uint32_t *ipu, uint32_t *tile,
+                 uint32_t *addr);
+/* Copy n elements of host data into (write) or out of (read) a loaded tensor from element
+ * `at`, across its regions. */
+void gr_write(const gr_exe *x, eng *g, gr_tensor t, size_t at, const void *src, size_t n);
+void gr_read(const gr_exe *x, eng *g, gr_tensor t, size_t at, void *dst, size_t n);
+
+#endif

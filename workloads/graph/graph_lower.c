@@ -1,0 +1,651 @@
+/* graph_lower: a graph to one program image per tile.
+ *
+ * Each tile that holds anything (a tensor region, a vertex, an exchange) gets an image of its
+ * own: supervisor code that walks the control program — the same control flow on every tile,
+ * so their syncs match — its exchange subroutines, the codelets its vertices use, then its
+ * tensor regions and vertex states as data. Lowering, per program:
+ *   Execute(cs)  the tile's worker vertices of cs in waves of six (`run` each with r1 = its
+ *                state, then `join`), its supervisor vertices by `call`, then `sync internal`;
+ *   Copy(s, d)   the transfers between the two tensors' regions, planned once for the whole
+ *                IPU by the exchange compiler (xcomp_schedule); each sending tile `call`s its
+ *                own send code (xcomp_emit_tile); then `sync internal`, which delivers;
+ *   Sync(z)      `sync z`;
+ *   Repeat(n, p) a counted loop in r12, r13 or r14 (three deep at most), not unrolled;
+ *   Seq          in order.
+ * Labels are local to a tile (a tensor's regions T<tensor>_<j>, vertex states V<j>), so tiles
+ * with the same work get the same text, assembled and decoded once. Addresses come from the
+ * assembler: a first assembly with the exchange code's addresses left 0 fixes the layout (an
+ * `li` is one instruction whatever its value), the second has the real ones.
+ * Left out: liveness (every tensor is always live: memory is not shared between tensors that
+ * are never live together), exchange between IPUs, stream copies and remote buffers, and
+ * programs chosen at run time. */
+#include "workloads/graph/graph_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/alloc.h"
+#include "base/text.h"
+#include "isa/asm.h"
+#include "workloads/codelets.h"
+#include "workloads/xcomp.h"
+
+enum { LOOP_REGS = 3 }; /* r12, r13, r14 */
+
+/* What one tile holds while its text is built. */
+typedef struct tbuild {
+    txt code, sub, data;
+    int used;
+    const char **codelets; /* distinct codelet names */
+    size_t ncl, ccl;
+    uint32_t *vtx; /* its vertices (graph indices), in order */
+    size_t nv, cv;
+    uint32_t state, bytes; /* vertex state and tensor bytes */
+    unsigned inst;         /* labels emitted so far (repeat and copy instances) */
+} tbuild;
+
+/* One Copy program's planned transfers. */
+typedef struct copy_plan {
+    xcomp_xfer *x;
+    size_t n;
+    uint32_t *rs, *rd; /* per transfer: the source and destination region (index in tensor) */
+} copy_plan;
+
+struct gr_exe {
+    const graph *g;
+    uint32_t nipus, ntiles;
+    isa_prog *progs;
+    size_t nprogs;
+    int32_t *which;  /* per tile: its image in progs, or -1 (idle) */
+    uint32_t **addr; /* per tensor, per region: its address on its tile */
+    gr_tile_mem *mem;
+    gr_summary sum;
+};
+
+typedef struct lower {
+    graph *g;
+    uint32_t ntiles, total;
+    tbuild *tb;
+    uint32_t **loc; /* per tensor, per region: j of its label T<t>_<j> on its tile */
+    copy_plan *cp;  /* per program (only copies filled) */
+    int real;       /* 1: exchange code with real addresses (second pass) */
+    gr_exe *x;
+    err *e;
+} lower;
+
+static tbuild *tile_of(lower *L, uint32_t ipu, uint32_t tile)
+{
+    return &L->tb[(size_t)ipu * L->ntiles + tile];
+}
+
+static void use_codelet(tbuild *b, const char *name)
+{
+    for (size_t k = 0; k < b->ncl; k++)
+        if (strcmp(b->codelets[k], name) == 0)
+            return;
+    b->codelets = xgrow(b->codelets, &b->ccl, b->ncl + 1, sizeof *b->codelets);
+    b->codelets[b->ncl++] = name;
+}
+
+/* ---- data: tensor regions and vertex states ---- */
+
+static void place_tensors(lower *L)
+{
+    graph *g = L->g;
+    L->loc = xcalloc(g->nt ? g->nt : 1, sizeof *L->loc);
+    for (size_t i = 0; i < g->nt; i++) {
+        const gr_tensor_s *t = &g->t[i];
+        L->loc[i] = xcalloc(t->nr ? t->nr : 1, sizeof **L->loc);
+        for (size_t k = 0; k < t->nr; k++) {
+            const gr_region_s *r = &t->r[k];
+            tbuild *b = tile_of(L, r->ipu, r->tile);
+            uint32_t j = 0; /* regions of this tensor already on the tile */
+            for (size_t q = 0; q < k; q++)
+                j += t->r[q].ipu == r->ipu && t->r[q].tile == r->tile;
+            L->loc[i][k] = j;
+            uint32_t bytes = (uint32_t)((r->end - r->begin) * gr_type_size(t->type) + 3) & ~3u;
+            txt_printf(&b->data, "        .align  16\nT%zu_%u:  .space  %u\n", i, j, bytes);
+            b->bytes += bytes;
+            b->used = 1;
+        }
+    }
+}
+
+/* The label expression of elements from `begin` of tensor t on (ipu, tile). */
+static void region_ref(lower *L, txt *out, gr_tensor id, uint32_t ipu, uint32_t tile, size_t begin)
+{
+    const gr_tensor_s *t = &L->g->t[id];
+    for (size_t k = 0; k < t->nr; k++) {
+        const gr_region_s *r = &t->r[k];
+        if (r->ipu == ipu && r->tile == tile && r->begin <= begin && begin <= r->end) {
+            txt_printf(out, "T%u_%u+%zu", id, L->loc[id][k], (begin - r->begin) * gr_type_size(t->type));
+            return;
+        }
+    }
+}
+
+static void place_vertices(lower *L)
+{
+    graph *g = L->g;
+    for (size_t i = 0; i < g->nv; i++) {
+        const gr_vertex_s *v = &g->v[i];
+        tbuild *b = tile_of(L, v->ipu, v->tile);
+        txt_printf(&b->data, "        .align  4\nV%zu:", b->nv);
+        for (size_t k = 0; k < v->nf; k++) {
+            const gr_field *f = &v->f[k];
+            txt_printf(&b->data, k ? ", " : "   .word   ");
+            if (f->kind == GR_F_REGION)
+                region_ref(L, &b->data, f->t, v->ipu, v->tile, f->begin);
+            else if (f->kind == GR_F_U32)
+                txt_printf(&b->data, "%u", f->u);
+            else {
+                uint32_t u;
+                memcpy(&u, &f->f, 4);
+                txt_printf(&b->data, "0x%08x", u);
+            }
+        }
+        txt_printf(&b->data, "%s\n", v->nf ? "" : "   .word   0");
+        b->state += 4 * (uint32_t)(v->nf ? v->nf : 1);
+        b->vtx = xgrow(b->vtx, &b->cv, b->nv + 1, sizeof *b->vtx);
+        b->vtx[b->nv++] = (uint32_t)i;
+        use_codelet(b, v->codelet);
+        b->used = 1;
+    }
+}
+
+/* ---- copies: transfers between overlapping regions, planned once per Copy ---- */
+
+static int plan_copy(lower *L, const gr_prog_s *p, copy_plan *c)
+{
+    graph *g = L->g;
+    const gr_tensor_s *s = &g->t[p->a], *d = &g->t[p->b];
+    size_t es = gr_type_size(s->type), cap = 0;
+    for (size_t a = 0; a < s->nr; a++)
+        for (size_t b = 0; b < d->nr; b++) {
+            const gr_region_s *rs = &s->r[a], *rd = &d->r[b];
+            size_t lo = rs->begin > rd->begin ? rs->begin : rd->begin;
+            size_t hi = rs->end < rd->end ? rs->end : rd->end;
+            if (lo >= hi)
+                continue;
+            if (rs->ipu != rd->ipu || ((hi - lo) * es) % 4 || ((lo - rs->begin) * es) % 4 ||
+                ((lo - rd->begin) * es) % 4)
+                return err_set(L->e, ERR_INPUT,
+                               "copy %s -> %s: elements [%zu, %zu) cross IPUs or are not whole "
+                               "words (not supported yet)",
+                               s->name, d->name, lo, hi);
+            c->x = xgrow(c->x, &cap, c->n + 1, sizeof *c->x);
+            c->rs = xrealloc(c->rs, cap * sizeof *c->rs);
+            c->rd = xrealloc(c->rd, cap * sizeof *c->rd);
+            c->x[c->n] = (xcomp_xfer){.src = rs->tile, .dst_first = rd->tile, .dst_count = 1,
+                                      .bytes = (uint32_t)((hi - lo) * es),
+                                      .src_addr = (uint32_t)((lo - rs->begin) * es),
+                                      .dst_addr = (uint32_t)((lo - rd->begin) * es)};
+            c->rs[c->n] = (uint32_t)a;
+            c->rd[c->n] = (uint32_t)b;
+            tile_of(L, rs->ipu, rs->tile)->used = 1;
+            tile_of(L, rd->ipu, rd->tile)->used = 1;
+            c->n++;
+        }
+    xcomp_plan plan;
+    return xcomp_schedule(&g->m, L->ntiles, c->x, c->n, &plan, L->e);
+}
+
+/* The copy's transfers with the addresses of this pass: offsets (first pass) or offsets plus
+ * the regions' addresses (second). */
+static xcomp_xfer *copy_xfers(lower *L, const gr_prog_s *p, const copy_plan *c)
+{
+    xcomp_xfer *x = xmalloc((c->n ? c->n : 1) * sizeof *x);
+    for (size_t k = 0; k < c->n; k++) {
+        x[k] = c->x[k];
+        if (L->real) {
+            x[k].src_addr += L->x->addr[p->a][c->rs[k]];
+            x[k].dst_addr += L->x->addr[p->b][c->rd[k]];
+        } else {
+            x[k].src_addr = x[k].dst_addr = 0;
+        }
+    }
+    return x;
+}
+
+/* ---- the control program ---- */
+
+static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id, int depth);
+
+static void emit_exec(lower *L, tbuild *b, gr_cs cs)
+{
+    const graph *g = L->g;
+    unsigned wave = 0;
+    for (size_t k = 0; k < b->nv; k++) {
+        const gr_vertex_s *v = &g->v[b->vtx[k]];
+        if (v->cs != cs)
+            continue;
+        if (v->super) {
+            txt_printf(&b->code, "        li      r1, V%zu\n        call    %s\n", k, v->codelet);
+            continue;
+        }
+        txt_printf(&b->code, "        li      r1, V%zu\n        run     %s, r1\n", k, v->codelet);
+        if (++wave == ISA_NWORKERS) {
+            txt_printf(&b->code, "        join\n");
+            wave = 0;
+        }
+    }
+    txt_printf(&b->code, "%s        sync    internal\n", wave ? "        join\n" : "");
+}
+
+static int emit_copy(lower *L, tbuild *b, uint32_t tile, gr_prog id)
+{
+    const copy_plan *c = &L->cp[id];
+    int sends = 0;
+    for (size_t k = 0; k < c->n; k++)
+        sends |= c->x[k].src == tile;
+    if (sends) {
+        char label[32];
+        snprintf(label, sizeof label, "X%u", b->inst++);
+        xcomp_xfer *x = copy_xfers(L, &L->g->p[id], c);
+        char *text = xcomp_emit_tile(L->ntiles, tile, x, c->n, label, L->e);
+        free(x);
+        if (!text)
+            return ERR_INPUT;
+        txt_printf(&b->sub, "%s", text);
+        free(text);
+        txt_printf(&b->code, "        call    %s\n", label);
+    }
+    txt_printf(&b->code, "        sync    internal\n");
+    return ERR_OK;
+}
+
+static int emit_repeat(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr_prog_s *p,
+                       int depth)
+{
+    if (p->a == 0)
+        return ERR_OK;
+    if (depth >= LOOP_REGS)
+        return err_set(L->e, ERR_INPUT, "repeat: loops nest %d deep, the lowering has %d counters",
+                       depth + 1, LOOP_REGS);
+    unsigned at = b->inst++;
+    txt_printf(&b->code, "        li      r%d, %u\nR%u:\n", 12 + depth, p->a - 1, at);
+    int rc = emit_prog(L, b, ipu, tile, p->b, depth + 1);
+    txt_printf(&b->code, "        brnzdec r%d, R%u\n", 12 + depth, at);
+    return rc;
+}
+
+static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id, int depth)
+{
+    const gr_prog_s *p = &L->g->p[id];
+    switch (p->kind) {
+    case GR_P_EXEC: emit_exec(L, b, p->a); return ERR_OK;
+    case GR_P_COPY: return emit_copy(L, b, tile, id);
+    case GR_P_SYNC:
+        txt_printf(&b->code, "        sync    %s\n", isa_zone_name(p->a));
+        return ERR_OK;
+    case GR_P_REPEAT: return emit_repeat(L, b, ipu, tile, p, depth);
+    case GR_P_SEQ:
+        for (size_t k = 0; k < p->nkids; k++)
+            if (emit_prog(L, b, ipu, tile, p->kids[k], depth) != ERR_OK)
+                return ERR_INPUT;
+        return ERR_OK;
+    }
+    return ERR_OK;
+}
+
+/* ---- assembling ---- */
+
+static const char *codelet_text(const graph *g, const char *name)
+{
+    for (size_t k = 0; k < g->nsrc; k++)
+        if (strcmp(g->src[k].name, name) == 0)
+            return g->src[k].text;
+    return wl_codelet(name);
+}
+
+/* The whole text of tile x (pass L->real), or NULL with L->e set. */
+static char *tile_text(lower *L, uint32_t x, gr_prog main)
+{
+    tbuild *b = &L->tb[x];
+    txt_free(&b->code);
+    txt_free(&b->sub);
+    b->inst = 0;
+    if (emit_prog(L, b, x / L->ntiles, x % L->ntiles, main, 0) != ERR_OK)
+        return NULL;
+    txt t = {0};
+    txt_printf(&t, "        .text\n        .global main\nmain:\n%s        halt\n%s",
+               txt_str(&b->code), txt_str(&b->sub));
+    for (size_t k = 0; k < b->ncl; k++) {
+        const char *src = codelet_text(L->g, b->codelets[k]);
+        if (!src) {
+            txt_free(&t);
+            err_set(L->e, ERR_INPUT, "codelet %s: no such codelet (workloads/codelets/%s.s)",
+                    b->codelets[k], b->codelets[k]);
+            return NULL;
+        }
+        txt_printf(&t, "        .text\n%s\n", src);
+    }
+    txt_printf(&t, "        .data\n%s", txt_str(&b->data));
+    return txt_take(&t);
+}
+
+/* Distinct texts, each assembled once: a table of (text, image) searched by hash. */
+typedef struct ptab {
+    char **text;
+    uint64_t *hash;
+    isa_prog *prog;
+    size_t n, cap, ctext, chash;
+} ptab;
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The index of `text` in the table, assembling it when new (takes ownership of text). */
+static int32_t intern(ptab *P, char *text, uint32_t x, err *e)
+{
+    uint64_t h = fnv(text);
+    for (size_t k = 0; k < P->n; k++)
+        if (P->hash[k] == h && strcmp(P->text[k], text) == 0) {
+            free(text);
+            return (int32_t)k;
+        }
+    P->prog = xgrow(P->prog, &P->cap, P->n + 1, sizeof *P->prog);
+    P->text = xgrow(P->text, &P->ctext, P->n + 1, sizeof *P->text);
+    P->hash = xgrow(P->hash, &P->chash, P->n + 1, sizeof *P->hash);
+    char name[48];
+    snprintf(name, sizeof name, "graph tile %u", x);
+    if (asm_assemble(name, text, strlen(text), &P->prog[P->n], e) != ERR_OK) {
+        free(text);
+        return -1;
+    }
+    P->text[P->n] = text;
+    P->hash[P->n] = h;
+    return (int32_t)P->n++;
+}
+
+static void ptab_drop(ptab *P, int keep_progs)
+{
+    for (size_t k = 0; k < P->n; k++) {
+        free(P->text[k]);
+        if (!keep_progs)
+            isa_prog_free(&P->prog[k]);
+    }
+    free(P->text);
+    free(P->hash);
+    if (!keep_progs)
+        free(P->prog);
+    memset(P, 0, sizeof *P);
+}
+
+/* One pass: every used tile's text, assembled (deduplicated) into P; x->which filled. */
+static int assemble_all(lower *L, gr_prog main, ptab *P)
+{
+    for (uint32_t x = 0; x < L->total; x++) {
+        L->x->which[x] = -1;
+        if (!L->tb[x].used)
+            continue;
+        char *text = tile_text(L, x, main);
+        if (!text)
+            return ERR_INPUT;
+        int32_t k = intern(P, text, x, L->e);
+        if (k < 0)
+            return ERR_INPUT;
+        L->x->which[x] = k;
+    }
+    return ERR_OK;
+}
+
+/* Every region's address on its tile, from the first pass's symbols. */
+static void find_addresses(lower *L, const ptab *P)
+{
+    graph *g = L->g;
+    L->x->addr = xcalloc(g->nt ? g->nt : 1, sizeof *L->x->addr);
+    for (size_t i = 0; i < g->nt; i++) {
+        const gr_tensor_s *t = &g->t[i];
+        L->x->addr[i] = xcalloc(t->nr ? t->nr : 1, sizeof **L->x->addr);
+        for (size_t k = 0; k < t->nr; k++) {
+            char label[48];
+            snprintf(label, sizeof label, "T%zu_%u", i, L->loc[i][k]);
+            int32_t w = L->x->which[(size_t)t->r[k].ipu * L->ntiles + t->r[k].tile];
+            L->x->addr[i][k] = (uint32_t)isa_prog_sym(&P->prog[w], label);
+        }
+    }
+}
+
+/* The one-line error for a tile whose image does not fit: its largest tensors. */
+static int too_big(lower *L, uint32_t x, uint32_t need)
+{
+    graph *g = L->g;
+    uint32_t ipu = x / L->ntiles, tile = x % L->ntiles;
+    size_t top[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
+    size_t bytes[3] = {0, 0, 0};
+    for (size_t i = 0; i < g->nt; i++) {
+        size_t b = 0;
+        for (size_t k = 0; k < g->t[i].nr; k++)
+            if (g->t[i].r[k].ipu == ipu && g->t[i].r[k].tile == tile)
+                b += (g->t[i].r[k].end - g->t[i].r[k].begin) * gr_type_size(g->t[i].type);
+        for (int s = 0; s < 3 && b; s++)
+            if (b > bytes[s]) {
+                for (int q = 2; q > s; q--) {
+                    bytes[q] = bytes[q - 1];
+                    top[q] = top[q - 1];
+                }
+                bytes[s] = b;
+                top[s] = i;
+                break;
+            }
+    }
+    txt t = {0};
+    for (int s = 0; s < 3 && top[s] != SIZE_MAX; s++)
+        txt_printf(&t, "%s%s %zu B", s ? ", " : "", g->t[top[s]].name, bytes[s]);
+    char *list = txt_take(&t);
+    err_set(L->e, ERR_INPUT,
+            "graph does not fit: ipu %u tile %u needs %u bytes of its %u (largest tensors: %s)",
+            ipu, tile, need, g->m.sram_bytes, *list ? list : "none");
+    free(list);
+    return ERR_INPUT;
+}
+
+/* Per-tile memory and the summary, from the final images. */
+static int account(lower *L, const ptab *P)
+{
+    gr_exe *x = L->x;
+    gr_summary *s = &x->sum;
+    uint64_t sum = 0;
+    for (uint32_t t = 0; t < L->total; t++) {
+        if (x->which[t] < 0)
+            continue;
+        const isa_prog *p = &P->prog[x->which[t]];
+        if (p->size > L->g->m.sram_bytes)
+            return too_big(L, t, p->size);
+        x->mem[t] = (gr_tile_mem){.code = p->text_size,
+                                  .state = L->tb[t].state,
+                                  .data = L->tb[t].bytes,
+                                  .total = p->size};
+        s->tiles_used++;
+        sum += p->size;
+        if (p->size > s->max_bytes) {
+            s->max_bytes = p->size;
+            s->max_tile = t;
+        }
+    }
+    s->mean_bytes = s->tiles_used ? (double)sum / s->tiles_used : 0;
+    s->programs = (uint32_t)P->n;
+    s->compute_sets = (uint32_t)L->g->ncs;
+    s->vertices = (uint32_t)L->g->nv;
+    for (size_t i = 0; i < L->g->np; i++)
+        if (L->g->p[i].kind == GR_P_COPY) {
+            s->exchanges++;
+            for (size_t k = 0; k < L->cp[i].n; k++)
+                s->exchange_bytes += L->cp[i].x[k].bytes;
+        }
+    return ERR_OK;
+}
+
+static void lower_free(lower *L)
+{
+    for (uint32_t x = 0; L->tb && x < L->total; x++) {
+        txt_free(&L->tb[x].code);
+        txt_free(&L->tb[x].sub);
+        txt_free(&L->tb[x].data);
+        free(L->tb[x].codelets);
+        free(L->tb[x].vtx);
+    }
+    for (size_t i = 0; L->loc && i < L->g->nt; i++)
+        free(L->loc[i]);
+    for (size_t i = 0; L->cp && i < L->g->np; i++) {
+        free(L->cp[i].x);
+        free(L->cp[i].rs);
+        free(L->cp[i].rd);
+    }
+    free(L->tb);
+    free(L->loc);
+    free(L->cp);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Place data, plan copies, assemble twice (layout, then addresses), account. */
+static int lower_all(lower *L, gr_prog main, ptab *P)
+{
+    place_tensors(L);
+    place_vertices(L);
+    for (size_t i = 0; i < L->g->np; i++)
+        if (L->g->p[i].kind == GR_P_COPY && plan_copy(L, &L->g->p[i], &L->cp[i]) != ERR_OK)
+            return ERR_INPUT;
+    ptab first = {0};
+    int rc = assemble_all(L, main, &first);
+    if (rc == ERR_OK)
+        find_addresses(L, &first);
+    ptab_drop(&first, 0);
+    if (rc != ERR_OK)
+        return rc;
+    L->real = 1;
+    rc = assemble_all(L, main, P);
+    return rc == ERR_OK ? account(L, P) : rc;
+}
+
+gr_exe *gr_compile(graph *g, gr_prog main, err *e)
+{
+    double t0 = now_s();
+    if (gr_status(g, e) != ERR_OK)
+        return NULL;
+    if (main >= g->np) {
+        err_set(e, ERR_INPUT, "compile: program %u does not exist", main);
+        return NULL;
+    }
+    gr_exe *x = xcalloc(1, sizeof *x);
+    x->g = g;
+    x->nipus = g->nipus;
+    x->ntiles = g->m.tiles_per_ipu;
+    lower L = {.g = g, .ntiles = x->ntiles, .total = x->nipus * x->ntiles, .x = x, .e = e};
+    L.tb = xcalloc(L.total, sizeof *L.tb);
+    L.cp = xcalloc(g->np ? g->np : 1, sizeof *L.cp);
+    x->which = xmalloc(L.total * sizeof *x->which);
+    x->mem = xcalloc(L.total, sizeof *x->mem);
+    ptab P = {0};
+    int rc = lower_all(&L, main, &P);
+    x->progs = P.prog;
+    x->nprogs = P.n;
+    ptab_drop(&P, 1);
+    lower_free(&L);
+    if (rc != ERR_OK) {
+        gr_exe_free(x);
+        return NULL;
+    }
+    x->sum.compile_seconds = now_s() - t0;
+    return x;
+}
+
+void gr_exe_free(gr_exe *x)
+{
+    if (!x)
+        return;
+    for (size_t k = 0; k < x->nprogs; k++)
+        isa_prog_free(&x->progs[k]);
+    for (size_t i = 0; x->addr && i < x->g->nt; i++)
+        free(x->addr[i]);
+    free(x->addr);
+    free(x->progs);
+    free(x->which);
+    free(x->mem);
+    free(x);
+}
+
+const gr_summary *gr_exe_summary(const gr_exe *x)
+{
+    return &x->sum;
+}
+
+const gr_tile_mem *gr_exe_tile(const gr_exe *x, uint32_t ipu, uint32_t tile)
+{
+    return &x->mem[(size_t)ipu * x->ntiles + tile];
+}
+
+int gr_load(const gr_exe *x, eng *g, err *e)
+{
+    size_t total = (size_t)x->nipus * x->ntiles;
+    const isa_prog **p = xmalloc(total * sizeof *p);
+    for (size_t t = 0; t < total; t++)
+        p[t] = x->which[t] < 0 ? NULL : &x->progs[x->which[t]];
+    int rc = eng_load_tiles(g, p, e);
+    free(p);
+    return rc;
+}
+
+int gr_exe_where(const gr_exe *x, gr_tensor id, size_t elem, uint32_t *ipu, uint32_t *tile,
+                 uint32_t *addr)
+{
+    if (id >= x->g->nt)
+        return -1;
+    const gr_tensor_s *t = &x->g->t[id];
+    for (size_t k = 0; k < t->nr; k++)
+        if (t->r[k].begin <= elem && elem < t->r[k].end) {
+            *ipu = t->r[k].ipu;
+            *tile = t->r[k].tile;
+            *addr = x->addr[id][k] + (uint32_t)((elem - t->r[k].begin) * gr_type_size(t->type));
+            return 0;
+        }
+    return -1;
+}
+
+/* Move n elements between host memory and a loaded tensor, region by region. */
+static void move(const gr_exe *x, eng *g, gr_tensor id, size_t at, void *host, size_t n, int in)
+{
+    const gr_tensor_s *t = &x->g->t[id];
+    size_t es = gr_type_size(t->type);
+    for (size_t done = 0; done < n;) {
+        uint32_t ipu, tile, addr;
+        if (gr_exe_where(x, id, at + done, &ipu, &tile, &addr) != 0)
+            return;
+        size_t run = 1; /* elements contiguous on this tile from here */
+        for (size_t k = 0; k < t->nr; k++)
+            if (t->r[k].begin <= at + done && at + done < t->r[k].end)
+                run = t->r[k].end - (at + done);
+        if (run > n - done)
+            run = n - done;
+        uint8_t *m = eng_tile_mem(g, ipu, tile) + addr, *h = (uint8_t *)host + done * es;
+        if (in)
+            memcpy(m, h, run * es);
+        else
+            memcpy(h, m, run * es);
+        done += run;
+    }
+}
+
+void gr_write(const gr_exe *x, eng *g, gr_tensor t, size_t at, const void *src, size_t n)
+{
+    move(x, g, t, at, (void *)src, n, 1);
+}
+
+void gr_read(const gr_exe *x, eng *g, gr_tensor t, size_t at, void *dst, size_t n)
+{
+    move(x, g, t, at, dst, n, 0);
+}
