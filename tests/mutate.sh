@@ -21,8 +21,24 @@ MUTATIONS=(
     "fsub operands swapped"
     isa/interp_loop.inc 's/(fmaf(FA, FB, bits_f(R\[i->rc\])))/((float)(FA * FB) + bits_f(R[i->rc]))/'
     "fma rounds twice"
-    isa/interp_loop.inc 's/acc\[4 \* r + c\] += a\[r\] \* b\[c\]/acc[4*r + c] = fmaf(a[r], b[c], acc[4*r + c])/'
-    "amp accumulates fused"
+    isa/interp.c 's/acc\[n\] = acc\[n\] + prod;/(void)prod; acc[n] = fmaf(xk, w[n], acc[n]);/'
+    "AMP products fused"
+    isa/interp.c 's/for (unsigned k = 0; k < nin; k++) {/for (unsigned k = nin; k-- > 0;) {/'
+    "AMP sums inputs in reverse order"
+    isa/interp.c 's/a->x\[j \* s->in_per_step + q\]/a->x[j * s->in_per_step + s->in_per_step - 1 - q]/'
+    "AMP f16 inputs reversed in a step"
+    isa/interp.c 's/^    memcpy(&a->p\[2 \* j\], mem + \*pp, 8);$//; s/^    \*in += in_bytes;$/    memcpy(\&a->p[2 * j], mem + *pp, 8);\n    *in += in_bytes;/'
+    "AMP step stores before it loads"
+    isa/interp.c 's/if (a->out_lanes) {/if (a->out_lanes \&\& j) {/; s/memcpy(mem + a->out_at + 8 \* j, &a->out\[2 \* j\], 8);/memcpy(mem + a->out_at + 8 * (j - 1), \&a->out[2 * (j - 1)], 8);/'
+    "AMP row stored a step late"
+    isa/interp.c 's/(fresh && a->out_lanes && a->out_kind != kind) || //'
+    "AMP kinds mix across a waiting row"
+    isa/interp_loop.inc 's/            if (cpu->amp.step)/            if (0)/'
+    "AMP ampst allowed mid-row"
+    isa/interp_loop.inc 's/^            if (T < busy_max)$/            if (0)/'
+    "AMP ldcw allowed mid-run"
+    hw/tile.c 's/memset(&w->amp, 0, sizeof w->amp);/(void)0;/'
+    "AMP pipeline kept across runs"
     isa/interp_loop.inc 's/V2(fmaf(a0, b0, c0), fmaf(a1, b1, c1))/V2((float)(a0*b0) + c0, (float)(a1*b1) + c1)/'
     "v2fma rounds twice"
     isa/interp_loop.inc 's/V2(a0 - b0, a1 - b1)/V2(a0 - b0, b1 - a1)/'
@@ -39,8 +55,8 @@ MUTATIONS=(
     "fmin without fminf NaN rule"
     isa/interp_loop.inc 's/(float)(int8_t)(uint8_t)(RA & 0xffu)/(float)(uint8_t)(RA \& 0xffu)/'
     "i8tof unsigned"
-    isa/interp_loop.inc 's/CASE(ampz) memset(cpu->acc, 0, sizeof cpu->acc);/CASE(ampz)/'
-    "ampz clears nothing"
+    isa/interp_loop.inc 's/CASE(ampz) memset(&cpu->amp, 0, sizeof cpu->amp);/CASE(ampz) cpu->amp.out_lanes = 0;/'
+    "AMP ampz keeps the row in progress"
     isa/interp.c 's/return (uint32_t)(int32_t)f;/return (uint32_t)(int32_t)lrintf(f);/'
     "ftoi rounds to nearest"
     isa/interp.c 's/if (rem > 0x1000u || (rem == 0x1000u && (half & 1u)))/if (rem >= 0x1000u)/'
@@ -49,8 +65,14 @@ MUTATIONS=(
     "ftof16 subnormal ties down"
     isa/interp.c 's/return sign | ((exp + 127 - 15) << 23)/return sign | ((exp + 127 - 16) << 23)/'
     "f16tof exponent bias off by one"
-    isa/opcodes.def 's/^OP(ampst,   R,      4,/OP(ampst,   R,      3,/'
-    "ampst costs 3 worker slots"
+    isa/opcodes.def 's/^OP(ampst,   NONE,   1, 1,  0, 64,/OP(ampst,   NONE,   1, 1,  0, 32,/'
+    "AMP bw: ampst stores 32 B"
+    isa/isa.c 's/ceil_div(oi->lbytes, r->load_bpc)/0/'
+    "AMP bw: load bytes cost nothing"
+    isa/isa.c 's|return (a + b - 1) / b;|return a / b;|'
+    "AMP bw: bytes / rate rounded down"
+    isa/isa.c 's/code\[k\].scycles = (uint8_t)isa_op_cost(code\[k\].op, r, 1);/code[k].scycles = isa_info(code[k].op)->scycles;/'
+    "AMP bw: supervisor ignores rates"
     isa/opcodes.def 's/^OP(v2fma,   PPPP,   1,/OP(v2fma,   PPPP,   2,/'
     "v2fma costs 2 worker slots"
     host/hio.c 's/sim_time wait = kind == TILE_HIN ? hc->callback_ps : hc->drain_ps;/sim_time wait = kind == TILE_HIN ? hc->callback_ps : 0;/'
@@ -69,8 +91,8 @@ MUTATIONS=(
     "supervisor load-use stall 5 not 6"
     isa/interp_loop.inc 's/if (--rpt_left)/if (rpt_left--)/'
     "rpt body runs once too often"
-    hw/engine.c 's|wcycles = (uint8_t)(16 / g->m.amp_macs_per_issue);|wcycles = 1;|'
-    "amp 1 slot whatever the MAC rate"
+    isa/isa.c 's|ceil_div(oi->units, r->amp_units)|0|'
+    "AMP bw: units cost nothing"
 )
 
 suite=${1:-}
