@@ -21,8 +21,24 @@ MUTATIONS=(
     "fsub operands swapped"
     isa/interp_loop.inc 's/(fmaf(FA, FB, bits_f(R\[i->rc\])))/((float)(FA * FB) + bits_f(R[i->rc]))/'
     "fma rounds twice"
-    isa/interp.c 's/acc\[n\] = acc\[n\] + prod;/acc[n] = fmaf(xk, w[n], acc[n]);/'
-    "AMP row accumulates fused"
+    isa/interp.c 's/acc_\[n\] = acc_\[n\] + prod;/(void)prod; acc_[n] = fmaf(xk, (W)[k][n], acc_[n]);/'
+    "AMP products fused"
+    isa/interp.c 's/for (unsigned k = 0; k < (NIN); k++) {/for (unsigned k = (NIN); k-- > 0;) {/'
+    "AMP sums inputs in reverse order"
+    isa/interp.c 's/a->x\[j \* s->in_per_step + q\]/a->x[j * s->in_per_step + s->in_per_step - 1 - q]/'
+    "AMP f16 inputs reversed in a step"
+    isa/interp.c 's/^    memcpy(&a->p\[2 \* j\], mem + \*pp, 8);$//; s/^    \*in += in_bytes;$/    memcpy(\&a->p[2 * j], mem + *pp, 8);\n    *in += in_bytes;/'
+    "AMP step stores before it loads"
+    isa/interp.c 's/if (a->out_lanes) {/if (a->out_lanes \&\& j) {/; s/memcpy(mem + a->out_at + 8 \* j, &a->out\[2 \* j\], 8);/memcpy(mem + a->out_at + 8 * (j - 1), \&a->out[2 * (j - 1)], 8);/'
+    "AMP row stored a step late"
+    isa/interp.c 's/if (fresh ? a->out_lanes \&\& a->out_kind != kind : a->kind != kind)/if (!fresh \&\& a->kind != kind)/'
+    "AMP kinds mix across a waiting row"
+    isa/interp_loop.inc 's/            if (cpu->amp.step)/            if (0)/'
+    "AMP ampst allowed mid-row"
+    isa/interp_loop.inc 's/^            if (T < busy_max)$/            if (0)/'
+    "AMP ldcw allowed mid-run"
+    hw/tile.c 's/memset(&w->amp, 0, sizeof w->amp);/(void)0;/'
+    "AMP pipeline kept across runs"
     isa/interp_loop.inc 's/V2(fmaf(a0, b0, c0), fmaf(a1, b1, c1))/V2((float)(a0*b0) + c0, (float)(a1*b1) + c1)/'
     "v2fma rounds twice"
     isa/interp_loop.inc 's/V2(a0 - b0, a1 - b1)/V2(a0 - b0, b1 - a1)/'
@@ -41,6 +57,8 @@ MUTATIONS=(
     "i8tof unsigned"
     isa/interp_loop.inc 's/CASE(ampz) memset(\&cpu->amp, 0, sizeof cpu->amp);/CASE(ampz)/'
     "ampz clears nothing"
+    isa/interp_loop.inc 's/CASE(ampz) memset(&cpu->amp, 0, sizeof cpu->amp);/CASE(ampz) cpu->amp.out_lanes = 0;/'
+    "AMP ampz keeps the row in progress"
     isa/interp.c 's/return (uint32_t)(int32_t)f;/return (uint32_t)(int32_t)lrintf(f);/'
     "ftoi rounds to nearest"
     isa/interp.c 's/if (rem > 0x1000u || (rem == 0x1000u && (half & 1u)))/if (rem >= 0x1000u)/'
@@ -51,6 +69,14 @@ MUTATIONS=(
     "f16tof exponent bias off by one"
     isa/opcodes.def 's/^OP(ampst,   NONE,   1, 1,  0, 64,/OP(ampst,   NONE,   1, 1,  0, 56,/'
     "ampst stores 56 bytes (7 slots)"
+    isa/opcodes.def 's/^OP(ampst,   NONE,   1, 1,  0, 64,/OP(ampst,   NONE,   1, 1,  0, 32,/'
+    "AMP bw: ampst stores 32 B"
+    isa/isa.c 's/ceil_div(oi->lbytes, r->load_bpc)/0/'
+    "AMP bw: load bytes cost nothing"
+    isa/isa.c 's|return (a + b - 1) / b;|return a / b;|'
+    "AMP bw: bytes / rate rounded down"
+    isa/isa.c 's/code\[k\].scycles = (uint8_t)isa_op_cost(code\[k\].op, r, 1);/code[k].scycles = isa_info(code[k].op)->scycles;/'
+    "AMP bw: supervisor ignores rates"
     isa/opcodes.def 's/^OP(v2fma,   PPPP,   1,/OP(v2fma,   PPPP,   2,/'
     "v2fma costs 2 worker slots"
     host/hio.c 's/sim_time wait = kind == TILE_HIN ? hc->callback_ps : hc->drain_ps;/sim_time wait = kind == TILE_HIN ? hc->callback_ps : 0;/'
@@ -71,8 +97,6 @@ MUTATIONS=(
     "rpt body runs once too often"
     isa/isa.c 's/ceil_div(oi->units, r->amp_units)}/0}/'
     "AMP units ignored (f32amp 1 slot on Mk1)"
-    isa/isa.c 's/unsigned need\[3\] = {ceil_div(oi->lbytes, r->load_bpc),/unsigned need[3] = {0,/'
-    "load bandwidth ignored"
     isa/opcodes.def 's/^OP(f32amp,  RR,     1, 1, 12,/OP(f32amp,  RR,     1, 1,  8,/'
     "f32amp loads 8 bytes, not 12"
     fabric/sync.c 's/n->nzone\[z\] + n->nidle == ntiles)/n->nzone[z] == ntiles)/'
