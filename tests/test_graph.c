@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "tests/testutil.h"
+#include "host/hio.h"
 #include "workloads/graph/graph.h"
 
 static const char addone_src[] = "addone:\n"
@@ -199,13 +200,62 @@ static void test_field_off_tile(void **state)
     rig_free(&r);
 }
 
+/* Infeed of buffer k, byte at offset o: a pattern the test can recompute. */
+static void fill(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, uint8_t *dst, uint32_t bytes)
+{
+    (void)ctx;
+    for (uint32_t i = 0; i < bytes; i++)
+        dst[i] = (uint8_t)(ipu * 7 + k * 31 + (offset + i) * 3);
+}
+
+/* Stream in twice (Repeat 2) into a tensor of 24 words mapped unevenly over tiles 2, 0 and 5
+ * (regions [0, 4) on tile 2, [4, 14) on tile 0, [14, 24) on tile 5): the host's buffer is
+ * sliced in tile order, so tile 0's region takes bytes 0..39, tile 2's 40..55, tile 5's
+ * 56..95; after the second copy the tensor holds buffer 1. */
+static void test_stream_in(void **state)
+{
+    (void)state;
+    err e;
+    err_clear(&e);
+    hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default(), .fill = fill};
+    hc.in.bytes_per_buffer = 96;
+    hc.out.bytes_per_buffer = 4;
+    sys_cfg cfg = {.threads = 1, .host = &hc};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.tiles_per_ipu = 8;
+    sys *s = sys_new(&cfg, &e);
+    if (!s)
+        fail_msg("%s", e.msg);
+    graph *gr = gr_new(&cfg.m, 1);
+    uint32_t shape[1] = {24};
+    gr_tensor t = gr_tensor_new(gr, "in", GR_I32, 1, shape);
+    gr_map_region(gr, t, 0, 2, 0, 4);
+    gr_map_region(gr, t, 0, 0, 4, 14);
+    gr_map_region(gr, t, 0, 5, 14, 24);
+    gr_prog main = gr_repeat(gr, 2, gr_stream_in(gr, t));
+    gr_exe *x = gr_compile(gr, main, &e);
+    if (!x)
+        fail_msg("%s", e.msg);
+    assert_int_equal(gr_load(x, sys_engine(s), &e), ERR_OK);
+    if (eng_run(sys_engine(s), &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    uint8_t got[96], buf[96];
+    gr_read(x, sys_engine(s), t, 0, got, 24);
+    fill(NULL, 0, 1, 0, buf, 96);
+    assert_memory_equal(got + 16, buf + 0, 40);  /* elements 4..13: tile 0 */
+    assert_memory_equal(got + 0, buf + 40, 16);  /* elements 0..3: tile 2 */
+    assert_memory_equal(got + 56, buf + 56, 40); /* elements 14..23: tile 5 */
+    gr_exe_free(x);
+    gr_free(gr);
+    sys_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_repeat_exact),
-        cmocka_unit_test(test_copy_values),
-        cmocka_unit_test(test_too_big),
-        cmocka_unit_test(test_field_off_tile),
+        cmocka_unit_test(test_repeat_exact), cmocka_unit_test(test_copy_values),
+        cmocka_unit_test(test_too_big),      cmocka_unit_test(test_field_off_tile),
+        cmocka_unit_test(test_stream_in),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -124,8 +124,9 @@ void gr_map_region(graph *g, gr_tensor id, uint32_t ipu, uint32_t tile, size_t b
     if (!t)
         return;
     if (begin >= end || end > t->elems || ipu >= g->nipus || tile >= g->m.tiles_per_ipu) {
-        gr_fail(g, "tensor %s: region [%zu, %zu) on ipu %u tile %u is outside the tensor (%zu "
-                   "elements) or the system",
+        gr_fail(g,
+                "tensor %s: region [%zu, %zu) on ipu %u tile %u is outside the tensor (%zu "
+                "elements) or the system",
                 t->name, begin, end, ipu, tile, t->elems);
         return;
     }
@@ -193,8 +194,9 @@ uint32_t gr_vertex(graph *g, gr_cs cs, const char *codelet, int supervisor, uint
             continue;
         gr_tensor_s *t = gr_t(g, f[k].t);
         if (t && (f[k].begin > f[k].end || !gr_region_of(t, ipu, tile, f[k].begin, f[k].end))) {
-            gr_fail(g, "vertex %s on ipu %u tile %u: field %zu, elements [%zu, %zu) of %s, is "
-                       "not in one region on that tile",
+            gr_fail(g,
+                    "vertex %s on ipu %u tile %u: field %zu, elements [%zu, %zu) of %s, is "
+                    "not in one region on that tile",
                     codelet, ipu, tile, k, f[k].begin, f[k].end, t->name);
             return GR_NONE;
         }
@@ -250,6 +252,30 @@ gr_prog gr_sync(graph *g, unsigned zone)
         return GR_NONE;
     }
     return add_prog(g, (gr_prog_s){.kind = GR_P_SYNC, .a = zone});
+}
+
+static gr_prog stream(graph *g, gr_tensor t, gr_pkind kind)
+{
+    gr_tensor_s *s = gr_t(g, t);
+    if (!s)
+        return GR_NONE;
+    for (size_t k = 0; k < s->nr; k++)
+        if (((s->r[k].end - s->r[k].begin) * gr_type_size(s->type)) % 4) {
+            gr_fail(g, "stream copy of %s: region [%zu, %zu) is not whole words", s->name,
+                    s->r[k].begin, s->r[k].end);
+            return GR_NONE;
+        }
+    return add_prog(g, (gr_prog_s){.kind = kind, .a = t});
+}
+
+gr_prog gr_stream_in(graph *g, gr_tensor t)
+{
+    return stream(g, t, GR_P_STREAM_IN);
+}
+
+gr_prog gr_stream_out(graph *g, gr_tensor t)
+{
+    return stream(g, t, GR_P_STREAM_OUT);
 }
 
 gr_prog gr_repeat(graph *g, uint32_t n, gr_prog body)

@@ -94,6 +94,13 @@ gr_prog gr_execute(graph *g, gr_cs cs);
  * exchange, planned by the exchange compiler; followed by an internal sync. One IPU. */
 gr_prog gr_copy(graph *g, gr_tensor src, gr_tensor dst);
 gr_prog gr_sync(graph *g, unsigned zone);
+/* Stream copies with the host (docs/host.md): every tile holding t asks for (in) or sends
+ * (out) its regions of t, then all tiles sync with the host (`internal_host`), which carries
+ * the copies out. The host's buffer holds the regions in tile order, a tile's regions in the
+ * order they were mapped (the tensor in element order when it is mapped in ascending tiles).
+ * Stream 0 is the IPU's infeed, 1 its outfeed. */
+gr_prog gr_stream_in(graph *g, gr_tensor t);
+gr_prog gr_stream_out(graph *g, gr_tensor t);
 gr_prog gr_repeat(graph *g, uint32_t n, gr_prog body);
 gr_prog gr_seq(graph *g, const gr_prog *p, size_t n);
 
@@ -101,10 +108,10 @@ gr_prog gr_seq(graph *g, const gr_prog *p, size_t n);
 
 /* Memory of one tile, in bytes. */
 typedef struct gr_tile_mem {
-    uint32_t code;   /* supervisor code and codelets */
-    uint32_t state;  /* vertex states */
-    uint32_t data;   /* tensors */
-    uint32_t total;  /* the image: code, state, data and alignment */
+    uint32_t code;  /* supervisor code and codelets */
+    uint32_t state; /* vertex states */
+    uint32_t data;  /* tensors */
+    uint32_t total; /* the image: code, state, data and alignment */
 } gr_tile_mem;
 
 typedef struct gr_summary {

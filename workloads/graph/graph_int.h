@@ -32,11 +32,19 @@ typedef struct gr_cs_s {
     char *name;
 } gr_cs_s;
 
-typedef enum gr_pkind { GR_P_EXEC, GR_P_COPY, GR_P_SYNC, GR_P_REPEAT, GR_P_SEQ } gr_pkind;
+typedef enum gr_pkind {
+    GR_P_EXEC,
+    GR_P_COPY,
+    GR_P_SYNC,
+    GR_P_REPEAT,
+    GR_P_SEQ,
+    GR_P_STREAM_IN,
+    GR_P_STREAM_OUT
+} gr_pkind;
 
 typedef struct gr_prog_s {
     gr_pkind kind;
-    uint32_t a, b; /* exec: cs; copy: src, dst; sync: zone; repeat: n, body */
+    uint32_t a, b; /* exec: cs; copy: src, dst; sync: zone; repeat: n, body; stream: tensor */
     gr_prog *kids; /* seq */
     size_t nkids;
 } gr_prog_s;

@@ -10,6 +10,7 @@
  *                IPU by the exchange compiler (xcomp_schedule); each sending tile `call`s its
  *                own send code (xcomp_emit_tile); then `sync internal`, which delivers;
  *   Sync(z)      `sync z`;
+ *   StreamIn/Out `hin`/`hout` of the tile's regions of the tensor, then `sync internal_host`;
  *   Repeat(n, p) a counted loop in r12, r13 or r14 (three deep at most), not unrolled;
  *   Seq          in order.
  * Labels are local to a tile (a tensor's regions T<tensor>_<j>, vertex states V<j>), so tiles
@@ -17,8 +18,8 @@
  * assembler: a first assembly with the exchange code's addresses left 0 fixes the layout (an
  * `li` is one instruction whatever its value), the second has the real ones.
  * Left out: liveness (every tensor is always live: memory is not shared between tensors that
- * are never live together), exchange between IPUs, stream copies and remote buffers, and
- * programs chosen at run time. */
+ * are never live together), exchange between IPUs, remote buffers, and programs chosen at
+ * run time. */
 #include "workloads/graph/graph_int.h"
 
 #include <stdio.h>
@@ -120,7 +121,8 @@ static void region_ref(lower *L, txt *out, gr_tensor id, uint32_t ipu, uint32_t 
     for (size_t k = 0; k < t->nr; k++) {
         const gr_region_s *r = &t->r[k];
         if (r->ipu == ipu && r->tile == tile && r->begin <= begin && begin <= r->end) {
-            txt_printf(out, "T%u_%u+%zu", id, L->loc[id][k], (begin - r->begin) * gr_type_size(t->type));
+            txt_printf(out, "T%u_%u+%zu", id, L->loc[id][k],
+                       (begin - r->begin) * gr_type_size(t->type));
             return;
         }
     }
@@ -178,7 +180,9 @@ static int plan_copy(lower *L, const gr_prog_s *p, copy_plan *c)
             c->x = xgrow(c->x, &cap, c->n + 1, sizeof *c->x);
             c->rs = xrealloc(c->rs, cap * sizeof *c->rs);
             c->rd = xrealloc(c->rd, cap * sizeof *c->rd);
-            c->x[c->n] = (xcomp_xfer){.src = rs->tile, .dst_first = rd->tile, .dst_count = 1,
+            c->x[c->n] = (xcomp_xfer){.src = rs->tile,
+                                      .dst_first = rd->tile,
+                                      .dst_count = 1,
                                       .bytes = (uint32_t)((hi - lo) * es),
                                       .src_addr = (uint32_t)((lo - rs->begin) * es),
                                       .dst_addr = (uint32_t)((lo - rd->begin) * es)};
@@ -271,10 +275,29 @@ static int emit_repeat(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const g
     return rc;
 }
 
+/* hin or hout of each of the tile's regions of the tensor, then the host sync. */
+static void emit_stream(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr_prog_s *p)
+{
+    const gr_tensor_s *t = &L->g->t[p->a];
+    int in = p->kind == GR_P_STREAM_IN;
+    for (size_t k = 0; k < t->nr; k++) {
+        const gr_region_s *r = &t->r[k];
+        if (r->ipu != ipu || r->tile != tile)
+            continue;
+        txt_printf(&b->code, "        li      r1, T%u_%u\n        li      r2, %zu\n", p->a,
+                   L->loc[p->a][k], (r->end - r->begin) * gr_type_size(t->type));
+        txt_printf(&b->code, "        li      r3, %d\n        %s     r1, r2, r3\n", in ? 0 : 1,
+                   in ? "hin " : "hout");
+    }
+    txt_printf(&b->code, "        sync    internal_host\n");
+}
+
 static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id, int depth)
 {
     const gr_prog_s *p = &L->g->p[id];
     switch (p->kind) {
+    case GR_P_STREAM_IN:
+    case GR_P_STREAM_OUT: emit_stream(L, b, ipu, tile, p); return ERR_OK;
     case GR_P_EXEC: emit_exec(L, b, p->a); return ERR_OK;
     case GR_P_COPY: return emit_copy(L, b, tile, id);
     case GR_P_SYNC:
