@@ -250,12 +250,68 @@ static void test_stream_in(void **state)
     sys_free(s);
 }
 
+/* Liveness: on one tile, a (16 floats, kept), b and c (32 each). Run b's compute set twice
+ * then c's: b is live over steps 0-1, c at step 2, so they share memory: largest first, b at
+ * 0, c at 0 too, a (always live) after them at 128: a pool of 192 bytes, not 320. Inside a
+ * Repeat the two are live over the whole loop, so they cannot share: 320. */
+static void test_liveness(void **state)
+{
+    (void)state;
+    for (int loop = 0; loop < 2; loop++) {
+        rig r;
+        rig_new(&r, 2);
+        uint32_t s16[1] = {16}, s32[1] = {32};
+        gr_tensor a = gr_tensor_new(r.gr, "a", GR_F32, 1, s16);
+        gr_tensor b = gr_tensor_new(r.gr, "b", GR_F32, 1, s32);
+        gr_tensor c = gr_tensor_new(r.gr, "c", GR_F32, 1, s32);
+        gr_keep(r.gr, a);
+        gr_map_region(r.gr, a, 0, 0, 0, 16);
+        gr_map_region(r.gr, b, 0, 0, 0, 32);
+        gr_map_region(r.gr, c, 0, 0, 0, 32);
+        gr_prog eb = gr_execute(r.gr, addone_cs(r.gr, b, 0, 1, 32));
+        gr_prog ec = gr_execute(r.gr, addone_cs(r.gr, c, 0, 1, 32));
+        gr_prog ea = gr_execute(r.gr, addone_cs(r.gr, a, 0, 1, 16));
+        gr_prog main;
+        if (loop) {
+            gr_prog body[2] = {eb, ec};
+            gr_prog p[2] = {gr_repeat(r.gr, 2, gr_seq(r.gr, body, 2)), ea};
+            main = gr_seq(r.gr, p, 2);
+        } else {
+            gr_prog p[4] = {eb, eb, ec, ea};
+            main = gr_seq(r.gr, p, 4);
+        }
+        err e;
+        err_clear(&e);
+        gr_exe *x = gr_compile(r.gr, main, &e);
+        if (!x)
+            fail_msg("%s", e.msg);
+        const gr_tile_mem *tm = gr_exe_tile(x, 0, 0);
+        assert_int_equal(tm->always, 64);
+        assert_int_equal(tm->other, 256);
+        assert_int_equal(tm->data, loop ? 320 : 192);
+        assert_int_equal(gr_load(x, r.g, &e), ERR_OK);
+        float in[16], out[16];
+        for (int i = 0; i < 16; i++)
+            in[i] = (float)i / 7.0f;
+        gr_write(x, r.g, a, 0, in, 16);
+        if (eng_run(r.g, &e) != ERR_OK)
+            fail_msg("%s", e.msg);
+        gr_read(x, r.g, a, 0, out, 16);
+        for (int i = 0; i < 16; i++) {
+            float want = in[i] + 1.0f;
+            assert_memory_equal(&out[i], &want, 4);
+        }
+        gr_exe_free(x);
+        rig_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_repeat_exact), cmocka_unit_test(test_copy_values),
         cmocka_unit_test(test_too_big),      cmocka_unit_test(test_field_off_tile),
-        cmocka_unit_test(test_stream_in),
+        cmocka_unit_test(test_stream_in),    cmocka_unit_test(test_liveness),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -118,6 +118,13 @@ size_t gr_tensor_elems(const graph *g, gr_tensor t)
     return t < g->nt ? g->t[t].elems : 0;
 }
 
+void gr_keep(graph *g, gr_tensor id)
+{
+    gr_tensor_s *t = gr_t(g, id);
+    if (t)
+        t->keep = 1;
+}
+
 void gr_map_region(graph *g, gr_tensor id, uint32_t ipu, uint32_t tile, size_t begin, size_t end)
 {
     gr_tensor_s *t = gr_t(g, id);

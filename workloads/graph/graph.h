@@ -48,6 +48,11 @@ void gr_codelet_src(graph *g, const char *name, const char *src);
 gr_tensor gr_tensor_new(graph *g, const char *name, gr_type type, unsigned ndim,
                         const uint32_t *shape);
 size_t gr_tensor_elems(const graph *g, gr_tensor t);
+/* Keep t live for the whole run (the host writes or reads it between runs: weights,
+ * optimiser state). Other tensors are live from their first use to their last in program
+ * order (over a whole loop when used inside one), and tensors never live together share
+ * memory (docs/graph.md). */
+void gr_keep(graph *g, gr_tensor t);
 /* Elements [begin, end) of t (row-major) live on tile `tile` of IPU `ipu`, contiguous. */
 void gr_map_region(graph *g, gr_tensor t, uint32_t ipu, uint32_t tile, size_t begin, size_t end);
 /* Spread t over tiles [first, first + ntiles) of one IPU in pieces of whole grains (grain
@@ -108,10 +113,12 @@ gr_prog gr_seq(graph *g, const gr_prog *p, size_t n);
 
 /* Memory of one tile, in bytes. */
 typedef struct gr_tile_mem {
-    uint32_t code;  /* supervisor code and codelets */
-    uint32_t state; /* vertex states */
-    uint32_t data;  /* tensors */
-    uint32_t total; /* the image: code, state, data and alignment */
+    uint32_t code;   /* supervisor code and codelets */
+    uint32_t state;  /* vertex states */
+    uint32_t always; /* always-live tensor regions */
+    uint32_t other;  /* not-always-live tensor regions (their sum, before sharing) */
+    uint32_t data;   /* the tensors' pool: the peak of live data after sharing */
+    uint32_t total;  /* the image: code, state, data and alignment */
 } gr_tile_mem;
 
 typedef struct gr_summary {

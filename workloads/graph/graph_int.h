@@ -15,6 +15,7 @@ typedef struct gr_tensor_s {
     unsigned ndim;
     uint32_t shape[GR_MAX_DIMS];
     size_t elems;
+    int keep; /* always live (gr_keep) */
     gr_region_s *r;
     size_t nr, cr;
 } gr_tensor_s;
@@ -69,6 +70,15 @@ struct graph {
     int bad;
     char why[256];
 };
+
+/* Where tensor regions lie in their tiles' data pools (graph_mem.c). */
+typedef struct gr_placement {
+    uint32_t **off;           /* per tensor, per region: byte offset in its tile's pool */
+    uint32_t *pool;           /* per tile: pool bytes (the peak of live data) */
+    uint32_t *always, *other; /* per tile: bytes of always-live and not-always-live regions */
+} gr_placement;
+void gr_plan_memory(const graph *g, gr_prog main, uint32_t ntiles, gr_placement *pl);
+void gr_placement_free(gr_placement *pl, size_t ntensors);
 
 uint32_t gr_type_size(gr_type t);
 void gr_fail(graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -13,13 +13,12 @@
  *   StreamIn/Out `hin`/`hout` of the tile's regions of the tensor, then `sync internal_host`;
  *   Repeat(n, p) a counted loop in r12, r13 or r14 (three deep at most), not unrolled;
  *   Seq          in order.
- * Labels are local to a tile (a tensor's regions T<tensor>_<j>, vertex states V<j>), so tiles
+ * Tensor regions lie in the tile's data pool POOL at offsets from graph_mem.c (tensors never
+ * live together share memory). Labels are local to a tile (POOL, vertex states V<j>), so tiles
  * with the same work get the same text, assembled and decoded once. Addresses come from the
  * assembler: a first assembly with the exchange code's addresses left 0 fixes the layout (an
  * `li` is one instruction whatever its value), the second has the real ones.
- * Left out: liveness (every tensor is always live: memory is not shared between tensors that
- * are never live together), exchange between IPUs, remote buffers, and programs chosen at
- * run time. */
+ * Left out: exchange between IPUs, remote buffers, and programs chosen at run time. */
 #include "workloads/graph/graph_int.h"
 
 #include <stdio.h>
@@ -69,9 +68,9 @@ typedef struct lower {
     graph *g;
     uint32_t ntiles, total;
     tbuild *tb;
-    uint32_t **loc; /* per tensor, per region: j of its label T<t>_<j> on its tile */
-    copy_plan *cp;  /* per program (only copies filled) */
-    int real;       /* 1: exchange code with real addresses (second pass) */
+    gr_placement pl; /* per region: its offset in the tile's pool POOL */
+    copy_plan *cp;   /* per program (only copies filled) */
+    int real;        /* 1: exchange code with real addresses (second pass) */
     gr_exe *x;
     err *e;
 } lower;
@@ -92,26 +91,16 @@ static void use_codelet(tbuild *b, const char *name)
 
 /* ---- data: tensor regions and vertex states ---- */
 
-static void place_tensors(lower *L)
+static void place_tensors(lower *L, gr_prog main)
 {
-    graph *g = L->g;
-    L->loc = xcalloc(g->nt ? g->nt : 1, sizeof *L->loc);
-    for (size_t i = 0; i < g->nt; i++) {
-        const gr_tensor_s *t = &g->t[i];
-        L->loc[i] = xcalloc(t->nr ? t->nr : 1, sizeof **L->loc);
-        for (size_t k = 0; k < t->nr; k++) {
-            const gr_region_s *r = &t->r[k];
-            tbuild *b = tile_of(L, r->ipu, r->tile);
-            uint32_t j = 0; /* regions of this tensor already on the tile */
-            for (size_t q = 0; q < k; q++)
-                j += t->r[q].ipu == r->ipu && t->r[q].tile == r->tile;
-            L->loc[i][k] = j;
-            uint32_t bytes = (uint32_t)((r->end - r->begin) * gr_type_size(t->type) + 3) & ~3u;
-            txt_printf(&b->data, "        .align  16\nT%zu_%u:  .space  %u\n", i, j, bytes);
-            b->bytes += bytes;
+    gr_plan_memory(L->g, main, L->ntiles, &L->pl);
+    for (uint32_t x = 0; x < L->total; x++)
+        if (L->pl.pool[x]) {
+            tbuild *b = &L->tb[x];
+            txt_printf(&b->data, "        .align  16\nPOOL:   .space  %u\n", L->pl.pool[x]);
+            b->bytes = L->pl.pool[x];
             b->used = 1;
         }
-    }
 }
 
 /* The label expression of elements from `begin` of tensor t on (ipu, tile). */
@@ -121,8 +110,8 @@ static void region_ref(lower *L, txt *out, gr_tensor id, uint32_t ipu, uint32_t 
     for (size_t k = 0; k < t->nr; k++) {
         const gr_region_s *r = &t->r[k];
         if (r->ipu == ipu && r->tile == tile && r->begin <= begin && begin <= r->end) {
-            txt_printf(out, "T%u_%u+%zu", id, L->loc[id][k],
-                       (begin - r->begin) * gr_type_size(t->type));
+            txt_printf(out, "POOL+%zu",
+                       L->pl.off[id][k] + (begin - r->begin) * gr_type_size(t->type));
             return;
         }
     }
@@ -284,8 +273,8 @@ static void emit_stream(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const 
         const gr_region_s *r = &t->r[k];
         if (r->ipu != ipu || r->tile != tile)
             continue;
-        txt_printf(&b->code, "        li      r1, T%u_%u\n        li      r2, %zu\n", p->a,
-                   L->loc[p->a][k], (r->end - r->begin) * gr_type_size(t->type));
+        txt_printf(&b->code, "        li      r1, POOL+%u\n        li      r2, %zu\n",
+                   L->pl.off[p->a][k], (r->end - r->begin) * gr_type_size(t->type));
         txt_printf(&b->code, "        li      r3, %d\n        %s     r1, r2, r3\n", in ? 0 : 1,
                    in ? "hin " : "hout");
     }
@@ -429,10 +418,8 @@ static void find_addresses(lower *L, const ptab *P)
         const gr_tensor_s *t = &g->t[i];
         L->x->addr[i] = xcalloc(t->nr ? t->nr : 1, sizeof **L->x->addr);
         for (size_t k = 0; k < t->nr; k++) {
-            char label[48];
-            snprintf(label, sizeof label, "T%zu_%u", i, L->loc[i][k]);
             int32_t w = L->x->which[(size_t)t->r[k].ipu * L->ntiles + t->r[k].tile];
-            L->x->addr[i][k] = (uint32_t)isa_prog_sym(&P->prog[w], label);
+            L->x->addr[i][k] = (uint32_t)isa_prog_sym(&P->prog[w], "POOL") + L->pl.off[i][k];
         }
     }
 }
@@ -485,6 +472,8 @@ static int account(lower *L, const ptab *P)
             return too_big(L, t, p->size);
         x->mem[t] = (gr_tile_mem){.code = p->text_size,
                                   .state = L->tb[t].state,
+                                  .always = L->pl.always[t],
+                                  .other = L->pl.other[t],
                                   .data = L->tb[t].bytes,
                                   .total = p->size};
         s->tiles_used++;
@@ -516,15 +505,13 @@ static void lower_free(lower *L)
         free(L->tb[x].codelets);
         free(L->tb[x].vtx);
     }
-    for (size_t i = 0; L->loc && i < L->g->nt; i++)
-        free(L->loc[i]);
+    gr_placement_free(&L->pl, L->g->nt);
     for (size_t i = 0; L->cp && i < L->g->np; i++) {
         free(L->cp[i].x);
         free(L->cp[i].rs);
         free(L->cp[i].rd);
     }
     free(L->tb);
-    free(L->loc);
     free(L->cp);
 }
 
@@ -538,7 +525,7 @@ static double now_s(void)
 /* Place data, plan copies, assemble twice (layout, then addresses), account. */
 static int lower_all(lower *L, gr_prog main, ptab *P)
 {
-    place_tensors(L);
+    place_tensors(L, main);
     place_vertices(L);
     for (size_t i = 0; i < L->g->np; i++)
         if (L->g->p[i].kind == GR_P_COPY && plan_copy(L, &L->g->p[i], &L->cp[i]) != ERR_OK)
