@@ -306,12 +306,69 @@ static void test_liveness(void **state)
     }
 }
 
+/* A copy between IPUs: a (12 floats) on IPU 0 tiles 0..3 in threes, b on IPU 1 tiles 0..2 in
+ * fours: six transfers over the IPU-Links, tile 0 of IPU 1 receiving two and tile 1 of IPU 0
+ * sending two, so two rounds of gsend, each delivered by an external sync. addone on both
+ * sides: b = a + 1 + 1, every tile of both IPUs running the same control flow. */
+static void test_copy_between_ipus(void **state)
+{
+    (void)state;
+    err e;
+    err_clear(&e);
+    sys_cfg cfg = {.threads = 2};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.tiles_per_ipu = 4;
+    cfg.m.nipus = 2;
+    sys *s = sys_new(&cfg, &e);
+    assert_non_null(s);
+    graph *gr = gr_new(&cfg.m, 2);
+    gr_codelet_src(gr, "addone", addone_src);
+    uint32_t shape[1] = {12};
+    gr_tensor a = gr_tensor_new(gr, "a", GR_F32, 1, shape);
+    gr_tensor b = gr_tensor_new(gr, "b", GR_F32, 1, shape);
+    gr_keep(gr, a);
+    gr_keep(gr, b);
+    gr_map_linear(gr, a, 0, 0, 4, 3);
+    gr_map_linear(gr, b, 1, 0, 3, 4);
+    gr_cs ca = gr_cs_new(gr, "a"), cb = gr_cs_new(gr, "b");
+    for (uint32_t k = 0; k < 4; k++) {
+        gr_field f[2] = {gr_region(a, 3 * k, 3 * k + 3), gr_u32(3)};
+        gr_vertex(gr, ca, "addone", 0, 0, k, f, 2);
+    }
+    for (uint32_t k = 0; k < 3; k++) {
+        gr_field f[2] = {gr_region(b, 4 * k, 4 * k + 4), gr_u32(4)};
+        gr_vertex(gr, cb, "addone", 0, 1, k, f, 2);
+    }
+    gr_prog p[3] = {gr_execute(gr, ca), gr_copy(gr, a, b), gr_execute(gr, cb)};
+    gr_exe *x = gr_compile(gr, gr_seq(gr, p, 3), &e);
+    if (!x)
+        fail_msg("%s", e.msg);
+    assert_int_equal(gr_exe_summary(x)->exchange_bytes, 48);
+    assert_int_equal(gr_load(x, sys_engine(s), &e), ERR_OK);
+    float in[12], out[12];
+    for (int i = 0; i < 12; i++)
+        in[i] = 0.3f * (float)i + 0.01f;
+    gr_write(x, sys_engine(s), a, 0, in, 12);
+    if (eng_run(sys_engine(s), &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    gr_read(x, sys_engine(s), b, 0, out, 12);
+    for (int i = 0; i < 12; i++) {
+        float want = (in[i] + 1.0f) + 1.0f;
+        assert_memory_equal(&out[i], &want, 4);
+    }
+    assert_int_equal(eng_tile_image(sys_engine(s), 1, 3), 0); /* holds nothing: idle */
+    gr_exe_free(x);
+    gr_free(gr);
+    sys_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_repeat_exact), cmocka_unit_test(test_copy_values),
-        cmocka_unit_test(test_too_big),      cmocka_unit_test(test_field_off_tile),
-        cmocka_unit_test(test_stream_in),    cmocka_unit_test(test_liveness),
+        cmocka_unit_test(test_repeat_exact),      cmocka_unit_test(test_copy_values),
+        cmocka_unit_test(test_too_big),           cmocka_unit_test(test_field_off_tile),
+        cmocka_unit_test(test_stream_in),         cmocka_unit_test(test_liveness),
+        cmocka_unit_test(test_copy_between_ipus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

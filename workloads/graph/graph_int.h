@@ -2,6 +2,7 @@
 #ifndef IPUSIM_GRAPH_INT_H
 #define IPUSIM_GRAPH_INT_H
 
+#include "base/text.h"
 #include "workloads/graph/graph.h"
 
 typedef struct gr_region_s {
@@ -79,6 +80,29 @@ typedef struct gr_placement {
 } gr_placement;
 void gr_plan_memory(const graph *g, gr_prog main, uint32_t ntiles, gr_placement *pl);
 void gr_placement_free(gr_placement *pl, size_t ntensors);
+
+/* A Copy's transfers (graph_copy.c). */
+typedef struct gr_copy_xfer {
+    uint32_t src_ipu, src_tile, dst_ipu, dst_tile;
+    uint32_t bytes, src_off, dst_off; /* offsets in the source and destination regions */
+    uint32_t rs, rd;                  /* the regions (indices in their tensors) */
+    int global;                       /* between IPUs */
+    uint32_t round;                   /* global: its round */
+    uint64_t start;                   /* on-chip: its planned send cycle (xcomp_schedule) */
+} gr_copy_xfer;
+typedef struct gr_copy_plan {
+    gr_copy_xfer *x;
+    size_t n;
+    uint64_t bytes;
+    int onchip;      /* some IPU has on-chip transfers: every tile runs the on-chip phase */
+    uint32_t rounds; /* of global transfers */
+} gr_copy_plan;
+int gr_copy_plan_make(const graph *g, const gr_prog_s *p, gr_copy_plan *c, err *e);
+void gr_copy_plan_free(gr_copy_plan *c);
+/* Tile (ipu, tile)'s code for the copy (into code, its subroutines into sub); addr: the
+ * regions' addresses per tensor, or NULL for the first pass (addresses 0). */
+int gr_copy_emit(const graph *g, const gr_prog_s *p, const gr_copy_plan *c, uint32_t *const *addr,
+                 uint32_t ipu, uint32_t tile, txt *code, txt *sub, unsigned *inst, err *e);
 
 uint32_t gr_type_size(gr_type t);
 void gr_fail(graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

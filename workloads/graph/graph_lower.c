@@ -6,9 +6,10 @@
  * tensor regions and vertex states as data. Lowering, per program:
  *   Execute(cs)  the tile's worker vertices of cs in waves of six (`run` each with r1 = its
  *                state, then `join`), its supervisor vertices by `call`, then `sync internal`;
- *   Copy(s, d)   the transfers between the two tensors' regions, planned once for the whole
- *                IPU by the exchange compiler (xcomp_schedule); each sending tile `call`s its
- *                own send code (xcomp_emit_tile); then `sync internal`, which delivers;
+ *   Copy(s, d)   the transfers between the two tensors' regions (graph_copy.c): on-chip ones
+ *                planned per IPU by the exchange compiler, each sending tile `call`ing its
+ *                own send code, then `sync internal`; between IPUs, rounds of `gsend` each
+ *                ending in `sync external`;
  *   Sync(z)      `sync z`;
  *   StreamIn/Out `hin`/`hout` of the tile's regions of the tensor, then `sync internal_host`;
  *   Repeat(n, p) a counted loop in r12, r13 or r14 (three deep at most), not unrolled;
@@ -18,7 +19,7 @@
  * with the same work get the same text, assembled and decoded once. Addresses come from the
  * assembler: a first assembly with the exchange code's addresses left 0 fixes the layout (an
  * `li` is one instruction whatever its value), the second has the real ones.
- * Left out: exchange between IPUs, remote buffers, and programs chosen at run time. */
+ * Left out: remote buffers, and programs chosen at run time. */
 #include "workloads/graph/graph_int.h"
 
 #include <stdio.h>
@@ -30,7 +31,6 @@
 #include "base/text.h"
 #include "isa/asm.h"
 #include "workloads/codelets.h"
-#include "workloads/xcomp.h"
 
 enum { LOOP_REGS = 3 }; /* r12, r13, r14 */
 
@@ -45,13 +45,6 @@ typedef struct tbuild {
     uint32_t state, bytes; /* vertex state and tensor bytes */
     unsigned inst;         /* labels emitted so far (repeat and copy instances) */
 } tbuild;
-
-/* One Copy program's planned transfers. */
-typedef struct copy_plan {
-    xcomp_xfer *x;
-    size_t n;
-    uint32_t *rs, *rd; /* per transfer: the source and destination region (index in tensor) */
-} copy_plan;
 
 struct gr_exe {
     const graph *g;
@@ -68,9 +61,9 @@ typedef struct lower {
     graph *g;
     uint32_t ntiles, total;
     tbuild *tb;
-    gr_placement pl; /* per region: its offset in the tile's pool POOL */
-    copy_plan *cp;   /* per program (only copies filled) */
-    int real;        /* 1: exchange code with real addresses (second pass) */
+    gr_placement pl;  /* per region: its offset in the tile's pool POOL */
+    gr_copy_plan *cp; /* per program (only copies filled) */
+    int real;         /* 1: exchange code with real addresses (second pass) */
     gr_exe *x;
     err *e;
 } lower;
@@ -146,60 +139,22 @@ static void place_vertices(lower *L)
     }
 }
 
-/* ---- copies: transfers between overlapping regions, planned once per Copy ---- */
+/* ---- copies (graph_copy.c): plan each once, mark the tiles they touch ---- */
 
-static int plan_copy(lower *L, const gr_prog_s *p, copy_plan *c)
+static int plan_copies(lower *L)
 {
-    graph *g = L->g;
-    const gr_tensor_s *s = &g->t[p->a], *d = &g->t[p->b];
-    size_t es = gr_type_size(s->type), cap = 0;
-    for (size_t a = 0; a < s->nr; a++)
-        for (size_t b = 0; b < d->nr; b++) {
-            const gr_region_s *rs = &s->r[a], *rd = &d->r[b];
-            size_t lo = rs->begin > rd->begin ? rs->begin : rd->begin;
-            size_t hi = rs->end < rd->end ? rs->end : rd->end;
-            if (lo >= hi)
-                continue;
-            if (rs->ipu != rd->ipu || ((hi - lo) * es) % 4 || ((lo - rs->begin) * es) % 4 ||
-                ((lo - rd->begin) * es) % 4)
-                return err_set(L->e, ERR_INPUT,
-                               "copy %s -> %s: elements [%zu, %zu) cross IPUs or are not whole "
-                               "words (not supported yet)",
-                               s->name, d->name, lo, hi);
-            c->x = xgrow(c->x, &cap, c->n + 1, sizeof *c->x);
-            c->rs = xrealloc(c->rs, cap * sizeof *c->rs);
-            c->rd = xrealloc(c->rd, cap * sizeof *c->rd);
-            c->x[c->n] = (xcomp_xfer){.src = rs->tile,
-                                      .dst_first = rd->tile,
-                                      .dst_count = 1,
-                                      .bytes = (uint32_t)((hi - lo) * es),
-                                      .src_addr = (uint32_t)((lo - rs->begin) * es),
-                                      .dst_addr = (uint32_t)((lo - rd->begin) * es)};
-            c->rs[c->n] = (uint32_t)a;
-            c->rd[c->n] = (uint32_t)b;
-            tile_of(L, rs->ipu, rs->tile)->used = 1;
-            tile_of(L, rd->ipu, rd->tile)->used = 1;
-            c->n++;
-        }
-    xcomp_plan plan;
-    return xcomp_schedule(&g->m, L->ntiles, c->x, c->n, &plan, L->e);
-}
-
-/* The copy's transfers with the addresses of this pass: offsets (first pass) or offsets plus
- * the regions' addresses (second). */
-static xcomp_xfer *copy_xfers(lower *L, const gr_prog_s *p, const copy_plan *c)
-{
-    xcomp_xfer *x = xmalloc((c->n ? c->n : 1) * sizeof *x);
-    for (size_t k = 0; k < c->n; k++) {
-        x[k] = c->x[k];
-        if (L->real) {
-            x[k].src_addr += L->x->addr[p->a][c->rs[k]];
-            x[k].dst_addr += L->x->addr[p->b][c->rd[k]];
-        } else {
-            x[k].src_addr = x[k].dst_addr = 0;
+    for (size_t i = 0; i < L->g->np; i++) {
+        if (L->g->p[i].kind != GR_P_COPY)
+            continue;
+        if (gr_copy_plan_make(L->g, &L->g->p[i], &L->cp[i], L->e) != ERR_OK)
+            return ERR_INPUT;
+        for (size_t k = 0; k < L->cp[i].n; k++) {
+            const gr_copy_xfer *x = &L->cp[i].x[k];
+            tile_of(L, x->src_ipu, x->src_tile)->used = 1;
+            tile_of(L, x->dst_ipu, x->dst_tile)->used = 1;
         }
     }
-    return x;
+    return ERR_OK;
 }
 
 /* ---- the control program ---- */
@@ -227,26 +182,10 @@ static void emit_exec(lower *L, tbuild *b, gr_cs cs)
     txt_printf(&b->code, "%s        sync    internal\n", wave ? "        join\n" : "");
 }
 
-static int emit_copy(lower *L, tbuild *b, uint32_t tile, gr_prog id)
+static int emit_copy(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id)
 {
-    const copy_plan *c = &L->cp[id];
-    int sends = 0;
-    for (size_t k = 0; k < c->n; k++)
-        sends |= c->x[k].src == tile;
-    if (sends) {
-        char label[32];
-        snprintf(label, sizeof label, "X%u", b->inst++);
-        xcomp_xfer *x = copy_xfers(L, &L->g->p[id], c);
-        char *text = xcomp_emit_tile(L->ntiles, tile, x, c->n, label, L->e);
-        free(x);
-        if (!text)
-            return ERR_INPUT;
-        txt_printf(&b->sub, "%s", text);
-        free(text);
-        txt_printf(&b->code, "        call    %s\n", label);
-    }
-    txt_printf(&b->code, "        sync    internal\n");
-    return ERR_OK;
+    return gr_copy_emit(L->g, &L->g->p[id], &L->cp[id], L->real ? L->x->addr : NULL, ipu, tile,
+                        &b->code, &b->sub, &b->inst, L->e);
 }
 
 static int emit_repeat(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr_prog_s *p,
@@ -288,7 +227,7 @@ static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog i
     case GR_P_STREAM_IN:
     case GR_P_STREAM_OUT: emit_stream(L, b, ipu, tile, p); return ERR_OK;
     case GR_P_EXEC: emit_exec(L, b, p->a); return ERR_OK;
-    case GR_P_COPY: return emit_copy(L, b, tile, id);
+    case GR_P_COPY: return emit_copy(L, b, ipu, tile, id);
     case GR_P_SYNC:
         txt_printf(&b->code, "        sync    %s\n", isa_zone_name(p->a));
         return ERR_OK;
@@ -490,8 +429,7 @@ static int account(lower *L, const ptab *P)
     for (size_t i = 0; i < L->g->np; i++)
         if (L->g->p[i].kind == GR_P_COPY) {
             s->exchanges++;
-            for (size_t k = 0; k < L->cp[i].n; k++)
-                s->exchange_bytes += L->cp[i].x[k].bytes;
+            s->exchange_bytes += L->cp[i].bytes;
         }
     return ERR_OK;
 }
@@ -507,9 +445,7 @@ static void lower_free(lower *L)
     }
     gr_placement_free(&L->pl, L->g->nt);
     for (size_t i = 0; L->cp && i < L->g->np; i++) {
-        free(L->cp[i].x);
-        free(L->cp[i].rs);
-        free(L->cp[i].rd);
+        gr_copy_plan_free(&L->cp[i]);
     }
     free(L->tb);
     free(L->cp);
@@ -527,9 +463,8 @@ static int lower_all(lower *L, gr_prog main, ptab *P)
 {
     place_tensors(L, main);
     place_vertices(L);
-    for (size_t i = 0; i < L->g->np; i++)
-        if (L->g->p[i].kind == GR_P_COPY && plan_copy(L, &L->g->p[i], &L->cp[i]) != ERR_OK)
-            return ERR_INPUT;
+    if (plan_copies(L) != ERR_OK)
+        return ERR_INPUT;
     ptab first = {0};
     int rc = assemble_all(L, main, &first);
     if (rc == ERR_OK)

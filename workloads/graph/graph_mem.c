@@ -24,8 +24,8 @@ typedef struct range {
 
 typedef struct walk {
     const graph *g;
-    range *r;       /* per tensor */
-    range *loops;   /* each Repeat's steps */
+    range *r;     /* per tensor */
+    range *loops; /* each Repeat's steps */
     size_t nloops, cloops;
     uint32_t step;
 } walk;
@@ -154,7 +154,8 @@ void gr_plan_memory(const graph *g, gr_prog main, uint32_t ntiles, gr_placement 
         pl->off[i] = xcalloc(t->nr ? t->nr : 1, sizeof **pl->off);
         for (size_t k = 0; k < t->nr; k++) {
             size_t x = (size_t)t->r[k].ipu * ntiles + t->r[k].tile;
-            uint32_t bytes = (uint32_t)((t->r[k].end - t->r[k].begin) * gr_type_size(t->type) + 3) & ~3u;
+            uint32_t bytes =
+                (uint32_t)((t->r[k].end - t->r[k].begin) * gr_type_size(t->type) + 3) & ~3u;
             per[x] = xgrow(per[x], &cap[x], n[x] + 1, sizeof *per[x]);
             per[x][n[x]++] = (item){(uint32_t)i, (uint32_t)k, bytes, 0, live[i]};
             if (live[i].lo == 0 && live[i].hi == UINT32_MAX)
