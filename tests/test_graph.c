@@ -362,13 +362,54 @@ static void test_copy_between_ipus(void **state)
     sys_free(s);
 }
 
+/* Remote buffers: a (20 floats over tiles 0..3) written to remote buffer 3 from byte 64, read
+ * back into b mapped over tiles 4..5 with another grain: b == a. */
+static void test_remote(void **state)
+{
+    (void)state;
+    err e;
+    err_clear(&e);
+    hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default(), .fill = fill};
+    hc.in.bytes_per_buffer = 4;
+    hc.out.bytes_per_buffer = 4;
+    sys_cfg cfg = {.threads = 2, .host = &hc};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.tiles_per_ipu = 8;
+    sys *s = sys_new(&cfg, &e);
+    assert_non_null(s);
+    graph *gr = gr_new(&cfg.m, 1);
+    uint32_t shape[1] = {20};
+    gr_tensor a = gr_tensor_new(gr, "a", GR_F32, 1, shape);
+    gr_tensor b = gr_tensor_new(gr, "b", GR_F32, 1, shape);
+    gr_keep(gr, a);
+    gr_keep(gr, b);
+    gr_map_linear(gr, a, 0, 0, 4, 5);
+    gr_map_linear(gr, b, 0, 4, 2, 10);
+    gr_prog p[2] = {gr_remote_write(gr, a, 3, 64), gr_remote_read(gr, b, 3, 64)};
+    gr_exe *x = gr_compile(gr, gr_seq(gr, p, 2), &e);
+    if (!x)
+        fail_msg("%s", e.msg);
+    assert_int_equal(gr_load(x, sys_engine(s), &e), ERR_OK);
+    float in[20], out[20];
+    for (int i = 0; i < 20; i++)
+        in[i] = 1.0f / (float)(i + 1);
+    gr_write(x, sys_engine(s), a, 0, in, 20);
+    if (eng_run(sys_engine(s), &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    gr_read(x, sys_engine(s), b, 0, out, 20);
+    assert_memory_equal(out, in, sizeof in);
+    gr_exe_free(x);
+    gr_free(gr);
+    sys_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_repeat_exact),      cmocka_unit_test(test_copy_values),
         cmocka_unit_test(test_too_big),           cmocka_unit_test(test_field_off_tile),
         cmocka_unit_test(test_stream_in),         cmocka_unit_test(test_liveness),
-        cmocka_unit_test(test_copy_between_ipus),
+        cmocka_unit_test(test_copy_between_ipus), cmocka_unit_test(test_remote),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

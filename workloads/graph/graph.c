@@ -261,28 +261,38 @@ gr_prog gr_sync(graph *g, unsigned zone)
     return add_prog(g, (gr_prog_s){.kind = GR_P_SYNC, .a = zone});
 }
 
-static gr_prog stream(graph *g, gr_tensor t, gr_pkind kind)
+static gr_prog stream(graph *g, gr_tensor t, gr_pkind kind, uint32_t buf, uint64_t off)
 {
     gr_tensor_s *s = gr_t(g, t);
     if (!s)
         return GR_NONE;
     for (size_t k = 0; k < s->nr; k++)
         if (((s->r[k].end - s->r[k].begin) * gr_type_size(s->type)) % 4) {
-            gr_fail(g, "stream copy of %s: region [%zu, %zu) is not whole words", s->name,
+            gr_fail(g, "host copy of %s: region [%zu, %zu) is not whole words", s->name,
                     s->r[k].begin, s->r[k].end);
             return GR_NONE;
         }
-    return add_prog(g, (gr_prog_s){.kind = kind, .a = t});
+    return add_prog(g, (gr_prog_s){.kind = kind, .a = t, .b = buf, .off = off});
 }
 
 gr_prog gr_stream_in(graph *g, gr_tensor t)
 {
-    return stream(g, t, GR_P_STREAM_IN);
+    return stream(g, t, GR_P_STREAM_IN, 0, 0);
 }
 
 gr_prog gr_stream_out(graph *g, gr_tensor t)
 {
-    return stream(g, t, GR_P_STREAM_OUT);
+    return stream(g, t, GR_P_STREAM_OUT, 0, 0);
+}
+
+gr_prog gr_remote_write(graph *g, gr_tensor t, uint32_t buf, uint64_t off)
+{
+    return stream(g, t, GR_P_REMOTE_WRITE, buf, off);
+}
+
+gr_prog gr_remote_read(graph *g, gr_tensor t, uint32_t buf, uint64_t off)
+{
+    return stream(g, t, GR_P_REMOTE_READ, buf, off);
 }
 
 gr_prog gr_repeat(graph *g, uint32_t n, gr_prog body)

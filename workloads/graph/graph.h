@@ -106,6 +106,11 @@ gr_prog gr_sync(graph *g, unsigned zone);
  * Stream 0 is the IPU's infeed, 1 its outfeed. */
 gr_prog gr_stream_in(graph *g, gr_tensor t);
 gr_prog gr_stream_out(graph *g, gr_tensor t);
+/* Remote buffers (Streaming Memory, docs/host.md): write t's elements to remote buffer `buf`
+ * from byte `off` on (the tensor in element order), or read them back; then
+ * `sync internal_host`, which carries the copies out. */
+gr_prog gr_remote_write(graph *g, gr_tensor t, uint32_t buf, uint64_t off);
+gr_prog gr_remote_read(graph *g, gr_tensor t, uint32_t buf, uint64_t off);
 gr_prog gr_repeat(graph *g, uint32_t n, gr_prog body);
 gr_prog gr_seq(graph *g, const gr_prog *p, size_t n);
 

@@ -38,7 +38,8 @@ static void make_rounds(gr_copy_plan *c, uint32_t ntiles, uint32_t nipus)
         gr_copy_xfer *x = &c->x[k];
         if (!x->global)
             continue;
-        size_t s = (size_t)x->src_ipu * ntiles + x->src_tile, d = (size_t)x->dst_ipu * ntiles + x->dst_tile;
+        size_t s = (size_t)x->src_ipu * ntiles + x->src_tile,
+               d = (size_t)x->dst_ipu * ntiles + x->dst_tile;
         uint32_t r = 0;
         while (r < c->rounds && (sends[r * tiles + s] || recvs[r * tiles + d]))
             r++;

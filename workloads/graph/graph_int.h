@@ -41,12 +41,16 @@ typedef enum gr_pkind {
     GR_P_REPEAT,
     GR_P_SEQ,
     GR_P_STREAM_IN,
-    GR_P_STREAM_OUT
+    GR_P_STREAM_OUT,
+    GR_P_REMOTE_READ,
+    GR_P_REMOTE_WRITE
 } gr_pkind;
 
 typedef struct gr_prog_s {
     gr_pkind kind;
-    uint32_t a, b; /* exec: cs; copy: src, dst; sync: zone; repeat: n, body; stream: tensor */
+    uint32_t a, b; /* exec: cs; copy: src, dst; sync: zone; repeat: n, body; stream: tensor;
+                      remote: tensor, buffer */
+    uint64_t off;  /* remote: the tensor's first byte in the buffer */
     gr_prog *kids; /* seq */
     size_t nkids;
 } gr_prog_s;

@@ -12,6 +12,7 @@
  *                ending in `sync external`;
  *   Sync(z)      `sync z`;
  *   StreamIn/Out `hin`/`hout` of the tile's regions of the tensor, then `sync internal_host`;
+ *   Remote r/w   `rbin`/`rbout` likewise, at the region's place in the buffer;
  *   Repeat(n, p) a counted loop in r12, r13 or r14 (three deep at most), not unrolled;
  *   Seq          in order.
  * Tensor regions lie in the tile's data pool POOL at offsets from graph_mem.c (tensors never
@@ -19,7 +20,7 @@
  * with the same work get the same text, assembled and decoded once. Addresses come from the
  * assembler: a first assembly with the exchange code's addresses left 0 fixes the layout (an
  * `li` is one instruction whatever its value), the second has the real ones.
- * Left out: remote buffers, and programs chosen at run time. */
+ * Left out: programs chosen at run time. */
 #include "workloads/graph/graph_int.h"
 
 #include <stdio.h>
@@ -203,19 +204,31 @@ static int emit_repeat(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const g
     return rc;
 }
 
-/* hin or hout of each of the tile's regions of the tensor, then the host sync. */
-static void emit_stream(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr_prog_s *p)
+/* A host copy of each of the tile's regions of the tensor (hin, hout, rbin, rbout), then the
+ * host sync. */
+static void emit_host(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr_prog_s *p)
 {
+    static const char *const op[] = {[GR_P_STREAM_IN] = "hin",
+                                     [GR_P_STREAM_OUT] = "hout",
+                                     [GR_P_REMOTE_READ] = "rbin",
+                                     [GR_P_REMOTE_WRITE] = "rbout"};
     const gr_tensor_s *t = &L->g->t[p->a];
-    int in = p->kind == GR_P_STREAM_IN;
+    int remote = p->kind == GR_P_REMOTE_READ || p->kind == GR_P_REMOTE_WRITE;
     for (size_t k = 0; k < t->nr; k++) {
         const gr_region_s *r = &t->r[k];
         if (r->ipu != ipu || r->tile != tile)
             continue;
+        size_t es = gr_type_size(t->type);
         txt_printf(&b->code, "        li      r1, POOL+%u\n        li      r2, %zu\n",
-                   L->pl.off[p->a][k], (r->end - r->begin) * gr_type_size(t->type));
-        txt_printf(&b->code, "        li      r3, %d\n        %s     r1, r2, r3\n", in ? 0 : 1,
-                   in ? "hin " : "hout");
+                   L->pl.off[p->a][k], (r->end - r->begin) * es);
+        if (remote) {
+            txt_printf(&b->code, "        li      r3, %u\n        li      r4, %llu\n", p->b,
+                       (unsigned long long)(p->off + r->begin * es));
+            txt_printf(&b->code, "        %s    r1, r2, r3, r4\n", op[p->kind]);
+        } else {
+            txt_printf(&b->code, "        li      r3, %d\n        %s    r1, r2, r3\n",
+                       p->kind == GR_P_STREAM_IN ? 0 : 1, op[p->kind]);
+        }
     }
     txt_printf(&b->code, "        sync    internal_host\n");
 }
@@ -225,7 +238,9 @@ static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog i
     const gr_prog_s *p = &L->g->p[id];
     switch (p->kind) {
     case GR_P_STREAM_IN:
-    case GR_P_STREAM_OUT: emit_stream(L, b, ipu, tile, p); return ERR_OK;
+    case GR_P_STREAM_OUT:
+    case GR_P_REMOTE_READ:
+    case GR_P_REMOTE_WRITE: emit_host(L, b, ipu, tile, p); return ERR_OK;
     case GR_P_EXEC: emit_exec(L, b, p->a); return ERR_OK;
     case GR_P_COPY: return emit_copy(L, b, ipu, tile, id);
     case GR_P_SYNC:

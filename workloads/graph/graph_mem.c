@@ -58,6 +58,8 @@ static void walk_prog(walk *w, gr_prog id)
         return;
     case GR_P_STREAM_IN:
     case GR_P_STREAM_OUT:
+    case GR_P_REMOTE_READ:
+    case GR_P_REMOTE_WRITE:
         use(w, p->a);
         w->step++;
         return;
