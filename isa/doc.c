@@ -73,6 +73,8 @@ static const char intro[] =
     "  register loaded by a supervisor load is usable 7 cycles after the load issues (the\n"
     "  6-cycle load-use stall).\n"
     "- `rpt` runs its body with no branch overhead; its own cost is paid once.\n"
+    "- `fdiv`, `fsqrt`, `fexp` and `flog` take several worker slots each (the table below):\n"
+    "  the per-instruction cycles behind poplibs' fp32 estimates (docs/timing.md).\n"
     "- **Memory and AMP rates**: the slots and cycles below are minima. A tile loads at most\n"
     "  `load_bytes_per_cycle` and stores at most `store_bytes_per_cycle` bytes a cycle, and\n"
     "  has `amp_macs_per_issue` AMP units (machine presets). An instruction takes\n"

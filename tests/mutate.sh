@@ -79,6 +79,12 @@ MUTATIONS=(
     "AMP bw: supervisor ignores rates"
     isa/opcodes.def 's/^OP(v2fma,   PPPP,   1,/OP(v2fma,   PPPP,   2,/'
     "v2fma costs 2 worker slots"
+    isa/interp_loop.inc 's|CASE(fdiv) RD = f_bits(FA / FB);|CASE(fdiv) RD = f_bits(FB / FA);|'
+    "fdiv operands swapped"
+    isa/interp_loop.inc 's|f_bits((float)exp((double)FA))|f_bits(expf(FA))|'
+    "fexp in single precision (expf)"
+    isa/opcodes.def 's/^OP(flog,    RR,     6,/OP(flog,    RR,     5,/'
+    "flog costs 5 worker slots, not 6"
     host/hio.c 's/sim_time wait = kind == TILE_HIN ? hc->callback_ps : hc->drain_ps;/sim_time wait = kind == TILE_HIN ? hc->callback_ps : 0;/'
     "outfeed D=1 drain wait ignored"
     host/strm.c 's/b->released = drain_start + s->c.drain_ps;/b->released = drain_start;/'

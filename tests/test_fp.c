@@ -1,5 +1,6 @@
-/* test_fp: every fp opcode (isa/opcodes.def, "fp32" and "f32v2"; the AMP in test_amp.c), its result bits and
- * its worker cost, against references written here.
+/* test_fp: every fp opcode (isa/opcodes.def, "fp32", "fp32 division, square root, exp and log"
+ * and "f32v2"; the AMP in test_amp.c), its result bits and its worker cost, against references
+ * written here.
  *
  * Results: each case runs one instruction in a worker (inputs in r2..r7 by li, so r2/r3, r4/r5
  * and r6/r7 are the pairs), stores r8 and r9 to tile memory and reads them back. The expected
@@ -8,9 +9,15 @@
  * fused ones, and for fp16 a value-based converter written here (ldexp/rint in double, not the
  * simulator's bit shuffling). The inputs make every rounding show: 0.1f, 1/3, products whose
  * fused and unfused results differ (checked here before use), ties, -0, NaN, both operand
- * orders. Costs: a worker reads $ccount, issues the instruction K times, reads $ccount again;
- * docs/isa.md ("Timing") gives the difference. What it leaves out: fp exceptions and flags,
- * which the ISA does not model. */
+ * orders. fdiv, fsqrt, fexp and flog: C's / and sqrtf, and exp and log in double rounded
+ * once, as their semantics say, on volatile operands (so the compiler cannot fold a NaN's sign
+ * differently); the inputs add the specials (0, -0, inf, NaN, negatives, overflow, subnormal
+ * results), quotients that a multiply by the reciprocal gets wrong (checked here), and exp and
+ * log arguments where glibc's single-precision expf and logf miss the double-based result
+ * (glibc 2.36), so a handler that used those would fail. Costs: a worker reads $ccount, issues
+ * the instruction K times, reads $ccount again; docs/isa.md ("Timing") gives the difference;
+ * the worker's instruction count must still be one per instruction. What it leaves out: fp
+ * exceptions and flags, which the ISA does not model. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,8 +55,9 @@ static float rmul(float a, float b)
     return p;
 }
 
-/* Assemble and run src on one tile; n words from OUT into out. */
-static void run_src(const char *src, uint32_t *out, unsigned n)
+/* Assemble and run src on one tile; n words from OUT into out; the workers' instruction count
+ * into *winsn when it is not NULL. */
+static void run_src(const char *src, uint32_t *out, unsigned n, uint64_t *winsn)
 {
     err e;
     err_clear(&e);
@@ -59,12 +67,20 @@ static void run_src(const char *src, uint32_t *out, unsigned n)
     if (eng_run(sys_engine(sy), &e) != ERR_OK)
         fail_msg("%s\n%s", e.msg, src);
     memcpy(out, eng_tile_mem(sys_engine(sy), 0, 0) + OUT, 4 * n);
+    if (winsn) {
+        eng_stats st;
+        eng_get_stats(sys_engine(sy), &st);
+        *winsn = 0;
+        for (unsigned c = 1; c < TILE_NCTX; c++)
+            *winsn += st.ninsn[c];
+    }
     sys_free(sy);
     isa_prog_free(&prog);
 }
 
-/* A worker with r2..r7 = in[], then `body`, then r8, r9 (or r12 when timed) stored at OUT. */
-static void run_worker(const char *body, const uint32_t in[6], uint32_t out[2])
+/* A worker with r2..r7 = in[], then `body`, then r8, r9 stored at OUT (12 instructions and
+ * the body's). */
+static void run_worker_n(const char *body, const uint32_t in[6], uint32_t out[2], uint64_t *winsn)
 {
     char src[4096];
     snprintf(src, sizeof src,
@@ -81,7 +97,12 @@ static void run_worker(const char *body, const uint32_t in[6], uint32_t out[2])
              "        st32    r9, [r1+4]\n"
              "        exit\n",
              in[0], in[1], in[2], in[3], in[4], in[5], body, OUT);
-    run_src(src, out, 2);
+    run_src(src, out, 2, winsn);
+}
+
+static void run_worker(const char *body, const uint32_t in[6], uint32_t out[2])
+{
+    run_worker_n(body, in, out, NULL);
 }
 
 /* Got bits against expected ones: a NaN only needs to be a NaN of the same sign (the ISA's
@@ -117,6 +138,12 @@ static uint32_t r_fmax(float a, float b)
 {
     return fb(fmaxf(a, b));
 }
+/* volatile: computed at run time, as the simulator does (a folded 0 / 0 may differ in sign) */
+static uint32_t r_fdiv(float a, float b)
+{
+    volatile float x = a, y = b;
+    return fb(x / y);
+}
 static uint32_t r_fcmplt(float a, float b)
 {
     return a < b;
@@ -145,6 +172,23 @@ static uint32_t r_itof(uint32_t a)
 static uint32_t r_i8tof(uint32_t a)
 {
     return fb((float)(int8_t)(uint8_t)(a & 0xff));
+}
+
+static uint32_t r_fsqrt(uint32_t a)
+{
+    volatile float x = bf(a);
+    return fb(sqrtf(x));
+}
+/* "(float)exp((double)ra)", "(float)log((double)ra)": one rounding of the double result */
+static uint32_t r_fexp(uint32_t a)
+{
+    volatile double x = bf(a);
+    return fb((float)exp(x));
+}
+static uint32_t r_flog(uint32_t a)
+{
+    volatile double x = bf(a);
+    return fb((float)log(x));
 }
 
 /* "(int32)ra, toward zero, saturating, NaN -> 0" */
@@ -217,8 +261,9 @@ typedef struct bin_op {
 } bin_op;
 
 static const bin_op bin_ops[] = {
-    {"fadd", r_fadd, 0}, {"fsub", r_fsub, 0},     {"fmul", r_fmul, 0},     {"fmin", r_fmin, 1},
-    {"fmax", r_fmax, 1}, {"fcmplt", r_fcmplt, 0}, {"fcmple", r_fcmple, 0}, {"fcmpeq", r_fcmpeq, 0},
+    {"fadd", r_fadd, 0},     {"fsub", r_fsub, 0},     {"fmul", r_fmul, 0},
+    {"fmin", r_fmin, 1},     {"fmax", r_fmax, 1},     {"fcmplt", r_fcmplt, 0},
+    {"fcmple", r_fcmple, 0}, {"fcmpeq", r_fcmpeq, 0}, {"fdiv", r_fdiv, 0},
 };
 
 static void check_bin(const char *what, const bin_op *op, float a, float b, uint32_t got)
@@ -253,7 +298,7 @@ typedef struct un_op {
     const char *name;
     uint32_t (*ref)(uint32_t);
     int cmp;
-    uint32_t in[12];
+    uint32_t in[16];
     unsigned n;
 } un_op;
 
@@ -290,6 +335,35 @@ static const un_op un_ops[] = {
       0x33c00000, 0x387ff800, 0x80000000, 0x7fc00000, 0x2edbe6ff},
      12},
     {"i8tof", r_i8tof, CMP_F32, {0x80, 0x17f, 0xff, 0x12345600, 0x01}, 5},
+    /* 2, 0.1, 3, 1 + 2^-23 (sqrt 1 + 2^-24 - ..., rounds down to 1), smallest and largest
+       subnormal, largest normal, 0, -0 (stays -0), -1 (NaN), inf, -inf (NaN), NaN */
+    {"fsqrt",
+     r_fsqrt,
+     CMP_F32,
+     {0x40000000, 0x3dcccccd, 0x40400000, 0x3f800001, 0x00000001, 0x007fffff, 0x7f7fffff,
+      0x00000000, 0x80000000, 0xbf800000, 0x7f800000, 0xff800000, 0x7fc00000},
+     13},
+    /* 0, -0 (both 1), 1 (e), 0.1, -0.500475883 and 0x1.fefe02p-16 (glibc's expf is an ulp off
+       on both), 88.72283 (largest finite result), 88.72284 (overflows to inf), -87.33654
+       (near the smallest normal), -100 (a subnormal result), -104 (underflows to 0), inf,
+       -inf (0), NaN */
+    {"fexp",
+     r_fexp,
+     CMP_F32,
+     {0x00000000, 0x80000000, 0x3f800000, 0x3dcccccd, 0xbf001f30, 0x37ff7f01, 0x42b17217,
+      0x42b17218, 0xc2aeac50, 0xc2c80000, 0xc2d00000, 0x7f800000, 0xff800000, 0x7fc00000},
+     14},
+    /* 1 (0), 0.1, 2, 10, 1.50017655 (glibc's logf is an ulp off), 9.4726362 (0x41178feb: its
+       ln's correctly rounded double is exactly halfway between two floats and the tie goes to
+       even, away from the exact value: one of the 5 positive fp32 inputs where flog is not
+       correctly rounded with glibc 2.36, the semantics' "rare double-rounding cases"),
+       smallest subnormal, largest normal, 0 and -0 (-inf), -1 (NaN), inf, -inf (NaN), NaN */
+    {"flog",
+     r_flog,
+     CMP_F32,
+     {0x3f800000, 0x3dcccccd, 0x40000000, 0x41200000, 0x3fc005c9, 0x41178feb, 0x00000001,
+      0x7f7fffff, 0x00000000, 0x80000000, 0xbf800000, 0x7f800000, 0xff800000, 0x7fc00000},
+     14},
 };
 
 static void check_un(const char *what, int cmp, uint32_t got, uint32_t want)
@@ -334,6 +408,43 @@ static void test_fp16_reference(void **state)
     assert_int_equal(r_f16tof(0x0001), 0x33800000);
     assert_int_equal(r_f16tof(0xc000), fb(-2.0f));
     assert_int_equal(r_f16tof(0x7bff), fb(65504.0f));
+    assert_int_equal(r_fsqrt(fb(4.0f)), fb(2.0f));
+    assert_int_equal(r_fsqrt(0x80000000), 0x80000000);
+    assert_int_equal(r_fexp(0), fb(1.0f));
+    assert_int_equal(r_fexp(fb(1.0f)), 0x402df854); /* e */
+    assert_int_equal(r_fexp(0xff800000), 0);
+    assert_int_equal(r_flog(fb(1.0f)), 0);
+    assert_int_equal(r_flog(0x80000000), 0xff800000);
+    assert_int_equal(r_fdiv(1.0f, 3.0f), 0x3eaaaaab);
+}
+
+/* fdiv beyond test_binary's inputs: the first four quotients differ from a x (1 / b) rounded
+ * twice (asserted), so a reciprocal-multiply divide fails; then division by +0 and -0, 0 / 0,
+ * inf / inf, inf and 0 in either place, overflow, and subnormal quotients. Each pair runs in
+ * both operand orders. */
+static const float div_in[][2] = {
+    {5.0f, 3.0f},           {0.1f, 0.3f},      {3.0f, 7.0f},    {-2.5f, 0.7f},
+    {1.0f, 0.0f},           {-1.0f, 0.0f},     {1.0f, -0.0f},   {0.0f, 0.0f},
+    {INFINITY, INFINITY},   {INFINITY, -2.0f}, {3e38f, 1e-10f}, {1e-30f, 1e10f},
+    {1.1754944e-38f, 3.0f},
+};
+
+static void test_fdiv(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < 4; k++) {
+        volatile float a = div_in[k][0], b = div_in[k][1], r = 1.0f / b;
+        assert_int_not_equal(r_fdiv(a, b), fb(rmul(a, r)));
+    }
+    for (size_t k = 0; k < sizeof div_in / sizeof div_in[0]; k++)
+        for (int sw = 0; sw <= 1; sw++) {
+            float a = div_in[k][sw], b = div_in[k][!sw];
+            uint32_t in[6] = {fb(a), 0, fb(b), 0, 0, 0}, out[2];
+            char what[96];
+            run_worker("        fdiv r8, r2, r4\n", in, out);
+            snprintf(what, sizeof what, "fdiv %a, %a", (double)a, (double)b);
+            check_f(what, out[0], r_fdiv(a, b));
+        }
 }
 
 /* fma triples: each one's fused result differs from the twice-rounded one (asserted). */
@@ -409,40 +520,27 @@ static void test_v2(void **state)
  * 6 s (docs/isa.md, Timing). $ccount reads the cycle of the `get`'s own issue, so between
  * the two gets lie the first get (1 slot) and K instructions: 6 x (1 + K x s) cycles. With
  * K = 4: 30 for a 1-slot instruction, 198 for ampst's 8. The slots column of docs/isa.md
- * on Mk2: 1 for every fp32, f32v2, ampz, f32amp and f16amp; 8 for ampst (64 bytes at 8 B per
- * cycle). tests/test_amp.c has the AMP's costs on other rates. */
+ * on Mk2: 1 for every other fp32, f32v2, ampz, f32amp and f16amp; fdiv 3, fsqrt 5, fexp 3,
+ * flog 6 (poplibs' per-instruction cycles, isa/opcodes.def); 8 for ampst (64 bytes at 8 B per
+ * cycle). Each instruction counts once in the worker's instruction count, whatever its slots:
+ * 12 + 3 + K (run_worker's; the gets and the sub; the K). tests/test_amp.c has the
+ * AMP's costs on other rates. */
 typedef struct cost_case {
     const char *insn;
     unsigned slots;
 } cost_case;
 
 static const cost_case costs[] = {
-    {"fadd r8, r2, r4", 1},
-    {"fsub r8, r2, r4", 1},
-    {"fmul r8, r2, r4", 1},
-    {"fma r8, r2, r4, r6", 1},
-    {"fmin r8, r2, r4", 1},
-    {"fmax r8, r2, r4", 1},
-    {"fcmplt r8, r2, r4", 1},
-    {"fcmple r8, r2, r4", 1},
-    {"fcmpeq r8, r2, r4", 1},
-    {"fneg r8, r2", 1},
-    {"fabs r8, r2", 1},
-    {"itof r8, r2", 1},
-    {"ftoi r8, r2", 1},
-    {"f16tof r8, r2", 1},
-    {"ftof16 r8, r2", 1},
-    {"i8tof r8, r2", 1},
-    {"v2add r8, r2, r4", 1},
-    {"v2sub r8, r2, r4", 1},
-    {"v2mul r8, r2, r4", 1},
-    {"v2max r8, r2, r4", 1},
-    {"v2min r8, r2, r4", 1},
-    {"v2fma r8, r2, r4, r6", 1},
-    {"ampz", 1},
-    {"f32amp r2, r4", 1},
-    {"f16amp r2, r4", 1},
-    {"ampst", 8},
+    {"fadd r8, r2, r4", 1},    {"fsub r8, r2, r4", 1},      {"fmul r8, r2, r4", 1},
+    {"fma r8, r2, r4, r6", 1}, {"fmin r8, r2, r4", 1},      {"fmax r8, r2, r4", 1},
+    {"fcmplt r8, r2, r4", 1},  {"fcmple r8, r2, r4", 1},    {"fcmpeq r8, r2, r4", 1},
+    {"fneg r8, r2", 1},        {"fabs r8, r2", 1},          {"itof r8, r2", 1},
+    {"ftoi r8, r2", 1},        {"f16tof r8, r2", 1},        {"ftof16 r8, r2", 1},
+    {"i8tof r8, r2", 1},       {"fdiv r8, r2, r4", 3},      {"fsqrt r8, r2", 5},
+    {"fexp r8, r2", 3},        {"flog r8, r2", 6},          {"v2add r8, r2, r4", 1},
+    {"v2sub r8, r2, r4", 1},   {"v2mul r8, r2, r4", 1},     {"v2max r8, r2, r4", 1},
+    {"v2min r8, r2, r4", 1},   {"v2fma r8, r2, r4, r6", 1}, {"ampz", 1},
+    {"f32amp r2, r4", 1},      {"f16amp r2, r4", 1},        {"ampst", 8},
 };
 
 static void test_cost(void **state)
@@ -460,11 +558,15 @@ static void test_cost(void **state)
         /* r2, r4: 16-aligned partials and inputs for the AMP; fp values 1.0 elsewhere */
         uint32_t in[6] = {0x5000, 0x3f800000, 0x6000, 0x3f800000, 0x3f800000, 0x3f800000};
         uint32_t out[2];
-        run_worker(body, in, out);
+        uint64_t n;
+        run_worker_n(body, in, out, &n);
         uint32_t want = 6 * (1 + K * costs[c].slots);
         if (out[0] != want)
             fail_msg("%s: %u cycles for 1 + %d issues, want %u (%u slots each)", costs[c].insn,
                      out[0], K, want, costs[c].slots);
+        if (n != 12 + 3 + K)
+            fail_msg("%s: the worker counted %llu instructions, want %d", costs[c].insn,
+                     (unsigned long long)n, 12 + 3 + K);
     }
 }
 
@@ -474,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_fp16_reference),
         cmocka_unit_test(test_binary),
         cmocka_unit_test(test_unary),
+        cmocka_unit_test(test_fdiv),
         cmocka_unit_test(test_fma),
         cmocka_unit_test(test_v2),
         cmocka_unit_test(test_cost),

@@ -408,9 +408,10 @@ static void test_privilege(void **state)
     (void)state;
     /* written from docs/isa.md's "runs on" column, not from isa/opcodes.def */
     static const char *const worker_only[] = {
-        "fadd",  "fsub",  "fmul",  "fma",   "fmin",   "fmax",   "fcmplt", "fcmple", "fcmpeq",
-        "fneg",  "fabs",  "itof",  "ftoi",  "f16tof", "ftof16", "i8tof",  "v2add",  "v2sub",
-        "v2mul", "v2max", "v2min", "v2fma", "ampz",   "f32amp", "f16amp", "ampst",  "exit"};
+        "fadd",   "fsub",  "fmul", "fma",    "fmin",   "fmax",   "fcmplt", "fcmple",
+        "fcmpeq", "fneg",  "fabs", "itof",   "ftoi",   "f16tof", "ftof16", "i8tof",
+        "fdiv",   "fsqrt", "fexp", "flog",   "v2add",  "v2sub",  "v2mul",  "v2max",
+        "v2min",  "v2fma", "ampz", "f32amp", "f16amp", "ampst",  "exit"};
     static const char *const super_only[] = {"run",   "runall", "join", "sync", "halt",
                                              "send",  "gsend",  "hin",  "hout", "rbin",
                                              "rbout", "put",    "ldcw"};
