@@ -1,0 +1,107 @@
+/* mfeed: the reference trainer's order of micro-batches, as infeed buffers (feed.h).
+ *
+ * The shuffle of epoch e depends on the generator's state after epochs 1..e-1, so the feed
+ * keeps the generator and the current epoch's permutation and moves forward; a request for an
+ * earlier epoch starts again from the seed. The current buffer is kept whole, so the host's
+ * per-slice fills (offset, bytes) cost one gather per buffer. Left out: the test set (the
+ * test pass reads it in order, as mref_test). */
+#include "workloads/mnist/feed.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "workloads/mnist/rng.h"
+
+struct mfeed {
+    const mdata_split *train;
+    uint64_t seed;
+    int epochs, batch;
+    uint64_t per_epoch; /* micro-batches an epoch gives */
+    mrng rng;
+    uint32_t *perm;
+    int epoch; /* the epoch perm holds (0: none yet) */
+    float lut[256];
+    uint8_t *buf; /* buffer `cur`, whole */
+    uint64_t cur;
+    int have;
+};
+
+mfeed *mfeed_new(const mdata_split *train, uint64_t seed, int epochs, int batch, int per_call)
+{
+    mfeed *f = xcalloc(1, sizeof *f);
+    f->train = train;
+    f->seed = seed;
+    f->epochs = epochs;
+    f->batch = batch;
+    uint64_t calls = train->n / ((uint64_t)batch * (uint64_t)per_call);
+    f->per_epoch = calls * (uint64_t)per_call;
+    f->perm = xmalloc((train->n ? train->n : 1) * sizeof *f->perm);
+    mdata_norm_table(f->lut);
+    f->buf = xmalloc(mfeed_bytes(f));
+    return f;
+}
+
+void mfeed_free(mfeed *f)
+{
+    if (!f)
+        return;
+    free(f->perm);
+    free(f->buf);
+    free(f);
+}
+
+uint64_t mfeed_buffers(const mfeed *f)
+{
+    return f->per_epoch * (uint64_t)f->epochs;
+}
+
+uint32_t mfeed_bytes(const mfeed *f)
+{
+    return (uint32_t)f->batch * (MDATA_PIXELS * 4 + 4);
+}
+
+/* Shuffle up to epoch e (1-based), from the seed again if e is behind. */
+static void to_epoch(mfeed *f, int e)
+{
+    if (e < f->epoch || f->epoch == 0) {
+        mrng_seed(&f->rng, f->seed, MRNG_STREAM_DATA);
+        f->epoch = 0;
+    }
+    while (f->epoch < e) {
+        for (size_t i = 0; i < f->train->n; i++)
+            f->perm[i] = (uint32_t)i;
+        mrng_shuffle(&f->rng, f->perm, f->train->n);
+        f->epoch++;
+    }
+}
+
+/* Make buffer k whole in f->buf. */
+static void make(mfeed *f, uint64_t k)
+{
+    uint32_t bytes = mfeed_bytes(f);
+    memset(f->buf, 0, bytes);
+    if (k < mfeed_buffers(f)) {
+        to_epoch(f, (int)(k / f->per_epoch) + 1);
+        const uint32_t *index = f->perm + (k % f->per_epoch) * (uint64_t)f->batch;
+        float *x = (float *)(void *)f->buf;
+        int *labels = xmalloc((size_t)f->batch * sizeof *labels);
+        mdata_gather(f->train, index, (size_t)f->batch, f->lut, x, labels);
+        for (int i = 0; i < f->batch; i++) {
+            int32_t l = labels[i];
+            memcpy(f->buf + (size_t)f->batch * MDATA_PIXELS * 4 + 4 * (size_t)i, &l, 4);
+        }
+        free(labels);
+    }
+    f->cur = k;
+    f->have = 1;
+}
+
+void mfeed_fill(mfeed *f, uint64_t k, uint64_t offset, uint8_t *dst, uint32_t bytes)
+{
+    if (!f->have || f->cur != k)
+        make(f, k);
+    uint32_t total = mfeed_bytes(f);
+    for (uint32_t i = 0; i < bytes; i++)
+        dst[i] = offset + i < total ? f->buf[offset + i] : 0;
+}
