@@ -167,7 +167,8 @@ void gr_plan_memory(const graph *g, gr_prog main, uint32_t ntiles, gr_placement 
         }
     }
     for (size_t x = 0; x < total; x++) {
-        qsort(per[x], n[x], sizeof *per[x], by_size);
+        if (n[x])
+            qsort(per[x], n[x], sizeof *per[x], by_size);
         for (size_t q = 0; q < n[x]; q++) {
             item *it = &per[x][q];
             it->off = first_fit(per[x], q);
