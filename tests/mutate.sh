@@ -123,6 +123,14 @@ MUTATIONS=(
     "supervisor rpt costs 1"
     hw/tile.c 's/while (k < ISA_NWORKERS \&\& t->ctx_free_from\[k\] > c)/while (k + 1 < ISA_NWORKERS \&\& (t->ctx_free_from[k] > c || t->ctx_free_from[k + 1] <= c))/'
     "run takes a higher free context"
+    workloads/codelets/relu_bwd.s 's/fcmplt  r4, r13, r4/fcmplt  r4, r4, r13/'
+    "relu_bwd select operands swapped"
+    workloads/codelets/relu_fwd.s 's/rpt     r3, relu_fwd.t_end/rpt     r13, relu_fwd.t_end/'
+    "relu_fwd drops the n mod 4 tail"
+    workloads/codelets/bias_add.s 's/addi    r5, r3, -1 /addi    r5, r3, 0 /'
+    "bias_add one channel too many"
+    workloads/codelets/maxpool_relu_fwd.s 's/fcmplt  r12, r4, r5 /fcmple  r12, r4, r5 /; s/fcmplt  r13, r6, r7 /fcmple  r13, r6, r7 /; s/fcmplt  r8, r4, r5 /fcmple  r8, r4, r5 /'
+    "maxpool ties keep the last"
 )
 
 suite=${1:-}
