@@ -123,6 +123,10 @@ MUTATIONS=(
     "supervisor rpt costs 1"
     hw/tile.c 's/while (k < ISA_NWORKERS \&\& t->ctx_free_from\[k\] > c)/while (k + 1 < ISA_NWORKERS \&\& (t->ctx_free_from[k] > c || t->ctx_free_from[k + 1] <= c))/'
     "run takes a higher free context"
+    workloads/codelets/mm_amp.s 's/shli    r5, r5, 5           # M x 32/shli    r5, r5, 4           # M x 32/'
+    "mm_amp chunk stride M x 16"
+    workloads/codelets/mm_amp.s 's/^mm_amp.pend:$/mm_amp.pend:\n        addi    r3, r3, 512/'
+    "mm_amp skips a weight block per column"
 )
 
 suite=${1:-}
