@@ -131,6 +131,10 @@ MUTATIONS=(
     "bias_add one channel too many"
     workloads/codelets/maxpool_relu_fwd.s 's/fcmplt  r12, r4, r5 /fcmple  r12, r4, r5 /; s/fcmplt  r13, r6, r7 /fcmple  r13, r6, r7 /; s/fcmplt  r8, r4, r5 /fcmple  r8, r4, r5 /'
     "maxpool ties keep the last"
+    workloads/codelets/mm_amp.s 's/shli    r5, r5, 5           # M x 32/shli    r5, r5, 4           # M x 32/'
+    "mm_amp chunk stride M x 16"
+    workloads/codelets/mm_amp.s 's/^mm_amp.pend:$/mm_amp.pend:\n        addi    r3, r3, 512/'
+    "mm_amp skips a weight block per column"
 )
 
 suite=${1:-}
