@@ -403,13 +403,53 @@ static void test_remote(void **state)
     sys_free(s);
 }
 
+/* A compute set with worker vertices and a supervisor vertex on one tile: the supervisor
+ * codelet loads AMP weights (ldcw), which faults while a worker runs, so the lowering must
+ * join the workers before calling it. */
+static void test_supervisor_vertex(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 1);
+    gr_codelet_src(r.gr, "supld",
+                   "supld:  ld32    r2, [r1+0]\n"
+                   "        ldcw    0, r2\n"
+                   "        ret\n");
+    uint32_t shape[1] = {8};
+    gr_tensor a = gr_tensor_new(r.gr, "a", GR_F32, 1, shape);
+    gr_map_region(r.gr, a, 0, 0, 0, 8);
+    gr_cs cs = gr_cs_new(r.gr, "mixed");
+    gr_field f0[2] = {gr_region(a, 0, 4), gr_u32(4)}, f1[2] = {gr_region(a, 4, 8), gr_u32(4)};
+    gr_vertex(r.gr, cs, "addone", 0, 0, 0, f0, 2);
+    gr_vertex(r.gr, cs, "addone", 0, 0, 0, f1, 2);
+    gr_field fs[1] = {gr_region(a, 0, 4)};
+    gr_vertex(r.gr, cs, "supld", 1, 0, 0, fs, 1);
+    err e;
+    err_clear(&e);
+    gr_exe *x = gr_compile(r.gr, gr_execute(r.gr, cs), &e);
+    if (!x)
+        fail_msg("%s", e.msg);
+    assert_int_equal(gr_load(x, r.g, &e), ERR_OK);
+    if (eng_run(r.g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    gr_exe_free(x);
+    rig_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_repeat_exact),      cmocka_unit_test(test_copy_values),
-        cmocka_unit_test(test_too_big),           cmocka_unit_test(test_field_off_tile),
-        cmocka_unit_test(test_stream_in),         cmocka_unit_test(test_liveness),
-        cmocka_unit_test(test_copy_between_ipus), cmocka_unit_test(test_remote),
+        /* clang-format off */
+        cmocka_unit_test(test_repeat_exact),
+        cmocka_unit_test(test_copy_values),
+        cmocka_unit_test(test_too_big),
+        cmocka_unit_test(test_field_off_tile),
+        cmocka_unit_test(test_stream_in),
+        cmocka_unit_test(test_liveness),
+        cmocka_unit_test(test_copy_between_ipus),
+        cmocka_unit_test(test_remote),
+        cmocka_unit_test(test_supervisor_vertex),
+        /* clang-format on */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
