@@ -123,6 +123,10 @@ MUTATIONS=(
     "supervisor rpt costs 1"
     hw/tile.c 's/while (k < ISA_NWORKERS \&\& t->ctx_free_from\[k\] > c)/while (k + 1 < ISA_NWORKERS \&\& (t->ctx_free_from[k] > c || t->ctx_free_from[k + 1] <= c))/'
     "run takes a higher free context"
+    workloads/codelets/conv_mac1.s 's/ld64    r2, \[r14+48\]/ld64    r2, [r14+56]/'
+    "conv_mac1 tap (1,1) takes w(1,2)"
+    workloads/codelets/conv_amp.s 's/^        add     r2, r2, r4$/        nop/'
+    "conv_amp ignores the pass's input offset"
 )
 
 suite=${1:-}
