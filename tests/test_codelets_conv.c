@@ -4,23 +4,24 @@
  * Codelets: conv_amp (supervisor: passes of AMP weight blocks, workers streaming runs of rows),
  * conv_pack (strided gather into blocks: AMP weights, channel grouping, weight pairs),
  * conv_ungroup ([G][P][16] partials to [C][P], or added into it) and conv_mac1 (conv1's
- * forward on the workers' f32v2 MACs). The plans below (plan_*) are the tables a graph
- * builder makes for a layer; each flow runs one sample on one tile:
+ * forward on the workers' f32v2 MACs). The plans below (plan_*, pack_*) are the tables a graph
+ * builder makes for a layer (pass table, worklists, pack block lists: I32 tensors); each flow
+ * runs B samples on one tile:
  *   forward (AMP)   pack w -> blocks (ob, ci, ky); conv_amp; ungroup        bit-exact
  *   forward (MAC)   pack w -> pairs; conv_mac1 per (channel, rows)          bit-exact
- *   input grad      pack dy -> [Cg][P][16]; pack w -> blocks (ky, kx, chunk);
- *                   conv_amp (zeroing phase, then 25 x 3 passes); ungroup   within a bound
+ *   input grad      pack dy -> [B][Cg][P][16]; pack w -> blocks (ky, kx, chunk);
+ *                   conv_amp (zeroing phase, then K K x 3 passes); ungroup  within a bound
  *   weight grad     pack dy -> [Cg][P][16] (= the weights, no further pack); conv_amp into
- *                   dw^T [Cg][Cin K K][16], zeroed on each sample's first pass; ungroup adds
- *                   it into dw                                                bit-exact (conv2)
+ *                   dw^T [Cg][Cin K K][16], zeroed on the sample's first pass; ungroup adds
+ *                   it into dw (one sample a call: C adds each sample's sum)  bit-exact (conv2)
  * Bit-exact means: the same float as the C layer, or both zero (a zero bias adds 0 in C).
  * The bounds: the input gradient sums, for each dx element, all its Cout x K x K terms in one
  * sequential chain (kernel position, then output channel), where mlayer_conv_bwd sums over the
  * output channels first and then adds the K x K partial sums; conv1's weight gradient sums the
  * 576 pixels of a sample in order where mlayer_conv_bwd uses eight interleaved lanes. Both are
  * recursive fp32 sums of n terms, so each differs from the exact (double) sum by at most
- * n u sum |t| (u = 2^-24, to first order); the test checks the codelets' results against the
- * double-precision sums with that bound.
+ * n u sum |t| (u = 2^-24, to first order); the test checks the codelets' results (and the C
+ * layer's) against the double-precision sums with that bound.
  *
  * Cycle models (docs/timing.md: a worker's slot costs 6 tile cycles; supervisor costs and
  * barrel rules as tabulated there), written here from the instruction counts of each codelet
@@ -31,7 +32,9 @@
  *   conv_amp      per pass and worker S = 27 + sum over its runs (10 + (9 + z) rows), 26 with
  *                 no runs; zeroing worker 8 + zall; the supervisor timeline in amp_model.
  * A worker harness runs vertices one at a time (li, run, join: each costs 6 S + 2 cycles, see
- * worker_model), the AMP harness calls conv_amp once (amp_model). */
+ * worker_model), the AMP harness calls conv_amp once (amp_model). test_graph_fwd runs the
+ * conv2 forward as a one-tile graph (values only). test_tutorial_figures pins the per-sample
+ * figures of the tutorial's layers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -45,6 +48,7 @@
 
 #include "tests/testutil.h"
 #include "workloads/codelets.h"
+#include "workloads/graph/graph.h"
 #include "workloads/mnist/layers.h"
 
 #define MEMSZ 638976u /* Mk2 tile SRAM */
@@ -433,7 +437,8 @@ static uint64_t amp_model(const amp_plan *p, uint64_t *amp_steps)
 }
 
 /* Write the plan's tables and state; run conv_amp; assert the cycles. */
-static uint64_t run_amp(img *im, amp_plan *p, uint32_t in, uint32_t out, uint32_t wts)
+/* The worklist words (split first): six byte offsets, then each worker's list. */
+static uint32_t *plan_worklists(amp_plan *p, uint32_t *n)
 {
     plan_split(p);
     uint32_t nw = 6;
@@ -450,6 +455,15 @@ static uint64_t run_amp(img *im, amp_plan *p, uint32_t in, uint32_t out, uint32_
             wl[at++] = p->wr[w][i].in;
         }
     }
+    *n = nw;
+    return wl;
+}
+
+/* Write the plan's tables and state; run conv_amp; assert the cycles. */
+static uint64_t run_amp(img *im, amp_plan *p, uint32_t in, uint32_t out, uint32_t wts)
+{
+    uint32_t nw;
+    uint32_t *wl = plan_worklists(p, &nw);
     uint32_t wla = img_words(im, wl, nw);
     uint32_t pta = img_words(im, p->ptab, 3 * (size_t)p->npasses);
     free(wl);
@@ -467,10 +481,11 @@ static uint32_t cdiv(uint32_t a, uint32_t b)
     return (a + b - 1) / b;
 }
 
-/* Forward: x[Cin][H][W] streamed 8 floats along W at each output pixel (kernel column kx = row
- * input k, weights 0 for k >= K), passes (ob, ci, ky), y grouped [G][P][16], zeroed on each
- * block's first pass. Weight blocks (ob, ci, ky): row k = kx, column n = output channel. */
-static void plan_fwd(amp_plan *p, pack *wp, const mlayer_conv *c)
+/* Forward of B samples: x[B][Cin][H][W] streamed 8 floats along W at each output pixel
+ * (kernel column kx = row input k, weights 0 for k >= K), passes (ob, ci, ky), y grouped
+ * [B][G][P][16], zeroed on each block's first pass; the rows of a pass are every sample's
+ * output pixels. Weight blocks (ob, ci, ky): row k = kx, column n = output channel. */
+static void plan_fwd(amp_plan *p, pack *wp, const mlayer_conv *c, uint32_t B)
 {
     uint32_t K = (uint32_t)c->k, H = (uint32_t)c->h, W = (uint32_t)c->w, Ci = (uint32_t)c->cin;
     uint32_t Co = (uint32_t)c->cout, ho = (uint32_t)mlayer_conv_ho(c);
@@ -484,24 +499,27 @@ static void plan_fwd(amp_plan *p, pack *wp, const mlayer_conv *c)
                 pack_block(wp, ((16 * g * Ci + ci) * K + ky) * K * 4, K,
                            Co - 16 * g < 16 ? Co - 16 * g : 16);
             }
-    for (uint32_t oy = 0; oy < ho; oy++)
-        plan_run(p, oy * wo * 64, wo, oy * W * 4);
+    for (uint32_t b = 0; b < B; b++)
+        for (uint32_t oy = 0; oy < ho; oy++)
+            plan_run(p, (b * G * P + oy * wo) * 64, wo, (b * Ci * H + oy) * W * 4);
 }
 
-/* dy[Cout][P] -> [G][P][16] (channels past Cout zero). */
-static void pack_group(pack *gp, uint32_t C, uint32_t P)
+/* dy[B][Cout][P] -> [B][G][P][16] (channels past Cout zero). */
+static void pack_group(pack *gp, uint32_t C, uint32_t P, uint32_t B)
 {
     uint32_t G = cdiv(C, 16);
-    pack_new(gp, G, P, 16, 4, P * 4);
-    for (uint32_t g = 0; g < G; g++)
-        pack_block(gp, g * 16 * P * 4, P, C - 16 * g < 16 ? C - 16 * g : 16);
+    pack_new(gp, B * G, P, 16, 4, P * 4);
+    for (uint32_t b = 0; b < B; b++)
+        for (uint32_t g = 0; g < G; g++)
+            pack_block(gp, (b * C + 16 * g) * P * 4, P, C - 16 * g < 16 ? C - 16 * g : 16);
 }
 
-/* Input gradient: for each kernel position (ky, kx) and chunk of 8 output channels, dy's
- * pixels (oy, ox) stream their 8 channels into dx's partial row at (oy + ky, ox + kx): dx in
- * [Gi][H][W][16], zeroed first (zall), never zeroed by a pass. Weight blocks (gi, ky, kx,
- * chunk): row k = output channel 8 chunk + k, column n = input channel. */
-static void plan_dx(amp_plan *p, pack *wp, const mlayer_conv *c)
+/* Input gradient of B samples: for each kernel position (ky, kx) and chunk of 8 output
+ * channels, dy's pixels (oy, ox) ([B][G][P][16]) stream their 8 channels into dx's partial
+ * row at (oy + ky, ox + kx): dx in [B][Gi][H][W][16], zeroed first (zall), never zeroed by a
+ * pass. Weight blocks (gi, ky, kx, chunk): row k = output channel 8 chunk + k, column n =
+ * input channel. */
+static void plan_dx(amp_plan *p, pack *wp, const mlayer_conv *c, uint32_t B)
 {
     uint32_t K = (uint32_t)c->k, H = (uint32_t)c->h, W = (uint32_t)c->w, Ci = (uint32_t)c->cin;
     uint32_t Co = (uint32_t)c->cout, ho = (uint32_t)mlayer_conv_ho(c);
@@ -517,9 +535,11 @@ static void plan_dx(amp_plan *p, pack *wp, const mlayer_conv *c)
                                Co - 8 * q < 8 ? Co - 8 * q : 8,
                                Ci - 16 * gi < 16 ? Ci - 16 * gi : 16);
                 }
-    for (uint32_t oy = 0; oy < ho; oy++)
-        plan_run(p, oy * W * 64, wo, oy * wo * 64);
-    p->zall = cdiv(Gi * H * W * 8, 6);
+    uint32_t G = cdiv(Co, 16);
+    for (uint32_t b = 0; b < B; b++)
+        for (uint32_t oy = 0; oy < ho; oy++)
+            plan_run(p, (b * Gi * H + oy) * W * 64, wo, (b * G * P + oy * wo) * 64);
+    p->zall = cdiv(B * Gi * H * W * 8, 6);
 }
 
 /* Weight gradient (needs Wo % 8 == 0): the weights are dy [G][P][16] itself, 8 pixels a
@@ -543,26 +563,30 @@ static void plan_wgrad(amp_plan *p, const mlayer_conv *c)
 /* ---- the flows ---- */
 
 typedef struct cyc {
-    uint64_t pack, amp, ungroup, mac; /* pack, ungroup, mac: sums of S (six workers busy) */
+    uint64_t wpack;   /* per weight update: weight blocks or pairs (sum of S) */
+    uint64_t pack;    /* per call: dy grouped (sum of S) */
+    uint64_t amp;     /* the conv_amp harness's cycles */
+    uint64_t ungroup; /* sum of S */
+    uint64_t mac;     /* sum of S */
 } cyc;
 
-/* y[Cout][P] of one sample by the AMP. */
-static cyc flow_fwd_amp(const mlayer_conv *c, const float *x, const float *w, float *y)
+/* y[B][Cout][P] by the AMP, the B samples in one conv_amp call. */
+static cyc flow_fwd_amp(const mlayer_conv *c, uint32_t B, const float *x, const float *w, float *y)
 {
     img im;
     img_init(&im);
     uint32_t P = (uint32_t)(mlayer_conv_ho(c) * mlayer_conv_wo(c)), G = cdiv((uint32_t)c->cout, 16);
     size_t nx = (size_t)c->cin * c->h * c->w, nw = (size_t)c->cout * c->cin * c->k * c->k;
-    uint32_t xa = img_floats(&im, x, nx, 8); /* a row's last inputs run up to 8 - K past */
+    uint32_t xa = img_floats(&im, x, B * nx, 8); /* a row's last inputs run up to 8 - K past */
     uint32_t wa = img_floats(&im, w, nw, 0);
     amp_plan p;
     pack wp;
-    plan_fwd(&p, &wp, c);
+    plan_fwd(&p, &wp, c, B);
     uint32_t blocks = img_alloc(&im, 512 * wp.nblocks, 16);
-    uint32_t yg = img_alloc(&im, G * P * 64, 16);
-    uint32_t ya = img_alloc(&im, (uint32_t)c->cout * P * 4, 16);
-    cyc r = {0, 0, 0, 0};
-    r.pack = run_pack(&im, &wp, wa, blocks, 6);
+    uint32_t yg = img_alloc(&im, B * G * P * 64, 16);
+    uint32_t ya = img_alloc(&im, B * (uint32_t)c->cout * P * 4, 16);
+    cyc r = {0, 0, 0, 0, 0};
+    r.wpack = run_pack(&im, &wp, wa, blocks, 6);
     float *want = malloc(512 * wp.nblocks), *got = malloc(512 * wp.nblocks);
     pack_ref(&wp, im.m + wa, want);
     img_get(&im, blocks, got, 128 * wp.nblocks);
@@ -570,8 +594,10 @@ static cyc flow_fwd_amp(const mlayer_conv *c, const float *x, const float *w, fl
     free(want);
     free(got);
     r.amp = run_amp(&im, &p, xa, yg, blocks);
-    r.ungroup = run_ungroup(&im, ya, yg, (uint32_t)c->cout, P, 0, 6);
-    img_get(&im, ya, y, (size_t)c->cout * P);
+    for (uint32_t b = 0; b < B; b++)
+        r.ungroup += run_ungroup(&im, ya + b * (uint32_t)c->cout * P * 4, yg + b * G * P * 64,
+                                 (uint32_t)c->cout, P, 0, 6);
+    img_get(&im, ya, y, B * (size_t)c->cout * P);
     plan_free(&p);
     free(wp.list);
     free(im.m);
@@ -594,8 +620,8 @@ static cyc flow_fwd_mac(const mlayer_conv *c, const float *x, const float *w, fl
     pack_new(&wp, 1, Co * 25, 2, 4, 0);
     pack_block(&wp, 0, Co * 25, 2);
     uint32_t pairs = img_alloc(&im, Co * 25 * 8, 16);
-    cyc r = {0, 0, 0, 0};
-    r.pack = run_pack(&im, &wp, wa, pairs, 1);
+    cyc r = {0, 0, 0, 0, 0};
+    r.wpack = run_pack(&im, &wp, wa, pairs, 1);
     uint32_t ya = img_alloc(&im, Co * P * 4, 16);
     uint32_t st[MAXV];
     uint64_t S[MAXV];
@@ -616,29 +642,31 @@ static cyc flow_fwd_mac(const mlayer_conv *c, const float *x, const float *w, fl
     return r;
 }
 
-/* dx[Cin][H][W] of one sample. */
-static cyc flow_dx(const mlayer_conv *c, const float *w, const float *dy, float *dx)
+/* dx[B][Cin][H][W], the B samples in one conv_amp call. */
+static cyc flow_dx(const mlayer_conv *c, uint32_t B, const float *w, const float *dy, float *dx)
 {
     img im;
     img_init(&im);
     uint32_t Ci = (uint32_t)c->cin, Co = (uint32_t)c->cout, HW = (uint32_t)(c->h * c->w);
-    uint32_t P = (uint32_t)(mlayer_conv_ho(c) * mlayer_conv_wo(c));
-    uint32_t dya = img_floats(&im, dy, (size_t)Co * P, 0);
+    uint32_t P = (uint32_t)(mlayer_conv_ho(c) * mlayer_conv_wo(c)), Gi = cdiv(Ci, 16);
+    uint32_t dya = img_floats(&im, dy, B * (size_t)Co * P, 0);
     uint32_t wa = img_floats(&im, w, (size_t)Co * Ci * c->k * c->k, 0);
     pack gp, wp;
     amp_plan p;
-    pack_group(&gp, Co, P);
-    plan_dx(&p, &wp, c);
+    pack_group(&gp, Co, P, B);
+    plan_dx(&p, &wp, c, B);
     uint32_t dyg = img_alloc(&im, gp.nblocks * P * 64, 16);
     uint32_t blocks = img_alloc(&im, 512 * wp.nblocks, 16);
     uint32_t dxg = img_alloc(&im, 48 * p.zall, 16);
     memset(im.m + dxg, 0xff, 48 * p.zall); /* NaN: the zeroing phase must clear it */
-    uint32_t dxa = img_alloc(&im, Ci * HW * 4, 16);
-    cyc r = {0, 0, 0, 0};
-    r.pack = run_pack(&im, &gp, dya, dyg, 1) + run_pack(&im, &wp, wa, blocks, 6);
+    uint32_t dxa = img_alloc(&im, B * Ci * HW * 4, 16);
+    cyc r = {0, 0, 0, 0, 0};
+    r.pack = run_pack(&im, &gp, dya, dyg, 2);
+    r.wpack = run_pack(&im, &wp, wa, blocks, 6);
     r.amp = run_amp(&im, &p, dyg, dxg, blocks);
-    r.ungroup = run_ungroup(&im, dxa, dxg, Ci, HW, 0, 5);
-    img_get(&im, dxa, dx, (size_t)Ci * HW);
+    for (uint32_t b = 0; b < B; b++)
+        r.ungroup += run_ungroup(&im, dxa + b * Ci * HW * 4, dxg + b * Gi * HW * 64, Ci, HW, 0, 5);
+    img_get(&im, dxa, dx, B * (size_t)Ci * HW);
     plan_free(&p);
     free(gp.list);
     free(wp.list);
@@ -658,12 +686,12 @@ static cyc flow_wgrad(const mlayer_conv *c, const float *x, const float *dy, flo
     uint32_t dwa = img_floats(&im, dw, (size_t)Co * KK, 0);
     pack gp;
     amp_plan p;
-    pack_group(&gp, Co, P);
+    pack_group(&gp, Co, P, 1);
     plan_wgrad(&p, c);
     uint32_t dyg = img_alloc(&im, G * P * 64, 16);
     uint32_t dwt = img_alloc(&im, G * KK * 64, 16);
     memset(im.m + dwt, 0xff, G * KK * 64); /* NaN: each sample's first pass must zero it */
-    cyc r = {0, 0, 0, 0};
+    cyc r = {0, 0, 0, 0, 0};
     r.pack = run_pack(&im, &gp, dya, dyg, G);
     r.amp = run_amp(&im, &p, xa, dwt, dyg);
     r.ungroup = run_ungroup(&im, dwa, dwt, Co, KK, 1, 6);
@@ -780,19 +808,27 @@ static void test_pack_ungroup(void **state)
     free(im.m);
 }
 
-static void check_fwd(const mlayer_conv *c, int mac, const char *name)
+static void print_cyc(const char *name, uint32_t B, const cyc *r, double q)
+{
+    printf("  %-18s B=%u: weights %6llu | per call: pack %6llu, %s %7llu, ungroup %6llu", name, B,
+           (unsigned long long)r->wpack, (unsigned long long)r->pack, r->mac ? "mac" : "amp",
+           (unsigned long long)(r->mac ? r->mac : r->amp), (unsigned long long)r->ungroup);
+    if (q >= 0)
+        printf(" (worst error %.3f of the bound)", q);
+    printf("\n");
+}
+
+static void check_fwd(const mlayer_conv *c, uint32_t B, int mac, const char *name)
 {
     size_t nx = (size_t)c->cin * c->h * c->w, nw = (size_t)c->cout * c->cin * c->k * c->k;
-    size_t ny = (size_t)c->cout * mlayer_conv_ho(c) * mlayer_conv_wo(c);
-    float *x = rand_floats(nx), *w = rand_floats(nw), *b = calloc(c->cout, 4);
+    size_t ny = B * (size_t)c->cout * mlayer_conv_ho(c) * mlayer_conv_wo(c);
+    float *x = rand_floats(B * nx), *w = rand_floats(nw), *b = calloc(c->cout, 4);
     float *want = malloc(4 * ny), *got = malloc(4 * ny);
     float *col = malloc(4 * mlayer_conv_col_floats(c));
-    mlayer_conv_fwd(c, 1, x, w, b, want, col);
-    cyc r = mac ? flow_fwd_mac(c, x, w, got) : flow_fwd_amp(c, x, w, got);
+    mlayer_conv_fwd(c, (int)B, x, w, b, want, col);
+    cyc r = mac ? flow_fwd_mac(c, x, w, got) : flow_fwd_amp(c, B, x, w, got);
     assert_same(got, want, ny, name);
-    printf("  %s: pack %llu, %s %llu, ungroup %llu\n", name, (unsigned long long)r.pack,
-           mac ? "mac" : "amp", (unsigned long long)(mac ? r.mac : r.amp),
-           (unsigned long long)r.ungroup);
+    print_cyc(name, B, &r, -1);
     free(x);
     free(w);
     free(b);
@@ -801,45 +837,47 @@ static void check_fwd(const mlayer_conv *c, int mac, const char *name)
     free(col);
 }
 
-/* conv2 forward on the AMP: bit-exact, on the tutorial's shape and two small ones (K = 3,
- * Cout = 18: a second block with 2 channels; K = 8: all 8 inputs of a row used). */
+/* Forward on the AMP, bit-exact: conv2 (1 and 3 samples a call), two small shapes (K = 3,
+ * Cout = 18: a second block with 2 channels; K = 8: all 8 inputs of a row used, no padding
+ * read past x), and conv1 (the alternative to conv_mac1). */
 static void test_fwd_amp(void **state)
 {
     (void)state;
-    check_fwd(&conv2, 0, "conv2 fwd");
+    check_fwd(&conv2, 1, 0, "conv2 fwd");
+    check_fwd(&conv2, 3, 0, "conv2 fwd");
     static const mlayer_conv s1 = {3, 7, 10, 18, 3}, s2 = {2, 9, 11, 5, 8};
-    check_fwd(&s1, 0, "small fwd K3");
-    check_fwd(&s2, 0, "small fwd K8");
-    check_fwd(&conv1, 0, "conv1 fwd (AMP)");
+    check_fwd(&s1, 2, 0, "small fwd K3");
+    check_fwd(&s2, 1, 0, "small fwd K8");
+    check_fwd(&conv1, 1, 0, "conv1 fwd (AMP)");
 }
 
 /* conv1 forward on the workers: bit-exact, on the tutorial's shape and a small one. */
 static void test_fwd_mac(void **state)
 {
     (void)state;
-    check_fwd(&conv1, 1, "conv1 fwd");
+    check_fwd(&conv1, 1, 1, "conv1 fwd");
     static const mlayer_conv s = {1, 9, 10, 3, 5};
-    check_fwd(&s, 1, "small fwd mac");
+    check_fwd(&s, 1, 1, "small fwd mac");
 }
 
-static void check_dx(const mlayer_conv *c, const char *name)
+static void check_dx(const mlayer_conv *c, uint32_t B, const char *name)
 {
     size_t nx = (size_t)c->cin * c->h * c->w, nw = (size_t)c->cout * c->cin * c->k * c->k;
     size_t ny = (size_t)c->cout * mlayer_conv_ho(c) * mlayer_conv_wo(c);
-    float *x = rand_floats(nx), *w = rand_floats(nw), *dy = rand_floats(ny);
-    float *dw = calloc(nw, 4), *db = calloc(c->cout, 4), *dxc = malloc(4 * nx);
-    float *got = malloc(4 * nx);
+    float *x = rand_floats(B * nx), *w = rand_floats(nw), *dy = rand_floats(B * ny);
+    float *dw = calloc(nw, 4), *db = calloc(c->cout, 4), *dxc = malloc(4 * B * nx);
+    float *got = malloc(4 * B * nx);
     float *col = malloc(4 * mlayer_conv_col_floats(c)),
           *dcol = malloc(4 * mlayer_conv_col_floats(c));
-    double *ex = malloc(8 * nx), *as = malloc(8 * nx);
-    mlayer_conv_bwd(c, 1, x, w, dy, dw, db, dxc, col, dcol);
-    dx_exact(c, w, dy, ex, as);
-    cyc r = flow_dx(c, w, dy, got);
+    double *ex = malloc(8 * B * nx), *as = malloc(8 * B * nx);
+    mlayer_conv_bwd(c, (int)B, x, w, dy, dw, db, dxc, col, dcol);
+    for (uint32_t b = 0; b < B; b++)
+        dx_exact(c, w, dy + b * ny, ex + b * nx, as + b * nx);
+    cyc r = flow_dx(c, B, w, dy, got);
     double terms = c->cout * c->k * c->k + 1.0;
-    double q = assert_bound(got, ex, as, nx, terms, name);
-    assert_bound(dxc, ex, as, nx, terms, "C dx");
-    printf("  %s: pack %llu, amp %llu, ungroup %llu (worst error %.3f of the bound)\n", name,
-           (unsigned long long)r.pack, (unsigned long long)r.amp, (unsigned long long)r.ungroup, q);
+    double q = assert_bound(got, ex, as, B * nx, terms, name);
+    assert_bound(dxc, ex, as, B * nx, terms, "C dx");
+    print_cyc(name, B, &r, q);
     free(x);
     free(w);
     free(dy);
@@ -853,17 +891,18 @@ static void check_dx(const mlayer_conv *c, const char *name)
     free(as);
 }
 
-/* conv2's input gradient: within n u sum|t| of the exact sum (as the C layer). */
+/* Input gradients within n u sum|t| of the exact sums (as the C layer's): conv2 with 1 and 2
+ * samples a call, a small K = 3 shape with 18 output channels (3 chunks of 8, the last with
+ * 2). */
 static void test_dx(void **state)
 {
     (void)state;
-    check_dx(&conv2, "conv2 dx");
+    check_dx(&conv2, 1, "conv2 dx");
+    check_dx(&conv2, 2, "conv2 dx");
     static const mlayer_conv s = {3, 7, 10, 18, 3};
-    check_dx(&s, "small dx");
+    check_dx(&s, 1, "small dx");
 }
 
-/* dw over `batch` samples from random dw0, one flow per sample; bit-exact with the C layer
- * when exact, else within the bound. */
 static void check_wgrad(const mlayer_conv *c, int batch, int exact, const char *name)
 {
     size_t nx = (size_t)c->cin * c->h * c->w, nw = (size_t)c->cout * c->cin * c->k * c->k;
@@ -875,7 +914,7 @@ static void check_wgrad(const mlayer_conv *c, int batch, int exact, const char *
     memcpy(dwc, dw0, 4 * nw);
     memcpy(got, dw0, 4 * nw);
     mlayer_conv_bwd(c, batch, x, w, dy, dwc, db, NULL, col, NULL);
-    cyc r = {0, 0, 0, 0};
+    cyc r = {0, 0, 0, 0, 0};
     for (int b = 0; b < batch; b++)
         r = flow_wgrad(c, x + nx * b, dy + ny * b, got);
     double q = 0;
@@ -890,10 +929,7 @@ static void check_wgrad(const mlayer_conv *c, int batch, int exact, const char *
         free(ex);
         free(as);
     }
-    printf("  %s: per sample pack %llu, amp %llu, ungroup %llu (worst error %.3f of the "
-           "bound)\n",
-           name, (unsigned long long)r.pack, (unsigned long long)r.amp,
-           (unsigned long long)r.ungroup, q);
+    print_cyc(name, 1, &r, exact ? -1 : q);
     free(x);
     free(w);
     free(dy);
@@ -918,31 +954,173 @@ static void test_wgrad(void **state)
     check_wgrad(&conv1, 2, 0, "conv1 dw");
 }
 
-/* The per-sample figures of the tutorial's shapes from the models alone (what the tests
- * above assert): documents the numbers the codelet headers' formulas give. */
+/* conv2's forward as a one-tile graph: the state layouts as vertex fields (tensor regions
+ * and scalars), conv_amp as a supervisor vertex (called by the lowered control program, which
+ * keeps its loop counter in r12 across it: Repeat(2, ...)), the tables as I32 tensors written
+ * by the host. Bit-exact as the harness flow. */
+static void test_graph_fwd(void **state)
+{
+    (void)state;
+    const mlayer_conv *c = &conv2;
+    uint32_t Co = 20, P = 64, G = 2, nx = 10 * 144, nw = 20 * 250;
+    err e;
+    err_clear(&e);
+    sys_cfg cfg = {.threads = 1};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.tiles_per_ipu = 1;
+    sys *s = sys_new(&cfg, &e);
+    assert_non_null(s);
+    graph *gr = gr_new(&cfg.m, 1);
+    amp_plan p;
+    pack wp;
+    plan_fwd(&p, &wp, c, 1);
+    uint32_t nwl;
+    uint32_t *wl = plan_worklists(&p, &nwl);
+    uint32_t sh;
+#define TENSOR(name, type, n) (sh = (n), gr_tensor_new(gr, name, type, 1, &sh))
+    gr_tensor x = TENSOR("x", GR_F32, nx + 8), w = TENSOR("w", GR_F32, nw);
+    gr_tensor blocks = TENSOR("blocks", GR_F32, 128 * wp.nblocks);
+    gr_tensor yg = TENSOR("yg", GR_F32, G * P * 16), y = TENSOR("y", GR_F32, Co * P);
+    gr_tensor plist = TENSOR("plist", GR_I32, 3 * wp.nblocks), wlt = TENSOR("wl", GR_I32, nwl);
+    gr_tensor ptab = TENSOR("ptab", GR_I32, 3 * p.npasses);
+#undef TENSOR
+    gr_tensor all[] = {x, w, blocks, yg, y, plist, wlt, ptab};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        gr_map_region(gr, all[k], 0, 0, 0, gr_tensor_elems(gr, all[k]));
+    gr_cs cs_pack = gr_cs_new(gr, "pack"), cs_amp = gr_cs_new(gr, "amp");
+    gr_cs cs_ung = gr_cs_new(gr, "ungroup");
+    for (uint32_t v = 0; v < 6; v++) {
+        uint32_t b0 = wp.nblocks * v / 6, b1 = wp.nblocks * (v + 1) / 6;
+        gr_field f[8] = {gr_region(blocks, 128 * b0, 128 * b1),
+                         gr_region(w, 0, nw),
+                         gr_u32(b1 - b0),
+                         gr_region(plist, 3 * b0, 3 * b1),
+                         gr_u32(wp.R),
+                         gr_u32(wp.C),
+                         gr_u32(wp.sr),
+                         gr_u32(wp.sc)};
+        gr_vertex(gr, cs_pack, "conv_pack", 0, 0, 0, f, 8);
+        uint32_t c0 = Co * v / 6, c1 = Co * (v + 1) / 6;
+        gr_field u[6] = {gr_region(y, c0 * P, c1 * P),
+                         gr_region(yg, 0, G * P * 16),
+                         gr_u32(c0),
+                         gr_u32(c1 - c0),
+                         gr_u32(P),
+                         gr_u32(0)};
+        gr_vertex(gr, cs_ung, "conv_ungroup", 0, 0, 0, u, 6);
+    }
+    gr_field a[9] = {gr_region(x, 0, nx + 8),
+                     gr_region(yg, 0, G * P * 16),
+                     gr_region(blocks, 0, 128 * wp.nblocks),
+                     gr_region(wlt, 0, nwl),
+                     gr_u32((uint32_t)p.radj),
+                     gr_u32(p.npasses),
+                     gr_region(ptab, 0, 3 * p.npasses),
+                     gr_u32(p.zall),
+                     gr_u32(0)};
+    gr_vertex(gr, cs_amp, "conv_amp", 1, 0, 0, a, 9);
+    gr_prog body[3] = {gr_execute(gr, cs_pack), gr_execute(gr, cs_amp), gr_execute(gr, cs_ung)};
+    gr_prog main = gr_repeat(gr, 2, gr_seq(gr, body, 3));
+    gr_exe *xe = gr_compile(gr, main, &e);
+    if (!xe)
+        fail_msg("%s", e.msg);
+    eng *g = sys_engine(s);
+    assert_int_equal(gr_load(xe, g, &e), ERR_OK);
+    float *xv = rand_floats(nx + 8), *wv = rand_floats(nw), *b = calloc(Co, 4);
+    memset(xv + nx, 0, 32);
+    gr_write(xe, g, x, 0, xv, nx + 8);
+    gr_write(xe, g, w, 0, wv, nw);
+    gr_write(xe, g, plist, 0, wp.list, 3 * wp.nblocks);
+    gr_write(xe, g, wlt, 0, wl, nwl);
+    gr_write(xe, g, ptab, 0, p.ptab, 3 * p.npasses);
+    if (eng_run(g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    float *got = malloc(4 * Co * P), *want = malloc(4 * Co * P);
+    float *col = malloc(4 * mlayer_conv_col_floats(c));
+    gr_read(xe, g, y, 0, got, Co * P);
+    mlayer_conv_fwd(c, 1, xv, wv, b, want, col);
+    assert_same(got, want, Co * P, "graph conv2 fwd");
+    free(xv);
+    free(wv);
+    free(b);
+    free(got);
+    free(want);
+    free(col);
+    free(wl);
+    plan_free(&p);
+    free(wp.list);
+    gr_exe_free(xe);
+    gr_free(gr);
+    sys_free(s);
+}
+
+/* One AMP plan's figures from the model: passes, AMP steps (one per tile cycle at best),
+ * cycles of the call; pinned to the numbers the report quotes. */
+static void fig_amp(const char *name, amp_plan *p, uint32_t B, uint32_t passes, uint64_t steps,
+                    uint64_t cycles)
+{
+    uint64_t st;
+    plan_split(p);
+    uint64_t c = amp_model(p, &st);
+    printf("  %-16s B=%u: %3u passes, %6llu AMP steps, %7llu cycles, %6llu a sample, AMP busy "
+           "%.0f%%\n",
+           name, B, p->npasses, (unsigned long long)st, (unsigned long long)c,
+           (unsigned long long)(c / B), 100.0 * (double)st / (double)c);
+    if (cycles) {
+        assert_int_equal(p->npasses, passes);
+        assert_int_equal(st, steps);
+        assert_int_equal(c, cycles);
+    }
+    plan_free(p);
+}
+
+/* The tutorial's figures from the models alone (the flows above assert the same models
+ * against the engine): conv_amp per call with 1 and 6 samples, and the worker codelets' S
+ * (tile cycles with six workers busy: the sum of S over the vertices, ignoring run/join). */
 static void test_tutorial_figures(void **state)
 {
     (void)state;
     amp_plan p;
     pack wp;
-    uint64_t steps;
-    plan_fwd(&p, &wp, &conv2);
-    plan_split(&p);
-    uint64_t c2f = amp_model(&p, &steps);
-    printf("  conv2 fwd: %u passes, %llu AMP steps, %llu cycles\n", p.npasses,
-           (unsigned long long)steps, (unsigned long long)c2f);
-    assert_int_equal(p.npasses, 100);
-    assert_int_equal(steps, 100 * 64 * 8);
-    plan_free(&p);
-    free(wp.list);
+    static const uint32_t Bs[2] = {1, 6};
+    static const uint64_t fwd2[2] = {93287, 421175}, dx2[2] = {70393, 318253};
+    static const uint64_t fwd1[2] = {32829, 191469};
+    for (unsigned i = 0; i < 2; i++) {
+        plan_fwd(&p, &wp, &conv2, Bs[i]);
+        free(wp.list);
+        fig_amp("conv2 fwd", &p, Bs[i], 100, 51200 * Bs[i], fwd2[i]);
+        plan_dx(&p, &wp, &conv2, Bs[i]);
+        free(wp.list);
+        fig_amp("conv2 dx", &p, Bs[i], 75, 38400 * Bs[i], dx2[i]);
+        plan_fwd(&p, &wp, &conv1, Bs[i]);
+        free(wp.list);
+        fig_amp("conv1 fwd (AMP)", &p, Bs[i], 5, 23040 * Bs[i], fwd1[i]);
+    }
+    plan_wgrad(&p, &conv2);
+    fig_amp("conv2 dw", &p, 1, 16, 32000, 52319);
+    plan_wgrad(&p, &conv1);
+    fig_amp("conv1 dw", &p, 1, 72, 14400, 39291);
+    /* workers, per sample: conv_mac1 one vertex per channel (24 rows of Wo = 24); conv_pack
+     * of conv1's dy into [576][16] (cv = 10); conv_ungroup adding conv2's dw^T (20 channels
+     * of 250 in 6 vertices) */
+    assert_int_equal(10 * (9 + 24 * (5 + 59 * 24)), 341130);
+    pack gp;
+    pack_group(&gp, 10, 576, 1);
+    assert_int_equal(pack_S(&gp, 0, 1), 23638);
+    free(gp.list);
+    assert_int_equal(4 * ungroup_S(3, 250, 1) + 2 * ungroup_S(4, 250, 1), 20260);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pack_ungroup), cmocka_unit_test(test_fwd_amp),
-        cmocka_unit_test(test_fwd_mac),      cmocka_unit_test(test_dx),
-        cmocka_unit_test(test_wgrad),        cmocka_unit_test(test_tutorial_figures),
+        cmocka_unit_test(test_pack_ungroup),
+        cmocka_unit_test(test_fwd_amp),
+        cmocka_unit_test(test_fwd_mac),
+        cmocka_unit_test(test_dx),
+        cmocka_unit_test(test_wgrad),
+        cmocka_unit_test(test_graph_fwd),
+        cmocka_unit_test(test_tutorial_figures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
