@@ -4,20 +4,39 @@
 # fp32 inputs through it into rows of 16 fp32 partial sums; the six workers take the rows
 # of a pass as runs from static worklists (poplibs' partitions: out offset, count, in offset).
 #
-# One codelet serves every AMP use of the tutorial's convolutions; the caller's tables say
-# which (docs in tests/test_codelets_conv.c, conv_plan_*):
-#   forward        rows = output pixels, inputs = 8 consecutive x along W (kernel column
-#                  kx = 0..K-1 folded into the AMP's inputs, weights 0 for kx >= K: poplibs'
-#                  "expand dims" transform), passes = (out block, ci, ky); x in [C][H][W].
-#   input grad     rows = dy pixels, inputs = 8 output channels of dy in [Cg][P][16],
-#                  passes = (ky, kx, channel chunk of 8), partials = dx in [H][W][16] at the
-#                  pixel (oy + ky, ox + kx) (stride 1, the zero padding is simply not listed).
-#   weight grad    roles swapped: weights = 8 pixels x 16 channels of dy in [Cg][P][16]
-#                  (contiguous: no packing), rows = kernel taps (ci, ky, kx), inputs = x at
-#                  those 8 pixels, partials = dw^T in [Cg][Cin K K][16].
+# One codelet serves every AMP use of the tutorial's convolutions (stride 1, no padding,
+# K <= 8); the caller's tables say which (plan_fwd, plan_dx, plan_wgrad in
+# tests/test_codelets_conv.c build them):
+#   forward       y = conv(x) (mlayer_conv_fwd without the bias). x [B][Cin][H][W] as the
+#                 C layers keep it (no transform; the 8 - K floats past x are read, times a
+#                 zero weight: they must be finite, e.g. a zero pad);
+#                 a row = one output pixel, its inputs x[ci][oy + ky][ox .. ox + 7]: the
+#                 kernel column kx is folded into the AMP's 8 inputs (weights 0 for kx >= K,
+#                 poplibs' "expand dims" transform); passes (out block ob, ci, ky), the
+#                 first of each ob zeroing; weights conv_pack'ed from w [Cout][Cin][K][K];
+#                 y partials [B][Go][Ho Wo][16], conv_ungroup -> [B][Cout][Ho][Wo].
+#                 Sums in (ci, ky, kx) order from 0: bit-exact with mlayer_conv_fwd.
+#   input grad    dx = the full correlation of dy with the flipped kernel. dy grouped
+#                 [B][Go][Ho Wo][16] (conv_pack); a row = one dy pixel (oy, ox), its
+#                 inputs 8 of its channels, its partials dx's row at (oy + ky, ox + kx);
+#                 passes (ky, kx, chunk of 8 output channels), the zero padding is simply
+#                 never listed; zeroing phase first (zall); dx partials [B][Gi][H W][16],
+#                 conv_ungroup -> [B][Cin][H][W].
+#   weight grad   roles swapped, as poplibs does: the weights are 8 pixels x 16 channels of
+#                 dy grouped (contiguous 512 bytes: no pack), passes (ob, chunk of 8 pixels
+#                 of an output row, Wo % 8 == 0); a row = one tap (ci, ky, kx), its inputs x
+#                 at the chunk's 8 pixels; partials dw^T [Go][Cin K K][16], zeroed on
+#                 the first chunk; conv_ungroup adds them into dw [Cout][Cin][K][K] (one
+#                 sample a call: bit-exact where mlayer_conv_bwd sums a sample in pixel order).
+# (Go = ceil(Cout / 16), Gi = ceil(Cin / 16): groups of 16 channels, the last zero-padded.)
+# A layer splits over tiles by samples (B a call) and by output blocks (a tile's pass table
+# lists only its blocks; for the weight gradient each tile then holds a partial dw to be
+# reduced); over the six workers by rows (worklists, split evenly, runs cut where needed).
 #
 # Each pass's sums run row by row in input order, each product rounded then added
-# (docs/timing.md): the order of the C loop `s = s + x * w` over the streamed inputs.
+# (docs/timing.md): the order of the C loop `s = s + x * w` over the streamed inputs. The
+# runs of one pass must name distinct partial rows (a worker stores each row while it
+# streams the next). Give conv_amp a compute set of its own: ldcw faults while a worker runs.
 #
 # State (words; addresses are bytes):
 #   +0  in      base of the streamed inputs (fp32, 4-aligned); a row reads 8 consecutive
@@ -33,7 +52,7 @@
 #               zeroes its rows' partials first; 0: it accumulates)
 #   +28 zall    8-byte zero stores per worker before the passes (worker w zeroes
 #               out + 8 zall w .. out + 8 zall (w + 1)); 0: no zeroing phase
-#   +32 (scratch) the current pass's table entry, written by the supervisor for its workers
+#   +32 (scratch) the current pass's table entry: the supervisor writes it for its workers
 #
 # Cycles (docs/timing.md; on Mk2, where f32amp is 1 slot and ampst 8). A worker of a pass
 # whose list has runs of r_1 .. r_n rows takes

@@ -7,7 +7,9 @@
 # each product rounded, then added, the first to 0: bit for bit mlayer_conv_fwd with cin = 1
 # and a zero bias (which adds no term), up to the sign of a zero sum.
 # Two adjacent outputs share a register pair; the odd-offset input pairs are built from the
-# aligned 8-byte loads with two movs.
+# aligned 8-byte loads with two movs. A layer splits over workers and tiles by (sample,
+# channel, range of output rows). conv_amp does the same layer on the AMP ~8x faster
+# (tests/test_codelets_conv.c, test_tutorial_figures).
 #
 # Layouts: x is one plane [H][W] (8-aligned, W even, W >= 6); w is the channel's 25 weights
 # duplicated into pairs [25][2] (conv_pack with C = 2, sc = 0; 8-aligned); y is [Ho][Wo],
