@@ -123,6 +123,18 @@ MUTATIONS=(
     "supervisor rpt costs 1"
     hw/tile.c 's/while (k < ISA_NWORKERS \&\& t->ctx_free_from\[k\] > c)/while (k + 1 < ISA_NWORKERS \&\& (t->ctx_free_from[k] > c || t->ctx_free_from[k + 1] <= c))/'
     "run takes a higher free context"
+    workloads/codelets/relu_bwd.s 's/fcmplt  r4, r13, r4/fcmplt  r4, r4, r13/'
+    "relu_bwd select operands swapped"
+    workloads/codelets/relu_fwd.s 's/rpt     r3, relu_fwd.t_end/rpt     r13, relu_fwd.t_end/'
+    "relu_fwd drops the n mod 4 tail"
+    workloads/codelets/bias_add.s 's/addi    r5, r3, -1 /addi    r5, r3, 0 /'
+    "bias_add one channel too many"
+    workloads/codelets/maxpool_relu_fwd.s 's/fcmplt  r12, r4, r5 /fcmple  r12, r4, r5 /; s/fcmplt  r13, r6, r7 /fcmple  r13, r6, r7 /; s/fcmplt  r8, r4, r5 /fcmple  r8, r4, r5 /'
+    "maxpool ties keep the last"
+    workloads/codelets/mm_amp.s 's/shli    r5, r5, 5           # M x 32/shli    r5, r5, 4           # M x 32/'
+    "mm_amp chunk stride M x 16"
+    workloads/codelets/mm_amp.s 's/^mm_amp.pend:$/mm_amp.pend:\n        addi    r3, r3, 512/'
+    "mm_amp skips a weight block per column"
     workloads/codelets/conv_mac1.s 's/ld64    r2, \[r14+48\]/ld64    r2, [r14+56]/'
     "conv_mac1 tap (1,1) takes w(1,2)"
     workloads/codelets/conv_amp.s 's/^        add     r2, r2, r4$/        nop/'

@@ -54,57 +54,16 @@ enum {
 #define M11 0xbf801000u /* -(1 + 2^-11) */
 #define BACKGROUND 0xa5u
 
-static uint32_t fb(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
+/* ---- fp16 by value (tests/testutil.h) ---- */
 
-static float bf(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* Product rounded to fp32 on its own (a volatile store forces the rounding). */
-static float rmul(float a, float b)
-{
-    volatile float p = a * b;
-    return p;
-}
-
-/* ---- fp16 by value (copied from tests/test_fp.c) ---- */
-
-/* fp16 -> fp32: subnormals m x 2^-24, normals (1024 + m) x 2^(e - 25). */
 static float h2f(uint16_t a)
 {
-    unsigned s = (a >> 15) & 1, e = (a >> 10) & 31, m = a & 1023;
-    double v;
-    if (e == 31)
-        v = m ? NAN : INFINITY;
-    else if (e == 0)
-        v = ldexp(m, -24);
-    else
-        v = ldexp(1024 + m, (int)e - 25);
-    return (float)(s ? -v : v);
+    return tu_bf(tu_f16_to_f32(a));
 }
 
-/* fp32 -> fp16, nearest even, finite inputs below 65520 (all this suite makes): the binade's
- * quantum 2^(e - 10) (subnormal quantum 2^-24 below e = -14), n = rint(|x| / quantum), bits
- * (e + 15) << 10 plus n - 1024 (a carry into the next binade takes care of itself). */
 static uint16_t f2h(float f)
 {
-    uint16_t s = signbit(f) ? 0x8000u : 0;
-    double x = fabs((double)f);
-    if (x == 0)
-        return s;
-    int e;
-    frexp(x, &e);
-    e = e - 1 < -14 ? -14 : e - 1;
-    double n = rint(ldexp(x, 10 - e));
-    return (uint16_t)(s | (uint16_t)(((e + 15) << 10) + (long)n - 1024));
+    return (uint16_t)tu_f32_to_f16(tu_fb(f));
 }
 
 /* ---- references ---- */
@@ -122,7 +81,7 @@ static float lane(const float *x, const float *w, unsigned stride, unsigned nin,
     switch (mode) {
     case M_REF:
         for (unsigned k = 0; k < nin; k++)
-            s = s + rmul(x[k], w[k * stride]);
+            s = s + tu_rmul(x[k], w[k * stride]);
         return s;
     case M_FUSED:
         for (unsigned k = 0; k < nin; k++)
@@ -130,12 +89,12 @@ static float lane(const float *x, const float *w, unsigned stride, unsigned nin,
         return s;
     case M_REVERSED:
         for (unsigned k = nin; k-- > 0;)
-            s = s + rmul(x[k], w[k * stride]);
+            s = s + tu_rmul(x[k], w[k * stride]);
         return s;
     case M_PARTIAL_LAST:
         s = 0.0f;
         for (unsigned k = 0; k < nin; k++)
-            s = s + rmul(x[k], w[k * stride]);
+            s = s + tu_rmul(x[k], w[k * stride]);
         return s + p;
     default:
         for (unsigned k = 0; k < nin; k++)
@@ -149,7 +108,7 @@ static unsigned ndiff(const float *a, const float *b, unsigned n)
 {
     unsigned c = 0;
     for (unsigned i = 0; i < n; i++)
-        c += fb(a[i]) != fb(b[i]);
+        c += tu_fb(a[i]) != tu_fb(b[i]);
     return c;
 }
 
@@ -214,11 +173,11 @@ static void f32_gen(f32set *d, uint64_t seed)
     d->p[0][0] = THIRD;
     d->p[1][3] = 0.1f;
     /* lane 15: P12 x P12 + M11 alone (fused 2^-24, rounded first 0) */
-    d->x[0][0] = bf(P12);
-    d->w[0][15] = bf(P12);
+    d->x[0][0] = tu_bf(P12);
+    d->w[0][15] = tu_bf(P12);
     for (unsigned k = 1; k < 8; k++)
         d->w[k][15] = 0.0f;
-    d->p[0][15] = bf(M11);
+    d->p[0][15] = tu_bf(M11);
 }
 
 static void f32_ref(const f32set *d, unsigned r, const float *p, int mode, float out[16])
@@ -278,8 +237,8 @@ static void f32_distinct(const f32set *d)
     float ref[16], alt[16]; /* and lane 15 of row 0 is the P12 case */
     f32_ref(d, 0, d->p[0], M_REF, ref);
     f32_ref(d, 0, d->p[0], M_FUSED, alt);
-    assert_int_equal(fb(ref[15]), 0);
-    assert_int_equal(fb(alt[15]), fb(0x1p-24f));
+    assert_int_equal(tu_fb(ref[15]), 0);
+    assert_int_equal(tu_fb(alt[15]), tu_fb(0x1p-24f));
 }
 
 static void f16_distinct(const f16set *d)
@@ -311,7 +270,7 @@ static uint32_t get32(const uint8_t *m, uint32_t a)
 }
 static void putf(uint8_t *m, uint32_t a, float f)
 {
-    put32(m, a, fb(f));
+    put32(m, a, tu_fb(f));
 }
 static void put16(uint8_t *m, uint32_t a, uint16_t h)
 {
@@ -379,8 +338,8 @@ static void check_img(const char *what, const uint8_t *got, const uint8_t *want)
     for (uint32_t a = LO; a < HI; a += 4) {
         uint32_t g = get32(got, a), w = get32(want, a);
         if (g != w)
-            fail_msg("%s: mem32[0x%x] = 0x%08x (%a), want 0x%08x (%a)", what, a, g, (double)bf(g),
-                     w, (double)bf(w));
+            fail_msg("%s: mem32[0x%x] = 0x%08x (%a), want 0x%08x (%a)", what, a, g,
+                     (double)tu_bf(g), w, (double)tu_bf(w));
     }
 }
 
@@ -543,13 +502,13 @@ static void test_fp16_reference(void **state)
     assert_int_equal(f2h(THIRD), 0x3555);
     assert_int_equal(f2h(-2.0f), 0xc000);
     assert_int_equal(f2h(65504.0f), 0x7bff);
-    assert_int_equal(f2h(bf(0x3f801000)), 0x3c00); /* 1 + 2^-11: tie to even */
-    assert_int_equal(f2h(bf(0x3f803000)), 0x3c02);
+    assert_int_equal(f2h(tu_bf(0x3f801000)), 0x3c00); /* 1 + 2^-11: tie to even */
+    assert_int_equal(f2h(tu_bf(0x3f803000)), 0x3c02);
     assert_int_equal(f2h(0x1p-24f), 0x0001);
-    assert_int_equal(fb(h2f(0x3c00)), fb(1.0f));
-    assert_int_equal(fb(h2f(0x0001)), fb(0x1p-24f));
-    assert_int_equal(fb(h2f(0xc000)), fb(-2.0f));
-    assert_int_equal(fb(h2f(0x3555)), fb(0x1.554p-2f));
+    assert_int_equal(tu_fb(h2f(0x3c00)), tu_fb(1.0f));
+    assert_int_equal(tu_fb(h2f(0x0001)), tu_fb(0x1p-24f));
+    assert_int_equal(tu_fb(h2f(0xc000)), tu_fb(-2.0f));
+    assert_int_equal(tu_fb(h2f(0x3555)), tu_fb(0x1.554p-2f));
 }
 
 /* Three f32amp rows back to back, then ampst: every lane of every row, where its partials

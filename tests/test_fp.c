@@ -34,27 +34,6 @@
 
 enum { OUT = 0x4000 }; /* where a case stores its results: far above its text */
 
-static uint32_t fb(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static float bf(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* Product rounded to fp32 on its own (a volatile store forces the rounding). */
-static float rmul(float a, float b)
-{
-    volatile float p = a * b;
-    return p;
-}
-
 /* Assemble and run src on one tile; n words from OUT into out; the workers' instruction count
  * into *winsn when it is not NULL. */
 static void run_src(const char *src, uint32_t *out, unsigned n, uint64_t *winsn)
@@ -109,40 +88,40 @@ static void run_worker(const char *body, const uint32_t in[6], uint32_t out[2])
  * semantics say nothing about payloads); anything else must match exactly. */
 static void check_f(const char *what, uint32_t got, uint32_t want)
 {
-    if (isnan(bf(want)) && isnan(bf(got)) && (got >> 31) == (want >> 31))
+    if (isnan(tu_bf(want)) && isnan(tu_bf(got)) && (got >> 31) == (want >> 31))
         return;
     if (got != want)
-        fail_msg("%s: got 0x%08x (%a), want 0x%08x (%a)", what, got, (double)bf(got), want,
-                 (double)bf(want));
+        fail_msg("%s: got 0x%08x (%a), want 0x%08x (%a)", what, got, (double)tu_bf(got), want,
+                 (double)tu_bf(want));
 }
 
 /* ---- references ---- */
 
 static uint32_t r_fadd(float a, float b)
 {
-    return fb(a + b);
+    return tu_fb(a + b);
 }
 static uint32_t r_fsub(float a, float b)
 {
-    return fb(a - b);
+    return tu_fb(a - b);
 }
 static uint32_t r_fmul(float a, float b)
 {
-    return fb(a * b);
+    return tu_fb(a * b);
 }
 static uint32_t r_fmin(float a, float b)
 {
-    return fb(fminf(a, b));
+    return tu_fb(fminf(a, b));
 }
 static uint32_t r_fmax(float a, float b)
 {
-    return fb(fmaxf(a, b));
+    return tu_fb(fmaxf(a, b));
 }
 /* volatile: computed at run time, as the simulator does (a folded 0 / 0 may differ in sign) */
 static uint32_t r_fdiv(float a, float b)
 {
     volatile float x = a, y = b;
-    return fb(x / y);
+    return tu_fb(x / y);
 }
 static uint32_t r_fcmplt(float a, float b)
 {
@@ -159,42 +138,42 @@ static uint32_t r_fcmpeq(float a, float b)
 
 static uint32_t r_fneg(uint32_t a)
 {
-    return fb(-bf(a));
+    return tu_fb(-tu_bf(a));
 }
 static uint32_t r_fabs(uint32_t a)
 {
-    return fb(fabsf(bf(a)));
+    return tu_fb(fabsf(tu_bf(a)));
 }
 static uint32_t r_itof(uint32_t a)
 {
-    return fb((float)(int32_t)a);
+    return tu_fb((float)(int32_t)a);
 }
 static uint32_t r_i8tof(uint32_t a)
 {
-    return fb((float)(int8_t)(uint8_t)(a & 0xff));
+    return tu_fb((float)(int8_t)(uint8_t)(a & 0xff));
 }
 
 static uint32_t r_fsqrt(uint32_t a)
 {
-    volatile float x = bf(a);
-    return fb(sqrtf(x));
+    volatile float x = tu_bf(a);
+    return tu_fb(sqrtf(x));
 }
 /* "(float)exp((double)ra)", "(float)log((double)ra)": one rounding of the double result */
 static uint32_t r_fexp(uint32_t a)
 {
-    volatile double x = bf(a);
-    return fb((float)exp(x));
+    volatile double x = tu_bf(a);
+    return tu_fb((float)exp(x));
 }
 static uint32_t r_flog(uint32_t a)
 {
-    volatile double x = bf(a);
-    return fb((float)log(x));
+    volatile double x = tu_bf(a);
+    return tu_fb((float)log(x));
 }
 
 /* "(int32)ra, toward zero, saturating, NaN -> 0" */
 static uint32_t r_ftoi(uint32_t a)
 {
-    float f = bf(a);
+    float f = tu_bf(a);
     if (isnan(f))
         return 0;
     if (f >= 2147483648.0f)
@@ -202,42 +181,6 @@ static uint32_t r_ftoi(uint32_t a)
     if (f < -2147483648.0f)
         return (uint32_t)INT32_MIN;
     return (uint32_t)(int32_t)truncf(f);
-}
-
-/* fp16 -> value: subnormals m x 2^-24, normals (1024 + m) x 2^(e - 25). */
-static uint32_t r_f16tof(uint32_t a)
-{
-    unsigned s = (a >> 15) & 1, e = (a >> 10) & 31, m = a & 1023;
-    double v;
-    if (e == 31)
-        v = m ? NAN : INFINITY;
-    else if (e == 0)
-        v = ldexp(m, -24);
-    else
-        v = ldexp(1024 + m, (int)e - 25);
-    return fb((float)(s ? -v : v));
-}
-
-/* value -> fp16, nearest even: the binade's quantum q = 2^(e - 10) (e >= -14: below that the
- * subnormal quantum 2^-24), n = rint(|x| / q) (exact division, rint is nearest even), bits =
- * (e + 15) << 10 plus n - 1024 (a carry of n into 2048 moves to the next binade by itself;
- * in the subnormal binade that sum is just n). 65520 and up round to inf. */
-static uint32_t r_ftof16(uint32_t a)
-{
-    float f = bf(a);
-    uint32_t s = (a >> 16) & 0x8000u;
-    double x = fabs((double)f);
-    if (isnan(f))
-        return s | 0x7e00u;
-    if (x >= 65520.0)
-        return s | 0x7c00u;
-    if (x == 0)
-        return s;
-    int e;
-    frexp(x, &e); /* x = f x 2^e, f in [0.5, 1): the binade's exponent is e - 1 */
-    e = e - 1 < -14 ? -14 : e - 1;
-    double n = rint(ldexp(x, 10 - e));
-    return s | (uint32_t)(((e + 15) << 10) + (long)n - 1024);
 }
 
 /* ---- inputs ---- */
@@ -280,7 +223,7 @@ static void test_binary(void **state)
     for (size_t o = 0; o < sizeof bin_ops / sizeof bin_ops[0]; o++)
         for (size_t k = 0; k < sizeof bin_in / sizeof bin_in[0]; k++) {
             char body[128], what[160];
-            uint32_t in[6] = {fb(bin_in[k][0]), 0, fb(bin_in[k][1]), 0, 0, 0}, out[2];
+            uint32_t in[6] = {tu_fb(bin_in[k][0]), 0, tu_fb(bin_in[k][1]), 0, 0, 0}, out[2];
             snprintf(body, sizeof body, "        %s r8, r2, r4\n", bin_ops[o].name);
             run_worker(body, in, out);
             snprintf(what, sizeof what, "%s %a, %a", bin_ops[o].name, (double)bin_in[k][0],
@@ -321,7 +264,7 @@ static const un_op un_ops[] = {
     /* high half ignored; 1/3, largest normal, smallest subnormal, largest subnormal,
        smallest normal, -0, -inf, NaN */
     {"f16tof",
-     r_f16tof,
+     tu_f16_to_f32,
      CMP_F32,
      {0xabcd3c00, 0x3555, 0x7bff, 0x0001, 0x03ff, 0x0400, 0x8000, 0xfc00, 0x7e00},
      9},
@@ -329,7 +272,7 @@ static const un_op un_ops[] = {
        65520 (to inf), 2^-25 (tie, to 0), 3 x 2^-25 (tie, to even 2 x 2^-24), 2^-14 x (1 - 2^-11) (rounds
        up out of the subnormals), -0, NaN, 1e-10 (to 0) */
     {"ftof16",
-     r_ftof16,
+     tu_f32_to_f16,
      CMP_F16,
      {0x3dcccccd, 0xbeaaaaab, 0x3f801000, 0x3f803000, 0x477fef00, 0x477ff000, 0x33000000,
       0x33c00000, 0x387ff800, 0x80000000, 0x7fc00000, 0x2edbe6ff},
@@ -396,24 +339,24 @@ static void test_unary(void **state)
 static void test_fp16_reference(void **state)
 {
     (void)state;
-    assert_int_equal(r_ftof16(fb(1.0f)), 0x3c00);
-    assert_int_equal(r_ftof16(fb(0.1f)), 0x2e66);
-    assert_int_equal(r_ftof16(fb(-2.0f)), 0xc000);
-    assert_int_equal(r_ftof16(fb(65504.0f)), 0x7bff);
-    assert_int_equal(r_ftof16(0x3f801000), 0x3c00);
-    assert_int_equal(r_ftof16(0x3f803000), 0x3c02);
-    assert_int_equal(r_ftof16(0x33800000), 0x0001); /* 2^-24 */
-    assert_int_equal(r_ftof16(0x387ff800), 0x0400);
-    assert_int_equal(r_f16tof(0x3c00), fb(1.0f));
-    assert_int_equal(r_f16tof(0x0001), 0x33800000);
-    assert_int_equal(r_f16tof(0xc000), fb(-2.0f));
-    assert_int_equal(r_f16tof(0x7bff), fb(65504.0f));
-    assert_int_equal(r_fsqrt(fb(4.0f)), fb(2.0f));
+    assert_int_equal(tu_f32_to_f16(tu_fb(1.0f)), 0x3c00);
+    assert_int_equal(tu_f32_to_f16(tu_fb(0.1f)), 0x2e66);
+    assert_int_equal(tu_f32_to_f16(tu_fb(-2.0f)), 0xc000);
+    assert_int_equal(tu_f32_to_f16(tu_fb(65504.0f)), 0x7bff);
+    assert_int_equal(tu_f32_to_f16(0x3f801000), 0x3c00);
+    assert_int_equal(tu_f32_to_f16(0x3f803000), 0x3c02);
+    assert_int_equal(tu_f32_to_f16(0x33800000), 0x0001); /* 2^-24 */
+    assert_int_equal(tu_f32_to_f16(0x387ff800), 0x0400);
+    assert_int_equal(tu_f16_to_f32(0x3c00), tu_fb(1.0f));
+    assert_int_equal(tu_f16_to_f32(0x0001), 0x33800000);
+    assert_int_equal(tu_f16_to_f32(0xc000), tu_fb(-2.0f));
+    assert_int_equal(tu_f16_to_f32(0x7bff), tu_fb(65504.0f));
+    assert_int_equal(r_fsqrt(tu_fb(4.0f)), tu_fb(2.0f));
     assert_int_equal(r_fsqrt(0x80000000), 0x80000000);
-    assert_int_equal(r_fexp(0), fb(1.0f));
-    assert_int_equal(r_fexp(fb(1.0f)), 0x402df854); /* e */
+    assert_int_equal(r_fexp(0), tu_fb(1.0f));
+    assert_int_equal(r_fexp(tu_fb(1.0f)), 0x402df854); /* e */
     assert_int_equal(r_fexp(0xff800000), 0);
-    assert_int_equal(r_flog(fb(1.0f)), 0);
+    assert_int_equal(r_flog(tu_fb(1.0f)), 0);
     assert_int_equal(r_flog(0x80000000), 0xff800000);
     assert_int_equal(r_fdiv(1.0f, 3.0f), 0x3eaaaaab);
 }
@@ -434,12 +377,12 @@ static void test_fdiv(void **state)
     (void)state;
     for (size_t k = 0; k < 4; k++) {
         volatile float a = div_in[k][0], b = div_in[k][1], r = 1.0f / b;
-        assert_int_not_equal(r_fdiv(a, b), fb(rmul(a, r)));
+        assert_int_not_equal(r_fdiv(a, b), tu_fb(tu_rmul(a, r)));
     }
     for (size_t k = 0; k < sizeof div_in / sizeof div_in[0]; k++)
         for (int sw = 0; sw <= 1; sw++) {
             float a = div_in[k][sw], b = div_in[k][!sw];
-            uint32_t in[6] = {fb(a), 0, fb(b), 0, 0, 0}, out[2];
+            uint32_t in[6] = {tu_fb(a), 0, tu_fb(b), 0, 0, 0}, out[2];
             char what[96];
             run_worker("        fdiv r8, r2, r4\n", in, out);
             snprintf(what, sizeof what, "fdiv %a, %a", (double)a, (double)b);
@@ -458,11 +401,11 @@ static const float fma_in[][3] = {
 static void fma_inputs(float out[][3], size_t n)
 {
     memcpy(out, fma_in, n * sizeof out[0]);
-    out[0][0] = out[0][1] = bf(P12);
-    out[0][2] = bf(M11);
+    out[0][0] = out[0][1] = tu_bf(P12);
+    out[0][2] = tu_bf(M11);
     for (size_t k = 0; k < 3; k++) /* the first three must tell fused from unfused */
-        assert_int_not_equal(fb(fmaf(out[k][0], out[k][1], out[k][2])),
-                             fb(rmul(out[k][0], out[k][1]) + out[k][2]));
+        assert_int_not_equal(tu_fb(fmaf(out[k][0], out[k][1], out[k][2])),
+                             tu_fb(tu_rmul(out[k][0], out[k][1]) + out[k][2]));
 }
 
 static void test_fma(void **state)
@@ -472,13 +415,13 @@ static void test_fma(void **state)
     float in3[N][3];
     fma_inputs(in3, N);
     for (size_t k = 0; k < N; k++) {
-        uint32_t in[6] = {fb(in3[k][0]), 0, fb(in3[k][1]), 0, fb(in3[k][2]), 0}, out[2];
+        uint32_t in[6] = {tu_fb(in3[k][0]), 0, tu_fb(in3[k][1]), 0, tu_fb(in3[k][2]), 0}, out[2];
         run_worker("        fma r8, r2, r4, r6\n", in, out);
-        check_f("fma", out[0], fb(fmaf(in3[k][0], in3[k][1], in3[k][2])));
+        check_f("fma", out[0], tu_fb(fmaf(in3[k][0], in3[k][1], in3[k][2])));
         /* operand order: ra * rb + rc, not rb + ... (swap rb and rc) */
         uint32_t sw[6] = {in[0], 0, in[4], 0, in[2], 0};
         run_worker("        fma r8, r2, r4, r6\n", sw, out);
-        check_f("fma swapped", out[0], fb(fmaf(in3[k][0], in3[k][2], in3[k][1])));
+        check_f("fma swapped", out[0], tu_fb(fmaf(in3[k][0], in3[k][2], in3[k][1])));
     }
 }
 
@@ -494,7 +437,7 @@ static void test_v2(void **state)
     for (size_t o = 0; o < sizeof v2_ops / sizeof v2_ops[0]; o++)
         for (size_t k = 0; k + 1 < sizeof bin_in / sizeof bin_in[0]; k++) {
             const float *l0 = bin_in[k], *l1 = bin_in[k + 1];
-            uint32_t in[6] = {fb(l0[0]), fb(l1[0]), fb(l0[1]), fb(l1[1]), 0, 0}, out[2];
+            uint32_t in[6] = {tu_fb(l0[0]), tu_fb(l1[0]), tu_fb(l0[1]), tu_fb(l1[1]), 0, 0}, out[2];
             char body[128], what[160];
             snprintf(body, sizeof body, "        %s r8, r2, r4\n", v2_ops[o].name);
             run_worker(body, in, out);
@@ -507,12 +450,12 @@ static void test_v2(void **state)
     float t[N][3];
     fma_inputs(t, N);
     for (size_t k = 0; k + 1 < N; k++) {
-        uint32_t in[6] = {fb(t[k][0]),     fb(t[k + 1][0]), fb(t[k][1]),
-                          fb(t[k + 1][1]), fb(t[k][2]),     fb(t[k + 1][2])},
+        uint32_t in[6] = {tu_fb(t[k][0]),     tu_fb(t[k + 1][0]), tu_fb(t[k][1]),
+                          tu_fb(t[k + 1][1]), tu_fb(t[k][2]),     tu_fb(t[k + 1][2])},
                  out[2];
         run_worker("        v2fma r8, r2, r4, r6\n", in, out);
-        check_f("v2fma lane 0", out[0], fb(fmaf(t[k][0], t[k][1], t[k][2])));
-        check_f("v2fma lane 1", out[1], fb(fmaf(t[k + 1][0], t[k + 1][1], t[k + 1][2])));
+        check_f("v2fma lane 0", out[0], tu_fb(fmaf(t[k][0], t[k][1], t[k][2])));
+        check_f("v2fma lane 1", out[1], tu_fb(fmaf(t[k + 1][0], t[k + 1][1], t[k + 1][2])));
     }
 }
 

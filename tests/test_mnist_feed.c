@@ -34,8 +34,8 @@ static void expect_buffer(const mdata_split *s, uint64_t seed, uint64_t k, const
     for (int i = 0; i < B; i++) {
         uint32_t img = perm[(k % PER_EPOCH) * B + (uint64_t)i];
         for (int p = 0; p < MDATA_PIXELS; p++) {
-            float want = ((float)s->images[(size_t)img * MDATA_PIXELS + p] / 255.0f - 0.1307f) /
-                         0.3081f;
+            float want =
+                ((float)s->images[(size_t)img * MDATA_PIXELS + p] / 255.0f - 0.1307f) / 0.3081f;
             assert_memory_equal(got + ((size_t)i * MDATA_PIXELS + p) * 4, &want, 4);
         }
         int32_t lab = s->labels[img];

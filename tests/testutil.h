@@ -4,6 +4,7 @@
 #define IPUSIM_TESTUTIL_H
 
 #include <libgen.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +111,66 @@ static inline sys *tu_system(uint32_t nipus, uint32_t ntiles, unsigned threads, 
     if (!s || eng_load(sys_engine(s), prog, &e) != ERR_OK)
         fail_msg("%s", e.msg);
     return s;
+}
+
+/* ---- fp32 and fp16 by value, for references (written with double arithmetic, not the
+ * simulator's bit shuffling) ---- */
+
+static inline uint32_t tu_fb(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static inline float tu_bf(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Product rounded to fp32 on its own (a volatile store forces the rounding). */
+static inline float tu_rmul(float a, float b)
+{
+    volatile float p = a * b;
+    return p;
+}
+
+/* fp16 bits -> fp32 bits: subnormals m x 2^-24, normals (1024 + m) x 2^(e - 25). */
+static inline uint32_t tu_f16_to_f32(uint32_t a)
+{
+    unsigned s = (a >> 15) & 1, e = (a >> 10) & 31, m = a & 1023;
+    double v;
+    if (e == 31)
+        v = m ? NAN : INFINITY;
+    else if (e == 0)
+        v = ldexp(m, -24);
+    else
+        v = ldexp(1024 + m, (int)e - 25);
+    return tu_fb((float)(s ? -v : v));
+}
+
+/* fp32 bits -> fp16 bits, nearest even: the binade's quantum q = 2^(e - 10) (e >= -14: below
+ * that the subnormal quantum 2^-24), n = rint(|x| / q) (exact division, rint is nearest
+ * even), bits = (e + 15) << 10 plus n - 1024 (a carry of n into 2048 moves to the next binade
+ * by itself; in the subnormal binade that sum is just n). 65520 and up round to inf. */
+static inline uint32_t tu_f32_to_f16(uint32_t a)
+{
+    float f = tu_bf(a);
+    uint32_t s = (a >> 16) & 0x8000u;
+    double x = fabs((double)f);
+    if (isnan(f))
+        return s | 0x7e00u;
+    if (x >= 65520.0)
+        return s | 0x7c00u;
+    if (x == 0)
+        return s;
+    int e;
+    frexp(x, &e); /* x = f x 2^e, f in [0.5, 1): the binade's exponent is e - 1 */
+    e = e - 1 < -14 ? -14 : e - 1;
+    double n = rint(ldexp(x, 10 - e));
+    return s | (uint32_t)(((e + 15) << 10) + (long)n - 1024);
 }
 
 #endif

@@ -170,8 +170,10 @@ static void emit_exec(lower *L, tbuild *b, gr_cs cs)
         const gr_vertex_s *v = &g->v[b->vtx[k]];
         if (v->cs != cs)
             continue;
-        if (v->super) {
-            txt_printf(&b->code, "        li      r1, V%zu\n        call    %s\n", k, v->codelet);
+        if (v->super) { /* it loads the AMP's weights or starts workers: join ours first */
+            txt_printf(&b->code, "%s        li      r1, V%zu\n        call    %s\n",
+                       wave ? "        join\n" : "", k, v->codelet);
+            wave = 0;
             continue;
         }
         txt_printf(&b->code, "        li      r1, V%zu\n        run     %s, r1\n", k, v->codelet);
