@@ -164,6 +164,30 @@ static uint64_t worker_model(const uint64_t *S, unsigned n)
     return c + 1;
 }
 
+/* runall NAME.all over six states laid end to end at `states`: li at 0, runall at 1 (worker
+ * w first issues at 7 + w and takes S_w + 3 slots: the .all entry's get, muli, add), join at
+ * the first slot a worker frees (its exit + 6), done at max(join + 6, last exit + 1); halt. */
+static uint64_t all_model(const uint64_t *S)
+{
+    uint64_t join = UINT64_MAX, last = 0;
+    for (unsigned w = 0; w < 6; w++) {
+        uint64_t exit = 1 + w + 6 * (S[w] + 3);
+        join = exit + 6 < join ? exit + 6 : join;
+        last = exit > last ? exit : last;
+    }
+    return (join + 6 > last + 1 ? join + 6 : last + 1) + 1;
+}
+
+static uint64_t run_all(img *im, const char *codelet, uint32_t states)
+{
+    char src[200];
+    snprintf(src, sizeof src,
+             "        .text\nmain:\n        li r1, %u\n        runall %s.all, r1\n        join\n"
+             "        halt\n",
+             states, codelet);
+    return run_prog(im, src, codelet);
+}
+
 /* ---- random data ---- */
 
 static uint64_t rng_s = 0x1234567;
@@ -818,6 +842,84 @@ static void print_cyc(const char *name, uint32_t B, const cyc *r, double q)
     printf("\n");
 }
 
+/* The .all entries (runall, six states end to end): conv_pack of conv2's forward weight
+ * blocks, conv_ungroup of 35 channels, conv_mac1 on a small shape (two channels, three row
+ * ranges each); values against the C meaning, cycles against all_model. */
+static void test_all_entries(void **state)
+{
+    (void)state;
+    img im;
+    img_init(&im);
+    /* conv_pack */
+    float *w = rand_floats(5000);
+    uint32_t wa = img_floats(&im, w, 5000, 0);
+    amp_plan p;
+    pack wp;
+    plan_fwd(&p, &wp, &conv2, 1);
+    uint32_t list = img_words(&im, wp.list, 3 * (size_t)wp.nblocks);
+    uint32_t blocks = img_alloc(&im, 512 * wp.nblocks, 16);
+    uint32_t st[6 * 8];
+    uint64_t S[6];
+    for (unsigned v = 0; v < 6; v++) {
+        uint32_t b0 = wp.nblocks * v / 6, b1 = wp.nblocks * (v + 1) / 6;
+        uint32_t f[8] = {blocks + 512 * b0, wa, b1 - b0, list + 12 * b0, 8, 16, wp.sr, wp.sc};
+        memcpy(st + 8 * v, f, sizeof f);
+        S[v] = pack_S(&wp, b0, b1 - b0);
+    }
+    assert_int_equal(run_all(&im, "conv_pack", img_words(&im, st, 48)), all_model(S));
+    float *want = malloc(512 * wp.nblocks), *got = malloc(512 * wp.nblocks);
+    pack_ref(&wp, im.m + wa, want);
+    img_get(&im, blocks, got, 128 * wp.nblocks);
+    assert_memory_equal(got, want, 512 * wp.nblocks);
+    plan_free(&p);
+    free(wp.list);
+    free(want);
+    free(got);
+    free(w);
+
+    /* conv_ungroup */
+    float *g = rand_floats(3 * 7 * 16), o[35 * 7], wantu[35 * 7];
+    uint32_t ga = img_floats(&im, g, 3 * 7 * 16, 0), oa = img_alloc(&im, sizeof o, 16);
+    for (unsigned v = 0; v < 6; v++) {
+        uint32_t c0 = 35 * v / 6, c1 = 35 * (v + 1) / 6;
+        uint32_t f[6] = {oa + 4 * 7 * c0, ga, c0, c1 - c0, 7, 0};
+        memcpy(st + 6 * v, f, sizeof f);
+        S[v] = ungroup_S(c1 - c0, 7, 0);
+    }
+    assert_int_equal(run_all(&im, "conv_ungroup", img_words(&im, st, 36)), all_model(S));
+    for (int c = 0; c < 35; c++)
+        for (int q = 0; q < 7; q++)
+            wantu[c * 7 + q] = g[(c / 16 * 7 + q) * 16 + c % 16];
+    img_get(&im, oa, o, 35 * 7);
+    assert_memory_equal(o, wantu, sizeof o);
+    free(g);
+
+    /* conv_mac1: Conv2d(1, 2, 5) on 11 x 12 (7 x 8 outputs), rows split 2, 2, 3 */
+    static const mlayer_conv c = {1, 11, 12, 2, 5};
+    float *x = rand_floats(132), *wk = rand_floats(50), b[2] = {0, 0}, y[112], ym[112];
+    float *col = malloc(4 * mlayer_conv_col_floats(&c));
+    mlayer_conv_fwd(&c, 1, x, wk, b, y, col);
+    float pairs[100];
+    for (int i = 0; i < 50; i++)
+        pairs[2 * i] = pairs[2 * i + 1] = wk[i];
+    uint32_t xa = img_floats(&im, x, 132, 0), pa = img_floats(&im, pairs, 100, 0);
+    uint32_t ya = img_alloc(&im, sizeof ym, 16);
+    static const uint32_t r0s[4] = {0, 2, 4, 7};
+    for (unsigned v = 0; v < 6; v++) {
+        uint32_t co = v / 3, r0 = r0s[v % 3], r1 = r0s[v % 3 + 1];
+        uint32_t f[5] = {xa + 48 * r0, pa + 200 * co, ya + 4 * (56 * co + 8 * r0), r1 - r0, 12};
+        memcpy(st + 5 * v, f, sizeof f);
+        S[v] = 9 + (uint64_t)(r1 - r0) * (5 + 59 * 8);
+    }
+    assert_int_equal(run_all(&im, "conv_mac1", img_words(&im, st, 30)), all_model(S));
+    img_get(&im, ya, ym, 112);
+    assert_same(ym, y, 112, "conv_mac1.all");
+    free(x);
+    free(wk);
+    free(col);
+    free(im.m);
+}
+
 static void check_fwd(const mlayer_conv *c, uint32_t B, int mac, const char *name)
 {
     size_t nx = (size_t)c->cin * c->h * c->w, nw = (size_t)c->cout * c->cin * c->k * c->k;
@@ -1114,13 +1216,10 @@ static void test_tutorial_figures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pack_ungroup),
-        cmocka_unit_test(test_fwd_amp),
-        cmocka_unit_test(test_fwd_mac),
-        cmocka_unit_test(test_dx),
-        cmocka_unit_test(test_wgrad),
-        cmocka_unit_test(test_graph_fwd),
-        cmocka_unit_test(test_tutorial_figures),
+        cmocka_unit_test(test_pack_ungroup), cmocka_unit_test(test_all_entries),
+        cmocka_unit_test(test_fwd_amp),      cmocka_unit_test(test_fwd_mac),
+        cmocka_unit_test(test_dx),           cmocka_unit_test(test_wgrad),
+        cmocka_unit_test(test_graph_fwd),    cmocka_unit_test(test_tutorial_figures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,7 +36,8 @@
 # Each pass's sums run row by row in input order, each product rounded then added
 # (docs/timing.md): the order of the C loop `s = s + x * w` over the streamed inputs. The
 # runs of one pass must name distinct partial rows (a worker stores each row while it
-# streams the next). Give conv_amp a compute set of its own: ldcw faults while a worker runs.
+# streams the next). ldcw faults while a worker runs: the graph joins a compute set's
+# running worker vertices before it calls a supervisor vertex.
 #
 # State (words; addresses are bytes):
 #   +0  in      base of the streamed inputs (fp32, 4-aligned); a row reads 8 consecutive

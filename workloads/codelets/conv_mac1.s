@@ -15,7 +15,7 @@
 # duplicated into pairs [25][2] (conv_pack with C = 2, sc = 0; 8-aligned); y is [Ho][Wo],
 # Ho = H - 4, Wo = W - 4 (8-aligned).
 #
-# State (words):
+# State (5 words; runall conv_mac1.all uses six of them, 20 bytes apart):
 #   +0  x       &x[oy0][0]
 #   +4  w       &wpairs[co][0][0]
 #   +8  y       &y[co][oy0][0]
@@ -24,8 +24,12 @@
 #
 # Cycles (docs/timing.md): 6 S tile cycles for S = 9 + rows (5 + 59 Wo) (S = 8 when rows = 0):
 # per pair of outputs 118 slots, 50 MACs (25 ld64 weight pairs, 25 v2mul, 24 v2add, 15 ld64
-# input pairs, 20 mov, 4 row steps, st64, 4 to step back, brnzdec).
+# input pairs, 20 mov, 4 row steps, st64, 4 to step back, brnzdec). conv_mac1.all adds 3.
         .text
+conv_mac1.all:
+        get     r1, $wid
+        muli    r1, r1, 20
+        add     r0, r0, r1
 conv_mac1:
         ld32    r1, [r0+0]          # x
         ld32    r14, [r0+4]         # weight pairs

@@ -10,7 +10,7 @@
 #   dst[b][r][c] = src[s + r sr + c sc] (bytes) for r < rv and c < cv, else 0;
 # blocks are written one after another from dst.
 #
-# State (words):
+# State (8 words; runall conv_pack.all uses six of them, 32 bytes apart):
 #   +0  dst      output (4-aligned; 16-aligned for AMP weights)
 #   +4  src      input base (4-aligned)
 #   +8  nblocks
@@ -23,8 +23,12 @@
 # Cycles (docs/timing.md): 6 S tile cycles for
 #   S = 11 + sum over blocks of (11 + rv (5 + 3 cv + C - cv) + (R - rv) C)
 # (a block with rv = 0 costs 10 + R C; S = 10 with no blocks): 3 slots per gathered element
-# (ld32, add, st32pi: the strides are not immediates), 1 per zero.
+# (ld32, add, st32pi: the strides are not immediates), 1 per zero. conv_pack.all adds 3.
         .text
+conv_pack.all:
+        get     r1, $wid
+        muli    r1, r1, 32
+        add     r0, r0, r1
 conv_pack:
         ld32    r1, [r0+0]          # dst
         ld32    r2, [r0+4]          # src

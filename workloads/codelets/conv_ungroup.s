@@ -7,7 +7,7 @@
 # mlayer_conv_bwd (dw += the sample's sum), so dw is bit-exact. A layer's channels split
 # over workers (and tiles) by ranges of c.
 #
-# State (words):
+# State (6 words; runall conv_ungroup.all uses six of them, 24 bytes apart):
 #   +0  out     &out[c0][0] (4-aligned)
 #   +4  in      base of the grouped tensor (&in[0][0][0], 4-aligned)
 #   +8  c0      first channel
@@ -16,8 +16,12 @@
 #   +20 acc     0 or 1
 #
 # Cycles (docs/timing.md): 6 S tile cycles for S = 10 + nc (10 + 2 P) (acc = 0) or
-# S = 10 + nc (10 + 4 P) (acc = 1); S = 9 when nc = 0.
+# S = 10 + nc (10 + 4 P) (acc = 1); S = 9 when nc = 0. conv_ungroup.all adds 3.
         .text
+conv_ungroup.all:
+        get     r1, $wid
+        muli    r1, r1, 24
+        add     r0, r0, r1
 conv_ungroup:
         ld32    r1, [r0+0]          # out
         ld32    r2, [r0+4]          # in
