@@ -135,6 +135,10 @@ MUTATIONS=(
     "mm_amp chunk stride M x 16"
     workloads/codelets/mm_amp.s 's/^mm_amp.pend:$/mm_amp.pend:\n        addi    r3, r3, 512/'
     "mm_amp skips a weight block per column"
+    workloads/codelets/conv_mac1.s 's/ld64    r2, \[r14+48\]/ld64    r2, [r14+56]/'
+    "conv_mac1 tap (1,1) takes w(1,2)"
+    workloads/codelets/conv_amp.s 's/^        add     r2, r2, r4$/        nop/'
+    "conv_amp ignores the pass's input offset"
 )
 
 suite=${1:-}
