@@ -123,6 +123,12 @@ MUTATIONS=(
     "supervisor rpt costs 1"
     hw/tile.c 's/while (k < ISA_NWORKERS \&\& t->ctx_free_from\[k\] > c)/while (k + 1 < ISA_NWORKERS \&\& (t->ctx_free_from[k] > c || t->ctx_free_from[k + 1] <= c))/'
     "run takes a higher free context"
+    workloads/codelets/xent_fwd_bwd.s 's/v2sub   r2, r2, r4/v2max   r2, r2, r2/'
+    "xent_fwd_bwd exp without the max subtracted"
+    workloads/codelets/adamw_step.s '/^        v2mul   r6, r6, r8$/{N;s/^\(.*\)\n\(        v2add   r6, r6, r4\)$/\2\n\1/}'
+    "adamw_step weight decay after the update"
+    workloads/codelets/xent_fwd_bwd.s 's/fadd    r8, r8, r2/fadd    r2, r2, r3/; s/fadd    r8, r8, r3/fadd    r8, r8, r2/'
+    "xent_fwd_bwd softmax sum in pairs"
 )
 
 suite=${1:-}
