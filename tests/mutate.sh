@@ -139,6 +139,12 @@ MUTATIONS=(
     "conv_mac1 tap (1,1) takes w(1,2)"
     workloads/codelets/conv_amp.s 's/^        add     r2, r2, r4$/        nop/'
     "conv_amp ignores the pass's input offset"
+    workloads/codelets/xent_fwd_bwd.s 's/v2sub   r2, r2, r4/v2max   r2, r2, r2/'
+    "xent_fwd_bwd exp without the max subtracted"
+    workloads/codelets/adamw_step.s '/^        v2mul   r6, r6, r8$/{N;s/^\(.*\)\n\(        v2add   r6, r6, r4\)$/\2\n\1/}'
+    "adamw_step weight decay after the update"
+    workloads/codelets/xent_fwd_bwd.s 's/fadd    r8, r8, r2/fadd    r2, r2, r3/; s/fadd    r8, r8, r3/fadd    r8, r8, r2/'
+    "xent_fwd_bwd softmax sum in pairs"
 )
 
 suite=${1:-}

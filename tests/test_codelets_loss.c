@@ -1,0 +1,622 @@
+/* test_codelets_loss: the codelets at the end of the tutorial network's training step
+ * (workloads/codelets/xent_fwd_bwd.s, reduce_add.s, adamw_step.s) run through the engine on
+ * one Mk2 tile, against the C code they stand for, on seeded random data.
+ *
+ * Harness: a supervisor `main` that starts the codelet on one worker per state (`li r1,
+ * STATE; run NAME, r1`), joins and halts, assembled with the codelet's source; the test
+ * writes the states and the data into tile memory before the run and reads the results back.
+ * One worker: li at 0, run at 1, the worker's first issue at 7 (docs/timing.md), its exit at
+ * 7 + 6 (S - 1) for a codelet of S worker slots; join goes on at the exit + 1 and halt
+ * finishes one cycle later: the tile halts at 6 S + 3. The S asserted below are written out
+ * here from each codelet's instruction sequence and docs/isa.md's slots, not taken from the
+ * codelet files.
+ *
+ * Results:
+ * - xent_fwd_bwd against two references: mlayer_xent itself (workloads/mnist/layers.c, which
+ *   uses expf and logf) and xent_ref below, mlayer_xent's loop written out with exp and log
+ *   in double rounded once (the ISA's fexp and flog, docs/isa.md). The codelet must equal
+ *   xent_ref bit for bit (dz, the loss sum, the count), and mlayer_xent within what glibc's
+ *   expf and logf (1 ulp from the double-based results on some inputs, never more: checked
+ *   exhaustively, see the codelet's header) can change: each e[j] and log(s) by 1 ulp, s by
+ *   at most ~10 ulp of its value through its 9 sums, so each dz element by less than 2^-19 x
+ *   (|dz| + scale) and the mean loss by less than 2^-18 x (1 + mean). The count of correct
+ *   rows must equal mlayer_xent's exactly. The batch has ties (the first largest wins), a
+ *   label at the max, -0 against +0, and extreme logits (+-1e30, +-3e38: finite results
+ *   only because the max is subtracted).
+ * - reduce_add against the C loop in its header (bit for bit) over sizes that reach every
+ *   remainder, 1 to 5 parts, k = 1 and 1/40, in place and not, with guard words around out.
+ * - adamw_step against adamw_step (workloads/mnist/adamw.c) over 5 steps of 3001 parameters
+ *   (and 0 to 3), defaults lr 0.001, betas (0.9, 0.999), eps 1e-8, weight decay 0.01, bit for
+ *   bit on param, m and v after every step; the state's scalars computed here from the
+ *   formulas in adamw_step.s's header. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/system.h"
+#include "hw/engine.h"
+#include "hw/tile.h"
+#include "isa/asm.h"
+#include "tests/testutil.h"
+#include "workloads/codelets.h"
+#include "workloads/mnist/adamw.h"
+#include "workloads/mnist/layers.h"
+
+enum { STATE = 0x1000, DATA = 0x1400, MAXW = 6 };
+
+static uint32_t fb(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static float bf(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* xorshift64*, fixed seeds */
+static uint64_t rng_s;
+static uint32_t rnd(void)
+{
+    rng_s ^= rng_s >> 12;
+    rng_s ^= rng_s << 25;
+    rng_s ^= rng_s >> 27;
+    return (uint32_t)((rng_s * 0x2545f4914f6cdd1dull) >> 32);
+}
+/* uniform in [lo, hi) */
+static float urand(float lo, float hi)
+{
+    return lo + (hi - lo) * (float)(rnd() >> 8) * (1.0f / 16777216.0f);
+}
+
+/* ---- the harness ---- */
+
+typedef struct harness {
+    isa_prog prog;
+    sys *s;
+    uint8_t *mem;
+} harness;
+
+/* Codelet `name` started once per state address. */
+static void h_new(harness *h, const char *name, const uint32_t *states, int n)
+{
+    const char *src = wl_codelet(name);
+    assert_non_null(src);
+    size_t len = strlen(src) + 4096;
+    char *text = malloc(len);
+    assert_non_null(text);
+    size_t k = (size_t)snprintf(text, len, "        .text\nmain:\n");
+    for (int i = 0; i < n; i++)
+        k += (size_t)snprintf(text + k, len - k, "        li      r1, %u\n        run     %s, r1\n",
+                              states[i], name);
+    snprintf(text + k, len - k, "        join\n        halt\n%s", src);
+    tu_assemble(name, text, &h->prog);
+    free(text);
+    h->s = tu_system(1, 1, 1, 100000000, &h->prog);
+    h->mem = eng_tile_mem(sys_engine(h->s), 0, 0);
+    assert_non_null(h->mem);
+}
+
+/* Run; the cycle the tile halted at. */
+static uint64_t h_run(harness *h)
+{
+    err e;
+    err_clear(&e);
+    if (eng_run(sys_engine(h->s), &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    const tile *t = eng_tile(sys_engine(h->s), 0, 0);
+    assert_int_equal(t->state, TILE_HALTED);
+    return t->at;
+}
+
+static void h_free(harness *h)
+{
+    sys_free(h->s);
+    isa_prog_free(&h->prog);
+}
+
+static void put32(uint8_t *mem, uint32_t at, uint32_t v)
+{
+    memcpy(mem + at, &v, 4);
+}
+
+static uint32_t get32(const uint8_t *mem, uint32_t at)
+{
+    uint32_t v;
+    memcpy(&v, mem + at, 4);
+    return v;
+}
+
+/* ---- xent_fwd_bwd ---- */
+
+enum { BATCH = 40, CLASSES = 10 };
+
+/* Worker slots of xent_fwd_bwd for `rows` rows, from its instruction sequence and docs/isa.md
+ * (fexp, fdiv 3 slots, flog 6, the rest 1):
+ *   prologue: 5 ld32, itof, li, fdiv (3), mov, rpt                          = 12
+ *   per row:  pass 1: li, st32, 5 ld64, 9 fmax, 10 st32, mov                = 26
+ *             label: ld32pi, shli, add, ld32, add, ld32, fcmple, fcmpeq, cmplt, add,
+ *                    fsub                                                    = 11
+ *             pass 2: 5 ld64pi, 5 v2sub, 10 fexp (30), 5 st64, 9 fadd       = 54
+ *             loss: flog (6), fsub, fadd                                     =  8
+ *             label's gradient: ld32, fdiv (3), li, fsub, fmul, st32        =  8
+ *             pass 3: 5 x (ld64, 2 fdiv (6), v2mul, st64pi)                 = 45
+ *                                                                            = 152
+ *   epilogue: 2 ld32, 2 st32, exit                                           =  5 */
+static uint64_t xent_slots(uint64_t rows)
+{
+    return 12 + rows * (26 + 11 + 54 + 8 + 8 + 45) + 5;
+}
+
+static float x_exp(float x)
+{
+    return (float)exp((double)x);
+}
+
+static float x_log(float x)
+{
+    return (float)log((double)x);
+}
+
+/* mlayer_xent's loop over rows [r0, r1) with the ISA's exp and log; the sum of the rows'
+ * losses (total before mlayer_xent's division), dz of those rows, *correct += their count. */
+static float xent_ref(int batch, const float *z, const int *labels, float *dz, int r0, int r1,
+                      int *correct)
+{
+    float total = 0.0f;
+    const float scale = 1.0f / (float)batch;
+    for (int n = r0; n < r1; n++) {
+        const float *zn = z + (size_t)n * CLASSES;
+        int best = 0;
+        for (int j = 1; j < CLASSES; j++)
+            if (zn[j] > zn[best])
+                best = j;
+        const float m = zn[best];
+        float s = 0.0f;
+        for (int j = 0; j < CLASSES; j++)
+            s += x_exp(zn[j] - m);
+        const float lse = x_log(s);
+        total += lse - (zn[labels[n]] - m);
+        if (best == labels[n])
+            (*correct)++;
+        float *d = dz + (size_t)n * CLASSES;
+        for (int j = 0; j < CLASSES; j++) {
+            const float p = x_exp(zn[j] - m) / s;
+            d[j] = (p - (j == labels[n] ? 1.0f : 0.0f)) * scale;
+        }
+    }
+    return total;
+}
+
+/* The tutorial's batch: random logits in [-6, 6), random labels, and special rows. */
+static void xent_batch(float *z, int *labels)
+{
+    rng_s = 0x5eed0001;
+    for (int i = 0; i < BATCH * CLASSES; i++)
+        z[i] = urand(-6.0f, 6.0f);
+    for (int n = 0; n < BATCH; n++)
+        labels[n] = (int)(rnd() % CLASSES);
+    float *r;
+    /* 0: a tie for the max at 2 and 7, label the second: not correct */
+    r = z + 0 * CLASSES;
+    r[2] = r[7] = 9.5f;
+    labels[0] = 7;
+    /* 1: the same tie, label the first: correct */
+    r = z + 1 * CLASSES;
+    r[2] = r[7] = 9.5f;
+    labels[1] = 2;
+    /* 2: label at a unique max */
+    r = z + 2 * CLASSES;
+    r[4] = 8.0f;
+    labels[2] = 4;
+    /* 3: extreme positive logits, label at the max: exp would overflow without the max
+       subtraction; z - m reaches -inf (3e38 - -3e38), whose exp is 0 */
+    r = z + 3 * CLASSES;
+    for (int j = 0; j < CLASSES; j++)
+        r[j] = (j & 1) ? 1e30f : -3e38f;
+    r[5] = 3e38f;
+    labels[3] = 5;
+    /* 4: extreme negative logits, label one below the max */
+    r = z + 4 * CLASSES;
+    for (int j = 0; j < CLASSES; j++)
+        r[j] = -1e30f - (float)j * 1e23f;
+    labels[4] = 1;
+    /* 5, 6: all equal: label 0 is correct, label 9 not */
+    for (int j = 0; j < CLASSES; j++)
+        z[5 * CLASSES + j] = z[6 * CLASSES + j] = 0.25f;
+    labels[5] = 0;
+    labels[6] = 9;
+    /* 7: -0 and +0 tie for the max, label the second: not correct */
+    r = z + 7 * CLASSES;
+    for (int j = 0; j < CLASSES; j++)
+        r[j] = -1.0f - (float)j;
+    r[3] = -0.0f;
+    r[8] = 0.0f;
+    labels[7] = 8;
+    /* 8: the max last, label there */
+    r = z + 8 * CLASSES;
+    r[9] = 7.0f;
+    labels[8] = 9;
+    /* 9: a large finite gap below the max at the label: loss about 1e4 */
+    r = z + 9 * CLASSES;
+    r[0] = 5000.0f;
+    r[6] = -5000.0f;
+    labels[9] = 6;
+    /* 10: z - m = -0.500475883 (0xbf001f30), where glibc 2.36's expf is an ulp off the
+       double-based exp: mlayer_xent's dz differs from the codelet's here (within the bound) */
+    r = z + 10 * CLASSES;
+    for (int j = 0; j < CLASSES; j++)
+        r[j] = -200.0f;
+    r[0] = 0.0f;
+    r[1] = bf(0xbf001f30);
+    labels[10] = 1;
+}
+
+/* Memory of the xent runs: z, labels, dz (with 4 guard words after), sums, counts. */
+enum {
+    XZ = DATA,
+    XL = XZ + BATCH * CLASSES * 4,
+    XD = XL + BATCH * 4,
+    XSUM = XD + BATCH * CLASSES * 4 + 16,
+    XCNT = XSUM + 4 * MAXW + 8,
+};
+#define GUARD 0xa5a5a5a5u
+
+static void xent_state(uint8_t *mem, uint32_t at, int r0, int rows, int w)
+{
+    put32(mem, at + 0, XZ + (uint32_t)r0 * CLASSES * 4);
+    put32(mem, at + 4, XL + (uint32_t)r0 * 4);
+    put32(mem, at + 8, XD + (uint32_t)r0 * CLASSES * 4);
+    put32(mem, at + 12, (uint32_t)rows);
+    put32(mem, at + 16, BATCH);
+    put32(mem, at + 20, XSUM + 4 * (uint32_t)w);
+    put32(mem, at + 24, XCNT + 4 * (uint32_t)w);
+}
+
+static void xent_load(uint8_t *mem, const float *z, const int *labels)
+{
+    memcpy(mem + XZ, z, sizeof(float) * BATCH * CLASSES);
+    memcpy(mem + XL, labels, sizeof(int) * BATCH);
+    for (uint32_t a = XD; a < XCNT + 4 * MAXW + 8; a += 4)
+        put32(mem, a, GUARD);
+}
+
+/* The whole batch on one worker: bit for bit against xent_ref, within the bound against
+ * mlayer_xent, the count exactly, the cycles exactly; and rows 0, 1, 7 for the cycles. */
+static void test_xent_batch(void **state)
+{
+    (void)state;
+    float z[BATCH * CLASSES], dz_ref[BATCH * CLASSES], dz_c[BATCH * CLASSES];
+    int labels[BATCH];
+    xent_batch(z, labels);
+
+    int cnt_ref = 0, cnt_c = 0;
+    const float sum_ref = xent_ref(BATCH, z, labels, dz_ref, 0, BATCH, &cnt_ref);
+    const float mean_c = mlayer_xent(BATCH, CLASSES, z, labels, dz_c, &cnt_c);
+    assert_int_equal(cnt_ref, cnt_c);
+    assert_true(isfinite(sum_ref));
+
+    harness h;
+    const uint32_t st[1] = {STATE};
+    h_new(&h, "xent_fwd_bwd", st, 1);
+    xent_load(h.mem, z, labels);
+    xent_state(h.mem, STATE, 0, BATCH, 0);
+    const uint64_t cycles = h_run(&h);
+    assert_int_equal(cycles, 6 * xent_slots(BATCH) + 3); /* 36,585 */
+    assert_int_equal(cycles, 36585);
+
+    const float scale = 1.0f / BATCH;
+    int ndiff = 0;
+    for (int i = 0; i < BATCH * CLASSES; i++) {
+        const uint32_t got = get32(h.mem, XD + 4 * (uint32_t)i);
+        if (got != fb(dz_ref[i]))
+            fail_msg("dz[%d][%d]: 0x%08x, want 0x%08x (%g)", i / CLASSES, i % CLASSES, got,
+                     fb(dz_ref[i]), (double)dz_ref[i]);
+        const double tol = ldexp(fabs((double)dz_c[i]) + scale, -19);
+        if (fabs((double)dz_ref[i] - (double)dz_c[i]) > tol)
+            fail_msg("dz[%d][%d]: %a, mlayer_xent %a", i / CLASSES, i % CLASSES,
+                     (double)dz_ref[i], (double)dz_c[i]);
+        ndiff += fb(dz_ref[i]) != fb(dz_c[i]);
+    }
+    const uint32_t sum = get32(h.mem, XSUM);
+    assert_int_equal(sum, fb(sum_ref));
+    const float mean = sum_ref / (float)BATCH;
+    if (fabs((double)mean - (double)mean_c) > ldexp(1.0 + mean_c, -18))
+        fail_msg("mean loss %a, mlayer_xent %a", (double)mean, (double)mean_c);
+    assert_int_equal(get32(h.mem, XCNT), (uint32_t)cnt_ref);
+    /* the special rows: 1, 2, 3, 5, 8 correct; 0, 4, 6, 7, 9 not */
+    int special = 0;
+    xent_ref(BATCH, z, labels, dz_ref, 0, 10, &special);
+    assert_int_equal(special, 5);
+    /* nothing written past dz, sum or count; inputs untouched */
+    for (uint32_t a = XD + BATCH * CLASSES * 4; a < XSUM; a += 4)
+        assert_int_equal(get32(h.mem, a), GUARD);
+    assert_int_equal(get32(h.mem, XSUM + 4), GUARD);
+    assert_int_equal(get32(h.mem, XCNT + 4), GUARD);
+    assert_memory_equal(h.mem + XZ, z, sizeof z);
+    assert_memory_equal(h.mem + XL, labels, sizeof labels);
+    h_free(&h);
+    print_message("xent_fwd_bwd: %d of %d dz elements differ from mlayer_xent's (expf, logf), "
+                  "within 2^-19 (|dz| + 1/40)\n",
+                  ndiff, BATCH * CLASSES);
+
+    /* cycles for 0, 1 and 7 rows */
+    const int rows[] = {0, 1, 7};
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        h_new(&h, "xent_fwd_bwd", st, 1);
+        xent_load(h.mem, z, labels);
+        xent_state(h.mem, STATE, 3, rows[k], 0);
+        assert_int_equal(h_run(&h), 6 * xent_slots((uint64_t)rows[k]) + 3);
+        int c = 0;
+        const float s = xent_ref(BATCH, z, labels, dz_ref, 3, 3 + rows[k], &c);
+        assert_int_equal(get32(h.mem, XSUM), fb(s));
+        assert_int_equal(get32(h.mem, XCNT), (uint32_t)c);
+        assert_memory_equal(h.mem + XD + 3 * CLASSES * 4, dz_ref + 3 * CLASSES,
+                            sizeof(float) * CLASSES * (size_t)rows[k]);
+        h_free(&h);
+    }
+}
+
+/* The batch split over six workers (7, 7, 7, 7, 6, 6 rows), as six vertices of a compute set
+ * would be: each range's dz, sum and count are xent_ref's for those rows; the counts add up
+ * to mlayer_xent's. */
+static void test_xent_workers(void **state)
+{
+    (void)state;
+    float z[BATCH * CLASSES], dz_ref[BATCH * CLASSES];
+    int labels[BATCH];
+    xent_batch(z, labels);
+    const int first[MAXW + 1] = {0, 7, 14, 21, 28, 34, 40};
+    uint32_t st[MAXW];
+    for (int w = 0; w < MAXW; w++)
+        st[w] = STATE + 32 * (uint32_t)w;
+    harness h;
+    h_new(&h, "xent_fwd_bwd", st, MAXW);
+    xent_load(h.mem, z, labels);
+    for (int w = 0; w < MAXW; w++)
+        xent_state(h.mem, st[w], first[w], first[w + 1] - first[w], w);
+    h_run(&h);
+    int total = 0, cnt_c = 0;
+    mlayer_xent(BATCH, CLASSES, z, labels, NULL, &cnt_c);
+    for (int w = 0; w < MAXW; w++) {
+        int c = 0;
+        const float s = xent_ref(BATCH, z, labels, dz_ref, first[w], first[w + 1], &c);
+        assert_int_equal(get32(h.mem, XSUM + 4 * (uint32_t)w), fb(s));
+        assert_int_equal(get32(h.mem, XCNT + 4 * (uint32_t)w), (uint32_t)c);
+        total += (int)get32(h.mem, XCNT + 4 * (uint32_t)w);
+    }
+    assert_int_equal(total, cnt_c);
+    assert_memory_equal(h.mem + XD, dz_ref, sizeof dz_ref);
+    h_free(&h);
+}
+
+/* ---- reduce_add ---- */
+
+/* Worker slots of reduce_add for n outputs of P parts, from its instruction sequence (every
+ * instruction 1 slot), with B = n / 4 blocks of 4, h = 1 when n mod 4 >= 2, o = n mod 2:
+ *   prologue: 6 ld32, mov, addi, shri, brz                        = 10, + 1 (addi) if B > 0
+ *   a block:  mov, 2 ld64, rpt, (P - 1) x (add, 2 ld64, 2 v2add), 2 v2mul, 2 st64pi, addi,
+ *             brnzdec                                             = 10 + 5 (P - 1)
+ *   pair test: andi, brz = 2; the pair: mov, ld64, rpt, (P - 1) x (add, ld64, v2add), v2mul,
+ *             st64pi, addi                                        = 6 + 3 (P - 1)
+ *   odd test: andi, brz = 2; the float: mov, ld32, rpt, (P - 1) x (add, ld32, fadd), fmul,
+ *             st32                                                = 5 + 3 (P - 1)
+ *   exit                                                          = 1 */
+static uint64_t reduce_slots(uint64_t n, uint64_t P)
+{
+    const uint64_t B = n / 4, h = (n % 4) / 2, o = n % 2;
+    return 10 + (B > 0) + B * (10 + 5 * (P - 1)) + 2 + h * (6 + 3 * (P - 1)) + 2 +
+           o * (5 + 3 * (P - 1)) + 1;
+}
+
+/* One case: n outputs, P parts at `stride` bytes, scale k; in place (out = parts[0]) or not. */
+static void reduce_case(uint32_t n, uint32_t P, float k, int inplace)
+{
+    const uint32_t stride = ((4 * n + 7) & ~7u) + 8; /* padded to 8 and one pair more */
+    const uint32_t parts = DATA, out = inplace ? parts : parts + P * stride + 8;
+    float *pv = malloc(sizeof(float) * (P * (size_t)n + 1));
+    float *want = malloc(sizeof(float) * (n + 1));
+    assert_true(pv && want);
+    /* magnitudes from 2^-10 to 2^14, both signs, some -0: the order of the sums shows */
+    for (uint32_t i = 0; i < P * n; i++) {
+        const uint32_t r = rnd();
+        pv[i] = (r & 63) == 0 ? -0.0f : ldexpf(urand(-1.0f, 1.0f), (int)(r % 25) - 10);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        float s = pv[i];
+        for (uint32_t p = 1; p < P; p++)
+            s += pv[(size_t)p * n + i];
+        want[i] = k * s;
+    }
+    harness h;
+    const uint32_t st[1] = {STATE};
+    h_new(&h, "reduce_add", st, 1);
+    for (uint32_t a = parts - 8; a < out + 4 * n + 16; a += 4)
+        put32(h.mem, a, GUARD);
+    for (uint32_t p = 0; p < P; p++)
+        memcpy(h.mem + parts + p * stride, pv + (size_t)p * n, 4 * (size_t)n);
+    put32(h.mem, STATE + 0, out);
+    put32(h.mem, STATE + 4, parts);
+    put32(h.mem, STATE + 8, n);
+    put32(h.mem, STATE + 12, P);
+    put32(h.mem, STATE + 16, stride);
+    put32(h.mem, STATE + 20, fb(k));
+    const uint64_t cycles = h_run(&h);
+    if (cycles != 6 * reduce_slots(n, P) + 3)
+        fail_msg("reduce_add n %u P %u: %llu cycles, want %llu", n, P, (unsigned long long)cycles,
+                 (unsigned long long)(6 * reduce_slots(n, P) + 3));
+    for (uint32_t i = 0; i < n; i++)
+        if (get32(h.mem, out + 4 * i) != fb(want[i]))
+            fail_msg("reduce_add n %u P %u k %g%s: out[%u] 0x%08x, want 0x%08x", n, P, (double)k,
+                     inplace ? " in place" : "", i, get32(h.mem, out + 4 * i), fb(want[i]));
+    /* nothing written around out (in place, the words after it are part 0's padding) */
+    assert_int_equal(get32(h.mem, out - 4), GUARD);
+    assert_int_equal(get32(h.mem, out + 4 * n), GUARD);
+    assert_int_equal(get32(h.mem, out + 4 * n + 4), GUARD);
+    /* the parts are not written (but part 0 when it is out) */
+    for (uint32_t p = inplace ? 1 : 0; p < P; p++)
+        assert_memory_equal(h.mem + parts + p * stride, pv + (size_t)p * n, 4 * (size_t)n);
+    h_free(&h);
+    free(pv);
+    free(want);
+}
+
+static void test_reduce_add(void **state)
+{
+    (void)state;
+    rng_s = 0x5eed0002;
+    const uint32_t ns[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 101};
+    const uint32_t Ps[] = {1, 2, 3, 5};
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+        for (size_t b = 0; b < sizeof Ps / sizeof Ps[0]; b++) {
+            reduce_case(ns[a], Ps[b], 1.0f, 0);
+            reduce_case(ns[a], Ps[b], 1.0f / BATCH, 0);
+        }
+    reduce_case(101, 4, 0.5f, 1);
+    reduce_case(7, 3, 1.0f / BATCH, 1);
+    /* the worked example of the codelet's header */
+    assert_int_equal(6 * reduce_slots(10, 4), 486);
+}
+
+/* ---- adamw_step ---- */
+
+/* Worker slots of adamw_step for n parameters, from its instruction sequence (fsqrt 5 slots,
+ * fdiv 3, the rest 1):
+ *   prologue: 5 ld32, ld64, ld32, shri, rpt                                       = 9
+ *   a pair: 4 ld64 (g, m, v, param), 5 ld64 (w1, b2, w2, neg_step, decay), 11 f32v2
+ *           (v2sub, v2mul, v2add; v2mul, 2 v2mul, v2add; v2add eps; v2mul; v2mul, v2add),
+ *           2 fsqrt (10), 4 fdiv (12), 3 st64pi                                    = 45
+ *   odd test: ld32, andi, brz                                                      = 3
+ *   the last element: 9 ld32, 11 fp32 ops, fsqrt (5), 2 fdiv (6), 3 st32          = 34
+ *   exit                                                                           = 1 */
+static uint64_t adamw_slots(uint64_t n)
+{
+    return 9 + 45 * (n / 2) + 3 + 34 * (n % 2) + 1;
+}
+
+/* The step's scalars as adamw_step.s's header gives them (PyTorch's Python-float terms, in
+ * double, rounded once), into the state at `at`. */
+static void adamw_state(uint8_t *mem, uint32_t at, const adamw_cfg *c, long t, uint32_t p,
+                        uint32_t g, uint32_t m, uint32_t v, uint32_t n)
+{
+    const double bc1 = 1.0 - pow(c->beta1, (double)t), bc2 = 1.0 - pow(c->beta2, (double)t);
+    const float pairs[5] = {
+        (float)(1.0 - c->lr * c->weight_decay), /* decay */
+        (float)(1.0 - c->beta1),                /* w1 */
+        (float)c->beta2,                        /* b2 */
+        (float)(1.0 - c->beta2),                /* w2 */
+        (float)(-(c->lr / bc1)),                /* neg_step */
+    };
+    put32(mem, at + 0, p);
+    put32(mem, at + 4, g);
+    put32(mem, at + 8, m);
+    put32(mem, at + 12, v);
+    put32(mem, at + 16, n);
+    put32(mem, at + 20, fb((float)sqrt(bc2)));
+    put32(mem, at + 24, fb((float)c->eps));
+    put32(mem, at + 28, fb((float)c->eps));
+    for (int k = 0; k < 5; k++) {
+        put32(mem, at + 32 + 8 * (uint32_t)k, fb(pairs[k]));
+        put32(mem, at + 36 + 8 * (uint32_t)k, fb(pairs[k]));
+    }
+}
+
+/* n parameters over `steps` steps from random parameters, gradients random each step. */
+static void adamw_case(uint32_t n, int steps)
+{
+    const adamw_cfg cfg = adamw_defaults();
+    assert_true(cfg.lr == 1e-3 && cfg.weight_decay == 1e-2);
+    adamw o;
+    err e;
+    err_clear(&e);
+    assert_int_equal(adamw_init(&o, n, &cfg, &e), 0);
+    const size_t bytes = sizeof(float) * (n + 1);
+    float *param = malloc(bytes), *grad = malloc(bytes);
+    assert_true(param && grad);
+    for (uint32_t i = 0; i < n; i++)
+        param[i] = urand(-0.5f, 0.5f);
+    const uint32_t al = ((4 * n + 7) & ~7u) + 8;
+    const uint32_t P = DATA, G = P + al, M = G + al, V = M + al, END = V + al;
+    uint8_t *keep = malloc(3 * (size_t)al); /* param, m, v between the steps' runs */
+    assert_non_null(keep);
+    memcpy(keep, param, 4 * (size_t)n);
+    memset(keep + al, 0, 2 * (size_t)al);
+    for (int t = 1; t <= steps; t++) {
+        for (uint32_t i = 0; i < n; i++) {
+            const uint32_t r = rnd();
+            grad[i] = (r & 31) == 0 ? 0.0f : ldexpf(urand(-1.0f, 1.0f), (int)(r % 16) - 12);
+        }
+        harness h;
+        const uint32_t st[1] = {STATE};
+        h_new(&h, "adamw_step", st, 1);
+        for (uint32_t a = P; a < END; a += 4)
+            put32(h.mem, a, GUARD);
+        memcpy(h.mem + P, keep, 4 * (size_t)n);
+        memcpy(h.mem + G, grad, 4 * (size_t)n);
+        memcpy(h.mem + M, keep + al, 4 * (size_t)n);
+        memcpy(h.mem + V, keep + 2 * al, 4 * (size_t)n);
+        adamw_state(h.mem, STATE, &cfg, t, P, G, M, V, n);
+        const uint64_t cycles = h_run(&h);
+        if (cycles != 6 * adamw_slots(n) + 3)
+            fail_msg("adamw_step n %u: %llu cycles, want %llu", n, (unsigned long long)cycles,
+                     (unsigned long long)(6 * adamw_slots(n) + 3));
+        adamw_step(&o, param, grad);
+        assert_int_equal(o.step, t);
+        const struct {
+            const char *what;
+            uint32_t at;
+            const float *want;
+        } cmp[3] = {{"param", P, param}, {"m", M, o.m}, {"v", V, o.v}};
+        for (int c = 0; c < 3; c++) {
+            for (uint32_t i = 0; i < n; i++)
+                if (get32(h.mem, cmp[c].at + 4 * i) != fb(cmp[c].want[i]))
+                    fail_msg("adamw_step n %u step %d: %s[%u] 0x%08x, want 0x%08x (%a)", n, t,
+                             cmp[c].what, i, get32(h.mem, cmp[c].at + 4 * i), fb(cmp[c].want[i]),
+                             (double)cmp[c].want[i]);
+            for (uint32_t a = cmp[c].at + 4 * n; a < cmp[c].at + al; a += 4)
+                assert_int_equal(get32(h.mem, a), GUARD);
+        }
+        assert_memory_equal(h.mem + G, grad, 4 * (size_t)n);
+        memcpy(keep, h.mem + P, 4 * (size_t)n);
+        memcpy(keep + al, h.mem + M, 4 * (size_t)n);
+        memcpy(keep + 2 * al, h.mem + V, 4 * (size_t)n);
+        h_free(&h);
+    }
+    adamw_free(&o);
+    free(keep);
+    free(param);
+    free(grad);
+}
+
+static void test_adamw(void **state)
+{
+    (void)state;
+    rng_s = 0x5eed0003;
+    adamw_case(3001, 5);
+    for (uint32_t n = 0; n <= 3; n++)
+        adamw_case(n, 2);
+    assert_int_equal(6 * adamw_slots(3001), 6 * (13 + 45 * 1500 + 34)); /* 405,282 */
+    assert_int_equal(6 * adamw_slots(1000), 135078);                     /* the header's */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_xent_batch),
+        cmocka_unit_test(test_xent_workers),
+        cmocka_unit_test(test_reduce_add),
+        cmocka_unit_test(test_adamw),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
