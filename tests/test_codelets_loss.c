@@ -325,8 +325,8 @@ static void test_xent_batch(void **state)
                      fb(dz_ref[i]), (double)dz_ref[i]);
         const double tol = ldexp(fabs((double)dz_c[i]) + scale, -19);
         if (fabs((double)dz_ref[i] - (double)dz_c[i]) > tol)
-            fail_msg("dz[%d][%d]: %a, mlayer_xent %a", i / CLASSES, i % CLASSES,
-                     (double)dz_ref[i], (double)dz_c[i]);
+            fail_msg("dz[%d][%d]: %a, mlayer_xent %a", i / CLASSES, i % CLASSES, (double)dz_ref[i],
+                     (double)dz_c[i]);
         ndiff += fb(dz_ref[i]) != fb(dz_c[i]);
     }
     const uint32_t sum = get32(h.mem, XSUM);
@@ -607,7 +607,7 @@ static void test_adamw(void **state)
     for (uint32_t n = 0; n <= 3; n++)
         adamw_case(n, 2);
     assert_int_equal(6 * adamw_slots(3001), 6 * (13 + 45 * 1500 + 34)); /* 405,282 */
-    assert_int_equal(6 * adamw_slots(1000), 135078);                     /* the header's */
+    assert_int_equal(6 * adamw_slots(1000), 135078);                    /* the header's */
 }
 
 int main(void)
