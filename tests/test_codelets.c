@@ -62,20 +62,6 @@ static uint32_t rnd(void)
     return (uint32_t)((z ^ (z >> 31)) >> 32);
 }
 
-static uint32_t fb(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static float bf(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /* A float: mostly uniform in (-4, 4) with full mantissas; some small integers (ties), +0, -0,
  * subnormals, +-inf and (nan != 0) NaN. */
 static float rnd_float(int nan)
@@ -84,9 +70,9 @@ static float rnd_float(int nan)
     switch (k) {
     case 0: return 0.0f;
     case 1: return -0.0f;
-    case 2: return bf(rnd() & 0x807fffffu); /* subnormal, either sign */
+    case 2: return tu_bf(rnd() & 0x807fffffu); /* subnormal, either sign */
     case 3: return (rnd() & 1) ? INFINITY : -INFINITY;
-    case 4: return nan ? bf(0x7fc00000u | (rnd() & 0x803fffffu)) : 1.0f;
+    case 4: return nan ? tu_bf(0x7fc00000u | (rnd() & 0x803fffffu)) : 1.0f;
     case 5:
     case 6:
     case 7:
@@ -214,9 +200,9 @@ static void assert_bits_nan(const float *got, const float *want, size_t n, const
                             size_t size, int nan_any)
 {
     for (size_t i = 0; i < n; i++)
-        if (fb(got[i]) != fb(want[i]) && !(nan_any && isnan(got[i]) && isnan(want[i])))
+        if (tu_fb(got[i]) != tu_fb(want[i]) && !(nan_any && isnan(got[i]) && isnan(want[i])))
             fail_msg("%s (size %zu): element %zu is %08x (%g), want %08x (%g)", what, size, i,
-                     fb(got[i]), (double)got[i], fb(want[i]), (double)want[i]);
+                     tu_fb(got[i]), (double)got[i], tu_fb(want[i]), (double)want[i]);
 }
 
 static void assert_bits(const float *got, const float *want, size_t n, const char *what,
@@ -374,7 +360,7 @@ static void axpy_case(const char *name, uint32_t n, float k)
     uint32_t ad = rig_alloc(&r, 4 * n, 16, 0), as = rig_alloc(&r, 4 * n, 16, 0);
     put(&r, ad, d, 4 * n);
     put(&r, as, s, 4 * n);
-    uint32_t st[4] = {ad, as, n, fb(k)};
+    uint32_t st[4] = {ad, as, n, tu_fb(k)};
     put_state(&r, 0, st, scaled ? 4 : 3);
     assert_int_equal(rig_run(&r), cyc1(scaled ? s_scale_add(n) : s_acc_add(n)));
     get(&r, ad, got, 4 * n);
@@ -404,7 +390,7 @@ static void test_scale_add(void **state)
     for (int i = 0; i < 1000 && !differ; i++) {
         float d = rnd_float(0), s = rnd_float(0);
         volatile float p = k * s;
-        differ = fb(fmaf(k, s, d)) != fb(p + d);
+        differ = tu_fb(fmaf(k, s, d)) != tu_fb(p + d);
     }
     assert_true(differ);
     for (size_t i = 0; i < NSIZES; i++)
@@ -487,7 +473,7 @@ static void bias_add_case(const bias_shape *s)
                 uint32_t v;
                 get(&r, row + 4 * i, &v, 4);
                 float junk[4] = {NAN, -1e30f, 7.0f, -0.0f};
-                assert_int_equal(v, fb(junk[i % 4]));
+                assert_int_equal(v, tu_fb(junk[i % 4]));
             }
         }
     rig_close(&r);
@@ -556,7 +542,7 @@ static void bias_grad_run(const bias_shape *s, int mode)
                     t += dy[((size_t)n * s->ctot + c) * s->P + i];
                 plain += t;
             }
-            order_shows += fb(plain) != fb(want[c]);
+            order_shows += tu_fb(plain) != tu_fb(want[c]);
         }
     for (uint32_t c = 0; c < s->ctot; c++) /* only the worker's channels change */
         if (c < s->c0 || c >= s->c0 + s->C)

@@ -51,20 +51,6 @@
 
 enum { STATE = 0x1000, DATA = 0x1400, MAXW = 6 };
 
-static uint32_t fb(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static float bf(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /* xorshift64*, fixed seeds */
 static uint64_t rng_s;
 static uint32_t rnd(void)
@@ -259,7 +245,7 @@ static void xent_batch(float *z, int *labels)
     for (int j = 0; j < CLASSES; j++)
         r[j] = -200.0f;
     r[0] = 0.0f;
-    r[1] = bf(0xbf001f30);
+    r[1] = tu_bf(0xbf001f30);
     labels[10] = 1;
 }
 
@@ -320,17 +306,17 @@ static void test_xent_batch(void **state)
     int ndiff = 0;
     for (int i = 0; i < BATCH * CLASSES; i++) {
         const uint32_t got = get32(h.mem, XD + 4 * (uint32_t)i);
-        if (got != fb(dz_ref[i]))
+        if (got != tu_fb(dz_ref[i]))
             fail_msg("dz[%d][%d]: 0x%08x, want 0x%08x (%g)", i / CLASSES, i % CLASSES, got,
-                     fb(dz_ref[i]), (double)dz_ref[i]);
+                     tu_fb(dz_ref[i]), (double)dz_ref[i]);
         const double tol = ldexp(fabs((double)dz_c[i]) + scale, -19);
         if (fabs((double)dz_ref[i] - (double)dz_c[i]) > tol)
             fail_msg("dz[%d][%d]: %a, mlayer_xent %a", i / CLASSES, i % CLASSES, (double)dz_ref[i],
                      (double)dz_c[i]);
-        ndiff += fb(dz_ref[i]) != fb(dz_c[i]);
+        ndiff += tu_fb(dz_ref[i]) != tu_fb(dz_c[i]);
     }
     const uint32_t sum = get32(h.mem, XSUM);
-    assert_int_equal(sum, fb(sum_ref));
+    assert_int_equal(sum, tu_fb(sum_ref));
     const float mean = sum_ref / (float)BATCH;
     if (fabs((double)mean - (double)mean_c) > ldexp(1.0 + mean_c, -18))
         fail_msg("mean loss %a, mlayer_xent %a", (double)mean, (double)mean_c);
@@ -360,7 +346,7 @@ static void test_xent_batch(void **state)
         assert_int_equal(h_run(&h), 6 * xent_slots((uint64_t)rows[k]) + 3);
         int c = 0;
         const float s = xent_ref(BATCH, z, labels, dz_ref, 3, 3 + rows[k], &c);
-        assert_int_equal(get32(h.mem, XSUM), fb(s));
+        assert_int_equal(get32(h.mem, XSUM), tu_fb(s));
         assert_int_equal(get32(h.mem, XCNT), (uint32_t)c);
         assert_memory_equal(h.mem + XD + 3 * CLASSES * 4, dz_ref + 3 * CLASSES,
                             sizeof(float) * CLASSES * (size_t)rows[k]);
@@ -392,7 +378,7 @@ static void test_xent_workers(void **state)
     for (int w = 0; w < MAXW; w++) {
         int c = 0;
         const float s = xent_ref(BATCH, z, labels, dz_ref, first[w], first[w + 1], &c);
-        assert_int_equal(get32(h.mem, XSUM + 4 * (uint32_t)w), fb(s));
+        assert_int_equal(get32(h.mem, XSUM + 4 * (uint32_t)w), tu_fb(s));
         assert_int_equal(get32(h.mem, XCNT + 4 * (uint32_t)w), (uint32_t)c);
         total += (int)get32(h.mem, XCNT + 4 * (uint32_t)w);
     }
@@ -451,15 +437,15 @@ static void reduce_case(uint32_t n, uint32_t P, float k, int inplace)
     put32(h.mem, STATE + 8, n);
     put32(h.mem, STATE + 12, P);
     put32(h.mem, STATE + 16, stride);
-    put32(h.mem, STATE + 20, fb(k));
+    put32(h.mem, STATE + 20, tu_fb(k));
     const uint64_t cycles = h_run(&h);
     if (cycles != 6 * reduce_slots(n, P) + 3)
         fail_msg("reduce_add n %u P %u: %llu cycles, want %llu", n, P, (unsigned long long)cycles,
                  (unsigned long long)(6 * reduce_slots(n, P) + 3));
     for (uint32_t i = 0; i < n; i++)
-        if (get32(h.mem, out + 4 * i) != fb(want[i]))
+        if (get32(h.mem, out + 4 * i) != tu_fb(want[i]))
             fail_msg("reduce_add n %u P %u k %g%s: out[%u] 0x%08x, want 0x%08x", n, P, (double)k,
-                     inplace ? " in place" : "", i, get32(h.mem, out + 4 * i), fb(want[i]));
+                     inplace ? " in place" : "", i, get32(h.mem, out + 4 * i), tu_fb(want[i]));
     /* nothing written around out (in place, the words after it are part 0's padding) */
     assert_int_equal(get32(h.mem, out - 4), GUARD);
     assert_int_equal(get32(h.mem, out + 4 * n), GUARD);
@@ -523,12 +509,12 @@ static void adamw_state(uint8_t *mem, uint32_t at, const adamw_cfg *c, long t, u
     put32(mem, at + 8, m);
     put32(mem, at + 12, v);
     put32(mem, at + 16, n);
-    put32(mem, at + 20, fb((float)sqrt(bc2)));
-    put32(mem, at + 24, fb((float)c->eps));
-    put32(mem, at + 28, fb((float)c->eps));
+    put32(mem, at + 20, tu_fb((float)sqrt(bc2)));
+    put32(mem, at + 24, tu_fb((float)c->eps));
+    put32(mem, at + 28, tu_fb((float)c->eps));
     for (int k = 0; k < 5; k++) {
-        put32(mem, at + 32 + 8 * (uint32_t)k, fb(pairs[k]));
-        put32(mem, at + 36 + 8 * (uint32_t)k, fb(pairs[k]));
+        put32(mem, at + 32 + 8 * (uint32_t)k, tu_fb(pairs[k]));
+        put32(mem, at + 36 + 8 * (uint32_t)k, tu_fb(pairs[k]));
     }
 }
 
@@ -580,9 +566,9 @@ static void adamw_case(uint32_t n, int steps)
         } cmp[3] = {{"param", P, param}, {"m", M, o.m}, {"v", V, o.v}};
         for (int c = 0; c < 3; c++) {
             for (uint32_t i = 0; i < n; i++)
-                if (get32(h.mem, cmp[c].at + 4 * i) != fb(cmp[c].want[i]))
+                if (get32(h.mem, cmp[c].at + 4 * i) != tu_fb(cmp[c].want[i]))
                     fail_msg("adamw_step n %u step %d: %s[%u] 0x%08x, want 0x%08x (%a)", n, t,
-                             cmp[c].what, i, get32(h.mem, cmp[c].at + 4 * i), fb(cmp[c].want[i]),
+                             cmp[c].what, i, get32(h.mem, cmp[c].at + 4 * i), tu_fb(cmp[c].want[i]),
                              (double)cmp[c].want[i]);
             for (uint32_t a = cmp[c].at + 4 * n; a < cmp[c].at + al; a += 4)
                 assert_int_equal(get32(h.mem, a), GUARD);
