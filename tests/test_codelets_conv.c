@@ -4,9 +4,11 @@
  * Codelets: conv_amp (supervisor: passes of AMP weight blocks, workers streaming runs of rows),
  * conv_pack (strided gather into blocks: AMP weights, channel grouping, weight pairs),
  * conv_ungroup ([G][P][16] partials to [C][P], or added into it) and conv_mac1 (conv1's
- * forward on the workers' f32v2 MACs). The plans below (plan_*, pack_*) are the tables a graph
- * builder makes for a layer (pass table, worklists, pack block lists: I32 tensors); each flow
- * runs B samples on one tile:
+ * forward on the workers' f32v2 MACs). The plans (pass table, worklists, pack block lists and
+ * the state words: what a graph builder places as I32 tensors and vertex fields) come from
+ * workloads/graph/conv_plan.h, which the harnesses below place in a tile image; the cycle
+ * models and the references stay here, derived independently of it. Each flow runs B samples
+ * on one tile:
  *   forward (AMP)   pack w -> blocks (ob, ci, ky); conv_amp; ungroup        bit-exact
  *   forward (MAC)   pack w -> pairs; conv_mac1 per (channel, rows)          bit-exact
  *   input grad      pack dy -> [B][Cg][P][16]; pack w -> blocks (ky, kx, chunk);
@@ -48,6 +50,7 @@
 
 #include "tests/testutil.h"
 #include "workloads/codelets.h"
+#include "workloads/graph/conv_plan.h"
 #include "workloads/graph/graph.h"
 #include "workloads/mnist/layers.h"
 
@@ -235,35 +238,32 @@ static double assert_bound(const float *got, const double *exact, const double *
     return worst;
 }
 
+/* ---- the plans (workloads/graph/conv_plan.h) ---- */
+
+static cplan_shape shape_of(const mlayer_conv *c)
+{
+    cplan_shape s = {(uint32_t)c->cin, (uint32_t)c->h, (uint32_t)c->w, (uint32_t)c->cout,
+                     (uint32_t)c->k};
+    return s;
+}
+
+static void plan_conv(cplan_conv *pl, cplan_kind kind, const mlayer_conv *c, uint32_t B)
+{
+    cplan_shape s = shape_of(c);
+    err e;
+    err_clear(&e);
+    int rc = kind == CPLAN_FWD  ? cplan_fwd(pl, &s, B, &e)
+             : kind == CPLAN_DX ? cplan_dx(pl, &s, B, &e)
+                                : cplan_wgrad(pl, &s, &e);
+    if (rc != ERR_OK)
+        fail_msg("%s", e.msg);
+}
+
 /* ---- conv_pack ---- */
-
-typedef struct pack {
-    uint32_t nblocks, R, C, sr, sc;
-    uint32_t *list; /* 3 words per block: src offset (bytes), rv, cv */
-} pack;
-
-static void pack_new(pack *p, uint32_t nblocks, uint32_t R, uint32_t C, uint32_t sr, uint32_t sc)
-{
-    p->nblocks = 0;
-    p->R = R;
-    p->C = C;
-    p->sr = sr;
-    p->sc = sc;
-    p->list = calloc(3 * (size_t)(nblocks ? nblocks : 1), 4);
-    assert_non_null(p->list);
-}
-
-static void pack_block(pack *p, uint32_t src_off, uint32_t rv, uint32_t cv)
-{
-    uint32_t *b = p->list + 3 * p->nblocks++;
-    b[0] = src_off;
-    b[1] = rv;
-    b[2] = cv;
-}
 
 /* The model: header 10 + exit 1; per block 11 + rows (5 + 3 cv + pad) + zero rows (10 + R C
  * when rv = 0: no addi). */
-static uint64_t pack_S(const pack *p, uint32_t first, uint32_t n)
+static uint64_t pack_S(const cplan_pack *p, uint32_t first, uint32_t n)
 {
     if (n == 0)
         return 10;
@@ -279,7 +279,7 @@ static uint64_t pack_S(const pack *p, uint32_t first, uint32_t n)
 }
 
 /* The C meaning of a pack, for checking it. */
-static void pack_ref(const pack *p, const uint8_t *src, float *dst)
+static void pack_ref(const cplan_pack *p, const uint8_t *src, float *dst)
 {
     for (uint32_t b = 0; b < p->nblocks; b++)
         for (uint32_t r = 0; r < p->R; r++)
@@ -293,16 +293,20 @@ static void pack_ref(const pack *p, const uint8_t *src, float *dst)
 
 /* Run a pack as `nv` vertices (blocks split evenly, in order) writing dst; asserts the
  * cycles. Returns the sum of the vertices' S (the tile's cycles with six workers busy). */
-static uint64_t run_pack(img *im, const pack *p, uint32_t src, uint32_t dst, unsigned nv)
+static uint64_t run_pack(img *im, const cplan_pack *p, uint32_t src, uint32_t dst, unsigned nv)
 {
     uint32_t st[MAXV];
     uint64_t S[MAXV], sum = 0;
-    uint32_t list = img_words(im, p->list, 3 * (size_t)p->nblocks);
-    uint32_t bytes = p->R * p->C * 4;
+    assert_true(nv <= MAXV);
+    uint32_t a = img_alloc(im, cplan_pack_bytes(p, nv), 16);
+    cplan_pack_at at;
+    err e;
+    err_clear(&e);
+    if (cplan_pack_write(p, nv, dst, src, a, im->m + a, &at, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
     for (unsigned v = 0; v < nv; v++) {
         uint32_t b0 = p->nblocks * v / nv, b1 = p->nblocks * (v + 1) / nv;
-        uint32_t w[8] = {dst + b0 * bytes, src, b1 - b0, list + 12 * b0, p->R, p->C, p->sr, p->sc};
-        st[v] = img_words(im, w, 8);
+        st[v] = at.states + 4 * CPLAN_PACK_WORDS * v;
         S[v] = pack_S(p, b0, b1 - b0);
         sum += S[v];
     }
@@ -325,8 +329,9 @@ static uint64_t run_ungroup(img *im, uint32_t out, uint32_t in, uint32_t C, uint
     uint64_t S[MAXV], sum = 0;
     for (unsigned v = 0; v < nv; v++) {
         uint32_t c0 = C * v / nv, c1 = C * (v + 1) / nv;
-        uint32_t w[6] = {out + 4 * c0 * P, in, c0, c1 - c0, P, (uint32_t)acc};
-        st[v] = img_words(im, w, 6);
+        uint32_t w[CPLAN_UNG_WORDS];
+        cplan_ungroup_state(out, in, C, P, acc, v, nv, w);
+        st[v] = img_words(im, w, CPLAN_UNG_WORDS);
         S[v] = ungroup_S(c1 - c0, P, acc);
         sum += S[v];
     }
@@ -334,89 +339,10 @@ static uint64_t run_ungroup(img *im, uint32_t out, uint32_t in, uint32_t C, uint
     return sum;
 }
 
-/* ---- conv_amp: plans and the model ---- */
-
-typedef struct run3 {
-    uint32_t out, rows, in;
-} run3;
-
-typedef struct amp_plan {
-    uint32_t npasses;
-    uint32_t *ptab; /* 3 words per pass */
-    int32_t radj;
-    uint32_t zall;
-    run3 *runs; /* in order, before the split over workers */
-    uint32_t nruns, cap;
-    run3 *wr[6]; /* each worker's runs */
-    uint32_t wn[6];
-} amp_plan;
-
-static void plan_init(amp_plan *p, uint32_t npasses, int32_t radj)
-{
-    memset(p, 0, sizeof *p);
-    p->ptab = calloc(3 * (size_t)npasses, 4);
-    assert_non_null(p->ptab);
-    p->radj = radj;
-}
-
-static void plan_pass(amp_plan *p, uint32_t in_off, uint32_t out_off, int zero)
-{
-    uint32_t *e = p->ptab + 3 * p->npasses++;
-    e[0] = in_off;
-    e[1] = out_off;
-    e[2] = zero ? 8 : 0;
-}
-
-static void plan_run(amp_plan *p, uint32_t out, uint32_t rows, uint32_t in)
-{
-    if (p->nruns == p->cap) {
-        p->cap = p->cap ? 2 * p->cap : 64;
-        p->runs = realloc(p->runs, sizeof(run3) * p->cap);
-        assert_non_null(p->runs);
-    }
-    p->runs[p->nruns++] = (run3){out, rows, in};
-}
-
-/* Worker w takes rows [R w / 6, R (w + 1) / 6) of the runs in order, a run split where a
- * share ends (its second part starts rows x 64 bytes on in the partials and rows x (32 +
- * radj) in the inputs). */
-static void plan_split(amp_plan *p)
-{
-    uint32_t total = 0;
-    for (uint32_t i = 0; i < p->nruns; i++)
-        total += p->runs[i].rows;
-    uint32_t at = 0; /* rows before run i */
-    uint32_t i = 0;
-    for (unsigned w = 0; w < 6; w++) {
-        uint32_t r0 = total * w / 6, r1 = total * (w + 1) / 6;
-        p->wr[w] = calloc(p->nruns + 1, sizeof(run3));
-        assert_non_null(p->wr[w]);
-        p->wn[w] = 0;
-        while (i < p->nruns && at + p->runs[i].rows <= r0) {
-            at += p->runs[i].rows;
-            i++;
-        }
-        for (uint32_t j = i, a = at; j < p->nruns && a < r1; a += p->runs[j].rows, j++) {
-            uint32_t lo = r0 > a ? r0 - a : 0;
-            uint32_t hi = r1 < a + p->runs[j].rows ? r1 - a : p->runs[j].rows;
-            if (hi > lo)
-                p->wr[w][p->wn[w]++] =
-                    (run3){p->runs[j].out + 64 * lo, hi - lo,
-                           (uint32_t)((int64_t)p->runs[j].in + (int64_t)lo * (32 + p->radj))};
-        }
-    }
-}
-
-static void plan_free(amp_plan *p)
-{
-    free(p->ptab);
-    free(p->runs);
-    for (unsigned w = 0; w < 6; w++)
-        free(p->wr[w]);
-}
+/* ---- conv_amp: the model ---- */
 
 /* A worker's slots in a pass with z zero stores per row (see the file comment). */
-static uint64_t amp_S(const amp_plan *p, unsigned w, uint32_t z)
+static uint64_t amp_S(const cplan_amp *p, unsigned w, uint32_t z)
 {
     if (p->wn[w] == 0)
         return 26;
@@ -433,7 +359,7 @@ static uint64_t amp_S(const amp_plan *p, unsigned w, uint32_t z)
  * addi (1) and per pass st32 and 32 ldcw (33), runall at c, join at the earliest slot a
  * worker frees (c + w + 6 S_w + 6), done at max(join + 6, last exit + 1); addi (1) and
  * brnzdec (6) lead to the next pass 7 cycles on; after the last, ret (6) and halt (1). */
-static uint64_t amp_model(const amp_plan *p, uint64_t *amp_steps)
+static uint64_t amp_model(const cplan_amp *p, uint64_t *amp_steps)
 {
     uint64_t t = 23, steps = 0;
     if (p->zall) {
@@ -461,127 +387,17 @@ static uint64_t amp_model(const amp_plan *p, uint64_t *amp_steps)
 }
 
 /* Write the plan's tables and state; run conv_amp; assert the cycles. */
-/* The worklist words (split first): six byte offsets, then each worker's list. */
-static uint32_t *plan_worklists(amp_plan *p, uint32_t *n)
+static uint64_t run_amp(img *im, const cplan_amp *p, uint32_t in, uint32_t out, uint32_t wts)
 {
-    plan_split(p);
-    uint32_t nw = 6;
-    for (unsigned w = 0; w < 6; w++)
-        nw += 1 + 3 * p->wn[w];
-    uint32_t *wl = calloc(nw, 4), at = 6;
-    assert_non_null(wl);
-    for (unsigned w = 0; w < 6; w++) {
-        wl[w] = 4 * at;
-        wl[at++] = p->wn[w];
-        for (uint32_t i = 0; i < p->wn[w]; i++) {
-            wl[at++] = p->wr[w][i].out;
-            wl[at++] = p->wr[w][i].rows;
-            wl[at++] = p->wr[w][i].in;
-        }
-    }
-    *n = nw;
-    return wl;
-}
-
-/* Write the plan's tables and state; run conv_amp; assert the cycles. */
-static uint64_t run_amp(img *im, amp_plan *p, uint32_t in, uint32_t out, uint32_t wts)
-{
-    uint32_t nw;
-    uint32_t *wl = plan_worklists(p, &nw);
-    uint32_t wla = img_words(im, wl, nw);
-    uint32_t pta = img_words(im, p->ptab, 3 * (size_t)p->npasses);
-    free(wl);
-    uint32_t s[9] = {in, out, wts, wla, (uint32_t)p->radj, p->npasses, pta, p->zall, 0};
-    uint32_t sa = img_words(im, s, 9);
-    uint64_t cycles = run_super(im, "conv_amp", sa);
+    uint32_t a = img_alloc(im, cplan_amp_bytes(p), 16);
+    cplan_amp_at at;
+    err e;
+    err_clear(&e);
+    if (cplan_amp_write(p, in, out, wts, a, im->m + a, &at, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    uint64_t cycles = run_super(im, "conv_amp", at.state);
     assert_int_equal(cycles, amp_model(p, NULL));
     return cycles;
-}
-
-/* ---- the layer plans ---- */
-
-static uint32_t cdiv(uint32_t a, uint32_t b)
-{
-    return (a + b - 1) / b;
-}
-
-/* Forward of B samples: x[B][Cin][H][W] streamed 8 floats along W at each output pixel
- * (kernel column kx = row input k, weights 0 for k >= K), passes (ob, ci, ky), y grouped
- * [B][G][P][16], zeroed on each block's first pass; the rows of a pass are every sample's
- * output pixels. Weight blocks (ob, ci, ky): row k = kx, column n = output channel. */
-static void plan_fwd(amp_plan *p, pack *wp, const mlayer_conv *c, uint32_t B)
-{
-    uint32_t K = (uint32_t)c->k, H = (uint32_t)c->h, W = (uint32_t)c->w, Ci = (uint32_t)c->cin;
-    uint32_t Co = (uint32_t)c->cout, ho = (uint32_t)mlayer_conv_ho(c);
-    uint32_t wo = (uint32_t)mlayer_conv_wo(c), P = ho * wo, G = cdiv(Co, 16);
-    plan_init(p, G * Ci * K, -28);
-    pack_new(wp, G * Ci * K, 8, 16, 4, Ci * K * K * 4);
-    for (uint32_t g = 0; g < G; g++)
-        for (uint32_t ci = 0; ci < Ci; ci++)
-            for (uint32_t ky = 0; ky < K; ky++) {
-                plan_pass(p, (ci * H + ky) * W * 4, g * P * 64, ci == 0 && ky == 0);
-                pack_block(wp, ((16 * g * Ci + ci) * K + ky) * K * 4, K,
-                           Co - 16 * g < 16 ? Co - 16 * g : 16);
-            }
-    for (uint32_t b = 0; b < B; b++)
-        for (uint32_t oy = 0; oy < ho; oy++)
-            plan_run(p, (b * G * P + oy * wo) * 64, wo, (b * Ci * H + oy) * W * 4);
-}
-
-/* dy[B][Cout][P] -> [B][G][P][16] (channels past Cout zero). */
-static void pack_group(pack *gp, uint32_t C, uint32_t P, uint32_t B)
-{
-    uint32_t G = cdiv(C, 16);
-    pack_new(gp, B * G, P, 16, 4, P * 4);
-    for (uint32_t b = 0; b < B; b++)
-        for (uint32_t g = 0; g < G; g++)
-            pack_block(gp, (b * C + 16 * g) * P * 4, P, C - 16 * g < 16 ? C - 16 * g : 16);
-}
-
-/* Input gradient of B samples: for each kernel position (ky, kx) and chunk of 8 output
- * channels, dy's pixels (oy, ox) ([B][G][P][16]) stream their 8 channels into dx's partial
- * row at (oy + ky, ox + kx): dx in [B][Gi][H][W][16], zeroed first (zall), never zeroed by a
- * pass. Weight blocks (gi, ky, kx, chunk): row k = output channel 8 chunk + k, column n =
- * input channel. */
-static void plan_dx(amp_plan *p, pack *wp, const mlayer_conv *c, uint32_t B)
-{
-    uint32_t K = (uint32_t)c->k, H = (uint32_t)c->h, W = (uint32_t)c->w, Ci = (uint32_t)c->cin;
-    uint32_t Co = (uint32_t)c->cout, ho = (uint32_t)mlayer_conv_ho(c);
-    uint32_t wo = (uint32_t)mlayer_conv_wo(c), P = ho * wo, Gi = cdiv(Ci, 16), Q = cdiv(Co, 8);
-    plan_init(p, Gi * K * K * Q, 32);
-    pack_new(wp, Gi * K * K * Q, 8, 16, Ci * K * K * 4, K * K * 4);
-    for (uint32_t gi = 0; gi < Gi; gi++)
-        for (uint32_t ky = 0; ky < K; ky++)
-            for (uint32_t kx = 0; kx < K; kx++)
-                for (uint32_t q = 0; q < Q; q++) {
-                    plan_pass(p, q / 2 * P * 64 + q % 2 * 32, (gi * H * W + ky * W + kx) * 64, 0);
-                    pack_block(wp, (((8 * q * Ci + 16 * gi) * K + ky) * K + kx) * 4,
-                               Co - 8 * q < 8 ? Co - 8 * q : 8,
-                               Ci - 16 * gi < 16 ? Ci - 16 * gi : 16);
-                }
-    uint32_t G = cdiv(Co, 16);
-    for (uint32_t b = 0; b < B; b++)
-        for (uint32_t oy = 0; oy < ho; oy++)
-            plan_run(p, (b * Gi * H + oy) * W * 64, wo, (b * G * P + oy * wo) * 64);
-    p->zall = cdiv(B * Gi * H * W * 8, 6);
-}
-
-/* Weight gradient (needs Wo % 8 == 0): the weights are dy [G][P][16] itself, 8 pixels a
- * pass in pass order (g, chunk); the rows are the taps (ci, ky, kx), each streaming x at the
- * chunk's 8 pixels; partials dw^T [G][Cin K K][16], zeroed on each g's first chunk. */
-static void plan_wgrad(amp_plan *p, const mlayer_conv *c)
-{
-    uint32_t K = (uint32_t)c->k, H = (uint32_t)c->h, W = (uint32_t)c->w, Ci = (uint32_t)c->cin;
-    uint32_t Co = (uint32_t)c->cout, ho = (uint32_t)mlayer_conv_ho(c);
-    uint32_t wo = (uint32_t)mlayer_conv_wo(c), P = ho * wo, G = cdiv(Co, 16), KK = Ci * K * K;
-    assert_int_equal(wo % 8, 0);
-    plan_init(p, G * P / 8, -28);
-    for (uint32_t g = 0; g < G; g++)
-        for (uint32_t q = 0; q < P / 8; q++)
-            plan_pass(p, (8 * q / wo * W + 8 * q % wo) * 4, g * KK * 64, q == 0);
-    for (uint32_t ci = 0; ci < Ci; ci++)
-        for (uint32_t ky = 0; ky < K; ky++)
-            plan_run(p, (ci * K + ky) * K * 64, K, (ci * H + ky) * W * 4);
 }
 
 /* ---- the flows ---- */
@@ -594,36 +410,43 @@ typedef struct cyc {
     uint64_t mac;     /* sum of S */
 } cyc;
 
+/* The ungroup of each of the plan's B samples (nv vertices each). */
+static uint64_t run_ungroups(img *im, const cplan_conv *pl, uint32_t out, uint32_t in, unsigned nv)
+{
+    uint64_t sum = 0;
+    for (uint32_t b = 0; b < pl->B; b++)
+        sum += run_ungroup(im, out + b * pl->ung_out_stride, in + b * pl->ung_in_stride, pl->ung_c,
+                           pl->ung_p, (int)pl->ung_acc, nv);
+    return sum;
+}
+
 /* y[B][Cout][P] by the AMP, the B samples in one conv_amp call. */
 static cyc flow_fwd_amp(const mlayer_conv *c, uint32_t B, const float *x, const float *w, float *y)
 {
     img im;
     img_init(&im);
-    uint32_t P = (uint32_t)(mlayer_conv_ho(c) * mlayer_conv_wo(c)), G = cdiv((uint32_t)c->cout, 16);
+    uint32_t P = (uint32_t)(mlayer_conv_ho(c) * mlayer_conv_wo(c));
     size_t nx = (size_t)c->cin * c->h * c->w, nw = (size_t)c->cout * c->cin * c->k * c->k;
     uint32_t xa = img_floats(&im, x, B * nx, 8); /* a row's last inputs run up to 8 - K past */
     uint32_t wa = img_floats(&im, w, nw, 0);
-    amp_plan p;
-    pack wp;
-    plan_fwd(&p, &wp, c, B);
-    uint32_t blocks = img_alloc(&im, 512 * wp.nblocks, 16);
-    uint32_t yg = img_alloc(&im, B * G * P * 64, 16);
+    cplan_conv pl;
+    plan_conv(&pl, CPLAN_FWD, c, B);
+    const cplan_pack *wp = &pl.wpack;
+    uint32_t blocks = img_alloc(&im, pl.wts_bytes, 16);
+    uint32_t yg = img_alloc(&im, pl.out_bytes, 16);
     uint32_t ya = img_alloc(&im, B * (uint32_t)c->cout * P * 4, 16);
     cyc r = {0, 0, 0, 0, 0};
-    r.wpack = run_pack(&im, &wp, wa, blocks, 6);
-    float *want = malloc(512 * wp.nblocks), *got = malloc(512 * wp.nblocks);
-    pack_ref(&wp, im.m + wa, want);
-    img_get(&im, blocks, got, 128 * wp.nblocks);
-    assert_memory_equal(got, want, 512 * wp.nblocks);
+    r.wpack = run_pack(&im, wp, wa, blocks, 6);
+    float *want = malloc(512 * wp->nblocks), *got = malloc(512 * wp->nblocks);
+    pack_ref(wp, im.m + wa, want);
+    img_get(&im, blocks, got, 128 * wp->nblocks);
+    assert_memory_equal(got, want, 512 * wp->nblocks);
     free(want);
     free(got);
-    r.amp = run_amp(&im, &p, xa, yg, blocks);
-    for (uint32_t b = 0; b < B; b++)
-        r.ungroup += run_ungroup(&im, ya + b * (uint32_t)c->cout * P * 4, yg + b * G * P * 64,
-                                 (uint32_t)c->cout, P, 0, 6);
+    r.amp = run_amp(&im, &pl.amp, xa, yg, blocks);
+    r.ungroup = run_ungroups(&im, &pl, ya, yg, 6);
     img_get(&im, ya, y, B * (size_t)c->cout * P);
-    plan_free(&p);
-    free(wp.list);
+    cplan_free(&pl);
     free(im.m);
     return r;
 }
@@ -636,13 +459,13 @@ static cyc flow_fwd_mac(const mlayer_conv *c, const float *x, const float *w, fl
     assert_int_equal(c->k, 5);
     img im;
     img_init(&im);
+    cplan_shape sh = shape_of(c);
     uint32_t W = (uint32_t)c->w, Co = (uint32_t)c->cout, ho = (uint32_t)mlayer_conv_ho(c);
     uint32_t wo = (uint32_t)mlayer_conv_wo(c), P = ho * wo;
     uint32_t xa = img_floats(&im, x, (size_t)c->h * W, 0);
     uint32_t wa = img_floats(&im, w, (size_t)Co * 25, 0);
-    pack wp;
-    pack_new(&wp, 1, Co * 25, 2, 4, 0);
-    pack_block(&wp, 0, Co * 25, 2);
+    cplan_pack wp;
+    cplan_pack_pairs(&wp, Co, 25);
     uint32_t pairs = img_alloc(&im, Co * 25 * 8, 16);
     cyc r = {0, 0, 0, 0, 0};
     r.wpack = run_pack(&im, &wp, wa, pairs, 1);
@@ -653,15 +476,15 @@ static cyc flow_fwd_mac(const mlayer_conv *c, const float *x, const float *w, fl
     for (uint32_t co = 0; co < Co; co++)
         for (uint32_t h = 0; h < 2; h++) {
             uint32_t r0 = ho * h / 2, r1 = ho * (h + 1) / 2;
-            uint32_t s[5] = {xa + r0 * W * 4, pairs + co * 200, ya + (co * P + r0 * wo) * 4,
-                             r1 - r0, W};
-            st[nv] = img_words(&im, s, 5);
+            uint32_t s[CPLAN_MAC1_WORDS];
+            cplan_mac1_state(&sh, xa, pairs, ya, co, r0, r1, s);
+            st[nv] = img_words(&im, s, CPLAN_MAC1_WORDS);
             S[nv] = r1 > r0 ? 9 + (uint64_t)(r1 - r0) * (5 + 59 * wo) : 8;
             r.mac += S[nv++];
         }
     assert_int_equal(run_workers(&im, "conv_mac1", st, nv), worker_model(S, nv));
     img_get(&im, ya, y, (size_t)Co * P);
-    free(wp.list);
+    cplan_pack_free(&wp);
     free(im.m);
     return r;
 }
@@ -672,28 +495,23 @@ static cyc flow_dx(const mlayer_conv *c, uint32_t B, const float *w, const float
     img im;
     img_init(&im);
     uint32_t Ci = (uint32_t)c->cin, Co = (uint32_t)c->cout, HW = (uint32_t)(c->h * c->w);
-    uint32_t P = (uint32_t)(mlayer_conv_ho(c) * mlayer_conv_wo(c)), Gi = cdiv(Ci, 16);
+    uint32_t P = (uint32_t)(mlayer_conv_ho(c) * mlayer_conv_wo(c));
     uint32_t dya = img_floats(&im, dy, B * (size_t)Co * P, 0);
     uint32_t wa = img_floats(&im, w, (size_t)Co * Ci * c->k * c->k, 0);
-    pack gp, wp;
-    amp_plan p;
-    pack_group(&gp, Co, P, B);
-    plan_dx(&p, &wp, c, B);
-    uint32_t dyg = img_alloc(&im, gp.nblocks * P * 64, 16);
-    uint32_t blocks = img_alloc(&im, 512 * wp.nblocks, 16);
-    uint32_t dxg = img_alloc(&im, 48 * p.zall, 16);
-    memset(im.m + dxg, 0xff, 48 * p.zall); /* NaN: the zeroing phase must clear it */
+    cplan_conv pl;
+    plan_conv(&pl, CPLAN_DX, c, B);
+    uint32_t dyg = img_alloc(&im, pl.in_bytes, 16);
+    uint32_t blocks = img_alloc(&im, pl.wts_bytes, 16);
+    uint32_t dxg = img_alloc(&im, pl.out_bytes, 16);
+    memset(im.m + dxg, 0xff, pl.out_bytes); /* NaN: the zeroing phase must clear it */
     uint32_t dxa = img_alloc(&im, B * Ci * HW * 4, 16);
     cyc r = {0, 0, 0, 0, 0};
-    r.pack = run_pack(&im, &gp, dya, dyg, 2);
-    r.wpack = run_pack(&im, &wp, wa, blocks, 6);
-    r.amp = run_amp(&im, &p, dyg, dxg, blocks);
-    for (uint32_t b = 0; b < B; b++)
-        r.ungroup += run_ungroup(&im, dxa + b * Ci * HW * 4, dxg + b * Gi * HW * 64, Ci, HW, 0, 5);
+    r.pack = run_pack(&im, &pl.dypack, dya, dyg, 2);
+    r.wpack = run_pack(&im, &pl.wpack, wa, blocks, 6);
+    r.amp = run_amp(&im, &pl.amp, dyg, dxg, blocks);
+    r.ungroup = run_ungroups(&im, &pl, dxa, dxg, 5);
     img_get(&im, dxa, dx, B * (size_t)Ci * HW);
-    plan_free(&p);
-    free(gp.list);
-    free(wp.list);
+    cplan_free(&pl);
     free(im.m);
     return r;
 }
@@ -704,24 +522,21 @@ static cyc flow_wgrad(const mlayer_conv *c, const float *x, const float *dy, flo
     img im;
     img_init(&im);
     uint32_t Ci = (uint32_t)c->cin, Co = (uint32_t)c->cout, KK = Ci * (uint32_t)(c->k * c->k);
-    uint32_t P = (uint32_t)(mlayer_conv_ho(c) * mlayer_conv_wo(c)), G = cdiv(Co, 16);
+    uint32_t P = (uint32_t)(mlayer_conv_ho(c) * mlayer_conv_wo(c)), G = (Co + 15) / 16;
     uint32_t xa = img_floats(&im, x, (size_t)Ci * c->h * c->w, 0);
     uint32_t dya = img_floats(&im, dy, (size_t)Co * P, 0);
     uint32_t dwa = img_floats(&im, dw, (size_t)Co * KK, 0);
-    pack gp;
-    amp_plan p;
-    pack_group(&gp, Co, P, 1);
-    plan_wgrad(&p, c);
-    uint32_t dyg = img_alloc(&im, G * P * 64, 16);
-    uint32_t dwt = img_alloc(&im, G * KK * 64, 16);
-    memset(im.m + dwt, 0xff, G * KK * 64); /* NaN: each sample's first pass must zero it */
+    cplan_conv pl;
+    plan_conv(&pl, CPLAN_WGRAD, c, 1);
+    uint32_t dyg = img_alloc(&im, pl.wts_bytes, 16);
+    uint32_t dwt = img_alloc(&im, pl.out_bytes, 16);
+    memset(im.m + dwt, 0xff, pl.out_bytes); /* NaN: each sample's first pass must zero it */
     cyc r = {0, 0, 0, 0, 0};
-    r.pack = run_pack(&im, &gp, dya, dyg, G);
-    r.amp = run_amp(&im, &p, xa, dwt, dyg);
-    r.ungroup = run_ungroup(&im, dwa, dwt, Co, KK, 1, 6);
+    r.pack = run_pack(&im, &pl.dypack, dya, dyg, G);
+    r.amp = run_amp(&im, &pl.amp, xa, dwt, dyg);
+    r.ungroup = run_ungroups(&im, &pl, dwa, dwt, 6);
     img_get(&im, dwa, dw, (size_t)Co * KK);
-    plan_free(&p);
-    free(gp.list);
+    cplan_free(&pl);
     free(im.m);
     return r;
 }
@@ -792,13 +607,13 @@ static void test_pack_ungroup(void **state)
     img_init(&im);
     float *src = rand_floats(600);
     uint32_t sa = img_floats(&im, src, 600, 0);
-    pack p;
-    pack_new(&p, 5, 6, 7, 4 * 13, 4 * 2);
-    pack_block(&p, 0, 6, 7);
-    pack_block(&p, 40, 3, 5);
-    pack_block(&p, 400, 0, 7);
-    pack_block(&p, 8, 6, 1);
-    pack_block(&p, 1000, 1, 7);
+    cplan_pack p;
+    cplan_pack_init(&p, 6, 7, 4 * 13, 4 * 2);
+    cplan_pack_block(&p, 0, 6, 7);
+    cplan_pack_block(&p, 40, 3, 5);
+    cplan_pack_block(&p, 400, 0, 7);
+    cplan_pack_block(&p, 8, 6, 1);
+    cplan_pack_block(&p, 1000, 1, 7);
     float want[5 * 42], got[5 * 42];
     pack_ref(&p, im.m + sa, want);
     for (unsigned nv = 1; nv <= 3; nv += 2) {
@@ -808,7 +623,7 @@ static void test_pack_ungroup(void **state)
         img_get(&im, d, got, 5 * 42);
         assert_memory_equal(got, want, sizeof got);
     }
-    free(p.list);
+    cplan_pack_free(&p);
 
     /* 35 channels in 3 groups of 16 over 7 positions */
     float *g = rand_floats(3 * 7 * 16), *o0 = rand_floats(35 * 7);
@@ -853,26 +668,24 @@ static void test_all_entries(void **state)
     /* conv_pack */
     float *w = rand_floats(5000);
     uint32_t wa = img_floats(&im, w, 5000, 0);
-    amp_plan p;
-    pack wp;
-    plan_fwd(&p, &wp, &conv2, 1);
-    uint32_t list = img_words(&im, wp.list, 3 * (size_t)wp.nblocks);
-    uint32_t blocks = img_alloc(&im, 512 * wp.nblocks, 16);
+    cplan_conv pl;
+    plan_conv(&pl, CPLAN_FWD, &conv2, 1);
+    const cplan_pack *wp = &pl.wpack;
+    uint32_t list = img_words(&im, wp->list, 3 * (size_t)wp->nblocks);
+    uint32_t blocks = img_alloc(&im, 512 * wp->nblocks, 16);
     uint32_t st[6 * 8];
     uint64_t S[6];
     for (unsigned v = 0; v < 6; v++) {
-        uint32_t b0 = wp.nblocks * v / 6, b1 = wp.nblocks * (v + 1) / 6;
-        uint32_t f[8] = {blocks + 512 * b0, wa, b1 - b0, list + 12 * b0, 8, 16, wp.sr, wp.sc};
-        memcpy(st + 8 * v, f, sizeof f);
-        S[v] = pack_S(&wp, b0, b1 - b0);
+        uint32_t b0 = wp->nblocks * v / 6, b1 = wp->nblocks * (v + 1) / 6;
+        cplan_pack_state(wp, v, 6, blocks, wa, list, st + 8 * v);
+        S[v] = pack_S(wp, b0, b1 - b0);
     }
     assert_int_equal(run_all(&im, "conv_pack", img_words(&im, st, 48)), all_model(S));
-    float *want = malloc(512 * wp.nblocks), *got = malloc(512 * wp.nblocks);
-    pack_ref(&wp, im.m + wa, want);
-    img_get(&im, blocks, got, 128 * wp.nblocks);
-    assert_memory_equal(got, want, 512 * wp.nblocks);
-    plan_free(&p);
-    free(wp.list);
+    float *want = malloc(512 * wp->nblocks), *got = malloc(512 * wp->nblocks);
+    pack_ref(wp, im.m + wa, want);
+    img_get(&im, blocks, got, 128 * wp->nblocks);
+    assert_memory_equal(got, want, 512 * wp->nblocks);
+    cplan_free(&pl);
     free(want);
     free(got);
     free(w);
@@ -882,8 +695,7 @@ static void test_all_entries(void **state)
     uint32_t ga = img_floats(&im, g, 3 * 7 * 16, 0), oa = img_alloc(&im, sizeof o, 16);
     for (unsigned v = 0; v < 6; v++) {
         uint32_t c0 = 35 * v / 6, c1 = 35 * (v + 1) / 6;
-        uint32_t f[6] = {oa + 4 * 7 * c0, ga, c0, c1 - c0, 7, 0};
-        memcpy(st + 6 * v, f, sizeof f);
+        cplan_ungroup_state(oa, ga, 35, 7, 0, v, 6, st + 6 * v);
         S[v] = ungroup_S(c1 - c0, 7, 0);
     }
     assert_int_equal(run_all(&im, "conv_ungroup", img_words(&im, st, 36)), all_model(S));
@@ -896,6 +708,7 @@ static void test_all_entries(void **state)
 
     /* conv_mac1: Conv2d(1, 2, 5) on 11 x 12 (7 x 8 outputs), rows split 2, 2, 3 */
     static const mlayer_conv c = {1, 11, 12, 2, 5};
+    cplan_shape sh = shape_of(&c);
     float *x = rand_floats(132), *wk = rand_floats(50), b[2] = {0, 0}, y[112], ym[112];
     float *col = malloc(4 * mlayer_conv_col_floats(&c));
     mlayer_conv_fwd(&c, 1, x, wk, b, y, col);
@@ -907,8 +720,7 @@ static void test_all_entries(void **state)
     static const uint32_t r0s[4] = {0, 2, 4, 7};
     for (unsigned v = 0; v < 6; v++) {
         uint32_t co = v / 3, r0 = r0s[v % 3], r1 = r0s[v % 3 + 1];
-        uint32_t f[5] = {xa + 48 * r0, pa + 200 * co, ya + 4 * (56 * co + 8 * r0), r1 - r0, 12};
-        memcpy(st + 5 * v, f, sizeof f);
+        cplan_mac1_state(&sh, xa, pa, ya, co, r0, r1, st + 5 * v);
         S[v] = 9 + (uint64_t)(r1 - r0) * (5 + 59 * 8);
     }
     assert_int_equal(run_all(&im, "conv_mac1", img_words(&im, st, 30)), all_model(S));
@@ -1073,18 +885,20 @@ static void test_graph_fwd(void **state)
     sys *s = sys_new(&cfg, &e);
     assert_non_null(s);
     graph *gr = gr_new(&cfg.m, 1);
-    amp_plan p;
-    pack wp;
-    plan_fwd(&p, &wp, c, 1);
-    uint32_t nwl;
-    uint32_t *wl = plan_worklists(&p, &nwl);
+    cplan_conv pl;
+    plan_conv(&pl, CPLAN_FWD, c, 1);
+    const cplan_amp *p = &pl.amp;
+    const cplan_pack *wp = &pl.wpack;
+    uint32_t nwl = cplan_amp_wl_words(p);
+    uint32_t *wl = malloc(4 * nwl);
+    cplan_amp_worklists(p, wl);
     uint32_t sh;
 #define TENSOR(name, type, n) (sh = (n), gr_tensor_new(gr, name, type, 1, &sh))
     gr_tensor x = TENSOR("x", GR_F32, nx + 8), w = TENSOR("w", GR_F32, nw);
-    gr_tensor blocks = TENSOR("blocks", GR_F32, 128 * wp.nblocks);
+    gr_tensor blocks = TENSOR("blocks", GR_F32, 128 * wp->nblocks);
     gr_tensor yg = TENSOR("yg", GR_F32, G * P * 16), y = TENSOR("y", GR_F32, Co * P);
-    gr_tensor plist = TENSOR("plist", GR_I32, 3 * wp.nblocks), wlt = TENSOR("wl", GR_I32, nwl);
-    gr_tensor ptab = TENSOR("ptab", GR_I32, 3 * p.npasses);
+    gr_tensor plist = TENSOR("plist", GR_I32, 3 * wp->nblocks), wlt = TENSOR("wl", GR_I32, nwl);
+    gr_tensor ptab = TENSOR("ptab", GR_I32, 3 * p->npasses);
 #undef TENSOR
     gr_tensor all[] = {x, w, blocks, yg, y, plist, wlt, ptab};
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
@@ -1092,15 +906,15 @@ static void test_graph_fwd(void **state)
     gr_cs cs_pack = gr_cs_new(gr, "pack"), cs_amp = gr_cs_new(gr, "amp");
     gr_cs cs_ung = gr_cs_new(gr, "ungroup");
     for (uint32_t v = 0; v < 6; v++) {
-        uint32_t b0 = wp.nblocks * v / 6, b1 = wp.nblocks * (v + 1) / 6;
+        uint32_t b0 = wp->nblocks * v / 6, b1 = wp->nblocks * (v + 1) / 6;
         gr_field f[8] = {gr_region(blocks, 128 * b0, 128 * b1),
                          gr_region(w, 0, nw),
                          gr_u32(b1 - b0),
                          gr_region(plist, 3 * b0, 3 * b1),
-                         gr_u32(wp.R),
-                         gr_u32(wp.C),
-                         gr_u32(wp.sr),
-                         gr_u32(wp.sc)};
+                         gr_u32(wp->R),
+                         gr_u32(wp->C),
+                         gr_u32(wp->sr),
+                         gr_u32(wp->sc)};
         gr_vertex(gr, cs_pack, "conv_pack", 0, 0, 0, f, 8);
         uint32_t c0 = Co * v / 6, c1 = Co * (v + 1) / 6;
         gr_field u[6] = {gr_region(y, c0 * P, c1 * P),
@@ -1113,12 +927,12 @@ static void test_graph_fwd(void **state)
     }
     gr_field a[9] = {gr_region(x, 0, nx + 8),
                      gr_region(yg, 0, G * P * 16),
-                     gr_region(blocks, 0, 128 * wp.nblocks),
+                     gr_region(blocks, 0, 128 * wp->nblocks),
                      gr_region(wlt, 0, nwl),
-                     gr_u32((uint32_t)p.radj),
-                     gr_u32(p.npasses),
-                     gr_region(ptab, 0, 3 * p.npasses),
-                     gr_u32(p.zall),
+                     gr_u32((uint32_t)p->radj),
+                     gr_u32(p->npasses),
+                     gr_region(ptab, 0, 3 * p->npasses),
+                     gr_u32(p->zall),
                      gr_u32(0)};
     gr_vertex(gr, cs_amp, "conv_amp", 1, 0, 0, a, 9);
     gr_prog body[3] = {gr_execute(gr, cs_pack), gr_execute(gr, cs_amp), gr_execute(gr, cs_ung)};
@@ -1132,9 +946,9 @@ static void test_graph_fwd(void **state)
     memset(xv + nx, 0, 32);
     gr_write(xe, g, x, 0, xv, nx + 8);
     gr_write(xe, g, w, 0, wv, nw);
-    gr_write(xe, g, plist, 0, wp.list, 3 * wp.nblocks);
+    gr_write(xe, g, plist, 0, wp->list, 3 * wp->nblocks);
     gr_write(xe, g, wlt, 0, wl, nwl);
-    gr_write(xe, g, ptab, 0, p.ptab, 3 * p.npasses);
+    gr_write(xe, g, ptab, 0, p->ptab, 3 * p->npasses);
     if (eng_run(g, &e) != ERR_OK)
         fail_msg("%s", e.msg);
     float *got = malloc(4 * Co * P), *want = malloc(4 * Co * P);
@@ -1149,20 +963,52 @@ static void test_graph_fwd(void **state)
     free(want);
     free(col);
     free(wl);
-    plan_free(&p);
-    free(wp.list);
+    cplan_free(&pl);
     gr_exe_free(xe);
     gr_free(gr);
     sys_free(s);
 }
 
+/* The planners refuse what the codelets cannot do (K > 8, a kernel larger than the input,
+ * zero sizes, the weight gradient with Wo % 8 != 0) and a base that is not 4-aligned. */
+static void test_plan_errors(void **state)
+{
+    (void)state;
+    err e;
+    cplan_conv pl;
+    static const cplan_shape k9 = {1, 12, 12, 4, 9}, big = {1, 4, 4, 4, 5}, zero = {0, 8, 8, 4, 3};
+    static const cplan_shape odd = {3, 7, 10, 4, 3}; /* Wo = 8 */
+    static const cplan_shape wo6 = {3, 8, 8, 4, 3};  /* Wo = 6 */
+    err_clear(&e);
+    assert_int_equal(cplan_fwd(&pl, &k9, 1, &e), ERR_INPUT);
+    cplan_free(&pl);
+    assert_int_equal(cplan_dx(&pl, &big, 1, &e), ERR_INPUT);
+    cplan_free(&pl);
+    assert_int_equal(cplan_fwd(&pl, &zero, 1, &e), ERR_INPUT);
+    cplan_free(&pl);
+    assert_int_equal(cplan_fwd(&pl, &odd, 0, &e), ERR_INPUT);
+    cplan_free(&pl);
+    assert_int_equal(cplan_wgrad(&pl, &wo6, &e), ERR_INPUT);
+    cplan_free(&pl);
+    assert_int_equal(cplan_wgrad(&pl, &odd, &e), ERR_OK);
+    uint32_t n = cplan_amp_bytes(&pl.amp);
+    uint8_t *buf = malloc(n);
+    cplan_amp_at at;
+    assert_int_equal(cplan_amp_write(&pl.amp, 0, 0, 0, 0x4002, buf, &at, &e), ERR_INPUT);
+    assert_int_equal(cplan_amp_write(&pl.amp, 0, 0, 0, 0x4000, buf, &at, &e), ERR_OK);
+    assert_int_equal(at.wl, 0x4000);
+    assert_true(at.ptab % 16 == 0 && at.state % 16 == 0 && at.state + 36 == 0x4000 + n);
+    free(buf);
+    cplan_free(&pl);
+}
+
 /* One AMP plan's figures from the model: passes, AMP steps (one per tile cycle at best),
  * cycles of the call; pinned to the numbers the report quotes. */
-static void fig_amp(const char *name, amp_plan *p, uint32_t B, uint32_t passes, uint64_t steps,
+static void fig_amp(const char *name, cplan_conv *pl, uint32_t B, uint32_t passes, uint64_t steps,
                     uint64_t cycles)
 {
     uint64_t st;
-    plan_split(p);
+    const cplan_amp *p = &pl->amp;
     uint64_t c = amp_model(p, &st);
     printf("  %-16s B=%u: %3u passes, %6llu AMP steps, %7llu cycles, %6llu a sample, AMP busy "
            "%.0f%%\n",
@@ -1173,7 +1019,7 @@ static void fig_amp(const char *name, amp_plan *p, uint32_t B, uint32_t passes, 
         assert_int_equal(st, steps);
         assert_int_equal(c, cycles);
     }
-    plan_free(p);
+    cplan_free(pl);
 }
 
 /* The tutorial's figures from the models alone (the flows above assert the same models
@@ -1182,34 +1028,30 @@ static void fig_amp(const char *name, amp_plan *p, uint32_t B, uint32_t passes, 
 static void test_tutorial_figures(void **state)
 {
     (void)state;
-    amp_plan p;
-    pack wp;
+    cplan_conv p;
     static const uint32_t Bs[2] = {1, 6};
     static const uint64_t fwd2[2] = {93287, 421175}, dx2[2] = {70393, 318253};
     static const uint64_t fwd1[2] = {32829, 191469};
     for (unsigned i = 0; i < 2; i++) {
-        plan_fwd(&p, &wp, &conv2, Bs[i]);
-        free(wp.list);
+        plan_conv(&p, CPLAN_FWD, &conv2, Bs[i]);
         fig_amp("conv2 fwd", &p, Bs[i], 100, 51200 * Bs[i], fwd2[i]);
-        plan_dx(&p, &wp, &conv2, Bs[i]);
-        free(wp.list);
+        plan_conv(&p, CPLAN_DX, &conv2, Bs[i]);
         fig_amp("conv2 dx", &p, Bs[i], 75, 38400 * Bs[i], dx2[i]);
-        plan_fwd(&p, &wp, &conv1, Bs[i]);
-        free(wp.list);
+        plan_conv(&p, CPLAN_FWD, &conv1, Bs[i]);
         fig_amp("conv1 fwd (AMP)", &p, Bs[i], 5, 23040 * Bs[i], fwd1[i]);
     }
-    plan_wgrad(&p, &conv2);
+    plan_conv(&p, CPLAN_WGRAD, &conv2, 1);
     fig_amp("conv2 dw", &p, 1, 16, 32000, 52319);
-    plan_wgrad(&p, &conv1);
+    plan_conv(&p, CPLAN_WGRAD, &conv1, 1);
     fig_amp("conv1 dw", &p, 1, 72, 14400, 39291);
     /* workers, per sample: conv_mac1 one vertex per channel (24 rows of Wo = 24); conv_pack
      * of conv1's dy into [576][16] (cv = 10); conv_ungroup adding conv2's dw^T (20 channels
      * of 250 in 6 vertices) */
     assert_int_equal(10 * (9 + 24 * (5 + 59 * 24)), 341130);
-    pack gp;
-    pack_group(&gp, 10, 576, 1);
+    cplan_pack gp;
+    cplan_pack_group(&gp, 10, 576, 1);
     assert_int_equal(pack_S(&gp, 0, 1), 23638);
-    free(gp.list);
+    cplan_pack_free(&gp);
     assert_int_equal(4 * ungroup_S(3, 250, 1) + 2 * ungroup_S(4, 250, 1), 20260);
 }
 
@@ -1220,6 +1062,7 @@ int main(void)
         cmocka_unit_test(test_fwd_amp),      cmocka_unit_test(test_fwd_mac),
         cmocka_unit_test(test_dx),           cmocka_unit_test(test_wgrad),
         cmocka_unit_test(test_graph_fwd),    cmocka_unit_test(test_tutorial_figures),
+        cmocka_unit_test(test_plan_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
