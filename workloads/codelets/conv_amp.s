@@ -5,8 +5,8 @@
 # of a pass as runs from static worklists (poplibs' partitions: out offset, count, in offset).
 #
 # One codelet serves every AMP use of the tutorial's convolutions (stride 1, no padding,
-# K <= 8); the caller's tables say which (plan_fwd, plan_dx, plan_wgrad in
-# tests/test_codelets_conv.c build them):
+# K <= 8); the caller's tables say which (cplan_fwd, cplan_dx, cplan_wgrad in
+# workloads/graph/conv_plan.h build them):
 #   forward       y = conv(x) (mlayer_conv_fwd without the bias). x [B][Cin][H][W] as the
 #                 C layers keep it (no transform; the 8 - K floats past x are read, times a
 #                 zero weight: they must be finite, e.g. a zero pad);

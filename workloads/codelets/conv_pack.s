@@ -1,5 +1,5 @@
 # conv_pack.s: WORKER codelet. Strided gather into dense R x C blocks with zero fill: the
-# layout transforms the convolution layers need (docs in tests/test_codelets_conv.c):
+# layout transforms the convolution layers need (planned by workloads/graph/conv_plan.h):
 #   - AMP weight blocks f32[8][16] from w[Cout][Cin][K][K] (forward: block (ob, ci, ky),
 #     row k = kx, column n = output channel; input gradient: block (ky, kx, chunk), row k =
 #     output channel, column n = input channel);
