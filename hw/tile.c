@@ -223,7 +223,8 @@ void tile_step(tile *t, const tile_cfg *cfg)
         }
         case STOP_JOIN: s->t = max_u64(c + in->scycles, t->workers_done); break;
         case STOP_SYNC:
-            isa_rpt_wrap(s);
+            if (s->rpt_left)
+                isa_rpt_wrap(s);
             t->state = TILE_SYNC;
             t->zone = (uint32_t)in->imm;
             t->at = max_u64(max_u64(c + in->scycles, t->workers_done), t->out.port_free);
@@ -243,7 +244,8 @@ void tile_step(tile *t, const tile_cfg *cfg)
             return;
         default: fault(t, 0); return;
         }
-        isa_rpt_wrap(s); /* run, runall, join, a copy: the body may end with one */
+        if (s->rpt_left) /* run, runall, join, a copy: an rpt body may end with one */
+            isa_rpt_wrap(s);
     }
 }
 

@@ -109,7 +109,7 @@ MUTATIONS=(
     "idle tiles block syncs"
     hw/engine.c 's/code\[r\[x\].tile\] = g->codes\[g->ncodes - 1\];/code[r[x].tile] = g->codes[0];/'
     "every tile runs the first program decoded"
-    hw/tile.c 's/^        isa_rpt_wrap(s); \/\* run, runall/        (void)s; \/* run, runall/'
+    hw/tile.c 's/^            isa_rpt_wrap(s);$/            (void)s;/'
     "rpt body ending in run runs once"
     workloads/graph/graph_copy.c 's/while (r < c->rounds \&\& (sends\[r \* tiles + s\] || recvs\[r \* tiles + d\]))/while (r < c->rounds \&\& 0)/'
     "global copy rounds ignore busy receivers"
