@@ -111,6 +111,8 @@ MUTATIONS=(
     "every tile runs the first program decoded"
     hw/tile.c 's/^            isa_rpt_wrap(s);$/            (void)s;/'
     "rpt body ending in run runs once"
+    workloads/mnist/mref_weights.c 's/    int rc = write_set(n, tmp, e);/    int rc = write_set(n, dir, e);/'
+    "weights saved straight into DIR"
     workloads/graph/graph_copy.c 's/while (r < c->rounds \&\& (sends\[r \* tiles + s\] || recvs\[r \* tiles + d\]))/while (r < c->rounds \&\& 0)/'
     "global copy rounds ignore busy receivers"
     fabric/xchg.c 's/^            cycle_at_or_after(clk, link_route_latency(/            sim_clock_cycles(clk, link_route_latency(/'

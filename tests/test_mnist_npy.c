@@ -14,6 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <sys/resource.h>
+#include <signal.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include "workloads/mnist/mref.h"
@@ -297,12 +301,77 @@ static void test_weights_rejected(void **state)
     mref_destroy(a);
 }
 
+/* Entries of `parent` whose name starts with `prefix` (leftover temporary sets). */
+static int count_prefixed(const char *parent, const char *prefix)
+{
+    DIR *d = opendir(parent);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *ent;
+    while ((ent = readdir(d)) != NULL)
+        n += strncmp(ent->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+/* A save that fails midway leaves the old set whole: a child process whose files may not
+ * grow past 100,000 bytes (layer3.weight is 327,680) saves set B over set A; the save fails
+ * and dir still loads as A, with no temporary directory left. Then B saves whole, and a
+ * directory holding a file that is not a saved parameter is refused untouched. */
+static void test_weights_save_whole(void **state)
+{
+    (void)state;
+    err e;
+    err_clear(&e);
+    mref_net *a = mref_create(1, &e), *b = mref_create(1, &e), *c = mref_create(1, &e);
+    mref_init(a, 1);
+    mref_init(b, 2);
+    char dir[160], parent[128], path[256];
+    snprintf(parent, sizeof parent, "%s/whole", tmpdir);
+    snprintf(dir, sizeof dir, "%s/set", parent);
+    assert_int_equal(mref_save(a, dir, &e), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit rl = {100000, 100000};
+        signal(SIGXFSZ, SIG_IGN);
+        setrlimit(RLIMIT_FSIZE, &rl);
+        err ce;
+        err_clear(&ce);
+        _exit(mref_save(b, dir, &ce) != 0 && strstr(ce.msg, "layer3.weight") ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(mref_load(c, dir, &e), 0);
+    assert_memory_equal(mref_params(c), mref_params(a), sizeof(float) * MREF_NPARAMS);
+    assert_int_equal(count_prefixed(parent, "set.tmp-"), 0);
+
+    assert_int_equal(mref_save(b, dir, &e), 0);
+    assert_int_equal(mref_load(c, dir, &e), 0);
+    assert_memory_equal(mref_params(c), mref_params(b), sizeof(float) * MREF_NPARAMS);
+    assert_int_equal(count_prefixed(parent, "set.tmp-"), 0);
+
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    FILE *f = fopen(path, "w");
+    fputs("mine\n", f);
+    fclose(f);
+    assert_int_equal(mref_save(a, dir, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "holds 'notes.txt', which is not a saved parameter file"));
+    assert_int_equal(mref_load(c, dir, &e), 0);
+    assert_memory_equal(mref_params(c), mref_params(b), sizeof(float) * MREF_NPARAMS);
+    mref_destroy(a);
+    mref_destroy(b);
+    mref_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_header_as_numpy_writes_it), cmocka_unit_test(test_round_trips),
         cmocka_unit_test(test_headers_numpy_accepts),     cmocka_unit_test(test_rejects),
         cmocka_unit_test(test_weights_round_trip),        cmocka_unit_test(test_weights_rejected),
+        cmocka_unit_test(test_weights_save_whole),
     };
     return cmocka_run_group_tests_name("mnist_npy", tests, setup, teardown);
 }

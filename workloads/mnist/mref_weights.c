@@ -1,65 +1,184 @@
 /* mref weights: saves and loads the network's parameters as one .npy file per PyTorch
  * state_dict key, so `{k: torch.from_numpy(np.load(f"{d}/{k}.npy")) for k in keys}` feeds
  * Network.load_state_dict directly, and a state_dict saved the same way loads here. Each file
- * is written whole or not at all; a load checks every file before it changes any parameter.
+ * is written whole or not at all, and a set is put in place as a whole (mref_save); a load
+ * checks every file before it changes any parameter.
  * Leaves out dtypes other than float32 (PyTorch's default, and the tutorial's). */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "workloads/mnist/mref.h"
 #include "workloads/mnist/npy.h"
 
 static int mkdir_p(const char *dir, err *e)
 {
-    char buf[4096];
     if (!dir[0])
         return err_set(e, ERR_INPUT, "empty directory name");
-    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
-        return err_set(e, ERR_INPUT, "directory name too long: '%s'", dir);
-    for (char *p = buf + 1;; p++) {
+    char *buf = xstrdup(dir);
+    int rc = 0;
+    for (char *p = buf + 1; rc == 0; p++) {
         if (*p == '/' || *p == '\0') {
             char c = *p;
             *p = '\0';
             if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return err_set(e, ERR_INPUT, "cannot create directory '%s': %s", buf,
-                               strerror(errno));
+                rc =
+                    err_set(e, ERR_INPUT, "cannot create directory '%s': %s", buf, strerror(errno));
             *p = c;
             if (c == '\0')
                 break;
         }
     }
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return err_set(e, ERR_INPUT, "'%s' is not a directory", dir);
+    free(buf);
+    return rc;
+}
+
+/* 1 if name is "<parameter>.npy". */
+static int is_param_file(const char *name)
+{
+    size_t len = strlen(name);
+    for (int t = 0; t < MREF_NTENSORS; t++) {
+        size_t k = strlen(mref_tensor(t)->name);
+        if (len == k + 4 && strncmp(name, mref_tensor(t)->name, k) == 0 &&
+            strcmp(name + k, ".npy") == 0)
+            return 1;
+    }
     return 0;
+}
+
+/* An existing DIR may hold only a set of parameter files (regular files), which a save
+ * replaces as a whole. */
+static int check_target(const char *dir, err *e)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return errno == ENOENT ? 0 : err_set(e, ERR_INPUT, "'%s': %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return err_set(e, ERR_INPUT, "'%s' is not a directory", dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return err_set(e, ERR_INPUT, "cannot open '%s': %s", dir, strerror(errno));
+    int rc = 0;
+    struct dirent *ent;
+    char *path = NULL;
+    while (rc == 0 && (ent = readdir(d)) != NULL) {
+        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
+            continue;
+        path = xrealloc(path, strlen(dir) + strlen(ent->d_name) + 2);
+        sprintf(path, "%s/%s", dir, ent->d_name);
+        if (!is_param_file(ent->d_name) || lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            rc = err_set(e, ERR_INPUT,
+                         "'%s' holds '%s', which is not a saved parameter file: save into a new "
+                         "or empty directory, or one holding only a saved set",
+                         dir, ent->d_name);
+    }
+    free(path);
+    closedir(d);
+    return rc;
+}
+
+/* The parent directory of dir (created if missing), as a new string. */
+static char *parent_of(const char *dir)
+{
+    char *p = xstrdup(dir);
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/')
+        p[--n] = '\0';
+    char *slash = strrchr(p, '/');
+    if (!slash)
+        strcpy(p, ".");
+    else if (slash == p)
+        p[1] = '\0';
+    else
+        *slash = '\0';
+    return p;
 }
 
 int mref_prepare_save(const char *dir, err *e)
 {
-    if (mkdir_p(dir, e))
+    if (!dir[0])
+        return err_set(e, ERR_INPUT, "empty directory name");
+    if (check_target(dir, e))
         return ERR_INPUT;
-    if (access(dir, W_OK | X_OK) != 0)
-        return err_set(e, ERR_INPUT, "cannot write to directory '%s': %s", dir, strerror(errno));
-    return 0;
+    char *parent = parent_of(dir);
+    int rc = mkdir_p(parent, e);
+    if (rc == 0 && access(parent, W_OK | X_OK) != 0)
+        rc = err_set(e, ERR_INPUT, "cannot write to directory '%s': %s", parent, strerror(errno));
+    free(parent);
+    return rc;
 }
 
+/* Remove a directory holding only files (a temporary set). */
+static void remove_set(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *ent;
+        char *path = NULL;
+        while ((ent = readdir(d)) != NULL) {
+            if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
+                continue;
+            path = xrealloc(path, strlen(dir) + strlen(ent->d_name) + 2);
+            sprintf(path, "%s/%s", dir, ent->d_name);
+            unlink(path);
+        }
+        free(path);
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* Every parameter file into the (new, empty) directory tmp. */
+static int write_set(mref_net *n, const char *tmp, err *e)
+{
+    const float *params = mref_params(n);
+    char *path = xmalloc(strlen(tmp) + 64);
+    int rc = 0;
+    for (int t = 0; t < MREF_NTENSORS && rc == 0; t++) {
+        const mref_tensor_info *ti = mref_tensor(t);
+        sprintf(path, "%s/%s.npy", tmp, ti->name);
+        rc = npy_write_f32(path, params + ti->offset, ti->ndim, ti->shape, e) ? ERR_INPUT : 0;
+    }
+    free(path);
+    return rc;
+}
+
+/* The set is written into a temporary directory beside DIR, then put in DIR's place in one
+ * step (an exchange of the two when DIR exists, a rename when it does not), so DIR holds the
+ * old set or the new one, never a mix; a failure leaves DIR as it was. */
 int mref_save(mref_net *n, const char *dir, err *e)
 {
     if (mref_prepare_save(dir, e))
         return ERR_INPUT;
-    const float *params = mref_params(n);
-    for (int t = 0; t < MREF_NTENSORS; t++) {
-        const mref_tensor_info *ti = mref_tensor(t);
-        char path[4200];
-        snprintf(path, sizeof path, "%s/%s.npy", dir, ti->name);
-        if (npy_write_f32(path, params + ti->offset, ti->ndim, ti->shape, e))
-            return ERR_INPUT;
+    char *tmp = xmalloc(strlen(dir) + 16);
+    strcpy(tmp, dir);
+    for (size_t k = strlen(tmp); k > 1 && tmp[k - 1] == '/'; k--)
+        tmp[k - 1] = '\0'; /* "out/" -> "out.tmp-...", beside it, not inside */
+    strcat(tmp, ".tmp-XXXXXX");
+    if (!mkdtemp(tmp)) {
+        int rc = err_set(e, ERR_INPUT, "cannot create a directory beside '%s': %s", dir,
+                         strerror(errno));
+        free(tmp);
+        return rc;
     }
-    return 0;
+    int rc = write_set(n, tmp, e);
+    struct stat st;
+    int exists = rc == 0 && stat(dir, &st) == 0;
+    if (rc == 0 && exists && renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) != 0)
+        rc = err_set(e, ERR_INPUT, "cannot put the new set in place of '%s': %s", dir,
+                     strerror(errno));
+    if (rc == 0 && !exists && rename(tmp, dir) != 0)
+        rc = err_set(e, ERR_INPUT, "cannot move the new set to '%s': %s", dir, strerror(errno));
+    if (rc != 0 || exists)
+        remove_set(tmp); /* the failed new set, or the old one after the exchange */
+    free(tmp);
+    return rc;
 }
 
 static void shape_str(char *buf, size_t cap, int ndim, const int64_t *shape)
