@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/num.h"
@@ -43,8 +44,40 @@ static void make_releases(eng *g)
     }
 }
 
+/* This host's physical memory, in bytes (0 if unknown). */
+static uint64_t host_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+}
+
+/* Refuse a system whose host memory would exceed this host's: `bytes` is the estimate. */
+static int check_host_memory(uint64_t bytes, const char *what, err *e)
+{
+    uint64_t have = host_memory();
+    if (have && bytes > have)
+        return err_set(e, ERR_INPUT,
+                       "%s needs about %.1f GiB of host memory, more than this machine's %.1f GiB",
+                       what, (double)bytes / (1u << 30), (double)have / (1u << 30));
+    return ERR_OK;
+}
+
+/* Host memory of a system before any program: per tile its state and the engine's slot for
+ * it (SRAM is mapped lazily and counted when a program is loaded). */
+static uint64_t state_bytes(uint64_t nipus, uint64_t ntiles)
+{
+    return nipus * ntiles * (sizeof(tile) + sizeof(tile *)) +
+           nipus * (sizeof(chip) + sizeof(eng_ipu_stats) + sizeof(eng_sync));
+}
+
 eng *eng_new(sim *k, sim_module *parent, const eng_cfg *cfg, err *e)
 {
+    uint64_t nip = cfg->m.nipus ? cfg->m.nipus : 1;
+    char what[96];
+    snprintf(what, sizeof what, "a system of %llu IPUs x %u tiles", (unsigned long long)nip,
+             cfg->m.tiles_per_ipu);
+    if (check_host_memory(state_bytes(nip, cfg->m.tiles_per_ipu), what, e) != ERR_OK)
+        return NULL;
     eng *g = xcalloc(1, sizeof *g);
     g->cfg = *cfg;
     g->m = cfg->m;
@@ -179,6 +212,18 @@ int eng_load_tiles(eng *g, const isa_prog *const *progs, err *e)
                            "ipu %zu tile %zu: program image of %u bytes does not fit in %u bytes "
                            "of tile memory",
                            x / g->ntiles, x % g->ntiles, progs[x]->size, g->m.sram_bytes);
+    uint64_t touched = 0, text = 0; /* SRAM the images fill; decoded text (a run of tiles
+                                        sharing a program counted once) */
+    for (size_t x = 0; x < total; x++)
+        if (progs[x]) {
+            touched += progs[x]->size;
+            if (x == 0 || progs[x] != progs[x - 1])
+                text += (uint64_t)(progs[x]->ncode + 1) * sizeof(isa_insn);
+        }
+    char what[96];
+    snprintf(what, sizeof what, "loading the program on %zu tiles", total);
+    if (check_host_memory(state_bytes(g->nipus, g->ntiles) + touched + text, what, e) != ERR_OK)
+        return ERR_INPUT;
     free_codes(g);
     isa_insn **code = xmalloc(total * sizeof *code);
     decode_all(g, progs, total, code);

@@ -13,9 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "host/system.h"
 #include "hw/sim.h"
+#include "hw/tile.h"
 #include "isa/asm.h"
 #include "workloads/gemm/gemm.h"
 
@@ -361,6 +363,27 @@ static void test_per_tile_programs(void **state)
     sys_free(s);
 }
 
+/* A system far beyond this host is refused before anything is allocated, with the estimate
+ * and the machine's memory: 1024 IPUs of 65,536 tiles need over 100 GiB for the tiles' state
+ * alone (each tile's contexts, AMP state and weights are over 1.5 KiB). */
+static void test_host_memory_estimate(void **state)
+{
+    (void)state;
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    if ((double)pages * (double)psize >= 1024.0 * 65536.0 * (double)sizeof(tile))
+        skip(); /* a host this big could hold it: nothing to refuse */
+    err e;
+    err_clear(&e);
+    sys_cfg cfg = {.threads = 1};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.tiles_per_ipu = 65536;
+    cfg.m.nipus = 1024;
+    sys *s = sys_new(&cfg, &e);
+    assert_null(s);
+    assert_non_null(strstr(e.msg, "a system of 1024 IPUs x 65536 tiles needs about"));
+    assert_non_null(strstr(e.msg, "GiB of host memory, more than this machine's"));
+}
+
 /* The engine meets the fabric and the host only through its ports: an engine whose fabric
  * port nobody bound does not run, and says which port; the host port may stay unbound. */
 static void test_ports(void **state)
@@ -396,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_gemm_peak),
         cmocka_unit_test(test_gemm_one_tile_cycles),
         cmocka_unit_test(test_per_tile_programs),
+        cmocka_unit_test(test_host_memory_estimate),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }
