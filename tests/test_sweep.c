@@ -17,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <sys/resource.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -683,16 +686,66 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A CSV that stops taking rows: a child whose files may not grow past 120 bytes (the header
+ * and a few rows) runs a 12-point sweep with its stderr on a pipe. The sweep stops with status
+ * 2; every point reported "ok" has its row on disk, and the point whose row failed is named
+ * ("not recorded"). */
+static void test_csv_write_fails(void **state)
+{
+    (void)state;
+    char csv[128];
+    tmp(csv, sizeof csv, "full.csv");
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fd[0]);
+        dup2(fd[1], 2);
+        struct rlimit rl = {120, 120};
+        signal(SIGXFSZ, SIG_IGN);
+        setrlimit(RLIMIT_FSIZE, &rl);
+        sweep_grid g = {0};
+        char msg[SWEEP_MSG];
+        sweep_grid_add(&g, "a=1..6", msg);
+        sweep_grid_add(&g, "b=1,2", msg);
+        sweep_opts o = {
+            .grid = &g, .cmdname = "fake", .run = run_fake, .jobs = 1, .out = csv, .say = say};
+        _exit(sweep_run(&o));
+    }
+    close(fd[1]);
+    static char text[16384];
+    size_t n = 0;
+    for (ssize_t k; (k = read(fd[0], text + n, sizeof text - 1 - n)) > 0;)
+        n += (size_t)k;
+    text[n] = '\0';
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 2);
+    assert_non_null(strstr(text, "cannot write"));
+    assert_non_null(strstr(text, "not recorded: its row could not be written to"));
+    int ok = 0;
+    for (const char *p = text; (p = strstr(p, ": ok, ")) != NULL; p++)
+        ok++;
+    char *s = tu_read_file(csv);
+    assert_int_equal(tu_count_lines(s) - 1, ok); /* the header, then one row per "ok" */
+    assert_true(ok >= 1 && ok < 12);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_grid_lists),      cmocka_unit_test(test_grid_ranges),
-        cmocka_unit_test(test_grid_errors),     cmocka_unit_test(test_argv),
-        cmocka_unit_test(test_json_good),       cmocka_unit_test(test_json_malformed),
-        cmocka_unit_test(test_csv_header_rows), cmocka_unit_test(test_csv_resume),
-        cmocka_unit_test(test_failed_points),   cmocka_unit_test(test_same_rows_any_jobs),
-        cmocka_unit_test(test_csv_quoting),     cmocka_unit_test(test_gemm_end_to_end),
-        cmocka_unit_test(test_command_errors),  cmocka_unit_test(test_make_plots),
+        cmocka_unit_test(test_grid_lists),         cmocka_unit_test(test_grid_ranges),
+        cmocka_unit_test(test_grid_errors),        cmocka_unit_test(test_argv),
+        cmocka_unit_test(test_json_good),          cmocka_unit_test(test_json_malformed),
+        cmocka_unit_test(test_csv_header_rows),    cmocka_unit_test(test_csv_resume),
+        cmocka_unit_test(test_csv_write_fails),    cmocka_unit_test(test_failed_points),
+        cmocka_unit_test(test_same_rows_any_jobs), cmocka_unit_test(test_csv_quoting),
+        cmocka_unit_test(test_gemm_end_to_end),    cmocka_unit_test(test_command_errors),
+        cmocka_unit_test(test_make_plots),
     };
     return cmocka_run_group_tests_name("sweep", tests, setup, teardown);
 }

@@ -72,7 +72,8 @@ typedef struct run {
     int io_error, warned;
 } run;
 
-static void put_all(run *r, const char *buf, size_t len)
+/* 0 when all of buf reached the file; after the first failure nothing more is written. */
+static int put_all(run *r, const char *buf, size_t len)
 {
     ssize_t n = r->io_error ? -1 : write(r->fd, buf, len);
     if (n != (ssize_t)len && !r->io_error) {
@@ -80,10 +81,12 @@ static void put_all(run *r, const char *buf, size_t len)
             n < 0 ? strerror(errno) : "short write");
         r->io_error = 1;
     }
+    return n == (ssize_t)len ? 0 : -1;
 }
 
-/* Format one row and append it with one write(); a metric the point lacks is empty. */
-static void write_row(run *r, size_t point, int status, const sweep_metrics *m)
+/* Format one row and append it with one write(); a metric the point lacks is empty. 0 when
+ * the row is on disk. */
+static int write_row(run *r, size_t point, int status, const sweep_metrics *m)
 {
     const sweep_grid *g = r->o->grid;
     char *buf = NULL, num[16];
@@ -106,8 +109,9 @@ static void write_row(run *r, size_t point, int status, const sweep_metrics *m)
     }
     fputc('\n', f);
     fclose(f);
-    put_all(r, buf, len);
+    int rc = put_all(r, buf, len);
     free(buf);
+    return rc;
 }
 
 static int has_col(char **cols, size_t n, const char *name)
@@ -196,8 +200,9 @@ static void run_point(run *r, size_t point)
         sweep_metrics_free(&m);
     if (!r->cols && m.n)
         write_header(r, &m);
+    int on_disk = 1; /* a held row is reported now and written with the header */
     if (r->cols) {
-        write_row(r, point, st, &m);
+        on_disk = write_row(r, point, st, &m) == 0;
         for (size_t i = 0; i < m.n && !r->warned; i++)
             if (!has_col(r->cols, r->ncols, m.m[i].name)) {
                 say(r->o,
@@ -211,7 +216,10 @@ static void run_point(run *r, size_t point)
     }
     r->finished++;
     r->nfailed += st != 0;
-    if (st)
+    if (!on_disk)
+        say(r->o, "[%zu/%zu] %s: not recorded: its row could not be written to '%s'", r->finished,
+            r->ntodo, label, o->out);
+    else if (st)
         say(r->o, "[%zu/%zu] %s: status %d, %.2f s", r->finished, r->ntodo, label, st, t);
     else
         say(r->o, "[%zu/%zu] %s: ok, %.2f s", r->finished, r->ntodo, label, t);
