@@ -1,7 +1,9 @@
 /* main: `ipusim COMMAND [OPTIONS]` — the dispatch table and the help texts. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "cli/cli.h"
 
 /* clang-format off */
@@ -183,6 +185,41 @@ static void usage(FILE *f)
     fprintf(f, "\nDocumentation: README.md and docs/ (isa.md, timing.md, kernel.md).\n");
 }
 
+/* The GNU form --NAME=VALUE of every long option: split into --NAME VALUE before the command
+ * sees its arguments (those after a sweep's '--' too: they are a command's options). The
+ * options without a value refuse one. Returns the new argv (argc in *n), or NULL after one
+ * error line. */
+static char **split_long_opts(const char *cmd, int argc, char **argv, int *n)
+{
+    static const char *const flags[] = {"--help", "--reference", "--no-check"};
+    char **out = xmalloc((2 * (size_t)argc + 1) * sizeof *out);
+    int k = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *eq = strchr(a, '=');
+        if (i == 0 || strncmp(a, "--", 2) != 0 || !eq || eq == a + 2) {
+            out[k++] = argv[i];
+            continue;
+        }
+        size_t len = (size_t)(eq - a);
+        char *name = xmalloc(len + 1);
+        memcpy(name, a, len);
+        name[len] = '\0';
+        for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++) {
+            if (strcmp(name, flags[f]) == 0) {
+                fprintf(stderr, "ipusim %s: %s takes no value ('%s')\n", cmd, name, a);
+                free(name);
+                free(out);
+                return NULL;
+            }
+        }
+        out[k++] = name;
+        out[k++] = (char *)eq + 1;
+    }
+    out[k] = NULL;
+    *n = k;
+    return out;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -212,11 +249,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "ipusim: unknown command '%s' (see 'ipusim --help')\n", name);
         return 2;
     }
-    for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+    int n;
+    char **args = split_long_opts(name, argc - 1, argv + 1, &n);
+    if (!args)
+        return 2;
+    for (int i = 1; i < n; i++) {
+        if (strcmp(args[i], "--help") == 0 || strcmp(args[i], "-h") == 0) {
             fputs(c->usage, stdout);
             return 0;
         }
     }
-    return c->fn(argc - 1, argv + 1);
+    return c->fn(n, args);
 }

@@ -195,6 +195,41 @@ static void test_report_tables(void **state)
     free(j);
 }
 
+/* Whole numbers in options are decimal (leading zeros too) or 0x hex; too large, negative and
+ * malformed values say so on one line; --NAME=VALUE is --NAME VALUE for every long option. */
+static void test_option_numbers(void **state)
+{
+    (void)state;
+    char out[8192];
+    const char *prog = "tests/isa/sup_alu.s";
+    assert_int_equal(run(out, sizeof out, "run --tiles 010 %s", prog), 0);
+    assert_non_null(strstr(out, "(10 tiles each"));
+    assert_int_equal(run(out, sizeof out, "run --tiles 08 %s", prog), 0);
+    assert_non_null(strstr(out, "(8 tiles each"));
+    assert_int_equal(run(out, sizeof out, "run --tiles 0x10 %s", prog), 0);
+    assert_non_null(strstr(out, "(16 tiles each"));
+    assert_int_equal(run(out, sizeof out, "run --tiles=8 %s", prog), 0);
+    assert_non_null(strstr(out, "(8 tiles each"));
+    assert_int_equal(run(out, sizeof out, "run --tiles 99999999999999999999999 %s", prog), 2);
+    assert_string_equal(out, "ipusim run: --tiles: '99999999999999999999999' is too large "
+                             "(at most 65536)\n");
+    assert_int_equal(run(out, sizeof out, "run --tiles 70000 %s", prog), 2);
+    assert_string_equal(out, "ipusim run: --tiles: '70000' is too large (at most 65536)\n");
+    assert_int_equal(run(out, sizeof out, "run --tiles -3 %s", prog), 2);
+    assert_string_equal(out, "ipusim run: --tiles: '-3' must not be negative\n");
+    assert_int_equal(run(out, sizeof out, "run --tiles 0x %s", prog), 2);
+    assert_string_equal(out, "ipusim run: --tiles: '0x' is not a whole number\n");
+    assert_int_equal(run(out, sizeof out, "mnist --reference --epochs -1"), 2);
+    assert_string_equal(out, "ipusim mnist: --epochs: '-1' must not be negative\n");
+    assert_int_equal(run(out, sizeof out, "mnist --reference --epochs=99999999999999999999"), 2);
+    assert_string_equal(out, "ipusim mnist: --epochs: '99999999999999999999' is too large "
+                             "(at most 100000)\n");
+    assert_int_equal(run(out, sizeof out, "gemm --no-check=1"), 2);
+    assert_string_equal(out, "ipusim gemm: --no-check takes no value ('--no-check=1')\n");
+    assert_int_equal(run(out, sizeof out, "run --dump-mem=0:0:010:08 --tiles=1 %s", prog), 0);
+    assert_non_null(strstr(out, "memory of ipu 0 tile 0 from 0xa (8 bytes)"));
+}
+
 static void test_asm_disasm_roundtrip(void **state)
 {
     (void)state;
@@ -275,15 +310,11 @@ int main(int argc, char **argv)
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "cli") != 0)
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_usage_errors),
-        cmocka_unit_test(test_iobench_errors),
-        cmocka_unit_test(test_asm_errors_exit_1),
-        cmocka_unit_test(test_fault_exit_3),
-        cmocka_unit_test(test_report_and_json),
-        cmocka_unit_test(test_report_tables),
-        cmocka_unit_test(test_metrics),
-        cmocka_unit_test(test_mnist_missing_data),
-        cmocka_unit_test(test_asm_disasm_roundtrip),
+        cmocka_unit_test(test_usage_errors),      cmocka_unit_test(test_iobench_errors),
+        cmocka_unit_test(test_asm_errors_exit_1), cmocka_unit_test(test_fault_exit_3),
+        cmocka_unit_test(test_report_and_json),   cmocka_unit_test(test_report_tables),
+        cmocka_unit_test(test_metrics),           cmocka_unit_test(test_mnist_missing_data),
+        cmocka_unit_test(test_option_numbers),    cmocka_unit_test(test_asm_disasm_roundtrip),
         cmocka_unit_test(test_machine_presets),
     };
     int rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
