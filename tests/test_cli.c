@@ -250,6 +250,34 @@ static void test_asm_disasm_roundtrip(void **state)
     assert_int_equal(run(out, sizeof out, "run %s --tiles 2", b1), 0);
 }
 
+/* asm and disasm refuse to write over their input, by name or through another path. */
+static void test_asm_output_is_input(void **state)
+{
+    (void)state;
+    char out[8192], src[256], link[256], want[600];
+    const char *text = "main: halt\n";
+    snprintf(src, sizeof src, "%s/same.s", tmpdir);
+    snprintf(link, sizeof link, "%s/same-link.s", tmpdir);
+    tu_write_file(src, text);
+    assert_int_equal(symlink("same.s", link), 0);
+    const char *cmds[] = {"asm", "disasm"};
+    for (int c = 0; c < 2; c++) {
+        assert_int_equal(run(out, sizeof out, "%s %s -o %s", cmds[c], src, src), 2);
+        snprintf(want, sizeof want,
+                 "ipusim %s: -o %s: the output is the input file; nothing written\n", cmds[c], src);
+        assert_string_equal(out, want);
+        assert_int_equal(run(out, sizeof out, "%s %s -o %s/./same.s", cmds[c], src, tmpdir), 2);
+        assert_int_equal(run(out, sizeof out, "%s %s -o %s", cmds[c], link, src), 2);
+        assert_non_null(strstr(out, "the output is the input file"));
+        char *now = tu_read_file(src);
+        assert_non_null(now);
+        assert_string_equal(now, text);
+        free(now);
+    }
+    assert_int_equal(unlink(link), 0);
+    assert_int_equal(unlink(src), 0);
+}
+
 static void test_machine_presets(void **state)
 {
     (void)state;
@@ -310,11 +338,17 @@ int main(int argc, char **argv)
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "cli") != 0)
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_usage_errors),      cmocka_unit_test(test_iobench_errors),
-        cmocka_unit_test(test_asm_errors_exit_1), cmocka_unit_test(test_fault_exit_3),
-        cmocka_unit_test(test_report_and_json),   cmocka_unit_test(test_report_tables),
-        cmocka_unit_test(test_metrics),           cmocka_unit_test(test_mnist_missing_data),
-        cmocka_unit_test(test_option_numbers),    cmocka_unit_test(test_asm_disasm_roundtrip),
+        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_iobench_errors),
+        cmocka_unit_test(test_asm_errors_exit_1),
+        cmocka_unit_test(test_fault_exit_3),
+        cmocka_unit_test(test_report_and_json),
+        cmocka_unit_test(test_report_tables),
+        cmocka_unit_test(test_metrics),
+        cmocka_unit_test(test_mnist_missing_data),
+        cmocka_unit_test(test_option_numbers),
+        cmocka_unit_test(test_asm_disasm_roundtrip),
+        cmocka_unit_test(test_asm_output_is_input),
         cmocka_unit_test(test_machine_presets),
     };
     int rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
