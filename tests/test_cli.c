@@ -278,6 +278,42 @@ static void test_asm_output_is_input(void **state)
     assert_int_equal(unlink(src), 0);
 }
 
+/* A directory where a file belongs says "is a directory", a file where a directory belongs
+ * "is not a directory"; a path past 4 KiB reaches the message whole. */
+static void test_directories(void **state)
+{
+    (void)state;
+    char out[16384], want[9000], file[256];
+    snprintf(file, sizeof file, "%s/plain", tmpdir);
+    tu_write_file(file, "x\n");
+    assert_int_equal(run(out, sizeof out, "run %s", tmpdir), 2);
+    snprintf(want, sizeof want, "ipusim run: %s: is a directory\n", tmpdir);
+    assert_string_equal(out, want);
+    assert_int_equal(run(out, sizeof out, "run tests/isa/sup_alu.s --tiles 1 --json %s", tmpdir),
+                     2);
+    assert_non_null(strstr(out, want));
+    assert_int_equal(run(out, sizeof out, "sweep --param tiles=1 --out %s -- run x.s", tmpdir), 2);
+    snprintf(want, sizeof want, "ipusim sweep: %s: is a directory\n", tmpdir);
+    assert_non_null(strstr(out, want));
+    assert_int_equal(run(out, sizeof out, "mnist --reference --dataset %s", file), 2);
+    snprintf(want, sizeof want, "ipusim mnist: dataset '%s' is not a directory\n", file);
+    assert_string_equal(out, want);
+    char *lng = malloc(4300);
+    assert_non_null(lng);
+    memset(lng, 'd', 4299);
+    lng[4299] = '\0';
+    setenv("IPUSIM_DATA", lng, 1);
+    int rc = run(out, sizeof out, "mnist --reference");
+    unsetenv("IPUSIM_DATA");
+    assert_int_equal(rc, 2);
+    snprintf(want, sizeof want,
+             "ipusim mnist: %s/mnist-digits/train-images-idx3-ubyte not found: run 'make data'\n",
+             lng);
+    assert_string_equal(out, want);
+    free(lng);
+    assert_int_equal(unlink(file), 0);
+}
+
 static void test_machine_presets(void **state)
 {
     (void)state;
@@ -349,6 +385,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_option_numbers),
         cmocka_unit_test(test_asm_disasm_roundtrip),
         cmocka_unit_test(test_asm_output_is_input),
+        cmocka_unit_test(test_directories),
         cmocka_unit_test(test_machine_presets),
     };
     int rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
