@@ -29,11 +29,16 @@ static const cli_cmd commands[] = {
      "usage: ipusim asm PROG.s [-o OUT.bin]\n"
      "\n"
      "Assembles PROG.s and writes the image (default: PROG.bin). Every error in the file is\n"
-     "reported as file:line:col: error: message, with the line and a caret; exit status 1.\n"},
+     "reported as file:line:col: error: message, with the line and a caret. An -o that is the\n"
+     "input file (by any path) is refused.\n"
+     "\n"
+     "Exit status: 0 ok, 1 assembly errors, 2 bad options or files.\n"},
     {"disasm", cli_cmd_disasm, "disassemble a binary image (or a .s file) to assembly",
      "usage: ipusim disasm PROG.bin|PROG.s [-o OUT.s]\n"
      "\n"
-     "Prints assembly that `ipusim asm` turns back into the same bytes.\n"},
+     "Prints assembly that `ipusim asm` turns back into the same bytes.\n"
+     "\n"
+     "Exit status: 0 ok, 1 assembly errors (a .s input), 2 bad options or files.\n"},
     {"gemm", cli_cmd_gemm, "C = A x B spread over every tile and worker of one IPU",
      "usage: ipusim gemm [--m M] [--n N] [--k K] [options]\n"
      "\n"
@@ -48,9 +53,14 @@ static const cli_cmd commands[] = {
      "  --seed N                 seed of the random inputs (default 1)\n"
      "  --max-cycles N           cycle limit (default 10000000000)\n"
      "  --no-check               skip the reference comparison\n"
-     "  --json FILE              also write the report as JSON\n"},
+     "  --json FILE              also write the report as JSON\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options or files, 3 a simulated fault (or C failed the\n"
+     "reference check).\n"},
     {"isa-doc", cli_cmd_isa_doc, "print docs/isa.md, generated from the opcode table",
-     "usage: ipusim isa-doc\n"},
+     "usage: ipusim isa-doc\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options.\n"},
     {"machine", cli_cmd_machine, "show a machine preset: every parameter, its unit and source",
      "usage: ipusim machine show [NAME|FILE] [--set KEY=VALUE ...]\n"
      "       ipusim machine list\n"
@@ -64,7 +74,9 @@ static const cli_cmd commands[] = {
      CLI_MACHINE_HELP
      "\n"
      "Every command that simulates takes --machine and --set. Presets: machines/*.ini;\n"
-     "how to write one: docs/machines.md. Exit status: 0 ok, 2 bad preset or option.\n"},
+     "how to write one: docs/machines.md.\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options or preset files.\n"},
     {"micro", cli_cmd_micro, "microbenchmarks: measured figures against the preset and FACTS.md",
      "usage: ipusim micro [NAME|all] [options]\n"
      "\n"
@@ -87,7 +99,9 @@ static const cli_cmd commands[] = {
      "Prints every statistic of the run reports, one line each, tab-separated: the CSV column a\n"
      "sweep gives it (per_ipu.N.KEY for IPU N), its unit, its title and its meaning. The rows\n"
      "come from the engine's tables (hw/stats.def, hw/ipu_stats.def, hw/cats.def), which the\n"
-     "text and JSON reports read too; 'make plots' takes key titles and axis labels from here.\n"},
+     "text and JSON reports read too; 'make plots' takes key titles and axis labels from here.\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options.\n"},
     {"sweep", cli_cmd_sweep, "run a command over a grid of parameters, one CSV row per point",
      "usage: ipusim sweep --param SPEC [--param SPEC ...] [-j N] --out FILE.csv -- COMMAND ARGS\n"
      "\n"
@@ -161,7 +175,9 @@ static const cli_cmd commands[] = {
      "  --seed N             host randomness (default 1)\n"
      "  --ipus N --tiles N --threads N\n"
      CLI_MACHINE_HELP
-     "  --json FILE          also write the report as JSON\n"},
+     "  --json FILE          also write the report as JSON\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options or files, 3 simulated fault.\n"},
     /* ---- more subcommands register here ---- */
     {NULL, NULL, NULL, NULL},
 };
@@ -182,7 +198,11 @@ static void usage(FILE *f)
     for (const cli_cmd *c = commands; c->name; c++)
         fprintf(f, "  %-10s %s\n", c->name, c->summary);
     fprintf(f, "  %-10s %s\n", "help", "help COMMAND: the options of one command");
-    fprintf(f, "\nDocumentation: README.md and docs/ (isa.md, timing.md, kernel.md).\n");
+    fprintf(f,
+            "\nDocumentation: README.md and docs/: architecture.md, codelets.md, fabric.md,\n"
+            "graph.md, host.md, isa.md, kernel.md, machines.md, mnist.md, sweep.md, timing.md.\n"
+            "\nExit status: 0 ok, 1 assembly errors, 2 bad options or input files, 3 a simulated\n"
+            "fault.\n");
 }
 
 /* The GNU form --NAME=VALUE of every long option: split into --NAME VALUE before the command

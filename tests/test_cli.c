@@ -314,6 +314,38 @@ static void test_directories(void **state)
     assert_int_equal(unlink(file), 0);
 }
 
+/* Every command's help ends with its exit statuses; ipusim --help lists every docs/NAME.md. */
+static void test_help_exit_status(void **state)
+{
+    (void)state;
+    char out[16384];
+    const char *cmds[] = {"run",   "asm",     "disasm", "gemm",  "isa-doc", "machine",
+                          "micro", "metrics", "sweep",  "mnist", "io-bench"};
+    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
+        for (int form = 0; form < 2; form++) {
+            int rc = form ? run(out, sizeof out, "%s --help", cmds[k])
+                          : run(out, sizeof out, "help %s", cmds[k]);
+            assert_int_equal(rc, 0);
+            const char *p = strstr(out, "\n\nExit status: 0 ");
+            if (!p || strstr(p + 2, "\n\n"))
+                fail_msg("help %s does not end with its exit statuses:\n%s", cmds[k], out);
+        }
+    }
+    assert_int_equal(run(out, sizeof out, "--help"), 0);
+    FILE *ls = popen("ls docs/*.md", "r");
+    assert_non_null(ls);
+    char line[256];
+    int n = 0;
+    while (fgets(line, sizeof line, ls)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (!strstr(out, line + strlen("docs/")))
+            fail_msg("ipusim --help does not list %s:\n%s", line, out);
+        n++;
+    }
+    pclose(ls);
+    assert_true(n > 5);
+}
+
 static void test_machine_presets(void **state)
 {
     (void)state;
@@ -386,6 +418,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_asm_disasm_roundtrip),
         cmocka_unit_test(test_asm_output_is_input),
         cmocka_unit_test(test_directories),
+        cmocka_unit_test(test_help_exit_status),
         cmocka_unit_test(test_machine_presets),
     };
     int rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
