@@ -23,7 +23,8 @@ int file_open(const char *path, err *e)
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        err_set(e, ERR_INPUT, "%s: is not a regular file", path);
+        err_set(e, ERR_INPUT, "%s: %s", path,
+                S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
         return -1;
     }
     int fl = fcntl(fd, F_GETFL);
@@ -94,6 +95,9 @@ static int write_all(int fd, const char *p, size_t len)
 
 int file_write_atomic(const char *path, const void *buf, size_t len, err *e)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return err_set(e, ERR_INPUT, "%s: is a directory", path);
     size_t plen = strlen(path);
     char *tmp = xmalloc(plen + 8);
     memcpy(tmp, path, plen);

@@ -1,7 +1,7 @@
 /* file: reading a whole file and writing one atomically, written once for every layer.
  *
  * Errors travel as err + status (ERR_INPUT), each message one line starting with the path:
- *   "PATH: cannot open: REASON"        "PATH: is not a regular file"
+ *   "PATH: cannot open: REASON"        "PATH: is not a regular file"   "PATH: is a directory"
  *   "PATH: larger than MAX bytes"      "PATH: cannot read: REASON"
  *   "PATH: cannot write: REASON"
  * A FIFO, a directory or a device is refused before anything could block on it. */

@@ -26,11 +26,17 @@ const cli_cmd *cli_find(const char *name);
  * Each returns 0 on success; on failure it prints one line
  *   ipusim CMD: OPTION: 'TEXT' is not ... 
  * to stderr and returns 2, so a command can `return rc;` at once. */
+/* Whole numbers are decimal (leading zeros are still decimal) or 0x hex, nothing else:
+ *   "'TEXT' is not a whole number", "'TEXT' is too large (at most MAX)",
+ *   "'TEXT' must not be negative", "TEXT is out of range [MIN, MAX]" (below MIN). */
 int cli_u64(const char *cmd, const char *opt, const char *text, uint64_t min, uint64_t max,
             uint64_t *out);
 int cli_int(const char *cmd, const char *opt, const char *text, long min, long max, int *out);
 int cli_double(const char *cmd, const char *opt, const char *text, double min, double max,
                double *out);
+/* Read the digits of one whole number (decimal, or hex after 0x) at text; *end gets the first
+ * character after them. 0 ok (*out set), 1 too large for 64 bits, -1 no digits. */
+int cli_whole(const char *text, const char **end, uint64_t *out);
 /* Fetch the value of an option that takes one: argv[*i + 1]; prints and returns 2 if missing. */
 int cli_value(const char *cmd, int argc, char **argv, int *i, const char **out);
 /* Fetch an option's value and parse it as a whole number in [min, max]: argv[*i] is the

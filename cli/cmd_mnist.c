@@ -87,56 +87,80 @@ static void on_call(void *ctx, const mref_progress *p)
 
 /* ---- dataset names ---- */
 
-/* Does dir hold the dataset (its training images, raw or gzipped)? path gets the raw name. */
-static int has_data(const char *dir, char *path, size_t cap)
+/* a b c joined, malloc'd: no path is cut at a fixed length. */
+static char *cat3(const char *a, const char *b, const char *c)
+{
+    size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+    char *s = xmalloc(la + lb + lc + 1);
+    memcpy(s, a, la);
+    memcpy(s + la, b, lb);
+    memcpy(s + la + lb, c, lc + 1);
+    return s;
+}
+
+/* Does dir hold the dataset (its training images, raw or gzipped)? *path gets the raw name
+ * (malloc'd). */
+static int has_data(const char *dir, char **path)
 {
     struct stat st;
-    char gz[PATH_MAX + 96];
-    snprintf(path, cap, "%s/train-images-idx3-ubyte", dir);
-    snprintf(gz, sizeof gz, "%s.gz", path);
-    return stat(path, &st) == 0 || stat(gz, &st) == 0;
+    *path = cat3(dir, "/train-images-idx3-ubyte", "");
+    char *gz = cat3(*path, ".gz", "");
+    int ok = stat(*path, &st) == 0 || stat(gz, &st) == 0;
+    free(gz);
+    return ok;
 }
 
 /* mnist-digits: $IPUSIM_DATA/mnist-digits; else ./data/mnist-digits, then next to the binary
- * (build/ipusim -> ../data/mnist-digits). 0 when found; otherwise 2 after one line naming the
- * file it looked for first and the command that fetches it. */
-static int find_digits(char *out, size_t cap)
+ * (build/ipusim -> ../data/mnist-digits). 0 with *out (malloc'd) when found; otherwise 2
+ * after one line naming the file it looked for first and the command that fetches it. */
+static int find_digits(char **out)
 {
-    char file[PATH_MAX + 96], exe[PATH_MAX];
+    char *file = NULL, *other = NULL, exe[PATH_MAX];
     const char *env = getenv("IPUSIM_DATA");
-    if (env && *env)
-        snprintf(out, cap, "%s/mnist-digits", env);
-    else
-        snprintf(out, cap, "%s", MDATA_DIGITS_DIR);
-    if (has_data(out, file, sizeof file))
+    *out = env && *env ? cat3(env, "/mnist-digits", "") : cat3(MDATA_DIGITS_DIR, "", "");
+    if (has_data(*out, &file)) {
+        free(file);
         return 0;
+    }
     ssize_t n = env && *env ? -1 : readlink("/proc/self/exe", exe, sizeof exe - 1);
     char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
     if (slash) {
-        char other[PATH_MAX + 96];
         *slash = '\0';
         for (int up = 1; up >= 0; up--) {
-            snprintf(out, cap, "%s/%s%s", exe, up ? "../" : "", MDATA_DIGITS_DIR);
-            if (has_data(out, other, sizeof other))
+            free(*out);
+            free(other);
+            *out = cat3(exe, up ? "/../" : "/", MDATA_DIGITS_DIR);
+            if (has_data(*out, &other)) {
+                free(file);
+                free(other);
                 return 0;
+            }
         }
     }
     fprintf(stderr, "ipusim %s: %s not found: run 'make data'\n", CMD, file);
+    free(file);
+    free(other);
+    free(*out);
+    *out = NULL;
     return 2;
 }
 
 /* fashion-mnist: Debian's dataset-fashion-mnist, which `make data` installs. */
-static int find_fashion(char *out, size_t cap)
+static int find_fashion(char **out)
 {
-    char file[PATH_MAX + 96];
-    snprintf(out, cap, "%s", MDATA_FASHION_DIR);
-    if (has_data(out, file, sizeof file))
-        return 0;
-    fprintf(stderr,
-            "ipusim %s: %s not found: run 'make data' (it installs the Debian package "
-            "dataset-fashion-mnist)\n",
-            CMD, file);
-    return 2;
+    char *file = NULL;
+    *out = cat3(MDATA_FASHION_DIR, "", "");
+    int ok = has_data(*out, &file);
+    if (!ok) {
+        fprintf(stderr,
+                "ipusim %s: %s not found: run 'make data' (it installs the Debian package "
+                "dataset-fashion-mnist)\n",
+                CMD, file);
+        free(*out);
+        *out = NULL;
+    }
+    free(file);
+    return ok ? 0 : 2;
 }
 
 /* ---- the command ---- */
@@ -247,14 +271,14 @@ int cli_cmd_mnist(int argc, char **argv)
         return 2;
     }
 
-    char dir[PATH_MAX + 64];
+    char *dir = NULL;
     int found = 0;
     if (strcmp(dataset, "mnist-digits") == 0)
-        found = find_digits(dir, sizeof dir);
+        found = find_digits(&dir);
     else if (strcmp(dataset, "fashion-mnist") == 0)
-        found = find_fashion(dir, sizeof dir);
+        found = find_fashion(&dir);
     else
-        snprintf(dir, sizeof dir, "%s", dataset);
+        dir = cat3(dataset, "", "");
     if (found)
         return found;
 
@@ -332,5 +356,6 @@ out:
         mdata_free(d);
     free(d);
     free(e);
+    free(dir);
     return rc;
 }

@@ -17,14 +17,12 @@ typedef struct dump {
 
 static int parse_dump(const char *text, dump *d)
 {
-    unsigned long long v[4];
+    uint64_t v[4];
     const char *p = text;
     for (int k = 0; k < 4; k++) {
-        char *end;
-        if (!*p || *p == '-')
-            goto bad;
-        v[k] = strtoull(p, &end, 0);
-        if (end == p || (k < 3 && *end != ':') || (k == 3 && *end != '\0') || v[k] > UINT32_MAX)
+        const char *end;
+        if (cli_whole(p, &end, &v[k]) != 0 || (k < 3 && *end != ':') || (k == 3 && *end != '\0') ||
+            v[k] > UINT32_MAX)
             goto bad;
         p = end + (k < 3);
     }

@@ -1,7 +1,9 @@
 /* main: `ipusim COMMAND [OPTIONS]` — the dispatch table and the help texts. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "cli/cli.h"
 
 /* clang-format off */
@@ -27,11 +29,16 @@ static const cli_cmd commands[] = {
      "usage: ipusim asm PROG.s [-o OUT.bin]\n"
      "\n"
      "Assembles PROG.s and writes the image (default: PROG.bin). Every error in the file is\n"
-     "reported as file:line:col: error: message, with the line and a caret; exit status 1.\n"},
+     "reported as file:line:col: error: message, with the line and a caret. An -o that is the\n"
+     "input file (by any path) is refused.\n"
+     "\n"
+     "Exit status: 0 ok, 1 assembly errors, 2 bad options or files.\n"},
     {"disasm", cli_cmd_disasm, "disassemble a binary image (or a .s file) to assembly",
      "usage: ipusim disasm PROG.bin|PROG.s [-o OUT.s]\n"
      "\n"
-     "Prints assembly that `ipusim asm` turns back into the same bytes.\n"},
+     "Prints assembly that `ipusim asm` turns back into the same bytes.\n"
+     "\n"
+     "Exit status: 0 ok, 1 assembly errors (a .s input), 2 bad options or files.\n"},
     {"gemm", cli_cmd_gemm, "C = A x B spread over every tile and worker of one IPU",
      "usage: ipusim gemm [--m M] [--n N] [--k K] [options]\n"
      "\n"
@@ -46,9 +53,14 @@ static const cli_cmd commands[] = {
      "  --seed N                 seed of the random inputs (default 1)\n"
      "  --max-cycles N           cycle limit (default 10000000000)\n"
      "  --no-check               skip the reference comparison\n"
-     "  --json FILE              also write the report as JSON\n"},
+     "  --json FILE              also write the report as JSON\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options or files, 3 a simulated fault (or C failed the\n"
+     "reference check).\n"},
     {"isa-doc", cli_cmd_isa_doc, "print docs/isa.md, generated from the opcode table",
-     "usage: ipusim isa-doc\n"},
+     "usage: ipusim isa-doc\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options.\n"},
     {"machine", cli_cmd_machine, "show a machine preset: every parameter, its unit and source",
      "usage: ipusim machine show [NAME|FILE] [--set KEY=VALUE ...]\n"
      "       ipusim machine list\n"
@@ -62,7 +74,9 @@ static const cli_cmd commands[] = {
      CLI_MACHINE_HELP
      "\n"
      "Every command that simulates takes --machine and --set. Presets: machines/*.ini;\n"
-     "how to write one: docs/machines.md. Exit status: 0 ok, 2 bad preset or option.\n"},
+     "how to write one: docs/machines.md.\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options or preset files.\n"},
     {"micro", cli_cmd_micro, "microbenchmarks: measured figures against the preset and FACTS.md",
      "usage: ipusim micro [NAME|all] [options]\n"
      "\n"
@@ -85,7 +99,9 @@ static const cli_cmd commands[] = {
      "Prints every statistic of the run reports, one line each, tab-separated: the CSV column a\n"
      "sweep gives it (per_ipu.N.KEY for IPU N), its unit, its title and its meaning. The rows\n"
      "come from the engine's tables (hw/stats.def, hw/ipu_stats.def, hw/cats.def), which the\n"
-     "text and JSON reports read too; 'make plots' takes key titles and axis labels from here.\n"},
+     "text and JSON reports read too; 'make plots' takes key titles and axis labels from here.\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options.\n"},
     {"sweep", cli_cmd_sweep, "run a command over a grid of parameters, one CSV row per point",
      "usage: ipusim sweep --param SPEC [--param SPEC ...] [-j N] --out FILE.csv -- COMMAND ARGS\n"
      "\n"
@@ -159,7 +175,9 @@ static const cli_cmd commands[] = {
      "  --seed N             host randomness (default 1)\n"
      "  --ipus N --tiles N --threads N\n"
      CLI_MACHINE_HELP
-     "  --json FILE          also write the report as JSON\n"},
+     "  --json FILE          also write the report as JSON\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options or files, 3 simulated fault.\n"},
     /* ---- more subcommands register here ---- */
     {NULL, NULL, NULL, NULL},
 };
@@ -180,7 +198,46 @@ static void usage(FILE *f)
     for (const cli_cmd *c = commands; c->name; c++)
         fprintf(f, "  %-10s %s\n", c->name, c->summary);
     fprintf(f, "  %-10s %s\n", "help", "help COMMAND: the options of one command");
-    fprintf(f, "\nDocumentation: README.md and docs/ (isa.md, timing.md, kernel.md).\n");
+    fprintf(f,
+            "\nDocumentation: README.md and docs/: architecture.md, codelets.md, fabric.md,\n"
+            "graph.md, host.md, isa.md, kernel.md, machines.md, mnist.md, sweep.md, timing.md.\n"
+            "\nExit status: 0 ok, 1 assembly errors, 2 bad options or input files, 3 a simulated\n"
+            "fault.\n");
+}
+
+/* The GNU form --NAME=VALUE of every long option: split into --NAME VALUE before the command
+ * sees its arguments (those after a sweep's '--' too: they are a command's options). The
+ * options without a value refuse one. Returns the new argv (argc in *n), or NULL after one
+ * error line. */
+static char **split_long_opts(const char *cmd, int argc, char **argv, int *n)
+{
+    static const char *const flags[] = {"--help", "--reference", "--no-check"};
+    char **out = xmalloc((2 * (size_t)argc + 1) * sizeof *out);
+    int k = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *eq = strchr(a, '=');
+        if (i == 0 || strncmp(a, "--", 2) != 0 || !eq || eq == a + 2) {
+            out[k++] = argv[i];
+            continue;
+        }
+        size_t len = (size_t)(eq - a);
+        char *name = xmalloc(len + 1);
+        memcpy(name, a, len);
+        name[len] = '\0';
+        for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++) {
+            if (strcmp(name, flags[f]) == 0) {
+                fprintf(stderr, "ipusim %s: %s takes no value ('%s')\n", cmd, name, a);
+                free(name);
+                free(out);
+                return NULL;
+            }
+        }
+        out[k++] = name;
+        out[k++] = (char *)eq + 1;
+    }
+    out[k] = NULL;
+    *n = k;
+    return out;
 }
 
 int main(int argc, char **argv)
@@ -212,11 +269,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "ipusim: unknown command '%s' (see 'ipusim --help')\n", name);
         return 2;
     }
-    for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+    int n;
+    char **args = split_long_opts(name, argc - 1, argv + 1, &n);
+    if (!args)
+        return 2;
+    for (int i = 1; i < n; i++) {
+        if (strcmp(args[i], "--help") == 0 || strcmp(args[i], "-h") == 0) {
             fputs(c->usage, stdout);
             return 0;
         }
     }
-    return c->fn(argc - 1, argv + 1);
+    return c->fn(n, args);
 }

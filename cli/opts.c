@@ -2,6 +2,7 @@
  * subcommand. Models nothing; it makes every bad option look the same: one line naming the
  * option and exit status 2. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,21 +13,85 @@
 #include "base/file.h"
 #include "cli/cli.h"
 
+int cli_whole(const char *text, const char **end, uint64_t *out)
+{
+    const char *p = text;
+    unsigned base = 10;
+    uint64_t v = 0;
+    int over = 0;
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        base = 16;
+        p += 2;
+    }
+    const char *digits = p;
+    for (;; p++) {
+        unsigned d;
+        if (*p >= '0' && *p <= '9')
+            d = (unsigned)(*p - '0');
+        else if (base == 16 && *p >= 'a' && *p <= 'f')
+            d = (unsigned)(*p - 'a' + 10);
+        else if (base == 16 && *p >= 'A' && *p <= 'F')
+            d = (unsigned)(*p - 'A' + 10);
+        else
+            break;
+        if (v > (UINT64_MAX - d) / base)
+            over = 1;
+        else
+            v = v * base + d;
+    }
+    *end = p;
+    if (p == digits)
+        return -1;
+    *out = v;
+    return over;
+}
+
+/* Parse TEXT as [-]WHOLE: 0 ok, -1 not a whole number, 1 magnitude past UINT64_MAX. */
+static int parse_signed(const char *text, int *neg, uint64_t *mag)
+{
+    const char *end;
+    *neg = text[0] == '-';
+    int r = cli_whole(text + *neg, &end, mag);
+    if (r >= 0 && *end != '\0')
+        r = -1;
+    return r;
+}
+
+static int not_whole(const char *cmd, const char *opt, const char *text)
+{
+    fprintf(stderr, "ipusim %s: %s: '%s' is not a whole number\n", cmd, opt, text ? text : "");
+    return 2;
+}
+
+static int too_large(const char *cmd, const char *opt, const char *text, const char *max)
+{
+    fprintf(stderr, "ipusim %s: %s: '%s' is too large (at most %s)\n", cmd, opt, text, max);
+    return 2;
+}
+
+static int negative(const char *cmd, const char *opt, const char *text)
+{
+    fprintf(stderr, "ipusim %s: %s: '%s' must not be negative\n", cmd, opt, text);
+    return 2;
+}
+
 int cli_u64(const char *cmd, const char *opt, const char *text, uint64_t min, uint64_t max,
             uint64_t *out)
 {
-    char *end = NULL;
-    errno = 0;
-    if (!text || !*text || *text == '-' || *text == '+') {
-        fprintf(stderr, "ipusim %s: %s: '%s' is not a whole number\n", cmd, opt, text ? text : "");
-        return 2;
-    }
-    unsigned long long v = strtoull(text, &end, 0);
-    if (errno == ERANGE || *end != '\0') {
-        fprintf(stderr, "ipusim %s: %s: '%s' is not a whole number\n", cmd, opt, text);
-        return 2;
-    }
-    if (v < min || v > max) {
+    int neg;
+    uint64_t v;
+    char lim[32];
+    snprintf(lim, sizeof lim, "%llu", (unsigned long long)max);
+    if (!text || !*text)
+        return not_whole(cmd, opt, text);
+    int r = parse_signed(text, &neg, &v);
+    if (r < 0)
+        return not_whole(cmd, opt, text);
+    if (neg && (r > 0 || v != 0))
+        return negative(cmd, opt, text);
+    if (r > 0 || v > max)
+        return too_large(cmd, opt, text, lim);
+    if (v < min) {
         fprintf(stderr, "ipusim %s: %s: %s is out of range [%llu, %llu]\n", cmd, opt, text,
                 (unsigned long long)min, (unsigned long long)max);
         return 2;
@@ -37,14 +102,25 @@ int cli_u64(const char *cmd, const char *opt, const char *text, uint64_t min, ui
 
 int cli_int(const char *cmd, const char *opt, const char *text, long min, long max, int *out)
 {
-    char *end = NULL;
-    errno = 0;
-    long v = text && *text ? strtol(text, &end, 0) : 0;
-    if (!text || !*text || errno == ERANGE || *end != '\0') {
-        fprintf(stderr, "ipusim %s: %s: '%s' is not a whole number\n", cmd, opt, text ? text : "");
+    int neg;
+    uint64_t m;
+    char lim[32];
+    snprintf(lim, sizeof lim, "%ld", max);
+    if (!text || !*text)
+        return not_whole(cmd, opt, text);
+    int r = parse_signed(text, &neg, &m);
+    if (r < 0)
+        return not_whole(cmd, opt, text);
+    if (neg && min >= 0 && (r > 0 || m != 0))
+        return negative(cmd, opt, text);
+    if (!neg && (r > 0 || m > (uint64_t)max))
+        return too_large(cmd, opt, text, lim);
+    if (neg && (r > 0 || m > (uint64_t)LONG_MAX || -(long)m < min)) {
+        fprintf(stderr, "ipusim %s: %s: %s is out of range [%ld, %ld]\n", cmd, opt, text, min, max);
         return 2;
     }
-    if (v < min || v > max) {
+    long v = neg ? -(long)m : (long)m;
+    if (v < min) {
         fprintf(stderr, "ipusim %s: %s: %s is out of range [%ld, %ld]\n", cmd, opt, text, min, max);
         return 2;
     }

@@ -169,7 +169,7 @@ static void test_read(void **state)
     assert_string_equal(e.msg, want);
 
     assert_null(file_read(dir, 100, &n, &e));
-    snprintf(want, sizeof want, "%s: is not a regular file", dir);
+    snprintf(want, sizeof want, "%s: is a directory", dir);
     assert_string_equal(e.msg, want);
 
     snprintf(path, sizeof path, "%s/fifo", dir);

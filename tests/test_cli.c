@@ -195,6 +195,41 @@ static void test_report_tables(void **state)
     free(j);
 }
 
+/* Whole numbers in options are decimal (leading zeros too) or 0x hex; too large, negative and
+ * malformed values say so on one line; --NAME=VALUE is --NAME VALUE for every long option. */
+static void test_option_numbers(void **state)
+{
+    (void)state;
+    char out[8192];
+    const char *prog = "tests/isa/sup_alu.s";
+    assert_int_equal(run(out, sizeof out, "run --tiles 010 %s", prog), 0);
+    assert_non_null(strstr(out, "(10 tiles each"));
+    assert_int_equal(run(out, sizeof out, "run --tiles 08 %s", prog), 0);
+    assert_non_null(strstr(out, "(8 tiles each"));
+    assert_int_equal(run(out, sizeof out, "run --tiles 0x10 %s", prog), 0);
+    assert_non_null(strstr(out, "(16 tiles each"));
+    assert_int_equal(run(out, sizeof out, "run --tiles=8 %s", prog), 0);
+    assert_non_null(strstr(out, "(8 tiles each"));
+    assert_int_equal(run(out, sizeof out, "run --tiles 99999999999999999999999 %s", prog), 2);
+    assert_string_equal(out, "ipusim run: --tiles: '99999999999999999999999' is too large "
+                             "(at most 65536)\n");
+    assert_int_equal(run(out, sizeof out, "run --tiles 70000 %s", prog), 2);
+    assert_string_equal(out, "ipusim run: --tiles: '70000' is too large (at most 65536)\n");
+    assert_int_equal(run(out, sizeof out, "run --tiles -3 %s", prog), 2);
+    assert_string_equal(out, "ipusim run: --tiles: '-3' must not be negative\n");
+    assert_int_equal(run(out, sizeof out, "run --tiles 0x %s", prog), 2);
+    assert_string_equal(out, "ipusim run: --tiles: '0x' is not a whole number\n");
+    assert_int_equal(run(out, sizeof out, "mnist --reference --epochs -1"), 2);
+    assert_string_equal(out, "ipusim mnist: --epochs: '-1' must not be negative\n");
+    assert_int_equal(run(out, sizeof out, "mnist --reference --epochs=99999999999999999999"), 2);
+    assert_string_equal(out, "ipusim mnist: --epochs: '99999999999999999999' is too large "
+                             "(at most 100000)\n");
+    assert_int_equal(run(out, sizeof out, "gemm --no-check=1"), 2);
+    assert_string_equal(out, "ipusim gemm: --no-check takes no value ('--no-check=1')\n");
+    assert_int_equal(run(out, sizeof out, "run --dump-mem=0:0:010:08 --tiles=1 %s", prog), 0);
+    assert_non_null(strstr(out, "memory of ipu 0 tile 0 from 0xa (8 bytes)"));
+}
+
 static void test_asm_disasm_roundtrip(void **state)
 {
     (void)state;
@@ -213,6 +248,102 @@ static void test_asm_disasm_roundtrip(void **state)
     assert_int_equal(system(cmd), 0);
     /* the binary runs like the source */
     assert_int_equal(run(out, sizeof out, "run %s --tiles 2", b1), 0);
+}
+
+/* asm and disasm refuse to write over their input, by name or through another path. */
+static void test_asm_output_is_input(void **state)
+{
+    (void)state;
+    char out[8192], src[256], link[256], want[600];
+    const char *text = "main: halt\n";
+    snprintf(src, sizeof src, "%s/same.s", tmpdir);
+    snprintf(link, sizeof link, "%s/same-link.s", tmpdir);
+    tu_write_file(src, text);
+    assert_int_equal(symlink("same.s", link), 0);
+    const char *cmds[] = {"asm", "disasm"};
+    for (int c = 0; c < 2; c++) {
+        assert_int_equal(run(out, sizeof out, "%s %s -o %s", cmds[c], src, src), 2);
+        snprintf(want, sizeof want,
+                 "ipusim %s: -o %s: the output is the input file; nothing written\n", cmds[c], src);
+        assert_string_equal(out, want);
+        assert_int_equal(run(out, sizeof out, "%s %s -o %s/./same.s", cmds[c], src, tmpdir), 2);
+        assert_int_equal(run(out, sizeof out, "%s %s -o %s", cmds[c], link, src), 2);
+        assert_non_null(strstr(out, "the output is the input file"));
+        char *now = tu_read_file(src);
+        assert_non_null(now);
+        assert_string_equal(now, text);
+        free(now);
+    }
+    assert_int_equal(unlink(link), 0);
+    assert_int_equal(unlink(src), 0);
+}
+
+/* A directory where a file belongs says "is a directory", a file where a directory belongs
+ * "is not a directory"; a path past 4 KiB reaches the message whole. */
+static void test_directories(void **state)
+{
+    (void)state;
+    char out[16384], want[9000], file[256];
+    snprintf(file, sizeof file, "%s/plain", tmpdir);
+    tu_write_file(file, "x\n");
+    assert_int_equal(run(out, sizeof out, "run %s", tmpdir), 2);
+    snprintf(want, sizeof want, "ipusim run: %s: is a directory\n", tmpdir);
+    assert_string_equal(out, want);
+    assert_int_equal(run(out, sizeof out, "run tests/isa/sup_alu.s --tiles 1 --json %s", tmpdir),
+                     2);
+    assert_non_null(strstr(out, want));
+    assert_int_equal(run(out, sizeof out, "sweep --param tiles=1 --out %s -- run x.s", tmpdir), 2);
+    snprintf(want, sizeof want, "ipusim sweep: %s: is a directory\n", tmpdir);
+    assert_non_null(strstr(out, want));
+    assert_int_equal(run(out, sizeof out, "mnist --reference --dataset %s", file), 2);
+    snprintf(want, sizeof want, "ipusim mnist: dataset '%s' is not a directory\n", file);
+    assert_string_equal(out, want);
+    char *lng = malloc(4300);
+    assert_non_null(lng);
+    memset(lng, 'd', 4299);
+    lng[4299] = '\0';
+    setenv("IPUSIM_DATA", lng, 1);
+    int rc = run(out, sizeof out, "mnist --reference");
+    unsetenv("IPUSIM_DATA");
+    assert_int_equal(rc, 2);
+    snprintf(want, sizeof want,
+             "ipusim mnist: %s/mnist-digits/train-images-idx3-ubyte not found: run 'make data'\n",
+             lng);
+    assert_string_equal(out, want);
+    free(lng);
+    assert_int_equal(unlink(file), 0);
+}
+
+/* Every command's help ends with its exit statuses; ipusim --help lists every docs/NAME.md. */
+static void test_help_exit_status(void **state)
+{
+    (void)state;
+    char out[16384];
+    const char *cmds[] = {"run",   "asm",     "disasm", "gemm",  "isa-doc", "machine",
+                          "micro", "metrics", "sweep",  "mnist", "io-bench"};
+    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
+        for (int form = 0; form < 2; form++) {
+            int rc = form ? run(out, sizeof out, "%s --help", cmds[k])
+                          : run(out, sizeof out, "help %s", cmds[k]);
+            assert_int_equal(rc, 0);
+            const char *p = strstr(out, "\n\nExit status: 0 ");
+            if (!p || strstr(p + 2, "\n\n"))
+                fail_msg("help %s does not end with its exit statuses:\n%s", cmds[k], out);
+        }
+    }
+    assert_int_equal(run(out, sizeof out, "--help"), 0);
+    FILE *ls = popen("ls docs/*.md", "r");
+    assert_non_null(ls);
+    char line[256];
+    int n = 0;
+    while (fgets(line, sizeof line, ls)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (!strstr(out, line + strlen("docs/")))
+            fail_msg("ipusim --help does not list %s:\n%s", line, out);
+        n++;
+    }
+    pclose(ls);
+    assert_true(n > 5);
 }
 
 static void test_machine_presets(void **state)
@@ -283,7 +414,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_report_tables),
         cmocka_unit_test(test_metrics),
         cmocka_unit_test(test_mnist_missing_data),
+        cmocka_unit_test(test_option_numbers),
         cmocka_unit_test(test_asm_disasm_roundtrip),
+        cmocka_unit_test(test_asm_output_is_input),
+        cmocka_unit_test(test_directories),
+        cmocka_unit_test(test_help_exit_status),
         cmocka_unit_test(test_machine_presets),
     };
     int rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);

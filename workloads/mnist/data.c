@@ -4,10 +4,13 @@
  * bit for bit. Leaves out: data augmentation and any image size other than 28x28. */
 #include "workloads/mnist/data.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "base/alloc.h"
 
 static const char *const file_base[4] = {
     "train-images-idx3-ubyte",
@@ -59,35 +62,45 @@ int mdata_load_pair(const char *images_path, const char *labels_path, mdata_spli
     return 0;
 }
 
-/* dir/base, or dir/base.gz when only that exists. */
-static void find_file(const char *dir, const char *base, char *out, size_t cap)
+/* dir/base, or dir/base.gz when only that exists (malloc'd; no length limit). */
+static char *find_file(const char *dir, const char *base)
 {
     struct stat st;
-    snprintf(out, cap, "%s/%s", dir, base);
+    size_t n = strlen(dir) + strlen(base) + 5;
+    char *out = xmalloc(n);
+    snprintf(out, n, "%s/%s", dir, base);
     if (stat(out, &st) == 0)
-        return;
-    snprintf(out, cap, "%s/%s.gz", dir, base);
+        return out;
+    snprintf(out, n, "%s/%s.gz", dir, base);
     if (stat(out, &st) == 0)
-        return;
-    snprintf(out, cap, "%s/%s", dir, base); /* so the error names the plain name */
+        return out;
+    snprintf(out, n, "%s/%s", dir, base); /* so the error names the plain name */
+    return out;
 }
 
 int mdata_load(mdata *d, const char *dir, err *e)
 {
     memset(d, 0, sizeof *d);
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    if (stat(dir, &st) != 0 && errno == ENOENT)
         return err_set(e, ERR_INPUT, "dataset directory '%s' does not exist", dir);
-    char path[4][4096];
+    if (stat(dir, &st) != 0)
+        return err_set(e, ERR_INPUT, "dataset directory '%s': %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return err_set(e, ERR_INPUT, "dataset '%s' is not a directory", dir);
+    char *path[4];
     for (int i = 0; i < 4; i++)
-        find_file(dir, file_base[i], path[i], sizeof path[i]);
+        path[i] = find_file(dir, file_base[i]);
+    int rc = 0;
     if (mdata_load_pair(path[0], path[1], &d->train, &d->files[0], &d->files[1], e))
-        return ERR_INPUT;
-    if (mdata_load_pair(path[2], path[3], &d->test, &d->files[2], &d->files[3], e)) {
+        rc = ERR_INPUT;
+    else if (mdata_load_pair(path[2], path[3], &d->test, &d->files[2], &d->files[3], e)) {
         mdata_free(d);
-        return ERR_INPUT;
+        rc = ERR_INPUT;
     }
-    return 0;
+    for (int i = 0; i < 4; i++)
+        free(path[i]);
+    return rc;
 }
 
 void mdata_free(mdata *d)
