@@ -225,10 +225,10 @@ int mref_load(mref_net *n, const char *dir, err *e)
     npy_array arr[MREF_NTENSORS];
     memset(arr, 0, sizeof arr);
     int rc = 0;
+    char *path = xmalloc(strlen(dir) + 64); /* no fixed-size path: any length of dir */
     for (int t = 0; t < MREF_NTENSORS && rc == 0; t++) {
         const mref_tensor_info *ti = mref_tensor(t);
-        char path[4200];
-        snprintf(path, sizeof path, "%s/%s.npy", dir, ti->name);
+        sprintf(path, "%s/%s.npy", dir, ti->name);
         struct stat st;
         if (stat(path, &st) != 0) {
             rc = err_set(e, ERR_INPUT, "%s: missing parameter '%s' (%s)", dir, ti->name,
@@ -250,6 +250,7 @@ int mref_load(mref_net *n, const char *dir, err *e)
                          want);
         }
     }
+    free(path);
     if (rc == 0)
         for (int t = 0; t < MREF_NTENSORS; t++)
             memcpy(mref_params(n) + mref_tensor(t)->offset, arr[t].data,
