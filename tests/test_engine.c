@@ -384,6 +384,31 @@ static void test_host_memory_estimate(void **state)
     assert_non_null(strstr(e.msg, "GiB of host memory, more than this machine's"));
 }
 
+/* A GEMM no tile can hold says what to shrink: its share of C (65536 x 65536 x 16), or the
+ * rows of A and blocks of B, which grow with K (1536 x 1472 x 40000). */
+static void test_gemm_too_big_advice(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t m, n, k;
+        const char *advice;
+    } cases[] = {{65536, 65536, 16, "use smaller --m or --n"},
+                 {1536, 1472, 40000, "use a smaller --k"}};
+    for (unsigned i = 0; i < 2; i++) {
+        err e;
+        err_clear(&e);
+        mach m;
+        mach_builtin(&m, "mk2", &e);
+        wl_gemm_cfg cfg = {cases[i].m, cases[i].n, cases[i].k, 1, 0, 1, 1000};
+        wl_gemm_result r;
+        sys *sy = NULL;
+        assert_int_equal(wl_gemm_run(&m, &cfg, &r, &sy, &e), ERR_INPUT);
+        assert_null(sy);
+        if (!strstr(e.msg, cases[i].advice))
+            fail_msg("'%s' lacks '%s'", e.msg, cases[i].advice);
+    }
+}
+
 /* The engine meets the fabric and the host only through its ports: an engine whose fabric
  * port nobody bound does not run, and says which port; the host port may stay unbound. */
 static void test_ports(void **state)
@@ -420,6 +445,7 @@ int main(void)
         cmocka_unit_test(test_gemm_one_tile_cycles),
         cmocka_unit_test(test_per_tile_programs),
         cmocka_unit_test(test_host_memory_estimate),
+        cmocka_unit_test(test_gemm_too_big_advice),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }

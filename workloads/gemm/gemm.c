@@ -219,6 +219,34 @@ static void check_tile(const layout *L, const uint8_t *mem, uint32_t ti, uint32_
             }
 }
 
+/* The refusal of a GEMM no grid fits: the smallest busiest-tile need over the grids, what
+ * fills it, and what would shrink it (the K-dependent part, or the tile's share of C). */
+static int too_big(layout *L, const mach *m, err *e)
+{
+    uint64_t best = UINT64_MAX;
+    tile_part bp = {0};
+    for (uint32_t gn = 1; gn <= L->nb && gn <= m->tiles_per_ipu; gn++) {
+        L->gn = gn;
+        L->gm = m->tiles_per_ipu / gn < L->M ? m->tiles_per_ipu / gn : L->M;
+        tile_part p = part_max(L);
+        if (p.end < best) {
+            best = p.end;
+            bp = p;
+        }
+    }
+    uint64_t with_k = (uint64_t)(bp.w_at - bp.a_at) + (bp.c_at - bp.w_at); /* A rows, weights */
+    uint64_t share = (uint64_t)bp.d_at - bp.c_at;                          /* C partials */
+    return err_set(
+        e, ERR_INPUT,
+        "GEMM %ux%ux%u does not fit: the busiest tile would need at least %llu bytes "
+        "of its %u (%llu for its rows of A and blocks of B, which grow with --k; %llu "
+        "for its share of C, %u rows x %u columns, which grows with --m and --n): use %s, "
+        "or more tiles (--set tiles_per_ipu=N); K-splitting across tiles is not modelled",
+        L->M, L->N, L->K, (unsigned long long)best, m->sram_bytes, (unsigned long long)with_k,
+        (unsigned long long)share, bp.ma, 16 * bp.nq,
+        share > with_k ? "smaller --m or --n" : "a smaller --k (or --m, --n)");
+}
+
 int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **out, err *e)
 {
     memset(r, 0, sizeof *r);
@@ -243,14 +271,8 @@ int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **
                 .amp_slots = isa_op_cost(OP_f32amp, &rates, 0)};
     choose_grid(&L, m->tiles_per_ipu, m->sram_bytes);
     if (L.gm == 0) {
-        L.gm = M < m->tiles_per_ipu ? M : m->tiles_per_ipu;
-        L.gn = 1;
-        uint64_t need = part_max(&L).end;
         isa_prog_free(&prog);
-        return err_set(e, ERR_INPUT,
-                       "GEMM %ux%ux%u does not fit: the busiest tile would need %llu bytes of its "
-                       "%u (K-splitting across tiles is not modelled; use a smaller --k)",
-                       M, N, K, (unsigned long long)need, m->sram_bytes);
+        return too_big(&L, m, e);
     }
     r->grid_m = L.gm;
     r->grid_n = L.gn;
