@@ -292,7 +292,13 @@ void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len)
                  cpu->wid == ISA_SUPER_WID ? "worker-only instruction in the supervisor"
                                            : "supervisor-only instruction in a worker");
         break;
-    case FAULT_BAD_PC: snprintf(buf, len, "pc outside the text segment"); break;
+    case FAULT_BAD_PC:
+        if (cpu->fault_addr % ISA_INSN_BYTES)
+            snprintf(buf, len, "misaligned pc 0x%x (instructions are %d-byte aligned)",
+                     cpu->fault_addr, ISA_INSN_BYTES);
+        else
+            snprintf(buf, len, "pc outside the text segment");
+        break;
     case FAULT_OUT_OF_RANGE:
         snprintf(buf, len, "memory access out of range at 0x%x", cpu->fault_addr);
         break;

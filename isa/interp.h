@@ -29,7 +29,7 @@ typedef enum isa_fault {
     FAULT_NONE,
     FAULT_ILLEGAL,      /* not a valid instruction */
     FAULT_PRIVILEGE,    /* supervisor-only op in a worker, or worker-only op in the supervisor */
-    FAULT_BAD_PC,       /* pc outside the text segment or not 8-aligned */
+    FAULT_BAD_PC,       /* pc outside the text segment, or not 8-aligned (fault_addr) */
     FAULT_OUT_OF_RANGE, /* memory access outside the tile's SRAM */
     FAULT_MISALIGNED,   /* memory access not aligned to its size */
     FAULT_TOO_MANY_WORKERS,

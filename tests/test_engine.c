@@ -160,6 +160,30 @@ static void test_external_deadlock(void **state)
     isa_prog_free(&prog);
 }
 
+/* An image entry that is not on an instruction faults at once, named as misaligned; an
+ * aligned entry past the text is outside the text segment. */
+static void test_misaligned_entry(void **state)
+{
+    (void)state;
+    static const uint32_t entries[2] = {3, 0x100};
+    static const char *const want[2] = {
+        "ipu 0 tile 0 ctx 0 pc 0x3 cycle 0: misaligned pc 0x3",
+        "ipu 0 tile 0 ctx 0 pc 0x100 cycle 0: pc outside the text segment"};
+    for (unsigned k = 0; k < 2; k++) {
+        isa_prog prog;
+        tu_assemble("entry.s", "main: nop\n      halt\n", &prog);
+        prog.entry = entries[k];
+        err e;
+        err_clear(&e);
+        sys *sy = tu_system(1, 1, 1, 100000, &prog);
+        assert_int_equal(eng_run(sys_engine(sy), &e), ERR_FAULT);
+        if (!strstr(e.msg, want[k]))
+            fail_msg("'%s' does not contain '%s'", e.msg, want[k]);
+        sys_free(sy);
+        isa_prog_free(&prog);
+    }
+}
+
 /* The external sync latency: internal + ceil(15 ns x f x hops x 2), hops = 1 + (n/2)/2. */
 static void test_external_latency_formula(void **state)
 {
@@ -391,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_deadlock_report),
         cmocka_unit_test(test_external_deadlock),
+        cmocka_unit_test(test_misaligned_entry),
         cmocka_unit_test(test_external_latency_formula),
         cmocka_unit_test(test_gemm_reference),
         cmocka_unit_test(test_gemm_peak),
