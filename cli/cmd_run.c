@@ -108,6 +108,18 @@ int cli_cmd_run(int argc, char **argv)
         cfg.m.nipus = (uint32_t)ipus;
     if (tiles)
         cfg.m.tiles_per_ipu = (uint32_t)tiles;
+    for (unsigned d = 0; d < ndumps; d++) { /* checked before the run, not after it */
+        const dump *x = &dumps[d];
+        if (x->ipu >= cfg.m.nipus || x->tile >= cfg.m.tiles_per_ipu ||
+            (uint64_t)x->addr + x->len > cfg.m.sram_bytes) {
+            fprintf(stderr,
+                    "ipusim run: --dump-mem %u:%u:0x%x:%u is outside the system (%u IPUs of %u "
+                    "tiles, %u bytes of SRAM each)\n",
+                    x->ipu, x->tile, x->addr, x->len, cfg.m.nipus, cfg.m.tiles_per_ipu,
+                    cfg.m.sram_bytes);
+            return 2;
+        }
+    }
 
     isa_prog prog;
     memset(&prog, 0, sizeof prog);

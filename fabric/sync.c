@@ -161,6 +161,95 @@ static int ipu_deadlock(chip *c, uint64_t at, err *e)
     return ERR_FAULT;
 }
 
+/* Append "ipu I (at ZONE 0-3; halted 4; idle 5)" for chip c: its tiles' states. */
+static size_t describe_ipu(const chip *c, char *buf, size_t len)
+{
+    char list[200];
+    size_t used = (size_t)snprintf(buf, len, "ipu %u (", c->id);
+    const char *sep = "";
+    for (int z = 0; z <= ISA_NZONES && used < len; z++) {
+        tile_state st = z < ISA_NZONES ? TILE_SYNC : TILE_HALTED;
+        if (list_tiles(c, st, z < ISA_NZONES ? z : -1, list, sizeof list) == 0)
+            continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s%s%s %s", sep,
+                                 z < ISA_NZONES ? "at " : "halted",
+                                 z < ISA_NZONES ? isa_zone_name((unsigned)z) : "", list);
+        sep = "; ";
+    }
+    static const struct {
+        tile_state st;
+        const char *name;
+    } other[] = {{TILE_RUNNABLE, "runnable"}, {TILE_FAULTED, "faulted"}, {TILE_IDLE, "idle"}};
+    for (unsigned k = 0; k < sizeof other / sizeof other[0] && used < len; k++) {
+        if (list_tiles(c, other[k].st, -1, list, sizeof list) == 0)
+            continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s%s %s", sep, other[k].name, list);
+        sep = "; ";
+    }
+    if (used < len)
+        used += (size_t)snprintf(buf + used, len - used, ")");
+    return used < len ? used : len;
+}
+
+/* Whether an IPU is `want`: ENG_WAIT_EXTERNAL at `zone`, ENG_WAIT_DONE, or (want < 0) neither. */
+static int ipu_is(const eng_sync *s, int want, unsigned zone)
+{
+    if (want == ENG_WAIT_EXTERNAL)
+        return s->what == ENG_WAIT_EXTERNAL && s->zone == zone;
+    if (want < 0)
+        return s->what != ENG_WAIT_EXTERNAL && s->what != ENG_WAIT_DONE;
+    return (int)s->what == want;
+}
+
+/* Append "; LABEL: N IPUs (ipu I (...), ...)" for the IPUs that are `want` (ipu_is). */
+static size_t list_ipus(const chip *chips, const eng_sync *s, uint32_t nipus, int want,
+                        unsigned zone, const char *label, char *msg, size_t used, size_t len)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nipus; i++)
+        n += ipu_is(&s[i], want, zone);
+    if (!n || used >= len)
+        return used;
+    used += (size_t)snprintf(msg + used, len - used, "%s %s: %u IPUs (",
+                             msg[used - 1] == ':' ? "" : ";", label, n);
+    uint32_t shown = 0;
+    for (uint32_t i = 0; i < nipus && used < len; i++) {
+        if (!ipu_is(&s[i], want, zone))
+            continue;
+        if (shown == 8) { /* a long list ends with its count */
+            used += (size_t)snprintf(msg + used, len - used, ", ... %u more", n - shown);
+            break;
+        }
+        if (shown++)
+            used += (size_t)snprintf(msg + used, len - used, ", ");
+        if (used < len)
+            used += describe_ipu(&chips[i], msg + used, len - used);
+    }
+    if (used < len)
+        used += (size_t)snprintf(msg + used, len - used, ")");
+    return used < len ? used : len;
+}
+
+/* IPUs wait at an external sync that the others will never reach: name them all. */
+static int external_deadlock(const chip *chips, const eng_sync *s, uint32_t nipus,
+                             uint32_t last_ext, uint64_t at, int mixed, err *e)
+{
+    char msg[ERR_MSG_MAX];
+    size_t used = (size_t)snprintf(msg, sizeof msg, "ipu %u cycle %llu: sync deadlock:", last_ext,
+                                   (unsigned long long)at);
+    for (unsigned z = 0; z < ISA_NZONES; z++) {
+        char label[64];
+        snprintf(label, sizeof label, "waiting at %s sync", isa_zone_name(z));
+        used = list_ipus(chips, s, nipus, ENG_WAIT_EXTERNAL, z, label, msg, used, sizeof msg);
+    }
+    used = list_ipus(chips, s, nipus, ENG_WAIT_DONE, 0, "missing (all tiles halted)", msg, used,
+                     sizeof msg);
+    used = list_ipus(chips, s, nipus, -1, 0, "missing (elsewhere)", msg, used, sizeof msg);
+    if (mixed && used < sizeof msg)
+        snprintf(msg + used, sizeof msg - used, "; the IPUs wait at different external zones");
+    return err_set(e, ERR_FAULT, "%s", msg);
+}
+
 int sync_deadlock(chip *chips, const eng_sync *s, uint32_t nipus, err *e)
 {
     uint32_t next = 0, last_ext = 0, nother = 0, mixed = 0;
@@ -176,17 +265,9 @@ int sync_deadlock(chip *chips, const eng_sync *s, uint32_t nipus, err *e)
         }
     }
     if (next && !nother)
-        return err_set(e, ERR_FAULT,
-                       "ipu %u cycle %llu: sync deadlock: %u IPUs wait at an external sync; "
-                       "missing: %s",
-                       last_ext, (unsigned long long)ext_at, next,
-                       mixed ? "IPUs waiting at a different external zone"
-                             : "IPUs whose tiles have all halted");
+        return external_deadlock(chips, s, nipus, last_ext, ext_at, (int)mixed, e);
     for (uint32_t i = 0; i < nipus; i++)
         if (s[i].what == ENG_WAIT_NONE && !s[i].runnable)
             return ipu_deadlock(&chips[i], s[i].at, e);
-    return err_set(e, ERR_FAULT,
-                   "ipu %u cycle %llu: sync deadlock: %u IPUs wait at an external "
-                   "sync; missing: IPUs elsewhere",
-                   last_ext, (unsigned long long)ext_at, next);
+    return external_deadlock(chips, s, nipus, last_ext, ext_at, (int)mixed, e);
 }

@@ -116,14 +116,20 @@ static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64
                                         : TILE_RBOUT;
     int exchange = kind == TILE_SEND || kind == TILE_GSEND;
     s->fault_addr = 0;
+    s->fault_op = (uint8_t)in->op;
+    s->fault_len = bytes;
+    s->fault_size = cfg->memsize;
     if ((addr | bytes | (exchange ? daddr : 0)) & 3u) {
-        s->fault = FAULT_MISALIGNED;
+        s->fault = FAULT_COPY_ALIGN;
+        s->fault_what = addr & 3u ? 0 : bytes & 3u ? 1 : 2;
         s->fault_addr = addr & 3u ? addr : bytes & 3u ? bytes : daddr;
     } else if ((uint64_t)addr + bytes > cfg->memsize) {
-        s->fault = FAULT_OUT_OF_RANGE;
+        s->fault = FAULT_COPY_RANGE;
+        s->fault_what = 0;
         s->fault_addr = addr;
     } else if (exchange && (uint64_t)daddr + bytes > cfg->memsize) {
-        s->fault = FAULT_XCHG_DEST;
+        s->fault = FAULT_COPY_RANGE;
+        s->fault_what = 2;
         s->fault_addr = daddr;
     } else if (kind == TILE_SEND && (dst & 0xffffu) + (dst >> 16) + 1 > cfg->ntiles) {
         s->fault = FAULT_XCHG_DEST;

@@ -292,7 +292,13 @@ void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len)
                  cpu->wid == ISA_SUPER_WID ? "worker-only instruction in the supervisor"
                                            : "supervisor-only instruction in a worker");
         break;
-    case FAULT_BAD_PC: snprintf(buf, len, "pc outside the text segment"); break;
+    case FAULT_BAD_PC:
+        if (cpu->fault_addr % ISA_INSN_BYTES)
+            snprintf(buf, len, "misaligned pc 0x%x (instructions are %d-byte aligned)",
+                     cpu->fault_addr, ISA_INSN_BYTES);
+        else
+            snprintf(buf, len, "pc outside the text segment");
+        break;
     case FAULT_OUT_OF_RANGE:
         snprintf(buf, len, "memory access out of range at 0x%x", cpu->fault_addr);
         break;
@@ -318,6 +324,21 @@ void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len)
     case FAULT_XCHG_DEST:
         snprintf(buf, len, "exchange to a tile, IPU or address outside the system (0x%x)",
                  cpu->fault_addr);
+        break;
+    case FAULT_COPY_ALIGN:
+        snprintf(buf, len, "%s %s 0x%x is not a multiple of 4", isa_info(cpu->fault_op)->name,
+                 cpu->fault_what == 1   ? "length"
+                 : cpu->fault_what == 2 ? "destination address"
+                                        : "address",
+                 cpu->fault_addr);
+        break;
+    case FAULT_COPY_RANGE:
+        snprintf(buf, len,
+                 "%s of %u bytes %s 0x%x (up to 0x%llx) runs past the %stile's %u bytes of memory",
+                 isa_info(cpu->fault_op)->name, cpu->fault_len,
+                 cpu->fault_what == 2 ? "to" : "from", cpu->fault_addr,
+                 (unsigned long long)cpu->fault_addr + cpu->fault_len,
+                 cpu->fault_what == 2 ? "destination " : "", cpu->fault_size);
         break;
     }
 }

@@ -29,16 +29,20 @@ typedef enum isa_fault {
     FAULT_NONE,
     FAULT_ILLEGAL,      /* not a valid instruction */
     FAULT_PRIVILEGE,    /* supervisor-only op in a worker, or worker-only op in the supervisor */
-    FAULT_BAD_PC,       /* pc outside the text segment or not 8-aligned */
+    FAULT_BAD_PC,       /* pc outside the text segment, or not 8-aligned (fault_addr) */
     FAULT_OUT_OF_RANGE, /* memory access outside the tile's SRAM */
     FAULT_MISALIGNED,   /* memory access not aligned to its size */
     FAULT_TOO_MANY_WORKERS,
     FAULT_CSR,   /* write to a read-only control register, or a bad value ($group) */
     FAULT_LIMIT, /* an instruction would issue after the cycle limit (isa_env.limit) */
     FAULT_SYNC_DEADLOCK,
-    FAULT_XCHG_DEST, /* exchange to a tile, IPU or address that does not exist */
-    FAULT_AMP,       /* ldcw while a worker runs; ampst, or f32amp after f16amp (or the
+    FAULT_XCHG_DEST,  /* exchange to a tile, IPU or address that does not exist */
+    FAULT_AMP,        /* ldcw while a worker runs; ampst, or f32amp after f16amp (or the
                         reverse), with a row in progress */
+    FAULT_COPY_ALIGN, /* send/gsend/hin/hout/rbin/rbout: an address or length not a multiple
+                         of 4 (fault_what says which, fault_addr its value) */
+    FAULT_COPY_RANGE, /* a copy's bytes run past the source (fault_what 0) or destination
+                         (fault_what 2) tile's memory of fault_size bytes */
 } isa_fault;
 
 /* A worker's AMP pipeline (docs/timing.md, "The AMP"): the row in progress and the row
@@ -67,6 +71,10 @@ typedef struct isa_cpu {
     uint32_t wid;   /* worker id 0..5, or ISA_SUPER_WID */
     isa_fault fault;
     uint32_t fault_addr; /* the bad address (memory, pc, exchange) or CSR value of a fault */
+    uint32_t fault_len;  /* FAULT_COPY_*: the copy's length in bytes */
+    uint32_t fault_size; /* FAULT_COPY_RANGE: the tile memory's size in bytes */
+    uint8_t fault_op;    /* FAULT_COPY_*: the copy's opcode */
+    uint8_t fault_what;  /* FAULT_COPY_*: 0 source address, 1 length, 2 destination address */
     uint64_t ld_ready[ISA_NREGS]; /* supervisor: cycle from which a loaded register is usable */
     uint32_t rpt_start, rpt_end, rpt_left; /* an rpt loop in progress (instruction indices) */
 } isa_cpu;

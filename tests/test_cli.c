@@ -53,6 +53,10 @@ static void test_usage_errors(void **state)
     assert_int_equal(run(out, sizeof out, "run --machine mk9 tests/isa/sup_alu.s"), 2);
     assert_non_null(strstr(out, "unknown machine 'mk9'"));
     assert_int_equal(run(out, sizeof out, "run --dump-mem 0:0:zz tests/isa/sup_alu.s"), 2);
+    /* a --dump-mem outside the SRAM is refused before the run, with the SRAM's size */
+    assert_int_equal(run(out, sizeof out, "run --dump-mem 0:0:0x9c000:4 tests/isa/sup_alu.s"), 2);
+    assert_non_null(strstr(out, "outside the system (1 IPUs of 1472 tiles, 638976 bytes of SRAM"));
+    assert_null(strstr(out, "total cycles"));
     assert_int_equal(run(out, sizeof out, "gemm --m 0"), 2);
     assert_int_equal(run(out, sizeof out, "--help"), 0);
     assert_non_null(strstr(out, "commands:"));

@@ -143,7 +143,9 @@ static void test_deadlock_report(void **state)
     isa_prog_free(&prog);
 }
 
-/* Two IPUs: IPU 0's tiles wait at an external sync while IPU 1's tiles halt. */
+/* Two IPUs: IPU 0's tiles wait at an external sync while IPU 1's tiles halt: the report
+ * names the waiting and the missing IPUs and their tiles' states. get 0, brnz 1 (not taken:
+ * 6 cycles), sync at 7 arrives at 13. */
 static void test_external_deadlock(void **state)
 {
     (void)state;
@@ -157,9 +159,37 @@ static void test_external_deadlock(void **state)
     tu_assemble("dl2.s", src, &prog);
     sys *sy = tu_system(2, 4, 2, 100000, &prog);
     assert_int_equal(eng_run(sys_engine(sy), &e), ERR_FAULT);
-    assert_non_null(strstr(e.msg, "external sync"));
+    const char *want = "ipu 0 cycle 13: sync deadlock: waiting at external sync: 1 IPUs (ipu 0 "
+                       "(at external 0-3)); missing (all tiles halted): 1 IPUs (ipu 1 (halted "
+                       "0-3))";
+    if (strcmp(e.msg, want) != 0)
+        fail_msg("'%s' is not '%s'", e.msg, want);
     sys_free(sy);
     isa_prog_free(&prog);
+}
+
+/* An image entry that is not on an instruction faults at once, named as misaligned; an
+ * aligned entry past the text is outside the text segment. */
+static void test_misaligned_entry(void **state)
+{
+    (void)state;
+    static const uint32_t entries[2] = {3, 0x100};
+    static const char *const want[2] = {
+        "ipu 0 tile 0 ctx 0 pc 0x3 cycle 0: misaligned pc 0x3",
+        "ipu 0 tile 0 ctx 0 pc 0x100 cycle 0: pc outside the text segment"};
+    for (unsigned k = 0; k < 2; k++) {
+        isa_prog prog;
+        tu_assemble("entry.s", "main: nop\n      halt\n", &prog);
+        prog.entry = entries[k];
+        err e;
+        err_clear(&e);
+        sys *sy = tu_system(1, 1, 1, 100000, &prog);
+        assert_int_equal(eng_run(sys_engine(sy), &e), ERR_FAULT);
+        if (!strstr(e.msg, want[k]))
+            fail_msg("'%s' does not contain '%s'", e.msg, want[k]);
+        sys_free(sy);
+        isa_prog_free(&prog);
+    }
 }
 
 /* The external sync latency: internal + ceil(15 ns x f x hops x 2), hops = 1 + (n/2)/2. */
@@ -439,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_deadlock_report),
         cmocka_unit_test(test_external_deadlock),
+        cmocka_unit_test(test_misaligned_entry),
         cmocka_unit_test(test_external_latency_formula),
         cmocka_unit_test(test_gemm_reference),
         cmocka_unit_test(test_gemm_peak),

@@ -148,20 +148,22 @@ static void test_deadlock_reports(void **state)
                                "(0-2,4-5); waiting at external sync: 0 tiles (none); missing "
                                "(halted): 1 tiles (3)");
     assert_int_equal(c[0].tiles[0].state, TILE_FAULTED);
-    /* IPU 0 at an external sync, IPU 1 halted: the IPUs are named, not the tiles */
+    /* IPU 0 at an external sync, IPU 1 halted: the IPUs are named, with their tiles' states */
     for (uint32_t t = 0; t < 6; t++)
         wait_at(&c[0], t, ISA_ZONE_EXTERNAL, 80 + t);
     sync_classify(&m, &c[0], &s[0]);
     assert_int_equal(sync_deadlock(c, s, 2, &e), ERR_FAULT);
-    assert_string_equal(e.msg, "ipu 0 cycle 85: sync deadlock: 1 IPUs wait at an external sync; "
-                               "missing: IPUs whose tiles have all halted");
+    assert_string_equal(e.msg, "ipu 0 cycle 85: sync deadlock: waiting at external sync: 1 IPUs "
+                               "(ipu 0 (at external 0-5)); missing (all tiles halted): 1 IPUs "
+                               "(ipu 1 (halted 0-5))");
     /* both at external zones, but different ones */
     for (uint32_t t = 0; t < 6; t++)
         wait_at(&c[1], t, ISA_ZONE_GS2, 90);
     sync_classify(&m, &c[1], &s[1]);
     assert_int_equal(sync_deadlock(c, s, 2, &e), ERR_FAULT);
-    assert_string_equal(e.msg, "ipu 1 cycle 90: sync deadlock: 2 IPUs wait at an external sync; "
-                               "missing: IPUs waiting at a different external zone");
+    assert_string_equal(e.msg, "ipu 1 cycle 90: sync deadlock: waiting at external sync: 1 IPUs "
+                               "(ipu 0 (at external 0-5)); waiting at gs2 sync: 1 IPUs (ipu 1 (at "
+                               "gs2 0-5)); the IPUs wait at different external zones");
     chip_free(&c[0]);
     chip_free(&c[1]);
 }
