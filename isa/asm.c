@@ -51,7 +51,8 @@ static void layout(asm_unit *u, uint64_t size[2], uint64_t *data_align)
     for (size_t i = 0; i < u->nst; i++) {
         asm_stmt *s = &u->st[i];
         uint64_t *o = &size[s->sect], before = *o;
-        int64_t v;
+        asm_val v;
+        char vb[48];
         s->off = *o;
         switch ((asm_stmt_kind)s->kind) {
         case S_LABEL: {
@@ -82,8 +83,8 @@ static void layout(asm_unit *u, uint64_t size[2], uint64_t *data_align)
         case S_SPACE:
             if (s->expr >= 0 && asm_eval(c, s->expr, 1, (int64_t)*o, &v) == 0) {
                 if (v < 0 || v > MAX_SIZE)
-                    asm_error(c, s->line, s->ecol, "`.space` needs a size from 0 to %u, not %lld",
-                              MAX_SIZE, (long long)v);
+                    asm_error(c, s->line, s->ecol, "`.space` needs a size from 0 to %u, not %s",
+                              MAX_SIZE, asm_val_str(v, vb));
                 else
                     *o += (uint64_t)v;
             }
@@ -92,8 +93,8 @@ static void layout(asm_unit *u, uint64_t size[2], uint64_t *data_align)
             if (s->expr >= 0 && asm_eval(c, s->expr, 1, (int64_t)*o, &v) == 0) {
                 if (v < 1 || v > MAX_ALIGN || (v & (v - 1)))
                     asm_error(c, s->line, s->ecol,
-                              "`.align` needs a power of two from 1 to %u, not %lld", MAX_ALIGN,
-                              (long long)v);
+                              "`.align` needs a power of two from 1 to %u, not %s", MAX_ALIGN,
+                              asm_val_str(v, vb));
                 else
                     *o = align_up(*o, (uint64_t)v);
                 if (s->sect == SEC_DATA && v > (int64_t)*data_align && v <= MAX_ALIGN &&
@@ -128,7 +129,7 @@ static void put32(uint8_t *image, uint64_t addr, uint32_t v)
         image[addr + (uint64_t)i] = (uint8_t)(v >> (8 * i));
 }
 
-static int fits32(int64_t v)
+static int fits32(asm_val v)
 {
     return v >= -(int64_t)2147483648 && v <= (int64_t)UINT32_MAX;
 }
@@ -136,11 +137,12 @@ static int fits32(int64_t v)
 /* Evaluate an immediate; 0 and *imm set, or -1 after an error. */
 static int eval_imm(asm_ctx *c, int expr, int line, int col, int64_t dot, uint32_t *imm)
 {
-    int64_t v;
+    asm_val v;
+    char vb[48];
     if (asm_eval(c, expr, 0, dot, &v))
         return -1;
     if (!fits32(v)) {
-        asm_error(c, line, col, "value %lld does not fit in 32 bits", (long long)v);
+        asm_error(c, line, col, "value %s does not fit in 32 bits", asm_val_str(v, vb));
         return -1;
     }
     *imm = (uint32_t)v;
@@ -152,11 +154,12 @@ static int eval_imm(asm_ctx *c, int expr, int line, int col, int64_t dot, uint32
 static int eval_index(asm_ctx *c, const asm_operand *o, int line, int64_t dot, int64_t n,
                       const char *what, uint32_t *imm)
 {
-    int64_t v;
+    asm_val v;
+    char vb[48];
     if (asm_eval(c, o->expr, 0, dot, &v))
         return -1;
     if (v < 0 || v >= n) {
-        asm_error(c, line, o->col, "%s %lld does not exist (0..%lld)", what, (long long)v,
+        asm_error(c, line, o->col, "%s %s does not exist (0..%lld)", what, asm_val_str(v, vb),
                   (long long)n - 1);
         return -1;
     }
@@ -212,16 +215,19 @@ static void emit_items(asm_unit *u, const asm_stmt *s, uint8_t *image, uint64_t 
             put32(image, base + s->off + 4 * j, (uint32_t)it->v);
             continue;
         }
-        int64_t dot = (int64_t)(base + s->off + (s->kind == S_WORD ? 4 * j : j)), v;
+        int64_t dot = (int64_t)(base + s->off + (s->kind == S_WORD ? 4 * j : j));
+        asm_val v;
+        char vb[48];
         if (asm_eval(c, (int)it->v, 0, dot, &v))
             continue;
         if (s->kind == S_WORD) {
             if (!fits32(v))
-                asm_error(c, s->line, it->col, "value %lld does not fit in 32 bits", (long long)v);
+                asm_error(c, s->line, it->col, "value %s does not fit in 32 bits",
+                          asm_val_str(v, vb));
             else
                 put32(image, (uint64_t)dot, (uint32_t)v);
         } else if (v < -128 || v > 255) {
-            asm_error(c, s->line, it->col, "value %lld does not fit in a byte", (long long)v);
+            asm_error(c, s->line, it->col, "value %s does not fit in a byte", asm_val_str(v, vb));
         } else if (image) {
             image[dot] = (uint8_t)v;
         }

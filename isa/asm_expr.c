@@ -1,7 +1,7 @@
 /* asm_expr: the assembler's tokens, constant expressions and symbol table.
  *
  * Tokens are read one line at a time. Expressions follow C precedence (| ^ & << >> + - * / %,
- * unary - ~ +, parentheses) over 64-bit integers that wrap; labels and `.` are their operands.
+ * unary - ~ +, parentheses) over 128-bit integers checked for overflow; labels and `.` are their operands.
  * An expression is parsed once into nodes and evaluated when its value is needed, so forward
  * references work. Left out: floating-point expressions, strings, macros. */
 #include <stdarg.h>
@@ -271,12 +271,36 @@ int asm_parse_expr(asm_parser *p)
     return parse_binary(p, 0, 0);
 }
 
-/* ---- evaluation (64-bit, wrapping; the checks keep it free of undefined behaviour) ---- */
+/* ---- evaluation (128-bit, every step checked for overflow) ---- */
 
-int asm_eval(asm_ctx *c, int n, int layout, int64_t dot, int64_t *out)
+const char *asm_val_str(asm_val v, char *buf)
+{
+    char tmp[48];
+    int n = 0, neg = v < 0;
+    do {
+        int d = (int)(v % 10);
+        tmp[n++] = (char)('0' + (d < 0 ? -d : d));
+        v /= 10;
+    } while (v);
+    char *p = buf;
+    if (neg)
+        *p++ = '-';
+    while (n)
+        *p++ = tmp[--n];
+    *p = '\0';
+    return buf;
+}
+
+static int overflow(asm_ctx *c, const asm_expr *e)
+{
+    asm_error(c, e->line, e->col, "value overflows (more than 127 bits)");
+    return -1;
+}
+
+int asm_eval(asm_ctx *c, int n, int layout, int64_t dot, asm_val *out)
 {
     const asm_expr *e = &c->nodes[n];
-    int64_t a = 0, b = 0;
+    asm_val a = 0, b = 0;
     switch ((asm_expr_kind)e->kind) {
     case E_NUM: *out = e->val; return 0;
     case E_DOT: *out = dot; return 0;
@@ -299,38 +323,53 @@ int asm_eval(asm_ctx *c, int n, int layout, int64_t dot, int64_t *out)
     case E_NOT:
         if (asm_eval(c, e->a, layout, dot, &a))
             return -1;
-        *out = e->kind == E_NEG ? (int64_t)(0 - (uint64_t)a) : ~a;
+        if (e->kind == E_NOT)
+            *out = ~a;
+        else if (__builtin_sub_overflow((asm_val)0, a, out))
+            return overflow(c, e);
         return 0;
     case E_BIN: break;
     }
     if (asm_eval(c, e->a, layout, dot, &a) | asm_eval(c, e->b, layout, dot, &b))
         return -1;
-    uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
     switch (e->op) {
     case '|': *out = a | b; break;
     case '^': *out = a ^ b; break;
     case '&': *out = a & b; break;
-    case '+': *out = (int64_t)(ua + ub); break;
-    case '-': *out = (int64_t)(ua - ub); break;
-    case '*': *out = (int64_t)(ua * ub); break;
+    case '+':
+        if (__builtin_add_overflow(a, b, out))
+            return overflow(c, e);
+        break;
+    case '-':
+        if (__builtin_sub_overflow(a, b, out))
+            return overflow(c, e);
+        break;
+    case '*':
+        if (__builtin_mul_overflow(a, b, out))
+            return overflow(c, e);
+        break;
     case '/':
     case '%':
         if (b == 0) {
             asm_error(c, e->line, e->col, "division by zero");
             return -1;
         }
-        if (a == INT64_MIN && b == -1)
-            *out = e->op == '/' ? INT64_MIN : 0;
-        else
-            *out = e->op == '/' ? a / b : a % b;
+        if (b == -1 && a == -(asm_val)(~(unsigned __int128)0 >> 1) - 1) /* the least / -1 */
+            return overflow(c, e);
+        *out = e->op == '/' ? a / b : a % b;
         break;
     case P_SHL:
     case P_SHR:
         if (b < 0 || b > 63) {
-            asm_error(c, e->line, e->col, "shift count %lld out of range (0..63)", (long long)b);
+            char buf[48];
+            asm_error(c, e->line, e->col, "shift count %s out of range (0..63)",
+                      asm_val_str(b, buf));
             return -1;
         }
-        *out = e->op == P_SHL ? (int64_t)(ua << b) : a >> b;
+        if (e->op == P_SHR)
+            *out = a >> b;
+        else if (__builtin_mul_overflow(a, (asm_val)1 << b, out))
+            return overflow(c, e);
         break;
     default: *out = 0; break;
     }

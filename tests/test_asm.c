@@ -166,14 +166,16 @@ static void test_expressions(void **state)
                     "   addi r3, r3, -2147483648\n"
                     "   li r4, 0xffffffff\n"
                     "   muli r5, r5, (b - a) / 8 * 3\n"
+                    "   li r6, (0x7fffffffffffffff + 1) / (1 << 62) - (1<<63>>63)\n"
                     "b: br a\n");
-    assert_int_equal(p.code[0].imm, 40);
+    assert_int_equal(p.code[0].imm, 48);
     assert_int_equal(p.code[1].imm, 16);
     assert_int_equal(p.code[2].imm, INT32_MIN);
     assert_int_equal(p.code[3].imm, -1);
-    assert_int_equal(p.code[4].imm, 15);
-    assert_int_equal(p.code[5].imm, 0);
-    assert_int_equal(p.code[5].target, 0);
+    assert_int_equal(p.code[4].imm, 18);
+    assert_int_equal(p.code[5].imm, 1); /* 2 - 1: no step wraps */
+    assert_int_equal(p.code[6].imm, 0);
+    assert_int_equal(p.code[6].target, 0);
     isa_prog_free(&p);
 }
 
@@ -320,6 +322,18 @@ static void test_error_kinds(void **state)
         {"li r1, 4/(2-2)\n", "t.s:1:9: error: division by zero"},
         {"li r1, 4%0\n", "t.s:1:9: error: division by zero"},
         {"li r1, 1<<64\n", "t.s:1:9: error: shift count 64 out of range (0..63)"},
+        /* 64-bit steps do not wrap: the true value is reported */
+        {"li r1, 0x7fffffffffffffff*0x7fffffffffffffff\n",
+         "t.s:1:8: error: value 85070591730234615847396907784232501249 does not fit in 32 bits"},
+        {"li r1, 1<<63\n", "t.s:1:8: error: value 9223372036854775808 does not fit in 32 bits"},
+        {"li r1, 0x7fffffffffffffff+1\n",
+         "t.s:1:8: error: value 9223372036854775808 does not fit in 32 bits"},
+        {"li r1, -0x7fffffffffffffff-2\n",
+         "t.s:1:8: error: value -9223372036854775809 does not fit in 32 bits"},
+        {".data\n.byte 1<<63\n",
+         "t.s:2:7: error: value 9223372036854775808 does not fit in a byte"},
+        {"li r1, 0x7fffffffffffffff*0x7fffffffffffffff*4\n",
+         "t.s:1:45: error: value overflows (more than 127 bits)"},
         {"get r1, $tilee\n", "t.s:1:9: error: unknown control register `$tilee`"},
         {"sync 99\n", "t.s:1:6: error: sync zone 99 does not exist (0..7)"},
         {"sync 8\n", "t.s:1:6: error: sync zone 8 does not exist (0..7)"},
