@@ -115,7 +115,7 @@ asm_tok asm_lex_next(asm_lex *lx)
     }
     int ch = (unsigned char)*lx->p;
     int next = lx->p + 1 < lx->end ? (unsigned char)lx->p[1] : 0;
-    if (is_ident_start(ch) || (ch == '$' && is_ident_start(next))) {
+    if (is_ident_start(ch) || (ch == '$' && is_ident(next))) { /* $7 too, for its message */
         const char *p = lx->p + (ch == '$');
         while (p < lx->end && is_ident((unsigned char)*p))
             p++;

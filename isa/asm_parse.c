@@ -132,8 +132,17 @@ static int parse_operand(asm_parser *p, asm_operand *o)
         o->kind = O_CSR;
         o->value = isa_csr_lookup(t.s, t.len);
         if (o->value < 0) {
-            asm_error(p->c, p->line, t.col, "unknown control register `$%.*s`",
-                      (int)(t.len > 40 ? 40 : t.len), t.s);
+            char names[160] = "";
+            for (unsigned r = 0; isa_csr_name(r); r++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s$%s",
+                         r ? ", " : "", isa_csr_name(r));
+            if (t.s[0] >= '0' && t.s[0] <= '9')
+                asm_error(p->c, p->line, t.col,
+                          "control registers are named, not numbered: `$%.*s` is none of %s",
+                          (int)(t.len > 20 ? 20 : t.len), t.s, names);
+            else
+                asm_error(p->c, p->line, t.col, "unknown control register `$%.*s` (%s)",
+                          (int)(t.len > 40 ? 40 : t.len), t.s, names);
             return -1;
         }
         asm_advance(p);
@@ -309,6 +318,18 @@ static void parse_directive(asm_unit *u, asm_parser *p)
         asm_advance(p);
         return;
     }
+    if (kind == S_GLOBAL) {
+        asm_advance(p);
+        if (p->tok.kind != T_IDENT || reg_number(p->tok.s, p->tok.len) >= 0) {
+            asm_expected(p, "a label name");
+            return;
+        }
+        asm_stmt *s = new_stmt(u, S_GLOBAL, p->line, p->tok.col);
+        s->name = p->tok.s;
+        s->len = p->tok.len;
+        asm_advance(p);
+        return;
+    }
     asm_stmt *s = new_stmt(u, (asm_stmt_kind)kind, p->line, d.col);
     if (kind == S_FLOAT) {
         s->arg0 = u->nit;
@@ -316,17 +337,6 @@ static void parse_directive(asm_unit *u, asm_parser *p)
         return;
     }
     asm_advance(p);
-    if (kind == S_GLOBAL) {
-        if (p->tok.kind != T_IDENT || reg_number(p->tok.s, p->tok.len) >= 0) {
-            asm_expected(p, "a label name");
-            return;
-        }
-        s->name = p->tok.s;
-        s->len = p->tok.len;
-        s->col = p->tok.col;
-        asm_advance(p);
-        return;
-    }
     if (kind == S_SPACE || kind == S_ALIGN) {
         s->ecol = p->tok.col;
         s->expr = asm_parse_expr(p);

@@ -334,7 +334,14 @@ static void test_error_kinds(void **state)
          "t.s:2:7: error: value 9223372036854775808 does not fit in a byte"},
         {"li r1, 0x7fffffffffffffff*0x7fffffffffffffff*4\n",
          "t.s:1:45: error: value overflows (more than 127 bits)"},
-        {"get r1, $tilee\n", "t.s:1:9: error: unknown control register `$tilee`"},
+        {"get r1, $tilee\n", "t.s:1:9: error: unknown control register `$tilee` ($tile, $ipu, "
+                             "$wid, $ccount, $ccounth, $ntiles, $nipus, $scratch, $group)"},
+        {"get r1, $7\n",
+         "t.s:1:9: error: control registers are named, not numbered: `$7` is "
+         "none of $tile, $ipu, $wid, $ccount, $ccounth, $ntiles, $nipus, $scratch, $group"},
+        {"put $0x10, r1\n",
+         "t.s:1:5: error: control registers are named, not numbered: `$0x10` "
+         "is none of $tile, $ipu, $wid, $ccount, $ccounth, $ntiles, $nipus, $scratch, $group"},
         {"sync 99\n", "t.s:1:6: error: sync zone 99 does not exist (0..7)"},
         {"sync 8\n", "t.s:1:6: error: sync zone 8 does not exist (0..7)"},
         {"ldcw 32, r1\n", "t.s:1:6: error: weight slot 32 does not exist (0..31)"},
@@ -362,6 +369,8 @@ static void test_error_kinds(void **state)
          "t.s:1:8: error: `n` must be a label defined before this line (.space/.align)"},
         {".data\nnop\n", "t.s:2:1: error: instruction outside .text"},
         {".global nothing\n", "t.s:1:9: error: `.global` names an undefined label `nothing`"},
+        {".global\n", "t.s:1:8: error: expected a label name, found end of line"},
+        {".global r1\n", "t.s:1:9: error: expected a label name, found `r1`"},
         {"li r1, (1+2\n", "t.s:1:12: error: expected `)`, found end of line"},
         {"li r1,\n", "t.s:1:7: error: expected an operand, found end of line"},
         {"li r1 5\n", "t.s:1:7: error: expected `,`, found `5`"},
