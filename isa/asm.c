@@ -285,6 +285,43 @@ static void line_text(const asm_ctx *c, int line, const char **s, size_t *len)
     *len = e - b;
 }
 
+/* Length of the UTF-8 sequence at s (n bytes left) that a terminal may show as it is: a
+ * valid sequence of a character that is not a C1 control; 0 otherwise. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t k = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
+               : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+               : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+                                              : 0;
+    if (!k || k > n || (s[0] == 0xc2 && s[1] < 0xa0))
+        return 0;
+    for (size_t i = 1; i < k; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return k;
+}
+
+/* Append n bytes of source text to b as a terminal can show them: control bytes (ESC
+ * included) and bytes that are not UTF-8 become \xNN. With pad, also the blanks that put a
+ * caret under byte `upto` (tabs stay tabs, a character takes one column). */
+static void show_text(txt *b, const char *s, size_t n, txt *pad, size_t upto)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t k = u[i] >= 0x80 ? utf8_len(u + i, n - i) : 1;
+        int esc = k == 0 || (u[i] < 0x20 && u[i] != '\t') || u[i] == 0x7f;
+        if (esc) {
+            txt_printf(b, "\\x%02x", u[i]);
+            k = 1;
+        } else {
+            txt_printf(b, "%.*s", (int)k, s + i);
+        }
+        if (pad && i < upto)
+            txt_printf(pad, "%s", u[i] == '\t' ? "\t" : esc ? "    " : " ");
+        i += k;
+    }
+}
+
 static int report(asm_ctx *c, err *e)
 {
     qsort(c->diags, c->ndiags, sizeof *c->diags, cmp_diag);
@@ -294,11 +331,15 @@ static int report(asm_ctx *c, err *e)
         const char *ls;
         size_t ll;
         line_text(c, d->line, &ls, &ll);
-        txt_printf(&b, "%s%s:%d:%d: error: %s\n%.*s\n", i ? "\n" : "", c->file, d->line, d->col,
-                   d->msg, (int)ll, ls);
-        for (int k = 0; k + 1 < d->col && b.len < ERR_MSG_MAX; k++)
-            txt_printf(&b, "%c", (size_t)k < ll && ls[k] == '\t' ? '\t' : ' ');
-        txt_printf(&b, "^");
+        txt pad = {0};
+        txt_printf(&b, "%s%s:%d:%d: error: ", i ? "\n" : "", c->file, d->line, d->col);
+        show_text(&b, d->msg, strlen(d->msg), NULL, 0);
+        txt_printf(&b, "\n");
+        show_text(&b, ls, ll, &pad, (size_t)d->col - 1);
+        for (size_t k = ll; k + 1 < (size_t)d->col; k++) /* a column past the end of the line */
+            txt_printf(&pad, " ");
+        txt_printf(&b, "\n%s^", pad.len ? txt_str(&pad) : "");
+        txt_free(&pad);
     }
     char *msg = txt_take(&b);
     err_set(e, ERR_ASM, "%s", msg);

@@ -138,7 +138,11 @@ asm_tok asm_lex_next(asm_lex *lx)
         t.punct = ch;
     } else {
         t.kind = T_BAD;
-        t.msg = "unexpected character";
+        t.msg = NULL; /* asm_expected names the byte */
+        if (ch == 0xef && next == 0xbb && lx->p + 2 < lx->end && (unsigned char)lx->p[2] == 0xbf) {
+            t.msg = "unexpected UTF-8 byte order mark (save the file without it)";
+            t.len = 3;
+        }
     }
     lx->p += t.len;
     return t;
@@ -154,8 +158,15 @@ void asm_advance(asm_parser *p)
 void asm_expected(asm_parser *p, const char *what)
 {
     const asm_tok *t = &p->tok;
-    if (t->kind == T_BAD)
+    unsigned ch = t->len ? (unsigned char)t->s[0] : 0;
+    if (t->kind == T_BAD && t->msg)
         asm_error(p->c, p->line, t->col, "%s", t->msg);
+    else if (t->kind == T_BAD && ch >= 0x80)
+        asm_error(p->c, p->line, t->col, "unexpected byte 0x%02x (not ASCII)", ch);
+    else if (t->kind == T_BAD && (ch < 0x20 || ch == 0x7f))
+        asm_error(p->c, p->line, t->col, "unexpected byte 0x%02x (a control character)", ch);
+    else if (t->kind == T_BAD)
+        asm_error(p->c, p->line, t->col, "unexpected character `%c`", (char)ch);
     else if (t->kind == T_EOL)
         asm_error(p->c, p->line, t->col, "expected %s, found end of line", what);
     else

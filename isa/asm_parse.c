@@ -205,6 +205,13 @@ static void parse_insn(asm_unit *u, asm_parser *p)
     asm_tok m = p->tok;
     isa_op op = isa_lookup(m.s, m.len);
     if (op == OP_ILLEGAL) {
+        asm_lex peek = p->lx;
+        asm_tok next = asm_lex_next(&peek);
+        if (next.kind == T_BAD && next.s == m.s + m.len) { /* "h\xc3\xa9": the byte, not `h` */
+            p->tok = next;
+            asm_expected(p, "an instruction");
+            return;
+        }
         asm_error(&u->c, p->line, m.col, "unknown mnemonic `%.*s`", (int)(m.len > 40 ? 40 : m.len),
                   m.s);
         return;
@@ -222,6 +229,10 @@ static void parse_insn(asm_unit *u, asm_parser *p)
     int n = 0;
     asm_advance(p);
     while (p->tok.kind != T_EOL) {
+        if (p->tok.kind == T_BAD) { /* a stray byte, named as such */
+            asm_expected(p, "an operand");
+            return;
+        }
         if (n == fi->n) {
             asm_error(&u->c, p->line, p->tok.col, "too many operands for `%s` (%s)", oi->name, use);
             return;

@@ -288,6 +288,35 @@ static void test_error_exact(void **state)
     const char *src = "nop\r\nfoo r1\r\n";
     assert_int_equal(asm_assemble("dir/prog.s", src, strlen(src), &p, &e), ERR_ASM);
     assert_string_equal(e.msg, "dir/prog.s:2:1: error: unknown mnemonic `foo`\nfoo r1\n^");
+
+    /* stray bytes are named; control bytes (ESC included) are shown escaped, never raw, and
+     * the caret stays under the token; UTF-8 text is shown as it is */
+    static const struct {
+        const char *src;
+        size_t len;
+        const char *want;
+    } bytes[] = {
+        {"nop\0\n", 5,
+         "t.s:1:4: error: unexpected byte 0x00 (a control character)\nnop\\x00\n   ^"},
+        {"\xef\xbb\xbfnop\n", 7,
+         "t.s:1:1: error: unexpected UTF-8 byte order mark (save the file without it)\n"
+         "\xef\xbb\xbfnop\n^"},
+        {"li r1, \x1b[31m\n", 13,
+         "t.s:1:8: error: unexpected byte 0x1b (a control character)\nli r1, \\x1b[31m\n       ^"},
+        {"li r1, '\x1b' + x\n", 15,
+         "t.s:1:14: error: undefined label `x`\nli r1, '\\x1b' + x\n                ^"},
+        {"h\xc3\xa9llo r1 # \xc3\n", 14,
+         "t.s:1:2: error: unexpected byte 0xc3 (not ASCII)\nh\xc3\xa9llo r1 # \\xc3\n ^"},
+        {"x: li r1, \xc3\xa9\n", 13,
+         "t.s:1:11: error: unexpected byte 0xc3 (not ASCII)\nx: li r1, \xc3\xa9\n          ^"},
+        {".data\n.float 1\x1b\n", 16,
+         "t.s:2:8: error: bad float `1\\x1b`\n.float 1\\x1b\n       ^"},
+    };
+    for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++) {
+        assert_int_equal(asm_assemble("t.s", bytes[i].src, bytes[i].len, &p, &e), ERR_ASM);
+        if (strcmp(e.msg, bytes[i].want) != 0)
+            fail_msg("case %zu:\n got: %s\nwant: %s", i, e.msg, bytes[i].want);
+    }
 }
 
 /* Each source has one error; the message's first line must be exactly `want`. */
@@ -377,7 +406,10 @@ static void test_error_kinds(void **state)
         {"li r1, 0x\n", "t.s:1:8: error: malformed number"},
         {"li r1, 99999999999999999999\n", "t.s:1:8: error: number too large"},
         {"li r1, 'ab'\n", "t.s:1:8: error: malformed character constant"},
-        {"li r1, @\n", "t.s:1:8: error: unexpected character"},
+        {"li r1, @\n", "t.s:1:8: error: unexpected character `@`"},
+        {"nop\x7f\n", "t.s:1:4: error: unexpected byte 0x7f (a control character)"},
+        {"li r1, 1\xff\n", "t.s:1:9: error: unexpected byte 0xff (not ASCII)"},
+        {"caf\xc3\xa9: nop\n", "t.s:1:4: error: unexpected byte 0xc3 (not ASCII)"},
         {"ld32 r1, [r2*4]\n", "t.s:1:13: error: expected `]`, `+` or `-`, found `*`"},
         {"ld32 r1, [r2+4\n", "t.s:1:15: error: expected `]`, found end of line"},
         {".data\n.float 1.5e\n", "t.s:2:8: error: bad float `1.5e`"},
