@@ -322,25 +322,57 @@ static void show_text(txt *b, const char *s, size_t n, txt *pad, size_t upto)
     }
 }
 
+enum {
+    MAX_SHOWN = 100,  /* errors shown; the rest are counted */
+    SHOW_LINE = 160,  /* bytes of a long source line shown around the caret */
+    SHOW_BEFORE = 80, /* of which before it */
+};
+
+/* One error: its heading, its source line (a window of a long one) and the caret. */
+static void report_one(const asm_ctx *c, const asm_diag *d, txt *b)
+{
+    const char *ls;
+    size_t ll;
+    line_text(c, d->line, &ls, &ll);
+    size_t at = (size_t)d->col - 1, from = 0, n = ll;
+    if (ll > SHOW_LINE) {
+        size_t a = at < ll ? at : ll;
+        from = a > SHOW_BEFORE ? a - SHOW_BEFORE : 0;
+        n = ll - from < SHOW_LINE ? ll - from : SHOW_LINE;
+    }
+    txt pad = {0};
+    txt_printf(b, "%s:%d:%d: error: ", c->file, d->line, d->col);
+    show_text(b, d->msg, strlen(d->msg), NULL, 0);
+    txt_printf(b, "\n%s", from ? "..." : "");
+    if (from)
+        txt_printf(&pad, "   ");
+    show_text(b, ls + from, n, &pad, at - from);
+    if (from + n < ll)
+        txt_printf(b, "...");
+    for (size_t k = from + n; k < at; k++) /* a column past the end of the line */
+        txt_printf(&pad, " ");
+    txt_printf(b, "\n%s^", pad.len ? txt_str(&pad) : "");
+    txt_free(&pad);
+}
+
+/* Every error into e, sorted by position: the first MAX_SHOWN (fewer if the message would
+ * not fit in ERR_MSG_MAX), then how many more there are. */
 static int report(asm_ctx *c, err *e)
 {
     qsort(c->diags, c->ndiags, sizeof *c->diags, cmp_diag);
-    txt b = {0};
-    for (size_t i = 0; i < c->ndiags && b.len < ERR_MSG_MAX; i++) {
-        const asm_diag *d = &c->diags[i];
-        const char *ls;
-        size_t ll;
-        line_text(c, d->line, &ls, &ll);
-        txt pad = {0};
-        txt_printf(&b, "%s%s:%d:%d: error: ", i ? "\n" : "", c->file, d->line, d->col);
-        show_text(&b, d->msg, strlen(d->msg), NULL, 0);
-        txt_printf(&b, "\n");
-        show_text(&b, ls, ll, &pad, (size_t)d->col - 1);
-        for (size_t k = ll; k + 1 < (size_t)d->col; k++) /* a column past the end of the line */
-            txt_printf(&pad, " ");
-        txt_printf(&b, "\n%s^", pad.len ? txt_str(&pad) : "");
-        txt_free(&pad);
+    txt b = {0}, one = {0};
+    size_t shown = 0;
+    for (; shown < c->ndiags && shown < MAX_SHOWN; shown++) {
+        txt_free(&one);
+        report_one(c, &c->diags[shown], &one);
+        if (b.len + 1 + one.len + 40 >= ERR_MSG_MAX) /* room for "and N more errors" */
+            break;
+        txt_printf(&b, "%s%s", shown ? "\n" : "", txt_str(&one));
     }
+    txt_free(&one);
+    if (shown < c->ndiags)
+        txt_printf(&b, "\nand %zu more error%s", c->ndiags - shown,
+                   c->ndiags - shown == 1 ? "" : "s");
     char *msg = txt_take(&b);
     err_set(e, ERR_ASM, "%s", msg);
     free(msg);

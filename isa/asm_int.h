@@ -55,6 +55,7 @@ typedef struct asm_expr {
 
 /* ---- symbols ---- */
 enum { SEC_TEXT, SEC_DATA };
+enum { ASM_MAX_NAME = 0xffff }; /* longest label: an image stores a name's length in 16 bits */
 
 typedef struct asm_sym {
     const char *name; /* points into the source */

@@ -382,6 +382,11 @@ void asm_parse_line(asm_unit *u, int line, const char *b, const char *end)
                       (int)(p.tok.len > 20 ? 20 : p.tok.len), p.tok.s);
             return;
         }
+        if (p.tok.len > ASM_MAX_NAME) {
+            asm_error(&u->c, line, p.tok.col, "label name is %zu bytes long (at most %d)",
+                      p.tok.len, ASM_MAX_NAME);
+            return;
+        }
         asm_stmt *s = new_stmt(u, S_LABEL, line, p.tok.col);
         s->name = p.tok.s;
         s->len = p.tok.len;

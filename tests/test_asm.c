@@ -481,6 +481,68 @@ static void test_many_errors(void **state)
     assert_int_equal(n, 8);
 }
 
+/* Bounds: a label longer than an image can store is an error at its line; a long source
+ * line is shown as a window around the caret; after MAX_SHOWN errors (or when the message
+ * would pass ERR_MSG_MAX) the rest are counted, never cut off mid-message. */
+static void test_error_limits(void **state)
+{
+    (void)state;
+    err e;
+    size_t n = 200000;
+    char *src = malloc(n + 16), *want = malloc(400);
+    memset(src, 'a', n);
+    strcpy(src + n, ": nop\n");
+    assemble_bad(src, &e);
+    snprintf(want, 400,
+             "t.s:1:1: error: label name is 200000 bytes long (at most 65535)\n%.160s...\n^", src);
+    assert_string_equal(e.msg, want);
+    strcpy(src + 65535, ": nop\n"); /* the longest label */
+    isa_prog p = assemble_ok(src);
+    assert_int_equal(p.nsyms, 1);
+    isa_prog_free(&p);
+
+    /* an error far along a long line: 80 bytes before the caret, 80 from it */
+    memset(src, ' ', 2006);
+    memcpy(src, "li r1,", 6);
+    memset(src + 2006, 'c', 300);
+    memcpy(src + 2006, "x # ", 4);
+    strcpy(src + 2306, "\n");
+    assemble_bad(src, &e);
+    snprintf(want, 400, "t.s:1:2007: error: undefined label `x`\n...%.160s...\n%83s^",
+             src + 2006 - 80, "");
+    assert_string_equal(e.msg, want);
+
+    /* 200,000 errors: the first 100, then a count */
+    char *many = malloc(2 * n + 1);
+    for (size_t i = 0; i < n; i++)
+        memcpy(many + 2 * i, "x\n", 2);
+    many[2 * n] = '\0';
+    assemble_bad(many, &e);
+    int errors = 0;
+    for (const char *q = e.msg; (q = strstr(q, ": error: ")) != NULL; q++)
+        errors++;
+    assert_int_equal(errors, 100);
+    assert_non_null(
+        strstr(e.msg, "t.s:100:1: error: unknown mnemonic `x`\nx\n^\nand 199900 more errors"));
+    assert_int_equal(strcmp(e.msg + strlen(e.msg) - 22, "and 199900 more errors"), 0);
+
+    /* long lines: fewer than 100 fit in the message; still whole ones, then the count */
+    size_t len = 0;
+    for (int i = 0; i < 1000; i++)
+        len += (size_t)sprintf(many + len, "x %0300d\n", i);
+    assemble_bad(many, &e);
+    errors = 0;
+    for (const char *q = e.msg; (q = strstr(q, ": error: ")) != NULL; q++)
+        errors++;
+    assert_true(errors > 10 && errors < 100);
+    assert_true(strlen(e.msg) < ERR_MSG_MAX - 1);
+    snprintf(want, 400, "0...\n^\nand %d more errors", 1000 - errors);
+    assert_int_equal(strcmp(e.msg + strlen(e.msg) - strlen(want), want), 0);
+    free(many);
+    free(src);
+    free(want);
+}
+
 static void roundtrip(const char *src)
 {
     isa_prog p = assemble_ok(src);
@@ -578,8 +640,8 @@ int main(void)
         cmocka_unit_test(test_directives_and_layout), cmocka_unit_test(test_expressions),
         cmocka_unit_test(test_operand_syntax),        cmocka_unit_test(test_text_words_and_entry),
         cmocka_unit_test(test_error_exact),           cmocka_unit_test(test_error_kinds),
-        cmocka_unit_test(test_many_errors),           cmocka_unit_test(test_disasm_roundtrip),
-        cmocka_unit_test(test_assemble_file),
+        cmocka_unit_test(test_many_errors),           cmocka_unit_test(test_error_limits),
+        cmocka_unit_test(test_disasm_roundtrip),      cmocka_unit_test(test_assemble_file),
     };
     return cmocka_run_group_tests_name("asm", tests, NULL, NULL);
 }
