@@ -478,6 +478,19 @@ int asm_assemble_file(const char *path, isa_prog *out, err *e)
     char *buf = file_read(path, (size_t)1 << 30, &n, e);
     if (!buf)
         return ERR_INPUT;
+    /* A file that starts like an image (isa_prog_save: the magic "IPUSIMX1", then five
+     * little-endian u32s, which hold zero bytes) is not assembled as source: most of the magic
+     * in place and a NUL byte in those 28 bytes, which source text never has. */
+    static const char magic[8] = "IPUSIMX1";
+    int same = 0;
+    for (size_t i = 0; i < 8 && i < n; i++)
+        same += buf[i] == magic[i];
+    if (n >= 28 && same >= 5 && memchr(buf, 0, 28)) {
+        free(buf);
+        return err_set(e, ERR_INPUT, "%s: %s", path,
+                       same == 8 ? "an ipusim image, not assembly source"
+                                 : "not an ipusim image (bad magic)");
+    }
     int st = asm_assemble(path, buf, n, out, e);
     free(buf);
     return st;

@@ -628,6 +628,29 @@ static void test_assemble_file(void **state)
     fclose(f);
     assert_int_equal(asm_assemble_file(path, &p, &e), ERR_ASM);
     assert_int_equal(strncmp(e.msg, path, strlen(path)), 0);
+
+    /* an image whose magic is corrupted is not taken for source; nor is an image */
+    const char *src = "main: li r1, 5\n  halt\n";
+    assert_int_equal(asm_assemble("x.s", src, strlen(src), &p, &e), ERR_OK);
+    assert_int_equal(isa_prog_save(&p, path, &e), ERR_OK);
+    isa_prog_free(&p);
+    assert_int_equal(asm_assemble_file(path, &p, &e), ERR_INPUT);
+    char want[200];
+    snprintf(want, sizeof want, "%s: an ipusim image, not assembly source", path);
+    assert_string_equal(e.msg, want);
+    f = fopen(path, "r+");
+    fputs("IPUSIMX2", f);
+    fclose(f);
+    assert_int_equal(asm_assemble_file(path, &p, &e), ERR_INPUT);
+    snprintf(want, sizeof want, "%s: not an ipusim image (bad magic)", path);
+    assert_string_equal(e.msg, want);
+    assert_null(p.image);
+    f = fopen(path, "w"); /* source that starts with the magic's letters is still source */
+    fputs("IPUSIMX2: li r1, 5\n  halt\n", f);
+    fclose(f);
+    assert_int_equal(asm_assemble_file(path, &p, &e), ERR_OK);
+    isa_prog_free(&p);
+
     unlink(path);
     assert_int_equal(asm_assemble_file(path, &p, &e), ERR_INPUT);
     assert_null(p.image);
