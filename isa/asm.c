@@ -51,7 +51,8 @@ static void layout(asm_unit *u, uint64_t size[2], uint64_t *data_align)
     for (size_t i = 0; i < u->nst; i++) {
         asm_stmt *s = &u->st[i];
         uint64_t *o = &size[s->sect], before = *o;
-        int64_t v;
+        asm_val v;
+        char vb[48];
         s->off = *o;
         switch ((asm_stmt_kind)s->kind) {
         case S_LABEL: {
@@ -82,8 +83,8 @@ static void layout(asm_unit *u, uint64_t size[2], uint64_t *data_align)
         case S_SPACE:
             if (s->expr >= 0 && asm_eval(c, s->expr, 1, (int64_t)*o, &v) == 0) {
                 if (v < 0 || v > MAX_SIZE)
-                    asm_error(c, s->line, s->ecol, "`.space` needs a size from 0 to %u, not %lld",
-                              MAX_SIZE, (long long)v);
+                    asm_error(c, s->line, s->ecol, "`.space` needs a size from 0 to %u, not %s",
+                              MAX_SIZE, asm_val_str(v, vb));
                 else
                     *o += (uint64_t)v;
             }
@@ -92,8 +93,8 @@ static void layout(asm_unit *u, uint64_t size[2], uint64_t *data_align)
             if (s->expr >= 0 && asm_eval(c, s->expr, 1, (int64_t)*o, &v) == 0) {
                 if (v < 1 || v > MAX_ALIGN || (v & (v - 1)))
                     asm_error(c, s->line, s->ecol,
-                              "`.align` needs a power of two from 1 to %u, not %lld", MAX_ALIGN,
-                              (long long)v);
+                              "`.align` needs a power of two from 1 to %u, not %s", MAX_ALIGN,
+                              asm_val_str(v, vb));
                 else
                     *o = align_up(*o, (uint64_t)v);
                 if (s->sect == SEC_DATA && v > (int64_t)*data_align && v <= MAX_ALIGN &&
@@ -128,7 +129,7 @@ static void put32(uint8_t *image, uint64_t addr, uint32_t v)
         image[addr + (uint64_t)i] = (uint8_t)(v >> (8 * i));
 }
 
-static int fits32(int64_t v)
+static int fits32(asm_val v)
 {
     return v >= -(int64_t)2147483648 && v <= (int64_t)UINT32_MAX;
 }
@@ -136,11 +137,12 @@ static int fits32(int64_t v)
 /* Evaluate an immediate; 0 and *imm set, or -1 after an error. */
 static int eval_imm(asm_ctx *c, int expr, int line, int col, int64_t dot, uint32_t *imm)
 {
-    int64_t v;
+    asm_val v;
+    char vb[48];
     if (asm_eval(c, expr, 0, dot, &v))
         return -1;
     if (!fits32(v)) {
-        asm_error(c, line, col, "value %lld does not fit in 32 bits", (long long)v);
+        asm_error(c, line, col, "value %s does not fit in 32 bits", asm_val_str(v, vb));
         return -1;
     }
     *imm = (uint32_t)v;
@@ -152,11 +154,12 @@ static int eval_imm(asm_ctx *c, int expr, int line, int col, int64_t dot, uint32
 static int eval_index(asm_ctx *c, const asm_operand *o, int line, int64_t dot, int64_t n,
                       const char *what, uint32_t *imm)
 {
-    int64_t v;
+    asm_val v;
+    char vb[48];
     if (asm_eval(c, o->expr, 0, dot, &v))
         return -1;
     if (v < 0 || v >= n) {
-        asm_error(c, line, o->col, "%s %lld does not exist (0..%lld)", what, (long long)v,
+        asm_error(c, line, o->col, "%s %s does not exist (0..%lld)", what, asm_val_str(v, vb),
                   (long long)n - 1);
         return -1;
     }
@@ -212,16 +215,19 @@ static void emit_items(asm_unit *u, const asm_stmt *s, uint8_t *image, uint64_t 
             put32(image, base + s->off + 4 * j, (uint32_t)it->v);
             continue;
         }
-        int64_t dot = (int64_t)(base + s->off + (s->kind == S_WORD ? 4 * j : j)), v;
+        int64_t dot = (int64_t)(base + s->off + (s->kind == S_WORD ? 4 * j : j));
+        asm_val v;
+        char vb[48];
         if (asm_eval(c, (int)it->v, 0, dot, &v))
             continue;
         if (s->kind == S_WORD) {
             if (!fits32(v))
-                asm_error(c, s->line, it->col, "value %lld does not fit in 32 bits", (long long)v);
+                asm_error(c, s->line, it->col, "value %s does not fit in 32 bits",
+                          asm_val_str(v, vb));
             else
                 put32(image, (uint64_t)dot, (uint32_t)v);
         } else if (v < -128 || v > 255) {
-            asm_error(c, s->line, it->col, "value %lld does not fit in a byte", (long long)v);
+            asm_error(c, s->line, it->col, "value %s does not fit in a byte", asm_val_str(v, vb));
         } else if (image) {
             image[dot] = (uint8_t)v;
         }
@@ -279,21 +285,94 @@ static void line_text(const asm_ctx *c, int line, const char **s, size_t *len)
     *len = e - b;
 }
 
+/* Length of the UTF-8 sequence at s (n bytes left) that a terminal may show as it is: a
+ * valid sequence of a character that is not a C1 control; 0 otherwise. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t k = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
+               : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+               : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+                                              : 0;
+    if (!k || k > n || (s[0] == 0xc2 && s[1] < 0xa0))
+        return 0;
+    for (size_t i = 1; i < k; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return k;
+}
+
+/* Append n bytes of source text to b as a terminal can show them: control bytes (ESC
+ * included) and bytes that are not UTF-8 become \xNN. With pad, also the blanks that put a
+ * caret under byte `upto` (tabs stay tabs, a character takes one column). */
+static void show_text(txt *b, const char *s, size_t n, txt *pad, size_t upto)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t k = u[i] >= 0x80 ? utf8_len(u + i, n - i) : 1;
+        int esc = k == 0 || (u[i] < 0x20 && u[i] != '\t') || u[i] == 0x7f;
+        if (esc) {
+            txt_printf(b, "\\x%02x", u[i]);
+            k = 1;
+        } else {
+            txt_printf(b, "%.*s", (int)k, s + i);
+        }
+        if (pad && i < upto)
+            txt_printf(pad, "%s", u[i] == '\t' ? "\t" : esc ? "    " : " ");
+        i += k;
+    }
+}
+
+enum {
+    MAX_SHOWN = 100,  /* errors shown; the rest are counted */
+    SHOW_LINE = 160,  /* bytes of a long source line shown around the caret */
+    SHOW_BEFORE = 80, /* of which before it */
+};
+
+/* One error: its heading, its source line (a window of a long one) and the caret. */
+static void report_one(const asm_ctx *c, const asm_diag *d, txt *b)
+{
+    const char *ls;
+    size_t ll;
+    line_text(c, d->line, &ls, &ll);
+    size_t at = (size_t)d->col - 1, from = 0, n = ll;
+    if (ll > SHOW_LINE) {
+        size_t a = at < ll ? at : ll;
+        from = a > SHOW_BEFORE ? a - SHOW_BEFORE : 0;
+        n = ll - from < SHOW_LINE ? ll - from : SHOW_LINE;
+    }
+    txt pad = {0};
+    txt_printf(b, "%s:%d:%d: error: ", c->file, d->line, d->col);
+    show_text(b, d->msg, strlen(d->msg), NULL, 0);
+    txt_printf(b, "\n%s", from ? "..." : "");
+    if (from)
+        txt_printf(&pad, "   ");
+    show_text(b, ls + from, n, &pad, at - from);
+    if (from + n < ll)
+        txt_printf(b, "...");
+    for (size_t k = from + n; k < at; k++) /* a column past the end of the line */
+        txt_printf(&pad, " ");
+    txt_printf(b, "\n%s^", pad.len ? txt_str(&pad) : "");
+    txt_free(&pad);
+}
+
+/* Every error into e, sorted by position: the first MAX_SHOWN (fewer if the message would
+ * not fit in ERR_MSG_MAX), then how many more there are. */
 static int report(asm_ctx *c, err *e)
 {
     qsort(c->diags, c->ndiags, sizeof *c->diags, cmp_diag);
-    txt b = {0};
-    for (size_t i = 0; i < c->ndiags && b.len < ERR_MSG_MAX; i++) {
-        const asm_diag *d = &c->diags[i];
-        const char *ls;
-        size_t ll;
-        line_text(c, d->line, &ls, &ll);
-        txt_printf(&b, "%s%s:%d:%d: error: %s\n%.*s\n", i ? "\n" : "", c->file, d->line, d->col,
-                   d->msg, (int)ll, ls);
-        for (int k = 0; k + 1 < d->col && b.len < ERR_MSG_MAX; k++)
-            txt_printf(&b, "%c", (size_t)k < ll && ls[k] == '\t' ? '\t' : ' ');
-        txt_printf(&b, "^");
+    txt b = {0}, one = {0};
+    size_t shown = 0;
+    for (; shown < c->ndiags && shown < MAX_SHOWN; shown++) {
+        txt_free(&one);
+        report_one(c, &c->diags[shown], &one);
+        if (b.len + 1 + one.len + 40 >= ERR_MSG_MAX) /* room for "and N more errors" */
+            break;
+        txt_printf(&b, "%s%s", shown ? "\n" : "", txt_str(&one));
     }
+    txt_free(&one);
+    if (shown < c->ndiags)
+        txt_printf(&b, "\nand %zu more error%s", c->ndiags - shown,
+                   c->ndiags - shown == 1 ? "" : "s");
     char *msg = txt_take(&b);
     err_set(e, ERR_ASM, "%s", msg);
     free(msg);
@@ -399,6 +478,19 @@ int asm_assemble_file(const char *path, isa_prog *out, err *e)
     char *buf = file_read(path, (size_t)1 << 30, &n, e);
     if (!buf)
         return ERR_INPUT;
+    /* A file that starts like an image (isa_prog_save: the magic "IPUSIMX1", then five
+     * little-endian u32s, which hold zero bytes) is not assembled as source: most of the magic
+     * in place and a NUL byte in those 28 bytes, which source text never has. */
+    static const char magic[8] = "IPUSIMX1";
+    int same = 0;
+    for (size_t i = 0; i < 8 && i < n; i++)
+        same += buf[i] == magic[i];
+    if (n >= 28 && same >= 5 && memchr(buf, 0, 28)) {
+        free(buf);
+        return err_set(e, ERR_INPUT, "%s: %s", path,
+                       same == 8 ? "an ipusim image, not assembly source"
+                                 : "not an ipusim image (bad magic)");
+    }
     int st = asm_assemble(path, buf, n, out, e);
     free(buf);
     return st;

@@ -1,7 +1,7 @@
 /* asm_expr: the assembler's tokens, constant expressions and symbol table.
  *
  * Tokens are read one line at a time. Expressions follow C precedence (| ^ & << >> + - * / %,
- * unary - ~ +, parentheses) over 64-bit integers that wrap; labels and `.` are their operands.
+ * unary - ~ +, parentheses) over 128-bit integers checked for overflow; labels and `.` are their operands.
  * An expression is parsed once into nodes and evaluated when its value is needed, so forward
  * references work. Left out: floating-point expressions, strings, macros. */
 #include <stdarg.h>
@@ -115,7 +115,7 @@ asm_tok asm_lex_next(asm_lex *lx)
     }
     int ch = (unsigned char)*lx->p;
     int next = lx->p + 1 < lx->end ? (unsigned char)lx->p[1] : 0;
-    if (is_ident_start(ch) || (ch == '$' && is_ident_start(next))) {
+    if (is_ident_start(ch) || (ch == '$' && is_ident(next))) { /* $7 too, for its message */
         const char *p = lx->p + (ch == '$');
         while (p < lx->end && is_ident((unsigned char)*p))
             p++;
@@ -138,7 +138,11 @@ asm_tok asm_lex_next(asm_lex *lx)
         t.punct = ch;
     } else {
         t.kind = T_BAD;
-        t.msg = "unexpected character";
+        t.msg = NULL; /* asm_expected names the byte */
+        if (ch == 0xef && next == 0xbb && lx->p + 2 < lx->end && (unsigned char)lx->p[2] == 0xbf) {
+            t.msg = "unexpected UTF-8 byte order mark (save the file without it)";
+            t.len = 3;
+        }
     }
     lx->p += t.len;
     return t;
@@ -154,8 +158,15 @@ void asm_advance(asm_parser *p)
 void asm_expected(asm_parser *p, const char *what)
 {
     const asm_tok *t = &p->tok;
-    if (t->kind == T_BAD)
+    unsigned ch = t->len ? (unsigned char)t->s[0] : 0;
+    if (t->kind == T_BAD && t->msg)
         asm_error(p->c, p->line, t->col, "%s", t->msg);
+    else if (t->kind == T_BAD && ch >= 0x80)
+        asm_error(p->c, p->line, t->col, "unexpected byte 0x%02x (not ASCII)", ch);
+    else if (t->kind == T_BAD && (ch < 0x20 || ch == 0x7f))
+        asm_error(p->c, p->line, t->col, "unexpected byte 0x%02x (a control character)", ch);
+    else if (t->kind == T_BAD)
+        asm_error(p->c, p->line, t->col, "unexpected character `%c`", (char)ch);
     else if (t->kind == T_EOL)
         asm_error(p->c, p->line, t->col, "expected %s, found end of line", what);
     else
@@ -271,12 +282,36 @@ int asm_parse_expr(asm_parser *p)
     return parse_binary(p, 0, 0);
 }
 
-/* ---- evaluation (64-bit, wrapping; the checks keep it free of undefined behaviour) ---- */
+/* ---- evaluation (128-bit, every step checked for overflow) ---- */
 
-int asm_eval(asm_ctx *c, int n, int layout, int64_t dot, int64_t *out)
+const char *asm_val_str(asm_val v, char *buf)
+{
+    char tmp[48];
+    int n = 0, neg = v < 0;
+    do {
+        int d = (int)(v % 10);
+        tmp[n++] = (char)('0' + (d < 0 ? -d : d));
+        v /= 10;
+    } while (v);
+    char *p = buf;
+    if (neg)
+        *p++ = '-';
+    while (n)
+        *p++ = tmp[--n];
+    *p = '\0';
+    return buf;
+}
+
+static int overflow(asm_ctx *c, const asm_expr *e)
+{
+    asm_error(c, e->line, e->col, "value overflows (more than 127 bits)");
+    return -1;
+}
+
+int asm_eval(asm_ctx *c, int n, int layout, int64_t dot, asm_val *out)
 {
     const asm_expr *e = &c->nodes[n];
-    int64_t a = 0, b = 0;
+    asm_val a = 0, b = 0;
     switch ((asm_expr_kind)e->kind) {
     case E_NUM: *out = e->val; return 0;
     case E_DOT: *out = dot; return 0;
@@ -299,38 +334,53 @@ int asm_eval(asm_ctx *c, int n, int layout, int64_t dot, int64_t *out)
     case E_NOT:
         if (asm_eval(c, e->a, layout, dot, &a))
             return -1;
-        *out = e->kind == E_NEG ? (int64_t)(0 - (uint64_t)a) : ~a;
+        if (e->kind == E_NOT)
+            *out = ~a;
+        else if (__builtin_sub_overflow((asm_val)0, a, out))
+            return overflow(c, e);
         return 0;
     case E_BIN: break;
     }
     if (asm_eval(c, e->a, layout, dot, &a) | asm_eval(c, e->b, layout, dot, &b))
         return -1;
-    uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
     switch (e->op) {
     case '|': *out = a | b; break;
     case '^': *out = a ^ b; break;
     case '&': *out = a & b; break;
-    case '+': *out = (int64_t)(ua + ub); break;
-    case '-': *out = (int64_t)(ua - ub); break;
-    case '*': *out = (int64_t)(ua * ub); break;
+    case '+':
+        if (__builtin_add_overflow(a, b, out))
+            return overflow(c, e);
+        break;
+    case '-':
+        if (__builtin_sub_overflow(a, b, out))
+            return overflow(c, e);
+        break;
+    case '*':
+        if (__builtin_mul_overflow(a, b, out))
+            return overflow(c, e);
+        break;
     case '/':
     case '%':
         if (b == 0) {
             asm_error(c, e->line, e->col, "division by zero");
             return -1;
         }
-        if (a == INT64_MIN && b == -1)
-            *out = e->op == '/' ? INT64_MIN : 0;
-        else
-            *out = e->op == '/' ? a / b : a % b;
+        if (b == -1 && a == -(asm_val)(~(unsigned __int128)0 >> 1) - 1) /* the least / -1 */
+            return overflow(c, e);
+        *out = e->op == '/' ? a / b : a % b;
         break;
     case P_SHL:
     case P_SHR:
         if (b < 0 || b > 63) {
-            asm_error(c, e->line, e->col, "shift count %lld out of range (0..63)", (long long)b);
+            char buf[48];
+            asm_error(c, e->line, e->col, "shift count %s out of range (0..63)",
+                      asm_val_str(b, buf));
             return -1;
         }
-        *out = e->op == P_SHL ? (int64_t)(ua << b) : a >> b;
+        if (e->op == P_SHR)
+            *out = a >> b;
+        else if (__builtin_mul_overflow(a, (asm_val)1 << b, out))
+            return overflow(c, e);
         break;
     default: *out = 0; break;
     }

@@ -55,6 +55,7 @@ typedef struct asm_expr {
 
 /* ---- symbols ---- */
 enum { SEC_TEXT, SEC_DATA };
+enum { ASM_MAX_NAME = 0xffff }; /* longest label: an image stores a name's length in 16 bits */
 
 typedef struct asm_sym {
     const char *name; /* points into the source */
@@ -112,10 +113,18 @@ void asm_expected(asm_parser *p, const char *what);
  * after reporting an error. */
 int asm_parse_expr(asm_parser *p);
 
+/* A constant's value while it is evaluated: 128 bits, so that a 64-bit result that
+ * overflowed (1<<63, INT64_MAX*INT64_MAX) is reported as its true value rather than wrapped. */
+__extension__ typedef __int128 asm_val;
+
+/* v in decimal, into buf (at least 48 bytes); returns buf. */
+const char *asm_val_str(asm_val v, char *buf);
+
 /* Evaluate node n. layout != 0: symbols defined so far only, with section offsets (the value
  * of .space and .align); otherwise every symbol, as an absolute address. `dot` is the value
- * of `.`. Returns 0, or -1 after reporting an error. */
-int asm_eval(asm_ctx *c, int n, int layout, int64_t dot, int64_t *out);
+ * of `.`. Returns 0, or -1 after reporting an error (a step whose value overflows 128 bits
+ * included); the caller checks the range it needs. */
+int asm_eval(asm_ctx *c, int n, int layout, int64_t dot, asm_val *out);
 
 /* Symbol table. */
 int asm_sym_find(const asm_ctx *c, const char *name, size_t len); /* index or -1 */

@@ -132,8 +132,17 @@ static int parse_operand(asm_parser *p, asm_operand *o)
         o->kind = O_CSR;
         o->value = isa_csr_lookup(t.s, t.len);
         if (o->value < 0) {
-            asm_error(p->c, p->line, t.col, "unknown control register `$%.*s`",
-                      (int)(t.len > 40 ? 40 : t.len), t.s);
+            char names[160] = "";
+            for (unsigned r = 0; isa_csr_name(r); r++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s$%s",
+                         r ? ", " : "", isa_csr_name(r));
+            if (t.s[0] >= '0' && t.s[0] <= '9')
+                asm_error(p->c, p->line, t.col,
+                          "control registers are named, not numbered: `$%.*s` is none of %s",
+                          (int)(t.len > 20 ? 20 : t.len), t.s, names);
+            else
+                asm_error(p->c, p->line, t.col, "unknown control register `$%.*s` (%s)",
+                          (int)(t.len > 40 ? 40 : t.len), t.s, names);
             return -1;
         }
         asm_advance(p);
@@ -196,6 +205,13 @@ static void parse_insn(asm_unit *u, asm_parser *p)
     asm_tok m = p->tok;
     isa_op op = isa_lookup(m.s, m.len);
     if (op == OP_ILLEGAL) {
+        asm_lex peek = p->lx;
+        asm_tok next = asm_lex_next(&peek);
+        if (next.kind == T_BAD && next.s == m.s + m.len) { /* "h\xc3\xa9": the byte, not `h` */
+            p->tok = next;
+            asm_expected(p, "an instruction");
+            return;
+        }
         asm_error(&u->c, p->line, m.col, "unknown mnemonic `%.*s`", (int)(m.len > 40 ? 40 : m.len),
                   m.s);
         return;
@@ -213,6 +229,10 @@ static void parse_insn(asm_unit *u, asm_parser *p)
     int n = 0;
     asm_advance(p);
     while (p->tok.kind != T_EOL) {
+        if (p->tok.kind == T_BAD) { /* a stray byte, named as such */
+            asm_expected(p, "an operand");
+            return;
+        }
         if (n == fi->n) {
             asm_error(&u->c, p->line, p->tok.col, "too many operands for `%s` (%s)", oi->name, use);
             return;
@@ -309,6 +329,18 @@ static void parse_directive(asm_unit *u, asm_parser *p)
         asm_advance(p);
         return;
     }
+    if (kind == S_GLOBAL) {
+        asm_advance(p);
+        if (p->tok.kind != T_IDENT || reg_number(p->tok.s, p->tok.len) >= 0) {
+            asm_expected(p, "a label name");
+            return;
+        }
+        asm_stmt *s = new_stmt(u, S_GLOBAL, p->line, p->tok.col);
+        s->name = p->tok.s;
+        s->len = p->tok.len;
+        asm_advance(p);
+        return;
+    }
     asm_stmt *s = new_stmt(u, (asm_stmt_kind)kind, p->line, d.col);
     if (kind == S_FLOAT) {
         s->arg0 = u->nit;
@@ -316,17 +348,6 @@ static void parse_directive(asm_unit *u, asm_parser *p)
         return;
     }
     asm_advance(p);
-    if (kind == S_GLOBAL) {
-        if (p->tok.kind != T_IDENT || reg_number(p->tok.s, p->tok.len) >= 0) {
-            asm_expected(p, "a label name");
-            return;
-        }
-        s->name = p->tok.s;
-        s->len = p->tok.len;
-        s->col = p->tok.col;
-        asm_advance(p);
-        return;
-    }
     if (kind == S_SPACE || kind == S_ALIGN) {
         s->ecol = p->tok.col;
         s->expr = asm_parse_expr(p);
@@ -359,6 +380,11 @@ void asm_parse_line(asm_unit *u, int line, const char *b, const char *end)
         if (reg_number(p.tok.s, p.tok.len) >= 0 || (p.tok.len == 1 && p.tok.s[0] == '.')) {
             asm_error(&u->c, line, p.tok.col, "`%.*s` cannot be a label name",
                       (int)(p.tok.len > 20 ? 20 : p.tok.len), p.tok.s);
+            return;
+        }
+        if (p.tok.len > ASM_MAX_NAME) {
+            asm_error(&u->c, line, p.tok.col, "label name is %zu bytes long (at most %d)",
+                      p.tok.len, ASM_MAX_NAME);
             return;
         }
         asm_stmt *s = new_stmt(u, S_LABEL, line, p.tok.col);

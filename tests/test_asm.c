@@ -166,14 +166,16 @@ static void test_expressions(void **state)
                     "   addi r3, r3, -2147483648\n"
                     "   li r4, 0xffffffff\n"
                     "   muli r5, r5, (b - a) / 8 * 3\n"
+                    "   li r6, (0x7fffffffffffffff + 1) / (1 << 62) - (1<<63>>63)\n"
                     "b: br a\n");
-    assert_int_equal(p.code[0].imm, 40);
+    assert_int_equal(p.code[0].imm, 48);
     assert_int_equal(p.code[1].imm, 16);
     assert_int_equal(p.code[2].imm, INT32_MIN);
     assert_int_equal(p.code[3].imm, -1);
-    assert_int_equal(p.code[4].imm, 15);
-    assert_int_equal(p.code[5].imm, 0);
-    assert_int_equal(p.code[5].target, 0);
+    assert_int_equal(p.code[4].imm, 18);
+    assert_int_equal(p.code[5].imm, 1); /* 2 - 1: no step wraps */
+    assert_int_equal(p.code[6].imm, 0);
+    assert_int_equal(p.code[6].target, 0);
     isa_prog_free(&p);
 }
 
@@ -286,6 +288,35 @@ static void test_error_exact(void **state)
     const char *src = "nop\r\nfoo r1\r\n";
     assert_int_equal(asm_assemble("dir/prog.s", src, strlen(src), &p, &e), ERR_ASM);
     assert_string_equal(e.msg, "dir/prog.s:2:1: error: unknown mnemonic `foo`\nfoo r1\n^");
+
+    /* stray bytes are named; control bytes (ESC included) are shown escaped, never raw, and
+     * the caret stays under the token; UTF-8 text is shown as it is */
+    static const struct {
+        const char *src;
+        size_t len;
+        const char *want;
+    } bytes[] = {
+        {"nop\0\n", 5,
+         "t.s:1:4: error: unexpected byte 0x00 (a control character)\nnop\\x00\n   ^"},
+        {"\xef\xbb\xbfnop\n", 7,
+         "t.s:1:1: error: unexpected UTF-8 byte order mark (save the file without it)\n"
+         "\xef\xbb\xbfnop\n^"},
+        {"li r1, \x1b[31m\n", 13,
+         "t.s:1:8: error: unexpected byte 0x1b (a control character)\nli r1, \\x1b[31m\n       ^"},
+        {"li r1, '\x1b' + x\n", 15,
+         "t.s:1:14: error: undefined label `x`\nli r1, '\\x1b' + x\n                ^"},
+        {"h\xc3\xa9llo r1 # \xc3\n", 14,
+         "t.s:1:2: error: unexpected byte 0xc3 (not ASCII)\nh\xc3\xa9llo r1 # \\xc3\n ^"},
+        {"x: li r1, \xc3\xa9\n", 13,
+         "t.s:1:11: error: unexpected byte 0xc3 (not ASCII)\nx: li r1, \xc3\xa9\n          ^"},
+        {".data\n.float 1\x1b\n", 16,
+         "t.s:2:8: error: bad float `1\\x1b`\n.float 1\\x1b\n       ^"},
+    };
+    for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++) {
+        assert_int_equal(asm_assemble("t.s", bytes[i].src, bytes[i].len, &p, &e), ERR_ASM);
+        if (strcmp(e.msg, bytes[i].want) != 0)
+            fail_msg("case %zu:\n got: %s\nwant: %s", i, e.msg, bytes[i].want);
+    }
 }
 
 /* Each source has one error; the message's first line must be exactly `want`. */
@@ -320,7 +351,26 @@ static void test_error_kinds(void **state)
         {"li r1, 4/(2-2)\n", "t.s:1:9: error: division by zero"},
         {"li r1, 4%0\n", "t.s:1:9: error: division by zero"},
         {"li r1, 1<<64\n", "t.s:1:9: error: shift count 64 out of range (0..63)"},
-        {"get r1, $tilee\n", "t.s:1:9: error: unknown control register `$tilee`"},
+        /* 64-bit steps do not wrap: the true value is reported */
+        {"li r1, 0x7fffffffffffffff*0x7fffffffffffffff\n",
+         "t.s:1:8: error: value 85070591730234615847396907784232501249 does not fit in 32 bits"},
+        {"li r1, 1<<63\n", "t.s:1:8: error: value 9223372036854775808 does not fit in 32 bits"},
+        {"li r1, 0x7fffffffffffffff+1\n",
+         "t.s:1:8: error: value 9223372036854775808 does not fit in 32 bits"},
+        {"li r1, -0x7fffffffffffffff-2\n",
+         "t.s:1:8: error: value -9223372036854775809 does not fit in 32 bits"},
+        {".data\n.byte 1<<63\n",
+         "t.s:2:7: error: value 9223372036854775808 does not fit in a byte"},
+        {"li r1, 0x7fffffffffffffff*0x7fffffffffffffff*4\n",
+         "t.s:1:45: error: value overflows (more than 127 bits)"},
+        {"get r1, $tilee\n", "t.s:1:9: error: unknown control register `$tilee` ($tile, $ipu, "
+                             "$wid, $ccount, $ccounth, $ntiles, $nipus, $scratch, $group)"},
+        {"get r1, $7\n",
+         "t.s:1:9: error: control registers are named, not numbered: `$7` is "
+         "none of $tile, $ipu, $wid, $ccount, $ccounth, $ntiles, $nipus, $scratch, $group"},
+        {"put $0x10, r1\n",
+         "t.s:1:5: error: control registers are named, not numbered: `$0x10` "
+         "is none of $tile, $ipu, $wid, $ccount, $ccounth, $ntiles, $nipus, $scratch, $group"},
         {"sync 99\n", "t.s:1:6: error: sync zone 99 does not exist (0..7)"},
         {"sync 8\n", "t.s:1:6: error: sync zone 8 does not exist (0..7)"},
         {"ldcw 32, r1\n", "t.s:1:6: error: weight slot 32 does not exist (0..31)"},
@@ -348,13 +398,18 @@ static void test_error_kinds(void **state)
          "t.s:1:8: error: `n` must be a label defined before this line (.space/.align)"},
         {".data\nnop\n", "t.s:2:1: error: instruction outside .text"},
         {".global nothing\n", "t.s:1:9: error: `.global` names an undefined label `nothing`"},
+        {".global\n", "t.s:1:8: error: expected a label name, found end of line"},
+        {".global r1\n", "t.s:1:9: error: expected a label name, found `r1`"},
         {"li r1, (1+2\n", "t.s:1:12: error: expected `)`, found end of line"},
         {"li r1,\n", "t.s:1:7: error: expected an operand, found end of line"},
         {"li r1 5\n", "t.s:1:7: error: expected `,`, found `5`"},
         {"li r1, 0x\n", "t.s:1:8: error: malformed number"},
         {"li r1, 99999999999999999999\n", "t.s:1:8: error: number too large"},
         {"li r1, 'ab'\n", "t.s:1:8: error: malformed character constant"},
-        {"li r1, @\n", "t.s:1:8: error: unexpected character"},
+        {"li r1, @\n", "t.s:1:8: error: unexpected character `@`"},
+        {"nop\x7f\n", "t.s:1:4: error: unexpected byte 0x7f (a control character)"},
+        {"li r1, 1\xff\n", "t.s:1:9: error: unexpected byte 0xff (not ASCII)"},
+        {"caf\xc3\xa9: nop\n", "t.s:1:4: error: unexpected byte 0xc3 (not ASCII)"},
         {"ld32 r1, [r2*4]\n", "t.s:1:13: error: expected `]`, `+` or `-`, found `*`"},
         {"ld32 r1, [r2+4\n", "t.s:1:15: error: expected `]`, found end of line"},
         {".data\n.float 1.5e\n", "t.s:2:8: error: bad float `1.5e`"},
@@ -424,6 +479,68 @@ static void test_many_errors(void **state)
     for (const char *p = e.msg; (p = strstr(p, ": error: ")) != NULL; p++)
         n++;
     assert_int_equal(n, 8);
+}
+
+/* Bounds: a label longer than an image can store is an error at its line; a long source
+ * line is shown as a window around the caret; after MAX_SHOWN errors (or when the message
+ * would pass ERR_MSG_MAX) the rest are counted, never cut off mid-message. */
+static void test_error_limits(void **state)
+{
+    (void)state;
+    err e;
+    size_t n = 200000;
+    char *src = malloc(n + 16), *want = malloc(400);
+    memset(src, 'a', n);
+    strcpy(src + n, ": nop\n");
+    assemble_bad(src, &e);
+    snprintf(want, 400,
+             "t.s:1:1: error: label name is 200000 bytes long (at most 65535)\n%.160s...\n^", src);
+    assert_string_equal(e.msg, want);
+    strcpy(src + 65535, ": nop\n"); /* the longest label */
+    isa_prog p = assemble_ok(src);
+    assert_int_equal(p.nsyms, 1);
+    isa_prog_free(&p);
+
+    /* an error far along a long line: 80 bytes before the caret, 80 from it */
+    memset(src, ' ', 2006);
+    memcpy(src, "li r1,", 6);
+    memset(src + 2006, 'c', 300);
+    memcpy(src + 2006, "x # ", 4);
+    strcpy(src + 2306, "\n");
+    assemble_bad(src, &e);
+    snprintf(want, 400, "t.s:1:2007: error: undefined label `x`\n...%.160s...\n%83s^",
+             src + 2006 - 80, "");
+    assert_string_equal(e.msg, want);
+
+    /* 200,000 errors: the first 100, then a count */
+    char *many = malloc(2 * n + 1);
+    for (size_t i = 0; i < n; i++)
+        memcpy(many + 2 * i, "x\n", 2);
+    many[2 * n] = '\0';
+    assemble_bad(many, &e);
+    int errors = 0;
+    for (const char *q = e.msg; (q = strstr(q, ": error: ")) != NULL; q++)
+        errors++;
+    assert_int_equal(errors, 100);
+    assert_non_null(
+        strstr(e.msg, "t.s:100:1: error: unknown mnemonic `x`\nx\n^\nand 199900 more errors"));
+    assert_int_equal(strcmp(e.msg + strlen(e.msg) - 22, "and 199900 more errors"), 0);
+
+    /* long lines: fewer than 100 fit in the message; still whole ones, then the count */
+    size_t len = 0;
+    for (int i = 0; i < 1000; i++)
+        len += (size_t)sprintf(many + len, "x %0300d\n", i);
+    assemble_bad(many, &e);
+    errors = 0;
+    for (const char *q = e.msg; (q = strstr(q, ": error: ")) != NULL; q++)
+        errors++;
+    assert_true(errors > 10 && errors < 100);
+    assert_true(strlen(e.msg) < ERR_MSG_MAX - 1);
+    snprintf(want, 400, "0...\n^\nand %d more errors", 1000 - errors);
+    assert_int_equal(strcmp(e.msg + strlen(e.msg) - strlen(want), want), 0);
+    free(many);
+    free(src);
+    free(want);
 }
 
 static void roundtrip(const char *src)
@@ -511,6 +628,29 @@ static void test_assemble_file(void **state)
     fclose(f);
     assert_int_equal(asm_assemble_file(path, &p, &e), ERR_ASM);
     assert_int_equal(strncmp(e.msg, path, strlen(path)), 0);
+
+    /* an image whose magic is corrupted is not taken for source; nor is an image */
+    const char *src = "main: li r1, 5\n  halt\n";
+    assert_int_equal(asm_assemble("x.s", src, strlen(src), &p, &e), ERR_OK);
+    assert_int_equal(isa_prog_save(&p, path, &e), ERR_OK);
+    isa_prog_free(&p);
+    assert_int_equal(asm_assemble_file(path, &p, &e), ERR_INPUT);
+    char want[200];
+    snprintf(want, sizeof want, "%s: an ipusim image, not assembly source", path);
+    assert_string_equal(e.msg, want);
+    f = fopen(path, "r+");
+    fputs("IPUSIMX2", f);
+    fclose(f);
+    assert_int_equal(asm_assemble_file(path, &p, &e), ERR_INPUT);
+    snprintf(want, sizeof want, "%s: not an ipusim image (bad magic)", path);
+    assert_string_equal(e.msg, want);
+    assert_null(p.image);
+    f = fopen(path, "w"); /* source that starts with the magic's letters is still source */
+    fputs("IPUSIMX2: li r1, 5\n  halt\n", f);
+    fclose(f);
+    assert_int_equal(asm_assemble_file(path, &p, &e), ERR_OK);
+    isa_prog_free(&p);
+
     unlink(path);
     assert_int_equal(asm_assemble_file(path, &p, &e), ERR_INPUT);
     assert_null(p.image);
@@ -523,8 +663,8 @@ int main(void)
         cmocka_unit_test(test_directives_and_layout), cmocka_unit_test(test_expressions),
         cmocka_unit_test(test_operand_syntax),        cmocka_unit_test(test_text_words_and_entry),
         cmocka_unit_test(test_error_exact),           cmocka_unit_test(test_error_kinds),
-        cmocka_unit_test(test_many_errors),           cmocka_unit_test(test_disasm_roundtrip),
-        cmocka_unit_test(test_assemble_file),
+        cmocka_unit_test(test_many_errors),           cmocka_unit_test(test_error_limits),
+        cmocka_unit_test(test_disasm_roundtrip),      cmocka_unit_test(test_assemble_file),
     };
     return cmocka_run_group_tests_name("asm", tests, NULL, NULL);
 }
