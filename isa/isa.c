@@ -488,7 +488,7 @@ int isa_prog_load(isa_prog *prog, const char *path, err *e)
     uint32_t nsyms = 0;
     const char *why = NULL;
     if (!take(&r, m, 8) || memcmp(m, magic, 8) != 0) {
-        why = "not an ipusim program (bad magic)";
+        why = "not an ipusim image (bad magic)";
         goto bad;
     }
     if (!take_u32(&r, &prog->text_size) || !take_u32(&r, &prog->data_addr) ||
