@@ -176,7 +176,10 @@ static void test_rejects(void **state)
     len = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", d, 6);
     expect_reject(buf, len, "Fortran");
     len = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (7,), }", d, 6);
-    expect_reject(buf, len, "data size mismatch");
+    expect_reject(buf, len, "shape needs 28 bytes from byte offset 128, file has 24 (truncated?)");
+    len = make_npy(buf, 1, "{'descr': '<f4#', 'fortran_order': False, 'shape': (6,), }", d, 6);
+    *(unsigned char *)memchr(buf, '#', len) = 0; /* '<f4\0': not '<f4' */
+    expect_reject(buf, len, "control byte in a string");
     len = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", d, 6);
     expect_reject(buf, len, "data size mismatch");
     len = make_npy(buf, 1,

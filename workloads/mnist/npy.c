@@ -45,6 +45,8 @@ static int hp_str(hp *h, char *buf, size_t cap, const char *hdr)
     while (h->s < h->end && *h->s != q) {
         if (n + 1 >= cap)
             return hp_fail(h, "string too long", hdr);
+        if ((unsigned char)*h->s < 0x20 || *h->s == 0x7f)
+            return hp_fail(h, "control byte in a string", hdr);
         buf[n++] = *h->s++;
     }
     if (h->s >= h->end)
@@ -171,22 +173,28 @@ int npy_parse_f32(const void *buf, size_t len, const char *name, npy_array *out,
                        name, hlen, hoff, len);
     if (parse_header((const char *)p + hoff, hlen, name, out, e))
         return ERR_INPUT;
-    size_t count = 1;
-    for (int i = 0; i < out->ndim; i++) {
+    /* the bytes the shape needs, exactly (overflow: more than 2^62 elements) */
+    uint64_t count = 1;
+    int huge = 0;
+    for (int i = 0; i < out->ndim && !huge; i++) {
         uint64_t v = (uint64_t)out->shape[i];
-        if (v != 0 && count > (len / 4 + 1) / v) {
-            count = SIZE_MAX;
-            break;
-        }
-        count *= (size_t)v;
+        if (v != 0 && count > (UINT64_C(1) << 62) / v)
+            huge = 1;
+        else
+            count *= v;
     }
     size_t doff = hoff + hlen, avail = len - doff;
-    if (count == SIZE_MAX || count * 4 != avail)
+    if (huge || count * 4 != avail) {
+        char need[64];
+        if (huge)
+            snprintf(need, sizeof need, "more than 2^64");
+        else
+            snprintf(need, sizeof need, "%llu", (unsigned long long)(count * 4));
         return err_set(e, ERR_INPUT,
-                       "%s: data size mismatch: shape needs %s%zu bytes from byte offset %zu, "
-                       "file has %zu",
-                       name, count == SIZE_MAX ? "more than " : "",
-                       count == SIZE_MAX ? len : count * 4, doff, avail);
+                       "%s: data size mismatch: shape needs %s bytes from byte offset %zu, "
+                       "file has %zu%s",
+                       name, need, doff, avail, !huge && count * 4 > avail ? " (truncated?)" : "");
+    }
     out->count = count;
     out->data = xmalloc(count ? count * 4 : 4);
     memcpy(out->data, p + doff, count * 4);
