@@ -177,6 +177,8 @@ static void test_rejects(void **state)
     expect_reject(buf, len, "Fortran");
     len = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (7,), }", d, 6);
     expect_reject(buf, len, "shape needs 28 bytes from byte offset 128, file has 24 (truncated?)");
+    len = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1000,), }", d, 6);
+    expect_reject(buf, len, "shape needs 4000 bytes from byte offset 128, file has 24");
     len = make_npy(buf, 1, "{'descr': '<f4#', 'fortran_order': False, 'shape': (6,), }", d, 6);
     *(unsigned char *)memchr(buf, '#', len) = 0; /* '<f4\0': not '<f4' */
     expect_reject(buf, len, "control byte in a string");
