@@ -8,6 +8,7 @@
 #   make bench-speed   simulator speed benchmark (bench/)
 #   make docs       regenerate docs/isa.md from isa/opcodes.def
 #   make check-layers  fail if an include points up or across the layers (make test runs it)
+#   make check-sources fail if a file cites figures from outside docs/sources.md (make test runs it)
 #   make format     apply .clang-format; make check-format fails on an unformatted file
 #
 # Variables: BUILD=dir (default build), SAN=address,undefined | thread (sanitizer build),
@@ -49,7 +50,7 @@ SELECTED_TESTS := $(if $(TESTS),$(foreach t,$(TEST_BINS),$(if $(findstring $(TES
 DEB_PKGS := libnuma-dev libcmocka-dev zlib1g-dev libinih-dev gnuplot-nox
 FUZZ_PKGS := clang libclang-rt-14-dev
 
-.PHONY: all deps deps-fuzz run test fuzz bench-speed docs clean check-layers format check-format
+.PHONY: all deps deps-fuzz run test fuzz bench-speed docs clean check-layers check-sources format check-format
 .DEFAULT_GOAL := all
 
 all: $(BIN) $(LIB) ipusim
@@ -141,7 +142,7 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 # Every suite runs even when an earlier one fails; the target fails if any did.
 test: deps
 	@$(MAKE) --no-print-directory $(BIN) $(SELECTED_TESTS)
-	@fail=0; bash tests/check_layers.sh || fail=1; for t in $(SELECTED_TESTS); do \
+	@fail=0; bash tests/check_layers.sh || fail=1; bash tests/check_sources.sh || fail=1; for t in $(SELECTED_TESTS); do \
 	  echo "== $$t"; $$t || { echo "FAILED: $$t"; fail=1; }; \
 	done; \
 	if [ $$fail = 0 ]; then echo "make test: all suites passed"; else echo "make test: some suites FAILED"; fi; \
@@ -162,6 +163,9 @@ deps-format:
 # Includes point downwards only (cli -> bench -> workloads -> host -> fabric -> hw -> isa -> base).
 check-layers:
 	@bash tests/check_layers.sh
+
+check-sources:
+	@bash tests/check_sources.sh
 
 run: deps all
 	$(BIN) gemm --machine mk2 --m 1536 --n 1472 --k 512

@@ -2,9 +2,9 @@
  *
  * show prints every parameter of a resolved machine (preset plus --set overrides) in the
  * descriptor table's order, with its unit and its source comment from the INI file, then a
- * few figures derived from them to compare with FACTS.md (fp32 peak, SRAM, exchange and
- * IPU-Link bandwidth, external sync). list names the built-in presets; keys prints the key
- * table of docs/machines.md. It simulates nothing.
+ * few figures derived from them to compare with docs/sources.md, Chip (fp32 peak, SRAM,
+ * exchange and IPU-Link bandwidth, external sync). list names the built-in presets; keys
+ * prints the key table of docs/machines.md. It simulates nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -51,10 +51,9 @@ static void print_table(FILE *f, const mach *m, const wl_micro_table *t, double 
                 num(d, sizeof d, r->published),
                 pct(g, sizeof g, wl_micro_diff_pct(r->sim, r->published)));
     }
-    fprintf(
-        f,
-        "\nimplied: the preset's parameters through the formulas in workloads/micro/micro.c;"
-        "\npublished: FACTS.md (docs/fabric.md, \"Microbenchmarks\", explains gaps over 10%%).\n");
+    fprintf(f, "\nimplied: the preset's parameters through the formulas in workloads/micro/micro.c;"
+               "\npublished: docs/sources.md, Chip (docs/fabric.md, \"Microbenchmarks\", explains "
+               "gaps over 10%%).\n");
 }
 
 int cli_cmd_micro(int argc, char **argv)

@@ -77,15 +77,16 @@ static const cli_cmd commands[] = {
      "how to write one: docs/machines.md.\n"
      "\n"
      "Exit status: 0 ok, 2 bad options or preset files.\n"},
-    {"micro", cli_cmd_micro, "microbenchmarks: measured figures against the preset and FACTS.md",
+    {"micro", cli_cmd_micro, "microbenchmarks: measured against implied and published figures",
      "usage: ipusim micro [NAME|all] [options]\n"
      "\n"
      "Runs real tile programs on the simulated machine and prints what they measure next to\n"
-     "the figure the preset's parameters imply and the published figure (FACTS.md), with the\n"
-     "differences in %. NAME is one of: xchg-latency, xchg-bandwidth, sync, link, memory,\n"
-     "amp, allreduce (default: all). Latencies (a ping-pong, less the fixed costs of its\n"
-     "instructions and syncs), syncs, memory, AMP and all-reduce come from the program's own\n"
-     "cycle counter ($ccount); the exchange and link bandwidths from the run's exchange record.\n"
+     "the figure the preset's parameters imply and the published figure (docs/sources.md,\n"
+     "Chip), with the differences in %. NAME is one of: xchg-latency, xchg-bandwidth, sync,\n"
+     "link, memory, amp, allreduce (default: all). Latencies (a ping-pong, less the fixed costs\n"
+     "of its instructions and syncs), syncs, memory, AMP and all-reduce come from the program's\n"
+     "own cycle counter ($ccount); the exchange and link bandwidths from the run's exchange\n"
+     "record.\n"
      "docs/fabric.md, \"Microbenchmarks\", says what each row measures and how.\n"
      "\n"
      CLI_MACHINE_HELP
@@ -200,7 +201,8 @@ static void usage(FILE *f)
     fprintf(f, "  %-10s %s\n", "help", "help COMMAND: the options of one command");
     fprintf(f,
             "\nDocumentation: README.md and docs/: architecture.md, codelets.md, fabric.md,\n"
-            "graph.md, host.md, isa.md, kernel.md, machines.md, mnist.md, sweep.md, timing.md.\n"
+            "graph.md, host.md, isa.md, kernel.md, machines.md, mnist.md, sources.md, sweep.md,\n"
+            "timing.md.\n"
             "\nExit status: 0 ok, 1 assembly errors, 2 bad options or input files, 3 a simulated\n"
             "fault.\n");
 }

@@ -88,7 +88,8 @@ typedef struct host_cfg {
     sim_time drain_ps;           /* outfeed: host time to consume one buffer after it landed */
 } host_cfg;
 
-enum { HOST_MAX_DEPTH = 255 }; /* TensorFlow's IPUInfeedQueue allows 1 to 255 (FACTS.md 2) */
+/* TensorFlow's IPUInfeedQueue allows 1 to 255 (docs/sources.md, Host I/O) */
+enum { HOST_MAX_DEPTH = 255 };
 
 /* The defaults, each an assumption docs/host.md explains: 1 loader, 10 us per sample, fixed,
  * seed 1, callback 5 us, depth 1 (Poplar's default), 1 sample of 0 bytes per buffer, drain 0. */

@@ -112,8 +112,8 @@ void strm_add_end(strm *s, sim_time end_ps);
 
 /* ---- Outfeed modes ------------------------------------------------------------------------ */
 
-/* What an outfeed returns over a run of I device iterations (FACTS.md section 2; training
- * defaults to Final, inference to All). */
+/* What an outfeed returns over a run of I device iterations (docs/sources.md, Host I/O;
+ * training defaults to Final, inference to All). */
 typedef enum strm_mode {
     STRM_ALL = 0,    /* every iteration's result: I copies */
     STRM_FINAL = 1,  /* the last iteration's only: 1 copy, at i = I - 1 */

@@ -5,7 +5,7 @@
  * meaning; everything else (the INI parser in machine_ini.c, `ipusim machine show`, the key
  * table in docs/machines.md) is driven by it. The numbers themselves live only in
  * machines/NAME.ini, each with its source; the library embeds those files. The formulas below
- * (external sync, fp32 peak) are FACTS.md section 1. Left out: cross-field consistency (a
+ * (external sync, fp32 peak) are from docs/sources.md, Chip. Left out: cross-field consistency (a
  * column height that does not divide the tile count is allowed; the fabric copes).
  */
 #include "hw/machine.h"

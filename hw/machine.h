@@ -127,7 +127,7 @@ const char *mach_preset_text(const char *name);
 const char *mach_preset_name(size_t i);
 
 /* External (all-IPU) sync latency in cycles: internal latency plus the IPU Model's
- * ceil(15 ns x f x hops x 2), hops = 1 + (nipus / 2) / 2 (FACTS.md section 1). */
+ * ceil(15 ns x f x hops x 2), hops = 1 + (nipus / 2) / 2 (docs/sources.md, Chip). */
 uint32_t mach_sync_external(const mach *m);
 
 /* fp32 peak in FLOP per second for one IPU: 2 x MACs per tile cycle x tiles x clock. */

@@ -35,7 +35,7 @@ enum {
     ENG_NCAT
 };
 
-/* Per-IPU accounting (eng_get_ipu_stats; FACTS.md section 5 names: DoExchange,
+/* Per-IPU accounting (eng_get_ipu_stats; docs/sources.md, Profiles names: DoExchange,
  * GlobalExchange). hw/ipu_stats.def names the members the reports show. */
 typedef struct eng_ipu_stats {
     uint64_t supersteps; /* syncs released */

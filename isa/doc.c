@@ -69,7 +69,7 @@ static const char intro[] =
     "  cost nothing extra.\n"
     "- The **supervisor** issues in the barrel slots no running worker holds. An instruction\n"
     "  costs *supervisor cycles* tile cycles before the supervisor's next issue (1 for simple\n"
-    "  ALU operations; 6 for branches, `run`, `runall` and `sync`, as FACTS.md gives). A\n"
+    "  ALU operations; 6 for branches, `run`, `runall` and `sync`, docs/sources.md, Chip). A\n"
     "  register loaded by a supervisor load is usable 7 cycles after the load issues (the\n"
     "  6-cycle load-use stall).\n"
     "- `rpt` runs its body with no branch overhead; its own cost is paid once.\n"

@@ -14,9 +14,9 @@
  * barrel slot that no running worker owns: after an instruction costing scycles it issues at
  * the first cycle >= issue + scycles whose slot (cycle mod 6) is free; a register loaded by a
  * supervisor load is usable 7 cycles after the load issues (the 6-cycle load-use stall of
- * FACTS.md). The AMP (f32amp, f16amp, ampst, ampz, ldcw) is the stationary-weight model of
- * docs/timing.md, "The AMP". Left out: bank conflicts, instruction fetch, and self-modifying
- * code (the text is decoded once at load).
+ * docs/sources.md, Chip). The AMP (f32amp, f16amp, ampst, ampz, ldcw) is the stationary-weight
+ * model of docs/timing.md, "The AMP". Left out: bank conflicts, instruction fetch, and
+ * self-modifying code (the text is decoded once at load).
  *
  * Floating point is IEEE fp32 as the host computes it with -ffp-contract=off (ISO C mode), so
  * results are bit-identical on every run and thread count; `fma` and `v2fma` use fmaf, `fdiv`

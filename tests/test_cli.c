@@ -133,7 +133,7 @@ static void test_report_and_json(void **state)
 /* metrics: one line per statistic of the reports: the 14 members of a run report's "stats"
  * (cycles, time_us, instructions, supersteps, workers_started, tiles, worker_instructions,
  * util_sup, util_w0..w5), the 7 of each "per_ipu" object besides "ipu", and io-bench's 9
- * categories of FACTS.md section 5 (with Idle). */
+ * categories of docs/sources.md, Profiles (with Idle). */
 static void test_metrics(void **state)
 {
     (void)state;

@@ -1,5 +1,5 @@
-/* test_machine: the machine presets — mk2 and mk1 load and hold the numbers FACTS.md
- * publishes, every parameter has a value and a source comment in both files, every kind of
+/* test_machine: the machine presets — mk2 and mk1 load and hold the numbers docs/sources.md
+ * lists, every parameter has a value and a source comment in both files, every kind of
  * bad input gives its exact "file:line: error:" message, --set style overrides, a user's own
  * INI file, and docs/machines.md lists every key as the descriptor table says. Runs from the
  * repository root (make test). */
@@ -207,15 +207,16 @@ static void test_every_field_sourced(void **state)
     mach m;
     assert_int_equal(mach_load(&m, src, "mk2", e), ERR_OK);
     size_t ti = (size_t)(mach_param_find("tiles_per_ipu") - mach_params());
-    assert_string_equal(src->comment[ti],
-                        "[GC] compile reports; [SEED] 004: a GC200 has 1472 tiles (FACTS.md "
-                        "section 1).");
+    assert_string_equal(
+        src->comment[ti],
+        "[GC] compile reports; [SEED] 004: a GC200 has 1472 tiles (docs/sources.md, "
+        "Chip).");
     assert_int_equal(src->line[ti], line_of(mach_preset_text("mk2"), "tiles_per_ipu"));
     char *t = mk2_with("tiles_per_ipu", "tiles_per_ipu = 8   ; after the value [D]\r");
     assert_int_equal(mach_parse(&m, src, "t", "t.ini", t, e), ERR_OK);
     assert_int_equal(m.tiles_per_ipu, 8);
     assert_string_equal(src->comment[ti], "[GC] compile reports; [SEED] 004: a GC200 has 1472 "
-                                          "tiles (FACTS.md section 1). after the value [D]");
+                                          "tiles (docs/sources.md, Chip). after the value [D]");
     free(t);
     free(src);
     free(e);

@@ -326,7 +326,7 @@ static void test_mk2_derived(void **state)
     wl_micro_table t;
     run_ok(&m, NULL, 2, &t);
     check_table(&m, &t);
-    /* published figures exist for mk2 where FACTS.md gives one */
+    /* published figures exist for mk2 where docs/sources.md gives one */
     size_t npub = 0;
     for (size_t i = 0; i < t.n; i++)
         npub += !isnan(t.rows[i].published);

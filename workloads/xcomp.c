@@ -14,7 +14,7 @@
  * bound of their next start keeps it fast (lazy re-evaluation: start times only grow as
  * timelines fill). xcomp_emit() writes the supervisor code that issues each send at exactly
  * its cycle, padding with `nop`s and `brnzdec` delay loops (cost 1 + 6 (n + 1) for n,
- * FACTS.md branch cost), so the last word lands at exactly plan.cycles.
+ * the branch cost of docs/sources.md, Chip), so the last word lands at exactly plan.cycles.
  *
  * Left out: optimal ordering (a hard problem). The greedy plan stays within 1.1x of the
  * lower bound for one all-to-all or random transfers, but given several shift rounds as one

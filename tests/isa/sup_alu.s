@@ -1,4 +1,4 @@
-; Supervisor ALU: one issue per cycle (FACTS.md: simple ALU 1 cycle).
+; Supervisor ALU: one issue per cycle (docs/sources.md, Chip: simple ALU 1 cycle).
 ; li at 0, addi at 1, li at 2, halt at 3; halt finishes one cycle after it issues: 4.
 ; expect: r1 = 42
 ; expect: r2 = -8

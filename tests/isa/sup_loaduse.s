@@ -1,4 +1,4 @@
-; Supervisor load-use stall (6 cycles, FACTS.md): li 0, ld32 1 (r2 usable from 8),
+; Supervisor load-use stall (6 cycles, docs/sources.md, Chip): li 0, ld32 1 (r2 usable from 8),
 ; addi would issue at 2 but waits to 8; halt at 9 finishes at 10.
 ; expect: r3 = 1235
 ; expect-cycles: 10

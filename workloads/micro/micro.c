@@ -9,9 +9,9 @@
  * what a latency row subtracts). This file holds
  * what they compare against: the figure the preset's parameters imply, as a formula over the
  * mach fields written out here (so a reader sees exactly what "implied" means), and the
- * published figure from FACTS.md for the chip the preset names. Left out: figures FACTS.md
- * does not give (NaN), and any published figure for a user's own preset (its chip is not
- * known). */
+ * published figure from docs/sources.md, Chip for the chip the preset names. Left out: figures
+ * docs/sources.md does not give (NaN), and any published figure for a user's own preset (its
+ * chip is not known). */
 #include "workloads/micro/micro.h"
 
 #include <math.h>
@@ -214,7 +214,7 @@ double micro_implied_sync_internal(const mach *m)
 }
 
 /* sync_internal + ceil(sync_hop_ps x clock x hops x 2), hops = 1 + (nipus / 2) / 2: the IPU
- * Model's formula (FACTS.md), on top of the on-chip sync. */
+ * Model's formula (docs/sources.md, Chip), on top of the on-chip sync. */
 double micro_implied_sync_external(const mach *m, uint32_t nipus)
 {
     double hops = 1 + (nipus / 2) / 2;
@@ -266,7 +266,7 @@ double micro_implied_allreduce(uint32_t R, double bytes, double alpha_s, double 
     return 2.0 * (R - 1) / R * bytes / T;
 }
 
-/* ---- published (FACTS.md section 1) ---- */
+/* ---- published (docs/sources.md, Chip) ---- */
 
 micro_published micro_published_for(const mach *m)
 {
@@ -283,7 +283,7 @@ micro_published micro_published_for(const mach *m)
         p.link_ipu = 320e9; /* [PRESS] 10 links, 320 GB/s per IPU */
         p.fp32 = 62.5e12;   /* [GC] POD datasheets */
     } else {
-        p.ipu_xchg = 7.8e12; /* FACTS.md: ~7.8 TB/s */
+        p.ipu_xchg = 7.8e12; /* docs/sources.md, Chip: ~7.8 TB/s */
         p.link = 13.6e9;     /* [GC] IPU Model: 128 Gbit/s per direction at 85% */
         p.fp32 = 31.1e12;    /* [PAPER] */
     }

@@ -5,7 +5,7 @@
  * the program reads ($ccount: latencies by ping-pong, syncs, memory, AMP, all-reduce), or for
  * the exchange and link bandwidths the exchange trace and the per-IPU DoExchange cycles.
  * Next to each measured figure sit the figure the preset's parameters imply (a formula over
- * the mach fields, written in micro.c) and the published figure from FACTS.md where one
+ * the mach fields, written in micro.c) and the published figure (docs/sources.md) where one
  * exists. Nothing here prints: the caller gets rows. */
 #ifndef IPUSIM_WL_MICRO_H
 #define IPUSIM_WL_MICRO_H
@@ -22,7 +22,7 @@ typedef struct wl_micro_row {
     const char *unit;  /* "cycles", "B/cycle", "GB/s", "TB/s", "TFLOPS" */
     double sim;        /* measured from the simulated run */
     double implied;    /* what the preset's parameters imply */
-    double published;  /* FACTS.md's figure for this chip, NaN when there is none */
+    double published;  /* docs/sources.md's figure for this chip, NaN when there is none */
 } wl_micro_row;
 
 typedef struct wl_micro_table {

@@ -1,6 +1,6 @@
 /* micro_int: what the microbenchmark files share — running a program with the fabric and a
  * trace, adding rows, building assembly text, and the two reference columns: the figures the
- * preset implies (formulas over mach fields) and the published figures (FACTS.md). */
+ * preset implies (formulas over mach fields) and the published figures (docs/sources.md). */
 #ifndef IPUSIM_WL_MICRO_INT_H
 #define IPUSIM_WL_MICRO_INT_H
 
@@ -89,7 +89,7 @@ double micro_implied_amp(const mach *m);          /* FLOP/s per IPU */
  * compute is not in it. */
 double micro_implied_allreduce(uint32_t R, double bytes, double alpha_s, double beta);
 
-/* ---- published figures (FACTS.md section 1) for the chip the preset names ---- */
+/* ---- published figures (docs/sources.md, Chip) for the chip the preset names ---- */
 typedef struct micro_published {
     double tile_xchg;     /* B/cycle */
     double ipu_xchg;      /* B/s */

@@ -1,6 +1,6 @@
 /* mref: the native reference of the PopTorch tutorial's MNIST network and its training.
  *
- * Network (FACTS.md section 4), input [B][1][28][28]:
+ * Network (docs/sources.md, Tutorial), input [B][1][28][28]:
  *   layer1: Conv2d(1, 10, 5)  -> MaxPool2d(2) -> ReLU    [B][10][12][12]
  *   layer2: Conv2d(10, 20, 5) -> MaxPool2d(2) -> ReLU    [B][20][4][4] = [B][320]
  *   layer3: Linear(320, 256)  -> ReLU
