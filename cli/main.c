@@ -209,8 +209,8 @@ static void usage(FILE *f)
 
 /* The GNU form --NAME=VALUE of every long option: split into --NAME VALUE before the command
  * sees its arguments (those after a sweep's '--' too: they are a command's options). The
- * options without a value refuse one. Returns the new argv (argc in *n), or NULL after one
- * error line. */
+ * options without a value refuse one. Returns the new argv (argc in *n; every string its own
+ * copy: free with free_args), or NULL after one error line. */
 static char **split_long_opts(const char *cmd, int argc, char **argv, int *n)
 {
     static const char *const flags[] = {"--help", "--reference", "--no-check"};
@@ -219,7 +219,7 @@ static char **split_long_opts(const char *cmd, int argc, char **argv, int *n)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *eq = strchr(a, '=');
         if (i == 0 || strncmp(a, "--", 2) != 0 || !eq || eq == a + 2) {
-            out[k++] = argv[i];
+            out[k++] = xstrdup(argv[i]);
             continue;
         }
         size_t len = (size_t)(eq - a);
@@ -230,16 +230,25 @@ static char **split_long_opts(const char *cmd, int argc, char **argv, int *n)
             if (strcmp(name, flags[f]) == 0) {
                 fprintf(stderr, "ipusim %s: %s takes no value ('%s')\n", cmd, name, a);
                 free(name);
+                for (int j = 0; j < k; j++)
+                    free(out[j]);
                 free(out);
                 return NULL;
             }
         }
         out[k++] = name;
-        out[k++] = (char *)eq + 1;
+        out[k++] = xstrdup(eq + 1);
     }
     out[k] = NULL;
     *n = k;
     return out;
+}
+
+static void free_args(char **args, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(args[i]);
+    free(args);
 }
 
 int main(int argc, char **argv)
@@ -278,8 +287,11 @@ int main(int argc, char **argv)
     for (int i = 1; i < n; i++) {
         if (strcmp(args[i], "--help") == 0 || strcmp(args[i], "-h") == 0) {
             fputs(c->usage, stdout);
+            free_args(args, n);
             return 0;
         }
     }
-    return c->fn(n, args);
+    int rc = c->fn(n, args);
+    free_args(args, n);
+    return rc;
 }
