@@ -422,6 +422,12 @@ static void test_bad_configs(void **state)
     assert_non_null(strstr(e.msg, "odd"));
     c.io_tiles = 64;
     assert_int_equal(wl_iobench_run(&m, &c, &r, &sy, &e), ERR_INPUT);
+    /* a compute tile that cannot hold its program says --steps grew it, not the samples */
+    c = wl_iobench_defaults();
+    c.steps = 1u << 20;
+    assert_int_equal(wl_iobench_run(&m, &c, &r, &sy, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "(it grows with --steps)"));
+    assert_non_null(strstr(e.msg, ": use fewer --steps"));
     /* two I/O tiles cannot hold 4,000 images of 784 fp32 pixels: the message gives the rule
        of thumb, 1.05 x 12,544,000 / 624,000 = 21.1 -> 16 (nearest power of two) */
     mach big = small(1472);

@@ -469,6 +469,25 @@ static void test_csv_whole(void **state)
     assert_int_equal(run_cli(out, sizeof out, "micro sync --bogus"), 2);
 }
 
+/* A link so slow (1000 B/s) that one word takes longer than the drain the benchmark sizes its
+ * blocks for still runs (one word per tile) instead of refusing with "0 streams delivered":
+ * the one-link figure is bytes over time, within 1% of 1000 B/s (the latency is negligible
+ * against 4 ms a word). */
+static void test_slow_link(void **state)
+{
+    (void)state;
+    mach m;
+    load(&m, "mk2");
+    m.link_bytes_per_s = 1000;
+    wl_micro_table t;
+    run_ok(&m, "link", 1, &t);
+    assert_true(t.n >= 1);
+    double got = t.rows[0].sim * 1e9; /* GB/s -> B/s */
+    if (!(fabs(got - 1000.0) < 10.0))
+        fail_msg("one link at 1000 B/s measured %g B/s", got);
+    wl_micro_table_free(&t);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -479,6 +498,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_mk2_derived),        cmocka_unit_test(test_mk1_derived),
         cmocka_unit_test(test_follows_parameters), cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_unknown_name),       cmocka_unit_test(test_csv_whole),
+        cmocka_unit_test(test_slow_link),
     };
     int rc = cmocka_run_group_tests_name("micro", tests, NULL, NULL);
     if (tu_rmdir(tmpdir) != 0)

@@ -296,11 +296,19 @@ static int place(const mach *m, const wl_iobench_cfg *c, const isa_prog *prog, l
                        prog->size, L->base);
     L->out_at = align16((uint64_t)L->base + (uint64_t)L->max_cw * 4);
     L->panel = align16((uint64_t)L->out_at + (uint64_t)L->max_cw * L->ppw * 4);
-    if ((uint64_t)L->panel + PANEL_BYTES > m->sram_bytes)
+    if ((uint64_t)L->panel + PANEL_BYTES > m->sram_bytes) {
+        uint64_t bufs = (uint64_t)L->panel - L->base; /* input and output: grow with the batch */
+        int program = prog->size >= bufs;
         return err_set(e, ERR_INPUT,
-                       "io-bench: a compute tile needs %llu bytes of %u: use fewer "
-                       "samples per micro-batch or more compute tiles",
-                       (unsigned long long)L->panel + PANEL_BYTES, m->sram_bytes);
+                       "io-bench: a compute tile needs %llu bytes of %u: its program takes %u "
+                       "(it grows with --steps) and its buffers %llu (they grow with --batch and "
+                       "--sample-px): use %s",
+                       (unsigned long long)L->panel + PANEL_BYTES, m->sram_bytes, prog->size,
+                       (unsigned long long)bufs,
+                       program ? "fewer --steps"
+                               : "fewer samples per micro-batch, smaller samples, or more compute "
+                                 "tiles");
+    }
     uint64_t per = 16ull * 6 * L->ncomp;
     uint64_t amps = ((uint64_t)c->batch * c->work_macs + per - 1) / per;
     L->outer = (uint32_t)((amps + 255) / 256);

@@ -100,6 +100,8 @@ static void size_flows(const mach *m, double bw, uint32_t *k, uint32_t *len)
     double tile_bw = (double)m->xchg_bytes_per_cycle * (double)m->clock_hz;
     *k = 2 * (uint32_t)ceil(bw / tile_bw);
     *len = 4 * (uint32_t)(DRAIN_CYCLES * bw / (double)m->clock_hz / *k / 4);
+    if (*len < 4) /* a link so slow that one word takes longer than DRAIN_CYCLES */
+        *len = 4;
 }
 
 static int one_link(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
