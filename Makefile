@@ -179,10 +179,11 @@ bench-speed: deps $(BIN) $(BENCH_BINS)
 # libFuzzer targets: tests/fuzz/fuzz_*.c, each linked against the library built with clang.
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(BUILD)/gen/codelets.c $(BUILD)/gen/machines.c
+# (cli/opts.c too: the option parser has a target of its own; it needs nothing else of cli/)
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) cli/opts.c $(BUILD)/gen/codelets.c $(BUILD)/gen/machines.c
 	@mkdir -p build-fuzz
 	clang -std=c11 -O1 -g -D_GNU_SOURCE -I. -pthread -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  -o $@ $< $(LIB_SRC) $(BUILD)/gen/codelets.c $(BUILD)/gen/machines.c $(LDLIBS)
+	  -o $@ $< $(LIB_SRC) cli/opts.c $(BUILD)/gen/codelets.c $(BUILD)/gen/machines.c $(LDLIBS)
 fuzz: deps-fuzz
 	@$(MAKE) --no-print-directory $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \
