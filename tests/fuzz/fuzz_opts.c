@@ -23,7 +23,7 @@ static int reference(const char *text, uint64_t *out)
         return -1;
     unsigned __int128 v = 0;
     for (; *p; p++) {
-        int d = *p >= '0' && *p <= '9'   ? *p - '0'
+        int d = *p >= '0' && *p <= '9'          ? *p - '0'
                 : hex && *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
                 : hex && *p >= 'A' && *p <= 'F' ? *p - 'A' + 10
                                                 : -1;
