@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/num.h"
 #include "base/file.h"
 #include "isa/isa_int.h"
 
@@ -287,17 +288,13 @@ isa_insn isa_decode_word(uint64_t w)
     return in;
 }
 
-static unsigned ceil_div(unsigned a, unsigned b)
-{
-    return (a + b - 1) / b;
-}
-
 unsigned isa_op_cost(unsigned op, const isa_rates *r, int super)
 {
     const isa_opinfo *oi = isa_info(op);
     unsigned c = super ? oi->scycles : oi->wcycles;
-    unsigned need[3] = {ceil_div(oi->lbytes, r->load_bpc), ceil_div(oi->sbytes, r->store_bpc),
-                        ceil_div(oi->units, r->amp_units)};
+    unsigned need[3] = {ceil_div_u32(oi->lbytes, r->load_bpc),
+                        ceil_div_u32(oi->sbytes, r->store_bpc),
+                        ceil_div_u32(oi->units, r->amp_units)};
     for (unsigned k = 0; k < 3; k++)
         c = need[k] > c ? need[k] : c;
     return c;

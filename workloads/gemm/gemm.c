@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "base/alloc.h"
+#include "base/num.h"
 #include "base/rng.h"
 #include "isa/asm.h"
 #include "workloads/codelets.h"
@@ -45,11 +46,6 @@ double wl_gemm_bound(uint32_t k, double sum_abs)
 {
     double u = ldexp(1.0, -24), n = (double)k + 1.0;
     return n * u / (1.0 - n * u) * sum_abs + 1e-30;
-}
-
-static uint32_t ceil_div(uint32_t a, uint32_t b)
-{
-    return (a + b - 1) / b;
 }
 
 static uint32_t align16(uint32_t x)
@@ -92,7 +88,7 @@ static tile_part part_of(const layout *L, uint32_t ti, uint32_t tj)
 /* The busiest tile's part: the most rows and the most blocks. */
 static tile_part part_max(const layout *L)
 {
-    return part_sized(L, 0, ceil_div(L->M, L->gm), 0, ceil_div(L->nb, L->gn));
+    return part_sized(L, 0, ceil_div_u32(L->M, L->gm), 0, ceil_div_u32(L->nb, L->gn));
 }
 
 /* Rows of a tile's ma that worker w streams. */
@@ -105,7 +101,7 @@ static uint32_t rows_of(uint32_t ma, uint32_t w)
  * pass costs 6 x (the busiest worker's slots) + PASS_GAP. Used to choose the grid. */
 static uint64_t tile_estimate(const layout *L, uint32_t ma, uint32_t nq)
 {
-    uint64_t rows = ceil_div(ma, WORKERS);
+    uint64_t rows = ceil_div_u32(ma, WORKERS);
     uint64_t pass = 6 * (W_SETUP + KW * L->amp_slots * rows) + PASS_GAP;
     return (uint64_t)nq * (L->kc * pass + 6 * KW * rows); /* + zeroing once per block */
 }
@@ -264,8 +260,8 @@ int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **
     layout L = {.M = M,
                 .N = N,
                 .K = K,
-                .kc = ceil_div(K, KW),
-                .nb = ceil_div(N, NW),
+                .kc = ceil_div_u32(K, KW),
+                .nb = ceil_div_u32(N, NW),
                 .base = align16(prog.size),
                 .params = (uint32_t)isa_prog_sym(&prog, "params"),
                 .amp_slots = isa_op_cost(OP_f32amp, &rates, 0)};

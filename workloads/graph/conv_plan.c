@@ -7,11 +7,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
-
-static uint32_t cdiv(uint32_t a, uint32_t b)
-{
-    return (a + b - 1) / b;
-}
+#include "base/num.h"
 
 static uint32_t min32(uint32_t a, uint32_t b)
 {
@@ -65,7 +61,7 @@ void cplan_pack_free(cplan_pack *p)
 
 void cplan_pack_group(cplan_pack *p, uint32_t C, uint32_t P, uint32_t B)
 {
-    uint32_t G = cdiv(C, 16);
+    uint32_t G = ceil_div_u32(C, 16);
     cplan_pack_init(p, P, 16, 4, P * 4);
     for (uint32_t b = 0; b < B; b++)
         for (uint32_t g = 0; g < G; g++)
@@ -234,7 +230,7 @@ int cplan_fwd(cplan_conv *c, const cplan_shape *s, uint32_t B, err *e)
 {
     conv_begin(c, CPLAN_FWD, s, B);
     uint32_t K = s->k, H = s->h, W = s->w, Ci = s->cin, Co = s->cout;
-    uint64_t ho = H >= K ? H - K + 1 : 0, wo = W >= K ? W - K + 1 : 0, G = cdiv(Co, 16);
+    uint64_t ho = H >= K ? H - K + 1 : 0, wo = W >= K ? W - K + 1 : 0, G = ceil_div_u32(Co, 16);
     uint64_t big = max64((uint64_t)B * Ci * H * W * 4 + 32, B * G * ho * wo * 64);
     big = max64(big, max64((uint64_t)B * Co * ho * wo * 4, G * Ci * K * 512));
     int rc = check(s, B, max64(big, (uint64_t)Co * Ci * K * K * 4), "cplan_fwd", e);
@@ -271,7 +267,7 @@ int cplan_dx(cplan_conv *c, const cplan_shape *s, uint32_t B, err *e)
     conv_begin(c, CPLAN_DX, s, B);
     uint32_t K = s->k, H = s->h, W = s->w, Ci = s->cin, Co = s->cout;
     uint64_t ho = H >= K ? H - K + 1 : 0, wo = W >= K ? W - K + 1 : 0;
-    uint64_t Gi = cdiv(Ci, 16), Q = cdiv(Co, 8), G = cdiv(Co, 16);
+    uint64_t Gi = ceil_div_u32(Ci, 16), Q = ceil_div_u32(Co, 8), G = ceil_div_u32(Co, 16);
     uint64_t big = max64((uint64_t)B * G * ho * wo * 64, B * Gi * H * W * 64 + 48);
     big = max64(big, max64((uint64_t)B * Ci * H * W * 4, Gi * K * K * Q * 512));
     int rc = check(s, B, max64(big, (uint64_t)Co * Ci * K * K * 4), "cplan_dx", e);
@@ -293,7 +289,7 @@ int cplan_dx(cplan_conv *c, const cplan_shape *s, uint32_t B, err *e)
         for (uint32_t oy = 0; oy < ho; oy++)
             amp_run(&c->amp, (uint32_t)((b * Gi * H + oy) * W * 64), (uint32_t)wo,
                     (uint32_t)((b * G * P + oy * wo) * 64));
-    c->amp.zall = (uint32_t)cdiv((uint32_t)(B * Gi * H * W * 8), 6);
+    c->amp.zall = (uint32_t)ceil_div_u32((uint32_t)(B * Gi * H * W * 8), 6);
     amp_split(&c->amp);
     cplan_pack_group(&c->dypack, Co, P, B);
     c->in_bytes = (uint32_t)(B * G * P * 64);
@@ -311,7 +307,7 @@ int cplan_wgrad(cplan_conv *c, const cplan_shape *s, err *e)
 {
     conv_begin(c, CPLAN_WGRAD, s, 1);
     uint32_t K = s->k, H = s->h, W = s->w, Ci = s->cin, Co = s->cout;
-    uint64_t ho = H >= K ? H - K + 1 : 0, wo = W >= K ? W - K + 1 : 0, G = cdiv(Co, 16);
+    uint64_t ho = H >= K ? H - K + 1 : 0, wo = W >= K ? W - K + 1 : 0, G = ceil_div_u32(Co, 16);
     uint64_t KK = (uint64_t)Ci * K * K;
     uint64_t big = max64((uint64_t)Ci * H * W * 4, G * ho * wo * 64);
     big = max64(big, max64(G * KK * 64, Co * KK * 4));
