@@ -1,0 +1,68 @@
+/* mnet: the tutorial's MNIST network as a graph (workloads/graph/graph.h) on one simulated
+ * IPU, trained and tested for real from the host's infeed (docs/mnist.md, "The simulated
+ * run").
+ *
+ * Training: one device program for the whole run, as PopTorch runs one per host call: for
+ * each weight update, G times { stream in a micro-batch of images and labels, forward, loss,
+ * backward, accumulate gradients }, then the gradients scaled by 1/G and the AdamW step on
+ * the tiles that hold the parameters; the loss and the logits (the predictions) go back
+ * through the outfeed after every micro-batch (OutputMode.All) or once a host call (Final).
+ * The host feeds the micro-batches in the reference trainer's order (workloads/mnist/feed.h),
+ * so both see the same data; it reads the outfeed and reports each host call as the
+ * reference does (mref_progress), with the simulated cycle the call ended at.
+ * Test: the forward pass only, batches of the test batch size, the logits streamed out.
+ * Parameters are the reference's flat vector (mref.h: MREF_NPARAMS floats, state_dict order),
+ * so weights move between the two as they are. Nothing here prints. */
+#ifndef IPUSIM_MNIST_MNET_H
+#define IPUSIM_MNIST_MNET_H
+
+#include <stdint.h>
+
+#include "base/err.h"
+#include "hw/engine.h"
+#include "hw/machine.h"
+#include "workloads/graph/graph.h"
+#include "workloads/mnist/data.h"
+#include "workloads/mnist/mref.h"
+
+typedef struct mnet_cfg {
+    mref_cfg run;      /* epochs, batch, gradient accumulation, device iterations, test batch,
+                        * AdamW, seed: as the reference trainer */
+    mach m;            /* the machine (its first IPU is used) */
+    unsigned threads;  /* host threads (0: the online CPUs) */
+    uint32_t depth;    /* the infeed's and outfeed's buffering depth (the tutorial: 3) */
+    int output_all;    /* 1: every micro-batch's loss and logits (OutputMode.All); 0: the last
+                        * of each host call (OutputMode.Final) */
+    uint32_t max_tiles; /* 0: the whole IPU; else the graph may use only tiles 0..max_tiles-1 */
+} mnet_cfg;
+
+/* Defaults: the tutorial's run on a Mk2 IPU, depth 3, OutputMode.All. */
+int mnet_defaults(mnet_cfg *c, err *e);
+
+/* One host call's result, as the reference reports it, and when it ended on the device. */
+typedef struct mnet_call {
+    mref_progress p;    /* loss: mean of the outfed micro-batch losses; accuracy: percent of
+                         * their images whose largest logit is the label */
+    uint64_t end_cycle; /* the device cycle at which the call's last outfeed copy ended */
+} mnet_call;
+
+typedef struct mnet_hooks {
+    void (*epoch_begin)(void *ctx, int epoch, int epochs);
+    void (*call_done)(void *ctx, const mnet_call *c);
+    /* After a run (test = 0: training, 1: the test pass), before the system is freed: the
+     * engine (statistics, tiles) and the compiled graph (summary, tile memory). */
+    void (*finished)(void *ctx, int test, eng *g, const gr_exe *x);
+    void *ctx;
+} mnet_hooks;
+
+/* Train from params (MREF_NPARAMS floats: the initial weights) on train; params holds the
+ * trained weights after. hooks may be NULL. ERR_OK, ERR_INPUT (bad options, a graph that
+ * does not fit: the graph layer's one message) or ERR_FAULT. */
+int mnet_train(const mnet_cfg *c, const mdata_split *train, float *params, const mnet_hooks *h,
+               err *e);
+/* Test accuracy (percent of every image of set) with params on the simulated IPU, batches of
+ * c->run.test_batch (the last one padded, its padding ignored). */
+int mnet_test(const mnet_cfg *c, const mdata_split *set, const float *params, double *accuracy,
+              const mnet_hooks *h, err *e);
+
+#endif
