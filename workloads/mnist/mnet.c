@@ -240,7 +240,7 @@ static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int t
     return rc;
 }
 
-static void host_init(host_side *hs, const mnet_cfg *c, const mnet_hooks *h, const mnet_b *b)
+static void side_init(host_side *hs, const mnet_cfg *c, const mnet_hooks *h, const mnet_b *b)
 {
     memset(hs, 0, sizeof *hs);
     hs->c = c;
@@ -252,7 +252,7 @@ static void host_init(host_side *hs, const mnet_cfg *c, const mnet_hooks *h, con
     hs->res = xcalloc(mnet_res_words(b), 4);
 }
 
-static void host_free(host_side *hs)
+static void side_free(host_side *hs)
 {
     mfeed_free(hs->feed);
     mfeed_free(hs->labels);
@@ -299,13 +299,13 @@ int mnet_train(const mnet_cfg *c, const mdata_split *train, float *params, const
         return rc;
     }
     host_side hs;
-    host_init(&hs, c, h, &b);
+    side_init(&hs, c, h, &b);
     hs.calls_per_epoch = cpe;
     hs.per_call_mb = (uint32_t)(r->grad_accum * r->device_iters);
     hs.feed = mfeed_new(train, r->seed, r->epochs, r->batch, (int)hs.per_call_mb);
     hs.labels = mfeed_new(train, r->seed, r->epochs, r->batch, (int)hs.per_call_mb);
     rc = run(c, &b, &hs, params, 0, e);
-    host_free(&hs);
+    side_free(&hs);
     mnet_b_free(&b);
     return rc;
 }
@@ -326,7 +326,7 @@ int mnet_test(const mnet_cfg *c, const mdata_split *set, const float *params, do
         return rc;
     }
     host_side hs;
-    host_init(&hs, c, h, &b);
+    side_init(&hs, c, h, &b);
     hs.set = set;
     float *p = xmalloc(MREF_NPARAMS * sizeof *p);
     memcpy(p, params, MREF_NPARAMS * sizeof *p);
@@ -334,7 +334,7 @@ int mnet_test(const mnet_cfg *c, const mdata_split *set, const float *params, do
     if (rc == ERR_OK)
         *accuracy = 100.0 * (double)hs.test_correct / (double)set->n;
     free(p);
-    host_free(&hs);
+    side_free(&hs);
     mnet_b_free(&b);
     return rc;
 }

@@ -564,16 +564,14 @@ static gr_tensor flat(mnet_b *b, const char *name)
 /* ---- programs ---- */
 
 typedef struct seq {
-    gr_prog p[64];
-    size_t n;
+    gr_prog *p;
+    size_t n, cap;
 } seq;
 
 static void add(mnet_b *b, seq *q, gr_prog p)
 {
-    if (q->n == sizeof q->p / sizeof q->p[0]) {
-        gr_fail(b->g, "mnet: a sequence of more than %zu programs", q->n);
-        return;
-    }
+    (void)b;
+    q->p = xgrow(q->p, &q->cap, q->n + 1, sizeof *q->p);
     q->p[q->n++] = p;
 }
 
@@ -582,9 +580,13 @@ static void exec(mnet_b *b, seq *q, gr_cs cs)
     add(b, q, gr_execute(b->g, cs));
 }
 
-static gr_prog seq_of(mnet_b *b, const seq *q)
+/* The sequence as one program (the graph copies it); q is emptied. */
+static gr_prog seq_of(mnet_b *b, seq *q)
 {
-    return gr_seq(b->g, q->p, q->n);
+    gr_prog p = gr_seq(b->g, q->p, q->n);
+    free(q->p);
+    *q = (seq){NULL, 0, 0};
+    return p;
 }
 
 typedef struct net {
@@ -971,7 +973,7 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
     n->b = b;
     int rc = setup(b, n, c, e);
     if (rc == ERR_OK) {
-        seq init = {.n = 0}, mb = {.n = 0}, upd = {.n = 0}, top = {.n = 0};
+        seq init = {0}, mb = {0}, upd = {0}, top = {0};
         if (train)
             zero_acc(n, &init);
         weights(n, &init);
@@ -993,13 +995,13 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
         if (!train) {
             add(b, &top, gr_repeat(b->g, updates, seq_of(b, &mb)));
         } else {
-            seq step = {.n = 0};
+            seq step = {0};
             add(b, &step, gr_repeat(b->g, b->G, seq_of(b, &mb)));
             add(b, &step, seq_of(b, &upd));
             if (c->output_all) {
                 add(b, &top, gr_repeat(b->g, updates, seq_of(b, &step)));
             } else {
-                seq call = {.n = 0};
+                seq call = {0};
                 add(b, &call, gr_repeat(b->g, per_call, seq_of(b, &step)));
                 add(b, &call, gr_stream_out(b->g, b->res));
                 add(b, &top, gr_repeat(b->g, updates / per_call, seq_of(b, &call)));
