@@ -6,10 +6,10 @@
  * tensor regions and vertex states as data. Lowering, per program:
  *   Execute(cs)  the tile's worker vertices of cs in waves of six (`run` each with r1 = its
  *                state, then `join`), its supervisor vertices by `call`, then `sync internal`;
- *   Copy(s, d)   the transfers between the two tensors' regions (graph_copy.c): on-chip ones
- *                planned per IPU by the exchange compiler, each sending tile `call`ing its
- *                own send code, then `sync internal`; between IPUs, rounds of `gsend` each
- *                ending in `sync external`;
+ *   Copy         the transfers of its pieces between the tensors' regions (graph_copy.c):
+ *                on-chip ones planned together per IPU by the exchange compiler, each sending
+ *                tile `call`ing its own send code, then one `sync internal`; between IPUs,
+ *                rounds of `gsend` each ending in `sync external`;
  *   Sync(z)      `sync z`;
  *   StreamIn/Out `hin`/`hout` of the tile's regions of the tensor, then `sync internal_host`;
  *   Remote r/w   `rbin`/`rbout` likewise, at the region's place in the buffer;
@@ -187,8 +187,8 @@ static void emit_exec(lower *L, tbuild *b, gr_cs cs)
 
 static int emit_copy(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id)
 {
-    return gr_copy_emit(L->g, &L->g->p[id], &L->cp[id], L->real ? L->x->addr : NULL, ipu, tile,
-                        &b->code, &b->sub, &b->inst, L->e);
+    return gr_copy_emit(L->g, &L->cp[id], L->real ? L->x->addr : NULL, ipu, tile, &b->code, &b->sub,
+                        &b->inst, L->e);
 }
 
 static int emit_repeat(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr_prog_s *p,
