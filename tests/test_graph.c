@@ -184,6 +184,40 @@ static void test_too_big(void **state)
     rig_free(&r);
 }
 
+/* Two regions of one tensor on one tile, [0, 4) and [4, 12): a field starting at element 4
+ * lies in the second, not one past the end of the first (first-fit places the larger
+ * second region at 0 and the first at 32, so the end of the first is byte 48, outside both).
+ * addone on [4, 12) must change elements 4..11 only. */
+static void test_field_at_region_start(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 2);
+    uint32_t shape[1] = {12};
+    gr_tensor t = gr_tensor_new(r.gr, "t", GR_F32, 1, shape);
+    gr_map_region(r.gr, t, 0, 1, 0, 4);
+    gr_map_region(r.gr, t, 0, 1, 4, 12);
+    gr_cs cs = gr_cs_new(r.gr, "cs");
+    gr_field f[2] = {gr_region(t, 4, 12), gr_u32(8)};
+    gr_vertex(r.gr, cs, "addone", 0, 0, 1, f, 2);
+    err e;
+    err_clear(&e);
+    gr_exe *x = gr_compile(r.gr, gr_execute(r.gr, cs), &e);
+    if (!x)
+        fail_msg("%s", e.msg);
+    assert_int_equal(gr_load(x, r.g, &e), ERR_OK);
+    float v[12], got[12];
+    for (int i = 0; i < 12; i++)
+        v[i] = (float)i;
+    gr_write(x, r.g, t, 0, v, 12);
+    assert_int_equal(eng_run(r.g, &e), ERR_OK);
+    gr_read(x, r.g, t, 0, got, 12);
+    for (int i = 0; i < 12; i++)
+        assert_true(got[i] == (i < 4 ? v[i] : v[i] + 1.0f));
+    gr_exe_free(x);
+    rig_free(&r);
+}
+
 static void test_field_off_tile(void **state)
 {
     (void)state;
@@ -794,6 +828,7 @@ int main(void)
         cmocka_unit_test(test_repeat_exact),
         cmocka_unit_test(test_copy_values),
         cmocka_unit_test(test_too_big),
+        cmocka_unit_test(test_field_at_region_start),
         cmocka_unit_test(test_field_off_tile),
         cmocka_unit_test(test_stream_in),
         cmocka_unit_test(test_liveness),

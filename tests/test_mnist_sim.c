@@ -98,8 +98,8 @@ static mnet_cfg cfg_of(int epochs, int di, unsigned threads)
 }
 
 /* Both trainers from the seeded initialisation on `set`; weights out. */
-static void train_both(const mnet_cfg *c, const mdata_split *set, rec *sim, rec *ref,
-                       float *sim_w, float *ref_w)
+static void train_both(const mnet_cfg *c, const mdata_split *set, rec *sim, rec *ref, float *sim_w,
+                       float *ref_w)
 {
     err e;
     err_clear(&e);
@@ -256,8 +256,8 @@ static void test_three_epochs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_first_call), cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_test_pass),  cmocka_unit_test(test_too_big),
+        cmocka_unit_test(test_first_call),   cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_test_pass),    cmocka_unit_test(test_too_big),
         cmocka_unit_test(test_three_epochs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

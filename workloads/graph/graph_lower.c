@@ -98,17 +98,16 @@ static void place_tensors(lower *L, gr_prog main)
 }
 
 /* The label expression of elements from `begin` of tensor t on (ipu, tile). */
-static void region_ref(lower *L, txt *out, gr_tensor id, uint32_t ipu, uint32_t tile, size_t begin)
+/* The address of elements [begin, end) of a tensor on a tile, in the region gr_vertex found
+ * them in (a region that ends where the next begins is not the one). */
+static void region_ref(lower *L, txt *out, gr_tensor id, uint32_t ipu, uint32_t tile, size_t begin,
+                       size_t end)
 {
     const gr_tensor_s *t = &L->g->t[id];
-    for (size_t k = 0; k < t->nr; k++) {
-        const gr_region_s *r = &t->r[k];
-        if (r->ipu == ipu && r->tile == tile && r->begin <= begin && begin <= r->end) {
-            txt_printf(out, "POOL+%zu",
-                       L->pl.off[id][k] + (begin - r->begin) * gr_type_size(t->type));
-            return;
-        }
-    }
+    const gr_region_s *r = gr_region_of(t, ipu, tile, begin, end);
+    if (r)
+        txt_printf(out, "POOL+%zu",
+                   L->pl.off[id][r - t->r] + (begin - r->begin) * gr_type_size(t->type));
 }
 
 static void place_vertices(lower *L)
@@ -117,12 +116,12 @@ static void place_vertices(lower *L)
     for (size_t i = 0; i < g->nv; i++) {
         const gr_vertex_s *v = &g->v[i];
         tbuild *b = tile_of(L, v->ipu, v->tile);
-        txt_printf(&b->data, "        .align  4\nV%zu:", b->nv);
+        txt_printf(&b->data, "        .align  8\nV%zu:", b->nv);
         for (size_t k = 0; k < v->nf; k++) {
             const gr_field *f = &v->f[k];
             txt_printf(&b->data, k ? ", " : "   .word   ");
             if (f->kind == GR_F_REGION)
-                region_ref(L, &b->data, f->t, v->ipu, v->tile, f->begin);
+                region_ref(L, &b->data, f->t, v->ipu, v->tile, f->begin, f->end);
             else if (f->kind == GR_F_U32)
                 txt_printf(&b->data, "%u", f->u);
             else {

@@ -35,7 +35,7 @@ typedef struct host_side {
     const mnet_cfg *c;
     const mnet_hooks *h;
     const mnet_b *b;
-    mfeed *feed, *labels;  /* training: images; the labels again for the outfeed's check */
+    mfeed *feed, *labels;   /* training: images; the labels again for the outfeed's check */
     const mdata_split *set; /* test: the set, in order */
     float lut[256];
     uint32_t *index;
@@ -73,8 +73,7 @@ static void fill_test(host_side *hs, uint64_t k, uint64_t offset, uint8_t *dst, 
     free(buf);
 }
 
-static void fill(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, uint8_t *dst,
-                 uint32_t bytes)
+static void fill(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, uint8_t *dst, uint32_t bytes)
 {
     (void)ipu;
     host_side *hs = ctx;
@@ -208,8 +207,12 @@ static void write_inputs(const mnet_b *b, const gr_exe *x, eng *g, const float *
 /* Build, compile, load and run one graph; params in (and out when training). */
 static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int test, err *e)
 {
-    hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default(), .fill = fill,
-                  .fill_ctx = hs, .drain = drain, .drain_ctx = hs};
+    hio_cfg hc = {.in = host_cfg_default(),
+                  .out = host_cfg_default(),
+                  .fill = fill,
+                  .fill_ctx = hs,
+                  .drain = drain,
+                  .drain_ctx = hs};
     hc.in.depth = hc.out.depth = c->depth;
     hc.in.prep_ps = c->prep_ps;
     hc.in.samples_per_buffer = b->B;

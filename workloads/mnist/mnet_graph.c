@@ -100,22 +100,22 @@ static void vtx(mnet_b *b, gr_cs cs, const char *codelet, int super, uint32_t ti
 /* ---- vertices, each split over the workers ---- */
 
 /* out = k x sum of P parts (stride elements apart), n elements. */
-static void v_reduce(mnet_b *b, gr_cs cs, uint32_t tile, sl out, sl parts, uint32_t n,
-                     uint32_t P, uint32_t stride, float k)
+static void v_reduce(mnet_b *b, gr_cs cs, uint32_t tile, sl out, sl parts, uint32_t n, uint32_t P,
+                     uint32_t stride, float k)
 {
     for (unsigned v = 0; v < NW; v++) {
         size_t a = cut(n, v, NW, 2), z = cut(n, v + 1, NW, 2);
         if (z == a)
             continue;
-        gr_field f[6] = {R(out, a, z - a), R(parts, a, (size_t)(P - 1) * stride + (z - a)),
-                         U((uint32_t)(z - a)), U(P), U(stride * 4), gr_f32(k)};
+        gr_field f[6] = {R(out, a, z - a),     R(parts, a, (size_t)(P - 1) * stride + (z - a)),
+                         U((uint32_t)(z - a)), U(P),
+                         U(stride * 4),        gr_f32(k)};
         vtx(b, cs, "reduce_add", 0, tile, f, 6);
     }
 }
 
 /* conv_pack of p's blocks (list: its 3-word descriptors) from src into dst. */
-static void v_pack(mnet_b *b, gr_cs cs, uint32_t tile, const cplan_pack *p, sl list, sl dst,
-                   sl src)
+static void v_pack(mnet_b *b, gr_cs cs, uint32_t tile, const cplan_pack *p, sl list, sl dst, sl src)
 {
     uint32_t RC = p->R * p->C;
     for (unsigned v = 0; v < NW; v++) {
@@ -141,22 +141,26 @@ static void v_zero(mnet_b *b, gr_cs cs, uint32_t tile, sl dst, sl zl)
         size_t a = cut(dst.n, v, NW, 1), z = cut(dst.n, v + 1, NW, 1);
         if (z == a)
             continue;
-        gr_field f[8] = {R(dst, a, z - a), U(0), U(1),          R(zl, 0, 3),
-                         U(1),             U((uint32_t)(z - a)), U(4), U(4)};
+        gr_field f[8] = {R(dst, a, z - a),     U(0), U(1), R(zl, 0, 3), U(1),
+                         U((uint32_t)(z - a)), U(4), U(4)};
         vtx(b, cs, "conv_pack", 0, tile, f, 8);
     }
 }
 
 /* out[c][p] (+)= in[c / 16][p][c % 16], C channels of P. */
-static void v_ungroup(mnet_b *b, gr_cs cs, uint32_t tile, sl out, sl in, uint32_t C,
-                      uint32_t P, int acc)
+static void v_ungroup(mnet_b *b, gr_cs cs, uint32_t tile, sl out, sl in, uint32_t C, uint32_t P,
+                      int acc)
 {
     for (unsigned v = 0; v < NW; v++) {
         uint32_t c0 = C * v / NW, c1 = C * (v + 1) / NW;
         if (c1 == c0)
             continue;
-        gr_field f[6] = {R(out, (size_t)c0 * P, (size_t)(c1 - c0) * P), R(in, 0, in.n), U(c0),
-                         U(c1 - c0), U(P), U((uint32_t)acc)};
+        gr_field f[6] = {R(out, (size_t)c0 * P, (size_t)(c1 - c0) * P),
+                         R(in, 0, in.n),
+                         U(c0),
+                         U(c1 - c0),
+                         U(P),
+                         U((uint32_t)acc)};
         vtx(b, cs, "conv_ungroup", 0, tile, f, 6);
     }
 }
@@ -223,8 +227,8 @@ static void v_relu(mnet_b *b, gr_cs cs, uint32_t tile, sl out, sl dy, int bwd)
 }
 
 /* out[nq][M][16] (+)= in[kc][M][8] x W blocks (mm_amp, a supervisor vertex). */
-static void v_mm(mnet_b *b, gr_cs cs, uint32_t tile, sl in, sl w, sl out, uint32_t M,
-                 uint32_t kc, uint32_t nq, int zero)
+static void v_mm(mnet_b *b, gr_cs cs, uint32_t tile, sl in, sl w, sl out, uint32_t M, uint32_t kc,
+                 uint32_t nq, int zero)
 {
     gr_field f[7] = {R(in, 0, in.n), R(w, 0, w.n), R(out, 0, out.n), U(M),
                      U(kc),          U(nq),        U((uint32_t)zero)};
@@ -253,8 +257,12 @@ static void v_cols_chunks(mnet_b *b, gr_cs cs, uint32_t tile, sl src, sl dst, ui
         size_t m0 = cut(ncols, v, NW, 1), m1 = cut(ncols, v + 1, NW, 1);
         if (m1 == m0)
             continue;
-        gr_field f[6] = {R(src, m0, src.n - m0), R(dst, m0 * 8, dst.n - m0 * 8),
-                         U((uint32_t)(m1 - m0)), U(K), U(L), U(M)};
+        gr_field f[6] = {R(src, m0, src.n - m0),
+                         R(dst, m0 * 8, dst.n - m0 * 8),
+                         U((uint32_t)(m1 - m0)),
+                         U(K),
+                         U(L),
+                         U(M)};
         vtx(b, cs, "mm_cols_to_chunks", 0, tile, f, 6);
     }
 }
@@ -361,9 +369,14 @@ static rt pack_list(mnet_b *b, const char *name, const cplan_pack *p)
 static void v_amp(mnet_b *b, gr_cs cs, uint32_t s, const amp_tabs *a, sl in, sl out, sl wts)
 {
     const cplan_amp *p = a->p;
-    gr_field f[9] = {R(in, 0, in.n),     R(out, 0, out.n),  R(wts, 0, wts.n),
-                     R(at(a->wl, s), 0, a->wl.per),        U((uint32_t)p->radj),
-                     U(p->npasses),      R(at(a->ptab, s), 0, a->ptab.per), U(p->zall),
+    gr_field f[9] = {R(in, 0, in.n),
+                     R(out, 0, out.n),
+                     R(wts, 0, wts.n),
+                     R(at(a->wl, s), 0, a->wl.per),
+                     U((uint32_t)p->radj),
+                     U(p->npasses),
+                     R(at(a->ptab, s), 0, a->ptab.per),
+                     U(p->zall),
                      U(0)};
     vtx(b, cs, "conv_amp", 1, s, f, 9);
 }
@@ -607,20 +620,18 @@ static void forward(net *n, seq *q)
     mnet_b *b = n->b;
     conv_t *c = &n->c;
     fc_t *f = &n->f;
-    gr_cs k[9] = {cs(n, "input"), cs(n, "conv1"), cs(n, "conv1.ungroup"), cs(n, "conv1.bias"),
-                  cs(n, "pool1"), cs(n, "conv2"), cs(n, "conv2.ungroup"), cs(n, "conv2.bias"),
-                  cs(n, "pool2")};
+    gr_cs k[9] = {cs(n, "input"),         cs(n, "conv1"),      cs(n, "conv1.ungroup"),
+                  cs(n, "conv1.bias"),    cs(n, "pool1"),      cs(n, "conv2"),
+                  cs(n, "conv2.ungroup"), cs(n, "conv2.bias"), cs(n, "pool2")};
     for (uint32_t s = 0; s < b->B; s++) {
         v_reduce(b, k[0], s, at(c->x1, s), S(b->xin, (size_t)s * 784, 784), 784, 1, 784, 1.0f);
         v_amp(b, k[1], s, &c->a1f, at(c->x1, s), at(c->c1g, s), at(c->w1b, s));
         v_ungroup(b, k[2], s, at(c->y1, s), at(c->c1g, s), 10, 576, 0);
-        v_bias(b, k[3], s, at(c->y1, s), S(c->cw.t, (size_t)s * MNET_CONVP + P_B1, 10), 10, 576,
-               0);
+        v_bias(b, k[3], s, at(c->y1, s), S(c->cw.t, (size_t)s * MNET_CONVP + P_B1, 10), 10, 576, 0);
         v_pool_fwd(b, k[4], s, at(c->y1, s), at(c->a1, s), at(c->arg1, s), 120, 24);
         v_amp(b, k[5], s, &c->a2f, at(c->a1, s), at(c->c2g, s), at(c->w2b, s));
         v_ungroup(b, k[6], s, at(c->y2, s), at(c->c2g, s), 20, 64, 0);
-        v_bias(b, k[7], s, at(c->y2, s), S(c->cw.t, (size_t)s * MNET_CONVP + P_B2, 20), 20, 64,
-               0);
+        v_bias(b, k[7], s, at(c->y2, s), S(c->cw.t, (size_t)s * MNET_CONVP + P_B2, 20), 20, 64, 0);
         v_pool_fwd(b, k[8], s, at(c->y2, s), at(c->x3, s), at(c->arg2, s), 80, 8);
     }
     for (int i = 0; i < 9; i++)
@@ -630,8 +641,8 @@ static void forward(net *n, seq *q)
         x[j] = (gr_xfer){c->x3.t, 0, f->x3j.t, (size_t)j * f->x3j.per, f->x3j.per};
     add(b, q, gr_copy_many(b->g, x, MNET_FC));
     free(x);
-    gr_cs l3[5] = {cs(n, "layer3.x"), cs(n, "layer3"), cs(n, "layer3.rows"),
-                   cs(n, "layer3.bias"), cs(n, "layer3.relu")};
+    gr_cs l3[5] = {cs(n, "layer3.x"), cs(n, "layer3"), cs(n, "layer3.rows"), cs(n, "layer3.bias"),
+                   cs(n, "layer3.relu")};
     for (uint32_t j = 0; j < MNET_FC; j++) {
         uint32_t t = b->fc0 + j;
         sl y = at(f->y3T, j);
@@ -674,8 +685,9 @@ static void loss(net *n, seq *q)
                          R(f->sums, 2 * (size_t)v + 1, 1)};
         vtx(b, k[0], "xent_fwd_bwd", 0, b->t4, x, 7);
     }
-    gr_field r[6] = {R(f->res, 10 * (size_t)b->B, 1), R(f->sums, 0, 2 * f->nxent), U(1),
-                     U(f->nxent), U(8), gr_f32(1.0f / (float)b->B)};
+    gr_field r[6] = {
+        R(f->res, 10 * (size_t)b->B, 1), R(f->sums, 0, 2 * f->nxent), U(1), U(f->nxent), U(8),
+        gr_f32(1.0f / (float)b->B)};
     vtx(b, k[1], "reduce_add", 0, b->t4, r, 6);
     cplan_pack tp = {.nblocks = 10, .R = 1, .C = b->Bp, .sr = 4, .sc = 40};
     v_pack(b, k[1], b->t4, &tp, f->l_dy4, f->dy4T, f->dz);
@@ -731,14 +743,14 @@ static void backward_conv(net *n, seq *q)
 {
     mnet_b *b = n->b;
     conv_t *c = &n->c;
-    gr_cs k[9] = {cs(n, "pool2.grad.in"),    cs(n, "pool2.grad"),   cs(n, "conv2.grad.layouts"),
-                  cs(n, "conv2.grad"),       cs(n, "conv2.grad.ungroup"), cs(n, "pool1.grad"),
-                  cs(n, "conv1.grad.layouts"), cs(n, "conv1.grad"), cs(n, "conv1.grad.ungroup")};
+    gr_cs k[9] = {
+        cs(n, "pool2.grad.in"),      cs(n, "pool2.grad"),         cs(n, "conv2.grad.layouts"),
+        cs(n, "conv2.grad"),         cs(n, "conv2.grad.ungroup"), cs(n, "pool1.grad"),
+        cs(n, "conv1.grad.layouts"), cs(n, "conv1.grad"),         cs(n, "conv1.grad.ungroup")};
     for (uint32_t s = 0; s < b->B; s++) {
         size_t g0 = (size_t)s * MNET_CONVP;
         v_reduce(b, k[0], s, at(c->da2, s), at(c->dx3g, s), MNET_X3, MNET_FC, MNET_X3, 1.0f);
-        v_pool_bwd(b, k[1], s, at(c->da2, s), at(c->x3, s), at(c->arg2, s), at(c->dy2, s), 80,
-                   8);
+        v_pool_bwd(b, k[1], s, at(c->da2, s), at(c->x3, s), at(c->arg2, s), at(c->dy2, s), 80, 8);
         v_bias(b, k[2], s, at(c->dy2, s), S(c->cg.t, g0 + P_B2, 20), 20, 64, 1);
         v_pack(b, k[2], s, &c->p_dy2, at(c->l_dy2, s), at(c->dyg2, s), at(c->dy2, s));
         v_amp(b, k[3], s, &c->a2w, at(c->a1, s), at(c->dw2t, s), at(c->dyg2, s));
@@ -788,8 +800,7 @@ static void weights(net *n, seq *q)
     for (uint32_t s = 0; s < b->B; s++) {
         size_t g0 = (size_t)s * MNET_CONVP;
         v_pack(b, k, s, &b->c1f.wpack, at(c->l_w1, s), at(c->w1b, s), S(c->cw.t, g0 + P_W1, 250));
-        v_pack(b, k, s, &b->c2f.wpack, at(c->l_w2, s), at(c->w2b, s),
-               S(c->cw.t, g0 + P_W2, 5000));
+        v_pack(b, k, s, &b->c2f.wpack, at(c->l_w2, s), at(c->w2b, s), S(c->cw.t, g0 + P_W2, 5000));
         if (b->train)
             v_pack(b, k, s, &b->c2d.wpack, at(c->l_w2d, s), at(c->w2db, s),
                    S(c->cw.t, g0 + P_W2, 5000));
@@ -823,19 +834,21 @@ static void update(net *n, seq *q)
     v_part_rows(b, c0, b->t4, f->g4p, S(b->grads, P_W4, 10 * MNET_H3), 10, MNET_H3, 10);
     exec(b, q, c0);
     size_t np = (size_t)b->B * MNET_CU;
-    gr_tensor parts = rows(b, "conv.grads.parts", GR_F32, b->cu0, MNET_CU, (size_t)b->B * MNET_CU_N);
+    gr_tensor parts =
+        rows(b, "conv.grads.parts", GR_F32, b->cu0, MNET_CU, (size_t)b->B * MNET_CU_N);
     gr_xfer *x = xmalloc(np * sizeof *x);
     for (uint32_t s = 0; s < b->B; s++)
         for (uint32_t u = 0; u < MNET_CU; u++)
-            x[s * MNET_CU + u] = (gr_xfer){n->c.cg.t, (size_t)s * MNET_CONVP + (size_t)u * MNET_CU_N,
-                                           parts, ((size_t)u * b->B + s) * MNET_CU_N, MNET_CU_N};
+            x[s * MNET_CU + u] =
+                (gr_xfer){n->c.cg.t, (size_t)s * MNET_CONVP + (size_t)u * MNET_CU_N, parts,
+                          ((size_t)u * b->B + s) * MNET_CU_N, MNET_CU_N};
     add(b, q, gr_copy_many(b->g, x, np));
     free(x);
     gr_cs c1 = cs(n, "grads.reduce"), c2 = cs(n, "adamw");
     for (uint32_t u = 0; u < MNET_CU; u++)
         v_reduce(b, c1, b->cu0 + u, S(b->grads, (size_t)u * MNET_CU_N, MNET_CU_N),
-                 S(parts, (size_t)u * b->B * MNET_CU_N, (size_t)b->B * MNET_CU_N), MNET_CU_N,
-                 b->B, MNET_CU_N, k);
+                 S(parts, (size_t)u * b->B * MNET_CU_N, (size_t)b->B * MNET_CU_N), MNET_CU_N, b->B,
+                 MNET_CU_N, k);
     for (uint32_t j = 0; j < MNET_FC; j++) {
         sl g = S(b->grads, P_W3 + (size_t)j * 16 * MNET_X3, 16 * MNET_X3);
         v_reduce(b, c1, b->fc0 + j, g, g, 16 * MNET_X3, 1, 16 * MNET_X3, k);
@@ -902,9 +915,16 @@ static void adamw_vertices(net *n, gr_cs hyper, gr_cs step)
                                   gr_region(b->opt_v, p0, p0 + z - a),
                                   U((uint32_t)(z - a)),
                                   gr_region(rec, 4 * (size_t)i, 4 * (size_t)i + 4),
-                                  gr_f32(c[0]), gr_f32(c[0]), gr_f32(c[1]), gr_f32(c[1]),
-                                  gr_f32(c[2]), gr_f32(c[2]), gr_f32(c[3]), gr_f32(c[3]),
-                                  gr_f32(c[4]), gr_f32(c[4])};
+                                  gr_f32(c[0]),
+                                  gr_f32(c[0]),
+                                  gr_f32(c[1]),
+                                  gr_f32(c[1]),
+                                  gr_f32(c[2]),
+                                  gr_f32(c[2]),
+                                  gr_f32(c[3]),
+                                  gr_f32(c[3]),
+                                  gr_f32(c[4]),
+                                  gr_f32(c[4])};
                 vtx(b, step, "adamw_step", 0, tiles[i], f, 16);
             }
         }
@@ -959,8 +979,7 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
     return ERR_OK;
 }
 
-int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32_t per_call,
-               err *e)
+int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32_t per_call, err *e)
 {
     memset(b, 0, sizeof *b);
     b->train = train;

@@ -11,8 +11,8 @@
 #include "workloads/mnist/adamw.h"
 #include "workloads/mnist/mnet.h"
 
-#define MNET_FC 16     /* tiles of layer3, 16 of its 256 outputs each */
-#define MNET_CU 11     /* tiles updating the convolutions' 5,280 parameters, 480 each */
+#define MNET_FC 16 /* tiles of layer3, 16 of its 256 outputs each */
+#define MNET_CU 11 /* tiles updating the convolutions' 5,280 parameters, 480 each */
 #define MNET_CONVP 5280
 #define MNET_CU_N (MNET_CONVP / MNET_CU)
 #define MNET_X3 320 /* layer3's inputs */
@@ -37,8 +37,8 @@ typedef struct mnet_upd {
 typedef struct mnet_b {
     graph *g;
     int train;
-    uint32_t B, Bp; /* micro-batch, and padded to 4 for the transposed layers */
-    uint32_t G;     /* gradient accumulation */
+    uint32_t B, Bp;   /* micro-batch, and padded to 4 for the transposed layers */
+    uint32_t G;       /* gradient accumulation */
     uint32_t updates; /* weight updates in the run (the optimiser's step table) */
     adamw_cfg opt;
     uint32_t nhyper; /* tiles with a step table */
