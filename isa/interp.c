@@ -156,15 +156,44 @@ static const amp_shape amp_shapes[] = {
         memcpy(a->out, acc_, sizeof acc_);                                                         \
     } while (0)
 
+/* f32amp's row, AMP_ROW(8, 16, w) with the 16 lanes in four vectors of four held in
+ * registers and the weights read in place: each lane's arithmetic is the scalar one (the
+ * product rounded, then the sum, in k order; GCC's vector extension does elementwise IEEE
+ * operations). Twice as fast as the array form, whose accumulators go through memory. */
+typedef float amp_v4 __attribute__((vector_size(16)));
+
+static void amp_row_f32(isa_amp *a, const uint8_t *cw)
+{
+    amp_v4 c0, c1, c2, c3, w0, w1, w2, w3;
+    memcpy(&c0, a->p, 16);
+    memcpy(&c1, a->p + 4, 16);
+    memcpy(&c2, a->p + 8, 16);
+    memcpy(&c3, a->p + 12, 16);
+    for (unsigned k = 0; k < 8; k++, cw += 64) {
+        const float xk = a->x[k];
+        const amp_v4 x = {xk, xk, xk, xk};
+        memcpy(&w0, cw, 16);
+        memcpy(&w1, cw + 16, 16);
+        memcpy(&w2, cw + 32, 16);
+        memcpy(&w3, cw + 48, 16);
+        c0 = c0 + x * w0;
+        c1 = c1 + x * w1;
+        c2 = c2 + x * w2;
+        c3 = c3 + x * w3;
+    }
+    memcpy(a->out, &c0, 16);
+    memcpy(a->out + 4, &c1, 16);
+    memcpy(a->out + 8, &c2, 16);
+    memcpy(a->out + 12, &c3, 16);
+}
+
 /* The row is complete: compute it against the weights, f32[8][16] (f32amp) or f16[16][8]
  * (f16amp), row k for input k; it becomes the finished row. */
 static void amp_finish(isa_amp *a, const uint8_t *cw)
 {
     const amp_shape *s = &amp_shapes[a->kind];
     if (a->kind == ISA_AMP_F32) {
-        float w[8][16];
-        memcpy(w, cw, sizeof w);
-        AMP_ROW(8, 16, w);
+        amp_row_f32(a, cw);
     } else {
         uint16_t h[16][8];
         float w[16][8];
