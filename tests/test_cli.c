@@ -171,6 +171,40 @@ static void test_mnist_missing_data(void **state)
     }
 }
 
+/* mnist: the simulated run's option errors are one line and exit status 2, found before any
+ * data is read (IPUSIM_DATA names an empty directory). */
+static void test_mnist_option_errors(void **state)
+{
+    (void)state;
+    char out[8192];
+    const struct {
+        const char *args, *want;
+    } cases[] = {
+        {"--ipus 2", "ipusim mnist: --ipus 2: pipelining over several IPUs is not built yet; only "
+                     "--ipus 1 runs\n"},
+        {"--ipus 0", "ipusim mnist: --ipus: 0 is out of range [1, 1024]\n"},
+        {"--output-mode bad", "ipusim mnist: --output-mode: 'bad' is not all or final\n"},
+        {"--output-mode", "ipusim mnist: --output-mode needs a value\n"},
+        {"--depth 0", "ipusim mnist: --depth: 0 is out of range [1, 255]\n"},
+        {"--depth 256", "ipusim mnist: --depth: '256' is too large (at most 255)\n"},
+        {"--threads 0", "ipusim mnist: --threads: 0 is out of range [1, 1024]\n"},
+        {"--reference --depth 2", "ipusim mnist: --depth is an option of the simulated run; "
+                                  "--reference does not take it\n"},
+        {"--machine mk1 --reference", "ipusim mnist: --machine is an option of the simulated "
+                                      "run; --reference does not take it\n"},
+        {"--set bogus=1", "ipusim mnist: --set bogus=1: unknown machine parameter 'bogus'\n"},
+    };
+    setenv("IPUSIM_DATA", tmpdir, 1);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int rc = run(out, sizeof out, "mnist %s", cases[k].args);
+        if (rc != 2 || strcmp(out, cases[k].want) != 0) {
+            unsetenv("IPUSIM_DATA");
+            fail_msg("mnist %s: exit %d, output:\n%s", cases[k].args, rc, out);
+        }
+    }
+    unsetenv("IPUSIM_DATA");
+}
+
 /* The report's lines and keys from the statistics tables, on tests/isa/xchg_pair.s with 8
  * tiles (derivation in its comments): tile 0 sends 8 B at cycle 11, the last word lands so the
  * stream ends at 22 (DoExchange 11 cycles), one sync release, halt at 116. Instructions: tile 0
@@ -418,6 +452,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_report_tables),
         cmocka_unit_test(test_metrics),
         cmocka_unit_test(test_mnist_missing_data),
+        cmocka_unit_test(test_mnist_option_errors),
         cmocka_unit_test(test_option_numbers),
         cmocka_unit_test(test_asm_disasm_roundtrip),
         cmocka_unit_test(test_asm_output_is_input),
