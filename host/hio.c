@@ -107,6 +107,35 @@ static uint64_t to_cycles(const mach *m, sim_time ps)
     return sim_clock_time(clk, c) < ps ? c + 1 : c;
 }
 
+/* Buffer k of IPU ipu's infeed into the tiles' `hin` destinations, sliced in tile order. */
+static void fill_in(const hio *h, uint32_t ipu, uint64_t k, eng_hcopy *c, size_t n)
+{
+    uint64_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].kind != TILE_HIN)
+            continue;
+        if (h->cfg.fill)
+            h->cfg.fill(h->cfg.fill_ctx, ipu, k, off, c[i].dst, c[i].bytes);
+        else
+            memset(c[i].dst, 0, c[i].bytes);
+        off += c[i].bytes;
+    }
+}
+
+/* Buffer k of IPU ipu's outfeed, the tiles' `hout` sources in tile order, to the drain (if
+ * any), available from tile cycle `cycle`. */
+static void drain_out(const hio *h, uint32_t ipu, uint64_t k, const eng_hcopy *c, size_t n,
+                      uint64_t cycle)
+{
+    uint64_t off = 0;
+    for (size_t i = 0; h->cfg.drain && i < n; i++) {
+        if (c[i].kind != TILE_HOUT)
+            continue;
+        h->cfg.drain(h->cfg.drain_ctx, ipu, k, off, c[i].src, c[i].bytes, cycle);
+        off += c[i].bytes;
+    }
+}
+
 static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, size_t n,
                 eng_htime *t, err *e)
 {
@@ -154,16 +183,15 @@ static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, s
             now += wait;
             strm_add_end(kind == TILE_HIN ? h->in[ipu] : h->out[ipu], wait);
         }
-        uint64_t off = 0;
-        for (size_t i = 0; kind == TILE_HIN && i < n; i++) {
-            if (c[i].kind != TILE_HIN)
-                continue;
-            if (h->cfg.fill)
-                h->cfg.fill(h->cfg.fill_ctx, ipu, k, off, c[i].dst, c[i].bytes);
-            else
-                memset(c[i].dst, 0, c[i].bytes);
-            off += c[i].bytes;
-        }
+        /* The outfeed's bytes are the host's once its last byte has arrived, at sc.end: a time
+         * on the kernel's timeline, which started this sync at `at`'s time, so sc.end is `at`
+         * plus the infeed's Begin, Mid and (depth 1) End plus this copy's Begin and Mid, and
+         * to_cycles rounds it up to the tile cycle by which the copy has ended (never later than
+         * the release, whose parts are each rounded up). */
+        if (kind == TILE_HIN)
+            fill_in(h, ipu, k, c, n);
+        else
+            drain_out(h, ipu, k, c, n, to_cycles(&h->m, sc.end));
     }
     for (size_t i = 0; i < n; i++) {
         if (c[i].kind != TILE_RBIN && c[i].kind != TILE_RBOUT)

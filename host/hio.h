@@ -4,7 +4,8 @@
  * links of host/host.h, plus remote buffers (Streaming Memory) held in host memory. At a
  * host sync the engine hands over the copies of the tiles taking part; hio times them (the
  * infeed's buffer k, then the outfeed's, then remote-buffer copies, one after another),
- * moves the bytes, and reports StreamCopyBegin / Mid and the remote-buffer time. */
+ * moves the bytes (the infeed's from `fill`, the outfeed's to `drain`), and reports
+ * StreamCopyBegin / Mid and the remote-buffer time. */
 #ifndef IPUSIM_HIO_H
 #define IPUSIM_HIO_H
 
@@ -21,11 +22,19 @@ enum { HIO_INFEED = 0, HIO_OUTFEED = 1 };
 typedef void (*hio_fill_fn)(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, uint8_t *dst,
                             uint32_t bytes);
 
+/* Where outfeed bytes go: buffer k of IPU ipu's outfeed, `bytes` bytes at `offset` (the
+ * tiles' copies in tile order, as the infeed's), available to the host from device cycle
+ * `cycle` (the copy's end). src is valid during the call only. NULL: dropped. */
+typedef void (*hio_drain_fn)(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset,
+                             const uint8_t *src, uint32_t bytes, uint64_t cycle);
+
 typedef struct hio_cfg {
     host_cfg in;  /* the infeed: loaders, preparation, callback, depth, buffer size */
     host_cfg out; /* the outfeed: depth, host drain time, buffer size */
     hio_fill_fn fill;
     void *fill_ctx;
+    hio_drain_fn drain;
+    void *drain_ctx;
 } hio_cfg;
 
 typedef struct hio hio;

@@ -1,6 +1,6 @@
 /* test_codelets_loss: the codelets at the end of the tutorial network's training step
- * (workloads/codelets/xent_fwd_bwd.s, reduce_add.s, adamw_step.s) run through the engine on
- * one Mk2 tile, against the C code they stand for, on seeded random data.
+ * (workloads/codelets/xent_fwd_bwd.s, reduce_add.s, adamw_step.s, adamw_hyper.s) run through
+ * the engine on one Mk2 tile, against the C code they stand for, on seeded random data.
  *
  * Harness: a supervisor `main` that starts the codelet on one worker per state (`li r1,
  * STATE; run NAME, r1`), joins and halts, assembled with the codelet's source; the test
@@ -27,8 +27,11 @@
  *   remainder, 1 to 5 parts, k = 1 and 1/40, in place and not, with guard words around out.
  * - adamw_step against adamw_step (workloads/mnist/adamw.c) over 5 steps of 3001 parameters
  *   (and 0 to 3), defaults lr 0.001, betas (0.9, 0.999), eps 1e-8, weight decay 0.01, bit for
- *   bit on param, m and v after every step; the state's scalars computed here from the
- *   formulas in adamw_step.s's header. */
+ *   bit on param, m and v after every step; the state's scalars and each step's record
+ *   {bc2_sqrt, 0, neg_step, neg_step} computed here from the formulas in adamw_step.s's header.
+ * - adamw_hyper: the record and the cursor after 1, 2 and 3 runs over a table of random bits;
+ *   and the device loop it is for, adamw_hyper then adamw_step for 1 to 3 steps in one
+ *   program, against as many steps of adamw.c bit for bit. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,24 +77,39 @@ typedef struct harness {
     uint8_t *mem;
 } harness;
 
-/* Codelet `name` started once per state address. */
-static void h_new(harness *h, const char *name, const uint32_t *states, int n)
+/* A harness program: the supervisor text `main_text` (after "main:"), then the codelets'
+ * sources. */
+static void h_prog(harness *h, const char *main_text, const char *const *names, int nn)
 {
-    const char *src = wl_codelet(name);
-    assert_non_null(src);
-    size_t len = strlen(src) + 4096;
+    size_t len = strlen(main_text) + 64;
+    for (int i = 0; i < nn; i++) {
+        assert_non_null(wl_codelet(names[i]));
+        len += strlen(wl_codelet(names[i]));
+    }
     char *text = malloc(len);
     assert_non_null(text);
-    size_t k = (size_t)snprintf(text, len, "        .text\nmain:\n");
-    for (int i = 0; i < n; i++)
-        k += (size_t)snprintf(text + k, len - k, "        li      r1, %u\n        run     %s, r1\n",
-                              states[i], name);
-    snprintf(text + k, len - k, "        join\n        halt\n%s", src);
-    tu_assemble(name, text, &h->prog);
+    size_t k = (size_t)snprintf(text, len, "        .text\nmain:\n%s", main_text);
+    for (int i = 0; i < nn; i++)
+        k += (size_t)snprintf(text + k, len - k, "%s", wl_codelet(names[i]));
+    tu_assemble(names[0], text, &h->prog);
     free(text);
     h->s = tu_system(1, 1, 1, 100000000, &h->prog);
     h->mem = eng_tile_mem(sys_engine(h->s), 0, 0);
     assert_non_null(h->mem);
+}
+
+/* Codelet `name` started once per state address. */
+static void h_new(harness *h, const char *name, const uint32_t *states, int n)
+{
+    char main_text[64 * MAXW + 64];
+    size_t k = 0;
+    assert_true(n <= MAXW);
+    for (int i = 0; i < n; i++)
+        k += (size_t)snprintf(main_text + k, sizeof main_text - k,
+                              "        li      r1, %u\n        run     %s, r1\n", states[i], name);
+    snprintf(main_text + k, sizeof main_text - k, "        join\n        halt\n");
+    const char *names[1] = {name};
+    h_prog(h, main_text, names, 1);
 }
 
 /* Run; the cycle the tile halted at. */
@@ -475,50 +493,155 @@ static void test_reduce_add(void **state)
     assert_int_equal(6 * reduce_slots(10, 4), 486);
 }
 
-/* ---- adamw_step ---- */
+/* ---- adamw_step and adamw_hyper ---- */
 
 /* Worker slots of adamw_step for n parameters, from its instruction sequence (fsqrt 5 slots,
  * fdiv 3, the rest 1):
- *   prologue: 5 ld32, ld64, ld32, shri, rpt                                       = 9
- *   a pair: 4 ld64 (g, m, v, param), 5 ld64 (w1, b2, w2, neg_step, decay), 11 f32v2
- *           (v2sub, v2mul, v2add; v2mul, 2 v2mul, v2add; v2add eps; v2mul; v2mul, v2add),
- *           2 fsqrt (10), 4 fdiv (12), 3 st64pi                                    = 45
+ *   prologue: 5 ld32 (param, grad, m, v, n), ld64 eps, 2 ld32 (hyper, then bc2_sqrt through
+ *             it), shri, rpt                                                       = 10
+ *   a pair: 4 ld64 (g, m, v, param), 5 ld64 (w1, b2, w2, neg_step, decay), ld32 hyper (before
+ *           neg_step), 11 f32v2 (v2sub, v2mul, v2add; v2mul, 2 v2mul, v2add; v2add eps;
+ *           v2mul; v2mul, v2add), 2 fsqrt (10), 4 fdiv (12), 3 st64pi              = 46
  *   odd test: ld32, andi, brz                                                      = 3
- *   the last element: 9 ld32, 11 fp32 ops, fsqrt (5), 2 fdiv (6), 3 st32          = 34
+ *   the last element: 10 ld32 (g, m, w1, v, b2, w2, hyper, neg_step, param, decay), 11 fp32
+ *           ops, fsqrt (5), 2 fdiv (6), 3 st32                                     = 35
  *   exit                                                                           = 1 */
 static uint64_t adamw_slots(uint64_t n)
 {
-    return 9 + 45 * (n / 2) + 3 + 34 * (n % 2) + 1;
+    return 10 + 46 * (n / 2) + 3 + 35 * (n % 2) + 1;
 }
 
-/* The step's scalars as adamw_step.s's header gives them (PyTorch's Python-float terms, in
- * double, rounded once), into the state at `at`. */
-static void adamw_state(uint8_t *mem, uint32_t at, const adamw_cfg *c, long t, uint32_t p,
-                        uint32_t g, uint32_t m, uint32_t v, uint32_t n)
+/* Worker slots of adamw_hyper: 3 ld32 (cursor, the index, table), shli, add, ld32 rec, 2
+ * ld64, 2 st64, addi, st32, exit. */
+enum { HYPER_SLOTS = 13, REC_BYTES = 16, ASTATE_BYTES = 64 };
+
+/* A supervisor block `li r1, STATE; run NAME, r1; join` of a codelet of S slots, started at
+ * cycle c (docs/timing.md): li at c, run at c + 1, the worker's first issue at c + 7 and its
+ * exit at c + 1 + 6 S; the supervisor's next free slot is c + 8, where join issues and goes
+ * on at max(c + 14, the exit + 1) = c + 2 + 6 S (S >= 2). halt then takes 1 cycle. */
+static uint64_t block_cycles(uint64_t slots)
+{
+    return 6 * slots + 2;
+}
+
+/* Step t's record as adamw_step.s's header gives its scalars (PyTorch's Python-float terms,
+ * in double, rounded once): {bc2_sqrt, 0, neg_step, neg_step}, at `at`. */
+static void adamw_record(uint8_t *mem, uint32_t at, const adamw_cfg *c, long t)
 {
     const double bc1 = 1.0 - pow(c->beta1, (double)t), bc2 = 1.0 - pow(c->beta2, (double)t);
+    const uint32_t neg_step = tu_fb((float)(-(c->lr / bc1)));
+    put32(mem, at + 0, tu_fb((float)sqrt(bc2)));
+    put32(mem, at + 4, 0);
+    put32(mem, at + 8, neg_step);
+    put32(mem, at + 12, neg_step);
+}
+
+/* The state at `at`: the tensors, n, the record's address and the constant scalars (the
+ * header's formulas) stored twice. */
+static void adamw_state(uint8_t *mem, uint32_t at, const adamw_cfg *c, const uint32_t ptr[4],
+                        uint32_t n, uint32_t hyper)
+{
     const float pairs[5] = {
+        (float)c->eps,                          /* eps */
         (float)(1.0 - c->lr * c->weight_decay), /* decay */
         (float)(1.0 - c->beta1),                /* w1 */
         (float)c->beta2,                        /* b2 */
         (float)(1.0 - c->beta2),                /* w2 */
-        (float)(-(c->lr / bc1)),                /* neg_step */
     };
-    put32(mem, at + 0, p);
-    put32(mem, at + 4, g);
-    put32(mem, at + 8, m);
-    put32(mem, at + 12, v);
+    for (int k = 0; k < 4; k++)
+        put32(mem, at + 4 * (uint32_t)k, ptr[k]);
     put32(mem, at + 16, n);
-    put32(mem, at + 20, tu_fb((float)sqrt(bc2)));
-    put32(mem, at + 24, tu_fb((float)c->eps));
-    put32(mem, at + 28, tu_fb((float)c->eps));
+    put32(mem, at + 20, hyper);
     for (int k = 0; k < 5; k++) {
-        put32(mem, at + 32 + 8 * (uint32_t)k, tu_fb(pairs[k]));
-        put32(mem, at + 36 + 8 * (uint32_t)k, tu_fb(pairs[k]));
+        put32(mem, at + 24 + 8 * (uint32_t)k, tu_fb(pairs[k]));
+        put32(mem, at + 28 + 8 * (uint32_t)k, tu_fb(pairs[k]));
     }
 }
 
-/* n parameters over `steps` steps from random parameters, gradients random each step. */
+/* Where one AdamW case lives in tile memory: param, grads (one per step), m, v, each padded
+ * to `al` bytes with guard words; the table of records; the cursor. */
+typedef struct alayout {
+    uint32_t n, al, P, G, M, V, TAB, CUR, END;
+} alayout;
+
+static alayout alayout_of(uint32_t n, int steps)
+{
+    alayout L = {.n = n, .al = ((4 * n + 7) & ~7u) + 8};
+    L.P = DATA;
+    L.G = L.P + L.al;
+    L.M = L.G + (uint32_t)steps * L.al;
+    L.V = L.M + L.al;
+    L.TAB = L.V + L.al;
+    L.CUR = L.TAB + REC_BYTES * (uint32_t)steps + 8;
+    L.END = L.CUR + 16;
+    return L;
+}
+
+/* Random parameters; gradients random each step (some zero, magnitudes 2^-12 to 2^3). */
+static void adamw_data(float *param, float *grad, uint32_t n, int steps)
+{
+    for (uint32_t i = 0; i < n; i++)
+        param[i] = urand(-0.5f, 0.5f);
+    for (uint32_t i = 0; i < n * (uint32_t)steps; i++) {
+        const uint32_t r = rnd();
+        grad[i] = (r & 31) == 0 ? 0.0f : ldexpf(urand(-1.0f, 1.0f), (int)(r % 16) - 12);
+    }
+}
+
+/* Tile memory for a case: guards, param, m and v from `keep` (al bytes each), every step's
+ * gradient, the table of records for steps 1..steps, the cursor 0. */
+static void adamw_load(uint8_t *mem, const alayout *L, const adamw_cfg *c, const uint8_t *keep,
+                       const float *grad, int steps)
+{
+    for (uint32_t a = L->P; a < L->END; a += 4)
+        put32(mem, a, GUARD);
+    memcpy(mem + L->P, keep, 4 * (size_t)L->n);
+    memcpy(mem + L->M, keep + L->al, 4 * (size_t)L->n);
+    memcpy(mem + L->V, keep + 2 * L->al, 4 * (size_t)L->n);
+    for (int t = 1; t <= steps; t++) {
+        memcpy(mem + L->G + (uint32_t)(t - 1) * L->al, grad + (size_t)(t - 1) * L->n,
+               4 * (size_t)L->n);
+        adamw_record(mem, L->TAB + REC_BYTES * (uint32_t)(t - 1), c, t);
+    }
+    put32(mem, L->CUR, 0);
+}
+
+/* param, m and v in tile memory equal adamw.c's, bit for bit; the guards after them intact. */
+static void adamw_check(const uint8_t *mem, const alayout *L, const adamw *o, const float *param,
+                        const char *what, int t)
+{
+    const struct {
+        const char *name;
+        uint32_t at;
+        const float *want;
+    } cmp[3] = {{"param", L->P, param}, {"m", L->M, o->m}, {"v", L->V, o->v}};
+    for (int c = 0; c < 3; c++) {
+        for (uint32_t i = 0; i < L->n; i++)
+            if (get32(mem, cmp[c].at + 4 * i) != tu_fb(cmp[c].want[i]))
+                fail_msg("%s n %u step %d: %s[%u] 0x%08x, want 0x%08x (%a)", what, L->n, t,
+                         cmp[c].name, i, get32(mem, cmp[c].at + 4 * i), tu_fb(cmp[c].want[i]),
+                         (double)cmp[c].want[i]);
+        for (uint32_t a = cmp[c].at + 4 * L->n; a < cmp[c].at + L->al; a += 4)
+            assert_int_equal(get32(mem, a), GUARD);
+    }
+}
+
+/* The records and the gradients are read only. */
+static void adamw_check_inputs(const uint8_t *mem, const alayout *L, const adamw_cfg *c,
+                               const float *grad, int steps)
+{
+    uint8_t rec[REC_BYTES];
+    for (int t = 1; t <= steps; t++) {
+        adamw_record(rec, 0, c, t);
+        assert_memory_equal(mem + L->TAB + REC_BYTES * (uint32_t)(t - 1), rec, REC_BYTES);
+        assert_memory_equal(mem + L->G + (uint32_t)(t - 1) * L->al, grad + (size_t)(t - 1) * L->n,
+                            4 * (size_t)L->n);
+    }
+}
+
+/* n parameters over `steps` steps, one run of adamw_step per step, its `hyper` pointing at
+ * that step's record in a table of all the steps' records (so a codelet that read another
+ * step's record, or a fixed place, would differ). */
 static void adamw_case(uint32_t n, int steps)
 {
     const adamw_cfg cfg = adamw_defaults();
@@ -527,56 +650,31 @@ static void adamw_case(uint32_t n, int steps)
     err e;
     err_clear(&e);
     assert_int_equal(adamw_init(&o, n, &cfg, &e), 0);
-    const size_t bytes = sizeof(float) * (n + 1);
-    float *param = malloc(bytes), *grad = malloc(bytes);
-    assert_true(param && grad);
-    for (uint32_t i = 0; i < n; i++)
-        param[i] = urand(-0.5f, 0.5f);
-    const uint32_t al = ((4 * n + 7) & ~7u) + 8;
-    const uint32_t P = DATA, G = P + al, M = G + al, V = M + al, END = V + al;
-    uint8_t *keep = malloc(3 * (size_t)al); /* param, m, v between the steps' runs */
-    assert_non_null(keep);
+    const alayout L = alayout_of(n, steps);
+    float *param = malloc(sizeof(float) * (n + 1));
+    float *grad = malloc(sizeof(float) * (n * (size_t)steps + 1));
+    uint8_t *keep = calloc(3, L.al); /* param, m, v between the steps' runs */
+    assert_true(param && grad && keep);
+    adamw_data(param, grad, n, steps);
     memcpy(keep, param, 4 * (size_t)n);
-    memset(keep + al, 0, 2 * (size_t)al);
     for (int t = 1; t <= steps; t++) {
-        for (uint32_t i = 0; i < n; i++) {
-            const uint32_t r = rnd();
-            grad[i] = (r & 31) == 0 ? 0.0f : ldexpf(urand(-1.0f, 1.0f), (int)(r % 16) - 12);
-        }
         harness h;
         const uint32_t st[1] = {STATE};
         h_new(&h, "adamw_step", st, 1);
-        for (uint32_t a = P; a < END; a += 4)
-            put32(h.mem, a, GUARD);
-        memcpy(h.mem + P, keep, 4 * (size_t)n);
-        memcpy(h.mem + G, grad, 4 * (size_t)n);
-        memcpy(h.mem + M, keep + al, 4 * (size_t)n);
-        memcpy(h.mem + V, keep + 2 * al, 4 * (size_t)n);
-        adamw_state(h.mem, STATE, &cfg, t, P, G, M, V, n);
+        adamw_load(h.mem, &L, &cfg, keep, grad, steps);
+        const uint32_t ptr[4] = {L.P, L.G + (uint32_t)(t - 1) * L.al, L.M, L.V};
+        adamw_state(h.mem, STATE, &cfg, ptr, n, L.TAB + REC_BYTES * (uint32_t)(t - 1));
         const uint64_t cycles = h_run(&h);
         if (cycles != 6 * adamw_slots(n) + 3)
             fail_msg("adamw_step n %u: %llu cycles, want %llu", n, (unsigned long long)cycles,
                      (unsigned long long)(6 * adamw_slots(n) + 3));
-        adamw_step(&o, param, grad);
+        adamw_step(&o, param, grad + (size_t)(t - 1) * n);
         assert_int_equal(o.step, t);
-        const struct {
-            const char *what;
-            uint32_t at;
-            const float *want;
-        } cmp[3] = {{"param", P, param}, {"m", M, o.m}, {"v", V, o.v}};
-        for (int c = 0; c < 3; c++) {
-            for (uint32_t i = 0; i < n; i++)
-                if (get32(h.mem, cmp[c].at + 4 * i) != tu_fb(cmp[c].want[i]))
-                    fail_msg("adamw_step n %u step %d: %s[%u] 0x%08x, want 0x%08x (%a)", n, t,
-                             cmp[c].what, i, get32(h.mem, cmp[c].at + 4 * i), tu_fb(cmp[c].want[i]),
-                             (double)cmp[c].want[i]);
-            for (uint32_t a = cmp[c].at + 4 * n; a < cmp[c].at + al; a += 4)
-                assert_int_equal(get32(h.mem, a), GUARD);
-        }
-        assert_memory_equal(h.mem + G, grad, 4 * (size_t)n);
-        memcpy(keep, h.mem + P, 4 * (size_t)n);
-        memcpy(keep + al, h.mem + M, 4 * (size_t)n);
-        memcpy(keep + 2 * al, h.mem + V, 4 * (size_t)n);
+        adamw_check(h.mem, &L, &o, param, "adamw_step", t);
+        adamw_check_inputs(h.mem, &L, &cfg, grad, steps);
+        memcpy(keep, h.mem + L.P, 4 * (size_t)n);
+        memcpy(keep + L.al, h.mem + L.M, 4 * (size_t)n);
+        memcpy(keep + 2 * L.al, h.mem + L.V, 4 * (size_t)n);
         h_free(&h);
     }
     adamw_free(&o);
@@ -592,17 +690,127 @@ static void test_adamw(void **state)
     adamw_case(3001, 5);
     for (uint32_t n = 0; n <= 3; n++)
         adamw_case(n, 2);
-    assert_int_equal(6 * adamw_slots(3001), 6 * (13 + 45 * 1500 + 34)); /* 405,282 */
-    assert_int_equal(6 * adamw_slots(1000), 135078);                    /* the header's */
+    assert_int_equal(6 * adamw_slots(3001), 6 * (14 + 46 * 1500 + 35)); /* 414,294 */
+    assert_int_equal(6 * adamw_slots(1000), 138084);                    /* the header's */
+}
+
+/* adamw_hyper run k = 1, 2, 3 times in one program (`li; run; join` each) from cursor 2
+ * over a table of 6 records of random bits: after k runs rec is table[2 + k - 1], the cursor
+ * 2 + k, the table and the words around rec and the cursor untouched, and the tile halts at
+ * k x (6 x 13 + 2) + 1. */
+static void test_adamw_hyper(void **state)
+{
+    (void)state;
+    rng_s = 0x5eed0004;
+    enum { NREC = 6, START = 2, REC = DATA + 8, TAB = DATA + 0x40, CUR = DATA + 0x100 };
+    uint8_t table[NREC * REC_BYTES];
+    for (size_t i = 0; i < sizeof table; i += 4)
+        put32(table, (uint32_t)i, rnd());
+    const char *names[1] = {"adamw_hyper"};
+    for (int k = 1; k <= 3; k++) {
+        char main_text[512];
+        size_t c = 0;
+        for (int i = 0; i < k; i++)
+            c += (size_t)snprintf(main_text + c, sizeof main_text - c,
+                                  "        li      r1, %u\n        run     adamw_hyper, r1\n"
+                                  "        join\n",
+                                  STATE);
+        snprintf(main_text + c, sizeof main_text - c, "        halt\n");
+        harness h;
+        h_prog(&h, main_text, names, 1);
+        for (uint32_t a = DATA; a < CUR + 8; a += 4)
+            put32(h.mem, a, GUARD);
+        memcpy(h.mem + TAB, table, sizeof table);
+        put32(h.mem, CUR, START);
+        put32(h.mem, STATE + 0, REC);
+        put32(h.mem, STATE + 4, TAB);
+        put32(h.mem, STATE + 8, CUR);
+        const uint64_t cycles = h_run(&h);
+        assert_int_equal(cycles, (uint64_t)k * block_cycles(HYPER_SLOTS) + 1);
+        assert_memory_equal(h.mem + REC, table + (START + k - 1) * REC_BYTES, REC_BYTES);
+        assert_int_equal(get32(h.mem, CUR), START + k);
+        assert_memory_equal(h.mem + TAB, table, sizeof table);
+        assert_int_equal(get32(h.mem, REC - 4), GUARD);
+        assert_int_equal(get32(h.mem, REC + REC_BYTES), GUARD);
+        assert_int_equal(get32(h.mem, CUR - 4), GUARD);
+        assert_int_equal(get32(h.mem, CUR + 4), GUARD);
+        h_free(&h);
+    }
+    assert_int_equal(6 * HYPER_SLOTS, 78); /* the header's */
+}
+
+/* The device loop: K steps of adamw_hyper (its own compute set) then adamw_step in one
+ * program, adamw_step's state k pointing at step k's gradient and every state's hyper at the
+ * one record adamw_hyper writes; the cursor starts at 0 in front of the table of records for
+ * steps 1..K. For K = 1, 2, 3 from the same start: param, m and v equal K steps of adamw.c
+ * bit for bit, the cursor is K, and the tile halts at
+ * K x (6 x 13 + 2 + 6 x adamw_slots(n) + 2) + 1. */
+static void adamw_flow(uint32_t n, int K, const float *param0, const float *grad)
+{
+    const adamw_cfg cfg = adamw_defaults();
+    const alayout L = alayout_of(n, K);
+    const uint32_t HST = STATE, REC = L.END, ST0 = STATE + 0x40;
+    char main_text[1024];
+    size_t c = 0;
+    for (int k = 0; k < K; k++)
+        c += (size_t)snprintf(main_text + c, sizeof main_text - c,
+                              "        li      r1, %u\n        run     adamw_hyper, r1\n"
+                              "        join\n        li      r1, %u\n"
+                              "        run     adamw_step, r1\n        join\n",
+                              HST, ST0 + ASTATE_BYTES * (uint32_t)k);
+    snprintf(main_text + c, sizeof main_text - c, "        halt\n");
+    const char *names[2] = {"adamw_hyper", "adamw_step"};
+    harness h;
+    h_prog(&h, main_text, names, 2);
+    uint8_t *keep = calloc(3, L.al);
+    float *param = malloc(sizeof(float) * (n + 1));
+    assert_true(keep && param);
+    memcpy(keep, param0, 4 * (size_t)n);
+    memcpy(param, param0, 4 * (size_t)n);
+    adamw_load(h.mem, &L, &cfg, keep, grad, K);
+    put32(h.mem, HST + 0, REC);
+    put32(h.mem, HST + 4, L.TAB);
+    put32(h.mem, HST + 8, L.CUR);
+    for (int k = 0; k < K; k++) {
+        const uint32_t ptr[4] = {L.P, L.G + (uint32_t)k * L.al, L.M, L.V};
+        adamw_state(h.mem, ST0 + ASTATE_BYTES * (uint32_t)k, &cfg, ptr, n, REC);
+    }
+    const uint64_t cycles = h_run(&h);
+    assert_int_equal(cycles,
+                     (uint64_t)K * (block_cycles(HYPER_SLOTS) + block_cycles(adamw_slots(n))) + 1);
+    adamw o;
+    err e;
+    err_clear(&e);
+    assert_int_equal(adamw_init(&o, n, &cfg, &e), 0);
+    for (int t = 1; t <= K; t++)
+        adamw_step(&o, param, grad + (size_t)(t - 1) * n);
+    adamw_check(h.mem, &L, &o, param, "adamw_hyper + adamw_step", K);
+    adamw_check_inputs(h.mem, &L, &cfg, grad, K);
+    assert_int_equal(get32(h.mem, L.CUR), (uint32_t)K);
+    assert_memory_equal(h.mem + REC, h.mem + L.TAB + REC_BYTES * (uint32_t)(K - 1), REC_BYTES);
+    adamw_free(&o);
+    h_free(&h);
+    free(keep);
+    free(param);
+}
+
+static void test_adamw_flow(void **state)
+{
+    (void)state;
+    rng_s = 0x5eed0005;
+    enum { N = 37, STEPS = 3 };
+    float param0[N], grad[N * STEPS];
+    adamw_data(param0, grad, N, STEPS);
+    for (int K = 1; K <= STEPS; K++)
+        adamw_flow(N, K, param0, grad);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_xent_batch),
-        cmocka_unit_test(test_xent_workers),
-        cmocka_unit_test(test_reduce_add),
-        cmocka_unit_test(test_adamw),
+        cmocka_unit_test(test_xent_batch),  cmocka_unit_test(test_xent_workers),
+        cmocka_unit_test(test_reduce_add),  cmocka_unit_test(test_adamw),
+        cmocka_unit_test(test_adamw_hyper), cmocka_unit_test(test_adamw_flow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

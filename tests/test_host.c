@@ -3,7 +3,8 @@
  * of a group, remote traffic on the IPU port or the host link); buffer-ready times of the
  * loader pool with and without prefetch against closed forms, and against loader processes
  * on the simulation kernel; the prefetch-depth curve of a bursty host; outfeed back-pressure;
- * the outfeed modes; determinism; and the one-line errors of bad configs. */
+ * the outfeed modes; determinism; the one-line errors of bad configs; and, through a whole
+ * system (host/hio), the outfeed's bytes handed to the host's drain. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/hio.h"
 #include "host/host.h"
 #include "host/strm.h"
+#include "tests/testutil.h"
 
 #define GBPS 1000000000ull
 
@@ -864,6 +867,170 @@ static void test_stat_tables(void **state)
     strm_free(s);
 }
 
+/* ---- the outfeed's bytes to the host (host/hio, through a system) ---- */
+
+/* 4 tiles; at each of two `internal_host` syncs tiles 0, 2 and 3 send (tile + 2) words of
+ * their buffer b (b = 0, 1) to the outfeed and tile 1 sends nothing; the first sync also
+ * carries an infeed of 8 bytes a tile (ahead of the outfeed: hio's order). Each tile notes
+ * $ccount just before each sync (the sync then issues one cycle later and the tile arrives 6
+ * after that: docs/timing.md) and just after (at or after the release). */
+enum { OF_TILES = 4, OF_IN = 0x800, OF_OUT = 0x1000, OF_TIMES = 0x1200, OF_MAXD = 8 };
+
+static const char of_prog[] = "        .text\n"
+                              "main:\n"
+                              "        get     r1, $tile\n"
+                              "        addi    r2, r1, 2\n"
+                              "        shli    r2, r2, 2\n"
+                              "        li      r3, 1\n"
+                              "        li      r4, 0\n"
+                              "        li      r5, 8\n"
+                              "        li      r6, 0x800\n"
+                              "        hin     r6, r5, r4\n"
+                              "        cmpeqi  r7, r1, 1\n"
+                              "        li      r6, 0x1000\n"
+                              "        brnz    r7, main.quiet0\n"
+                              "        hout    r6, r2, r3\n"
+                              "main.quiet0:\n"
+                              "        get     r8, $ccount\n"
+                              "        sync    internal_host\n"
+                              "        get     r9, $ccount\n"
+                              "        li      r6, 0x1100\n"
+                              "        brnz    r7, main.quiet1\n"
+                              "        hout    r6, r2, r3\n"
+                              "main.quiet1:\n"
+                              "        get     r10, $ccount\n"
+                              "        sync    internal_host\n"
+                              "        get     r11, $ccount\n"
+                              "        li      r6, 0x1200\n"
+                              "        st32    r8, [r6+0]\n"
+                              "        st32    r9, [r6+4]\n"
+                              "        st32    r10, [r6+8]\n"
+                              "        st32    r11, [r6+12]\n"
+                              "        halt\n";
+
+/* Word j of tile t's outfeed buffer b. */
+static uint32_t of_word(uint32_t b, uint32_t t, uint32_t j)
+{
+    return 0xa0000000u | b << 16 | t << 8 | j;
+}
+
+typedef struct of_drained {
+    uint32_t ipu, bytes;
+    uint64_t k, offset, cycle;
+    uint8_t data[64];
+} of_drained;
+
+typedef struct of_log {
+    of_drained d[OF_MAXD];
+    int n;
+} of_log;
+
+static void of_drain(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, const uint8_t *src,
+                     uint32_t bytes, uint64_t cycle)
+{
+    of_log *l = ctx;
+    assert_true(l->n < OF_MAXD && bytes <= sizeof l->d[0].data);
+    of_drained *d = &l->d[l->n++];
+    *d = (of_drained){.ipu = ipu, .bytes = bytes, .k = k, .offset = offset, .cycle = cycle};
+    memcpy(d->data, src, bytes);
+}
+
+/* Run the program with drain `fn` (or none); times[t][0..3]: tile t's $ccount before and
+ * after sync 1, before and after sync 2. */
+static void of_run(hio_drain_fn fn, of_log *l, uint32_t times[OF_TILES][4], mach *m)
+{
+    err e;
+    err_clear(&e);
+    hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default()};
+    hc.in.bytes_per_buffer = 8 * OF_TILES;
+    hc.out.bytes_per_buffer = 4 * (2 + 4 + 5); /* tiles 0, 2, 3 */
+    hc.drain = fn;
+    hc.drain_ctx = l;
+    sys_cfg cfg = {.threads = 1, .host = &hc};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.nipus = 1;
+    cfg.m.tiles_per_ipu = OF_TILES;
+    *m = cfg.m;
+    isa_prog prog;
+    tu_assemble("outfeed", of_prog, &prog);
+    sys *s = sys_new(&cfg, &e);
+    if (!s || eng_load(sys_engine(s), &prog, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    for (uint32_t t = 0; t < OF_TILES; t++) {
+        uint8_t *mem = eng_tile_mem(sys_engine(s), 0, t);
+        for (uint32_t b = 0; b < 2; b++)
+            for (uint32_t j = 0; j < t + 2; j++) {
+                const uint32_t w = of_word(b, t, j);
+                memcpy(mem + OF_OUT + 0x100 * b + 4 * j, &w, 4);
+            }
+    }
+    if (eng_run(sys_engine(s), &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    for (uint32_t t = 0; t < OF_TILES; t++)
+        memcpy(times[t], eng_tile_mem(sys_engine(s), 0, t) + OF_TIMES, 16);
+    sys_free(s);
+    isa_prog_free(&prog);
+}
+
+/* Whole tile cycles in `ps` at the machine's clock, rounded down. */
+static uint64_t of_cycles(const mach *m, sim_time ps)
+{
+    return (uint64_t)((unsigned __int128)ps * m->clock_hz / SIM_S);
+}
+
+/* The drain gets buffer k = 0, 1 as tiles 0, 2, 3's words at offsets 0, 8, 24 (tile 1's
+ * missing copy takes no room), each buffer's pieces with one cycle, non-decreasing, at most
+ * the release (every tile's $ccount after the sync) and at least the end of the copy as
+ * docs/host.md times it (default host: depth 1, callback 5 us, one sample of 10 us, drain 0;
+ * whole cycles rounded down, the transfers' few cycles left out):
+ *   k = 0: the sync's arrival A0 (the latest tile's), the infeed's Begin (callback, then the
+ *          sample's preparation), Mid (the link latency), End (its callback), then the
+ *          outfeed's Mid (the latency): A0 + 2 callback + prep + 2 latency;
+ *   k = 1: a ring of one buffer, so the copy starts at max(A1, drained_0), drained_0 = end_0
+ *          + callback (end_0 > cycle_0 - 1), and ends a latency later.
+ * Without a drain the run is the same, cycle for cycle. */
+static void test_outfeed_drain(void **state)
+{
+    (void)state;
+    of_log l = {.n = 0};
+    uint32_t times[OF_TILES][4], times0[OF_TILES][4];
+    mach m;
+    of_run(of_drain, &l, times, &m);
+    const host_cfg hc = host_cfg_default();
+    const uint64_t lat = of_cycles(&m, (sim_time)m.host_latency_ns * 1000);
+    const uint64_t cb = of_cycles(&m, hc.callback_ps), prep = of_cycles(&m, hc.prep_ps);
+    assert_int_equal(l.n, 6);
+    const uint32_t senders[3] = {0, 2, 3}, offsets[3] = {0, 8, 24};
+    for (int i = 0; i < 6; i++) {
+        const of_drained *d = &l.d[i];
+        const uint32_t b = (uint32_t)i / 3, t = senders[i % 3];
+        assert_int_equal(d->ipu, 0);
+        assert_int_equal(d->k, b);
+        assert_int_equal(d->offset, offsets[i % 3]);
+        assert_int_equal(d->bytes, 4 * (t + 2));
+        for (uint32_t j = 0; j < t + 2; j++) {
+            uint32_t w;
+            memcpy(&w, d->data + 4 * j, 4);
+            assert_int_equal(w, of_word(b, t, j));
+        }
+        if (i > 0)
+            assert_true(d->cycle >= l.d[i - 1].cycle);
+        if (i % 3)
+            assert_int_equal(d->cycle, l.d[i - 1].cycle);
+        uint64_t arrival = 0;
+        for (uint32_t x = 0; x < OF_TILES; x++) {
+            arrival = times[x][2 * b] + 7 > arrival ? times[x][2 * b] + 7 : arrival;
+            assert_true(d->cycle <= times[x][2 * b + 1]);
+        }
+        uint64_t start = arrival + (b == 0 ? 2 * cb + prep + lat : 0);
+        if (b == 1 && l.d[0].cycle - 1 + cb > start)
+            start = l.d[0].cycle - 1 + cb;
+        assert_true(d->cycle >= start + lat);
+    }
+    of_run(NULL, NULL, times0, &m);
+    assert_memory_equal(times0, times, sizeof times);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -884,6 +1051,7 @@ int main(void)
         cmocka_unit_test(test_outfeed_modes),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_stat_tables),
+        cmocka_unit_test(test_outfeed_drain),
     };
     return cmocka_run_group_tests_name("host", tests, NULL, NULL);
 }

@@ -15,35 +15,39 @@
 #   b2       = beta2                             w2 = 1 - beta2
 #   neg_step = -(lr / (1 - beta1^t))             bc2_sqrt = sqrt(1 - beta2^t)
 #   eps      = eps
-# Only neg_step and bc2_sqrt change from step to step.
+# Only neg_step and bc2_sqrt change from step to step, so they are not in the state but in a
+# step record in memory that the state points to (`hyper`): on a device loop of many steps
+# the graph keeps a table of records, one per step, and adamw_hyper.s copies the step's
+# record to `hyper` before this codelet runs.
 #
 # How: pairs of elements with f32v2 arithmetic (fsqrt and fdiv per lane); the constants used
 # as pairs are stored twice in the state and reloaded with one ld64 where they are needed
-# (there are too few registers to keep them all), eps stays in r10:r11, bc2_sqrt in r1; an
-# odd last element is done alone.
+# (there are too few registers to keep them all), eps stays in r10:r11, bc2_sqrt in r1
+# (loaded once through `hyper`); neg_step is loaded through `hyper` where it is needed (the
+# pointer first, then the pair); an odd last element is done alone.
 #
-# State (32-bit words at r0, 8-byte aligned):
+# State (32-bit words at r0, 8-byte aligned; 64 bytes):
 #   +0   param   n fp32, read and written, 8-byte aligned
 #   +4   grad    n fp32, 8-byte aligned
 #   +8   m       n fp32 first moments, read and written, 8-byte aligned
 #   +12  v       n fp32 second moments, read and written, 8-byte aligned
 #   +16  n       elements (0 allowed)
-#   +20  bc2_sqrt
+#   +20  hyper   address of the step record, 8-byte aligned, read only:
+#                16 bytes {bc2_sqrt, 0, neg_step, neg_step}
 #   +24  eps, eps
 #   +32  decay, decay
 #   +40  w1, w1
 #   +48  b2, b2
 #   +56  w2, w2
-#   +64  neg_step, neg_step
 #
 # Cycles (docs/timing.md: one issue per 6 tile cycles; fsqrt takes 5 slots, fdiv 3, the rest
 # 1), from the first issue to the slot after the exit:
-#   6 x (13 + 45 floor(n / 2) + 34 (n mod 2))
-#   prologue 9 (5 ld32, ld64, ld32, shri, rpt); a pair 45 (4 ld64 of data, 5 ld64 of
-#   constants, 11 f32v2 operations, 2 fsqrt 10, 4 fdiv 12, 3 st64pi); the odd test 3 (ld32,
-#   andi, brz); the last element 34 (4 ld32 of data, 5 ld32 of constants, 11 fp32 operations,
-#   fsqrt 5, 2 fdiv 6, 3 st32); exit 1.
-# E.g. n = 1000: 6 x (13 + 22500) = 135,078 cycles.
+#   6 x (14 + 46 floor(n / 2) + 35 (n mod 2))
+#   prologue 10 (5 ld32, ld64, 2 ld32 for bc2_sqrt, shri, rpt); a pair 46 (4 ld64 of data,
+#   5 ld64 of constants, ld32 of hyper, 11 f32v2 operations, 2 fsqrt 10, 4 fdiv 12, 3
+#   st64pi); the odd test 3 (ld32, andi, brz); the last element 35 (4 ld32 of data, 6 ld32 of
+#   constants and hyper, 11 fp32 operations, fsqrt 5, 2 fdiv 6, 3 st32); exit 1.
+# E.g. n = 1000: 6 x (14 + 23000) = 138,084 cycles.
 
         .text
 adamw_step:
@@ -53,7 +57,8 @@ adamw_step:
         ld32    r15, [r0+12]            # v
         ld32    r2, [r0+16]             # n
         ld64    r10, [r0+24]            # (eps, eps)
-        ld32    r1, [r0+20]             # bc2_sqrt
+        ld32    r1, [r0+20]             # hyper
+        ld32    r1, [r1+0]              # bc2_sqrt
         shri    r2, r2, 1
         rpt     r2, adamw_step.pairs_end
         ld64pi  r2, [r13]+=8            # g
@@ -76,7 +81,8 @@ adamw_step:
         fdiv    r2, r2, r1
         fdiv    r3, r3, r1
         v2add   r2, r2, r10             # den = sqrt(v) / bc2_sqrt + eps
-        ld64    r8, [r0+64]             # neg_step
+        ld32    r8, [r0+20]             # hyper
+        ld64    r8, [r8+8]              # neg_step
         v2mul   r4, r8, r4
         fdiv    r4, r4, r2
         fdiv    r5, r5, r3              # (neg_step * m) / den
@@ -107,7 +113,8 @@ adamw_step.pairs_end:
         fsqrt   r2, r6
         fdiv    r2, r2, r1
         fadd    r2, r2, r10
-        ld32    r8, [r0+64]
+        ld32    r8, [r0+20]
+        ld32    r8, [r8+8]
         fmul    r4, r8, r4
         fdiv    r4, r4, r2
         ld32    r6, [r12+0]

@@ -26,12 +26,12 @@
 #include "workloads/mnist/mref.h"
 
 typedef struct mnet_cfg {
-    mref_cfg run;      /* epochs, batch, gradient accumulation, device iterations, test batch,
+    mref_cfg run;       /* epochs, batch, gradient accumulation, device iterations, test batch,
                         * AdamW, seed: as the reference trainer */
-    mach m;            /* the machine (its first IPU is used) */
-    unsigned threads;  /* host threads (0: the online CPUs) */
-    uint32_t depth;    /* the infeed's and outfeed's buffering depth (the tutorial: 3) */
-    int output_all;    /* 1: every micro-batch's loss and logits (OutputMode.All); 0: the last
+    mach m;             /* the machine (its first IPU is used) */
+    unsigned threads;   /* host threads (0: the online CPUs) */
+    uint32_t depth;     /* the infeed's and outfeed's buffering depth (the tutorial: 3) */
+    int output_all;     /* 1: every micro-batch's loss and logits (OutputMode.All); 0: the last
                         * of each host call (OutputMode.Final) */
     uint32_t max_tiles; /* 0: the whole IPU; else the graph may use only tiles 0..max_tiles-1 */
 } mnet_cfg;
