@@ -117,6 +117,14 @@ MUTATIONS=(
     "sweep reports a row it could not write as ok"
     workloads/graph/graph_copy.c 's/while (r < c->rounds \&\& (sends\[r \* tiles + s\] || recvs\[r \* tiles + d\]))/while (r < c->rounds \&\& 0)/'
     "global copy rounds ignore busy receivers"
+    workloads/graph/graph_copy.c 's/        if (d->r\[b\].end - de < len)/        if (0)/'
+    "copy piece runs past a destination region"
+    workloads/graph/graph_copy.c 's/    txt_printf(code, "        sync    internal\\n");/    txt_printf(code, "        sync    internal\\n        sync    internal\\n");/'
+    "copy phase syncs twice"
+    workloads/graph/graph.c 's/^        if (o) {$/        if (0) {/'
+    "copy pieces may write one element twice"
+    workloads/graph/graph_mem.c 's/for (size_t k = 0; k < p->nxf; k++) {/for (size_t k = 0; k < 1; k++) {/'
+    "copy liveness counts its first piece only"
     fabric/xchg.c 's/^            cycle_at_or_after(clk, link_route_latency(/            sim_clock_cycles(clk, link_route_latency(/'
     "link latency rounded down a cycle"
     workloads/micro/micro_coll.c 's/chunk(a, p, (int32_t)st));/chunk(a, p, (int32_t)st + 1));/'

@@ -5,8 +5,10 @@
  * body instructions per element, exit: docs/timing.md). Checked: values after repeated
  * compute sets and a copy between differently mapped tensors; exact cycles of a repeated
  * compute set, derived by hand below; each tile's memory use equal to its image, idle tiles
- * holding nothing, identical tiles sharing one program; and the one-line errors of a graph
- * that does not fit and of a vertex whose field is not on its tile. */
+ * holding nothing, identical tiles sharing one program; the one-line errors of a graph
+ * that does not fit and of a vertex whose field is not on its tile; and Copies of several
+ * pieces (gr_copy_many) in one exchange phase: values, syncs and streams counted by the
+ * engine, liveness, and their refusals. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -179,6 +181,40 @@ static void test_too_big(void **state)
     assert_non_null(strstr(e.msg, "ipu 0 tile 2 needs"));
     assert_non_null(strstr(e.msg, "of its 638976"));
     assert_non_null(strstr(e.msg, "weights 800000 B"));
+    rig_free(&r);
+}
+
+/* Two regions of one tensor on one tile, [0, 4) and [4, 12): a field starting at element 4
+ * lies in the second, not one past the end of the first (first-fit places the larger
+ * second region at 0 and the first at 32, so the end of the first is byte 48, outside both).
+ * addone on [4, 12) must change elements 4..11 only. */
+static void test_field_at_region_start(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 2);
+    uint32_t shape[1] = {12};
+    gr_tensor t = gr_tensor_new(r.gr, "t", GR_F32, 1, shape);
+    gr_map_region(r.gr, t, 0, 1, 0, 4);
+    gr_map_region(r.gr, t, 0, 1, 4, 12);
+    gr_cs cs = gr_cs_new(r.gr, "cs");
+    gr_field f[2] = {gr_region(t, 4, 12), gr_u32(8)};
+    gr_vertex(r.gr, cs, "addone", 0, 0, 1, f, 2);
+    err e;
+    err_clear(&e);
+    gr_exe *x = gr_compile(r.gr, gr_execute(r.gr, cs), &e);
+    if (!x)
+        fail_msg("%s", e.msg);
+    assert_int_equal(gr_load(x, r.g, &e), ERR_OK);
+    float v[12], got[12];
+    for (int i = 0; i < 12; i++)
+        v[i] = (float)i;
+    gr_write(x, r.g, t, 0, v, 12);
+    assert_int_equal(eng_run(r.g, &e), ERR_OK);
+    gr_read(x, r.g, t, 0, got, 12);
+    for (int i = 0; i < 12; i++)
+        assert_true(got[i] == (i < 4 ? v[i] : v[i] + 1.0f));
+    gr_exe_free(x);
     rig_free(&r);
 }
 
@@ -436,6 +472,355 @@ static void test_supervisor_vertex(void **state)
     rig_free(&r);
 }
 
+/* ---- Copy programs of several pieces (gr_copy_many) ---- */
+
+/* A kept 1-D I32 tensor of n elements, whole on one tile of IPU `ipu`. */
+static gr_tensor i32_on(graph *g, const char *name, uint32_t n, uint32_t ipu, uint32_t tile)
+{
+    uint32_t shape[1] = {n};
+    gr_tensor t = gr_tensor_new(g, name, GR_I32, 1, shape);
+    gr_keep(g, t);
+    gr_map_region(g, t, ipu, tile, 0, n);
+    return t;
+}
+
+static gr_exe *compile_ok(graph *g, gr_prog main)
+{
+    err e;
+    err_clear(&e);
+    gr_exe *x = gr_compile(g, main, &e);
+    if (!x)
+        fail_msg("%s", e.msg);
+    return x;
+}
+
+static void load_ok(const gr_exe *x, eng *g)
+{
+    err e;
+    err_clear(&e);
+    if (gr_load(x, g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+}
+
+static void run_ok(eng *g)
+{
+    err e;
+    err_clear(&e);
+    if (eng_run(g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+}
+
+/* A broadcast: a (8 words on tile 0) into b0, b1, b2 on tiles 1..3. As one gr_copy_many it
+ * is one exchange phase: one sync released (the program is the copy alone), three streams of
+ * 32 bytes; as three gr_copy, three. */
+static void test_copy_broadcast(void **state)
+{
+    (void)state;
+    for (int many = 1; many >= 0; many--) {
+        rig r;
+        rig_new(&r, 16);
+        gr_tensor a = i32_on(r.gr, "a", 8, 0, 0), b[3];
+        gr_xfer x[3];
+        gr_prog p[3];
+        for (uint32_t k = 0; k < 3; k++) {
+            char name[8];
+            snprintf(name, sizeof name, "b%u", k);
+            b[k] = i32_on(r.gr, name, 8, 0, k + 1);
+            x[k] = (gr_xfer){a, 0, b[k], 0, 8};
+            p[k] = many ? 0 : gr_copy(r.gr, a, b[k]);
+        }
+        gr_prog main = many ? gr_copy_many(r.gr, x, 3) : gr_seq(r.gr, p, 3);
+        gr_exe *xe = compile_ok(r.gr, main);
+        assert_int_equal(gr_exe_summary(xe)->exchanges, many ? 1 : 3);
+        assert_int_equal(gr_exe_summary(xe)->exchange_bytes, 96);
+        load_ok(xe, r.g);
+        int32_t in[8], out[8];
+        for (int i = 0; i < 8; i++)
+            in[i] = 1000 + 17 * i;
+        gr_write(xe, r.g, a, 0, in, 8);
+        run_ok(r.g);
+        for (uint32_t k = 0; k < 3; k++) {
+            memset(out, 0, sizeof out);
+            gr_read(xe, r.g, b[k], 0, out, 8);
+            assert_memory_equal(out, in, sizeof in);
+        }
+        eng_stats st;
+        eng_get_stats(r.g, &st);
+        assert_int_equal(st.supersteps, many ? 1 : 3);
+        eng_ipu_stats ist;
+        eng_get_ipu_stats(r.g, 0, &ist);
+        assert_int_equal(ist.xchg_streams, 3);
+        assert_int_equal(ist.xchg_bytes, 96);
+        gr_exe_free(xe);
+        rig_free(&r);
+    }
+}
+
+/* A gather with reshaping: rows of a [4][6] tensor, row r on tile r, into a [2][12] tensor on
+ * tile 5 in reverse order: row r to elements [6 (3 - r), 6 (3 - r) + 6). */
+static void test_copy_gather(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 8);
+    uint32_t s46[2] = {4, 6}, s212[2] = {2, 12};
+    gr_tensor rows = gr_tensor_new(r.gr, "rows", GR_I32, 2, s46);
+    gr_tensor g = gr_tensor_new(r.gr, "g", GR_I32, 2, s212);
+    gr_keep(r.gr, rows);
+    gr_keep(r.gr, g);
+    gr_xfer x[4];
+    for (uint32_t k = 0; k < 4; k++) {
+        gr_map_region(r.gr, rows, 0, k, 6 * k, 6 * k + 6);
+        x[k] = (gr_xfer){rows, 6 * k, g, 6 * (3 - k), 6};
+    }
+    gr_map_region(r.gr, g, 0, 5, 0, 24);
+    gr_exe *xe = compile_ok(r.gr, gr_copy_many(r.gr, x, 4));
+    load_ok(xe, r.g);
+    int32_t in[24], out[24];
+    for (int i = 0; i < 24; i++)
+        in[i] = -5 * i + 3;
+    gr_write(xe, r.g, rows, 0, in, 24);
+    run_ok(r.g);
+    gr_read(xe, r.g, g, 0, out, 24);
+    for (int row = 0; row < 4; row++)
+        for (int j = 0; j < 6; j++)
+            assert_int_equal(out[6 * (3 - row) + j], in[6 * row + j]);
+    eng_stats st;
+    eng_get_stats(r.g, &st);
+    assert_int_equal(st.supersteps, 1);
+    gr_exe_free(xe);
+    rig_free(&r);
+}
+
+/* Pieces crossing region boundaries on both sides. s (24 words): [0, 7) on tile 0, [7, 15) on
+ * tile 1, [15, 24) on tile 0; d (20 words): [0, 9) on tile 3, [9, 20) on tile 2. Piece 0,
+ * s[3, 17) -> d[2, 16), splits at its elements 4 (s 7), 7 (d 9) and 12 (s 15): four streams;
+ * piece 1, s[20, 23) -> d[17, 20), one: five streams, 68 bytes. d[0, 2) and d[16] keep what
+ * the host wrote. */
+static void test_copy_boundaries(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 8);
+    uint32_t s24[1] = {24}, s20[1] = {20};
+    gr_tensor s = gr_tensor_new(r.gr, "s", GR_I32, 1, s24);
+    gr_tensor d = gr_tensor_new(r.gr, "d", GR_I32, 1, s20);
+    gr_keep(r.gr, s);
+    gr_keep(r.gr, d);
+    gr_map_region(r.gr, s, 0, 0, 0, 7);
+    gr_map_region(r.gr, s, 0, 1, 7, 15);
+    gr_map_region(r.gr, s, 0, 0, 15, 24);
+    gr_map_region(r.gr, d, 0, 3, 0, 9);
+    gr_map_region(r.gr, d, 0, 2, 9, 20);
+    gr_xfer x[2] = {{s, 3, d, 2, 14}, {s, 20, d, 17, 3}};
+    gr_exe *xe = compile_ok(r.gr, gr_copy_many(r.gr, x, 2));
+    load_ok(xe, r.g);
+    int32_t in[24], want[20], out[20];
+    for (int i = 0; i < 24; i++)
+        in[i] = 100 + i;
+    for (int i = 0; i < 20; i++)
+        want[i] = -1 - i;
+    gr_write(xe, r.g, s, 0, in, 24);
+    gr_write(xe, r.g, d, 0, want, 20);
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < x[k].n; i++)
+            want[x[k].dst_at + i] = in[x[k].src_at + i];
+    run_ok(r.g);
+    gr_read(xe, r.g, d, 0, out, 20);
+    assert_memory_equal(out, want, sizeof want);
+    eng_ipu_stats ist;
+    eng_get_ipu_stats(r.g, 0, &ist);
+    assert_int_equal(ist.xchg_streams, 5);
+    assert_int_equal(ist.xchg_bytes, 68);
+    gr_exe_free(xe);
+    rig_free(&r);
+}
+
+/* Pieces that stay on one tile: t's halves swapped into u, both on tile 0; the tile sends to
+ * itself, in the one exchange phase. */
+static void test_copy_same_tile(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 4);
+    gr_tensor t = i32_on(r.gr, "t", 8, 0, 0), u = i32_on(r.gr, "u", 8, 0, 0);
+    gr_xfer x[2] = {{t, 0, u, 4, 4}, {t, 4, u, 0, 4}};
+    gr_exe *xe = compile_ok(r.gr, gr_copy_many(r.gr, x, 2));
+    load_ok(xe, r.g);
+    int32_t in[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8], want[8] = {5, 6, 7, 8, 1, 2, 3, 4};
+    gr_write(xe, r.g, t, 0, in, 8);
+    run_ok(r.g);
+    gr_read(xe, r.g, u, 0, out, 8);
+    assert_memory_equal(out, want, sizeof want);
+    eng_stats st;
+    eng_get_stats(r.g, &st);
+    assert_int_equal(st.supersteps, 1);
+    gr_exe_free(xe);
+    rig_free(&r);
+}
+
+/* One Copy on two IPUs of 4 tiles: a (8 words, IPU 0 tile 0) to b on IPU 0 tile 1 (on chip)
+ * and to c on IPU 1 tile 2 (two gsends from one tile to one tile: two rounds). */
+static void test_copy_mixed_ipus(void **state)
+{
+    (void)state;
+    err e;
+    err_clear(&e);
+    sys_cfg cfg = {.threads = 2};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.tiles_per_ipu = 4;
+    cfg.m.nipus = 2;
+    sys *sy = sys_new(&cfg, &e);
+    assert_non_null(sy);
+    eng *g = sys_engine(sy);
+    graph *gr = gr_new(&cfg.m, 2);
+    gr_tensor a = i32_on(gr, "a", 8, 0, 0), b = i32_on(gr, "b", 8, 0, 1),
+              c = i32_on(gr, "c", 8, 1, 2);
+    gr_xfer x[3] = {{a, 0, b, 4, 4}, {a, 4, c, 0, 4}, {a, 0, c, 4, 4}};
+    gr_exe *xe = compile_ok(gr, gr_copy_many(gr, x, 3));
+    assert_int_equal(gr_load(xe, g, &e), ERR_OK);
+    int32_t in[8] = {11, 12, 13, 14, 15, 16, 17, 18}, out[8];
+    gr_write(xe, g, a, 0, in, 8);
+    run_ok(g);
+    gr_read(xe, g, b, 4, out, 4);
+    assert_memory_equal(out, in, 4 * sizeof *in);
+    gr_read(xe, g, c, 0, out, 8);
+    assert_memory_equal(out, in + 4, 4 * sizeof *in);
+    assert_memory_equal(out + 4, in, 4 * sizeof *in);
+    eng_ipu_stats i0, i1;
+    eng_get_ipu_stats(g, 0, &i0);
+    eng_get_ipu_stats(g, 1, &i1);
+    assert_int_equal(i0.xchg_bytes, 16);
+    assert_int_equal(i1.xchg_bytes, 0);
+    assert_int_equal(i0.global_tx_bytes, 32);
+    assert_int_equal(i1.global_rx_bytes, 32);
+    gr_exe_free(xe);
+    gr_free(gr);
+    sys_free(sy);
+}
+
+/* Liveness counts every piece of a copy: t and u (8 floats each, not kept) on tile 0, addone
+ * on t (step 0) and on u (step 1), then one Copy of u to w[0, 8) and t to w[8, 16) (step 2,
+ * w kept on tile 1). t is live over steps 0-2 and u over 1-2, so they cannot share: tile 0's
+ * pool is 64 bytes, and w = u + 1, t + 1. */
+static void test_copy_liveness(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 2);
+    uint32_t s8[1] = {8}, s16[1] = {16};
+    gr_tensor t = gr_tensor_new(r.gr, "t", GR_F32, 1, s8);
+    gr_tensor u = gr_tensor_new(r.gr, "u", GR_F32, 1, s8);
+    gr_tensor w = gr_tensor_new(r.gr, "w", GR_F32, 1, s16);
+    gr_keep(r.gr, w);
+    gr_map_region(r.gr, t, 0, 0, 0, 8);
+    gr_map_region(r.gr, u, 0, 0, 0, 8);
+    gr_map_region(r.gr, w, 0, 1, 0, 16);
+    gr_xfer x[2] = {{u, 0, w, 0, 8}, {t, 0, w, 8, 8}};
+    gr_prog p[3] = {gr_execute(r.gr, addone_cs(r.gr, t, 0, 1, 8)),
+                    gr_execute(r.gr, addone_cs(r.gr, u, 0, 1, 8)), gr_copy_many(r.gr, x, 2)};
+    gr_exe *xe = compile_ok(r.gr, gr_seq(r.gr, p, 3));
+    assert_int_equal(gr_exe_tile(xe, 0, 0)->data, 64);
+    load_ok(xe, r.g);
+    float in[16], out[16];
+    for (int i = 0; i < 16; i++)
+        in[i] = 0.25f * (float)i - 2.0f;
+    gr_write(xe, r.g, u, 0, in, 8);
+    gr_write(xe, r.g, t, 0, in + 8, 8);
+    run_ok(r.g);
+    gr_read(xe, r.g, w, 0, out, 16);
+    for (int i = 0; i < 16; i++) {
+        float want = in[i] + 1.0f;
+        assert_memory_equal(&out[i], &want, 4);
+    }
+    gr_exe_free(xe);
+    rig_free(&r);
+}
+
+/* A Copy that is refused: its message, from gr_status when the building calls can tell, else
+ * from gr_compile (what depends on the mapping, which may come after the Copy). */
+typedef struct bad_copy {
+    int at_compile;
+    size_t npieces;
+    gr_xfer x[2]; /* tensors 0 a, 1 b, 2 c (f32, 8 each), 3 n (i32, 8), 4 v, 5 w (u8, 8) */
+    const char *msg;
+} bad_copy;
+
+static const bad_copy bad_copies[] = {
+    {0,
+     1,
+     {{0, 4, 1, 0, 8}},
+     "copy a -> b: piece 0, elements [4, 12) -> [0, 8), is outside "
+     "the tensors (8 and 8 elements)"},
+    {0, 1, {{0, 0, 3, 0, 4}}, "copy a -> n: piece 0: types differ (f32, i32)"},
+    {0, 1, {{0, 0, 1, 0, 0}}, "copy a -> b: piece 0 moves no elements"},
+    {0, 1, {{0, 0, 9, 0, 4}}, "copy: piece 0: tensor id 9 does not exist"},
+    {0,
+     2,
+     {{0, 0, 2, 0, 4}, {1, 0, 2, 2, 4}},
+     "copy a -> c and b -> c: pieces 0 and 1 both write elements [2, 4) of c"},
+    {0,
+     2,
+     {{0, 0, 1, 0, 4}, {1, 4, 0, 2, 4}},
+     "copy a -> b and b -> a: piece 0 reads elements [2, 4) of a, which piece 1 writes"},
+    {0, 0, {{0}}, "copy: no pieces"},
+    {1,
+     1,
+     {{0, 0, 2, 0, 8}},
+     "copy a -> c: piece 0, elements [0, 8) -> [0, 8): element 6 of c "
+     "is not mapped to a tile"},
+    {1,
+     1,
+     {{4, 1, 5, 1, 4}},
+     "copy v -> w: elements [1, 5) -> [1, 5) are not whole 32-bit words "
+     "on both sides"},
+};
+
+static void test_copy_errors(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"a", "b", "c", "n", "v", "w"};
+    static const gr_type types[] = {GR_F32, GR_F32, GR_F32, GR_I32, GR_U8, GR_U8};
+    for (size_t q = 0; q < sizeof bad_copies / sizeof *bad_copies; q++) {
+        const bad_copy *bc = &bad_copies[q];
+        rig r;
+        rig_new(&r, 4);
+        uint32_t s8[1] = {8};
+        for (uint32_t k = 0; k < 6; k++) {
+            gr_tensor t = gr_tensor_new(r.gr, names[k], types[k], 1, s8);
+            gr_map_region(r.gr, t, 0, k % 4, 0, k == 2 ? 6 : 8); /* c: [6, 8) unmapped */
+        }
+        gr_prog p = gr_copy_many(r.gr, bc->x, bc->npieces);
+        err e;
+        err_clear(&e);
+        assert_int_equal(gr_status(r.gr, &e), bc->at_compile ? ERR_OK : ERR_INPUT);
+        err_clear(&e);
+        if (bc->at_compile)
+            assert_null(gr_compile(r.gr, p, &e));
+        else
+            gr_status(r.gr, &e);
+        assert_string_equal(e.msg, bc->msg);
+        rig_free(&r);
+    }
+}
+
+/* gr_copy keeps its own checks: tensors of different element counts. */
+static void test_copy_whole_counts(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 2);
+    uint32_t s8[1] = {8}, s4[1] = {4};
+    gr_tensor a = gr_tensor_new(r.gr, "a", GR_F32, 1, s8);
+    gr_tensor b = gr_tensor_new(r.gr, "b", GR_F32, 1, s4);
+    assert_int_equal(gr_copy(r.gr, a, b), GR_NONE);
+    err e;
+    err_clear(&e);
+    assert_int_equal(gr_status(r.gr, &e), ERR_INPUT);
+    assert_string_equal(e.msg, "copy a -> b: types or element counts differ (8, 4)");
+    rig_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -443,12 +828,21 @@ int main(void)
         cmocka_unit_test(test_repeat_exact),
         cmocka_unit_test(test_copy_values),
         cmocka_unit_test(test_too_big),
+        cmocka_unit_test(test_field_at_region_start),
         cmocka_unit_test(test_field_off_tile),
         cmocka_unit_test(test_stream_in),
         cmocka_unit_test(test_liveness),
         cmocka_unit_test(test_copy_between_ipus),
         cmocka_unit_test(test_remote),
         cmocka_unit_test(test_supervisor_vertex),
+        cmocka_unit_test(test_copy_broadcast),
+        cmocka_unit_test(test_copy_gather),
+        cmocka_unit_test(test_copy_boundaries),
+        cmocka_unit_test(test_copy_same_tile),
+        cmocka_unit_test(test_copy_mixed_ipus),
+        cmocka_unit_test(test_copy_liveness),
+        cmocka_unit_test(test_copy_errors),
+        cmocka_unit_test(test_copy_whole_counts),
         /* clang-format on */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,10 +3,11 @@
  *
  * Everything is kept as plain tables; nothing is lowered here (graph_lower.c does that).
  * Errors in the calls (an unknown id, a region outside a tensor, a vertex field off its
- * tile) are recorded once in the graph and reported by gr_status and gr_compile, so building
- * code stays free of error checks. Left out: tensor views (slices, reshapes of a tensor as
- * a new tensor: callers address elements of the flattened tensor instead), and programs
- * chosen at run time (If, Switch). */
+ * tile, a Copy's pieces writing one element twice) are recorded once in the graph and
+ * reported by gr_status and gr_compile, so building code stays free of error checks. Left
+ * out: tensor views (slices, reshapes of a tensor as a new tensor: callers address elements
+ * of the flattened tensor instead, as a Copy's pieces do), and programs chosen at run time
+ * (If, Switch). */
 #include "workloads/graph/graph_int.h"
 
 #include <stdarg.h>
@@ -17,6 +18,8 @@
 #include "base/alloc.h"
 
 static const uint32_t type_size[] = {[GR_F32] = 4, [GR_F16] = 2, [GR_I32] = 4, [GR_U8] = 1};
+static const char *const type_name[] = {
+    [GR_F32] = "f32", [GR_F16] = "f16", [GR_I32] = "i32", [GR_U8] = "u8"};
 
 uint32_t gr_type_size(gr_type t)
 {
@@ -56,8 +59,10 @@ void gr_free(graph *g)
     }
     for (size_t i = 0; i < g->ncs; i++)
         free(g->cs[i].name);
-    for (size_t i = 0; i < g->np; i++)
+    for (size_t i = 0; i < g->np; i++) {
         free(g->p[i].kids);
+        free(g->p[i].xf);
+    }
     for (size_t i = 0; i < g->nsrc; i++) {
         free(g->src[i].name);
         free(g->src[i].text);
@@ -239,6 +244,121 @@ gr_prog gr_execute(graph *g, gr_cs cs)
     return add_prog(g, (gr_prog_s){.kind = GR_P_EXEC, .a = cs});
 }
 
+/* 0 when piece k of a Copy names two tensors of one type and slices inside them, else -1
+ * with the error recorded. */
+static int check_piece(graph *g, const gr_xfer *x, size_t k)
+{
+    if (x->src >= g->nt || x->dst >= g->nt) {
+        gr_fail(g, "copy: piece %zu: tensor id %u does not exist", k,
+                x->src >= g->nt ? x->src : x->dst);
+        return -1;
+    }
+    const gr_tensor_s *s = &g->t[x->src], *d = &g->t[x->dst];
+    if (s->type != d->type)
+        gr_fail(g, "copy %s -> %s: piece %zu: types differ (%s, %s)", s->name, d->name, k,
+                type_name[s->type], type_name[d->type]);
+    else if (x->n == 0)
+        gr_fail(g, "copy %s -> %s: piece %zu moves no elements", s->name, d->name, k);
+    else if (x->src_at > s->elems || x->n > s->elems - x->src_at || x->dst_at > d->elems ||
+             x->n > d->elems - x->dst_at)
+        gr_fail(g,
+                "copy %s -> %s: piece %zu, elements [%zu, %zu) -> [%zu, %zu), is outside the "
+                "tensors (%zu and %zu elements)",
+                s->name, d->name, k, x->src_at, x->src_at + x->n, x->dst_at, x->dst_at + x->n,
+                s->elems, d->elems);
+    else
+        return 0;
+    return -1;
+}
+
+/* One slice of a Copy's pieces: elements [lo, hi) of tensor t, read or written by piece k. */
+typedef struct span {
+    gr_tensor t;
+    size_t lo, hi, k;
+    int write;
+} span;
+
+static int by_start(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    return (x->write < y->write) - (x->write > y->write); /* writes first: deterministic */
+}
+
+/* Record the clash of span b with the earlier span a of its tensor, which it overlaps (one of
+ * them is a write). */
+static void clash(graph *g, const gr_xfer *x, const span *a, const span *b)
+{
+    const span *w = a->write ? a : b, *o = a->write ? b : a;
+    size_t hi = a->hi < b->hi ? a->hi : b->hi;
+    const char *tn = g->t[a->t].name;
+    if (o->write) {
+        size_t i = a->k < b->k ? a->k : b->k, j = a->k < b->k ? b->k : a->k;
+        gr_fail(g,
+                "copy %s -> %s and %s -> %s: pieces %zu and %zu both write elements [%zu, %zu) "
+                "of %s",
+                g->t[x[i].src].name, g->t[x[i].dst].name, g->t[x[j].src].name, g->t[x[j].dst].name,
+                i, j, b->lo, hi, tn);
+        return;
+    }
+    gr_fail(g,
+            "copy %s -> %s and %s -> %s: piece %zu reads elements [%zu, %zu) of %s, which piece "
+            "%zu writes",
+            g->t[x[o->k].src].name, g->t[x[o->k].dst].name, g->t[x[w->k].src].name,
+            g->t[x[w->k].dst].name, o->k, b->lo, hi, tn, w->k);
+}
+
+/* 0 unless two pieces write one element, or a piece reads an element that one writes (then
+ * -1, recorded): the slices sorted by start, each checked against the earlier write and read
+ * of its tensor that reach furthest. */
+static int check_overlaps(graph *g, const gr_xfer *x, size_t n)
+{
+    span *s = xmalloc(2 * n * sizeof *s);
+    for (size_t k = 0; k < n; k++) {
+        s[2 * k] = (span){x[k].src, x[k].src_at, x[k].src_at + x[k].n, k, 0};
+        s[2 * k + 1] = (span){x[k].dst, x[k].dst_at, x[k].dst_at + x[k].n, k, 1};
+    }
+    qsort(s, 2 * n, sizeof *s, by_start);
+    const span *w = NULL, *r = NULL;
+    int rc = 0;
+    for (size_t q = 0; q < 2 * n && rc == 0; q++) {
+        const span *c = &s[q];
+        if (q && c->t != s[q - 1].t)
+            w = r = NULL;
+        const span *o = w && w->hi > c->lo ? w : c->write && r && r->hi > c->lo ? r : NULL;
+        if (o) {
+            clash(g, x, o, c);
+            rc = -1;
+        }
+        if (c->write && (!w || c->hi > w->hi))
+            w = c;
+        if (!c->write && (!r || c->hi > r->hi))
+            r = c;
+    }
+    free(s);
+    return rc;
+}
+
+gr_prog gr_copy_many(graph *g, const gr_xfer *x, size_t n)
+{
+    if (n == 0 || !x) {
+        gr_fail(g, "copy: no pieces");
+        return GR_NONE;
+    }
+    for (size_t k = 0; k < n; k++)
+        if (check_piece(g, &x[k], k) != 0)
+            return GR_NONE;
+    if (check_overlaps(g, x, n) != 0)
+        return GR_NONE;
+    gr_prog_s p = {.kind = GR_P_COPY, .nxf = n};
+    p.xf = xmalloc(n * sizeof *p.xf);
+    memcpy(p.xf, x, n * sizeof *x);
+    return add_prog(g, p);
+}
+
 gr_prog gr_copy(graph *g, gr_tensor src, gr_tensor dst)
 {
     gr_tensor_s *s = gr_t(g, src), *d = gr_t(g, dst);
@@ -249,7 +369,8 @@ gr_prog gr_copy(graph *g, gr_tensor src, gr_tensor dst)
                 s->elems, d->elems);
         return GR_NONE;
     }
-    return add_prog(g, (gr_prog_s){.kind = GR_P_COPY, .a = src, .b = dst});
+    gr_xfer x = {src, 0, dst, 0, s->elems};
+    return gr_copy_many(g, &x, 1);
 }
 
 gr_prog gr_sync(graph *g, unsigned zone)

@@ -7,7 +7,8 @@
  *   2. vertices: gr_cs_new makes a compute set; gr_vertex adds a vertex to it: a codelet
  *      (docs/codelets.md) on one tile with its fields (tensor regions on that tile, scalars);
  *   3. programs: gr_execute (run a compute set), gr_copy (move a tensor's elements to another
- *      tensor's tiles: the exchange), gr_sync, gr_repeat (a counted loop), gr_seq (in order);
+ *      tensor's tiles: the exchange) and gr_copy_many (several slices in one exchange),
+ *      gr_sync, gr_repeat (a counted loop), gr_seq (in order);
  *   4. gr_compile lowers the control program to supervisor code on every tile (the same
  *      control flow everywhere, different data), with each tile's tensors, vertex states and
  *      codelets in its own image; gr_load puts the images on an engine.
@@ -95,8 +96,23 @@ uint32_t gr_vertex(graph *g, gr_cs cs, const char *codelet, int supervisor, uint
 
 /* ---- programs ---- */
 gr_prog gr_execute(graph *g, gr_cs cs);
-/* Copy every element of src to the same element of dst (same type and element count): the
- * exchange, planned by the exchange compiler; followed by an internal sync. One IPU. */
+/* One piece of a Copy: elements [src_at, src_at + n) of src go to [dst_at, dst_at + n) of dst
+ * (same element type). */
+typedef struct gr_xfer {
+    gr_tensor src;
+    size_t src_at;
+    gr_tensor dst;
+    size_t dst_at;
+    size_t n;
+} gr_xfer;
+/* Several pieces in one exchange phase: planned together by the exchange compiler (on-chip)
+ * and in rounds of global exchange (between IPUs), then one internal sync. Pieces may not
+ * write the same destination element twice, nor read an element another piece of the Copy
+ * writes; every element of every slice must be mapped (checked by gr_compile). A piece may
+ * stay on one tile: the tile sends to itself (docs/graph.md). The pieces are copied. */
+gr_prog gr_copy_many(graph *g, const gr_xfer *x, size_t n);
+/* Copy every element of src to the same element of dst (same type and element count): a
+ * gr_copy_many of one whole-tensor piece. */
 gr_prog gr_copy(graph *g, gr_tensor src, gr_tensor dst);
 gr_prog gr_sync(graph *g, unsigned zone);
 /* Stream copies with the host (docs/host.md): every tile holding t asks for (in) or sends

@@ -48,11 +48,13 @@ typedef enum gr_pkind {
 
 typedef struct gr_prog_s {
     gr_pkind kind;
-    uint32_t a, b; /* exec: cs; copy: src, dst; sync: zone; repeat: n, body; stream: tensor;
-                      remote: tensor, buffer */
+    uint32_t a, b; /* exec: cs; sync: zone; repeat: n, body; stream: tensor; remote: tensor,
+                      buffer */
     uint64_t off;  /* remote: the tensor's first byte in the buffer */
     gr_prog *kids; /* seq */
     size_t nkids;
+    gr_xfer *xf; /* copy: its pieces */
+    size_t nxf;
 } gr_prog_s;
 
 typedef struct gr_src {
@@ -85,18 +87,22 @@ typedef struct gr_placement {
 void gr_plan_memory(const graph *g, gr_prog main, uint32_t ntiles, gr_placement *pl);
 void gr_placement_free(gr_placement *pl, size_t ntensors);
 
-/* A Copy's transfers (graph_copy.c). */
+/* A Copy's transfers (graph_copy.c): each the part of one piece between one source region
+ * and one destination region. */
 typedef struct gr_copy_xfer {
+    gr_tensor ts, td; /* the source and destination tensors */
+    uint32_t rs, rd;  /* their regions (indices in the tensors) */
     uint32_t src_ipu, src_tile, dst_ipu, dst_tile;
     uint32_t bytes, src_off, dst_off; /* offsets in the source and destination regions */
-    uint32_t rs, rd;                  /* the regions (indices in their tensors) */
     int global;                       /* between IPUs */
     uint32_t round;                   /* global: its round */
     uint64_t start;                   /* on-chip: its planned send cycle (xcomp_schedule) */
 } gr_copy_xfer;
 typedef struct gr_copy_plan {
-    gr_copy_xfer *x;
+    gr_copy_xfer *x; /* the on-chip transfers, then the global ones, each by sending tile */
     size_t n;
+    size_t *at; /* tile k's sends (k = ipu x tiles + tile; + ipus x tiles for its global
+                   ones) are x[at[k] .. at[k + 1]) */
     uint64_t bytes;
     int onchip;      /* some IPU has on-chip transfers: every tile runs the on-chip phase */
     uint32_t rounds; /* of global transfers */
@@ -105,8 +111,8 @@ int gr_copy_plan_make(const graph *g, const gr_prog_s *p, gr_copy_plan *c, err *
 void gr_copy_plan_free(gr_copy_plan *c);
 /* Tile (ipu, tile)'s code for the copy (into code, its subroutines into sub); addr: the
  * regions' addresses per tensor, or NULL for the first pass (addresses 0). */
-int gr_copy_emit(const graph *g, const gr_prog_s *p, const gr_copy_plan *c, uint32_t *const *addr,
-                 uint32_t ipu, uint32_t tile, txt *code, txt *sub, unsigned *inst, err *e);
+int gr_copy_emit(const graph *g, const gr_copy_plan *c, uint32_t *const *addr, uint32_t ipu,
+                 uint32_t tile, txt *code, txt *sub, unsigned *inst, err *e);
 
 uint32_t gr_type_size(gr_type t);
 void gr_fail(graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -6,10 +6,10 @@
  * tensor regions and vertex states as data. Lowering, per program:
  *   Execute(cs)  the tile's worker vertices of cs in waves of six (`run` each with r1 = its
  *                state, then `join`), its supervisor vertices by `call`, then `sync internal`;
- *   Copy(s, d)   the transfers between the two tensors' regions (graph_copy.c): on-chip ones
- *                planned per IPU by the exchange compiler, each sending tile `call`ing its
- *                own send code, then `sync internal`; between IPUs, rounds of `gsend` each
- *                ending in `sync external`;
+ *   Copy         the transfers of its pieces between the tensors' regions (graph_copy.c):
+ *                on-chip ones planned together per IPU by the exchange compiler, each sending
+ *                tile `call`ing its own send code, then one `sync internal`; between IPUs,
+ *                rounds of `gsend` each ending in `sync external`;
  *   Sync(z)      `sync z`;
  *   StreamIn/Out `hin`/`hout` of the tile's regions of the tensor, then `sync internal_host`;
  *   Remote r/w   `rbin`/`rbout` likewise, at the region's place in the buffer;
@@ -98,17 +98,16 @@ static void place_tensors(lower *L, gr_prog main)
 }
 
 /* The label expression of elements from `begin` of tensor t on (ipu, tile). */
-static void region_ref(lower *L, txt *out, gr_tensor id, uint32_t ipu, uint32_t tile, size_t begin)
+/* The address of elements [begin, end) of a tensor on a tile, in the region gr_vertex found
+ * them in (a region that ends where the next begins is not the one). */
+static void region_ref(lower *L, txt *out, gr_tensor id, uint32_t ipu, uint32_t tile, size_t begin,
+                       size_t end)
 {
     const gr_tensor_s *t = &L->g->t[id];
-    for (size_t k = 0; k < t->nr; k++) {
-        const gr_region_s *r = &t->r[k];
-        if (r->ipu == ipu && r->tile == tile && r->begin <= begin && begin <= r->end) {
-            txt_printf(out, "POOL+%zu",
-                       L->pl.off[id][k] + (begin - r->begin) * gr_type_size(t->type));
-            return;
-        }
-    }
+    const gr_region_s *r = gr_region_of(t, ipu, tile, begin, end);
+    if (r)
+        txt_printf(out, "POOL+%zu",
+                   L->pl.off[id][r - t->r] + (begin - r->begin) * gr_type_size(t->type));
 }
 
 static void place_vertices(lower *L)
@@ -117,12 +116,12 @@ static void place_vertices(lower *L)
     for (size_t i = 0; i < g->nv; i++) {
         const gr_vertex_s *v = &g->v[i];
         tbuild *b = tile_of(L, v->ipu, v->tile);
-        txt_printf(&b->data, "        .align  4\nV%zu:", b->nv);
+        txt_printf(&b->data, "        .align  8\nV%zu:", b->nv);
         for (size_t k = 0; k < v->nf; k++) {
             const gr_field *f = &v->f[k];
             txt_printf(&b->data, k ? ", " : "   .word   ");
             if (f->kind == GR_F_REGION)
-                region_ref(L, &b->data, f->t, v->ipu, v->tile, f->begin);
+                region_ref(L, &b->data, f->t, v->ipu, v->tile, f->begin, f->end);
             else if (f->kind == GR_F_U32)
                 txt_printf(&b->data, "%u", f->u);
             else {
@@ -187,8 +186,8 @@ static void emit_exec(lower *L, tbuild *b, gr_cs cs)
 
 static int emit_copy(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id)
 {
-    return gr_copy_emit(L->g, &L->g->p[id], &L->cp[id], L->real ? L->x->addr : NULL, ipu, tile,
-                        &b->code, &b->sub, &b->inst, L->e);
+    return gr_copy_emit(L->g, &L->cp[id], L->real ? L->x->addr : NULL, ipu, tile, &b->code, &b->sub,
+                        &b->inst, L->e);
 }
 
 static int emit_repeat(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr_prog_s *p,

@@ -3,11 +3,11 @@
  *
  * Liveness is by program step: walking the control program in order, each Execute, Copy and
  * stream copy is a step, and a tensor is used at the steps that touch it (a field of a vertex
- * of the executed compute set, either side of a copy, the streamed tensor). A tensor is live
- * from its first use to its last; if it is used inside a Repeat it is live over the whole
- * loop (a value may be carried from one pass to the next). Tensors kept with gr_keep (the
- * host writes or reads them between runs: weights, optimiser state) and tensors no program
- * uses are always live. Each tile then places its regions first-fit, largest first: a
+ * of the executed compute set, either side of any piece of a copy, the streamed tensor). A
+ * tensor is live from its first use to its last; if it is used inside a Repeat it is live
+ * over the whole loop (a value may be carried from one pass to the next). Tensors kept with
+ * gr_keep (the host writes or reads them between runs: weights, optimiser state) and tensors
+ * no program uses are always live. Each tile then places its regions first-fit, largest first: a
  * region goes at the lowest 16-byte-aligned offset free of every region whose live range
  * overlaps its own. Left out: liveness finer than a step (a vertex's inputs dying while its
  * outputs are born), and tensors in different tiles' pools being placed alike on purpose. */
@@ -52,8 +52,10 @@ static void walk_prog(walk *w, gr_prog id)
         w->step++;
         return;
     case GR_P_COPY:
-        use(w, p->a);
-        use(w, p->b);
+        for (size_t k = 0; k < p->nxf; k++) {
+            use(w, p->xf[k].src);
+            use(w, p->xf[k].dst);
+        }
         w->step++;
         return;
     case GR_P_STREAM_IN:

@@ -34,9 +34,10 @@ typedef struct mnet_cfg {
     int output_all;     /* 1: every micro-batch's loss and logits (OutputMode.All); 0: the last
                         * of each host call (OutputMode.Final) */
     uint32_t max_tiles; /* 0: the whole IPU; else the graph may use only tiles 0..max_tiles-1 */
+    uint64_t prep_ps;   /* the host's time to prepare one image for the infeed (default 1 us) */
 } mnet_cfg;
 
-/* Defaults: the tutorial's run on a Mk2 IPU, depth 3, OutputMode.All. */
+/* Defaults: the tutorial's run on a Mk2 IPU, depth 3, OutputMode.All, 1 us an image. */
 int mnet_defaults(mnet_cfg *c, err *e);
 
 /* One host call's result, as the reference reports it, and when it ended on the device. */

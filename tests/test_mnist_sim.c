@@ -1,0 +1,264 @@
+/* Tests of the simulated MNIST run (workloads/mnist/mnet.h) against the reference trainer
+ * (workloads/mnist/mref.h) on the real mnist-digits data: both see the same micro-batches,
+ * initial weights and hyper-parameters, so their numbers must agree up to fp32 summation
+ * order (docs/mnist.md, "The simulated run": the convolutions, pooling, loss and AdamW are
+ * bit-exact; the linear layers' forward sums in another order, and the weight gradients
+ * accumulate over the G micro-batches per sample slot before the slots are added).
+ *
+ * - the first host call's loss within 1e-4 relative, its accuracy within 0.1 points, and the
+ *   weights after its updates within 1e-5 of the reference's (each AdamW step moves a weight
+ *   by about lr = 1e-3; rounding differences of the gradients change that by far less);
+ * - the test pass on the simulated IPU gives the reference's accuracy on the same weights;
+ * - bit-identical weights and cycles for 1 and 2 host threads;
+ * - a micro-batch too large for the tiles stops with the graph's one-line message;
+ * - after 3 epochs with the tutorial's defaults, test accuracy within 0.5 points of the
+ *   reference's (skipped when IPUSIM_SLOW_TESTS=0, as the sanitizer passes of .ci/run set). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "workloads/mnist/data.h"
+#include "workloads/mnist/mnet.h"
+#include "workloads/mnist/mref.h"
+
+static mdata digits;
+
+static int slow_tests(void)
+{
+    const char *s = getenv("IPUSIM_SLOW_TESTS");
+    return !(s && strcmp(s, "0") == 0);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *root = getenv("IPUSIM_DATA");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/mnist-digits", root && *root ? root : "data");
+    err e;
+    err_clear(&e);
+    if (mdata_load(&digits, dir, &e) != 0) {
+        fprintf(stderr, "test_mnist_sim: %s (run 'make data')\n", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    mdata_free(&digits);
+    return 0;
+}
+
+/* The host calls' results, and the last call's end cycle. */
+typedef struct rec {
+    double loss[64], acc[64];
+    int n;
+    uint64_t end;
+} rec;
+
+static void sim_call(void *ctx, const mnet_call *c)
+{
+    rec *r = ctx;
+    if (r->n < 64) {
+        r->loss[r->n] = c->p.loss;
+        r->acc[r->n] = c->p.accuracy;
+    }
+    r->n++;
+    r->end = c->end_cycle;
+}
+
+static void ref_call(void *ctx, const mref_progress *p)
+{
+    rec *r = ctx;
+    if (r->n < 64) {
+        r->loss[r->n] = p->loss;
+        r->acc[r->n] = p->accuracy;
+    }
+    r->n++;
+}
+
+static mnet_cfg cfg_of(int epochs, int di, unsigned threads)
+{
+    mnet_cfg c;
+    err e;
+    err_clear(&e);
+    assert_int_equal(mnet_defaults(&c, &e), ERR_OK);
+    c.run.epochs = epochs;
+    c.run.device_iters = di;
+    c.threads = threads;
+    return c;
+}
+
+/* Both trainers from the seeded initialisation on `set`; weights out. */
+static void train_both(const mnet_cfg *c, const mdata_split *set, rec *sim, rec *ref, float *sim_w,
+                       float *ref_w)
+{
+    err e;
+    err_clear(&e);
+    mref_net *n = mref_create(c->run.batch, &e);
+    assert_non_null(n);
+    mref_init(n, c->run.seed);
+    memcpy(sim_w, mref_params(n), sizeof(float) * MREF_NPARAMS);
+    memset(sim, 0, sizeof *sim);
+    memset(ref, 0, sizeof *ref);
+    mnet_hooks h = {.call_done = sim_call, .ctx = sim};
+    if (mnet_train(c, set, sim_w, &h, &e) != ERR_OK)
+        fail_msg("mnet_train: %s", e.msg);
+    mref_hooks rh = {.call_done = ref_call, .ctx = ref};
+    assert_int_equal(mref_train(n, &c->run, set, &rh, &e), 0);
+    memcpy(ref_w, mref_params(n), sizeof(float) * MREF_NPARAMS);
+    mref_destroy(n);
+}
+
+static double max_diff(const float *a, const float *b, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++)
+        m = fmax(m, fabs((double)a[i] - b[i]));
+    return m;
+}
+
+/* One host call of 10 micro-batches of 40 (one weight update). */
+static void test_first_call(void **state)
+{
+    (void)state;
+    mnet_cfg c = cfg_of(1, 1, 2);
+    mdata_split set = digits.train;
+    set.n = 400;
+    rec sim, ref;
+    float *sw = malloc(sizeof(float) * MREF_NPARAMS), *rw = malloc(sizeof(float) * MREF_NPARAMS);
+    train_both(&c, &set, &sim, &ref, sw, rw);
+    assert_int_equal(sim.n, 1);
+    assert_int_equal(ref.n, 1);
+    if (fabs(sim.loss[0] - ref.loss[0]) > 1e-4 * ref.loss[0])
+        fail_msg("first call's loss %.7f, reference %.7f", sim.loss[0], ref.loss[0]);
+    assert_true(fabs(sim.acc[0] - ref.acc[0]) <= 0.1);
+    double d = max_diff(sw, rw, MREF_NPARAMS);
+    if (d > 1e-5)
+        fail_msg("weights after the update differ by %g", d);
+    assert_true(sim.end > 0);
+    free(sw);
+    free(rw);
+}
+
+/* The same short run with 1 and 2 host threads: the same weights, bit for bit, and the same
+ * cycles. */
+static void test_threads(void **state)
+{
+    (void)state;
+    mdata_split set = digits.train;
+    set.n = 400;
+    float *w[2];
+    uint64_t end[2];
+    for (int t = 0; t < 2; t++) {
+        mnet_cfg c = cfg_of(1, 1, (unsigned)t + 1);
+        err e;
+        err_clear(&e);
+        mref_net *n = mref_create(c.run.batch, &e);
+        mref_init(n, 0);
+        w[t] = malloc(sizeof(float) * MREF_NPARAMS);
+        memcpy(w[t], mref_params(n), sizeof(float) * MREF_NPARAMS);
+        mref_destroy(n);
+        rec r = {.n = 0};
+        mnet_hooks h = {.call_done = sim_call, .ctx = &r};
+        if (mnet_train(&c, &set, w[t], &h, &e) != ERR_OK)
+            fail_msg("%s", e.msg);
+        end[t] = r.end;
+    }
+    assert_memory_equal(w[0], w[1], sizeof(float) * MREF_NPARAMS);
+    assert_int_equal(end[0], end[1]);
+    free(w[0]);
+    free(w[1]);
+}
+
+/* The test pass on the simulated IPU against mref_test on the seeded initial weights, over
+ * 404 images (the last batch of 8 padded: 404 = 50 x 8 + 4). */
+static void test_test_pass(void **state)
+{
+    (void)state;
+    err e;
+    err_clear(&e);
+    mnet_cfg c = cfg_of(1, 1, 2);
+    mref_net *n = mref_create(8, &e);
+    mref_init(n, 3);
+    mdata_split set = digits.test;
+    set.n = 404;
+    double sim = -1.0, ref = -2.0;
+    if (mnet_test(&c, &set, mref_params(n), &sim, NULL, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    assert_int_equal(mref_test(n, 8, &set, &ref, &e), 0);
+    if (fabs(sim - ref) > 100.0 / 404 + 1e-9)
+        fail_msg("test accuracy %.4f%%, reference %.4f%%", sim, ref);
+    mref_destroy(n);
+}
+
+/* 100 samples need 100 sample tiles and a layer3 tile with every sample's inputs twice over:
+ * more than a tile's 624 KiB. */
+static void test_too_big(void **state)
+{
+    (void)state;
+    err e;
+    err_clear(&e);
+    mnet_cfg c = cfg_of(1, 1, 1);
+    c.run.batch = 100;
+    c.run.grad_accum = 1;
+    mdata_split set = digits.train;
+    set.n = 100;
+    float *w = calloc(MREF_NPARAMS, sizeof(float));
+    assert_int_equal(mnet_train(&c, &set, w, NULL, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "graph does not fit: ipu 0 tile 100 needs"));
+    assert_non_null(strstr(e.msg, "of its 638976"));
+    assert_null(strchr(e.msg, '\n'));
+    c.run.batch = 40;
+    c.run.epochs = 0;
+    assert_int_equal(mnet_train(&c, &set, w, NULL, &e), ERR_INPUT);
+    free(w);
+}
+
+/* The gate: the tutorial's defaults, 3 epochs of mnist-digits on both. */
+static void test_three_epochs(void **state)
+{
+    (void)state;
+    if (!slow_tests())
+        skip();
+    mnet_cfg c = cfg_of(3, 10, 0);
+    rec sim, ref;
+    float *sw = malloc(sizeof(float) * MREF_NPARAMS), *rw = malloc(sizeof(float) * MREF_NPARAMS);
+    train_both(&c, &digits.train, &sim, &ref, sw, rw);
+    assert_int_equal(sim.n, 6);
+    for (int k = 0; k < 6; k++)
+        printf("call %d: loss %.6f / %.6f, accuracy %.2f / %.2f (simulated / reference)\n", k + 1,
+               sim.loss[k], ref.loss[k], sim.acc[k], ref.acc[k]);
+    err e;
+    err_clear(&e);
+    double sa = -1.0, ra = -2.0;
+    if (mnet_test(&c, &digits.test, sw, &sa, NULL, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    mref_net *n = mref_create(8, &e);
+    memcpy(mref_params(n), rw, sizeof(float) * MREF_NPARAMS);
+    assert_int_equal(mref_test(n, 8, &digits.test, &ra, &e), 0);
+    printf("test accuracy %.2f%% simulated, %.2f%% reference\n", sa, ra);
+    assert_true(fabs(sa - ra) <= 0.5);
+    assert_true(fabs(sim.loss[0] - ref.loss[0]) <= 1e-4 * ref.loss[0]);
+    mref_destroy(n);
+    free(sw);
+    free(rw);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_first_call),   cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_test_pass),    cmocka_unit_test(test_too_big),
+        cmocka_unit_test(test_three_epochs),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

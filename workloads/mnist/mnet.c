@@ -1,0 +1,343 @@
+/* mnet: the simulated MNIST run (mnet.h): one system of one IPU with a host, the network's
+ * graph (mnet_graph.c) compiled and loaded, the host's data loaders serving the reference
+ * trainer's micro-batches through the infeed, and the outfeed's logits and losses turned
+ * into the tutorial's per-call loss and accuracy as they reach the host.
+ *
+ * The AdamW step's two per-step scalars (PyTorch computes them on the host in Python floats)
+ * are tabulated for every step of the run and written with the initial weights; the device
+ * walks the table. Left out: the host's time between host calls (PopTorch returns to Python
+ * after each; here the device program runs the calls back to back, as with a large number of
+ * device iterations), and uploading the weights (written before the run, outside the timeline). */
+#include "workloads/mnist/mnet.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "host/system.h"
+#include "workloads/mnist/feed.h"
+#include "workloads/mnist/mnet_int.h"
+
+int mnet_defaults(mnet_cfg *c, err *e)
+{
+    memset(c, 0, sizeof *c);
+    c->run = mref_defaults();
+    c->depth = 3;
+    c->output_all = 1;
+    c->prep_ps = 1000000; /* 1 us a sample: a normalised 28 x 28 image from host memory */
+    return mach_builtin(&c->m, "mk2", e);
+}
+
+/* ---- what the host does during a run ---- */
+
+typedef struct host_side {
+    const mnet_cfg *c;
+    const mnet_hooks *h;
+    const mnet_b *b;
+    mfeed *feed, *labels;   /* training: images; the labels again for the outfeed's check */
+    const mdata_split *set; /* test: the set, in order */
+    float lut[256];
+    uint32_t *index;
+    int *lab;
+    float *img;
+    uint8_t *res; /* the outfeed buffer being drained */
+    /* training calls */
+    int calls_per_epoch, calls;
+    uint32_t per_call_mb; /* micro-batches in a call */
+    double loss_sum;
+    long correct, images, outs;
+    /* test */
+    long test_correct;
+    int failed;
+} host_side;
+
+/* Infeed, test pass: micro-batch k of the set in order, zero images past its end. */
+static void fill_test(host_side *hs, uint64_t k, uint64_t offset, uint8_t *dst, uint32_t bytes)
+{
+    uint32_t B = hs->b->B;
+    size_t first = (size_t)k * B, n = first < hs->set->n ? hs->set->n - first : 0;
+    if (n > B)
+        n = B;
+    size_t img_bytes = (size_t)B * MDATA_PIXELS * 4, total = img_bytes + (size_t)B * 4;
+    uint8_t *buf = xcalloc(total, 1);
+    for (size_t i = 0; i < n; i++)
+        hs->index[i] = (uint32_t)(first + i);
+    mdata_gather(hs->set, hs->index, n, hs->lut, (float *)buf, hs->lab);
+    for (size_t i = 0; i < n; i++) {
+        int32_t l = hs->lab[i];
+        memcpy(buf + img_bytes + 4 * i, &l, 4);
+    }
+    if (offset < total)
+        memcpy(dst, buf + offset, offset + bytes <= total ? bytes : total - offset);
+    free(buf);
+}
+
+static void fill(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, uint8_t *dst, uint32_t bytes)
+{
+    (void)ipu;
+    host_side *hs = ctx;
+    if (hs->feed)
+        mfeed_fill(hs->feed, k, offset, dst, bytes);
+    else
+        fill_test(hs, k, offset, dst, bytes);
+}
+
+/* Images among the first n rows of logits z whose first largest logit is the label. */
+static long right(const float *z, const int32_t *labels, size_t n)
+{
+    long r = 0;
+    for (size_t i = 0; i < n; i++) {
+        int best = 0;
+        for (int j = 1; j < MDATA_CLASSES; j++)
+            if (z[i * MDATA_CLASSES + j] > z[i * MDATA_CLASSES + best])
+                best = j;
+        r += best == labels[i];
+    }
+    return r;
+}
+
+/* Outfeed buffer k of training: one micro-batch's logits and mean loss. */
+static void train_out(host_side *hs, uint64_t k, uint64_t cycle)
+{
+    const mnet_cfg *c = hs->c;
+    uint32_t B = hs->b->B;
+    uint64_t mb = c->output_all ? k : k * hs->per_call_mb + hs->per_call_mb - 1;
+    uint64_t call = c->output_all ? k / hs->per_call_mb : k;
+    int32_t *labels = xmalloc(4 * (size_t)B);
+    mfeed_fill(hs->labels, mb, (uint64_t)B * MDATA_PIXELS * 4, (uint8_t *)labels, 4 * B);
+    float loss;
+    memcpy(&loss, hs->res + 40 * (size_t)B, 4);
+    hs->loss_sum += loss;
+    hs->correct += right((const float *)hs->res, labels, B);
+    hs->images += B;
+    hs->outs++;
+    free(labels);
+    int last = c->output_all ? (k + 1) % hs->per_call_mb == 0 : 1;
+    if (!last)
+        return;
+    int epoch = (int)(call / (uint64_t)hs->calls_per_epoch) + 1;
+    int in_epoch = (int)(call % (uint64_t)hs->calls_per_epoch) + 1;
+    if (in_epoch == 1 && hs->h && hs->h->epoch_begin)
+        hs->h->epoch_begin(hs->h->ctx, epoch, c->run.epochs);
+    mnet_call r = {.p = {.epoch = epoch,
+                         .epochs = c->run.epochs,
+                         .call = in_epoch,
+                         .calls = hs->calls_per_epoch,
+                         .images = (long)hs->per_call_mb * B,
+                         .loss = hs->loss_sum / (double)hs->outs,
+                         .accuracy = 100.0 * (double)hs->correct / (double)hs->images},
+                   .end_cycle = cycle};
+    if (hs->h && hs->h->call_done)
+        hs->h->call_done(hs->h->ctx, &r);
+    hs->loss_sum = 0.0;
+    hs->correct = hs->images = hs->outs = 0;
+}
+
+/* Outfeed buffer k of the test pass: its logits against the labels. */
+static void test_out(host_side *hs, uint64_t k)
+{
+    uint32_t B = hs->b->B;
+    size_t first = (size_t)k * B, n = first < hs->set->n ? hs->set->n - first : 0;
+    if (n > B)
+        n = B;
+    int32_t *labels = xmalloc(4 * (size_t)B);
+    for (size_t i = 0; i < n; i++)
+        labels[i] = hs->set->labels[first + i];
+    hs->test_correct += right((const float *)hs->res, labels, n);
+    free(labels);
+}
+
+static void drain(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, const uint8_t *src,
+                  uint32_t bytes, uint64_t cycle)
+{
+    (void)ipu;
+    host_side *hs = ctx;
+    size_t total = 4 * (size_t)mnet_res_words(hs->b);
+    if (offset + bytes > total) {
+        hs->failed = 1;
+        return;
+    }
+    memcpy(hs->res + offset, src, bytes);
+    if (offset + bytes < total)
+        return;
+    if (hs->feed)
+        train_out(hs, k, cycle);
+    else
+        test_out(hs, k);
+}
+
+/* ---- a run ---- */
+
+/* The table of the step's scalars for steps 1..updates, as adamw.c computes them. */
+static float *step_table(const adamw_cfg *o, uint32_t updates)
+{
+    float *t = xcalloc(4 * (size_t)updates + 1, sizeof *t);
+    for (uint32_t s = 1; s <= updates; s++) {
+        double bc1 = 1.0 - pow(o->beta1, (double)s), bc2 = 1.0 - pow(o->beta2, (double)s);
+        float *r = t + 4 * (size_t)(s - 1);
+        r[0] = (float)sqrt(bc2);
+        r[2] = r[3] = (float)(-(o->lr / bc1));
+    }
+    return t;
+}
+
+/* Host data into the loaded graph: the tables, the weights, zero optimiser state. */
+static void write_inputs(const mnet_b *b, const gr_exe *x, eng *g, const float *params)
+{
+    for (size_t k = 0; k < b->ninit; k++)
+        for (uint32_t r = 0; r < b->init[k].reps; r++)
+            gr_write(x, g, b->init[k].t, b->init[k].at + r * b->init[k].n, b->init[k].w,
+                     b->init[k].n);
+    gr_write(x, g, b->params, 0, params, MREF_NPARAMS);
+    if (!b->train)
+        return;
+    float *zero = xcalloc(MREF_NPARAMS, sizeof *zero);
+    gr_write(x, g, b->grads, 0, zero, MREF_NPARAMS);
+    gr_write(x, g, b->opt_m, 0, zero, MREF_NPARAMS);
+    gr_write(x, g, b->opt_v, 0, zero, MREF_NPARAMS);
+    gr_write(x, g, b->cursor, 0, zero, 2 * (size_t)b->nhyper);
+    free(zero);
+    float *t = step_table(&b->opt, b->updates);
+    for (uint32_t i = 0; i < b->nhyper; i++)
+        gr_write(x, g, b->hyper_tab, (size_t)i * 4 * b->updates, t, 4 * (size_t)b->updates);
+    free(t);
+}
+
+/* Build, compile, load and run one graph; params in (and out when training). */
+static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int test, err *e)
+{
+    hio_cfg hc = {.in = host_cfg_default(),
+                  .out = host_cfg_default(),
+                  .fill = fill,
+                  .fill_ctx = hs,
+                  .drain = drain,
+                  .drain_ctx = hs};
+    hc.in.depth = hc.out.depth = c->depth;
+    hc.in.prep_ps = c->prep_ps;
+    hc.in.samples_per_buffer = b->B;
+    hc.in.bytes_per_buffer = (uint64_t)b->B * (MDATA_PIXELS * 4 + 4);
+    hc.out.bytes_per_buffer = 4 * (uint64_t)mnet_res_words(b);
+    sys_cfg sc = {.m = c->m, .threads = c->threads, .host = &hc};
+    sc.m.nipus = 1;
+    sys *s = sys_new(&sc, e);
+    if (!s)
+        return e->status ? e->status : ERR_INPUT;
+    int rc = ERR_INPUT;
+    gr_exe *x = gr_compile(b->g, b->main, e);
+    eng *g = sys_engine(s);
+    if (x && gr_load(x, g, e) == ERR_OK) {
+        write_inputs(b, x, g, params);
+        rc = eng_run(g, e);
+        if (rc == ERR_OK && hs->failed)
+            rc = err_set(e, ERR_FAULT, "mnet: the outfeed delivered more than its buffer");
+        if (rc == ERR_OK && !test)
+            gr_read(x, g, b->params, 0, params, MREF_NPARAMS);
+        if (rc == ERR_OK && hs->h && hs->h->finished)
+            hs->h->finished(hs->h->ctx, test, g, x);
+    } else if (x) {
+        rc = e->status ? e->status : ERR_INPUT;
+    }
+    gr_exe_free(x);
+    sys_free(s);
+    return rc;
+}
+
+static void side_init(host_side *hs, const mnet_cfg *c, const mnet_hooks *h, const mnet_b *b)
+{
+    memset(hs, 0, sizeof *hs);
+    hs->c = c;
+    hs->h = h;
+    hs->b = b;
+    mdata_norm_table(hs->lut);
+    hs->index = xmalloc(4 * (size_t)b->B);
+    hs->lab = xmalloc(sizeof(int) * b->B);
+    hs->res = xcalloc(mnet_res_words(b), 4);
+}
+
+static void side_free(host_side *hs)
+{
+    mfeed_free(hs->feed);
+    mfeed_free(hs->labels);
+    free(hs->index);
+    free(hs->lab);
+    free(hs->res);
+}
+
+static int check(const mnet_cfg *c, const mdata_split *train, err *e)
+{
+    const mref_cfg *r = &c->run;
+    if (r->epochs < 1 || r->batch < 1 || r->grad_accum < 1 || r->device_iters < 1 ||
+        r->test_batch < 1)
+        return err_set(e, ERR_INPUT,
+                       "mnet: bad configuration (epochs %d, batch %d, gradient accumulation %d, "
+                       "device iterations %d, test batch %d)",
+                       r->epochs, r->batch, r->grad_accum, r->device_iters, r->test_batch);
+    long per_call = (long)r->batch * r->grad_accum * r->device_iters;
+    if (train && (long)train->n < per_call)
+        return err_set(e, ERR_INPUT,
+                       "the training set has %zu images, fewer than one host call of batch %d x "
+                       "gradient accumulation %d x device iterations %d = %ld images",
+                       train->n, r->batch, r->grad_accum, r->device_iters, per_call);
+    return ERR_OK;
+}
+
+int mnet_train(const mnet_cfg *c, const mdata_split *train, float *params, const mnet_hooks *h,
+               err *e)
+{
+    if (check(c, train, e))
+        return ERR_INPUT;
+    const mref_cfg *r = &c->run;
+    long per_call = (long)r->batch * r->grad_accum * r->device_iters;
+    int cpe = (int)((long)train->n / per_call);
+    uint64_t calls = (uint64_t)cpe * (uint64_t)r->epochs;
+    uint64_t updates = calls * (uint64_t)r->device_iters;
+    if (updates > UINT32_MAX / 8)
+        return err_set(e, ERR_INPUT, "mnet: %llu weight updates is too many for one run",
+                       (unsigned long long)updates);
+    mnet_b b;
+    int rc = mnet_build(&b, c, 1, (uint32_t)updates, (uint32_t)r->device_iters, e);
+    if (rc != ERR_OK) {
+        mnet_b_free(&b);
+        return rc;
+    }
+    host_side hs;
+    side_init(&hs, c, h, &b);
+    hs.calls_per_epoch = cpe;
+    hs.per_call_mb = (uint32_t)(r->grad_accum * r->device_iters);
+    hs.feed = mfeed_new(train, r->seed, r->epochs, r->batch, (int)hs.per_call_mb);
+    hs.labels = mfeed_new(train, r->seed, r->epochs, r->batch, (int)hs.per_call_mb);
+    rc = run(c, &b, &hs, params, 0, e);
+    side_free(&hs);
+    mnet_b_free(&b);
+    return rc;
+}
+
+int mnet_test(const mnet_cfg *c, const mdata_split *set, const float *params, double *accuracy,
+              const mnet_hooks *h, err *e)
+{
+    if (check(c, NULL, e))
+        return ERR_INPUT;
+    if (set->n == 0)
+        return err_set(e, ERR_INPUT, "the test set is empty");
+    uint32_t B = (uint32_t)c->run.test_batch;
+    uint64_t mbs = (set->n + B - 1) / B;
+    mnet_b b;
+    int rc = mnet_build(&b, c, 0, (uint32_t)mbs, 1, e);
+    if (rc != ERR_OK) {
+        mnet_b_free(&b);
+        return rc;
+    }
+    host_side hs;
+    side_init(&hs, c, h, &b);
+    hs.set = set;
+    float *p = xmalloc(MREF_NPARAMS * sizeof *p);
+    memcpy(p, params, MREF_NPARAMS * sizeof *p);
+    rc = run(c, &b, &hs, p, 1, e);
+    if (rc == ERR_OK)
+        *accuracy = 100.0 * (double)hs.test_correct / (double)set->n;
+    free(p);
+    side_free(&hs);
+    mnet_b_free(&b);
+    return rc;
+}

@@ -1,0 +1,1046 @@
+/* mnet_graph: the tutorial's network as a graph on one IPU, each layer planned over tiles
+ * (docs/mnist.md, "The simulated run", gives the plan with its figures).
+ *
+ * Tiles: one per sample of the micro-batch runs that sample's convolutions, pooling and their
+ * gradients (tiles 0..B-1: the batch split over tiles, rows split over the six workers);
+ * layer3 runs on 16 tiles of 16 outputs each, layer4 and the loss on one; 11 tiles update the
+ * convolutions' parameters. The linear layers run transposed (activations as [features]
+ * [batch]), so that a bias is per row as bias_add and bias_grad take it. Weight gradients
+ * accumulate over the G micro-batches where they are made (each sample tile its own, the
+ * linear layers' in the AMP's partials); at the update the sample tiles' parts are gathered by
+ * exchange onto the update tiles and reduced (reduce_add, scaled by 1/G), and the AdamW step
+ * runs where each parameter lives. After it the convolutions' weights are broadcast back to
+ * the sample tiles and every tile re-packs its weights into the layouts its codelets stream.
+ * Left out: splitting one sample's convolution over several tiles (by output blocks), which
+ * would shorten the longest superstep; the loss on more than one tile. */
+#include "workloads/mnist/mnet_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/num.h"
+
+#define NW 6 /* workers a tile */
+
+/* A slice of a tensor: elements [at, at + n). */
+typedef struct sl {
+    gr_tensor t;
+    size_t at, n;
+} sl;
+
+static sl S(gr_tensor t, size_t at, size_t n)
+{
+    return (sl){t, at, n};
+}
+
+/* The field for elements [off, off + len) of s. */
+static gr_field R(sl s, size_t off, size_t len)
+{
+    return gr_region(s.t, s.at + off, s.at + off + len);
+}
+
+/* Start of part v of n elements in nv parts of whole grains. */
+static size_t cut(size_t n, unsigned v, unsigned nv, size_t grain)
+{
+    return v >= nv ? n : n / grain * v / nv * grain;
+}
+
+static uint32_t ceil8(uint32_t n)
+{
+    return ceil_div_u32(n, 8);
+}
+
+static uint32_t ceil16(uint32_t n)
+{
+    return ceil_div_u32(n, 16);
+}
+
+static gr_field U(uint32_t u)
+{
+    return gr_u32(u);
+}
+
+/* ---- tensors ---- */
+
+/* [count][per] with row i on tile first + i. */
+static gr_tensor rows(mnet_b *b, const char *name, gr_type ty, uint32_t first, uint32_t count,
+                      size_t per)
+{
+    uint32_t shape[2] = {count, (uint32_t)per};
+    gr_tensor t = gr_tensor_new(b->g, name, ty, 2, shape);
+    for (uint32_t i = 0; i < count; i++)
+        gr_map_region(b->g, t, 0, first + i, i * per, (i + 1) * per);
+    return t;
+}
+
+static gr_tensor on(mnet_b *b, const char *name, gr_type ty, uint32_t tile, size_t n)
+{
+    return rows(b, name, ty, tile, 1, n);
+}
+
+/* Host data for t from element at, reps copies (tables every sample tile holds alike). */
+static void init_words(mnet_b *b, gr_tensor t, size_t at, const uint32_t *w, size_t n,
+                       uint32_t reps)
+{
+    b->init = xgrow(b->init, &b->cinit, b->ninit + 1, sizeof *b->init);
+    uint32_t *copy = xmalloc((n ? n : 1) * sizeof *copy);
+    memcpy(copy, w, n * sizeof *copy);
+    b->init[b->ninit++] = (mnet_init){t, at, copy, n, reps};
+}
+
+static void vtx(mnet_b *b, gr_cs cs, const char *codelet, int super, uint32_t tile,
+                const gr_field *f, size_t nf)
+{
+    gr_vertex(b->g, cs, codelet, super, 0, tile, f, nf);
+}
+
+/* ---- vertices, each split over the workers ---- */
+
+/* out = k x sum of P parts (stride elements apart), n elements. */
+static void v_reduce(mnet_b *b, gr_cs cs, uint32_t tile, sl out, sl parts, uint32_t n, uint32_t P,
+                     uint32_t stride, float k)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        size_t a = cut(n, v, NW, 2), z = cut(n, v + 1, NW, 2);
+        if (z == a)
+            continue;
+        gr_field f[6] = {R(out, a, z - a),     R(parts, a, (size_t)(P - 1) * stride + (z - a)),
+                         U((uint32_t)(z - a)), U(P),
+                         U(stride * 4),        gr_f32(k)};
+        vtx(b, cs, "reduce_add", 0, tile, f, 6);
+    }
+}
+
+/* conv_pack of p's blocks (list: its 3-word descriptors) from src into dst. */
+static void v_pack(mnet_b *b, gr_cs cs, uint32_t tile, const cplan_pack *p, sl list, sl dst, sl src)
+{
+    uint32_t RC = p->R * p->C;
+    for (unsigned v = 0; v < NW; v++) {
+        uint32_t b0 = p->nblocks * v / NW, b1 = p->nblocks * (v + 1) / NW;
+        if (b1 == b0)
+            continue;
+        gr_field f[8] = {R(dst, (size_t)b0 * RC, (size_t)(b1 - b0) * RC),
+                         R(src, 0, src.n),
+                         U(b1 - b0),
+                         R(list, 3 * (size_t)b0, 3 * (size_t)(b1 - b0)),
+                         U(p->R),
+                         U(p->C),
+                         U(p->sr),
+                         U(p->sc)};
+        vtx(b, cs, "conv_pack", 0, tile, f, 8);
+    }
+}
+
+/* dst = 0 (conv_pack with empty blocks: one row of zeros a worker; zl: 3 zero words). */
+static void v_zero(mnet_b *b, gr_cs cs, uint32_t tile, sl dst, sl zl)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        size_t a = cut(dst.n, v, NW, 1), z = cut(dst.n, v + 1, NW, 1);
+        if (z == a)
+            continue;
+        gr_field f[8] = {R(dst, a, z - a),     U(0), U(1), R(zl, 0, 3), U(1),
+                         U((uint32_t)(z - a)), U(4), U(4)};
+        vtx(b, cs, "conv_pack", 0, tile, f, 8);
+    }
+}
+
+/* out[c][p] (+)= in[c / 16][p][c % 16], C channels of P. */
+static void v_ungroup(mnet_b *b, gr_cs cs, uint32_t tile, sl out, sl in, uint32_t C, uint32_t P,
+                      int acc)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        uint32_t c0 = C * v / NW, c1 = C * (v + 1) / NW;
+        if (c1 == c0)
+            continue;
+        gr_field f[6] = {R(out, (size_t)c0 * P, (size_t)(c1 - c0) * P),
+                         R(in, 0, in.n),
+                         U(c0),
+                         U(c1 - c0),
+                         U(P),
+                         U((uint32_t)acc)};
+        vtx(b, cs, "conv_ungroup", 0, tile, f, 6);
+    }
+}
+
+/* bias_add (grad = 0: y[c][p] += bias[c]) or bias_grad (grad = 1: bias[c] += sum_p y[c][p]). */
+static void v_bias(mnet_b *b, gr_cs cs, uint32_t tile, sl y, sl bias, uint32_t C, uint32_t P,
+                   int grad)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        uint32_t c0 = C * v / NW, c1 = C * (v + 1) / NW;
+        if (c1 == c0)
+            continue;
+        gr_field f[7] = {R(y, (size_t)c0 * P, (size_t)(c1 - c0) * P),
+                         R(bias, c0, c1 - c0),
+                         U(c1 - c0),
+                         U(P),
+                         U(1),
+                         U(P),
+                         U(C * P)};
+        vtx(b, cs, grad ? "bias_grad" : "bias_add", 0, tile, f, 7);
+    }
+}
+
+/* 2 x 2 max-pool + ReLU forward (R output rows of w / 2 from rows of w). */
+static void v_pool_fwd(mnet_b *b, gr_cs cs, uint32_t tile, sl in, sl out, sl arg, uint32_t Rr,
+                       uint32_t w)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        size_t r0 = cut(Rr, v, NW, 1), r1 = cut(Rr, v + 1, NW, 1), h = w / 2;
+        gr_field f[5] = {R(in, 2 * r0 * w, 2 * (r1 - r0) * w), R(out, r0 * h, (r1 - r0) * h),
+                         R(arg, r0 * h, (r1 - r0) * h), U((uint32_t)(r1 - r0)), U(w)};
+        vtx(b, cs, "maxpool_relu_fwd", 0, tile, f, 5);
+    }
+}
+
+static void v_pool_bwd(mnet_b *b, gr_cs cs, uint32_t tile, sl dout, sl out, sl arg, sl din,
+                       uint32_t Rr, uint32_t w)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        size_t r0 = cut(Rr, v, NW, 1), r1 = cut(Rr, v + 1, NW, 1), h = w / 2;
+        gr_field f[6] = {R(dout, r0 * h, (r1 - r0) * h), R(out, r0 * h, (r1 - r0) * h),
+                         R(arg, r0 * h, (r1 - r0) * h),  R(din, 2 * r0 * w, 2 * (r1 - r0) * w),
+                         U((uint32_t)(r1 - r0)),         U(w)};
+        vtx(b, cs, "maxpool_relu_bwd", 0, tile, f, 6);
+    }
+}
+
+/* ReLU in place (bwd = 0), or its gradient dy = out > 0 ? dy : 0 in place (bwd = 1). */
+static void v_relu(mnet_b *b, gr_cs cs, uint32_t tile, sl out, sl dy, int bwd)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        size_t a = cut(out.n, v, NW, 4), z = cut(out.n, v + 1, NW, 4);
+        if (z == a)
+            continue;
+        if (bwd) {
+            gr_field f[4] = {R(out, a, z - a), R(dy, a, z - a), R(dy, a, z - a),
+                             U((uint32_t)(z - a))};
+            vtx(b, cs, "relu_bwd", 0, tile, f, 4);
+        } else {
+            gr_field f[3] = {R(out, a, z - a), R(out, a, z - a), U((uint32_t)(z - a))};
+            vtx(b, cs, "relu_fwd", 0, tile, f, 3);
+        }
+    }
+}
+
+/* out[nq][M][16] (+)= in[kc][M][8] x W blocks (mm_amp, a supervisor vertex). */
+static void v_mm(mnet_b *b, gr_cs cs, uint32_t tile, sl in, sl w, sl out, uint32_t M, uint32_t kc,
+                 uint32_t nq, int zero)
+{
+    gr_field f[7] = {R(in, 0, in.n), R(w, 0, w.n), R(out, 0, out.n), U(M),
+                     U(kc),          U(nq),        U((uint32_t)zero)};
+    vtx(b, cs, "mm_amp", 1, tile, f, 7);
+}
+
+/* A[rows][K] -> chunks [kc][M][8] (mm_rows_to_chunks). */
+static void v_rows_chunks(mnet_b *b, gr_cs cs, uint32_t tile, sl src, sl dst, uint32_t nrows,
+                          uint32_t K, uint32_t M)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        size_t m0 = cut(nrows, v, NW, 1), m1 = cut(nrows, v + 1, NW, 1);
+        if (m1 == m0)
+            continue;
+        gr_field f[5] = {R(src, m0 * K, (m1 - m0) * K), R(dst, m0 * 8, dst.n - m0 * 8),
+                         U((uint32_t)(m1 - m0)), U(K), U(M)};
+        vtx(b, cs, "mm_rows_to_chunks", 0, tile, f, 5);
+    }
+}
+
+/* Columns of A[K][L] -> chunks [kc][M][8] (mm_cols_to_chunks), the first ncols columns. */
+static void v_cols_chunks(mnet_b *b, gr_cs cs, uint32_t tile, sl src, sl dst, uint32_t ncols,
+                          uint32_t K, uint32_t L, uint32_t M)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        size_t m0 = cut(ncols, v, NW, 1), m1 = cut(ncols, v + 1, NW, 1);
+        if (m1 == m0)
+            continue;
+        gr_field f[6] = {R(src, m0, src.n - m0),
+                         R(dst, m0 * 8, dst.n - m0 * 8),
+                         U((uint32_t)(m1 - m0)),
+                         U(K),
+                         U(L),
+                         U(M)};
+        vtx(b, cs, "mm_cols_to_chunks", 0, tile, f, 6);
+    }
+}
+
+/* Rows of Bm[K][N] -> weight blocks, zero rows up to 8 kc (mm_rows_to_blocks). */
+static void v_rows_blocks(mnet_b *b, gr_cs cs, uint32_t tile, sl src, sl dst, uint32_t K,
+                          uint32_t N, uint32_t kc)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        size_t k0 = cut(K, v, NW, 1), k1 = cut(K, v + 1, NW, 1);
+        uint32_t zrows = v == NW - 1 ? 8 * kc - K : 0;
+        if (k1 == k0 && !zrows)
+            continue;
+        gr_field f[6] = {R(src, k0 * N, k1 > k0 ? (k1 - k0) * N : 1),
+                         R(dst, k0 * 16, dst.n - k0 * 16),
+                         U((uint32_t)(k1 - k0)),
+                         U(zrows),
+                         U(N),
+                         U(kc)};
+        vtx(b, cs, "mm_rows_to_blocks", 0, tile, f, 6);
+    }
+}
+
+/* Rows of A[N][K] -> the columns of weight blocks, zero columns up to 16 nq
+ * (mm_cols_to_blocks). */
+static void v_cols_blocks(mnet_b *b, gr_cs cs, uint32_t tile, sl src, sl dst, uint32_t N,
+                          uint32_t K, uint32_t nq)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        size_t n0 = cut(N, v, NW, 1), n1 = cut(N, v + 1, NW, 1);
+        uint32_t zcols = v == NW - 1 ? 16 * nq - N : 0;
+        if (n1 == n0 && !zcols)
+            continue;
+        gr_field f[6] = {R(src, n0 * K, n1 > n0 ? (n1 - n0) * K : 1),
+                         R(dst, 0, dst.n),
+                         U((uint32_t)n0),
+                         U((uint32_t)(n1 - n0)),
+                         U(zcols),
+                         U(K)};
+        vtx(b, cs, "mm_cols_to_blocks", 0, tile, f, 6);
+    }
+}
+
+/* Partials [nq][M][16] -> rows [nrows][N] (mm_partials_to_rows). */
+static void v_part_rows(mnet_b *b, gr_cs cs, uint32_t tile, sl src, sl dst, uint32_t nrows,
+                        uint32_t N, uint32_t M)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        size_t m0 = cut(nrows, v, NW, 1), m1 = cut(nrows, v + 1, NW, 1);
+        if (m1 == m0)
+            continue;
+        gr_field f[5] = {R(src, m0 * 16, src.n - m0 * 16), R(dst, m0 * N, (m1 - m0) * N),
+                         U((uint32_t)(m1 - m0)), U(N), U(M)};
+        vtx(b, cs, "mm_partials_to_rows", 0, tile, f, 5);
+    }
+}
+
+/* ---- convolutions on the sample tiles ---- */
+
+/* A tensor with one row per sample tile, and its row length. */
+typedef struct rt {
+    gr_tensor t;
+    size_t per;
+} rt;
+
+static rt srow(mnet_b *b, const char *name, gr_type ty, size_t per)
+{
+    return (rt){rows(b, name, ty, 0, b->B, per), per};
+}
+
+static sl at(rt r, uint32_t s)
+{
+    return S(r.t, (size_t)s * r.per, r.per);
+}
+
+/* Host tables of one plan (the same on every sample tile). */
+typedef struct amp_tabs {
+    const cplan_amp *p;
+    rt wl, ptab;
+} amp_tabs;
+
+static amp_tabs amp_tables(mnet_b *b, const char *name, const cplan_amp *p)
+{
+    char n1[64], n2[64];
+    snprintf(n1, sizeof n1, "%s.wl", name);
+    snprintf(n2, sizeof n2, "%s.ptab", name);
+    uint32_t nwl = cplan_amp_wl_words(p);
+    amp_tabs a = {p, srow(b, n1, GR_I32, nwl), srow(b, n2, GR_I32, 3 * (size_t)p->npasses)};
+    uint32_t *wl = xmalloc(4 * (size_t)nwl);
+    cplan_amp_worklists(p, wl);
+    init_words(b, a.wl.t, 0, wl, nwl, b->B);
+    init_words(b, a.ptab.t, 0, p->ptab, 3 * (size_t)p->npasses, b->B);
+    free(wl);
+    return a;
+}
+
+static rt pack_list(mnet_b *b, const char *name, const cplan_pack *p)
+{
+    rt r = srow(b, name, GR_I32, 3 * (size_t)p->nblocks);
+    init_words(b, r.t, 0, p->list, 3 * (size_t)p->nblocks, b->B);
+    return r;
+}
+
+static void v_amp(mnet_b *b, gr_cs cs, uint32_t s, const amp_tabs *a, sl in, sl out, sl wts)
+{
+    const cplan_amp *p = a->p;
+    gr_field f[9] = {R(in, 0, in.n),
+                     R(out, 0, out.n),
+                     R(wts, 0, wts.n),
+                     R(at(a->wl, s), 0, a->wl.per),
+                     U((uint32_t)p->radj),
+                     U(p->npasses),
+                     R(at(a->ptab, s), 0, a->ptab.per),
+                     U(p->zall),
+                     U(0)};
+    vtx(b, cs, "conv_amp", 1, s, f, 9);
+}
+
+/* dy [C][P] -> the AMP's grouped [ceil(C / 16)][P][16], in blocks of P / parts rows so
+ * that the workers share it (cplan_pack_group's layout). */
+static void group_pack(cplan_pack *p, uint32_t C, uint32_t P, uint32_t parts)
+{
+    uint32_t Rr = P / parts;
+    cplan_pack_init(p, Rr, 16, 4, P * 4);
+    for (uint32_t g = 0; g < ceil16(C); g++)
+        for (uint32_t i = 0; i < parts; i++)
+            cplan_pack_block(p, (16 * g * P + i * Rr) * 4, Rr, (uint32_t)min_u64(16, C - 16 * g));
+}
+
+/* The sample tiles' tensors. */
+typedef struct conv_t {
+    rt x1, c1g, y1, a1, arg1, c2g, y2, x3, arg2, cw, w1b, w2b, w2db;
+    rt dx3g, da2, dy2, dyg2, dw2t, dx2g, da1, dy1, dyg1, dw1t, cg;
+    rt l_w1, l_w2, l_w2d, l_dy2, l_dy1, zl;
+    amp_tabs a1f, a2f, a2d, a2w, a1w;
+    cplan_pack p_dy2, p_dy1;
+} conv_t;
+
+static void conv_tensors(mnet_b *b, conv_t *c)
+{
+    c->x1 = srow(b, "x1", GR_F32, 784 + 8);
+    c->c1g = srow(b, "conv1.partials", GR_F32, b->c1f.out_bytes / 4);
+    c->y1 = srow(b, "conv1.y", GR_F32, 5760);
+    c->a1 = srow(b, "pool1.y", GR_F32, 1440 + 8);
+    c->arg1 = srow(b, "pool1.arg", GR_I32, 1440);
+    c->c2g = srow(b, "conv2.partials", GR_F32, b->c2f.out_bytes / 4);
+    c->y2 = srow(b, "conv2.y", GR_F32, 1280);
+    c->x3 = srow(b, "pool2.y", GR_F32, MNET_X3);
+    c->arg2 = srow(b, "pool2.arg", GR_I32, MNET_X3);
+    c->cw = srow(b, "conv.params", GR_F32, MNET_CONVP);
+    c->w1b = srow(b, "conv1.w.blocks", GR_F32, b->c1f.wts_bytes / 4);
+    c->w2b = srow(b, "conv2.w.blocks", GR_F32, b->c2f.wts_bytes / 4);
+    c->l_w1 = pack_list(b, "conv1.w.list", &b->c1f.wpack);
+    c->l_w2 = pack_list(b, "conv2.w.list", &b->c2f.wpack);
+    c->a1f = amp_tables(b, "conv1.fwd", &b->c1f.amp);
+    c->a2f = amp_tables(b, "conv2.fwd", &b->c2f.amp);
+    if (!b->train)
+        return;
+    c->w2db = srow(b, "conv2.w.dxblocks", GR_F32, b->c2d.wts_bytes / 4);
+    c->l_w2d = pack_list(b, "conv2.w.dxlist", &b->c2d.wpack);
+    c->a2d = amp_tables(b, "conv2.dx", &b->c2d.amp);
+    c->a2w = amp_tables(b, "conv2.dw", &b->c2w.amp);
+    c->a1w = amp_tables(b, "conv1.dw", &b->c1w.amp);
+    group_pack(&c->p_dy2, 20, 64, 4);
+    group_pack(&c->p_dy1, 10, 576, 6);
+    c->l_dy2 = pack_list(b, "conv2.dy.list", &c->p_dy2);
+    c->l_dy1 = pack_list(b, "conv1.dy.list", &c->p_dy1);
+    c->dx3g = srow(b, "layer3.dx.parts", GR_F32, MNET_FC * MNET_X3);
+    c->da2 = srow(b, "pool2.dy", GR_F32, MNET_X3);
+    c->dy2 = srow(b, "conv2.dy", GR_F32, 1280);
+    c->dyg2 = srow(b, "conv2.dy.grouped", GR_F32, b->c2w.wts_bytes / 4);
+    c->dw2t = srow(b, "conv2.dw.partials", GR_F32, b->c2w.out_bytes / 4);
+    c->dx2g = srow(b, "conv2.dx.partials", GR_F32, b->c2d.out_bytes / 4);
+    c->da1 = srow(b, "pool1.dy", GR_F32, 1440);
+    c->dy1 = srow(b, "conv1.dy", GR_F32, 5760);
+    c->dyg1 = srow(b, "conv1.dy.grouped", GR_F32, b->c1w.wts_bytes / 4);
+    c->dw1t = srow(b, "conv1.dw.partials", GR_F32, b->c1w.out_bytes / 4);
+    c->cg = srow(b, "conv.grads", GR_F32, MNET_CONVP);
+}
+
+/* ---- the linear layers, the loss, the update tiles ---- */
+
+typedef struct fc_t {
+    /* layer3, one row of each per fc tile */
+    rt x3j, xb3, w3in, p3, y3T, da3Td, d3in, xb3w, g3p, dx3in, w3db, pdx, dx3p, db3;
+    /* layer4 and the loss, on t4 */
+    sl a3, a3b, w4in, p4, y4T, res, dz, dy4T, sums, d4in, a3w, g4p, db4, w4Tin, dy4b, pda, da3T;
+    sl l_logits, l_dy4, labels;
+    uint32_t nqB, nqBp, kcB, nxent;
+} fc_t;
+
+/* [MNET_FC][per] over the fc tiles. */
+static rt frow(mnet_b *b, const char *name, gr_type ty, size_t per)
+{
+    return (rt){rows(b, name, ty, b->fc0, MNET_FC, per), per};
+}
+
+static sl t4(mnet_b *b, const char *name, gr_type ty, size_t n)
+{
+    return S(on(b, name, ty, b->t4, n), 0, n);
+}
+
+/* Transposes as conv_pack blocks of one row: logits z[B][10] from y4T[10][Bp], and dy4T
+ * [10][Bp] (zero past B) from dz[B][10]. */
+static void fc_lists(mnet_b *b, fc_t *f)
+{
+    cplan_pack p;
+    cplan_pack_init(&p, 1, 10, 4, b->Bp * 4);
+    for (uint32_t s = 0; s < b->B; s++)
+        cplan_pack_block(&p, s * 4, 1, 10);
+    f->l_logits = t4(b, "logits.list", GR_I32, 3 * (size_t)b->B);
+    init_words(b, f->l_logits.t, 0, p.list, 3 * (size_t)b->B, 1);
+    cplan_pack_free(&p);
+    if (!b->train)
+        return;
+    cplan_pack_init(&p, 1, b->Bp, 4, 40);
+    for (uint32_t c = 0; c < 10; c++)
+        cplan_pack_block(&p, c * 4, 1, b->B);
+    f->l_dy4 = t4(b, "layer4.dy.list", GR_I32, 30);
+    init_words(b, f->l_dy4.t, 0, p.list, 30, 1);
+    cplan_pack_free(&p);
+}
+
+static void fc_tensors(mnet_b *b, fc_t *f)
+{
+    uint32_t B = b->B, Bp = b->Bp;
+    f->nqB = ceil16(B);
+    f->nqBp = ceil16(Bp);
+    f->kcB = ceil8(Bp);
+    f->nxent = B < NW ? B : NW;
+    f->x3j = frow(b, "layer3.x", GR_F32, (size_t)B * MNET_X3);
+    f->xb3 = frow(b, "layer3.x.blocks", GR_F32, (size_t)f->nqB * 40 * 128);
+    f->w3in = frow(b, "layer3.w.chunks", GR_F32, 40 * 16 * 8);
+    f->p3 = frow(b, "layer3.partials", GR_F32, (size_t)f->nqB * 16 * 16);
+    f->y3T = frow(b, "layer3.yT", GR_F32, 16 * (size_t)Bp);
+    f->a3 = t4(b, "layer4.x", GR_F32, (size_t)MNET_H3 * Bp);
+    f->a3b = t4(b, "layer4.x.blocks", GR_F32, (size_t)f->nqBp * 32 * 128);
+    f->w4in = t4(b, "layer4.w.chunks", GR_F32, 32 * 10 * 8);
+    f->p4 = t4(b, "layer4.partials", GR_F32, (size_t)f->nqBp * 10 * 16);
+    f->y4T = t4(b, "layer4.yT", GR_F32, 10 * (size_t)Bp);
+    f->res = S(b->res, 0, mnet_res_words(b));
+    fc_lists(b, f);
+    if (!b->train)
+        return;
+    f->da3Td = frow(b, "layer3.dyT", GR_F32, 16 * (size_t)Bp);
+    f->d3in = frow(b, "layer3.dy.chunks", GR_F32, (size_t)f->kcB * 16 * 8);
+    f->xb3w = frow(b, "layer3.x.wblocks", GR_F32, 20 * (size_t)f->kcB * 128);
+    f->g3p = frow(b, "layer3.dw.partials", GR_F32, 20 * 16 * 16);
+    f->dx3in = frow(b, "layer3.dyT.chunks", GR_F32, 2 * (size_t)Bp * 8);
+    f->w3db = frow(b, "layer3.w.blocks", GR_F32, 20 * 2 * 128);
+    f->pdx = frow(b, "layer3.dx.partials", GR_F32, 20 * (size_t)Bp * 16);
+    f->dx3p = frow(b, "layer3.dx", GR_F32, (size_t)B * MNET_X3);
+    f->db3 = frow(b, "layer3.db.acc", GR_F32, 16);
+    f->dz = t4(b, "loss.dz", GR_F32, 10 * (size_t)B);
+    f->dy4T = t4(b, "layer4.dyT", GR_F32, 10 * (size_t)Bp);
+    f->sums = t4(b, "loss.sums", GR_F32, 2 * NW);
+    f->d4in = t4(b, "layer4.dy.chunks", GR_F32, (size_t)f->kcB * 10 * 8);
+    f->a3w = t4(b, "layer4.x.wblocks", GR_F32, 16 * (size_t)f->kcB * 128);
+    f->g4p = t4(b, "layer4.dw.partials", GR_F32, 16 * 10 * 16);
+    f->db4 = t4(b, "layer4.db.acc", GR_F32, 10);
+    f->w4Tin = t4(b, "layer4.wT.chunks", GR_F32, 2 * MNET_H3 * 8);
+    f->dy4b = t4(b, "layer4.dy.blocks", GR_F32, (size_t)f->nqBp * 2 * 128);
+    f->pda = t4(b, "layer4.dx.partials", GR_F32, (size_t)f->nqBp * MNET_H3 * 16);
+    f->da3T = t4(b, "layer4.dxT", GR_F32, (size_t)MNET_H3 * Bp);
+}
+
+/* Offsets of the parameters in the flat vector (mref.h's state_dict order). */
+enum {
+    P_W1 = 0,
+    P_B1 = 250,
+    P_W2 = 260,
+    P_B2 = 5260,
+    P_W3 = 5280,
+    P_B3 = 87200,
+    P_W4 = 87456,
+    P_B4 = 90016,
+    P_END = MREF_NPARAMS
+};
+
+/* The parameters' home ranges: the convolutions' on the update tiles, layer3's rows and bias
+ * on the fc tiles, layer4's on t4. */
+static void add_upd(mnet_b *b, uint32_t tile, size_t begin, size_t end)
+{
+    b->upd = xgrow(b->upd, &b->cupd, b->nupd + 1, sizeof *b->upd);
+    b->upd[b->nupd++] = (mnet_upd){tile, begin, end};
+}
+
+static void param_homes(mnet_b *b)
+{
+    for (uint32_t u = 0; u < MNET_CU; u++)
+        add_upd(b, b->cu0 + u, (size_t)u * MNET_CU_N, (size_t)(u + 1) * MNET_CU_N);
+    for (uint32_t j = 0; j < MNET_FC; j++) {
+        add_upd(b, b->fc0 + j, P_W3 + (size_t)j * 16 * MNET_X3,
+                P_W3 + (size_t)(j + 1) * 16 * MNET_X3);
+        add_upd(b, b->fc0 + j, P_B3 + 16 * (size_t)j, P_B3 + 16 * (size_t)(j + 1));
+    }
+    add_upd(b, b->t4, P_W4, P_B4);
+    add_upd(b, b->t4, P_B4, P_END);
+}
+
+/* A flat [MREF_NPARAMS] tensor mapped on the homes. */
+static gr_tensor flat(mnet_b *b, const char *name)
+{
+    uint32_t shape[1] = {MREF_NPARAMS};
+    gr_tensor t = gr_tensor_new(b->g, name, GR_F32, 1, shape);
+    for (size_t k = 0; k < b->nupd; k++)
+        gr_map_region(b->g, t, 0, b->upd[k].tile, b->upd[k].begin, b->upd[k].end);
+    gr_keep(b->g, t);
+    return t;
+}
+
+/* ---- programs ---- */
+
+typedef struct seq {
+    gr_prog *p;
+    size_t n, cap;
+} seq;
+
+static void add(mnet_b *b, seq *q, gr_prog p)
+{
+    (void)b;
+    q->p = xgrow(q->p, &q->cap, q->n + 1, sizeof *q->p);
+    q->p[q->n++] = p;
+}
+
+static void exec(mnet_b *b, seq *q, gr_cs cs)
+{
+    add(b, q, gr_execute(b->g, cs));
+}
+
+/* The sequence as one program (the graph copies it); q is emptied. */
+static gr_prog seq_of(mnet_b *b, seq *q)
+{
+    gr_prog p = gr_seq(b->g, q->p, q->n);
+    free(q->p);
+    *q = (seq){NULL, 0, 0};
+    return p;
+}
+
+typedef struct net {
+    mnet_b *b;
+    conv_t c;
+    fc_t f;
+    sl zl[2048]; /* per tile: 3 zero words (a conv_pack list of empty blocks) */
+} net;
+
+static gr_cs cs(net *n, const char *name)
+{
+    return gr_cs_new(n->b->g, name);
+}
+
+/* The forward pass of one micro-batch, from the infeed to the logits. */
+static void forward(net *n, seq *q)
+{
+    mnet_b *b = n->b;
+    conv_t *c = &n->c;
+    fc_t *f = &n->f;
+    gr_cs k[9] = {cs(n, "input"),         cs(n, "conv1"),      cs(n, "conv1.ungroup"),
+                  cs(n, "conv1.bias"),    cs(n, "pool1"),      cs(n, "conv2"),
+                  cs(n, "conv2.ungroup"), cs(n, "conv2.bias"), cs(n, "pool2")};
+    for (uint32_t s = 0; s < b->B; s++) {
+        v_reduce(b, k[0], s, at(c->x1, s), S(b->xin, (size_t)s * 784, 784), 784, 1, 784, 1.0f);
+        v_amp(b, k[1], s, &c->a1f, at(c->x1, s), at(c->c1g, s), at(c->w1b, s));
+        v_ungroup(b, k[2], s, at(c->y1, s), at(c->c1g, s), 10, 576, 0);
+        v_bias(b, k[3], s, at(c->y1, s), S(c->cw.t, (size_t)s * MNET_CONVP + P_B1, 10), 10, 576, 0);
+        v_pool_fwd(b, k[4], s, at(c->y1, s), at(c->a1, s), at(c->arg1, s), 120, 24);
+        v_amp(b, k[5], s, &c->a2f, at(c->a1, s), at(c->c2g, s), at(c->w2b, s));
+        v_ungroup(b, k[6], s, at(c->y2, s), at(c->c2g, s), 20, 64, 0);
+        v_bias(b, k[7], s, at(c->y2, s), S(c->cw.t, (size_t)s * MNET_CONVP + P_B2, 20), 20, 64, 0);
+        v_pool_fwd(b, k[8], s, at(c->y2, s), at(c->x3, s), at(c->arg2, s), 80, 8);
+    }
+    for (int i = 0; i < 9; i++)
+        exec(b, q, k[i]);
+    gr_xfer *x = xmalloc(MNET_FC * sizeof *x);
+    for (uint32_t j = 0; j < MNET_FC; j++)
+        x[j] = (gr_xfer){c->x3.t, 0, f->x3j.t, (size_t)j * f->x3j.per, f->x3j.per};
+    add(b, q, gr_copy_many(b->g, x, MNET_FC));
+    free(x);
+    gr_cs l3[5] = {cs(n, "layer3.x"), cs(n, "layer3"), cs(n, "layer3.rows"), cs(n, "layer3.bias"),
+                   cs(n, "layer3.relu")};
+    for (uint32_t j = 0; j < MNET_FC; j++) {
+        uint32_t t = b->fc0 + j;
+        sl y = at(f->y3T, j);
+        v_cols_blocks(b, l3[0], t, at(f->x3j, j), at(f->xb3, j), b->B, MNET_X3, f->nqB);
+        v_mm(b, l3[1], t, at(f->w3in, j), at(f->xb3, j), at(f->p3, j), 16, 40, f->nqB, 1);
+        v_part_rows(b, l3[2], t, at(f->p3, j), y, 16, b->Bp, 16);
+        v_bias(b, l3[3], t, y, S(b->params, P_B3 + 16 * (size_t)j, 16), 16, b->Bp, 0);
+        v_relu(b, l3[4], t, y, y, 0);
+    }
+    for (int i = 0; i < 5; i++)
+        exec(b, q, l3[i]);
+    add(b, q, gr_copy(b->g, f->y3T.t, f->a3.t));
+    gr_cs l4[5] = {cs(n, "layer4.x"), cs(n, "layer4"), cs(n, "layer4.rows"), cs(n, "layer4.bias"),
+                   cs(n, "logits")};
+    uint32_t t = b->t4;
+    v_rows_blocks(b, l4[0], t, f->a3, f->a3b, MNET_H3, b->Bp, 32);
+    v_mm(b, l4[1], t, f->w4in, f->a3b, f->p4, 10, 32, f->nqBp, 1);
+    v_part_rows(b, l4[2], t, f->p4, f->y4T, 10, b->Bp, 10);
+    v_bias(b, l4[3], t, f->y4T, S(b->params, P_B4, 10), 10, b->Bp, 0);
+    cplan_pack tp = {.nblocks = b->B, .R = 1, .C = 10, .sr = 4, .sc = b->Bp * 4};
+    v_pack(b, l4[4], t, &tp, f->l_logits, S(f->res.t, 0, 10 * (size_t)b->B), f->y4T);
+    for (int i = 0; i < 5; i++)
+        exec(b, q, l4[i]);
+}
+
+/* The loss and its gradient, the micro-batch's mean loss into the outfeed buffer. */
+static void loss(net *n, seq *q)
+{
+    mnet_b *b = n->b;
+    fc_t *f = &n->f;
+    gr_cs k[2] = {cs(n, "loss"), cs(n, "loss.mean")};
+    for (unsigned v = 0; v < f->nxent; v++) {
+        uint32_t r0 = b->B * v / f->nxent, r1 = b->B * (v + 1) / f->nxent;
+        gr_field x[7] = {R(f->res, 10 * (size_t)r0, 10 * (size_t)(r1 - r0)),
+                         R(f->labels, r0, r1 - r0),
+                         R(f->dz, 10 * (size_t)r0, 10 * (size_t)(r1 - r0)),
+                         U(r1 - r0),
+                         U(b->B),
+                         R(f->sums, 2 * (size_t)v, 1),
+                         R(f->sums, 2 * (size_t)v + 1, 1)};
+        vtx(b, k[0], "xent_fwd_bwd", 0, b->t4, x, 7);
+    }
+    gr_field r[6] = {
+        R(f->res, 10 * (size_t)b->B, 1), R(f->sums, 0, 2 * f->nxent), U(1), U(f->nxent), U(8),
+        gr_f32(1.0f / (float)b->B)};
+    vtx(b, k[1], "reduce_add", 0, b->t4, r, 6);
+    cplan_pack tp = {.nblocks = 10, .R = 1, .C = b->Bp, .sr = 4, .sc = 40};
+    v_pack(b, k[1], b->t4, &tp, f->l_dy4, f->dy4T, f->dz);
+    exec(b, q, k[0]);
+    exec(b, q, k[1]);
+}
+
+/* Backward through layer4 and layer3, to each sample's dx of layer3 (gathered on its tile). */
+static void backward_fc(net *n, seq *q)
+{
+    mnet_b *b = n->b;
+    fc_t *f = &n->f;
+    uint32_t t = b->t4, Bp = b->Bp;
+    gr_cs k[3] = {cs(n, "layer4.grad.layouts"), cs(n, "layer4.grad"), cs(n, "layer4.dx.rows")};
+    v_rows_chunks(b, k[0], t, f->dy4T, f->d4in, 10, Bp, 10);
+    v_cols_blocks(b, k[0], t, f->a3, f->a3w, MNET_H3, Bp, 16);
+    v_rows_blocks(b, k[0], t, f->dy4T, f->dy4b, 10, Bp, 2);
+    v_bias(b, k[0], t, f->dy4T, f->db4, 10, Bp, 1);
+    v_mm(b, k[1], t, f->d4in, f->a3w, f->g4p, 10, f->kcB, 16, 0);
+    v_mm(b, k[1], t, f->w4Tin, f->dy4b, f->pda, MNET_H3, 2, f->nqBp, 1);
+    v_part_rows(b, k[2], t, f->pda, f->da3T, MNET_H3, Bp, MNET_H3);
+    for (int i = 0; i < 3; i++)
+        exec(b, q, k[i]);
+    add(b, q, gr_copy(b->g, f->da3T.t, f->da3Td.t));
+    gr_cs l[4] = {cs(n, "layer3.relu.grad"), cs(n, "layer3.grad.layouts"), cs(n, "layer3.grad"),
+                  cs(n, "layer3.dx.rows")};
+    for (uint32_t j = 0; j < MNET_FC; j++) {
+        uint32_t tj = b->fc0 + j;
+        sl dy = at(f->da3Td, j);
+        v_relu(b, l[0], tj, at(f->y3T, j), dy, 1);
+        v_rows_chunks(b, l[1], tj, dy, at(f->d3in, j), 16, Bp, 16);
+        v_rows_blocks(b, l[1], tj, at(f->x3j, j), at(f->xb3w, j), b->B, MNET_X3, f->kcB);
+        v_cols_chunks(b, l[1], tj, dy, at(f->dx3in, j), b->B, 16, Bp, Bp);
+        v_bias(b, l[1], tj, dy, at(f->db3, j), 16, Bp, 1);
+        v_mm(b, l[2], tj, at(f->d3in, j), at(f->xb3w, j), at(f->g3p, j), 16, f->kcB, 20, 0);
+        v_mm(b, l[2], tj, at(f->dx3in, j), at(f->w3db, j), at(f->pdx, j), Bp, 2, 20, 1);
+        v_part_rows(b, l[3], tj, at(f->pdx, j), at(f->dx3p, j), b->B, MNET_X3, Bp);
+    }
+    for (int i = 0; i < 4; i++)
+        exec(b, q, l[i]);
+    size_t np = (size_t)MNET_FC * b->B;
+    gr_xfer *x = xmalloc(np * sizeof *x);
+    for (uint32_t j = 0; j < MNET_FC; j++)
+        for (uint32_t s = 0; s < b->B; s++)
+            x[j * b->B + s] = (gr_xfer){f->dx3p.t, ((size_t)j * b->B + s) * MNET_X3, n->c.dx3g.t,
+                                        ((size_t)s * MNET_FC + j) * MNET_X3, MNET_X3};
+    add(b, q, gr_copy_many(b->g, x, np));
+    free(x);
+}
+
+/* Backward through the convolutions on each sample tile, adding its weight gradients. */
+static void backward_conv(net *n, seq *q)
+{
+    mnet_b *b = n->b;
+    conv_t *c = &n->c;
+    gr_cs k[9] = {
+        cs(n, "pool2.grad.in"),      cs(n, "pool2.grad"),         cs(n, "conv2.grad.layouts"),
+        cs(n, "conv2.grad"),         cs(n, "conv2.grad.ungroup"), cs(n, "pool1.grad"),
+        cs(n, "conv1.grad.layouts"), cs(n, "conv1.grad"),         cs(n, "conv1.grad.ungroup")};
+    for (uint32_t s = 0; s < b->B; s++) {
+        size_t g0 = (size_t)s * MNET_CONVP;
+        v_reduce(b, k[0], s, at(c->da2, s), at(c->dx3g, s), MNET_X3, MNET_FC, MNET_X3, 1.0f);
+        v_pool_bwd(b, k[1], s, at(c->da2, s), at(c->x3, s), at(c->arg2, s), at(c->dy2, s), 80, 8);
+        v_bias(b, k[2], s, at(c->dy2, s), S(c->cg.t, g0 + P_B2, 20), 20, 64, 1);
+        v_pack(b, k[2], s, &c->p_dy2, at(c->l_dy2, s), at(c->dyg2, s), at(c->dy2, s));
+        v_amp(b, k[3], s, &c->a2w, at(c->a1, s), at(c->dw2t, s), at(c->dyg2, s));
+        v_amp(b, k[3], s, &c->a2d, at(c->dyg2, s), at(c->dx2g, s), at(c->w2db, s));
+        v_ungroup(b, k[4], s, S(c->cg.t, g0 + P_W2, 5000), at(c->dw2t, s), 20, 250, 1);
+        v_ungroup(b, k[4], s, at(c->da1, s), at(c->dx2g, s), 10, 144, 0);
+        v_pool_bwd(b, k[5], s, at(c->da1, s), S(c->a1.t, (size_t)s * c->a1.per, 1440),
+                   at(c->arg1, s), at(c->dy1, s), 120, 24);
+        v_bias(b, k[6], s, at(c->dy1, s), S(c->cg.t, g0 + P_B1, 10), 10, 576, 1);
+        v_pack(b, k[6], s, &c->p_dy1, at(c->l_dy1, s), at(c->dyg1, s), at(c->dy1, s));
+        v_amp(b, k[7], s, &c->a1w, at(c->x1, s), at(c->dw1t, s), at(c->dyg1, s));
+        v_ungroup(b, k[8], s, S(c->cg.t, g0 + P_W1, 250), at(c->dw1t, s), 10, 25, 1);
+    }
+    for (int i = 0; i < 9; i++)
+        exec(b, q, k[i]);
+}
+
+/* The accumulators to zero (at the start and after each update). */
+static void zero_acc(net *n, seq *q)
+{
+    mnet_b *b = n->b;
+    gr_cs k = cs(n, "grads.zero");
+    for (uint32_t s = 0; s < b->B; s++)
+        v_zero(b, k, s, at(n->c.cg, s), n->zl[s]);
+    for (uint32_t j = 0; j < MNET_FC; j++) {
+        v_zero(b, k, b->fc0 + j, at(n->f.g3p, j), n->zl[b->fc0 + j]);
+        v_zero(b, k, b->fc0 + j, at(n->f.db3, j), n->zl[b->fc0 + j]);
+    }
+    v_zero(b, k, b->t4, n->f.g4p, n->zl[b->t4]);
+    v_zero(b, k, b->t4, n->f.db4, n->zl[b->t4]);
+    exec(b, q, k);
+}
+
+/* The convolutions' parameters to every sample tile, and every tile's weights into the
+ * layouts its codelets stream. */
+static void weights(net *n, seq *q)
+{
+    mnet_b *b = n->b;
+    conv_t *c = &n->c;
+    fc_t *f = &n->f;
+    gr_xfer *x = xmalloc(b->B * sizeof *x);
+    for (uint32_t s = 0; s < b->B; s++)
+        x[s] = (gr_xfer){b->params, 0, c->cw.t, (size_t)s * MNET_CONVP, MNET_CONVP};
+    add(b, q, gr_copy_many(b->g, x, b->B));
+    free(x);
+    gr_cs k = cs(n, "weights.layouts");
+    for (uint32_t s = 0; s < b->B; s++) {
+        size_t g0 = (size_t)s * MNET_CONVP;
+        v_pack(b, k, s, &b->c1f.wpack, at(c->l_w1, s), at(c->w1b, s), S(c->cw.t, g0 + P_W1, 250));
+        v_pack(b, k, s, &b->c2f.wpack, at(c->l_w2, s), at(c->w2b, s), S(c->cw.t, g0 + P_W2, 5000));
+        if (b->train)
+            v_pack(b, k, s, &b->c2d.wpack, at(c->l_w2d, s), at(c->w2db, s),
+                   S(c->cw.t, g0 + P_W2, 5000));
+    }
+    for (uint32_t j = 0; j < MNET_FC; j++) {
+        sl w = S(b->params, P_W3 + (size_t)j * 16 * MNET_X3, 16 * MNET_X3);
+        v_rows_chunks(b, k, b->fc0 + j, w, at(f->w3in, j), 16, MNET_X3, 16);
+        if (b->train)
+            v_rows_blocks(b, k, b->fc0 + j, w, at(f->w3db, j), 16, MNET_X3, 2);
+    }
+    sl w4 = S(b->params, P_W4, 10 * MNET_H3);
+    v_rows_chunks(b, k, b->t4, w4, f->w4in, 10, MNET_H3, 10);
+    if (b->train)
+        v_cols_chunks(b, k, b->t4, w4, f->w4Tin, MNET_H3, 10, MNET_H3, MNET_H3);
+    exec(b, q, k);
+}
+
+static void adamw_vertices(net *n, gr_cs hyper, gr_cs step);
+
+/* The weight update: gradients to their homes (gathered and reduced for the convolutions),
+ * scaled by 1/G, the step's scalars, AdamW. */
+static void update(net *n, seq *q)
+{
+    mnet_b *b = n->b;
+    fc_t *f = &n->f;
+    float k = 1.0f / (float)b->G;
+    gr_cs c0 = cs(n, "grads.rows");
+    for (uint32_t j = 0; j < MNET_FC; j++)
+        v_part_rows(b, c0, b->fc0 + j, at(f->g3p, j),
+                    S(b->grads, P_W3 + (size_t)j * 16 * MNET_X3, 16 * MNET_X3), 16, MNET_X3, 16);
+    v_part_rows(b, c0, b->t4, f->g4p, S(b->grads, P_W4, 10 * MNET_H3), 10, MNET_H3, 10);
+    exec(b, q, c0);
+    size_t np = (size_t)b->B * MNET_CU;
+    gr_tensor parts =
+        rows(b, "conv.grads.parts", GR_F32, b->cu0, MNET_CU, (size_t)b->B * MNET_CU_N);
+    gr_xfer *x = xmalloc(np * sizeof *x);
+    for (uint32_t s = 0; s < b->B; s++)
+        for (uint32_t u = 0; u < MNET_CU; u++)
+            x[s * MNET_CU + u] =
+                (gr_xfer){n->c.cg.t, (size_t)s * MNET_CONVP + (size_t)u * MNET_CU_N, parts,
+                          ((size_t)u * b->B + s) * MNET_CU_N, MNET_CU_N};
+    add(b, q, gr_copy_many(b->g, x, np));
+    free(x);
+    gr_cs c1 = cs(n, "grads.reduce"), c2 = cs(n, "adamw");
+    for (uint32_t u = 0; u < MNET_CU; u++)
+        v_reduce(b, c1, b->cu0 + u, S(b->grads, (size_t)u * MNET_CU_N, MNET_CU_N),
+                 S(parts, (size_t)u * b->B * MNET_CU_N, (size_t)b->B * MNET_CU_N), MNET_CU_N, b->B,
+                 MNET_CU_N, k);
+    for (uint32_t j = 0; j < MNET_FC; j++) {
+        sl g = S(b->grads, P_W3 + (size_t)j * 16 * MNET_X3, 16 * MNET_X3);
+        v_reduce(b, c1, b->fc0 + j, g, g, 16 * MNET_X3, 1, 16 * MNET_X3, k);
+        v_reduce(b, c1, b->fc0 + j, S(b->grads, P_B3 + 16 * (size_t)j, 16), at(f->db3, j), 16, 1,
+                 16, k);
+    }
+    sl g4 = S(b->grads, P_W4, 10 * MNET_H3);
+    v_reduce(b, c1, b->t4, g4, g4, 10 * MNET_H3, 1, 10 * MNET_H3, k);
+    v_reduce(b, c1, b->t4, S(b->grads, P_B4, 10), f->db4, 10, 1, 10, k);
+    adamw_vertices(n, c1, c2);
+    exec(b, q, c1);
+    exec(b, q, c2);
+}
+
+/* The tiles holding parameters, each once, in order. */
+static uint32_t upd_tiles(const mnet_b *b, uint32_t *tiles)
+{
+    uint32_t n = 0;
+    for (size_t k = 0; k < b->nupd; k++)
+        if (!n || tiles[n - 1] != b->upd[k].tile)
+            tiles[n++] = b->upd[k].tile;
+    return n;
+}
+
+/* Per parameter tile: the step table (host-written), its cursor, and the current record
+ * (adamw_hyper copies record t into it); adamw_step over each home range. */
+static void adamw_vertices(net *n, gr_cs hyper, gr_cs step)
+{
+    mnet_b *b = n->b;
+    const adamw_cfg *o = &b->opt;
+    uint32_t tiles[64], nt = upd_tiles(b, tiles);
+    uint32_t shape[2] = {nt, 4 * b->updates};
+    b->hyper_tab = gr_tensor_new(b->g, "adamw.steps", GR_F32, 2, shape);
+    shape[1] = 2;
+    b->cursor = gr_tensor_new(b->g, "adamw.cursor", GR_I32, 2, shape);
+    shape[1] = 4;
+    gr_tensor rec = gr_tensor_new(b->g, "adamw.step", GR_F32, 2, shape);
+    gr_tensor all[3] = {b->hyper_tab, b->cursor, rec};
+    for (int a = 0; a < 3; a++) {
+        size_t per = gr_tensor_elems(b->g, all[a]) / nt;
+        for (uint32_t i = 0; i < nt; i++)
+            gr_map_region(b->g, all[a], 0, tiles[i], i * per, (i + 1) * per);
+        gr_keep(b->g, all[a]);
+    }
+    b->nhyper = nt;
+    float c[5] = {(float)o->eps, (float)(1.0 - o->lr * o->weight_decay), (float)(1.0 - o->beta1),
+                  (float)o->beta2, (float)(1.0 - o->beta2)};
+    for (uint32_t i = 0, k = 0; i < nt; i++) {
+        size_t tb = (size_t)i * 4 * b->updates;
+        gr_field h[3] = {gr_region(rec, 4 * (size_t)i, 4 * (size_t)i + 4),
+                         gr_region(b->hyper_tab, tb, tb + 4 * (size_t)b->updates),
+                         gr_region(b->cursor, 2 * (size_t)i, 2 * (size_t)i + 1)};
+        vtx(b, hyper, "adamw_hyper", 0, tiles[i], h, 3);
+        for (; k < b->nupd && b->upd[k].tile == tiles[i]; k++) {
+            size_t len = b->upd[k].end - b->upd[k].begin;
+            for (unsigned v = 0; v < NW; v++) {
+                size_t a = cut(len, v, NW, 2), z = cut(len, v + 1, NW, 2);
+                if (z == a)
+                    continue;
+                size_t p0 = b->upd[k].begin + a;
+                gr_field f[16] = {gr_region(b->params, p0, p0 + z - a),
+                                  gr_region(b->grads, p0, p0 + z - a),
+                                  gr_region(b->opt_m, p0, p0 + z - a),
+                                  gr_region(b->opt_v, p0, p0 + z - a),
+                                  U((uint32_t)(z - a)),
+                                  gr_region(rec, 4 * (size_t)i, 4 * (size_t)i + 4),
+                                  gr_f32(c[0]),
+                                  gr_f32(c[0]),
+                                  gr_f32(c[1]),
+                                  gr_f32(c[1]),
+                                  gr_f32(c[2]),
+                                  gr_f32(c[2]),
+                                  gr_f32(c[3]),
+                                  gr_f32(c[3]),
+                                  gr_f32(c[4]),
+                                  gr_f32(c[4])};
+                vtx(b, step, "adamw_step", 0, tiles[i], f, 16);
+            }
+        }
+    }
+}
+
+uint32_t mnet_res_words(const mnet_b *b)
+{
+    return 10 * b->B + 2;
+}
+
+/* Plans, tiles and the tensors every run has. */
+static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
+{
+    static const cplan_shape s1 = {1, 28, 28, 10, 5}, s2 = {10, 12, 12, 20, 5};
+    b->fc0 = b->B;
+    b->t4 = b->fc0 + MNET_FC;
+    b->cu0 = b->t4 + 1;
+    b->ntiles = b->cu0 + MNET_CU;
+    uint32_t avail = c->max_tiles ? c->max_tiles : c->m.tiles_per_ipu;
+    if (b->ntiles > avail || b->ntiles > sizeof n->zl / sizeof n->zl[0])
+        return err_set(e, ERR_INPUT,
+                       "mnet: a micro-batch of %u needs %u tiles (one a sample, %u for the linear "
+                       "layers and the loss, %u for the update); the IPU has %u",
+                       b->B, b->ntiles, MNET_FC + 1, MNET_CU, avail);
+    if (cplan_fwd(&b->c1f, &s1, 1, e) || cplan_fwd(&b->c2f, &s2, 1, e))
+        return ERR_INPUT;
+    if (b->train && (cplan_dx(&b->c2d, &s2, 1, e) || cplan_wgrad(&b->c2w, &s2, e) ||
+                     cplan_wgrad(&b->c1w, &s1, e)))
+        return ERR_INPUT;
+    b->g = gr_new(&c->m, 1);
+    param_homes(b);
+    b->params = flat(b, "params");
+    if (b->train) {
+        b->grads = flat(b, "grads");
+        b->opt_m = flat(b, "adamw.m");
+        b->opt_v = flat(b, "adamw.v");
+    }
+    uint32_t shape[1] = {784 * b->B + b->B};
+    b->xin = gr_tensor_new(b->g, "infeed", GR_F32, 1, shape);
+    for (uint32_t s = 0; s < b->B; s++)
+        gr_map_region(b->g, b->xin, 0, s, 784 * (size_t)s, 784 * (size_t)(s + 1));
+    gr_map_region(b->g, b->xin, 0, b->t4, 784 * (size_t)b->B, shape[0]);
+    b->res = on(b, "outfeed", GR_F32, b->t4, mnet_res_words(b));
+    gr_tensor zl = rows(b, "zero.list", GR_I32, 0, b->ntiles, 4);
+    gr_keep(b->g, zl);
+    for (uint32_t t = 0; t < b->ntiles; t++)
+        n->zl[t] = S(zl, 4 * (size_t)t, 4);
+    conv_tensors(b, &n->c);
+    fc_tensors(b, &n->f);
+    n->f.labels = S(b->xin, 784 * (size_t)b->B, b->B);
+    return ERR_OK;
+}
+
+int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32_t per_call, err *e)
+{
+    memset(b, 0, sizeof *b);
+    b->train = train;
+    b->B = (uint32_t)(train ? c->run.batch : c->run.test_batch);
+    b->Bp = (b->B + 3) & ~3u;
+    b->G = (uint32_t)c->run.grad_accum;
+    b->updates = updates;
+    b->opt = c->run.opt;
+    net *n = xcalloc(1, sizeof *n);
+    n->b = b;
+    int rc = setup(b, n, c, e);
+    if (rc == ERR_OK) {
+        seq init = {0}, mb = {0}, upd = {0}, top = {0};
+        if (train)
+            zero_acc(n, &init);
+        weights(n, &init);
+        add(b, &mb, gr_stream_in(b->g, b->xin));
+        forward(n, &mb);
+        if (train) {
+            loss(n, &mb);
+            if (c->output_all)
+                add(b, &mb, gr_stream_out(b->g, b->res));
+            backward_fc(n, &mb);
+            backward_conv(n, &mb);
+            update(n, &upd);
+            zero_acc(n, &upd);
+            weights(n, &upd);
+        } else {
+            add(b, &mb, gr_stream_out(b->g, b->res));
+        }
+        add(b, &top, seq_of(b, &init));
+        if (!train) {
+            add(b, &top, gr_repeat(b->g, updates, seq_of(b, &mb)));
+        } else {
+            seq step = {0};
+            add(b, &step, gr_repeat(b->g, b->G, seq_of(b, &mb)));
+            add(b, &step, seq_of(b, &upd));
+            if (c->output_all) {
+                add(b, &top, gr_repeat(b->g, updates, seq_of(b, &step)));
+            } else {
+                seq call = {0};
+                add(b, &call, gr_repeat(b->g, per_call, seq_of(b, &step)));
+                add(b, &call, gr_stream_out(b->g, b->res));
+                add(b, &top, gr_repeat(b->g, updates / per_call, seq_of(b, &call)));
+            }
+        }
+        b->main = seq_of(b, &top);
+    }
+    free(n);
+    return rc;
+}
+
+void mnet_b_free(mnet_b *b)
+{
+    cplan_conv *p[5] = {&b->c1f, &b->c2f, &b->c2d, &b->c2w, &b->c1w};
+    for (int i = 0; i < 5; i++)
+        cplan_free(p[i]);
+    for (size_t k = 0; k < b->ninit; k++)
+        free(b->init[k].w);
+    free(b->init);
+    free(b->upd);
+    gr_free(b->g);
+    memset(b, 0, sizeof *b);
+}

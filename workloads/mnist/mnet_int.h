@@ -1,0 +1,68 @@
+/* mnet_int: the MNIST graph's builder, shared by mnet_graph.c (the layers as tensors, vertices
+ * and programs) and mnet.c (the run: system, host feed and drain, parameters in and out). */
+#ifndef IPUSIM_MNIST_MNET_INT_H
+#define IPUSIM_MNIST_MNET_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "workloads/graph/conv_plan.h"
+#include "workloads/graph/graph.h"
+#include "workloads/mnist/adamw.h"
+#include "workloads/mnist/mnet.h"
+
+#define MNET_FC 16 /* tiles of layer3, 16 of its 256 outputs each */
+#define MNET_CU 11 /* tiles updating the convolutions' 5,280 parameters, 480 each */
+#define MNET_CONVP 5280
+#define MNET_CU_N (MNET_CONVP / MNET_CU)
+#define MNET_X3 320 /* layer3's inputs */
+#define MNET_H3 256 /* layer3's outputs */
+
+/* Host data written into a tensor once the graph is loaded (tables, constants): `reps`
+ * copies of `n` elements from element `at`, one after another. */
+typedef struct mnet_init {
+    gr_tensor t;
+    size_t at;
+    uint32_t *w;
+    size_t n;
+    uint32_t reps;
+} mnet_init;
+
+/* Where the parameters' optimiser lives: a range of the flat vector on a tile. */
+typedef struct mnet_upd {
+    uint32_t tile;
+    size_t begin, end;
+} mnet_upd;
+
+typedef struct mnet_b {
+    graph *g;
+    int train;
+    uint32_t B, Bp;   /* micro-batch, and padded to 4 for the transposed layers */
+    uint32_t G;       /* gradient accumulation */
+    uint32_t updates; /* weight updates in the run (the optimiser's step table) */
+    adamw_cfg opt;
+    uint32_t nhyper; /* tiles with a step table */
+    /* tiles: samples 0..B-1, layer3 fc0..fc0+15, layer4 and loss t4, updates cu0.. */
+    uint32_t fc0, t4, cu0, ntiles;
+    /* plans of one sample's convolutions */
+    cplan_conv c1f, c2f, c2d, c2w, c1w;
+    /* tensors the run touches from the host */
+    gr_tensor xin, res, params, grads, opt_m, opt_v, hyper_tab, cursor;
+    mnet_init *init;
+    size_t ninit, cinit;
+    mnet_upd *upd;
+    size_t nupd, cupd;
+    gr_prog main;
+} mnet_b;
+
+/* Build the graph of a run: train = 1: the training program of `updates` weight updates in
+ * host calls of `per_call` updates (output_all: the outfeed after every micro-batch, else after
+ * each call); train = 0: the forward pass over `updates` micro-batches of c->run.test_batch,
+ * the logits streamed out after each. ERR_OK or ERR_INPUT with e set. */
+int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32_t per_call,
+               err *e);
+void mnet_b_free(mnet_b *b);
+/* The outfeed buffer: logits [batch][10], then the micro-batch's mean loss and a pad word. */
+uint32_t mnet_res_words(const mnet_b *b);
+
+#endif
