@@ -408,16 +408,6 @@ out:
 
 /* ---- the command ---- */
 
-/* Until workloads/mnist/mnet.c is merged, the simulated run stops here. */
-static int simulated_not_merged(void)
-{
-    fprintf(stderr,
-            "ipusim %s: the simulated IPU run is not merged yet (workloads/mnist/mnet.c); "
-            "use --reference\n",
-            CMD);
-    return 2;
-}
-
 /* The dataset's directory (malloc'd) in *dir, or an exit status after one line. */
 static int find_dataset(const char *dataset, char **dir)
 {
@@ -451,7 +441,7 @@ int cli_cmd_mnist(int argc, char **argv)
                 per_call);
         rc = 2;
     } else {
-        rc = o.reference ? ref_run(&o, dir, d) : simulated_not_merged();
+        rc = o.reference ? ref_run(&o, dir, d) : cli_mnist_sim(&o, dir, d);
     }
     mdata_free(d);
     free(d);
