@@ -5,7 +5,8 @@
 #   make run        set up, then run the demo (GEMM on one Mk2 IPU)
 #   make test       set up, build and run every cmocka suite and the tests/isa/*.s programs
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
-#   make bench-speed   simulator speed benchmark (bench/)
+#   make bench-speed   simulator speed benchmark (bench/); bench-reference, bench-mnist: MNIST
+#                      (workloads/mnist/mnist.mk)
 #   make docs       regenerate docs/isa.md from isa/opcodes.def
 #   make check-layers  fail if an include points up or across the layers (make test runs it)
 #   make check-sources fail if a file cites figures from outside docs/sources.md (make test runs it)

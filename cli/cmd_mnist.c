@@ -1,9 +1,11 @@
-/* cmd_mnist: `ipusim mnist`, the PopTorch tutorial's MNIST training. With --reference it
- * trains the network natively on the host (workloads/mnist/mref.h), the numerics oracle and
- * speed baseline for the simulated run; it prints the tutorial's progress lines and can write
- * JSON and .npy weights. The simulated (pipelined, multi-IPU) run is a later issue: without
- * --reference the command says so and exits 2. It also resolves dataset names to directories;
- * it installs nothing: a missing dataset is one line naming the file and `make data`, exit 2. */
+/* cmd_mnist: `ipusim mnist`, the PopTorch tutorial's MNIST training: the options, the
+ * datasets, the progress lines and the JSON document that both runs share, and the reference
+ * run. With --reference it trains the network natively on the host (workloads/mnist/mref.h),
+ * the numerics oracle and speed baseline; without, on one simulated IPU (cli/cmd_mnist_sim.c,
+ * --ipus 1; pipelining over several IPUs is not built yet, and --ipus N > 1 says so). Both
+ * print the tutorial's progress lines and can write JSON and .npy weights. It resolves
+ * dataset names to directories and installs nothing: a missing dataset is one line naming
+ * the file and `make data`, exit 2. */
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,15 +16,17 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
-#include "cli/cli.h"
 #include "base/text.h"
+#include "cli/cli.h"
+#include "cli/cmd_mnist.h"
+#include "host/host.h"
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/mref.h"
 
-#define CMD "mnist"
+#define CMD MNIST_CMD
 
 /* A JSON string literal (paths may hold quotes or backslashes). */
-static void sb_jstr(txt *b, const char *s)
+void mnist_jstr(txt *b, const char *s)
 {
     txt_printf(b, "\"");
     for (; *s; s++) {
@@ -37,42 +41,27 @@ static void sb_jstr(txt *b, const char *s)
     txt_printf(b, "\"");
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ---- progress ---- */
 
-typedef struct run {
-    txt calls; /* JSON array items */
-    txt epochs;
-    double t_epoch;
-    double ep_loss, ep_acc;
-    int ep_calls;
-} run;
-
-static void on_epoch(void *ctx, int epoch, int epochs)
+void mnist_epoch(mnist_run *r, int epoch, int epochs)
 {
-    run *r = ctx;
     printf("Epoch %d/%d\n", epoch, epochs);
     fflush(stdout);
-    r->t_epoch = now_s();
+    r->t_epoch = cli_now();
     r->ep_loss = r->ep_acc = 0.0;
     r->ep_calls = 0;
 }
 
-static void on_call(void *ctx, const mref_progress *p)
+void mnist_call(mnist_run *r, const mref_progress *p, const char *call_extra,
+                const char *epoch_extra)
 {
-    run *r = ctx;
     printf("Loss:%0.4f | Accuracy:%0.2f%%: %d/%d\n", p->loss, p->accuracy, p->call, p->calls);
     fflush(stdout);
     txt_printf(&r->calls,
                "%s\n    {\"epoch\": %d, \"call\": %d, \"images\": %ld, \"loss\": %.6f, "
-               "\"accuracy\": %.4f}",
-               r->calls.len ? "," : "", p->epoch, p->call, p->images, p->loss, p->accuracy);
+               "\"accuracy\": %.4f%s}",
+               r->calls.len ? "," : "", p->epoch, p->call, p->images, p->loss, p->accuracy,
+               call_extra);
     r->ep_loss += p->loss;
     r->ep_acc += p->accuracy;
     r->ep_calls++;
@@ -80,9 +69,42 @@ static void on_call(void *ctx, const mref_progress *p)
         txt_printf(&r->epochs,
                    "%s\n    {\"epoch\": %d, \"calls\": %d, \"last_loss\": %.6f, "
                    "\"last_accuracy\": %.4f, \"mean_loss\": %.6f, \"mean_accuracy\": %.4f, "
-                   "\"seconds\": %.3f}",
+                   "\"seconds\": %.3f%s}",
                    r->epochs.len ? "," : "", p->epoch, p->calls, p->loss, p->accuracy,
-                   r->ep_loss / r->ep_calls, r->ep_acc / r->ep_calls, now_s() - r->t_epoch);
+                   r->ep_loss / r->ep_calls, r->ep_acc / r->ep_calls, cli_now() - r->t_epoch,
+                   epoch_extra);
+}
+
+static void ref_epoch(void *ctx, int epoch, int epochs)
+{
+    mnist_epoch(ctx, epoch, epochs);
+}
+
+static void ref_call(void *ctx, const mref_progress *p)
+{
+    mnist_call(ctx, p, "", "");
+}
+
+long mnist_per_call(const mref_cfg *c)
+{
+    return (long)c->batch * c->grad_accum * c->device_iters;
+}
+
+long mnist_trained(const mref_cfg *c, const mdata_split *train)
+{
+    long per_call = mnist_per_call(c);
+    return (long)c->epochs * ((long)train->n / per_call) * per_call;
+}
+
+void mnist_print_plan(const mnist_opts *o, const mdata_split *train, const char *more)
+{
+    const mref_cfg *c = &o->cfg;
+    long per_call = mnist_per_call(c);
+    printf("batch %d x gradient accumulation %d x device iterations %d = %ld images per host "
+           "call, %ld calls per epoch; AdamW lr %g; seed %llu%s%s%s\n",
+           c->batch, c->grad_accum, c->device_iters, per_call, (long)train->n / per_call, c->opt.lr,
+           (unsigned long long)c->seed, o->load ? "; weights from " : "", o->load ? o->load : "",
+           more);
 }
 
 /* ---- dataset names ---- */
@@ -163,17 +185,17 @@ static int find_fashion(char **out)
     return ok ? 0 : 2;
 }
 
-/* ---- the command ---- */
+/* ---- the JSON document ---- */
 
-static int write_json(const char *path, const char *dataset, const char *dir, const mdata *d,
-                      const mref_cfg *cfg, run *r, double test_acc, double train_s, long trained,
-                      double test_s)
+int mnist_json(const mnist_opts *o, const char *dir, const mdata *d, const mnist_run *r,
+               const mnist_result *res)
 {
+    const mref_cfg *cfg = &o->cfg;
     txt b = {0};
-    txt_printf(&b, "{\n  \"command\": \"mnist\",\n  \"mode\": \"reference\",\n  \"dataset\": ");
-    sb_jstr(&b, dataset);
+    txt_printf(&b, "{\n  \"command\": \"mnist\",\n  \"mode\": \"%s\",\n  \"dataset\": ", res->mode);
+    mnist_jstr(&b, o->dataset);
     txt_printf(&b, ",\n  \"dataset_dir\": ");
-    sb_jstr(&b, dir);
+    mnist_jstr(&b, dir);
     txt_printf(&b,
                ",\n  \"dataset_train_images\": %zu,\n  \"dataset_test_images\": %zu,\n"
                "  \"config\": {\"epochs\": %d, \"batch_size\": %d, \"gradient_accumulation\": %d, "
@@ -182,178 +204,246 @@ static int write_json(const char *path, const char *dataset, const char *dir, co
                d->train.n, d->test.n, cfg->epochs, cfg->batch, cfg->grad_accum, cfg->device_iters,
                cfg->test_batch, cfg->opt.lr, cfg->opt.beta1, cfg->opt.beta2, cfg->opt.eps,
                cfg->opt.weight_decay, (unsigned long long)cfg->seed);
-    txt_printf(&b, "  \"calls\": [%s\n  ],\n", r->calls.p ? r->calls.p : "");
-    txt_printf(&b, "  \"epochs\": [%s\n  ],\n", r->epochs.p ? r->epochs.p : "");
+    txt_printf(&b, "  \"calls\": [%s\n  ],\n", txt_str(&r->calls));
+    txt_printf(&b, "  \"epochs\": [%s\n  ],\n", txt_str(&r->epochs));
     txt_printf(&b,
                "  \"test_accuracy\": %.4f,\n  \"images_trained\": %ld,\n  \"train_seconds\": "
-               "%.4f,\n  \"train_images_per_second\": %.1f,\n  \"test_seconds\": %.4f\n}\n",
-               test_acc, trained, train_s, train_s > 0 ? (double)trained / train_s : 0.0, test_s);
-    int rc = cli_write_file(CMD, path, b.p, b.len);
+               "%.4f,\n  \"train_images_per_second\": %.1f,\n  \"test_seconds\": %.4f%s%s\n}\n",
+               res->test_acc, res->trained, res->train_s,
+               res->train_s > 0 ? (double)res->trained / res->train_s : 0.0, res->test_s,
+               res->extra ? ",\n  " : "", res->extra ? res->extra : "");
+    int rc = cli_write_file(CMD, o->json, b.p, b.len);
     free(b.p);
     return rc;
 }
 
-int cli_cmd_mnist(int argc, char **argv)
+/* ---- the options ---- */
+
+/* --ipus N: parsed as a number, then only 1 is accepted. */
+static int parse_ipus(const char *opt, const char *v)
 {
-    mref_cfg cfg = mref_defaults();
-    int reference = 0;
-    const char *dataset = "mnist-digits", *save = NULL, *load = NULL, *json = NULL;
+    int n;
+    int rc = cli_int(CMD, opt, v, 1, 1024, &n);
+    if (rc == 0 && n != 1) {
+        fprintf(stderr,
+                "ipusim %s: --ipus %d: pipelining over several IPUs is not built yet; only "
+                "--ipus 1 runs\n",
+                CMD, n);
+        rc = 2;
+    }
+    return rc;
+}
+
+static int parse_output_mode(const char *opt, const char *v, int *all)
+{
+    if (strcmp(v, "all") == 0 || strcmp(v, "final") == 0) {
+        *all = strcmp(v, "all") == 0;
+        return 0;
+    }
+    fprintf(stderr, "ipusim %s: %s: '%s' is not all or final\n", CMD, opt, v);
+    return 2;
+}
+
+/* One option that takes a value (not --machine or --set): parse v into o. */
+static int parse_value(mnist_opts *o, const char *a, const char *v)
+{
+    mref_cfg *c = &o->cfg;
+    const struct {
+        const char *name;
+        long min, max;
+        int *dst;
+    } ints[] = {
+        {"--epochs", 0, 100000, &c->epochs},
+        {"--batch-size", 1, 65536, &c->batch},
+        {"--gradient-accumulation", 1, 65536, &c->grad_accum},
+        {"--device-iterations", 1, 65536, &c->device_iters},
+        {"--test-batch-size", 1, 65536, &c->test_batch},
+        {"--threads", 1, 1024, &o->threads},
+        {"--depth", 1, HOST_MAX_DEPTH, &o->depth},
+    };
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
+        if (strcmp(a, ints[k].name) == 0)
+            return cli_int(CMD, a, v, ints[k].min, ints[k].max, ints[k].dst);
+    if (strcmp(a, "--learning-rate") == 0)
+        return cli_double(CMD, a, v, 0.0, 1000.0, &c->opt.lr);
+    if (strcmp(a, "--seed") == 0)
+        return cli_u64(CMD, a, v, 0, UINT64_MAX, &c->seed);
+    if (strcmp(a, "--ipus") == 0)
+        return parse_ipus(a, v);
+    if (strcmp(a, "--output-mode") == 0)
+        return parse_output_mode(a, v, &o->output_all);
+    const char **dst = strcmp(a, "--dataset") == 0        ? &o->dataset
+                       : strcmp(a, "--save-weights") == 0 ? &o->save
+                       : strcmp(a, "--load-weights") == 0 ? &o->load
+                                                          : &o->json;
+    *dst = v;
+    return 0;
+}
+
+/* The options that take a value, and whether only the simulated run takes them. */
+static const struct {
+    const char *name;
+    int sim;
+} with_value[] = {
+    {"--dataset", 0},
+    {"--epochs", 0},
+    {"--batch-size", 0},
+    {"--gradient-accumulation", 0},
+    {"--device-iterations", 0},
+    {"--test-batch-size", 0},
+    {"--learning-rate", 0},
+    {"--seed", 0},
+    {"--save-weights", 0},
+    {"--load-weights", 0},
+    {"--json", 0},
+    {"--ipus", 1},
+    {"--threads", 1},
+    {"--depth", 1},
+    {"--output-mode", 1},
+};
+
+/* One argument at argv[*i] (and its value): 0, 2 after one error line, or -1 for --help. */
+static int parse_arg(mnist_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *v = NULL;
+    int rc;
+    if (strcmp(a, "--reference") == 0) {
+        o->reference = 1;
+        return 0;
+    }
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+        return -1;
+    if ((rc = cli_machine_opt(CMD, argc, argv, i, &o->mo)) >= 0) {
+        o->sim_only = o->sim_only ? o->sim_only : a;
+        return rc;
+    }
+    size_t k = 0, n = sizeof with_value / sizeof with_value[0];
+    while (k < n && strcmp(a, with_value[k].name) != 0)
+        k++;
+    if (k == n)
+        return cli_unknown(CMD, a);
+    if (with_value[k].sim && !o->sim_only)
+        o->sim_only = a;
+    if ((rc = cli_value(CMD, argc, argv, i, &v)))
+        return rc;
+    return parse_value(o, a, v);
+}
+
+/* Parse the command line into o: 0, 2 after one error line, or -1 after printing the help. */
+static int parse_opts(int argc, char **argv, mnist_opts *o)
+{
+    *o = (mnist_opts){
+        .cfg = mref_defaults(), .dataset = "mnist-digits", .depth = 3, .output_all = 1};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        int rc = 0;
-        double lr;
-        if (strcmp(a, "--reference") == 0) {
-            reference = 1;
-            continue;
-        }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        int rc = parse_arg(o, argc, argv, &i);
+        if (rc == -1) {
             const cli_cmd *c = cli_find(CMD);
             if (c && c->usage)
                 fputs(c->usage, stdout);
-            return 0;
         }
-        static const char *const with_value[] = {"--dataset",
-                                                 "--epochs",
-                                                 "--batch-size",
-                                                 "--gradient-accumulation",
-                                                 "--device-iterations",
-                                                 "--test-batch-size",
-                                                 "--learning-rate",
-                                                 "--seed",
-                                                 "--save-weights",
-                                                 "--load-weights",
-                                                 "--json"};
-        int known = 0;
-        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
-            known |= strcmp(a, with_value[k]) == 0;
-        if (!known)
-            return cli_unknown(CMD, a);
-        if ((rc = cli_value(CMD, argc, argv, &i, &v)))
-            return rc;
-        if (strcmp(a, "--dataset") == 0)
-            dataset = v;
-        else if (strcmp(a, "--epochs") == 0)
-            rc = cli_int(CMD, a, v, 0, 100000, &cfg.epochs);
-        else if (strcmp(a, "--batch-size") == 0)
-            rc = cli_int(CMD, a, v, 1, 65536, &cfg.batch);
-        else if (strcmp(a, "--gradient-accumulation") == 0)
-            rc = cli_int(CMD, a, v, 1, 65536, &cfg.grad_accum);
-        else if (strcmp(a, "--device-iterations") == 0)
-            rc = cli_int(CMD, a, v, 1, 65536, &cfg.device_iters);
-        else if (strcmp(a, "--test-batch-size") == 0)
-            rc = cli_int(CMD, a, v, 1, 65536, &cfg.test_batch);
-        else if (strcmp(a, "--learning-rate") == 0) {
-            if (!(rc = cli_double(CMD, a, v, 0.0, 1000.0, &lr)))
-                cfg.opt.lr = lr;
-        } else if (strcmp(a, "--seed") == 0)
-            rc = cli_u64(CMD, a, v, 0, UINT64_MAX, &cfg.seed);
-        else if (strcmp(a, "--save-weights") == 0)
-            save = v;
-        else if (strcmp(a, "--load-weights") == 0)
-            load = v;
-        else
-            json = v;
         if (rc)
             return rc;
     }
-    if (!reference) {
+    if (o->reference && o->sim_only) {
         fprintf(stderr,
-                "ipusim %s: the simulated IPU run is not available yet (a later issue); "
-                "use --reference for the native reference trainer\n",
-                CMD);
+                "ipusim %s: %s is an option of the simulated run; --reference does not "
+                "take it\n",
+                CMD, o->sim_only);
         return 2;
     }
-    if ((long)cfg.batch * cfg.grad_accum * cfg.device_iters > 100000000L) {
+    if (!o->reference && cli_machine_resolve(CMD, &o->mo, &o->m))
+        return 2;
+    if (mnist_per_call(&o->cfg) > 100000000L) {
         fprintf(stderr,
                 "ipusim %s: batch-size x gradient-accumulation x device-iterations is "
                 "too large\n",
                 CMD);
         return 2;
     }
+    return 0;
+}
 
-    char *dir = NULL;
-    int found = 0;
+/* ---- the reference run ---- */
+
+static int ref_run(const mnist_opts *o, const char *dir, const mdata *d)
+{
+    const mref_cfg *cfg = &o->cfg;
+    err *e = xcalloc(1, sizeof *e);
+    int max_batch = cfg->batch > cfg->test_batch ? cfg->batch : cfg->test_batch;
+    mnist_run r = {0};
+    mnist_result res = {.mode = "reference", .trained = mnist_trained(cfg, &d->train)};
+    mref_net *net = mref_create(max_batch, e);
+    int rc = !net || (o->load ? mref_load(net, o->load, e) : (mref_init(net, cfg->seed), 0)) ||
+             (o->save && mref_prepare_save(o->save, e));
+    if (rc)
+        goto out;
+    printf("Reference (native host) training on %s (%s): %zu training, %zu test images\n",
+           o->dataset, dir, d->train.n, d->test.n);
+    mnist_print_plan(o, &d->train, "");
+    fflush(stdout);
+    mref_hooks hooks = {ref_epoch, ref_call, &r};
+    double t0 = cli_now();
+    if ((rc = mref_train(net, cfg, &d->train, &hooks, e)))
+        goto out;
+    res.train_s = cli_now() - t0;
+    if (cfg->epochs > 0)
+        printf("Trained %ld images in %.2f s (%.0f images/s)\n", res.trained, res.train_s,
+               res.train_s > 0 ? (double)res.trained / res.train_s : 0.0);
+    if ((rc = o->save && mref_save(net, o->save, e)))
+        goto out;
+    t0 = cli_now();
+    if ((rc = mref_test(net, cfg->test_batch, &d->test, &res.test_acc, e)))
+        goto out;
+    res.test_s = cli_now() - t0;
+    printf("Accuracy on test set: %0.2f%%\n", res.test_acc);
+    fflush(stdout);
+out:
+    rc = rc ? cli_report_err(CMD, e) : o->json ? mnist_json(o, dir, d, &r, &res) : 0;
+    txt_free(&r.calls);
+    txt_free(&r.epochs);
+    mref_destroy(net);
+    free(e);
+    return rc;
+}
+
+/* ---- the command ---- */
+
+/* The dataset's directory (malloc'd) in *dir, or an exit status after one line. */
+static int find_dataset(const char *dataset, char **dir)
+{
     if (strcmp(dataset, "mnist-digits") == 0)
-        found = find_digits(&dir);
-    else if (strcmp(dataset, "fashion-mnist") == 0)
-        found = find_fashion(&dir);
-    else
-        dir = cat3(dataset, "", "");
-    if (found)
-        return found;
+        return find_digits(dir);
+    if (strcmp(dataset, "fashion-mnist") == 0)
+        return find_fashion(dir);
+    *dir = cat3(dataset, "", "");
+    return 0;
+}
 
+int cli_cmd_mnist(int argc, char **argv)
+{
+    mnist_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc == -1 ? 0 : rc;
+    char *dir = NULL;
+    if ((rc = find_dataset(o.dataset, &dir)))
+        return rc;
     err *e = xcalloc(1, sizeof *e);
     mdata *d = xcalloc(1, sizeof *d);
-    int max_batch = cfg.batch > cfg.test_batch ? cfg.batch : cfg.test_batch;
-    mref_net *net = NULL;
-    run r = {0};
-    int rc = 0;
-    if (mdata_load(d, dir, e) || !(net = mref_create(max_batch, e))) {
+    const long per_call = mnist_per_call(&o.cfg);
+    if (mdata_load(d, dir, e)) {
         rc = cli_report_err(CMD, e);
-        goto out;
-    }
-    if (load) {
-        if (mref_load(net, load, e)) {
-            rc = cli_report_err(CMD, e);
-            goto out;
-        }
-    } else {
-        mref_init(net, cfg.seed);
-    }
-    const long per_call = (long)cfg.batch * cfg.grad_accum * cfg.device_iters;
-    if (cfg.epochs > 0 && (long)d->train.n < per_call) {
+    } else if (o.cfg.epochs > 0 && (long)d->train.n < per_call) {
         fprintf(stderr,
                 "ipusim %s: %s has %zu training images, fewer than one host call of "
                 "batch-size %d x gradient-accumulation %d x device-iterations %d = %ld\n",
-                CMD, dataset, d->train.n, cfg.batch, cfg.grad_accum, cfg.device_iters, per_call);
+                CMD, o.dataset, d->train.n, o.cfg.batch, o.cfg.grad_accum, o.cfg.device_iters,
+                per_call);
         rc = 2;
-        goto out;
+    } else {
+        rc = o.reference ? ref_run(&o, dir, d) : cli_mnist_sim(&o, dir, d);
     }
-    if (save && mref_prepare_save(save, e)) {
-        rc = cli_report_err(CMD, e);
-        goto out;
-    }
-    printf("Reference (native host) training on %s (%s): %zu training, %zu test images\n", dataset,
-           dir, d->train.n, d->test.n);
-    printf("batch %d x gradient accumulation %d x device iterations %d = %ld images per host "
-           "call, %ld calls per epoch; AdamW lr %g; seed %llu%s%s\n",
-           cfg.batch, cfg.grad_accum, cfg.device_iters, per_call, (long)d->train.n / per_call,
-           cfg.opt.lr, (unsigned long long)cfg.seed, load ? "; weights from " : "",
-           load ? load : "");
-    fflush(stdout);
-
-    mref_hooks hooks = {on_epoch, on_call, &r};
-    double t0 = now_s();
-    if (mref_train(net, &cfg, &d->train, &hooks, e)) {
-        rc = cli_report_err(CMD, e);
-        goto out;
-    }
-    double train_s = now_s() - t0;
-    long trained = (long)cfg.epochs * ((long)d->train.n / per_call) * per_call;
-    if (cfg.epochs > 0)
-        printf("Trained %ld images in %.2f s (%.0f images/s)\n", trained, train_s,
-               train_s > 0 ? (double)trained / train_s : 0.0);
-    if (save && mref_save(net, save, e)) {
-        rc = cli_report_err(CMD, e);
-        goto out;
-    }
-    double acc = 0.0;
-    t0 = now_s();
-    if (mref_test(net, cfg.test_batch, &d->test, &acc, e)) {
-        rc = cli_report_err(CMD, e);
-        goto out;
-    }
-    double test_s = now_s() - t0;
-    printf("Accuracy on test set: %0.2f%%\n", acc);
-    fflush(stdout);
-    if (json)
-        rc = write_json(json, dataset, dir, d, &cfg, &r, acc, train_s, trained, test_s);
-out:
-    free(r.calls.p);
-    free(r.epochs.p);
-    mref_destroy(net);
-    if (d)
-        mdata_free(d);
+    mdata_free(d);
     free(d);
     free(e);
     free(dir);

@@ -9,10 +9,14 @@
 
 #include "tests/testutil.h"
 
+#include "bench/sweep/sweep.h"
+#include "workloads/mnist/idx.h"
+
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -169,6 +173,205 @@ static void test_mnist_missing_data(void **state)
                                  "train-images-idx3-ubyte not found: run 'make data' (it "
                                  "installs the Debian package dataset-fashion-mnist)\n");
     }
+}
+
+/* mnist: the simulated run's option errors are one line and exit status 2, found before any
+ * data is read (IPUSIM_DATA names an empty directory). */
+static void test_mnist_option_errors(void **state)
+{
+    (void)state;
+    char out[8192];
+    const struct {
+        const char *args, *want;
+    } cases[] = {
+        {"--ipus 2", "ipusim mnist: --ipus 2: pipelining over several IPUs is not built yet; only "
+                     "--ipus 1 runs\n"},
+        {"--ipus 0", "ipusim mnist: --ipus: 0 is out of range [1, 1024]\n"},
+        {"--output-mode bad", "ipusim mnist: --output-mode: 'bad' is not all or final\n"},
+        {"--output-mode", "ipusim mnist: --output-mode needs a value\n"},
+        {"--depth 0", "ipusim mnist: --depth: 0 is out of range [1, 255]\n"},
+        {"--depth 256", "ipusim mnist: --depth: '256' is too large (at most 255)\n"},
+        {"--threads 0", "ipusim mnist: --threads: 0 is out of range [1, 1024]\n"},
+        {"--reference --depth 2", "ipusim mnist: --depth is an option of the simulated run; "
+                                  "--reference does not take it\n"},
+        {"--machine mk1 --reference", "ipusim mnist: --machine is an option of the simulated "
+                                      "run; --reference does not take it\n"},
+        {"--set bogus=1", "ipusim mnist: --set bogus=1: unknown machine parameter 'bogus'\n"},
+    };
+    setenv("IPUSIM_DATA", tmpdir, 1);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int rc = run(out, sizeof out, "mnist %s", cases[k].args);
+        if (rc != 2 || strcmp(out, cases[k].want) != 0) {
+            unsetenv("IPUSIM_DATA");
+            fail_msg("mnist %s: exit %d, output:\n%s", cases[k].args, rc, out);
+        }
+    }
+    unsetenv("IPUSIM_DATA");
+}
+
+/* A small dataset in IDX files: n images of prefix (train or t10k), image i of digit i % 10 a
+ * bright 7x7 block at a place of its own. */
+static void write_digits(const char *dir, const char *prefix, uint32_t n)
+{
+    err e;
+    char p[512];
+    unsigned char *img = calloc((size_t)n, 784), *lab = malloc(n);
+    assert_true(img && lab);
+    for (uint32_t i = 0; i < n; i++) {
+        lab[i] = (unsigned char)(i % 10);
+        for (int r = 0; r < 7; r++)
+            for (int c = 0; c < 7; c++)
+                img[(size_t)i * 784 + (size_t)(lab[i] / 4 * 7 + 3 + r) * 28 +
+                    (size_t)(lab[i] % 4 * 7 + c)] = (unsigned char)(200 + i % 50);
+    }
+    snprintf(p, sizeof p, "%s/%s-images-idx3-ubyte", dir, prefix);
+    assert_int_equal(idx_write(p, IDX_U8, 3, (uint32_t[]){n, 28, 28}, img, 0, &e), 0);
+    snprintf(p, sizeof p, "%s/%s-labels-idx1-ubyte", dir, prefix);
+    assert_int_equal(idx_write(p, IDX_U8, 1, (uint32_t[]){n}, lab, 0, &e), 0);
+    free(img);
+    free(lab);
+}
+
+/* The number the JSON document has at name (sweep's flattened names), or fail. */
+static double json_num(const sweep_metrics *m, const char *name)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->m[i].name, name) == 0)
+            return strtod(m->m[i].text, NULL);
+    fail_msg("the JSON has no %s", name);
+    return 0;
+}
+
+/* The next line of *p (without its newline) into line; 0 at the end. */
+static int next_line(const char **p, char *line, size_t len)
+{
+    const char *eol = strchr(*p, '\n');
+    if (!eol)
+        return 0;
+    snprintf(line, len, "%.*s", (int)(eol - *p), *p);
+    *p = eol + 1;
+    return 1;
+}
+
+/* The report after the test accuracy: each line's start, in order (docs/mnist.md, Report). */
+static const char *const sim_report[] = {
+    "Simulated run on 1 x mk2 IPU (1472 tiles, ",
+    "  training               2 host calls, 32 images: ",
+    "  per host call          ",
+    "  throughput             ",
+    "  time split (ipu 0)     OnTileExecute ",
+    "  tile balance           ",
+    "  tile memory            peak ",
+    "  compile                ",
+    "  test pass              16 images: ",
+    "  host time              training ",
+};
+
+/* The tutorial's lines as --reference prints them: 2 calls of 16 images, then the test. */
+static void check_sim_lines(const char *out, double *loss, double *test_acc)
+{
+    const char *p = out;
+    char line[1024], again[1024];
+    assert_true(next_line(&p, line, sizeof line));
+    assert_non_null(strstr(line, "Simulated training on 1 x mk2 IPU (1472 tiles, "));
+    assert_true(next_line(&p, line, sizeof line));
+    assert_non_null(strstr(line, "batch 4 x gradient accumulation 2 x device iterations 2 = 16 "
+                                 "images per host call, 2 calls per epoch; "));
+    assert_non_null(strstr(line, "; depth 3, OutputMode.All"));
+    assert_true(next_line(&p, line, sizeof line));
+    assert_string_equal(line, "Epoch 1/1");
+    for (int k = 1; k <= 2; k++) {
+        double acc;
+        int call, calls;
+        assert_true(next_line(&p, line, sizeof line));
+        assert_int_equal(
+            sscanf(line, "Loss:%lf | Accuracy:%lf%%: %d/%d", &loss[k - 1], &acc, &call, &calls), 4);
+        snprintf(again, sizeof again, "Loss:%0.4f | Accuracy:%0.2f%%: %d/2", loss[k - 1], acc, k);
+        assert_string_equal(line, again);
+    }
+    assert_true(next_line(&p, line, sizeof line));
+    assert_int_equal(sscanf(line, "Accuracy on test set: %lf%%", test_acc), 1);
+    snprintf(again, sizeof again, "Accuracy on test set: %0.2f%%", *test_acc);
+    assert_string_equal(line, again);
+    for (size_t k = 0; k < sizeof sim_report / sizeof sim_report[0]; k++) {
+        if (!next_line(&p, line, sizeof line) ||
+            strncmp(line, sim_report[k], strlen(sim_report[k])) != 0)
+            fail_msg("report line %zu is not '%s...':\n%s", k + 1, sim_report[k], out);
+    }
+    assert_string_equal(p, "");
+}
+
+/* The JSON document: valid, the run's figures consistent with each other and the lines. */
+static void check_sim_json(const char *path, const double *loss, double test_acc)
+{
+    char *j = tu_read_file(path), msg[SWEEP_MSG] = "";
+    assert_non_null(j);
+    sweep_metrics m = {0};
+    if (sweep_json_flatten(j, strlen(j), &m, msg) != 0)
+        fail_msg("%s is not JSON: %s", path, msg);
+    assert_non_null(strstr(j, "\"mode\": \"simulated\""));
+    assert_non_null(strstr(j, "\"output_mode\": \"all\""));
+    assert_true(fabs(json_num(&m, "test_accuracy") - test_acc) < 0.006);
+    assert_true(json_num(&m, "images_trained") == 32);
+    double end = 0;
+    for (int k = 0; k < 2; k++) {
+        char key[64];
+        snprintf(key, sizeof key, "calls.%d.loss", k);
+        assert_true(fabs(json_num(&m, key) - loss[k]) < 0.00006);
+        snprintf(key, sizeof key, "calls.%d.cycles", k);
+        end += json_num(&m, key);
+        assert_true(json_num(&m, key) > 0);
+        snprintf(key, sizeof key, "calls.%d.end_cycle", k);
+        assert_true(json_num(&m, key) == end);
+    }
+    assert_true(json_num(&m, "epochs.0.cycles") == end);
+    assert_true(json_num(&m, "simulated.host_calls") == 2);
+    assert_true(json_num(&m, "simulated.depth") == 3);
+    assert_true(json_num(&m, "simulated.call_cycles.mean") == end / 2);
+    assert_true(json_num(&m, "simulated.train.images") == 32);
+    assert_true(json_num(&m, "simulated.train.cycles") >= end);
+    assert_true(json_num(&m, "simulated.train.stats.instructions") > 0);
+    assert_true(json_num(&m, "simulated.train.split.OnTileExecute") > 0);
+    assert_true(json_num(&m, "simulated.train.tile_balance.percent") > 0);
+    assert_true(json_num(&m, "simulated.train.tile_memory.peak_bytes") > 0);
+    assert_true(json_num(&m, "simulated.train.compile.vertices") > 0);
+    assert_true(json_num(&m, "simulated.train.compile.seconds") >= 0);
+    assert_true(json_num(&m, "simulated.test.images") == 16);
+    assert_true(json_num(&m, "simulated.test.cycles") > 0);
+    assert_true(json_num(&m, "simulated.test.host_seconds") > 0);
+    sweep_metrics_free(&m);
+    free(j);
+}
+
+/* mnist on one simulated IPU, on 32 training and 16 test images of a dataset the test writes:
+ * the tutorial's lines as --reference prints them, the report, the JSON; the trained weights
+ * it saves give the reference the same test accuracy. */
+static void test_mnist_simulated(void **state)
+{
+    (void)state;
+    char dir[256], json[256], wdir[256], out[16384], want[64];
+    double loss[2], acc;
+    snprintf(dir, sizeof dir, "%s/digits", tmpdir);
+    snprintf(json, sizeof json, "%s/sim.json", tmpdir);
+    snprintf(wdir, sizeof wdir, "%s/w", tmpdir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    write_digits(dir, "train", 32);
+    write_digits(dir, "t10k", 16);
+    int rc = run(out, sizeof out,
+                 "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 2 "
+                 "--device-iterations 2 --test-batch-size 8 --json %s --save-weights %s",
+                 dir, json, wdir);
+    if (rc != 0)
+        fail_msg("exit %d:\n%s", rc, out);
+    check_sim_lines(out, loss, &acc);
+    check_sim_json(json, loss, acc);
+    assert_int_equal(run(out, sizeof out,
+                         "mnist --reference --dataset %s --epochs 0 "
+                         "--load-weights %s",
+                         dir, wdir),
+                     0);
+    snprintf(want, sizeof want, "Accuracy on test set: %0.2f%%\n", acc);
+    assert_non_null(strstr(out, want));
 }
 
 /* The report's lines and keys from the statistics tables, on tests/isa/xchg_pair.s with 8
@@ -418,6 +621,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_report_tables),
         cmocka_unit_test(test_metrics),
         cmocka_unit_test(test_mnist_missing_data),
+        cmocka_unit_test(test_mnist_option_errors),
+        cmocka_unit_test(test_mnist_simulated),
         cmocka_unit_test(test_option_numbers),
         cmocka_unit_test(test_asm_disasm_roundtrip),
         cmocka_unit_test(test_asm_output_is_input),

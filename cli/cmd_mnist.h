@@ -1,0 +1,70 @@
+/* cmd_mnist.h: what `ipusim mnist`'s two halves share, internal to cli/: cmd_mnist.c (the
+ * options, the datasets, the reference run) and cmd_mnist_sim.c (the run on a simulated IPU).
+ * Both print the tutorial's progress lines through mnist_epoch and mnist_call, and write the
+ * same JSON document through mnist_json, the simulated run adding its members. */
+#ifndef IPUSIM_CLI_CMD_MNIST_H
+#define IPUSIM_CLI_CMD_MNIST_H
+
+#include <stdint.h>
+
+#include "base/text.h"
+#include "cli/cli.h"
+#include "workloads/mnist/data.h"
+#include "workloads/mnist/mref.h"
+
+#define MNIST_CMD "mnist"
+
+/* The command line, parsed. */
+typedef struct mnist_opts {
+    mref_cfg cfg;
+    int reference;
+    const char *dataset, *save, *load, *json;
+    /* the simulated run only */
+    cli_machine mo;
+    mach m;               /* --machine and --set, resolved */
+    int threads;          /* host threads; 0: the online CPUs */
+    int depth;            /* infeed and outfeed buffering */
+    int output_all;       /* 1: OutputMode.All, 0: Final */
+    const char *sim_only; /* the first option given that only the simulated run takes, or NULL */
+} mnist_opts;
+
+/* The progress of a training run: the JSON items of its calls and epochs. */
+typedef struct mnist_run {
+    txt calls, epochs;
+    double t_epoch;
+    double ep_loss, ep_acc;
+    int ep_calls;
+} mnist_run;
+
+/* Print "Epoch e/E" and start the epoch's summary. */
+void mnist_epoch(mnist_run *r, int epoch, int epochs);
+/* Print the call's "Loss:... | Accuracy:...: c/C" line and record it; call_extra (added to
+ * the call's JSON item) and epoch_extra (to the epoch's, on its last call) are further
+ * members, ", "-led, or "". */
+void mnist_call(mnist_run *r, const mref_progress *p, const char *call_extra,
+                const char *epoch_extra);
+/* Images in one host call: batch x gradient accumulation x device iterations. */
+long mnist_per_call(const mref_cfg *c);
+/* Images a run trains on: every epoch's whole host calls. */
+long mnist_trained(const mref_cfg *c, const mdata_split *train);
+/* The run's plan, the line after the dataset's: batch, calls, AdamW, seed, weights; `more`
+ * ends the line ("" or "; ..."). */
+void mnist_print_plan(const mnist_opts *o, const mdata_split *train, const char *more);
+/* A JSON string literal of s into b. */
+void mnist_jstr(txt *b, const char *s);
+
+/* What a run measured, for its JSON document. */
+typedef struct mnist_result {
+    const char *mode; /* "reference" or "simulated" */
+    double test_acc, train_s, test_s;
+    long trained;
+    const char *extra; /* further members, without a leading or trailing comma, or NULL */
+} mnist_result;
+/* Write the JSON document to o->json whole (0) or not at all (2, after one line). */
+int mnist_json(const mnist_opts *o, const char *dir, const mdata *d, const mnist_run *r,
+               const mnist_result *res);
+
+/* The simulated run on the loaded dataset: train, test, report; the exit status. */
+int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d);
+
+#endif

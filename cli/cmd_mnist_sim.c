@@ -1,0 +1,383 @@
+/* cmd_mnist_sim: `ipusim mnist` on one simulated IPU (workloads/mnist/mnet.h). The initial
+ * weights are the reference run's (the seeded initialisation, or --load-weights) and
+ * --save-weights writes the same files, so weights move between the two runs as they are. It
+ * prints the tutorial's lines as the reference run does (cli/cmd_mnist.c), then a report of
+ * what the simulated IPU did: cycles per host call and in all, images per simulated second,
+ * the IPU's time split and tile balance, tile memory, the compile summary, host time and
+ * simulation speed (docs/mnist.md, Report); --json writes all of it. The figures that need the
+ * engine or the compiled graph are taken in mnet's `finished` hook, before they are freed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/text.h"
+#include "cli/cli.h"
+#include "cli/cmd_mnist.h"
+#include "hw/engine.h"
+#include "hw/tile.h"
+#include "workloads/graph/graph.h"
+#include "workloads/mnist/mnet.h"
+
+#define CMD MNIST_CMD
+
+/* One simulated run, the training or the test pass, as its `finished` hook saw it. */
+typedef struct phase {
+    int seen;
+    mach m;
+    unsigned threads;
+    eng_stats st;
+    char *split;     /* cli_report_split's line */
+    txt split_json;  /* cli_json_split's members */
+    gr_summary sum;  /* the compile */
+    gr_tile_mem top; /* the tile with the largest image */
+    uint32_t top_tile;
+    double balance; /* mean / max issue cycles of the tiles with a program, % */
+    uint32_t busy_tiles, busiest;
+    double host_s; /* wall time of mnet_train or mnet_test */
+    long images;
+} phase;
+
+enum { PH_TRAIN, PH_TEST, PH_N };
+static const char *const phase_key[PH_N] = {"train", "test"};
+
+typedef struct sim {
+    mnist_run r;
+    phase ph[PH_N];
+    uint64_t *ends; /* each host call's end cycle */
+    size_t ncalls, cap;
+    uint64_t epoch_end; /* the end cycle of the previous epoch's last call */
+} sim;
+
+/* ---- the hooks ---- */
+
+static void on_epoch(void *ctx, int epoch, int epochs)
+{
+    mnist_epoch(&((sim *)ctx)->r, epoch, epochs);
+}
+
+static void on_call(void *ctx, const mnet_call *c)
+{
+    sim *s = ctx;
+    uint64_t prev = s->ncalls ? s->ends[s->ncalls - 1] : 0;
+    s->ends = xgrow(s->ends, &s->cap, s->ncalls + 1, sizeof *s->ends);
+    s->ends[s->ncalls++] = c->end_cycle;
+    char call[96], epoch[48];
+    snprintf(call, sizeof call, ", \"end_cycle\": %llu, \"cycles\": %llu",
+             (unsigned long long)c->end_cycle, (unsigned long long)(c->end_cycle - prev));
+    snprintf(epoch, sizeof epoch, ", \"cycles\": %llu",
+             (unsigned long long)(c->end_cycle - s->epoch_end));
+    mnist_call(&s->r, &c->p, call, epoch);
+    if (c->p.call == c->p.calls)
+        s->epoch_end = c->end_cycle;
+}
+
+/* The tile with the largest image. */
+static void tile_memory(phase *p, const gr_exe *x, uint32_t ntiles)
+{
+    for (uint32_t t = 0; t < ntiles; t++) {
+        const gr_tile_mem *tm = gr_exe_tile(x, 0, t);
+        if (tm->total > p->top.total) {
+            p->top = *tm;
+            p->top_tile = t;
+        }
+    }
+}
+
+/* Mean over max of the issue cycles (every context's) of the tiles that hold a program. */
+static void tile_balance(phase *p, const eng *g)
+{
+    uint64_t max = 0, sum = 0;
+    uint32_t n = 0;
+    for (uint32_t t = 0; t < eng_ntiles(g); t++) {
+        const tile *x = eng_tile(g, 0, t);
+        if (!x->code)
+            continue;
+        uint64_t b = x->sup.busy;
+        for (unsigned k = 0; k < ISA_NWORKERS; k++)
+            b += x->wk[k].busy;
+        sum += b;
+        n++;
+        if (b > max) {
+            max = b;
+            p->busiest = t;
+        }
+    }
+    p->busy_tiles = n;
+    p->balance = max ? 100.0 * (double)sum / n / (double)max : 0.0;
+}
+
+static void on_finished(void *ctx, int test, eng *g, const gr_exe *x)
+{
+    phase *p = &((sim *)ctx)->ph[test ? PH_TEST : PH_TRAIN];
+    free(p->split);
+    txt_free(&p->split_json);
+    p->seen = 1;
+    p->m = *eng_machine(g);
+    p->threads = eng_threads(g);
+    eng_get_stats(g, &p->st);
+    size_t len = 0;
+    FILE *f = open_memstream(&p->split, &len);
+    if (!f)
+        xoom(BUFSIZ); /* open_memstream fails only for memory */
+    cli_report_split(f, g, 0);
+    fclose(f);
+    cli_json_split(&p->split_json, g, 0);
+    p->sum = *gr_exe_summary(x);
+    p->top = (gr_tile_mem){0};
+    tile_memory(p, x, eng_ntiles(g));
+    tile_balance(p, g);
+}
+
+/* ---- the report ---- */
+
+static double sim_seconds(const phase *p, uint64_t cycles)
+{
+    return (double)mach_cycles_to_ps(&p->m, cycles) * 1e-12;
+}
+
+static double instructions(const phase *p)
+{
+    const eng_stat *row = eng_stat_find(eng_stat_table(), ENG_NSTAT, "instructions");
+    return p->seen ? eng_stat_value(row, &p->st, &p->m) : 0.0;
+}
+
+/* The cycles of each host call: the differences of their end cycles, the first from 0. */
+static void call_cycles(const sim *s, double *mean, uint64_t *min, uint64_t *max)
+{
+    *min = UINT64_MAX;
+    *max = 0;
+    for (size_t k = 0; k < s->ncalls; k++) {
+        uint64_t c = s->ends[k] - (k ? s->ends[k - 1] : 0);
+        *min = c < *min ? c : *min;
+        *max = c > *max ? c : *max;
+    }
+    *mean = s->ncalls ? (double)s->ends[s->ncalls - 1] / (double)s->ncalls : 0.0;
+}
+
+/* The compiled graph: its largest tile image and its summary. */
+static void report_graph(const phase *p)
+{
+    printf("  %-22s peak %u B on tile %u (code %u, vertex state %u, data %u) of %u B SRAM; mean "
+           "%.0f B over %u tiles\n",
+           "tile memory", p->top.total, p->top_tile, p->top.code, p->top.state, p->top.data,
+           p->m.sram_bytes, p->sum.mean_bytes, p->sum.tiles_used);
+    printf("  %-22s %u compute sets, %u vertices, %u exchanges (%llu B), %u programs, %.2f s\n",
+           "compile", p->sum.compute_sets, p->sum.vertices, p->sum.exchanges,
+           (unsigned long long)p->sum.exchange_bytes, p->sum.programs, p->sum.compile_seconds);
+}
+
+static void report_train(const sim *s)
+{
+    const phase *p = &s->ph[PH_TRAIN];
+    double sec = sim_seconds(p, p->st.cycles), mean;
+    uint64_t min, max;
+    printf("  %-22s %zu host calls, %ld images: %llu cycles, %.3f ms simulated\n", "training",
+           s->ncalls, p->images, (unsigned long long)p->st.cycles, sec * 1e3);
+    if (s->ncalls) {
+        call_cycles(s, &mean, &min, &max);
+        printf("  %-22s %.0f cycles, %.3f ms (min %llu, max %llu cycles)\n", "per host call", mean,
+               mean / (double)p->m.clock_hz * 1e3, (unsigned long long)min,
+               (unsigned long long)max);
+    }
+    printf("  %-22s %.0f images per simulated second\n", "throughput",
+           sec > 0 ? (double)p->images / sec : 0.0);
+    fputs(p->split, stdout);
+    printf("  %-22s %.1f%% (mean / max issue cycles of the %u tiles with a program; busiest: "
+           "tile %u)\n",
+           "tile balance", p->balance, p->busy_tiles, p->busiest);
+    report_graph(p);
+}
+
+static void report_test(const phase *p)
+{
+    printf("  %-22s %ld images: %llu cycles, %.3f ms simulated; peak tile memory %u B (tile %u); "
+           "compile %.2f s\n",
+           "test pass", p->images, (unsigned long long)p->st.cycles,
+           sim_seconds(p, p->st.cycles) * 1e3, p->top.total, p->top_tile, p->sum.compile_seconds);
+}
+
+static void report(const sim *s)
+{
+    const phase *tr = &s->ph[PH_TRAIN], *te = &s->ph[PH_TEST];
+    const phase *any = tr->seen ? tr : te;
+    if (!any->seen)
+        return;
+    printf("Simulated run on 1 x %s IPU (%u tiles, %.3f GHz), %u host thread%s\n", any->m.name,
+           any->m.tiles_per_ipu, (double)any->m.clock_hz / 1e9, any->threads,
+           any->threads == 1 ? "" : "s");
+    if (tr->seen)
+        report_train(s);
+    if (te->seen)
+        report_test(te);
+    double host = tr->host_s + te->host_s;
+    printf("  %-22s ", "host time");
+    if (tr->seen)
+        printf("training %.2f s (%.1f images/s), ", tr->host_s,
+               tr->host_s > 0 ? (double)tr->images / tr->host_s : 0.0);
+    printf("test %.2f s; %.2f M simulated instructions/s\n", te->host_s,
+           host > 0 ? (instructions(tr) + instructions(te)) / host / 1e6 : 0.0);
+    fflush(stdout);
+}
+
+/* ---- the JSON document's "simulated" object ---- */
+
+static void json_phase(txt *b, const phase *p)
+{
+    double sec = sim_seconds(p, p->st.cycles);
+    txt_printf(b,
+               "{\"images\": %ld, \"cycles\": %llu, \"seconds\": %.9g, "
+               "\"images_per_simulated_second\": %.6g, \"host_seconds\": %.4f, "
+               "\"instructions\": %.17g, \"instructions_per_host_second\": %.6g,\n      "
+               "\"stats\": {",
+               p->images, (unsigned long long)p->st.cycles, sec,
+               sec > 0 ? (double)p->images / sec : 0.0, p->host_s, instructions(p),
+               p->host_s > 0 ? instructions(p) / p->host_s : 0.0);
+    const eng_stat *tab = eng_stat_table();
+    for (unsigned i = 0; i < ENG_NSTAT; i++)
+        txt_printf(b, "%s\"%s\": %.17g", i ? ", " : "", tab[i].key,
+                   eng_stat_value(&tab[i], &p->st, &p->m));
+    txt_printf(b, "},\n      \"split\": {%s},\n", txt_str(&p->split_json));
+    txt_printf(b,
+               "      \"tile_balance\": {\"percent\": %.4f, \"tiles\": %u, \"busiest_tile\": %u},\n"
+               "      \"tile_memory\": {\"peak_bytes\": %u, \"peak_tile\": %u, \"code\": %u, "
+               "\"vertex_state\": %u, \"always_live\": %u, \"not_always_live\": %u, \"data\": "
+               "%u, \"mean_bytes\": %.1f, \"tiles_used\": %u, \"sram_bytes\": %u},\n",
+               p->balance, p->busy_tiles, p->busiest, p->top.total, p->top_tile, p->top.code,
+               p->top.state, p->top.always, p->top.other, p->top.data, p->sum.mean_bytes,
+               p->sum.tiles_used, p->m.sram_bytes);
+    txt_printf(b,
+               "      \"compile\": {\"compute_sets\": %u, \"vertices\": %u, \"exchanges\": %u, "
+               "\"exchange_bytes\": %llu, \"tiles_used\": %u, \"max_tile\": %u, \"max_bytes\": "
+               "%u, \"mean_bytes\": %.1f, \"programs\": %u, \"seconds\": %.4f}}",
+               p->sum.compute_sets, p->sum.vertices, p->sum.exchanges,
+               (unsigned long long)p->sum.exchange_bytes, p->sum.tiles_used, p->sum.max_tile,
+               p->sum.max_bytes, p->sum.mean_bytes, p->sum.programs, p->sum.compile_seconds);
+}
+
+/* "simulated": {...}, the member the simulated run adds to the JSON document. */
+static char *json_simulated(const sim *s, const mnet_cfg *c)
+{
+    txt b = {0};
+    double mean = 0.0;
+    uint64_t min = 0, max = 0;
+    if (s->ncalls)
+        call_cycles(s, &mean, &min, &max);
+    txt_printf(&b,
+               "\"simulated\": {\n    \"machine\": \"%s\", \"ipus\": 1, \"tiles_per_ipu\": %u, "
+               "\"clock_hz\": %llu, \"host_threads\": %u, \"depth\": %u, \"output_mode\": "
+               "\"%s\",\n    \"host_calls\": %zu, \"call_cycles\": {\"mean\": %.1f, \"min\": "
+               "%llu, \"max\": %llu}",
+               c->m.name, c->m.tiles_per_ipu, (unsigned long long)c->m.clock_hz,
+               s->ph[s->ph[PH_TRAIN].seen ? PH_TRAIN : PH_TEST].threads, c->depth,
+               c->output_all ? "all" : "final", s->ncalls, mean, (unsigned long long)min,
+               (unsigned long long)max);
+    for (int k = 0; k < PH_N; k++)
+        if (s->ph[k].seen) {
+            txt_printf(&b, ",\n    \"%s\": ", phase_key[k]);
+            json_phase(&b, &s->ph[k]);
+        }
+    txt_printf(&b, "\n  }");
+    return txt_take(&b);
+}
+
+/* ---- the run ---- */
+
+/* The initial weights in a reference network: the seeded initialisation or --load-weights;
+ * and the --save-weights directory checked before the long run. */
+static int initial_weights(const mnist_opts *o, mref_net **net, err *e)
+{
+    if (!(*net = mref_create(1, e)))
+        return e->status;
+    if (o->load) {
+        if (mref_load(*net, o->load, e))
+            return e->status;
+    } else {
+        mref_init(*net, o->cfg.seed);
+    }
+    return o->save ? mref_prepare_save(o->save, e) : 0;
+}
+
+static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, const mdata *d)
+{
+    char more[64];
+    printf("Simulated training on 1 x %s IPU (%u tiles, %.3f GHz): %s (%s): %zu training, %zu "
+           "test images\n",
+           c->m.name, c->m.tiles_per_ipu, (double)c->m.clock_hz / 1e9, o->dataset, dir, d->train.n,
+           d->test.n);
+    snprintf(more, sizeof more, "; depth %u, OutputMode.%s", c->depth,
+             c->output_all ? "All" : "Final");
+    mnist_print_plan(o, &d->train, more);
+    fflush(stdout);
+}
+
+/* Train (if there are epochs), save the weights, test, report, as the reference run does. 0
+ * or the err's status. */
+static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d, sim *s,
+                          mref_net *net, double *acc, err *e)
+{
+    mnet_hooks h = {on_epoch, on_call, on_finished, s};
+    float *params = mref_params(net);
+    double t0 = cli_now();
+    int rc = c->run.epochs > 0 ? mnet_train(c, &d->train, params, &h, e) : 0;
+    s->ph[PH_TRAIN].host_s = cli_now() - t0;
+    s->ph[PH_TRAIN].images = mnist_trained(&o->cfg, &d->train);
+    if (rc || (o->save && (rc = mref_save(net, o->save, e))))
+        return rc;
+    /* mnet checks a whole run's options, epochs >= 1 too, which the test pass does not use:
+     * --epochs 0 (test only) passes 1 there. */
+    mnet_cfg tc = *c;
+    tc.run.epochs = tc.run.epochs > 0 ? tc.run.epochs : 1;
+    t0 = cli_now();
+    if ((rc = mnet_test(&tc, &d->test, params, acc, &h, e)))
+        return rc;
+    s->ph[PH_TEST].host_s = cli_now() - t0;
+    s->ph[PH_TEST].images = (long)d->test.n;
+    printf("Accuracy on test set: %0.2f%%\n", *acc);
+    report(s);
+    return 0;
+}
+
+int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
+{
+    err *e = xcalloc(1, sizeof *e);
+    sim *s = xcalloc(1, sizeof *s);
+    mnet_cfg c;
+    mref_net *net = NULL;
+    double acc = 0.0;
+    int rc = mnet_defaults(&c, e) || initial_weights(o, &net, e);
+    if (rc == 0) {
+        c.run = o->cfg;
+        c.m = o->m;
+        c.m.nipus = 1;
+        c.threads = (unsigned)o->threads;
+        c.depth = (uint32_t)o->depth;
+        c.output_all = o->output_all;
+        print_head(o, &c, dir, d);
+        rc = train_and_test(&c, o, d, s, net, &acc, e);
+    }
+    if (rc) {
+        rc = cli_report_err(CMD, e);
+    } else if (o->json) {
+        char *extra = json_simulated(s, &c);
+        mnist_result res = {.mode = "simulated",
+                            .test_acc = acc,
+                            .train_s = s->ph[PH_TRAIN].host_s,
+                            .test_s = s->ph[PH_TEST].host_s,
+                            .trained = s->ph[PH_TRAIN].images,
+                            .extra = extra};
+        rc = mnist_json(o, dir, d, &s->r, &res);
+        free(extra);
+    }
+    for (int k = 0; k < PH_N; k++) {
+        free(s->ph[k].split);
+        txt_free(&s->ph[k].split_json);
+    }
+    txt_free(&s->r.calls);
+    txt_free(&s->r.epochs);
+    free(s->ends);
+    free(s);
+    mref_destroy(net);
+    free(e);
+    return rc;
+}
