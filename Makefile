@@ -168,8 +168,8 @@ check-layers:
 check-sources:
 	@bash tests/check_sources.sh
 
-run: deps all
-	$(BIN) gemm --machine mk2 --m 1536 --n 1472 --k 512
+run: deps data all
+	$(BIN) mnist --ipus 1
 
 docs: $(BIN)
 	$(BIN) isa-doc > docs/isa.md.tmp && mv docs/isa.md.tmp docs/isa.md

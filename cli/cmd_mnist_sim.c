@@ -324,12 +324,8 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
     s->ph[PH_TRAIN].images = mnist_trained(&o->cfg, &d->train);
     if (rc || (o->save && (rc = mref_save(net, o->save, e))))
         return rc;
-    /* mnet checks a whole run's options, epochs >= 1 too, which the test pass does not use:
-     * --epochs 0 (test only) passes 1 there. */
-    mnet_cfg tc = *c;
-    tc.run.epochs = tc.run.epochs > 0 ? tc.run.epochs : 1;
     t0 = cli_now();
-    if ((rc = mnet_test(&tc, &d->test, params, acc, &h, e)))
+    if ((rc = mnet_test(c, &d->test, params, acc, &h, e)))
         return rc;
     s->ph[PH_TEST].host_s = cli_now() - t0;
     s->ph[PH_TEST].images = (long)d->test.n;

@@ -267,7 +267,7 @@ static void side_free(host_side *hs)
 static int check(const mnet_cfg *c, const mdata_split *train, err *e)
 {
     const mref_cfg *r = &c->run;
-    if (r->epochs < 1 || r->batch < 1 || r->grad_accum < 1 || r->device_iters < 1 ||
+    if ((train && r->epochs < 1) || r->batch < 1 || r->grad_accum < 1 || r->device_iters < 1 ||
         r->test_batch < 1)
         return err_set(e, ERR_INPUT,
                        "mnet: bad configuration (epochs %d, batch %d, gradient accumulation %d, "

@@ -1028,6 +1028,8 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
         }
         b->main = seq_of(b, &top);
     }
+    cplan_pack_free(&n->c.p_dy2);
+    cplan_pack_free(&n->c.p_dy1);
     free(n);
     return rc;
 }
