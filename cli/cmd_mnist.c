@@ -260,6 +260,7 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
         {"--test-batch-size", 1, 65536, &c->test_batch},
         {"--threads", 1, 1024, &o->threads},
         {"--depth", 1, HOST_MAX_DEPTH, &o->depth},
+        {"--steps", 0, 100000, &o->steps},
     };
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
         if (strcmp(a, ints[k].name) == 0)
@@ -300,6 +301,7 @@ static const struct {
     {"--threads", 1},
     {"--depth", 1},
     {"--output-mode", 1},
+    {"--steps", 1},
 };
 
 /* One argument at argv[*i] (and its value): 0, 2 after one error line, or -1 for --help. */

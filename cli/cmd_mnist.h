@@ -25,6 +25,7 @@ typedef struct mnist_opts {
     int threads;          /* host threads; 0: the online CPUs */
     int depth;            /* infeed and outfeed buffering */
     int output_all;       /* 1: OutputMode.All, 0: Final */
+    int steps;            /* --steps: list the first N program steps of training */
     const char *sim_only; /* the first option given that only the simulated run takes, or NULL */
 } mnist_opts;
 

@@ -34,6 +34,7 @@ typedef struct phase {
     uint32_t top_tile;
     double balance; /* mean / max issue cycles of the tiles with a program, % */
     uint32_t busy_tiles, busiest;
+    txt steps;     /* --steps: the first program steps, a line each */
     double host_s; /* wall time of mnet_train or mnet_test */
     long images;
 } phase;
@@ -107,6 +108,21 @@ static void tile_balance(phase *p, const eng *g)
     p->balance = max ? 100.0 * (double)sum / n / (double)max : 0.0;
 }
 
+/* The program steps the engine logged (mnet_cfg.log_steps), each with the cycles from the
+ * previous step's sync release to its own. */
+static void step_lines(phase *p, const eng *g, const gr_exe *x)
+{
+    size_t n;
+    const uint64_t *rel = eng_sync_log(g, &n);
+    gr_step *st = xmalloc((n ? n : 1) * sizeof *st);
+    n = gr_exe_steps(x, st, n);
+    txt_free(&p->steps);
+    for (size_t k = 0; k < n; k++)
+        txt_printf(&p->steps, "    %5zu  %-10s %-26s %10llu\n", k, st[k].what, st[k].name,
+                   (unsigned long long)(rel[k] - (k ? rel[k - 1] : 0)));
+    free(st);
+}
+
 static void on_finished(void *ctx, int test, eng *g, const gr_exe *x)
 {
     phase *p = &((sim *)ctx)->ph[test ? PH_TEST : PH_TRAIN];
@@ -127,6 +143,7 @@ static void on_finished(void *ctx, int test, eng *g, const gr_exe *x)
     p->top = (gr_tile_mem){0};
     tile_memory(p, x, eng_ntiles(g));
     tile_balance(p, g);
+    step_lines(p, g, x);
 }
 
 /* ---- the report ---- */
@@ -187,6 +204,9 @@ static void report_train(const sim *s)
            "tile %u)\n",
            "tile balance", p->balance, p->busy_tiles, p->busiest);
     report_graph(p);
+    if (p->steps.len)
+        printf("  %-22s step  what       name                           cycles\n%s",
+               "program steps", txt_str(&p->steps));
 }
 
 static void report_test(const phase *p)
@@ -349,6 +369,7 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
         c.threads = (unsigned)o->threads;
         c.depth = (uint32_t)o->depth;
         c.output_all = o->output_all;
+        c.log_steps = (uint32_t)o->steps;
         print_head(o, &c, dir, d);
         rc = train_and_test(&c, o, d, s, net, &acc, e);
     }
@@ -368,6 +389,7 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
     for (int k = 0; k < PH_N; k++) {
         free(s->ph[k].split);
         txt_free(&s->ph[k].split_json);
+        txt_free(&s->ph[k].steps);
     }
     txt_free(&s->r.calls);
     txt_free(&s->r.epochs);

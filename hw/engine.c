@@ -130,6 +130,7 @@ void eng_free(eng *g)
         for (uint32_t i = 0; i < g->nipus; i++)
             chip_free(&g->chips[i]);
     free(g->chips);
+    free(g->sync_log);
     free(g->run);
     free(g->rel);
     free(g->last);
@@ -268,6 +269,21 @@ int eng_load(eng *g, const isa_prog *prog, err *e)
 
 /* ---- the run ---- */
 
+void eng_log_syncs(eng *g, uint32_t ipu, size_t cap)
+{
+    free(g->sync_log);
+    g->sync_log = cap ? xmalloc(cap * sizeof *g->sync_log) : NULL;
+    g->sync_cap = cap;
+    g->sync_n = 0;
+    g->sync_ipu = ipu;
+}
+
+const uint64_t *eng_sync_log(const eng *g, size_t *n)
+{
+    *n = g->sync_n;
+    return g->sync_log;
+}
+
 static void step_one(void *ctx, size_t i)
 {
     eng *g = ctx;
@@ -289,8 +305,11 @@ static void on_release(sim *k, void *arg)
             if (x->state == TILE_SYNC && (r->group < 0 || x->group == (uint32_t)r->group))
                 tile_release(x, r->cycle);
         }
-        if (r->group < 0)
+        if (r->group < 0) {
             c->supersteps++;
+            if (i == g->sync_ipu && g->sync_n < g->sync_cap)
+                g->sync_log[g->sync_n++] = r->cycle;
+        }
     }
 }
 

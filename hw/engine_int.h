@@ -36,6 +36,10 @@ struct eng {
     uint64_t (*pend)[3]; /* per IPU: group host copies (begin, mid, end + sync) since then */
     uint8_t *done;       /* per IPU: all tiles halted */
     uint64_t rounds;
+    /* eng_log_syncs: release cycles of one IPU's whole-IPU syncs, in order */
+    uint64_t *sync_log;
+    size_t sync_cap, sync_n;
+    uint32_t sync_ipu;
     sim_port *pfabric, *phost; /* "fabric", "host" */
     eng_fabric fabric;         /* read from the ports at eng_run */
     eng_host host;

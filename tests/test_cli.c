@@ -372,6 +372,21 @@ static void test_mnist_simulated(void **state)
                      0);
     snprintf(want, sizeof want, "Accuracy on test set: %0.2f%%\n", acc);
     assert_non_null(strstr(out, want));
+    /* --steps 4: the program's first steps (mnet_graph.c: the accumulators zeroed, the
+     * convolutions' weights broadcast, the layouts, the first infeed), cycles each */
+    assert_int_equal(run(out, sizeof out,
+                         "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 2 "
+                         "--device-iterations 2 --steps 4",
+                         dir),
+                     0);
+    const char *p = strstr(out, "  program steps          step  what       name");
+    assert_non_null(p);
+    static const char *const steps[] = {
+        "\n        0  execute    grads.zero ", "\n        1  copy       conv.params ",
+        "\n        2  execute    weights.layouts ", "\n        3  stream in  infeed "};
+    for (int k = 0; k < 4; k++)
+        assert_non_null(p = strstr(p, steps[k]));
+    assert_null(strstr(p, "\n        4  "));
 }
 
 /* The report's lines and keys from the statistics tables, on tests/isa/xchg_pair.s with 8

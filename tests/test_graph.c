@@ -98,11 +98,24 @@ static void test_repeat_exact(void **state)
     for (int i = 0; i < 32; i++)
         in[i] = 0.1f * (float)i - 1.3f;
     gr_write(x, r.g, a, 0, in, 32);
+    eng_log_syncs(r.g, 0, 2); /* the first two releases only */
     if (eng_run(r.g, &e) != ERR_OK)
         fail_msg("%s", e.msg);
     eng_stats st;
     eng_get_stats(r.g, &st);
     assert_int_equal(st.cycles, 620);
+    size_t nrel;
+    const uint64_t *rel = eng_sync_log(r.g, &nrel);
+    assert_int_equal(nrel, 2); /* releases at 201 and 201 + 206 (above) */
+    assert_int_equal(rel[0], 201);
+    assert_int_equal(rel[1], 407);
+    gr_step steps[4];
+    assert_int_equal(gr_exe_steps(x, steps, 4), 3); /* the loop unrolled: three Executes */
+    for (int k = 0; k < 3; k++) {
+        assert_string_equal(steps[k].what, "execute");
+        assert_string_equal(steps[k].name, "addone");
+    }
+    assert_int_equal(gr_exe_steps(x, steps, 2), 2);
     gr_read(x, r.g, a, 0, out, 32);
     for (int i = 0; i < 32; i++) {
         float want = in[i];
@@ -272,6 +285,10 @@ static void test_stream_in(void **state)
     gr_exe *x = gr_compile(gr, main, &e);
     if (!x)
         fail_msg("%s", e.msg);
+    gr_step st[3];
+    assert_int_equal(gr_exe_steps(x, st, 3), 2);
+    assert_string_equal(st[1].what, "stream in");
+    assert_string_equal(st[1].name, "in");
     assert_int_equal(gr_load(x, sys_engine(s), &e), ERR_OK);
     if (eng_run(sys_engine(s), &e) != ERR_OK)
         fail_msg("%s", e.msg);
@@ -533,6 +550,10 @@ static void test_copy_broadcast(void **state)
         gr_exe *xe = compile_ok(r.gr, main);
         assert_int_equal(gr_exe_summary(xe)->exchanges, many ? 1 : 3);
         assert_int_equal(gr_exe_summary(xe)->exchange_bytes, 96);
+        gr_step steps[4]; /* one step per Copy: named after its (first) destination */
+        assert_int_equal(gr_exe_steps(xe, steps, 4), many ? 1 : 3);
+        assert_string_equal(steps[0].what, "copy");
+        assert_string_equal(steps[many ? 0 : 2].name, many ? "b0" : "b2");
         load_ok(xe, r.g);
         int32_t in[8], out[8];
         for (int i = 0; i < 8; i++)

@@ -56,6 +56,8 @@ struct gr_exe {
     uint32_t **addr; /* per tensor, per region: its address on its tile */
     gr_tile_mem *mem;
     gr_summary sum;
+    gr_prog main;
+    uint32_t *copy_syncs; /* per program: the syncs a Copy ends with (on-chip phase, rounds) */
 };
 
 typedef struct lower {
@@ -513,6 +515,10 @@ gr_exe *gr_compile(graph *g, gr_prog main, err *e)
     x->mem = xcalloc(L.total, sizeof *x->mem);
     ptab P = {0};
     int rc = lower_all(&L, main, &P);
+    x->main = main;
+    x->copy_syncs = xcalloc(g->np ? g->np : 1, sizeof *x->copy_syncs);
+    for (size_t i = 0; i < g->np; i++)
+        x->copy_syncs[i] = (uint32_t)(L.cp[i].onchip != 0) + L.cp[i].rounds;
     x->progs = P.prog;
     x->nprogs = P.n;
     ptab_drop(&P, 1);
@@ -537,6 +543,7 @@ void gr_exe_free(gr_exe *x)
     free(x->progs);
     free(x->which);
     free(x->mem);
+    free(x->copy_syncs);
     free(x);
 }
 
@@ -609,4 +616,57 @@ void gr_write(const gr_exe *x, eng *g, gr_tensor t, size_t at, const void *src, 
 void gr_read(const gr_exe *x, eng *g, gr_tensor t, size_t at, void *dst, size_t n)
 {
     move(x, g, t, at, dst, n, 0);
+}
+
+/* ---- the program's steps in run order ---- */
+
+typedef struct steps {
+    const gr_exe *x;
+    gr_step *out;
+    size_t n, cap;
+} steps;
+
+static void step_add(steps *w, const char *what, const char *name)
+{
+    if (w->n < w->cap)
+        w->out[w->n] = (gr_step){what, name};
+    w->n++;
+}
+
+/* Each step that ends with a whole-IPU sync, loops unrolled, until cap are listed. */
+static void step_walk(steps *w, gr_prog id)
+{
+    static const char *const what[] = {[GR_P_STREAM_IN] = "stream in",
+                                       [GR_P_STREAM_OUT] = "stream out",
+                                       [GR_P_REMOTE_READ] = "remote read",
+                                       [GR_P_REMOTE_WRITE] = "remote write"};
+    const graph *g = w->x->g;
+    const gr_prog_s *p = &g->p[id];
+    switch (p->kind) {
+    case GR_P_EXEC: step_add(w, "execute", g->cs[p->a].name); return;
+    case GR_P_COPY:
+        for (uint32_t k = 0; k < w->x->copy_syncs[id]; k++)
+            step_add(w, "copy", g->t[p->xf[0].dst].name);
+        return;
+    case GR_P_SYNC: step_add(w, "sync", isa_zone_name(p->a)); return;
+    case GR_P_STREAM_IN:
+    case GR_P_STREAM_OUT:
+    case GR_P_REMOTE_READ:
+    case GR_P_REMOTE_WRITE: step_add(w, what[p->kind], g->t[p->a].name); return;
+    case GR_P_REPEAT:
+        for (uint32_t k = 0; k < p->a && w->n < w->cap; k++)
+            step_walk(w, p->b);
+        return;
+    case GR_P_SEQ:
+        for (size_t k = 0; k < p->nkids && w->n < w->cap; k++)
+            step_walk(w, p->kids[k]);
+        return;
+    }
+}
+
+size_t gr_exe_steps(const gr_exe *x, gr_step *out, size_t cap)
+{
+    steps w = {x, out, 0, cap};
+    step_walk(&w, x->main);
+    return w.n < cap ? w.n : cap;
 }

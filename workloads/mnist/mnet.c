@@ -228,6 +228,7 @@ static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int t
     eng *g = sys_engine(s);
     if (x && gr_load(x, g, e) == ERR_OK) {
         write_inputs(b, x, g, params);
+        eng_log_syncs(g, 0, c->log_steps);
         rc = eng_run(g, e);
         if (rc == ERR_OK && hs->failed)
             rc = err_set(e, ERR_FAULT, "mnet: the outfeed delivered more than its buffer");

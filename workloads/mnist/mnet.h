@@ -34,6 +34,8 @@ typedef struct mnet_cfg {
     int output_all;     /* 1: every micro-batch's loss and logits (OutputMode.All); 0: the last
                         * of each host call (OutputMode.Final) */
     uint32_t max_tiles; /* 0: the whole IPU; else the graph may use only tiles 0..max_tiles-1 */
+    uint32_t log_steps; /* record the release cycles of the first log_steps program steps
+                         * (eng_sync_log; gr_exe_steps names them); 0: none */
     uint64_t prep_ps;   /* the host's time to prepare one image for the infeed (default 1 us) */
 } mnet_cfg;
 
