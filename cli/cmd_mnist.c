@@ -219,19 +219,53 @@ int mnist_json(const mnist_opts *o, const char *dir, const mdata *d, const mnist
 
 /* ---- the options ---- */
 
-/* --ipus N: parsed as a number, then only 1 is accepted. */
-static int parse_ipus(const char *opt, const char *v)
+/* --strategy pipelined|sharded */
+static int parse_strategy(const char *opt, const char *v, int *sharded)
 {
-    int n;
-    int rc = cli_int(CMD, opt, v, 1, 1024, &n);
-    if (rc == 0 && n != 1) {
-        fprintf(stderr,
-                "ipusim %s: --ipus %d: pipelining over several IPUs is not built yet; only "
-                "--ipus 1 runs\n",
-                CMD, n);
-        rc = 2;
+    if (strcmp(v, "pipelined") == 0 || strcmp(v, "sharded") == 0) {
+        *sharded = v[0] == 's';
+        return 0;
     }
-    return rc;
+    fprintf(stderr, "ipusim %s: %s %s: expected pipelined or sharded\n", CMD, opt, v);
+    return 2;
+}
+
+/* --stages a,b,c,d: the IPU of each of the four blocks, each below --ipus. */
+static int resolve_stages(mnist_opts *o)
+{
+    if (o->ipus > 1 && !o->sharded) {
+        fprintf(stderr,
+                "ipusim %s: --ipus %d: pipelined execution over several IPUs is not built yet; "
+                "--strategy sharded runs the four blocks on the IPUs one after another\n",
+                CMD, o->ipus);
+        return 2;
+    }
+    if (!o->stages) {
+        if (o->ipus > 4) {
+            fprintf(stderr,
+                    "ipusim %s: --ipus %d: the network has 4 blocks, one IPU each at most\n", CMD,
+                    o->ipus);
+            return 2;
+        }
+        for (int k = 0; k < 4; k++)
+            o->stage_ipu[k] = (uint32_t)(k * o->ipus / 4); /* 2 IPUs: B1, B2 | B3, B4 */
+        return 0;
+    }
+    const char *p = o->stages;
+    for (int k = 0; k < 4; k++) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v >= o->ipus || (k < 3 ? *end != ',' : *end != '\0')) {
+            fprintf(stderr,
+                    "ipusim %s: --stages %s: expected four IPU numbers below --ipus %d, one per "
+                    "block (B1 conv1, B2 conv2, B3 layer3, B4 layer4), e.g. 0,0,1,1\n",
+                    CMD, o->stages, o->ipus);
+            return 2;
+        }
+        o->stage_ipu[k] = (uint32_t)v;
+        p = end + 1;
+    }
+    return 0;
 }
 
 static int parse_output_mode(const char *opt, const char *v, int *all)
@@ -261,6 +295,7 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
         {"--threads", 1, 1024, &o->threads},
         {"--depth", 1, HOST_MAX_DEPTH, &o->depth},
         {"--steps", 0, 100000, &o->steps},
+        {"--ipus", 1, 64, &o->ipus},
     };
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
         if (strcmp(a, ints[k].name) == 0)
@@ -269,11 +304,12 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
         return cli_double(CMD, a, v, 0.0, 1000.0, &c->opt.lr);
     if (strcmp(a, "--seed") == 0)
         return cli_u64(CMD, a, v, 0, UINT64_MAX, &c->seed);
-    if (strcmp(a, "--ipus") == 0)
-        return parse_ipus(a, v);
+    if (strcmp(a, "--strategy") == 0)
+        return parse_strategy(a, v, &o->sharded);
     if (strcmp(a, "--output-mode") == 0)
         return parse_output_mode(a, v, &o->output_all);
-    const char **dst = strcmp(a, "--dataset") == 0        ? &o->dataset
+    const char **dst = strcmp(a, "--stages") == 0         ? &o->stages
+                       : strcmp(a, "--dataset") == 0      ? &o->dataset
                        : strcmp(a, "--save-weights") == 0 ? &o->save
                        : strcmp(a, "--load-weights") == 0 ? &o->load
                                                           : &o->json;
@@ -302,6 +338,8 @@ static const struct {
     {"--depth", 1},
     {"--output-mode", 1},
     {"--steps", 1},
+    {"--strategy", 1},
+    {"--stages", 1},
 };
 
 /* One argument at argv[*i] (and its value): 0, 2 after one error line, or -1 for --help. */
@@ -335,7 +373,7 @@ static int parse_arg(mnist_opts *o, int argc, char **argv, int *i)
 static int parse_opts(int argc, char **argv, mnist_opts *o)
 {
     *o = (mnist_opts){
-        .cfg = mref_defaults(), .dataset = "mnist-digits", .depth = 3, .output_all = 1};
+        .cfg = mref_defaults(), .dataset = "mnist-digits", .depth = 3, .output_all = 1, .ipus = 1};
     for (int i = 1; i < argc; i++) {
         int rc = parse_arg(o, argc, argv, &i);
         if (rc == -1) {
@@ -353,7 +391,7 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
                 CMD, o->sim_only);
         return 2;
     }
-    if (!o->reference && cli_machine_resolve(CMD, &o->mo, &o->m))
+    if (!o->reference && (cli_machine_resolve(CMD, &o->mo, &o->m) || resolve_stages(o)))
         return 2;
     if (mnist_per_call(&o->cfg) > 100000000L) {
         fprintf(stderr,

@@ -21,12 +21,16 @@ typedef struct mnist_opts {
     const char *dataset, *save, *load, *json;
     /* the simulated run only */
     cli_machine mo;
-    mach m;               /* --machine and --set, resolved */
-    int threads;          /* host threads; 0: the online CPUs */
-    int depth;            /* infeed and outfeed buffering */
-    int output_all;       /* 1: OutputMode.All, 0: Final */
-    int steps;            /* --steps: list the first N program steps of training */
-    const char *sim_only; /* the first option given that only the simulated run takes, or NULL */
+    mach m;                /* --machine and --set, resolved */
+    int threads;           /* host threads; 0: the online CPUs */
+    int depth;             /* infeed and outfeed buffering */
+    int output_all;        /* 1: OutputMode.All, 0: Final */
+    int steps;             /* --steps: list the first N program steps of training */
+    int ipus;              /* --ipus */
+    int sharded;           /* --strategy sharded (else pipelined) */
+    const char *stages;    /* --stages: the IPU of each block, or NULL */
+    uint32_t stage_ipu[4]; /* resolved */
+    const char *sim_only;  /* the first option given that only the simulated run takes, or NULL */
 } mnist_opts;
 
 /* The progress of a training run: the JSON items of its calls and epochs. */

@@ -74,15 +74,28 @@ static void on_call(void *ctx, const mnet_call *c)
 }
 
 /* The tile with the largest image. */
-static void tile_memory(phase *p, const gr_exe *x, uint32_t ntiles)
+/* The tile with the largest image, over every IPU (ipu x tiles per IPU + tile). */
+static void tile_memory(phase *p, const gr_exe *x, uint32_t nipus, uint32_t ntiles)
 {
-    for (uint32_t t = 0; t < ntiles; t++) {
-        const gr_tile_mem *tm = gr_exe_tile(x, 0, t);
-        if (tm->total > p->top.total) {
-            p->top = *tm;
-            p->top_tile = t;
+    for (uint32_t i = 0; i < nipus; i++)
+        for (uint32_t t = 0; t < ntiles; t++) {
+            const gr_tile_mem *tm = gr_exe_tile(x, i, t);
+            if (tm->total > p->top.total) {
+                p->top = *tm;
+                p->top_tile = i * ntiles + t;
+            }
         }
-    }
+}
+
+/* "tile T" on one IPU, "ipu I tile T" on several, for a tile numbered as tile_memory's. */
+static const char *tile_name(const phase *p, uint32_t gt, char *buf, size_t len)
+{
+    uint32_t n = p->m.tiles_per_ipu;
+    if (p->m.nipus > 1)
+        snprintf(buf, len, "ipu %u tile %u", gt / n, gt % n);
+    else
+        snprintf(buf, len, "tile %u", gt);
+    return buf;
 }
 
 /* Mean over max of the issue cycles (every context's) of the tiles that hold a program. */
@@ -90,8 +103,8 @@ static void tile_balance(phase *p, const eng *g)
 {
     uint64_t max = 0, sum = 0;
     uint32_t n = 0;
-    for (uint32_t t = 0; t < eng_ntiles(g); t++) {
-        const tile *x = eng_tile(g, 0, t);
+    for (uint32_t t = 0; t < eng_nipus(g) * eng_ntiles(g); t++) {
+        const tile *x = eng_tile(g, t / eng_ntiles(g), t % eng_ntiles(g));
         if (!x->code)
             continue;
         uint64_t b = x->sup.busy;
@@ -136,12 +149,13 @@ static void on_finished(void *ctx, int test, eng *g, const gr_exe *x)
     FILE *f = open_memstream(&p->split, &len);
     if (!f)
         xoom(BUFSIZ); /* open_memstream fails only for memory */
-    cli_report_split(f, g, 0);
+    for (uint32_t i = 0; i < eng_nipus(g); i++)
+        cli_report_split(f, g, i);
     fclose(f);
     cli_json_split(&p->split_json, g, 0);
     p->sum = *gr_exe_summary(x);
     p->top = (gr_tile_mem){0};
-    tile_memory(p, x, eng_ntiles(g));
+    tile_memory(p, x, eng_nipus(g), eng_ntiles(g));
     tile_balance(p, g);
     step_lines(p, g, x);
 }
@@ -175,10 +189,11 @@ static void call_cycles(const sim *s, double *mean, uint64_t *min, uint64_t *max
 /* The compiled graph: its largest tile image and its summary. */
 static void report_graph(const phase *p)
 {
-    printf("  %-22s peak %u B on tile %u (code %u, vertex state %u, data %u) of %u B SRAM; mean "
+    char w[48];
+    printf("  %-22s peak %u B on %s (code %u, vertex state %u, data %u) of %u B SRAM; mean "
            "%.0f B over %u tiles\n",
-           "tile memory", p->top.total, p->top_tile, p->top.code, p->top.state, p->top.data,
-           p->m.sram_bytes, p->sum.mean_bytes, p->sum.tiles_used);
+           "tile memory", p->top.total, tile_name(p, p->top_tile, w, sizeof w), p->top.code,
+           p->top.state, p->top.data, p->m.sram_bytes, p->sum.mean_bytes, p->sum.tiles_used);
     printf("  %-22s %u compute sets, %u vertices, %u exchanges (%llu B), %u programs, %.2f s\n",
            "compile", p->sum.compute_sets, p->sum.vertices, p->sum.exchanges,
            (unsigned long long)p->sum.exchange_bytes, p->sum.programs, p->sum.compile_seconds);
@@ -200,9 +215,10 @@ static void report_train(const sim *s)
     printf("  %-22s %.0f images per simulated second\n", "throughput",
            sec > 0 ? (double)p->images / sec : 0.0);
     fputs(p->split, stdout);
+    char w[48];
     printf("  %-22s %.1f%% (mean / max issue cycles of the %u tiles with a program; busiest: "
-           "tile %u)\n",
-           "tile balance", p->balance, p->busy_tiles, p->busiest);
+           "%s)\n",
+           "tile balance", p->balance, p->busy_tiles, tile_name(p, p->busiest, w, sizeof w));
     report_graph(p);
     if (p->steps.len)
         printf("  %-22s step  what       name                           cycles\n%s",
@@ -211,10 +227,12 @@ static void report_train(const sim *s)
 
 static void report_test(const phase *p)
 {
-    printf("  %-22s %ld images: %llu cycles, %.3f ms simulated; peak tile memory %u B (tile %u); "
+    char w[48];
+    printf("  %-22s %ld images: %llu cycles, %.3f ms simulated; peak tile memory %u B (%s); "
            "compile %.2f s\n",
            "test pass", p->images, (unsigned long long)p->st.cycles,
-           sim_seconds(p, p->st.cycles) * 1e3, p->top.total, p->top_tile, p->sum.compile_seconds);
+           sim_seconds(p, p->st.cycles) * 1e3, p->top.total, tile_name(p, p->top_tile, w, sizeof w),
+           p->sum.compile_seconds);
 }
 
 static void report(const sim *s)
@@ -223,8 +241,8 @@ static void report(const sim *s)
     const phase *any = tr->seen ? tr : te;
     if (!any->seen)
         return;
-    printf("Simulated run on 1 x %s IPU (%u tiles, %.3f GHz), %u host thread%s\n", any->m.name,
-           any->m.tiles_per_ipu, (double)any->m.clock_hz / 1e9, any->threads,
+    printf("Simulated run on %u x %s IPU (%u tiles, %.3f GHz), %u host thread%s\n", any->m.nipus,
+           any->m.name, any->m.tiles_per_ipu, (double)any->m.clock_hz / 1e9, any->threads,
            any->threads == 1 ? "" : "s");
     if (tr->seen)
         report_train(s);
@@ -320,13 +338,17 @@ static int initial_weights(const mnist_opts *o, mref_net **net, err *e)
 
 static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, const mdata *d)
 {
-    char more[64];
-    printf("Simulated training on 1 x %s IPU (%u tiles, %.3f GHz): %s (%s): %zu training, %zu "
+    char more[160];
+    printf("Simulated training on %u x %s IPU (%u tiles, %.3f GHz): %s (%s): %zu training, %zu "
            "test images\n",
-           c->m.name, c->m.tiles_per_ipu, (double)c->m.clock_hz / 1e9, o->dataset, dir, d->train.n,
-           d->test.n);
-    snprintf(more, sizeof more, "; depth %u, OutputMode.%s", c->depth,
-             c->output_all ? "All" : "Final");
+           c->m.nipus, c->m.name, c->m.tiles_per_ipu, (double)c->m.clock_hz / 1e9, o->dataset, dir,
+           d->train.n, d->test.n);
+    int n = snprintf(more, sizeof more, "; depth %u, OutputMode.%s", c->depth,
+                     c->output_all ? "All" : "Final");
+    if (c->m.nipus > 1)
+        snprintf(more + n, sizeof more - (size_t)n,
+                 "; sharded: B1 on IPU %u, B2 on %u, B3 on %u, B4 on %u", c->stage_ipu[0],
+                 c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3]);
     mnist_print_plan(o, &d->train, more);
     fflush(stdout);
 }
@@ -365,7 +387,8 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
     if (rc == 0) {
         c.run = o->cfg;
         c.m = o->m;
-        c.m.nipus = 1;
+        c.m.nipus = (uint32_t)o->ipus;
+        memcpy(c.stage_ipu, o->stage_ipu, sizeof c.stage_ipu);
         c.threads = (unsigned)o->threads;
         c.depth = (uint32_t)o->depth;
         c.output_all = o->output_all;

@@ -184,9 +184,19 @@ static void test_mnist_option_errors(void **state)
     const struct {
         const char *args, *want;
     } cases[] = {
-        {"--ipus 2", "ipusim mnist: --ipus 2: pipelining over several IPUs is not built yet; only "
-                     "--ipus 1 runs\n"},
-        {"--ipus 0", "ipusim mnist: --ipus: 0 is out of range [1, 1024]\n"},
+        {"--ipus 2", "ipusim mnist: --ipus 2: pipelined execution over several IPUs is not built "
+                     "yet; --strategy sharded runs the four blocks on the IPUs one after "
+                     "another\n"},
+        {"--ipus 0", "ipusim mnist: --ipus: 0 is out of range [1, 64]\n"},
+        {"--ipus 5 --strategy sharded",
+         "ipusim mnist: --ipus 5: the network has 4 blocks, one IPU each at most\n"},
+        {"--strategy bad", "ipusim mnist: --strategy bad: expected pipelined or sharded\n"},
+        {"--ipus 2 --strategy sharded --stages 0,1,2,1",
+         "ipusim mnist: --stages 0,1,2,1: expected four IPU numbers below --ipus 2, one per block "
+         "(B1 conv1, B2 conv2, B3 layer3, B4 layer4), e.g. 0,0,1,1\n"},
+        {"--ipus 2 --strategy sharded --stages 0,0,1",
+         "ipusim mnist: --stages 0,0,1: expected four IPU numbers below --ipus 2, one per block "
+         "(B1 conv1, B2 conv2, B3 layer3, B4 layer4), e.g. 0,0,1,1\n"},
         {"--output-mode bad", "ipusim mnist: --output-mode: 'bad' is not all or final\n"},
         {"--output-mode", "ipusim mnist: --output-mode needs a value\n"},
         {"--depth 0", "ipusim mnist: --depth: 0 is out of range [1, 255]\n"},
@@ -301,6 +311,18 @@ static void check_sim_lines(const char *out, double *loss, double *test_acc)
     assert_string_equal(p, "");
 }
 
+/* From "Epoch 1/1" to the end of the test accuracy's line: the tutorial's lines. */
+static void progress_lines(const char *out, char *buf, size_t len)
+{
+    const char *a = strstr(out, "Epoch 1/1\n"), *z = a ? strstr(a, "Accuracy on test set: ") : NULL;
+    assert_non_null(z);
+    z = strchr(z, '\n');
+    assert_non_null(z);
+    assert_true((size_t)(z - a) < len);
+    memcpy(buf, a, (size_t)(z - a));
+    buf[z - a] = '\0';
+}
+
 /* The JSON document: valid, the run's figures consistent with each other and the lines. */
 static void check_sim_json(const char *path, const double *loss, double test_acc)
 {
@@ -365,6 +387,8 @@ static void test_mnist_simulated(void **state)
         fail_msg("exit %d:\n%s", rc, out);
     check_sim_lines(out, loss, &acc);
     check_sim_json(json, loss, acc);
+    char lines[2048];
+    progress_lines(out, lines, sizeof lines);
     assert_int_equal(run(out, sizeof out,
                          "mnist --reference --dataset %s --epochs 0 "
                          "--load-weights %s",
@@ -387,6 +411,19 @@ static void test_mnist_simulated(void **state)
     for (int k = 0; k < 4; k++)
         assert_non_null(p = strstr(p, steps[k]));
     assert_null(strstr(p, "\n        4  "));
+    /* sharded over two IPUs (B1, B2 on IPU 0; B3, B4 on IPU 1): the same progress lines as on
+     * one (the same arithmetic), a time split per IPU */
+    assert_int_equal(run(out, sizeof out,
+                         "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 2 "
+                         "--device-iterations 2 --test-batch-size 8 --ipus 2 --strategy sharded",
+                         dir),
+                     0);
+    char lines2[2048];
+    progress_lines(out, lines2, sizeof lines2);
+    assert_string_equal(lines2, lines);
+    assert_non_null(strstr(out, "; sharded: B1 on IPU 0, B2 on 0, B3 on 1, B4 on 1\n"));
+    assert_non_null(strstr(out, "\nSimulated run on 2 x mk2 IPU "));
+    assert_non_null(strstr(out, "\n  time split (ipu 1)     OnTileExecute "));
 }
 
 /* The report's lines and keys from the statistics tables, on tests/isa/xchg_pair.s with 8

@@ -10,6 +10,11 @@
  *   by about lr = 1e-3; rounding differences of the gradients change that by far less);
  * - the test pass on the simulated IPU gives the reference's accuracy on the same weights;
  * - bit-identical weights and cycles for 1 and 2 host threads;
+ * - sharded over 4 and over 2 IPUs (the blocks on IPUs, activations and gradients crossing
+ *   over the IPU-Links): the same losses and weights as on one IPU, bit for bit (the same
+ *   codelets in the same order; copies move values unchanged), every IPU sending and
+ *   receiving, and one IPU computing at a time (their OnTileExecute cycles add up to no more
+ *   than the run's);
  * - a micro-batch too large for the tiles stops with the graph's one-line message;
  * - after 3 epochs with the tutorial's defaults, test accuracy within 0.5 points of the
  *   reference's (skipped when IPUSIM_SLOW_TESTS=0, as the sanitizer passes of .ci/run set). */
@@ -200,6 +205,71 @@ static void test_test_pass(void **state)
     mref_destroy(n);
 }
 
+/* A run's host calls (first, so that sim_call takes it) and its IPUs' statistics at the end. */
+typedef struct ipus {
+    rec r;
+    uint32_t n;
+    eng_ipu_stats st[4];
+    uint64_t cycles;
+} ipus;
+
+static void ipu_stats(void *ctx, int test, eng *g, const gr_exe *x)
+{
+    (void)x;
+    ipus *r = ctx;
+    if (test)
+        return;
+    r->n = eng_nipus(g);
+    for (uint32_t i = 0; i < r->n && i < 4; i++)
+        eng_get_ipu_stats(g, i, &r->st[i]);
+    eng_stats st;
+    eng_get_stats(g, &st);
+    r->cycles = st.cycles;
+}
+
+static void test_sharded(void **state)
+{
+    (void)state;
+    mdata_split set = digits.train;
+    set.n = 400;
+    static const uint32_t maps[3][4] = {{0, 0, 0, 0}, {0, 1, 2, 3}, {0, 0, 1, 1}};
+    float *w[3];
+    double loss[3];
+    for (int m = 0; m < 3; m++) {
+        mnet_cfg c = cfg_of(1, 1, 2);
+        memcpy(c.stage_ipu, maps[m], sizeof c.stage_ipu);
+        err e;
+        err_clear(&e);
+        mref_net *n = mref_create(c.run.batch, &e);
+        mref_init(n, 0);
+        w[m] = malloc(sizeof(float) * MREF_NPARAMS);
+        memcpy(w[m], mref_params(n), sizeof(float) * MREF_NPARAMS);
+        mref_destroy(n);
+        ipus st;
+        memset(&st, 0, sizeof st);
+        mnet_hooks h = {.call_done = sim_call, .finished = ipu_stats, .ctx = &st};
+        if (mnet_train(&c, &set, w[m], &h, &e) != ERR_OK)
+            fail_msg("%s", e.msg);
+        loss[m] = st.r.loss[0];
+        uint32_t want = maps[m][3] + 1;
+        assert_int_equal(st.n, want);
+        uint64_t compute = 0;
+        for (uint32_t i = 0; i < want; i++) {
+            compute += st.st[i].cat[ENG_CAT_COMPUTE];
+            if (want > 1)
+                assert_true(st.st[i].global_tx_bytes > 0 && st.st[i].global_rx_bytes > 0);
+        }
+        if (want == 4)
+            assert_true(compute <= st.cycles);
+    }
+    for (int m = 1; m < 3; m++) {
+        assert_memory_equal(w[m], w[0], sizeof(float) * MREF_NPARAMS);
+        assert_true(loss[m] == loss[0]);
+        free(w[m]);
+    }
+    free(w[0]);
+}
+
 /* 100 samples need 100 sample tiles and a layer3 tile with every sample's inputs twice over:
  * more than a tile's 624 KiB. */
 static void test_too_big(void **state)
@@ -256,9 +326,9 @@ static void test_three_epochs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_first_call),   cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_test_pass),    cmocka_unit_test(test_too_big),
-        cmocka_unit_test(test_three_epochs),
+        cmocka_unit_test(test_first_call), cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_test_pass),  cmocka_unit_test(test_sharded),
+        cmocka_unit_test(test_too_big),    cmocka_unit_test(test_three_epochs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

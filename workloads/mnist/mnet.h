@@ -26,17 +26,19 @@
 #include "workloads/mnist/mref.h"
 
 typedef struct mnet_cfg {
-    mref_cfg run;       /* epochs, batch, gradient accumulation, device iterations, test batch,
+    mref_cfg run;          /* epochs, batch, gradient accumulation, device iterations, test batch,
                         * AdamW, seed: as the reference trainer */
-    mach m;             /* the machine (its first IPU is used) */
-    unsigned threads;   /* host threads (0: the online CPUs) */
-    uint32_t depth;     /* the infeed's and outfeed's buffering depth (the tutorial: 3) */
-    int output_all;     /* 1: every micro-batch's loss and logits (OutputMode.All); 0: the last
+    mach m;                /* the machine (its first IPU is used) */
+    unsigned threads;      /* host threads (0: the online CPUs) */
+    uint32_t depth;        /* the infeed's and outfeed's buffering depth (the tutorial: 3) */
+    int output_all;        /* 1: every micro-batch's loss and logits (OutputMode.All); 0: the last
                         * of each host call (OutputMode.Final) */
-    uint32_t max_tiles; /* 0: the whole IPU; else the graph may use only tiles 0..max_tiles-1 */
-    uint32_t log_steps; /* record the release cycles of the first log_steps program steps
+    uint32_t stage_ipu[4]; /* the IPU of each block B1..B4 (conv1, conv2, layer3, layer4 and
+                            * the loss): all 0 on one IPU; 0, 1, 2, 3 sharded over four */
+    uint32_t max_tiles;    /* 0: the whole IPU; else the graph may use only tiles 0..max_tiles-1 */
+    uint32_t log_steps;    /* record the release cycles of the first log_steps program steps
                          * (eng_sync_log; gr_exe_steps names them); 0: none */
-    uint64_t prep_ps;   /* the host's time to prepare one image for the infeed (default 1 us) */
+    uint64_t prep_ps;      /* the host's time to prepare one image for the infeed (default 1 us) */
 } mnet_cfg;
 
 /* Defaults: the tutorial's run on a Mk2 IPU, depth 3, OutputMode.All, 1 us an image. */

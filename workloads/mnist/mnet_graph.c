@@ -1,10 +1,12 @@
-/* mnet_graph: the tutorial's network as a graph on one IPU, each layer planned over tiles
- * (docs/mnist.md, "The simulated run", gives the plan with its figures).
+/* mnet_graph: the tutorial's network as a graph, each layer planned over tiles, its four
+ * blocks on one IPU or sharded over several (docs/mnist.md, "The simulated run", gives the
+ * plan with its figures).
  *
  * Tiles: one per sample of the micro-batch runs that sample's convolutions, pooling and their
  * gradients (tiles 0..B-1: the batch split over tiles, rows split over the six workers);
  * layer3 runs on 16 tiles of 16 outputs each, layer4 and the loss on one; 11 tiles update the
- * convolutions' parameters. The linear layers run transposed (activations as [features]
+ * convolutions' parameters (conv1's on one, conv2's on 10). Each block's tiles are on its IPU
+ * (mnet_cfg.stage_ipu); tensors between blocks on different IPUs cross by global exchange. The linear layers run transposed (activations as [features]
  * [batch]), so that a bias is per row as bias_add and bias_grad take it. Weight gradients
  * accumulate over the G micro-batches where they are made (each sample tile its own, the
  * linear layers' in the AMP's partials); at the update the sample tiles' parts are gathered by
@@ -65,14 +67,21 @@ static gr_field U(uint32_t u)
 
 /* ---- tensors ---- */
 
-/* [count][per] with row i on tile first + i. */
+/* Tile t of block k's IPU, as a global tile (ipu x tiles per IPU + tile): what vertices and
+ * regions are placed by here. */
+static uint32_t G(const mnet_b *b, int k, uint32_t t)
+{
+    return b->ipu[k] * b->T + t;
+}
+
+/* [count][per] with row i on global tile first + i. */
 static gr_tensor rows(mnet_b *b, const char *name, gr_type ty, uint32_t first, uint32_t count,
                       size_t per)
 {
     uint32_t shape[2] = {count, (uint32_t)per};
     gr_tensor t = gr_tensor_new(b->g, name, ty, 2, shape);
     for (uint32_t i = 0; i < count; i++)
-        gr_map_region(b->g, t, 0, first + i, i * per, (i + 1) * per);
+        gr_map_region(b->g, t, (first + i) / b->T, (first + i) % b->T, i * per, (i + 1) * per);
     return t;
 }
 
@@ -91,10 +100,10 @@ static void init_words(mnet_b *b, gr_tensor t, size_t at, const uint32_t *w, siz
     b->init[b->ninit++] = (mnet_init){t, at, copy, n, reps};
 }
 
-static void vtx(mnet_b *b, gr_cs cs, const char *codelet, int super, uint32_t tile,
-                const gr_field *f, size_t nf)
+static void vtx(mnet_b *b, gr_cs cs, const char *codelet, int super, uint32_t gt, const gr_field *f,
+                size_t nf)
 {
-    gr_vertex(b->g, cs, codelet, super, 0, tile, f, nf);
+    gr_vertex(b->g, cs, codelet, super, gt / b->T, gt % b->T, f, nf);
 }
 
 /* ---- vertices, each split over the workers ---- */
@@ -328,9 +337,10 @@ typedef struct rt {
     size_t per;
 } rt;
 
-static rt srow(mnet_b *b, const char *name, gr_type ty, size_t per)
+/* [B][per] on block k's sample tiles. */
+static rt srow(mnet_b *b, int k, const char *name, gr_type ty, size_t per)
 {
-    return (rt){rows(b, name, ty, 0, b->B, per), per};
+    return (rt){rows(b, name, ty, G(b, k, 0), b->B, per), per};
 }
 
 static sl at(rt r, uint32_t s)
@@ -344,13 +354,13 @@ typedef struct amp_tabs {
     rt wl, ptab;
 } amp_tabs;
 
-static amp_tabs amp_tables(mnet_b *b, const char *name, const cplan_amp *p)
+static amp_tabs amp_tables(mnet_b *b, int k, const char *name, const cplan_amp *p)
 {
     char n1[64], n2[64];
     snprintf(n1, sizeof n1, "%s.wl", name);
     snprintf(n2, sizeof n2, "%s.ptab", name);
     uint32_t nwl = cplan_amp_wl_words(p);
-    amp_tabs a = {p, srow(b, n1, GR_I32, nwl), srow(b, n2, GR_I32, 3 * (size_t)p->npasses)};
+    amp_tabs a = {p, srow(b, k, n1, GR_I32, nwl), srow(b, k, n2, GR_I32, 3 * (size_t)p->npasses)};
     uint32_t *wl = xmalloc(4 * (size_t)nwl);
     cplan_amp_worklists(p, wl);
     init_words(b, a.wl.t, 0, wl, nwl, b->B);
@@ -359,14 +369,16 @@ static amp_tabs amp_tables(mnet_b *b, const char *name, const cplan_amp *p)
     return a;
 }
 
-static rt pack_list(mnet_b *b, const char *name, const cplan_pack *p)
+static rt pack_list(mnet_b *b, int k, const char *name, const cplan_pack *p)
 {
-    rt r = srow(b, name, GR_I32, 3 * (size_t)p->nblocks);
+    rt r = srow(b, k, name, GR_I32, 3 * (size_t)p->nblocks);
     init_words(b, r.t, 0, p->list, 3 * (size_t)p->nblocks, b->B);
     return r;
 }
 
-static void v_amp(mnet_b *b, gr_cs cs, uint32_t s, const amp_tabs *a, sl in, sl out, sl wts)
+/* conv_amp on sample s's tile gt. */
+static void v_amp(mnet_b *b, gr_cs cs, uint32_t gt, uint32_t s, const amp_tabs *a, sl in, sl out,
+                  sl wts)
 {
     const cplan_amp *p = a->p;
     gr_field f[9] = {R(in, 0, in.n),
@@ -378,7 +390,7 @@ static void v_amp(mnet_b *b, gr_cs cs, uint32_t s, const amp_tabs *a, sl in, sl 
                      R(at(a->ptab, s), 0, a->ptab.per),
                      U(p->zall),
                      U(0)};
-    vtx(b, cs, "conv_amp", 1, s, f, 9);
+    vtx(b, cs, "conv_amp", 1, gt, f, 9);
 }
 
 /* dy [C][P] -> the AMP's grouped [ceil(C / 16)][P][16], in blocks of P / parts rows so
@@ -392,55 +404,92 @@ static void group_pack(cplan_pack *p, uint32_t C, uint32_t P, uint32_t parts)
             cplan_pack_block(p, (16 * g * P + i * Rr) * 4, Rr, (uint32_t)min_u64(16, C - 16 * g));
 }
 
-/* The sample tiles' tensors. */
+/* The sample tiles' tensors: block B1's (conv1, pool1) and B2's (conv2, pool2) on their
+ * IPUs' tiles 0..B-1. When the two blocks are on different IPUs, pool1's output crosses to
+ * B2 (a1b) and its gradient back (da1a); else a1b is a1 and da1a is da1. */
 typedef struct conv_t {
-    rt x1, c1g, y1, a1, arg1, c2g, y2, x3, arg2, cw, w1b, w2b, w2db;
-    rt dx3g, da2, dy2, dyg2, dw2t, dx2g, da1, dy1, dyg1, dw1t, cg;
-    rt l_w1, l_w2, l_w2d, l_dy2, l_dy1, zl;
+    rt x1, c1g, y1, a1, a1b, arg1, c2g, y2, x3, arg2, cw, w1b, w2b, w2db;
+    rt dx3g, da2, dy2, dyg2, dw2t, dx2g, da1, da1a, dy1, dyg1, dw1t, cg;
+    rt l_w1, l_w2, l_w2d, l_dy2, l_dy1;
     amp_tabs a1f, a2f, a2d, a2w, a1w;
     cplan_pack p_dy2, p_dy1;
+    int split; /* B1 and B2 on different IPUs */
 } conv_t;
+
+/* [B][MNET_CONVP], sample s's conv1 part on B1's tile s, its conv2 part on B2's. */
+static rt conv_split(mnet_b *b, const char *name)
+{
+    uint32_t shape[2] = {b->B, MNET_CONVP};
+    gr_tensor t = gr_tensor_new(b->g, name, GR_F32, 2, shape);
+    for (uint32_t s = 0; s < b->B; s++) {
+        size_t r = (size_t)s * MNET_CONVP;
+        gr_map_region(b->g, t, b->ipu[MNET_B1], s, r, r + MNET_CONV1P);
+        gr_map_region(b->g, t, b->ipu[MNET_B2], s, r + MNET_CONV1P, r + MNET_CONVP);
+    }
+    return (rt){t, MNET_CONVP};
+}
+
+static void conv_fwd_tensors(mnet_b *b, conv_t *c)
+{
+    const int k1 = MNET_B1, k2 = MNET_B2;
+    c->split = b->ipu[k1] != b->ipu[k2];
+    c->x1 = srow(b, k1, "x1", GR_F32, 784 + 8);
+    c->c1g = srow(b, k1, "conv1.partials", GR_F32, b->c1f.out_bytes / 4);
+    c->y1 = srow(b, k1, "conv1.y", GR_F32, 5760);
+    c->a1 = srow(b, k1, "pool1.y", GR_F32, 1440 + 8);
+    c->a1b = c->split ? srow(b, k2, "conv2.x", GR_F32, 1440 + 8) : c->a1;
+    c->arg1 = srow(b, k1, "pool1.arg", GR_I32, 1440);
+    c->c2g = srow(b, k2, "conv2.partials", GR_F32, b->c2f.out_bytes / 4);
+    c->y2 = srow(b, k2, "conv2.y", GR_F32, 1280);
+    c->x3 = srow(b, k2, "pool2.y", GR_F32, MNET_X3);
+    c->arg2 = srow(b, k2, "pool2.arg", GR_I32, MNET_X3);
+    c->cw = conv_split(b, "conv.params");
+    c->w1b = srow(b, k1, "conv1.w.blocks", GR_F32, b->c1f.wts_bytes / 4);
+    c->w2b = srow(b, k2, "conv2.w.blocks", GR_F32, b->c2f.wts_bytes / 4);
+    c->l_w1 = pack_list(b, k1, "conv1.w.list", &b->c1f.wpack);
+    c->l_w2 = pack_list(b, k2, "conv2.w.list", &b->c2f.wpack);
+    c->a1f = amp_tables(b, k1, "conv1.fwd", &b->c1f.amp);
+    c->a2f = amp_tables(b, k2, "conv2.fwd", &b->c2f.amp);
+}
 
 static void conv_tensors(mnet_b *b, conv_t *c)
 {
-    c->x1 = srow(b, "x1", GR_F32, 784 + 8);
-    c->c1g = srow(b, "conv1.partials", GR_F32, b->c1f.out_bytes / 4);
-    c->y1 = srow(b, "conv1.y", GR_F32, 5760);
-    c->a1 = srow(b, "pool1.y", GR_F32, 1440 + 8);
-    c->arg1 = srow(b, "pool1.arg", GR_I32, 1440);
-    c->c2g = srow(b, "conv2.partials", GR_F32, b->c2f.out_bytes / 4);
-    c->y2 = srow(b, "conv2.y", GR_F32, 1280);
-    c->x3 = srow(b, "pool2.y", GR_F32, MNET_X3);
-    c->arg2 = srow(b, "pool2.arg", GR_I32, MNET_X3);
-    c->cw = srow(b, "conv.params", GR_F32, MNET_CONVP);
-    c->w1b = srow(b, "conv1.w.blocks", GR_F32, b->c1f.wts_bytes / 4);
-    c->w2b = srow(b, "conv2.w.blocks", GR_F32, b->c2f.wts_bytes / 4);
-    c->l_w1 = pack_list(b, "conv1.w.list", &b->c1f.wpack);
-    c->l_w2 = pack_list(b, "conv2.w.list", &b->c2f.wpack);
-    c->a1f = amp_tables(b, "conv1.fwd", &b->c1f.amp);
-    c->a2f = amp_tables(b, "conv2.fwd", &b->c2f.amp);
+    const int k1 = MNET_B1, k2 = MNET_B2;
+    conv_fwd_tensors(b, c);
     if (!b->train)
         return;
-    c->w2db = srow(b, "conv2.w.dxblocks", GR_F32, b->c2d.wts_bytes / 4);
-    c->l_w2d = pack_list(b, "conv2.w.dxlist", &b->c2d.wpack);
-    c->a2d = amp_tables(b, "conv2.dx", &b->c2d.amp);
-    c->a2w = amp_tables(b, "conv2.dw", &b->c2w.amp);
-    c->a1w = amp_tables(b, "conv1.dw", &b->c1w.amp);
+    c->w2db = srow(b, k2, "conv2.w.dxblocks", GR_F32, b->c2d.wts_bytes / 4);
+    c->l_w2d = pack_list(b, k2, "conv2.w.dxlist", &b->c2d.wpack);
+    c->a2d = amp_tables(b, k2, "conv2.dx", &b->c2d.amp);
+    c->a2w = amp_tables(b, k2, "conv2.dw", &b->c2w.amp);
+    c->a1w = amp_tables(b, k1, "conv1.dw", &b->c1w.amp);
     group_pack(&c->p_dy2, 20, 64, 4);
     group_pack(&c->p_dy1, 10, 576, 6);
-    c->l_dy2 = pack_list(b, "conv2.dy.list", &c->p_dy2);
-    c->l_dy1 = pack_list(b, "conv1.dy.list", &c->p_dy1);
-    c->dx3g = srow(b, "layer3.dx.parts", GR_F32, MNET_FC * MNET_X3);
-    c->da2 = srow(b, "pool2.dy", GR_F32, MNET_X3);
-    c->dy2 = srow(b, "conv2.dy", GR_F32, 1280);
-    c->dyg2 = srow(b, "conv2.dy.grouped", GR_F32, b->c2w.wts_bytes / 4);
-    c->dw2t = srow(b, "conv2.dw.partials", GR_F32, b->c2w.out_bytes / 4);
-    c->dx2g = srow(b, "conv2.dx.partials", GR_F32, b->c2d.out_bytes / 4);
-    c->da1 = srow(b, "pool1.dy", GR_F32, 1440);
-    c->dy1 = srow(b, "conv1.dy", GR_F32, 5760);
-    c->dyg1 = srow(b, "conv1.dy.grouped", GR_F32, b->c1w.wts_bytes / 4);
-    c->dw1t = srow(b, "conv1.dw.partials", GR_F32, b->c1w.out_bytes / 4);
-    c->cg = srow(b, "conv.grads", GR_F32, MNET_CONVP);
+    c->l_dy2 = pack_list(b, k2, "conv2.dy.list", &c->p_dy2);
+    c->l_dy1 = pack_list(b, k1, "conv1.dy.list", &c->p_dy1);
+    c->dx3g = srow(b, k2, "layer3.dx.parts", GR_F32, MNET_FC * MNET_X3);
+    c->da2 = srow(b, k2, "pool2.dy", GR_F32, MNET_X3);
+    c->dy2 = srow(b, k2, "conv2.dy", GR_F32, 1280);
+    c->dyg2 = srow(b, k2, "conv2.dy.grouped", GR_F32, b->c2w.wts_bytes / 4);
+    c->dw2t = srow(b, k2, "conv2.dw.partials", GR_F32, b->c2w.out_bytes / 4);
+    c->dx2g = srow(b, k2, "conv2.dx.partials", GR_F32, b->c2d.out_bytes / 4);
+    c->da1 = srow(b, k2, "pool1.dy", GR_F32, 1440);
+    c->da1a = c->split ? srow(b, k1, "pool1.dy.in", GR_F32, 1440) : c->da1;
+    c->dy1 = srow(b, k1, "conv1.dy", GR_F32, 5760);
+    c->dyg1 = srow(b, k1, "conv1.dy.grouped", GR_F32, b->c1w.wts_bytes / 4);
+    c->dw1t = srow(b, k1, "conv1.dw.partials", GR_F32, b->c1w.out_bytes / 4);
+    c->cg = conv_split(b, "conv.grads");
+}
+
+/* Row s of r on every sample tile to row s of d (the other block's IPU): one Copy. */
+static gr_prog cross(mnet_b *b, rt r, rt d, size_t n)
+{
+    gr_xfer *x = xmalloc(b->B * sizeof *x);
+    for (uint32_t s = 0; s < b->B; s++)
+        x[s] = (gr_xfer){r.t, (size_t)s * r.per, d.t, (size_t)s * d.per, n};
+    gr_prog p = gr_copy_many(b->g, x, b->B);
+    free(x);
+    return p;
 }
 
 /* ---- the linear layers, the loss, the update tiles ---- */
@@ -457,12 +506,12 @@ typedef struct fc_t {
 /* [MNET_FC][per] over the fc tiles. */
 static rt frow(mnet_b *b, const char *name, gr_type ty, size_t per)
 {
-    return (rt){rows(b, name, ty, b->fc0, MNET_FC, per), per};
+    return (rt){rows(b, name, ty, G(b, MNET_B3, b->fc0), MNET_FC, per), per};
 }
 
 static sl t4(mnet_b *b, const char *name, gr_type ty, size_t n)
 {
-    return S(on(b, name, ty, b->t4, n), 0, n);
+    return S(on(b, name, ty, G(b, MNET_B4, b->t4), n), 0, n);
 }
 
 /* Transposes as conv_pack blocks of one row: logits z[B][10] from y4T[10][Bp], and dy4T
@@ -544,23 +593,35 @@ enum {
 
 /* The parameters' home ranges: the convolutions' on the update tiles, layer3's rows and bias
  * on the fc tiles, layer4's on t4. */
-static void add_upd(mnet_b *b, uint32_t tile, size_t begin, size_t end)
+static void add_upd(mnet_b *b, uint32_t gt, size_t begin, size_t end)
 {
     b->upd = xgrow(b->upd, &b->cupd, b->nupd + 1, sizeof *b->upd);
-    b->upd[b->nupd++] = (mnet_upd){tile, begin, end};
+    b->upd[b->nupd++] = (mnet_upd){gt, begin, end};
+}
+
+/* Update tile u of the convolutions: conv1's on B1's IPU, conv2's on B2's. */
+static uint32_t cu_tile(const mnet_b *b, uint32_t u)
+{
+    return G(b, u ? MNET_B2 : MNET_B1, b->cu0 + u);
+}
+
+/* Its range of the flat vector. */
+static size_t cu_begin(uint32_t u)
+{
+    return u ? MNET_CONV1P + (size_t)(u - 1) * MNET_CU2_N : 0;
 }
 
 static void param_homes(mnet_b *b)
 {
     for (uint32_t u = 0; u < MNET_CU; u++)
-        add_upd(b, b->cu0 + u, (size_t)u * MNET_CU_N, (size_t)(u + 1) * MNET_CU_N);
+        add_upd(b, cu_tile(b, u), cu_begin(u), cu_begin(u + 1));
     for (uint32_t j = 0; j < MNET_FC; j++) {
-        add_upd(b, b->fc0 + j, P_W3 + (size_t)j * 16 * MNET_X3,
-                P_W3 + (size_t)(j + 1) * 16 * MNET_X3);
-        add_upd(b, b->fc0 + j, P_B3 + 16 * (size_t)j, P_B3 + 16 * (size_t)(j + 1));
+        uint32_t t = G(b, MNET_B3, b->fc0 + j);
+        add_upd(b, t, P_W3 + (size_t)j * 16 * MNET_X3, P_W3 + (size_t)(j + 1) * 16 * MNET_X3);
+        add_upd(b, t, P_B3 + 16 * (size_t)j, P_B3 + 16 * (size_t)(j + 1));
     }
-    add_upd(b, b->t4, P_W4, P_B4);
-    add_upd(b, b->t4, P_B4, P_END);
+    add_upd(b, G(b, MNET_B4, b->t4), P_W4, P_B4);
+    add_upd(b, G(b, MNET_B4, b->t4), P_B4, P_END);
 }
 
 /* A flat [MREF_NPARAMS] tensor mapped on the homes. */
@@ -569,7 +630,8 @@ static gr_tensor flat(mnet_b *b, const char *name)
     uint32_t shape[1] = {MREF_NPARAMS};
     gr_tensor t = gr_tensor_new(b->g, name, GR_F32, 1, shape);
     for (size_t k = 0; k < b->nupd; k++)
-        gr_map_region(b->g, t, 0, b->upd[k].tile, b->upd[k].begin, b->upd[k].end);
+        gr_map_region(b->g, t, b->upd[k].gt / b->T, b->upd[k].gt % b->T, b->upd[k].begin,
+                      b->upd[k].end);
     gr_keep(b->g, t);
     return t;
 }
@@ -606,8 +668,20 @@ typedef struct net {
     mnet_b *b;
     conv_t c;
     fc_t f;
-    sl zl[2048]; /* per tile: 3 zero words (a conv_pack list of empty blocks) */
+    sl *zl; /* per global tile: 3 zero words (a conv_pack list of empty blocks), or none yet */
+    gr_prog labels; /* the copy of the labels to the loss's IPU, or GR_NONE */
 } net;
+
+/* Tile gt's zero list, made the first time it is asked for. */
+static sl zl_of(net *n, uint32_t gt)
+{
+    if (!n->zl[gt].n) {
+        gr_tensor t = on(n->b, "zero.list", GR_I32, gt, 4);
+        gr_keep(n->b->g, t);
+        n->zl[gt] = S(t, 0, 4);
+    }
+    return n->zl[gt];
+}
 
 static gr_cs cs(net *n, const char *name)
 {
@@ -624,18 +698,23 @@ static void forward(net *n, seq *q)
                   cs(n, "conv1.bias"),    cs(n, "pool1"),      cs(n, "conv2"),
                   cs(n, "conv2.ungroup"), cs(n, "conv2.bias"), cs(n, "pool2")};
     for (uint32_t s = 0; s < b->B; s++) {
-        v_reduce(b, k[0], s, at(c->x1, s), S(b->xin, (size_t)s * 784, 784), 784, 1, 784, 1.0f);
-        v_amp(b, k[1], s, &c->a1f, at(c->x1, s), at(c->c1g, s), at(c->w1b, s));
-        v_ungroup(b, k[2], s, at(c->y1, s), at(c->c1g, s), 10, 576, 0);
-        v_bias(b, k[3], s, at(c->y1, s), S(c->cw.t, (size_t)s * MNET_CONVP + P_B1, 10), 10, 576, 0);
-        v_pool_fwd(b, k[4], s, at(c->y1, s), at(c->a1, s), at(c->arg1, s), 120, 24);
-        v_amp(b, k[5], s, &c->a2f, at(c->a1, s), at(c->c2g, s), at(c->w2b, s));
-        v_ungroup(b, k[6], s, at(c->y2, s), at(c->c2g, s), 20, 64, 0);
-        v_bias(b, k[7], s, at(c->y2, s), S(c->cw.t, (size_t)s * MNET_CONVP + P_B2, 20), 20, 64, 0);
-        v_pool_fwd(b, k[8], s, at(c->y2, s), at(c->x3, s), at(c->arg2, s), 80, 8);
+        uint32_t g1 = G(b, MNET_B1, s), g2 = G(b, MNET_B2, s);
+        v_reduce(b, k[0], g1, at(c->x1, s), S(b->xin, (size_t)s * 784, 784), 784, 1, 784, 1.0f);
+        v_amp(b, k[1], g1, s, &c->a1f, at(c->x1, s), at(c->c1g, s), at(c->w1b, s));
+        v_ungroup(b, k[2], g1, at(c->y1, s), at(c->c1g, s), 10, 576, 0);
+        v_bias(b, k[3], g1, at(c->y1, s), S(c->cw.t, (size_t)s * MNET_CONVP + P_B1, 10), 10, 576,
+               0);
+        v_pool_fwd(b, k[4], g1, at(c->y1, s), at(c->a1, s), at(c->arg1, s), 120, 24);
+        v_amp(b, k[5], g2, s, &c->a2f, at(c->a1b, s), at(c->c2g, s), at(c->w2b, s));
+        v_ungroup(b, k[6], g2, at(c->y2, s), at(c->c2g, s), 20, 64, 0);
+        v_bias(b, k[7], g2, at(c->y2, s), S(c->cw.t, (size_t)s * MNET_CONVP + P_B2, 20), 20, 64, 0);
+        v_pool_fwd(b, k[8], g2, at(c->y2, s), at(c->x3, s), at(c->arg2, s), 80, 8);
     }
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < 9; i++) {
         exec(b, q, k[i]);
+        if (i == 4 && c->split)
+            add(b, q, cross(b, c->a1, c->a1b, 1440));
+    }
     gr_xfer *x = xmalloc(MNET_FC * sizeof *x);
     for (uint32_t j = 0; j < MNET_FC; j++)
         x[j] = (gr_xfer){c->x3.t, 0, f->x3j.t, (size_t)j * f->x3j.per, f->x3j.per};
@@ -644,7 +723,7 @@ static void forward(net *n, seq *q)
     gr_cs l3[5] = {cs(n, "layer3.x"), cs(n, "layer3"), cs(n, "layer3.rows"), cs(n, "layer3.bias"),
                    cs(n, "layer3.relu")};
     for (uint32_t j = 0; j < MNET_FC; j++) {
-        uint32_t t = b->fc0 + j;
+        uint32_t t = G(b, MNET_B3, b->fc0 + j);
         sl y = at(f->y3T, j);
         v_cols_blocks(b, l3[0], t, at(f->x3j, j), at(f->xb3, j), b->B, MNET_X3, f->nqB);
         v_mm(b, l3[1], t, at(f->w3in, j), at(f->xb3, j), at(f->p3, j), 16, 40, f->nqB, 1);
@@ -657,7 +736,7 @@ static void forward(net *n, seq *q)
     add(b, q, gr_copy(b->g, f->y3T.t, f->a3.t));
     gr_cs l4[5] = {cs(n, "layer4.x"), cs(n, "layer4"), cs(n, "layer4.rows"), cs(n, "layer4.bias"),
                    cs(n, "logits")};
-    uint32_t t = b->t4;
+    uint32_t t = G(b, MNET_B4, b->t4);
     v_rows_blocks(b, l4[0], t, f->a3, f->a3b, MNET_H3, b->Bp, 32);
     v_mm(b, l4[1], t, f->w4in, f->a3b, f->p4, 10, 32, f->nqBp, 1);
     v_part_rows(b, l4[2], t, f->p4, f->y4T, 10, b->Bp, 10);
@@ -683,14 +762,14 @@ static void loss(net *n, seq *q)
                          U(b->B),
                          R(f->sums, 2 * (size_t)v, 1),
                          R(f->sums, 2 * (size_t)v + 1, 1)};
-        vtx(b, k[0], "xent_fwd_bwd", 0, b->t4, x, 7);
+        vtx(b, k[0], "xent_fwd_bwd", 0, G(b, MNET_B4, b->t4), x, 7);
     }
     gr_field r[6] = {
         R(f->res, 10 * (size_t)b->B, 1), R(f->sums, 0, 2 * f->nxent), U(1), U(f->nxent), U(8),
         gr_f32(1.0f / (float)b->B)};
-    vtx(b, k[1], "reduce_add", 0, b->t4, r, 6);
+    vtx(b, k[1], "reduce_add", 0, G(b, MNET_B4, b->t4), r, 6);
     cplan_pack tp = {.nblocks = 10, .R = 1, .C = b->Bp, .sr = 4, .sc = 40};
-    v_pack(b, k[1], b->t4, &tp, f->l_dy4, f->dy4T, f->dz);
+    v_pack(b, k[1], G(b, MNET_B4, b->t4), &tp, f->l_dy4, f->dy4T, f->dz);
     exec(b, q, k[0]);
     exec(b, q, k[1]);
 }
@@ -700,7 +779,7 @@ static void backward_fc(net *n, seq *q)
 {
     mnet_b *b = n->b;
     fc_t *f = &n->f;
-    uint32_t t = b->t4, Bp = b->Bp;
+    uint32_t t = G(b, MNET_B4, b->t4), Bp = b->Bp;
     gr_cs k[3] = {cs(n, "layer4.grad.layouts"), cs(n, "layer4.grad"), cs(n, "layer4.dx.rows")};
     v_rows_chunks(b, k[0], t, f->dy4T, f->d4in, 10, Bp, 10);
     v_cols_blocks(b, k[0], t, f->a3, f->a3w, MNET_H3, Bp, 16);
@@ -715,7 +794,7 @@ static void backward_fc(net *n, seq *q)
     gr_cs l[4] = {cs(n, "layer3.relu.grad"), cs(n, "layer3.grad.layouts"), cs(n, "layer3.grad"),
                   cs(n, "layer3.dx.rows")};
     for (uint32_t j = 0; j < MNET_FC; j++) {
-        uint32_t tj = b->fc0 + j;
+        uint32_t tj = G(b, MNET_B3, b->fc0 + j);
         sl dy = at(f->da3Td, j);
         v_relu(b, l[0], tj, at(f->y3T, j), dy, 1);
         v_rows_chunks(b, l[1], tj, dy, at(f->d3in, j), 16, Bp, 16);
@@ -749,23 +828,27 @@ static void backward_conv(net *n, seq *q)
         cs(n, "conv1.grad.layouts"), cs(n, "conv1.grad"),         cs(n, "conv1.grad.ungroup")};
     for (uint32_t s = 0; s < b->B; s++) {
         size_t g0 = (size_t)s * MNET_CONVP;
-        v_reduce(b, k[0], s, at(c->da2, s), at(c->dx3g, s), MNET_X3, MNET_FC, MNET_X3, 1.0f);
-        v_pool_bwd(b, k[1], s, at(c->da2, s), at(c->x3, s), at(c->arg2, s), at(c->dy2, s), 80, 8);
-        v_bias(b, k[2], s, at(c->dy2, s), S(c->cg.t, g0 + P_B2, 20), 20, 64, 1);
-        v_pack(b, k[2], s, &c->p_dy2, at(c->l_dy2, s), at(c->dyg2, s), at(c->dy2, s));
-        v_amp(b, k[3], s, &c->a2w, at(c->a1, s), at(c->dw2t, s), at(c->dyg2, s));
-        v_amp(b, k[3], s, &c->a2d, at(c->dyg2, s), at(c->dx2g, s), at(c->w2db, s));
-        v_ungroup(b, k[4], s, S(c->cg.t, g0 + P_W2, 5000), at(c->dw2t, s), 20, 250, 1);
-        v_ungroup(b, k[4], s, at(c->da1, s), at(c->dx2g, s), 10, 144, 0);
-        v_pool_bwd(b, k[5], s, at(c->da1, s), S(c->a1.t, (size_t)s * c->a1.per, 1440),
+        uint32_t g1 = G(b, MNET_B1, s), g2 = G(b, MNET_B2, s);
+        v_reduce(b, k[0], g2, at(c->da2, s), at(c->dx3g, s), MNET_X3, MNET_FC, MNET_X3, 1.0f);
+        v_pool_bwd(b, k[1], g2, at(c->da2, s), at(c->x3, s), at(c->arg2, s), at(c->dy2, s), 80, 8);
+        v_bias(b, k[2], g2, at(c->dy2, s), S(c->cg.t, g0 + P_B2, 20), 20, 64, 1);
+        v_pack(b, k[2], g2, &c->p_dy2, at(c->l_dy2, s), at(c->dyg2, s), at(c->dy2, s));
+        v_amp(b, k[3], g2, s, &c->a2w, at(c->a1b, s), at(c->dw2t, s), at(c->dyg2, s));
+        v_amp(b, k[3], g2, s, &c->a2d, at(c->dyg2, s), at(c->dx2g, s), at(c->w2db, s));
+        v_ungroup(b, k[4], g2, S(c->cg.t, g0 + P_W2, 5000), at(c->dw2t, s), 20, 250, 1);
+        v_ungroup(b, k[4], g2, at(c->da1, s), at(c->dx2g, s), 10, 144, 0);
+        v_pool_bwd(b, k[5], g1, at(c->da1a, s), S(c->a1.t, (size_t)s * c->a1.per, 1440),
                    at(c->arg1, s), at(c->dy1, s), 120, 24);
-        v_bias(b, k[6], s, at(c->dy1, s), S(c->cg.t, g0 + P_B1, 10), 10, 576, 1);
-        v_pack(b, k[6], s, &c->p_dy1, at(c->l_dy1, s), at(c->dyg1, s), at(c->dy1, s));
-        v_amp(b, k[7], s, &c->a1w, at(c->x1, s), at(c->dw1t, s), at(c->dyg1, s));
-        v_ungroup(b, k[8], s, S(c->cg.t, g0 + P_W1, 250), at(c->dw1t, s), 10, 25, 1);
+        v_bias(b, k[6], g1, at(c->dy1, s), S(c->cg.t, g0 + P_B1, 10), 10, 576, 1);
+        v_pack(b, k[6], g1, &c->p_dy1, at(c->l_dy1, s), at(c->dyg1, s), at(c->dy1, s));
+        v_amp(b, k[7], g1, s, &c->a1w, at(c->x1, s), at(c->dw1t, s), at(c->dyg1, s));
+        v_ungroup(b, k[8], g1, S(c->cg.t, g0 + P_W1, 250), at(c->dw1t, s), 10, 25, 1);
     }
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < 9; i++) {
         exec(b, q, k[i]);
+        if (i == 4 && c->split)
+            add(b, q, cross(b, c->da1, c->da1a, 1440));
+    }
 }
 
 /* The accumulators to zero (at the start and after each update). */
@@ -773,14 +856,20 @@ static void zero_acc(net *n, seq *q)
 {
     mnet_b *b = n->b;
     gr_cs k = cs(n, "grads.zero");
-    for (uint32_t s = 0; s < b->B; s++)
-        v_zero(b, k, s, at(n->c.cg, s), n->zl[s]);
-    for (uint32_t j = 0; j < MNET_FC; j++) {
-        v_zero(b, k, b->fc0 + j, at(n->f.g3p, j), n->zl[b->fc0 + j]);
-        v_zero(b, k, b->fc0 + j, at(n->f.db3, j), n->zl[b->fc0 + j]);
+    for (uint32_t s = 0; s < b->B; s++) {
+        uint32_t g1 = G(b, MNET_B1, s), g2 = G(b, MNET_B2, s);
+        size_t r = (size_t)s * MNET_CONVP;
+        v_zero(b, k, g1, S(n->c.cg.t, r, MNET_CONV1P), zl_of(n, g1));
+        v_zero(b, k, g2, S(n->c.cg.t, r + MNET_CONV1P, MNET_CONVP - MNET_CONV1P), zl_of(n, g2));
     }
-    v_zero(b, k, b->t4, n->f.g4p, n->zl[b->t4]);
-    v_zero(b, k, b->t4, n->f.db4, n->zl[b->t4]);
+    for (uint32_t j = 0; j < MNET_FC; j++) {
+        uint32_t t = G(b, MNET_B3, b->fc0 + j);
+        v_zero(b, k, t, at(n->f.g3p, j), zl_of(n, t));
+        v_zero(b, k, t, at(n->f.db3, j), zl_of(n, t));
+    }
+    uint32_t t4 = G(b, MNET_B4, b->t4);
+    v_zero(b, k, t4, n->f.g4p, zl_of(n, t4));
+    v_zero(b, k, t4, n->f.db4, zl_of(n, t4));
     exec(b, q, k);
 }
 
@@ -799,22 +888,25 @@ static void weights(net *n, seq *q)
     gr_cs k = cs(n, "weights.layouts");
     for (uint32_t s = 0; s < b->B; s++) {
         size_t g0 = (size_t)s * MNET_CONVP;
-        v_pack(b, k, s, &b->c1f.wpack, at(c->l_w1, s), at(c->w1b, s), S(c->cw.t, g0 + P_W1, 250));
-        v_pack(b, k, s, &b->c2f.wpack, at(c->l_w2, s), at(c->w2b, s), S(c->cw.t, g0 + P_W2, 5000));
+        uint32_t g1 = G(b, MNET_B1, s), g2 = G(b, MNET_B2, s);
+        v_pack(b, k, g1, &b->c1f.wpack, at(c->l_w1, s), at(c->w1b, s), S(c->cw.t, g0 + P_W1, 250));
+        v_pack(b, k, g2, &b->c2f.wpack, at(c->l_w2, s), at(c->w2b, s), S(c->cw.t, g0 + P_W2, 5000));
         if (b->train)
-            v_pack(b, k, s, &b->c2d.wpack, at(c->l_w2d, s), at(c->w2db, s),
+            v_pack(b, k, g2, &b->c2d.wpack, at(c->l_w2d, s), at(c->w2db, s),
                    S(c->cw.t, g0 + P_W2, 5000));
     }
     for (uint32_t j = 0; j < MNET_FC; j++) {
         sl w = S(b->params, P_W3 + (size_t)j * 16 * MNET_X3, 16 * MNET_X3);
-        v_rows_chunks(b, k, b->fc0 + j, w, at(f->w3in, j), 16, MNET_X3, 16);
+        uint32_t t = G(b, MNET_B3, b->fc0 + j);
+        v_rows_chunks(b, k, t, w, at(f->w3in, j), 16, MNET_X3, 16);
         if (b->train)
-            v_rows_blocks(b, k, b->fc0 + j, w, at(f->w3db, j), 16, MNET_X3, 2);
+            v_rows_blocks(b, k, t, w, at(f->w3db, j), 16, MNET_X3, 2);
     }
     sl w4 = S(b->params, P_W4, 10 * MNET_H3);
-    v_rows_chunks(b, k, b->t4, w4, f->w4in, 10, MNET_H3, 10);
+    uint32_t t4 = G(b, MNET_B4, b->t4);
+    v_rows_chunks(b, k, t4, w4, f->w4in, 10, MNET_H3, 10);
     if (b->train)
-        v_cols_chunks(b, k, b->t4, w4, f->w4Tin, MNET_H3, 10, MNET_H3, MNET_H3);
+        v_cols_chunks(b, k, t4, w4, f->w4Tin, MNET_H3, 10, MNET_H3, MNET_H3);
     exec(b, q, k);
 }
 
@@ -827,37 +919,44 @@ static void update(net *n, seq *q)
     mnet_b *b = n->b;
     fc_t *f = &n->f;
     float k = 1.0f / (float)b->G;
+    uint32_t t4 = G(b, MNET_B4, b->t4);
     gr_cs c0 = cs(n, "grads.rows");
     for (uint32_t j = 0; j < MNET_FC; j++)
-        v_part_rows(b, c0, b->fc0 + j, at(f->g3p, j),
+        v_part_rows(b, c0, G(b, MNET_B3, b->fc0 + j), at(f->g3p, j),
                     S(b->grads, P_W3 + (size_t)j * 16 * MNET_X3, 16 * MNET_X3), 16, MNET_X3, 16);
-    v_part_rows(b, c0, b->t4, f->g4p, S(b->grads, P_W4, 10 * MNET_H3), 10, MNET_H3, 10);
+    v_part_rows(b, c0, t4, f->g4p, S(b->grads, P_W4, 10 * MNET_H3), 10, MNET_H3, 10);
     exec(b, q, c0);
-    size_t np = (size_t)b->B * MNET_CU;
+    /* the sample tiles' parts of update tile u's range: [u][sample][range] */
+    size_t np = (size_t)b->B * MNET_CU, per = (size_t)b->B * MNET_CU2_N;
     gr_tensor parts =
-        rows(b, "conv.grads.parts", GR_F32, b->cu0, MNET_CU, (size_t)b->B * MNET_CU_N);
+        gr_tensor_new(b->g, "conv.grads.parts", GR_F32, 1, (uint32_t[]){(uint32_t)(MNET_CU * per)});
+    for (uint32_t u = 0; u < MNET_CU; u++)
+        gr_map_region(b->g, parts, cu_tile(b, u) / b->T, cu_tile(b, u) % b->T, u * per,
+                      u * per + b->B * (cu_begin(u + 1) - cu_begin(u)));
     gr_xfer *x = xmalloc(np * sizeof *x);
     for (uint32_t s = 0; s < b->B; s++)
-        for (uint32_t u = 0; u < MNET_CU; u++)
-            x[s * MNET_CU + u] =
-                (gr_xfer){n->c.cg.t, (size_t)s * MNET_CONVP + (size_t)u * MNET_CU_N, parts,
-                          ((size_t)u * b->B + s) * MNET_CU_N, MNET_CU_N};
+        for (uint32_t u = 0; u < MNET_CU; u++) {
+            size_t len = cu_begin(u + 1) - cu_begin(u);
+            x[s * MNET_CU + u] = (gr_xfer){n->c.cg.t, (size_t)s * MNET_CONVP + cu_begin(u), parts,
+                                           u * per + s * len, len};
+        }
     add(b, q, gr_copy_many(b->g, x, np));
     free(x);
     gr_cs c1 = cs(n, "grads.reduce"), c2 = cs(n, "adamw");
-    for (uint32_t u = 0; u < MNET_CU; u++)
-        v_reduce(b, c1, b->cu0 + u, S(b->grads, (size_t)u * MNET_CU_N, MNET_CU_N),
-                 S(parts, (size_t)u * b->B * MNET_CU_N, (size_t)b->B * MNET_CU_N), MNET_CU_N, b->B,
-                 MNET_CU_N, k);
+    for (uint32_t u = 0; u < MNET_CU; u++) {
+        uint32_t len = (uint32_t)(cu_begin(u + 1) - cu_begin(u));
+        v_reduce(b, c1, cu_tile(b, u), S(b->grads, cu_begin(u), len),
+                 S(parts, u * per, (size_t)b->B * len), len, b->B, len, k);
+    }
     for (uint32_t j = 0; j < MNET_FC; j++) {
+        uint32_t t = G(b, MNET_B3, b->fc0 + j);
         sl g = S(b->grads, P_W3 + (size_t)j * 16 * MNET_X3, 16 * MNET_X3);
-        v_reduce(b, c1, b->fc0 + j, g, g, 16 * MNET_X3, 1, 16 * MNET_X3, k);
-        v_reduce(b, c1, b->fc0 + j, S(b->grads, P_B3 + 16 * (size_t)j, 16), at(f->db3, j), 16, 1,
-                 16, k);
+        v_reduce(b, c1, t, g, g, 16 * MNET_X3, 1, 16 * MNET_X3, k);
+        v_reduce(b, c1, t, S(b->grads, P_B3 + 16 * (size_t)j, 16), at(f->db3, j), 16, 1, 16, k);
     }
     sl g4 = S(b->grads, P_W4, 10 * MNET_H3);
-    v_reduce(b, c1, b->t4, g4, g4, 10 * MNET_H3, 1, 10 * MNET_H3, k);
-    v_reduce(b, c1, b->t4, S(b->grads, P_B4, 10), f->db4, 10, 1, 10, k);
+    v_reduce(b, c1, t4, g4, g4, 10 * MNET_H3, 1, 10 * MNET_H3, k);
+    v_reduce(b, c1, t4, S(b->grads, P_B4, 10), f->db4, 10, 1, 10, k);
     adamw_vertices(n, c1, c2);
     exec(b, q, c1);
     exec(b, q, c2);
@@ -868,8 +967,8 @@ static uint32_t upd_tiles(const mnet_b *b, uint32_t *tiles)
 {
     uint32_t n = 0;
     for (size_t k = 0; k < b->nupd; k++)
-        if (!n || tiles[n - 1] != b->upd[k].tile)
-            tiles[n++] = b->upd[k].tile;
+        if (!n || tiles[n - 1] != b->upd[k].gt)
+            tiles[n++] = b->upd[k].gt;
     return n;
 }
 
@@ -890,7 +989,7 @@ static void adamw_vertices(net *n, gr_cs hyper, gr_cs step)
     for (int a = 0; a < 3; a++) {
         size_t per = gr_tensor_elems(b->g, all[a]) / nt;
         for (uint32_t i = 0; i < nt; i++)
-            gr_map_region(b->g, all[a], 0, tiles[i], i * per, (i + 1) * per);
+            gr_map_region(b->g, all[a], tiles[i] / b->T, tiles[i] % b->T, i * per, (i + 1) * per);
         gr_keep(b->g, all[a]);
     }
     b->nhyper = nt;
@@ -902,7 +1001,7 @@ static void adamw_vertices(net *n, gr_cs hyper, gr_cs step)
                          gr_region(b->hyper_tab, tb, tb + 4 * (size_t)b->updates),
                          gr_region(b->cursor, 2 * (size_t)i, 2 * (size_t)i + 1)};
         vtx(b, hyper, "adamw_hyper", 0, tiles[i], h, 3);
-        for (; k < b->nupd && b->upd[k].tile == tiles[i]; k++) {
+        for (; k < b->nupd && b->upd[k].gt == tiles[i]; k++) {
             size_t len = b->upd[k].end - b->upd[k].begin;
             for (unsigned v = 0; v < NW; v++) {
                 size_t a = cut(len, v, NW, 2), z = cut(len, v + 1, NW, 2);
@@ -944,8 +1043,16 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
     b->t4 = b->fc0 + MNET_FC;
     b->cu0 = b->t4 + 1;
     b->ntiles = b->cu0 + MNET_CU;
-    uint32_t avail = c->max_tiles ? c->max_tiles : c->m.tiles_per_ipu;
-    if (b->ntiles > avail || b->ntiles > sizeof n->zl / sizeof n->zl[0])
+    b->T = c->m.tiles_per_ipu;
+    for (int k = 0; k < MNET_BLOCKS; k++) {
+        if (c->stage_ipu[k] >= 64)
+            return err_set(e, ERR_INPUT, "mnet: block B%d on IPU %u: at most 64 IPUs", k + 1,
+                           c->stage_ipu[k]);
+        b->ipu[k] = c->stage_ipu[k];
+        b->nipus = b->ipu[k] + 1 > b->nipus ? b->ipu[k] + 1 : b->nipus;
+    }
+    uint32_t avail = c->max_tiles ? c->max_tiles : b->T;
+    if (b->ntiles > avail)
         return err_set(e, ERR_INPUT,
                        "mnet: a micro-batch of %u needs %u tiles (one a sample, %u for the linear "
                        "layers and the loss, %u for the update); the IPU has %u",
@@ -955,7 +1062,8 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
     if (b->train && (cplan_dx(&b->c2d, &s2, 1, e) || cplan_wgrad(&b->c2w, &s2, e) ||
                      cplan_wgrad(&b->c1w, &s1, e)))
         return ERR_INPUT;
-    b->g = gr_new(&c->m, 1);
+    b->g = gr_new(&c->m, b->nipus);
+    n->zl = xcalloc((size_t)b->nipus * b->T, sizeof *n->zl);
     param_homes(b);
     b->params = flat(b, "params");
     if (b->train) {
@@ -965,17 +1073,21 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
     }
     uint32_t shape[1] = {784 * b->B + b->B};
     b->xin = gr_tensor_new(b->g, "infeed", GR_F32, 1, shape);
+    uint32_t i1 = b->ipu[MNET_B1];
     for (uint32_t s = 0; s < b->B; s++)
-        gr_map_region(b->g, b->xin, 0, s, 784 * (size_t)s, 784 * (size_t)(s + 1));
-    gr_map_region(b->g, b->xin, 0, b->t4, 784 * (size_t)b->B, shape[0]);
-    b->res = on(b, "outfeed", GR_F32, b->t4, mnet_res_words(b));
-    gr_tensor zl = rows(b, "zero.list", GR_I32, 0, b->ntiles, 4);
-    gr_keep(b->g, zl);
-    for (uint32_t t = 0; t < b->ntiles; t++)
-        n->zl[t] = S(zl, 4 * (size_t)t, 4);
+        gr_map_region(b->g, b->xin, i1, s, 784 * (size_t)s, 784 * (size_t)(s + 1));
+    gr_map_region(b->g, b->xin, i1, b->t4, 784 * (size_t)b->B, shape[0]);
+    b->res = on(b, "outfeed", GR_F32, G(b, MNET_B4, b->t4), mnet_res_words(b));
     conv_tensors(b, &n->c);
     fc_tensors(b, &n->f);
     n->f.labels = S(b->xin, 784 * (size_t)b->B, b->B);
+    n->labels = GR_NONE;
+    if (b->train && i1 != b->ipu[MNET_B4]) { /* the labels go where the loss is */
+        gr_tensor lt = on(b, "labels", GR_F32, G(b, MNET_B4, b->t4), b->B);
+        gr_xfer x = {b->xin, 784 * (size_t)b->B, lt, 0, b->B};
+        n->labels = gr_copy_many(b->g, &x, 1);
+        n->f.labels = S(lt, 0, b->B);
+    }
     return ERR_OK;
 }
 
@@ -997,6 +1109,8 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
             zero_acc(n, &init);
         weights(n, &init);
         add(b, &mb, gr_stream_in(b->g, b->xin));
+        if (n->labels != GR_NONE)
+            add(b, &mb, n->labels);
         forward(n, &mb);
         if (train) {
             loss(n, &mb);
@@ -1030,6 +1144,7 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
     }
     cplan_pack_free(&n->c.p_dy2);
     cplan_pack_free(&n->c.p_dy1);
+    free(n->zl);
     free(n);
     return rc;
 }

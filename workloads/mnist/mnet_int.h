@@ -11,10 +11,11 @@
 #include "workloads/mnist/adamw.h"
 #include "workloads/mnist/mnet.h"
 
-#define MNET_FC 16 /* tiles of layer3, 16 of its 256 outputs each */
-#define MNET_CU 11 /* tiles updating the convolutions' 5,280 parameters, 480 each */
-#define MNET_CONVP 5280
-#define MNET_CU_N (MNET_CONVP / MNET_CU)
+#define MNET_FC 16      /* tiles of layer3, 16 of its 256 outputs each */
+#define MNET_CONVP 5280 /* the convolutions' parameters: conv1's 260, then conv2's 5,020 */
+#define MNET_CONV1P 260
+#define MNET_CU 11 /* tiles updating them: conv1's on one, conv2's on 10 of 502 each */
+#define MNET_CU2_N 502
 #define MNET_X3 320 /* layer3's inputs */
 #define MNET_H3 256 /* layer3's outputs */
 
@@ -28,9 +29,13 @@ typedef struct mnet_init {
     uint32_t reps;
 } mnet_init;
 
-/* Where the parameters' optimiser lives: a range of the flat vector on a tile. */
+/* The network's four blocks (the tutorial's poptorch.Block scopes), each on an IPU. */
+enum { MNET_B1, MNET_B2, MNET_B3, MNET_B4, MNET_BLOCKS };
+
+/* Where the parameters' optimiser lives: a range of the flat vector on a tile (ipu x tiles
+ * per IPU + tile). */
 typedef struct mnet_upd {
-    uint32_t tile;
+    uint32_t gt;
     size_t begin, end;
 } mnet_upd;
 
@@ -42,8 +47,12 @@ typedef struct mnet_b {
     uint32_t updates; /* weight updates in the run (the optimiser's step table) */
     adamw_cfg opt;
     uint32_t nhyper; /* tiles with a step table */
-    /* tiles: samples 0..B-1, layer3 fc0..fc0+15, layer4 and loss t4, updates cu0.. */
+    /* tiles, on each IPU: samples 0..B-1 (B1, B2), layer3 fc0..fc0+15 (B3), layer4 and loss
+     * t4 (B4), updates cu0.. (B1, B2) */
     uint32_t fc0, t4, cu0, ntiles;
+    uint32_t T;                /* tiles per IPU */
+    uint32_t ipu[MNET_BLOCKS]; /* each block's IPU */
+    uint32_t nipus;            /* IPUs used */
     /* plans of one sample's convolutions */
     cplan_conv c1f, c2f, c2d, c2w, c1w;
     /* tensors the run touches from the host */
