@@ -157,8 +157,7 @@ static void load_share(void *ctx, size_t k)
     load_job *j = ctx;
     eng *g = j->g;
     unsigned n = pool_threads(g->pool);
-    size_t lo = j->total * k / n, hi = j->total * (k + 1) / n;
-    for (size_t x = lo; x < hi; x++) {
+    for (size_t x = k; x < j->total; x += n) { /* the tiles pool_run gives thread k */
         chip *c = &g->chips[x / g->ntiles];
         uint32_t t = (uint32_t)(x % g->ntiles);
         pool_place(g->pool, (unsigned)k, chip_tile_mem(c, t), c->memsize);

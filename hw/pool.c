@@ -3,7 +3,8 @@
  * Thread k is bound to NUMA node k mod nodes with numa_run_on_node() when libnuma reports
  * more than one node; memory is placed with numa_tonode_memory(). On a machine without NUMA
  * (numa_available() < 0) or with one node, binding is skipped and first-touch placement is
- * what the OS does anyway. Left out: work stealing (static split keeps placement stable). */
+ * what the OS does anyway. Left out: work stealing (a static, interleaved split keeps placement
+ * stable). */
 #include "hw/pool.h"
 
 #include <numa.h>
@@ -37,8 +38,7 @@ struct pool {
 
 static void run_share(pool *p, unsigned k, size_t items, pool_fn fn, void *ctx)
 {
-    size_t lo = items * k / p->n, hi = items * (k + 1) / p->n;
-    for (size_t i = lo; i < hi; i++)
+    for (size_t i = k; i < items; i += p->n)
         fn(ctx, i);
 }
 

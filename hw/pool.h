@@ -1,8 +1,10 @@
 /* pool: the host threads that run tiles in parallel, bound with libnuma where it exists.
  *
  * Threads meet once per call to pool_run (once per superstep), never per cycle. Work is split
- * statically: thread k of T takes items [k*n/T, (k+1)*n/T), so an item always runs on the
- * same thread (and NUMA node) for the same n, and results cannot depend on timing. */
+ * statically and interleaved: thread k of T takes items k, k + T, k + 2T, ..., so an item
+ * always runs on the same thread (and NUMA node) for the same n, results cannot depend on
+ * timing, and a run of busy items next to idle ones (the busy tiles of a graph are often
+ * numbered together) is shared evenly rather than landing on one thread. */
 #ifndef IPUSIM_POOL_H
 #define IPUSIM_POOL_H
 
