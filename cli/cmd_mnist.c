@@ -165,6 +165,15 @@ static int find_fashion(char **out)
 
 /* ---- the command ---- */
 
+/* A stop asked for when the trainer could not see it: one line, exit status 3. */
+static int stopped_here(const char *where)
+{
+    if (!cli_stopped())
+        return 0;
+    fprintf(stderr, "ipusim %s: stopped %s\n", CMD, where);
+    return 3;
+}
+
 static int write_json(const char *path, const char *dataset, const char *dir, const mdata *d,
                       const mref_cfg *cfg, run *r, double test_acc, double train_s, long trained,
                       double test_s)
@@ -323,11 +332,15 @@ int cli_cmd_mnist(int argc, char **argv)
     fflush(stdout);
 
     mref_hooks hooks = {on_epoch, on_call, &r};
+    cli_stop_install(); /* Ctrl-C, SIGTERM: stop before the next host call, write nothing */
+    cfg.stop = cli_stop_flag();
     double t0 = now_s();
     if (mref_train(net, &cfg, &d->train, &hooks, e)) {
         rc = cli_report_err(CMD, e);
         goto out;
     }
+    if ((rc = stopped_here("after training")) != 0)
+        goto out;
     double train_s = now_s() - t0;
     long trained = (long)cfg.epochs * ((long)d->train.n / per_call) * per_call;
     if (cfg.epochs > 0)
@@ -344,6 +357,8 @@ int cli_cmd_mnist(int argc, char **argv)
         goto out;
     }
     double test_s = now_s() - t0;
+    if ((rc = stopped_here("during the test pass")) != 0)
+        goto out;
     printf("Accuracy on test set: %0.2f%%\n", acc);
     fflush(stdout);
     if (json)

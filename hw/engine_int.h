@@ -36,6 +36,7 @@ struct eng {
     uint64_t (*pend)[3]; /* per IPU: group host copies (begin, mid, end + sync) since then */
     uint8_t *done;       /* per IPU: all tiles halted */
     uint64_t rounds;
+    uint64_t beat_at;          /* host time (ns, monotonic) from which the next heartbeat is due */
     sim_port *pfabric, *phost; /* "fabric", "host" */
     eng_fabric fabric;         /* read from the ports at eng_run */
     eng_host host;
