@@ -2,15 +2,16 @@
  *
  * Nothing below cli/ prints or exits. A function that can fail on bad input or a simulated
  * fault fills an `err` and returns its status; the caller decides what to show. Status values
- * double as the process exit codes the CLI uses. */
+ * double as the process exit codes the CLI uses, but for ERR_STOPPED, which exits 3 too. */
 #ifndef IPUSIM_ERR_H
 #define IPUSIM_ERR_H
 
 enum {
     ERR_OK = 0,
-    ERR_ASM = 1,   /* assembly errors (file:line:col) */
-    ERR_INPUT = 2, /* bad option, bad value, missing file, bad config */
-    ERR_FAULT = 3, /* a simulated program faulted (tile, context, pc, cycle) */
+    ERR_ASM = 1,     /* assembly errors (file:line:col) */
+    ERR_INPUT = 2,   /* bad option, bad value, missing file, bad config */
+    ERR_FAULT = 3,   /* a simulated program faulted (tile, context, pc, cycle) */
+    ERR_STOPPED = 4, /* the run was stopped from outside (Ctrl-C, SIGTERM) before it ended */
 };
 
 #define ERR_MSG_MAX 16384

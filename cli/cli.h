@@ -2,14 +2,17 @@
  *
  * Each subcommand is `int cli_cmd_NAME(int argc, char **argv)` with argv[0] the subcommand
  * name; it returns the process exit status (0 ok, 1 assembly errors, 2 bad input/options,
- * 3 simulated fault). Shared option helpers live in cli/opts.c. */
+ * 3 simulated fault, or a run stopped by Ctrl-C or SIGTERM). Shared option helpers live in
+ * cli/opts.c. */
 #ifndef IPUSIM_CLI_H
 #define IPUSIM_CLI_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "base/err.h"
+#include "hw/engine.h"
 #include "hw/machine.h"
 
 typedef struct cli_cmd {
@@ -46,7 +49,7 @@ int cli_opt_u64(const char *cmd, int argc, char **argv, int *i, uint64_t min, ui
 /* Print "ipusim CMD: unknown option 'X' (see 'ipusim help CMD')" and return 2. */
 int cli_unknown(const char *cmd, const char *opt);
 /* Print an err's message to stderr (with "ipusim CMD: " before a one-line message unless it
- * already starts with a file position) and return its status. */
+ * already starts with a file position) and return its status (ERR_STOPPED: 3, as a fault). */
 int cli_report_err(const char *cmd, const err *e);
 /* Write `len` bytes to path whole or not at all (temporary name, then rename). 0 or 2. */
 int cli_write_file(const char *cmd, const char *path, const char *data, size_t len);
@@ -96,6 +99,40 @@ int cli_report_json(const char *cmd, const char *path, const struct eng *g, cons
                     double host_seconds, const char *extra);
 /* Seconds from a monotonic clock. */
 double cli_now(void);
+
+/* ---- a long run: Ctrl-C, SIGTERM, the heartbeat (cli/watch.c) ---- */
+/* The --max-superstep-cycles default: 10^9 cycles (0.75 s of a 1.33 GHz IPU), some 6,000
+ * times the longest superstep of any workload here (docs/timing.md, "Long runs"). */
+#define CLI_MAX_SUPERSTEP_CYCLES 1000000000ull
+#define CLI_PROGRESS_HELP                                                                          \
+    "  --progress               a heartbeat line on stderr every second (cycle, supersteps,\n"     \
+    "                           host seconds); without it, one line redrawn in place when\n"       \
+    "                           stdout and stderr are terminals\n"
+#define CLI_WATCH_HELP                                                                             \
+    "  --max-superstep-cycles N fault when an instruction would issue more than N cycles\n"        \
+    "                           after its tile's last sync (default "                              \
+    "1000000000)\n" CLI_PROGRESS_HELP
+/* Install the SIGINT and SIGTERM handlers (once per process is enough; again is harmless):
+ * the first signal sets the stop flag, the second ends the process. */
+void cli_stop_install(void);
+/* The stop flag, for eng_watch.stop (never cleared), and whether it is set. */
+const volatile sig_atomic_t *cli_stop_flag(void);
+int cli_stopped(void);
+enum { CLI_BEAT_NONE, CLI_BEAT_LINES, CLI_BEAT_REDRAW };
+typedef struct cli_watch {
+    const char *cmd;
+    double t0; /* cli_now() at cli_watch_begin: the heartbeat's host seconds count from it */
+    int mode;  /* CLI_BEAT_* */
+    int shown; /* CLI_BEAT_REDRAW: a heartbeat is on the terminal's line */
+} cli_watch;
+/* Install the handlers and choose the heartbeat: lines with --progress (progress set), else
+ * one redrawn line when stdout and stderr are terminals, else none. */
+void cli_watch_begin(cli_watch *w, const char *cmd, int progress);
+/* The engine's side of it: the stop flag, and the heartbeat (once a second) if any. w must
+ * outlive the run. */
+eng_watch cli_watch_eng(cli_watch *w);
+/* The run is over: erase a redrawn heartbeat line (before any report). */
+void cli_watch_end(cli_watch *w);
 
 /* ---- subcommands ---- */
 int cli_cmd_run(int argc, char **argv);

@@ -11,8 +11,8 @@ int cli_cmd_gemm(int argc, char **argv)
     const char *cmd = "gemm", *json = NULL;
     cli_machine mo = {0};
     uint64_t M = 1536, N = 1472, K = 512, tiles = 0, threads = 0, seed = 1;
-    uint64_t max_cycles = 10000000000ull;
-    int check = 1, rc = 0, mr;
+    uint64_t max_cycles = 10000000000ull, max_step = CLI_MAX_SUPERSTEP_CYCLES;
+    int check = 1, rc = 0, mr, progress = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i];
         if ((mr = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0)
@@ -31,6 +31,10 @@ int cli_cmd_gemm(int argc, char **argv)
             rc = cli_opt_u64(cmd, argc, argv, &i, 0, UINT64_MAX, &seed);
         else if (strcmp(a, "--max-cycles") == 0)
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, UINT64_MAX / 2, &max_cycles);
+        else if (strcmp(a, "--max-superstep-cycles") == 0)
+            rc = cli_opt_u64(cmd, argc, argv, &i, 0, UINT64_MAX / 2, &max_step);
+        else if (strcmp(a, "--progress") == 0)
+            progress = 1;
         else if (strcmp(a, "--json") == 0)
             rc = cli_value(cmd, argc, argv, &i, &json);
         else if (strcmp(a, "--no-check") == 0)
@@ -48,11 +52,20 @@ int cli_cmd_gemm(int argc, char **argv)
         return rc;
     if (tiles)
         m.tiles_per_ipu = (uint32_t)tiles;
-    wl_gemm_cfg cfg = {(uint32_t)M, (uint32_t)N,       (uint32_t)K, seed,
-                       check,       (unsigned)threads, max_cycles};
+    cli_watch w;
+    cli_watch_begin(&w, cmd, progress);
+    wl_gemm_cfg cfg = {.m = (uint32_t)M,
+                       .n = (uint32_t)N,
+                       .k = (uint32_t)K,
+                       .seed = seed,
+                       .check = check,
+                       .threads = (unsigned)threads,
+                       .max_cycles = max_cycles};
+    sys_ctl ctl = {max_step, cli_watch_eng(&w)};
     wl_gemm_result r;
     sys *s = NULL;
-    rc = wl_gemm_run(&m, &cfg, &r, &s, &e);
+    rc = wl_gemm_run_ctl(&m, &cfg, &ctl, &r, &s, &e);
+    cli_watch_end(&w);
     double host = r.host_seconds;
     if (rc != ERR_OK)
         return cli_report_err(cmd, &e);

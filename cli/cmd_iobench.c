@@ -24,8 +24,9 @@ int cli_cmd_iobench(int argc, char **argv)
     const char *cmd = "io-bench", *json = NULL, *v = NULL;
     cli_machine mo = {0};
     wl_iobench_cfg c = wl_iobench_defaults();
+    c.ctl.max_superstep_cycles = CLI_MAX_SUPERSTEP_CYCLES;
     uint64_t u, ipus = 1, tiles = 0;
-    int rc = 0, mr;
+    int rc = 0, mr, progress = 0;
     struct {
         const char *name;
         uint64_t min, max;
@@ -63,6 +64,10 @@ int cli_cmd_iobench(int argc, char **argv)
             rc = us_opt(cmd, argc, argv, &i, &c.host.callback_ps);
         } else if (!strcmp(a, "--drain-us")) {
             rc = us_opt(cmd, argc, argv, &i, &c.drain_ps);
+        } else if (!strcmp(a, "--max-superstep-cycles")) {
+            rc = cli_opt_u64(cmd, argc, argv, &i, 0, UINT64_MAX / 2, &c.ctl.max_superstep_cycles);
+        } else if (!strcmp(a, "--progress")) {
+            progress = 1;
         } else if (!strcmp(a, "--json")) {
             rc = cli_value(cmd, argc, argv, &i, &json);
         } else if (!strcmp(a, "--dtype") || !strcmp(a, "--outfeed") || !strcmp(a, "--host-dist")) {
@@ -102,9 +107,13 @@ int cli_cmd_iobench(int argc, char **argv)
         return cli_report_err(cmd, &e);
     wl_iobench_result r;
     sys *s = NULL;
+    cli_watch w;
+    cli_watch_begin(&w, cmd, progress);
+    c.ctl.watch = cli_watch_eng(&w);
     double t0 = cli_now();
     rc = wl_iobench_run(&m, &c, &r, &s, &e);
     double host_s = cli_now() - t0;
+    cli_watch_end(&w);
     if (rc != ERR_OK)
         return cli_report_err(cmd, &e);
     eng *g = sys_engine(s);

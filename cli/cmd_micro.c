@@ -61,7 +61,7 @@ int cli_cmd_micro(int argc, char **argv)
     const char *cmd = "micro", *name = NULL, *csv = NULL;
     cli_machine mo = {0};
     uint64_t threads = 0;
-    int rc = 0, mr;
+    int rc = 0, mr, progress = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i];
         if ((mr = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0)
@@ -70,6 +70,8 @@ int cli_cmd_micro(int argc, char **argv)
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &threads);
         else if (strcmp(a, "--csv") == 0)
             rc = cli_value(cmd, argc, argv, &i, &csv);
+        else if (strcmp(a, "--progress") == 0)
+            progress = 1;
         else if (a[0] == '-')
             return cli_unknown(cmd, a);
         else if (name) {
@@ -87,11 +89,15 @@ int cli_cmd_micro(int argc, char **argv)
         return rc;
     err *e = xmalloc(sizeof *e);
     err_clear(e);
-    wl_micro_cfg cfg = {(unsigned)threads};
+    cli_watch w;
+    cli_watch_begin(&w, cmd, progress);
+    wl_micro_cfg cfg = {.threads = (unsigned)threads};
+    sys_ctl ctl = {CLI_MAX_SUPERSTEP_CYCLES, cli_watch_eng(&w)};
     wl_micro_table t = {0};
     double t0 = cli_now();
-    rc = wl_micro_run(&m, name, &cfg, &t, e);
+    rc = wl_micro_run_ctl(&m, name, &cfg, &ctl, &t, e);
     double host = cli_now() - t0;
+    cli_watch_end(&w);
     if (rc != ERR_OK) {
         rc = cli_report_err(cmd, e);
     } else {

@@ -304,6 +304,8 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
         return cli_double(CMD, a, v, 0.0, 1000.0, &c->opt.lr);
     if (strcmp(a, "--seed") == 0)
         return cli_u64(CMD, a, v, 0, UINT64_MAX, &c->seed);
+    if (strcmp(a, "--max-superstep-cycles") == 0)
+        return cli_u64(CMD, a, v, 0, UINT64_MAX / 2, &o->max_step);
     if (strcmp(a, "--strategy") == 0)
         return parse_strategy(a, v, &o->sharded);
     if (strcmp(a, "--output-mode") == 0)
@@ -340,6 +342,7 @@ static const struct {
     {"--steps", 1},
     {"--strategy", 1},
     {"--stages", 1},
+    {"--max-superstep-cycles", 1},
 };
 
 /* One argument at argv[*i] (and its value): 0, 2 after one error line, or -1 for --help. */
@@ -349,6 +352,11 @@ static int parse_arg(mnist_opts *o, int argc, char **argv, int *i)
     int rc;
     if (strcmp(a, "--reference") == 0) {
         o->reference = 1;
+        return 0;
+    }
+    if (strcmp(a, "--progress") == 0) {
+        o->progress = 1;
+        o->sim_only = o->sim_only ? o->sim_only : a;
         return 0;
     }
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
@@ -372,8 +380,12 @@ static int parse_arg(mnist_opts *o, int argc, char **argv, int *i)
 /* Parse the command line into o: 0, 2 after one error line, or -1 after printing the help. */
 static int parse_opts(int argc, char **argv, mnist_opts *o)
 {
-    *o = (mnist_opts){
-        .cfg = mref_defaults(), .dataset = "mnist-digits", .depth = 3, .output_all = 1, .ipus = 1};
+    *o = (mnist_opts){.cfg = mref_defaults(),
+                      .dataset = "mnist-digits",
+                      .depth = 3,
+                      .output_all = 1,
+                      .ipus = 1,
+                      .max_step = CLI_MAX_SUPERSTEP_CYCLES};
     for (int i = 1; i < argc; i++) {
         int rc = parse_arg(o, argc, argv, &i);
         if (rc == -1) {
@@ -405,6 +417,12 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
 
 /* ---- the reference run ---- */
 
+/* A stop asked for where the trainer does not look: ERR_STOPPED in e (exit status 3). */
+static int stopped(err *e, const char *where)
+{
+    return cli_stopped() ? err_set(e, ERR_STOPPED, "stopped %s", where) : 0;
+}
+
 static int ref_run(const mnist_opts *o, const char *dir, const mdata *d)
 {
     const mref_cfg *cfg = &o->cfg;
@@ -422,8 +440,12 @@ static int ref_run(const mnist_opts *o, const char *dir, const mdata *d)
     mnist_print_plan(o, &d->train, "");
     fflush(stdout);
     mref_hooks hooks = {ref_epoch, ref_call, &r};
+    mref_cfg rc_cfg = *cfg;
+    cli_stop_install(); /* Ctrl-C, SIGTERM: stop before the next host call, write nothing */
+    rc_cfg.stop = cli_stop_flag();
     double t0 = cli_now();
-    if ((rc = mref_train(net, cfg, &d->train, &hooks, e)))
+    if ((rc = mref_train(net, &rc_cfg, &d->train, &hooks, e)) ||
+        (rc = stopped(e, "after training")))
         goto out;
     res.train_s = cli_now() - t0;
     if (cfg->epochs > 0)
@@ -432,7 +454,8 @@ static int ref_run(const mnist_opts *o, const char *dir, const mdata *d)
     if ((rc = o->save && mref_save(net, o->save, e)))
         goto out;
     t0 = cli_now();
-    if ((rc = mref_test(net, cfg->test_batch, &d->test, &res.test_acc, e)))
+    if ((rc = mref_test(net, cfg->test_batch, &d->test, &res.test_acc, e)) ||
+        (rc = stopped(e, "during the test pass")))
         goto out;
     res.test_s = cli_now() - t0;
     printf("Accuracy on test set: %0.2f%%\n", res.test_acc);

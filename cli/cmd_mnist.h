@@ -27,6 +27,8 @@ typedef struct mnist_opts {
     int output_all;        /* 1: OutputMode.All, 0: Final */
     int steps;             /* --steps: list the first N program steps of training */
     int ipus;              /* --ipus */
+    int progress;          /* --progress */
+    uint64_t max_step;     /* --max-superstep-cycles */
     int sharded;           /* --strategy sharded (else pipelined) */
     const char *stages;    /* --stages: the IPU of each block, or NULL */
     uint32_t stage_ipu[4]; /* resolved */

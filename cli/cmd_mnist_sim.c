@@ -48,6 +48,7 @@ typedef struct sim {
     uint64_t *ends; /* each host call's end cycle */
     size_t ncalls, cap;
     uint64_t epoch_end; /* the end cycle of the previous epoch's last call */
+    cli_watch w;        /* Ctrl-C, SIGTERM, the heartbeat */
 } sim;
 
 /* ---- the hooks ---- */
@@ -364,10 +365,14 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
     int rc = c->run.epochs > 0 ? mnet_train(c, &d->train, params, &h, e) : 0;
     s->ph[PH_TRAIN].host_s = cli_now() - t0;
     s->ph[PH_TRAIN].images = mnist_trained(&o->cfg, &d->train);
-    if (rc || (o->save && (rc = mref_save(net, o->save, e))))
+    if (rc || (o->save && (rc = mref_save(net, o->save, e)))) {
+        cli_watch_end(&s->w);
         return rc;
+    }
     t0 = cli_now();
-    if ((rc = mnet_test(c, &d->test, params, acc, &h, e)))
+    rc = mnet_test(c, &d->test, params, acc, &h, e);
+    cli_watch_end(&s->w);
+    if (rc)
         return rc;
     s->ph[PH_TEST].host_s = cli_now() - t0;
     s->ph[PH_TEST].images = (long)d->test.n;
@@ -393,6 +398,8 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
         c.depth = (uint32_t)o->depth;
         c.output_all = o->output_all;
         c.log_steps = (uint32_t)o->steps;
+        cli_watch_begin(&s->w, CMD, o->progress);
+        c.ctl = (sys_ctl){o->max_step, cli_watch_eng(&s->w)};
         print_head(o, &c, dir, d);
         rc = train_and_test(&c, o, d, s, net, &acc, e);
     }

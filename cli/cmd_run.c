@@ -57,9 +57,10 @@ int cli_cmd_run(int argc, char **argv)
     const char *cmd = "run", *path = NULL, *json = NULL;
     cli_machine mo = {0};
     uint64_t ipus = 0, tiles = 0, threads = 0, max_cycles = 10000000000ull;
+    uint64_t max_step = CLI_MAX_SUPERSTEP_CYCLES;
     dump dumps[MAX_DUMPS];
     unsigned ndumps = 0;
-    int rc = 0, r;
+    int rc = 0, r, progress = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i], *v = NULL;
         if (a[0] != '-' || a[1] == '\0') {
@@ -78,6 +79,10 @@ int cli_cmd_run(int argc, char **argv)
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &threads);
         } else if (strcmp(a, "--max-cycles") == 0) {
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, UINT64_MAX / 2, &max_cycles);
+        } else if (strcmp(a, "--max-superstep-cycles") == 0) {
+            rc = cli_opt_u64(cmd, argc, argv, &i, 0, UINT64_MAX / 2, &max_step);
+        } else if (strcmp(a, "--progress") == 0) {
+            progress = 1;
         } else if (strcmp(a, "--dump-mem") == 0) {
             if (ndumps == MAX_DUMPS) {
                 fprintf(stderr, "ipusim run: at most %d --dump-mem options\n", MAX_DUMPS);
@@ -100,7 +105,11 @@ int cli_cmd_run(int argc, char **argv)
     }
     err e;
     err_clear(&e);
-    sys_cfg cfg = {.threads = (unsigned)threads, .max_cycles = max_cycles};
+    cli_watch w;
+    cli_watch_begin(&w, cmd, progress);
+    sys_cfg cfg = {.threads = (unsigned)threads,
+                   .max_cycles = max_cycles,
+                   .ctl = {max_step, cli_watch_eng(&w)}};
     rc = cli_machine_resolve(cmd, &mo, &cfg.m);
     if (rc)
         return rc;
@@ -137,7 +146,8 @@ int cli_cmd_run(int argc, char **argv)
     if (rc == ERR_OK)
         rc = eng_run(g, &e);
     double host = cli_now() - t0;
-    if (rc == ERR_OK || rc == ERR_FAULT) {
+    cli_watch_end(&w);
+    if (rc == ERR_OK || rc == ERR_FAULT) { /* stopped: no report, no dump, no JSON */
         if (rc == ERR_FAULT)
             cli_report_err(cmd, &e);
         cli_report_text(stdout, g, path, host);
@@ -147,7 +157,7 @@ int cli_cmd_run(int argc, char **argv)
         if (json && cli_report_json(cmd, json, g, path, host, NULL) != 0 && rc == ERR_OK)
             rc = ERR_INPUT;
     } else {
-        cli_report_err(cmd, &e);
+        rc = cli_report_err(cmd, &e);
     }
     sys_free(s);
     isa_prog_free(&prog);

@@ -72,7 +72,9 @@ int cli_cmd_sweep(int argc, char **argv)
                         .nargs = argc - i - 2,
                         .jobs = (unsigned)jobs,
                         .out = out,
-                        .say = say};
+                        .say = say,
+                        .stop = cli_stop_flag()};
+        cli_stop_install();
         rc = sweep_run(&o);
     }
     sweep_grid_free(&g);

@@ -21,10 +21,18 @@ static const cli_cmd commands[] = {
      "  --threads N              host threads (default: online CPUs)\n"
      "  --max-cycles N           fault when an instruction would issue after cycle N\n"
      "                           (default 10000000000)\n"
+     CLI_WATCH_HELP
      "  --dump-mem I:T:ADDR:LEN  print LEN bytes of tile T of IPU I from ADDR (repeatable)\n"
      "  --json FILE              also write the report as JSON\n"
      "\n"
-     "Exit status: 0 ok, 1 assembly errors, 2 bad options or files, 3 simulated fault.\n"},
+     "A superstep past --max-superstep-cycles (0: no limit) is a fault naming the tiles still\n"
+     "running. Ctrl-C or SIGTERM stops the run when the compute round under way ends (a round\n"
+     "runs each tile at most 2^20 cycles), with one line naming, per IPU, the tiles still\n"
+     "computing (and their pc) and the tiles waiting at syncs; nothing else is printed or\n"
+     "written.\n"
+     "\n"
+     "Exit status: 0 ok, 1 assembly errors, 2 bad options or files, 3 simulated fault or\n"
+     "stopped (Ctrl-C, SIGTERM).\n"},
     {"asm", cli_cmd_asm, "assemble a program into a binary image",
      "usage: ipusim asm PROG.s [-o OUT.bin]\n"
      "\n"
@@ -52,11 +60,12 @@ static const cli_cmd commands[] = {
      "  --threads N              host threads (default: online CPUs)\n"
      "  --seed N                 seed of the random inputs (default 1)\n"
      "  --max-cycles N           cycle limit (default 10000000000)\n"
+     CLI_WATCH_HELP
      "  --no-check               skip the reference comparison\n"
      "  --json FILE              also write the report as JSON\n"
      "\n"
      "Exit status: 0 ok, 2 bad options or files, 3 a simulated fault (or C failed the\n"
-     "reference check).\n"},
+     "reference check), or stopped by Ctrl-C or SIGTERM (no report, no JSON).\n"},
     {"isa-doc", cli_cmd_isa_doc, "print docs/isa.md, generated from the opcode table",
      "usage: ipusim isa-doc\n"
      "\n"
@@ -92,8 +101,10 @@ static const cli_cmd commands[] = {
      CLI_MACHINE_HELP
      "  --threads N              host threads (default: online CPUs)\n"
      "  --csv FILE               also write the table as CSV (whole or not at all)\n"
+     CLI_PROGRESS_HELP
      "\n"
-     "Exit status: 0 ok, 2 bad options or preset, 3 simulated fault.\n"},
+     "Exit status: 0 ok, 2 bad options or preset, 3 simulated fault or stopped by Ctrl-C or\n"
+     "SIGTERM (no table, no CSV).\n"},
     {"metrics", cli_cmd_metrics, "list the report statistics: CSV column, unit, title",
      "usage: ipusim metrics\n"
      "\n"
@@ -124,8 +135,11 @@ static const cli_cmd commands[] = {
      "Standard sweeps: bench/*.sweep, run by 'make sweep', plotted by 'make plots'\n"
      "(docs/sweep.md).\n"
      "\n"
+     "Ctrl-C or SIGTERM starts no further point and stops the running ones; a stopped point\n"
+     "gets no row, so a re-run goes on from the rows written.\n"
+     "\n"
      "Exit status: 0 every point ok, 1 some point failed (its status is in the CSV), 2 bad\n"
-     "options, unknown command, or a CSV that cannot be read or written.\n"},
+     "options, unknown command, or a CSV that cannot be read or written, 3 stopped.\n"},
     {"mnist", cli_cmd_mnist,
      "train the PopTorch tutorial's MNIST conv-net on one simulated IPU (--reference: on the host)",
      "usage: ipusim mnist [--reference] [options]\n"
@@ -152,15 +166,24 @@ static const cli_cmd commands[] = {
      "  --json FILE                also write per-call losses/accuracies, test accuracy, timings\n"
      "                             (and the simulated run's report)\n"
      "The simulated run only:\n"
-     "  --ipus N                   IPUs (only 1: pipelining over several IPUs is not built yet)\n"
+     "  --ipus N                   IPUs, 1 to 4 (more than 1: --strategy sharded)\n"
+     "  --strategy S               pipelined (not built yet for --ipus > 1) or sharded: the four\n"
+     "                             blocks on the IPUs, run one after another\n"
+     "  --stages a,b,c,d           the IPU of blocks B1 (conv1), B2 (conv2), B3 (layer3), B4\n"
+     "                             (layer4, loss); default block k on IPU floor(k N / 4)\n"
+     "  --steps N                  list the first N program steps of training with their cycles\n"
      "  --threads N                host threads (default: the online CPUs)\n"
      "  --depth N                  infeed and outfeed buffering depth, 1..255 (default 3)\n"
      "  --output-mode all|final    outfeed every micro-batch's loss and predictions (all, the\n"
      "                             default, as the tutorial) or only each host call's last\n"
      "                             (final: the progress line shows that micro-batch alone)\n"
-     CLI_MACHINE_HELP
+     CLI_WATCH_HELP CLI_MACHINE_HELP
      "\n"
-     "Exit status: 0 ok, 2 bad options, files or data, 3 a simulated fault.\n"},
+     "Ctrl-C or SIGTERM stops the run (the simulated one within a round, the reference before\n"
+     "the next host call) with one line; no weights and no JSON are written.\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options, files or data, 3 a simulated fault or stopped\n"
+     "(Ctrl-C, SIGTERM).\n"},
     {"io-bench", cli_cmd_iobench,
      "stream micro-batches through the host link: prefetch depth, I/O tiles, dtype trade-offs",
      "usage: ipusim io-bench [options]\n"
@@ -186,9 +209,11 @@ static const cli_cmd commands[] = {
      "  --seed N             host randomness (default 1)\n"
      "  --ipus N --tiles N --threads N\n"
      CLI_MACHINE_HELP
+     CLI_WATCH_HELP
      "  --json FILE          also write the report as JSON\n"
      "\n"
-     "Exit status: 0 ok, 2 bad options or files, 3 simulated fault.\n"},
+     "Exit status: 0 ok, 2 bad options or files, 3 simulated fault or stopped by Ctrl-C or\n"
+     "SIGTERM (no report, no JSON).\n"},
     /* ---- more subcommands register here ---- */
     {NULL, NULL, NULL, NULL},
 };
@@ -214,7 +239,8 @@ static void usage(FILE *f)
             "graph.md, host.md, isa.md, kernel.md, machines.md, mnist.md, sources.md, sweep.md,\n"
             "timing.md.\n"
             "\nExit status: 0 ok, 1 assembly errors, 2 bad options or input files, 3 a simulated\n"
-            "fault.\n");
+            "fault, or a run stopped by Ctrl-C or SIGTERM (one line saying where; no output\n"
+            "files; a second Ctrl-C ends the process at once).\n");
 }
 
 /* The GNU form --NAME=VALUE of every long option: split into --NAME VALUE before the command
@@ -223,7 +249,7 @@ static void usage(FILE *f)
  * copy: free with free_args), or NULL after one error line. */
 static char **split_long_opts(const char *cmd, int argc, char **argv, int *n)
 {
-    static const char *const flags[] = {"--help", "--reference", "--no-check"};
+    static const char *const flags[] = {"--help", "--reference", "--no-check", "--progress"};
     char **out = xmalloc((2 * (size_t)argc + 1) * sizeof *out);
     int k = 0;
     for (int i = 0; i < argc; i++) {

@@ -172,7 +172,7 @@ int cli_report_err(const char *cmd, const err *e)
         fprintf(stderr, "%s\n", e->msg);
     else
         fprintf(stderr, "ipusim %s: %s\n", cmd, e->msg);
-    return e->status;
+    return e->status == ERR_STOPPED ? ERR_FAULT : e->status;
 }
 
 int cli_write_file(const char *cmd, const char *path, const char *data, size_t len)

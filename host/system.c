@@ -21,8 +21,12 @@ struct sys {
 sys *sys_new(const sys_cfg *c, err *e)
 {
     sys *s = xcalloc(1, sizeof *s);
-    eng_cfg ec = {
-        .m = c->m, .threads = c->threads, .max_cycles = c->max_cycles ? c->max_cycles : UINT64_MAX};
+    eng_cfg ec = {.m = c->m,
+                  .threads = c->threads,
+                  .max_cycles = c->max_cycles ? c->max_cycles : UINT64_MAX,
+                  .max_superstep_cycles = c->ctl.max_superstep_cycles,
+                  .chunk_cycles = c->chunk_cycles,
+                  .watch = c->ctl.watch};
     s->k = sim_new();
     sim_module *top = sim_module_new(s->k, NULL, "sys");
     if (!(s->fabric = xchg_sys_new(&c->m, e)) ||

@@ -18,11 +18,21 @@
 #include "hw/machine.h"
 #include "hw/sim.h"
 
+/* What a command adds to any run, whichever workload builds the system; zero: nothing. */
+typedef struct sys_ctl {
+    /* a fault when an instruction would issue more than this many cycles after its tile's
+     * last sync release (0: no limit; the CLI's default: CLI_MAX_SUPERSTEP_CYCLES) */
+    uint64_t max_superstep_cycles;
+    eng_watch watch; /* a stop flag and a heartbeat (hw/engine.h) */
+} sys_ctl;
+
 typedef struct sys_cfg {
-    mach m;              /* the machine: m.nipus IPUs of m.tiles_per_ipu tiles */
-    unsigned threads;    /* host threads (0: the online CPUs) */
-    uint64_t max_cycles; /* no instruction issues after this cycle (0: no limit) */
-    const hio_cfg *host; /* the host's streams; NULL: no host (a host copy is a fault) */
+    mach m;                /* the machine: m.nipus IPUs of m.tiles_per_ipu tiles */
+    unsigned threads;      /* host threads (0: the online CPUs) */
+    uint64_t max_cycles;   /* no instruction issues after this cycle (0: no limit) */
+    sys_ctl ctl;           /* the superstep limit, a stop flag, a heartbeat */
+    uint64_t chunk_cycles; /* cycles a compute round runs a tile (0: ENG_CHUNK_CYCLES) */
+    const hio_cfg *host;   /* the host's streams; NULL: no host (a host copy is a fault) */
 } sys_cfg;
 
 typedef struct sys sys;

@@ -1,8 +1,11 @@
 /* engine: the BSP engine over a set of IPUs (supersteps, sync zones, host threads).
  *
  * A compute round runs every runnable tile, in parallel on the pool; tiles are independent
- * between syncs, so the order in which threads run them cannot change any result. After a
- * round each IPU is classified: all tiles halted (done); all waiting at an internal sync
+ * between syncs, so the order in which threads run them cannot change any result. A round
+ * runs each tile at most a chunk of cycles (a tile goes on where it stopped in the next
+ * round, so chunks change no result either); rounds repeat until no tile is runnable, and
+ * between them the engine honours a stop request and calls the heartbeat. After the
+ * rounds each IPU is classified: all tiles halted (done); all waiting at an internal sync
  * (released at the latest arrival + the machine's internal latency); all waiting at an
  * external sync (ready; released with every other IPU at the latest arrival over all IPUs +
  * the external latency); anything else is a deadlock. Releases are events on the simulation
@@ -13,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
 #include "base/num.h"
+#include "base/text.h"
 #include "hw/engine_int.h"
 #include "isa/interp.h"
 
@@ -233,6 +238,8 @@ int eng_load_tiles(eng *g, const isa_prog *const *progs, err *e)
         .ntiles = g->ntiles,
         .nipus = g->nipus,
         .limit = g->cfg.max_cycles,
+        .step_max = g->cfg.max_superstep_cycles ? g->cfg.max_superstep_cycles : UINT64_MAX,
+        .chunk = g->cfg.chunk_cycles ? g->cfg.chunk_cycles : ENG_CHUNK_CYCLES,
         .xchg_bpc = g->m.xchg_bytes_per_cycle ? g->m.xchg_bytes_per_cycle : 4,
     };
     load_job j = {g, progs, code, total};
@@ -470,7 +477,133 @@ static int release_external(eng *g, const eng_sync *s, uint64_t at, err *e)
     return ERR_OK;
 }
 
-/* The run's error for the earliest fault by (cycle, ipu, tile), or ERR_OK when none. */
+/* ---- reports naming tiles ---- */
+
+/* "T (pc 0xP)", or "T (ctx C pc 0xP)" for a worker context: a tile where it is now. */
+static void name_tile(txt *b, const tile *x)
+{
+    int ctx = tile_ctx(x);
+    if (ctx)
+        txt_printf(b, "%u (ctx %d pc 0x%x)", x->id, ctx, tile_cpu(x)->pc);
+    else
+        txt_printf(b, "%u (pc 0x%x)", x->id, tile_cpu(x)->pc);
+}
+
+enum { NAMED_TILES = 8, NAMED_IPUS = 8 };
+
+/* "tiles A (pc P), B (pc P), ... and M more" (or "tile A (pc P)") for the tiles of IPU i
+ * that `keep` accepts, but `skip`: the first NAMED_TILES named. Returns how many there are
+ * (nothing is written for none). */
+static uint32_t list_tiles(txt *b, const eng *g, uint32_t i, int (*keep)(const tile *),
+                           const tile *skip)
+{
+    uint32_t n = 0;
+    for (uint32_t t = 0; t < g->ntiles; t++) {
+        const tile *x = &g->chips[i].tiles[t];
+        n += x != skip && keep(x);
+    }
+    uint32_t named = 0;
+    for (uint32_t t = 0; t < g->ntiles && named < NAMED_TILES; t++) {
+        const tile *x = &g->chips[i].tiles[t];
+        if (x == skip || !keep(x))
+            continue;
+        txt_printf(b, "%s", named == 0 ? (n == 1 ? "tile " : "tiles ") : ", ");
+        name_tile(b, x);
+        named++;
+    }
+    if (n > named)
+        txt_printf(b, " and %u more", n - named);
+    return n;
+}
+
+static int is_runnable(const tile *x)
+{
+    return x->state == TILE_RUNNABLE;
+}
+
+static uint32_t count_state(const chip *c, tile_state st)
+{
+    uint32_t n = 0;
+    for (uint32_t t = 0; t < c->ntiles; t++)
+        n += c->tiles[t].state == st;
+    return n;
+}
+
+/* The latest cycle any tile has reached; *supersteps: the most of any IPU. */
+static uint64_t reached(const eng *g, uint64_t *supersteps)
+{
+    uint64_t cycle = 0;
+    *supersteps = 0;
+    for (uint32_t i = 0; i < g->nipus; i++) {
+        const chip *c = &g->chips[i];
+        *supersteps = max_u64(*supersteps, c->supersteps);
+        for (uint32_t t = 0; t < c->ntiles; t++)
+            if (c->tiles[t].state != TILE_IDLE)
+                cycle = max_u64(cycle, tile_now(&c->tiles[t]));
+    }
+    return cycle;
+}
+
+/* "ipu I: tiles ... still computing, K waiting at syncs[, H halted][, F faulted]". */
+static void ipu_state(txt *b, const eng *g, uint32_t i)
+{
+    const chip *c = &g->chips[i];
+    txt_printf(b, "ipu %u: ", i);
+    if (list_tiles(b, g, i, is_runnable, NULL) == 0)
+        txt_printf(b, "no tile");
+    txt_printf(b, " still computing, %u waiting at syncs", count_state(c, TILE_SYNC));
+    uint32_t h = count_state(c, TILE_HALTED), f = count_state(c, TILE_FAULTED);
+    if (h)
+        txt_printf(b, ", %u halted", h);
+    if (f)
+        txt_printf(b, ", %u faulted", f);
+}
+
+/* The run was stopped between rounds: ERR_STOPPED naming where every IPU is. */
+static int stopped(const eng *g, err *e)
+{
+    txt b = {0};
+    uint64_t steps;
+    txt_printf(&b, "stopped at cycle %llu", (unsigned long long)reached(g, &steps));
+    for (uint32_t i = 0; i < g->nipus && i < NAMED_IPUS; i++) {
+        txt_printf(&b, i ? "; " : ": ");
+        ipu_state(&b, g, i);
+    }
+    if (g->nipus > NAMED_IPUS)
+        txt_printf(&b, "; and %u more IPUs", g->nipus - NAMED_IPUS);
+    int rc = err_set(e, ERR_STOPPED, "%s", txt_str(&b));
+    txt_free(&b);
+    return rc;
+}
+
+static int past_superstep(const tile *x)
+{
+    return x->state == TILE_FAULTED && tile_cpu(x)->fault == FAULT_SUPERSTEP;
+}
+
+/* After a superstep fault of `first`: "; also past it: ipu I tiles ..." for the others. */
+static void also_past(txt *b, const eng *g, const tile *first)
+{
+    uint32_t ipus = 0, more = 0;
+    for (uint32_t i = 0; i < g->nipus; i++) {
+        txt part = {0};
+        if (list_tiles(&part, g, i, past_superstep, first) == 0) {
+            txt_free(&part);
+            continue;
+        }
+        if (ipus < NAMED_IPUS)
+            txt_printf(b, "%sipu %u %s", ipus ? "; " : "; also past it: ", i, txt_str(&part));
+        else
+            more++;
+        ipus++;
+        txt_free(&part);
+    }
+    if (more)
+        txt_printf(b, "; and tiles of %u more IPUs", more);
+}
+
+/* The run's error for the earliest fault by (cycle, ipu, tile), or ERR_OK when none. A
+ * superstep fault names the other tiles past the limit too. */
 static int first_fault(const eng *g, err *e)
 {
     const tile *first = NULL;
@@ -491,7 +624,13 @@ static int first_fault(const eng *g, err *e)
         return ERR_OK;
     char buf[512];
     tile_fault_text(first, buf, sizeof buf);
-    return err_set(e, ERR_FAULT, "%s", buf);
+    txt b = {0};
+    txt_printf(&b, "%s", buf);
+    if (past_superstep(first))
+        also_past(&b, g, first);
+    int rc = err_set(e, ERR_FAULT, "%s", txt_str(&b));
+    txt_free(&b);
+    return rc;
 }
 
 static int any_pending(const eng *g)
@@ -570,6 +709,63 @@ static int resolve(eng *g, int *progress, err *e)
     return ERR_OK;
 }
 
+/* ---- the loop: rounds, releases, a stop request, the heartbeat ---- */
+
+static uint64_t host_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The heartbeat, when one is due (host time only decides when it is called). */
+static void heartbeat(eng *g)
+{
+    const eng_watch *w = &g->cfg.watch;
+    if (!w->progress)
+        return;
+    uint64_t now = host_ns();
+    if (w->progress_ns && now < g->beat_at)
+        return;
+    g->beat_at = now + w->progress_ns;
+    uint64_t steps, cycle = reached(g, &steps);
+    w->progress(w->progress_ctx, cycle, steps);
+}
+
+/* One compute round over every runnable tile. Returns whether some tile is still runnable
+ * (its chunk ran out): then another round comes before the syncs are resolved. */
+static int compute_round(eng *g)
+{
+    g->nrun = 0;
+    for (uint32_t i = 0; i < g->nipus; i++)
+        for (uint32_t t = 0; t < g->ntiles; t++)
+            if (g->chips[i].tiles[t].state == TILE_RUNNABLE)
+                g->run[g->nrun++] = &g->chips[i].tiles[t];
+    if (!g->nrun)
+        return 0;
+    pool_run(g->pool, g->nrun, step_one, g);
+    g->rounds++;
+    for (size_t x = 0; x < g->nrun; x++)
+        if (g->run[x]->state == TILE_RUNNABLE)
+            return 1;
+    return 0;
+}
+
+/* Carry out only the earliest releases: IPUs run ahead of each other between external syncs,
+ * and one released now may reach its next sync before another's pending release; every
+ * blocked IPU resumes at or after the earliest, so nothing can be scheduled before it (the
+ * kernel's time never goes back). */
+static void run_releases(eng *g)
+{
+    uint64_t first = UINT64_MAX;
+    size_t nrel = (size_t)g->nipus * (ISA_NGROUPS + 1) + 1;
+    for (size_t x = 0; x < nrel; x++)
+        if (g->rel[x].pending && g->rel[x].cycle < first)
+            first = g->rel[x].cycle;
+    if (first != UINT64_MAX)
+        sim_run(g->k, mach_cycles_to_ps(&g->m, first));
+}
+
 int eng_run(eng *g, err *e)
 {
     if (!g->loaded)
@@ -582,32 +778,21 @@ int eng_run(eng *g, err *e)
     g->has_host = h != NULL;
     if (h)
         g->host = *h;
+    const volatile sig_atomic_t *stop = g->cfg.watch.stop;
+    g->beat_at = host_ns() + g->cfg.watch.progress_ns;
     for (;;) {
-        g->nrun = 0;
-        for (uint32_t i = 0; i < g->nipus; i++)
-            for (uint32_t t = 0; t < g->ntiles; t++)
-                if (g->chips[i].tiles[t].state == TILE_RUNNABLE)
-                    g->run[g->nrun++] = &g->chips[i].tiles[t];
-        if (g->nrun) {
-            pool_run(g->pool, g->nrun, step_one, g);
-            g->rounds++;
-        }
+        if (stop && *stop)
+            return stopped(g, e);
+        int more = compute_round(g);
+        heartbeat(g);
+        if (more)
+            continue;
         int progress = 0;
         if ((rc = resolve(g, &progress, e)) != ERR_OK)
             return rc;
         if (!progress)
             break;
-        /* Carry out only the earliest releases: IPUs run ahead of each other between external
-         * syncs, and one released now may reach its next sync before another's pending
-         * release; every blocked IPU resumes at or after the earliest, so nothing can be
-         * scheduled before it (the kernel's time never goes back). */
-        uint64_t first = UINT64_MAX;
-        size_t nrel = (size_t)g->nipus * (ISA_NGROUPS + 1) + 1;
-        for (size_t x = 0; x < nrel; x++)
-            if (g->rel[x].pending && g->rel[x].cycle < first)
-                first = g->rel[x].cycle;
-        if (first != UINT64_MAX)
-            sim_run(g->k, mach_cycles_to_ps(&g->m, first));
+        run_releases(g);
     }
     /* global sends nobody synced for still land (after every tile halted) */
     eng_moved moved;

@@ -1,13 +1,16 @@
 /* engine: the BSP engine — every tile of every IPU, supersteps, syncs, host threads.
  *
- * eng_run() alternates two things until every tile has halted: a compute round, in which
- * all runnable tiles run in parallel on the thread pool until each reaches a sync, halts or
- * faults; and sync resolution, in which a zone whose tiles have all arrived is released at
+ * eng_run() alternates two things until every tile has halted: compute rounds, in which all
+ * runnable tiles run in parallel on the thread pool until each reaches a sync, halts or
+ * faults (a round runs each tile at most a chunk of cycles; rounds repeat until none is
+ * runnable); and sync resolution, in which a zone whose tiles have all arrived is released at
  * (latest arrival + zone latency) by an event on the simulation kernel. A sync that can never
- * complete is a simulated fault naming the waiting and the missing tiles. */
+ * complete is a simulated fault naming the waiting and the missing tiles. Between rounds the
+ * engine honours a stop request and calls a heartbeat; neither changes a result. */
 #ifndef IPUSIM_ENGINE_H
 #define IPUSIM_ENGINE_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "hw/chip.h"
@@ -16,10 +19,33 @@
 #include "hw/stats.h"
 #include "isa/isa.h"
 
+/* A compute round runs each tile at most this many cycles past where it went on (unless
+ * eng_cfg.chunk_cycles says otherwise): the most a stop request or a heartbeat waits for. */
+#define ENG_CHUNK_CYCLES (1ull << 20)
+
+/* Watching a long run from outside: nothing here changes a result. */
+typedef struct eng_watch {
+    /* Non-NULL: read between compute rounds; once non-zero, eng_run returns ERR_STOPPED
+     * ("stopped at cycle N: ipu I: tiles T (pc P), ... still computing, K waiting at
+     * syncs"). A signal handler may set it. */
+    const volatile sig_atomic_t *stop;
+    /* Non-NULL: the heartbeat, called between compute rounds at most every progress_ns of
+     * host time (0: after every round) with the latest cycle any tile has reached and the
+     * supersteps of the IPU with the most. */
+    void (*progress)(void *ctx, uint64_t cycle, uint64_t supersteps);
+    void *progress_ctx;
+    uint64_t progress_ns;
+} eng_watch;
+
 typedef struct eng_cfg {
     mach m;              /* machine; m.nipus IPUs of m.tiles_per_ipu tiles */
     unsigned threads;    /* host threads (0: online CPUs) */
     uint64_t max_cycles; /* no instruction issues after this cycle */
+    /* A fault (FAULT_SUPERSTEP) when an instruction would issue more than this many cycles
+     * after its tile's last sync release (or cycle 0); 0: no limit. */
+    uint64_t max_superstep_cycles;
+    uint64_t chunk_cycles; /* a round runs a tile at most this many cycles (0: ENG_CHUNK_CYCLES) */
+    eng_watch watch;
 } eng_cfg;
 
 typedef struct eng eng;
@@ -154,7 +180,9 @@ uint32_t eng_tile_image(const eng *g, uint32_t ipu, uint32_t tile);
 void eng_log_syncs(eng *g, uint32_t ipu, size_t cap);
 const uint64_t *eng_sync_log(const eng *g, size_t *n);
 
-/* Run to completion. ERR_OK, or ERR_FAULT with "ipu I tile T ctx C pc P cycle N: reason". */
+/* Run to completion. ERR_OK, or ERR_FAULT with "ipu I tile T ctx C pc P cycle N: reason",
+ * or ERR_STOPPED when cfg.watch.stop was set (the run cannot go on; its statistics are those
+ * of a run cut short). */
 int eng_run(eng *g, err *e);
 
 /* The engine's ports, for the system constructor to bind: "fabric" (interface "eng_fabric",

@@ -40,6 +40,7 @@ struct eng {
     uint64_t *sync_log;
     size_t sync_cap, sync_n;
     uint32_t sync_ipu;
+    uint64_t beat_at;          /* host time (ns, monotonic) from which the next heartbeat is due */
     sim_port *pfabric, *phost; /* "fabric", "host" */
     eng_fabric fabric;         /* read from the ports at eng_run */
     eng_host host;

@@ -8,7 +8,9 @@
  * the supervisor go on at max(c + 6, last exit + 1); `sync` at c arrives at max(c + 6, last
  * exit + 1); `halt` at c finishes at max(c + 1, last exit + 1). `send`/`gsend` at c streams
  * its words from max(c, port free) at 4 bytes per cycle while the supervisor goes on; sync
- * and halt also wait until the outgoing port is idle (docs/fabric.md).
+ * and halt also wait until the outgoing port is idle (docs/fabric.md). A step ends early when
+ * the context running reaches the end of its chunk of cycles; the next step goes on from the
+ * saved state, so the chunk is invisible in every result (docs/timing.md, "Long runs").
  * Left out: instruction fetch, bank conflicts, exceptions other than the modelled faults. */
 #include "hw/tile.h"
 
@@ -44,6 +46,19 @@ void tile_init(tile *t, uint32_t ipu, uint32_t id, uint8_t *mem, const isa_insn 
     t->state = code ? TILE_RUNNABLE : TILE_IDLE;
 }
 
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The last cycle an instruction may issue at in this step: --max-cycles, the superstep's
+ * limit, or the end of the chunk, whichever comes first. */
+static uint64_t step_limit(const tile *t, const tile_cfg *cfg)
+{
+    uint64_t lim = min_u64(cfg->limit, add_sat(t->step_start, cfg->step_max));
+    return min_u64(lim, add_sat(tile_now(t), cfg->chunk));
+}
+
 static isa_env make_env(tile *t, const tile_cfg *cfg)
 {
     isa_env env = {
@@ -57,7 +72,7 @@ static isa_env make_env(tile *t, const tile_cfg *cfg)
         .nipus = cfg->nipus,
         .scratch = &t->scratch,
         .group = &t->group,
-        .limit = cfg->limit,
+        .limit = step_limit(t, cfg),
         .slot_free_from = t->slot_free_from,
         .cw = t->cw,
     };
@@ -70,10 +85,51 @@ static void fault(tile *t, int ctx)
     t->fault_ctx = ctx;
 }
 
-/* Start worker context k at `start` in barrel slot `slot` and run it to its exit. Returns 0,
- * or -1 when the worker faulted (the tile is then marked faulted). */
-static int start_worker(tile *t, const isa_env *env, unsigned k, uint32_t entry, uint32_t arg,
-                        uint64_t start, unsigned slot)
+/* A context stopped at this step's limit (its t: the cycle it would issue at next): past
+ * --max-cycles or the superstep's limit is a fault (1, with c->fault set); else the chunk ran
+ * out (0): the context is saved as it was and goes on at the next step. */
+static int past_limit(tile *t, const tile_cfg *cfg, isa_cpu *c)
+{
+    if (c->t > cfg->limit) {
+        c->fault = FAULT_LIMIT;
+        return 1;
+    }
+    if (c->t > add_sat(t->step_start, cfg->step_max)) {
+        c->fault = FAULT_SUPERSTEP;
+        t->fault_step_max = cfg->step_max;
+        return 1;
+    }
+    c->fault = FAULT_NONE;
+    return 0;
+}
+
+/* Run worker context k (just started, or resumed after a chunk ran out in it), which owns
+ * barrel slot `slot`, to its exit. Returns 0; 1 when the chunk ran out (t->in_worker says
+ * where); or -1 when the worker faulted (the tile is then marked faulted). */
+static int run_worker(tile *t, const tile_cfg *cfg, const isa_env *env, unsigned k, unsigned slot)
+{
+    isa_cpu *w = &t->wk[k];
+    isa_stop stop = isa_run_worker(w, env);
+    t->in_worker = 0;
+    if (stop == STOP_LIMIT && !past_limit(t, cfg, w)) {
+        t->in_worker = (uint8_t)(k + 1);
+        return 1;
+    }
+    if (stop != STOP_EXIT) {
+        fault(t, 1 + (int)k);
+        return -1;
+    }
+    uint64_t done = w->t + 1; /* w->t is the exit's issue cycle */
+    t->ctx_free_from[k] = done;
+    t->slot_free_from[slot] = done;
+    if (done > t->workers_done)
+        t->workers_done = done;
+    return 0;
+}
+
+/* Start worker context k at `start` in barrel slot `slot` and run it: as run_worker. */
+static int start_worker(tile *t, const tile_cfg *cfg, const isa_env *env, unsigned k,
+                        uint32_t entry, uint32_t arg, uint64_t start, unsigned slot)
 {
     isa_cpu *w = &t->wk[k];
     memset(w->r, 0, sizeof w->r);
@@ -84,16 +140,73 @@ static int start_worker(tile *t, const isa_env *env, unsigned k, uint32_t entry,
     memset(&w->amp, 0, sizeof w->amp); /* a started context's AMP pipeline is empty */
     w->fault = FAULT_NONE;
     t->workers_started++;
-    if (isa_run_worker(w, env) != STOP_EXIT) {
-        fault(t, 1 + (int)k);
-        return -1;
+    return run_worker(t, cfg, env, k, slot);
+}
+
+/* No free worker context for the run or runall the supervisor just issued: the fault names
+ * that instruction (pc goes back to it). */
+static int no_context(tile *t)
+{
+    t->sup.pc -= ISA_INSN_BYTES;
+    t->sup.fault = FAULT_TOO_MANY_WORKERS;
+    fault(t, 0);
+    return -1;
+}
+
+/* `run` issued at c: one worker in the supervisor's slot. As run_worker. */
+static int start_one(tile *t, const tile_cfg *cfg, const isa_env *env, const isa_insn *in,
+                     uint64_t c)
+{
+    unsigned k = 0;
+    while (k < ISA_NWORKERS && t->ctx_free_from[k] > c)
+        k++;
+    if (k == ISA_NWORKERS)
+        return no_context(t);
+    return start_worker(t, cfg, env, k, (uint32_t)in->imm, t->sup.r[in->ra], c + ISA_BARREL,
+                        (unsigned)(c % ISA_BARREL));
+}
+
+/* `runall` issued at c: workers k0..5 (k0 > 0 when going on after a chunk ran out in worker
+ * k0 - 1), worker k in slot (c + k) mod 6. As run_worker. */
+static int start_all(tile *t, const tile_cfg *cfg, const isa_env *env, const isa_insn *in,
+                     uint64_t c, unsigned k0)
+{
+    for (unsigned k = 0; k0 == 0 && k < ISA_NWORKERS; k++)
+        if (t->ctx_free_from[k] > c)
+            return no_context(t);
+    for (unsigned k = k0; k < ISA_NWORKERS; k++) {
+        int rc = start_worker(t, cfg, env, k, (uint32_t)in->imm, t->sup.r[in->ra],
+                              c + ISA_BARREL + k, (unsigned)((c + k) % ISA_BARREL));
+        if (rc != 0)
+            return rc;
     }
-    uint64_t done = w->t + 1; /* w->t is the exit's issue cycle */
-    t->ctx_free_from[k] = done;
-    t->slot_free_from[slot] = done;
-    if (done > t->workers_done)
-        t->workers_done = done;
     return 0;
+}
+
+/* The supervisor goes on after the run/runall `in` issued at c whose workers have all
+ * exited (an rpt body may end with it). */
+static void started(isa_cpu *s, const isa_insn *in, uint64_t c)
+{
+    s->t = c + in->scycles;
+    if (s->rpt_left)
+        isa_rpt_wrap(s);
+}
+
+/* A chunk ran out in a worker started by the run/runall before sup.pc (issued at sup.t, which
+ * waits until its workers have exited): finish it and the workers after it. As run_worker. */
+static int resume_workers(tile *t, const tile_cfg *cfg, const isa_env *env)
+{
+    isa_cpu *s = &t->sup;
+    const isa_insn *in = &t->code[s->pc / ISA_INSN_BYTES - 1];
+    uint64_t c = s->t;
+    unsigned k = t->in_worker - 1u;
+    int all = in->op == OP_runall;
+    int rc = run_worker(t, cfg, env, k, (unsigned)((c + (all ? k : 0)) % ISA_BARREL));
+    if (rc == 0 && all)
+        rc = start_all(t, cfg, env, in, c, k + 1);
+    if (rc == 0)
+        started(s, in, c);
+    return rc;
 }
 
 /* send/gsend/hin/hout/rbin/rbout at cycle c: check it and log it (with the payload of an
@@ -173,12 +286,62 @@ static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64
     return c + in->scycles;
 }
 
-void tile_step(tile *t, const tile_cfg *cfg)
+/* The supervisor at sync or halt `in` issued at c: the tile waits at the zone, or has
+ * halted, once its workers have exited and its outgoing port is idle. */
+static void arrive(tile *t, const isa_insn *in, uint64_t c, tile_state state)
 {
-    isa_env env = make_env(t, cfg);
+    isa_cpu *s = &t->sup;
+    if (state == TILE_SYNC && s->rpt_left)
+        isa_rpt_wrap(s);
+    t->state = state;
+    if (state == TILE_SYNC)
+        t->zone = (uint32_t)in->imm;
+    t->at = max_u64(max_u64(c + in->scycles, t->workers_done), t->out.port_free);
+    s->t = t->at;
+}
+
+/* Carry out the instruction the supervisor stopped at (issued at c; pc already past it).
+ * 0: go on; 1: the tile stops here (sync, halt, a fault, or a chunk that ran out in a
+ * worker). */
+static int super_op(tile *t, const tile_cfg *cfg, const isa_env *env, isa_stop stop,
+                    const isa_insn *in, uint64_t c)
+{
+    isa_cpu *s = &t->sup;
+    switch (stop) {
+    case STOP_RUN:
+    case STOP_RUNALL: {
+        int rc =
+            stop == STOP_RUN ? start_one(t, cfg, env, in, c) : start_all(t, cfg, env, in, c, 0);
+        if (rc != 0)
+            return 1;
+        started(s, in, c);
+        return 0;
+    }
+    case STOP_JOIN: s->t = max_u64(c + in->scycles, t->workers_done); break;
+    case STOP_SYNC: arrive(t, in, c, TILE_SYNC); return 1;
+    case STOP_SEND: {
+        uint64_t next = do_copy(t, cfg, in, c);
+        if (!next)
+            return 1;
+        s->t = next;
+        break;
+    }
+    case STOP_HALT: arrive(t, in, c, TILE_HALTED); return 1;
+    default: fault(t, 0); return 1;
+    }
+    if (s->rpt_left) /* join, a copy: an rpt body may end with one */
+        isa_rpt_wrap(s);
+    return 0;
+}
+
+/* The supervisor's loop: interpret to the next instruction the tile handles, carry it out. */
+static void run_super(tile *t, const tile_cfg *cfg, const isa_env *env)
+{
     isa_cpu *s = &t->sup;
     for (;;) {
-        isa_stop stop = isa_run_super(s, &env);
+        isa_stop stop = isa_run_super(s, env);
+        if (stop == STOP_LIMIT && !past_limit(t, cfg, s))
+            return; /* the chunk ran out: still runnable, it goes on at s->pc, s->t */
         if (stop == STOP_FAULT || stop == STOP_LIMIT) {
             fault(t, 0);
             return;
@@ -193,72 +356,42 @@ void tile_step(tile *t, const tile_cfg *cfg)
         s->ninsn++;
         s->busy += in->scycles;
         s->pc += ISA_INSN_BYTES;
-        switch (stop) {
-        case STOP_RUN: {
-            unsigned k = 0;
-            while (k < ISA_NWORKERS && t->ctx_free_from[k] > c)
-                k++;
-            if (k == ISA_NWORKERS) {
-                s->pc -= ISA_INSN_BYTES;
-                s->fault = FAULT_TOO_MANY_WORKERS;
-                fault(t, 0);
-                return;
-            }
-            if (start_worker(t, &env, k, (uint32_t)in->imm, s->r[in->ra], c + ISA_BARREL,
-                             (unsigned)(c % ISA_BARREL)) != 0)
-                return;
-            s->t = c + in->scycles;
-            break;
-        }
-        case STOP_RUNALL: {
-            for (unsigned k = 0; k < ISA_NWORKERS; k++) {
-                if (t->ctx_free_from[k] > c) {
-                    s->pc -= ISA_INSN_BYTES;
-                    s->fault = FAULT_TOO_MANY_WORKERS;
-                    fault(t, 0);
-                    return;
-                }
-            }
-            for (unsigned k = 0; k < ISA_NWORKERS; k++) {
-                if (start_worker(t, &env, k, (uint32_t)in->imm, s->r[in->ra], c + ISA_BARREL + k,
-                                 (unsigned)((c + k) % ISA_BARREL)) != 0)
-                    return;
-            }
-            s->t = c + in->scycles;
-            break;
-        }
-        case STOP_JOIN: s->t = max_u64(c + in->scycles, t->workers_done); break;
-        case STOP_SYNC:
-            if (s->rpt_left)
-                isa_rpt_wrap(s);
-            t->state = TILE_SYNC;
-            t->zone = (uint32_t)in->imm;
-            t->at = max_u64(max_u64(c + in->scycles, t->workers_done), t->out.port_free);
-            s->t = t->at;
+        if (super_op(t, cfg, env, stop, in, c))
             return;
-        case STOP_SEND: {
-            uint64_t next = do_copy(t, cfg, in, c);
-            if (!next)
-                return;
-            s->t = next;
-            break;
-        }
-        case STOP_HALT:
-            t->state = TILE_HALTED;
-            t->at = max_u64(max_u64(c + in->scycles, t->workers_done), t->out.port_free);
-            s->t = t->at;
-            return;
-        default: fault(t, 0); return;
-        }
-        if (s->rpt_left) /* run, runall, join, a copy: an rpt body may end with one */
-            isa_rpt_wrap(s);
     }
+}
+
+void tile_step(tile *t, const tile_cfg *cfg)
+{
+    isa_env env = make_env(t, cfg);
+    if (t->in_worker && resume_workers(t, cfg, &env) != 0)
+        return;
+    run_super(t, cfg, &env);
+}
+
+int tile_ctx(const tile *t)
+{
+    if (t->state == TILE_FAULTED)
+        return t->fault_ctx;
+    return t->state == TILE_RUNNABLE ? t->in_worker : 0;
+}
+
+const isa_cpu *tile_cpu(const tile *t)
+{
+    int ctx = tile_ctx(t);
+    return ctx ? &t->wk[ctx - 1] : &t->sup;
+}
+
+uint64_t tile_now(const tile *t)
+{
+    return tile_cpu(t)->t;
 }
 
 void tile_release(tile *t, uint64_t cycle)
 {
     t->state = TILE_RUNNABLE;
     t->sup.t = cycle;
+    t->step_start = cycle;
 }
 
 void tile_set_fault(tile *t, isa_fault f, uint64_t cycle)
@@ -272,7 +405,12 @@ void tile_fault_text(const tile *t, char *buf, size_t len)
 {
     const isa_cpu *c = t->fault_ctx == 0 ? &t->sup : &t->wk[t->fault_ctx - 1];
     char why[160];
-    isa_fault_text(c, why, sizeof why);
+    if (c->fault == FAULT_SUPERSTEP)
+        snprintf(why, sizeof why,
+                 "superstep exceeds --max-superstep-cycles %llu (started at cycle %llu)",
+                 (unsigned long long)t->fault_step_max, (unsigned long long)t->step_start);
+    else
+        isa_fault_text(c, why, sizeof why);
     snprintf(buf, len, "ipu %u tile %u ctx %d pc 0x%x cycle %llu: %s", t->ipu, t->id, t->fault_ctx,
              c->pc, (unsigned long long)c->t, why);
 }

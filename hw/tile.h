@@ -1,11 +1,14 @@
 /* tile: one IPU tile — SRAM, a supervisor context, six worker contexts and the barrel.
  *
  * A tile runs alone between syncs (BSP), so tile_step() interprets the supervisor in a tight
- * loop and returns only when it reaches a sync, halts or faults. Workers started with `run`
- * or `runall` are interpreted to their `exit` on the spot: they share nothing with the
- * supervisor or each other while they run (as in Poplar, the workers of a compute set write
- * disjoint memory), so running them one after another gives the same memory and the same
- * issue cycles as interleaving them in the barrel. */
+ * loop and returns when it reaches a sync, halts or faults, or when it has run a chunk of
+ * cycles (it then stays runnable, and the next step goes on where it stopped: a long
+ * superstep is run in pieces with the same result). Workers started with `run` or `runall`
+ * are interpreted to their `exit` on the spot (a chunk may end inside one: the next step
+ * finishes it first): they share nothing with the supervisor or each other while they run
+ * (as in Poplar, the workers of a compute set write disjoint memory), so running them one
+ * after another gives the same memory and the same issue cycles as interleaving them in the
+ * barrel. */
 #ifndef IPUSIM_TILE_H
 #define IPUSIM_TILE_H
 
@@ -29,6 +32,10 @@ typedef struct tile_cfg {
     uint32_t memsize;
     uint32_t ntiles, nipus;
     uint64_t limit;    /* --max-cycles: last cycle an instruction may issue at */
+    uint64_t step_max; /* --max-superstep-cycles: an instruction may issue at most this many
+                          cycles after the tile's superstep began (UINT64_MAX: no limit) */
+    uint64_t chunk;    /* a step runs the tile at most this many cycles past where it went on
+                          (>= 1); results do not depend on it */
     uint32_t xchg_bpc; /* exchange bytes per cycle a tile sends */
 } tile_cfg;
 
@@ -77,10 +84,14 @@ typedef struct tile {
     uint32_t scratch;         /* CSR_SCRATCH */
     uint32_t group;           /* CSR_GROUP: the tile's sync group */
     tile_state state;
-    uint32_t zone;   /* the zone of the sync it waits at */
-    uint64_t at;     /* sync arrival or halt cycle */
-    int fault_ctx;   /* context that faulted (0 supervisor, 1..6) */
-    tile_outbox out; /* exchange sends not yet delivered */
+    uint32_t zone;           /* the zone of the sync it waits at */
+    uint64_t at;             /* sync arrival or halt cycle */
+    uint64_t step_start;     /* the cycle its superstep began: its last sync release (or 0) */
+    uint8_t in_worker;       /* runnable with a chunk that ran out in worker context
+                            in_worker - 1, started by the run/runall before sup.pc (0: none) */
+    int fault_ctx;           /* context that faulted (0 supervisor, 1..6) */
+    uint64_t fault_step_max; /* FAULT_SUPERSTEP: the limit it ran past */
+    tile_outbox out;         /* exchange sends not yet delivered */
 } tile;
 
 /* Reset a tile to run `code` (ncode instructions, from a program image of `image` bytes) from
@@ -90,8 +101,20 @@ void tile_init(tile *t, uint32_t ipu, uint32_t id, uint8_t *mem, const isa_insn 
 /* Free what a tile owns (its outbox); the tile can be initialised again. */
 void tile_free(tile *t);
 
-/* Run a runnable tile until it waits at a sync, halts or faults. */
+/* Run a runnable tile until it waits at a sync, halts or faults, or until the context
+ * running would issue more than cfg->chunk cycles past tile_now(t): it then stays runnable
+ * and the next call goes on from there, so the chunk never changes a result. An instruction
+ * past cfg->limit is FAULT_LIMIT; one more than cfg->step_max cycles after step_start is
+ * FAULT_SUPERSTEP (FAULT_LIMIT first when both). */
 void tile_step(tile *t, const tile_cfg *cfg);
+
+/* The context a tile goes on in, or stopped in: a runnable tile's unfinished worker (1..6)
+ * or its supervisor (0); a faulted tile's faulting context; else 0 (the supervisor). */
+int tile_ctx(const tile *t);
+/* That context: its pc, and in t the cycle it goes on at (or arrived, halted, faulted). */
+const isa_cpu *tile_cpu(const tile *t);
+/* tile_cpu(t)->t: where the tile is in time. */
+uint64_t tile_now(const tile *t);
 
 /* Resume a tile waiting at a sync: its supervisor's next issue is at `cycle`. */
 void tile_release(tile *t, uint64_t cycle);

@@ -342,6 +342,7 @@ void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len)
                  cpu->fault_addr);
         break;
     case FAULT_LIMIT: snprintf(buf, len, "ran past the cycle limit"); break;
+    case FAULT_SUPERSTEP: snprintf(buf, len, "superstep ran past its cycle limit"); break;
     case FAULT_SYNC_DEADLOCK: snprintf(buf, len, "sync deadlock"); break;
     case FAULT_AMP:
         snprintf(buf, len, "%s",

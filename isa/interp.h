@@ -22,7 +22,9 @@ typedef enum isa_stop {
     STOP_HALT,
     STOP_SEND,  /* supervisor at send/gsend/hin/hout/rbin/rbout: the tile logs the copy */
     STOP_FAULT, /* cpu->fault says why; pc and t name the faulting instruction */
-    STOP_LIMIT, /* the next issue would be past the cycle limit */
+    STOP_LIMIT, /* the next issue would be past isa_env.limit: the context is saved before
+                   that instruction (pc, t, registers, rpt loop, counts), so running it again
+                   with a higher limit goes on exactly as if it had never stopped */
 } isa_stop;
 
 typedef enum isa_fault {
@@ -43,6 +45,8 @@ typedef enum isa_fault {
                          of 4 (fault_what says which, fault_addr its value) */
     FAULT_COPY_RANGE, /* a copy's bytes run past the source (fault_what 0) or destination
                          (fault_what 2) tile's memory of fault_size bytes */
+    FAULT_SUPERSTEP,  /* an instruction would issue past the superstep's cycle limit (the tile
+                         sets it: the interpreter only sees isa_env.limit) */
 } isa_fault;
 
 /* A worker's AMP pipeline (docs/timing.md, "The AMP"): the row in progress and the row

@@ -9,15 +9,19 @@
 
 #include "tests/testutil.h"
 
+#include <fcntl.h>
 #include "bench/sweep/sweep.h"
 #include "workloads/mnist/idx.h"
 
 #include <libgen.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char bin[4096];
@@ -109,6 +113,159 @@ static void test_fault_exit_3(void **state)
         strstr(out, "ipu 0 tile 0 ctx 1 pc 0x20 cycle 12: misaligned memory access at 0x2"));
     assert_int_equal(run(out, sizeof out, "run tests/isa/fault_limit.s --max-cycles 50"), 3);
     assert_non_null(strstr(out, "cycle 54: ran past the cycle limit"));
+}
+
+/* A runaway program (br costs 6: issues at 0, 6, ...) under --max-superstep-cycles 100000:
+ * the first issue past it is at 100002, on both tiles; a fault like any other: exit status
+ * 3, the fault line (naming the other tile too) and the report. A bad value is one line. */
+static void test_superstep_limit(void **state)
+{
+    (void)state;
+    char out[8192], path[256];
+    snprintf(path, sizeof path, "%s/spin.s", tmpdir);
+    tu_write_file(path, "main: br main\n");
+    assert_int_equal(run(out, sizeof out, "run %s --tiles 2 --max-superstep-cycles 100000", path),
+                     3);
+    assert_non_null(strstr(out, "ipu 0 tile 0 ctx 0 pc 0x0 cycle 100002: superstep exceeds "
+                                "--max-superstep-cycles 100000 (started at cycle 0); also past "
+                                "it: ipu 0 tile 1 (pc 0x0)\n"));
+    assert_non_null(strstr(out, "total cycles"));
+    assert_int_equal(run(out, sizeof out, "run %s --max-superstep-cycles 1e9", path), 2);
+    assert_string_equal(out, "ipusim run: --max-superstep-cycles: '1e9' is not a whole number\n");
+    assert_int_equal(run(out, sizeof out, "run --progress=1 %s", path), 2);
+    assert_string_equal(out, "ipusim run: --progress takes no value ('--progress=1')\n");
+    assert_int_equal(run(out, sizeof out, "help run"), 0);
+    assert_non_null(strstr(out, "after its tile's last sync (default 1000000000)"));
+}
+
+/* Read what fd gives into buf (from *len) until `want` appears at the start of a line or EOF,
+ * for at most `ms` milliseconds. Returns 1 when it appeared, 0 at EOF, -1 after ms. */
+static int read_until(int fd, char *buf, size_t cap, size_t *len, const char *want, int ms)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        buf[*len] = '\0';
+        for (const char *p = buf; want && (p = strstr(p, want)); p++)
+            if (p == buf || p[-1] == '\n')
+                return 1;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        int left = ms - (int)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+        struct pollfd p = {fd, POLLIN, 0};
+        if (left <= 0 || poll(&p, 1, left) <= 0)
+            return -1;
+        ssize_t n = read(fd, buf + *len, cap - 1 - *len);
+        if (n <= 0)
+            return 0;
+        *len += (size_t)n;
+    }
+}
+
+/* Start "ipusim ARGV..." with stderr on a pipe and stdout to out_path; wait for a line that
+ * starts with `beat` on stderr, send sig, and collect the rest of stderr into err (cap bytes).
+ * Returns the exit status (-1: no heartbeat within 30 s, no exit within 30 s of the signal,
+ * or not a normal exit). */
+static int signal_run(char *const *args, const char *out_path, const char *beat, int sig, char *err,
+                      size_t cap)
+{
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, STDOUT_FILENO);
+        dup2(fd[1], STDERR_FILENO);
+        close(fd[0]);
+        signal(SIGINT, SIG_DFL); /* as on a terminal, even when the tests run in the background */
+        signal(SIGTERM, SIG_DFL);
+        execv(bin, args);
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t len = 0;
+    int beaten = read_until(fd[0], err, cap, &len, beat, 30000) == 1;
+    kill(pid, beaten ? sig : SIGKILL);
+    int ended = read_until(fd[0], err, cap, &len, NULL, 30000) == 0; /* EOF: it has ended */
+    if (!ended) /* still running 30 s after the signal: a hang */
+        kill(pid, SIGKILL);
+    close(fd[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return beaten && ended && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Ctrl-C (and SIGTERM) on `ipusim run --progress` of a runaway program: once a heartbeat
+ * line is out, the signal stops the run: exit status 3, the stop report as the one line
+ * after the heartbeats, nothing on stdout, no JSON file. */
+static void test_signal_stops_run(void **state)
+{
+    (void)state;
+    char path[256], json[256], out[256], err[16384];
+    snprintf(path, sizeof path, "%s/spin.s", tmpdir);
+    snprintf(json, sizeof json, "%s/stopped.json", tmpdir);
+    snprintf(out, sizeof out, "%s/stdout.txt", tmpdir);
+    tu_write_file(path, "main: br main\n");
+    static const int sigs[] = {SIGINT, SIGTERM};
+    for (size_t k = 0; k < 2; k++) {
+        char *args[] = {bin,          "run",     path,
+                        "--progress", "--tiles", "16",
+                        "--threads",  "1",       "--max-superstep-cycles",
+                        "0",          "--json",  json,
+                        NULL};
+        int rc = signal_run(args, out, "ipusim run: cycle ", sigs[k], err, sizeof err);
+        if (rc != 3)
+            fail_msg("signal %d: exit %d, stderr:\n%s", sigs[k], rc, err);
+        const char *stop = strstr(err, "ipusim run: stopped at cycle ");
+        assert_non_null(stop);
+        assert_true(stop == err || stop[-1] == '\n');
+        assert_non_null(strstr(stop, ": ipu 0: tiles 0 (pc 0x0), 1 (pc 0x0), "));
+        assert_non_null(strstr(stop, " and 8 more still computing, 0 waiting at syncs\n"));
+        assert_int_equal(tu_count_lines(stop), 1);                   /* the last line */
+        for (const char *p = err; p < stop; p = strchr(p, '\n') + 1) /* heartbeats before it */
+            assert_int_equal(strncmp(p, "ipusim run: cycle ", 18), 0);
+        assert_int_equal(access(json, F_OK), -1);
+        char *o = tu_read_file(out);
+        assert_non_null(o);
+        assert_string_equal(o, "");
+        free(o);
+    }
+}
+
+/* Ctrl-C on a sweep: the running point stops and gets no row, no further point starts, the
+ * sweep says so and exits 3. */
+static void test_signal_stops_sweep(void **state)
+{
+    (void)state;
+    char path[256], csv[256], out[256], err[16384];
+    snprintf(path, sizeof path, "%s/spin.s", tmpdir);
+    snprintf(csv, sizeof csv, "%s/stopped.csv", tmpdir);
+    snprintf(out, sizeof out, "%s/stdout.txt", tmpdir);
+    tu_write_file(path, "main: br main\n");
+    char *args[] = {bin,
+                    "sweep",
+                    "--param",
+                    "tiles=2,4",
+                    "--out",
+                    csv,
+                    "--",
+                    "run",
+                    path,
+                    "--progress",
+                    "--threads",
+                    "1",
+                    "--max-superstep-cycles",
+                    "0",
+                    NULL};
+    int rc = signal_run(args, out, "ipusim run: cycle ", SIGINT, err, sizeof err);
+    if (rc != 3)
+        fail_msg("exit %d, stderr:\n%s", rc, err);
+    assert_non_null(strstr(err, "ipusim sweep: tiles=2: stopped, not recorded\n"));
+    assert_non_null(strstr(err, "ipusim sweep: stopped: 0 points in "));
+    assert_non_null(strstr(err, "0 failed, 2 not run -> "));
+    char *c = tu_read_file(csv);
+    assert_true(!c || tu_count_lines(c) == 0); /* no row */
+    free(c);
 }
 
 static void test_report_and_json(void **state)
@@ -426,6 +583,50 @@ static void test_mnist_simulated(void **state)
     assert_non_null(strstr(out, "\n  time split (ipu 1)     OnTileExecute "));
 }
 
+/* Ctrl-C on the simulated MNIST run: once a heartbeat is on stderr, SIGINT stops the engine
+ * within a round; one line "ipusim mnist: stopped at cycle ...", exit status 3, no JSON and no
+ * weights written. */
+static void test_signal_stops_mnist(void **state)
+{
+    (void)state;
+    char dir[256], json[256], wdir[256], out[256], err[16384];
+    snprintf(dir, sizeof dir, "%s/digits-stop", tmpdir);
+    snprintf(json, sizeof json, "%s/stop.json", tmpdir);
+    snprintf(wdir, sizeof wdir, "%s/stop-w", tmpdir);
+    snprintf(out, sizeof out, "%s/stdout.txt", tmpdir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    write_digits(dir, "train", 32);
+    write_digits(dir, "t10k", 16);
+    char *args[] = {bin,
+                    "mnist",
+                    "--dataset",
+                    dir,
+                    "--epochs",
+                    "2000",
+                    "--batch-size",
+                    "4",
+                    "--gradient-accumulation",
+                    "2",
+                    "--device-iterations",
+                    "2",
+                    "--progress",
+                    "--json",
+                    json,
+                    "--save-weights",
+                    wdir,
+                    NULL};
+    int rc = signal_run(args, out, "ipusim mnist: cycle ", SIGINT, err, sizeof err);
+    if (rc != 3)
+        fail_msg("exit %d, stderr:\n%s", rc, err);
+    const char *stop = strstr(err, "ipusim mnist: stopped at cycle ");
+    assert_non_null(stop);
+    assert_int_equal(tu_count_lines(stop), 1);
+    assert_int_equal(access(json, F_OK), -1);
+    char npy[300];
+    snprintf(npy, sizeof npy, "%s/layer1.conv.weight.npy", wdir);
+    assert_int_equal(access(npy, F_OK), -1);
+}
+
 /* The report's lines and keys from the statistics tables, on tests/isa/xchg_pair.s with 8
  * tiles (derivation in its comments): tile 0 sends 8 B at cycle 11, the last word lands so the
  * stream ends at 22 (DoExchange 11 cycles), one sync release, halt at 116. Instructions: tile 0
@@ -680,6 +881,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_asm_output_is_input),
         cmocka_unit_test(test_directories),
         cmocka_unit_test(test_help_exit_status),
+        cmocka_unit_test(test_superstep_limit),
+        cmocka_unit_test(test_signal_stops_run),
+        cmocka_unit_test(test_signal_stops_sweep),
+        cmocka_unit_test(test_signal_stops_mnist),
         cmocka_unit_test(test_machine_presets),
     };
     int rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);

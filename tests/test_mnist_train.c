@@ -130,6 +130,43 @@ static void test_loss_falls(void **state)
     mref_destroy(n);
 }
 
+/* A stop flag set after host call 3 (of 5 per epoch, 10 images each): training ends before
+ * call 4 with ERR_STOPPED, having made 3 calls. */
+typedef struct stop_log {
+    calllog l;
+    volatile sig_atomic_t stop;
+} stop_log;
+
+static void stop_after_3(void *ctx, const mref_progress *p)
+{
+    stop_log *s = ctx;
+    on_call(&s->l, p);
+    if (p->call == 3)
+        s->stop = 1;
+}
+
+static void test_stop_flag(void **state)
+{
+    (void)state;
+    err e;
+    err_clear(&e);
+    mref_cfg cfg = mref_defaults();
+    cfg.epochs = 2;
+    cfg.batch = 10;
+    cfg.grad_accum = 1;
+    cfg.device_iters = 1;
+    stop_log s = {0};
+    cfg.stop = &s.stop;
+    mdata_split set = first(50);
+    mref_net *n = mref_create(cfg.batch, &e);
+    mref_init(n, cfg.seed);
+    mref_hooks h = {.call_done = stop_after_3, .ctx = &s};
+    assert_int_equal(mref_train(n, &cfg, &set, &h, &e), ERR_STOPPED);
+    assert_string_equal(e.msg, "stopped at epoch 1 before host call 4 of 5");
+    assert_int_equal(s.l.n, 3);
+    mref_destroy(n);
+}
+
 static void test_deterministic(void **state)
 {
     (void)state;
@@ -254,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_init_bounds),   cmocka_unit_test(test_loss_falls),
         cmocka_unit_test(test_deterministic), cmocka_unit_test(test_accumulation_is_mean),
         cmocka_unit_test(test_bad_configs),   cmocka_unit_test(test_tutorial_three_epochs),
+        cmocka_unit_test(test_stop_flag),
     };
     return cmocka_run_group_tests_name("mnist_train", tests, setup, teardown);
 }

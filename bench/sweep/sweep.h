@@ -14,6 +14,7 @@
 #ifndef IPUSIM_SWEEP_H
 #define IPUSIM_SWEEP_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -119,12 +120,16 @@ typedef struct sweep_opts {
     /* Show one line of progress or an error (no newline); never called by two threads at
      * once. */
     void (*say)(void *ctx, const char *line);
+    /* NULL, or a flag a signal handler sets (the commands' runs read it too): once set, no
+     * further point starts, and a point that fails meanwhile gets no row (it was stopped, so
+     * a re-run runs it again). */
+    const volatile sig_atomic_t *stop;
 } sweep_opts;
 
 /* Run every point not yet in the CSV, N at a time, with stdout sent to /dev/null meanwhile;
  * progress and errors through say. Returns 0 when every point of the grid has a row with status
  * 0, 1 when some has another status (this run's or an earlier one's), 2 when the sweep itself
- * could not run. */
+ * could not run, 3 when it was stopped (o->stop) before every point had run. */
 int sweep_run(const sweep_opts *o);
 
 #endif

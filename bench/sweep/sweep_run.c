@@ -12,7 +12,9 @@
  * O_APPEND, so a killed sweep leaves a header and whole rows. Progress and errors go to the
  * caller's say() one line at a time (under the lock). A re-run skips the points whose
  * parameter values already have a row (failed ones too: delete a row to run it again; the
- * exit status stays 1 while the CSV holds a failed point).
+ * exit status stays 1 while the CSV holds a failed point). A stop (Ctrl-C) starts no further
+ * point and records no point that failed meanwhile (its command was stopped): a re-run goes on
+ * from the rows written.
  * Left out: time limits per point (a point runs until its command returns). */
 #include <errno.h>
 #include <fcntl.h>
@@ -173,6 +175,12 @@ static int read_report(const char *path, sweep_metrics *m, char *msg)
     return rc;
 }
 
+/* A stop was asked for (Ctrl-C, SIGTERM). */
+static int stop_asked(const run *r)
+{
+    return r->o->stop && *r->o->stop;
+}
+
 /* One point, start to row. */
 static void run_point(run *r, size_t point)
 {
@@ -190,6 +198,12 @@ static void run_point(run *r, size_t point)
     int jr = read_report(json, &m, msg);
     remove(json);
     pthread_mutex_lock(&r->mu);
+    if (st != 0 && stop_asked(r)) { /* stopped: no row, so that a re-run runs it */
+        say(r->o, "%s: stopped, not recorded", label);
+        pthread_mutex_unlock(&r->mu);
+        sweep_metrics_free(&m);
+        return;
+    }
     if (jr == 2)
         say(r->o, "%s: JSON report: %s", label, msg);
     else if (jr == 1 && st == 0)
@@ -232,7 +246,7 @@ static void *worker(void *arg)
     run *r = arg;
     for (;;) {
         pthread_mutex_lock(&r->mu);
-        int stop = r->io_error || r->next == r->ntodo;
+        int stop = r->io_error || r->next == r->ntodo || stop_asked(r);
         size_t point = stop ? 0 : r->todo[r->next++];
         pthread_mutex_unlock(&r->mu);
         if (stop)
@@ -343,9 +357,15 @@ int sweep_run(const sweep_opts *o)
             write_header(&r, NULL);
         if (r.io_error)
             rc = 2;
-        if (!rc)
+        if (!rc && stop_asked(&r) && r.finished < r.ntodo) {
+            say(o,
+                "stopped: %zu points in %.1f s, %zu failed, %zu not run -> %s (a re-run goes on)",
+                r.finished, now_s() - r.t0, r.nfailed, r.ntodo - r.finished, o->out);
+            rc = 3;
+        } else if (!rc) {
             say(o, "%zu points in %.1f s, %zu failed -> %s", r.finished, now_s() - r.t0, r.nfailed,
                 o->out);
+        }
         rmdir(r.tmpdir);
     }
     if (!rc && r.nearlier)

@@ -245,6 +245,12 @@ static int too_big(layout *L, const mach *m, err *e)
 
 int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **out, err *e)
 {
+    return wl_gemm_run_ctl(m, cfg, NULL, r, out, e);
+}
+
+int wl_gemm_run_ctl(const mach *m, const wl_gemm_cfg *cfg, const sys_ctl *ctl, wl_gemm_result *r,
+                    sys **out, err *e)
+{
     memset(r, 0, sizeof *r);
     *out = NULL;
     const uint32_t M = cfg->m, N = cfg->n, K = cfg->k;
@@ -285,6 +291,8 @@ int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **
     mach mm = *m;
     mm.nipus = 1;
     sys_cfg sc = {.m = mm, .threads = cfg->threads, .max_cycles = cfg->max_cycles};
+    if (ctl)
+        sc.ctl = *ctl;
     sys *sy = sys_new(&sc, e);
     eng *g = sy ? sys_engine(sy) : NULL;
     int rc = g ? eng_load(g, &prog, e) : e->status;

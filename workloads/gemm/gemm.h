@@ -36,6 +36,10 @@ typedef struct wl_gemm_result {
  * the system is returned in *out (caller frees with sys_free) for reports. A mismatch with
  * the reference is not an error here: see r->mismatches. */
 int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **out, err *e);
+/* The same under a command's controls (a superstep limit, a stop flag: ERR_STOPPED, a
+ * heartbeat); ctl NULL: none. */
+int wl_gemm_run_ctl(const mach *m, const wl_gemm_cfg *cfg, const sys_ctl *ctl, wl_gemm_result *r,
+                    sys **out, err *e);
 
 /* The fp32 error bound used by the check for one element: gamma(K+1) * sum_k |a_ik b_kj|,
  * gamma(n) = n u / (1 - n u), u = 2^-24 (each product and each sum rounds once). */

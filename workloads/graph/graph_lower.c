@@ -477,11 +477,23 @@ static double now_s(void)
 }
 
 /* Place data, plan copies, assemble twice (layout, then addresses), account. */
+/* A tile whose data and vertex states alone exceed its SRAM: the one-line error before any
+ * assembly (whose .space would fail first, with a less useful message). */
+static int early_fit(lower *L)
+{
+    for (uint32_t x = 0; x < L->total; x++) {
+        uint64_t need = (uint64_t)L->pl.pool[x] + L->tb[x].state;
+        if (need > L->g->m.sram_bytes)
+            return too_big(L, x, need > UINT32_MAX ? UINT32_MAX : (uint32_t)need);
+    }
+    return ERR_OK;
+}
+
 static int lower_all(lower *L, gr_prog main, ptab *P)
 {
     place_tensors(L, main);
     place_vertices(L);
-    if (plan_copies(L) != ERR_OK)
+    if (early_fit(L) != ERR_OK || plan_copies(L) != ERR_OK)
         return ERR_INPUT;
     ptab first = {0};
     int rc = assemble_all(L, main, &first);

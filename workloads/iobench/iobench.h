@@ -31,6 +31,7 @@ typedef struct wl_iobench_cfg {
     sim_time drain_ps;  /* outfeed: host time per buffer */
     unsigned threads;
     uint64_t max_cycles;
+    sys_ctl ctl; /* a superstep limit, a stop flag (ERR_STOPPED), a heartbeat; zero: none */
 } wl_iobench_cfg;
 
 /* Defaults: batch 40, 784 px, fp32, 10,000 MACs/sample, 20 steps, no I/O tiles, outfeed all,

@@ -28,7 +28,7 @@
 
 typedef struct bench {
     const char *name, *summary;
-    int (*fn)(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e);
+    int (*fn)(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e);
 } bench;
 
 static const bench benches[] = {
@@ -65,12 +65,21 @@ const char *wl_micro_summary(size_t i)
 int wl_micro_run(const mach *m, const char *name, const wl_micro_cfg *cfg, wl_micro_table *t,
                  err *e)
 {
+    return wl_micro_run_ctl(m, name, cfg, NULL, t, e);
+}
+
+int wl_micro_run_ctl(const mach *m, const char *name, const wl_micro_cfg *cfg, const sys_ctl *ctl,
+                     wl_micro_table *t, err *e)
+{
+    micro_cfg mc = {.threads = cfg ? cfg->threads : 0};
+    if (ctl)
+        mc.ctl = *ctl;
     int all = !name || strcmp(name, "all") == 0, found = 0;
     for (size_t i = 0; i < NBENCH; i++) {
         if (!all && strcmp(name, benches[i].name) != 0)
             continue;
         found = 1;
-        int rc = benches[i].fn(m, cfg, t, e);
+        int rc = benches[i].fn(m, &mc, t, e);
         if (rc != ERR_OK)
             return rc;
     }
@@ -122,8 +131,7 @@ static void on_trace(void *ctx, const eng_stream *s, int global)
     r->tr[r->ntr++] = *s;
 }
 
-int micro_run_prog(const mach *m, const micro_prog *p, const wl_micro_cfg *cfg, micro_run *r,
-                   err *e)
+int micro_run_prog(const mach *m, const micro_prog *p, const micro_cfg *cfg, micro_run *r, err *e)
 {
     memset(r, 0, sizeof *r);
     isa_prog prog;
@@ -139,6 +147,8 @@ int micro_run_prog(const mach *m, const micro_prog *p, const wl_micro_cfg *cfg, 
         return rc;
     }
     sys_cfg sc = {.m = *m, .threads = cfg ? cfg->threads : 0, .max_cycles = 100000000000ull};
+    if (cfg)
+        sc.ctl = cfg->ctl;
     sc.m.nipus = p->nipus;
     sc.m.tiles_per_ipu = p->ntiles;
     if (!(r->s = sys_new(&sc, e))) {

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "host/system.h"
 #include "hw/machine.h"
 
 /* One line of the table. */
@@ -46,6 +47,10 @@ const char *wl_micro_summary(size_t i);
  * benchmark program faults (a bug here). On error the rows appended so far stay in *t. */
 int wl_micro_run(const mach *m, const char *name, const wl_micro_cfg *cfg, wl_micro_table *t,
                  err *e);
+/* The same under a command's controls (a superstep limit, a stop flag: ERR_STOPPED, a
+ * heartbeat); ctl NULL: none. */
+int wl_micro_run_ctl(const mach *m, const char *name, const wl_micro_cfg *cfg, const sys_ctl *ctl,
+                     wl_micro_table *t, err *e);
 
 void wl_micro_table_free(wl_micro_table *t);
 

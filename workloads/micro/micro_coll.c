@@ -191,8 +191,8 @@ static int ar_check(eng *g, const ar_plan *a, err *e)
 }
 
 /* Run one size; *cycles = tile 0's count from the aligning sync to the last release. */
-static int ar_run(const mach *m, const wl_micro_cfg *cfg, ar_plan *a, uint64_t bytes,
-                  uint64_t *cycles, err *e)
+static int ar_run(const mach *m, const micro_cfg *cfg, ar_plan *a, uint64_t bytes, uint64_t *cycles,
+                  err *e)
 {
     int rc = ar_layout(m, bytes, a, e);
     if (rc != ERR_OK)
@@ -235,7 +235,7 @@ static void ar_alpha_beta(const mach *m, const link_net *net, const uint32_t *ri
     *beta = bw;
 }
 
-int micro_allreduce(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
+int micro_allreduce(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e)
 {
     mach mr = *m;
     uint32_t R = m->ipus_per_box >= 4 ? m->ipus_per_box : 4;

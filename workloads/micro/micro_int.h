@@ -11,6 +11,12 @@
 #include "base/text.h"
 #include "workloads/micro/micro.h"
 
+/* What every benchmark runs with: the caller's host threads and controls. */
+typedef struct micro_cfg {
+    unsigned threads;
+    sys_ctl ctl;
+} micro_cfg;
+
 /* ---- running one program ---- */
 
 typedef struct micro_run {
@@ -33,8 +39,7 @@ typedef struct micro_prog {
 
 /* Assemble p->src and run it on every tile of p->nipus x p->ntiles IPUs of m. On ERR_OK the
  * engine stays in r->g for inspection. Free r with micro_run_free whatever the result. */
-int micro_run_prog(const mach *m, const micro_prog *p, const wl_micro_cfg *cfg, micro_run *r,
-                   err *e);
+int micro_run_prog(const mach *m, const micro_prog *p, const micro_cfg *cfg, micro_run *r, err *e);
 void micro_run_free(micro_run *r);
 
 /* A 32-bit word of tile memory. */
@@ -60,7 +65,7 @@ typedef struct micro_pair {
  * gsend and sync external on several) and give each pair's one-way latency to the first word,
  * in cycles: from A's two $ccount readings, less the fixed costs (micro_pp.c), sync_cycles
  * being the zone's sync latency. ERR_INPUT when an echoed word is wrong. */
-int micro_pingpong(const mach *m, const wl_micro_cfg *cfg, const micro_pair *p, size_t n,
+int micro_pingpong(const mach *m, const micro_cfg *cfg, const micro_pair *p, size_t n,
                    uint32_t nipus, uint32_t ntiles, uint64_t sync_cycles, const char *bench,
                    double *lat, err *e);
 
@@ -103,12 +108,12 @@ typedef struct micro_published {
 micro_published micro_published_for(const mach *m);
 
 /* ---- the benchmarks (one function each; rows appended to t) ---- */
-int micro_xchg_latency(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e);
-int micro_xchg_bandwidth(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e);
-int micro_sync(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e);
-int micro_link(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e);
-int micro_memory(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e);
-int micro_amp(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e);
-int micro_allreduce(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e);
+int micro_xchg_latency(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e);
+int micro_xchg_bandwidth(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e);
+int micro_sync(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e);
+int micro_link(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e);
+int micro_memory(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e);
+int micro_amp(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e);
+int micro_allreduce(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e);
 
 #endif

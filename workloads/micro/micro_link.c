@@ -54,7 +54,7 @@ static void lsetup(eng *g, void *ctx)
 
 /* Run the plan on nipus x ntiles; every tile sends from and receives into one buffer of
  * maxlen bytes below its entry. */
-static int lrun(const mach *m, const wl_micro_cfg *cfg, lplan *p, uint32_t nipus, uint32_t ntiles,
+static int lrun(const mach *m, const micro_cfg *cfg, lplan *p, uint32_t nipus, uint32_t ntiles,
                 uint32_t maxlen, micro_run *r, err *e)
 {
     p->ent = (m->sram_bytes - 16) & ~15u;
@@ -104,7 +104,7 @@ static void size_flows(const mach *m, double bw, uint32_t *k, uint32_t *len)
         *len = 4;
 }
 
-static int one_link(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
+static int one_link(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e)
 {
     mach m2 = *m;
     m2.nipus = 2;
@@ -140,7 +140,7 @@ static int one_link(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, e
 
 /* Ping-pong between tile 0 of IPU 0 and tile 0 of IPU 1 (one tile per IPU): gsend, sync
  * external; the fixed cost subtracted is the external sync of 2 IPUs. */
-static int link_latency(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
+static int link_latency(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e)
 {
     mach m2 = *m;
     m2.nipus = 2;
@@ -153,7 +153,7 @@ static int link_latency(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *
     return rc;
 }
 
-static int all_links(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
+static int all_links(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e)
 {
     /* 16 IPUs (all 10 links wired on Mk2); a smaller system if the preset cannot build it */
     mach mn = *m;
@@ -201,7 +201,7 @@ static int all_links(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, 
     return rc;
 }
 
-int micro_link(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
+int micro_link(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e)
 {
     int rc = one_link(m, cfg, t, e);
     if (rc == ERR_OK)

@@ -156,7 +156,7 @@ static int pp_check(eng *g, const micro_pair *p, size_t n, const pp_mem *a, cons
     return ERR_OK;
 }
 
-int micro_pingpong(const mach *m, const wl_micro_cfg *cfg, const micro_pair *p, size_t n,
+int micro_pingpong(const mach *m, const micro_cfg *cfg, const micro_pair *p, size_t n,
                    uint32_t nipus, uint32_t ntiles, uint64_t sync_cycles, const char *bench,
                    double *lat, err *e)
 {

@@ -38,7 +38,7 @@ static uint32_t res_addr(const mach *m)
 
 /* ---- sync ---- */
 
-static int sync_run(const mach *m, const wl_micro_cfg *cfg, uint32_t nipus, uint32_t ntiles,
+static int sync_run(const mach *m, const micro_cfg *cfg, uint32_t nipus, uint32_t ntiles,
                     const char *zone, double *per_sync, err *e)
 {
     txt s = {0};
@@ -66,7 +66,7 @@ static int sync_run(const mach *m, const wl_micro_cfg *cfg, uint32_t nipus, uint
     return rc;
 }
 
-int micro_sync(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
+int micro_sync(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e)
 {
     double v;
     int rc = sync_run(m, cfg, 1, m->tiles_per_ipu, "internal", &v, e);
@@ -101,7 +101,7 @@ typedef struct wk_prog {
     void *ctx;
 } wk_prog;
 
-static int workers_run(const mach *m, const wl_micro_cfg *cfg, const wk_prog *w, span *sp,
+static int workers_run(const mach *m, const micro_cfg *cfg, const wk_prog *w, span *sp,
                        micro_run *r, err *e)
 {
     memset(r, 0, sizeof *r);
@@ -151,7 +151,7 @@ static int workers_run(const mach *m, const wl_micro_cfg *cfg, const wk_prog *w,
     return ERR_OK;
 }
 
-int micro_memory(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
+int micro_memory(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e)
 {
     /* the stride fits the wider access; each pass moves width x LOOP bytes per worker */
     uint32_t stride = LOOP * MICRO_LOAD_BYTES, reserve = ISA_NWORKERS * stride + 16;
@@ -210,7 +210,7 @@ static void amp_setup(eng *g, void *ctx)
         memcpy(mem + b->in + 4 * i, &one, 4);
 }
 
-int micro_amp(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
+int micro_amp(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e)
 {
     /* AMP_LOOP f32amp steps per worker = AMP_LOOP / 8 rows: 4 bytes of input a step (shared),
      * 8 bytes of partials a step (each worker its own) */

@@ -30,7 +30,7 @@ static const char *BW = "xchg-bandwidth";
 
 /* ---- latency ---- */
 
-int micro_xchg_latency(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
+int micro_xchg_latency(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e)
 {
     uint32_t n = m->tiles_per_ipu;
     if (n < 2)
@@ -48,7 +48,7 @@ int micro_xchg_latency(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t
 
 /* ---- bandwidth of one tile ---- */
 
-static int tile_bandwidth(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
+static int tile_bandwidth(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e)
 {
     uint32_t n = m->tiles_per_ipu, bytes = 64 * 1024;
     while (bytes > m->sram_bytes / 4)
@@ -105,7 +105,7 @@ static char *a2a_round(const mach *m, uint32_t n, uint32_t r, uint32_t shift, ui
     return code;
 }
 
-static int all_to_all(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
+static int all_to_all(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e)
 {
     uint32_t n = m->tiles_per_ipu, R = A2A_ROUNDS;
     if (n < 2)
@@ -160,7 +160,7 @@ static int all_to_all(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t,
     return rc;
 }
 
-int micro_xchg_bandwidth(const mach *m, const wl_micro_cfg *cfg, wl_micro_table *t, err *e)
+int micro_xchg_bandwidth(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e)
 {
     int rc = tile_bandwidth(m, cfg, t, e);
     return rc == ERR_OK ? all_to_all(m, cfg, t, e) : rc;

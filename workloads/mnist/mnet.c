@@ -218,7 +218,7 @@ static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int t
     hc.in.samples_per_buffer = b->B;
     hc.in.bytes_per_buffer = (uint64_t)b->B * (MDATA_PIXELS * 4 + 4);
     hc.out.bytes_per_buffer = 4 * (uint64_t)mnet_res_words(b);
-    sys_cfg sc = {.m = c->m, .threads = c->threads, .host = &hc};
+    sys_cfg sc = {.m = c->m, .threads = c->threads, .ctl = c->ctl, .host = &hc};
     sc.m.nipus = b->nipus;
     sys *s = sys_new(&sc, e);
     if (!s)

@@ -20,6 +20,7 @@
 
 #include "base/err.h"
 #include "hw/engine.h"
+#include "host/system.h"
 #include "hw/machine.h"
 #include "workloads/graph/graph.h"
 #include "workloads/mnist/data.h"
@@ -38,6 +39,7 @@ typedef struct mnet_cfg {
     uint32_t max_tiles;    /* 0: the whole IPU; else the graph may use only tiles 0..max_tiles-1 */
     uint32_t log_steps;    /* record the release cycles of the first log_steps program steps
                          * (eng_sync_log; gr_exe_steps names them); 0: none */
+    sys_ctl ctl;           /* the superstep limit, a stop flag and a heartbeat (zero: none) */
     uint64_t prep_ps;      /* the host's time to prepare one image for the infeed (default 1 us) */
 } mnet_cfg;
 

@@ -15,6 +15,7 @@
 #ifndef IPUSIM_MNIST_MREF_H
 #define IPUSIM_MNIST_MREF_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,6 +82,10 @@ typedef struct mref_cfg {
     int test_batch;   /* 8 */
     adamw_cfg opt;    /* PyTorch AdamW defaults */
     uint64_t seed;    /* 0 */
+    /* NULL (default), or read before each host call: once non-zero, training stops there
+     * with ERR_STOPPED ("stopped at epoch E before host call C of N"). A signal handler may
+     * set it. */
+    const volatile sig_atomic_t *stop;
 } mref_cfg;
 
 mref_cfg mref_defaults(void);
@@ -100,7 +105,8 @@ typedef struct mref_hooks {
     void *ctx;
 } mref_hooks;
 
-/* Train n (already initialised or loaded) on train with cfg; hooks may be NULL. */
+/* Train n (already initialised or loaded) on train with cfg; hooks may be NULL. 0, or an
+ * error (ERR_INPUT; ERR_STOPPED when cfg->stop was set). */
 int mref_train(mref_net *n, const mref_cfg *cfg, const mdata_split *train, const mref_hooks *h,
                err *e);
 /* Accuracy (percent) over every image of set, in batches of cfg-style batch size. */

@@ -23,6 +23,15 @@ mref_cfg mref_defaults(void)
                       .seed = 0};
 }
 
+/* A stop was asked for before host call `call` of epoch ep: ERR_STOPPED, else 0. */
+static int stop_asked(const mref_cfg *cfg, int ep, long call, long calls, err *e)
+{
+    if (!cfg->stop || !*cfg->stop)
+        return 0;
+    return err_set(e, ERR_STOPPED, "stopped at epoch %d before host call %ld of %ld", ep, call,
+                   calls);
+}
+
 int mref_train(mref_net *n, const mref_cfg *cfg, const mdata_split *train, const mref_hooks *h,
                err *e)
 {
@@ -54,7 +63,8 @@ int mref_train(mref_net *n, const mref_cfg *cfg, const mdata_split *train, const
     mrng_seed(&rng, cfg->seed, MRNG_STREAM_DATA);
     float *params = mref_params(n), *grads = mref_grads(n);
     const float inv_g = 1.0f / (float)cfg->grad_accum;
-    for (int ep = 1; ep <= cfg->epochs; ep++) {
+    int rc = 0;
+    for (int ep = 1; ep <= cfg->epochs && rc == 0; ep++) {
         if (h && h->epoch_begin)
             h->epoch_begin(h->ctx, ep, cfg->epochs);
         for (size_t i = 0; i < train->n; i++)
@@ -62,6 +72,8 @@ int mref_train(mref_net *n, const mref_cfg *cfg, const mdata_split *train, const
         mrng_shuffle(&rng, perm, train->n);
         size_t pos = 0;
         for (long call = 1; call <= calls; call++) {
+            if ((rc = stop_asked(cfg, ep, call, calls, e)) != 0)
+                break;
             double loss_sum = 0.0;
             long correct = 0;
             for (int it = 0; it < cfg->device_iters; it++) {
@@ -95,7 +107,7 @@ int mref_train(mref_net *n, const mref_cfg *cfg, const mdata_split *train, const
     free(perm);
     free(labels);
     adamw_free(&opt);
-    return 0;
+    return rc;
 }
 
 int mref_test(mref_net *n, int batch, const mdata_split *set, double *accuracy, err *e)
