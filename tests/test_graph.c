@@ -231,6 +231,27 @@ static void test_field_at_region_start(void **state)
     rig_free(&r);
 }
 
+/* A tensor far beyond any SRAM (80 MB: more than the assembler's .space takes) is still the
+ * graph's one-line error, found before anything is assembled. */
+static void test_far_too_big(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 4);
+    uint32_t shape[1] = {20000000};
+    gr_tensor w = gr_tensor_new(r.gr, "huge", GR_F32, 1, shape);
+    gr_map_region(r.gr, w, 0, 1, 0, shape[0]);
+    gr_cs cs = gr_cs_new(r.gr, "cs");
+    gr_field f[2] = {gr_region(w, 0, 4), gr_u32(4)};
+    gr_vertex(r.gr, cs, "addone", 0, 0, 1, f, 2);
+    err e;
+    err_clear(&e);
+    assert_null(gr_compile(r.gr, gr_execute(r.gr, cs), &e));
+    assert_non_null(strstr(e.msg, "graph does not fit: ipu 0 tile 1 needs 80000"));
+    assert_non_null(strstr(e.msg, "(largest tensors: huge 80000000 B)"));
+    rig_free(&r);
+}
+
 static void test_field_off_tile(void **state)
 {
     (void)state;
@@ -850,6 +871,7 @@ int main(void)
         cmocka_unit_test(test_copy_values),
         cmocka_unit_test(test_too_big),
         cmocka_unit_test(test_field_at_region_start),
+        cmocka_unit_test(test_far_too_big),
         cmocka_unit_test(test_field_off_tile),
         cmocka_unit_test(test_stream_in),
         cmocka_unit_test(test_liveness),
