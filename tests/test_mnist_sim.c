@@ -28,6 +28,8 @@
 
 #include <cmocka.h>
 
+#include "tests/testutil.h"
+
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/mnet.h"
 #include "workloads/mnist/mref.h"
@@ -43,16 +45,7 @@ static int slow_tests(void)
 static int setup(void **state)
 {
     (void)state;
-    const char *root = getenv("IPUSIM_DATA");
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s/mnist-digits", root && *root ? root : "data");
-    err e;
-    err_clear(&e);
-    if (mdata_load(&digits, dir, &e) != 0) {
-        fprintf(stderr, "test_mnist_sim: %s (run 'make data')\n", e.msg);
-        return -1;
-    }
-    return 0;
+    return tu_load_digits(&digits, "test_mnist_sim");
 }
 
 static int teardown(void **state)
@@ -88,6 +81,20 @@ static void ref_call(void *ctx, const mref_progress *p)
         r->acc[r->n] = p->accuracy;
     }
     r->n++;
+}
+
+/* The reference's initial weights for seed (malloc'd). */
+static float *seeded(uint64_t seed)
+{
+    err e;
+    err_clear(&e);
+    mref_net *n = mref_create(1, &e);
+    assert_non_null(n);
+    mref_init(n, seed);
+    float *w = malloc(sizeof(float) * MREF_NPARAMS);
+    memcpy(w, mref_params(n), sizeof(float) * MREF_NPARAMS);
+    mref_destroy(n);
+    return w;
 }
 
 static mnet_cfg cfg_of(int epochs, int di, unsigned threads)
@@ -167,11 +174,7 @@ static void test_threads(void **state)
         mnet_cfg c = cfg_of(1, 1, (unsigned)t + 1);
         err e;
         err_clear(&e);
-        mref_net *n = mref_create(c.run.batch, &e);
-        mref_init(n, 0);
-        w[t] = malloc(sizeof(float) * MREF_NPARAMS);
-        memcpy(w[t], mref_params(n), sizeof(float) * MREF_NPARAMS);
-        mref_destroy(n);
+        w[t] = seeded(0);
         rec r = {.n = 0};
         mnet_hooks h = {.call_done = sim_call, .ctx = &r};
         if (mnet_train(&c, &set, w[t], &h, &e) != ERR_OK)
@@ -240,11 +243,7 @@ static void test_sharded(void **state)
         memcpy(c.stage_ipu, maps[m], sizeof c.stage_ipu);
         err e;
         err_clear(&e);
-        mref_net *n = mref_create(c.run.batch, &e);
-        mref_init(n, 0);
-        w[m] = malloc(sizeof(float) * MREF_NPARAMS);
-        memcpy(w[m], mref_params(n), sizeof(float) * MREF_NPARAMS);
-        mref_destroy(n);
+        w[m] = seeded(0);
         ipus st;
         memset(&st, 0, sizeof st);
         mnet_hooks h = {.call_done = sim_call, .finished = ipu_stats, .ctx = &st};

@@ -12,6 +12,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "tests/testutil.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,15 +33,7 @@ static int slow_tests(void)
 static int setup(void **state)
 {
     (void)state;
-    const char *root = getenv("IPUSIM_DATA");
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s/mnist-digits", root && *root ? root : "data");
-    err e;
-    if (mdata_load(&digits, dir, &e) != 0) {
-        fprintf(stderr, "mnist_train: %s (run 'make data'; make test does it first)\n", e.msg);
-        return -1;
-    }
-    return 0;
+    return tu_load_digits(&digits, "mnist_train");
 }
 
 static int teardown(void **state)

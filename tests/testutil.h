@@ -14,8 +14,24 @@
 #include "base/file.h"
 #include "host/system.h"
 #include "isa/asm.h"
+#include "workloads/mnist/data.h"
 
 /* FNV-1a over n bytes, continuing from h (start with 0xcbf29ce484222325). */
+/* The mnist-digits dataset ($IPUSIM_DATA/mnist-digits, else data/mnist-digits) into d: 0, or
+ * -1 after one line on stderr naming `who` and `make data` (make test runs it first). */
+static inline int tu_load_digits(mdata *d, const char *who)
+{
+    const char *root = getenv("IPUSIM_DATA");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/mnist-digits", root && *root ? root : "data");
+    err e;
+    err_clear(&e);
+    if (mdata_load(d, dir, &e) == 0)
+        return 0;
+    fprintf(stderr, "%s: %s (run 'make data'; make test does it first)\n", who, e.msg);
+    return -1;
+}
+
 static inline uint64_t tu_fnv(uint64_t h, const void *p, size_t n)
 {
     const uint8_t *b = p;
