@@ -306,6 +306,14 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
         return cli_u64(CMD, a, v, 0, UINT64_MAX, &c->seed);
     if (strcmp(a, "--max-superstep-cycles") == 0)
         return cli_u64(CMD, a, v, 0, UINT64_MAX / 2, &o->max_step);
+    if (strcmp(a, "--dtype") == 0) {
+        if (strcmp(v, "u8") != 0 && strcmp(v, "fp32") != 0) {
+            fprintf(stderr, "ipusim %s: --dtype %s: expected fp32 or u8\n", CMD, v);
+            return 2;
+        }
+        o->u8 = v[0] == 'u';
+        return 0;
+    }
     if (strcmp(a, "--strategy") == 0)
         return parse_strategy(a, v, &o->sharded);
     if (strcmp(a, "--output-mode") == 0)
@@ -343,6 +351,7 @@ static const struct {
     {"--strategy", 1},
     {"--stages", 1},
     {"--max-superstep-cycles", 1},
+    {"--dtype", 1},
 };
 
 /* One argument at argv[*i] (and its value): 0, 2 after one error line, or -1 for --help. */

@@ -28,6 +28,7 @@ typedef struct mnist_opts {
     int steps;             /* --steps: list the first N program steps of training */
     int ipus;              /* --ipus */
     int progress;          /* --progress */
+    int u8;                /* --dtype u8 */
     uint64_t max_step;     /* --max-superstep-cycles */
     int sharded;           /* --strategy sharded (else pipelined) */
     const char *stages;    /* --stages: the IPU of each block, or NULL */

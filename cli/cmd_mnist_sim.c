@@ -344,8 +344,8 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, 
            "test images\n",
            c->m.nipus, c->m.name, c->m.tiles_per_ipu, (double)c->m.clock_hz / 1e9, o->dataset, dir,
            d->train.n, d->test.n);
-    int n = snprintf(more, sizeof more, "; depth %u, OutputMode.%s", c->depth,
-                     c->output_all ? "All" : "Final");
+    int n = snprintf(more, sizeof more, "; depth %u, OutputMode.%s, images as %s", c->depth,
+                     c->output_all ? "All" : "Final", c->u8 ? "u8" : "fp32");
     if (c->m.nipus > 1)
         snprintf(more + n, sizeof more - (size_t)n,
                  "; sharded: B1 on IPU %u, B2 on %u, B3 on %u, B4 on %u", c->stage_ipu[0],
@@ -398,6 +398,7 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
         c.depth = (uint32_t)o->depth;
         c.output_all = o->output_all;
         c.log_steps = (uint32_t)o->steps;
+        c.u8 = o->u8;
         cli_watch_begin(&s->w, CMD, o->progress);
         c.ctl = (sys_ctl){o->max_step, cli_watch_eng(&s->w)};
         print_head(o, &c, dir, d);

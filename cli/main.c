@@ -172,6 +172,8 @@ static const cli_cmd commands[] = {
      "  --stages a,b,c,d           the IPU of blocks B1 (conv1), B2 (conv2), B3 (layer3), B4\n"
      "                             (layer4, loss); default block k on IPU floor(k N / 4)\n"
      "  --steps N                  list the first N program steps of training with their cycles\n"
+     "  --dtype fp32|u8            the infeed's images: normalised fp32 (default) or their bytes,\n"
+     "                             normalised on the device (norm_u8), a quarter of the bytes\n"
      "  --threads N                host threads (default: the online CPUs)\n"
      "  --depth N                  infeed and outfeed buffering depth, 1..255 (default 3)\n"
      "  --output-mode all|final    outfeed every micro-batch's loss and predictions (all, the\n"

@@ -1,5 +1,5 @@
 /* test_codelets: the elementwise and pooling worker codelets of workloads/codelets/ (relu_fwd,
- * relu_bwd, bias_add, bias_grad, maxpool_relu_fwd, maxpool_relu_bwd, acc_add, scale_add) run
+ * relu_bwd, bias_add, bias_grad, maxpool_relu_fwd, maxpool_relu_bwd, acc_add, scale_add, norm_u8) run
  * through the real engine on one Mk2 tile, against the C layers of workloads/mnist/layers.c.
  *
  * Each case assembles a small harness with the codelet (wl_codelet), writes the inputs and the
@@ -42,6 +42,7 @@
 #include "tests/testutil.h"
 #include "isa/asm.h"
 #include "workloads/codelets.h"
+#include "workloads/mnist/data.h"
 #include "workloads/mnist/layers.h"
 
 enum {
@@ -296,6 +297,50 @@ static void relu_fwd_case(uint32_t n, int inplace)
     free(x);
     free(want);
     free(got);
+}
+
+/* ---- norm_u8 ---- */
+
+/* norm_u8: 8 set-up (6 ld32, shri, rpt), 43 per step of 4 pixels, exit (its header). */
+static uint32_t s_norm_u8(uint32_t n)
+{
+    return 9 + 43 * (n / 4);
+}
+
+/* Every byte value and then random ones, against the host's table (mdata_norm_table: the
+ * same fp32 operations), bit for bit; a guard word after the output; the cycles. */
+static void test_norm_u8(void **state)
+{
+    (void)state;
+    float lut[256];
+    mdata_norm_table(lut);
+    static const uint32_t ns[] = {0, 4, 256, 784, 1000};
+    for (size_t c = 0; c < sizeof ns / sizeof ns[0]; c++) {
+        uint32_t n = ns[c];
+        uint8_t *in = malloc(n + 4);
+        float *want = malloc(4 * (n + 1)), *got = malloc(4 * (n + 1));
+        for (uint32_t i = 0; i < n; i++) {
+            in[i] = (uint8_t)(i < 256 ? i : (i * 2654435761u) >> 24);
+            want[i] = lut[in[i]];
+        }
+        rig r;
+        rig_open(&r, "norm_u8", 0);
+        uint32_t ai = rig_alloc(&r, n + 4, 4, 0), ao = rig_alloc(&r, 4 * n + 4, 4, 4);
+        put(&r, ai, in, n);
+        uint32_t guard = 0xdeadbeef;
+        put(&r, ao + 4 * n, &guard, 4);
+        uint32_t st[6] = {ai, ao, n, tu_fb(255.0f), tu_fb(MDATA_MEAN), tu_fb(MDATA_STD)};
+        put_state(&r, 0, st, 6);
+        assert_int_equal(rig_run(&r), cyc1(s_norm_u8(n)));
+        get(&r, ao, got, 4 * n);
+        assert_bits(got, want, n, "norm_u8", n);
+        get(&r, ao + 4 * n, &guard, 4);
+        assert_int_equal(guard, 0xdeadbeef);
+        rig_close(&r);
+        free(in);
+        free(want);
+        free(got);
+    }
 }
 
 static void test_relu_fwd(void **state)
@@ -793,12 +838,12 @@ static void test_six_pool_fwd(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_relu_fwd),     cmocka_unit_test(test_relu_bwd),
-        cmocka_unit_test(test_acc_add),      cmocka_unit_test(test_scale_add),
-        cmocka_unit_test(test_bias_add),     cmocka_unit_test(test_bias_grad),
-        cmocka_unit_test(test_pool_fwd),     cmocka_unit_test(test_pool_bwd),
-        cmocka_unit_test(test_six_relu_fwd), cmocka_unit_test(test_six_bias_grad),
-        cmocka_unit_test(test_six_pool_fwd),
+        cmocka_unit_test(test_norm_u8),       cmocka_unit_test(test_relu_fwd),
+        cmocka_unit_test(test_relu_bwd),      cmocka_unit_test(test_acc_add),
+        cmocka_unit_test(test_scale_add),     cmocka_unit_test(test_bias_add),
+        cmocka_unit_test(test_bias_grad),     cmocka_unit_test(test_pool_fwd),
+        cmocka_unit_test(test_pool_bwd),      cmocka_unit_test(test_six_relu_fwd),
+        cmocka_unit_test(test_six_bias_grad), cmocka_unit_test(test_six_pool_fwd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,8 @@
  *   codelets in the same order; copies move values unchanged), every IPU sending and
  *   receiving, and one IPU computing at a time (their OnTileExecute cycles add up to no more
  *   than the run's);
+ * - the infeed as bytes normalised on the device (--dtype u8): the same weights bit for bit,
+ *   a quarter of the image bytes;
  * - a micro-batch too large for the tiles stops with the graph's one-line message;
  * - after 3 epochs with the tutorial's defaults, test accuracy within 0.5 points of the
  *   reference's (skipped when IPUSIM_SLOW_TESTS=0, as the sanitizer passes of .ci/run set). */
@@ -269,6 +271,33 @@ static void test_sharded(void **state)
     free(w[0]);
 }
 
+/* The infeed as the images' bytes (--dtype u8), normalised on the device by norm_u8 with the
+ * host's fp32 operations: the same weights bit for bit as the fp32 infeed, and a quarter of
+ * the image bytes: 10 micro-batches of 40 x (784 + 4) bytes against 40 x (3,136 + 4). */
+static void test_u8_infeed(void **state)
+{
+    (void)state;
+    mdata_split set = digits.train;
+    set.n = 400;
+    float *w[2];
+    for (int u8 = 0; u8 < 2; u8++) {
+        mnet_cfg c = cfg_of(1, 1, 2);
+        c.u8 = u8;
+        err e;
+        err_clear(&e);
+        w[u8] = seeded(0);
+        ipus st;
+        memset(&st, 0, sizeof st);
+        mnet_hooks h = {.call_done = sim_call, .finished = ipu_stats, .ctx = &st};
+        if (mnet_train(&c, &set, w[u8], &h, &e) != ERR_OK)
+            fail_msg("%s", e.msg);
+        assert_int_equal(st.st[0].host_in_bytes, 10 * 40 * (u8 ? 784 + 4 : 3136 + 4));
+    }
+    assert_memory_equal(w[0], w[1], sizeof(float) * MREF_NPARAMS);
+    free(w[0]);
+    free(w[1]);
+}
+
 /* 100 samples need 100 sample tiles and a layer3 tile with every sample's inputs twice over:
  * more than a tile's 624 KiB. */
 static void test_too_big(void **state)
@@ -325,9 +354,10 @@ static void test_three_epochs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_first_call), cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_test_pass),  cmocka_unit_test(test_sharded),
-        cmocka_unit_test(test_too_big),    cmocka_unit_test(test_three_epochs),
+        cmocka_unit_test(test_first_call),   cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_test_pass),    cmocka_unit_test(test_sharded),
+        cmocka_unit_test(test_u8_infeed),    cmocka_unit_test(test_too_big),
+        cmocka_unit_test(test_three_epochs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

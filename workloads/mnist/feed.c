@@ -25,6 +25,7 @@ struct mfeed {
     uint8_t *buf; /* buffer `cur`, whole */
     uint64_t cur;
     int have;
+    int raw; /* images as their bytes (mfeed_raw), not normalised fp32 */
 };
 
 mfeed *mfeed_new(const mdata_split *train, uint64_t seed, int epochs, int batch, int per_call)
@@ -58,7 +59,15 @@ uint64_t mfeed_buffers(const mfeed *f)
 
 uint32_t mfeed_bytes(const mfeed *f)
 {
-    return (uint32_t)f->batch * (MDATA_PIXELS * 4 + 4);
+    return (uint32_t)f->batch * (MDATA_PIXELS * (f->raw ? 1 : 4) + 4);
+}
+
+void mfeed_raw(mfeed *f)
+{
+    f->raw = 1;
+    f->have = 0;
+    free(f->buf);
+    f->buf = xmalloc(mfeed_bytes(f));
 }
 
 /* Shuffle up to epoch e (1-based), from the seed again if e is behind. */
@@ -84,12 +93,20 @@ static void make(mfeed *f, uint64_t k)
     if (k < mfeed_buffers(f)) {
         to_epoch(f, (int)(k / f->per_epoch) + 1);
         const uint32_t *index = f->perm + (k % f->per_epoch) * (uint64_t)f->batch;
-        float *x = (float *)(void *)f->buf;
+        size_t img = (size_t)f->batch * MDATA_PIXELS * (f->raw ? 1 : 4);
         int *labels = xmalloc((size_t)f->batch * sizeof *labels);
-        mdata_gather(f->train, index, (size_t)f->batch, f->lut, x, labels);
+        if (f->raw) /* the dataset's bytes, as a DataLoader without the transforms gives them */
+            for (int i = 0; i < f->batch; i++) {
+                memcpy(f->buf + (size_t)i * MDATA_PIXELS,
+                       f->train->images + (size_t)index[i] * MDATA_PIXELS, MDATA_PIXELS);
+                labels[i] = f->train->labels[index[i]];
+            }
+        else
+            mdata_gather(f->train, index, (size_t)f->batch, f->lut, (float *)(void *)f->buf,
+                         labels);
         for (int i = 0; i < f->batch; i++) {
             int32_t l = labels[i];
-            memcpy(f->buf + (size_t)f->batch * MDATA_PIXELS * 4 + 4 * (size_t)i, &l, 4);
+            memcpy(f->buf + img + 4 * (size_t)i, &l, 4);
         }
         free(labels);
     }

@@ -22,7 +22,10 @@ mfeed *mfeed_new(const mdata_split *train, uint64_t seed, int epochs, int batch,
 void mfeed_free(mfeed *f);
 /* Micro-batches in the whole run. */
 uint64_t mfeed_buffers(const mfeed *f);
-/* Bytes of one buffer: batch x (784 x 4 + 4). */
+/* Serve the images as their bytes (batch x 784 u8, then the labels), to be normalised on the
+ * device (mnet's --dtype u8); call before the first fill. */
+void mfeed_raw(mfeed *f);
+/* Bytes of one buffer: batch x (784 x 4 + 4), or batch x (784 + 4) raw. */
 uint32_t mfeed_bytes(const mfeed *f);
 /* Write `bytes` bytes of buffer k from byte `offset` (a buffer past the run is zeros). Buffers
  * are made in order; asking for an earlier epoch's buffer again re-shuffles from the start. */

@@ -59,11 +59,17 @@ static void fill_test(host_side *hs, uint64_t k, uint64_t offset, uint8_t *dst, 
     size_t first = (size_t)k * B, n = first < hs->set->n ? hs->set->n - first : 0;
     if (n > B)
         n = B;
-    size_t img_bytes = (size_t)B * MDATA_PIXELS * 4, total = img_bytes + (size_t)B * 4;
+    size_t img_bytes = (size_t)B * hs->b->px * 4, total = img_bytes + (size_t)B * 4;
     uint8_t *buf = xcalloc(total, 1);
     for (size_t i = 0; i < n; i++)
         hs->index[i] = (uint32_t)(first + i);
-    mdata_gather(hs->set, hs->index, n, hs->lut, (float *)buf, hs->lab);
+    mdata_gather(hs->set, hs->index, n, hs->lut, hs->img, hs->lab);
+    for (size_t i = 0; i < n; i++)
+        if (hs->b->px == MDATA_PIXELS)
+            memcpy(buf + 4 * MDATA_PIXELS * i, hs->img + MDATA_PIXELS * i, 4 * MDATA_PIXELS);
+        else
+            memcpy(buf + MDATA_PIXELS * i, hs->set->images + MDATA_PIXELS * (first + i),
+                   MDATA_PIXELS);
     for (size_t i = 0; i < n; i++) {
         int32_t l = hs->lab[i];
         memcpy(buf + img_bytes + 4 * i, &l, 4);
@@ -105,7 +111,7 @@ static void train_out(host_side *hs, uint64_t k, uint64_t cycle)
     uint64_t mb = c->output_all ? k : k * hs->per_call_mb + hs->per_call_mb - 1;
     uint64_t call = c->output_all ? k / hs->per_call_mb : k;
     int32_t *labels = xmalloc(4 * (size_t)B);
-    mfeed_fill(hs->labels, mb, (uint64_t)B * MDATA_PIXELS * 4, (uint8_t *)labels, 4 * B);
+    mfeed_fill(hs->labels, mb, (uint64_t)B * hs->b->px * 4, (uint8_t *)labels, 4 * B);
     float loss;
     memcpy(&loss, hs->res + 40 * (size_t)B, 4);
     hs->loss_sum += loss;
@@ -216,7 +222,7 @@ static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int t
     hc.in.depth = hc.out.depth = c->depth;
     hc.in.prep_ps = c->prep_ps;
     hc.in.samples_per_buffer = b->B;
-    hc.in.bytes_per_buffer = (uint64_t)b->B * (MDATA_PIXELS * 4 + 4);
+    hc.in.bytes_per_buffer = (uint64_t)b->B * (b->px * 4 + 4);
     hc.out.bytes_per_buffer = 4 * (uint64_t)mnet_res_words(b);
     sys_cfg sc = {.m = c->m, .threads = c->threads, .ctl = c->ctl, .host = &hc};
     sc.m.nipus = b->nipus;
@@ -253,6 +259,7 @@ static void side_init(host_side *hs, const mnet_cfg *c, const mnet_hooks *h, con
     mdata_norm_table(hs->lut);
     hs->index = xmalloc(4 * (size_t)b->B);
     hs->lab = xmalloc(sizeof(int) * b->B);
+    hs->img = xmalloc(sizeof(float) * MDATA_PIXELS * b->B);
     hs->res = xcalloc(mnet_res_words(b), 4);
 }
 
@@ -262,6 +269,7 @@ static void side_free(host_side *hs)
     mfeed_free(hs->labels);
     free(hs->index);
     free(hs->lab);
+    free(hs->img);
     free(hs->res);
 }
 
@@ -308,6 +316,10 @@ int mnet_train(const mnet_cfg *c, const mdata_split *train, float *params, const
     hs.per_call_mb = (uint32_t)(r->grad_accum * r->device_iters);
     hs.feed = mfeed_new(train, r->seed, r->epochs, r->batch, (int)hs.per_call_mb);
     hs.labels = mfeed_new(train, r->seed, r->epochs, r->batch, (int)hs.per_call_mb);
+    if (c->u8) {
+        mfeed_raw(hs.feed);
+        mfeed_raw(hs.labels);
+    }
     rc = run(c, &b, &hs, params, 0, e);
     side_free(&hs);
     mnet_b_free(&b);

@@ -37,6 +37,8 @@ typedef struct mnet_cfg {
     uint32_t stage_ipu[4]; /* the IPU of each block B1..B4 (conv1, conv2, layer3, layer4 and
                             * the loss): all 0 on one IPU; 0, 1, 2, 3 sharded over four */
     uint32_t max_tiles;    /* 0: the whole IPU; else the graph may use only tiles 0..max_tiles-1 */
+    int u8;                /* 1: the infeed carries the images' bytes, normalised on the device
+                         * (norm_u8: bit for bit the host's); 0: normalised fp32 */
     uint32_t log_steps;    /* record the release cycles of the first log_steps program steps
                          * (eng_sync_log; gr_exe_steps names them); 0: none */
     sys_ctl ctl;           /* the superstep limit, a stop flag and a heartbeat (zero: none) */

@@ -688,6 +688,23 @@ static gr_cs cs(net *n, const char *name)
     return gr_cs_new(n->b->g, name);
 }
 
+/* The infeed's image (784 fp32, or 196 words of bytes) into x (784 fp32 and 8 zero floats
+ * after them for the AMP's reads): a copy (reduce_add x 1), or norm_u8. */
+static void v_input(mnet_b *b, gr_cs cs, uint32_t gt, sl x, sl in)
+{
+    if (b->px == MDATA_PIXELS) {
+        v_reduce(b, cs, gt, x, in, MDATA_PIXELS, 1, MDATA_PIXELS, 1.0f);
+        return;
+    }
+    for (unsigned v = 0; v < NW; v++) {
+        size_t a = cut(MDATA_PIXELS, v, NW, 4), z = cut(MDATA_PIXELS, v + 1, NW, 4);
+        gr_field f[6] = {R(in, a / 4, (z - a) / 4), R(x, a, z - a),
+                         U((uint32_t)(z - a)),      gr_f32(255.0f),
+                         gr_f32(MDATA_MEAN),        gr_f32(MDATA_STD)};
+        vtx(b, cs, "norm_u8", 0, gt, f, 6);
+    }
+}
+
 /* The forward pass of one micro-batch, from the infeed to the logits. */
 static void forward(net *n, seq *q)
 {
@@ -699,7 +716,7 @@ static void forward(net *n, seq *q)
                   cs(n, "conv2.ungroup"), cs(n, "conv2.bias"), cs(n, "pool2")};
     for (uint32_t s = 0; s < b->B; s++) {
         uint32_t g1 = G(b, MNET_B1, s), g2 = G(b, MNET_B2, s);
-        v_reduce(b, k[0], g1, at(c->x1, s), S(b->xin, (size_t)s * 784, 784), 784, 1, 784, 1.0f);
+        v_input(b, k[0], g1, at(c->x1, s), S(b->xin, (size_t)s * b->px, b->px));
         v_amp(b, k[1], g1, s, &c->a1f, at(c->x1, s), at(c->c1g, s), at(c->w1b, s));
         v_ungroup(b, k[2], g1, at(c->y1, s), at(c->c1g, s), 10, 576, 0);
         v_bias(b, k[3], g1, at(c->y1, s), S(c->cw.t, (size_t)s * MNET_CONVP + P_B1, 10), 10, 576,
@@ -1071,20 +1088,20 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
         b->opt_m = flat(b, "adamw.m");
         b->opt_v = flat(b, "adamw.v");
     }
-    uint32_t shape[1] = {784 * b->B + b->B};
+    uint32_t shape[1] = {b->px * b->B + b->B};
     b->xin = gr_tensor_new(b->g, "infeed", GR_F32, 1, shape);
     uint32_t i1 = b->ipu[MNET_B1];
     for (uint32_t s = 0; s < b->B; s++)
-        gr_map_region(b->g, b->xin, i1, s, 784 * (size_t)s, 784 * (size_t)(s + 1));
-    gr_map_region(b->g, b->xin, i1, b->t4, 784 * (size_t)b->B, shape[0]);
+        gr_map_region(b->g, b->xin, i1, s, (size_t)b->px * s, (size_t)b->px * (s + 1));
+    gr_map_region(b->g, b->xin, i1, b->t4, (size_t)b->px * b->B, shape[0]);
     b->res = on(b, "outfeed", GR_F32, G(b, MNET_B4, b->t4), mnet_res_words(b));
     conv_tensors(b, &n->c);
     fc_tensors(b, &n->f);
-    n->f.labels = S(b->xin, 784 * (size_t)b->B, b->B);
+    n->f.labels = S(b->xin, (size_t)b->px * b->B, b->B);
     n->labels = GR_NONE;
     if (b->train && i1 != b->ipu[MNET_B4]) { /* the labels go where the loss is */
         gr_tensor lt = on(b, "labels", GR_F32, G(b, MNET_B4, b->t4), b->B);
-        gr_xfer x = {b->xin, 784 * (size_t)b->B, lt, 0, b->B};
+        gr_xfer x = {b->xin, (size_t)b->px * b->B, lt, 0, b->B};
         n->labels = gr_copy_many(b->g, &x, 1);
         n->f.labels = S(lt, 0, b->B);
     }
@@ -1100,6 +1117,7 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
     b->G = (uint32_t)c->run.grad_accum;
     b->updates = updates;
     b->opt = c->run.opt;
+    b->px = c->u8 ? MDATA_PIXELS / 4 : MDATA_PIXELS;
     net *n = xcalloc(1, sizeof *n);
     n->b = b;
     int rc = setup(b, n, c, e);
