@@ -21,10 +21,12 @@ MUTATIONS=(
     "fsub operands swapped"
     isa/interp_loop.inc 's/(fmaf(FA, FB, bits_f(R\[i->rc\])))/((float)(FA * FB) + bits_f(R[i->rc]))/'
     "fma rounds twice"
-    isa/interp.c 's/acc_\[n\] = acc_\[n\] + prod;/(void)prod; acc_[n] = fmaf(xk, (W)[k][n], acc_[n]);/'
+    isa/interp.c 's/        c0 = c0 + x \* w0;/        for (int l_ = 0; l_ < 4; l_++) c0[l_] = fmaf(x[l_], w0[l_], c0[l_]);/'
     "AMP products fused"
     isa/interp.c 's/for (unsigned k = 0; k < (NIN); k++) {/for (unsigned k = (NIN); k-- > 0;) {/'
     "AMP sums inputs in reverse order"
+    isa/interp.c 's/        c1 = c1 + x \* w1;/        c1 = c1 + x * w2;/'
+    "AMP f32 row lanes 4-7 take lanes 8-11's weights"
     isa/interp.c 's/a->x\[j \* s->in_per_step + q\]/a->x[j * s->in_per_step + s->in_per_step - 1 - q]/'
     "AMP f16 inputs reversed in a step"
     isa/interp.c 's/^    memcpy(&a->p\[2 \* j\], mem + \*pp, 8);$//; s/^    \*in += in_bytes;$/    memcpy(\&a->p[2 * j], mem + *pp, 8);\n    *in += in_bytes;/'
@@ -125,6 +127,18 @@ MUTATIONS=(
     "copy pieces may write one element twice"
     workloads/graph/graph_mem.c 's/for (size_t k = 0; k < p->nxf; k++) {/for (size_t k = 0; k < 1; k++) {/'
     "copy liveness counts its first piece only"
+    workloads/graph/graph_lower.c 's/gr_region_of(t, ipu, tile, begin, end);/gr_region_of(t, ipu, tile, begin, begin + 0 * end);/'
+    "a field at a region's start takes the previous region's end"
+    workloads/graph/graph_lower.c 's/    if (early_fit(L) != ERR_OK || plan_copies(L) != ERR_OK)/    if ((0 \&\& early_fit(L) != ERR_OK) || plan_copies(L) != ERR_OK)/'
+    "a far too big tile reaches the assembler"
+    workloads/graph/graph_lower.c 's/for (uint32_t k = 0; k < w->x->copy_syncs\[id\]; k++)/for (uint32_t k = 0; k + 1 < w->x->copy_syncs[id]; k++)/'
+    "a copy's steps one short"
+    hw/engine.c 's/if (i == g->sync_ipu \&\& g->sync_n < g->sync_cap)/if (i != g->sync_ipu \&\& g->sync_n < g->sync_cap)/'
+    "sync log records the other IPUs"
+    workloads/codelets/norm_u8.s 's/andi    r8, r8, 255/andi    r8, r8, 127/'
+    "norm_u8 drops a pixel's top bit"
+    workloads/mnist/mnet_graph.c 's/add(b, q, cross(b, c->a1, c->a1b, 1440));/add(b, q, cross(b, c->a1, c->a1b, 1436));/'
+    "sharded pool1 output crosses short"
     fabric/xchg.c 's/^            cycle_at_or_after(clk, link_route_latency(/            sim_clock_cycles(clk, link_route_latency(/'
     "link latency rounded down a cycle"
     workloads/micro/micro_coll.c 's/chunk(a, p, (int32_t)st));/chunk(a, p, (int32_t)st + 1));/'
