@@ -268,13 +268,13 @@ static int resolve_stages(mnist_opts *o)
     return 0;
 }
 
-static int parse_output_mode(const char *opt, const char *v, int *all)
+static int parse_output_mode(const char *opt, const char *v, strm_mode *mode, uint32_t *n)
 {
-    if (strcmp(v, "all") == 0 || strcmp(v, "final") == 0) {
-        *all = strcmp(v, "all") == 0;
+    err e;
+    err_clear(&e);
+    if (strm_mode_parse(v, mode, n, &e) == ERR_OK)
         return 0;
-    }
-    fprintf(stderr, "ipusim %s: %s: '%s' is not all or final\n", CMD, opt, v);
+    fprintf(stderr, "ipusim %s: %s: %s\n", CMD, opt, e.msg);
     return 2;
 }
 
@@ -317,7 +317,7 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
     if (strcmp(a, "--strategy") == 0)
         return parse_strategy(a, v, &o->sharded);
     if (strcmp(a, "--output-mode") == 0)
-        return parse_output_mode(a, v, &o->output_all);
+        return parse_output_mode(a, v, &o->out_mode, &o->out_n);
     const char **dst = strcmp(a, "--stages") == 0         ? &o->stages
                        : strcmp(a, "--dataset") == 0      ? &o->dataset
                        : strcmp(a, "--save-weights") == 0 ? &o->save
@@ -392,7 +392,8 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
     *o = (mnist_opts){.cfg = mref_defaults(),
                       .dataset = "mnist-digits",
                       .depth = 3,
-                      .output_all = 1,
+                      .out_mode = STRM_ALL,
+                      .out_n = 1,
                       .ipus = 1,
                       .max_step = CLI_MAX_SUPERSTEP_CYCLES};
     for (int i = 1; i < argc; i++) {

@@ -9,6 +9,7 @@
 
 #include "base/text.h"
 #include "cli/cli.h"
+#include "host/strm.h"
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/mref.h"
 
@@ -24,7 +25,8 @@ typedef struct mnist_opts {
     mach m;                /* --machine and --set, resolved */
     int threads;           /* host threads; 0: the online CPUs */
     int depth;             /* infeed and outfeed buffering */
-    int output_all;        /* 1: OutputMode.All, 0: Final */
+    strm_mode out_mode;    /* --output-mode */
+    uint32_t out_n;        /* its N (every:N), else 1 */
     int steps;             /* --steps: list the first N program steps of training */
     int ipus;              /* --ipus */
     int progress;          /* --progress */

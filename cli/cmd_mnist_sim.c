@@ -161,6 +161,16 @@ static void on_finished(void *ctx, int test, eng *g, const gr_exe *x)
     step_lines(p, g, x);
 }
 
+/* The outfeed mode as --output-mode takes it: all, final, sum, every:N. */
+static const char *mode_name(const mnet_cfg *c, char *buf, size_t len)
+{
+    if (c->out_mode == STRM_EVERYN)
+        snprintf(buf, len, "every:%u", c->out_n);
+    else
+        snprintf(buf, len, "%s", strm_mode_name(c->out_mode));
+    return buf;
+}
+
 /* ---- the report ---- */
 
 static double sim_seconds(const phase *p, uint64_t cycles)
@@ -298,18 +308,19 @@ static void json_phase(txt *b, const phase *p)
 static char *json_simulated(const sim *s, const mnet_cfg *c)
 {
     txt b = {0};
+    char mode[32];
     double mean = 0.0;
     uint64_t min = 0, max = 0;
     if (s->ncalls)
         call_cycles(s, &mean, &min, &max);
     txt_printf(&b,
-               "\"simulated\": {\n    \"machine\": \"%s\", \"ipus\": 1, \"tiles_per_ipu\": %u, "
+               "\"simulated\": {\n    \"machine\": \"%s\", \"ipus\": %u, \"tiles_per_ipu\": %u, "
                "\"clock_hz\": %llu, \"host_threads\": %u, \"depth\": %u, \"output_mode\": "
                "\"%s\",\n    \"host_calls\": %zu, \"call_cycles\": {\"mean\": %.1f, \"min\": "
                "%llu, \"max\": %llu}",
-               c->m.name, c->m.tiles_per_ipu, (unsigned long long)c->m.clock_hz,
+               c->m.name, c->m.nipus, c->m.tiles_per_ipu, (unsigned long long)c->m.clock_hz,
                s->ph[s->ph[PH_TRAIN].seen ? PH_TRAIN : PH_TEST].threads, c->depth,
-               c->output_all ? "all" : "final", s->ncalls, mean, (unsigned long long)min,
+               mode_name(c, mode, sizeof mode), s->ncalls, mean, (unsigned long long)min,
                (unsigned long long)max);
     for (int k = 0; k < PH_N; k++)
         if (s->ph[k].seen) {
@@ -344,8 +355,9 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, 
            "test images\n",
            c->m.nipus, c->m.name, c->m.tiles_per_ipu, (double)c->m.clock_hz / 1e9, o->dataset, dir,
            d->train.n, d->test.n);
-    int n = snprintf(more, sizeof more, "; depth %u, OutputMode.%s, images as %s", c->depth,
-                     c->output_all ? "All" : "Final", c->u8 ? "u8" : "fp32");
+    char mode[32];
+    int n = snprintf(more, sizeof more, "; depth %u, output mode %s, images as %s", c->depth,
+                     mode_name(c, mode, sizeof mode), c->u8 ? "u8" : "fp32");
     if (c->m.nipus > 1)
         snprintf(more + n, sizeof more - (size_t)n,
                  "; sharded: B1 on IPU %u, B2 on %u, B3 on %u, B4 on %u", c->stage_ipu[0],
@@ -396,13 +408,17 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
         memcpy(c.stage_ipu, o->stage_ipu, sizeof c.stage_ipu);
         c.threads = (unsigned)o->threads;
         c.depth = (uint32_t)o->depth;
-        c.output_all = o->output_all;
+        c.out_mode = o->out_mode;
+        c.out_n = o->out_n;
         c.log_steps = (uint32_t)o->steps;
         c.u8 = o->u8;
+        rc = mnet_check_output(&c, e);
         cli_watch_begin(&s->w, CMD, o->progress);
         c.ctl = (sys_ctl){o->max_step, cli_watch_eng(&s->w)};
-        print_head(o, &c, dir, d);
-        rc = train_and_test(&c, o, d, s, net, &acc, e);
+        if (rc == 0) {
+            print_head(o, &c, dir, d);
+            rc = train_and_test(&c, o, d, s, net, &acc, e);
+        }
     }
     if (rc) {
         rc = cli_report_err(CMD, e);

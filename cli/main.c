@@ -176,9 +176,9 @@ static const cli_cmd commands[] = {
      "                             normalised on the device (norm_u8), a quarter of the bytes\n"
      "  --threads N                host threads (default: the online CPUs)\n"
      "  --depth N                  infeed and outfeed buffering depth, 1..255 (default 3)\n"
-     "  --output-mode all|final    outfeed every micro-batch's loss and predictions (all, the\n"
-     "                             default, as the tutorial) or only each host call's last\n"
-     "                             (final: the progress line shows that micro-batch alone)\n"
+     "  --output-mode M            the outfeed: every micro-batch's loss and predictions (all,\n"
+     "                             the default, as the tutorial), each host call's last (final),\n"
+     "                             every N-th (every:N) or their sum over a call (sum)\n"
      CLI_WATCH_HELP CLI_MACHINE_HELP
      "\n"
      "Ctrl-C or SIGTERM stops the run (the simulated one within a round, the reference before\n"

@@ -355,7 +355,10 @@ static void test_mnist_option_errors(void **state)
         {"--ipus 2 --strategy sharded --stages 0,0,1",
          "ipusim mnist: --stages 0,0,1: expected four IPU numbers below --ipus 2, one per block "
          "(B1 conv1, B2 conv2, B3 layer3, B4 layer4), e.g. 0,0,1,1\n"},
-        {"--output-mode bad", "ipusim mnist: --output-mode: 'bad' is not all or final\n"},
+        {"--output-mode bad", "ipusim mnist: --output-mode: outfeed mode 'bad': unknown (all, "
+                              "final, sum or every:N)\n"},
+        {"--output-mode every:0", "ipusim mnist: --output-mode: outfeed mode 'every:0': N must be "
+                                  "a whole number from 1 to 4294967295\n"},
         {"--output-mode", "ipusim mnist: --output-mode needs a value\n"},
         {"--depth 0", "ipusim mnist: --depth: 0 is out of range [1, 255]\n"},
         {"--depth 256", "ipusim mnist: --depth: '256' is too large (at most 255)\n"},
@@ -445,7 +448,7 @@ static void check_sim_lines(const char *out, double *loss, double *test_acc)
     assert_true(next_line(&p, line, sizeof line));
     assert_non_null(strstr(line, "batch 4 x gradient accumulation 2 x device iterations 2 = 16 "
                                  "images per host call, 2 calls per epoch; "));
-    assert_non_null(strstr(line, "; depth 3, OutputMode.All"));
+    assert_non_null(strstr(line, "; depth 3, output mode all, images as fp32"));
     assert_true(next_line(&p, line, sizeof line));
     assert_string_equal(line, "Epoch 1/1");
     for (int k = 1; k <= 2; k++) {

@@ -15,6 +15,8 @@
  *   codelets in the same order; copies move values unchanged), every IPU sending and
  *   receiving, and one IPU computing at a time (their OnTileExecute cycles add up to no more
  *   than the run's);
+ * - the outfeed modes all, final, sum, every:N: each call's loss from the micro-batches the
+ *   mode returns (test_output_modes);
  * - the infeed as bytes normalised on the device (--dtype u8): the same weights bit for bit,
  *   a quarter of the image bytes;
  * - a micro-batch too large for the tiles stops with the graph's one-line message;
@@ -33,6 +35,7 @@
 #include "tests/testutil.h"
 
 #include "workloads/mnist/data.h"
+#include "workloads/mnist/feed.h"
 #include "workloads/mnist/mnet.h"
 #include "workloads/mnist/mref.h"
 
@@ -298,6 +301,74 @@ static void test_u8_infeed(void **state)
     free(w[1]);
 }
 
+/* The outfeed modes on one host call of 10 micro-batches (one update, after the last): every
+ * micro-batch's loss comes from the initial weights, so it is the reference's to fp32
+ * rounding (mref_forward_backward on the feed's micro-batches gives r[0..9]): all and sum
+ * report mean(r), final r[9] (and the accuracy of micro-batch 9 alone, as the reference
+ * counts it), every:5 (r[4] + r[9]) / 2, every:2 the mean of r[1], r[3], ..., r[9]; every:3
+ * is refused. */
+static void test_output_modes(void **state)
+{
+    (void)state;
+    mdata_split set = digits.train;
+    set.n = 400;
+    err e;
+    err_clear(&e);
+    mref_net *n = mref_create(40, &e);
+    mref_init(n, 0);
+    mfeed *f = mfeed_new(&set, 0, 1, 40, 10);
+    uint8_t *buf = malloc(mfeed_bytes(f));
+    double r[10];
+    int right9 = 0;
+    for (int k = 0; k < 10; k++) {
+        int lab[40], c = 0;
+        mfeed_fill(f, (uint64_t)k, 0, buf, mfeed_bytes(f));
+        memcpy(mref_input(n), buf, 4 * 40 * 784);
+        for (int i = 0; i < 40; i++)
+            memcpy(&lab[i], buf + 4 * 40 * 784 + 4 * i, 4);
+        r[k] = mref_forward_backward(n, 40, mref_input(n), lab, &c);
+        right9 = c;
+    }
+    free(buf);
+    mfeed_free(f);
+    mref_destroy(n);
+    static const struct {
+        strm_mode mode;
+        uint32_t n;
+        int first, step; /* the micro-batches the call's loss averages */
+    } cases[] = {{STRM_ALL, 1, 0, 1},
+                 {STRM_SUM, 1, 0, 1},
+                 {STRM_FINAL, 1, 9, 1},
+                 {STRM_EVERYN, 5, 4, 5},
+                 {STRM_EVERYN, 2, 1, 2}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        mnet_cfg c = cfg_of(1, 1, 2);
+        c.out_mode = cases[k].mode;
+        c.out_n = cases[k].n;
+        float *w = seeded(0);
+        rec got = {.n = 0};
+        mnet_hooks h = {.call_done = sim_call, .ctx = &got};
+        if (mnet_train(&c, &set, w, &h, &e) != ERR_OK)
+            fail_msg("%s", e.msg);
+        double want = 0.0;
+        int cnt = 0;
+        for (int m = cases[k].first; m < 10; m += cases[k].step, cnt++)
+            want += r[m];
+        want /= cnt;
+        assert_int_equal(got.n, 1);
+        if (fabs(got.loss[0] - want) > 1e-5 * want)
+            fail_msg("mode %zu: loss %.7f, want %.7f", k, got.loss[0], want);
+        if (cases[k].mode == STRM_FINAL)
+            assert_true(fabs(got.acc[0] - 100.0 * right9 / 40) < 1e-9);
+        free(w);
+    }
+    mnet_cfg c = cfg_of(1, 1, 2);
+    c.out_mode = STRM_EVERYN;
+    c.out_n = 3;
+    assert_int_equal(mnet_check_output(&c, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "every:3: N must divide the gradient accumulation (10)"));
+}
+
 /* 100 samples need 100 sample tiles and a layer3 tile with every sample's inputs twice over:
  * more than a tile's 624 KiB. */
 static void test_too_big(void **state)
@@ -354,10 +425,10 @@ static void test_three_epochs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_first_call),   cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_test_pass),    cmocka_unit_test(test_sharded),
-        cmocka_unit_test(test_u8_infeed),    cmocka_unit_test(test_too_big),
-        cmocka_unit_test(test_three_epochs),
+        cmocka_unit_test(test_first_call), cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_test_pass),  cmocka_unit_test(test_sharded),
+        cmocka_unit_test(test_u8_infeed),  cmocka_unit_test(test_output_modes),
+        cmocka_unit_test(test_too_big),    cmocka_unit_test(test_three_epochs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -24,7 +24,8 @@ int mnet_defaults(mnet_cfg *c, err *e)
     memset(c, 0, sizeof *c);
     c->run = mref_defaults();
     c->depth = 3;
-    c->output_all = 1;
+    c->out_mode = STRM_ALL;
+    c->out_n = 1;
     c->prep_ps = 1000000; /* 1 us a sample: a normalised 28 x 28 image from host memory */
     return mach_builtin(&c->m, "mk2", e);
 }
@@ -103,24 +104,28 @@ static long right(const float *z, const int32_t *labels, size_t n)
     return r;
 }
 
-/* Outfeed buffer k of training: one micro-batch's logits and mean loss. */
+/* Outfeed buffer k of training: a micro-batch's logits and mean loss (all, final, every:N:
+ * the micro-batch (k + 1) N - 1 of the run, N = 1 for all, a call's for final), or their sums
+ * over a host call (sum: the loss is then the call's mean; the accuracy is the summed
+ * logits' against the call's last labels, as the tutorial's accuracy() would compute it on
+ * what PopTorch returns, and means little). */
 static void train_out(host_side *hs, uint64_t k, uint64_t cycle)
 {
     const mnet_cfg *c = hs->c;
     uint32_t B = hs->b->B;
-    uint64_t mb = c->output_all ? k : k * hs->per_call_mb + hs->per_call_mb - 1;
-    uint64_t call = c->output_all ? k / hs->per_call_mb : k;
+    uint64_t per = hs->per_call_mb;
+    uint64_t every = c->out_mode == STRM_FINAL || c->out_mode == STRM_SUM ? per : c->out_n;
+    uint64_t mb = (k + 1) * every - 1, call = mb / per;
     int32_t *labels = xmalloc(4 * (size_t)B);
     mfeed_fill(hs->labels, mb, (uint64_t)B * hs->b->px * 4, (uint8_t *)labels, 4 * B);
     float loss;
     memcpy(&loss, hs->res + 40 * (size_t)B, 4);
-    hs->loss_sum += loss;
+    hs->loss_sum += c->out_mode == STRM_SUM ? (double)loss / (double)per : loss;
     hs->correct += right((const float *)hs->res, labels, B);
     hs->images += B;
     hs->outs++;
     free(labels);
-    int last = c->output_all ? (k + 1) % hs->per_call_mb == 0 : 1;
-    if (!last)
+    if ((mb + 1) % per)
         return;
     int epoch = (int)(call / (uint64_t)hs->calls_per_epoch) + 1;
     int in_epoch = (int)(call % (uint64_t)hs->calls_per_epoch) + 1;

@@ -32,8 +32,10 @@ typedef struct mnet_cfg {
     mach m;                /* the machine (its first IPU is used) */
     unsigned threads;      /* host threads (0: the online CPUs) */
     uint32_t depth;        /* the infeed's and outfeed's buffering depth (the tutorial: 3) */
-    int output_all;        /* 1: every micro-batch's loss and logits (OutputMode.All); 0: the last
-                        * of each host call (OutputMode.Final) */
+    strm_mode out_mode;    /* what the outfeed returns of a host call's micro-batches (their
+                            * loss and logits): STRM_ALL every one (OutputMode.All), STRM_FINAL
+                            * the last, STRM_EVERYN every out_n-th, STRM_SUM their sum */
+    uint32_t out_n;        /* STRM_EVERYN: N (a divisor of G, or a multiple dividing a call) */
     uint32_t stage_ipu[4]; /* the IPU of each block B1..B4 (conv1, conv2, layer3, layer4 and
                             * the loss): all 0 on one IPU; 0, 1, 2, 3 sharded over four */
     uint32_t max_tiles;    /* 0: the whole IPU; else the graph may use only tiles 0..max_tiles-1 */
@@ -63,6 +65,10 @@ typedef struct mnet_hooks {
     void (*finished)(void *ctx, int test, eng *g, const gr_exe *x);
     void *ctx;
 } mnet_hooks;
+
+/* ERR_OK, or ERR_INPUT (one line) for an every:N outfeed the training loop cannot make: N
+ * must divide the gradient accumulation G, or be a multiple of G dividing a host call. */
+int mnet_check_output(const mnet_cfg *c, err *e);
 
 /* Train from params (MREF_NPARAMS floats: the initial weights) on train; params holds the
  * trained weights after. hooks may be NULL. ERR_OK, ERR_INPUT (bad options, a graph that

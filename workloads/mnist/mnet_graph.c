@@ -1108,6 +1108,61 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
     return ERR_OK;
 }
 
+/* The training loop for the outfeed mode: pre (the infeed to the loss) and post (backward)
+ * of a micro-batch, upd the weight update; `per_call` updates of G micro-batches a call.
+ *   all:  updates x { G x mb with out, upd }
+ *   every:N (N divides G):  updates x { G / N x { N - 1 x mb, mb with out }, upd }
+ *   final, every:N (N = k G, k divides per_call): updates / k x { k x step, out }
+ *   sum:  calls x { acc = 0, per_call x { G x { pre, acc += res, post }, upd }, out(acc) }
+ * (mnet_check_output has refused other N.) */
+static gr_prog train_loop(net *n, const mnet_cfg *c, gr_prog pre, gr_prog post, gr_prog upd,
+                          uint32_t updates, uint32_t per_call)
+{
+    mnet_b *b = n->b;
+    graph *g = b->g;
+    uint32_t every = c->out_mode == STRM_FINAL ? b->G * per_call : c->out_n;
+    gr_prog mb = gr_seq(g, (gr_prog[]){pre, post}, 2);
+    if (c->out_mode == STRM_SUM) {
+        sl acc = t4(b, "outfeed.sum", GR_F32, mnet_res_words(b));
+        gr_cs za = cs(n, "outfeed.sum.zero"), aa = cs(n, "outfeed.sum.add");
+        v_zero(b, za, G(b, MNET_B4, b->t4), acc, zl_of(n, G(b, MNET_B4, b->t4)));
+        gr_field f[3] = {R(acc, 0, acc.n), R(n->f.res, 0, acc.n), U((uint32_t)acc.n)};
+        vtx(b, aa, "acc_add", 0, G(b, MNET_B4, b->t4), f, 3);
+        gr_prog mbs = gr_seq(g, (gr_prog[]){pre, gr_execute(g, aa), post}, 3);
+        gr_prog step = gr_seq(g, (gr_prog[]){gr_repeat(g, b->G, mbs), upd}, 2);
+        gr_prog call = gr_seq(
+            g,
+            (gr_prog[]){gr_execute(g, za), gr_repeat(g, per_call, step), gr_stream_out(g, acc.t)},
+            3);
+        return gr_repeat(g, updates / per_call, call);
+    }
+    gr_prog out = gr_stream_out(g, b->res);
+    if (c->out_mode != STRM_FINAL && b->G % every == 0) {
+        gr_prog mbo = gr_seq(g, (gr_prog[]){pre, out, post}, 3);
+        gr_prog grp =
+            every == 1 ? mbo : gr_seq(g, (gr_prog[]){gr_repeat(g, every - 1, mb), mbo}, 2);
+        gr_prog step = gr_seq(g, (gr_prog[]){gr_repeat(g, b->G / every, grp), upd}, 2);
+        return gr_repeat(g, updates, step);
+    }
+    uint32_t k = every / b->G;
+    gr_prog step = gr_seq(g, (gr_prog[]){gr_repeat(g, b->G, mb), upd}, 2);
+    gr_prog grp = gr_seq(g, (gr_prog[]){gr_repeat(g, k, step), out}, 2);
+    return gr_repeat(g, updates / k, grp);
+}
+
+int mnet_check_output(const mnet_cfg *c, err *e)
+{
+    uint32_t G = (uint32_t)c->run.grad_accum, per = G * (uint32_t)c->run.device_iters;
+    uint32_t N = c->out_n;
+    if (c->out_mode != STRM_EVERYN || (N && G % N == 0) ||
+        (N && N % G == 0 && (uint32_t)c->run.device_iters % (N / G) == 0))
+        return ERR_OK;
+    return err_set(e, ERR_INPUT,
+                   "outfeed mode every:%u: N must divide the gradient accumulation (%u) or be a "
+                   "multiple of it that divides the %u micro-batches of a host call",
+                   N, G, per);
+}
+
 int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32_t per_call, err *e)
 {
     memset(b, 0, sizeof *b);
@@ -1118,45 +1173,33 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
     b->updates = updates;
     b->opt = c->run.opt;
     b->px = c->u8 ? MDATA_PIXELS / 4 : MDATA_PIXELS;
+    if (train && mnet_check_output(c, e))
+        return ERR_INPUT;
     net *n = xcalloc(1, sizeof *n);
     n->b = b;
     int rc = setup(b, n, c, e);
     if (rc == ERR_OK) {
-        seq init = {0}, mb = {0}, upd = {0}, top = {0};
+        seq init = {0}, pre = {0}, post = {0}, upd = {0}, top = {0};
         if (train)
             zero_acc(n, &init);
         weights(n, &init);
-        add(b, &mb, gr_stream_in(b->g, b->xin));
+        add(b, &pre, gr_stream_in(b->g, b->xin));
         if (n->labels != GR_NONE)
-            add(b, &mb, n->labels);
-        forward(n, &mb);
+            add(b, &pre, n->labels);
+        forward(n, &pre);
+        add(b, &top, seq_of(b, &init));
         if (train) {
-            loss(n, &mb);
-            if (c->output_all)
-                add(b, &mb, gr_stream_out(b->g, b->res));
-            backward_fc(n, &mb);
-            backward_conv(n, &mb);
+            loss(n, &pre);
+            backward_fc(n, &post);
+            backward_conv(n, &post);
             update(n, &upd);
             zero_acc(n, &upd);
             weights(n, &upd);
+            gr_prog pp = seq_of(b, &pre), po = seq_of(b, &post), pu = seq_of(b, &upd);
+            add(b, &top, train_loop(n, c, pp, po, pu, updates, per_call));
         } else {
-            add(b, &mb, gr_stream_out(b->g, b->res));
-        }
-        add(b, &top, seq_of(b, &init));
-        if (!train) {
-            add(b, &top, gr_repeat(b->g, updates, seq_of(b, &mb)));
-        } else {
-            seq step = {0};
-            add(b, &step, gr_repeat(b->g, b->G, seq_of(b, &mb)));
-            add(b, &step, seq_of(b, &upd));
-            if (c->output_all) {
-                add(b, &top, gr_repeat(b->g, updates, seq_of(b, &step)));
-            } else {
-                seq call = {0};
-                add(b, &call, gr_repeat(b->g, per_call, seq_of(b, &step)));
-                add(b, &call, gr_stream_out(b->g, b->res));
-                add(b, &top, gr_repeat(b->g, updates / per_call, seq_of(b, &call)));
-            }
+            add(b, &pre, gr_stream_out(b->g, b->res));
+            add(b, &top, gr_repeat(b->g, updates, seq_of(b, &pre)));
         }
         b->main = seq_of(b, &top);
     }

@@ -66,9 +66,9 @@ typedef struct mnet_b {
 } mnet_b;
 
 /* Build the graph of a run: train = 1: the training program of `updates` weight updates in
- * host calls of `per_call` updates (output_all: the outfeed after every micro-batch, else after
- * each call); train = 0: the forward pass over `updates` micro-batches of c->run.test_batch,
- * the logits streamed out after each. ERR_OK or ERR_INPUT with e set. */
+ * host calls of `per_call` updates, the outfeed as c->out_mode says; train = 0: the forward
+ * pass over `updates` micro-batches of c->run.test_batch, the logits streamed out after each.
+ * ERR_OK or ERR_INPUT with e set. */
 int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32_t per_call,
                err *e);
 void mnet_b_free(mnet_b *b);
