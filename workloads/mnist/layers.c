@@ -381,6 +381,15 @@ void mlayer_relu_bwd(size_t n, const float *out, float *dx)
         dx[i] = out[i] > 0.0f ? dx[i] : 0.0f;
 }
 
+int mlayer_argmax(const float *z, int n)
+{
+    int best = 0;
+    for (int j = 1; j < n; j++)
+        if (z[j] > z[best])
+            best = j;
+    return best;
+}
+
 float mlayer_xent(int batch, int classes, const float *z, const int *labels, float *dz,
                   int *correct)
 {
@@ -388,10 +397,7 @@ float mlayer_xent(int batch, int classes, const float *z, const int *labels, flo
     const float scale = 1.0f / (float)batch;
     for (int n = 0; n < batch; n++) {
         const float *zn = z + (size_t)n * classes;
-        int best = 0;
-        for (int j = 1; j < classes; j++)
-            if (zn[j] > zn[best])
-                best = j;
+        const int best = mlayer_argmax(zn, classes);
         const float m = zn[best];
         float s = 0.0f;
         for (int j = 0; j < classes; j++)

@@ -17,6 +17,7 @@
 #include "base/alloc.h"
 #include "host/system.h"
 #include "workloads/mnist/feed.h"
+#include "workloads/mnist/layers.h"
 #include "workloads/mnist/mnet_int.h"
 
 int mnet_defaults(mnet_cfg *c, err *e)
@@ -41,8 +42,9 @@ typedef struct host_side {
     float lut[256];
     uint32_t *index;
     int *lab;
-    float *img;
-    uint8_t *res; /* the outfeed buffer being drained */
+    uint8_t *res;  /* the outfeed buffer being drained */
+    uint8_t *tbuf; /* test pass: the infeed buffer tk - 1 (tk 0: none yet) */
+    uint64_t tk;
     /* training calls */
     int calls_per_epoch, calls;
     uint32_t per_call_mb; /* micro-batches in a call */
@@ -53,31 +55,36 @@ typedef struct host_side {
     int failed;
 } host_side;
 
-/* Infeed, test pass: micro-batch k of the set in order, zero images past its end. */
-static void fill_test(host_side *hs, uint64_t k, uint64_t offset, uint8_t *dst, uint32_t bytes)
+/* Test pass: micro-batch k of the set in order into hs->tbuf (images, fp32 normalised or
+ * their bytes, then int32 labels; zeros past the set's end), made once for all its copies. */
+static void make_test(host_side *hs, uint64_t k)
 {
     uint32_t B = hs->b->B;
     size_t first = (size_t)k * B, n = first < hs->set->n ? hs->set->n - first : 0;
     if (n > B)
         n = B;
-    size_t img_bytes = (size_t)B * hs->b->px * 4, total = img_bytes + (size_t)B * 4;
-    uint8_t *buf = xcalloc(total, 1);
-    for (size_t i = 0; i < n; i++)
-        hs->index[i] = (uint32_t)(first + i);
-    mdata_gather(hs->set, hs->index, n, hs->lut, hs->img, hs->lab);
-    for (size_t i = 0; i < n; i++)
-        if (hs->b->px == MDATA_PIXELS)
-            memcpy(buf + 4 * MDATA_PIXELS * i, hs->img + MDATA_PIXELS * i, 4 * MDATA_PIXELS);
-        else
-            memcpy(buf + MDATA_PIXELS * i, hs->set->images + MDATA_PIXELS * (first + i),
-                   MDATA_PIXELS);
+    size_t img_bytes = (size_t)B * hs->b->px * 4;
+    memset(hs->tbuf, 0, img_bytes + (size_t)B * 4);
     for (size_t i = 0; i < n; i++) {
-        int32_t l = hs->lab[i];
-        memcpy(buf + img_bytes + 4 * i, &l, 4);
+        hs->index[i] = (uint32_t)(first + i);
+        int32_t l = hs->set->labels[first + i];
+        memcpy(hs->tbuf + img_bytes + 4 * i, &l, 4);
     }
-    if (offset < total)
-        memcpy(dst, buf + offset, offset + bytes <= total ? bytes : total - offset);
-    free(buf);
+    if (hs->b->px == MDATA_PIXELS)
+        mdata_gather(hs->set, hs->index, n, hs->lut, (float *)(void *)hs->tbuf, hs->lab);
+    else
+        memcpy(hs->tbuf, hs->set->images + MDATA_PIXELS * first, MDATA_PIXELS * n);
+    hs->tk = k + 1;
+}
+
+/* Infeed, test pass: bytes of micro-batch k's buffer. */
+static void fill_test(host_side *hs, uint64_t k, uint64_t offset, uint8_t *dst, uint32_t bytes)
+{
+    size_t total = (size_t)hs->b->B * (hs->b->px * 4 + 4);
+    if (hs->tk != k + 1)
+        make_test(hs, k);
+    for (uint32_t i = 0; i < bytes; i++)
+        dst[i] = offset + i < total ? hs->tbuf[offset + i] : 0;
 }
 
 static void fill(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, uint8_t *dst, uint32_t bytes)
@@ -94,13 +101,8 @@ static void fill(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, uint8_t *
 static long right(const float *z, const int32_t *labels, size_t n)
 {
     long r = 0;
-    for (size_t i = 0; i < n; i++) {
-        int best = 0;
-        for (int j = 1; j < MDATA_CLASSES; j++)
-            if (z[i * MDATA_CLASSES + j] > z[i * MDATA_CLASSES + best])
-                best = j;
-        r += best == labels[i];
-    }
+    for (size_t i = 0; i < n; i++)
+        r += mlayer_argmax(z + i * MDATA_CLASSES, MDATA_CLASSES) == labels[i];
     return r;
 }
 
@@ -264,7 +266,7 @@ static void side_init(host_side *hs, const mnet_cfg *c, const mnet_hooks *h, con
     mdata_norm_table(hs->lut);
     hs->index = xmalloc(4 * (size_t)b->B);
     hs->lab = xmalloc(sizeof(int) * b->B);
-    hs->img = xmalloc(sizeof(float) * MDATA_PIXELS * b->B);
+    hs->tbuf = xmalloc((size_t)b->B * (MDATA_PIXELS * 4 + 4));
     hs->res = xcalloc(mnet_res_words(b), 4);
 }
 
@@ -274,7 +276,7 @@ static void side_free(host_side *hs)
     mfeed_free(hs->labels);
     free(hs->index);
     free(hs->lab);
-    free(hs->img);
+    free(hs->tbuf);
     free(hs->res);
 }
 

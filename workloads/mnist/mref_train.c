@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "workloads/mnist/layers.h"
 #include "workloads/mnist/mref.h"
 #include "workloads/mnist/rng.h"
 
@@ -128,13 +129,8 @@ int mref_test(mref_net *n, int batch, const mdata_split *set, double *accuracy, 
             index[i] = (uint32_t)(pos + (size_t)i);
         mdata_gather(set, index, (size_t)b, lut, mref_input(n), labels);
         const float *z = mref_forward(n, b, mref_input(n));
-        for (int i = 0; i < b; i++) {
-            int best = 0;
-            for (int j = 1; j < MDATA_CLASSES; j++)
-                if (z[i * MDATA_CLASSES + j] > z[i * MDATA_CLASSES + best])
-                    best = j;
-            correct += best == labels[i];
-        }
+        for (int i = 0; i < b; i++)
+            correct += mlayer_argmax(z + (size_t)i * MDATA_CLASSES, MDATA_CLASSES) == labels[i];
     }
     *accuracy = 100.0 * (double)correct / (double)set->n;
     free(index);
