@@ -129,7 +129,7 @@ static void step_lines(phase *p, const eng *g, const gr_exe *x)
     size_t n;
     const uint64_t *rel = eng_sync_log(g, &n);
     gr_step *st = xmalloc((n ? n : 1) * sizeof *st);
-    n = gr_exe_steps(x, st, n);
+    n = gr_exe_steps(x, 0, st, n); /* the log is IPU 0's (mnet.c) */
     txt_free(&p->steps);
     for (size_t k = 0; k < n; k++)
         txt_printf(&p->steps, "    %5zu  %-10s %-26s %10llu\n", k, st[k].what, st[k].name,

@@ -110,12 +110,12 @@ static void test_repeat_exact(void **state)
     assert_int_equal(rel[0], 201);
     assert_int_equal(rel[1], 407);
     gr_step steps[4];
-    assert_int_equal(gr_exe_steps(x, steps, 4), 3); /* the loop unrolled: three Executes */
+    assert_int_equal(gr_exe_steps(x, 0, steps, 4), 3); /* the loop unrolled: three Executes */
     for (int k = 0; k < 3; k++) {
         assert_string_equal(steps[k].what, "execute");
         assert_string_equal(steps[k].name, "addone");
     }
-    assert_int_equal(gr_exe_steps(x, steps, 2), 2);
+    assert_int_equal(gr_exe_steps(x, 0, steps, 2), 2);
     gr_read(x, r.g, a, 0, out, 32);
     for (int i = 0; i < 32; i++) {
         float want = in[i];
@@ -307,7 +307,7 @@ static void test_stream_in(void **state)
     if (!x)
         fail_msg("%s", e.msg);
     gr_step st[3];
-    assert_int_equal(gr_exe_steps(x, st, 3), 2);
+    assert_int_equal(gr_exe_steps(x, 0, st, 3), 2);
     assert_string_equal(st[1].what, "stream in");
     assert_string_equal(st[1].name, "in");
     assert_int_equal(gr_load(x, sys_engine(s), &e), ERR_OK);
@@ -431,6 +431,61 @@ static void test_copy_between_ipus(void **state)
         assert_memory_equal(&out[i], &want, 4);
     }
     assert_int_equal(eng_tile_image(sys_engine(s), 1, 3), 0); /* holds nothing: idle */
+    gr_exe_free(x);
+    gr_free(gr);
+    sys_free(s);
+}
+
+/* Each IPU runs its own program: a on IPU 0, b on IPU 1, Seq(Repeat(3, Execute(a's compute
+ * set)), Execute(b's)). IPU 1 has nothing in the loop, so it leaves the loop out and runs b's
+ * compute set at once, beside IPU 0's loop. IPU 0's timeline is test_repeat_exact's (the
+ * same tile program, one tile): releases at 201, 407, 613 and halt at 620. IPU 1, without
+ * the loop's `li r12`, one cycle earlier than a first pass: li r1 at 0, run at 1, the worker
+ * issues from 7 to its exit at 103, join completes at 104, sync at 104 arrives at 110 and
+ * releases at 110 + 90 = 200. Were IPU 1 to sync for IPU 0's compute sets, its one release
+ * would come after IPU 0's three. */
+static void test_per_ipu_programs(void **state)
+{
+    (void)state;
+    err e;
+    err_clear(&e);
+    sys_cfg cfg = {.threads = 2};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.tiles_per_ipu = 4;
+    cfg.m.nipus = 2;
+    sys *s = sys_new(&cfg, &e);
+    assert_non_null(s);
+    graph *gr = gr_new(&cfg.m, 2);
+    gr_codelet_src(gr, "addone", addone_src);
+    uint32_t shape[1] = {4};
+    gr_tensor a = gr_tensor_new(gr, "a", GR_F32, 1, shape);
+    gr_tensor b = gr_tensor_new(gr, "b", GR_F32, 1, shape);
+    gr_map_region(gr, a, 0, 0, 0, 4);
+    gr_map_region(gr, b, 1, 0, 0, 4);
+    gr_cs ca = gr_cs_new(gr, "a"), cb = gr_cs_new(gr, "b");
+    gr_field fa[2] = {gr_region(a, 0, 4), gr_u32(4)}, fb[2] = {gr_region(b, 0, 4), gr_u32(4)};
+    gr_vertex(gr, ca, "addone", 0, 0, 0, fa, 2);
+    gr_vertex(gr, cb, "addone", 0, 1, 0, fb, 2);
+    gr_prog p[2] = {gr_repeat(gr, 3, gr_execute(gr, ca)), gr_execute(gr, cb)};
+    gr_exe *x = gr_compile(gr, gr_seq(gr, p, 2), &e);
+    if (!x)
+        fail_msg("%s", e.msg);
+    gr_step st[4];
+    assert_int_equal(gr_exe_steps(x, 0, st, 4), 3);
+    assert_int_equal(gr_exe_steps(x, 1, st, 4), 1);
+    assert_string_equal(st[0].name, "b");
+    eng *g = sys_engine(s);
+    assert_int_equal(gr_load(x, g, &e), ERR_OK);
+    eng_log_syncs(g, 1, 4);
+    if (eng_run(g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    size_t n;
+    const uint64_t *rel = eng_sync_log(g, &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(rel[0], 200);
+    eng_stats es;
+    eng_get_stats(g, &es);
+    assert_int_equal(es.cycles, 620);
     gr_exe_free(x);
     gr_free(gr);
     sys_free(s);
@@ -572,7 +627,7 @@ static void test_copy_broadcast(void **state)
         assert_int_equal(gr_exe_summary(xe)->exchanges, many ? 1 : 3);
         assert_int_equal(gr_exe_summary(xe)->exchange_bytes, 96);
         gr_step steps[4]; /* one step per Copy: named after its (first) destination */
-        assert_int_equal(gr_exe_steps(xe, steps, 4), many ? 1 : 3);
+        assert_int_equal(gr_exe_steps(xe, 0, steps, 4), many ? 1 : 3);
         assert_string_equal(steps[0].what, "copy");
         assert_string_equal(steps[many ? 0 : 2].name, many ? "b0" : "b2");
         load_ok(xe, r.g);
@@ -876,6 +931,7 @@ int main(void)
         cmocka_unit_test(test_stream_in),
         cmocka_unit_test(test_liveness),
         cmocka_unit_test(test_copy_between_ipus),
+        cmocka_unit_test(test_per_ipu_programs),
         cmocka_unit_test(test_remote),
         cmocka_unit_test(test_supervisor_vertex),
         cmocka_unit_test(test_copy_broadcast),

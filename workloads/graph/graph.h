@@ -162,17 +162,18 @@ gr_exe *gr_compile(graph *g, gr_prog main, err *e);
 void gr_exe_free(gr_exe *x);
 const gr_summary *gr_exe_summary(const gr_exe *x);
 const gr_tile_mem *gr_exe_tile(const gr_exe *x, uint32_t ipu, uint32_t tile);
-/* The run's steps in order, each ending with one whole-IPU sync on every IPU (an Execute, a
- * Copy's on-chip phase and each of its rounds between IPUs, a stream or remote-buffer copy, a
- * Sync), loops unrolled: the first `cap` into out; returns how many. Paired with the engine's
- * sync log (eng_log_syncs), step k ran from release k - 1 to release k: a per-step profile. */
+/* IPU `ipu`'s steps in run order, each ending with one whole-IPU sync (an Execute with
+ * vertices there, a Copy's on-chip phase there and each of its rounds between IPUs, a stream
+ * or remote-buffer copy of regions there, a Sync), loops unrolled: the first `cap` into out;
+ * returns how many. Paired with the engine's sync log of that IPU (eng_log_syncs), step k ran
+ * from release k - 1 to release k: a per-step profile. */
 typedef struct gr_step {
     const char *what; /* "execute", "copy", "stream in", "stream out", "remote read",
                        * "remote write", "sync" */
     const char *name; /* the compute set; the copy's (first) destination; the streamed
                        * tensor; the sync's zone */
 } gr_step;
-size_t gr_exe_steps(const gr_exe *x, gr_step *out, size_t cap);
+size_t gr_exe_steps(const gr_exe *x, uint32_t ipu, gr_step *out, size_t cap);
 
 /* Load the images (tiles with nothing are idle). */
 int gr_load(const gr_exe *x, eng *e_, err *e);

@@ -215,7 +215,7 @@ static int schedule_onchip(const graph *g, gr_copy_plan *c, err *e)
         free(xs);
         if (rc != ERR_OK)
             return rc;
-        c->onchip = 1;
+        c->onchip[ipu] = 1;
     }
     return ERR_OK;
 }
@@ -225,6 +225,7 @@ int gr_copy_plan_make(const graph *g, const gr_prog_s *p, gr_copy_plan *c, err *
     uint32_t nt = g->m.tiles_per_ipu;
     size_t cap = 0, total = (size_t)g->nipus * nt;
     memset(c, 0, sizeof *c);
+    c->onchip = xcalloc(g->nipus, 1);
     rkey **ord = sort_regions(g, p);
     int rc = ERR_OK;
     for (size_t k = 0; rc == ERR_OK && k < p->nxf; k++)
@@ -243,6 +244,7 @@ void gr_copy_plan_free(gr_copy_plan *c)
 {
     free(c->x);
     free(c->at);
+    free(c->onchip);
     memset(c, 0, sizeof *c);
 }
 
@@ -311,8 +313,8 @@ int gr_copy_emit(const graph *g, const gr_copy_plan *c, uint32_t *const *addr, u
 {
     size_t total = (size_t)g->nipus * g->m.tiles_per_ipu,
            k = (size_t)ipu * g->m.tiles_per_ipu + tile;
-    if (c->onchip && emit_onchip(g, c, addr, tile, c->at[k], c->at[k + 1] - c->at[k], code, sub,
-                                 inst, e) != ERR_OK)
+    if (c->onchip[ipu] && emit_onchip(g, c, addr, tile, c->at[k], c->at[k + 1] - c->at[k], code,
+                                      sub, inst, e) != ERR_OK)
         return ERR_INPUT;
     emit_rounds(c, addr, c->at[total + k], c->at[total + k + 1], code);
     return ERR_OK;

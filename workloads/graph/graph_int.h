@@ -104,7 +104,7 @@ typedef struct gr_copy_plan {
     size_t *at; /* tile k's sends (k = ipu x tiles + tile; + ipus x tiles for its global
                    ones) are x[at[k] .. at[k + 1]) */
     uint64_t bytes;
-    int onchip;      /* some IPU has on-chip transfers: every tile runs the on-chip phase */
+    uint8_t *onchip; /* per IPU: it has on-chip transfers (its tiles run the on-chip phase) */
     uint32_t rounds; /* of global transfers */
 } gr_copy_plan;
 int gr_copy_plan_make(const graph *g, const gr_prog_s *p, gr_copy_plan *c, err *e);

@@ -3,15 +3,21 @@
  * Each tile that holds anything (a tensor region, a vertex, an exchange) gets an image of its
  * own: supervisor code that walks the control program — the same control flow on every tile,
  * so their syncs match — its exchange subroutines, the codelets its vertices use, then its
- * tensor regions and vertex states as data. Lowering, per program:
- *   Execute(cs)  the tile's worker vertices of cs in waves of six (`run` each with r1 = its
- *                state, then `join`), its supervisor vertices by `call`, then `sync internal`;
+ * tensor regions and vertex states as data. Each IPU has its own control program, as Poplar
+ * compiles one per IPU: a step that has nothing on an IPU is left out of that IPU's program
+ * (its tiles do not sync for it), so IPUs with different work run side by side until a step
+ * that spans them (a copy between IPUs). Lowering, per program:
+ *   Execute(cs)  on an IPU with vertices of cs: the tile's worker vertices in waves of six
+ *                (`run` each with r1 = its state, then `join`), its supervisor vertices by
+ *                `call`, then `sync internal`;
  *   Copy         the transfers of its pieces between the tensors' regions (graph_copy.c):
  *                on-chip ones planned together per IPU by the exchange compiler, each sending
- *                tile `call`ing its own send code, then one `sync internal`; between IPUs,
- *                rounds of `gsend` each ending in `sync external`;
- *   Sync(z)      `sync z`;
- *   StreamIn/Out `hin`/`hout` of the tile's regions of the tensor, then `sync internal_host`;
+ *                tile `call`ing its own send code, then one `sync internal` (on the IPUs that
+ *                have on-chip transfers); between IPUs, rounds of `gsend` each ending in `sync
+ *                external` on every IPU;
+ *   Sync(z)      `sync z` on every IPU;
+ *   StreamIn/Out on an IPU holding regions of the tensor: `hin`/`hout` of the tile's regions,
+ *                then `sync internal_host`;
  *   Remote r/w   `rbin`/`rbout` likewise, at the region's place in the buffer;
  *   Repeat(n, p) a counted loop in r12, r13 or r14 (three deep at most), not unrolled;
  *   Seq          in order.
@@ -57,7 +63,8 @@ struct gr_exe {
     gr_tile_mem *mem;
     gr_summary sum;
     gr_prog main;
-    uint32_t *copy_syncs; /* per program: the syncs a Copy ends with (on-chip phase, rounds) */
+    uint32_t *syncs; /* per program and IPU (p x nipus + ipu): the whole-IPU syncs the IPU's
+                      * program has for it, loops counted once (0: the IPU leaves it out) */
 };
 
 typedef struct lower {
@@ -161,6 +168,48 @@ static int plan_copies(lower *L)
 
 /* ---- the control program ---- */
 
+/* Does the IPU hold a region of tensor t? */
+static int holds(const graph *g, gr_tensor t, uint32_t ipu)
+{
+    for (size_t k = 0; k < g->t[t].nr; k++)
+        if (g->t[t].r[k].ipu == ipu)
+            return 1;
+    return 0;
+}
+
+/* x->syncs: per program and IPU, the whole-IPU syncs it has there (a Repeat's body counted
+ * once). A program's parts are made before it (gr_seq and gr_repeat take existing programs),
+ * so one pass in order sees every part counted. */
+static void count_syncs(lower *L)
+{
+    const graph *g = L->g;
+    uint32_t n = g->nipus;
+    uint8_t *cs_on = xcalloc(g->ncs * n + 1, 1);
+    for (size_t i = 0; i < g->nv; i++)
+        cs_on[(size_t)g->v[i].cs * n + g->v[i].ipu] = 1;
+    uint32_t *s = L->x->syncs = xcalloc(g->np * n + 1, sizeof *L->x->syncs);
+    for (size_t i = 0; i < g->np; i++)
+        for (uint32_t ipu = 0; ipu < n; ipu++) {
+            const gr_prog_s *p = &g->p[i];
+            uint32_t *c = &s[i * n + ipu];
+            switch (p->kind) {
+            case GR_P_EXEC: *c = cs_on[(size_t)p->a * n + ipu]; break;
+            case GR_P_COPY: *c = L->cp[i].onchip[ipu] + L->cp[i].rounds; break;
+            case GR_P_SYNC: *c = 1; break;
+            case GR_P_STREAM_IN:
+            case GR_P_STREAM_OUT:
+            case GR_P_REMOTE_READ:
+            case GR_P_REMOTE_WRITE: *c = (uint32_t)holds(g, p->a, ipu); break;
+            case GR_P_REPEAT: *c = p->a ? s[(size_t)p->b * n + ipu] : 0; break;
+            case GR_P_SEQ:
+                for (size_t k = 0; k < p->nkids; k++)
+                    *c += s[(size_t)p->kids[k] * n + ipu];
+                break;
+            }
+        }
+    free(cs_on);
+}
+
 static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id, int depth);
 
 static void emit_exec(lower *L, tbuild *b, gr_cs cs)
@@ -239,6 +288,8 @@ static void emit_host(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr
 static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id, int depth)
 {
     const gr_prog_s *p = &L->g->p[id];
+    if (!L->x->syncs[(size_t)id * L->g->nipus + ipu])
+        return ERR_OK; /* nothing of it on this IPU */
     switch (p->kind) {
     case GR_P_STREAM_IN:
     case GR_P_STREAM_OUT:
@@ -495,6 +546,7 @@ static int lower_all(lower *L, gr_prog main, ptab *P)
     place_vertices(L);
     if (early_fit(L) != ERR_OK || plan_copies(L) != ERR_OK)
         return ERR_INPUT;
+    count_syncs(L);
     ptab first = {0};
     int rc = assemble_all(L, main, &first);
     if (rc == ERR_OK)
@@ -528,9 +580,6 @@ gr_exe *gr_compile(graph *g, gr_prog main, err *e)
     ptab P = {0};
     int rc = lower_all(&L, main, &P);
     x->main = main;
-    x->copy_syncs = xcalloc(g->np ? g->np : 1, sizeof *x->copy_syncs);
-    for (size_t i = 0; i < g->np; i++)
-        x->copy_syncs[i] = (uint32_t)(L.cp[i].onchip != 0) + L.cp[i].rounds;
     x->progs = P.prog;
     x->nprogs = P.n;
     ptab_drop(&P, 1);
@@ -555,7 +604,7 @@ void gr_exe_free(gr_exe *x)
     free(x->progs);
     free(x->which);
     free(x->mem);
-    free(x->copy_syncs);
+    free(x->syncs);
     free(x);
 }
 
@@ -634,6 +683,7 @@ void gr_read(const gr_exe *x, eng *g, gr_tensor t, size_t at, void *dst, size_t 
 
 typedef struct steps {
     const gr_exe *x;
+    uint32_t ipu;
     gr_step *out;
     size_t n, cap;
 } steps;
@@ -654,10 +704,13 @@ static void step_walk(steps *w, gr_prog id)
                                        [GR_P_REMOTE_WRITE] = "remote write"};
     const graph *g = w->x->g;
     const gr_prog_s *p = &g->p[id];
+    uint32_t syncs = w->x->syncs[(size_t)id * g->nipus + w->ipu];
+    if (!syncs)
+        return;
     switch (p->kind) {
     case GR_P_EXEC: step_add(w, "execute", g->cs[p->a].name); return;
     case GR_P_COPY:
-        for (uint32_t k = 0; k < w->x->copy_syncs[id]; k++)
+        for (uint32_t k = 0; k < syncs; k++)
             step_add(w, "copy", g->t[p->xf[0].dst].name);
         return;
     case GR_P_SYNC: step_add(w, "sync", isa_zone_name(p->a)); return;
@@ -676,9 +729,9 @@ static void step_walk(steps *w, gr_prog id)
     }
 }
 
-size_t gr_exe_steps(const gr_exe *x, gr_step *out, size_t cap)
+size_t gr_exe_steps(const gr_exe *x, uint32_t ipu, gr_step *out, size_t cap)
 {
-    steps w = {x, out, 0, cap};
+    steps w = {x, ipu, out, 0, cap};
     step_walk(&w, x->main);
     return w.n < cap ? w.n : cap;
 }
