@@ -171,6 +171,12 @@ MUTATIONS=(
     "adamw_step weight decay after the update"
     workloads/codelets/xent_fwd_bwd.s 's/fadd    r8, r8, r2/fadd    r2, r2, r3/; s/fadd    r8, r8, r3/fadd    r8, r8, r2/'
     "xent_fwd_bwd softmax sum in pairs"
+    workloads/codelets/stash_ring.s '/^        addi    r8, r8, 1$/{N;s/^\(.*\)\n\(.*\)$/\2\n\1/}'
+    "stash_ring wraps at D + 1 (tests s)"
+    workloads/codelets/stash_ring.s 's/brnz    r1, stash_ring.restore/brz     r1, stash_ring.restore/'
+    "stash_ring directions swapped"
+    workloads/codelets/stash_ring.s 's/shri    r4, r4, 3 /shri    r4, r4, 4 /'
+    "stash_ring copies bytes / 16 pairs"
 )
 
 suite=${1:-}
