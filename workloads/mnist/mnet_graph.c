@@ -481,17 +481,6 @@ static void conv_tensors(mnet_b *b, conv_t *c)
     c->cg = conv_split(b, "conv.grads");
 }
 
-/* Row s of r on every sample tile to row s of d (the other block's IPU): one Copy. */
-static gr_prog cross(mnet_b *b, rt r, rt d, size_t n)
-{
-    gr_xfer *x = xmalloc(b->B * sizeof *x);
-    for (uint32_t s = 0; s < b->B; s++)
-        x[s] = (gr_xfer){r.t, (size_t)s * r.per, d.t, (size_t)s * d.per, n};
-    gr_prog p = gr_copy_many(b->g, x, b->B);
-    free(x);
-    return p;
-}
-
 /* ---- the linear layers, the loss, the update tiles ---- */
 
 typedef struct fc_t {
@@ -664,12 +653,20 @@ static gr_prog seq_of(mnet_b *b, seq *q)
     return p;
 }
 
+/* The transfers of one crossing between blocks. */
+typedef struct xing {
+    gr_xfer *x;
+    size_t n, cap;
+} xing;
+
 typedef struct net {
     mnet_b *b;
     conv_t c;
     fc_t f;
     sl *zl; /* per global tile: 3 zero words (a conv_pack list of empty blocks), or none yet */
     gr_prog labels; /* the copy of the labels to the loss's IPU, or GR_NONE */
+    xing fx[MNET_BLOCKS - 1], bx[MNET_BLOCKS - 1]; /* block k to k + 1, and back */
+    gr_prog in1; /* block B1's input (the infeed's images into x1) */
 } net;
 
 /* Tile gt's zero list, made the first time it is asked for. */
@@ -705,38 +702,53 @@ static void v_input(mnet_b *b, gr_cs cs, uint32_t gt, sl x, sl in)
     }
 }
 
-/* The forward pass of one micro-batch, from the infeed to the logits. */
-static void forward(net *n, seq *q)
+/* Block B1's input: the infeed's images into x1 on each sample tile. */
+static gr_prog fwd_input(net *n)
+{
+    mnet_b *b = n->b;
+    gr_cs k = cs(n, "input");
+    for (uint32_t s = 0; s < b->B; s++)
+        v_input(b, k, G(b, MNET_B1, s), at(n->c.x1, s), S(b->xin, (size_t)s * b->px, b->px));
+    return gr_execute(b->g, k);
+}
+
+/* Block B1 (conv1, pool1) or B2 (conv2, pool2) forward on the sample tiles, from x1 or a1b. */
+static gr_prog fwd_conv(net *n, int blk)
 {
     mnet_b *b = n->b;
     conv_t *c = &n->c;
-    fc_t *f = &n->f;
-    gr_cs k[9] = {cs(n, "input"),         cs(n, "conv1"),      cs(n, "conv1.ungroup"),
-                  cs(n, "conv1.bias"),    cs(n, "pool1"),      cs(n, "conv2"),
-                  cs(n, "conv2.ungroup"), cs(n, "conv2.bias"), cs(n, "pool2")};
+    seq q = {0};
+    static const char *const nm[2][4] = {{"conv1", "conv1.ungroup", "conv1.bias", "pool1"},
+                                         {"conv2", "conv2.ungroup", "conv2.bias", "pool2"}};
+    gr_cs k[4];
+    for (int i = 0; i < 4; i++)
+        k[i] = cs(n, nm[blk][i]);
     for (uint32_t s = 0; s < b->B; s++) {
-        uint32_t g1 = G(b, MNET_B1, s), g2 = G(b, MNET_B2, s);
-        v_input(b, k[0], g1, at(c->x1, s), S(b->xin, (size_t)s * b->px, b->px));
-        v_amp(b, k[1], g1, s, &c->a1f, at(c->x1, s), at(c->c1g, s), at(c->w1b, s));
-        v_ungroup(b, k[2], g1, at(c->y1, s), at(c->c1g, s), 10, 576, 0);
-        v_bias(b, k[3], g1, at(c->y1, s), S(c->cw.t, (size_t)s * MNET_CONVP + P_B1, 10), 10, 576,
-               0);
-        v_pool_fwd(b, k[4], g1, at(c->y1, s), at(c->a1, s), at(c->arg1, s), 120, 24);
-        v_amp(b, k[5], g2, s, &c->a2f, at(c->a1b, s), at(c->c2g, s), at(c->w2b, s));
-        v_ungroup(b, k[6], g2, at(c->y2, s), at(c->c2g, s), 20, 64, 0);
-        v_bias(b, k[7], g2, at(c->y2, s), S(c->cw.t, (size_t)s * MNET_CONVP + P_B2, 20), 20, 64, 0);
-        v_pool_fwd(b, k[8], g2, at(c->y2, s), at(c->x3, s), at(c->arg2, s), 80, 8);
+        uint32_t gt = G(b, blk, s);
+        size_t bias = (size_t)s * MNET_CONVP + (blk ? P_B2 : P_B1);
+        if (blk == MNET_B1) {
+            v_amp(b, k[0], gt, s, &c->a1f, at(c->x1, s), at(c->c1g, s), at(c->w1b, s));
+            v_ungroup(b, k[1], gt, at(c->y1, s), at(c->c1g, s), 10, 576, 0);
+            v_bias(b, k[2], gt, at(c->y1, s), S(c->cw.t, bias, 10), 10, 576, 0);
+            v_pool_fwd(b, k[3], gt, at(c->y1, s), at(c->a1, s), at(c->arg1, s), 120, 24);
+        } else {
+            v_amp(b, k[0], gt, s, &c->a2f, at(c->a1b, s), at(c->c2g, s), at(c->w2b, s));
+            v_ungroup(b, k[1], gt, at(c->y2, s), at(c->c2g, s), 20, 64, 0);
+            v_bias(b, k[2], gt, at(c->y2, s), S(c->cw.t, bias, 20), 20, 64, 0);
+            v_pool_fwd(b, k[3], gt, at(c->y2, s), at(c->x3, s), at(c->arg2, s), 80, 8);
+        }
     }
-    for (int i = 0; i < 9; i++) {
-        exec(b, q, k[i]);
-        if (i == 4 && c->split)
-            add(b, q, cross(b, c->a1, c->a1b, 1440));
-    }
-    gr_xfer *x = xmalloc(MNET_FC * sizeof *x);
-    for (uint32_t j = 0; j < MNET_FC; j++)
-        x[j] = (gr_xfer){c->x3.t, 0, f->x3j.t, (size_t)j * f->x3j.per, f->x3j.per};
-    add(b, q, gr_copy_many(b->g, x, MNET_FC));
-    free(x);
+    for (int i = 0; i < 4; i++)
+        exec(b, &q, k[i]);
+    return seq_of(b, &q);
+}
+
+/* Block B3 forward: layer3 on the fc tiles, from x3j to y3T. */
+static gr_prog fwd_b3(net *n)
+{
+    mnet_b *b = n->b;
+    fc_t *f = &n->f;
+    seq q = {0};
     gr_cs l3[5] = {cs(n, "layer3.x"), cs(n, "layer3"), cs(n, "layer3.rows"), cs(n, "layer3.bias"),
                    cs(n, "layer3.relu")};
     for (uint32_t j = 0; j < MNET_FC; j++) {
@@ -749,8 +761,16 @@ static void forward(net *n, seq *q)
         v_relu(b, l3[4], t, y, y, 0);
     }
     for (int i = 0; i < 5; i++)
-        exec(b, q, l3[i]);
-    add(b, q, gr_copy(b->g, f->y3T.t, f->a3.t));
+        exec(b, &q, l3[i]);
+    return seq_of(b, &q);
+}
+
+/* Block B4 forward: layer4 on t4, from a3 to the logits in the outfeed buffer. */
+static gr_prog fwd_b4(net *n)
+{
+    mnet_b *b = n->b;
+    fc_t *f = &n->f;
+    seq q = {0};
     gr_cs l4[5] = {cs(n, "layer4.x"), cs(n, "layer4"), cs(n, "layer4.rows"), cs(n, "layer4.bias"),
                    cs(n, "logits")};
     uint32_t t = G(b, MNET_B4, b->t4);
@@ -761,7 +781,35 @@ static void forward(net *n, seq *q)
     cplan_pack tp = {.nblocks = b->B, .R = 1, .C = 10, .sr = 4, .sc = b->Bp * 4};
     v_pack(b, l4[4], t, &tp, f->l_logits, S(f->res.t, 0, 10 * (size_t)b->B), f->y4T);
     for (int i = 0; i < 5; i++)
-        exec(b, q, l4[i]);
+        exec(b, &q, l4[i]);
+    return seq_of(b, &q);
+}
+
+static void xadd(xing *x, gr_xfer t)
+{
+    x->x = xgrow(x->x, &x->cap, x->n + 1, sizeof *x->x);
+    x->x[x->n++] = t;
+}
+
+/* The forward crossings between blocks: pool1's output to conv2's input (when B1 and B2 are
+ * on different IPUs), pool2's output to every fc tile, layer3's output to layer4's input. */
+static void fwd_crossings(net *n)
+{
+    mnet_b *b = n->b;
+    conv_t *c = &n->c;
+    fc_t *f = &n->f;
+    for (uint32_t s = 0; c->split && s < b->B; s++)
+        xadd(&n->fx[0], (gr_xfer){c->a1.t, (size_t)s * c->a1.per, c->a1b.t,
+                                  (size_t)s * c->a1b.per, 1440});
+    for (uint32_t j = 0; j < MNET_FC; j++)
+        xadd(&n->fx[1], (gr_xfer){c->x3.t, 0, f->x3j.t, (size_t)j * f->x3j.per, f->x3j.per});
+    xadd(&n->fx[2], (gr_xfer){f->y3T.t, 0, f->a3.t, 0, (size_t)MNET_H3 * b->Bp});
+}
+
+/* A crossing as one Copy, or GR_NONE when it has nothing to move. */
+static gr_prog xprog(mnet_b *b, const xing *x)
+{
+    return x->n ? gr_copy_many(b->g, x->x, x->n) : GR_NONE;
 }
 
 /* The loss and its gradient, the micro-batch's mean loss into the outfeed buffer. */
@@ -791,11 +839,12 @@ static void loss(net *n, seq *q)
     exec(b, q, k[1]);
 }
 
-/* Backward through layer4 and layer3, to each sample's dx of layer3 (gathered on its tile). */
-static void backward_fc(net *n, seq *q)
+/* Block B4 backward: layer4's gradients (accumulated) and its dx, transposed, on t4. */
+static gr_prog bwd_b4(net *n)
 {
     mnet_b *b = n->b;
     fc_t *f = &n->f;
+    seq q = {0};
     uint32_t t = G(b, MNET_B4, b->t4), Bp = b->Bp;
     gr_cs k[3] = {cs(n, "layer4.grad.layouts"), cs(n, "layer4.grad"), cs(n, "layer4.dx.rows")};
     v_rows_chunks(b, k[0], t, f->dy4T, f->d4in, 10, Bp, 10);
@@ -806,8 +855,17 @@ static void backward_fc(net *n, seq *q)
     v_mm(b, k[1], t, f->w4Tin, f->dy4b, f->pda, MNET_H3, 2, f->nqBp, 1);
     v_part_rows(b, k[2], t, f->pda, f->da3T, MNET_H3, Bp, MNET_H3);
     for (int i = 0; i < 3; i++)
-        exec(b, q, k[i]);
-    add(b, q, gr_copy(b->g, f->da3T.t, f->da3Td.t));
+        exec(b, &q, k[i]);
+    return seq_of(b, &q);
+}
+
+/* Block B3 backward: layer3's gradients and each fc tile's part of each sample's dx. */
+static gr_prog bwd_b3(net *n)
+{
+    mnet_b *b = n->b;
+    fc_t *f = &n->f;
+    seq q = {0};
+    uint32_t Bp = b->Bp;
     gr_cs l[4] = {cs(n, "layer3.relu.grad"), cs(n, "layer3.grad.layouts"), cs(n, "layer3.grad"),
                   cs(n, "layer3.dx.rows")};
     for (uint32_t j = 0; j < MNET_FC; j++) {
@@ -823,29 +881,22 @@ static void backward_fc(net *n, seq *q)
         v_part_rows(b, l[3], tj, at(f->pdx, j), at(f->dx3p, j), b->B, MNET_X3, Bp);
     }
     for (int i = 0; i < 4; i++)
-        exec(b, q, l[i]);
-    size_t np = (size_t)MNET_FC * b->B;
-    gr_xfer *x = xmalloc(np * sizeof *x);
-    for (uint32_t j = 0; j < MNET_FC; j++)
-        for (uint32_t s = 0; s < b->B; s++)
-            x[j * b->B + s] = (gr_xfer){f->dx3p.t, ((size_t)j * b->B + s) * MNET_X3, n->c.dx3g.t,
-                                        ((size_t)s * MNET_FC + j) * MNET_X3, MNET_X3};
-    add(b, q, gr_copy_many(b->g, x, np));
-    free(x);
+        exec(b, &q, l[i]);
+    return seq_of(b, &q);
 }
 
-/* Backward through the convolutions on each sample tile, adding its weight gradients. */
-static void backward_conv(net *n, seq *q)
+/* Block B2 backward on the sample tiles: pool2 (from the fc tiles' dx parts), conv2's weight
+ * gradient (accumulated) and its dx. */
+static gr_prog bwd_b2(net *n)
 {
     mnet_b *b = n->b;
     conv_t *c = &n->c;
-    gr_cs k[9] = {
-        cs(n, "pool2.grad.in"),      cs(n, "pool2.grad"),         cs(n, "conv2.grad.layouts"),
-        cs(n, "conv2.grad"),         cs(n, "conv2.grad.ungroup"), cs(n, "pool1.grad"),
-        cs(n, "conv1.grad.layouts"), cs(n, "conv1.grad"),         cs(n, "conv1.grad.ungroup")};
+    seq q = {0};
+    gr_cs k[5] = {cs(n, "pool2.grad.in"), cs(n, "pool2.grad"), cs(n, "conv2.grad.layouts"),
+                  cs(n, "conv2.grad"), cs(n, "conv2.grad.ungroup")};
     for (uint32_t s = 0; s < b->B; s++) {
         size_t g0 = (size_t)s * MNET_CONVP;
-        uint32_t g1 = G(b, MNET_B1, s), g2 = G(b, MNET_B2, s);
+        uint32_t g2 = G(b, MNET_B2, s);
         v_reduce(b, k[0], g2, at(c->da2, s), at(c->dx3g, s), MNET_X3, MNET_FC, MNET_X3, 1.0f);
         v_pool_bwd(b, k[1], g2, at(c->da2, s), at(c->x3, s), at(c->arg2, s), at(c->dy2, s), 80, 8);
         v_bias(b, k[2], g2, at(c->dy2, s), S(c->cg.t, g0 + P_B2, 20), 20, 64, 1);
@@ -854,18 +905,50 @@ static void backward_conv(net *n, seq *q)
         v_amp(b, k[3], g2, s, &c->a2d, at(c->dyg2, s), at(c->dx2g, s), at(c->w2db, s));
         v_ungroup(b, k[4], g2, S(c->cg.t, g0 + P_W2, 5000), at(c->dw2t, s), 20, 250, 1);
         v_ungroup(b, k[4], g2, at(c->da1, s), at(c->dx2g, s), 10, 144, 0);
-        v_pool_bwd(b, k[5], g1, at(c->da1a, s), S(c->a1.t, (size_t)s * c->a1.per, 1440),
+    }
+    for (int i = 0; i < 5; i++)
+        exec(b, &q, k[i]);
+    return seq_of(b, &q);
+}
+
+/* Block B1 backward on the sample tiles: pool1 and conv1's weight gradient (accumulated). */
+static gr_prog bwd_b1(net *n)
+{
+    mnet_b *b = n->b;
+    conv_t *c = &n->c;
+    seq q = {0};
+    gr_cs k[4] = {cs(n, "pool1.grad"), cs(n, "conv1.grad.layouts"), cs(n, "conv1.grad"),
+                  cs(n, "conv1.grad.ungroup")};
+    for (uint32_t s = 0; s < b->B; s++) {
+        size_t g0 = (size_t)s * MNET_CONVP;
+        uint32_t g1 = G(b, MNET_B1, s);
+        v_pool_bwd(b, k[0], g1, at(c->da1a, s), S(c->a1.t, (size_t)s * c->a1.per, 1440),
                    at(c->arg1, s), at(c->dy1, s), 120, 24);
-        v_bias(b, k[6], g1, at(c->dy1, s), S(c->cg.t, g0 + P_B1, 10), 10, 576, 1);
-        v_pack(b, k[6], g1, &c->p_dy1, at(c->l_dy1, s), at(c->dyg1, s), at(c->dy1, s));
-        v_amp(b, k[7], g1, s, &c->a1w, at(c->x1, s), at(c->dw1t, s), at(c->dyg1, s));
-        v_ungroup(b, k[8], g1, S(c->cg.t, g0 + P_W1, 250), at(c->dw1t, s), 10, 25, 1);
+        v_bias(b, k[1], g1, at(c->dy1, s), S(c->cg.t, g0 + P_B1, 10), 10, 576, 1);
+        v_pack(b, k[1], g1, &c->p_dy1, at(c->l_dy1, s), at(c->dyg1, s), at(c->dy1, s));
+        v_amp(b, k[2], g1, s, &c->a1w, at(c->x1, s), at(c->dw1t, s), at(c->dyg1, s));
+        v_ungroup(b, k[3], g1, S(c->cg.t, g0 + P_W1, 250), at(c->dw1t, s), 10, 25, 1);
     }
-    for (int i = 0; i < 9; i++) {
-        exec(b, q, k[i]);
-        if (i == 4 && c->split)
-            add(b, q, cross(b, c->da1, c->da1a, 1440));
-    }
+    for (int i = 0; i < 4; i++)
+        exec(b, &q, k[i]);
+    return seq_of(b, &q);
+}
+
+/* The backward crossings: layer4's dx to the fc tiles, each fc tile's dx parts to the sample
+ * tiles, conv2's dx back to B1's tiles (when B1 and B2 are on different IPUs). */
+static void bwd_crossings(net *n)
+{
+    mnet_b *b = n->b;
+    conv_t *c = &n->c;
+    fc_t *f = &n->f;
+    xadd(&n->bx[2], (gr_xfer){f->da3T.t, 0, f->da3Td.t, 0, (size_t)MNET_H3 * b->Bp});
+    for (uint32_t j = 0; j < MNET_FC; j++)
+        for (uint32_t s = 0; s < b->B; s++)
+            xadd(&n->bx[1], (gr_xfer){f->dx3p.t, ((size_t)j * b->B + s) * MNET_X3, c->dx3g.t,
+                                      ((size_t)s * MNET_FC + j) * MNET_X3, MNET_X3});
+    for (uint32_t s = 0; c->split && s < b->B; s++)
+        xadd(&n->bx[0], (gr_xfer){c->da1.t, (size_t)s * c->da1.per, c->da1a.t,
+                                  (size_t)s * c->da1a.per, 1440});
 }
 
 /* The accumulators to zero (at the start and after each update). */
@@ -1163,6 +1246,41 @@ int mnet_check_output(const mnet_cfg *c, err *e)
                    N, G, per);
 }
 
+/* Adds p to q unless it is GR_NONE. */
+static void add_some(mnet_b *b, seq *q, gr_prog p)
+{
+    if (p != GR_NONE)
+        add(b, q, p);
+}
+
+/* One micro-batch through the blocks in order, as one IPU or sharded IPUs run it: pre (the
+ * infeed to the loss) and post (the backward), each crossing a Copy in its place. */
+static void one_at_a_time(net *n, seq *pre, seq *post)
+{
+    mnet_b *b = n->b;
+    gr_prog f[MNET_BLOCKS] = {fwd_conv(n, MNET_B1), fwd_conv(n, MNET_B2), fwd_b3(n), fwd_b4(n)};
+    add(b, pre, gr_stream_in(b->g, b->xin));
+    add_some(b, pre, n->labels);
+    add(b, pre, n->in1);
+    for (int k = 0; k < MNET_BLOCKS; k++) {
+        add(b, pre, f[k]);
+        if (k < MNET_BLOCKS - 1)
+            add_some(b, pre, xprog(b, &n->fx[k]));
+    }
+    if (!b->train)
+        return;
+    loss(n, pre);
+    gr_prog r[MNET_BLOCKS] = {GR_NONE, GR_NONE, GR_NONE, bwd_b4(n)};
+    r[MNET_B3] = bwd_b3(n);
+    r[MNET_B2] = bwd_b2(n);
+    r[MNET_B1] = bwd_b1(n);
+    for (int k = MNET_BLOCKS - 1; k >= 0; k--) {
+        add(b, post, r[k]);
+        if (k)
+            add_some(b, post, xprog(b, &n->bx[k - 1]));
+    }
+}
+
 int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32_t per_call, err *e)
 {
     memset(b, 0, sizeof *b);
@@ -1183,15 +1301,13 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
         if (train)
             zero_acc(n, &init);
         weights(n, &init);
-        add(b, &pre, gr_stream_in(b->g, b->xin));
-        if (n->labels != GR_NONE)
-            add(b, &pre, n->labels);
-        forward(n, &pre);
+        n->in1 = fwd_input(n);
+        fwd_crossings(n);
+        if (train)
+            bwd_crossings(n);
         add(b, &top, seq_of(b, &init));
+        one_at_a_time(n, &pre, &post);
         if (train) {
-            loss(n, &pre);
-            backward_fc(n, &post);
-            backward_conv(n, &post);
             update(n, &upd);
             zero_acc(n, &upd);
             weights(n, &upd);
@@ -1202,6 +1318,10 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
             add(b, &top, gr_repeat(b->g, updates, seq_of(b, &pre)));
         }
         b->main = seq_of(b, &top);
+    }
+    for (int k = 0; k < MNET_BLOCKS - 1; k++) {
+        free(n->fx[k].x);
+        free(n->bx[k].x);
     }
     cplan_pack_free(&n->c.p_dy2);
     cplan_pack_free(&n->c.p_dy1);
