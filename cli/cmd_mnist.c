@@ -19,6 +19,7 @@
 #include "base/text.h"
 #include "cli/cli.h"
 #include "cli/cmd_mnist.h"
+#include "workloads/graph/pipe.h"
 #include "host/host.h"
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/mref.h"
@@ -233,13 +234,6 @@ static int parse_strategy(const char *opt, const char *v, int *sharded)
 /* --stages a,b,c,d: the IPU of each of the four blocks, each below --ipus. */
 static int resolve_stages(mnist_opts *o)
 {
-    if (o->ipus > 1 && !o->sharded) {
-        fprintf(stderr,
-                "ipusim %s: --ipus %d: pipelined execution over several IPUs is not built yet; "
-                "--strategy sharded runs the four blocks on the IPUs one after another\n",
-                CMD, o->ipus);
-        return 2;
-    }
     if (!o->stages) {
         if (o->ipus > 4) {
             fprintf(stderr,
@@ -316,6 +310,25 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
     }
     if (strcmp(a, "--strategy") == 0)
         return parse_strategy(a, v, &o->sharded);
+    if (strcmp(a, "--schedule") == 0) {
+        err e;
+        err_clear(&e);
+        pipe_kind k;
+        if (pipe_kind_parse(v, &k, &e) != ERR_OK) {
+            fprintf(stderr, "ipusim %s: --schedule: %s\n", CMD, e.msg);
+            return 2;
+        }
+        o->schedule = (int)k;
+        return 0;
+    }
+    if (strcmp(a, "--recompute") == 0) {
+        if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
+            fprintf(stderr, "ipusim %s: --recompute %s: expected on or off\n", CMD, v);
+            return 2;
+        }
+        o->recompute = v[1] == 'n';
+        return 0;
+    }
     if (strcmp(a, "--output-mode") == 0)
         return parse_output_mode(a, v, &o->out_mode, &o->out_n);
     const char **dst = strcmp(a, "--stages") == 0         ? &o->stages
@@ -349,6 +362,8 @@ static const struct {
     {"--output-mode", 1},
     {"--steps", 1},
     {"--strategy", 1},
+    {"--schedule", 1},
+    {"--recompute", 1},
     {"--stages", 1},
     {"--max-superstep-cycles", 1},
     {"--dtype", 1},
@@ -395,6 +410,7 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
                       .out_mode = STRM_ALL,
                       .out_n = 1,
                       .ipus = 1,
+                      .recompute = 1,
                       .max_step = CLI_MAX_SUPERSTEP_CYCLES};
     for (int i = 1; i < argc; i++) {
         int rc = parse_arg(o, argc, argv, &i);

@@ -33,6 +33,8 @@ typedef struct mnist_opts {
     int u8;                /* --dtype u8 */
     uint64_t max_step;     /* --max-superstep-cycles */
     int sharded;           /* --strategy sharded (else pipelined) */
+    int schedule;          /* --schedule: a pipe_kind */
+    int recompute;         /* --recompute on|off (default on, as PopTorch pipelines) */
     const char *stages;    /* --stages: the IPU of each block, or NULL */
     uint32_t stage_ipu[4]; /* resolved */
     const char *sim_only;  /* the first option given that only the simulated run takes, or NULL */

@@ -358,7 +358,12 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, 
     char mode[32];
     int n = snprintf(more, sizeof more, "; depth %u, output mode %s, images as %s", c->depth,
                      mode_name(c, mode, sizeof mode), c->u8 ? "u8" : "fp32");
-    if (c->m.nipus > 1)
+    if (c->m.nipus > 1 && c->pipelined)
+        snprintf(more + n, sizeof more - (size_t)n,
+                 "; pipelined (%s%s): B1 on IPU %u, B2 on %u, B3 on %u, B4 on %u",
+                 pipe_kind_name(c->schedule), c->recompute ? ", recompute" : "", c->stage_ipu[0],
+                 c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3]);
+    else if (c->m.nipus > 1)
         snprintf(more + n, sizeof more - (size_t)n,
                  "; sharded: B1 on IPU %u, B2 on %u, B3 on %u, B4 on %u", c->stage_ipu[0],
                  c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3]);
@@ -412,6 +417,9 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
         c.out_n = o->out_n;
         c.log_steps = (uint32_t)o->steps;
         c.u8 = o->u8;
+        c.pipelined = o->ipus > 1 && !o->sharded;
+        c.schedule = (pipe_kind)o->schedule;
+        c.recompute = o->recompute;
         rc = mnet_check_output(&c, e);
         cli_watch_begin(&s->w, CMD, o->progress);
         c.ctl = (sys_ctl){o->max_step, cli_watch_eng(&s->w)};

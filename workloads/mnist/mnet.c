@@ -28,6 +28,7 @@ int mnet_defaults(mnet_cfg *c, err *e)
     c->out_mode = STRM_ALL;
     c->out_n = 1;
     c->prep_ps = 1000000; /* 1 us a sample: a normalised 28 x 28 image from host memory */
+    c->test_iters = 100;
     return mach_builtin(&c->m, "mk2", e);
 }
 

@@ -23,6 +23,7 @@
 #include "host/system.h"
 #include "hw/machine.h"
 #include "workloads/graph/graph.h"
+#include "workloads/graph/pipe.h"
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/mref.h"
 
@@ -45,6 +46,13 @@ typedef struct mnet_cfg {
                          * (eng_sync_log; gr_exe_steps names them); 0: none */
     sys_ctl ctl;           /* the superstep limit, a stop flag and a heartbeat (zero: none) */
     uint64_t prep_ps;      /* the host's time to prepare one image for the infeed (default 1 us) */
+    int pipelined;         /* 1: the blocks' IPUs are pipeline stages (stage_ipu 0.. in order,
+                            * each IPU a stage); 0: one micro-batch at a time (sharded) */
+    pipe_kind schedule;    /* pipelined: grouped (default), interleaved, sequential */
+    int recompute;         /* pipelined training: stash only each stage's input and recompute
+                            * its forward before the backward (PopTorch's default) */
+    uint32_t test_iters;   /* pipelined test pass: micro-batches per pipeline run (the
+                            * tutorial's inference device iterations, 100) */
 } mnet_cfg;
 
 /* Defaults: the tutorial's run on a Mk2 IPU, depth 3, OutputMode.All, 1 us an image. */

@@ -467,7 +467,8 @@ static void conv_tensors(mnet_b *b, conv_t *c)
     group_pack(&c->p_dy1, 10, 576, 6);
     c->l_dy2 = pack_list(b, k2, "conv2.dy.list", &c->p_dy2);
     c->l_dy1 = pack_list(b, k1, "conv1.dy.list", &c->p_dy1);
-    c->dx3g = srow(b, k2, "layer3.dx.parts", GR_F32, MNET_FC * MNET_X3);
+    if (b->ipu[k2] == b->ipu[MNET_B3]) /* else summed on B3's IPU (fc_t.land) */
+        c->dx3g = srow(b, k2, "layer3.dx.parts", GR_F32, MNET_FC * MNET_X3);
     c->da2 = srow(b, k2, "pool2.dy", GR_F32, MNET_X3);
     c->dy2 = srow(b, k2, "conv2.dy", GR_F32, 1280);
     c->dyg2 = srow(b, k2, "conv2.dy.grouped", GR_F32, b->c2w.wts_bytes / 4);
@@ -490,6 +491,12 @@ typedef struct fc_t {
     sl a3, a3b, w4in, p4, y4T, res, dz, dy4T, sums, d4in, a3w, g4p, db4, w4Tin, dy4b, pda, da3T;
     sl l_logits, l_dy4, labels;
     uint32_t nqB, nqBp, kcB, nxent;
+    /* B2 and B3 on different IPUs (land = 1): pool2's output lands once on B3's IPU (x3in,
+     * the samples spread over the fc tiles) and is copied on-chip to every fc tile; each
+     * sample's dx of layer3 is summed there (dx3parts gathered, reduced into dx3red) and
+     * crosses once, as the tutorial's 51,200 bytes each way */
+    int land;
+    gr_tensor x3in, dx3parts, dx3red;
 } fc_t;
 
 /* [MNET_FC][per] over the fc tiles. */
@@ -501,6 +508,29 @@ static rt frow(mnet_b *b, const char *name, gr_type ty, size_t per)
 static sl t4(mnet_b *b, const char *name, gr_type ty, size_t n)
 {
     return S(on(b, name, ty, G(b, MNET_B4, b->t4), n), 0, n);
+}
+
+/* [B][k][MNET_X3] with each sample's rows on one fc tile (contiguous runs of samples). */
+static gr_tensor spread(mnet_b *b, const char *name, uint32_t k)
+{
+    uint32_t shape[3] = {b->B, k, MNET_X3};
+    gr_tensor t = gr_tensor_new(b->g, name, GR_F32, 3, shape);
+    size_t per = (size_t)k * MNET_X3;
+    for (uint32_t j = 0; j < MNET_FC; j++) {
+        size_t s0 = cut(b->B, j, MNET_FC, 1), s1 = cut(b->B, j + 1, MNET_FC, 1);
+        if (s1 > s0)
+            gr_map_region(b->g, t, b->ipu[MNET_B3], b->fc0 + j, s0 * per, s1 * per);
+    }
+    return t;
+}
+
+/* The fc tile of sample s in spread tensors. */
+static uint32_t spread_tile(const mnet_b *b, uint32_t s)
+{
+    uint32_t j = 0;
+    while (cut(b->B, j + 1, MNET_FC, 1) <= s)
+        j++;
+    return G(b, MNET_B3, b->fc0 + j);
 }
 
 /* Transposes as conv_pack blocks of one row: logits z[B][10] from y4T[10][Bp], and dy4T
@@ -532,6 +562,14 @@ static void fc_tensors(mnet_b *b, fc_t *f)
     f->kcB = ceil8(Bp);
     f->nxent = B < NW ? B : NW;
     f->x3j = frow(b, "layer3.x", GR_F32, (size_t)B * MNET_X3);
+    f->land = b->ipu[MNET_B2] != b->ipu[MNET_B3];
+    if (f->land) {
+        f->x3in = spread(b, "layer3.x.in", 1);
+        if (b->train) {
+            f->dx3parts = spread(b, "layer3.dx.gathered", MNET_FC);
+            f->dx3red = spread(b, "layer3.dx.sum", 1);
+        }
+    }
     f->xb3 = frow(b, "layer3.x.blocks", GR_F32, (size_t)f->nqB * 40 * 128);
     f->w3in = frow(b, "layer3.w.chunks", GR_F32, 40 * 16 * 8);
     f->p3 = frow(b, "layer3.partials", GR_F32, (size_t)f->nqB * 16 * 16);
@@ -666,8 +704,23 @@ typedef struct net {
     sl *zl; /* per global tile: 3 zero words (a conv_pack list of empty blocks), or none yet */
     gr_prog labels; /* the copy of the labels to the loss's IPU, or GR_NONE */
     xing fx[MNET_BLOCKS - 1], bx[MNET_BLOCKS - 1]; /* block k to k + 1, and back */
-    gr_prog in1; /* block B1's input (the infeed's images into x1) */
+    gr_prog in1;                  /* block B1's input (the infeed's images into x1) */
+    gr_prog bc3;                  /* pool2's output to every fc tile (bcast3) */
+    gr_prog fxp[MNET_BLOCKS - 1]; /* the forward crossings as Copies (or GR_NONE) */
+    gr_tensor lab;                /* the labels on the loss's tile when not in the infeed's */
 } net;
+
+static void xadd(xing *x, gr_xfer t)
+{
+    x->x = xgrow(x->x, &x->cap, x->n + 1, sizeof *x->x);
+    x->x[x->n++] = t;
+}
+
+/* A crossing as one Copy, or GR_NONE when it has nothing to move. */
+static gr_prog xprog(mnet_b *b, const xing *x)
+{
+    return x->n ? gr_copy_many(b->g, x->x, x->n) : GR_NONE;
+}
 
 /* Tile gt's zero list, made the first time it is asked for. */
 static sl zl_of(net *n, uint32_t gt)
@@ -765,6 +818,21 @@ static gr_prog fwd_b3(net *n)
     return seq_of(b, &q);
 }
 
+/* pool2's output, landed on B3's IPU, to every fc tile (fc_t.land), or GR_NONE. */
+static gr_prog bcast3(net *n)
+{
+    mnet_b *b = n->b;
+    fc_t *f = &n->f;
+    if (!f->land)
+        return GR_NONE;
+    xing x = {0};
+    for (uint32_t j = 0; j < MNET_FC; j++)
+        xadd(&x, (gr_xfer){f->x3in, 0, f->x3j.t, (size_t)j * f->x3j.per, f->x3j.per});
+    gr_prog p = xprog(b, &x);
+    free(x.x);
+    return p;
+}
+
 /* Block B4 forward: layer4 on t4, from a3 to the logits in the outfeed buffer. */
 static gr_prog fwd_b4(net *n)
 {
@@ -785,12 +853,6 @@ static gr_prog fwd_b4(net *n)
     return seq_of(b, &q);
 }
 
-static void xadd(xing *x, gr_xfer t)
-{
-    x->x = xgrow(x->x, &x->cap, x->n + 1, sizeof *x->x);
-    x->x[x->n++] = t;
-}
-
 /* The forward crossings between blocks: pool1's output to conv2's input (when B1 and B2 are
  * on different IPUs), pool2's output to every fc tile, layer3's output to layer4's input. */
 static void fwd_crossings(net *n)
@@ -799,17 +861,14 @@ static void fwd_crossings(net *n)
     conv_t *c = &n->c;
     fc_t *f = &n->f;
     for (uint32_t s = 0; c->split && s < b->B; s++)
-        xadd(&n->fx[0], (gr_xfer){c->a1.t, (size_t)s * c->a1.per, c->a1b.t,
-                                  (size_t)s * c->a1b.per, 1440});
-    for (uint32_t j = 0; j < MNET_FC; j++)
+        xadd(&n->fx[0],
+             (gr_xfer){c->a1.t, (size_t)s * c->a1.per, c->a1b.t, (size_t)s * c->a1b.per, 1440});
+    for (uint32_t s = 0; f->land && s < b->B; s++)
+        xadd(&n->fx[1],
+             (gr_xfer){c->x3.t, (size_t)s * MNET_X3, f->x3in, (size_t)s * MNET_X3, MNET_X3});
+    for (uint32_t j = 0; !f->land && j < MNET_FC; j++)
         xadd(&n->fx[1], (gr_xfer){c->x3.t, 0, f->x3j.t, (size_t)j * f->x3j.per, f->x3j.per});
     xadd(&n->fx[2], (gr_xfer){f->y3T.t, 0, f->a3.t, 0, (size_t)MNET_H3 * b->Bp});
-}
-
-/* A crossing as one Copy, or GR_NONE when it has nothing to move. */
-static gr_prog xprog(mnet_b *b, const xing *x)
-{
-    return x->n ? gr_copy_many(b->g, x->x, x->n) : GR_NONE;
 }
 
 /* The loss and its gradient, the micro-batch's mean loss into the outfeed buffer. */
@@ -859,6 +918,27 @@ static gr_prog bwd_b4(net *n)
     return seq_of(b, &q);
 }
 
+/* Each sample's 16 parts of layer3's dx gathered on its fc tile and summed in order (the
+ * sum pool2.grad.in makes on the sample tile when B2 and B3 share an IPU). */
+static void dx3_sum(net *n, seq *q)
+{
+    mnet_b *b = n->b;
+    fc_t *f = &n->f;
+    xing x = {0};
+    for (uint32_t j = 0; j < MNET_FC; j++)
+        for (uint32_t s = 0; s < b->B; s++)
+            xadd(&x, (gr_xfer){f->dx3p.t, ((size_t)j * b->B + s) * MNET_X3, f->dx3parts,
+                               ((size_t)s * MNET_FC + j) * MNET_X3, MNET_X3});
+    add(b, q, xprog(b, &x));
+    free(x.x);
+    gr_cs k = cs(n, "layer3.dx.sum");
+    for (uint32_t s = 0; s < b->B; s++)
+        v_reduce(b, k, spread_tile(b, s), S(f->dx3red, (size_t)s * MNET_X3, MNET_X3),
+                 S(f->dx3parts, (size_t)s * MNET_FC * MNET_X3, MNET_FC * MNET_X3), MNET_X3, MNET_FC,
+                 MNET_X3, 1.0f);
+    exec(b, q, k);
+}
+
 /* Block B3 backward: layer3's gradients and each fc tile's part of each sample's dx. */
 static gr_prog bwd_b3(net *n)
 {
@@ -882,6 +962,8 @@ static gr_prog bwd_b3(net *n)
     }
     for (int i = 0; i < 4; i++)
         exec(b, &q, l[i]);
+    if (f->land)
+        dx3_sum(n, &q);
     return seq_of(b, &q);
 }
 
@@ -897,7 +979,8 @@ static gr_prog bwd_b2(net *n)
     for (uint32_t s = 0; s < b->B; s++) {
         size_t g0 = (size_t)s * MNET_CONVP;
         uint32_t g2 = G(b, MNET_B2, s);
-        v_reduce(b, k[0], g2, at(c->da2, s), at(c->dx3g, s), MNET_X3, MNET_FC, MNET_X3, 1.0f);
+        if (!n->f.land)
+            v_reduce(b, k[0], g2, at(c->da2, s), at(c->dx3g, s), MNET_X3, MNET_FC, MNET_X3, 1.0f);
         v_pool_bwd(b, k[1], g2, at(c->da2, s), at(c->x3, s), at(c->arg2, s), at(c->dy2, s), 80, 8);
         v_bias(b, k[2], g2, at(c->dy2, s), S(c->cg.t, g0 + P_B2, 20), 20, 64, 1);
         v_pack(b, k[2], g2, &c->p_dy2, at(c->l_dy2, s), at(c->dyg2, s), at(c->dy2, s));
@@ -906,7 +989,7 @@ static gr_prog bwd_b2(net *n)
         v_ungroup(b, k[4], g2, S(c->cg.t, g0 + P_W2, 5000), at(c->dw2t, s), 20, 250, 1);
         v_ungroup(b, k[4], g2, at(c->da1, s), at(c->dx2g, s), 10, 144, 0);
     }
-    for (int i = 0; i < 5; i++)
+    for (int i = n->f.land; i < 5; i++)
         exec(b, &q, k[i]);
     return seq_of(b, &q);
 }
@@ -942,13 +1025,16 @@ static void bwd_crossings(net *n)
     conv_t *c = &n->c;
     fc_t *f = &n->f;
     xadd(&n->bx[2], (gr_xfer){f->da3T.t, 0, f->da3Td.t, 0, (size_t)MNET_H3 * b->Bp});
-    for (uint32_t j = 0; j < MNET_FC; j++)
+    for (uint32_t s = 0; f->land && s < b->B; s++)
+        xadd(&n->bx[1],
+             (gr_xfer){f->dx3red, (size_t)s * MNET_X3, c->da2.t, (size_t)s * MNET_X3, MNET_X3});
+    for (uint32_t j = 0; !f->land && j < MNET_FC; j++)
         for (uint32_t s = 0; s < b->B; s++)
             xadd(&n->bx[1], (gr_xfer){f->dx3p.t, ((size_t)j * b->B + s) * MNET_X3, c->dx3g.t,
                                       ((size_t)s * MNET_FC + j) * MNET_X3, MNET_X3});
     for (uint32_t s = 0; c->split && s < b->B; s++)
-        xadd(&n->bx[0], (gr_xfer){c->da1.t, (size_t)s * c->da1.per, c->da1a.t,
-                                  (size_t)s * c->da1a.per, 1440});
+        xadd(&n->bx[0],
+             (gr_xfer){c->da1.t, (size_t)s * c->da1.per, c->da1a.t, (size_t)s * c->da1a.per, 1440});
 }
 
 /* The accumulators to zero (at the start and after each update). */
@@ -1182,11 +1268,13 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
     fc_tensors(b, &n->f);
     n->f.labels = S(b->xin, (size_t)b->px * b->B, b->B);
     n->labels = GR_NONE;
+    n->lab = GR_NONE;
     if (b->train && i1 != b->ipu[MNET_B4]) { /* the labels go where the loss is */
         gr_tensor lt = on(b, "labels", GR_F32, G(b, MNET_B4, b->t4), b->B);
         gr_xfer x = {b->xin, (size_t)b->px * b->B, lt, 0, b->B};
         n->labels = gr_copy_many(b->g, &x, 1);
         n->f.labels = S(lt, 0, b->B);
+        n->lab = lt;
     }
     return ERR_OK;
 }
@@ -1253,6 +1341,249 @@ static void add_some(mnet_b *b, seq *q, gr_prog p)
         add(b, q, p);
 }
 
+/* ---- pipelined: each IPU a stage (docs/pipelining.md) ---- */
+
+/* A part of a tensor on one tile: elements [at, at + n) on global tile gt. */
+typedef struct piece {
+    uint32_t gt;
+    size_t at, n;
+} piece;
+
+/* A tensor a stage stashes, as its parts on tiles, and where its restore writes (the tensor
+ * itself, or a copy of it when the tensor is also what the stage sends on: that must stay
+ * as the step's forward left it until the step's copy). */
+typedef struct stv {
+    gr_tensor t, to;
+    gr_type ty;
+    const char *name;
+    piece *p;
+    size_t np;
+} stv;
+
+/* The stashes of one stage being built. */
+typedef struct stash {
+    stv v[8];
+    size_t n;
+} stash;
+
+static void stv_rows(stash *st, const char *name, gr_tensor t, gr_type ty, uint32_t first,
+                     uint32_t count, size_t per)
+{
+    stv *v = &st->v[st->n++];
+    *v = (stv){t, t, ty, name, xmalloc(count * sizeof *v->p), count};
+    for (uint32_t i = 0; i < count; i++)
+        v->p[i] = (piece){first + i, i * per, per};
+}
+
+/* The first global tile and the number of the tiles block blk keeps rows on (B1, B2: the
+ * sample tiles; B3: the fc tiles). */
+static uint32_t block_first(const mnet_b *b, int blk)
+{
+    return blk == MNET_B3 ? G(b, MNET_B3, b->fc0) : G(b, blk, 0);
+}
+
+static uint32_t block_count(const mnet_b *b, int blk)
+{
+    return blk == MNET_B3 ? MNET_FC : b->B;
+}
+
+static void stv_rt(stash *st, mnet_b *b, const char *name, rt r, gr_type ty, int blk)
+{
+    stv_rows(st, name, r.t, ty, block_first(b, blk), block_count(b, blk), r.per);
+}
+
+/* x3in: each sample's row on its fc tile. */
+static void stv_spread(stash *st, mnet_b *b, gr_tensor t)
+{
+    stv *v = &st->v[st->n++];
+    *v = (stv){t, t, GR_F32, "layer3.x.in", xmalloc(b->B * sizeof *v->p), b->B};
+    for (uint32_t s = 0; s < b->B; s++)
+        v->p[s] = (piece){spread_tile(b, s), (size_t)s * MNET_X3, MNET_X3};
+}
+
+/* The tensor block k sends to the next block. */
+static const char *const stage_out_name[] = {"pool1.y", "pool2.y", "layer3.yT"};
+static rt *out_of(net *n, int k)
+{
+    return k == MNET_B1 ? &n->c.a1 : k == MNET_B2 ? &n->c.x3 : &n->f.y3T;
+}
+
+/* What stage [k0, k1] keeps of a micro-batch for its backward: every activation its blocks'
+ * backward reads (recompute = 0), or only the stage's input (recompute = 1). */
+static void stash_list(net *n, int k0, int k1, int recompute, stash *st)
+{
+    mnet_b *b = n->b;
+    conv_t *c = &n->c;
+    fc_t *f = &n->f;
+    if (recompute) {
+        if (k0 == MNET_B1)
+            stv_rt(st, b, "x1", c->x1, GR_F32, MNET_B1);
+        else if (k0 == MNET_B2)
+            stv_rt(st, b, "conv2.x", c->a1b, GR_F32, MNET_B2);
+        else
+            stv_spread(st, b, f->x3in);
+        return;
+    }
+    for (int k = k0; k <= k1; k++) {
+        if (k == MNET_B1) {
+            stv_rt(st, b, "x1", c->x1, GR_F32, k);
+            stv_rt(st, b, "pool1.y", c->a1, GR_F32, k);
+            stv_rt(st, b, "pool1.arg", c->arg1, GR_I32, k);
+        } else if (k == MNET_B2) {
+            if (c->split)
+                stv_rt(st, b, "conv2.x", c->a1b, GR_F32, k);
+            stv_rt(st, b, "pool2.y", c->x3, GR_F32, k);
+            stv_rt(st, b, "pool2.arg", c->arg2, GR_I32, k);
+        } else if (k == MNET_B3) {
+            if (f->land)
+                stv_spread(st, b, f->x3in);
+            stv_rt(st, b, "layer3.yT", f->y3T, GR_F32, k);
+        }
+    }
+}
+
+/* v's ring of D slots and cursors, and its stash_ring vertices: the stash into cs_s, the
+ * restore into cs_r, each part split over the workers. Returns the ring's bytes. */
+static uint64_t ring(net *n, const stv *v, uint32_t D, gr_cs cs_s, gr_cs cs_r)
+{
+    mnet_b *b = n->b;
+    char nm[64];
+    size_t total = 0;
+    for (size_t i = 0; i < v->np; i++)
+        total += v->p[i].n;
+    snprintf(nm, sizeof nm, "%s.stash", v->name);
+    gr_tensor r = gr_tensor_new(b->g, nm, v->ty, 1, (uint32_t[]){(uint32_t)(total * D)});
+    snprintf(nm, sizeof nm, "%s.stash.cursors", v->name);
+    gr_tensor cur = gr_tensor_new(b->g, nm, GR_I32, 1, (uint32_t[]){(uint32_t)(12 * v->np)});
+    uint32_t zero[12] = {0};
+    for (size_t i = 0, off = 0; i < v->np; off += v->p[i].n, i++) {
+        const piece *p = &v->p[i];
+        gr_map_region(b->g, r, p->gt / b->T, p->gt % b->T, D * off, D * (off + p->n));
+        gr_map_region(b->g, cur, p->gt / b->T, p->gt % b->T, 12 * i, 12 * i + 12);
+        init_words(b, cur, 12 * i, zero, 12, 1);
+        for (unsigned w = 0; w < NW; w++) {
+            size_t a = cut(p->n, w, NW, 2), z = cut(p->n, w + 1, NW, 2);
+            if (z == a)
+                continue;
+            for (int dir = 0; dir < 2; dir++) {
+                gr_tensor work = dir ? v->to : v->t;
+                gr_field f[7] = {
+                    gr_region(work, p->at + a, p->at + z),
+                    gr_region(r, D * off + a, D * off + (D - 1) * p->n + z),
+                    U((uint32_t)(4 * (z - a))),
+                    U((uint32_t)(4 * p->n)),
+                    U(D),
+                    gr_region(cur, 12 * i + 6 * (size_t)dir + w, 12 * i + 6 * (size_t)dir + w + 1),
+                    U((uint32_t)dir)};
+                vtx(b, dir ? cs_r : cs_s, "stash_ring", 0, p->gt, f, 7);
+            }
+        }
+    }
+    gr_keep(b->g, r);
+    gr_keep(b->g, cur);
+    return 4 * (uint64_t)total * D;
+}
+
+typedef struct stage_b {
+    int k0, k1;
+    uint32_t ipu, slots;
+    int recompute;
+} stage_b;
+
+/* The stage's forward blocks in order, with the crossings between them (restored = 1: the
+ * recompute, from the restored input, the last block writing to nr's tensors). */
+static void stage_fwd(net *n, net *nr, const stage_b *sb, seq *q, int recompute)
+{
+    mnet_b *b = n->b;
+    for (int k = sb->k0; k <= sb->k1; k++) {
+        net *w = k == sb->k1 && recompute ? nr : n;
+        if (k > sb->k0)
+            add_some(b, q, n->fxp[k - 1]);
+        if (k == MNET_B3)
+            add_some(b, q, n->bc3);
+        add(b, q,
+            k == MNET_B1   ? fwd_conv(w, MNET_B1)
+            : k == MNET_B2 ? fwd_conv(w, MNET_B2)
+            : k == MNET_B3 ? fwd_b3(w)
+                           : fwd_b4(w));
+    }
+}
+
+/* Stage sb's passes and crossings into st. */
+static void stage_build(net *n, const mnet_cfg *c, const stage_b *sb, const gr_tensor *labs,
+                        const gr_tensor *lin, mnet_stage *st, uint32_t s, uint32_t N)
+{
+    mnet_b *b = n->b;
+    int last = s == N - 1;
+    seq f = {0}, r = {0};
+    net nr = *n; /* the backward's view: the stage's output restored into a copy */
+    stash sl = {0};
+    gr_cs cs_s = cs(n, "stash"), cs_r = cs(n, "restore");
+    if (sb->slots) {
+        stash_list(n, sb->k0, sb->k1, sb->recompute, &sl);
+        rt *o = out_of(&nr, sb->k1);
+        gr_tensor sent = o->t;
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s.restored", stage_out_name[sb->k1]);
+        *o = (rt){rows(b, nm, GR_F32, block_first(b, sb->k1), block_count(b, sb->k1), o->per),
+                  o->per};
+        for (size_t i = 0; i < sl.n; i++) {
+            if (sl.v[i].t == sent)
+                sl.v[i].to = o->t;
+            b->stash_bytes[s] += ring(n, &sl.v[i], sb->slots, cs_s, cs_r);
+        }
+    }
+    if (s == 0) {
+        add(b, &f, gr_stream_in(b->g, b->xin));
+        add(b, &f, n->in1);
+    }
+    if (b->train && s && !last)
+        add(b, &f, gr_copy(b->g, lin[s], labs[s]));
+    stage_fwd(n, &nr, sb, &f, 0);
+    if (last && b->train) {
+        loss(n, &f);
+        if (c->out_mode == STRM_ALL)
+            add(b, &f, gr_stream_out(b->g, b->res));
+    } else if (last) {
+        add(b, &f, gr_stream_out(b->g, b->res));
+    }
+    if (sb->slots) {
+        exec(b, &f, cs_s);
+        exec(b, &r, cs_r);
+        if (sb->recompute)
+            stage_fwd(n, &nr, sb, &r, 1);
+        else if (sb->k0 <= MNET_B3 && MNET_B3 <= sb->k1) /* x3j again, from what was restored */
+            add_some(b, &r, sb->k0 == MNET_B3 ? n->bc3 : n->fxp[MNET_B2]);
+    }
+    if (b->train)
+        for (int k = sb->k1; k >= sb->k0; k--) {
+            add(b, &r,
+                k == MNET_B1   ? bwd_b1(&nr)
+                : k == MNET_B2 ? bwd_b2(&nr)
+                : k == MNET_B3 ? bwd_b3(&nr)
+                               : bwd_b4(&nr));
+            if (k > sb->k0)
+                add_some(b, &r, xprog(b, &n->bx[k - 1]));
+        }
+    st->fwd = seq_of(b, &f);
+    st->bwd = b->train ? seq_of(b, &r) : GR_NONE;
+    free(r.p);
+    st->fused = last && b->train ? gr_seq(b->g, (gr_prog[]){st->fwd, st->bwd}, 2) : GR_NONE;
+    if (!last) {
+        const xing *u = &n->fx[sb->k1], *d = &n->bx[sb->k1];
+        st->nup = u->n + (b->train ? 1 : 0);
+        st->up = xmalloc(st->nup * sizeof *st->up);
+        memcpy(st->up, u->x, u->n * sizeof *st->up);
+        if (b->train)
+            st->up[u->n] = (gr_xfer){labs[s], s ? 0 : (size_t)b->px * b->B, lin[s + 1], 0, b->B};
+        st->ndown = b->train ? d->n : 0;
+        st->down = xmalloc((st->ndown ? st->ndown : 1) * sizeof *st->down);
+        memcpy(st->down, d->x, st->ndown * sizeof *st->down);
+    }
+    for (size_t i = 0; i < sl.n; i++)
+        free(sl.v[i].p);
+}
+
 /* One micro-batch through the blocks in order, as one IPU or sharded IPUs run it: pre (the
  * infeed to the loss) and post (the backward), each crossing a Copy in its place. */
 static void one_at_a_time(net *n, seq *pre, seq *post)
@@ -1263,9 +1594,11 @@ static void one_at_a_time(net *n, seq *pre, seq *post)
     add_some(b, pre, n->labels);
     add(b, pre, n->in1);
     for (int k = 0; k < MNET_BLOCKS; k++) {
+        if (k == MNET_B3)
+            add_some(b, pre, n->bc3);
         add(b, pre, f[k]);
         if (k < MNET_BLOCKS - 1)
-            add_some(b, pre, xprog(b, &n->fx[k]));
+            add_some(b, pre, n->fxp[k]);
     }
     if (!b->train)
         return;
@@ -1278,6 +1611,109 @@ static void one_at_a_time(net *n, seq *pre, seq *post)
         add(b, post, r[k]);
         if (k)
             add_some(b, post, xprog(b, &n->bx[k - 1]));
+    }
+}
+
+/* The stages' IPUs: B1 on IPU 0, each next block on the same IPU or the next. */
+static int stage_map(const mnet_b *b, err *e)
+{
+    for (int k = 0; k < MNET_BLOCKS; k++)
+        if (b->ipu[k] != (k ? b->ipu[k - 1] : 0) && b->ipu[k] != b->ipu[k - 1] + 1)
+            return err_set(e, ERR_INPUT,
+                           "pipelined: blocks B1..B4 on IPUs %u,%u,%u,%u: each IPU is one stage, "
+                           "so B1 goes on IPU 0 and each next block on the same IPU or the next",
+                           b->ipu[0], b->ipu[1], b->ipu[2], b->ipu[3]);
+    return ERR_OK;
+}
+
+/* The pipelined program (after init): training, updates x { one pipeline run of G
+ * micro-batches, the update } (the outfeed inside the run's last stage, or once a call for
+ * final); the test pass, runs of c->test_iters micro-batches (the last one shorter, at
+ * least N). */
+static int pipelined(net *n, const mnet_cfg *c, uint32_t updates, uint32_t per_call, seq *top,
+                     err *e)
+{
+    mnet_b *b = n->b;
+    if (stage_map(b, e))
+        return ERR_INPUT;
+    uint32_t N = b->nstages = b->ipu[MNET_B4] + 1;
+    pipe_cfg pc = {c->schedule, N, b->train ? b->G : c->test_iters, b->train};
+    if (pipe_check(&pc, 0, e))
+        return ERR_INPUT;
+    if (b->train && c->out_mode != STRM_ALL && c->out_mode != STRM_FINAL)
+        return err_set(e, ERR_INPUT,
+                       "pipelined: output mode %s is not built for pipelining (all or final)",
+                       strm_mode_name(c->out_mode));
+    gr_tensor labs[MNET_BLOCKS];
+    mnet_stage st[MNET_BLOCKS];
+    memset(st, 0, sizeof st);
+    /* each stage's labels, received (lin) and sent on with its activations (labs): a stage
+     * between the first and the last copies one to the other in its forward, as the copy
+     * that sends them on may not read what the same copy delivers */
+    gr_tensor lin[MNET_BLOCKS];
+    for (uint32_t s = 0; s < N; s++) {
+        uint32_t gt = s * b->T + b->t4;
+        lin[s] = s == N - 1 ? n->lab : s ? on(b, "labels.in", GR_F32, gt, b->B) : GR_NONE;
+        labs[s] = s == 0 ? b->xin : s < N - 1 ? on(b, "labels", GR_F32, gt, b->B) : GR_NONE;
+    }
+    for (uint32_t s = 0; s < N; s++) {
+        stage_b sb = {MNET_BLOCKS, -1, s, 0, 0};
+        for (int k = 0; k < MNET_BLOCKS; k++)
+            if (b->ipu[k] == s) {
+                sb.k0 = k < sb.k0 ? k : sb.k0;
+                sb.k1 = k;
+            }
+        b->in_flight[s] = pipe_in_flight(&pc, s);
+        sb.slots = b->train && b->in_flight[s] > 1 ? b->in_flight[s] : 0;
+        sb.recompute = c->recompute && sb.slots;
+        b->slots[s] = sb.slots;
+        stage_build(n, c, &sb, labs, lin, &st[s], s, N);
+    }
+    if (b->train) {
+        seq u = {0};
+        update(n, &u);
+        zero_acc(n, &u);
+        weights(n, &u);
+        gr_prog upd = seq_of(b, &u);
+        gr_prog one = gr_seq(b->g, (gr_prog[]){mnet_pipe_run(b->g, &pc, st), upd}, 2);
+        if (c->out_mode == STRM_FINAL) {
+            gr_prog call = gr_seq(
+                b->g, (gr_prog[]){gr_repeat(b->g, per_call, one), gr_stream_out(b->g, b->res)}, 2);
+            add(b, top, gr_repeat(b->g, updates / per_call, call));
+        } else {
+            add(b, top, gr_repeat(b->g, updates, one));
+        }
+    } else {
+        uint32_t K = c->test_iters, full = updates / K, rem = updates % K;
+        add(b, top, gr_repeat(b->g, full, mnet_pipe_run(b->g, &pc, st)));
+        if (rem) {
+            pc.G = rem < N ? N : rem;
+            add(b, top, mnet_pipe_run(b->g, &pc, st));
+        }
+    }
+    for (uint32_t s = 0; s < N; s++) {
+        free(st[s].up);
+        free(st[s].down);
+    }
+    return ERR_OK;
+}
+
+/* The one-at-a-time program after init: training by the outfeed mode's loop, the test
+ * pass one micro-batch after another. */
+static void sequential(net *n, const mnet_cfg *c, seq *pre, seq *post, seq *top, int train,
+                       uint32_t updates, uint32_t per_call)
+{
+    mnet_b *b = n->b;
+    if (train) {
+        seq upd = {0};
+        update(n, &upd);
+        zero_acc(n, &upd);
+        weights(n, &upd);
+        gr_prog pp = seq_of(b, pre), po = seq_of(b, post), pu = seq_of(b, &upd);
+        add(b, top, train_loop(n, c, pp, po, pu, updates, per_call));
+    } else {
+        add(b, pre, gr_stream_out(b->g, b->res));
+        add(b, top, gr_repeat(b->g, updates, seq_of(b, pre)));
     }
 }
 
@@ -1297,25 +1733,23 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
     n->b = b;
     int rc = setup(b, n, c, e);
     if (rc == ERR_OK) {
-        seq init = {0}, pre = {0}, post = {0}, upd = {0}, top = {0};
+        seq init = {0}, pre = {0}, post = {0}, top = {0};
         if (train)
             zero_acc(n, &init);
         weights(n, &init);
         n->in1 = fwd_input(n);
         fwd_crossings(n);
+        for (int k = 0; k < MNET_BLOCKS - 1; k++)
+            n->fxp[k] = xprog(b, &n->fx[k]);
+        n->bc3 = bcast3(n);
         if (train)
             bwd_crossings(n);
         add(b, &top, seq_of(b, &init));
-        one_at_a_time(n, &pre, &post);
-        if (train) {
-            update(n, &upd);
-            zero_acc(n, &upd);
-            weights(n, &upd);
-            gr_prog pp = seq_of(b, &pre), po = seq_of(b, &post), pu = seq_of(b, &upd);
-            add(b, &top, train_loop(n, c, pp, po, pu, updates, per_call));
+        if (c->pipelined) {
+            rc = pipelined(n, c, updates, per_call, &top, e);
         } else {
-            add(b, &pre, gr_stream_out(b->g, b->res));
-            add(b, &top, gr_repeat(b->g, updates, seq_of(b, &pre)));
+            one_at_a_time(n, &pre, &post);
+            sequential(n, c, &pre, &post, &top, train, updates, per_call);
         }
         b->main = seq_of(b, &top);
     }

@@ -8,6 +8,7 @@
 
 #include "workloads/graph/conv_plan.h"
 #include "workloads/graph/graph.h"
+#include "workloads/graph/pipe.h"
 #include "workloads/mnist/adamw.h"
 #include "workloads/mnist/mnet.h"
 
@@ -63,7 +64,28 @@ typedef struct mnet_b {
     mnet_upd *upd;
     size_t nupd, cupd;
     gr_prog main;
+    /* pipelined: the stages (N = nstages), each IPU's micro-batches in flight, the slots its
+     * stash keeps of them (0: none, the working buffers hold the one in flight) and its bytes */
+    uint32_t nstages;
+    uint32_t in_flight[MNET_BLOCKS], slots[MNET_BLOCKS];
+    uint64_t stash_bytes[MNET_BLOCKS];
 } mnet_b;
+
+/* One pipeline stage (the blocks on one IPU) as mnet_pipe.c schedules it. */
+typedef struct mnet_stage {
+    gr_prog fwd;   /* (stage 0: the infeed) its blocks' forward (last stage in training: and the
+                    * loss and the outfeed), then the stash */
+    gr_prog bwd;   /* the restore (and the recomputed forward), its blocks' backward */
+    gr_prog fused; /* last stage in training: forward, loss, outfeed and backward in one pass */
+    gr_xfer *up;   /* the crossing to the next stage after this stage's forward */
+    size_t nup;
+    gr_xfer *down; /* the crossing from the next stage to this one after its backward */
+    size_t ndown;
+} mnet_stage;
+
+/* One run of the pipeline (c's G micro-batches) as a program: its steps, repeated ones as
+ * loops (mnet_pipe.c). */
+gr_prog mnet_pipe_run(graph *g, const pipe_cfg *c, const mnet_stage *st);
 
 /* Build the graph of a run: train = 1: the training program of `updates` weight updates in
  * host calls of `per_call` updates, the outfeed as c->out_mode says; train = 0: the forward

@@ -1,0 +1,129 @@
+/* mnet_pipe: the MNIST network's pipeline stages scheduled into a device program
+ * (docs/pipelining.md). Each stage (the blocks on one IPU, mnet_graph.c) has a forward pass,
+ * a backward pass and, on the last IPU, a fused one; the schedule (workloads/graph/pipe.h)
+ * says which pass of which micro-batch each IPU runs in each step. A step is the passes its
+ * IPUs run — each IPU's program holds only its own (graph_lower.c), so they run side by side
+ * — then one Copy of every crossing the step's passes produced (activations up, gradients
+ * down, each micro-batch's labels along with its activations), between IPUs over the
+ * IPU-Links with external syncs. The micro-batch a pass works on is never named: what a stage
+ * reads is what the previous step's copy delivered, and stash and restore keep the older
+ * micro-batches (stash_ring's cursors). Steps that repeat (the main phase, a sequential
+ * schedule's micro-batches) become counted loops, so the program stays small for any G.
+ * Left out: running the weight update one IPU after another (PopART's default); here every
+ * IPU updates its own parameters at once after the flush. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "workloads/mnist/mnet_int.h"
+
+/* What each IPU runs in a step: a bit per pass (1 << pipe_pass). */
+typedef struct step_sig {
+    uint8_t on[MNET_BLOCKS];
+} step_sig;
+
+static step_sig sig_of(const pipe_cfg *c, uint32_t t)
+{
+    step_sig s;
+    memset(&s, 0, sizeof s);
+    for (uint32_t i = 0; i < c->N; i++) {
+        pipe_run r[2];
+        unsigned n = pipe_at(c, t, i, r);
+        for (unsigned k = 0; k < n; k++)
+            s.on[i] |= (uint8_t)(1u << r[k].pass);
+    }
+    return s;
+}
+
+static int sig_eq(const step_sig *a, const step_sig *b)
+{
+    return memcmp(a, b, sizeof *a) == 0;
+}
+
+/* The program of a step: each IPU's passes, then one Copy of the crossings they made. */
+static gr_prog step_prog(graph *g, const pipe_cfg *c, const mnet_stage *st, const step_sig *s)
+{
+    gr_prog p[2 * MNET_BLOCKS + 1];
+    size_t np = 0, nx = 0, cap = 0;
+    gr_xfer *x = NULL;
+    for (uint32_t i = 0; i < c->N; i++) {
+        if (s->on[i] & 1u << PIPE_FWD)
+            p[np++] = st[i].fwd;
+        if (s->on[i] & 1u << PIPE_FUSED)
+            p[np++] = st[i].fused;
+        if (s->on[i] & 1u << PIPE_BWD)
+            p[np++] = st[i].bwd;
+    }
+    for (uint32_t i = 0; i < c->N; i++) {
+        const mnet_stage *from[2] = {NULL, NULL};
+        if (i + 1 < c->N && s->on[i] & (1u << PIPE_FWD | 1u << PIPE_FUSED))
+            from[0] = &st[i]; /* up to i + 1 */
+        if (i > 0 && s->on[i] & (1u << PIPE_BWD | 1u << PIPE_FUSED))
+            from[1] = &st[i - 1]; /* down to i - 1 */
+        for (int d = 0; d < 2; d++) {
+            if (!from[d])
+                continue;
+            const gr_xfer *src = d ? from[d]->down : from[d]->up;
+            size_t n = d ? from[d]->ndown : from[d]->nup;
+            x = xgrow(x, &cap, nx + n, sizeof *x);
+            memcpy(x + nx, src, n * sizeof *x);
+            nx += n;
+        }
+    }
+    if (nx)
+        p[np++] = gr_copy_many(g, x, nx);
+    free(x);
+    return gr_seq(g, p, np);
+}
+
+/* Steps [t, t + per) repeat k times from t: the most k (1 when they do not repeat). */
+static uint32_t reps(const step_sig *s, uint32_t n, uint32_t t, uint32_t per)
+{
+    uint32_t k = 1;
+    while (t + (k + 1) * per <= n) {
+        for (uint32_t q = 0; q < per; q++)
+            if (!sig_eq(&s[t + q], &s[t + k * per + q]))
+                return k;
+        k++;
+    }
+    return k;
+}
+
+gr_prog mnet_pipe_run(graph *g, const pipe_cfg *c, const mnet_stage *st)
+{
+    uint32_t n = pipe_steps(c), maxper = 2 * c->N;
+    step_sig *s = xmalloc(n * sizeof *s);
+    gr_prog *p = xmalloc(n * sizeof *p), *out = xmalloc(n * sizeof *out);
+    for (uint32_t t = 0; t < n; t++) {
+        s[t] = sig_of(c, t);
+        p[t] = GR_NONE;
+        for (uint32_t u = 0; u < t && p[t] == GR_NONE; u++)
+            if (sig_eq(&s[u], &s[t]))
+                p[t] = p[u];
+        if (p[t] == GR_NONE)
+            p[t] = step_prog(g, c, st, &s[t]);
+    }
+    size_t no = 0;
+    for (uint32_t t = 0; t < n;) {
+        uint32_t best = 1, bk = 1;
+        for (uint32_t per = 1; per <= maxper && t + 2 * per <= n; per++) {
+            uint32_t k = reps(s, n, t, per);
+            if (k >= 2 && k * per > bk * best) {
+                best = per;
+                bk = k;
+            }
+        }
+        if (bk < 2) {
+            out[no++] = p[t++];
+            continue;
+        }
+        gr_prog body = best == 1 ? p[t] : gr_seq(g, p + t, best);
+        out[no++] = gr_repeat(g, bk, body);
+        t += bk * best;
+    }
+    gr_prog run = gr_seq(g, out, no);
+    free(s);
+    free(p);
+    free(out);
+    return run;
+}
