@@ -34,8 +34,11 @@ typedef struct phase {
     uint32_t top_tile;
     double balance; /* mean / max issue cycles of the tiles with a program, % */
     uint32_t busy_tiles, busiest;
-    txt steps;     /* --steps: the first program steps, a line each */
-    double host_s; /* wall time of mnet_train or mnet_test */
+    txt steps; /* --steps: the first program steps, a line each */
+    mnet_pipe_info pipe;
+    eng_ipu_stats ipu[4]; /* per IPU (at most 4) */
+    uint32_t ipu_peak[4]; /* per IPU: its largest tile image */
+    double host_s;        /* wall time of mnet_train or mnet_test */
     long images;
 } phase;
 
@@ -48,6 +51,7 @@ typedef struct sim {
     uint64_t *ends; /* each host call's end cycle */
     size_t ncalls, cap;
     uint64_t epoch_end; /* the end cycle of the previous epoch's last call */
+    uint32_t iters;     /* device iterations per host call */
     cli_watch w;        /* Ctrl-C, SIGTERM, the heartbeat */
 } sim;
 
@@ -127,7 +131,7 @@ static void tile_balance(phase *p, const eng *g)
 static void step_lines(phase *p, const eng *g, const gr_exe *x)
 {
     size_t n;
-    const uint64_t *rel = eng_sync_log(g, &n);
+    const uint64_t *rel = eng_sync_log(g, 0, &n);
     gr_step *st = xmalloc((n ? n : 1) * sizeof *st);
     n = gr_exe_steps(x, 0, st, n); /* the log is IPU 0's (mnet.c) */
     txt_free(&p->steps);
@@ -137,9 +141,17 @@ static void step_lines(phase *p, const eng *g, const gr_exe *x)
     free(st);
 }
 
-static void on_finished(void *ctx, int test, eng *g, const gr_exe *x)
+static void on_finished(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pipe_info *pi)
 {
     phase *p = &((sim *)ctx)->ph[test ? PH_TEST : PH_TRAIN];
+    p->pipe = *pi;
+    for (uint32_t i = 0; i < eng_nipus(g) && i < 4; i++) {
+        eng_get_ipu_stats(g, i, &p->ipu[i]);
+        p->ipu_peak[i] = 0;
+        for (uint32_t t = 0; t < eng_ntiles(g); t++)
+            if (gr_exe_tile(x, i, t)->total > p->ipu_peak[i])
+                p->ipu_peak[i] = gr_exe_tile(x, i, t)->total;
+    }
     free(p->split);
     txt_free(&p->split_json);
     p->seen = 1;
@@ -197,6 +209,44 @@ static void call_cycles(const sim *s, double *mean, uint64_t *min, uint64_t *max
     *mean = s->ncalls ? (double)s->ends[s->ncalls - 1] / (double)s->ncalls : 0.0;
 }
 
+/* An IPU's share of its cycles spent computing or exchanging on-chip (not waiting at a sync,
+ * for the host or for other IPUs), %. */
+static double busy_pct(const phase *p, uint32_t i)
+{
+    const eng_ipu_stats *q = &p->ipu[i];
+    uint64_t busy = q->cat[ENG_CAT_COMPUTE] + q->cat[ENG_CAT_EXCHANGE];
+    return p->st.cycles ? 100.0 * (double)busy / (double)p->st.cycles : 0.0;
+}
+
+/* Several IPUs: a line per IPU (its stash, host and IPU-Link bytes, largest tile, busy share),
+ * then the utilisation (the mean busy share) and a device iteration's cycles (0: not known). */
+static void report_ipus(const phase *p, double iter_cycles)
+{
+    if (p->m.nipus < 2)
+        return;
+    double sum = 0.0;
+    for (uint32_t i = 0; i < p->m.nipus && i < 4; i++) {
+        const eng_ipu_stats *q = &p->ipu[i];
+        char name[16], stash[96] = "";
+        snprintf(name, sizeof name, "ipu %u", i);
+        if (p->pipe.stages)
+            snprintf(stash, sizeof stash, "%u micro-batches in flight, stash %u slots %llu B; ",
+                     p->pipe.in_flight[i], p->pipe.slots[i],
+                     (unsigned long long)p->pipe.stash_bytes[i]);
+        printf("  %-22s %sStreamCopy in %llu B out %llu B; GlobalExchange tx %llu B rx %llu B; "
+               "peak tile %u B; busy %.1f%%\n",
+               name, stash, (unsigned long long)q->host_in_bytes,
+               (unsigned long long)q->host_out_bytes, (unsigned long long)q->global_tx_bytes,
+               (unsigned long long)q->global_rx_bytes, p->ipu_peak[i], busy_pct(p, i));
+        sum += busy_pct(p, i);
+    }
+    printf("  %-22s %.1f%% (the IPUs' mean busy share)",
+           p->pipe.stages ? "pipeline utilisation" : "utilisation", sum / p->m.nipus);
+    if (iter_cycles > 0)
+        printf("; %.0f cycles per device iteration", iter_cycles);
+    printf("\n");
+}
+
 /* The compiled graph: its largest tile image and its summary. */
 static void report_graph(const phase *p)
 {
@@ -226,6 +276,7 @@ static void report_train(const sim *s)
     printf("  %-22s %.0f images per simulated second\n", "throughput",
            sec > 0 ? (double)p->images / sec : 0.0);
     fputs(p->split, stdout);
+    report_ipus(p, s->ncalls ? mean / (double)s->iters : 0.0);
     char w[48];
     printf("  %-22s %.1f%% (mean / max issue cycles of the %u tiles with a program; busiest: "
            "%s)\n",
@@ -377,6 +428,7 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
                           mref_net *net, double *acc, err *e)
 {
     mnet_hooks h = {on_epoch, on_call, on_finished, s};
+    s->iters = (uint32_t)c->run.device_iters;
     float *params = mref_params(net);
     double t0 = cli_now();
     int rc = c->run.epochs > 0 ? mnet_train(c, &d->train, params, &h, e) : 0;

@@ -136,6 +136,7 @@ void eng_free(eng *g)
             chip_free(&g->chips[i]);
     free(g->chips);
     free(g->sync_log);
+    free(g->sync_n);
     free(g->run);
     free(g->rel);
     free(g->last);
@@ -278,16 +279,17 @@ int eng_load(eng *g, const isa_prog *prog, err *e)
 void eng_log_syncs(eng *g, uint32_t ipu, size_t cap)
 {
     free(g->sync_log);
-    g->sync_log = cap ? xmalloc(cap * sizeof *g->sync_log) : NULL;
+    free(g->sync_n);
+    g->sync_log = cap ? xmalloc((size_t)g->nipus * cap * sizeof *g->sync_log) : NULL;
+    g->sync_n = xcalloc(g->nipus, sizeof *g->sync_n);
     g->sync_cap = cap;
-    g->sync_n = 0;
     g->sync_ipu = ipu;
 }
 
-const uint64_t *eng_sync_log(const eng *g, size_t *n)
+const uint64_t *eng_sync_log(const eng *g, uint32_t ipu, size_t *n)
 {
-    *n = g->sync_n;
-    return g->sync_log;
+    *n = g->sync_n && ipu < g->nipus ? g->sync_n[ipu] : 0;
+    return *n ? g->sync_log + (size_t)ipu * g->sync_cap : NULL;
 }
 
 static void step_one(void *ctx, size_t i)
@@ -313,8 +315,9 @@ static void on_release(sim *k, void *arg)
         }
         if (r->group < 0) {
             c->supersteps++;
-            if (i == g->sync_ipu && g->sync_n < g->sync_cap)
-                g->sync_log[g->sync_n++] = r->cycle;
+            if ((g->sync_ipu == ENG_LOG_ALL || i == g->sync_ipu) && g->sync_n &&
+                g->sync_n[i] < g->sync_cap)
+                g->sync_log[(size_t)i * g->sync_cap + g->sync_n[i]++] = r->cycle;
         }
     }
 }

@@ -173,12 +173,14 @@ int eng_load_tiles(eng *g, const isa_prog *const *progs, err *e);
 /* Bytes of the program image loaded on a tile (0 for an idle tile): its memory in use. */
 uint32_t eng_tile_image(const eng *g, uint32_t ipu, uint32_t tile);
 
-/* Record the release cycles of the first `cap` whole-IPU syncs of IPU `ipu` (any zone:
- * internal, with the host, external) in the next run (cap 0: stop recording); eng_sync_log
- * gives them, in order, and their number. A per-step profile: a graph's program steps each
- * end with one such sync (workloads/graph/graph.h, gr_exe_steps). */
+/* Record the release cycles of the first `cap` whole-IPU syncs of IPU `ipu` (ENG_LOG_ALL:
+ * of every IPU; any zone: internal, with the host, external) in the next run (cap 0: stop
+ * recording); eng_sync_log gives an IPU's, in order, and their number. A per-step profile: a
+ * graph's program steps each end with one such sync (workloads/graph/graph.h,
+ * gr_exe_steps). */
+#define ENG_LOG_ALL UINT32_MAX
 void eng_log_syncs(eng *g, uint32_t ipu, size_t cap);
-const uint64_t *eng_sync_log(const eng *g, size_t *n);
+const uint64_t *eng_sync_log(const eng *g, uint32_t ipu, size_t *n);
 
 /* Run to completion. ERR_OK, or ERR_FAULT with "ipu I tile T ctx C pc P cycle N: reason",
  * or ERR_STOPPED when cfg.watch.stop was set (the run cannot go on; its statistics are those

@@ -36,9 +36,10 @@ struct eng {
     uint64_t (*pend)[3]; /* per IPU: group host copies (begin, mid, end + sync) since then */
     uint8_t *done;       /* per IPU: all tiles halted */
     uint64_t rounds;
-    /* eng_log_syncs: release cycles of one IPU's whole-IPU syncs, in order */
+    /* eng_log_syncs: release cycles of whole-IPU syncs, in order, sync_cap per IPU (of IPU
+     * sync_ipu, or of every IPU), sync_n[i] of IPU i so far */
     uint64_t *sync_log;
-    size_t sync_cap, sync_n;
+    size_t sync_cap, *sync_n;
     uint32_t sync_ipu;
     uint64_t beat_at;          /* host time (ns, monotonic) from which the next heartbeat is due */
     sim_port *pfabric, *phost; /* "fabric", "host" */

@@ -105,7 +105,7 @@ static void test_repeat_exact(void **state)
     eng_get_stats(r.g, &st);
     assert_int_equal(st.cycles, 620);
     size_t nrel;
-    const uint64_t *rel = eng_sync_log(r.g, &nrel);
+    const uint64_t *rel = eng_sync_log(r.g, 0, &nrel);
     assert_int_equal(nrel, 2); /* releases at 201 and 201 + 206 (above) */
     assert_int_equal(rel[0], 201);
     assert_int_equal(rel[1], 407);
@@ -480,7 +480,7 @@ static void test_per_ipu_programs(void **state)
     if (eng_run(g, &e) != ERR_OK)
         fail_msg("%s", e.msg);
     size_t n;
-    const uint64_t *rel = eng_sync_log(g, &n);
+    const uint64_t *rel = eng_sync_log(g, 1, &n);
     assert_int_equal(n, 1);
     assert_int_equal(rel[0], 200);
     eng_stats es;

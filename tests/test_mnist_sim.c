@@ -221,9 +221,10 @@ typedef struct ipus {
     uint64_t cycles;
 } ipus;
 
-static void ipu_stats(void *ctx, int test, eng *g, const gr_exe *x)
+static void ipu_stats(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pipe_info *p)
 {
     (void)x;
+    (void)p;
     ipus *r = ctx;
     if (test)
         return;

@@ -172,6 +172,7 @@ typedef struct gr_step {
                        * "remote write", "sync" */
     const char *name; /* the compute set; the copy's (first) destination; the streamed
                        * tensor; the sync's zone */
+    int global;       /* a copy's round between IPUs (ends with an external sync) */
 } gr_step;
 size_t gr_exe_steps(const gr_exe *x, uint32_t ipu, gr_step *out, size_t cap);
 

@@ -63,8 +63,9 @@ struct gr_exe {
     gr_tile_mem *mem;
     gr_summary sum;
     gr_prog main;
-    uint32_t *syncs; /* per program and IPU (p x nipus + ipu): the whole-IPU syncs the IPU's
-                      * program has for it, loops counted once (0: the IPU leaves it out) */
+    uint32_t *syncs;  /* per program and IPU (p x nipus + ipu): the whole-IPU syncs the IPU's
+                       * program has for it, loops counted once (0: the IPU leaves it out) */
+    uint32_t *rounds; /* per program: a copy's rounds between IPUs */
 };
 
 typedef struct lower {
@@ -188,13 +189,17 @@ static void count_syncs(lower *L)
     for (size_t i = 0; i < g->nv; i++)
         cs_on[(size_t)g->v[i].cs * n + g->v[i].ipu] = 1;
     uint32_t *s = L->x->syncs = xcalloc(g->np * n + 1, sizeof *L->x->syncs);
+    L->x->rounds = xcalloc(g->np + 1, sizeof *L->x->rounds);
     for (size_t i = 0; i < g->np; i++)
         for (uint32_t ipu = 0; ipu < n; ipu++) {
             const gr_prog_s *p = &g->p[i];
             uint32_t *c = &s[i * n + ipu];
             switch (p->kind) {
             case GR_P_EXEC: *c = cs_on[(size_t)p->a * n + ipu]; break;
-            case GR_P_COPY: *c = L->cp[i].onchip[ipu] + L->cp[i].rounds; break;
+            case GR_P_COPY:
+                *c = L->cp[i].onchip[ipu] + L->cp[i].rounds;
+                L->x->rounds[i] = L->cp[i].rounds;
+                break;
             case GR_P_SYNC: *c = 1; break;
             case GR_P_STREAM_IN:
             case GR_P_STREAM_OUT:
@@ -605,6 +610,7 @@ void gr_exe_free(gr_exe *x)
     free(x->which);
     free(x->mem);
     free(x->syncs);
+    free(x->rounds);
     free(x);
 }
 
@@ -688,10 +694,10 @@ typedef struct steps {
     size_t n, cap;
 } steps;
 
-static void step_add(steps *w, const char *what, const char *name)
+static void step_add(steps *w, const char *what, const char *name, int global)
 {
     if (w->n < w->cap)
-        w->out[w->n] = (gr_step){what, name};
+        w->out[w->n] = (gr_step){what, name, global};
     w->n++;
 }
 
@@ -708,16 +714,16 @@ static void step_walk(steps *w, gr_prog id)
     if (!syncs)
         return;
     switch (p->kind) {
-    case GR_P_EXEC: step_add(w, "execute", g->cs[p->a].name); return;
-    case GR_P_COPY:
+    case GR_P_EXEC: step_add(w, "execute", g->cs[p->a].name, 0); return;
+    case GR_P_COPY: /* the on-chip phase, then the rounds */
         for (uint32_t k = 0; k < syncs; k++)
-            step_add(w, "copy", g->t[p->xf[0].dst].name);
+            step_add(w, "copy", g->t[p->xf[0].dst].name, k >= syncs - w->x->rounds[id]);
         return;
-    case GR_P_SYNC: step_add(w, "sync", isa_zone_name(p->a)); return;
+    case GR_P_SYNC: step_add(w, "sync", isa_zone_name(p->a), 0); return;
     case GR_P_STREAM_IN:
     case GR_P_STREAM_OUT:
     case GR_P_REMOTE_READ:
-    case GR_P_REMOTE_WRITE: step_add(w, what[p->kind], g->t[p->a].name); return;
+    case GR_P_REMOTE_WRITE: step_add(w, what[p->kind], g->t[p->a].name, 0); return;
     case GR_P_REPEAT:
         for (uint32_t k = 0; k < p->a && w->n < w->cap; k++)
             step_walk(w, p->b);

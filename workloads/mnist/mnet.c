@@ -242,14 +242,14 @@ static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int t
     eng *g = sys_engine(s);
     if (x && gr_load(x, g, e) == ERR_OK) {
         write_inputs(b, x, g, params);
-        eng_log_syncs(g, 0, c->log_steps);
+        eng_log_syncs(g, ENG_LOG_ALL, c->log_steps);
         rc = eng_run(g, e);
         if (rc == ERR_OK && hs->failed)
             rc = err_set(e, ERR_FAULT, "mnet: the outfeed delivered more than its buffer");
         if (rc == ERR_OK && !test)
             gr_read(x, g, b->params, 0, params, MREF_NPARAMS);
         if (rc == ERR_OK && hs->h && hs->h->finished)
-            hs->h->finished(hs->h->ctx, test, g, x);
+            hs->h->finished(hs->h->ctx, test, g, x, &b->pipe);
     } else if (x) {
         rc = e->status ? e->status : ERR_INPUT;
     }

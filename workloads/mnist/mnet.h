@@ -65,12 +65,21 @@ typedef struct mnet_call {
     uint64_t end_cycle; /* the device cycle at which the call's last outfeed copy ended */
 } mnet_call;
 
+/* A pipelined run's stages (stages 0: not pipelined): per IPU, its micro-batches in flight,
+ * the slots its stash keeps (0: none, the working buffers hold the one in flight) and the
+ * stash's bytes on the IPU. */
+typedef struct mnet_pipe_info {
+    uint32_t stages;
+    uint32_t in_flight[4], slots[4];
+    uint64_t stash_bytes[4];
+} mnet_pipe_info;
+
 typedef struct mnet_hooks {
     void (*epoch_begin)(void *ctx, int epoch, int epochs);
     void (*call_done)(void *ctx, const mnet_call *c);
     /* After a run (test = 0: training, 1: the test pass), before the system is freed: the
-     * engine (statistics, tiles) and the compiled graph (summary, tile memory). */
-    void (*finished)(void *ctx, int test, eng *g, const gr_exe *x);
+     * engine (statistics, tiles), the compiled graph (summary, tile memory) and the pipeline. */
+    void (*finished)(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pipe_info *p);
     void *ctx;
 } mnet_hooks;
 

@@ -1530,7 +1530,7 @@ static void stage_build(net *n, const mnet_cfg *c, const stage_b *sb, const gr_t
         for (size_t i = 0; i < sl.n; i++) {
             if (sl.v[i].t == sent)
                 sl.v[i].to = o->t;
-            b->stash_bytes[s] += ring(n, &sl.v[i], sb->slots, cs_s, cs_r);
+            b->pipe.stash_bytes[s] += ring(n, &sl.v[i], sb->slots, cs_s, cs_r);
         }
     }
     if (s == 0) {
@@ -1636,7 +1636,7 @@ static int pipelined(net *n, const mnet_cfg *c, uint32_t updates, uint32_t per_c
     mnet_b *b = n->b;
     if (stage_map(b, e))
         return ERR_INPUT;
-    uint32_t N = b->nstages = b->ipu[MNET_B4] + 1;
+    uint32_t N = b->pipe.stages = b->ipu[MNET_B4] + 1;
     pipe_cfg pc = {c->schedule, N, b->train ? b->G : c->test_iters, b->train};
     if (pipe_check(&pc, 0, e))
         return ERR_INPUT;
@@ -1663,10 +1663,10 @@ static int pipelined(net *n, const mnet_cfg *c, uint32_t updates, uint32_t per_c
                 sb.k0 = k < sb.k0 ? k : sb.k0;
                 sb.k1 = k;
             }
-        b->in_flight[s] = pipe_in_flight(&pc, s);
-        sb.slots = b->train && b->in_flight[s] > 1 ? b->in_flight[s] : 0;
+        b->pipe.in_flight[s] = pipe_in_flight(&pc, s);
+        sb.slots = b->train && b->pipe.in_flight[s] > 1 ? b->pipe.in_flight[s] : 0;
         sb.recompute = c->recompute && sb.slots;
-        b->slots[s] = sb.slots;
+        b->pipe.slots[s] = sb.slots;
         stage_build(n, c, &sb, labs, lin, &st[s], s, N);
     }
     if (b->train) {

@@ -64,11 +64,7 @@ typedef struct mnet_b {
     mnet_upd *upd;
     size_t nupd, cupd;
     gr_prog main;
-    /* pipelined: the stages (N = nstages), each IPU's micro-batches in flight, the slots its
-     * stash keeps of them (0: none, the working buffers hold the one in flight) and its bytes */
-    uint32_t nstages;
-    uint32_t in_flight[MNET_BLOCKS], slots[MNET_BLOCKS];
-    uint64_t stash_bytes[MNET_BLOCKS];
+    mnet_pipe_info pipe; /* pipelined: the stages */
 } mnet_b;
 
 /* One pipeline stage (the blocks on one IPU) as mnet_pipe.c schedules it. */
