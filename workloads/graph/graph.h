@@ -172,7 +172,9 @@ typedef struct gr_step {
                        * "remote write", "sync" */
     const char *name; /* the compute set; the copy's (first) destination; the streamed
                        * tensor; the sync's zone */
-    int global;       /* a copy's round between IPUs (ends with an external sync) */
+    uint32_t round;   /* a copy's round between IPUs (it ends with an external sync): its
+                       * number from 1, of `rounds`; 0: not one */
+    uint32_t rounds;
 } gr_step;
 size_t gr_exe_steps(const gr_exe *x, uint32_t ipu, gr_step *out, size_t cap);
 

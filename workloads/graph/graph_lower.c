@@ -694,10 +694,10 @@ typedef struct steps {
     size_t n, cap;
 } steps;
 
-static void step_add(steps *w, const char *what, const char *name, int global)
+static void step_add(steps *w, const char *what, const char *name, uint32_t round, uint32_t rounds)
 {
     if (w->n < w->cap)
-        w->out[w->n] = (gr_step){what, name, global};
+        w->out[w->n] = (gr_step){what, name, round, rounds};
     w->n++;
 }
 
@@ -714,16 +714,19 @@ static void step_walk(steps *w, gr_prog id)
     if (!syncs)
         return;
     switch (p->kind) {
-    case GR_P_EXEC: step_add(w, "execute", g->cs[p->a].name, 0); return;
-    case GR_P_COPY: /* the on-chip phase, then the rounds */
+    case GR_P_EXEC: step_add(w, "execute", g->cs[p->a].name, 0, 0); return;
+    case GR_P_COPY: { /* the on-chip phase, then the rounds */
+        uint32_t r = w->x->rounds[id], first = syncs - r;
         for (uint32_t k = 0; k < syncs; k++)
-            step_add(w, "copy", g->t[p->xf[0].dst].name, k >= syncs - w->x->rounds[id]);
+            step_add(w, "copy", g->t[p->xf[0].dst].name, k < first ? 0 : k - first + 1,
+                     k < first ? 0 : r);
         return;
-    case GR_P_SYNC: step_add(w, "sync", isa_zone_name(p->a), 0); return;
+    }
+    case GR_P_SYNC: step_add(w, "sync", isa_zone_name(p->a), 0, 0); return;
     case GR_P_STREAM_IN:
     case GR_P_STREAM_OUT:
     case GR_P_REMOTE_READ:
-    case GR_P_REMOTE_WRITE: step_add(w, what[p->kind], g->t[p->a].name, 0); return;
+    case GR_P_REMOTE_WRITE: step_add(w, what[p->kind], g->t[p->a].name, 0, 0); return;
     case GR_P_REPEAT:
         for (uint32_t k = 0; k < p->a && w->n < w->cap; k++)
             step_walk(w, p->b);
