@@ -169,7 +169,7 @@ check-sources:
 	@bash tests/check_sources.sh
 
 run: deps data all
-	$(BIN) mnist --ipus 1
+	$(BIN) mnist
 
 docs: $(BIN)
 	$(BIN) isa-doc > docs/isa.md.tmp && mv docs/isa.md.tmp docs/isa.md

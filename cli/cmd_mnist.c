@@ -1,8 +1,8 @@
 /* cmd_mnist: `ipusim mnist`, the PopTorch tutorial's MNIST training: the options, the
  * datasets, the progress lines and the JSON document that both runs share, and the reference
  * run. With --reference it trains the network natively on the host (workloads/mnist/mref.h),
- * the numerics oracle and speed baseline; without, on one simulated IPU (cli/cmd_mnist_sim.c,
- * --ipus 1; pipelining over several IPUs is not built yet, and --ipus N > 1 says so). Both
+ * the numerics oracle and speed baseline; without, on simulated IPUs (cli/cmd_mnist_sim.c:
+ * pipelined over four by default, sharded, or on one). Both
  * print the tutorial's progress lines and can write JSON and .npy weights. It resolves
  * dataset names to directories and installs nothing: a missing dataset is one line naming
  * the file and `make data`, exit 2. */
@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/cmd_mnist.h"
 #include "workloads/graph/pipe.h"
+#include "workloads/mnist/mnet.h"
 #include "host/host.h"
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/mref.h"
@@ -409,7 +410,7 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
                       .depth = 3,
                       .out_mode = STRM_ALL,
                       .out_n = 1,
-                      .ipus = 1,
+                      .ipus = 4,
                       .recompute = 1,
                       .max_step = CLI_MAX_SUPERSTEP_CYCLES};
     for (int i = 1; i < argc; i++) {
@@ -431,6 +432,13 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
     }
     if (!o->reference && (cli_machine_resolve(CMD, &o->mo, &o->m) || resolve_stages(o)))
         return 2;
+    if (!o->reference) { /* the simulated run's rules, before any data is read */
+        err e;
+        err_clear(&e);
+        mnet_cfg c;
+        if (mnist_sim_cfg(o, &c, &e))
+            return cli_report_err(CMD, &e);
+    }
     if (mnist_per_call(&o->cfg) > 100000000L) {
         fprintf(stderr,
                 "ipusim %s: batch-size x gradient-accumulation x device-iterations is "

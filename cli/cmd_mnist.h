@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "host/strm.h"
 #include "workloads/mnist/data.h"
+#include "workloads/mnist/mnet.h"
 #include "workloads/mnist/mref.h"
 
 #define MNIST_CMD "mnist"
@@ -75,6 +76,10 @@ typedef struct mnist_result {
 /* Write the JSON document to o->json whole (0) or not at all (2, after one line). */
 int mnist_json(const mnist_opts *o, const char *dir, const mdata *d, const mnist_run *r,
                const mnist_result *res);
+
+/* The simulated run's configuration from the options, checked (the outfeed mode, the
+ * pipeline's rules): 0, or the err's status with e set. */
+int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e);
 
 /* The simulated run on the loaded dataset: train, test, report; the exit status. */
 int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d);

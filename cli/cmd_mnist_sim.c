@@ -450,6 +450,29 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
     return 0;
 }
 
+int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
+{
+    if (mnet_defaults(c, e))
+        return e->status;
+    c->run = o->cfg;
+    c->m = o->m;
+    c->m.nipus = (uint32_t)o->ipus;
+    memcpy(c->stage_ipu, o->stage_ipu, sizeof c->stage_ipu);
+    c->threads = (unsigned)o->threads;
+    c->depth = (uint32_t)o->depth;
+    c->out_mode = o->out_mode;
+    c->out_n = o->out_n;
+    c->log_steps = (uint32_t)o->steps;
+    c->u8 = o->u8;
+    c->pipelined = o->ipus > 1 && !o->sharded;
+    c->schedule = (pipe_kind)o->schedule;
+    c->recompute = o->recompute;
+    if (mnet_check_output(c, e) || (o->cfg.epochs > 0 && mnet_check_pipeline(c, 1, e)) ||
+        mnet_check_pipeline(c, 0, e))
+        return e->status;
+    return 0;
+}
+
 int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
 {
     err *e = xcalloc(1, sizeof *e);
@@ -457,22 +480,8 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
     mnet_cfg c;
     mref_net *net = NULL;
     double acc = 0.0;
-    int rc = mnet_defaults(&c, e) || initial_weights(o, &net, e);
+    int rc = mnist_sim_cfg(o, &c, e) || initial_weights(o, &net, e);
     if (rc == 0) {
-        c.run = o->cfg;
-        c.m = o->m;
-        c.m.nipus = (uint32_t)o->ipus;
-        memcpy(c.stage_ipu, o->stage_ipu, sizeof c.stage_ipu);
-        c.threads = (unsigned)o->threads;
-        c.depth = (uint32_t)o->depth;
-        c.out_mode = o->out_mode;
-        c.out_n = o->out_n;
-        c.log_steps = (uint32_t)o->steps;
-        c.u8 = o->u8;
-        c.pipelined = o->ipus > 1 && !o->sharded;
-        c.schedule = (pipe_kind)o->schedule;
-        c.recompute = o->recompute;
-        rc = mnet_check_output(&c, e);
         cli_watch_begin(&s->w, CMD, o->progress);
         c.ctl = (sys_ctl){o->max_step, cli_watch_eng(&s->w)};
         if (rc == 0) {

@@ -341,9 +341,18 @@ static void test_mnist_option_errors(void **state)
     const struct {
         const char *args, *want;
     } cases[] = {
-        {"--ipus 2", "ipusim mnist: --ipus 2: pipelined execution over several IPUs is not built "
-                     "yet; --strategy sharded runs the four blocks on the IPUs one after "
-                     "another\n"},
+        {"--gradient-accumulation 6",
+         "ipusim mnist: pipelined training over 4 IPUs needs gradient accumulation >= 2N-1 = 7 "
+         "(each of the 2N-1 pipeline stages a micro-batch); got 6\n"},
+        {"--ipus 2 --stages 0,1,1,0", "ipusim mnist: pipelined: blocks B1..B4 on IPUs 0,1,1,0: "
+                                      "each IPU is one stage, so B1 goes on IPU 0 and each next "
+                                      "block on the same IPU or the next\n"},
+        {"--schedule bad", "ipusim mnist: --schedule: schedule 'bad': one of grouped, "
+                           "interleaved, sequential\n"},
+        {"--recompute maybe", "ipusim mnist: --recompute maybe: expected on or off\n"},
+        {"--output-mode sum", "ipusim mnist: pipelined: output mode sum is not built for "
+                              "pipelining (all or final)\n"},
+        {"--ipus 5", "ipusim mnist: --ipus 5: the network has 4 blocks, one IPU each at most\n"},
         {"--ipus 0", "ipusim mnist: --ipus: 0 is out of range [1, 64]\n"},
         {"--ipus 5 --strategy sharded",
          "ipusim mnist: --ipus 5: the network has 4 blocks, one IPU each at most\n"},
@@ -542,7 +551,7 @@ static void test_mnist_simulated(void **state)
     write_digits(dir, "t10k", 16);
     int rc = run(out, sizeof out,
                  "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 2 "
-                 "--device-iterations 2 --test-batch-size 8 --json %s --save-weights %s",
+                 "--device-iterations 2 --test-batch-size 8 --ipus 1 --json %s --save-weights %s",
                  dir, json, wdir);
     if (rc != 0)
         fail_msg("exit %d:\n%s", rc, out);
@@ -561,7 +570,7 @@ static void test_mnist_simulated(void **state)
      * convolutions' weights broadcast, the layouts, the first infeed), cycles each */
     assert_int_equal(run(out, sizeof out,
                          "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 2 "
-                         "--device-iterations 2 --steps 4",
+                         "--device-iterations 2 --ipus 1 --steps 4",
                          dir),
                      0);
     const char *p = strstr(out, "  program steps          step  what       name");
@@ -585,6 +594,22 @@ static void test_mnist_simulated(void **state)
     assert_non_null(strstr(out, "; sharded: B1 on IPU 0, B2 on 0, B3 on 1, B4 on 1\n"));
     assert_non_null(strstr(out, "\nSimulated run on 2 x mk2 IPU "));
     assert_non_null(strstr(out, "\n  time split (ipu 1)     OnTileExecute "));
+    /* pipelined over two IPUs (the default strategy; G = 4 >= 2N - 1): the same progress
+     * lines as on one IPU with G = 4, the stages' stashes and the utilisation in the report */
+    const char *g4 = "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 4 "
+                     "--device-iterations 2 --test-batch-size 8 --ipus %d";
+    assert_int_equal(run(out, sizeof out, g4, dir, 1), 0);
+    progress_lines(out, lines, sizeof lines);
+    assert_int_equal(run(out, sizeof out, g4, dir, 2), 0);
+    progress_lines(out, lines2, sizeof lines2);
+    assert_string_equal(lines2, lines);
+    assert_non_null(
+        strstr(out, "; pipelined (grouped, recompute): B1 on IPU 0, B2 on 0, B3 on 1, B4 on 1\n"));
+    assert_non_null(strstr(out, "\n  ipu 0                  3 micro-batches in flight, stash 3 "
+                                "slots "));
+    assert_non_null(strstr(out, "\n  ipu 1                  1 micro-batches in flight, stash 0 "
+                                "slots 0 B; "));
+    assert_non_null(strstr(out, "\n  pipeline utilisation   "));
 }
 
 /* Ctrl-C on the simulated MNIST run: once a heartbeat is on stderr, SIGINT stops the engine
@@ -613,6 +638,8 @@ static void test_signal_stops_mnist(void **state)
                     "2",
                     "--device-iterations",
                     "2",
+                    "--ipus",
+                    "1",
                     "--progress",
                     "--json",
                     json,

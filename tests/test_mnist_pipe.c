@@ -152,10 +152,10 @@ static void test_same_math(void **state)
         int pipelined;
         pipe_kind k;
         int recompute;
-    } runs[] = {{four, 0, PIPE_GROUPED, 0},       {two, 0, PIPE_GROUPED, 0},
-                {four, 1, PIPE_GROUPED, 0},       {four, 1, PIPE_GROUPED, 1},
-                {four, 1, PIPE_INTERLEAVED, 0},   {four, 1, PIPE_INTERLEAVED, 1},
-                {four, 1, PIPE_SEQUENTIAL, 1},    {two, 1, PIPE_GROUPED, 0},
+    } runs[] = {{four, 0, PIPE_GROUPED, 0},     {two, 0, PIPE_GROUPED, 0},
+                {four, 1, PIPE_GROUPED, 0},     {four, 1, PIPE_GROUPED, 1},
+                {four, 1, PIPE_INTERLEAVED, 0}, {four, 1, PIPE_INTERLEAVED, 1},
+                {four, 1, PIPE_SEQUENTIAL, 1},  {two, 1, PIPE_GROUPED, 0},
                 {two, 1, PIPE_INTERLEAVED, 1}};
     for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
         mnet_cfg c = cfg(runs[k].map, runs[k].pipelined, runs[k].k, runs[k].recompute);

@@ -87,6 +87,12 @@ typedef struct mnet_hooks {
  * must divide the gradient accumulation G, or be a multiple of G dividing a host call. */
 int mnet_check_output(const mnet_cfg *c, err *e);
 
+/* ERR_OK, or ERR_INPUT (one line naming the rule) for a pipelined configuration that cannot
+ * run: B1 on IPU 0 and each next block on the same IPU or the next; pipe_check's rules for
+ * training (train = 1: G) or the test pass (test_iters); an outfeed mode other than all or
+ * final in training. Not pipelined: ERR_OK. */
+int mnet_check_pipeline(const mnet_cfg *c, int train, err *e);
+
 /* Train from params (MREF_NPARAMS floats: the initial weights) on train; params holds the
  * trained weights after. hooks may be NULL. ERR_OK, ERR_INPUT (bad options, a graph that
  * does not fit: the graph layer's one message) or ERR_FAULT. */

@@ -1321,6 +1321,28 @@ static gr_prog train_loop(net *n, const mnet_cfg *c, gr_prog pre, gr_prog post, 
     return gr_repeat(g, updates / k, grp);
 }
 
+int mnet_check_pipeline(const mnet_cfg *c, int train, err *e)
+{
+    if (!c->pipelined)
+        return ERR_OK;
+    const uint32_t *m = c->stage_ipu;
+    for (int k = 0; k < MNET_BLOCKS; k++)
+        if (m[k] != (k ? m[k - 1] : 0) && (!k || m[k] != m[k - 1] + 1))
+            return err_set(e, ERR_INPUT,
+                           "pipelined: blocks B1..B4 on IPUs %u,%u,%u,%u: each IPU is one stage, "
+                           "so B1 goes on IPU 0 and each next block on the same IPU or the next",
+                           m[0], m[1], m[2], m[3]);
+    pipe_cfg pc = {c->schedule, m[MNET_B4] + 1, train ? (uint32_t)c->run.grad_accum : c->test_iters,
+                   train};
+    if (pipe_check(&pc, 0, e))
+        return ERR_INPUT;
+    if (train && c->out_mode != STRM_ALL && c->out_mode != STRM_FINAL)
+        return err_set(e, ERR_INPUT,
+                       "pipelined: output mode %s is not built for pipelining (all or final)",
+                       strm_mode_name(c->out_mode));
+    return ERR_OK;
+}
+
 int mnet_check_output(const mnet_cfg *c, err *e)
 {
     uint32_t G = (uint32_t)c->run.grad_accum, per = G * (uint32_t)c->run.device_iters;
@@ -1614,18 +1636,6 @@ static void one_at_a_time(net *n, seq *pre, seq *post)
     }
 }
 
-/* The stages' IPUs: B1 on IPU 0, each next block on the same IPU or the next. */
-static int stage_map(const mnet_b *b, err *e)
-{
-    for (int k = 0; k < MNET_BLOCKS; k++)
-        if (b->ipu[k] != (k ? b->ipu[k - 1] : 0) && b->ipu[k] != b->ipu[k - 1] + 1)
-            return err_set(e, ERR_INPUT,
-                           "pipelined: blocks B1..B4 on IPUs %u,%u,%u,%u: each IPU is one stage, "
-                           "so B1 goes on IPU 0 and each next block on the same IPU or the next",
-                           b->ipu[0], b->ipu[1], b->ipu[2], b->ipu[3]);
-    return ERR_OK;
-}
-
 /* The pipelined program (after init): training, updates x { one pipeline run of G
  * micro-batches, the update } (the outfeed inside the run's last stage, or once a call for
  * final); the test pass, runs of c->test_iters micro-batches (the last one shorter, at
@@ -1634,16 +1644,10 @@ static int pipelined(net *n, const mnet_cfg *c, uint32_t updates, uint32_t per_c
                      err *e)
 {
     mnet_b *b = n->b;
-    if (stage_map(b, e))
+    if (mnet_check_pipeline(c, b->train, e))
         return ERR_INPUT;
     uint32_t N = b->pipe.stages = b->ipu[MNET_B4] + 1;
     pipe_cfg pc = {c->schedule, N, b->train ? b->G : c->test_iters, b->train};
-    if (pipe_check(&pc, 0, e))
-        return ERR_INPUT;
-    if (b->train && c->out_mode != STRM_ALL && c->out_mode != STRM_FINAL)
-        return err_set(e, ERR_INPUT,
-                       "pipelined: output mode %s is not built for pipelining (all or final)",
-                       strm_mode_name(c->out_mode));
     gr_tensor labs[MNET_BLOCKS];
     mnet_stage st[MNET_BLOCKS];
     memset(st, 0, sizeof st);
