@@ -324,6 +324,102 @@ static void test_stream_in(void **state)
     sys_free(s);
 }
 
+/* Replicas and the all-reduce: 4 replicas of a one-IPU graph (one M2000), t (13 fp32: 7 on
+ * tile 1, 6 on tile 3) streamed in per IPU (replica r's values v(r, i) below, inexact, so that
+ * the order of the sums shows), summed over the replicas, streamed out. Each region is cut in
+ * 4 chunks of whole pairs, chunk c from 2 floor(floor(n / 2) c / 4) (7: [0, 0) [0, 2) [2, 4)
+ * [4, 7); 6: [0, 0) [0, 2) [2, 4) [4, 6): an empty chunk sends nothing); chunk c's sum is
+ * formed round the ring from replica c: g[c+3] + (g[c+2] + (g[c+1] + g[c])) (indices mod 4),
+ * the same on every replica. Bytes each IPU sends over the IPU-Links: per region, every
+ * chunk but (r + 1)'s in the reduce-scatter and every chunk but (r + 2)'s in the all-gather.
+ * Steps: the stream, 3 x (a round, the add), 3 rounds, the stream. */
+static float arv(uint32_t r, size_t i)
+{
+    return 0.1f * (float)(r + 1) + 1e-3f * (float)i + (r == 1 ? 3.0e-8f * (float)i : 0.0f);
+}
+
+static void ar_fill(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, uint8_t *dst,
+                    uint32_t bytes)
+{
+    (void)ctx;
+    (void)k;
+    for (uint32_t b = 0; b < bytes; b += 4) {
+        float v = arv(ipu, (offset + b) / 4);
+        memcpy(dst + b, &v, 4);
+    }
+}
+
+static void ar_drain(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, const uint8_t *src,
+                     uint32_t bytes, uint64_t cycle)
+{
+    (void)k;
+    (void)cycle;
+    memcpy((uint8_t *)ctx + 52 * ipu + offset, src, bytes);
+}
+
+static void test_all_reduce(void **state)
+{
+    (void)state;
+    err e;
+    err_clear(&e);
+    uint8_t out[4 * 52];
+    hio_cfg hc = {.in = host_cfg_default(),
+                  .out = host_cfg_default(),
+                  .fill = ar_fill,
+                  .drain = ar_drain,
+                  .drain_ctx = out};
+    hc.in.bytes_per_buffer = hc.out.bytes_per_buffer = 52;
+    sys_cfg cfg = {.threads = 2, .host = &hc};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.tiles_per_ipu = 4;
+    cfg.m.nipus = 4;
+    sys *s = sys_new(&cfg, &e);
+    if (!s)
+        fail_msg("%s", e.msg);
+    graph *gr = gr_new(&cfg.m, 1);
+    gr_replicate(gr, 4);
+    gr_tensor t = gr_tensor_new(gr, "t", GR_F32, 1, (uint32_t[]){13});
+    gr_map_region(gr, t, 0, 1, 0, 7);
+    gr_map_region(gr, t, 0, 3, 7, 13);
+    gr_prog p[3] = {gr_stream_in(gr, t), gr_all_reduce(gr, t), gr_stream_out(gr, t)};
+    gr_exe *x = gr_compile(gr, gr_seq(gr, p, 3), &e);
+    if (!x)
+        fail_msg("%s", e.msg);
+    gr_step st[16];
+    assert_int_equal(gr_exe_steps(x, 0, st, 16), 1 + 3 * 2 + 3 + 1);
+    assert_int_equal(gr_load(x, sys_engine(s), &e), ERR_OK);
+    if (eng_run(sys_engine(s), &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    static const size_t first[2] = {0, 7}, len[2] = {7, 6};
+    static const size_t cut[2][5] = {{0, 0, 2, 4, 7}, {0, 0, 2, 4, 6}};
+    int order_shows = 0;
+    for (int k = 0; k < 2; k++)
+        for (uint32_t c = 0; c < 4; c++)
+            for (size_t i = first[k] + cut[k][c]; i < first[k] + cut[k][c + 1]; i++) {
+                float want =
+                    arv((c + 3) % 4, i) + (arv((c + 2) % 4, i) + (arv((c + 1) % 4, i) + arv(c, i)));
+                float plain = ((arv(0, i) + arv(1, i)) + arv(2, i)) + arv(3, i);
+                order_shows |= memcmp(&want, &plain, 4) != 0;
+                for (uint32_t r = 0; r < 4; r++)
+                    assert_memory_equal(out + 52 * r + 4 * i, &want, 4);
+            }
+    assert_true(order_shows); /* the ring's order, not replica 0 + 1 + 2, is what was summed */
+    for (uint32_t r = 0; r < 4; r++) {
+        eng_ipu_stats q;
+        eng_get_ipu_stats(sys_engine(s), r, &q);
+        uint64_t want = 0;
+        for (int k = 0; k < 2; k++) {
+            size_t c1 = (r + 1) % 4, c2 = (r + 2) % 4;
+            want +=
+                4 * (2 * len[k] - (cut[k][c1 + 1] - cut[k][c1]) - (cut[k][c2 + 1] - cut[k][c2]));
+        }
+        assert_int_equal(q.global_tx_bytes, want);
+    }
+    gr_exe_free(x);
+    gr_free(gr);
+    sys_free(s);
+}
+
 /* Liveness: on one tile, a (16 floats, kept), b and c (32 each). Run b's compute set twice
  * then c's: b is live over steps 0-1, c at step 2, so they share memory: largest first, b at
  * 0, c at 0 too, a (always live) after them at 128: a pool of 192 bytes, not 320. Inside a
@@ -932,6 +1028,7 @@ int main(void)
         cmocka_unit_test(test_liveness),
         cmocka_unit_test(test_copy_between_ipus),
         cmocka_unit_test(test_per_ipu_programs),
+        cmocka_unit_test(test_all_reduce),
         cmocka_unit_test(test_remote),
         cmocka_unit_test(test_supervisor_vertex),
         cmocka_unit_test(test_copy_broadcast),

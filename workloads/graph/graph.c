@@ -42,7 +42,17 @@ graph *gr_new(const mach *m, uint32_t nipus)
     graph *g = xcalloc(1, sizeof *g);
     g->m = *m;
     g->nipus = nipus ? nipus : 1;
+    g->replicas = 1;
     return g;
+}
+
+void gr_replicate(graph *g, uint32_t replicas)
+{
+    if (!replicas || (uint64_t)replicas * g->nipus > 4096) {
+        gr_fail(g, "replicate: %u replicas of %u IPUs", replicas, g->nipus);
+        return;
+    }
+    g->replicas = replicas;
 }
 
 void gr_free(graph *g)
@@ -414,6 +424,18 @@ gr_prog gr_remote_write(graph *g, gr_tensor t, uint32_t buf, uint64_t off)
 gr_prog gr_remote_read(graph *g, gr_tensor t, uint32_t buf, uint64_t off)
 {
     return stream(g, t, GR_P_REMOTE_READ, buf, off);
+}
+
+gr_prog gr_all_reduce(graph *g, gr_tensor t)
+{
+    gr_tensor_s *s = gr_t(g, t);
+    if (!s)
+        return GR_NONE;
+    if (s->type != GR_F32) {
+        gr_fail(g, "all-reduce of %s: fp32 tensors only", s->name);
+        return GR_NONE;
+    }
+    return add_prog(g, (gr_prog_s){.kind = GR_P_ALL_REDUCE, .a = t});
 }
 
 gr_prog gr_repeat(graph *g, uint32_t n, gr_prog body)

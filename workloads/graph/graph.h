@@ -37,6 +37,11 @@ typedef uint32_t gr_prog;
 
 /* A graph over `nipus` IPUs of machine m (the tiles per IPU and SRAM size come from m). */
 graph *gr_new(const mach *m, uint32_t nipus);
+/* Run the graph as `replicas` copies (Poplar's replicated graph): replica r on IPUs r x nipus
+ * .. (r + 1) x nipus - 1, the same tensors, vertices and program on each, copies between IPUs
+ * within a replica, streams on each replica's own IPUs. gr_write writes every replica;
+ * gr_read reads replica 0. Default 1. */
+void gr_replicate(graph *g, uint32_t replicas);
 void gr_free(graph *g);
 /* ERR_OK, or the first error recorded while building (its message in e). */
 int gr_status(const graph *g, err *e);
@@ -128,6 +133,13 @@ gr_prog gr_stream_out(graph *g, gr_tensor t);
 gr_prog gr_remote_write(graph *g, gr_tensor t, uint32_t buf, uint64_t off);
 gr_prog gr_remote_read(graph *g, gr_tensor t, uint32_t buf, uint64_t off);
 gr_prog gr_repeat(graph *g, uint32_t n, gr_prog body);
+/* The sum of fp32 tensor t over the replicas (gr_replicate), in place on every replica: a
+ * ring over the IPU-Links, each of t's tile regions cut in R chunks, R - 1 rounds of
+ * reduce-scatter (replica r sends a chunk to replica r + 1, which adds it to its own: own +
+ * received, reduce_add), then R - 1 rounds of all-gather (docs/graph.md). Chunk c's sum runs
+ * from replica c round the ring: g[c-1] + (... + (g[c+1] + g[c])), the same on every replica.
+ * With one replica it does nothing. */
+gr_prog gr_all_reduce(graph *g, gr_tensor t);
 gr_prog gr_seq(graph *g, const gr_prog *p, size_t n);
 
 /* ---- lowering ---- */

@@ -291,7 +291,7 @@ static int emit_onchip(const graph *g, const gr_copy_plan *c, uint32_t *const *a
 /* The tile's global sends (x[k0 .. k1)), round by round, each round ending in the external
  * sync that delivers it. */
 static void emit_rounds(const gr_copy_plan *c, uint32_t *const *addr, size_t k0, size_t k1,
-                        txt *code)
+                        uint32_t ipu0, txt *code)
 {
     for (uint32_t r = 0; r < c->rounds; r++) {
         for (size_t k = k0; k < k1; k++) {
@@ -301,7 +301,7 @@ static void emit_rounds(const gr_copy_plan *c, uint32_t *const *addr, size_t k0,
             txt_printf(code, "        li      r1, %u\n        li      r2, %u\n",
                        at(addr, x->ts, x->rs, x->src_off), x->bytes);
             txt_printf(code, "        li      r3, %u\n        li      r4, %u\n",
-                       x->dst_ipu << 16 | x->dst_tile, at(addr, x->td, x->rd, x->dst_off));
+                       (ipu0 + x->dst_ipu) << 16 | x->dst_tile, at(addr, x->td, x->rd, x->dst_off));
             txt_printf(code, "        gsend   r1, r2, r3, r4\n");
         }
         txt_printf(code, "        sync    external\n");
@@ -309,13 +309,13 @@ static void emit_rounds(const gr_copy_plan *c, uint32_t *const *addr, size_t k0,
 }
 
 int gr_copy_emit(const graph *g, const gr_copy_plan *c, uint32_t *const *addr, uint32_t ipu,
-                 uint32_t tile, txt *code, txt *sub, unsigned *inst, err *e)
+                 uint32_t tile, uint32_t ipu0, txt *code, txt *sub, unsigned *inst, err *e)
 {
     size_t total = (size_t)g->nipus * g->m.tiles_per_ipu,
            k = (size_t)ipu * g->m.tiles_per_ipu + tile;
     if (c->onchip[ipu] && emit_onchip(g, c, addr, tile, c->at[k], c->at[k + 1] - c->at[k], code,
                                       sub, inst, e) != ERR_OK)
         return ERR_INPUT;
-    emit_rounds(c, addr, c->at[total + k], c->at[total + k + 1], code);
+    emit_rounds(c, addr, c->at[total + k], c->at[total + k + 1], ipu0, code);
     return ERR_OK;
 }

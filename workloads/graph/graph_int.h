@@ -43,13 +43,14 @@ typedef enum gr_pkind {
     GR_P_STREAM_IN,
     GR_P_STREAM_OUT,
     GR_P_REMOTE_READ,
-    GR_P_REMOTE_WRITE
+    GR_P_REMOTE_WRITE,
+    GR_P_ALL_REDUCE
 } gr_pkind;
 
 typedef struct gr_prog_s {
     gr_pkind kind;
     uint32_t a, b; /* exec: cs; sync: zone; repeat: n, body; stream: tensor; remote: tensor,
-                      buffer */
+                      buffer; all-reduce: tensor */
     uint64_t off;  /* remote: the tensor's first byte in the buffer */
     gr_prog *kids; /* seq */
     size_t nkids;
@@ -63,7 +64,8 @@ typedef struct gr_src {
 
 struct graph {
     mach m;
-    uint32_t nipus;
+    uint32_t nipus;    /* of one replica */
+    uint32_t replicas; /* gr_replicate: copies of the graph, replica r on IPUs r x nipus.. */
     gr_tensor_s *t;
     size_t nt, ct;
     gr_vertex_s *v;
@@ -110,9 +112,20 @@ typedef struct gr_copy_plan {
 int gr_copy_plan_make(const graph *g, const gr_prog_s *p, gr_copy_plan *c, err *e);
 void gr_copy_plan_free(gr_copy_plan *c);
 /* Tile (ipu, tile)'s code for the copy (into code, its subroutines into sub); addr: the
- * regions' addresses per tensor, or NULL for the first pass (addresses 0). */
+ * regions' addresses per tensor, or NULL for the first pass (addresses 0); ipu0: the first
+ * IPU of the replica whose code it is (sends between IPUs go to ipu0 + their IPU). */
 int gr_copy_emit(const graph *g, const gr_copy_plan *c, uint32_t *const *addr, uint32_t ipu,
-                 uint32_t tile, txt *code, txt *sub, unsigned *inst, err *e);
+                 uint32_t tile, uint32_t ipu0, txt *code, txt *sub, unsigned *inst, err *e);
+
+/* The all-reduce's code on replica rep's copy of tile (ipu, tile) (graph_coll.c): for each of
+ * the tile's regions of the program's tensor, the ring's reduce-scatter and all-gather over
+ * the replicas; the receive buffers and the adds' vertex states into data, the codelet it
+ * runs named in *codelet. pool: the tile's pool label offsets of the tensor's regions
+ * (graph_mem.c's placement); inst numbers the labels. */
+void gr_all_reduce_emit(const graph *g, const gr_prog_s *p, const uint32_t *pool_off, uint32_t ipu,
+                        uint32_t tile, uint32_t rep, txt *code, txt *data, unsigned *inst);
+/* Its syncs on every IPU: 2 (R - 1) external, R - 1 internal. */
+uint32_t gr_all_reduce_syncs(const graph *g);
 
 uint32_t gr_type_size(gr_type t);
 void gr_fail(graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -44,6 +44,7 @@ enum { LOOP_REGS = 3 }; /* r12, r13, r14 */
 /* What one tile holds while its text is built. */
 typedef struct tbuild {
     txt code, sub, data;
+    txt xdata; /* data of the replica being emitted (the all-reduce's buffers and states) */
     int used;
     const char **codelets; /* distinct codelet names */
     size_t ncl, ccl;
@@ -55,10 +56,11 @@ typedef struct tbuild {
 
 struct gr_exe {
     const graph *g;
-    uint32_t nipus, ntiles;
+    uint32_t nipus, ntiles; /* of one replica */
+    uint32_t replicas;
     isa_prog *progs;
     size_t nprogs;
-    int32_t *which;  /* per tile: its image in progs, or -1 (idle) */
+    int32_t *which;  /* per tile of every replica: its image in progs, or -1 (idle) */
     uint32_t **addr; /* per tensor, per region: its address on its tile */
     gr_tile_mem *mem;
     gr_summary sum;
@@ -75,6 +77,7 @@ typedef struct lower {
     gr_placement pl;  /* per region: its offset in the tile's pool POOL */
     gr_copy_plan *cp; /* per program (only copies filled) */
     int real;         /* 1: exchange code with real addresses (second pass) */
+    uint32_t rep;     /* the replica whose text is being emitted */
     gr_exe *x;
     err *e;
 } lower;
@@ -205,6 +208,7 @@ static void count_syncs(lower *L)
             case GR_P_STREAM_OUT:
             case GR_P_REMOTE_READ:
             case GR_P_REMOTE_WRITE: *c = (uint32_t)holds(g, p->a, ipu); break;
+            case GR_P_ALL_REDUCE: *c = gr_all_reduce_syncs(g); break;
             case GR_P_REPEAT: *c = p->a ? s[(size_t)p->b * n + ipu] : 0; break;
             case GR_P_SEQ:
                 for (size_t k = 0; k < p->nkids; k++)
@@ -213,6 +217,12 @@ static void count_syncs(lower *L)
             }
         }
     free(cs_on);
+    for (size_t i = 0; g->replicas > 1 && i < g->np; i++) /* the all-reduce's adds */
+        if (g->p[i].kind == GR_P_ALL_REDUCE)
+            for (size_t k = 0; k < g->t[g->p[i].a].nr; k++) {
+                const gr_region_s *r = &g->t[g->p[i].a].r[k];
+                use_codelet(tile_of(L, r->ipu, r->tile), "reduce_add");
+            }
 }
 
 static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id, int depth);
@@ -242,8 +252,8 @@ static void emit_exec(lower *L, tbuild *b, gr_cs cs)
 
 static int emit_copy(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id)
 {
-    return gr_copy_emit(L->g, &L->cp[id], L->real ? L->x->addr : NULL, ipu, tile, &b->code, &b->sub,
-                        &b->inst, L->e);
+    return gr_copy_emit(L->g, &L->cp[id], L->real ? L->x->addr : NULL, ipu, tile,
+                        L->rep * L->g->nipus, &b->code, &b->sub, &b->inst, L->e);
 }
 
 static int emit_repeat(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr_prog_s *p,
@@ -305,6 +315,10 @@ static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog i
     case GR_P_SYNC:
         txt_printf(&b->code, "        sync    %s\n", isa_zone_name(p->a));
         return ERR_OK;
+    case GR_P_ALL_REDUCE:
+        gr_all_reduce_emit(L->g, p, L->pl.off[p->a], ipu, tile, L->rep, &b->code, &b->xdata,
+                           &b->inst);
+        return ERR_OK;
     case GR_P_REPEAT: return emit_repeat(L, b, ipu, tile, p, depth);
     case GR_P_SEQ:
         for (size_t k = 0; k < p->nkids; k++)
@@ -331,6 +345,7 @@ static char *tile_text(lower *L, uint32_t x, gr_prog main)
     tbuild *b = &L->tb[x];
     txt_free(&b->code);
     txt_free(&b->sub);
+    txt_free(&b->xdata);
     b->inst = 0;
     if (emit_prog(L, b, x / L->ntiles, x % L->ntiles, main, 0) != ERR_OK)
         return NULL;
@@ -347,7 +362,7 @@ static char *tile_text(lower *L, uint32_t x, gr_prog main)
         }
         txt_printf(&t, "        .text\n%s\n", src);
     }
-    txt_printf(&t, "        .data\n%s", txt_str(&b->data));
+    txt_printf(&t, "        .data\n%s%s", txt_str(&b->data), txt_str(&b->xdata));
     return txt_take(&t);
 }
 
@@ -407,18 +422,21 @@ static void ptab_drop(ptab *P, int keep_progs)
 /* One pass: every used tile's text, assembled (deduplicated) into P; x->which filled. */
 static int assemble_all(lower *L, gr_prog main, ptab *P)
 {
-    for (uint32_t x = 0; x < L->total; x++) {
-        L->x->which[x] = -1;
-        if (!L->tb[x].used)
-            continue;
-        char *text = tile_text(L, x, main);
-        if (!text)
-            return ERR_INPUT;
-        int32_t k = intern(P, text, x, L->e);
-        if (k < 0)
-            return ERR_INPUT;
-        L->x->which[x] = k;
-    }
+    for (L->rep = 0; L->rep < L->g->replicas; L->rep++)
+        for (uint32_t x = 0; x < L->total; x++) {
+            int32_t *w = &L->x->which[(size_t)L->rep * L->total + x];
+            *w = -1;
+            if (!L->tb[x].used)
+                continue;
+            char *text = tile_text(L, x, main);
+            if (!text)
+                return ERR_INPUT;
+            int32_t k = intern(P, text, L->rep * L->total + x, L->e);
+            if (k < 0)
+                return ERR_INPUT;
+            *w = k;
+        }
+    L->rep = 0;
     return ERR_OK;
 }
 
@@ -514,6 +532,7 @@ static void lower_free(lower *L)
         txt_free(&L->tb[x].code);
         txt_free(&L->tb[x].sub);
         txt_free(&L->tb[x].data);
+        txt_free(&L->tb[x].xdata);
         free(L->tb[x].codelets);
         free(L->tb[x].vtx);
     }
@@ -576,11 +595,12 @@ gr_exe *gr_compile(graph *g, gr_prog main, err *e)
     gr_exe *x = xcalloc(1, sizeof *x);
     x->g = g;
     x->nipus = g->nipus;
+    x->replicas = g->replicas;
     x->ntiles = g->m.tiles_per_ipu;
     lower L = {.g = g, .ntiles = x->ntiles, .total = x->nipus * x->ntiles, .x = x, .e = e};
     L.tb = xcalloc(L.total, sizeof *L.tb);
     L.cp = xcalloc(g->np ? g->np : 1, sizeof *L.cp);
-    x->which = xmalloc(L.total * sizeof *x->which);
+    x->which = xmalloc((size_t)g->replicas * L.total * sizeof *x->which);
     x->mem = xcalloc(L.total, sizeof *x->mem);
     ptab P = {0};
     int rc = lower_all(&L, main, &P);
@@ -626,7 +646,7 @@ const gr_tile_mem *gr_exe_tile(const gr_exe *x, uint32_t ipu, uint32_t tile)
 
 int gr_load(const gr_exe *x, eng *g, err *e)
 {
-    size_t total = (size_t)x->nipus * x->ntiles;
+    size_t total = (size_t)x->replicas * x->nipus * x->ntiles;
     const isa_prog **p = xmalloc(total * sizeof *p);
     for (size_t t = 0; t < total; t++)
         p[t] = x->which[t] < 0 ? NULL : &x->progs[x->which[t]];
@@ -651,8 +671,9 @@ int gr_exe_where(const gr_exe *x, gr_tensor id, size_t elem, uint32_t *ipu, uint
     return -1;
 }
 
-/* Move n elements between host memory and a loaded tensor, region by region. */
-static void move(const gr_exe *x, eng *g, gr_tensor id, size_t at, void *host, size_t n, int in)
+/* Move n elements between host memory and a loaded tensor on replica rep, region by region. */
+static void move(const gr_exe *x, eng *g, gr_tensor id, size_t at, void *host, size_t n, int in,
+                 uint32_t rep)
 {
     const gr_tensor_s *t = &x->g->t[id];
     size_t es = gr_type_size(t->type);
@@ -666,7 +687,8 @@ static void move(const gr_exe *x, eng *g, gr_tensor id, size_t at, void *host, s
                 run = t->r[k].end - (at + done);
         if (run > n - done)
             run = n - done;
-        uint8_t *m = eng_tile_mem(g, ipu, tile) + addr, *h = (uint8_t *)host + done * es;
+        uint8_t *m = eng_tile_mem(g, rep * x->nipus + ipu, tile) + addr;
+        uint8_t *h = (uint8_t *)host + done * es;
         if (in)
             memcpy(m, h, run * es);
         else
@@ -677,12 +699,13 @@ static void move(const gr_exe *x, eng *g, gr_tensor id, size_t at, void *host, s
 
 void gr_write(const gr_exe *x, eng *g, gr_tensor t, size_t at, const void *src, size_t n)
 {
-    move(x, g, t, at, (void *)src, n, 1);
+    for (uint32_t r = 0; r < x->replicas; r++)
+        move(x, g, t, at, (void *)src, n, 1, r);
 }
 
 void gr_read(const gr_exe *x, eng *g, gr_tensor t, size_t at, void *dst, size_t n)
 {
-    move(x, g, t, at, dst, n, 0);
+    move(x, g, t, at, dst, n, 0, 0);
 }
 
 /* ---- the program's steps in run order ---- */
@@ -723,6 +746,16 @@ static void step_walk(steps *w, gr_prog id)
         return;
     }
     case GR_P_SYNC: step_add(w, "sync", isa_zone_name(p->a), 0, 0); return;
+    case GR_P_ALL_REDUCE: { /* R - 1 x (a round, the add), then R - 1 rounds */
+        uint32_t R = g->replicas, n = 2 * (R - 1);
+        for (uint32_t k = 0; k + 1 < R; k++) {
+            step_add(w, "all-reduce", g->t[p->a].name, k + 1, n);
+            step_add(w, "all-reduce", g->t[p->a].name, 0, 0);
+        }
+        for (uint32_t k = R - 1; k < n; k++)
+            step_add(w, "all-reduce", g->t[p->a].name, k + 1, n);
+        return;
+    }
     case GR_P_STREAM_IN:
     case GR_P_STREAM_OUT:
     case GR_P_REMOTE_READ:

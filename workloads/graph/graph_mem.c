@@ -62,6 +62,7 @@ static void walk_prog(walk *w, gr_prog id)
     case GR_P_STREAM_OUT:
     case GR_P_REMOTE_READ:
     case GR_P_REMOTE_WRITE:
+    case GR_P_ALL_REDUCE:
         use(w, p->a);
         w->step++;
         return;

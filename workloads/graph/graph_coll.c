@@ -1,0 +1,107 @@
+/* graph_coll: the sum of a tensor over the replicas of a replicated graph (gr_all_reduce),
+ * lowered onto each tile as the ring all-reduce the fabric's collectives run (docs/graph.md):
+ * each of the tile's regions of the tensor is cut in R chunks (whole 8-byte pairs, the last
+ * chunk takes the rest); in round s of R - 1, replica r sends chunk (r - s) mod R of each
+ * region to the same tile of replica r + 1 (gsend, over the IPU-Links, then `sync
+ * external`), which adds it to its own copy of that chunk (reduce_add: own + received, the
+ * six workers each a part, then `sync internal`); after them replica r holds the whole sum of
+ * chunk (r + 1) mod R, and R - 1 rounds of all-gather pass the sums on round the ring,
+ * written straight into the tensor. The received chunk lands in a buffer after the tile's
+ * pool, at the address the sender names from its own image: every replica's image of a tile
+ * has the same layout (a send and six adds a region each round, empty ones too: a 0-byte
+ * gsend, an add of 0 elements), so the adds' stride from own to received is positive and
+ * the same everywhere. Left out: rings in both directions at once (half the
+ * rounds' bytes each way), and reductions other than the sum. */
+#include "workloads/graph/graph_int.h"
+
+#include "base/num.h"
+
+enum { NW = 6 }; /* workers a tile */
+
+uint32_t gr_all_reduce_syncs(const graph *g)
+{
+    return g->replicas > 1 ? 3 * (g->replicas - 1) : 0;
+}
+
+/* Start of chunk c of R over n elements. */
+static size_t chunk(size_t n, uint32_t c, uint32_t R)
+{
+    return c >= R ? n : n / 2 * c / R * 2;
+}
+
+/* The sends of one round: chunk `c_of(k)` of each region k to the next replica, into its
+ * receive buffer (reduce = 1) or into the tensor (reduce = 0). */
+static void sends(const graph *g, const gr_tensor_s *t, const uint32_t *off, uint32_t ipu,
+                  uint32_t tile, uint32_t rep, uint32_t c, unsigned id, int reduce, txt *code)
+{
+    uint32_t R = g->replicas, next = (rep + 1) % R * g->nipus + ipu;
+    for (size_t k = 0; k < t->nr; k++) {
+        const gr_region_s *r = &t->r[k];
+        if (r->ipu != ipu || r->tile != tile)
+            continue;
+        size_t n = r->end - r->begin, a = chunk(n, c, R), z = chunk(n, c + 1, R);
+        txt_printf(code, "        li      r1, POOL+%zu\n        li      r2, %zu\n", off[k] + 4 * a,
+                   4 * (z - a));
+        txt_printf(code, "        li      r3, %u\n", next << 16 | tile);
+        if (reduce)
+            txt_printf(code, "        li      r4, A%uB%zu\n", id, k);
+        else
+            txt_printf(code, "        li      r4, POOL+%zu\n", off[k] + 4 * a);
+        txt_printf(code, "        gsend   r1, r2, r3, r4\n");
+    }
+    txt_printf(code, "        sync    external\n");
+}
+
+/* The adds of one round: chunk c of each region += what arrived, split over the workers. */
+static void adds(const graph *g, const gr_tensor_s *t, const uint32_t *off, uint32_t ipu,
+                 uint32_t tile, uint32_t c, unsigned id, unsigned s, txt *code, txt *data)
+{
+    uint32_t R = g->replicas;
+    unsigned wave = 0;
+    for (size_t k = 0; k < t->nr; k++) {
+        const gr_region_s *r = &t->r[k];
+        if (r->ipu != ipu || r->tile != tile)
+            continue;
+        size_t n = r->end - r->begin, a = chunk(n, c, R), len = chunk(n, c + 1, R) - a;
+        for (unsigned w = 0; w < NW; w++) {
+            size_t wa = len / 2 * w / NW * 2, wz = w + 1 == NW ? len : len / 2 * (w + 1) / NW * 2;
+            size_t own = off[k] + 4 * (a + wa);
+            txt_printf(data,
+                       "        .align  8\nA%uS%zu_%u_%u: .word POOL+%zu, POOL+%zu, %zu, 2, "
+                       "A%uB%zu+%zu-(POOL+%zu), 0x3f800000\n",
+                       id, k, s, w, own, own, wz - wa, id, k, 4 * wa, own);
+            txt_printf(code, "        li      r1, A%uS%zu_%u_%u\n        run     reduce_add, r1\n",
+                       id, k, s, w);
+            if (++wave == ISA_NWORKERS) {
+                txt_printf(code, "        join\n");
+                wave = 0;
+            }
+        }
+    }
+    txt_printf(code, "%s        sync    internal\n", wave ? "        join\n" : "");
+}
+
+void gr_all_reduce_emit(const graph *g, const gr_prog_s *p, const uint32_t *pool_off, uint32_t ipu,
+                        uint32_t tile, uint32_t rep, txt *code, txt *data, unsigned *inst)
+{
+    uint32_t R = g->replicas;
+    if (R < 2)
+        return;
+    const gr_tensor_s *t = &g->t[p->a];
+    unsigned id = (*inst)++;
+    for (size_t k = 0; k < t->nr; k++) { /* the receive buffers: the largest chunk each */
+        const gr_region_s *r = &t->r[k];
+        if (r->ipu != ipu || r->tile != tile)
+            continue;
+        size_t n = r->end - r->begin, most = 0;
+        for (uint32_t c = 0; c < R; c++)
+            most = max_u64(most, chunk(n, c + 1, R) - chunk(n, c, R));
+        txt_printf(data, "        .align  8\nA%uB%zu:  .space  %zu\n", id, k, 4 * most);
+    }
+    for (uint32_t s = 0; s + 1 < R; s++) { /* reduce-scatter */
+        sends(g, t, pool_off, ipu, tile, rep, (rep + R - s) % R, id, 1, code);
+        adds(g, t, pool_off, ipu, tile, (rep + 2 * R - 1 - s) % R, id, s, code, data);
+    }
+    for (uint32_t s = 0; s + 1 < R; s++) /* all-gather */
+        sends(g, t, pool_off, ipu, tile, rep, (rep + 1 + R - s) % R, id, 0, code);
+}
