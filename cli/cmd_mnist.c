@@ -87,26 +87,30 @@ static void ref_call(void *ctx, const mref_progress *p)
     mnist_call(ctx, p, "", "");
 }
 
-long mnist_per_call(const mref_cfg *c)
+long mnist_per_call(const mnist_opts *o)
 {
-    return (long)c->batch * c->grad_accum * c->device_iters;
+    const mref_cfg *c = &o->cfg;
+    return (long)c->batch * c->grad_accum * c->device_iters * o->replicas;
 }
 
-long mnist_trained(const mref_cfg *c, const mdata_split *train)
+long mnist_trained(const mnist_opts *o, const mdata_split *train)
 {
-    long per_call = mnist_per_call(c);
-    return (long)c->epochs * ((long)train->n / per_call) * per_call;
+    long per_call = mnist_per_call(o);
+    return (long)o->cfg.epochs * ((long)train->n / per_call) * per_call;
 }
 
 void mnist_print_plan(const mnist_opts *o, const mdata_split *train, const char *more)
 {
     const mref_cfg *c = &o->cfg;
-    long per_call = mnist_per_call(c);
-    printf("batch %d x gradient accumulation %d x device iterations %d = %ld images per host "
+    long per_call = mnist_per_call(o);
+    char reps[32] = "";
+    if (o->replicas > 1)
+        snprintf(reps, sizeof reps, " x replicas %d", o->replicas);
+    printf("batch %d x gradient accumulation %d x device iterations %d%s = %ld images per host "
            "call, %ld calls per epoch; AdamW lr %g; seed %llu%s%s%s\n",
-           c->batch, c->grad_accum, c->device_iters, per_call, (long)train->n / per_call, c->opt.lr,
-           (unsigned long long)c->seed, o->load ? "; weights from " : "", o->load ? o->load : "",
-           more);
+           c->batch, c->grad_accum, c->device_iters, reps, per_call, (long)train->n / per_call,
+           c->opt.lr, (unsigned long long)c->seed, o->load ? "; weights from " : "",
+           o->load ? o->load : "", more);
 }
 
 /* ---- dataset names ---- */
@@ -291,6 +295,7 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
         {"--depth", 1, HOST_MAX_DEPTH, &o->depth},
         {"--steps", 0, 100000, &o->steps},
         {"--ipus", 1, 64, &o->ipus},
+        {"--replicas", 1, 64, &o->replicas},
     };
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
         if (strcmp(a, ints[k].name) == 0)
@@ -365,6 +370,7 @@ static const struct {
     {"--strategy", 1},
     {"--schedule", 1},
     {"--recompute", 1},
+    {"--replicas", 1},
     {"--stages", 1},
     {"--max-superstep-cycles", 1},
     {"--dtype", 1},
@@ -412,6 +418,7 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
                       .out_n = 1,
                       .ipus = 4,
                       .recompute = 1,
+                      .replicas = 1,
                       .max_step = CLI_MAX_SUPERSTEP_CYCLES};
     for (int i = 1; i < argc; i++) {
         int rc = parse_arg(o, argc, argv, &i);
@@ -439,7 +446,7 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
         if (mnist_sim_cfg(o, &c, &e))
             return cli_report_err(CMD, &e);
     }
-    if (mnist_per_call(&o->cfg) > 100000000L) {
+    if (mnist_per_call(o) > 100000000L) {
         fprintf(stderr,
                 "ipusim %s: batch-size x gradient-accumulation x device-iterations is "
                 "too large\n",
@@ -463,7 +470,7 @@ static int ref_run(const mnist_opts *o, const char *dir, const mdata *d)
     err *e = xcalloc(1, sizeof *e);
     int max_batch = cfg->batch > cfg->test_batch ? cfg->batch : cfg->test_batch;
     mnist_run r = {0};
-    mnist_result res = {.mode = "reference", .trained = mnist_trained(cfg, &d->train)};
+    mnist_result res = {.mode = "reference", .trained = mnist_trained(o, &d->train)};
     mref_net *net = mref_create(max_batch, e);
     int rc = !net || (o->load ? mref_load(net, o->load, e) : (mref_init(net, cfg->seed), 0)) ||
              (o->save && mref_prepare_save(o->save, e));
@@ -527,7 +534,7 @@ int cli_cmd_mnist(int argc, char **argv)
         return rc;
     err *e = xcalloc(1, sizeof *e);
     mdata *d = xcalloc(1, sizeof *d);
-    const long per_call = mnist_per_call(&o.cfg);
+    const long per_call = mnist_per_call(&o);
     if (mdata_load(d, dir, e)) {
         rc = cli_report_err(CMD, e);
     } else if (o.cfg.epochs > 0 && (long)d->train.n < per_call) {

@@ -36,6 +36,7 @@ typedef struct mnist_opts {
     int sharded;           /* --strategy sharded (else pipelined) */
     int schedule;          /* --schedule: a pipe_kind */
     int recompute;         /* --recompute on|off (default on, as PopTorch pipelines) */
+    int replicas;          /* --replicas R */
     const char *stages;    /* --stages: the IPU of each block, or NULL */
     uint32_t stage_ipu[4]; /* resolved */
     const char *sim_only;  /* the first option given that only the simulated run takes, or NULL */
@@ -56,10 +57,10 @@ void mnist_epoch(mnist_run *r, int epoch, int epochs);
  * members, ", "-led, or "". */
 void mnist_call(mnist_run *r, const mref_progress *p, const char *call_extra,
                 const char *epoch_extra);
-/* Images in one host call: batch x gradient accumulation x device iterations. */
-long mnist_per_call(const mref_cfg *c);
+/* Images in one host call: batch x gradient accumulation x device iterations x replicas. */
+long mnist_per_call(const mnist_opts *o);
 /* Images a run trains on: every epoch's whole host calls. */
-long mnist_trained(const mref_cfg *c, const mdata_split *train);
+long mnist_trained(const mnist_opts *o, const mdata_split *train);
 /* The run's plan, the line after the dataset's: batch, calls, AdamW, seed, weights; `more`
  * ends the line ("" or "; ..."). */
 void mnist_print_plan(const mnist_opts *o, const mdata_split *train, const char *more);

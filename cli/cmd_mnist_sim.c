@@ -36,9 +36,9 @@ typedef struct phase {
     uint32_t busy_tiles, busiest;
     txt steps; /* --steps: the first program steps, a line each */
     mnet_pipe_info pipe;
-    eng_ipu_stats ipu[4]; /* per IPU (at most 4) */
-    uint32_t ipu_peak[4]; /* per IPU: its largest tile image */
-    double host_s;        /* wall time of mnet_train or mnet_test */
+    eng_ipu_stats ipu[64]; /* per IPU */
+    uint32_t ipu_peak[64]; /* per IPU: its largest tile image */
+    double host_s;         /* wall time of mnet_train or mnet_test */
     long images;
 } phase;
 
@@ -145,7 +145,7 @@ static void on_finished(void *ctx, int test, eng *g, const gr_exe *x, const mnet
 {
     phase *p = &((sim *)ctx)->ph[test ? PH_TEST : PH_TRAIN];
     p->pipe = *pi;
-    for (uint32_t i = 0; i < eng_nipus(g) && i < 4; i++) {
+    for (uint32_t i = 0; i < eng_nipus(g) && i < 64; i++) {
         eng_get_ipu_stats(g, i, &p->ipu[i]);
         p->ipu_peak[i] = 0;
         for (uint32_t t = 0; t < eng_ntiles(g); t++)
@@ -225,14 +225,15 @@ static void report_ipus(const phase *p, double iter_cycles)
     if (p->m.nipus < 2)
         return;
     double sum = 0.0;
-    for (uint32_t i = 0; i < p->m.nipus && i < 4; i++) {
+    for (uint32_t i = 0; i < p->m.nipus && i < 64; i++) {
         const eng_ipu_stats *q = &p->ipu[i];
         char name[16], stash[96] = "";
         snprintf(name, sizeof name, "ipu %u", i);
+        uint32_t st = p->pipe.stages ? i % p->pipe.stages : 0; /* its stage in its replica */
         if (p->pipe.stages)
             snprintf(stash, sizeof stash, "%u micro-batches in flight, stash %u slots %llu B; ",
-                     p->pipe.in_flight[i], p->pipe.slots[i],
-                     (unsigned long long)p->pipe.stash_bytes[i]);
+                     p->pipe.in_flight[st], p->pipe.slots[st],
+                     (unsigned long long)p->pipe.stash_bytes[st]);
         printf("  %-22s %sStreamCopy in %llu B out %llu B; GlobalExchange tx %llu B rx %llu B; "
                "peak tile %u B; busy %.1f%%\n",
                name, stash, (unsigned long long)q->host_in_bytes,
@@ -409,12 +410,12 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, 
     char mode[32];
     int n = snprintf(more, sizeof more, "; depth %u, output mode %s, images as %s", c->depth,
                      mode_name(c, mode, sizeof mode), c->u8 ? "u8" : "fp32");
-    if (c->m.nipus > 1 && c->pipelined)
+    if (o->ipus > 1 && c->pipelined)
         snprintf(more + n, sizeof more - (size_t)n,
                  "; pipelined (%s%s): B1 on IPU %u, B2 on %u, B3 on %u, B4 on %u",
                  pipe_kind_name(c->schedule), c->recompute ? ", recompute" : "", c->stage_ipu[0],
                  c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3]);
-    else if (c->m.nipus > 1)
+    else if (o->ipus > 1)
         snprintf(more + n, sizeof more - (size_t)n,
                  "; sharded: B1 on IPU %u, B2 on %u, B3 on %u, B4 on %u", c->stage_ipu[0],
                  c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3]);
@@ -433,7 +434,7 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
     double t0 = cli_now();
     int rc = c->run.epochs > 0 ? mnet_train(c, &d->train, params, &h, e) : 0;
     s->ph[PH_TRAIN].host_s = cli_now() - t0;
-    s->ph[PH_TRAIN].images = mnist_trained(&o->cfg, &d->train);
+    s->ph[PH_TRAIN].images = mnist_trained(o, &d->train);
     if (rc || (o->save && (rc = mref_save(net, o->save, e)))) {
         cli_watch_end(&s->w);
         return rc;
@@ -456,7 +457,8 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
         return e->status;
     c->run = o->cfg;
     c->m = o->m;
-    c->m.nipus = (uint32_t)o->ipus;
+    c->m.nipus = (uint32_t)(o->ipus * o->replicas);
+    c->replicas = (uint32_t)o->replicas;
     memcpy(c->stage_ipu, o->stage_ipu, sizeof c->stage_ipu);
     c->threads = (unsigned)o->threads;
     c->depth = (uint32_t)o->depth;
@@ -467,6 +469,9 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
     c->pipelined = o->ipus > 1 && !o->sharded;
     c->schedule = (pipe_kind)o->schedule;
     c->recompute = o->recompute;
+    if (o->ipus * o->replicas > 64)
+        return err_set(e, ERR_INPUT, "--ipus %d x --replicas %d = %d IPUs: at most 64 (a POD64)",
+                       o->ipus, o->replicas, o->ipus * o->replicas);
     if (mnet_check_output(c, e) || (o->cfg.epochs > 0 && mnet_check_pipeline(c, 1, e)) ||
         mnet_check_pipeline(c, 0, e))
         return e->status;

@@ -173,6 +173,8 @@ typedef struct gr_exe gr_exe;
 gr_exe *gr_compile(graph *g, gr_prog main, err *e);
 void gr_exe_free(gr_exe *x);
 const gr_summary *gr_exe_summary(const gr_exe *x);
+/* Tile memory of (ipu, tile); an IPU of a replica r > 0 is that of replica 0's IPU ipu mod
+ * nipus. */
 const gr_tile_mem *gr_exe_tile(const gr_exe *x, uint32_t ipu, uint32_t tile);
 /* IPU `ipu`'s steps in run order, each ending with one whole-IPU sync (an Execute with
  * vertices there, a Copy's on-chip phase there and each of its rounds between IPUs, a stream

@@ -6,7 +6,9 @@
  * external`), which adds it to its own copy of that chunk (reduce_add: own + received, the
  * six workers each a part, then `sync internal`); after them replica r holds the whole sum of
  * chunk (r + 1) mod R, and R - 1 rounds of all-gather pass the sums on round the ring,
- * written straight into the tensor. The received chunk lands in a buffer after the tile's
+ * written straight into the tensor; a tile with several regions does them one after another
+ * (a tile takes one incoming stream at a time), every tile as many times as the most regions
+ * a tile holds. The received chunk lands in a buffer after the tile's
  * pool, at the address the sender names from its own image: every replica's image of a tile
  * has the same layout (a send and six adds a region each round, empty ones too: a 0-byte
  * gsend, an add of 0 elements), so the adds' stride from own to received is positive and
@@ -18,26 +20,52 @@
 
 enum { NW = 6 }; /* workers a tile */
 
-uint32_t gr_all_reduce_syncs(const graph *g)
-{
-    return g->replicas > 1 ? 3 * (g->replicas - 1) : 0;
-}
-
 /* Start of chunk c of R over n elements. */
 static size_t chunk(size_t n, uint32_t c, uint32_t R)
 {
     return c >= R ? n : n / 2 * c / R * 2;
 }
 
-/* The sends of one round: chunk `c_of(k)` of each region k to the next replica, into its
- * receive buffer (reduce = 1) or into the tensor (reduce = 0). */
+/* Region k is the tile's j-th region of t (in t's order). */
+static int is_slot(const gr_tensor_s *t, size_t k, uint32_t ipu, uint32_t tile, uint32_t j)
+{
+    if (t->r[k].ipu != ipu || t->r[k].tile != tile)
+        return 0;
+    uint32_t before = 0;
+    for (size_t q = 0; q < k; q++)
+        before += t->r[q].ipu == ipu && t->r[q].tile == tile;
+    return before == j;
+}
+
+/* The most regions of t on one tile. */
+static uint32_t slots(const gr_tensor_s *t)
+{
+    uint32_t most = 0;
+    for (size_t k = 0; k < t->nr; k++) {
+        uint32_t n = 0;
+        for (size_t q = 0; q < t->nr; q++)
+            n += t->r[q].ipu == t->r[k].ipu && t->r[q].tile == t->r[k].tile;
+        most = n > most ? n : most;
+    }
+    return most;
+}
+
+uint32_t gr_all_reduce_syncs(const graph *g, const gr_prog_s *p)
+{
+    return g->replicas > 1 ? 3 * (g->replicas - 1) * slots(&g->t[p->a]) : 0;
+}
+
+/* The send of one round: chunk c of the tile's j-th region to the next replica, into its
+ * receive buffer (reduce = 1) or into the tensor (reduce = 0). A tile receives one stream at
+ * a time, so each round moves one region a tile. */
 static void sends(const graph *g, const gr_tensor_s *t, const uint32_t *off, uint32_t ipu,
-                  uint32_t tile, uint32_t rep, uint32_t c, unsigned id, int reduce, txt *code)
+                  uint32_t tile, uint32_t rep, uint32_t j, uint32_t c, unsigned id, int reduce,
+                  txt *code)
 {
     uint32_t R = g->replicas, next = (rep + 1) % R * g->nipus + ipu;
     for (size_t k = 0; k < t->nr; k++) {
         const gr_region_s *r = &t->r[k];
-        if (r->ipu != ipu || r->tile != tile)
+        if (!is_slot(t, k, ipu, tile, j))
             continue;
         size_t n = r->end - r->begin, a = chunk(n, c, R), z = chunk(n, c + 1, R);
         txt_printf(code, "        li      r1, POOL+%zu\n        li      r2, %zu\n", off[k] + 4 * a,
@@ -52,15 +80,16 @@ static void sends(const graph *g, const gr_tensor_s *t, const uint32_t *off, uin
     txt_printf(code, "        sync    external\n");
 }
 
-/* The adds of one round: chunk c of each region += what arrived, split over the workers. */
+/* The add of one round: chunk c of the tile's j-th region += what arrived, over the workers. */
 static void adds(const graph *g, const gr_tensor_s *t, const uint32_t *off, uint32_t ipu,
-                 uint32_t tile, uint32_t c, unsigned id, unsigned s, txt *code, txt *data)
+                 uint32_t tile, uint32_t j, uint32_t c, unsigned id, unsigned s, txt *code,
+                 txt *data)
 {
     uint32_t R = g->replicas;
     unsigned wave = 0;
     for (size_t k = 0; k < t->nr; k++) {
         const gr_region_s *r = &t->r[k];
-        if (r->ipu != ipu || r->tile != tile)
+        if (!is_slot(t, k, ipu, tile, j))
             continue;
         size_t n = r->end - r->begin, a = chunk(n, c, R), len = chunk(n, c + 1, R) - a;
         for (unsigned w = 0; w < NW; w++) {
@@ -98,10 +127,12 @@ void gr_all_reduce_emit(const graph *g, const gr_prog_s *p, const uint32_t *pool
             most = max_u64(most, chunk(n, c + 1, R) - chunk(n, c, R));
         txt_printf(data, "        .align  8\nA%uB%zu:  .space  %zu\n", id, k, 4 * most);
     }
-    for (uint32_t s = 0; s + 1 < R; s++) { /* reduce-scatter */
-        sends(g, t, pool_off, ipu, tile, rep, (rep + R - s) % R, id, 1, code);
-        adds(g, t, pool_off, ipu, tile, (rep + 2 * R - 1 - s) % R, id, s, code, data);
+    for (uint32_t j = 0, n = slots(t); j < n; j++) {
+        for (uint32_t s = 0; s + 1 < R; s++) { /* reduce-scatter */
+            sends(g, t, pool_off, ipu, tile, rep, j, (rep + R - s) % R, id, 1, code);
+            adds(g, t, pool_off, ipu, tile, j, (rep + 2 * R - 1 - s) % R, id, s, code, data);
+        }
+        for (uint32_t s = 0; s + 1 < R; s++) /* all-gather */
+            sends(g, t, pool_off, ipu, tile, rep, j, (rep + 1 + R - s) % R, id, 0, code);
     }
-    for (uint32_t s = 0; s + 1 < R; s++) /* all-gather */
-        sends(g, t, pool_off, ipu, tile, rep, (rep + 1 + R - s) % R, id, 0, code);
 }

@@ -124,8 +124,9 @@ int gr_copy_emit(const graph *g, const gr_copy_plan *c, uint32_t *const *addr, u
  * (graph_mem.c's placement); inst numbers the labels. */
 void gr_all_reduce_emit(const graph *g, const gr_prog_s *p, const uint32_t *pool_off, uint32_t ipu,
                         uint32_t tile, uint32_t rep, txt *code, txt *data, unsigned *inst);
-/* Its syncs on every IPU: 2 (R - 1) external, R - 1 internal. */
-uint32_t gr_all_reduce_syncs(const graph *g);
+/* Its syncs on every IPU: for each region a tile may hold (the most on one tile), 2 (R - 1)
+ * external and R - 1 internal. */
+uint32_t gr_all_reduce_syncs(const graph *g, const gr_prog_s *p);
 
 uint32_t gr_type_size(gr_type t);
 void gr_fail(graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

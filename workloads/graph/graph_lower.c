@@ -208,7 +208,7 @@ static void count_syncs(lower *L)
             case GR_P_STREAM_OUT:
             case GR_P_REMOTE_READ:
             case GR_P_REMOTE_WRITE: *c = (uint32_t)holds(g, p->a, ipu); break;
-            case GR_P_ALL_REDUCE: *c = gr_all_reduce_syncs(g); break;
+            case GR_P_ALL_REDUCE: *c = gr_all_reduce_syncs(g, p); break;
             case GR_P_REPEAT: *c = p->a ? s[(size_t)p->b * n + ipu] : 0; break;
             case GR_P_SEQ:
                 for (size_t k = 0; k < p->nkids; k++)
@@ -641,7 +641,7 @@ const gr_summary *gr_exe_summary(const gr_exe *x)
 
 const gr_tile_mem *gr_exe_tile(const gr_exe *x, uint32_t ipu, uint32_t tile)
 {
-    return &x->mem[(size_t)ipu * x->ntiles + tile];
+    return &x->mem[(size_t)(ipu % x->nipus) * x->ntiles + tile]; /* every replica alike */
 }
 
 int gr_load(const gr_exe *x, eng *g, err *e)
@@ -746,14 +746,16 @@ static void step_walk(steps *w, gr_prog id)
         return;
     }
     case GR_P_SYNC: step_add(w, "sync", isa_zone_name(p->a), 0, 0); return;
-    case GR_P_ALL_REDUCE: { /* R - 1 x (a round, the add), then R - 1 rounds */
+    case GR_P_ALL_REDUCE: { /* per region slot: R - 1 x (a round, the add), R - 1 rounds */
         uint32_t R = g->replicas, n = 2 * (R - 1);
-        for (uint32_t k = 0; k + 1 < R; k++) {
-            step_add(w, "all-reduce", g->t[p->a].name, k + 1, n);
-            step_add(w, "all-reduce", g->t[p->a].name, 0, 0);
+        for (uint32_t j = 0; j < syncs / (3 * (R - 1)); j++) {
+            for (uint32_t k = 0; k + 1 < R; k++) {
+                step_add(w, "all-reduce", g->t[p->a].name, k + 1, n);
+                step_add(w, "all-reduce", g->t[p->a].name, 0, 0);
+            }
+            for (uint32_t k = R - 1; k < n; k++)
+                step_add(w, "all-reduce", g->t[p->a].name, k + 1, n);
         }
-        for (uint32_t k = R - 1; k < n; k++)
-            step_add(w, "all-reduce", g->t[p->a].name, k + 1, n);
         return;
     }
     case GR_P_STREAM_IN:

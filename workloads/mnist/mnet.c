@@ -29,6 +29,7 @@ int mnet_defaults(mnet_cfg *c, err *e)
     c->out_n = 1;
     c->prep_ps = 1000000; /* 1 us a sample: a normalised 28 x 28 image from host memory */
     c->test_iters = 100;
+    c->replicas = 1;
     return mach_builtin(&c->m, "mk2", e);
 }
 
@@ -48,9 +49,14 @@ typedef struct host_side {
     uint64_t tk;
     /* training calls */
     int calls_per_epoch, calls;
-    uint32_t per_call_mb; /* micro-batches in a call */
-    double loss_sum;
-    long correct, images, outs;
+    uint32_t per_call_mb; /* micro-batches in a call, of one replica */
+    uint32_t R, N;        /* replicas, and the IPUs of one */
+    uint32_t G;           /* micro-batches an update, of one replica */
+    /* per host call (the replicas' outfeeds arrive in any order): sums, counts, end cycle */
+    double *loss_sum;
+    long *correct, *images, *outs;
+    uint64_t *end, ncall; /* end: the last outfeed's cycle; ncall: calls in the run */
+    uint64_t reported;    /* calls reported so far, in order */
     /* test */
     long test_correct;
     int failed;
@@ -88,14 +94,23 @@ static void fill_test(host_side *hs, uint64_t k, uint64_t offset, uint8_t *dst, 
         dst[i] = offset + i < total ? hs->tbuf[offset + i] : 0;
 }
 
+/* Replica r's micro-batch k as the run's: training, micro-batch j of update u is the
+ * update's rG + j; the test pass deals them round the replicas. */
+static uint64_t global_mb(const host_side *hs, uint32_t r, uint64_t k)
+{
+    if (!hs->feed)
+        return k * hs->R + r;
+    return k / hs->G * hs->G * hs->R + (uint64_t)r * hs->G + k % hs->G;
+}
+
 static void fill(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, uint8_t *dst, uint32_t bytes)
 {
-    (void)ipu;
     host_side *hs = ctx;
+    uint64_t m = global_mb(hs, ipu / hs->N, k);
     if (hs->feed)
-        mfeed_fill(hs->feed, k, offset, dst, bytes);
+        mfeed_fill(hs->feed, m, offset, dst, bytes);
     else
-        fill_test(hs, k, offset, dst, bytes);
+        fill_test(hs, m, offset, dst, bytes);
 }
 
 /* Images among the first n rows of logits z whose first largest logit is the label. */
@@ -107,48 +122,53 @@ static long right(const float *z, const int32_t *labels, size_t n)
     return r;
 }
 
-/* Outfeed buffer k of training: a micro-batch's logits and mean loss (all, final, every:N:
- * the micro-batch (k + 1) N - 1 of the run, N = 1 for all, a call's for final), or their sums
- * over a host call (sum: the loss is then the call's mean; the accuracy is the summed
- * logits' against the call's last labels, as the tutorial's accuracy() would compute it on
- * what PopTorch returns, and means little). */
-static void train_out(host_side *hs, uint64_t k, uint64_t cycle)
+/* Outfeed buffer k of replica r in training: a micro-batch's logits and mean loss (all,
+ * final, every:N: the replica's micro-batch (k + 1) N - 1, N = 1 for all, a call's for
+ * final), or their sums over a host call (sum: the loss is then the call's mean; the accuracy
+ * is the summed logits' against the call's last labels, as the tutorial's accuracy() would
+ * compute it on what PopTorch returns, and means little). A call is reported, in order, once
+ * every replica's outfeeds of it have arrived: the mean of their losses, the accuracy over
+ * their images. */
+static void train_out(host_side *hs, uint32_t r, uint64_t k, uint64_t cycle)
 {
     const mnet_cfg *c = hs->c;
     uint32_t B = hs->b->B;
     uint64_t per = hs->per_call_mb;
     uint64_t every = c->out_mode == STRM_FINAL || c->out_mode == STRM_SUM ? per : c->out_n;
-    uint64_t mb = (k + 1) * every - 1, call = mb / per;
+    uint64_t m = global_mb(hs, r, (k + 1) * every - 1), call = m / (per * hs->R);
+    if (call >= hs->ncall)
+        return;
     int32_t *labels = xmalloc(4 * (size_t)B);
-    mfeed_fill(hs->labels, mb, (uint64_t)B * hs->b->px * 4, (uint8_t *)labels, 4 * B);
+    mfeed_fill(hs->labels, m, (uint64_t)B * hs->b->px * 4, (uint8_t *)labels, 4 * B);
     float loss;
     memcpy(&loss, hs->res + 40 * (size_t)B, 4);
-    hs->loss_sum += c->out_mode == STRM_SUM ? (double)loss / (double)per : loss;
-    hs->correct += right((const float *)hs->res, labels, B);
-    hs->images += B;
-    hs->outs++;
+    hs->loss_sum[call] += c->out_mode == STRM_SUM ? (double)loss / (double)per : loss;
+    hs->correct[call] += right((const float *)hs->res, labels, B);
+    hs->images[call] += B;
+    hs->outs[call]++;
+    hs->end[call] = cycle > hs->end[call] ? cycle : hs->end[call];
     free(labels);
-    if ((mb + 1) % per)
-        return;
-    int epoch = (int)(call / (uint64_t)hs->calls_per_epoch) + 1;
-    int in_epoch = (int)(call % (uint64_t)hs->calls_per_epoch) + 1;
-    if (in_epoch == 1 && hs->h && hs->h->epoch_begin)
-        hs->h->epoch_begin(hs->h->ctx, epoch, c->run.epochs);
-    mnet_call r = {.p = {.epoch = epoch,
-                         .epochs = c->run.epochs,
-                         .call = in_epoch,
-                         .calls = hs->calls_per_epoch,
-                         .images = (long)hs->per_call_mb * B,
-                         .loss = hs->loss_sum / (double)hs->outs,
-                         .accuracy = 100.0 * (double)hs->correct / (double)hs->images},
-                   .end_cycle = cycle};
-    if (hs->h && hs->h->call_done)
-        hs->h->call_done(hs->h->ctx, &r);
-    hs->loss_sum = 0.0;
-    hs->correct = hs->images = hs->outs = 0;
+    for (uint64_t q = hs->reported; q < hs->ncall && (uint64_t)hs->outs[q] == per / every * hs->R;
+         q = ++hs->reported) {
+        int epoch = (int)(q / (uint64_t)hs->calls_per_epoch) + 1;
+        int in_epoch = (int)(q % (uint64_t)hs->calls_per_epoch) + 1;
+        if (in_epoch == 1 && hs->h && hs->h->epoch_begin)
+            hs->h->epoch_begin(hs->h->ctx, epoch, c->run.epochs);
+        mnet_call rep = {.p = {.epoch = epoch,
+                               .epochs = c->run.epochs,
+                               .call = in_epoch,
+                               .calls = hs->calls_per_epoch,
+                               .images = (long)per * B * hs->R,
+                               .loss = hs->loss_sum[q] / (double)hs->outs[q],
+                               .accuracy = 100.0 * (double)hs->correct[q] / (double)hs->images[q]},
+                         .end_cycle = hs->end[q]};
+        if (hs->h && hs->h->call_done)
+            hs->h->call_done(hs->h->ctx, &rep);
+    }
 }
 
-/* Outfeed buffer k of the test pass: its logits against the labels. */
+/* Outfeed buffer k of the test pass (micro-batch k of the set): its logits against the
+ * labels. */
 static void test_out(host_side *hs, uint64_t k)
 {
     uint32_t B = hs->b->B;
@@ -165,7 +185,6 @@ static void test_out(host_side *hs, uint64_t k)
 static void drain(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, const uint8_t *src,
                   uint32_t bytes, uint64_t cycle)
 {
-    (void)ipu;
     host_side *hs = ctx;
     size_t total = 4 * (size_t)mnet_res_words(hs->b);
     if (offset + bytes > total) {
@@ -176,9 +195,9 @@ static void drain(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, const ui
     if (offset + bytes < total)
         return;
     if (hs->feed)
-        train_out(hs, k, cycle);
+        train_out(hs, ipu / hs->N, k, cycle);
     else
-        test_out(hs, k);
+        test_out(hs, global_mb(hs, ipu / hs->N, k));
 }
 
 /* ---- a run ---- */
@@ -233,7 +252,7 @@ static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int t
     hc.in.bytes_per_buffer = (uint64_t)b->B * (b->px * 4 + 4);
     hc.out.bytes_per_buffer = 4 * (uint64_t)mnet_res_words(b);
     sys_cfg sc = {.m = c->m, .threads = c->threads, .ctl = c->ctl, .host = &hc};
-    sc.m.nipus = b->nipus;
+    sc.m.nipus = b->nipus * b->R;
     sys *s = sys_new(&sc, e);
     if (!s)
         return e->status ? e->status : ERR_INPUT;
@@ -269,10 +288,18 @@ static void side_init(host_side *hs, const mnet_cfg *c, const mnet_hooks *h, con
     hs->lab = xmalloc(sizeof(int) * b->B);
     hs->tbuf = xmalloc((size_t)b->B * (MDATA_PIXELS * 4 + 4));
     hs->res = xcalloc(mnet_res_words(b), 4);
+    hs->R = b->R;
+    hs->N = b->nipus;
+    hs->G = b->G;
 }
 
 static void side_free(host_side *hs)
 {
+    free(hs->loss_sum);
+    free(hs->correct);
+    free(hs->images);
+    free(hs->outs);
+    free(hs->end);
     mfeed_free(hs->feed);
     mfeed_free(hs->labels);
     free(hs->index);
@@ -290,12 +317,14 @@ static int check(const mnet_cfg *c, const mdata_split *train, err *e)
                        "mnet: bad configuration (epochs %d, batch %d, gradient accumulation %d, "
                        "device iterations %d, test batch %d)",
                        r->epochs, r->batch, r->grad_accum, r->device_iters, r->test_batch);
-    long per_call = (long)r->batch * r->grad_accum * r->device_iters;
+    uint32_t R = c->replicas ? c->replicas : 1;
+    long per_call = (long)r->batch * r->grad_accum * r->device_iters * R;
     if (train && (long)train->n < per_call)
         return err_set(e, ERR_INPUT,
                        "the training set has %zu images, fewer than one host call of batch %d x "
-                       "gradient accumulation %d x device iterations %d = %ld images",
-                       train->n, r->batch, r->grad_accum, r->device_iters, per_call);
+                       "gradient accumulation %d x device iterations %d x replicas %u = %ld "
+                       "images",
+                       train->n, r->batch, r->grad_accum, r->device_iters, R, per_call);
     return ERR_OK;
 }
 
@@ -305,7 +334,8 @@ int mnet_train(const mnet_cfg *c, const mdata_split *train, float *params, const
     if (check(c, train, e))
         return ERR_INPUT;
     const mref_cfg *r = &c->run;
-    long per_call = (long)r->batch * r->grad_accum * r->device_iters;
+    uint32_t R = c->replicas ? c->replicas : 1;
+    long per_call = (long)r->batch * r->grad_accum * r->device_iters * R;
     int cpe = (int)((long)train->n / per_call);
     uint64_t calls = (uint64_t)cpe * (uint64_t)r->epochs;
     uint64_t updates = calls * (uint64_t)r->device_iters;
@@ -322,8 +352,14 @@ int mnet_train(const mnet_cfg *c, const mdata_split *train, float *params, const
     side_init(&hs, c, h, &b);
     hs.calls_per_epoch = cpe;
     hs.per_call_mb = (uint32_t)(r->grad_accum * r->device_iters);
-    hs.feed = mfeed_new(train, r->seed, r->epochs, r->batch, (int)hs.per_call_mb);
-    hs.labels = mfeed_new(train, r->seed, r->epochs, r->batch, (int)hs.per_call_mb);
+    hs.ncall = calls;
+    hs.loss_sum = xcalloc(calls, sizeof *hs.loss_sum);
+    hs.correct = xcalloc(calls, sizeof *hs.correct);
+    hs.images = xcalloc(calls, sizeof *hs.images);
+    hs.outs = xcalloc(calls, sizeof *hs.outs);
+    hs.end = xcalloc(calls, sizeof *hs.end);
+    hs.feed = mfeed_new(train, r->seed, r->epochs, r->batch, (int)(hs.per_call_mb * R));
+    hs.labels = mfeed_new(train, r->seed, r->epochs, r->batch, (int)(hs.per_call_mb * R));
     if (c->u8) {
         mfeed_raw(hs.feed);
         mfeed_raw(hs.labels);
@@ -341,10 +377,10 @@ int mnet_test(const mnet_cfg *c, const mdata_split *set, const float *params, do
         return ERR_INPUT;
     if (set->n == 0)
         return err_set(e, ERR_INPUT, "the test set is empty");
-    uint32_t B = (uint32_t)c->run.test_batch;
-    uint64_t mbs = (set->n + B - 1) / B;
+    uint32_t B = (uint32_t)c->run.test_batch, R = c->replicas ? c->replicas : 1;
+    uint64_t mbs = (set->n + B - 1) / B, per_rep = (mbs + R - 1) / R; /* dealt round them */
     mnet_b b;
-    int rc = mnet_build(&b, c, 0, (uint32_t)mbs, 1, e);
+    int rc = mnet_build(&b, c, 0, (uint32_t)per_rep, 1, e);
     if (rc != ERR_OK) {
         mnet_b_free(&b);
         return rc;

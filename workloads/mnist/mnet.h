@@ -53,6 +53,11 @@ typedef struct mnet_cfg {
                             * its forward before the backward (PopTorch's default) */
     uint32_t test_iters;   /* pipelined test pass: micro-batches per pipeline run (the
                             * tutorial's inference device iterations, 100) */
+    uint32_t replicas;     /* R copies of the (pipelined, sharded or one-IPU) model, replica r
+                            * on IPUs r x N.. (N: the IPUs of one); each update the replicas'
+                            * gradients are all-reduced over the IPU-Links (gr_all_reduce), so a
+                            * host call is batch x G x device iterations x R images, replica r
+                            * taking micro-batches rG .. rG + G - 1 of each update's GR */
 } mnet_cfg;
 
 /* Defaults: the tutorial's run on a Mk2 IPU, depth 3, OutputMode.All, 1 us an image. */

@@ -1104,7 +1104,7 @@ static void update(net *n, seq *q)
 {
     mnet_b *b = n->b;
     fc_t *f = &n->f;
-    float k = 1.0f / (float)b->G;
+    float k = 1.0f / (float)(b->G * b->R); /* the mean over every replica's micro-batches */
     uint32_t t4 = G(b, MNET_B4, b->t4);
     gr_cs c0 = cs(n, "grads.rows");
     for (uint32_t j = 0; j < MNET_FC; j++)
@@ -1145,6 +1145,8 @@ static void update(net *n, seq *q)
     v_reduce(b, c1, t4, S(b->grads, P_B4, 10), f->db4, 10, 1, 10, k);
     adamw_vertices(n, c1, c2);
     exec(b, q, c1);
+    if (b->R > 1) /* each replica's share of the mean, summed over the replicas */
+        add(b, q, gr_all_reduce(b->g, b->grads));
     exec(b, q, c2);
 }
 
@@ -1249,6 +1251,7 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
                      cplan_wgrad(&b->c1w, &s1, e)))
         return ERR_INPUT;
     b->g = gr_new(&c->m, b->nipus);
+    gr_replicate(b->g, b->R);
     n->zl = xcalloc((size_t)b->nipus * b->T, sizeof *n->zl);
     param_homes(b);
     b->params = flat(b, "params");
@@ -1731,6 +1734,7 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
     b->updates = updates;
     b->opt = c->run.opt;
     b->px = c->u8 ? MDATA_PIXELS / 4 : MDATA_PIXELS;
+    b->R = c->replicas ? c->replicas : 1;
     if (train && mnet_check_output(c, e))
         return ERR_INPUT;
     net *n = xcalloc(1, sizeof *n);

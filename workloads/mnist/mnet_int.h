@@ -53,7 +53,8 @@ typedef struct mnet_b {
     uint32_t fc0, t4, cu0, ntiles;
     uint32_t T;                /* tiles per IPU */
     uint32_t ipu[MNET_BLOCKS]; /* each block's IPU */
-    uint32_t nipus;            /* IPUs used */
+    uint32_t nipus;            /* IPUs used by one replica */
+    uint32_t R;                /* replicas */
     uint32_t px;               /* infeed words an image: 784 fp32, or 196 of bytes */
     /* plans of one sample's convolutions */
     cplan_conv c1f, c2f, c2d, c2w, c1w;
