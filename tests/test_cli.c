@@ -353,6 +353,8 @@ static void test_mnist_option_errors(void **state)
         {"--output-mode sum", "ipusim mnist: pipelined: output mode sum is not built for "
                               "pipelining (all or final)\n"},
         {"--ipus 5", "ipusim mnist: --ipus 5: the network has 4 blocks, one IPU each at most\n"},
+        {"--replicas 32",
+         "ipusim mnist: --ipus 4 x --replicas 32 = 128 IPUs: at most 64 (a POD64)\n"},
         {"--ipus 0", "ipusim mnist: --ipus: 0 is out of range [1, 64]\n"},
         {"--ipus 5 --strategy sharded",
          "ipusim mnist: --ipus 5: the network has 4 blocks, one IPU each at most\n"},
