@@ -708,6 +708,8 @@ typedef struct net {
     gr_prog bc3;                  /* pool2's output to every fc tile (bcast3) */
     gr_prog fxp[MNET_BLOCKS - 1]; /* the forward crossings as Copies (or GR_NONE) */
     gr_tensor lab;                /* the labels on the loss's tile when not in the infeed's */
+    sl acc;                       /* pipelined, sum: the outfeed's sum over a call */
+    gr_prog acc_zero;             /* its zeroing */
 } net;
 
 static void xadd(xing *x, gr_xfer t)
@@ -1337,13 +1339,7 @@ int mnet_check_pipeline(const mnet_cfg *c, int train, err *e)
                            m[0], m[1], m[2], m[3]);
     pipe_cfg pc = {c->schedule, m[MNET_B4] + 1, train ? (uint32_t)c->run.grad_accum : c->test_iters,
                    train};
-    if (pipe_check(&pc, 0, e))
-        return ERR_INPUT;
-    if (train && c->out_mode != STRM_ALL && c->out_mode != STRM_FINAL)
-        return err_set(e, ERR_INPUT,
-                       "pipelined: output mode %s is not built for pipelining (all or final)",
-                       strm_mode_name(c->out_mode));
-    return ERR_OK;
+    return pipe_check(&pc, 0, e);
 }
 
 int mnet_check_output(const mnet_cfg *c, err *e)
@@ -1567,8 +1563,13 @@ static void stage_build(net *n, const mnet_cfg *c, const stage_b *sb, const gr_t
     stage_fwd(n, &nr, sb, &f, 0);
     if (last && b->train) {
         loss(n, &f);
-        if (c->out_mode == STRM_ALL)
-            add(b, &f, gr_stream_out(b->g, b->res));
+        if (c->out_mode == STRM_SUM) { /* the call's sum, sent once a call (pipelined()) */
+            gr_cs k = cs(n, "outfeed.sum.add");
+            gr_field fa[3] = {R(n->acc, 0, n->acc.n), R(n->f.res, 0, n->acc.n),
+                              U((uint32_t)n->acc.n)};
+            vtx(b, k, "acc_add", 0, G(b, MNET_B4, b->t4), fa, 3);
+            exec(b, &f, k);
+        }
     } else if (last) {
         add(b, &f, gr_stream_out(b->g, b->res));
     }
@@ -1593,7 +1594,13 @@ static void stage_build(net *n, const mnet_cfg *c, const stage_b *sb, const gr_t
     st->fwd = seq_of(b, &f);
     st->bwd = b->train ? seq_of(b, &r) : GR_NONE;
     free(r.p);
-    st->fused = last && b->train ? gr_seq(b->g, (gr_prog[]){st->fwd, st->bwd}, 2) : GR_NONE;
+    if (last && b->train) { /* with and without the outfeed copy; all: always with */
+        st->fwd_out = gr_seq(b->g, (gr_prog[]){st->fwd, gr_stream_out(b->g, b->res)}, 2);
+        if (c->out_mode == STRM_ALL)
+            st->fwd = st->fwd_out;
+        st->fused = gr_seq(b->g, (gr_prog[]){st->fwd, st->bwd}, 2);
+        st->fused_out = gr_seq(b->g, (gr_prog[]){st->fwd_out, st->bwd}, 2);
+    }
     if (!last) {
         const xing *u = &n->fx[sb->k1], *d = &n->bx[sb->k1];
         st->nup = u->n + (b->train ? 1 : 0);
@@ -1639,6 +1646,39 @@ static void one_at_a_time(net *n, seq *pre, seq *post)
     }
 }
 
+/* The pipelined training loop for the outfeed mode: one = a pipeline run of G micro-batches
+ * and the update; the outfeed inside the run (all: every micro-batch's pass; every:N with N
+ * dividing G: the passes over micro-batches N - 1, 2N - 1, ...), or after k runs (final: k a
+ * call's updates; every:N: k = N / G), or the call's sum (sum: added after each loss, sent
+ * and zeroed once a call). */
+static gr_prog pipe_train_loop(net *n, const mnet_cfg *c, const pipe_cfg *pc, const mnet_stage *st,
+                               gr_prog upd, uint32_t updates, uint32_t per_call)
+{
+    mnet_b *b = n->b;
+    graph *g = b->g;
+    uint8_t *out = NULL;
+    uint32_t k = 0; /* runs between outfeed copies after the run; 0: none */
+    if (c->out_mode == STRM_EVERYN && b->G % c->out_n == 0) {
+        out = xcalloc(b->G, 1);
+        for (uint32_t m = c->out_n - 1; m < b->G; m += c->out_n)
+            out[m] = 1;
+    } else if (c->out_mode == STRM_EVERYN) {
+        k = c->out_n / b->G;
+    } else if (c->out_mode == STRM_FINAL || c->out_mode == STRM_SUM) {
+        k = per_call;
+    }
+    gr_prog one = gr_seq(g, (gr_prog[]){mnet_pipe_run(g, pc, st, out), upd}, 2);
+    free(out);
+    if (!k)
+        return gr_repeat(g, updates, one);
+    gr_tensor sent = c->out_mode == STRM_SUM ? n->acc.t : b->res;
+    gr_prog call[3] = {gr_repeat(g, k, one), gr_stream_out(g, sent), n->acc_zero};
+    return gr_repeat(g, updates / k,
+                     gr_seq(g,
+                            c->out_mode == STRM_SUM ? (gr_prog[]){call[2], call[0], call[1]} : call,
+                            c->out_mode == STRM_SUM ? 3 : 2));
+}
+
 /* The pipelined program (after init): training, updates x { one pipeline run of G
  * micro-batches, the update } (the outfeed inside the run's last stage, or once a call for
  * final); the test pass, runs of c->test_iters micro-batches (the last one shorter, at
@@ -1651,6 +1691,13 @@ static int pipelined(net *n, const mnet_cfg *c, uint32_t updates, uint32_t per_c
         return ERR_INPUT;
     uint32_t N = b->pipe.stages = b->ipu[MNET_B4] + 1;
     pipe_cfg pc = {c->schedule, N, b->train ? b->G : c->test_iters, b->train};
+    if (b->train && c->out_mode == STRM_SUM) { /* the outfeed's sum over a call */
+        uint32_t gt = G(b, MNET_B4, b->t4);
+        n->acc = t4(b, "outfeed.sum", GR_F32, mnet_res_words(b));
+        gr_cs z = cs(n, "outfeed.sum.zero");
+        v_zero(b, z, gt, n->acc, zl_of(n, gt));
+        n->acc_zero = gr_execute(b->g, z);
+    }
     gr_tensor labs[MNET_BLOCKS];
     mnet_stage st[MNET_BLOCKS];
     memset(st, 0, sizeof st);
@@ -1681,21 +1728,13 @@ static int pipelined(net *n, const mnet_cfg *c, uint32_t updates, uint32_t per_c
         update(n, &u);
         zero_acc(n, &u);
         weights(n, &u);
-        gr_prog upd = seq_of(b, &u);
-        gr_prog one = gr_seq(b->g, (gr_prog[]){mnet_pipe_run(b->g, &pc, st), upd}, 2);
-        if (c->out_mode == STRM_FINAL) {
-            gr_prog call = gr_seq(
-                b->g, (gr_prog[]){gr_repeat(b->g, per_call, one), gr_stream_out(b->g, b->res)}, 2);
-            add(b, top, gr_repeat(b->g, updates / per_call, call));
-        } else {
-            add(b, top, gr_repeat(b->g, updates, one));
-        }
+        add(b, top, pipe_train_loop(n, c, &pc, st, seq_of(b, &u), updates, per_call));
     } else {
         uint32_t K = c->test_iters, full = updates / K, rem = updates % K;
-        add(b, top, gr_repeat(b->g, full, mnet_pipe_run(b->g, &pc, st)));
+        add(b, top, gr_repeat(b->g, full, mnet_pipe_run(b->g, &pc, st, NULL)));
         if (rem) {
             pc.G = rem < N ? N : rem;
-            add(b, top, mnet_pipe_run(b->g, &pc, st));
+            add(b, top, mnet_pipe_run(b->g, &pc, st, NULL));
         }
     }
     for (uint32_t s = 0; s < N; s++) {

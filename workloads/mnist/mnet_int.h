@@ -74,15 +74,18 @@ typedef struct mnet_stage {
                     * loss and the outfeed), then the stash */
     gr_prog bwd;   /* the restore (and the recomputed forward), its blocks' backward */
     gr_prog fused; /* last stage in training: forward, loss, outfeed and backward in one pass */
-    gr_xfer *up;   /* the crossing to the next stage after this stage's forward */
+    gr_prog fwd_out, fused_out; /* last stage: the same passes with the outfeed copy (fwd and
+                                 * fused have none when only some micro-batches send) */
+    gr_xfer *up;                /* the crossing to the next stage after this stage's forward */
     size_t nup;
     gr_xfer *down; /* the crossing from the next stage to this one after its backward */
     size_t ndown;
 } mnet_stage;
 
 /* One run of the pipeline (c's G micro-batches) as a program: its steps, repeated ones as
- * loops (mnet_pipe.c). */
-gr_prog mnet_pipe_run(graph *g, const pipe_cfg *c, const mnet_stage *st);
+ * loops (mnet_pipe.c). out: per micro-batch, whether the last stage's pass over it streams
+ * out (fwd_out, fused_out), or NULL: none does beyond what fwd and fused do. */
+gr_prog mnet_pipe_run(graph *g, const pipe_cfg *c, const mnet_stage *st, const uint8_t *out);
 
 /* Build the graph of a run: train = 1: the training program of `updates` weight updates in
  * host calls of `per_call` updates, the outfeed as c->out_mode says; train = 0: the forward

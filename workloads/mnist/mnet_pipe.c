@@ -17,20 +17,25 @@
 #include "base/alloc.h"
 #include "workloads/mnist/mnet_int.h"
 
-/* What each IPU runs in a step: a bit per pass (1 << pipe_pass). */
+/* What each IPU runs in a step: a bit per pass (1 << pipe_pass), and whether the last
+ * stage's pass streams out. */
 typedef struct step_sig {
     uint8_t on[MNET_BLOCKS];
+    uint8_t out;
 } step_sig;
 
-static step_sig sig_of(const pipe_cfg *c, uint32_t t)
+static step_sig sig_of(const pipe_cfg *c, uint32_t t, const uint8_t *out)
 {
     step_sig s;
     memset(&s, 0, sizeof s);
     for (uint32_t i = 0; i < c->N; i++) {
         pipe_run r[2];
         unsigned n = pipe_at(c, t, i, r);
-        for (unsigned k = 0; k < n; k++)
+        for (unsigned k = 0; k < n; k++) {
             s.on[i] |= (uint8_t)(1u << r[k].pass);
+            if (out && i == c->N - 1 && r[k].pass != PIPE_BWD && out[r[k].mb])
+                s.out = 1;
+        }
     }
     return s;
 }
@@ -48,9 +53,9 @@ static gr_prog step_prog(graph *g, const pipe_cfg *c, const mnet_stage *st, cons
     gr_xfer *x = NULL;
     for (uint32_t i = 0; i < c->N; i++) {
         if (s->on[i] & 1u << PIPE_FWD)
-            p[np++] = st[i].fwd;
+            p[np++] = s->out && i == c->N - 1 ? st[i].fwd_out : st[i].fwd;
         if (s->on[i] & 1u << PIPE_FUSED)
-            p[np++] = st[i].fused;
+            p[np++] = s->out ? st[i].fused_out : st[i].fused;
         if (s->on[i] & 1u << PIPE_BWD)
             p[np++] = st[i].bwd;
     }
@@ -89,13 +94,13 @@ static uint32_t reps(const step_sig *s, uint32_t n, uint32_t t, uint32_t per)
     return k;
 }
 
-gr_prog mnet_pipe_run(graph *g, const pipe_cfg *c, const mnet_stage *st)
+gr_prog mnet_pipe_run(graph *g, const pipe_cfg *c, const mnet_stage *st, const uint8_t *out)
 {
     uint32_t n = pipe_steps(c), maxper = 2 * c->N;
     step_sig *s = xmalloc(n * sizeof *s);
-    gr_prog *p = xmalloc(n * sizeof *p), *out = xmalloc(n * sizeof *out);
+    gr_prog *p = xmalloc(n * sizeof *p), *body = xmalloc(n * sizeof *body);
     for (uint32_t t = 0; t < n; t++) {
-        s[t] = sig_of(c, t);
+        s[t] = sig_of(c, t, out);
         p[t] = GR_NONE;
         for (uint32_t u = 0; u < t && p[t] == GR_NONE; u++)
             if (sig_eq(&s[u], &s[t]))
@@ -114,16 +119,16 @@ gr_prog mnet_pipe_run(graph *g, const pipe_cfg *c, const mnet_stage *st)
             }
         }
         if (bk < 2) {
-            out[no++] = p[t++];
+            body[no++] = p[t++];
             continue;
         }
-        gr_prog body = best == 1 ? p[t] : gr_seq(g, p + t, best);
-        out[no++] = gr_repeat(g, bk, body);
+        gr_prog once = best == 1 ? p[t] : gr_seq(g, p + t, best);
+        body[no++] = gr_repeat(g, bk, once);
         t += bk * best;
     }
-    gr_prog run = gr_seq(g, out, no);
+    gr_prog run = gr_seq(g, body, no);
     free(s);
     free(p);
-    free(out);
+    free(body);
     return run;
 }
