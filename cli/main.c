@@ -176,6 +176,8 @@ static const cli_cmd commands[] = {
      "  --recompute on|off         pipelined training: stash only each stage's input and\n"
      "                             recompute its forward before the backward (on, the default,\n"
      "                             as PopTorch), or stash every activation the backward reads\n"
+     "  --offload-optimiser        keep AdamW's state (m, v) in remote buffers (Streaming\n"
+     "                             Memory), read in before each weight update, written back after\n"
      "  --steps N                  list the first N program steps of training with their cycles\n"
      "  --dtype fp32|u8            the infeed's images: normalised fp32 (default) or their bytes,\n"
      "                             normalised on the device (norm_u8), a quarter of the bytes\n"

@@ -53,6 +53,10 @@ typedef struct mnet_cfg {
                             * its forward before the backward (PopTorch's default) */
     uint32_t test_iters;   /* pipelined test pass: micro-batches per pipeline run (the
                             * tutorial's inference device iterations, 100) */
+    int offload;           /* 1: the optimiser state (AdamW's m and v) lives in remote buffers
+                            * (MNET_RB_M, MNET_RB_V: host memory, starting zeroed), read in
+                            * before each AdamW step and written back after it (the tutorial's
+                            * --offload-optimiser); 0: on the parameters' tiles, always live */
 } mnet_cfg;
 
 /* Defaults: the tutorial's run on a Mk2 IPU, depth 3, OutputMode.All, 1 us an image. */
