@@ -390,6 +390,11 @@ static int parse_arg(mnist_opts *o, int argc, char **argv, int *i)
         o->sim_only = o->sim_only ? o->sim_only : a;
         return 0;
     }
+    if (strcmp(a, "--offload-optimiser") == 0) {
+        o->offload = 1;
+        o->sim_only = o->sim_only ? o->sim_only : a;
+        return 0;
+    }
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
         return -1;
     if ((rc = cli_machine_opt(CMD, argc, argv, i, &o->mo)) >= 0) {

@@ -402,7 +402,7 @@ static int initial_weights(const mnist_opts *o, mref_net **net, err *e)
 
 static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, const mdata *d)
 {
-    char more[160];
+    char more[224];
     printf("Simulated training on %u x %s IPU (%u tiles, %.3f GHz): %s (%s): %zu training, %zu "
            "test images\n",
            c->m.nipus, c->m.name, c->m.tiles_per_ipu, (double)c->m.clock_hz / 1e9, o->dataset, dir,
@@ -419,6 +419,10 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, 
         snprintf(more + n, sizeof more - (size_t)n,
                  "; sharded: B1 on IPU %u, B2 on %u, B3 on %u, B4 on %u", c->stage_ipu[0],
                  c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3]);
+    if (c->offload) {
+        size_t k = strlen(more);
+        snprintf(more + k, sizeof more - k, "; optimiser state in remote buffers");
+    }
     mnist_print_plan(o, &d->train, more);
     fflush(stdout);
 }
@@ -472,6 +476,7 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
     if (o->ipus * o->replicas > 64)
         return err_set(e, ERR_INPUT, "--ipus %d x --replicas %d = %d IPUs: at most 64 (a POD64)",
                        o->ipus, o->replicas, o->ipus * o->replicas);
+    c->offload = o->offload;
     if (mnet_check_output(c, e) || (o->cfg.epochs > 0 && mnet_check_pipeline(c, 1, e)) ||
         mnet_check_pipeline(c, 0, e))
         return e->status;

@@ -141,7 +141,7 @@ static const cli_cmd commands[] = {
      "Exit status: 0 every point ok, 1 some point failed (its status is in the CSV), 2 bad\n"
      "options, unknown command, or a CSV that cannot be read or written, 3 stopped.\n"},
     {"mnist", cli_cmd_mnist,
-     "train the PopTorch tutorial's MNIST conv-net on one simulated IPU (--reference: on the host)",
+     "train the PopTorch tutorial's MNIST conv-net pipelined over simulated IPUs (--reference: on the host)",
      "usage: ipusim mnist [--reference] [options]\n"
      "\n"
      "Trains the PopTorch tutorial's MNIST network (conv 1->10 k5, max-pool, ReLU; conv 10->20 k5,\n"
@@ -179,6 +179,8 @@ static const cli_cmd commands[] = {
      "  --recompute on|off         pipelined training: stash only each stage's input and\n"
      "                             recompute its forward before the backward (on, the default,\n"
      "                             as PopTorch), or stash every activation the backward reads\n"
+     "  --offload-optimiser        keep AdamW's state (m, v) in remote buffers (Streaming\n"
+     "                             Memory), read in before each weight update, written back after\n"
      "  --steps N                  list the first N program steps of training with their cycles\n"
      "  --dtype fp32|u8            the infeed's images: normalised fp32 (default) or their bytes,\n"
      "                             normalised on the device (norm_u8), a quarter of the bytes\n"
@@ -246,8 +248,8 @@ static void usage(FILE *f)
     fprintf(f, "  %-10s %s\n", "help", "help COMMAND: the options of one command");
     fprintf(f,
             "\nDocumentation: README.md and docs/: architecture.md, codelets.md, fabric.md,\n"
-            "graph.md, host.md, isa.md, kernel.md, machines.md, mnist.md, sources.md, sweep.md,\n"
-            "timing.md.\n"
+            "graph.md, host.md, isa.md, kernel.md, machines.md, mnist.md, pipelining.md,\n"
+            "sources.md, sweep.md, timing.md.\n"
             "\nExit status: 0 ok, 1 assembly errors, 2 bad options or input files, 3 a simulated\n"
             "fault, or a run stopped by Ctrl-C or SIGTERM (one line saying where; no output\n"
             "files; a second Ctrl-C ends the process at once).\n");

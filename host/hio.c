@@ -3,9 +3,11 @@
  * At a host sync of IPU i whose tiles arrived by cycle `at`, the tiles' copies run in this
  * order, each starting when the previous ended: the infeed (all `hin` of the sync form buffer
  * k of IPU i's infeed, sliced in tile order; k counts the IPU's infeed copies), the outfeed
- * (all `hout`: buffer k of its outfeed), then remote-buffer reads and writes. A stream copy's
- * rate is capped by the receiving (or sending) tiles' exchange ports: tiles x
- * xchg_bytes_per_cycle x clock. Begin, Mid and the remote time are converted to tile cycles
+ * (all `hout`: buffer k of its outfeed), then the remote-buffer reads (all `rbin` of the sync
+ * as one transfer) and writes (all `rbout`, one transfer), as Poplar runs a remote-buffer
+ * copy of a tensor as one program over its tiles. A copy's rate is capped by the receiving
+ * (or sending) tiles' exchange ports: tiles x xchg_bytes_per_cycle x clock (a remote copy
+ * counts each tile once, however many regions it moves). Begin, Mid and the remote time are converted to tile cycles
  * rounding up. Left out: overlapping the infeed and outfeed of one sync (they share the
  * tiles' exchange ports in the real chip too, so sequential is the conservative choice). */
 #include "host/hio.h"
@@ -193,6 +195,8 @@ static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, s
         else
             drain_out(h, ipu, k, c, n, to_cycles(&h->m, sc.end));
     }
+    uint64_t rbytes[2] = {0, 0}, rtiles[2] = {0, 0};
+    uint32_t last[2] = {UINT32_MAX, UINT32_MAX};
     for (size_t i = 0; i < n; i++) {
         if (c[i].kind != TILE_RBIN && c[i].kind != TILE_RBOUT)
             continue;
@@ -206,8 +210,15 @@ static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, s
             else
                 memcpy(b + c[i].offset, c[i].src, c[i].bytes);
         }
-        sim_time end =
-            host_remote_transfer(h->host, ipu, in ? HOST_IN : HOST_OUT, c[i].bytes, now, port);
+        rbytes[in] += c[i].bytes;
+        rtiles[in] += c[i].tile != last[in]; /* the copies come in tile order */
+        last[in] = c[i].tile;
+    }
+    for (int in = 1; in >= 0; in--) { /* the reads, then the writes: one transfer each */
+        if (!rtiles[in])
+            continue;
+        sim_time end = host_remote_transfer(h->host, ipu, in ? HOST_IN : HOST_OUT, rbytes[in], now,
+                                            rtiles[in] * port);
         rem += end - now;
         now = end;
     }

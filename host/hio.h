@@ -5,7 +5,9 @@
  * host sync the engine hands over the copies of the tiles taking part; hio times them (the
  * infeed's buffer k, then the outfeed's, then remote-buffer copies, one after another),
  * moves the bytes (the infeed's from `fill`, the outfeed's to `drain`), and reports
- * StreamCopyBegin / Mid and the remote-buffer time. */
+ * StreamCopyBegin / Mid and the remote-buffer time. A remote buffer (by id, shared by the
+ * IPUs) grows to the end of the furthest copy into or out of it; it starts zeroed, and bytes
+ * never written read as zeros. */
 #ifndef IPUSIM_HIO_H
 #define IPUSIM_HIO_H
 

@@ -350,8 +350,9 @@ static void test_mnist_option_errors(void **state)
         {"--schedule bad", "ipusim mnist: --schedule: schedule 'bad': one of grouped, "
                            "interleaved, sequential\n"},
         {"--recompute maybe", "ipusim mnist: --recompute maybe: expected on or off\n"},
-        {"--output-mode sum", "ipusim mnist: pipelined: output mode sum is not built for "
-                              "pipelining (all or final)\n"},
+        {"--output-mode every:3", "ipusim mnist: outfeed mode every:3: N must divide the gradient "
+                                  "accumulation (10) or be a multiple of it that divides the 100 "
+                                  "micro-batches of a host call\n"},
         {"--ipus 5", "ipusim mnist: --ipus 5: the network has 4 blocks, one IPU each at most\n"},
         {"--replicas 32",
          "ipusim mnist: --ipus 4 x --replicas 32 = 128 IPUs: at most 64 (a POD64)\n"},
@@ -378,6 +379,8 @@ static void test_mnist_option_errors(void **state)
                                   "--reference does not take it\n"},
         {"--machine mk1 --reference", "ipusim mnist: --machine is an option of the simulated "
                                       "run; --reference does not take it\n"},
+        {"--reference --offload-optimiser", "ipusim mnist: --offload-optimiser is an option of "
+                                            "the simulated run; --reference does not take it\n"},
         {"--set bogus=1", "ipusim mnist: --set bogus=1: unknown machine parameter 'bogus'\n"},
     };
     setenv("IPUSIM_DATA", tmpdir, 1);
@@ -612,6 +615,15 @@ static void test_mnist_simulated(void **state)
     assert_non_null(strstr(out, "\n  ipu 1                  1 micro-batches in flight, stash 0 "
                                 "slots 0 B; "));
     assert_non_null(strstr(out, "\n  pipeline utilisation   "));
+    /* the optimiser state in remote buffers: the same progress lines (the same arithmetic),
+     * the plan says so, and the remote copies show in the time split */
+    char g4o[256];
+    snprintf(g4o, sizeof g4o, "%s --offload-optimiser", g4);
+    assert_int_equal(run(out, sizeof out, g4o, dir, 2), 0);
+    progress_lines(out, lines2, sizeof lines2);
+    assert_string_equal(lines2, lines);
+    assert_non_null(strstr(out, "B4 on 1; optimiser state in remote buffers\n"));
+    assert_non_null(strstr(out, " StreamCopyMidRemoteBuffer "));
 }
 
 /* Ctrl-C on the simulated MNIST run: once a heartbeat is on stderr, SIGINT stops the engine

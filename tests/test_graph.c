@@ -892,6 +892,80 @@ static void test_copy_mixed_ipus(void **state)
     sys_free(sy);
 }
 
+/* A tensor whose first use inside a loop is a remote read is not carried from one pass to
+ * the next (graph_mem.c): on tile 0, a (8 floats) lives from its read to its write back, then
+ * c likewise, so the two share 32 B (tile 0's data is 32 B, not 64). Three passes of
+ * {read a, a += 1, write a, read c, c += 1 twice, write c} from zeroed remote buffers leave
+ * 3 in buffer 0 and 6 in buffer 1, read back after the loop into kept tensors on tile 1.
+ * With `a += 1` before a's read in the pass (carried = 1), a is live over the whole loop
+ * and the two take 64 B. */
+static void remote_loop(int carried)
+{
+    err e;
+    err_clear(&e);
+    hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default(), .fill = fill};
+    hc.in.bytes_per_buffer = 4;
+    hc.out.bytes_per_buffer = 4;
+    sys_cfg cfg = {.threads = 2, .host = &hc};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.tiles_per_ipu = 2;
+    sys *s = sys_new(&cfg, &e);
+    assert_non_null(s);
+    graph *gr = gr_new(&cfg.m, 1);
+    gr_codelet_src(gr, "addone", addone_src);
+    uint32_t shape[1] = {8};
+    gr_tensor a = gr_tensor_new(gr, "a", GR_F32, 1, shape);
+    gr_tensor c = gr_tensor_new(gr, "c", GR_F32, 1, shape);
+    gr_tensor ka = gr_tensor_new(gr, "ka", GR_F32, 1, shape);
+    gr_tensor kc = gr_tensor_new(gr, "kc", GR_F32, 1, shape);
+    gr_map_region(gr, a, 0, 0, 0, 8);
+    gr_map_region(gr, c, 0, 0, 0, 8);
+    gr_map_region(gr, ka, 0, 1, 0, 8);
+    gr_map_region(gr, kc, 0, 1, 0, 8);
+    gr_keep(gr, ka);
+    gr_keep(gr, kc);
+    gr_prog inc_a = gr_execute(gr, addone_cs(gr, a, 0, 1, 8));
+    gr_prog inc_c = gr_execute(gr, addone_cs(gr, c, 0, 1, 8));
+    gr_prog body[8], top[3];
+    size_t n = 0;
+    if (carried)
+        body[n++] = inc_a;
+    body[n++] = gr_remote_read(gr, a, 0, 0);
+    if (!carried)
+        body[n++] = inc_a;
+    body[n++] = gr_remote_write(gr, a, 0, 0);
+    body[n++] = gr_remote_read(gr, c, 1, 0);
+    body[n++] = inc_c;
+    body[n++] = inc_c;
+    body[n++] = gr_remote_write(gr, c, 1, 0);
+    top[0] = gr_repeat(gr, 3, gr_seq(gr, body, n));
+    top[1] = gr_remote_read(gr, ka, 0, 0);
+    top[2] = gr_remote_read(gr, kc, 1, 0);
+    gr_exe *x = compile_ok(gr, gr_seq(gr, top, 3));
+    assert_int_equal(gr_exe_tile(x, 0, 0)->data, carried ? 64 : 32);
+    if (!carried) {
+        load_ok(x, sys_engine(s));
+        run_ok(sys_engine(s));
+        float out[2][8];
+        gr_read(x, sys_engine(s), ka, 0, out[0], 8);
+        gr_read(x, sys_engine(s), kc, 0, out[1], 8);
+        for (int i = 0; i < 8; i++) {
+            assert_true(out[0][i] == 3.0f);
+            assert_true(out[1][i] == 6.0f);
+        }
+    }
+    gr_exe_free(x);
+    gr_free(gr);
+    sys_free(s);
+}
+
+static void test_remote_liveness(void **state)
+{
+    (void)state;
+    remote_loop(0);
+    remote_loop(1);
+}
+
 /* Liveness counts every piece of a copy: t and u (8 floats each, not kept) on tile 0, addone
  * on t (step 0) and on u (step 1), then one Copy of u to w[0, 8) and t to w[8, 16) (step 2,
  * w kept on tile 1). t is live over steps 0-2 and u over 1-2, so they cannot share: tile 0's
@@ -1037,6 +1111,7 @@ int main(void)
         cmocka_unit_test(test_copy_same_tile),
         cmocka_unit_test(test_copy_mixed_ipus),
         cmocka_unit_test(test_copy_liveness),
+        cmocka_unit_test(test_remote_liveness),
         cmocka_unit_test(test_copy_errors),
         cmocka_unit_test(test_copy_whole_counts),
         /* clang-format on */

@@ -416,13 +416,26 @@ gr_prog gr_stream_out(graph *g, gr_tensor t)
     return stream(g, t, GR_P_STREAM_OUT, 0, 0);
 }
 
+/* A remote buffer id within GR_REMOTE_BUFFERS, else GR_NONE with the graph failed. */
+static int bad_buffer(graph *g, uint32_t buf)
+{
+    if (buf < GR_REMOTE_BUFFERS)
+        return 0;
+    gr_fail(g, "remote buffer %u: ids go up to %u", buf, GR_REMOTE_BUFFERS - 1);
+    return 1;
+}
+
 gr_prog gr_remote_write(graph *g, gr_tensor t, uint32_t buf, uint64_t off)
 {
+    if (bad_buffer(g, buf))
+        return GR_NONE;
     return stream(g, t, GR_P_REMOTE_WRITE, buf, off);
 }
 
 gr_prog gr_remote_read(graph *g, gr_tensor t, uint32_t buf, uint64_t off)
 {
+    if (bad_buffer(g, buf))
+        return GR_NONE;
     return stream(g, t, GR_P_REMOTE_READ, buf, off);
 }
 

@@ -130,6 +130,7 @@ gr_prog gr_stream_out(graph *g, gr_tensor t);
 /* Remote buffers (Streaming Memory, docs/host.md): write t's elements to remote buffer `buf`
  * from byte `off` on (the tensor in element order), or read them back; then
  * `sync internal_host`, which carries the copies out. */
+#define GR_REMOTE_BUFFERS 64 /* buffer ids 0..63; replica r's buffer b is the host's r x 64 + b */
 gr_prog gr_remote_write(graph *g, gr_tensor t, uint32_t buf, uint64_t off);
 gr_prog gr_remote_read(graph *g, gr_tensor t, uint32_t buf, uint64_t off);
 gr_prog gr_repeat(graph *g, uint32_t n, gr_prog body);

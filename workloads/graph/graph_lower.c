@@ -289,7 +289,8 @@ static void emit_host(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr
         txt_printf(&b->code, "        li      r1, POOL+%u\n        li      r2, %zu\n",
                    L->pl.off[p->a][k], (r->end - r->begin) * es);
         if (remote) {
-            txt_printf(&b->code, "        li      r3, %u\n        li      r4, %llu\n", p->b,
+            txt_printf(&b->code, "        li      r3, %u\n        li      r4, %llu\n",
+                       L->rep * GR_REMOTE_BUFFERS + p->b, /* each replica its own buffers */
                        (unsigned long long)(p->off + r->begin * es));
             txt_printf(&b->code, "        %s    r1, r2, r3, r4\n", op[p->kind]);
         } else {

@@ -5,7 +5,12 @@
  * stream copy is a step, and a tensor is used at the steps that touch it (a field of a vertex
  * of the executed compute set, either side of any piece of a copy, the streamed tensor). A
  * tensor is live from its first use to its last; if it is used inside a Repeat it is live
- * over the whole loop (a value may be carried from one pass to the next). Tensors kept with
+ * over the whole loop (a value may be carried from one pass to the next), unless its first
+ * use inside the loop is a remote read, which writes every element of the tensor: then no
+ * value is carried into a pass (offloaded optimiser state lives from its read to its write
+ * back). Stream copies in are not counted as such a definition (they could be; it would move
+ * the layouts of existing graphs), nor are vertices' or copies' writes (the graph does not
+ * know a field's direction). Tensors kept with
  * gr_keep (the host writes or reads them between runs: weights, optimiser state) and tensors
  * no program uses are always live. Each tile then places its regions first-fit, largest first: a
  * region goes at the lowest 16-byte-aligned offset free of every region whose live range
@@ -22,16 +27,33 @@ typedef struct range {
     uint32_t lo, hi; /* steps [lo, hi]; lo > hi: never used */
 } range;
 
+/* One step using a tensor; def: the step writes all of it before anything reads it. */
+typedef struct use_at {
+    uint32_t step;
+    int def;
+} use_at;
+
+typedef struct uses {
+    use_at *u; /* in step order, one a step */
+    size_t n, cap;
+} uses;
+
 typedef struct walk {
     const graph *g;
     range *r;     /* per tensor */
+    uses *u;      /* per tensor */
     range *loops; /* each Repeat's steps */
     size_t nloops, cloops;
     uint32_t step;
 } walk;
 
-static void use(walk *w, gr_tensor t)
+static void use(walk *w, gr_tensor t, int def)
 {
+    uses *u = &w->u[t];
+    if (!u->n || u->u[u->n - 1].step != w->step) {
+        u->u = xgrow(u->u, &u->cap, u->n + 1, sizeof *u->u);
+        u->u[u->n++] = (use_at){w->step, def};
+    }
     range *r = &w->r[t];
     if (r->lo > r->hi)
         *r = (range){w->step, w->step};
@@ -48,13 +70,13 @@ static void walk_prog(walk *w, gr_prog id)
             if (w->g->v[v].cs == p->a)
                 for (size_t f = 0; f < w->g->v[v].nf; f++)
                     if (w->g->v[v].f[f].kind == GR_F_REGION)
-                        use(w, w->g->v[v].f[f].t);
+                        use(w, w->g->v[v].f[f].t, 0);
         w->step++;
         return;
     case GR_P_COPY:
         for (size_t k = 0; k < p->nxf; k++) {
-            use(w, p->xf[k].src);
-            use(w, p->xf[k].dst);
+            use(w, p->xf[k].src, 0);
+            use(w, p->xf[k].dst, 0);
         }
         w->step++;
         return;
@@ -63,7 +85,7 @@ static void walk_prog(walk *w, gr_prog id)
     case GR_P_REMOTE_READ:
     case GR_P_REMOTE_WRITE:
     case GR_P_ALL_REDUCE:
-        use(w, p->a);
+        use(w, p->a, p->kind == GR_P_REMOTE_READ);
         w->step++;
         return;
     case GR_P_SYNC: return;
@@ -84,11 +106,21 @@ static void walk_prog(walk *w, gr_prog id)
     }
 }
 
+/* Whether t's first use within the loop's steps L defines it. */
+static int defined_first(const uses *u, range L)
+{
+    for (size_t k = 0; k < u->n; k++)
+        if (u->u[k].step >= L.lo)
+            return u->u[k].step <= L.hi && u->u[k].def;
+    return 0;
+}
+
 /* Each tensor's live steps; always-live ones get [0, UINT32_MAX]. */
 static range *live_ranges(const graph *g, gr_prog main)
 {
     walk w = {.g = g};
     w.r = xmalloc((g->nt ? g->nt : 1) * sizeof *w.r);
+    w.u = xcalloc(g->nt ? g->nt : 1, sizeof *w.u);
     for (size_t i = 0; i < g->nt; i++)
         w.r[i] = (range){1, 0};
     walk_prog(&w, main);
@@ -98,7 +130,7 @@ static range *live_ranges(const graph *g, gr_prog main)
             for (size_t k = 0; k < w.nloops; k++) {
                 range *r = &w.r[i], L = w.loops[k];
                 if (r->lo <= r->hi && r->lo <= L.hi && L.lo <= r->hi &&
-                    (L.lo < r->lo || L.hi > r->hi)) {
+                    (L.lo < r->lo || L.hi > r->hi) && !defined_first(&w.u[i], L)) {
                     r->lo = L.lo < r->lo ? L.lo : r->lo;
                     r->hi = L.hi > r->hi ? L.hi : r->hi;
                     changed = 1;
@@ -108,6 +140,9 @@ static range *live_ranges(const graph *g, gr_prog main)
     for (size_t i = 0; i < g->nt; i++)
         if (g->t[i].keep || w.r[i].lo > w.r[i].hi)
             w.r[i] = (range){0, UINT32_MAX};
+    for (size_t i = 0; i < g->nt; i++)
+        free(w.u[i].u);
+    free(w.u);
     free(w.loops);
     return w.r;
 }

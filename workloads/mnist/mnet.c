@@ -227,8 +227,10 @@ static void write_inputs(const mnet_b *b, const gr_exe *x, eng *g, const float *
         return;
     float *zero = xcalloc(MREF_NPARAMS, sizeof *zero);
     gr_write(x, g, b->grads, 0, zero, MREF_NPARAMS);
-    gr_write(x, g, b->opt_m, 0, zero, MREF_NPARAMS);
-    gr_write(x, g, b->opt_v, 0, zero, MREF_NPARAMS);
+    if (!b->offload) { /* offloaded, the remote buffers start zeroed (hio.h) */
+        gr_write(x, g, b->opt_m, 0, zero, MREF_NPARAMS);
+        gr_write(x, g, b->opt_v, 0, zero, MREF_NPARAMS);
+    }
     gr_write(x, g, b->cursor, 0, zero, 2 * (size_t)b->nhyper);
     free(zero);
     float *t = step_table(&b->opt, b->updates);

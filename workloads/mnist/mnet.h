@@ -58,6 +58,10 @@ typedef struct mnet_cfg {
                             * gradients are all-reduced over the IPU-Links (gr_all_reduce), so a
                             * host call is batch x G x device iterations x R images, replica r
                             * taking micro-batches rG .. rG + G - 1 of each update's GR */
+    int offload;           /* 1: the optimiser state (AdamW's m and v) lives in remote buffers
+                            * (MNET_RB_M, MNET_RB_V: host memory, starting zeroed), read in
+                            * before each AdamW step and written back after it (the tutorial's
+                            * --offload-optimiser); 0: on the parameters' tiles, always live */
 } mnet_cfg;
 
 /* Defaults: the tutorial's run on a Mk2 IPU, depth 3, OutputMode.All, 1 us an image. */

@@ -651,15 +651,16 @@ static void param_homes(mnet_b *b)
     add_upd(b, G(b, MNET_B4, b->t4), P_B4, P_END);
 }
 
-/* A flat [MREF_NPARAMS] tensor mapped on the homes. */
-static gr_tensor flat(mnet_b *b, const char *name)
+/* A flat [MREF_NPARAMS] tensor mapped on the homes; keep: always live. */
+static gr_tensor flat(mnet_b *b, const char *name, int keep)
 {
     uint32_t shape[1] = {MREF_NPARAMS};
     gr_tensor t = gr_tensor_new(b->g, name, GR_F32, 1, shape);
     for (size_t k = 0; k < b->nupd; k++)
         gr_map_region(b->g, t, b->upd[k].gt / b->T, b->upd[k].gt % b->T, b->upd[k].begin,
                       b->upd[k].end);
-    gr_keep(b->g, t);
+    if (keep)
+        gr_keep(b->g, t);
     return t;
 }
 
@@ -1149,7 +1150,15 @@ static void update(net *n, seq *q)
     exec(b, q, c1);
     if (b->R > 1) /* each replica's share of the mean, summed over the replicas */
         add(b, q, gr_all_reduce(b->g, b->grads));
+    if (b->offload) { /* m and v in from their remote buffers, the step, and back out */
+        add(b, q, gr_remote_read(b->g, b->opt_m, MNET_RB_M, 0));
+        add(b, q, gr_remote_read(b->g, b->opt_v, MNET_RB_V, 0));
+    }
     exec(b, q, c2);
+    if (b->offload) {
+        add(b, q, gr_remote_write(b->g, b->opt_m, MNET_RB_M, 0));
+        add(b, q, gr_remote_write(b->g, b->opt_v, MNET_RB_V, 0));
+    }
 }
 
 /* The tiles holding parameters, each once, in order. */
@@ -1256,11 +1265,13 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
     gr_replicate(b->g, b->R);
     n->zl = xcalloc((size_t)b->nipus * b->T, sizeof *n->zl);
     param_homes(b);
-    b->params = flat(b, "params");
+    b->params = flat(b, "params", 1);
     if (b->train) {
-        b->grads = flat(b, "grads");
-        b->opt_m = flat(b, "adamw.m");
-        b->opt_v = flat(b, "adamw.v");
+        b->grads = flat(b, "grads", 1);
+        /* offloaded, m and v live on the tiles only from their remote read to their write
+         * back (graph_mem.c: a remote read defines the whole tensor) */
+        b->opt_m = flat(b, "adamw.m", !b->offload);
+        b->opt_v = flat(b, "adamw.v", !b->offload);
     }
     uint32_t shape[1] = {b->px * b->B + b->B};
     b->xin = gr_tensor_new(b->g, "infeed", GR_F32, 1, shape);
@@ -1774,6 +1785,7 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
     b->opt = c->run.opt;
     b->px = c->u8 ? MDATA_PIXELS / 4 : MDATA_PIXELS;
     b->R = c->replicas ? c->replicas : 1;
+    b->offload = train && c->offload;
     if (train && mnet_check_output(c, e))
         return ERR_INPUT;
     net *n = xcalloc(1, sizeof *n);

@@ -19,6 +19,10 @@
 #define MNET_CU2_N 502
 #define MNET_X3 320 /* layer3's inputs */
 #define MNET_H3 256 /* layer3's outputs */
+/* mnet_cfg.offload: the remote buffers of AdamW's m and v, one each, the flat vector's
+ * element i at byte 4 i (each IPU reads and writes only its parameters' bytes). */
+#define MNET_RB_M 0
+#define MNET_RB_V 1
 
 /* Host data written into a tensor once the graph is loaded (tables, constants): `reps`
  * copies of `n` elements from element `at`, one after another. */
@@ -55,6 +59,7 @@ typedef struct mnet_b {
     uint32_t ipu[MNET_BLOCKS]; /* each block's IPU */
     uint32_t nipus;            /* IPUs used by one replica */
     uint32_t R;                /* replicas */
+    int offload;               /* m and v in remote buffers (mnet_cfg.offload) */
     uint32_t px;               /* infeed words an image: 784 fp32, or 196 of bytes */
     /* plans of one sample's convolutions */
     cplan_conv c1f, c2f, c2d, c2w, c1w;
