@@ -296,6 +296,7 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
         {"--steps", 0, 100000, &o->steps},
         {"--ipus", 1, 64, &o->ipus},
         {"--replicas", 1, 64, &o->replicas},
+        {"--io-tiles", 0, 1024, &o->io_tiles},
     };
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
         if (strcmp(a, ints[k].name) == 0)
@@ -371,6 +372,7 @@ static const struct {
     {"--schedule", 1},
     {"--recompute", 1},
     {"--replicas", 1},
+    {"--io-tiles", 1},
     {"--stages", 1},
     {"--max-superstep-cycles", 1},
     {"--dtype", 1},

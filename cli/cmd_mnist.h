@@ -37,6 +37,7 @@ typedef struct mnist_opts {
     int schedule;          /* --schedule: a pipe_kind */
     int recompute;         /* --recompute on|off (default on, as PopTorch pipelines) */
     int replicas;          /* --replicas R */
+    int io_tiles;          /* --io-tiles N */
     int offload;           /* --offload-optimiser: AdamW's m and v in remote buffers */
     const char *stages;    /* --stages: the IPU of each block, or NULL */
     uint32_t stage_ipu[4]; /* resolved */

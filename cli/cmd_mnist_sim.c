@@ -402,7 +402,7 @@ static int initial_weights(const mnist_opts *o, mref_net **net, err *e)
 
 static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, const mdata *d)
 {
-    char more[224];
+    char more[256];
     printf("Simulated training on %u x %s IPU (%u tiles, %.3f GHz): %s (%s): %zu training, %zu "
            "test images\n",
            c->m.nipus, c->m.name, c->m.tiles_per_ipu, (double)c->m.clock_hz / 1e9, o->dataset, dir,
@@ -419,10 +419,11 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, 
         snprintf(more + n, sizeof more - (size_t)n,
                  "; sharded: B1 on IPU %u, B2 on %u, B3 on %u, B4 on %u", c->stage_ipu[0],
                  c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3]);
-    if (c->offload) {
-        size_t k = strlen(more);
+    size_t k = strlen(more);
+    if (c->io_tiles)
+        k += (size_t)snprintf(more + k, sizeof more - k, "; %u I/O tiles", c->io_tiles);
+    if (c->offload && k < sizeof more)
         snprintf(more + k, sizeof more - k, "; optimiser state in remote buffers");
-    }
     mnist_print_plan(o, &d->train, more);
     fflush(stdout);
 }
@@ -463,6 +464,7 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
     c->m = o->m;
     c->m.nipus = (uint32_t)(o->ipus * o->replicas);
     c->replicas = (uint32_t)o->replicas;
+    c->io_tiles = (uint32_t)o->io_tiles;
     memcpy(c->stage_ipu, o->stage_ipu, sizeof c->stage_ipu);
     c->threads = (unsigned)o->threads;
     c->depth = (uint32_t)o->depth;

@@ -173,6 +173,8 @@ static const cli_cmd commands[] = {
      "  --stages a,b,c,d           the IPU of blocks B1 (conv1), B2 (conv2), B3 (layer3), B4\n"
      "                             (layer4, loss); default block k on IPU floor(k N / 4)\n"
      "  --schedule S               pipelined: grouped (default), interleaved or sequential\n"
+     "  --io-tiles N               N I/O tiles on the IPU taking the images: each micro-batch\n"
+     "                             lands there while the others compute, then is handed over\n"
      "  --replicas R               R copies of the model on R x --ipus IPUs, each its share of\n"
      "                             the data, gradients all-reduced over the IPU-Links before\n"
      "                             the update (a host call: batch x G x iterations x R images)\n"

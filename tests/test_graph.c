@@ -420,6 +420,84 @@ static void test_all_reduce(void **state)
     sys_free(s);
 }
 
+/* I/O tiles: tiles 6 and 7 of an 8-tile IPU. The micro-batch (8 words) lands on them
+ * (infeed.io) while tiles 0..3 compute (addone over 2,000 floats each), then is handed over
+ * to x on tiles 0 and 1: Seq(stream in, Repeat(3, Seq(copy io -> x, stream in io, compute))).
+ * Without I/O tiles the same run streams into x before each compute. The I/O tiles' stream
+ * copies overlap the compute supersteps (the I/O tiles alone sync with the host, group_host),
+ * so the run with them ends earlier, by less than the copies' time; the last hand-over gives x
+ * buffer 2 (the buffers are the I/O tiles' copies in order: 0 before the loop, 1 and 2 in it),
+ * and the copies onto the I/O tiles are counted apart (io). */
+static uint64_t io_run(int io, uint8_t *x_out, eng_ipu_stats *st)
+{
+    err e;
+    err_clear(&e);
+    hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default(), .fill = fill};
+    hc.in.bytes_per_buffer = 32;
+    hc.out.bytes_per_buffer = 4;
+    sys_cfg cfg = {.threads = 2, .host = &hc};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.tiles_per_ipu = 8;
+    sys *s = sys_new(&cfg, &e);
+    if (!s)
+        fail_msg("%s", e.msg);
+    graph *gr = gr_new(&cfg.m, 1);
+    gr_codelet_src(gr, "addone", addone_src);
+    gr_tensor x = gr_tensor_new(gr, "x", GR_I32, 1, (uint32_t[]){8});
+    gr_map_linear(gr, x, 0, 0, 2, 4);
+    gr_tensor w = gr_tensor_new(gr, "work", GR_F32, 1, (uint32_t[]){8000});
+    gr_map_linear(gr, w, 0, 0, 4, 2000);
+    gr_keep(gr, x);
+    gr_prog body[3], first = GR_NONE;
+    if (io) {
+        gr_io_tiles(gr, 0, 6, 2);
+        gr_tensor xio = gr_tensor_new(gr, "infeed.io", GR_I32, 1, (uint32_t[]){8});
+        gr_map_linear(gr, xio, 0, 6, 2, 4);
+        first = gr_stream_in(gr, xio);
+        body[0] = gr_copy(gr, xio, x);
+        body[1] = gr_stream_in(gr, xio);
+    } else {
+        body[0] = gr_stream_in(gr, x);
+        body[1] = GR_NONE;
+    }
+    gr_prog comp = gr_execute(gr, addone_cs(gr, w, 0, 4, 2000));
+    gr_prog loop;
+    if (io) {
+        body[2] = comp;
+        loop = gr_seq(gr, (gr_prog[]){first, gr_repeat(gr, 3, gr_seq(gr, body, 3))}, 2);
+    } else {
+        loop = gr_repeat(gr, 3, gr_seq(gr, (gr_prog[]){body[0], comp}, 2));
+    }
+    gr_exe *xe = gr_compile(gr, loop, &e);
+    if (!xe)
+        fail_msg("%s", e.msg);
+    assert_int_equal(gr_load(xe, sys_engine(s), &e), ERR_OK);
+    if (eng_run(sys_engine(s), &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    gr_read(xe, sys_engine(s), x, 0, x_out, 8);
+    eng_stats es;
+    eng_get_stats(sys_engine(s), &es);
+    eng_get_ipu_stats(sys_engine(s), 0, st);
+    gr_exe_free(xe);
+    gr_free(gr);
+    sys_free(s);
+    return es.cycles;
+}
+
+static void test_io_tiles(void **state)
+{
+    (void)state;
+    uint8_t with[32], without[32], want[32];
+    eng_ipu_stats a, b;
+    uint64_t c_io = io_run(1, with, &a), c_plain = io_run(0, without, &b);
+    fill(NULL, 0, 2, 0, want, 32);
+    assert_memory_equal(with, want, 32);
+    assert_memory_equal(without, want, 32);
+    assert_true(a.io[1] > 0 && b.io[1] == 0); /* the I/O tiles' copies, apart */
+    assert_true(c_io < c_plain);
+    assert_true(c_plain - c_io < b.cat[ENG_CAT_BEGIN] + b.cat[ENG_CAT_MID] + b.cat[ENG_CAT_END]);
+}
+
 /* Liveness: on one tile, a (16 floats, kept), b and c (32 each). Run b's compute set twice
  * then c's: b is live over steps 0-1, c at step 2, so they share memory: largest first, b at
  * 0, c at 0 too, a (always live) after them at 128: a pool of 192 bytes, not 320. Inside a
@@ -1103,6 +1181,7 @@ int main(void)
         cmocka_unit_test(test_copy_between_ipus),
         cmocka_unit_test(test_per_ipu_programs),
         cmocka_unit_test(test_all_reduce),
+        cmocka_unit_test(test_io_tiles),
         cmocka_unit_test(test_remote),
         cmocka_unit_test(test_supervisor_vertex),
         cmocka_unit_test(test_copy_broadcast),

@@ -3,7 +3,7 @@
  *
  * - The same math: one weight update of 8 micro-batches of 8 images on one IPU, sharded over
  *   4 and 2 IPUs, and pipelined over 4 (grouped, interleaved, sequential; recompute on and
- *   off) and over 2 IPUs: the same call loss and weights, bit for bit (pipelining changes when
+ *   off) and over 2 IPUs, with and without I/O tiles: the same call loss and weights, bit for bit (pipelining changes when
  *   a micro-batch's passes run, not what they compute or the order in which each weight's
  *   gradient accumulates: every stage runs its micro-batches' backward passes in order).
  * - The timeline (grouped, N = 4, G = 8: steps t = 0..15): each IPU's sync log, cut at the
@@ -28,8 +28,10 @@
  *   bounds the difference, as test_mnist_sim's bound against the reference trainer), and the
  *   call loss to 1e-6 relative; the replicated run is the same for 1 and 2 host threads, bit
  *   for bit.
- * - The rules: too small a gradient accumulation, a bad stage map, an output mode the
- *   pipeline does not make, each a one-line error naming the rule. */
+ * - I/O tiles (the images land on them, then are handed over): the same math again, on one
+ *   IPU and pipelined.
+ * - The rules: too small a gradient accumulation, a bad stage map, grouped pipelining with
+ *   I/O tiles and G < 2N + 2, each a one-line error naming the rule. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -163,13 +165,16 @@ static void test_same_math(void **state)
         int pipelined;
         pipe_kind k;
         int recompute;
-    } runs[] = {{four, 0, PIPE_GROUPED, 0},     {two, 0, PIPE_GROUPED, 0},
-                {four, 1, PIPE_GROUPED, 0},     {four, 1, PIPE_GROUPED, 1},
-                {four, 1, PIPE_INTERLEAVED, 0}, {four, 1, PIPE_INTERLEAVED, 1},
-                {four, 1, PIPE_SEQUENTIAL, 1},  {two, 1, PIPE_GROUPED, 0},
-                {two, 1, PIPE_INTERLEAVED, 1}};
+        uint32_t io; /* I/O tiles */
+    } runs[] = {{four, 0, PIPE_GROUPED, 0, 0},     {two, 0, PIPE_GROUPED, 0, 0},
+                {four, 1, PIPE_GROUPED, 0, 0},     {four, 1, PIPE_GROUPED, 1, 0},
+                {four, 1, PIPE_INTERLEAVED, 0, 0}, {four, 1, PIPE_INTERLEAVED, 1, 0},
+                {four, 1, PIPE_SEQUENTIAL, 1, 0},  {two, 1, PIPE_GROUPED, 0, 0},
+                {two, 1, PIPE_INTERLEAVED, 1, 0},  {one, 0, PIPE_GROUPED, 0, 32},
+                {four, 1, PIPE_INTERLEAVED, 1, 8}};
     for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
         mnet_cfg c = cfg(runs[k].map, runs[k].pipelined, runs[k].k, runs[k].recompute);
+        c.io_tiles = runs[k].io;
         train(&c, &r, w);
         if (r.loss != loss0 || memcmp(w, w0, sizeof(float) * MREF_NPARAMS) != 0)
             fail_msg("run %zu: loss %.9g (one IPU %.9g), weights %s", k, r.loss, loss0,
@@ -385,8 +390,9 @@ static void test_rules(void **state)
     static const uint32_t bad[4] = {0, 2, 2, 3};
     refused(cfg(bad, 1, PIPE_GROUPED, 1), "each IPU is one stage");
     c = cfg(four, 1, PIPE_GROUPED, 1);
-    c.out_mode = STRM_SUM;
-    refused(c, "output mode sum");
+    c.run.grad_accum = 9;
+    c.io_tiles = 8;
+    refused(c, "with I/O tiles over 4 IPUs needs gradient accumulation >= 2N+2 = 10; got 9");
 }
 
 int main(void)

@@ -46,6 +46,25 @@ graph *gr_new(const mach *m, uint32_t nipus)
     return g;
 }
 
+void gr_io_tiles(graph *g, uint32_t ipu, uint32_t first, uint32_t n)
+{
+    if (ipu >= g->nipus || first + (uint64_t)n > g->m.tiles_per_ipu) {
+        gr_fail(g, "I/O tiles: ipu %u tiles %u..%u do not exist", ipu, first, first + n);
+        return;
+    }
+    if (!g->io_first) {
+        g->io_first = xcalloc(g->nipus, sizeof *g->io_first);
+        g->io_n = xcalloc(g->nipus, sizeof *g->io_n);
+    }
+    g->io_first[ipu] = first;
+    g->io_n[ipu] = n;
+}
+
+int gr_is_io(const graph *g, uint32_t ipu, uint32_t tile)
+{
+    return g->io_n && tile >= g->io_first[ipu] && tile < g->io_first[ipu] + g->io_n[ipu];
+}
+
 void gr_replicate(graph *g, uint32_t replicas)
 {
     if (!replicas || (uint64_t)replicas * g->nipus > 4096) {
@@ -59,6 +78,8 @@ void gr_free(graph *g)
 {
     if (!g)
         return;
+    free(g->io_first);
+    free(g->io_n);
     for (size_t i = 0; i < g->nt; i++) {
         free(g->t[i].name);
         free(g->t[i].r);

@@ -42,6 +42,12 @@ graph *gr_new(const mach *m, uint32_t nipus);
  * within a replica, streams on each replica's own IPUs. gr_write writes every replica;
  * gr_read reads replica 0. Default 1. */
 void gr_replicate(graph *g, uint32_t replicas);
+/* Tiles first .. first + n - 1 of IPU ipu are I/O tiles (sync group 1): a stream copy into
+ * tensors on them alone syncs them alone (`group_host`) and the IPU's other tiles leave it
+ * out, so it overlaps the other tiles' next superstep (the I/O tiles join every whole-IPU sync
+ * of their IPU, after their copy); a copy from them to the other tiles is the hand-over.
+ * (docs/graph.md) */
+void gr_io_tiles(graph *g, uint32_t ipu, uint32_t first, uint32_t n);
 void gr_free(graph *g);
 /* ERR_OK, or the first error recorded while building (its message in e). */
 int gr_status(const graph *g, err *e);

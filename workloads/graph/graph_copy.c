@@ -257,7 +257,8 @@ static uint32_t at(uint32_t *const *addr, gr_tensor t, uint32_t region, uint32_t
 /* The tile's on-chip send code (from its own transfers, x[k0 .. k0 + n)), as a subroutine in
  * sub; its call in code; then the sync that delivers every tile's sends. */
 static int emit_onchip(const graph *g, const gr_copy_plan *c, uint32_t *const *addr, uint32_t tile,
-                       size_t k0, size_t n, txt *code, txt *sub, unsigned *inst, err *e)
+                       size_t k0, size_t n, const char *zone, txt *code, txt *sub, unsigned *inst,
+                       err *e)
 {
     int rc = ERR_OK;
     if (n) {
@@ -284,7 +285,7 @@ static int emit_onchip(const graph *g, const gr_copy_plan *c, uint32_t *const *a
         }
         free(xs);
     }
-    txt_printf(code, "        sync    internal\n");
+    txt_printf(code, "        sync    %s\n", zone);
     return rc;
 }
 
@@ -309,12 +310,14 @@ static void emit_rounds(const gr_copy_plan *c, uint32_t *const *addr, size_t k0,
 }
 
 int gr_copy_emit(const graph *g, const gr_copy_plan *c, uint32_t *const *addr, uint32_t ipu,
-                 uint32_t tile, uint32_t ipu0, txt *code, txt *sub, unsigned *inst, err *e)
+                 uint32_t tile, uint32_t ipu0, const char *zone, txt *code, txt *sub,
+                 unsigned *inst, err *e)
 {
     size_t total = (size_t)g->nipus * g->m.tiles_per_ipu,
            k = (size_t)ipu * g->m.tiles_per_ipu + tile;
-    if (c->onchip[ipu] && emit_onchip(g, c, addr, tile, c->at[k], c->at[k + 1] - c->at[k], code,
-                                      sub, inst, e) != ERR_OK)
+    if (c->onchip[ipu] && zone &&
+        emit_onchip(g, c, addr, tile, c->at[k], c->at[k + 1] - c->at[k], zone, code, sub, inst,
+                    e) != ERR_OK)
         return ERR_INPUT;
     emit_rounds(c, addr, c->at[total + k], c->at[total + k + 1], ipu0, code);
     return ERR_OK;

@@ -66,6 +66,7 @@ struct graph {
     mach m;
     uint32_t nipus;    /* of one replica */
     uint32_t replicas; /* gr_replicate: copies of the graph, replica r on IPUs r x nipus.. */
+    uint32_t *io_first, *io_n; /* per IPU: its I/O tiles (gr_io_tiles), io_n 0: none */
     gr_tensor_s *t;
     size_t nt, ct;
     gr_vertex_s *v;
@@ -113,9 +114,13 @@ int gr_copy_plan_make(const graph *g, const gr_prog_s *p, gr_copy_plan *c, err *
 void gr_copy_plan_free(gr_copy_plan *c);
 /* Tile (ipu, tile)'s code for the copy (into code, its subroutines into sub); addr: the
  * regions' addresses per tensor, or NULL for the first pass (addresses 0); ipu0: the first
- * IPU of the replica whose code it is (sends between IPUs go to ipu0 + their IPU). */
+ * IPU of the replica whose code it is (sends between IPUs go to ipu0 + their IPU); zone: the
+ * sync ending the on-chip phase ("internal", "group"), NULL: the tile has no part in it. */
 int gr_copy_emit(const graph *g, const gr_copy_plan *c, uint32_t *const *addr, uint32_t ipu,
-                 uint32_t tile, uint32_t ipu0, txt *code, txt *sub, unsigned *inst, err *e);
+                 uint32_t tile, uint32_t ipu0, const char *zone, txt *code, txt *sub,
+                 unsigned *inst, err *e);
+/* Is (ipu, tile) one of the IPU's I/O tiles? */
+int gr_is_io(const graph *g, uint32_t ipu, uint32_t tile);
 
 /* The all-reduce's code on replica rep's copy of tile (ipu, tile) (graph_coll.c): for each of
  * the tile's regions of the program's tensor, the ring's reduce-scatter and all-gather over

@@ -65,8 +65,9 @@ struct gr_exe {
     gr_tile_mem *mem;
     gr_summary sum;
     gr_prog main;
-    uint32_t *syncs;  /* per program and IPU (p x nipus + ipu): the whole-IPU syncs the IPU's
-                       * program has for it, loops counted once (0: the IPU leaves it out) */
+    uint32_t *syncs;  /* per program, IPU and tile class ((p x nipus + ipu) x 2 + class): the
+                       * syncs its tiles have for it, loops counted once (0: they leave it out) */
+    uint8_t *part;    /* per leaf program and IPU: the tile classes it involves (PART_*) */
     uint32_t *rounds; /* per program: a copy's rounds between IPUs */
 };
 
@@ -172,51 +173,86 @@ static int plan_copies(lower *L)
 
 /* ---- the control program ---- */
 
-/* Does the IPU hold a region of tensor t? */
-static int holds(const graph *g, gr_tensor t, uint32_t ipu)
+enum { PART_COMPUTE = 1, PART_IO = 2, PART_ALL = 3 }; /* an IPU's tile classes */
+
+static uint8_t class_bit(const graph *g, uint32_t ipu, uint32_t tile)
 {
-    for (size_t k = 0; k < g->t[t].nr; k++)
-        if (g->t[t].r[k].ipu == ipu)
-            return 1;
-    return 0;
+    return gr_is_io(g, ipu, tile) ? PART_IO : PART_COMPUTE;
 }
 
-/* x->syncs: per program and IPU, the whole-IPU syncs it has there (a Repeat's body counted
- * once). A program's parts are made before it (gr_seq and gr_repeat take existing programs),
- * so one pass in order sees every part counted. */
+/* x->part: per leaf program and IPU, the tile classes it involves there apart from rounds
+ * between IPUs (an Execute's vertices' tiles, a copy's on-chip transfers' ends, a stream's
+ * regions' tiles; a Sync and an all-reduce: every tile). */
+static void find_parts(lower *L)
+{
+    const graph *g = L->g;
+    uint32_t n = g->nipus;
+    uint8_t *cs_part = xcalloc(g->ncs * n + 1, 1), *pt = L->x->part = xcalloc(g->np * n + 1, 1);
+    for (size_t i = 0; i < g->nv; i++)
+        cs_part[(size_t)g->v[i].cs * n + g->v[i].ipu] |= class_bit(g, g->v[i].ipu, g->v[i].tile);
+    for (size_t i = 0; i < g->np; i++) {
+        const gr_prog_s *p = &g->p[i];
+        uint8_t *q = pt + i * n;
+        if (p->kind == GR_P_EXEC)
+            memcpy(q, cs_part + (size_t)p->a * n, n);
+        else if (p->kind == GR_P_SYNC || p->kind == GR_P_ALL_REDUCE)
+            memset(q, PART_ALL, n);
+        for (size_t k = 0; p->kind == GR_P_COPY && k < L->cp[i].n; k++) {
+            const gr_copy_xfer *x = &L->cp[i].x[k];
+            if (!x->global)
+                q[x->src_ipu] |=
+                    class_bit(g, x->src_ipu, x->src_tile) | class_bit(g, x->dst_ipu, x->dst_tile);
+        }
+        if (p->kind >= GR_P_STREAM_IN && p->kind <= GR_P_REMOTE_WRITE)
+            for (size_t k = 0; k < g->t[p->a].nr; k++) {
+                const gr_region_s *r = &g->t[p->a].r[k];
+                q[r->ipu] |= class_bit(g, r->ipu, r->tile);
+            }
+    }
+    free(cs_part);
+}
+
+/* x->syncs: per program, IPU and tile class (compute 0, I/O 1), the syncs the class's tiles
+ * have for it there (a Repeat's body counted once): the compute tiles take part in what
+ * involves them, the I/O tiles in everything on their IPU (they join its whole-IPU syncs),
+ * their own stream copies alone. A program's parts are made before it
+ * (gr_seq and gr_repeat take existing programs), so one pass in order sees every part
+ * counted. */
 static void count_syncs(lower *L)
 {
     const graph *g = L->g;
     uint32_t n = g->nipus;
-    uint8_t *cs_on = xcalloc(g->ncs * n + 1, 1);
-    for (size_t i = 0; i < g->nv; i++)
-        cs_on[(size_t)g->v[i].cs * n + g->v[i].ipu] = 1;
-    uint32_t *s = L->x->syncs = xcalloc(g->np * n + 1, sizeof *L->x->syncs);
+    find_parts(L);
+    uint32_t *s = L->x->syncs = xcalloc(2 * g->np * n + 1, sizeof *L->x->syncs);
     L->x->rounds = xcalloc(g->np + 1, sizeof *L->x->rounds);
     for (size_t i = 0; i < g->np; i++)
-        for (uint32_t ipu = 0; ipu < n; ipu++) {
-            const gr_prog_s *p = &g->p[i];
-            uint32_t *c = &s[i * n + ipu];
-            switch (p->kind) {
-            case GR_P_EXEC: *c = cs_on[(size_t)p->a * n + ipu]; break;
-            case GR_P_COPY:
-                *c = L->cp[i].onchip[ipu] + L->cp[i].rounds;
-                L->x->rounds[i] = L->cp[i].rounds;
-                break;
-            case GR_P_SYNC: *c = 1; break;
-            case GR_P_STREAM_IN:
-            case GR_P_STREAM_OUT:
-            case GR_P_REMOTE_READ:
-            case GR_P_REMOTE_WRITE: *c = (uint32_t)holds(g, p->a, ipu); break;
-            case GR_P_ALL_REDUCE: *c = gr_all_reduce_syncs(g, p); break;
-            case GR_P_REPEAT: *c = p->a ? s[(size_t)p->b * n + ipu] : 0; break;
-            case GR_P_SEQ:
-                for (size_t k = 0; k < p->nkids; k++)
-                    *c += s[(size_t)p->kids[k] * n + ipu];
-                break;
+        for (uint32_t ipu = 0; ipu < n; ipu++)
+            for (int cl = 0; cl < 2; cl++) {
+                const gr_prog_s *p = &g->p[i];
+                uint32_t *c = &s[(i * n + ipu) * 2 + (size_t)cl];
+                uint8_t pt = L->x->part[i * n + ipu];
+                uint32_t in = cl ? pt != 0 : (pt & PART_COMPUTE) != 0; /* I/O tiles join all */
+                switch (p->kind) {
+                case GR_P_EXEC:
+                case GR_P_SYNC:
+                case GR_P_STREAM_IN:
+                case GR_P_STREAM_OUT:
+                case GR_P_REMOTE_READ:
+                case GR_P_REMOTE_WRITE: *c = in; break;
+                case GR_P_COPY:
+                    *c = in + L->cp[i].rounds;
+                    L->x->rounds[i] = L->cp[i].rounds;
+                    break;
+                case GR_P_ALL_REDUCE: *c = gr_all_reduce_syncs(g, p); break;
+                case GR_P_REPEAT:
+                    *c = p->a ? s[((size_t)p->b * n + ipu) * 2 + (size_t)cl] : 0;
+                    break;
+                case GR_P_SEQ:
+                    for (size_t k = 0; k < p->nkids; k++)
+                        *c += s[((size_t)p->kids[k] * n + ipu) * 2 + (size_t)cl];
+                    break;
+                }
             }
-        }
-    free(cs_on);
     for (size_t i = 0; g->replicas > 1 && i < g->np; i++) /* the all-reduce's adds */
         if (g->p[i].kind == GR_P_ALL_REDUCE)
             for (size_t k = 0; k < g->t[g->p[i].a].nr; k++) {
@@ -225,9 +261,18 @@ static void count_syncs(lower *L)
             }
 }
 
+/* The zone that ends a step of program id on the IPU: its sync group's when it involves the
+ * I/O tiles alone (their stream copies, overlapping the other tiles' superstep), else the
+ * whole IPU's. */
+static const char *zone_of(const gr_exe *x, gr_prog id, uint32_t ipu, int host)
+{
+    int group = x->part[(size_t)id * x->g->nipus + ipu] == PART_IO;
+    return group ? (host ? "group_host" : "group") : (host ? "internal_host" : "internal");
+}
+
 static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id, int depth);
 
-static void emit_exec(lower *L, tbuild *b, gr_cs cs)
+static void emit_exec(lower *L, tbuild *b, gr_cs cs, const char *zone)
 {
     const graph *g = L->g;
     unsigned wave = 0;
@@ -247,13 +292,16 @@ static void emit_exec(lower *L, tbuild *b, gr_cs cs)
             wave = 0;
         }
     }
-    txt_printf(&b->code, "%s        sync    internal\n", wave ? "        join\n" : "");
+    txt_printf(&b->code, "%s        sync    %s\n", wave ? "        join\n" : "", zone);
 }
 
 static int emit_copy(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id)
 {
+    uint8_t pt = L->x->part[(size_t)id * L->g->nipus + ipu];
+    int in = gr_is_io(L->g, ipu, tile) ? pt != 0 : (pt & PART_COMPUTE) != 0;
     return gr_copy_emit(L->g, &L->cp[id], L->real ? L->x->addr : NULL, ipu, tile,
-                        L->rep * L->g->nipus, &b->code, &b->sub, &b->inst, L->e);
+                        L->rep * L->g->nipus, in ? zone_of(L->x, id, ipu, 0) : NULL, &b->code,
+                        &b->sub, &b->inst, L->e);
 }
 
 static int emit_repeat(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr_prog_s *p,
@@ -273,8 +321,9 @@ static int emit_repeat(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const g
 
 /* A host copy of each of the tile's regions of the tensor (hin, hout, rbin, rbout), then the
  * host sync. */
-static void emit_host(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr_prog_s *p)
+static void emit_host(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id)
 {
+    const gr_prog_s *p = &L->g->p[id];
     static const char *const op[] = {[GR_P_STREAM_IN] = "hin",
                                      [GR_P_STREAM_OUT] = "hout",
                                      [GR_P_REMOTE_READ] = "rbin",
@@ -298,20 +347,20 @@ static void emit_host(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr
                        p->kind == GR_P_STREAM_IN ? 0 : 1, op[p->kind]);
         }
     }
-    txt_printf(&b->code, "        sync    internal_host\n");
+    txt_printf(&b->code, "        sync    %s\n", zone_of(L->x, id, ipu, 1));
 }
 
 static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id, int depth)
 {
     const gr_prog_s *p = &L->g->p[id];
-    if (!L->x->syncs[(size_t)id * L->g->nipus + ipu])
-        return ERR_OK; /* nothing of it on this IPU */
+    if (!L->x->syncs[((size_t)id * L->g->nipus + ipu) * 2 + (size_t)gr_is_io(L->g, ipu, tile)])
+        return ERR_OK; /* nothing of it for this tile's class on this IPU */
     switch (p->kind) {
     case GR_P_STREAM_IN:
     case GR_P_STREAM_OUT:
     case GR_P_REMOTE_READ:
-    case GR_P_REMOTE_WRITE: emit_host(L, b, ipu, tile, p); return ERR_OK;
-    case GR_P_EXEC: emit_exec(L, b, p->a); return ERR_OK;
+    case GR_P_REMOTE_WRITE: emit_host(L, b, ipu, tile, id); return ERR_OK;
+    case GR_P_EXEC: emit_exec(L, b, p->a, zone_of(L->x, id, ipu, 0)); return ERR_OK;
     case GR_P_COPY: return emit_copy(L, b, ipu, tile, id);
     case GR_P_SYNC:
         txt_printf(&b->code, "        sync    %s\n", isa_zone_name(p->a));
@@ -351,7 +400,10 @@ static char *tile_text(lower *L, uint32_t x, gr_prog main)
     if (emit_prog(L, b, x / L->ntiles, x % L->ntiles, main, 0) != ERR_OK)
         return NULL;
     txt t = {0};
-    txt_printf(&t, "        .text\n        .global main\nmain:\n%s        halt\n%s",
+    txt_printf(&t, "        .text\n        .global main\nmain:\n%s%s        halt\n%s",
+               gr_is_io(L->g, x / L->ntiles, x % L->ntiles)
+                   ? "        li      r1, 1\n        put     $group, r1\n"
+                   : "",
                txt_str(&b->code), txt_str(&b->sub));
     for (size_t k = 0; k < b->ncl; k++) {
         const char *src = codelet_text(L->g, b->codelets[k]);
@@ -631,6 +683,7 @@ void gr_exe_free(gr_exe *x)
     free(x->which);
     free(x->mem);
     free(x->syncs);
+    free(x->part);
     free(x->rounds);
     free(x);
 }
@@ -734,9 +787,17 @@ static void step_walk(steps *w, gr_prog id)
                                        [GR_P_REMOTE_WRITE] = "remote write"};
     const graph *g = w->x->g;
     const gr_prog_s *p = &g->p[id];
-    uint32_t syncs = w->x->syncs[(size_t)id * g->nipus + w->ipu];
+    uint32_t syncs = w->x->syncs[((size_t)id * g->nipus + w->ipu) * 2];
     if (!syncs)
         return;
+    int local = p->kind != GR_P_REPEAT && p->kind != GR_P_SEQ && p->kind != GR_P_ALL_REDUCE &&
+                p->kind != GR_P_SYNC;
+    if (local && strcmp(zone_of(w->x, id, w->ipu, 0), "internal") != 0) {
+        if (p->kind == GR_P_COPY) /* only its rounds end with syncs of the whole IPU */
+            for (uint32_t k = 0; k < w->x->rounds[id]; k++)
+                step_add(w, "copy", g->t[p->xf[0].dst].name, k + 1, w->x->rounds[id]);
+        return;
+    }
     switch (p->kind) {
     case GR_P_EXEC: step_add(w, "execute", g->cs[p->a].name, 0, 0); return;
     case GR_P_COPY: { /* the on-chip phase, then the rounds */

@@ -58,6 +58,9 @@ typedef struct mnet_cfg {
                             * gradients are all-reduced over the IPU-Links (gr_all_reduce), so a
                             * host call is batch x G x device iterations x R images, replica r
                             * taking micro-batches rG .. rG + G - 1 of each update's GR */
+    uint32_t io_tiles;     /* I/O tiles on the IPU taking the images (its last io_tiles tiles):
+                            * each micro-batch lands there while the compute tiles work on the
+                            * previous one, then is handed over on-chip; 0: none */
     int offload;           /* 1: the optimiser state (AdamW's m and v) lives in remote buffers
                             * (MNET_RB_M, MNET_RB_V: host memory, starting zeroed), read in
                             * before each AdamW step and written back after it (the tutorial's

@@ -741,6 +741,19 @@ static gr_cs cs(net *n, const char *name)
     return gr_cs_new(n->b->g, name);
 }
 
+/* A micro-batch into xin (and into x1, the input compute set), then with I/O tiles the next
+ * one onto them: without I/O tiles, its stream copy; with them, the hand-over of the one that
+ * landed (a copy over the whole IPU), then after the input the stream copy of the next, which
+ * overlaps the next superstep, conv1, the longest of the first block (gr_io_tiles). */
+static void infeed(net *n, seq *q)
+{
+    mnet_b *b = n->b;
+    add(b, q, b->xio == GR_NONE ? gr_stream_in(b->g, b->xin) : gr_copy(b->g, b->xio, b->xin));
+    add(b, q, n->in1);
+    if (b->xio != GR_NONE)
+        add(b, q, gr_stream_in(b->g, b->xio));
+}
+
 /* The infeed's image (784 fp32, or 196 words of bytes) into x (784 fp32 and 8 zero floats
  * after them for the AMP's reads): a copy (reduce_add x 1), or norm_u8. */
 static void v_input(mnet_b *b, gr_cs cs, uint32_t gt, sl x, sl in)
@@ -1250,7 +1263,7 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
         b->ipu[k] = c->stage_ipu[k];
         b->nipus = b->ipu[k] + 1 > b->nipus ? b->ipu[k] + 1 : b->nipus;
     }
-    uint32_t avail = c->max_tiles ? c->max_tiles : b->T;
+    uint32_t avail = (c->max_tiles ? c->max_tiles : b->T) - c->io_tiles;
     if (b->ntiles > avail)
         return err_set(e, ERR_INPUT,
                        "mnet: a micro-batch of %u needs %u tiles (one a sample, %u for the linear "
@@ -1279,6 +1292,15 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
     for (uint32_t s = 0; s < b->B; s++)
         gr_map_region(b->g, b->xin, i1, s, (size_t)b->px * s, (size_t)b->px * (s + 1));
     gr_map_region(b->g, b->xin, i1, b->t4, (size_t)b->px * b->B, shape[0]);
+    if (c->io_tiles) { /* the infeed lands on the I/O tiles, spread evenly, in element order */
+        uint32_t io = c->io_tiles, first = b->T - io;
+        gr_io_tiles(b->g, i1, first, io);
+        b->xio = gr_tensor_new(b->g, "infeed.io", GR_F32, 1, shape);
+        for (uint32_t j = 0; j < io; j++)
+            if (cut(shape[0], j + 1, io, 1) > cut(shape[0], j, io, 1))
+                gr_map_region(b->g, b->xio, i1, first + j, cut(shape[0], j, io, 1),
+                              cut(shape[0], j + 1, io, 1));
+    }
     b->res = on(b, "outfeed", GR_F32, G(b, MNET_B4, b->t4), mnet_res_words(b));
     conv_tensors(b, &n->c);
     fc_tensors(b, &n->f);
@@ -1350,7 +1372,7 @@ int mnet_check_pipeline(const mnet_cfg *c, int train, err *e)
                            m[0], m[1], m[2], m[3]);
     pipe_cfg pc = {c->schedule, m[MNET_B4] + 1, train ? (uint32_t)c->run.grad_accum : c->test_iters,
                    train};
-    return pipe_check(&pc, 0, e);
+    return pipe_check(&pc, c->io_tiles, e);
 }
 
 int mnet_check_output(const mnet_cfg *c, err *e)
@@ -1565,10 +1587,8 @@ static void stage_build(net *n, const mnet_cfg *c, const stage_b *sb, const gr_t
             b->pipe.stash_bytes[s] += ring(n, &sl.v[i], sb->slots, cs_s, cs_r);
         }
     }
-    if (s == 0) {
-        add(b, &f, gr_stream_in(b->g, b->xin));
-        add(b, &f, n->in1);
-    }
+    if (s == 0)
+        infeed(n, &f);
     if (b->train && s && !last)
         add(b, &f, gr_copy(b->g, lin[s], labs[s]));
     stage_fwd(n, &nr, sb, &f, 0);
@@ -1633,9 +1653,8 @@ static void one_at_a_time(net *n, seq *pre, seq *post)
 {
     mnet_b *b = n->b;
     gr_prog f[MNET_BLOCKS] = {fwd_conv(n, MNET_B1), fwd_conv(n, MNET_B2), fwd_b3(n), fwd_b4(n)};
-    add(b, pre, gr_stream_in(b->g, b->xin));
+    infeed(n, pre);
     add_some(b, pre, n->labels);
-    add(b, pre, n->in1);
     for (int k = 0; k < MNET_BLOCKS; k++) {
         if (k == MNET_B3)
             add_some(b, pre, n->bc3);
@@ -1785,6 +1804,7 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
     b->opt = c->run.opt;
     b->px = c->u8 ? MDATA_PIXELS / 4 : MDATA_PIXELS;
     b->R = c->replicas ? c->replicas : 1;
+    b->xio = GR_NONE;
     b->offload = train && c->offload;
     if (train && mnet_check_output(c, e))
         return ERR_INPUT;
@@ -1803,6 +1823,8 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
         n->bc3 = bcast3(n);
         if (train)
             bwd_crossings(n);
+        if (b->xio != GR_NONE) /* the first micro-batch onto the I/O tiles */
+            add(b, &init, gr_stream_in(b->g, b->xio));
         add(b, &top, seq_of(b, &init));
         if (c->pipelined) {
             rc = pipelined(n, c, updates, per_call, &top, e);

@@ -64,6 +64,7 @@ typedef struct mnet_b {
     /* plans of one sample's convolutions */
     cplan_conv c1f, c2f, c2d, c2w, c1w;
     /* tensors the run touches from the host */
+    gr_tensor xio; /* the infeed's landing on the I/O tiles, or GR_NONE */
     gr_tensor xin, res, params, grads, opt_m, opt_v, hyper_tab, cursor;
     mnet_init *init;
     size_t ninit, cinit;
