@@ -19,6 +19,9 @@
  *   mode returns (test_output_modes);
  * - the infeed as bytes normalised on the device (--dtype u8): the same weights bit for bit,
  *   a quarter of the image bytes;
+ * - the infeed as fp16 widened on the device (--dtype fp16): the host's halves the nearest
+ *   even of its floats, half the image bytes, and the reference trainer's loss and weights on
+ *   the rounded images (not on truncated ones);
  * - a micro-batch too large for the tiles stops with the graph's one-line message;
  * - after 3 epochs with the tutorial's defaults, test accuracy within 0.5 points of the
  *   reference's (skipped when IPUSIM_SLOW_TESTS=0, as the sanitizer passes of .ci/run set). */
@@ -368,7 +371,8 @@ static double ref_update(const mdata_split *set, uint32_t (*via)(uint32_t), floa
  *   rounded images (to summation order: loss 1e-6 relative, weights 1e-5 as test_first_call),
  *   and the loss is nearer that than by a quarter of the distance to the reference's on the
  *   cut images (rounding that truncated, on the host or the device, would land there); the
- *   weights differ from the fp32 run's;
+ *   weights differ from the fp32 run's; pipelined over four IPUs (grouped, recompute) the
+ *   same loss and weights bit for bit as on one;
  * - the test pass with fp16 images gives the reference's forward on the rounded images, to
  *   one image of 404. */
 static void test_fp16_infeed(void **state)
@@ -404,11 +408,17 @@ static void test_fp16_infeed(void **state)
 
     float *rw = malloc(sizeof(float) * MREF_NPARAMS), *cw = malloc(sizeof(float) * MREF_NPARAMS);
     double rl = ref_update(&set, via_half_rne, rw), cl = ref_update(&set, via_half_cut, cw);
-    float *w[2];
-    double loss[2];
-    for (int half = 0; half < 2; half++) {
+    float *w[3];
+    double loss[3];
+    for (int half = 0; half < 3; half++) {
         mnet_cfg c = cfg_of(1, 1, 2);
         c.dtype = half ? MNET_FP16 : MNET_FP32;
+        if (half == 2) { /* pipelined over four IPUs: the input on stage 0 */
+            static const uint32_t four[4] = {0, 1, 2, 3};
+            memcpy(c.stage_ipu, four, sizeof c.stage_ipu);
+            c.pipelined = 1;
+            c.recompute = 1;
+        }
         err e;
         err_clear(&e);
         w[half] = seeded(0);
@@ -420,6 +430,7 @@ static void test_fp16_infeed(void **state)
         assert_int_equal(st.r.n, 1);
         loss[half] = st.r.loss[0];
         assert_int_equal(st.st[0].host_in_bytes, 10 * 40 * (half ? 392 * 4 + 4 : 3136 + 4));
+        assert_int_equal(st.n, half == 2 ? 4 : 1);
     }
     printf("loss: fp16 %.9f, reference rounded %.9f, cut %.9f; fp32 %.9f\n", loss[1], rl, cl,
            loss[0]);
@@ -431,6 +442,8 @@ static void test_fp16_infeed(void **state)
     if (d > 1e-5)
         fail_msg("weights after the update differ by %g", d);
     assert_true(memcmp(w[0], w[1], sizeof(float) * MREF_NPARAMS) != 0);
+    assert_true(loss[2] == loss[1]);
+    assert_memory_equal(w[2], w[1], sizeof(float) * MREF_NPARAMS);
 
     err e;
     err_clear(&e);
@@ -459,6 +472,7 @@ static void test_fp16_infeed(void **state)
     mref_destroy(n);
     free(w[0]);
     free(w[1]);
+    free(w[2]);
     free(rw);
     free(cw);
 }
