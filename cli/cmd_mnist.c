@@ -308,12 +308,14 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
     if (strcmp(a, "--max-superstep-cycles") == 0)
         return cli_u64(CMD, a, v, 0, UINT64_MAX / 2, &o->max_step);
     if (strcmp(a, "--dtype") == 0) {
-        if (strcmp(v, "u8") != 0 && strcmp(v, "fp32") != 0) {
-            fprintf(stderr, "ipusim %s: --dtype %s: expected fp32 or u8\n", CMD, v);
-            return 2;
-        }
-        o->u8 = v[0] == 'u';
-        return 0;
+        static const mnet_dtype ds[] = {MNET_FP32, MNET_FP16, MNET_U8};
+        for (size_t k = 0; k < sizeof ds / sizeof ds[0]; k++)
+            if (strcmp(v, mnet_dtype_name(ds[k])) == 0) {
+                o->dtype = ds[k];
+                return 0;
+            }
+        fprintf(stderr, "ipusim %s: --dtype %s: expected fp32, fp16 or u8\n", CMD, v);
+        return 2;
     }
     if (strcmp(a, "--strategy") == 0)
         return parse_strategy(a, v, &o->sharded);

@@ -31,7 +31,7 @@ typedef struct mnist_opts {
     int steps;             /* --steps: list the first N program steps of training */
     int ipus;              /* --ipus */
     int progress;          /* --progress */
-    int u8;                /* --dtype u8 */
+    mnet_dtype dtype;      /* --dtype */
     uint64_t max_step;     /* --max-superstep-cycles */
     int sharded;           /* --strategy sharded (else pipelined) */
     int schedule;          /* --schedule: a pipe_kind */

@@ -409,7 +409,7 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, 
            d->train.n, d->test.n);
     char mode[32];
     int n = snprintf(more, sizeof more, "; depth %u, output mode %s, images as %s", c->depth,
-                     mode_name(c, mode, sizeof mode), c->u8 ? "u8" : "fp32");
+                     mode_name(c, mode, sizeof mode), mnet_dtype_name(c->dtype));
     if (o->ipus > 1 && c->pipelined)
         snprintf(more + n, sizeof more - (size_t)n,
                  "; pipelined (%s%s): B1 on IPU %u, B2 on %u, B3 on %u, B4 on %u",
@@ -471,7 +471,7 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
     c->out_mode = o->out_mode;
     c->out_n = o->out_n;
     c->log_steps = (uint32_t)o->steps;
-    c->u8 = o->u8;
+    c->dtype = o->dtype;
     c->pipelined = o->ipus > 1 && !o->sharded;
     c->schedule = (pipe_kind)o->schedule;
     c->recompute = o->recompute;

@@ -360,7 +360,7 @@ static void test_mnist_option_errors(void **state)
         {"--ipus 5 --strategy sharded",
          "ipusim mnist: --ipus 5: the network has 4 blocks, one IPU each at most\n"},
         {"--strategy bad", "ipusim mnist: --strategy bad: expected pipelined or sharded\n"},
-        {"--dtype f16", "ipusim mnist: --dtype f16: expected fp32 or u8\n"},
+        {"--dtype f16", "ipusim mnist: --dtype f16: expected fp32, fp16 or u8\n"},
         {"--ipus 2 --strategy sharded --stages 0,1,2,1",
          "ipusim mnist: --stages 0,1,2,1: expected four IPU numbers below --ipus 2, one per block "
          "(B1 conv1, B2 conv2, B3 layer3, B4 layer4), e.g. 0,0,1,1\n"},

@@ -1,6 +1,7 @@
 /* test_codelets: the elementwise and pooling worker codelets of workloads/codelets/ (relu_fwd,
- * relu_bwd, bias_add, bias_grad, maxpool_relu_fwd, maxpool_relu_bwd, acc_add, scale_add, norm_u8) run
- * through the real engine on one Mk2 tile, against the C layers of workloads/mnist/layers.c.
+ * relu_bwd, bias_add, bias_grad, maxpool_relu_fwd, maxpool_relu_bwd, acc_add, scale_add, norm_u8,
+ * f16_to_f32) run through the real engine on one Mk2 tile, against the C layers of
+ * workloads/mnist/layers.c (f16_to_f32: against tests/testutil.h's tu_f16_to_f32).
  *
  * Each case assembles a small harness with the codelet (wl_codelet), writes the inputs and the
  * vertex state(s) into tile memory, runs, and reads the outputs back. Results are compared bit
@@ -297,6 +298,57 @@ static void relu_fwd_case(uint32_t n, int inplace)
     free(x);
     free(want);
     free(got);
+}
+
+/* ---- f16_to_f32 ---- */
+
+/* f16_to_f32: 5 before the rpt body (3 ld32, shri, rpt), 9 per step of 4 halves (ld64pi; per
+ * word f16tof, shri, f16tof, st64pi), exit (its header): S = 6 + 9 n/4. By hand for n = 784
+ * (the MNIST image): 6 + 9 x 196 = 1770 slots, measured 6 x 1770 + 2 = 10,622 cycles. */
+static uint32_t s_f16_to_f32(uint32_t n)
+{
+    return 6 + 9 * (n / 4);
+}
+
+/* Every binary16 (n = 65536: zeros, subnormals, normals, infinities, NaNs of both signs) and
+ * short and image-sized runs of random halves, against tu_f16_to_f32 (tests/testutil.h: the
+ * value by ldexp, independent of the interpreter's bit shuffling), bit for bit but for NaN,
+ * which must stay a NaN of either payload; the input 8-byte but not 16-byte aligned; a guard
+ * word after the output; the cycles. */
+static void test_f16_to_f32(void **state)
+{
+    (void)state;
+    assert_int_equal(cyc1(s_f16_to_f32(784)), 10622);
+    static const uint32_t ns[] = {0, 4, 784, 1000, 65536};
+    for (size_t c = 0; c < sizeof ns / sizeof ns[0]; c++) {
+        uint32_t n = ns[c];
+        uint16_t *in = malloc(2 * (size_t)n + 8);
+        float *want = malloc(4 * ((size_t)n + 1)), *got = malloc(4 * ((size_t)n + 1));
+        for (uint32_t i = 0; i < n; i++) {
+            in[i] = (uint16_t)(n == 65536 ? i : rnd() >> 16);
+            want[i] = tu_bf(tu_f16_to_f32(in[i]));
+        }
+        rig r;
+        rig_open(&r, "f16_to_f32", 0);
+        uint32_t ai = rig_alloc(&r, 2 * (size_t)n, 8, 8),
+                 ao = rig_alloc(&r, 4 * (size_t)n + 4, 8, 8);
+        put(&r, ai, in, 2 * (size_t)n); /* little-endian: half 2k in the low half of word k */
+        uint32_t guard = 0xdeadbeef;
+        put(&r, ao + 4 * n, &guard, 4);
+        uint32_t st[3] = {ai, ao, n};
+        put_state(&r, 0, st, 3);
+        assert_int_equal(rig_run(&r), cyc1(s_f16_to_f32(n)));
+        get(&r, ao, got, 4 * (size_t)n);
+        assert_bits_nan(got, want, n, "f16_to_f32", n, 1);
+        for (uint32_t i = 0; i < n; i++) /* a NaN keeps its sign */
+            assert_int_equal(tu_fb(got[i]) >> 31, in[i] >> 15);
+        get(&r, ao + 4 * n, &guard, 4);
+        assert_int_equal(guard, 0xdeadbeef);
+        rig_close(&r);
+        free(in);
+        free(want);
+        free(got);
+    }
 }
 
 /* ---- norm_u8 ---- */
@@ -838,12 +890,13 @@ static void test_six_pool_fwd(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_norm_u8),       cmocka_unit_test(test_relu_fwd),
-        cmocka_unit_test(test_relu_bwd),      cmocka_unit_test(test_acc_add),
-        cmocka_unit_test(test_scale_add),     cmocka_unit_test(test_bias_add),
-        cmocka_unit_test(test_bias_grad),     cmocka_unit_test(test_pool_fwd),
-        cmocka_unit_test(test_pool_bwd),      cmocka_unit_test(test_six_relu_fwd),
-        cmocka_unit_test(test_six_bias_grad), cmocka_unit_test(test_six_pool_fwd),
+        cmocka_unit_test(test_f16_to_f32),   cmocka_unit_test(test_norm_u8),
+        cmocka_unit_test(test_relu_fwd),     cmocka_unit_test(test_relu_bwd),
+        cmocka_unit_test(test_acc_add),      cmocka_unit_test(test_scale_add),
+        cmocka_unit_test(test_bias_add),     cmocka_unit_test(test_bias_grad),
+        cmocka_unit_test(test_pool_fwd),     cmocka_unit_test(test_pool_bwd),
+        cmocka_unit_test(test_six_relu_fwd), cmocka_unit_test(test_six_bias_grad),
+        cmocka_unit_test(test_six_pool_fwd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

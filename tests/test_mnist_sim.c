@@ -19,6 +19,9 @@
  *   mode returns (test_output_modes);
  * - the infeed as bytes normalised on the device (--dtype u8): the same weights bit for bit,
  *   a quarter of the image bytes;
+ * - the infeed as fp16 widened on the device (--dtype fp16): the host's halves the nearest
+ *   even of its floats, half the image bytes, and the reference trainer's loss and weights on
+ *   the rounded images (not on truncated ones);
  * - a micro-batch too large for the tiles stops with the graph's one-line message;
  * - after 3 epochs with the tutorial's defaults, test accuracy within 0.5 points of the
  *   reference's (skipped when IPUSIM_SLOW_TESTS=0, as the sanitizer passes of .ci/run set). */
@@ -34,8 +37,10 @@
 
 #include "tests/testutil.h"
 
+#include "workloads/mnist/adamw.h"
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/feed.h"
+#include "workloads/mnist/layers.h"
 #include "workloads/mnist/mnet.h"
 #include "workloads/mnist/mref.h"
 
@@ -286,7 +291,7 @@ static void test_u8_infeed(void **state)
     float *w[2];
     for (int u8 = 0; u8 < 2; u8++) {
         mnet_cfg c = cfg_of(1, 1, 2);
-        c.u8 = u8;
+        c.dtype = u8 ? MNET_U8 : MNET_FP32;
         err e;
         err_clear(&e);
         w[u8] = seeded(0);
@@ -300,6 +305,176 @@ static void test_u8_infeed(void **state)
     assert_memory_equal(w[0], w[1], sizeof(float) * MREF_NPARAMS);
     free(w[0]);
     free(w[1]);
+}
+
+/* fp32 bits through binary16 and back: nearest even (tests/testutil.h's models), or cut to
+ * the half's 10 fraction bits toward zero (for |x| in the half's normal range, as every
+ * normalised pixel is: the smallest, (33 / 255 - 0.1307) / 0.3081 = -0.0042, is above 2^-14). */
+static uint32_t via_half_rne(uint32_t b)
+{
+    return tu_f16_to_f32(tu_f32_to_f16(b));
+}
+
+static uint32_t via_half_cut(uint32_t b)
+{
+    return b & 0xffffe000u;
+}
+
+/* The reference trainer's one update (mref_train's loop: 10 micro-batches of 40 accumulated,
+ * the gradients scaled by 1/10, one AdamW step) from the seeded weights on the fp32 feed's
+ * images passed through via(), into w; the call's mean loss. */
+static double ref_update(const mdata_split *set, uint32_t (*via)(uint32_t), float *w)
+{
+    err e;
+    err_clear(&e);
+    mref_net *n = mref_create(40, &e);
+    mref_init(n, 0);
+    adamw_cfg oc = adamw_defaults();
+    adamw opt;
+    assert_int_equal(adamw_init(&opt, MREF_NPARAMS, &oc, &e), 0);
+    mfeed *f = mfeed_new(set, 0, 1, 40, 10);
+    uint8_t *buf = malloc(mfeed_bytes(f));
+    double loss = 0.0;
+    mref_zero_grads(n);
+    for (int k = 0; k < 10; k++) {
+        int lab[40];
+        mfeed_fill(f, (uint64_t)k, 0, buf, mfeed_bytes(f));
+        float *x = mref_input(n);
+        for (size_t i = 0; i < 40 * 784; i++) {
+            uint32_t b;
+            memcpy(&b, buf + 4 * i, 4);
+            x[i] = tu_bf(via(b));
+        }
+        for (int i = 0; i < 40; i++)
+            memcpy(&lab[i], buf + 4 * 40 * 784 + 4 * i, 4);
+        loss += mref_forward_backward(n, 40, x, lab, NULL);
+    }
+    float *g = mref_grads(n);
+    for (size_t i = 0; i < MREF_NPARAMS; i++)
+        g[i] *= 1.0f / 10.0f;
+    adamw_step(&opt, mref_params(n), g);
+    memcpy(w, mref_params(n), sizeof(float) * MREF_NPARAMS);
+    adamw_free(&opt);
+    free(buf);
+    mfeed_free(f);
+    mref_destroy(n);
+    return loss / 10.0;
+}
+
+/* The infeed as the normalised images rounded to fp16 (--dtype fp16), widened on the device by
+ * f16_to_f32:
+ * - the feed's halves are the nearest-even binary16 of the fp32 feed's floats (tu_f32_to_f16),
+ *   two to a word, the labels after them unchanged; among these 400 images some pixels round
+ *   up (nearest even differs from cutting the fraction), so a truncating host fails here;
+ * - half the image bytes: 10 micro-batches of 40 x (392 x 4 + 4) bytes;
+ * - the call's loss and the weights after its update are the reference trainer's on the
+ *   rounded images (to summation order: loss 1e-6 relative, weights 1e-5 as test_first_call),
+ *   and the loss is nearer that than by a quarter of the distance to the reference's on the
+ *   cut images (rounding that truncated, on the host or the device, would land there); the
+ *   weights differ from the fp32 run's; pipelined over four IPUs (grouped, recompute) the
+ *   same loss and weights bit for bit as on one;
+ * - the test pass with fp16 images gives the reference's forward on the rounded images, to
+ *   one image of 404. */
+static void test_fp16_infeed(void **state)
+{
+    (void)state;
+    mdata_split set = digits.train;
+    set.n = 400;
+    mfeed *f = mfeed_new(&set, 0, 1, 40, 10), *h = mfeed_new(&set, 0, 1, 40, 10);
+    mfeed_format(h, MFEED_F16);
+    assert_int_equal(mfeed_bytes(h), 40 * (784 * 2 + 4));
+    uint8_t *bf = malloc(mfeed_bytes(f)), *bh = malloc(mfeed_bytes(h));
+    long up = 0;
+    for (int k = 0; k < 10; k++) {
+        mfeed_fill(f, (uint64_t)k, 0, bf, mfeed_bytes(f));
+        mfeed_fill(h, (uint64_t)k, 0, bh, mfeed_bytes(h));
+        for (size_t i = 0; i < 40 * 784; i++) {
+            uint32_t b, w;
+            memcpy(&b, bf + 4 * i, 4);
+            memcpy(&w, bh + 4 * (i / 2), 4);
+            uint32_t half = i % 2 ? w >> 16 : w & 0xffffu;
+            if (half != tu_f32_to_f16(b))
+                fail_msg("micro-batch %d pixel %zu: half %04x, want %04x (of %08x)", k, i, half,
+                         tu_f32_to_f16(b), b);
+            up += via_half_rne(b) != via_half_cut(b);
+        }
+        assert_memory_equal(bh + 2 * 40 * 784, bf + 4 * 40 * 784, 4 * 40);
+    }
+    assert_true(up > 0);
+    free(bf);
+    free(bh);
+    mfeed_free(f);
+    mfeed_free(h);
+
+    float *rw = malloc(sizeof(float) * MREF_NPARAMS), *cw = malloc(sizeof(float) * MREF_NPARAMS);
+    double rl = ref_update(&set, via_half_rne, rw), cl = ref_update(&set, via_half_cut, cw);
+    float *w[3];
+    double loss[3];
+    for (int half = 0; half < 3; half++) {
+        mnet_cfg c = cfg_of(1, 1, 2);
+        c.dtype = half ? MNET_FP16 : MNET_FP32;
+        if (half == 2) { /* pipelined over four IPUs: the input on stage 0 */
+            static const uint32_t four[4] = {0, 1, 2, 3};
+            memcpy(c.stage_ipu, four, sizeof c.stage_ipu);
+            c.pipelined = 1;
+            c.recompute = 1;
+        }
+        err e;
+        err_clear(&e);
+        w[half] = seeded(0);
+        ipus st;
+        memset(&st, 0, sizeof st);
+        mnet_hooks hk = {.call_done = sim_call, .finished = ipu_stats, .ctx = &st};
+        if (mnet_train(&c, &set, w[half], &hk, &e) != ERR_OK)
+            fail_msg("%s", e.msg);
+        assert_int_equal(st.r.n, 1);
+        loss[half] = st.r.loss[0];
+        assert_int_equal(st.st[0].host_in_bytes, 10 * 40 * (half ? 392 * 4 + 4 : 3136 + 4));
+        assert_int_equal(st.n, half == 2 ? 4 : 1);
+    }
+    printf("loss: fp16 %.9f, reference rounded %.9f, cut %.9f; fp32 %.9f\n", loss[1], rl, cl,
+           loss[0]);
+    if (fabs(loss[1] - rl) > 1e-6 * rl)
+        fail_msg("fp16 loss %.9f, reference on the rounded images %.9f", loss[1], rl);
+    if (!(fabs(loss[1] - rl) < fabs(cl - rl) / 4))
+        fail_msg("fp16 loss %.9f: rounded %.9f, cut %.9f", loss[1], rl, cl);
+    double d = max_diff(w[1], rw, MREF_NPARAMS);
+    if (d > 1e-5)
+        fail_msg("weights after the update differ by %g", d);
+    assert_true(memcmp(w[0], w[1], sizeof(float) * MREF_NPARAMS) != 0);
+    assert_true(loss[2] == loss[1]);
+    assert_memory_equal(w[2], w[1], sizeof(float) * MREF_NPARAMS);
+
+    err e;
+    err_clear(&e);
+    mnet_cfg c = cfg_of(1, 1, 2);
+    c.dtype = MNET_FP16;
+    mdata_split ts = digits.test;
+    ts.n = 404;
+    double sim = -1.0;
+    if (mnet_test(&c, &ts, w[1], &sim, NULL, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    mref_net *n = mref_create(4, &e);
+    memcpy(mref_params(n), w[1], sizeof(float) * MREF_NPARAMS);
+    float lut[256];
+    mdata_norm_table(lut);
+    long right = 0;
+    for (size_t i = 0; i < ts.n; i++) {
+        float *x = mref_input(n);
+        for (int p = 0; p < 784; p++)
+            x[p] = tu_bf(via_half_rne(tu_fb(lut[ts.images[784 * i + (size_t)p]])));
+        right += mlayer_argmax(mref_forward(n, 1, x), 10) == ts.labels[i];
+    }
+    double ref = 100.0 * (double)right / 404.0;
+    printf("test accuracy with fp16 images %.4f%%, reference %.4f%%\n", sim, ref);
+    if (fabs(sim - ref) > 100.0 / 404 + 1e-9)
+        fail_msg("test accuracy %.4f%%, reference %.4f%%", sim, ref);
+    mref_destroy(n);
+    free(w[0]);
+    free(w[1]);
+    free(w[2]);
+    free(rw);
+    free(cw);
 }
 
 /* The outfeed modes on one host call of 10 micro-batches (one update, after the last): every
@@ -426,10 +601,11 @@ static void test_three_epochs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_first_call), cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_test_pass),  cmocka_unit_test(test_sharded),
-        cmocka_unit_test(test_u8_infeed),  cmocka_unit_test(test_output_modes),
-        cmocka_unit_test(test_too_big),    cmocka_unit_test(test_three_epochs),
+        cmocka_unit_test(test_first_call),   cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_test_pass),    cmocka_unit_test(test_sharded),
+        cmocka_unit_test(test_u8_infeed),    cmocka_unit_test(test_fp16_infeed),
+        cmocka_unit_test(test_output_modes), cmocka_unit_test(test_too_big),
+        cmocka_unit_test(test_three_epochs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,7 +1,8 @@
 /* mdata: loads MNIST-format datasets from IDX files and normalises pixels. It keeps images as
  * bytes (60,000 x 784 B = 47 MB for the full set) and normalises per batch through a 256-entry
  * table computed with the same fp32 operations as torchvision, so the floats equal PyTorch's
- * bit for bit. Leaves out: data augmentation and any image size other than 28x28. */
+ * bit for bit; for an fp16 infeed it rounds those floats to binary16 (the ISA's conversion,
+ * nearest even). Leaves out: data augmentation and any image size other than 28x28. */
 #include "workloads/mnist/data.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "base/alloc.h"
+#include "isa/interp.h"
 
 static const char *const file_base[4] = {
     "train-images-idx3-ubyte",
@@ -128,6 +130,29 @@ void mdata_gather(const mdata_split *s, const uint32_t *index, size_t count, con
         float *o = x + b * MDATA_PIXELS;
         for (int p = 0; p < MDATA_PIXELS; p++)
             o[p] = lut[img[p]];
+        labels[b] = s->labels[index[b]];
+    }
+}
+
+void mdata_half_table(const float lut[256], uint16_t half[256])
+{
+    for (int v = 0; v < 256; v++) {
+        uint32_t bits;
+        memcpy(&bits, &lut[v], 4);
+        half[v] = (uint16_t)isa_float_bits_to_half(bits);
+    }
+}
+
+void mdata_gather_f16(const mdata_split *s, const uint32_t *index, size_t count,
+                      const uint16_t half[256], uint8_t *x, int *labels)
+{
+    for (size_t b = 0; b < count; b++) {
+        const unsigned char *img = s->images + (size_t)index[b] * MDATA_PIXELS;
+        uint8_t *o = x + b * 2 * MDATA_PIXELS;
+        for (int p = 0; p < MDATA_PIXELS; p++) {
+            o[2 * p] = (uint8_t)(half[img[p]] & 0xffu);
+            o[2 * p + 1] = (uint8_t)(half[img[p]] >> 8);
+        }
         labels[b] = s->labels[index[b]];
     }
 }

@@ -59,4 +59,13 @@ void mdata_norm_table(float lut[256]);
 void mdata_gather(const mdata_split *s, const uint32_t *index, size_t count, const float lut[256],
                   float *x, int *labels);
 
+/* The IEEE binary16 (round to nearest even) of each of lut's values: the normalised pixels as
+ * the host sends them for mnet's --dtype fp16. */
+void mdata_half_table(const float lut[256], uint16_t half[256]);
+
+/* As mdata_gather, each pixel as its half (half: mdata_half_table's) into x, 2 x count x
+ * MDATA_PIXELS bytes, little-endian: pixel 2k of an image is the low half of its word k. */
+void mdata_gather_f16(const mdata_split *s, const uint32_t *index, size_t count,
+                      const uint16_t half[256], uint8_t *x, int *labels);
+
 #endif

@@ -22,10 +22,11 @@ struct mfeed {
     uint32_t *perm;
     int epoch; /* the epoch perm holds (0: none yet) */
     float lut[256];
-    uint8_t *buf; /* buffer `cur`, whole */
+    uint16_t half[256]; /* lut's values as binary16 (MFEED_F16) */
+    uint8_t *buf;       /* buffer `cur`, whole */
     uint64_t cur;
     int have;
-    int raw; /* images as their bytes (mfeed_raw), not normalised fp32 */
+    mfeed_fmt fmt; /* how the images are served */
 };
 
 mfeed *mfeed_new(const mdata_split *train, uint64_t seed, int epochs, int batch, int per_call)
@@ -39,6 +40,7 @@ mfeed *mfeed_new(const mdata_split *train, uint64_t seed, int epochs, int batch,
     f->per_epoch = calls * (uint64_t)per_call;
     f->perm = xmalloc((train->n ? train->n : 1) * sizeof *f->perm);
     mdata_norm_table(f->lut);
+    mdata_half_table(f->lut, f->half);
     f->buf = xmalloc(mfeed_bytes(f));
     return f;
 }
@@ -59,12 +61,13 @@ uint64_t mfeed_buffers(const mfeed *f)
 
 uint32_t mfeed_bytes(const mfeed *f)
 {
-    return (uint32_t)f->batch * (MDATA_PIXELS * (f->raw ? 1 : 4) + 4);
+    static const uint32_t px_bytes[] = {[MFEED_F32] = 4, [MFEED_U8] = 1, [MFEED_F16] = 2};
+    return (uint32_t)f->batch * (MDATA_PIXELS * px_bytes[f->fmt] + 4);
 }
 
-void mfeed_raw(mfeed *f)
+void mfeed_format(mfeed *f, mfeed_fmt fmt)
 {
-    f->raw = 1;
+    f->fmt = fmt;
     f->have = 0;
     free(f->buf);
     f->buf = xmalloc(mfeed_bytes(f));
@@ -93,14 +96,16 @@ static void make(mfeed *f, uint64_t k)
     if (k < mfeed_buffers(f)) {
         to_epoch(f, (int)(k / f->per_epoch) + 1);
         const uint32_t *index = f->perm + (k % f->per_epoch) * (uint64_t)f->batch;
-        size_t img = (size_t)f->batch * MDATA_PIXELS * (f->raw ? 1 : 4);
+        size_t img = mfeed_bytes(f) - 4 * (size_t)f->batch;
         int *labels = xmalloc((size_t)f->batch * sizeof *labels);
-        if (f->raw) /* the dataset's bytes, as a DataLoader without the transforms gives them */
+        if (f->fmt == MFEED_U8) /* the dataset's bytes, as a DataLoader without the transforms */
             for (int i = 0; i < f->batch; i++) {
                 memcpy(f->buf + (size_t)i * MDATA_PIXELS,
                        f->train->images + (size_t)index[i] * MDATA_PIXELS, MDATA_PIXELS);
                 labels[i] = f->train->labels[index[i]];
             }
+        else if (f->fmt == MFEED_F16)
+            mdata_gather_f16(f->train, index, (size_t)f->batch, f->half, f->buf, labels);
         else
             mdata_gather(f->train, index, (size_t)f->batch, f->lut, (float *)(void *)f->buf,
                          labels);

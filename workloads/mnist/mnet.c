@@ -33,6 +33,11 @@ int mnet_defaults(mnet_cfg *c, err *e)
     return mach_builtin(&c->m, "mk2", e);
 }
 
+const char *mnet_dtype_name(mnet_dtype d)
+{
+    return d == MNET_U8 ? "u8" : d == MNET_FP16 ? "fp16" : "fp32";
+}
+
 /* ---- what the host does during a run ---- */
 
 typedef struct host_side {
@@ -42,6 +47,7 @@ typedef struct host_side {
     mfeed *feed, *labels;   /* training: images; the labels again for the outfeed's check */
     const mdata_split *set; /* test: the set, in order */
     float lut[256];
+    uint16_t half[256]; /* lut as binary16 (MNET_FP16) */
     uint32_t *index;
     int *lab;
     uint8_t *res;  /* the outfeed buffer being drained */
@@ -62,8 +68,9 @@ typedef struct host_side {
     int failed;
 } host_side;
 
-/* Test pass: micro-batch k of the set in order into hs->tbuf (images, fp32 normalised or
- * their bytes, then int32 labels; zeros past the set's end), made once for all its copies. */
+/* Test pass: micro-batch k of the set in order into hs->tbuf (images, fp32 normalised, their
+ * bytes or fp16 normalised, then int32 labels; zeros past the set's end), made once for all
+ * its copies. */
 static void make_test(host_side *hs, uint64_t k)
 {
     uint32_t B = hs->b->B;
@@ -77,8 +84,10 @@ static void make_test(host_side *hs, uint64_t k)
         int32_t l = hs->set->labels[first + i];
         memcpy(hs->tbuf + img_bytes + 4 * i, &l, 4);
     }
-    if (hs->b->px == MDATA_PIXELS)
+    if (hs->b->dtype == MNET_FP32)
         mdata_gather(hs->set, hs->index, n, hs->lut, (float *)(void *)hs->tbuf, hs->lab);
+    else if (hs->b->dtype == MNET_FP16)
+        mdata_gather_f16(hs->set, hs->index, n, hs->half, hs->tbuf, hs->lab);
     else
         memcpy(hs->tbuf, hs->set->images + MDATA_PIXELS * first, MDATA_PIXELS * n);
     hs->tk = k + 1;
@@ -286,6 +295,7 @@ static void side_init(host_side *hs, const mnet_cfg *c, const mnet_hooks *h, con
     hs->h = h;
     hs->b = b;
     mdata_norm_table(hs->lut);
+    mdata_half_table(hs->lut, hs->half);
     hs->index = xmalloc(4 * (size_t)b->B);
     hs->lab = xmalloc(sizeof(int) * b->B);
     hs->tbuf = xmalloc((size_t)b->B * (MDATA_PIXELS * 4 + 4));
@@ -319,6 +329,8 @@ static int check(const mnet_cfg *c, const mdata_split *train, err *e)
                        "mnet: bad configuration (epochs %d, batch %d, gradient accumulation %d, "
                        "device iterations %d, test batch %d)",
                        r->epochs, r->batch, r->grad_accum, r->device_iters, r->test_batch);
+    if (c->dtype != MNET_FP32 && c->dtype != MNET_U8 && c->dtype != MNET_FP16)
+        return err_set(e, ERR_INPUT, "mnet: bad image dtype %d", (int)c->dtype);
     uint32_t R = c->replicas ? c->replicas : 1;
     long per_call = (long)r->batch * r->grad_accum * r->device_iters * R;
     if (train && (long)train->n < per_call)
@@ -362,10 +374,9 @@ int mnet_train(const mnet_cfg *c, const mdata_split *train, float *params, const
     hs.end = xcalloc(calls, sizeof *hs.end);
     hs.feed = mfeed_new(train, r->seed, r->epochs, r->batch, (int)(hs.per_call_mb * R));
     hs.labels = mfeed_new(train, r->seed, r->epochs, r->batch, (int)(hs.per_call_mb * R));
-    if (c->u8) {
-        mfeed_raw(hs.feed);
-        mfeed_raw(hs.labels);
-    }
+    mfeed_fmt fmt = c->dtype == MNET_U8 ? MFEED_U8 : c->dtype == MNET_FP16 ? MFEED_F16 : MFEED_F32;
+    mfeed_format(hs.feed, fmt);
+    mfeed_format(hs.labels, fmt);
     rc = run(c, &b, &hs, params, 0, e);
     side_free(&hs);
     mnet_b_free(&b);

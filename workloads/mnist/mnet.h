@@ -27,6 +27,14 @@
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/mref.h"
 
+/* The images in the infeed: normalised fp32 (784 words an image); their bytes (196 words),
+ * normalised on the device by norm_u8 bit for bit as the host; or the host's normalised fp32
+ * rounded to IEEE binary16, two to a word (392 words), widened on the device by f16_to_f32. */
+typedef enum mnet_dtype { MNET_FP32, MNET_U8, MNET_FP16 } mnet_dtype;
+
+/* "fp32", "u8", "fp16". */
+const char *mnet_dtype_name(mnet_dtype d);
+
 typedef struct mnet_cfg {
     mref_cfg run;          /* epochs, batch, gradient accumulation, device iterations, test batch,
                         * AdamW, seed: as the reference trainer */
@@ -40,8 +48,7 @@ typedef struct mnet_cfg {
     uint32_t stage_ipu[4]; /* the IPU of each block B1..B4 (conv1, conv2, layer3, layer4 and
                             * the loss): all 0 on one IPU; 0, 1, 2, 3 sharded over four */
     uint32_t max_tiles;    /* 0: the whole IPU; else the graph may use only tiles 0..max_tiles-1 */
-    int u8;                /* 1: the infeed carries the images' bytes, normalised on the device
-                         * (norm_u8: bit for bit the host's); 0: normalised fp32 */
+    mnet_dtype dtype;      /* the images in the infeed (default MNET_FP32) */
     uint32_t log_steps;    /* record the release cycles of the first log_steps program steps
                          * (eng_sync_log; gr_exe_steps names them); 0: none */
     sys_ctl ctl;           /* the superstep limit, a stop flag and a heartbeat (zero: none) */

@@ -754,12 +754,22 @@ static void infeed(net *n, seq *q)
         add(b, q, gr_stream_in(b->g, b->xio));
 }
 
-/* The infeed's image (784 fp32, or 196 words of bytes) into x (784 fp32 and 8 zero floats
- * after them for the AMP's reads): a copy (reduce_add x 1), or norm_u8. */
+/* The infeed's image (784 fp32, 196 words of bytes or 392 of halves) into x (784 fp32 and 8
+ * zero floats after them for the AMP's reads): a copy (reduce_add x 1), norm_u8 or
+ * f16_to_f32, in 6 ranges of whole words (4 pixels: the halves' ranges start 8-byte aligned,
+ * as f16_to_f32's ld64pi needs). */
 static void v_input(mnet_b *b, gr_cs cs, uint32_t gt, sl x, sl in)
 {
-    if (b->px == MDATA_PIXELS) {
+    if (b->dtype == MNET_FP32) {
         v_reduce(b, cs, gt, x, in, MDATA_PIXELS, 1, MDATA_PIXELS, 1.0f);
+        return;
+    }
+    if (b->dtype == MNET_FP16) {
+        for (unsigned v = 0; v < NW; v++) {
+            size_t a = cut(MDATA_PIXELS, v, NW, 4), z = cut(MDATA_PIXELS, v + 1, NW, 4);
+            gr_field f[3] = {R(in, a / 2, (z - a) / 2), R(x, a, z - a), U((uint32_t)(z - a))};
+            vtx(b, cs, "f16_to_f32", 0, gt, f, 3);
+        }
         return;
     }
     for (unsigned v = 0; v < NW; v++) {
@@ -1802,7 +1812,10 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
     b->G = (uint32_t)c->run.grad_accum;
     b->updates = updates;
     b->opt = c->run.opt;
-    b->px = c->u8 ? MDATA_PIXELS / 4 : MDATA_PIXELS;
+    b->dtype = c->dtype;
+    b->px = c->dtype == MNET_U8     ? MDATA_PIXELS / 4
+            : c->dtype == MNET_FP16 ? MDATA_PIXELS / 2
+                                    : MDATA_PIXELS;
     b->R = c->replicas ? c->replicas : 1;
     b->xio = GR_NONE;
     b->offload = train && c->offload;

@@ -60,7 +60,8 @@ typedef struct mnet_b {
     uint32_t nipus;            /* IPUs used by one replica */
     uint32_t R;                /* replicas */
     int offload;               /* m and v in remote buffers (mnet_cfg.offload) */
-    uint32_t px;               /* infeed words an image: 784 fp32, or 196 of bytes */
+    mnet_dtype dtype;          /* the images in the infeed */
+    uint32_t px;               /* infeed words an image: 784 fp32, 196 of bytes, 392 of fp16 */
     /* plans of one sample's convolutions */
     cplan_conv c1f, c2f, c2d, c2w, c1w;
     /* tensors the run touches from the host */
