@@ -71,32 +71,7 @@ static float urand(float lo, float hi)
 
 /* ---- the harness ---- */
 
-typedef struct harness {
-    isa_prog prog;
-    sys *s;
-    uint8_t *mem;
-} harness;
-
-/* A harness program: the supervisor text `main_text` (after "main:"), then the codelets'
- * sources. */
-static void h_prog(harness *h, const char *main_text, const char *const *names, int nn)
-{
-    size_t len = strlen(main_text) + 64;
-    for (int i = 0; i < nn; i++) {
-        assert_non_null(wl_codelet(names[i]));
-        len += strlen(wl_codelet(names[i]));
-    }
-    char *text = malloc(len);
-    assert_non_null(text);
-    size_t k = (size_t)snprintf(text, len, "        .text\nmain:\n%s", main_text);
-    for (int i = 0; i < nn; i++)
-        k += (size_t)snprintf(text + k, len - k, "%s", wl_codelet(names[i]));
-    tu_assemble(names[0], text, &h->prog);
-    free(text);
-    h->s = tu_system(1, 1, 1, 100000000, &h->prog);
-    h->mem = eng_tile_mem(sys_engine(h->s), 0, 0);
-    assert_non_null(h->mem);
-}
+typedef tu_harness harness;
 
 /* Codelet `name` started once per state address. */
 static void h_new(harness *h, const char *name, const uint32_t *states, int n)
@@ -109,25 +84,7 @@ static void h_new(harness *h, const char *name, const uint32_t *states, int n)
                               "        li      r1, %u\n        run     %s, r1\n", states[i], name);
     snprintf(main_text + k, sizeof main_text - k, "        join\n        halt\n");
     const char *names[1] = {name};
-    h_prog(h, main_text, names, 1);
-}
-
-/* Run; the cycle the tile halted at. */
-static uint64_t h_run(harness *h)
-{
-    err e;
-    err_clear(&e);
-    if (eng_run(sys_engine(h->s), &e) != ERR_OK)
-        fail_msg("%s", e.msg);
-    const tile *t = eng_tile(sys_engine(h->s), 0, 0);
-    assert_int_equal(t->state, TILE_HALTED);
-    return t->at;
-}
-
-static void h_free(harness *h)
-{
-    sys_free(h->s);
-    isa_prog_free(&h->prog);
+    tu_h_prog(h, main_text, names, 1);
 }
 
 static void put32(uint8_t *mem, uint32_t at, uint32_t v)
@@ -316,7 +273,7 @@ static void test_xent_batch(void **state)
     h_new(&h, "xent_fwd_bwd", st, 1);
     xent_load(h.mem, z, labels);
     xent_state(h.mem, STATE, 0, BATCH, 0);
-    const uint64_t cycles = h_run(&h);
+    const uint64_t cycles = tu_h_run(&h);
     assert_int_equal(cycles, 6 * xent_slots(BATCH) + 3); /* 36,585 */
     assert_int_equal(cycles, 36585);
 
@@ -350,7 +307,7 @@ static void test_xent_batch(void **state)
     assert_int_equal(get32(h.mem, XCNT + 4), GUARD);
     assert_memory_equal(h.mem + XZ, z, sizeof z);
     assert_memory_equal(h.mem + XL, labels, sizeof labels);
-    h_free(&h);
+    tu_h_free(&h);
     print_message("xent_fwd_bwd: %d of %d dz elements differ from mlayer_xent's (expf, logf), "
                   "within 2^-19 (|dz| + 1/40)\n",
                   ndiff, BATCH * CLASSES);
@@ -361,14 +318,14 @@ static void test_xent_batch(void **state)
         h_new(&h, "xent_fwd_bwd", st, 1);
         xent_load(h.mem, z, labels);
         xent_state(h.mem, STATE, 3, rows[k], 0);
-        assert_int_equal(h_run(&h), 6 * xent_slots((uint64_t)rows[k]) + 3);
+        assert_int_equal(tu_h_run(&h), 6 * xent_slots((uint64_t)rows[k]) + 3);
         int c = 0;
         const float s = xent_ref(BATCH, z, labels, dz_ref, 3, 3 + rows[k], &c);
         assert_int_equal(get32(h.mem, XSUM), tu_fb(s));
         assert_int_equal(get32(h.mem, XCNT), (uint32_t)c);
         assert_memory_equal(h.mem + XD + 3 * CLASSES * 4, dz_ref + 3 * CLASSES,
                             sizeof(float) * CLASSES * (size_t)rows[k]);
-        h_free(&h);
+        tu_h_free(&h);
     }
 }
 
@@ -390,7 +347,7 @@ static void test_xent_workers(void **state)
     xent_load(h.mem, z, labels);
     for (int w = 0; w < MAXW; w++)
         xent_state(h.mem, st[w], first[w], first[w + 1] - first[w], w);
-    h_run(&h);
+    tu_h_run(&h);
     int total = 0, cnt_c = 0;
     mlayer_xent(BATCH, CLASSES, z, labels, NULL, &cnt_c);
     for (int w = 0; w < MAXW; w++) {
@@ -402,7 +359,7 @@ static void test_xent_workers(void **state)
     }
     assert_int_equal(total, cnt_c);
     assert_memory_equal(h.mem + XD, dz_ref, sizeof dz_ref);
-    h_free(&h);
+    tu_h_free(&h);
 }
 
 /* ---- reduce_add ---- */
@@ -456,7 +413,7 @@ static void reduce_case(uint32_t n, uint32_t P, float k, int inplace)
     put32(h.mem, STATE + 12, P);
     put32(h.mem, STATE + 16, stride);
     put32(h.mem, STATE + 20, tu_fb(k));
-    const uint64_t cycles = h_run(&h);
+    const uint64_t cycles = tu_h_run(&h);
     if (cycles != 6 * reduce_slots(n, P) + 3)
         fail_msg("reduce_add n %u P %u: %llu cycles, want %llu", n, P, (unsigned long long)cycles,
                  (unsigned long long)(6 * reduce_slots(n, P) + 3));
@@ -471,7 +428,7 @@ static void reduce_case(uint32_t n, uint32_t P, float k, int inplace)
     /* the parts are not written (but part 0 when it is out) */
     for (uint32_t p = inplace ? 1 : 0; p < P; p++)
         assert_memory_equal(h.mem + parts + p * stride, pv + (size_t)p * n, 4 * (size_t)n);
-    h_free(&h);
+    tu_h_free(&h);
     free(pv);
     free(want);
 }
@@ -664,7 +621,7 @@ static void adamw_case(uint32_t n, int steps)
         adamw_load(h.mem, &L, &cfg, keep, grad, steps);
         const uint32_t ptr[4] = {L.P, L.G + (uint32_t)(t - 1) * L.al, L.M, L.V};
         adamw_state(h.mem, STATE, &cfg, ptr, n, L.TAB + REC_BYTES * (uint32_t)(t - 1));
-        const uint64_t cycles = h_run(&h);
+        const uint64_t cycles = tu_h_run(&h);
         if (cycles != 6 * adamw_slots(n) + 3)
             fail_msg("adamw_step n %u: %llu cycles, want %llu", n, (unsigned long long)cycles,
                      (unsigned long long)(6 * adamw_slots(n) + 3));
@@ -675,7 +632,7 @@ static void adamw_case(uint32_t n, int steps)
         memcpy(keep, h.mem + L.P, 4 * (size_t)n);
         memcpy(keep + L.al, h.mem + L.M, 4 * (size_t)n);
         memcpy(keep + 2 * L.al, h.mem + L.V, 4 * (size_t)n);
-        h_free(&h);
+        tu_h_free(&h);
     }
     adamw_free(&o);
     free(keep);
@@ -717,7 +674,7 @@ static void test_adamw_hyper(void **state)
                                   STATE);
         snprintf(main_text + c, sizeof main_text - c, "        halt\n");
         harness h;
-        h_prog(&h, main_text, names, 1);
+        tu_h_prog(&h, main_text, names, 1);
         for (uint32_t a = DATA; a < CUR + 8; a += 4)
             put32(h.mem, a, GUARD);
         memcpy(h.mem + TAB, table, sizeof table);
@@ -725,7 +682,7 @@ static void test_adamw_hyper(void **state)
         put32(h.mem, STATE + 0, REC);
         put32(h.mem, STATE + 4, TAB);
         put32(h.mem, STATE + 8, CUR);
-        const uint64_t cycles = h_run(&h);
+        const uint64_t cycles = tu_h_run(&h);
         assert_int_equal(cycles, (uint64_t)k * block_cycles(HYPER_SLOTS) + 1);
         assert_memory_equal(h.mem + REC, table + (START + k - 1) * REC_BYTES, REC_BYTES);
         assert_int_equal(get32(h.mem, CUR), START + k);
@@ -734,7 +691,7 @@ static void test_adamw_hyper(void **state)
         assert_int_equal(get32(h.mem, REC + REC_BYTES), GUARD);
         assert_int_equal(get32(h.mem, CUR - 4), GUARD);
         assert_int_equal(get32(h.mem, CUR + 4), GUARD);
-        h_free(&h);
+        tu_h_free(&h);
     }
     assert_int_equal(6 * HYPER_SLOTS, 78); /* the header's */
 }
@@ -761,7 +718,7 @@ static void adamw_flow(uint32_t n, int K, const float *param0, const float *grad
     snprintf(main_text + c, sizeof main_text - c, "        halt\n");
     const char *names[2] = {"adamw_hyper", "adamw_step"};
     harness h;
-    h_prog(&h, main_text, names, 2);
+    tu_h_prog(&h, main_text, names, 2);
     uint8_t *keep = calloc(3, L.al);
     float *param = malloc(sizeof(float) * (n + 1));
     assert_true(keep && param);
@@ -775,7 +732,7 @@ static void adamw_flow(uint32_t n, int K, const float *param0, const float *grad
         const uint32_t ptr[4] = {L.P, L.G + (uint32_t)k * L.al, L.M, L.V};
         adamw_state(h.mem, ST0 + ASTATE_BYTES * (uint32_t)k, &cfg, ptr, n, REC);
     }
-    const uint64_t cycles = h_run(&h);
+    const uint64_t cycles = tu_h_run(&h);
     assert_int_equal(cycles,
                      (uint64_t)K * (block_cycles(HYPER_SLOTS) + block_cycles(adamw_slots(n))) + 1);
     adamw o;
@@ -789,7 +746,7 @@ static void adamw_flow(uint32_t n, int K, const float *param0, const float *grad
     assert_int_equal(get32(h.mem, L.CUR), (uint32_t)K);
     assert_memory_equal(h.mem + REC, h.mem + L.TAB + REC_BYTES * (uint32_t)(K - 1), REC_BYTES);
     adamw_free(&o);
-    h_free(&h);
+    tu_h_free(&h);
     free(keep);
     free(param);
 }

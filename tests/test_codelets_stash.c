@@ -83,17 +83,11 @@ static uint64_t ring_slots(uint64_t n)
 
 /* ---- the harness ---- */
 
-typedef struct harness {
-    isa_prog prog;
-    sys *s;
-    uint8_t *mem;
-} harness;
+typedef tu_harness harness;
 
 /* stash_ring started once per state address, then join and halt. */
 static void h_new(harness *h, const uint32_t *states, int n)
 {
-    const char *cl = wl_codelet("stash_ring");
-    assert_non_null(cl);
     assert_true(n <= MAXW);
     char main_text[64 * MAXW + 64];
     size_t k = 0;
@@ -102,33 +96,8 @@ static void h_new(harness *h, const uint32_t *states, int n)
             (size_t)snprintf(main_text + k, sizeof main_text - k,
                              "        li      r1, %u\n        run     stash_ring, r1\n", states[i]);
     snprintf(main_text + k, sizeof main_text - k, "        join\n        halt\n");
-    const size_t len = strlen(main_text) + strlen(cl) + 64;
-    char *text = malloc(len);
-    assert_non_null(text);
-    snprintf(text, len, "        .text\nmain:\n%s%s", main_text, cl);
-    tu_assemble("stash_ring", text, &h->prog);
-    free(text);
-    h->s = tu_system(1, 1, 1, 100000000, &h->prog);
-    h->mem = eng_tile_mem(sys_engine(h->s), 0, 0);
-    assert_non_null(h->mem);
-}
-
-/* Run; the cycle the tile halted at. */
-static uint64_t h_run(harness *h)
-{
-    err e;
-    err_clear(&e);
-    if (eng_run(sys_engine(h->s), &e) != ERR_OK)
-        fail_msg("%s", e.msg);
-    const tile *t = eng_tile(sys_engine(h->s), 0, 0);
-    assert_int_equal(t->state, TILE_HALTED);
-    return t->at;
-}
-
-static void h_free(harness *h)
-{
-    sys_free(h->s);
-    isa_prog_free(&h->prog);
+    const char *names[1] = {"stash_ring"};
+    tu_h_prog(h, main_text, names, 1);
 }
 
 /* ---- the state, the C model, the layout ---- */
@@ -211,7 +180,7 @@ static uint64_t run_states(uint8_t *img, const layout *L, const vstate *v, int n
     for (int k = 0; k < n; k++)
         put_state(h.mem, st[k], &v[k]);
     memcpy(h.mem + DATA, img, L->end - DATA);
-    const uint64_t cycles = h_run(&h);
+    const uint64_t cycles = tu_h_run(&h);
     for (int k = 0; k < n; k++)
         ring_model(img, &v[k]);
     for (uint32_t a = DATA; a < L->end; a += 4)
@@ -224,7 +193,7 @@ static uint64_t run_states(uint8_t *img, const layout *L, const vstate *v, int n
         put_state(want, 0, &v[k]);
         assert_memory_equal(h.mem + st[k], want, 28);
     }
-    h_free(&h);
+    tu_h_free(&h);
     return cycles;
 }
 

@@ -40,6 +40,23 @@ typedef struct rig {
     graph *gr;
 } rig;
 
+/* A system of nipus Mk2 IPUs of `tiles` tiles (with host hc, or none) into cfg, built; fails
+ * the test on any error. */
+static sys *sys_of(sys_cfg *cfg, uint32_t nipus, uint32_t tiles, unsigned threads,
+                   const hio_cfg *hc)
+{
+    err e;
+    err_clear(&e);
+    *cfg = (sys_cfg){.threads = threads, .host = hc};
+    assert_int_equal(mach_builtin(&cfg->m, "mk2", &e), ERR_OK);
+    cfg->m.tiles_per_ipu = tiles;
+    cfg->m.nipus = nipus;
+    sys *s = sys_new(cfg, &e);
+    if (!s)
+        fail_msg("%s", e.msg);
+    return s;
+}
+
 static void rig_new(rig *r, uint32_t ntiles)
 {
     err e;
@@ -290,12 +307,8 @@ static void test_stream_in(void **state)
     hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default(), .fill = fill};
     hc.in.bytes_per_buffer = 96;
     hc.out.bytes_per_buffer = 4;
-    sys_cfg cfg = {.threads = 1, .host = &hc};
-    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
-    cfg.m.tiles_per_ipu = 8;
-    sys *s = sys_new(&cfg, &e);
-    if (!s)
-        fail_msg("%s", e.msg);
+    sys_cfg cfg;
+    sys *s = sys_of(&cfg, 1, 8, 1, &hc);
     graph *gr = gr_new(&cfg.m, 1);
     uint32_t shape[1] = {24};
     gr_tensor t = gr_tensor_new(gr, "in", GR_I32, 1, shape);
@@ -369,13 +382,8 @@ static void test_all_reduce(void **state)
                   .drain = ar_drain,
                   .drain_ctx = out};
     hc.in.bytes_per_buffer = hc.out.bytes_per_buffer = 52;
-    sys_cfg cfg = {.threads = 2, .host = &hc};
-    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
-    cfg.m.tiles_per_ipu = 4;
-    cfg.m.nipus = 4;
-    sys *s = sys_new(&cfg, &e);
-    if (!s)
-        fail_msg("%s", e.msg);
+    sys_cfg cfg;
+    sys *s = sys_of(&cfg, 4, 4, 2, &hc);
     graph *gr = gr_new(&cfg.m, 1);
     gr_replicate(gr, 4);
     gr_tensor t = gr_tensor_new(gr, "t", GR_F32, 1, (uint32_t[]){13});
@@ -435,12 +443,8 @@ static uint64_t io_run(int io, uint8_t *x_out, eng_ipu_stats *st)
     hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default(), .fill = fill};
     hc.in.bytes_per_buffer = 32;
     hc.out.bytes_per_buffer = 4;
-    sys_cfg cfg = {.threads = 2, .host = &hc};
-    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
-    cfg.m.tiles_per_ipu = 8;
-    sys *s = sys_new(&cfg, &e);
-    if (!s)
-        fail_msg("%s", e.msg);
+    sys_cfg cfg;
+    sys *s = sys_of(&cfg, 1, 8, 2, &hc);
     graph *gr = gr_new(&cfg.m, 1);
     gr_codelet_src(gr, "addone", addone_src);
     gr_tensor x = gr_tensor_new(gr, "x", GR_I32, 1, (uint32_t[]){8});
@@ -563,12 +567,8 @@ static void test_copy_between_ipus(void **state)
     (void)state;
     err e;
     err_clear(&e);
-    sys_cfg cfg = {.threads = 2};
-    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
-    cfg.m.tiles_per_ipu = 4;
-    cfg.m.nipus = 2;
-    sys *s = sys_new(&cfg, &e);
-    assert_non_null(s);
+    sys_cfg cfg;
+    sys *s = sys_of(&cfg, 2, 4, 2, NULL);
     graph *gr = gr_new(&cfg.m, 2);
     gr_codelet_src(gr, "addone", addone_src);
     uint32_t shape[1] = {12};
@@ -623,12 +623,8 @@ static void test_per_ipu_programs(void **state)
     (void)state;
     err e;
     err_clear(&e);
-    sys_cfg cfg = {.threads = 2};
-    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
-    cfg.m.tiles_per_ipu = 4;
-    cfg.m.nipus = 2;
-    sys *s = sys_new(&cfg, &e);
-    assert_non_null(s);
+    sys_cfg cfg;
+    sys *s = sys_of(&cfg, 2, 4, 2, NULL);
     graph *gr = gr_new(&cfg.m, 2);
     gr_codelet_src(gr, "addone", addone_src);
     uint32_t shape[1] = {4};
@@ -675,11 +671,8 @@ static void test_remote(void **state)
     hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default(), .fill = fill};
     hc.in.bytes_per_buffer = 4;
     hc.out.bytes_per_buffer = 4;
-    sys_cfg cfg = {.threads = 2, .host = &hc};
-    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
-    cfg.m.tiles_per_ipu = 8;
-    sys *s = sys_new(&cfg, &e);
-    assert_non_null(s);
+    sys_cfg cfg;
+    sys *s = sys_of(&cfg, 1, 8, 2, &hc);
     graph *gr = gr_new(&cfg.m, 1);
     uint32_t shape[1] = {20};
     gr_tensor a = gr_tensor_new(gr, "a", GR_F32, 1, shape);
@@ -937,12 +930,8 @@ static void test_copy_mixed_ipus(void **state)
     (void)state;
     err e;
     err_clear(&e);
-    sys_cfg cfg = {.threads = 2};
-    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
-    cfg.m.tiles_per_ipu = 4;
-    cfg.m.nipus = 2;
-    sys *sy = sys_new(&cfg, &e);
-    assert_non_null(sy);
+    sys_cfg cfg;
+    sys *sy = sys_of(&cfg, 2, 4, 2, NULL);
     eng *g = sys_engine(sy);
     graph *gr = gr_new(&cfg.m, 2);
     gr_tensor a = i32_on(gr, "a", 8, 0, 0), b = i32_on(gr, "b", 8, 0, 1),
@@ -984,11 +973,8 @@ static void remote_loop(int carried)
     hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default(), .fill = fill};
     hc.in.bytes_per_buffer = 4;
     hc.out.bytes_per_buffer = 4;
-    sys_cfg cfg = {.threads = 2, .host = &hc};
-    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
-    cfg.m.tiles_per_ipu = 2;
-    sys *s = sys_new(&cfg, &e);
-    assert_non_null(s);
+    sys_cfg cfg;
+    sys *s = sys_of(&cfg, 1, 2, 2, &hc);
     graph *gr = gr_new(&cfg.m, 1);
     gr_codelet_src(gr, "addone", addone_src);
     uint32_t shape[1] = {8};

@@ -365,6 +365,20 @@ static void test_threads_identical(void **state)
     assert_memory_equal(a.io, b.io, sizeof a.io);
 }
 
+/* A system of `tiles` small tiles with a host (its remote buffers), src loaded on every tile. */
+static sys *remote_sys(const char *src, uint32_t tiles, isa_prog *prog)
+{
+    err e;
+    err_clear(&e);
+    assert_int_equal(asm_assemble("rb.s", src, strlen(src), prog, &e), ERR_OK);
+    hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default()};
+    sys_cfg sc = {.m = small(tiles), .threads = 1, .max_cycles = 10000000, .host = &hc};
+    sys *sy = sys_new(&sc, &e);
+    assert_non_null(sy);
+    assert_int_equal(eng_load(sys_engine(sy), prog, &e), ERR_OK);
+    return sy;
+}
+
 /* Remote buffers: a tile writes 4 KiB to remote buffer 7 and reads it back elsewhere. Each
  * copy takes remote_latency (2 us = 2650 cycles) + 4096 B at the tile's 4 B/cycle (1024
  * cycles; the tile's port is the bottleneck of port, IPU link and Streaming Memory). The host
@@ -387,14 +401,8 @@ static void test_remote_buffer(void **state)
     err e;
     err_clear(&e);
     isa_prog prog;
-    assert_int_equal(asm_assemble("rb.s", src, strlen(src), &prog, &e), ERR_OK);
-    mach m = small(1);
-    hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default()};
-    sys_cfg sc = {.m = m, .threads = 1, .max_cycles = 10000000, .host = &hc};
-    sys *sy = sys_new(&sc, &e);
-    assert_non_null(sy);
+    sys *sy = remote_sys(src, 1, &prog);
     eng *g = sys_engine(sy);
-    assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
     uint8_t *mem = eng_tile_mem(g, 0, 0);
     for (int i = 0; i < 4096; i++)
         mem[0x1000 + i] = (uint8_t)(i * 13 + 5);
@@ -438,14 +446,8 @@ static void test_remote_batched(void **state)
     err e;
     err_clear(&e);
     isa_prog prog;
-    assert_int_equal(asm_assemble("rb2.s", src, strlen(src), &prog, &e), ERR_OK);
-    mach m = small(2);
-    hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default()};
-    sys_cfg sc = {.m = m, .threads = 1, .max_cycles = 10000000, .host = &hc};
-    sys *sy = sys_new(&sc, &e);
-    assert_non_null(sy);
+    sys *sy = remote_sys(src, 2, &prog);
     eng *g = sys_engine(sy);
-    assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
     for (uint32_t t = 0; t < 2; t++) {
         uint8_t *mem = eng_tile_mem(g, 0, t);
         for (int i = 0; i < 4096; i++)

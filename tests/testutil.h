@@ -13,7 +13,9 @@
 
 #include "base/file.h"
 #include "host/system.h"
+#include "hw/tile.h"
 #include "isa/asm.h"
+#include "workloads/codelets.h"
 #include "workloads/mnist/data.h"
 
 /* FNV-1a over n bytes, continuing from h (start with 0xcbf29ce484222325). */
@@ -127,6 +129,54 @@ static inline sys *tu_system(uint32_t nipus, uint32_t ntiles, unsigned threads, 
     if (!s || eng_load(sys_engine(s), prog, &e) != ERR_OK)
         fail_msg("%s", e.msg);
     return s;
+}
+
+/* A one-tile codelet harness (the codelet suites): a program of the supervisor text
+ * `main_text` (after "main:") and the sources of the codelets `names`, loaded on a one-tile
+ * system; mem is the tile's memory. */
+typedef struct tu_harness {
+    isa_prog prog;
+    sys *s;
+    uint8_t *mem;
+} tu_harness;
+
+static inline void tu_h_prog(tu_harness *h, const char *main_text, const char *const *names, int nn)
+{
+    size_t len = strlen(main_text) + 64;
+    for (int i = 0; i < nn; i++) {
+        if (!wl_codelet(names[i]))
+            fail_msg("no codelet %s", names[i]);
+        len += strlen(wl_codelet(names[i]));
+    }
+    char *text = malloc(len);
+    if (!text)
+        fail_msg("out of memory");
+    size_t k = (size_t)snprintf(text, len, "        .text\nmain:\n%s", main_text);
+    for (int i = 0; i < nn; i++)
+        k += (size_t)snprintf(text + k, len - k, "%s", wl_codelet(names[i]));
+    tu_assemble(names[0], text, &h->prog);
+    free(text);
+    h->s = tu_system(1, 1, 1, 100000000, &h->prog);
+    h->mem = eng_tile_mem(sys_engine(h->s), 0, 0);
+}
+
+/* Run; the cycle the tile halted at. */
+static inline uint64_t tu_h_run(tu_harness *h)
+{
+    err e;
+    err_clear(&e);
+    if (eng_run(sys_engine(h->s), &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    const tile *t = eng_tile(sys_engine(h->s), 0, 0);
+    if (t->state != TILE_HALTED)
+        fail_msg("the tile did not halt");
+    return t->at;
+}
+
+static inline void tu_h_free(tu_harness *h)
+{
+    sys_free(h->s);
+    isa_prog_free(&h->prog);
 }
 
 /* ---- fp32 and fp16 by value, for references (written with double arithmetic, not the
