@@ -36,9 +36,10 @@ typedef struct phase {
     uint32_t busy_tiles, busiest;
     txt steps; /* --steps: the first program steps, a line each */
     mnet_pipe_info pipe;
-    eng_ipu_stats ipu[64]; /* per IPU */
-    uint32_t ipu_peak[64]; /* per IPU: its largest tile image */
-    double host_s;         /* wall time of mnet_train or mnet_test */
+    eng_ipu_stats ipu[64];  /* per IPU */
+    uint32_t ipu_peak[64];  /* per IPU: its largest tile image */
+    double ipu_balance[64]; /* per IPU: its tiles' balance, % */
+    double host_s;          /* wall time of mnet_train or mnet_test */
     long images;
 } phase;
 
@@ -103,24 +104,34 @@ static const char *tile_name(const phase *p, uint32_t gt, char *buf, size_t len)
     return buf;
 }
 
-/* Mean over max of the issue cycles (every context's) of the tiles that hold a program. */
+/* Mean over max of the issue cycles (every context's) of the tiles that hold a program: of
+ * all of them, and of each IPU's. */
 static void tile_balance(phase *p, const eng *g)
 {
     uint64_t max = 0, sum = 0;
     uint32_t n = 0;
-    for (uint32_t t = 0; t < eng_nipus(g) * eng_ntiles(g); t++) {
-        const tile *x = eng_tile(g, t / eng_ntiles(g), t % eng_ntiles(g));
-        if (!x->code)
-            continue;
-        uint64_t b = x->sup.busy;
-        for (unsigned k = 0; k < ISA_NWORKERS; k++)
-            b += x->wk[k].busy;
-        sum += b;
-        n++;
-        if (b > max) {
-            max = b;
-            p->busiest = t;
+    for (uint32_t i = 0; i < eng_nipus(g); i++) {
+        uint64_t imax = 0, isum = 0;
+        uint32_t in = 0;
+        for (uint32_t t = 0; t < eng_ntiles(g); t++) {
+            const tile *x = eng_tile(g, i, t);
+            if (!x->code)
+                continue;
+            uint64_t b = x->sup.busy;
+            for (unsigned k = 0; k < ISA_NWORKERS; k++)
+                b += x->wk[k].busy;
+            isum += b;
+            in++;
+            imax = b > imax ? b : imax;
+            if (b > max) {
+                max = b;
+                p->busiest = i * eng_ntiles(g) + t;
+            }
         }
+        if (i < 64)
+            p->ipu_balance[i] = imax ? 100.0 * (double)isum / in / (double)imax : 0.0;
+        sum += isum;
+        n += in;
     }
     p->busy_tiles = n;
     p->balance = max ? 100.0 * (double)sum / n / (double)max : 0.0;
@@ -235,10 +246,11 @@ static void report_ipus(const phase *p, double iter_cycles)
                      p->pipe.in_flight[st], p->pipe.slots[st],
                      (unsigned long long)p->pipe.stash_bytes[st]);
         printf("  %-22s %sStreamCopy in %llu B out %llu B; GlobalExchange tx %llu B rx %llu B; "
-               "peak tile %u B; busy %.1f%%\n",
+               "peak tile %u B; tile balance %.1f%%; busy %.1f%%\n",
                name, stash, (unsigned long long)q->host_in_bytes,
                (unsigned long long)q->host_out_bytes, (unsigned long long)q->global_tx_bytes,
-               (unsigned long long)q->global_rx_bytes, p->ipu_peak[i], busy_pct(p, i));
+               (unsigned long long)q->global_rx_bytes, p->ipu_peak[i], p->ipu_balance[i],
+               busy_pct(p, i));
         sum += busy_pct(p, i);
     }
     printf("  %-22s %.1f%% (the IPUs' mean busy share)",
@@ -323,6 +335,31 @@ static void report(const sim *s)
 
 /* ---- the JSON document's "simulated" object ---- */
 
+/* "ipus": [...]: the report's line per IPU (several IPUs), then the utilisation. */
+static void json_ipus(txt *b, const phase *p)
+{
+    if (p->m.nipus < 2)
+        return;
+    double sum = 0.0;
+    txt_printf(b, "      \"ipus\": [");
+    for (uint32_t i = 0; i < p->m.nipus && i < 64; i++) {
+        const eng_ipu_stats *q = &p->ipu[i];
+        uint32_t st = p->pipe.stages ? i % p->pipe.stages : 0;
+        txt_printf(b,
+                   "%s{\"ipu\": %u, \"in_flight\": %u, \"stash_slots\": %u, \"stash_bytes\": "
+                   "%llu, \"stream_in_bytes\": %llu, \"stream_out_bytes\": %llu, "
+                   "\"global_tx_bytes\": %llu, \"global_rx_bytes\": %llu, \"peak_tile_bytes\": %u, "
+                   "\"tile_balance\": %.4f, \"busy_percent\": %.4f}",
+                   i ? ",\n        " : "", i, p->pipe.stages ? p->pipe.in_flight[st] : 1,
+                   p->pipe.slots[st], (unsigned long long)p->pipe.stash_bytes[st],
+                   (unsigned long long)q->host_in_bytes, (unsigned long long)q->host_out_bytes,
+                   (unsigned long long)q->global_tx_bytes, (unsigned long long)q->global_rx_bytes,
+                   p->ipu_peak[i], p->ipu_balance[i], busy_pct(p, i));
+        sum += busy_pct(p, i);
+    }
+    txt_printf(b, "],\n      \"utilisation_percent\": %.4f,\n", sum / p->m.nipus);
+}
+
 static void json_phase(txt *b, const phase *p)
 {
     double sec = sim_seconds(p, p->st.cycles);
@@ -347,6 +384,7 @@ static void json_phase(txt *b, const phase *p)
                p->balance, p->busy_tiles, p->busiest, p->top.total, p->top_tile, p->top.code,
                p->top.state, p->top.always, p->top.other, p->top.data, p->sum.mean_bytes,
                p->sum.tiles_used, p->m.sram_bytes);
+    json_ipus(b, p);
     txt_printf(b,
                "      \"compile\": {\"compute_sets\": %u, \"vertices\": %u, \"exchanges\": %u, "
                "\"exchange_bytes\": %llu, \"tiles_used\": %u, \"max_tile\": %u, \"max_bytes\": "
