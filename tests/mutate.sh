@@ -177,6 +177,20 @@ MUTATIONS=(
     "stash_ring directions swapped"
     workloads/codelets/stash_ring.s 's/shri    r4, r4, 3 /shri    r4, r4, 4 /'
     "stash_ring copies bytes / 16 pairs"
+    workloads/graph/pipe.c 's/PIPE_BWD, T - (2 \* N - 2 - I));/PIPE_BWD, T - (2 * N - 3 - I));/'
+    "grouped backward a step early"
+    workloads/graph/graph_lower.c 's/    if (!L->x->syncs\[((size_t)id/    if (0 \&\& !L->x->syncs[((size_t)id/'
+    "IPUs sync for other IPUs' steps"
+    workloads/mnist/mnet_graph.c 's/U((uint32_t)dir)};/U((uint32_t)0)};/'
+    "restore stashes instead"
+    workloads/graph/graph_coll.c 's/(rep + 1 + R - s) % R, id, 0, code);/(rep + R - s) % R, id, 0, code);/'
+    "all-gather sends the wrong chunk"
+    workloads/mnist/mnet_graph.c 's/    if (b->R > 1) \/\* each replica/    if (0 \&\& b->R > 1) \/* each replica/'
+    "replicas skip the all-reduce"
+    workloads/mnist/mnet_pipe.c 's/from\[1\] = &st\[i - 1\];/from[1] = \&st[i];/'
+    "gradients sent with the wrong stage's crossing"
+    workloads/graph/graph_lower.c 's/== PART_IO;$/== 0;/'
+    "I/O tiles' copies sync the whole IPU"
 )
 
 suite=${1:-}
