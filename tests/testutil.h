@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "base/alloc.h"
 #include "base/file.h"
 #include "host/system.h"
 #include "hw/tile.h"
@@ -148,9 +149,7 @@ static inline void tu_h_prog(tu_harness *h, const char *main_text, const char *c
             fail_msg("no codelet %s", names[i]);
         len += strlen(wl_codelet(names[i]));
     }
-    char *text = malloc(len);
-    if (!text)
-        fail_msg("out of memory");
+    char *text = xmalloc(len);
     size_t k = (size_t)snprintf(text, len, "        .text\nmain:\n%s", main_text);
     for (int i = 0; i < nn; i++)
         k += (size_t)snprintf(text + k, len - k, "%s", wl_codelet(names[i]));
