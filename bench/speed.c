@@ -5,7 +5,14 @@
  * each with 1 and 2 host threads, median of 5 runs of eng_run() only (loading and checking
  * are outside the timed part). Prints simulated instructions per host second, tile-cycles
  * per host second (simulated cycles x tiles / host seconds) and the 1 -> 2 thread speed-up.
- * Targets (bench, not tests): >= 400 M instructions/s per host thread on (a); >= 1.7x. */
+ * Then the cost of a superstep on one Mk2 IPU (1472 tiles), 10,000 of them:
+ *   (c) every tile only syncs (`sync internal` in a loop);
+ *   (d) tile 0 runs six workers of 30 instructions each superstep, the others only sync;
+ *   (e) every tile runs six workers of 30 instructions each superstep;
+ *   (f) as (c), every even tile sending 8 bytes to the next tile each superstep;
+ * host microseconds a superstep, 1 and 2 threads, median of 5.
+ * Targets (bench, not tests): >= 400 M instructions/s per host thread on (a); >= 1.7x;
+ * (c) <= 10 us a superstep; 2 threads never slower than 1. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,12 +52,12 @@ typedef struct result {
     eng_stats st;
 } result;
 
-static int bench_loop(unsigned threads, result *r)
+static int bench_src(const char *src, unsigned threads, result *r)
 {
     err e;
     err_clear(&e);
     isa_prog prog;
-    if (asm_assemble("loop.s", loop_src, strlen(loop_src), &prog, &e) != ERR_OK) {
+    if (asm_assemble("speed.s", src, strlen(src), &prog, &e) != ERR_OK) {
         fprintf(stderr, "%s\n", e.msg);
         return 1;
     }
@@ -111,6 +118,65 @@ static uint64_t insns(const eng_stats *st)
     return n;
 }
 
+enum { STEPS = 10000 };
+
+/* A superstep program (c)-(f): `busy` 0 none, 1 tile 0, 2 every tile runs six workers of 30
+ * instructions; `send`: every even tile sends 8 bytes to the next. */
+static char *superstep_src(int busy, int send)
+{
+    static char buf[4096];
+    size_t k = 0;
+    k += (size_t)snprintf(buf + k, sizeof buf - k,
+                          "main:   get     r6, $tile\n        li      r7, %d\n", STEPS - 1);
+    k += (size_t)snprintf(buf + k, sizeof buf - k, "loop:\n");
+    if (busy)
+        k += (size_t)snprintf(buf + k, sizeof buf - k,
+                              "%s        runall  w, r0\n        join\nquiet:\n",
+                              busy == 1 ? "        brnz    r6, quiet\n" : "");
+    if (send)
+        k += (size_t)snprintf(buf + k, sizeof buf - k,
+                              "        andi    r5, r6, 1\n        brnz    r5, nosend\n"
+                              "        li      r1, src\n        li      r2, 8\n"
+                              "        addi    r3, r6, 1\n        li      r4, dst\n"
+                              "        send    r1, r2, r3, r4\nnosend:\n");
+    k += (size_t)snprintf(buf + k, sizeof buf - k,
+                          "        sync    internal\n        brnzdec r7, loop\n        halt\n");
+    k += (size_t)snprintf(buf + k, sizeof buf - k, "w:\n");
+    for (int i = 0; i < 29; i++)
+        k += (size_t)snprintf(buf + k, sizeof buf - k, "        addi    r3, r3, 1\n");
+    snprintf(buf + k, sizeof buf - k,
+             "        exit\n        .data\n        .align  8\nsrc:    .word   1, 2\ndst:    .space  8\n");
+    return buf;
+}
+
+static int supersteps(void)
+{
+    static const struct {
+        const char *name;
+        int busy, send;
+    } b[] = {{"(c) sync only", 0, 0},
+             {"(d) tile 0 busy", 1, 0},
+             {"(e) every tile busy", 2, 0},
+             {"(f) sync + on-chip sends", 0, 1}};
+    printf("\n%-26s %8s %12s %16s %9s\n", "superstep (1472 tiles)", "threads", "median s",
+           "us per superstep", "speed-up");
+    for (size_t k = 0; k < sizeof b / sizeof b[0]; k++) {
+        result r[2];
+        for (unsigned t = 0; t < 2; t++)
+            if (bench_src(superstep_src(b[k].busy, b[k].send), t + 1, &r[t]) != 0)
+                return 1;
+        for (unsigned t = 0; t < 2; t++) {
+            printf("%-26s %8u %12.4f %16.2f", b[k].name, t + 1, r[t].seconds,
+                   r[t].seconds / STEPS * 1e6);
+            if (t == 1)
+                printf(" %8.2fx", r[0].seconds / r[1].seconds);
+            printf("\n");
+        }
+    }
+    printf("targets: (c) <= 10 us a superstep; 2 threads never slower than 1\n");
+    return 0;
+}
+
 int main(void)
 {
     printf("%-26s %8s %12s %14s %16s %9s\n", "benchmark", "threads", "median s", "M instr/s",
@@ -118,9 +184,9 @@ int main(void)
     const char *names[2] = {"(a) int/branch loop", "(b) gemm 1536x1472x512"};
     for (int b = 0; b < 2; b++) {
         result r1, r2;
-        if ((b == 0 ? bench_loop(1, &r1) : bench_gemm(1, &r1)) != 0)
+        if ((b == 0 ? bench_src(loop_src, 1, &r1) : bench_gemm(1, &r1)) != 0)
             return 1;
-        if ((b == 0 ? bench_loop(2, &r2) : bench_gemm(2, &r2)) != 0)
+        if ((b == 0 ? bench_src(loop_src, 2, &r2) : bench_gemm(2, &r2)) != 0)
             return 1;
         result *rs[2] = {&r1, &r2};
         for (int k = 0; k < 2; k++) {
@@ -133,5 +199,5 @@ int main(void)
         }
     }
     printf("targets: >= 400 M instr/s per host thread on (a); >= 1.7x from 1 to 2 threads\n");
-    return 0;
+    return supersteps();
 }

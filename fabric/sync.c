@@ -36,12 +36,9 @@ static void count(const chip *c, census *n)
         group_zone[z] = isa_zone_info_of(z)->scope == ISA_SCOPE_GROUP;
         host_zone[z] = (uint8_t)isa_zone_info_of(z)->host;
     }
-    for (uint32_t t = 0; t < c->ntiles; t++) {
-        const tile *x = &c->tiles[t];
-        if (x->state == TILE_IDLE) { /* in every zone at once, in no group */
-            n->nidle++;
-            continue;
-        }
+    n->nidle = c->ntiles - c->nlive; /* idle tiles: in every zone at once, in no group */
+    for (uint32_t k = 0; k < c->nlive; k++) {
+        const tile *x = &c->tiles[c->live[k]];
         uint32_t gr = x->group < ISA_NGROUPS ? x->group : 0;
         n->ngrp[gr]++;
         n->at = max_u64(n->at, x->at);

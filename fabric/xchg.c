@@ -195,9 +195,11 @@ static void gather(xchg_sys *g, const eng_xview *v, uint32_t lo, uint32_t hi, in
     for (int pass = 0; pass <= global; pass++) {
         if (pass == 1)
             *n_onchip = g->ndv;
-        for (uint32_t i = lo; i < hi; i++)
-            for (uint32_t t = 0; t < v->chips[i].ntiles; t++)
-                gather_tile(g, &v->chips[i].tiles[t].out, i, t, pass);
+        for (uint32_t i = lo; i < hi; i++) {
+            const chip *c = &v->chips[i];
+            for (uint32_t k = 0; k < c->nlive; k++)
+                gather_tile(g, &c->tiles[c->live[k]].out, i, c->live[k], pass);
+        }
     }
     if (!global)
         *n_onchip = g->ndv;
@@ -207,8 +209,9 @@ static void gather(xchg_sys *g, const eng_xview *v, uint32_t lo, uint32_t hi, in
 static void clear_sent(const eng_xview *v, uint32_t lo, uint32_t hi, int global)
 {
     for (uint32_t i = lo; i < hi; i++) {
-        for (uint32_t t = 0; t < v->chips[i].ntiles; t++) {
-            tile_outbox *o = &v->chips[i].tiles[t].out;
+        const chip *c = &v->chips[i];
+        for (uint32_t k = 0; k < c->nlive; k++) {
+            tile_outbox *o = &c->tiles[c->live[k]].out;
             size_t keep = 0;
             for (size_t k = 0; k < o->n; k++)
                 if (o->s[k].kind > TILE_GSEND || (o->s[k].global && !global))

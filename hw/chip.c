@@ -37,7 +37,18 @@ void chip_free(chip *c)
     if (c->mem)
         munmap(c->mem, c->mem_bytes);
     free(c->tiles);
+    free(c->live);
     memset(c, 0, sizeof *c);
+}
+
+void chip_index_live(chip *c)
+{
+    free(c->live);
+    c->live = xmalloc((c->ntiles ? c->ntiles : 1) * sizeof *c->live);
+    c->nlive = 0;
+    for (uint32_t t = 0; t < c->ntiles; t++)
+        if (c->tiles[t].state != TILE_IDLE)
+            c->live[c->nlive++] = t;
 }
 
 uint8_t *chip_tile_mem(const chip *c, uint32_t tile)

@@ -17,6 +17,9 @@ typedef struct chip {
     uint8_t *mem;     /* ntiles x memsize, mapped lazily (pages appear on first touch) */
     size_t mem_bytes;
     tile *tiles;
+    uint32_t *live;      /* the tiles holding a program (not idle), ascending: what the
+                          * per-superstep loops visit (chip_index_live after loading) */
+    uint32_t nlive;
     uint64_t supersteps; /* syncs released on this IPU (internal and external) */
     uint64_t finish;     /* cycle at which its last tile halted */
 } chip;
@@ -28,6 +31,9 @@ void chip_free(chip *c);
 /* Copy the program image into tile t and reset it to run `code` (prog decoded) from its
  * entry; prog NULL (code NULL) leaves the tile idle, holding nothing. */
 void chip_load_tile(chip *c, uint32_t t, const isa_prog *prog, const isa_insn *code);
+
+/* Index the tiles that hold a program (c->live), after every tile was loaded. */
+void chip_index_live(chip *c);
 
 /* Memory of one tile. */
 uint8_t *chip_tile_mem(const chip *c, uint32_t tile);

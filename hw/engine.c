@@ -248,6 +248,7 @@ int eng_load_tiles(eng *g, const isa_prog *const *progs, err *e)
     pool_run(g->pool, pool_threads(g->pool), load_share, &j);
     free(code);
     for (uint32_t i = 0; i < g->nipus; i++) {
+        chip_index_live(&g->chips[i]);
         g->chips[i].supersteps = 0;
         g->chips[i].finish = 0;
         g->done[i] = 0;
@@ -308,8 +309,8 @@ static void on_release(sim *k, void *arg)
     uint32_t hi = r->ipu < 0 ? g->nipus : lo + 1;
     for (uint32_t i = lo; i < hi; i++) {
         chip *c = &g->chips[i];
-        for (uint32_t t = 0; t < c->ntiles; t++) {
-            tile *x = &c->tiles[t];
+        for (uint32_t k = 0; k < c->nlive; k++) {
+            tile *x = &c->tiles[c->live[k]];
             if (x->state == TILE_SYNC && (r->group < 0 || x->group == (uint32_t)r->group))
                 tile_release(x, r->cycle);
         }
@@ -612,8 +613,9 @@ static int first_fault(const eng *g, err *e)
     const tile *first = NULL;
     uint64_t first_t = 0;
     for (uint32_t i = 0; i < g->nipus; i++) {
-        for (uint32_t t = 0; t < g->ntiles; t++) {
-            const tile *x = &g->chips[i].tiles[t];
+        const chip *ch = &g->chips[i];
+        for (uint32_t k = 0; k < ch->nlive; k++) {
+            const tile *x = &ch->tiles[ch->live[k]];
             if (x->state != TILE_FAULTED)
                 continue;
             const isa_cpu *c = x->fault_ctx ? &x->wk[x->fault_ctx - 1] : &x->sup;
@@ -740,10 +742,12 @@ static void heartbeat(eng *g)
 static int compute_round(eng *g)
 {
     g->nrun = 0;
-    for (uint32_t i = 0; i < g->nipus; i++)
-        for (uint32_t t = 0; t < g->ntiles; t++)
-            if (g->chips[i].tiles[t].state == TILE_RUNNABLE)
-                g->run[g->nrun++] = &g->chips[i].tiles[t];
+    for (uint32_t i = 0; i < g->nipus; i++) {
+        chip *c = &g->chips[i];
+        for (uint32_t k = 0; k < c->nlive; k++)
+            if (c->tiles[c->live[k]].state == TILE_RUNNABLE)
+                g->run[g->nrun++] = &c->tiles[c->live[k]];
+    }
     if (!g->nrun)
         return 0;
     pool_run(g->pool, g->nrun, step_one, g);

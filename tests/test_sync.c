@@ -21,6 +21,7 @@ static void make(mach *m, chip *c, uint32_t nipus)
     assert_int_equal(chip_init(c, 0, m, 6, &e), ERR_OK);
     for (uint32_t t = 0; t < 6; t++)
         c->tiles[t] = (tile){.ipu = 0, .id = t};
+    chip_index_live(c); /* every tile holds a program */
 }
 
 static void wait_at(chip *c, uint32_t t, unsigned zone, uint64_t at)

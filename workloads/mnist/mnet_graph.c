@@ -1645,13 +1645,15 @@ static void stage_build(net *n, const mnet_cfg *c, const stage_b *sb, const gr_t
     if (!last) {
         const xing *u = &n->fx[sb->k1], *d = &n->bx[sb->k1];
         st->nup = u->n + (b->train ? 1 : 0);
-        st->up = xmalloc(st->nup * sizeof *st->up);
-        memcpy(st->up, u->x, u->n * sizeof *st->up);
+        st->up = xmalloc((st->nup ? st->nup : 1) * sizeof *st->up);
+        if (u->n)
+            memcpy(st->up, u->x, u->n * sizeof *st->up);
         if (b->train)
             st->up[u->n] = (gr_xfer){labs[s], s ? 0 : (size_t)b->px * b->B, lin[s + 1], 0, b->B};
         st->ndown = b->train ? d->n : 0;
         st->down = xmalloc((st->ndown ? st->ndown : 1) * sizeof *st->down);
-        memcpy(st->down, d->x, st->ndown * sizeof *st->down);
+        if (st->ndown) /* the test pass has no backward crossings */
+            memcpy(st->down, d->x, st->ndown * sizeof *st->down);
     }
     for (size_t i = 0; i < sl.n; i++)
         free(sl.v[i].p);

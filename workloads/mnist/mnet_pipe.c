@@ -70,6 +70,8 @@ static gr_prog step_prog(graph *g, const pipe_cfg *c, const mnet_stage *st, cons
                 continue;
             const gr_xfer *src = d ? from[d]->down : from[d]->up;
             size_t n = d ? from[d]->ndown : from[d]->nup;
+            if (!n)
+                continue;
             x = xgrow(x, &cap, nx + n, sizeof *x);
             memcpy(x + nx, src, n * sizeof *x);
             nx += n;
