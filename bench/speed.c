@@ -145,7 +145,8 @@ static char *superstep_src(int busy, int send)
     for (int i = 0; i < 29; i++)
         k += (size_t)snprintf(buf + k, sizeof buf - k, "        addi    r3, r3, 1\n");
     snprintf(buf + k, sizeof buf - k,
-             "        exit\n        .data\n        .align  8\nsrc:    .word   1, 2\ndst:    .space  8\n");
+             "        exit\n        .data\n        .align  8\nsrc:    .word   1, 2\ndst:    .space "
+             " 8\n");
     return buf;
 }
 

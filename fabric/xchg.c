@@ -301,6 +301,10 @@ static void account(const xchg_sys *g, const eng_xview *v, uint32_t lo, uint32_t
     }
 }
 
+/* Deliveries of fewer bytes than this are copied on the calling thread alone: the copy takes
+ * less host time than waking the pool's threads. */
+enum { XCHG_SHARE_BYTES = 256 * 1024 };
+
 static int deliver(void *ctx, const eng_xview *v, uint32_t lo, uint32_t hi, int global,
                    eng_moved *moved, err *e)
 {
@@ -319,7 +323,14 @@ static int deliver(void *ctx, const eng_xview *v, uint32_t lo, uint32_t hi, int 
         rc = check_receivers(g, keys, at, &nrecv, e);
     if (rc == ERR_OK) {
         copy_job job = {g, v, keys, at};
-        pool_run(v->pool, nrecv, copy_receiver, &job);
+        uint64_t bytes = 0;
+        for (size_t x = 0; x < n; x++)
+            bytes += g->dv[x].s.bytes;
+        if (bytes < XCHG_SHARE_BYTES) /* too little to be worth waking the threads */
+            for (size_t r = 0; r < nrecv; r++)
+                copy_receiver(&job, r);
+        else
+            pool_run(v->pool, nrecv, copy_receiver, &job);
         account(g, v, lo, hi);
         for (size_t x = 0; x < n; x++) {
             const delivery *d = &g->dv[keys[x].seq];

@@ -17,7 +17,7 @@ typedef struct chip {
     uint8_t *mem;     /* ntiles x memsize, mapped lazily (pages appear on first touch) */
     size_t mem_bytes;
     tile *tiles;
-    uint32_t *live;      /* the tiles holding a program (not idle), ascending: what the
+    uint32_t *live; /* the tiles holding a program (not idle), ascending: what the
                           * per-superstep loops visit (chip_index_live after loading) */
     uint32_t nlive;
     uint64_t supersteps; /* syncs released on this IPU (internal and external) */

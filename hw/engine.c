@@ -737,8 +737,16 @@ static void heartbeat(eng *g)
     w->progress(w->progress_ctx, cycle, steps);
 }
 
-/* One compute round over every runnable tile. Returns whether some tile is still runnable
- * (its chunk ran out): then another round comes before the syncs are resolved. */
+/* A round shared among the threads that took less host time than ENG_SHARE_OVER_NS makes
+ * the next one serial; a serial round that took less than ENG_SERIAL_UNDER_NS keeps it so
+ * (waking and joining the threads costs tens of microseconds on a small host). */
+enum { ENG_SHARE_OVER_NS = 100000, ENG_SERIAL_UNDER_NS = 200000 };
+
+/* One compute round over every runnable tile, shared among the host threads or, when the
+ * last round was too small to be worth waking them (host time: it decides only which thread
+ * steps a tile, never what a tile does, so results stay the same for any threads), on this
+ * one. Returns whether some tile is still runnable (its chunk ran out): then another round
+ * comes before the syncs are resolved. */
 static int compute_round(eng *g)
 {
     g->nrun = 0;
@@ -750,7 +758,15 @@ static int compute_round(eng *g)
     }
     if (!g->nrun)
         return 0;
-    pool_run(g->pool, g->nrun, step_one, g);
+    uint64_t t0 = host_ns();
+    if (g->serial) /* a round too small to share: the threads would cost more than it */
+        for (size_t x = 0; x < g->nrun; x++)
+            step_one(g, x);
+    else
+        pool_run(g->pool, g->nrun, step_one, g);
+    uint64_t took = host_ns() - t0;
+    g->serial =
+        pool_threads(g->pool) > 1 && took < (g->serial ? ENG_SERIAL_UNDER_NS : ENG_SHARE_OVER_NS);
     g->rounds++;
     for (size_t x = 0; x < g->nrun; x++)
         if (g->run[x]->state == TILE_RUNNABLE)
