@@ -16,7 +16,8 @@
  *     a step lasts the longest IPU's passes plus the copy between IPUs, whose cost is the same
  *     for every step that moves the same crossings: so the device iteration's cycles follow
  *     from the fill steps' and flush steps' measured passes, predicted for the main phase.
- * - Sequential (sharding's schedule) keeps one IPU busy per step.
+ * - Sequential (sharding's schedule) keeps one IPU busy per step; pipelined inference (the
+ *   test pass) runs IPU i's forward passes exactly in steps i .. i + K - 1.
  * - Stash depths and bytes: micro-batches in flight 7, 5, 3, 1 (grouped, 2N-1-2i) and
  *   4, 3, 2, 1 (interleaved, N-i); the stash's bytes per IPU from the tensors each stage keeps
  *   (written out below from the network's shapes).
@@ -68,6 +69,7 @@ static int teardown(void **state)
 
 /* What a run leaves: its call loss, its per-IPU step logs, its pipeline. */
 typedef struct run {
+    int test; /* record the test pass (mnet_test), not training */
     double loss;
     int calls;
     uint32_t nipus;
@@ -88,7 +90,7 @@ static void on_call(void *ctx, const mnet_call *c)
 static void on_done(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pipe_info *p)
 {
     run *r = ctx;
-    if (test)
+    if (test != r->test)
         return;
     r->pi = *p;
     r->nipus = eng_nipus(g);
@@ -297,6 +299,64 @@ static void test_grouped_timeline(void **state)
     }
 }
 
+/* Pipelined inference (the test pass, forward passes only): 8 micro-batches of 8 images in
+ * one run of K = 8 over 4 IPUs, K + N - 1 = 11 steps, every one but the last ending with a
+ * copy (IPU i < N - 1 sends what its forward made). Each IPU works exactly in steps i .. i +
+ * K - 1 (the schedule's m + i), its forward costs the same in each (within a barrel round),
+ * and the copy costs the same in every step that moves the same crossings. */
+static void test_inference_timeline(void **state)
+{
+    (void)state;
+    static run r;
+    memset(&r, 0, sizeof r);
+    r.test = 1;
+    mnet_cfg c = cfg(four, 1, PIPE_GROUPED, 1);
+    c.run.test_batch = 8;
+    c.test_iters = 8;
+    mdata_split set = digits.test;
+    set.n = 64;
+    float *w = calloc(MREF_NPARAMS, sizeof(float));
+    err e;
+    err_clear(&e);
+    mref_net *n = mref_create(1, &e);
+    mref_init(n, 0);
+    memcpy(w, mref_params(n), sizeof(float) * MREF_NPARAMS);
+    mref_destroy(n);
+    double acc = -1;
+    mnet_hooks h = {.finished = on_done, .ctx = &r};
+    if (mnet_test(&c, &set, w, &acc, &h, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    free(w);
+    enum { K = 8, S = K + N - 1, DEV = 6 };
+    static uint64_t L[N][64], E[N][64];
+    for (uint32_t i = 0; i < N; i++)
+        assert_int_equal(segments(&r, i, L[i], E[i]), S - 1);
+    pipe_cfg pc = {PIPE_GROUPED, N, K, 0};
+    uint64_t X[64] = {0}, sig[64];
+    for (uint32_t t = 1; t + 1 < S; t++) { /* step 0 holds the program's start too */
+        uint64_t most = 0;
+        sig[t] = 0;
+        for (uint32_t i = 0; i < N; i++) {
+            pipe_run pr[2];
+            unsigned np = pipe_at(&pc, t, i, pr);
+            assert_int_equal(np, t >= i && t < i + K ? 1u : 0u);
+            if ((L[i][t] > 0) != (np > 0))
+                fail_msg("step %u ipu %u: %llu cycles of work, %u passes", t, i,
+                         (unsigned long long)L[i][t], np);
+            uint64_t f = L[i][i ? i : 1]; /* its first forward after step 0 */
+            if (np && (L[i][t] + DEV < f || L[i][t] > f + DEV))
+                fail_msg("step %u ipu %u: %llu cycles, its forward %llu", t, i,
+                         (unsigned long long)L[i][t], (unsigned long long)f);
+            most = L[i][t] > most ? L[i][t] : most;
+            sig[t] = sig[t] << 1 | (np > 0);
+        }
+        X[t] = E[0][t] - E[0][t - 1] - most;
+        for (uint32_t u = 1; u < t; u++)
+            if (sig[u] == sig[t])
+                assert_int_equal(X[t], X[u]);
+    }
+}
+
 /* Sequential: one IPU works per step, and interleaved keeps N - i in flight. */
 static void test_sequential_and_interleaved(void **state)
 {
@@ -401,6 +461,7 @@ int main(void)
         cmocka_unit_test(test_same_math),
         cmocka_unit_test(test_grouped_timeline),
         cmocka_unit_test(test_sequential_and_interleaved),
+        cmocka_unit_test(test_inference_timeline),
         cmocka_unit_test(test_replicas),
         cmocka_unit_test(test_rules),
     };
