@@ -258,19 +258,9 @@ static void f16_distinct(const f16set *d)
 
 /* ---- tile memory images ---- */
 
-static void put32(uint8_t *m, uint32_t a, uint32_t v)
-{
-    memcpy(m + a, &v, 4);
-}
-static uint32_t get32(const uint8_t *m, uint32_t a)
-{
-    uint32_t v;
-    memcpy(&v, m + a, 4);
-    return v;
-}
 static void putf(uint8_t *m, uint32_t a, float f)
 {
-    put32(m, a, tu_fb(f));
+    tu_put32(m, a, tu_fb(f));
 }
 static void put16(uint8_t *m, uint32_t a, uint16_t h)
 {
@@ -336,7 +326,7 @@ static void put_row(uint8_t *m, uint32_t at, const float *v, unsigned n)
 static void check_img(const char *what, const uint8_t *got, const uint8_t *want)
 {
     for (uint32_t a = LO; a < HI; a += 4) {
-        uint32_t g = get32(got, a), w = get32(want, a);
+        uint32_t g = tu_get32(got, a), w = tu_get32(want, a);
         if (g != w)
             fail_msg("%s: mem32[0x%x] = 0x%08x (%a), want 0x%08x (%a)", what, a, g,
                      (double)tu_bf(g), w, (double)tu_bf(w));
@@ -527,8 +517,8 @@ static void test_f32_rows(void **state)
         f32_ref(&d, r, d.p[r], M_REF, out);
         put_row(want, PART + 64 * r, out, 16);
     }
-    put32(want, REGS, XIN + 4 * 8 * NR);
-    put32(want, REGS + 4, PART + 64 * NR);
+    tu_put32(want, REGS, XIN + 4 * 8 * NR);
+    tu_put32(want, REGS + 4, PART + 64 * NR);
 
     sbuf b = {.n = 0};
     sb_main(&b);
@@ -558,8 +548,8 @@ static void test_f16_rows(void **state)
         f16_ref(&d, r, d.p[r], M_REF, out);
         put_row(want, PART + 32 * r, out, 8);
     }
-    put32(want, REGS, XIN + 32 * NR);
-    put32(want, REGS + 4, PART + 32 * NR);
+    tu_put32(want, REGS, XIN + 32 * NR);
+    tu_put32(want, REGS + 4, PART + 32 * NR);
 
     sbuf b = {.n = 0};
     sb_main(&b);
@@ -610,8 +600,8 @@ static void test_pipeline(void **state)
     /* one row, no ampst: nothing stored */
     {
         uint8_t *m = pipe_img(), *want = img_copy(m);
-        put32(want, REGS, XIN + 32);
-        put32(want, REGS + 4, PART + 64);
+        tu_put32(want, REGS, XIN + 32);
+        tu_put32(want, REGS + 4, PART + 64);
         b.n = 0;
         sb(&b, "        li      r1, 0x%x\n        li      r2, 0x%x\n", XIN, PART);
         sb_rep(&b, 8, "f32amp  r2, r1");
@@ -624,8 +614,8 @@ static void test_pipeline(void **state)
     for (unsigned s = 0; s <= 8; s++) {
         uint8_t *m = pipe_img(), *want = img_copy(m);
         put_row(want, PART, row0, 2 * s);
-        put32(want, REGS, XIN + 32 + 4 * s);
-        put32(want, REGS + 4, PART + 64 + 8 * s);
+        tu_put32(want, REGS, XIN + 32 + 4 * s);
+        tu_put32(want, REGS + 4, PART + 64 + 8 * s);
         b.n = 0;
         sb(&b, "        li      r1, 0x%x\n        li      r2, 0x%x\n", XIN, PART);
         sb_rep(&b, 8 + s, "f32amp  r2, r1");
@@ -638,8 +628,8 @@ static void test_pipeline(void **state)
        itself */
     {
         uint8_t *m = pipe_img(), *want = img_copy(m);
-        put32(want, REGS, XIN + 32);
-        put32(want, REGS + 4, PART + 64);
+        tu_put32(want, REGS, XIN + 32);
+        tu_put32(want, REGS + 4, PART + 64);
         b.n = 0;
         sb(&b, "        li      r1, 0x%x\n        li      r2, 0x%x\n", XIN, PART);
         sb_rep(&b, 8, "f32amp  r2, r1");
@@ -651,8 +641,8 @@ static void test_pipeline(void **state)
         m = pipe_img();
         want = img_copy(m);
         put_row(want, PART + 64, row1, 16);
-        put32(want, REGS, XIN + 64);
-        put32(want, REGS + 4, PART + 128);
+        tu_put32(want, REGS, XIN + 64);
+        tu_put32(want, REGS + 4, PART + 128);
         b.n = 0;
         sb(&b, "        li      r1, 0x%x\n        li      r2, 0x%x\n", XIN, PART);
         sb_rep(&b, 8, "f32amp  r2, r1");
@@ -667,8 +657,8 @@ static void test_pipeline(void **state)
     {
         uint8_t *m = pipe_img(), *want = img_copy(m);
         put_row(want, PART + 64, row1, 16);
-        put32(want, REGS, XIN + 64);
-        put32(want, REGS + 4, PART + 128);
+        tu_put32(want, REGS, XIN + 64);
+        tu_put32(want, REGS + 4, PART + 128);
         b.n = 0;
         sb(&b, "        li      r1, 0x%x\n        li      r2, 0x%x\n", XIN, PART);
         sb_rep(&b, 3, "f32amp  r2, r1");
@@ -689,8 +679,8 @@ static void test_pipeline(void **state)
         assert_int_not_equal(ndiff(in_place, store_first, 16), 0);
         uint8_t *m = pipe_img(), *want = img_copy(m);
         put_row(want, PART, in_place, 16);
-        put32(want, REGS, XIN + 64);
-        put32(want, REGS + 4, PART + 64);
+        tu_put32(want, REGS, XIN + 64);
+        tu_put32(want, REGS + 4, PART + 64);
         b.n = 0;
         sb(&b, "        li      r1, 0x%x\n        li      r2, 0x%x\n", XIN, PART);
         sb_rep(&b, 8, "f32amp  r2, r1");
@@ -715,8 +705,8 @@ static void test_pipeline(void **state)
         uint8_t *want = img_copy(m);
         put_row(want, PART - 8, out, 16);
         put_row(want, PART + 56, row0 + 14, 2);
-        put32(want, REGS, XIN + 64);
-        put32(want, REGS + 4, PART + 56);
+        tu_put32(want, REGS, XIN + 64);
+        tu_put32(want, REGS + 4, PART + 56);
         b.n = 0;
         sb(&b, "        li      r1, 0x%x\n        li      r2, 0x%x\n", XIN, PART);
         sb_rep(&b, 8, "f32amp  r2, r1");
@@ -734,8 +724,8 @@ static void test_pipeline(void **state)
         uint8_t *want = img_copy(m);
         put_row(want, PART2, row0, 16);
         put_row(want, PART + 64, row1, 16);
-        put32(want, REGS, XIN + 64);
-        put32(want, REGS + 4, PART + 128);
+        tu_put32(want, REGS, XIN + 64);
+        tu_put32(want, REGS + 4, PART + 128);
         b.n = 0;
         sb(&b, "        li      r1, 0x%x\n        li      r2, 0x%x\n", XIN, PART2);
         sb_rep(&b, 8, "f32amp  r2, r1");
@@ -1008,7 +998,7 @@ static uint32_t measure(const amp_mach *am, const cost_insn *ci, unsigned K)
     rc_open(&r, b.s, am, 1, 1, 1);
     if (eng_run(r.g, &r.e) != ERR_OK)
         fail_msg("%s on %s: %s", ci->insn, am->name, r.e.msg);
-    uint32_t got = get32(eng_tile_mem(r.g, 0, 0), REGS);
+    uint32_t got = tu_get32(eng_tile_mem(r.g, 0, 0), REGS);
     rc_close(&r);
     return got;
 }

@@ -87,18 +87,6 @@ static void h_new(harness *h, const char *name, const uint32_t *states, int n)
     tu_h_prog(h, main_text, names, 1);
 }
 
-static void put32(uint8_t *mem, uint32_t at, uint32_t v)
-{
-    memcpy(mem + at, &v, 4);
-}
-
-static uint32_t get32(const uint8_t *mem, uint32_t at)
-{
-    uint32_t v;
-    memcpy(&v, mem + at, 4);
-    return v;
-}
-
 /* ---- xent_fwd_bwd ---- */
 
 enum { BATCH = 40, CLASSES = 10 };
@@ -236,13 +224,13 @@ enum {
 
 static void xent_state(uint8_t *mem, uint32_t at, int r0, int rows, int w)
 {
-    put32(mem, at + 0, XZ + (uint32_t)r0 * CLASSES * 4);
-    put32(mem, at + 4, XL + (uint32_t)r0 * 4);
-    put32(mem, at + 8, XD + (uint32_t)r0 * CLASSES * 4);
-    put32(mem, at + 12, (uint32_t)rows);
-    put32(mem, at + 16, BATCH);
-    put32(mem, at + 20, XSUM + 4 * (uint32_t)w);
-    put32(mem, at + 24, XCNT + 4 * (uint32_t)w);
+    tu_put32(mem, at + 0, XZ + (uint32_t)r0 * CLASSES * 4);
+    tu_put32(mem, at + 4, XL + (uint32_t)r0 * 4);
+    tu_put32(mem, at + 8, XD + (uint32_t)r0 * CLASSES * 4);
+    tu_put32(mem, at + 12, (uint32_t)rows);
+    tu_put32(mem, at + 16, BATCH);
+    tu_put32(mem, at + 20, XSUM + 4 * (uint32_t)w);
+    tu_put32(mem, at + 24, XCNT + 4 * (uint32_t)w);
 }
 
 static void xent_load(uint8_t *mem, const float *z, const int *labels)
@@ -250,7 +238,7 @@ static void xent_load(uint8_t *mem, const float *z, const int *labels)
     memcpy(mem + XZ, z, sizeof(float) * BATCH * CLASSES);
     memcpy(mem + XL, labels, sizeof(int) * BATCH);
     for (uint32_t a = XD; a < XCNT + 4 * MAXW + 8; a += 4)
-        put32(mem, a, GUARD);
+        tu_put32(mem, a, GUARD);
 }
 
 /* The whole batch on one worker: bit for bit against xent_ref, within the bound against
@@ -280,7 +268,7 @@ static void test_xent_batch(void **state)
     const float scale = 1.0f / BATCH;
     int ndiff = 0;
     for (int i = 0; i < BATCH * CLASSES; i++) {
-        const uint32_t got = get32(h.mem, XD + 4 * (uint32_t)i);
+        const uint32_t got = tu_get32(h.mem, XD + 4 * (uint32_t)i);
         if (got != tu_fb(dz_ref[i]))
             fail_msg("dz[%d][%d]: 0x%08x, want 0x%08x (%g)", i / CLASSES, i % CLASSES, got,
                      tu_fb(dz_ref[i]), (double)dz_ref[i]);
@@ -290,21 +278,21 @@ static void test_xent_batch(void **state)
                      (double)dz_c[i]);
         ndiff += tu_fb(dz_ref[i]) != tu_fb(dz_c[i]);
     }
-    const uint32_t sum = get32(h.mem, XSUM);
+    const uint32_t sum = tu_get32(h.mem, XSUM);
     assert_int_equal(sum, tu_fb(sum_ref));
     const float mean = sum_ref / (float)BATCH;
     if (fabs((double)mean - (double)mean_c) > ldexp(1.0 + mean_c, -18))
         fail_msg("mean loss %a, mlayer_xent %a", (double)mean, (double)mean_c);
-    assert_int_equal(get32(h.mem, XCNT), (uint32_t)cnt_ref);
+    assert_int_equal(tu_get32(h.mem, XCNT), (uint32_t)cnt_ref);
     /* the special rows: 1, 2, 3, 5, 8 correct; 0, 4, 6, 7, 9 not */
     int special = 0;
     xent_ref(BATCH, z, labels, dz_ref, 0, 10, &special);
     assert_int_equal(special, 5);
     /* nothing written past dz, sum or count; inputs untouched */
     for (uint32_t a = XD + BATCH * CLASSES * 4; a < XSUM; a += 4)
-        assert_int_equal(get32(h.mem, a), GUARD);
-    assert_int_equal(get32(h.mem, XSUM + 4), GUARD);
-    assert_int_equal(get32(h.mem, XCNT + 4), GUARD);
+        assert_int_equal(tu_get32(h.mem, a), GUARD);
+    assert_int_equal(tu_get32(h.mem, XSUM + 4), GUARD);
+    assert_int_equal(tu_get32(h.mem, XCNT + 4), GUARD);
     assert_memory_equal(h.mem + XZ, z, sizeof z);
     assert_memory_equal(h.mem + XL, labels, sizeof labels);
     tu_h_free(&h);
@@ -321,8 +309,8 @@ static void test_xent_batch(void **state)
         assert_int_equal(tu_h_run(&h), 6 * xent_slots((uint64_t)rows[k]) + 3);
         int c = 0;
         const float s = xent_ref(BATCH, z, labels, dz_ref, 3, 3 + rows[k], &c);
-        assert_int_equal(get32(h.mem, XSUM), tu_fb(s));
-        assert_int_equal(get32(h.mem, XCNT), (uint32_t)c);
+        assert_int_equal(tu_get32(h.mem, XSUM), tu_fb(s));
+        assert_int_equal(tu_get32(h.mem, XCNT), (uint32_t)c);
         assert_memory_equal(h.mem + XD + 3 * CLASSES * 4, dz_ref + 3 * CLASSES,
                             sizeof(float) * CLASSES * (size_t)rows[k]);
         tu_h_free(&h);
@@ -353,9 +341,9 @@ static void test_xent_workers(void **state)
     for (int w = 0; w < MAXW; w++) {
         int c = 0;
         const float s = xent_ref(BATCH, z, labels, dz_ref, first[w], first[w + 1], &c);
-        assert_int_equal(get32(h.mem, XSUM + 4 * (uint32_t)w), tu_fb(s));
-        assert_int_equal(get32(h.mem, XCNT + 4 * (uint32_t)w), (uint32_t)c);
-        total += (int)get32(h.mem, XCNT + 4 * (uint32_t)w);
+        assert_int_equal(tu_get32(h.mem, XSUM + 4 * (uint32_t)w), tu_fb(s));
+        assert_int_equal(tu_get32(h.mem, XCNT + 4 * (uint32_t)w), (uint32_t)c);
+        total += (int)tu_get32(h.mem, XCNT + 4 * (uint32_t)w);
     }
     assert_int_equal(total, cnt_c);
     assert_memory_equal(h.mem + XD, dz_ref, sizeof dz_ref);
@@ -404,27 +392,27 @@ static void reduce_case(uint32_t n, uint32_t P, float k, int inplace)
     const uint32_t st[1] = {STATE};
     h_new(&h, "reduce_add", st, 1);
     for (uint32_t a = parts - 8; a < out + 4 * n + 16; a += 4)
-        put32(h.mem, a, GUARD);
+        tu_put32(h.mem, a, GUARD);
     for (uint32_t p = 0; p < P; p++)
         memcpy(h.mem + parts + p * stride, pv + (size_t)p * n, 4 * (size_t)n);
-    put32(h.mem, STATE + 0, out);
-    put32(h.mem, STATE + 4, parts);
-    put32(h.mem, STATE + 8, n);
-    put32(h.mem, STATE + 12, P);
-    put32(h.mem, STATE + 16, stride);
-    put32(h.mem, STATE + 20, tu_fb(k));
+    tu_put32(h.mem, STATE + 0, out);
+    tu_put32(h.mem, STATE + 4, parts);
+    tu_put32(h.mem, STATE + 8, n);
+    tu_put32(h.mem, STATE + 12, P);
+    tu_put32(h.mem, STATE + 16, stride);
+    tu_put32(h.mem, STATE + 20, tu_fb(k));
     const uint64_t cycles = tu_h_run(&h);
     if (cycles != 6 * reduce_slots(n, P) + 3)
         fail_msg("reduce_add n %u P %u: %llu cycles, want %llu", n, P, (unsigned long long)cycles,
                  (unsigned long long)(6 * reduce_slots(n, P) + 3));
     for (uint32_t i = 0; i < n; i++)
-        if (get32(h.mem, out + 4 * i) != tu_fb(want[i]))
+        if (tu_get32(h.mem, out + 4 * i) != tu_fb(want[i]))
             fail_msg("reduce_add n %u P %u k %g%s: out[%u] 0x%08x, want 0x%08x", n, P, (double)k,
-                     inplace ? " in place" : "", i, get32(h.mem, out + 4 * i), tu_fb(want[i]));
+                     inplace ? " in place" : "", i, tu_get32(h.mem, out + 4 * i), tu_fb(want[i]));
     /* nothing written around out (in place, the words after it are part 0's padding) */
-    assert_int_equal(get32(h.mem, out - 4), GUARD);
-    assert_int_equal(get32(h.mem, out + 4 * n), GUARD);
-    assert_int_equal(get32(h.mem, out + 4 * n + 4), GUARD);
+    assert_int_equal(tu_get32(h.mem, out - 4), GUARD);
+    assert_int_equal(tu_get32(h.mem, out + 4 * n), GUARD);
+    assert_int_equal(tu_get32(h.mem, out + 4 * n + 4), GUARD);
     /* the parts are not written (but part 0 when it is out) */
     for (uint32_t p = inplace ? 1 : 0; p < P; p++)
         assert_memory_equal(h.mem + parts + p * stride, pv + (size_t)p * n, 4 * (size_t)n);
@@ -487,10 +475,10 @@ static void adamw_record(uint8_t *mem, uint32_t at, const adamw_cfg *c, long t)
 {
     const double bc1 = 1.0 - pow(c->beta1, (double)t), bc2 = 1.0 - pow(c->beta2, (double)t);
     const uint32_t neg_step = tu_fb((float)(-(c->lr / bc1)));
-    put32(mem, at + 0, tu_fb((float)sqrt(bc2)));
-    put32(mem, at + 4, 0);
-    put32(mem, at + 8, neg_step);
-    put32(mem, at + 12, neg_step);
+    tu_put32(mem, at + 0, tu_fb((float)sqrt(bc2)));
+    tu_put32(mem, at + 4, 0);
+    tu_put32(mem, at + 8, neg_step);
+    tu_put32(mem, at + 12, neg_step);
 }
 
 /* The state at `at`: the tensors, n, the record's address and the constant scalars (the
@@ -506,12 +494,12 @@ static void adamw_state(uint8_t *mem, uint32_t at, const adamw_cfg *c, const uin
         (float)(1.0 - c->beta2),                /* w2 */
     };
     for (int k = 0; k < 4; k++)
-        put32(mem, at + 4 * (uint32_t)k, ptr[k]);
-    put32(mem, at + 16, n);
-    put32(mem, at + 20, hyper);
+        tu_put32(mem, at + 4 * (uint32_t)k, ptr[k]);
+    tu_put32(mem, at + 16, n);
+    tu_put32(mem, at + 20, hyper);
     for (int k = 0; k < 5; k++) {
-        put32(mem, at + 24 + 8 * (uint32_t)k, tu_fb(pairs[k]));
-        put32(mem, at + 28 + 8 * (uint32_t)k, tu_fb(pairs[k]));
+        tu_put32(mem, at + 24 + 8 * (uint32_t)k, tu_fb(pairs[k]));
+        tu_put32(mem, at + 28 + 8 * (uint32_t)k, tu_fb(pairs[k]));
     }
 }
 
@@ -551,7 +539,7 @@ static void adamw_load(uint8_t *mem, const alayout *L, const adamw_cfg *c, const
                        const float *grad, int steps)
 {
     for (uint32_t a = L->P; a < L->END; a += 4)
-        put32(mem, a, GUARD);
+        tu_put32(mem, a, GUARD);
     memcpy(mem + L->P, keep, 4 * (size_t)L->n);
     memcpy(mem + L->M, keep + L->al, 4 * (size_t)L->n);
     memcpy(mem + L->V, keep + 2 * L->al, 4 * (size_t)L->n);
@@ -560,7 +548,7 @@ static void adamw_load(uint8_t *mem, const alayout *L, const adamw_cfg *c, const
                4 * (size_t)L->n);
         adamw_record(mem, L->TAB + REC_BYTES * (uint32_t)(t - 1), c, t);
     }
-    put32(mem, L->CUR, 0);
+    tu_put32(mem, L->CUR, 0);
 }
 
 /* param, m and v in tile memory equal adamw.c's, bit for bit; the guards after them intact. */
@@ -574,12 +562,12 @@ static void adamw_check(const uint8_t *mem, const alayout *L, const adamw *o, co
     } cmp[3] = {{"param", L->P, param}, {"m", L->M, o->m}, {"v", L->V, o->v}};
     for (int c = 0; c < 3; c++) {
         for (uint32_t i = 0; i < L->n; i++)
-            if (get32(mem, cmp[c].at + 4 * i) != tu_fb(cmp[c].want[i]))
+            if (tu_get32(mem, cmp[c].at + 4 * i) != tu_fb(cmp[c].want[i]))
                 fail_msg("%s n %u step %d: %s[%u] 0x%08x, want 0x%08x (%a)", what, L->n, t,
-                         cmp[c].name, i, get32(mem, cmp[c].at + 4 * i), tu_fb(cmp[c].want[i]),
+                         cmp[c].name, i, tu_get32(mem, cmp[c].at + 4 * i), tu_fb(cmp[c].want[i]),
                          (double)cmp[c].want[i]);
         for (uint32_t a = cmp[c].at + 4 * L->n; a < cmp[c].at + L->al; a += 4)
-            assert_int_equal(get32(mem, a), GUARD);
+            assert_int_equal(tu_get32(mem, a), GUARD);
     }
 }
 
@@ -662,7 +650,7 @@ static void test_adamw_hyper(void **state)
     enum { NREC = 6, START = 2, REC = DATA + 8, TAB = DATA + 0x40, CUR = DATA + 0x100 };
     uint8_t table[NREC * REC_BYTES];
     for (size_t i = 0; i < sizeof table; i += 4)
-        put32(table, (uint32_t)i, rnd());
+        tu_put32(table, (uint32_t)i, rnd());
     const char *names[1] = {"adamw_hyper"};
     for (int k = 1; k <= 3; k++) {
         char main_text[512];
@@ -676,21 +664,21 @@ static void test_adamw_hyper(void **state)
         harness h;
         tu_h_prog(&h, main_text, names, 1);
         for (uint32_t a = DATA; a < CUR + 8; a += 4)
-            put32(h.mem, a, GUARD);
+            tu_put32(h.mem, a, GUARD);
         memcpy(h.mem + TAB, table, sizeof table);
-        put32(h.mem, CUR, START);
-        put32(h.mem, STATE + 0, REC);
-        put32(h.mem, STATE + 4, TAB);
-        put32(h.mem, STATE + 8, CUR);
+        tu_put32(h.mem, CUR, START);
+        tu_put32(h.mem, STATE + 0, REC);
+        tu_put32(h.mem, STATE + 4, TAB);
+        tu_put32(h.mem, STATE + 8, CUR);
         const uint64_t cycles = tu_h_run(&h);
         assert_int_equal(cycles, (uint64_t)k * block_cycles(HYPER_SLOTS) + 1);
         assert_memory_equal(h.mem + REC, table + (START + k - 1) * REC_BYTES, REC_BYTES);
-        assert_int_equal(get32(h.mem, CUR), START + k);
+        assert_int_equal(tu_get32(h.mem, CUR), START + k);
         assert_memory_equal(h.mem + TAB, table, sizeof table);
-        assert_int_equal(get32(h.mem, REC - 4), GUARD);
-        assert_int_equal(get32(h.mem, REC + REC_BYTES), GUARD);
-        assert_int_equal(get32(h.mem, CUR - 4), GUARD);
-        assert_int_equal(get32(h.mem, CUR + 4), GUARD);
+        assert_int_equal(tu_get32(h.mem, REC - 4), GUARD);
+        assert_int_equal(tu_get32(h.mem, REC + REC_BYTES), GUARD);
+        assert_int_equal(tu_get32(h.mem, CUR - 4), GUARD);
+        assert_int_equal(tu_get32(h.mem, CUR + 4), GUARD);
         tu_h_free(&h);
     }
     assert_int_equal(6 * HYPER_SLOTS, 78); /* the header's */
@@ -725,9 +713,9 @@ static void adamw_flow(uint32_t n, int K, const float *param0, const float *grad
     memcpy(keep, param0, 4 * (size_t)n);
     memcpy(param, param0, 4 * (size_t)n);
     adamw_load(h.mem, &L, &cfg, keep, grad, K);
-    put32(h.mem, HST + 0, REC);
-    put32(h.mem, HST + 4, L.TAB);
-    put32(h.mem, HST + 8, L.CUR);
+    tu_put32(h.mem, HST + 0, REC);
+    tu_put32(h.mem, HST + 4, L.TAB);
+    tu_put32(h.mem, HST + 8, L.CUR);
     for (int k = 0; k < K; k++) {
         const uint32_t ptr[4] = {L.P, L.G + (uint32_t)k * L.al, L.M, L.V};
         adamw_state(h.mem, ST0 + ASTATE_BYTES * (uint32_t)k, &cfg, ptr, n, REC);
@@ -743,7 +731,7 @@ static void adamw_flow(uint32_t n, int K, const float *param0, const float *grad
         adamw_step(&o, param, grad + (size_t)(t - 1) * n);
     adamw_check(h.mem, &L, &o, param, "adamw_hyper + adamw_step", K);
     adamw_check_inputs(h.mem, &L, &cfg, grad, K);
-    assert_int_equal(get32(h.mem, L.CUR), (uint32_t)K);
+    assert_int_equal(tu_get32(h.mem, L.CUR), (uint32_t)K);
     assert_memory_equal(h.mem + REC, h.mem + L.TAB + REC_BYTES * (uint32_t)(K - 1), REC_BYTES);
     adamw_free(&o);
     tu_h_free(&h);

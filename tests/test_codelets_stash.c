@@ -63,18 +63,6 @@ static uint32_t rnd(void)
     return (uint32_t)((rng_s * 0x2545f4914f6cdd1dull) >> 32);
 }
 
-static void put32(uint8_t *mem, uint32_t at, uint32_t v)
-{
-    memcpy(mem + at, &v, 4);
-}
-
-static uint32_t get32(const uint8_t *mem, uint32_t at)
-{
-    uint32_t v;
-    memcpy(&v, mem + at, 4);
-    return v;
-}
-
 /* Worker slots of one run of n 8-byte pairs (the derivation above). */
 static uint64_t ring_slots(uint64_t n)
 {
@@ -110,20 +98,20 @@ static void put_state(uint8_t *mem, uint32_t at, const vstate *v)
 {
     const uint32_t w[7] = {v->work, v->ring, v->bytes, v->stride, v->depth, v->cursor, v->dir};
     for (uint32_t i = 0; i < 7; i++)
-        put32(mem, at + 4 * i, w[i]);
+        tu_put32(mem, at + 4 * i, w[i]);
 }
 
 /* The header's C equivalent, on img: the tile's memory from DATA on. */
 static void ring_model(uint8_t *img, const vstate *v)
 {
-    const uint32_t s = get32(img, v->cursor - DATA);
+    const uint32_t s = tu_get32(img, v->cursor - DATA);
     uint8_t *slot = img + (v->ring - DATA) + s * v->stride;
     uint8_t *work = img + (v->work - DATA);
     if (v->dir)
         memcpy(work, slot, v->bytes);
     else
         memcpy(slot, work, v->bytes);
-    put32(img, v->cursor - DATA, s + 1 == v->depth ? 0 : s + 1);
+    tu_put32(img, v->cursor - DATA, s + 1 == v->depth ? 0 : s + 1);
 }
 
 /* The region [DATA, end): cursors (one word each), the working buffer [work, work + bytes),
@@ -152,9 +140,9 @@ static uint8_t *layout_image(const layout *L)
     uint8_t *img = malloc(L->end - DATA);
     assert_non_null(img);
     for (uint32_t a = DATA; a < L->end; a += 4)
-        put32(img, a - DATA, is_live(L, a) ? rnd() : GUARD);
+        tu_put32(img, a - DATA, is_live(L, a) ? rnd() : GUARD);
     for (uint32_t c = 0; c < L->ncur; c++)
-        put32(img, L->cur[c] - DATA, 0);
+        tu_put32(img, L->cur[c] - DATA, 0);
     return img;
 }
 
@@ -162,8 +150,8 @@ static uint8_t *layout_image(const layout *L)
 static void check_guards(const uint8_t *mem, const layout *L, const char *what, int run)
 {
     for (uint32_t a = DATA; a < L->end; a += 4)
-        if (!is_live(L, a) && get32(mem, a) != GUARD)
-            fail_msg("%s run %d: guard at 0x%x is 0x%08x", what, run, a, get32(mem, a));
+        if (!is_live(L, a) && tu_get32(mem, a) != GUARD)
+            fail_msg("%s run %d: guard at 0x%x is 0x%08x", what, run, a, tu_get32(mem, a));
 }
 
 /* One run of the codelet on n states: a fresh system loaded with img, run, the model applied
@@ -184,9 +172,9 @@ static uint64_t run_states(uint8_t *img, const layout *L, const vstate *v, int n
     for (int k = 0; k < n; k++)
         ring_model(img, &v[k]);
     for (uint32_t a = DATA; a < L->end; a += 4)
-        if (get32(h.mem, a) != get32(img, a - DATA))
+        if (tu_get32(h.mem, a) != tu_get32(img, a - DATA))
             fail_msg("%s run %d: word at 0x%x is 0x%08x, the model's 0x%08x", what, run, a,
-                     get32(h.mem, a), get32(img, a - DATA));
+                     tu_get32(h.mem, a), tu_get32(img, a - DATA));
     check_guards(h.mem, L, what, run);
     for (int k = 0; k < n; k++) { /* read only */
         uint8_t want[STATE_BYTES];
@@ -229,20 +217,20 @@ static void ring_case(uint32_t D, uint32_t bytes, uint32_t stride)
     for (int m = 0; m < P + (int)D - 1; m++) {
         if (m < P) {
             for (uint32_t i = 0; i < bytes; i += 4)
-                put32(img, L.work - DATA + i, rnd());
+                tu_put32(img, L.work - DATA + i, rnd());
             memcpy(acts + (size_t)m * bytes, img + (L.work - DATA), bytes);
-            const uint32_t other = get32(img, L.cur[1] - DATA);
+            const uint32_t other = tu_get32(img, L.cur[1] - DATA);
             const uint64_t c = run_states(img, &L, &stash, 1, what, runs++);
             if (c != want)
                 fail_msg("%s stash %d: %llu cycles, want %llu", what, m, (unsigned long long)c,
                          (unsigned long long)want);
-            assert_int_equal(get32(img, L.cur[0] - DATA), (uint32_t)(m + 1) % D);
-            assert_int_equal(get32(img, L.cur[1] - DATA), other);
+            assert_int_equal(tu_get32(img, L.cur[0] - DATA), (uint32_t)(m + 1) % D);
+            assert_int_equal(tu_get32(img, L.cur[1] - DATA), other);
         }
         if (m >= (int)D - 1) {
             for (uint32_t i = 0; i < bytes; i += 4)
-                put32(img, L.work - DATA + i, rnd());
-            const uint32_t other = get32(img, L.cur[0] - DATA);
+                tu_put32(img, L.work - DATA + i, rnd());
+            const uint32_t other = tu_get32(img, L.cur[0] - DATA);
             const uint64_t c = run_states(img, &L, &restore, 1, what, runs++);
             if (c != want)
                 fail_msg("%s restore %d: %llu cycles, want %llu", what, restored,
@@ -251,8 +239,8 @@ static void ring_case(uint32_t D, uint32_t bytes, uint32_t stride)
                 fail_msg("%s: restore %d did not give back micro-batch %d", what, restored,
                          restored);
             restored++;
-            assert_int_equal(get32(img, L.cur[1] - DATA), (uint32_t)restored % D);
-            assert_int_equal(get32(img, L.cur[0] - DATA), other);
+            assert_int_equal(tu_get32(img, L.cur[1] - DATA), (uint32_t)restored % D);
+            assert_int_equal(tu_get32(img, L.cur[0] - DATA), other);
         }
     }
     assert_int_equal(restored, P);
@@ -333,22 +321,22 @@ static void test_six_workers(void **state)
     for (int m = 0; m < P + D - 1; m++) {
         if (m < P) {
             for (uint32_t i = 0; i < BYTES; i += 4)
-                put32(img, L.work - DATA + i, rnd());
+                tu_put32(img, L.work - DATA + i, rnd());
             memcpy(acts + (size_t)m * BYTES, img + (L.work - DATA), BYTES);
             assert_int_equal(run_states(img, &L, stash, MAXW, "six stash", runs++), want);
             for (int k = 0; k < MAXW; k++) {
-                assert_int_equal(get32(img, L.cur[k] - DATA), (uint32_t)(m + 1) % D);
-                assert_int_equal(get32(img, L.cur[MAXW + k] - DATA), (uint32_t)restored % D);
+                assert_int_equal(tu_get32(img, L.cur[k] - DATA), (uint32_t)(m + 1) % D);
+                assert_int_equal(tu_get32(img, L.cur[MAXW + k] - DATA), (uint32_t)restored % D);
             }
         }
         if (m >= D - 1) {
             for (uint32_t i = 0; i < BYTES; i += 4)
-                put32(img, L.work - DATA + i, rnd());
+                tu_put32(img, L.work - DATA + i, rnd());
             assert_int_equal(run_states(img, &L, restore, MAXW, "six restore", runs++), want);
             assert_memory_equal(img + (L.work - DATA), acts + (size_t)restored * BYTES, BYTES);
             restored++;
             for (int k = 0; k < MAXW; k++)
-                assert_int_equal(get32(img, L.cur[MAXW + k] - DATA), (uint32_t)restored % D);
+                assert_int_equal(tu_get32(img, L.cur[MAXW + k] - DATA), (uint32_t)restored % D);
         }
     }
     assert_int_equal(restored, P);

@@ -57,6 +57,35 @@ static sys *sys_of(sys_cfg *cfg, uint32_t nipus, uint32_t tiles, unsigned thread
     return s;
 }
 
+/* Compile main (failing the test on an error). */
+static gr_exe *compile_ok(graph *gr, gr_prog main)
+{
+    err e;
+    err_clear(&e);
+    gr_exe *x = gr_compile(gr, main, &e);
+    if (!x)
+        fail_msg("%s", e.msg);
+    return x;
+}
+
+/* Load x (failing the test on an error). */
+static void load_ok(const gr_exe *x, eng *g)
+{
+    err e;
+    err_clear(&e);
+    if (gr_load(x, g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+}
+
+/* Run to the end (failing the test on a fault). */
+static void run_ok(eng *g)
+{
+    err e;
+    err_clear(&e);
+    if (eng_run(g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+}
+
 static void rig_new(rig *r, uint32_t ntiles)
 {
     err e;
@@ -105,19 +134,14 @@ static void test_repeat_exact(void **state)
     gr_map_linear(r.gr, a, 0, 0, 8, 4);
     gr_prog body = gr_execute(r.gr, addone_cs(r.gr, a, 0, 8, 4));
     gr_prog main = gr_repeat(r.gr, 3, body);
-    err e;
-    err_clear(&e);
-    gr_exe *x = gr_compile(r.gr, main, &e);
-    if (!x)
-        fail_msg("%s", e.msg);
-    assert_int_equal(gr_load(x, r.g, &e), ERR_OK);
+    gr_exe *x = compile_ok(r.gr, main);
+    load_ok(x, r.g);
     float in[32], out[32];
     for (int i = 0; i < 32; i++)
         in[i] = 0.1f * (float)i - 1.3f;
     gr_write(x, r.g, a, 0, in, 32);
     eng_log_syncs(r.g, 0, 2); /* the first two releases only */
-    if (eng_run(r.g, &e) != ERR_OK)
-        fail_msg("%s", e.msg);
+    run_ok(r.g);
     eng_stats st;
     eng_get_stats(r.g, &st);
     assert_int_equal(st.cycles, 620);
@@ -170,20 +194,15 @@ static void test_copy_values(void **state)
     gr_prog p[3] = {gr_execute(r.gr, addone_cs(r.gr, a, 0, 8, 5)), gr_copy(r.gr, a, b),
                     gr_execute(r.gr, addone_cs(r.gr, b, 1, 8, 5))};
     gr_prog main = gr_seq(r.gr, p, 3);
-    err e;
-    err_clear(&e);
-    gr_exe *x = gr_compile(r.gr, main, &e);
-    if (!x)
-        fail_msg("%s", e.msg);
+    gr_exe *x = compile_ok(r.gr, main);
     assert_int_equal(gr_exe_summary(x)->exchanges, 1);
     assert_int_equal(gr_exe_summary(x)->exchange_bytes, 160);
-    assert_int_equal(gr_load(x, r.g, &e), ERR_OK);
+    load_ok(x, r.g);
     float in[40], out[40];
     for (int i = 0; i < 40; i++)
         in[i] = 1.0f / (float)(i + 3);
     gr_write(x, r.g, a, 0, in, 40);
-    if (eng_run(r.g, &e) != ERR_OK)
-        fail_msg("%s", e.msg);
+    run_ok(r.g);
     gr_read(x, r.g, b, 0, out, 40);
     for (int i = 0; i < 40; i++) {
         float want = (in[i] + 1.0f) + 1.0f;
@@ -232,10 +251,8 @@ static void test_field_at_region_start(void **state)
     gr_vertex(r.gr, cs, "addone", 0, 0, 1, f, 2);
     err e;
     err_clear(&e);
-    gr_exe *x = gr_compile(r.gr, gr_execute(r.gr, cs), &e);
-    if (!x)
-        fail_msg("%s", e.msg);
-    assert_int_equal(gr_load(x, r.g, &e), ERR_OK);
+    gr_exe *x = compile_ok(r.gr, gr_execute(r.gr, cs));
+    load_ok(x, r.g);
     float v[12], got[12];
     for (int i = 0; i < 12; i++)
         v[i] = (float)i;
@@ -302,8 +319,6 @@ static void fill(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, uint8_t *
 static void test_stream_in(void **state)
 {
     (void)state;
-    err e;
-    err_clear(&e);
     hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default(), .fill = fill};
     hc.in.bytes_per_buffer = 96;
     hc.out.bytes_per_buffer = 4;
@@ -316,16 +331,13 @@ static void test_stream_in(void **state)
     gr_map_region(gr, t, 0, 0, 4, 14);
     gr_map_region(gr, t, 0, 5, 14, 24);
     gr_prog main = gr_repeat(gr, 2, gr_stream_in(gr, t));
-    gr_exe *x = gr_compile(gr, main, &e);
-    if (!x)
-        fail_msg("%s", e.msg);
+    gr_exe *x = compile_ok(gr, main);
     gr_step st[3];
     assert_int_equal(gr_exe_steps(x, 0, st, 3), 2);
     assert_string_equal(st[1].what, "stream in");
     assert_string_equal(st[1].name, "in");
-    assert_int_equal(gr_load(x, sys_engine(s), &e), ERR_OK);
-    if (eng_run(sys_engine(s), &e) != ERR_OK)
-        fail_msg("%s", e.msg);
+    load_ok(x, sys_engine(s));
+    run_ok(sys_engine(s));
     uint8_t got[96], buf[96];
     gr_read(x, sys_engine(s), t, 0, got, 24);
     fill(NULL, 0, 1, 0, buf, 96);
@@ -373,8 +385,6 @@ static void ar_drain(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, const
 static void test_all_reduce(void **state)
 {
     (void)state;
-    err e;
-    err_clear(&e);
     uint8_t out[4 * 52];
     hio_cfg hc = {.in = host_cfg_default(),
                   .out = host_cfg_default(),
@@ -390,14 +400,11 @@ static void test_all_reduce(void **state)
     gr_map_region(gr, t, 0, 1, 0, 7);
     gr_map_region(gr, t, 0, 3, 7, 13);
     gr_prog p[3] = {gr_stream_in(gr, t), gr_all_reduce(gr, t), gr_stream_out(gr, t)};
-    gr_exe *x = gr_compile(gr, gr_seq(gr, p, 3), &e);
-    if (!x)
-        fail_msg("%s", e.msg);
+    gr_exe *x = compile_ok(gr, gr_seq(gr, p, 3));
     gr_step st[16];
     assert_int_equal(gr_exe_steps(x, 0, st, 16), 1 + 3 * 2 + 3 + 1);
-    assert_int_equal(gr_load(x, sys_engine(s), &e), ERR_OK);
-    if (eng_run(sys_engine(s), &e) != ERR_OK)
-        fail_msg("%s", e.msg);
+    load_ok(x, sys_engine(s));
+    run_ok(sys_engine(s));
     static const size_t first[2] = {0, 7}, len[2] = {7, 6};
     static const size_t cut[2][5] = {{0, 0, 2, 4, 7}, {0, 0, 2, 4, 6}};
     int order_shows = 0;
@@ -438,8 +445,6 @@ static void test_all_reduce(void **state)
  * and the copies onto the I/O tiles are counted apart (io). */
 static uint64_t io_run(int io, uint8_t *x_out, eng_ipu_stats *st)
 {
-    err e;
-    err_clear(&e);
     hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default(), .fill = fill};
     hc.in.bytes_per_buffer = 32;
     hc.out.bytes_per_buffer = 4;
@@ -472,12 +477,9 @@ static uint64_t io_run(int io, uint8_t *x_out, eng_ipu_stats *st)
     } else {
         loop = gr_repeat(gr, 3, gr_seq(gr, (gr_prog[]){body[0], comp}, 2));
     }
-    gr_exe *xe = gr_compile(gr, loop, &e);
-    if (!xe)
-        fail_msg("%s", e.msg);
-    assert_int_equal(gr_load(xe, sys_engine(s), &e), ERR_OK);
-    if (eng_run(sys_engine(s), &e) != ERR_OK)
-        fail_msg("%s", e.msg);
+    gr_exe *xe = compile_ok(gr, loop);
+    load_ok(xe, sys_engine(s));
+    run_ok(sys_engine(s));
     gr_read(xe, sys_engine(s), x, 0, x_out, 8);
     eng_stats es;
     eng_get_stats(sys_engine(s), &es);
@@ -541,7 +543,7 @@ static void test_liveness(void **state)
         assert_int_equal(tm->always, 64);
         assert_int_equal(tm->other, 256);
         assert_int_equal(tm->data, loop ? 320 : 192);
-        assert_int_equal(gr_load(x, r.g, &e), ERR_OK);
+        load_ok(x, r.g);
         float in[16], out[16];
         for (int i = 0; i < 16; i++)
             in[i] = (float)i / 7.0f;
@@ -565,8 +567,6 @@ static void test_liveness(void **state)
 static void test_copy_between_ipus(void **state)
 {
     (void)state;
-    err e;
-    err_clear(&e);
     sys_cfg cfg;
     sys *s = sys_of(&cfg, 2, 4, 2, NULL);
     graph *gr = gr_new(&cfg.m, 2);
@@ -588,17 +588,14 @@ static void test_copy_between_ipus(void **state)
         gr_vertex(gr, cb, "addone", 0, 1, k, f, 2);
     }
     gr_prog p[3] = {gr_execute(gr, ca), gr_copy(gr, a, b), gr_execute(gr, cb)};
-    gr_exe *x = gr_compile(gr, gr_seq(gr, p, 3), &e);
-    if (!x)
-        fail_msg("%s", e.msg);
+    gr_exe *x = compile_ok(gr, gr_seq(gr, p, 3));
     assert_int_equal(gr_exe_summary(x)->exchange_bytes, 48);
-    assert_int_equal(gr_load(x, sys_engine(s), &e), ERR_OK);
+    load_ok(x, sys_engine(s));
     float in[12], out[12];
     for (int i = 0; i < 12; i++)
         in[i] = 0.3f * (float)i + 0.01f;
     gr_write(x, sys_engine(s), a, 0, in, 12);
-    if (eng_run(sys_engine(s), &e) != ERR_OK)
-        fail_msg("%s", e.msg);
+    run_ok(sys_engine(s));
     gr_read(x, sys_engine(s), b, 0, out, 12);
     for (int i = 0; i < 12; i++) {
         float want = (in[i] + 1.0f) + 1.0f;
@@ -621,8 +618,6 @@ static void test_copy_between_ipus(void **state)
 static void test_per_ipu_programs(void **state)
 {
     (void)state;
-    err e;
-    err_clear(&e);
     sys_cfg cfg;
     sys *s = sys_of(&cfg, 2, 4, 2, NULL);
     graph *gr = gr_new(&cfg.m, 2);
@@ -637,18 +632,15 @@ static void test_per_ipu_programs(void **state)
     gr_vertex(gr, ca, "addone", 0, 0, 0, fa, 2);
     gr_vertex(gr, cb, "addone", 0, 1, 0, fb, 2);
     gr_prog p[2] = {gr_repeat(gr, 3, gr_execute(gr, ca)), gr_execute(gr, cb)};
-    gr_exe *x = gr_compile(gr, gr_seq(gr, p, 2), &e);
-    if (!x)
-        fail_msg("%s", e.msg);
+    gr_exe *x = compile_ok(gr, gr_seq(gr, p, 2));
     gr_step st[4];
     assert_int_equal(gr_exe_steps(x, 0, st, 4), 3);
     assert_int_equal(gr_exe_steps(x, 1, st, 4), 1);
     assert_string_equal(st[0].name, "b");
     eng *g = sys_engine(s);
-    assert_int_equal(gr_load(x, g, &e), ERR_OK);
+    load_ok(x, g);
     eng_log_syncs(g, 1, 4);
-    if (eng_run(g, &e) != ERR_OK)
-        fail_msg("%s", e.msg);
+    run_ok(g);
     size_t n;
     const uint64_t *rel = eng_sync_log(g, 1, &n);
     assert_int_equal(n, 1);
@@ -666,8 +658,6 @@ static void test_per_ipu_programs(void **state)
 static void test_remote(void **state)
 {
     (void)state;
-    err e;
-    err_clear(&e);
     hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default(), .fill = fill};
     hc.in.bytes_per_buffer = 4;
     hc.out.bytes_per_buffer = 4;
@@ -682,16 +672,13 @@ static void test_remote(void **state)
     gr_map_linear(gr, a, 0, 0, 4, 5);
     gr_map_linear(gr, b, 0, 4, 2, 10);
     gr_prog p[2] = {gr_remote_write(gr, a, 3, 64), gr_remote_read(gr, b, 3, 64)};
-    gr_exe *x = gr_compile(gr, gr_seq(gr, p, 2), &e);
-    if (!x)
-        fail_msg("%s", e.msg);
-    assert_int_equal(gr_load(x, sys_engine(s), &e), ERR_OK);
+    gr_exe *x = compile_ok(gr, gr_seq(gr, p, 2));
+    load_ok(x, sys_engine(s));
     float in[20], out[20];
     for (int i = 0; i < 20; i++)
         in[i] = 1.0f / (float)(i + 1);
     gr_write(x, sys_engine(s), a, 0, in, 20);
-    if (eng_run(sys_engine(s), &e) != ERR_OK)
-        fail_msg("%s", e.msg);
+    run_ok(sys_engine(s));
     gr_read(x, sys_engine(s), b, 0, out, 20);
     assert_memory_equal(out, in, sizeof in);
     gr_exe_free(x);
@@ -720,14 +707,9 @@ static void test_supervisor_vertex(void **state)
     gr_vertex(r.gr, cs, "addone", 0, 0, 0, f1, 2);
     gr_field fs[1] = {gr_region(a, 0, 4)};
     gr_vertex(r.gr, cs, "supld", 1, 0, 0, fs, 1);
-    err e;
-    err_clear(&e);
-    gr_exe *x = gr_compile(r.gr, gr_execute(r.gr, cs), &e);
-    if (!x)
-        fail_msg("%s", e.msg);
-    assert_int_equal(gr_load(x, r.g, &e), ERR_OK);
-    if (eng_run(r.g, &e) != ERR_OK)
-        fail_msg("%s", e.msg);
+    gr_exe *x = compile_ok(r.gr, gr_execute(r.gr, cs));
+    load_ok(x, r.g);
+    run_ok(r.g);
     gr_exe_free(x);
     rig_free(&r);
 }
@@ -742,32 +724,6 @@ static gr_tensor i32_on(graph *g, const char *name, uint32_t n, uint32_t ipu, ui
     gr_keep(g, t);
     gr_map_region(g, t, ipu, tile, 0, n);
     return t;
-}
-
-static gr_exe *compile_ok(graph *g, gr_prog main)
-{
-    err e;
-    err_clear(&e);
-    gr_exe *x = gr_compile(g, main, &e);
-    if (!x)
-        fail_msg("%s", e.msg);
-    return x;
-}
-
-static void load_ok(const gr_exe *x, eng *g)
-{
-    err e;
-    err_clear(&e);
-    if (gr_load(x, g, &e) != ERR_OK)
-        fail_msg("%s", e.msg);
-}
-
-static void run_ok(eng *g)
-{
-    err e;
-    err_clear(&e);
-    if (eng_run(g, &e) != ERR_OK)
-        fail_msg("%s", e.msg);
 }
 
 /* A broadcast: a (8 words on tile 0) into b0, b1, b2 on tiles 1..3. As one gr_copy_many it
@@ -928,8 +884,6 @@ static void test_copy_same_tile(void **state)
 static void test_copy_mixed_ipus(void **state)
 {
     (void)state;
-    err e;
-    err_clear(&e);
     sys_cfg cfg;
     sys *sy = sys_of(&cfg, 2, 4, 2, NULL);
     eng *g = sys_engine(sy);
@@ -938,7 +892,7 @@ static void test_copy_mixed_ipus(void **state)
               c = i32_on(gr, "c", 8, 1, 2);
     gr_xfer x[3] = {{a, 0, b, 4, 4}, {a, 4, c, 0, 4}, {a, 0, c, 4, 4}};
     gr_exe *xe = compile_ok(gr, gr_copy_many(gr, x, 3));
-    assert_int_equal(gr_load(xe, g, &e), ERR_OK);
+    load_ok(xe, g);
     int32_t in[8] = {11, 12, 13, 14, 15, 16, 17, 18}, out[8];
     gr_write(xe, g, a, 0, in, 8);
     run_ok(g);
@@ -968,8 +922,6 @@ static void test_copy_mixed_ipus(void **state)
  * and the two take 64 B. */
 static void remote_loop(int carried)
 {
-    err e;
-    err_clear(&e);
     hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default(), .fill = fill};
     hc.in.bytes_per_buffer = 4;
     hc.out.bytes_per_buffer = 4;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "isa/asm.h"
+#include "tests/testutil.h"
 #include "workloads/iobench/iobench.h"
 
 static mach small(uint32_t tiles)
@@ -267,13 +268,6 @@ static uint32_t batch_word(const wl_iobench_cfg *c, uint32_t ipu, uint64_t k, ui
     return v;
 }
 
-static uint32_t get32(const uint8_t *mem, uint32_t addr)
-{
-    uint32_t v;
-    memcpy(&v, mem + addr, 4);
-    return v;
-}
-
 /* Tiles [first, first + n) of IPU ipu must hold words [W t / n, W (t + 1) / n) of the last
  * micro-batch at `base`; and, for int8 on compute tiles, their fp32 conversion at `out`. */
 static void check_slices(eng *g, const wl_iobench_cfg *c, uint32_t ipu, uint32_t first, uint32_t n,
@@ -284,7 +278,7 @@ static void check_slices(eng *g, const wl_iobench_cfg *c, uint32_t ipu, uint32_t
         uint64_t a = W * t / n, b = W * (t + 1) / n;
         for (uint64_t w = a; w < b; w++) {
             uint32_t want = batch_word(c, ipu, c->steps - 1, w);
-            uint32_t got = get32(mem, base + (uint32_t)(w - a) * 4);
+            uint32_t got = tu_get32(mem, base + (uint32_t)(w - a) * 4);
             if (got != want)
                 fail_msg("ipu %u tile %u: word %llu of the micro-batch is %08x, want %08x", ipu,
                          first + t, (unsigned long long)w, got, want);
@@ -327,14 +321,14 @@ static void check_handover_data(int dtype)
     assert_int_equal(r.batch_bytes, W * 4);
     for (uint32_t i = 0; i < m.nipus; i++) {
         uint32_t params = eng_tile(g, i, 0)->sup.r[10];
-        uint32_t base = get32(eng_tile_mem(g, i, 0), params + 4);
+        uint32_t base = tu_get32(eng_tile_mem(g, i, 0), params + 4);
         for (uint32_t t = 0; t < C; t++) {
             const uint8_t *mem = eng_tile_mem(g, i, t);
             assert_int_equal(eng_tile(g, i, t)->sup.r[10], params);
-            assert_int_equal(get32(mem, params + 0), W * (t + 1) / C - W * t / C);
-            assert_int_equal(get32(mem, params + 4), base);
+            assert_int_equal(tu_get32(mem, params + 0), W * (t + 1) / C - W * t / C);
+            assert_int_equal(tu_get32(mem, params + 4), base);
         }
-        uint32_t out = dtype == IOB_INT8 ? get32(eng_tile_mem(g, i, 0), params + 8) : 0;
+        uint32_t out = dtype == IOB_INT8 ? tu_get32(eng_tile_mem(g, i, 0), params + 8) : 0;
         check_slices(g, &c, i, 0, C, W, base, out);
         check_slices(g, &c, i, C, c.io_tiles, W, base, 0);
     }

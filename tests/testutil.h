@@ -132,6 +132,19 @@ static inline sys *tu_system(uint32_t nipus, uint32_t ntiles, unsigned threads, 
     return s;
 }
 
+/* 32-bit words of tile memory by byte address (unaligned-safe). */
+static inline void tu_put32(uint8_t *mem, uint32_t at, uint32_t v)
+{
+    memcpy(mem + at, &v, 4);
+}
+
+static inline uint32_t tu_get32(const uint8_t *mem, uint32_t at)
+{
+    uint32_t v;
+    memcpy(&v, mem + at, 4);
+    return v;
+}
+
 /* A one-tile codelet harness (the codelet suites): a program of the supervisor text
  * `main_text` (after "main:") and the sources of the codelets `names`, loaded on a one-tile
  * system; mem is the tile's memory. */

@@ -1320,7 +1320,8 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
     if (b->train && i1 != b->ipu[MNET_B4]) { /* the labels go where the loss is */
         gr_tensor lt = on(b, "labels", GR_F32, G(b, MNET_B4, b->t4), b->B);
         gr_xfer x = {b->xin, (size_t)b->px * b->B, lt, 0, b->B};
-        n->labels = gr_copy_many(b->g, &x, 1);
+        if (!c->pipelined) /* pipelined, they travel with the activations (pipelined()) */
+            n->labels = gr_copy_many(b->g, &x, 1);
         n->f.labels = S(lt, 0, b->B);
         n->lab = lt;
     }
@@ -1582,8 +1583,10 @@ static void stage_build(net *n, const mnet_cfg *c, const stage_b *sb, const gr_t
     seq f = {0}, r = {0};
     net nr = *n; /* the backward's view: the stage's output restored into a copy */
     stash sl = {0};
-    gr_cs cs_s = cs(n, "stash"), cs_r = cs(n, "restore");
+    gr_cs cs_s = 0, cs_r = 0;
     if (sb->slots) {
+        cs_s = cs(n, "stash");
+        cs_r = cs(n, "restore");
         stash_list(n, sb->k0, sb->k1, sb->recompute, &sl);
         rt *o = out_of(&nr, sb->k1);
         gr_tensor sent = o->t;
