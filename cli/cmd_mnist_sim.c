@@ -455,8 +455,9 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, 
                  c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3]);
     else if (o->ipus > 1)
         snprintf(more + n, sizeof more - (size_t)n,
-                 "; sharded: B1 on IPU %u, B2 on %u, B3 on %u, B4 on %u", c->stage_ipu[0],
-                 c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3]);
+                 "; sharded (micro-batch %d, gradient accumulation 1): B1 on IPU %u, B2 on %u, "
+                 "B3 on %u, B4 on %u",
+                 c->run.batch, c->stage_ipu[0], c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3]);
     size_t k = strlen(more);
     if (c->io_tiles)
         k += (size_t)snprintf(more + k, sizeof more - k, "; %u I/O tiles", c->io_tiles);
@@ -513,6 +514,8 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
     c->pipelined = o->ipus > 1 && !o->sharded;
     c->schedule = (pipe_kind)o->schedule;
     c->recompute = o->recompute;
+    if (o->ipus > 1 && o->sharded)
+        mnet_as_sharded(c);
     if (o->ipus * o->replicas > 64)
         return err_set(e, ERR_INPUT, "--ipus %d x --replicas %d = %d IPUs: at most 64 (a POD64)",
                        o->ipus, o->replicas, o->ipus * o->replicas);
