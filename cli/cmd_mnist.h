@@ -9,6 +9,7 @@
 
 #include "base/text.h"
 #include "cli/cli.h"
+#include "cli/profile.h"
 #include "host/strm.h"
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/mnet.h"
@@ -41,6 +42,7 @@ typedef struct mnist_opts {
     int offload;           /* --offload-optimiser: AdamW's m and v in remote buffers */
     const char *stages;    /* --stages: the IPU of each block, or NULL */
     uint32_t stage_ipu[4]; /* resolved */
+    profile_opts prof;     /* --profile and its options: the training run's profile */
     const char *sim_only;  /* the first option given that only the simulated run takes, or NULL */
 } mnist_opts;
 

@@ -5,6 +5,7 @@
 
 #include "base/alloc.h"
 #include "cli/cli.h"
+#include "cli/profile.h"
 
 /* clang-format off */
 static const cli_cmd commands[] = {
@@ -24,6 +25,7 @@ static const cli_cmd commands[] = {
      CLI_WATCH_HELP
      "  --dump-mem I:T:ADDR:LEN  print LEN bytes of tile T of IPU I from ADDR (repeatable)\n"
      "  --json FILE              also write the report as JSON\n"
+     PROFILE_HELP
      "\n"
      "A superstep past --max-superstep-cycles (0: no limit) is a fault naming the tiles still\n"
      "running. Ctrl-C or SIGTERM stops the run when the compute round under way ends (a round\n"
@@ -63,6 +65,7 @@ static const cli_cmd commands[] = {
      CLI_WATCH_HELP
      "  --no-check               skip the reference comparison\n"
      "  --json FILE              also write the report as JSON\n"
+     PROFILE_HELP
      "\n"
      "Exit status: 0 ok, 2 bad options or files, 3 a simulated fault (or C failed the\n"
      "reference check), or stopped by Ctrl-C or SIGTERM (no report, no JSON).\n"},
@@ -193,6 +196,9 @@ static const cli_cmd commands[] = {
      "  --output-mode M            the outfeed: every micro-batch's loss and predictions (all,\n"
      "                             the default, as the tutorial), each host call's last (final),\n"
      "                             every N-th (every:N) or their sum over a call (sum)\n"
+     "  --profile ...              the training run's profile, the options below (docs/\n"
+     "                             profiling.md); a window's unit: host calls or iterations\n"
+     PROFILE_HELP
      CLI_WATCH_HELP CLI_MACHINE_HELP
      "\n"
      "Ctrl-C or SIGTERM stops the run (the simulated one within a round, the reference before\n"
@@ -227,6 +233,7 @@ static const cli_cmd commands[] = {
      CLI_MACHINE_HELP
      CLI_WATCH_HELP
      "  --json FILE          also write the report as JSON\n"
+     PROFILE_HELP
      "\n"
      "Exit status: 0 ok, 2 bad options or files, 3 simulated fault or stopped by Ctrl-C or\n"
      "SIGTERM (no report, no JSON).\n"},
@@ -265,7 +272,8 @@ static void usage(FILE *f)
  * copy: free with free_args), or NULL after one error line. */
 static char **split_long_opts(const char *cmd, int argc, char **argv, int *n)
 {
-    static const char *const flags[] = {"--help", "--reference", "--no-check", "--progress"};
+    static const char *const flags[] = {"--help", "--reference", "--no-check", "--progress",
+                                        "--profile"};
     char **out = xmalloc((2 * (size_t)argc + 1) * sizeof *out);
     int k = 0;
     for (int i = 0; i < argc; i++) {
