@@ -237,6 +237,19 @@ static const cli_cmd commands[] = {
      "\n"
      "Exit status: 0 ok, 2 bad options or files, 3 simulated fault or stopped by Ctrl-C or\n"
      "SIGTERM (no report, no JSON).\n"},
+    {"profile", cli_cmd_profile, "a profile written by --profile: its summary again, its plots",
+     "usage: ipusim profile DIR [--plot]\n"
+     "\n"
+     "Prints the execution summary and memory report of the run that wrote the profile in DIR\n"
+     "(run, gemm, io-bench or mnist with --profile --profile-dir DIR), as the run printed them.\n"
+     "\n"
+     "  --plot    also render DIR/timeline, DIR/proportions and DIR/tile-memory as PNG and SVG\n"
+     "            with gnuplot (plots/profile.sh)\n"
+     "\n"
+     "The trace, DIR/trace.json, opens in the Perfetto UI (ui.perfetto.dev) and in\n"
+     "chrome://tracing; docs/profiling.md says how to read it and the pictures.\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options, a missing or unreadable profile, or plotting failed.\n"},
     /* ---- more subcommands register here ---- */
     {NULL, NULL, NULL, NULL},
 };

@@ -878,10 +878,11 @@ static void json_summary(profile *p, const eng *g, const gr_exe *x, const eng_st
     txt_printf(b, "{\n  \"run\": \"");
     jstr(b, what);
     txt_printf(b,
-               "\",\n  \"machine\": \"%s\",\n  \"clock_hz\": %llu,\n  \"total_cycles\": %llu,\n"
+               "\",\n  \"machine\": \"%s\",\n  \"clock_hz\": %llu,\n  \"nipus\": %u,\n"
+               "  \"tiles_per_ipu\": %u,\n  \"sram_bytes\": %u,\n  \"total_cycles\": %llu,\n"
                "  \"ipus\": [",
-               eng_machine(g)->name, (unsigned long long)eng_machine(g)->clock_hz,
-               (unsigned long long)st->cycles);
+               eng_machine(g)->name, (unsigned long long)eng_machine(g)->clock_hz, p->nipus,
+               p->ntile, eng_machine(g)->sram_bytes, (unsigned long long)st->cycles);
     for (uint32_t i = 0; i < p->nipus; i++) {
         eng_ipu_stats is;
         eng_get_ipu_stats(g, i, &is);
@@ -962,14 +963,20 @@ static void build_csv(profile *p, const eng *g, const gr_exe *x, const names *nm
                        st->cycles ? 100.0 * (double)is.cat[c] / st->cycles : 0.0);
     }
     txt_printf(&p->props, "\n");
-    txt_printf(&p->tilemem, "ipu,tile,x,code,vertex_state,always_live,not_always_live,total\n");
-    for (uint32_t i = 0; i < p->nipus; i++)
-        for (uint32_t t = 0; t < p->ntile; t++) {
+    txt_printf(&p->tilemem,
+               "ipu,tile,x,code,vertex_state,always_live,not_always_live,total,data\n");
+    uint64_t col = 0; /* each IPU's tiles up to its last one in use, one after another */
+    for (uint32_t i = 0; i < p->nipus; i++) {
+        uint32_t used = 1;
+        for (uint32_t t = 0; t < p->ntile; t++)
+            used = tile_mem(g, x, i, t).total ? t + 1 : used;
+        for (uint32_t t = 0; t < used; t++) {
             gr_tile_mem tm = tile_mem(g, x, i, t);
-            txt_printf(&p->tilemem, "%u,%u,%llu,%u,%u,%u,%u,%u\n", i, t,
-                       (unsigned long long)i * p->ntile + t, tm.code, tm.state, tm.always, tm.other,
-                       tm.total);
+            txt_printf(&p->tilemem, "%u,%u,%llu,%u,%u,%u,%u,%u,%u\n", i, t,
+                       (unsigned long long)col++, tm.code, tm.state, tm.always, tm.other, tm.total,
+                       tm.data);
         }
+    }
 }
 
 void profile_finish(profile *p, const eng *g, const gr_exe *x, const char *what)
