@@ -46,3 +46,9 @@ $(BUILD)/tests/cli_table.o: $(BUILD)/cli/main.o
 $(BUILD)/tests/test_sweep: tests/test_sweep.c $(SWEEP_TEST_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SWEEP_TEST_OBJ) $(LIB) -lcmocka $(LDLIBS)
+
+# The profile suite calls cli/profile.c directly and runs the binary, so it links the same
+# objects as the sweep suite.
+$(BUILD)/tests/test_profile: tests/test_profile.c $(SWEEP_TEST_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SWEEP_TEST_OBJ) $(LIB) -lcmocka $(LDLIBS)
