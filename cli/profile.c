@@ -915,7 +915,7 @@ static void json_summary(profile *p, const eng *g, const gr_exe *x, const eng_st
 /* ---- the plots' data ---- */
 
 /* The cycles the timeline shows: the second device iteration (the first when there is one
- * only), else the window's first period. */
+ * only), else the window's first period; spans that cross its ends are cut there. */
 static void plot_range(const profile *p, uint64_t *a, uint64_t *b)
 {
     int u = p->nmarks[PROFILE_ITER] ? PROFILE_ITER : p->unit;
@@ -938,7 +938,7 @@ static void build_csv(profile *p, const eng *g, const gr_exe *x, const names *nm
     txt_printf(&p->timeline, "ipu,category,cat,start,end,step\n");
     for (size_t k = 0; k < p->nr; k++) {
         const rec *r = &p->r[k];
-        if (r->start < a || r->start >= b)
+        if (r->end <= a || r->start >= b)
             continue;
         char name[160];
         step_name(nm, r, name, sizeof name);
@@ -946,9 +946,11 @@ static void build_csv(profile *p, const eng *g, const gr_exe *x, const names *nm
             *c = *c == ',' ? ';' : *c;
         for (size_t s = 0; s < r->nspans; s++) {
             const eng_span *sp = &p->spans[r->span0 + s];
-            txt_printf(&p->timeline, "%u,%s,%u,%llu,%llu,%s\n", r->ipu, cats[sp->cat].key, sp->cat,
-                       (unsigned long long)(sp->start - a), (unsigned long long)(sp->end - a),
-                       name);
+            uint64_t lo = clamp(sp->start, a, b), hi = clamp(sp->end, a, b);
+            if (hi > lo)
+                txt_printf(&p->timeline, "%u,%s,%u,%llu,%llu,%s\n", r->ipu, cats[sp->cat].key,
+                           sp->cat, (unsigned long long)(lo - a), (unsigned long long)(hi - a),
+                           name);
         }
     }
     txt_printf(&p->props, "label");
@@ -1034,11 +1036,14 @@ int profile_done(const profile *p, const char *cmd, FILE *f)
     if (rc)
         return rc;
     fputs(txt_str(&p->summary), f);
-    fprintf(f,
-            "  profile: %s/trace.json (%.1f MB, %zu events, window %s of %zu %ss%s), "
-            "summary.json, summary.txt; plots: ipusim profile %s --plot\n",
-            p->o.dir, (double)p->trace.len / (1 << 20), p->events, p->o.window,
-            nperiods(p, p->unit), unit_text[p->unit],
-            p->truncated ? "; cut at --profile-max-mb" : "", p->o.dir);
+    double kib = (double)p->trace.len / 1024;
+    fprintf(f, "  profile: %s/trace.json (%.1f %s, %zu events, ", p->o.dir,
+            kib >= 1024 ? kib / 1024 : kib, kib >= 1024 ? "MiB" : "KiB", p->events);
+    if (p->nmarks[p->unit])
+        fprintf(f, "window %s of %zu %ss", p->o.window, nperiods(p, p->unit), unit_text[p->unit]);
+    else
+        fprintf(f, "the whole run");
+    fprintf(f, "%s), summary.json, summary.txt; pictures: ipusim profile %s --plot\n",
+            p->truncated ? ", cut at --profile-max-mb" : "", p->o.dir);
     return 0;
 }
