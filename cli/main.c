@@ -196,8 +196,8 @@ static const cli_cmd commands[] = {
      "  --output-mode M            the outfeed: every micro-batch's loss and predictions (all,\n"
      "                             the default, as the tutorial), each host call's last (final),\n"
      "                             every N-th (every:N) or their sum over a call (sum)\n"
-     "  --profile ...              the training run's profile, the options below (docs/\n"
-     "                             profiling.md); a window's unit: host calls or iterations\n"
+     "The training run's profile (docs/profiling.md; a window counts host calls or device\n"
+     "iterations):\n"
      PROFILE_HELP
      CLI_WATCH_HELP CLI_MACHINE_HELP
      "\n"

@@ -552,11 +552,12 @@ static void meta(txt *b, const char *what, uint32_t pid, long tid, const char *n
 {
     if (tid < 0) {
         txt_printf(b, "%s\n{", pid ? "," : "");
-        txt_printf(b, "\"ph\":\"M\",\"pid\":%u,\"name\":\"%s_name\",\"args\":{\"name\":\"", pid,
-                   what);
+        txt_printf(b,
+                   "\"ph\":\"M\",\"pid\":%u,\"tid\":0,\"name\":\"%s_name\",\"args\":{\"name\":\"",
+                   pid, what);
         jstr(b, name);
         txt_printf(b,
-                   "\"}},\n{\"ph\":\"M\",\"pid\":%u,\"name\":\"%s_sort_index\",\"args\":"
+                   "\"}},\n{\"ph\":\"M\",\"pid\":%u,\"tid\":0,\"name\":\"%s_sort_index\",\"args\":"
                    "{\"sort_index\":%ld}}",
                    pid, what, sort);
         return;

@@ -2,7 +2,8 @@
  * tracks and never go back in time; each IPU's category slices add up to the run's total
  * cycles and, per category, to the engine's split; the bytes of the step slices are those the
  * program sends; the same run gives the same file for any --threads; the window keeps the
- * periods it names; a profile directory that cannot be made is one line and no files. */
+ * periods it names; the pipelined MNIST's profile has its device iteration and matches the
+ * run's report; a profile directory that cannot be made is one line and no files. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -56,7 +57,8 @@ static const char *const cats[] = {"OnTileExecute",
 enum { NCATS = sizeof cats / sizeof cats[0] };
 
 static const char *const byte_keys[] = {"do_exchange_bytes", "global_exchange_tx_bytes",
-                                        "global_exchange_rx_bytes"};
+                                        "global_exchange_rx_bytes", "stream_copy_rx_bytes"};
+enum { NKEYS = sizeof byte_keys / sizeof byte_keys[0] };
 
 /* One trace event, from the numbers the JSON holds. */
 typedef struct ev {
@@ -64,8 +66,8 @@ typedef struct ev {
     long pid, tid;
     double ts, dur;
     uint64_t cycles, start, step;
-    uint64_t bytes[3]; /* byte_keys */
-    long tiles;        /* tiles_active, or -1 */
+    uint64_t bytes[NKEYS];
+    long tiles; /* tiles_active, or -1 */
 } ev;
 
 typedef struct trace {
@@ -136,7 +138,7 @@ static void put_field(ev *x, const char *field, const char *text)
         x->step = u;
     else if (strcmp(field, "args.tiles_active") == 0)
         x->tiles = (long)u;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < NKEYS; k++)
         if (strncmp(field, "args.", 5) == 0 && strcmp(field + 5, byte_keys[k]) == 0)
             x->bytes[k] = u;
 }
@@ -385,6 +387,71 @@ static void test_window(void **state)
     isa_prog_free(&ip);
 }
 
+/* Occurrences of needle in s. */
+static int count(const char *s, const char *needle)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* The tutorial's network pipelined over four IPUs on 128 images: batch 4, G 8, 2 device
+ * iterations a call, so 4 device iterations of 8 micro-batches. The window "iterations:1"
+ * keeps one: on each IPU one weight update (adamw), on IPU 0 eight infeed copies of 4 images
+ * of 784 fp32 pixels and a label each (4 x 3140 B). The whole run's infeed is 128 x 3140 B;
+ * the summary's rows are the report's time split. */
+static void test_mnist_iteration(void **state)
+{
+    (void)state;
+    char data[256], dir[256], path[512], out[16384], needle[128];
+    snprintf(data, sizeof data, "%s/digits", tmpdir);
+    snprintf(dir, sizeof dir, "%s/mnist", tmpdir);
+    assert_int_equal(mkdir(data, 0755), 0);
+    tu_write_digits(data, "train", 128);
+    tu_write_digits(data, "t10k", 16);
+    int rc = run(out, sizeof out,
+                 "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 8 "
+                 "--device-iterations 2 --test-batch-size 4 --threads 1 --profile "
+                 "--profile-dir %s --profile-window iterations:1",
+                 data, dir);
+    if (rc != 0)
+        fail_msg("exit %d:\n%s", rc, out);
+    assert_non_null(strstr(out, "window iterations:1 of 4 device iterations"));
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    trace t = read_trace(path);
+    check_tracks(&t);
+    uint64_t infeed = 0;
+    for (size_t k = 0; k < t.n; k++)
+        if (t.e[k].slice && t.e[k].pid == 0 && t.e[k].tid == 0)
+            infeed += t.e[k].bytes[3];
+    assert_int_equal(infeed, 8 * 4 * 3140);
+    free(t.e);
+    char *text = tu_read_file(path);
+    for (int i = 0; i < 4; i++) {
+        snprintf(needle, sizeof needle, "{\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"name\":\"adamw\"", i);
+        assert_int_equal(count(text, needle), 1);
+    }
+    assert_int_equal(count(text, "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"stream in infeed\""),
+                     8);
+    free(text);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    sweep_metrics sum = read_json(path);
+    assert_int_equal(metric_u64(&sum, "ipus.0.stream_copy_rx_bytes"), 128 * 3140);
+    uint64_t total = metric_u64(&sum, "total_cycles");
+    for (int i = 0; i < 4; i++) { /* "time split (ipu I)     OnTileExecute P%" */
+        char *line, want[64];
+        snprintf(needle, sizeof needle, "time split (ipu %d)", i);
+        assert_non_null(line = strstr(out, needle));
+        double pct =
+            100.0 * (double)metric_u64(&sum, "ipus.%d.cycles.OnTileExecute", i) / (double)total;
+        snprintf(want, sizeof want, "OnTileExecute %.1f%%", pct);
+        assert_non_null(strstr(line, want));
+        assert_true(strstr(line, want) < strchr(line, '\n'));
+    }
+    sweep_metrics_free(&sum);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -392,10 +459,9 @@ int main(int argc, char **argv)
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "profile") != 0)
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_trace_adds_up),
-        cmocka_unit_test(test_same_for_any_threads),
-        cmocka_unit_test(test_bad_dir),
-        cmocka_unit_test(test_window),
+        cmocka_unit_test(test_trace_adds_up),   cmocka_unit_test(test_same_for_any_threads),
+        cmocka_unit_test(test_bad_dir),         cmocka_unit_test(test_window),
+        cmocka_unit_test(test_mnist_iteration),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_rmdir(tmpdir);
