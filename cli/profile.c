@@ -26,22 +26,28 @@
 #include "hw/tile.h"
 
 /* The bytes a superstep moved, from the engine's per-IPU counters (hw/stats.h). */
-enum { B_XCHG, B_GTX, B_GRX, B_HIN, B_HOUT, B_REMOTE, NB };
 static const struct {
     const char *key; /* the slice's arg, the summary's key */
     const char *label;
-    size_t off; /* in eng_ipu_stats */
-} bytes_tab[NB] = {
-    {"do_exchange_bytes", "DoExchange rx", offsetof(eng_ipu_stats, xchg_bytes)},
-    {"global_exchange_tx_bytes", "GlobalExchange tx", offsetof(eng_ipu_stats, global_tx_bytes)},
-    {"global_exchange_rx_bytes", "GlobalExchange rx", offsetof(eng_ipu_stats, global_rx_bytes)},
-    {"stream_copy_rx_bytes", "StreamCopy rx", offsetof(eng_ipu_stats, host_in_bytes)},
-    {"stream_copy_tx_bytes", "StreamCopy tx", offsetof(eng_ipu_stats, host_out_bytes)},
-    {"remote_buffer_bytes", "remote buffers", offsetof(eng_ipu_stats, remote_bytes)},
+    size_t off;   /* in eng_ipu_stats */
+    unsigned cat; /* the category whose span moves them (its first in a step carries them) */
+} bytes_tab[] = {
+    {"do_exchange_bytes", "DoExchange rx", offsetof(eng_ipu_stats, xchg_bytes), ENG_CAT_EXCHANGE},
+    {"global_exchange_tx_bytes", "GlobalExchange tx", offsetof(eng_ipu_stats, global_tx_bytes),
+     ENG_CAT_GLOBAL},
+    {"global_exchange_rx_bytes", "GlobalExchange rx", offsetof(eng_ipu_stats, global_rx_bytes),
+     ENG_CAT_GLOBAL},
+    {"stream_copy_rx_bytes", "StreamCopy rx", offsetof(eng_ipu_stats, host_in_bytes), ENG_CAT_MID},
+    {"stream_copy_tx_bytes", "StreamCopy tx", offsetof(eng_ipu_stats, host_out_bytes), ENG_CAT_MID},
+    {"remote_buffer_bytes", "remote buffers", offsetof(eng_ipu_stats, remote_bytes),
+     ENG_CAT_REMOTE},
 };
+enum { NB = sizeof bytes_tab / sizeof bytes_tab[0] };
 
-static const char *const unit_name[PROFILE_NUNITS] = {"calls", "iterations"};
-static const char *const unit_text[PROFILE_NUNITS] = {"host call", "device iteration"};
+/* The window's units: as --profile-window names them, and in words. */
+static const struct {
+    const char *key, *text;
+} units[PROFILE_NUNITS] = {{"calls", "host call"}, {"iterations", "device iteration"}};
 
 enum { MAX_RANGES = 32, MAX_TILES = 64, TOP_TILES = 5, TID_TILES = 100 };
 
@@ -155,8 +161,8 @@ static int parse_window(const char *cmd, profile *p)
     const char *s = p->o.window;
     p->unit = PROFILE_CALL;
     for (int u = 0; u < PROFILE_NUNITS; u++) {
-        size_t n = strlen(unit_name[u]);
-        if (strncmp(s, unit_name[u], n) == 0 && s[n] == ':') {
+        size_t n = strlen(units[u].key);
+        if (strncmp(s, units[u].key, n) == 0 && s[n] == ':') {
             p->unit = u;
             s += n + 1;
         }
@@ -602,22 +608,40 @@ static uint32_t tile_tid(const profile *p, uint32_t tile, unsigned ctx)
     return TID_TILES + (uint32_t)(k * TILE_NCTX + ctx);
 }
 
-/* One superstep: its step slice, its spans, its tiles' contexts. */
+/* ",KEY":N for the bytes the superstep moved (of category cat's, or all: ENG_NCAT), each
+ * after a comma unless first in a. */
+static void step_bytes(txt *a, const rec *r, unsigned cat)
+{
+    for (int k = 0; k < NB; k++)
+        if (r->bytes[k] && (cat == ENG_NCAT || bytes_tab[k].cat == cat))
+            txt_printf(a, "%s\"%s\":%llu", a->len ? "," : "", bytes_tab[k].key,
+                       (unsigned long long)r->bytes[k]);
+}
+
+/* One superstep: its step slice, its spans (the first of a category with the figures of that
+ * category: tiles active for OnTileExecute, the bytes it moves), its tiles' contexts. */
 static int trace_rec(tracer *t, const rec *r, const char *name)
 {
     profile *p = t->p;
     const eng_stat *cats = eng_cat_table();
     txt a = {0};
     txt_printf(&a, "\"step\":%llu,\"tiles_active\":%u", (unsigned long long)r->index, r->tiles);
-    for (int k = 0; k < NB; k++)
-        if (r->bytes[k])
-            txt_printf(&a, ",\"%s\":%llu", bytes_tab[k].key, (unsigned long long)r->bytes[k]);
+    step_bytes(&a, r, ENG_NCAT);
     int rc = slice(t, r->ipu, 0, name, "step", r->start, r->end, txt_str(&a));
-    txt_free(&a);
+    unsigned seen = 0; /* the categories whose first span is out */
     for (size_t k = 0; rc == 0 && k < r->nspans; k++) {
         const eng_span *s = &p->spans[r->span0 + k];
-        rc = slice(t, r->ipu, 1 + s->cat, name, cats[s->cat].key, s->start, s->end, "");
+        txt_free(&a);
+        if (!(seen & 1u << s->cat)) {
+            if (s->cat == ENG_CAT_COMPUTE)
+                txt_printf(&a, "\"tiles_active\":%u", r->tiles);
+            step_bytes(&a, r, s->cat);
+        }
+        seen |= 1u << s->cat;
+        rc = slice(t, r->ipu, 1 + s->cat, name, cats[s->cat].key, s->start, s->end,
+                   a.len ? txt_str(&a) : "");
     }
+    txt_free(&a);
     for (size_t k = 0; rc == 0 && k < r->ntile; k++) {
         const tspan *s = &p->tspans[r->tile0 + k];
         char args[48];
@@ -637,7 +661,7 @@ static void trace_marks(tracer *t)
             txt_printf(&p->trace,
                        ",\n{\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"name\":\"%s "
                        "%zu ends\",\"ts\":",
-                       unit_text[u], k);
+                       units[u].text, k);
             us(&p->trace, mach_cycles_to_ps(t->m, p->marks[u][k]));
             txt_printf(&p->trace, "}");
             p->events++;
@@ -910,7 +934,7 @@ static void json_summary(profile *p, const eng *g, const gr_exe *x, const eng_st
                p->events, p->trace.len, p->truncated ? "true" : "false");
     jstr(b, p->o.window);
     txt_printf(b, "\", \"periods\": %zu, \"unit\": \"%s\"}\n}\n", nperiods(p, p->unit),
-               unit_name[p->unit]);
+               units[p->unit].key);
 }
 
 /* ---- the plots' data ---- */
@@ -1041,7 +1065,7 @@ int profile_done(const profile *p, const char *cmd, FILE *f)
     fprintf(f, "  profile: %s/trace.json (%.1f %s, %zu events, ", p->o.dir,
             kib >= 1024 ? kib / 1024 : kib, kib >= 1024 ? "MiB" : "KiB", p->events);
     if (p->nmarks[p->unit])
-        fprintf(f, "window %s of %zu %ss", p->o.window, nperiods(p, p->unit), unit_text[p->unit]);
+        fprintf(f, "window %s of %zu %ss", p->o.window, nperiods(p, p->unit), units[p->unit].text);
     else
         fprintf(f, "the whole run");
     fprintf(f, "%s), summary.json, summary.txt; pictures: ipusim profile %s --plot\n",

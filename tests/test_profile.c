@@ -250,8 +250,16 @@ static void test_trace_adds_up(void **state)
             for (int b = 0; b < 3; b++)
                 bytes[b] +=
                     t.e[k].slice && t.e[k].pid == i && t.e[k].tid == 0 ? t.e[k].bytes[b] : 0;
+        /* and on the track of the category that moves them: DoExchange, GlobalExchange */
+        uint64_t on_track[3] = {0, 0, 0};
+        static const long track[3] = {2, 3, 3};
+        for (size_t k = 0; k < t.n; k++)
+            for (int b = 0; b < 3; b++)
+                on_track[b] +=
+                    t.e[k].slice && t.e[k].pid == i && t.e[k].tid == track[b] ? t.e[k].bytes[b] : 0;
         for (int b = 0; b < 3; b++) {
             assert_int_equal(bytes[b], want[i][b]);
+            assert_int_equal(on_track[b], want[i][b]);
             assert_int_equal(bytes[b], metric_u64(&sum, "ipus.%ld.%s", i, byte_keys[b]));
         }
         assert_int_equal(bytes[0], metric_u64(&rep, "per_ipu.%ld.do_exchange_bytes", i));
