@@ -64,7 +64,8 @@ void profile_attach(profile *p, eng_watch *w);
 enum { PROFILE_CALL, PROFILE_ITER, PROFILE_NUNITS };
 void profile_mark(profile *p, int unit, uint64_t cycle);
 
-/* IPU ipu's settled supersteps so far, and the cycle superstep k began (k < that number). */
+/* IPU ipu's whole-IPU supersteps settled so far (its last record, from its last release to
+ * its halt, not counted), and the cycle superstep k began (k < that number; 0 past it). */
 size_t profile_steps(const profile *p, uint32_t ipu);
 uint64_t profile_step_start(const profile *p, uint32_t ipu, size_t k);
 
