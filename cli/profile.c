@@ -668,6 +668,22 @@ static void trace_marks(tracer *t)
         }
 }
 
+typedef struct order {
+    uint64_t start;
+    uint32_t ipu;
+    size_t k; /* the record */
+} order;
+
+static int by_time(const void *a, const void *b)
+{
+    const order *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->ipu != y->ipu)
+        return x->ipu < y->ipu ? -1 : 1;
+    return (x->k > y->k) - (x->k < y->k);
+}
+
 static void build_trace(profile *p, const eng *g, const names *nm, const char *what)
 {
     tracer t = {p, eng_machine(g), p->o.max_mb << 20};
@@ -682,19 +698,26 @@ static void build_trace(profile *p, const eng *g, const names *nm, const char *w
     for (uint32_t i = 0; i < p->nipus; i++)
         tracks(p, &p->trace, i);
     trace_marks(&t);
+    /* the supersteps in time order over every IPU (each IPU's in its own order), so a trace
+     * cut at the size bound stops at about the same cycle on every IPU */
+    size_t n = 0;
+    order *o = xmalloc((p->nr ? p->nr : 1) * sizeof *o);
+    for (size_t k = 0; k < p->nr; k++)
+        if (rec_in_window(p, &p->r[k]))
+            o[n++] = (order){p->r[k].start, p->r[k].ipu, k};
+    qsort(o, n, sizeof *o, by_time);
     int rc = 0;
+    for (size_t k = 0; k < n && rc == 0; k++) {
+        char name[160];
+        const rec *r = &p->r[o[k].k];
+        rc = trace_rec(&t, r, step_name(nm, r, name, sizeof name));
+    }
+    free(o);
     for (uint32_t i = 0; i < p->nipus && rc == 0; i++) {
         uint64_t finish = 0;
-        for (size_t k = 0; k < p->nr && rc == 0; k++) {
-            const rec *r = &p->r[k];
-            if (r->ipu != i)
-                continue;
-            finish = r->end;
-            char name[160];
-            if (rec_in_window(p, r))
-                rc = trace_rec(&t, r, step_name(nm, r, name, sizeof name));
-        }
-        if (rc == 0 && finish < st.cycles && in_window(p, nperiods(p, p->unit) - 1))
+        for (size_t k = 0; k < p->nr; k++)
+            finish = p->r[k].ipu == i ? p->r[k].end : finish;
+        if (finish < st.cycles && in_window(p, nperiods(p, p->unit) - 1))
             rc = slice(&t, i, 1 + ENG_CAT_IDLE, "idle", "Idle", finish, st.cycles, "");
     }
     txt_printf(&p->trace, "\n]}\n");

@@ -38,8 +38,8 @@ typedef struct profile_opts {
     "                           negative from the end (default calls:0,1,-1)\n"                    \
     "  --profile-tiles LIST     tracks of the supervisor and workers of these tiles of each\n"     \
     "                           IPU (T or A..B, comma-separated, at most 64)\n"                    \
-    "  --profile-max-mb N       the trace's size bound: events past it are left out (default\n"    \
-    "                           64)\n"
+    "  --profile-max-mb N       the trace's size bound in MiB: it stops where it reaches it,\n"    \
+    "                           at about the same cycle on every IPU (default 64)\n"
 
 /* The defaults. */
 void profile_opts_init(profile_opts *o);

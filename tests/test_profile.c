@@ -458,6 +458,23 @@ static void test_mnist_iteration(void **state)
         assert_true(strstr(line, want) < strchr(line, '\n'));
     }
     sweep_metrics_free(&sum);
+
+    /* the whole run (about 2 MiB of trace) under a 1 MiB bound: cut, still valid JSON, and
+     * cut in time, so every IPU keeps its first steps */
+    rc = run(out, sizeof out,
+             "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 8 "
+             "--device-iterations 2 --test-batch-size 4 --threads 1 --profile --profile-dir %s "
+             "--profile-window all --profile-max-mb 1",
+             data, dir);
+    if (rc != 0)
+        fail_msg("exit %d:\n%s", rc, out);
+    assert_non_null(strstr(out, "cut at --profile-max-mb"));
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    t = read_trace(path);
+    check_tracks(&t);
+    for (long i = 0; i < 4; i++)
+        assert_true(track_cycles(&t, i, 0) > 0);
+    free(t.e);
 }
 
 int main(int argc, char **argv)
