@@ -97,6 +97,10 @@ void cli_json_split(struct txt *b, const struct eng *g, uint32_t ipu);
  * further members (without braces), e.g. "\"gemm\": {...}". Returns 0 or 2. */
 int cli_report_json(const char *cmd, const char *path, const struct eng *g, const char *what,
                     double host_seconds, const char *extra);
+/* Tile balance, as PopVision shows it: the mean over the max of the issue cycles (every
+ * context's) of the tiles holding a program, %, of IPU ipu (UINT32_MAX: of every IPU); *tiles
+ * (may be NULL) gets their number, *busiest (may be NULL) the busiest (ipu x tiles + tile). */
+double cli_tile_balance(const struct eng *g, uint32_t ipu, uint32_t *tiles, uint32_t *busiest);
 /* Seconds from a monotonic clock. */
 double cli_now(void);
 
@@ -146,5 +150,6 @@ int cli_cmd_machine(int argc, char **argv);
 int cli_cmd_micro(int argc, char **argv);
 int cli_cmd_sweep(int argc, char **argv);
 int cli_cmd_metrics(int argc, char **argv);
+int cli_cmd_profile(int argc, char **argv);
 
 #endif

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/profile.h"
 #include "hw/engine.h"
 #include "workloads/gemm/gemm.h"
 
@@ -13,9 +14,13 @@ int cli_cmd_gemm(int argc, char **argv)
     uint64_t M = 1536, N = 1472, K = 512, tiles = 0, threads = 0, seed = 1;
     uint64_t max_cycles = 10000000000ull, max_step = CLI_MAX_SUPERSTEP_CYCLES;
     int check = 1, rc = 0, mr, progress = 0;
+    profile_opts po;
+    profile_opts_init(&po);
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i];
         if ((mr = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0)
+            rc = mr;
+        else if ((mr = profile_opt(cmd, argc, argv, &i, &po)) >= 0)
             rc = mr;
         else if (strcmp(a, "--m") == 0)
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1u << 20, &M);
@@ -52,6 +57,9 @@ int cli_cmd_gemm(int argc, char **argv)
         return rc;
     if (tiles)
         m.tiles_per_ipu = (uint32_t)tiles;
+    profile *pf;
+    if ((rc = profile_new(cmd, &po, &pf)) != 0)
+        return rc;
     cli_watch w;
     cli_watch_begin(&w, cmd, progress);
     wl_gemm_cfg cfg = {.m = (uint32_t)M,
@@ -62,13 +70,16 @@ int cli_cmd_gemm(int argc, char **argv)
                        .threads = (unsigned)threads,
                        .max_cycles = max_cycles};
     sys_ctl ctl = {max_step, cli_watch_eng(&w)};
+    profile_attach(pf, &ctl.watch);
     wl_gemm_result r;
     sys *s = NULL;
     rc = wl_gemm_run_ctl(&m, &cfg, &ctl, &r, &s, &e);
     cli_watch_end(&w);
     double host = r.host_seconds;
-    if (rc != ERR_OK)
+    if (rc != ERR_OK) {
+        profile_free(pf);
         return cli_report_err(cmd, &e);
+    }
     eng *g = sys_engine(s);
 
     char what[96];
@@ -98,6 +109,12 @@ int cli_cmd_gemm(int argc, char **argv)
             (unsigned long long)r.mismatches, (unsigned long long)r.inexact, r.max_abs_err);
         if (cli_report_json(cmd, json, g, what, host, extra) != 0)
             rc = 2;
+    }
+    if (pf) {
+        profile_finish(pf, g, NULL, what);
+        if (profile_done(pf, cmd, stdout) != 0)
+            rc = 2;
+        profile_free(pf);
     }
     sys_free(s);
     if (r.checked && (r.mismatches || r.inexact))

@@ -5,6 +5,7 @@
 
 #include "base/text.h"
 #include "cli/cli.h"
+#include "cli/profile.h"
 #include "workloads/iobench/iobench.h"
 
 static int us_opt(const char *cmd, int argc, char **argv, int *i, sim_time *out)
@@ -27,6 +28,8 @@ int cli_cmd_iobench(int argc, char **argv)
     c.ctl.max_superstep_cycles = CLI_MAX_SUPERSTEP_CYCLES;
     uint64_t u, ipus = 1, tiles = 0;
     int rc = 0, mr, progress = 0;
+    profile_opts po;
+    profile_opts_init(&po);
     struct {
         const char *name;
         uint64_t min, max;
@@ -46,6 +49,8 @@ int cli_cmd_iobench(int argc, char **argv)
             if (!(rc = cli_opt_u64(cmd, argc, argv, &i, u32[k].min, u32[k].max, &u)))
                 *u32[k].dst = (uint32_t)u;
         } else if ((mr = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0) {
+            rc = mr;
+        } else if ((mr = profile_opt(cmd, argc, argv, &i, &po)) >= 0) {
             rc = mr;
         } else if (!strcmp(a, "--ipus")) {
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &ipus);
@@ -105,17 +110,23 @@ int cli_cmd_iobench(int argc, char **argv)
     err_clear(&e);
     if (host_cfg_check(&c.host, &e) != ERR_OK)
         return cli_report_err(cmd, &e);
+    profile *pf;
+    if ((rc = profile_new(cmd, &po, &pf)) != 0)
+        return rc;
     wl_iobench_result r;
     sys *s = NULL;
     cli_watch w;
     cli_watch_begin(&w, cmd, progress);
     c.ctl.watch = cli_watch_eng(&w);
+    profile_attach(pf, &c.ctl.watch);
     double t0 = cli_now();
     rc = wl_iobench_run(&m, &c, &r, &s, &e);
     double host_s = cli_now() - t0;
     cli_watch_end(&w);
-    if (rc != ERR_OK)
+    if (rc != ERR_OK) {
+        profile_free(pf);
         return cli_report_err(cmd, &e);
+    }
     eng *g = sys_engine(s);
 
     char what[160], dist[64];
@@ -153,6 +164,12 @@ int cli_cmd_iobench(int argc, char **argv)
                    (unsigned long long)r.io[1], (unsigned long long)r.io[2]);
         rc = cli_report_json(cmd, json, g, what, host_s, x.p);
         free(x.p);
+    }
+    if (pf) {
+        profile_finish(pf, g, NULL, what);
+        if (profile_done(pf, cmd, stdout) != 0)
+            rc = 2;
+        profile_free(pf);
     }
     sys_free(s);
     return rc;

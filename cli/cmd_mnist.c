@@ -409,6 +409,10 @@ static int parse_arg(mnist_opts *o, int argc, char **argv, int *i)
         o->sim_only = o->sim_only ? o->sim_only : a;
         return rc;
     }
+    if ((rc = profile_opt(CMD, argc, argv, i, &o->prof)) >= 0) {
+        o->sim_only = o->sim_only ? o->sim_only : a;
+        return rc;
+    }
     size_t k = 0, n = sizeof with_value / sizeof with_value[0];
     while (k < n && strcmp(a, with_value[k].name) != 0)
         k++;
@@ -433,6 +437,7 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
                       .recompute = 1,
                       .replicas = 1,
                       .max_step = CLI_MAX_SUPERSTEP_CYCLES};
+    profile_opts_init(&o->prof);
     for (int i = 1; i < argc; i++) {
         int rc = parse_arg(o, argc, argv, &i);
         if (rc == -1) {

@@ -54,6 +54,7 @@ typedef struct sim {
     uint64_t epoch_end; /* the end cycle of the previous epoch's last call */
     uint32_t iters;     /* device iterations per host call */
     cli_watch w;        /* Ctrl-C, SIGTERM, the heartbeat */
+    profile *pf;        /* --profile: the training run's */
 } sim;
 
 /* ---- the hooks ---- */
@@ -75,6 +76,8 @@ static void on_call(void *ctx, const mnet_call *c)
     snprintf(epoch, sizeof epoch, ", \"cycles\": %llu",
              (unsigned long long)(c->end_cycle - s->epoch_end));
     mnist_call(&s->r, &c->p, call, epoch);
+    if (s->pf && !(c->p.call == c->p.calls && c->p.epoch == c->p.epochs))
+        profile_mark(s->pf, PROFILE_CALL, c->end_cycle); /* the last call ends the run */
     if (c->p.call == c->p.calls)
         s->epoch_end = c->end_cycle;
 }
@@ -104,37 +107,13 @@ static const char *tile_name(const phase *p, uint32_t gt, char *buf, size_t len)
     return buf;
 }
 
-/* Mean over max of the issue cycles (every context's) of the tiles that hold a program: of
- * all of them, and of each IPU's. */
+/* Mean over max of the issue cycles of the tiles that hold a program: of all of them, and of
+ * each IPU's. */
 static void tile_balance(phase *p, const eng *g)
 {
-    uint64_t max = 0, sum = 0;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < eng_nipus(g); i++) {
-        uint64_t imax = 0, isum = 0;
-        uint32_t in = 0;
-        for (uint32_t t = 0; t < eng_ntiles(g); t++) {
-            const tile *x = eng_tile(g, i, t);
-            if (!x->code)
-                continue;
-            uint64_t b = x->sup.busy;
-            for (unsigned k = 0; k < ISA_NWORKERS; k++)
-                b += x->wk[k].busy;
-            isum += b;
-            in++;
-            imax = b > imax ? b : imax;
-            if (b > max) {
-                max = b;
-                p->busiest = i * eng_ntiles(g) + t;
-            }
-        }
-        if (i < 64)
-            p->ipu_balance[i] = imax ? 100.0 * (double)isum / in / (double)imax : 0.0;
-        sum += isum;
-        n += in;
-    }
-    p->busy_tiles = n;
-    p->balance = max ? 100.0 * (double)sum / n / (double)max : 0.0;
+    for (uint32_t i = 0; i < eng_nipus(g) && i < 64; i++)
+        p->ipu_balance[i] = cli_tile_balance(g, i, NULL, NULL);
+    p->balance = cli_tile_balance(g, UINT32_MAX, &p->busy_tiles, &p->busiest);
 }
 
 /* The program steps the engine logged (mnet_cfg.log_steps), each with the cycles from the
@@ -152,9 +131,33 @@ static void step_lines(phase *p, const eng *g, const gr_exe *x)
     free(st);
 }
 
+/* The device iterations' boundaries for the profile: an iteration begins at IPU 0's first
+ * stream copy after its weight update (the compute set "adamw"), the first at cycle 0. */
+static void mark_iterations(profile *pf, const gr_exe *x)
+{
+    size_t n = profile_steps(pf, 0);
+    gr_step *st = xmalloc((n ? n : 1) * sizeof *st);
+    n = gr_exe_steps(x, 0, st, n);
+    int updated = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (strcmp(st[k].what, "execute") == 0 && strcmp(st[k].name, "adamw") == 0) {
+            updated = 1;
+        } else if (updated && strcmp(st[k].what, "stream in") == 0) {
+            profile_mark(pf, PROFILE_ITER, profile_step_start(pf, 0, k));
+            updated = 0;
+        }
+    }
+    free(st);
+}
+
 static void on_finished(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pipe_info *pi)
 {
-    phase *p = &((sim *)ctx)->ph[test ? PH_TEST : PH_TRAIN];
+    sim *s = ctx;
+    if (s->pf && !test) {
+        mark_iterations(s->pf, x);
+        profile_finish(s->pf, g, x, "mnist training");
+    }
+    phase *p = &s->ph[test ? PH_TEST : PH_TRAIN];
     p->pipe = *pi;
     for (uint32_t i = 0; i < eng_nipus(g) && i < 64; i++) {
         eng_get_ipu_stats(g, i, &p->ipu[i]);
@@ -496,7 +499,9 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
         return rc;
     }
     t0 = cli_now();
-    rc = mnet_test(c, &d->test, params, acc, &h, e);
+    mnet_cfg tc = *c; /* the profile is the training run's */
+    tc.ctl.watch.settled = NULL;
+    rc = mnet_test(&tc, &d->test, params, acc, &h, e);
     cli_watch_end(&s->w);
     if (rc)
         return rc;
@@ -504,7 +509,7 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
     s->ph[PH_TEST].images = (long)d->test.n;
     printf("Accuracy on test set: %0.2f%%\n", *acc);
     report(s);
-    return 0;
+    return profile_done(s->pf, CMD, stdout) ? ERR_INPUT : 0;
 }
 
 int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
@@ -546,9 +551,16 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
     mref_net *net = NULL;
     double acc = 0.0;
     int rc = mnist_sim_cfg(o, &c, e) || initial_weights(o, &net, e);
+    if (rc == 0 && profile_new(CMD, &o->prof, &s->pf) != 0) {
+        mref_destroy(net);
+        free(s);
+        free(e);
+        return 2;
+    }
     if (rc == 0) {
         cli_watch_begin(&s->w, CMD, o->progress);
         c.ctl = (sys_ctl){o->max_step, cli_watch_eng(&s->w)};
+        profile_attach(s->pf, &c.ctl.watch);
         if (rc == 0) {
             print_head(o, &c, dir, d);
             rc = train_and_test(&c, o, d, s, net, &acc, e);
@@ -575,6 +587,7 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
     txt_free(&s->r.calls);
     txt_free(&s->r.epochs);
     free(s->ends);
+    profile_free(s->pf);
     free(s);
     mref_destroy(net);
     free(e);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/profile.h"
 #include "host/system.h"
 #include "hw/engine.h"
 #include "isa/isa.h"
@@ -61,6 +62,8 @@ int cli_cmd_run(int argc, char **argv)
     dump dumps[MAX_DUMPS];
     unsigned ndumps = 0;
     int rc = 0, r, progress = 0;
+    profile_opts po;
+    profile_opts_init(&po);
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i], *v = NULL;
         if (a[0] != '-' || a[1] == '\0') {
@@ -70,6 +73,8 @@ int cli_cmd_run(int argc, char **argv)
             }
             path = a;
         } else if ((r = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0) {
+            rc = r;
+        } else if ((r = profile_opt(cmd, argc, argv, &i, &po)) >= 0) {
             rc = r;
         } else if (strcmp(a, "--ipus") == 0) {
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &ipus);
@@ -130,15 +135,18 @@ int cli_cmd_run(int argc, char **argv)
         }
     }
 
+    profile *pf;
+    if ((rc = profile_new(cmd, &po, &pf)) != 0)
+        return rc;
+    profile_attach(pf, &cfg.ctl.watch);
     isa_prog prog;
     memset(&prog, 0, sizeof prog);
     rc = cli_load_prog(cmd, path, &prog);
-    if (rc)
-        return rc;
-    sys *s = sys_new(&cfg, &e);
+    sys *s = rc ? NULL : sys_new(&cfg, &e);
     if (!s) {
         isa_prog_free(&prog);
-        return cli_report_err(cmd, &e);
+        profile_free(pf);
+        return rc ? rc : cli_report_err(cmd, &e);
     }
     eng *g = sys_engine(s);
     rc = eng_load(g, &prog, &e);
@@ -156,10 +164,16 @@ int cli_cmd_run(int argc, char **argv)
                 rc = ERR_INPUT;
         if (json && cli_report_json(cmd, json, g, path, host, NULL) != 0 && rc == ERR_OK)
             rc = ERR_INPUT;
+        if (pf && rc == ERR_OK) {
+            profile_finish(pf, g, NULL, path);
+            if (profile_done(pf, cmd, stdout) != 0)
+                rc = ERR_INPUT;
+        }
     } else {
         rc = cli_report_err(cmd, &e);
     }
     sys_free(s);
     isa_prog_free(&prog);
+    profile_free(pf);
     return rc;
 }

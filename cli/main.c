@@ -5,6 +5,7 @@
 
 #include "base/alloc.h"
 #include "cli/cli.h"
+#include "cli/profile.h"
 
 /* clang-format off */
 static const cli_cmd commands[] = {
@@ -24,6 +25,7 @@ static const cli_cmd commands[] = {
      CLI_WATCH_HELP
      "  --dump-mem I:T:ADDR:LEN  print LEN bytes of tile T of IPU I from ADDR (repeatable)\n"
      "  --json FILE              also write the report as JSON\n"
+     PROFILE_HELP
      "\n"
      "A superstep past --max-superstep-cycles (0: no limit) is a fault naming the tiles still\n"
      "running. Ctrl-C or SIGTERM stops the run when the compute round under way ends (a round\n"
@@ -63,6 +65,7 @@ static const cli_cmd commands[] = {
      CLI_WATCH_HELP
      "  --no-check               skip the reference comparison\n"
      "  --json FILE              also write the report as JSON\n"
+     PROFILE_HELP
      "\n"
      "Exit status: 0 ok, 2 bad options or files, 3 a simulated fault (or C failed the\n"
      "reference check), or stopped by Ctrl-C or SIGTERM (no report, no JSON).\n"},
@@ -196,6 +199,9 @@ static const cli_cmd commands[] = {
      "  --output-mode M            the outfeed: every micro-batch's loss and predictions (all,\n"
      "                             the default, as the tutorial), each host call's last (final),\n"
      "                             every N-th (every:N) or their sum over a call (sum)\n"
+     "The training run's profile (docs/profiling.md; a window counts host calls or device\n"
+     "iterations):\n"
+     PROFILE_HELP
      CLI_WATCH_HELP CLI_MACHINE_HELP
      "\n"
      "Ctrl-C or SIGTERM stops the run (the simulated one within a round, the reference before\n"
@@ -230,9 +236,23 @@ static const cli_cmd commands[] = {
      CLI_MACHINE_HELP
      CLI_WATCH_HELP
      "  --json FILE          also write the report as JSON\n"
+     PROFILE_HELP
      "\n"
      "Exit status: 0 ok, 2 bad options or files, 3 simulated fault or stopped by Ctrl-C or\n"
      "SIGTERM (no report, no JSON).\n"},
+    {"profile", cli_cmd_profile, "a profile written by --profile: its summary again, its plots",
+     "usage: ipusim profile DIR [--plot]\n"
+     "\n"
+     "Prints the execution summary and memory report of the run that wrote the profile in DIR\n"
+     "(run, gemm, io-bench or mnist with --profile --profile-dir DIR), as the run printed them.\n"
+     "\n"
+     "  --plot    also render DIR/timeline, DIR/proportions and DIR/tile-memory as PNG and SVG\n"
+     "            with gnuplot (plots/profile.sh)\n"
+     "\n"
+     "The trace, DIR/trace.json, opens in the Perfetto UI (ui.perfetto.dev) and in\n"
+     "chrome://tracing; docs/profiling.md says how to read it and the pictures.\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options, a missing or unreadable profile, or plotting failed.\n"},
     /* ---- more subcommands register here ---- */
     {NULL, NULL, NULL, NULL},
 };
@@ -256,7 +276,7 @@ static void usage(FILE *f)
     fprintf(f,
             "\nDocumentation: README.md and docs/: architecture.md, codelets.md, fabric.md,\n"
             "graph.md, host.md, isa.md, kernel.md, machines.md, mnist.md, pipelining.md,\n"
-            "sources.md, sweep.md, timing.md.\n"
+            "profiling.md, sources.md, sweep.md, timing.md.\n"
             "\nExit status: 0 ok, 1 assembly errors, 2 bad options or input files, 3 a simulated\n"
             "fault, or a run stopped by Ctrl-C or SIGTERM (one line saying where; no output\n"
             "files; a second Ctrl-C ends the process at once).\n");
@@ -268,7 +288,8 @@ static void usage(FILE *f)
  * copy: free with free_args), or NULL after one error line. */
 static char **split_long_opts(const char *cmd, int argc, char **argv, int *n)
 {
-    static const char *const flags[] = {"--help", "--reference", "--no-check", "--progress"};
+    static const char *const flags[] = {"--help", "--reference", "--no-check", "--progress",
+                                        "--profile"};
     char **out = xmalloc((2 * (size_t)argc + 1) * sizeof *out);
     int k = 0;
     for (int i = 0; i < argc; i++) {

@@ -139,6 +139,35 @@ void cli_report_text(FILE *f, const eng *g, const char *what, double host_second
                 eng_stat_value(insn, &st, m) / host_seconds / 1e6);
 }
 
+double cli_tile_balance(const eng *g, uint32_t ipu, uint32_t *tiles, uint32_t *busiest)
+{
+    uint64_t max = 0, sum = 0;
+    uint32_t n = 0, top = 0;
+    for (uint32_t i = 0; i < eng_nipus(g); i++) {
+        if (ipu != UINT32_MAX && i != ipu)
+            continue;
+        for (uint32_t t = 0; t < eng_ntiles(g); t++) {
+            const tile *x = eng_tile(g, i, t);
+            if (!x->code)
+                continue;
+            uint64_t b = x->sup.busy;
+            for (unsigned k = 0; k < ISA_NWORKERS; k++)
+                b += x->wk[k].busy;
+            sum += b;
+            n++;
+            if (b > max) {
+                max = b;
+                top = i * eng_ntiles(g) + t;
+            }
+        }
+    }
+    if (tiles)
+        *tiles = n;
+    if (busiest)
+        *busiest = top;
+    return max ? 100.0 * (double)sum / n / (double)max : 0.0;
+}
+
 /* "KEY": VALUE for every row of tab, from stats, separated by sep. */
 static void json_rows(FILE *f, const eng_stat *tab, unsigned n, const void *stats, const mach *m,
                       const char *sep)

@@ -351,44 +351,53 @@ static uint64_t copy_cycles(const eng_htime *t)
     return t->begin + t->mid + t->remote + t->end;
 }
 
+/* Add d cycles of category cat at *t to IPU i's split (and to the record, when profiling). */
+static void add(eng *g, uint32_t i, eng_settled *r, unsigned cat, uint64_t *t, uint64_t d)
+{
+    if (d == 0)
+        return;
+    g->ipu[i].cat[cat] += d;
+    if (r)
+        r->span[r->nspans++] = (eng_span){cat, *t, *t + d};
+    *t += d;
+}
+
 /* Account an IPU-wide superstep of IPU i, from g->last[i] to its release `rel`: the tiles'
  * work up to `work_end` (compute, or exchange if it moved any), then either the host copy
- * (starting at `copy_at`: Begin, Mid, remote, and End up to the release) or the sync. */
+ * (starting at `copy_at`: Begin, Mid, remote, and End up to the release) or the sync. With a
+ * profile hook, the spans go to it as they are counted. */
 static void account(eng *g, uint32_t i, uint64_t first, uint64_t work_end, eng_moved m,
                     uint64_t copy_at, const eng_htime *ht, uint64_t rel)
 {
-    uint64_t *cat = g->ipu[i].cat, t = g->last[i];
+    eng_settled rec, *r = g->cfg.watch.settled ? &rec : NULL;
+    uint64_t t = g->last[i];
+    if (r)
+        rec = (eng_settled){
+            .ipu = i, .index = g->chips[i].supersteps, .start = t, .end = rel, .last = g->done[i]};
     unsigned kind = m.global ? ENG_CAT_GLOBAL : m.onchip ? ENG_CAT_EXCHANGE : ENG_CAT_COMPUTE;
     /* the IPU waited for a sync group (I/O tiles) still copying from the host: that wait is
      * the part of their copies that did not hide under the others' work */
     if (first > t && first < work_end && kind == ENG_CAT_COMPUTE) {
-        cat[kind] += first - t;
-        t = first;
+        add(g, i, r, kind, &t, first - t);
         static const unsigned part[3] = {ENG_CAT_BEGIN, ENG_CAT_MID, ENG_CAT_END};
-        for (unsigned k = 0; k < 3 && t < work_end; k++) {
-            uint64_t d = g->pend[i][k] < work_end - t ? g->pend[i][k] : work_end - t;
-            cat[part[k]] += d;
-            t += d;
-        }
+        for (unsigned k = 0; k < 3 && t < work_end; k++)
+            add(g, i, r, part[k], &t, min_u64(g->pend[i][k], work_end - t));
     }
     memset(g->pend[i], 0, sizeof g->pend[i]);
-    if (work_end > t) {
-        cat[kind] += work_end - t;
-        t = work_end;
-    }
+    if (work_end > t)
+        add(g, i, r, kind, &t, work_end - t);
     if (ht) {
-        if (copy_at > t) {
-            cat[ENG_CAT_SYNC] += copy_at - t;
-            t = copy_at;
-        }
-        cat[ENG_CAT_BEGIN] += ht->begin;
-        cat[ENG_CAT_MID] += ht->mid;
-        cat[ENG_CAT_REMOTE] += ht->remote;
-        cat[ENG_CAT_END] += ht->end;
-        t += copy_cycles(ht);
+        if (copy_at > t)
+            add(g, i, r, ENG_CAT_SYNC, &t, copy_at - t);
+        add(g, i, r, ENG_CAT_BEGIN, &t, ht->begin);
+        add(g, i, r, ENG_CAT_MID, &t, ht->mid);
+        add(g, i, r, ENG_CAT_REMOTE, &t, ht->remote);
+        add(g, i, r, ENG_CAT_END, &t, ht->end);
     }
-    cat[ENG_CAT_SYNC] += rel > t ? rel - t : 0;
+    add(g, i, r, ENG_CAT_SYNC, &t, rel > t ? rel - t : 0);
     g->last[i] = rel;
+    if (r)
+        g->cfg.watch.settled(g->cfg.watch.settled_ctx, g, r);
 }
 
 /* IPU i's tiles have all halted: its last on-chip exchange lands, and it is done. */

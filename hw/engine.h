@@ -23,6 +23,33 @@
  * eng_cfg.chunk_cycles says otherwise): the most a stop request or a heartbeat waits for. */
 #define ENG_CHUNK_CYCLES (1ull << 20)
 
+struct eng;
+
+/* One interval of an IPU's time in one category (hw/cats.def): [start, end) in tile cycles. */
+typedef struct eng_span {
+    unsigned cat; /* ENG_CAT_* (hw/stats.h) */
+    uint64_t start, end;
+} eng_span;
+
+/* The most spans one superstep is split into (eng_settled.span). */
+enum { ENG_MAX_SPANS = 12 };
+
+/* One whole-IPU superstep as the engine settled it: from the IPU's previous release (or 0) to
+ * its release, cut into consecutive spans by category, exactly as the time categories count
+ * them. `index` counts the IPU's whole-IPU supersteps from 0: with a graph, superstep k is
+ * program step k (workloads/graph/graph.h, gr_exe_steps). The IPU's last record (`last`) runs
+ * from its last release to the cycle its last tile halted. When the hook runs, the IPU's
+ * counters (eng_get_ipu_stats) include what the superstep moved and every tile of the IPU
+ * waits at the sync (or has halted). */
+typedef struct eng_settled {
+    uint32_t ipu;
+    uint64_t index;
+    uint64_t start, end;
+    int last;
+    unsigned nspans;
+    eng_span span[ENG_MAX_SPANS]; /* in time order, none empty, together [start, end) */
+} eng_settled;
+
 /* Watching a long run from outside: nothing here changes a result. */
 typedef struct eng_watch {
     /* Non-NULL: read between compute rounds; once non-zero, eng_run returns ERR_STOPPED
@@ -35,6 +62,10 @@ typedef struct eng_watch {
     void (*progress)(void *ctx, uint64_t cycle, uint64_t supersteps);
     void *progress_ctx;
     uint64_t progress_ns;
+    /* Non-NULL: the profile hook, called as each IPU's superstep is settled, in each IPU's
+     * time order (IPUs interleave); NULL costs one test per superstep. */
+    void (*settled)(void *ctx, const struct eng *g, const eng_settled *s);
+    void *settled_ctx;
 } eng_watch;
 
 typedef struct eng_cfg {

@@ -394,29 +394,6 @@ static void test_mnist_option_errors(void **state)
     unsetenv("IPUSIM_DATA");
 }
 
-/* A small dataset in IDX files: n images of prefix (train or t10k), image i of digit i % 10 a
- * bright 7x7 block at a place of its own. */
-static void write_digits(const char *dir, const char *prefix, uint32_t n)
-{
-    err e;
-    char p[512];
-    unsigned char *img = calloc((size_t)n, 784), *lab = malloc(n);
-    assert_true(img && lab);
-    for (uint32_t i = 0; i < n; i++) {
-        lab[i] = (unsigned char)(i % 10);
-        for (int r = 0; r < 7; r++)
-            for (int c = 0; c < 7; c++)
-                img[(size_t)i * 784 + (size_t)(lab[i] / 4 * 7 + 3 + r) * 28 +
-                    (size_t)(lab[i] % 4 * 7 + c)] = (unsigned char)(200 + i % 50);
-    }
-    snprintf(p, sizeof p, "%s/%s-images-idx3-ubyte", dir, prefix);
-    assert_int_equal(idx_write(p, IDX_U8, 3, (uint32_t[]){n, 28, 28}, img, 0, &e), 0);
-    snprintf(p, sizeof p, "%s/%s-labels-idx1-ubyte", dir, prefix);
-    assert_int_equal(idx_write(p, IDX_U8, 1, (uint32_t[]){n}, lab, 0, &e), 0);
-    free(img);
-    free(lab);
-}
-
 /* The number the JSON document has at name (sweep's flattened names), or fail. */
 static double json_num(const sweep_metrics *m, const char *name)
 {
@@ -552,8 +529,8 @@ static void test_mnist_simulated(void **state)
     snprintf(json, sizeof json, "%s/sim.json", tmpdir);
     snprintf(wdir, sizeof wdir, "%s/w", tmpdir);
     assert_int_equal(mkdir(dir, 0755), 0);
-    write_digits(dir, "train", 32);
-    write_digits(dir, "t10k", 16);
+    tu_write_digits(dir, "train", 32);
+    tu_write_digits(dir, "t10k", 16);
     int rc = run(out, sizeof out,
                  "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 2 "
                  "--device-iterations 2 --test-batch-size 8 --ipus 1 --json %s --save-weights %s",
@@ -661,8 +638,8 @@ static void test_signal_stops_mnist(void **state)
     snprintf(wdir, sizeof wdir, "%s/stop-w", tmpdir);
     snprintf(out, sizeof out, "%s/stdout.txt", tmpdir);
     assert_int_equal(mkdir(dir, 0755), 0);
-    write_digits(dir, "train", 32);
-    write_digits(dir, "t10k", 16);
+    tu_write_digits(dir, "train", 32);
+    tu_write_digits(dir, "t10k", 16);
     char *args[] = {bin,
                     "mnist",
                     "--dataset",

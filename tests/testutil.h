@@ -18,8 +18,8 @@
 #include "isa/asm.h"
 #include "workloads/codelets.h"
 #include "workloads/mnist/data.h"
+#include "workloads/mnist/idx.h"
 
-/* FNV-1a over n bytes, continuing from h (start with 0xcbf29ce484222325). */
 /* The mnist-digits dataset ($IPUSIM_DATA/mnist-digits, else data/mnist-digits) into d: 0, or
  * -1 after one line on stderr naming `who` and `make data` (make test runs it first). */
 static inline int tu_load_digits(mdata *d, const char *who)
@@ -35,6 +35,30 @@ static inline int tu_load_digits(mdata *d, const char *who)
     return -1;
 }
 
+/* A small dataset in IDX files in dir: n images of prefix (train or t10k), image i of digit
+ * i % 10 a bright 7x7 block at a place of its own. */
+static inline void tu_write_digits(const char *dir, const char *prefix, uint32_t n)
+{
+    err e;
+    char p[512];
+    unsigned char *img = calloc((size_t)n, 784), *lab = malloc(n);
+    assert_true(img && lab);
+    for (uint32_t i = 0; i < n; i++) {
+        lab[i] = (unsigned char)(i % 10);
+        for (int r = 0; r < 7; r++)
+            for (int c = 0; c < 7; c++)
+                img[(size_t)i * 784 + (size_t)(lab[i] / 4 * 7 + 3 + r) * 28 +
+                    (size_t)(lab[i] % 4 * 7 + c)] = (unsigned char)(200 + i % 50);
+    }
+    snprintf(p, sizeof p, "%s/%s-images-idx3-ubyte", dir, prefix);
+    assert_int_equal(idx_write(p, IDX_U8, 3, (uint32_t[]){n, 28, 28}, img, 0, &e), 0);
+    snprintf(p, sizeof p, "%s/%s-labels-idx1-ubyte", dir, prefix);
+    assert_int_equal(idx_write(p, IDX_U8, 1, (uint32_t[]){n}, lab, 0, &e), 0);
+    free(img);
+    free(lab);
+}
+
+/* FNV-1a over n bytes, continuing from h (start with 0xcbf29ce484222325). */
 static inline uint64_t tu_fnv(uint64_t h, const void *p, size_t n)
 {
     const uint8_t *b = p;

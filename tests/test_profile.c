@@ -1,0 +1,494 @@
+/* test_profile: --profile (cli/profile.c). The trace is valid JSON whose slices nest on their
+ * tracks and never go back in time; each IPU's category slices add up to the run's total
+ * cycles and, per category, to the engine's split; the bytes of the step slices are those the
+ * program sends; the same run gives the same file for any --threads; the window keeps the
+ * periods it names; the pipelined MNIST's profile has its device iteration and matches the
+ * run's report; a profile directory that cannot be made is one line and no files. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "bench/sweep/sweep.h"
+#include "cli/profile.h"
+#include "tests/testutil.h"
+
+static char bin[1024], tmpdir[128];
+
+/* Two IPUs of 8 tiles. Each IPU's tile 0 sends 8 bytes to its tile 5 (on-chip), every tile
+ * syncs internally; then IPU 0's tile 0 sends 16 bytes to IPU 1's tile 1 over the IPU-Links
+ * and every tile syncs externally. So IPU 0 receives 8 B on-chip and sends 16 B to IPU 1,
+ * IPU 1 receives 8 B on-chip and 16 B from IPU 0. */
+static const char xchg_prog[] = "main:   get     r1, $tile\n"
+                                "        brnz    r1, wait\n"
+                                "        li      r1, src\n"
+                                "        li      r2, 8\n"
+                                "        li      r3, 5\n"
+                                "        li      r4, 0x200\n"
+                                "        send    r1, r2, r3, r4\n"
+                                "wait:   sync    internal\n"
+                                "        get     r1, $tile\n"
+                                "        get     r5, $ipu\n"
+                                "        or      r1, r1, r5\n"
+                                "        brnz    r1, ext\n"
+                                "        li      r1, src\n"
+                                "        li      r2, 16\n"
+                                "        li      r3, 0x10001\n"
+                                "        li      r4, 0x300\n"
+                                "        gsend   r1, r2, r3, r4\n"
+                                "ext:    sync    external\n"
+                                "        halt\n"
+                                "        .data\n"
+                                "        .align  8\n"
+                                "src:    .word   1, 2, 3, 4\n";
+
+/* The PopVision categories, in the trace's track order (tid 1..). */
+static const char *const cats[] = {"OnTileExecute",
+                                   "DoExchange",
+                                   "GlobalExchange",
+                                   "Sync",
+                                   "StreamCopyBegin",
+                                   "StreamCopyMid",
+                                   "StreamCopyEnd",
+                                   "StreamCopyMidRemoteBuffer",
+                                   "Idle"};
+enum { NCATS = sizeof cats / sizeof cats[0] };
+
+static const char *const byte_keys[] = {"do_exchange_bytes", "global_exchange_tx_bytes",
+                                        "global_exchange_rx_bytes", "stream_copy_rx_bytes"};
+enum { NKEYS = sizeof byte_keys / sizeof byte_keys[0] };
+
+/* One trace event, from the numbers the JSON holds. */
+typedef struct ev {
+    int slice; /* has a duration: a complete event */
+    long pid, tid;
+    double ts, dur;
+    uint64_t cycles, start, step;
+    uint64_t bytes[NKEYS];
+    long tiles; /* tiles_active, or -1 */
+} ev;
+
+typedef struct trace {
+    ev *e;
+    size_t n;
+} trace;
+
+static int run(char *out, size_t len, const char *fmt, ...)
+{
+    char args[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    return tu_run(bin, out, len, args);
+}
+
+/* The numbers of a JSON file (the test fails if it is not valid JSON). */
+static sweep_metrics read_json(const char *path)
+{
+    char *text = tu_read_file(path);
+    assert_non_null(text);
+    sweep_metrics m = {0};
+    char msg[SWEEP_MSG];
+    if (sweep_json_flatten(text, strlen(text), &m, msg) != 0)
+        fail_msg("%s: %s", path, msg);
+    free(text);
+    return m;
+}
+
+static const char *metric(const sweep_metrics *m, const char *name)
+{
+    for (size_t k = 0; k < m->n; k++)
+        if (strcmp(m->m[k].name, name) == 0)
+            return m->m[k].text;
+    fail_msg("no %s", name);
+    return NULL;
+}
+
+static uint64_t metric_u64(const sweep_metrics *m, const char *fmt, ...)
+{
+    char name[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    return strtoull(metric(m, name), NULL, 10);
+}
+
+/* One number "traceEvents.N.FIELD" into event N. */
+static void put_field(ev *x, const char *field, const char *text)
+{
+    uint64_t u = strtoull(text, NULL, 10);
+    if (strcmp(field, "pid") == 0)
+        x->pid = (long)u;
+    else if (strcmp(field, "tid") == 0)
+        x->tid = (long)u;
+    else if (strcmp(field, "ts") == 0)
+        x->ts = strtod(text, NULL);
+    else if (strcmp(field, "dur") == 0) {
+        x->dur = strtod(text, NULL);
+        x->slice = 1;
+    } else if (strcmp(field, "args.cycles") == 0)
+        x->cycles = u;
+    else if (strcmp(field, "args.start_cycle") == 0)
+        x->start = u;
+    else if (strcmp(field, "args.step") == 0)
+        x->step = u;
+    else if (strcmp(field, "args.tiles_active") == 0)
+        x->tiles = (long)u;
+    for (int k = 0; k < NKEYS; k++)
+        if (strncmp(field, "args.", 5) == 0 && strcmp(field + 5, byte_keys[k]) == 0)
+            x->bytes[k] = u;
+}
+
+static trace read_trace(const char *path)
+{
+    sweep_metrics m = read_json(path);
+    trace t = {0};
+    size_t cap = 0;
+    for (size_t k = 0; k < m.n; k++) {
+        const char *name = m.m[k].name;
+        if (strncmp(name, "traceEvents.", 12) != 0)
+            continue;
+        char *dot;
+        size_t i = strtoul(name + 12, &dot, 10);
+        if (i >= t.n) {
+            t.e = xgrow(t.e, &cap, i + 1, sizeof *t.e);
+            for (size_t j = t.n; j <= i; j++)
+                t.e[j] = (ev){.tiles = -1};
+            t.n = i + 1;
+        }
+        put_field(&t.e[i], dot + 1, m.m[k].text);
+    }
+    sweep_metrics_free(&m);
+    return t;
+}
+
+/* Slices on each track in file order: each starts at or after the end of the one before, in
+ * cycles and in time; every category and tile slice lies within a step slice of its IPU. */
+static void check_tracks(const trace *t)
+{
+    for (size_t a = 0; a < t->n; a++) {
+        const ev *x = &t->e[a];
+        if (!x->slice)
+            continue;
+        assert_true(x->dur >= 0);
+        for (size_t b = a + 1; b < t->n; b++) { /* the next slice on the same track */
+            const ev *y = &t->e[b];
+            if (!y->slice || y->pid != x->pid || y->tid != x->tid)
+                continue;
+            assert_true(y->start >= x->start + x->cycles);
+            assert_true(y->ts >= x->ts);
+            break;
+        }
+        if (x->tid == 0)
+            continue;
+        int inside = 0;
+        for (size_t b = 0; b < t->n && !inside; b++) {
+            const ev *s = &t->e[b];
+            inside = s->slice && s->pid == x->pid && s->tid == 0 && s->start <= x->start &&
+                     x->start + x->cycles <= s->start + s->cycles;
+        }
+        assert_true(inside);
+    }
+}
+
+/* Cycles of IPU pid's slices on track tid. */
+static uint64_t track_cycles(const trace *t, long pid, long tid)
+{
+    uint64_t sum = 0;
+    for (size_t k = 0; k < t->n; k++)
+        if (t->e[k].slice && t->e[k].pid == pid && t->e[k].tid == tid)
+            sum += t->e[k].cycles;
+    return sum;
+}
+
+static void profile_xchg(const char *dir, int threads, const char *report)
+{
+    char path[256], out[16384];
+    snprintf(path, sizeof path, "%s/xchg.s", tmpdir);
+    tu_write_file(path, xchg_prog);
+    int rc = run(out, sizeof out,
+                 "run %s --ipus 2 --tiles 8 --threads %d --profile --profile-dir %s "
+                 "--profile-window all --profile-tiles 0,5 --json %s",
+                 path, threads, dir, report);
+    if (rc != 0)
+        fail_msg("%s", out);
+    assert_non_null(strstr(out, "Execution summary"));
+    assert_non_null(strstr(out, "/trace.json ("));
+}
+
+static void test_trace_adds_up(void **state)
+{
+    (void)state;
+    char dir[256], report[256], path[512];
+    snprintf(dir, sizeof dir, "%s/xchg", tmpdir);
+    snprintf(report, sizeof report, "%s/xchg.json", tmpdir);
+    profile_xchg(dir, 2, report);
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    trace t = read_trace(path);
+    check_tracks(&t);
+    sweep_metrics rep = read_json(report);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    sweep_metrics sum = read_json(path);
+    uint64_t total = metric_u64(&rep, "stats.cycles");
+    /* what the program sends (see xchg_prog): on-chip, to IPU 1, from IPU 0 */
+    static const uint64_t want[2][3] = {{8, 16, 0}, {8, 0, 16}};
+    for (long i = 0; i < 2; i++) {
+        uint64_t all = 0;
+        for (long c = 0; c < NCATS; c++) {
+            uint64_t cyc = track_cycles(&t, i, 1 + c);
+            assert_int_equal(cyc, metric_u64(&sum, "ipus.%ld.cycles.%s", i, cats[c]));
+            all += cyc;
+        }
+        assert_int_equal(all, total);
+        assert_int_equal(track_cycles(&t, i, 0) + track_cycles(&t, i, 1 + NCATS - 1), total);
+        uint64_t bytes[3] = {0, 0, 0};
+        for (size_t k = 0; k < t.n; k++)
+            for (int b = 0; b < 3; b++)
+                bytes[b] +=
+                    t.e[k].slice && t.e[k].pid == i && t.e[k].tid == 0 ? t.e[k].bytes[b] : 0;
+        /* and on the track of the category that moves them: DoExchange, GlobalExchange */
+        uint64_t on_track[3] = {0, 0, 0};
+        static const long track[3] = {2, 3, 3};
+        for (size_t k = 0; k < t.n; k++)
+            for (int b = 0; b < 3; b++)
+                on_track[b] +=
+                    t.e[k].slice && t.e[k].pid == i && t.e[k].tid == track[b] ? t.e[k].bytes[b] : 0;
+        for (int b = 0; b < 3; b++) {
+            assert_int_equal(bytes[b], want[i][b]);
+            assert_int_equal(on_track[b], want[i][b]);
+            assert_int_equal(bytes[b], metric_u64(&sum, "ipus.%ld.%s", i, byte_keys[b]));
+        }
+        assert_int_equal(bytes[0], metric_u64(&rep, "per_ipu.%ld.do_exchange_bytes", i));
+    }
+    /* every tile issues before its first sync: step 0 has all 8 active */
+    for (size_t k = 0; k < t.n; k++)
+        if (t.e[k].slice && t.e[k].tid == 0 && t.e[k].step == 0)
+            assert_int_equal(t.e[k].tiles, 8);
+    /* the chosen tiles' supervisors have tracks (tile 0: tid 100, tile 5: tid 107) */
+    assert_true(track_cycles(&t, 0, 100) > 0);
+    assert_true(track_cycles(&t, 1, 107) > 0);
+    free(t.e);
+    sweep_metrics_free(&rep);
+    sweep_metrics_free(&sum);
+}
+
+static void test_same_for_any_threads(void **state)
+{
+    (void)state;
+    char d1[256], d2[256], r[256], p1[512], p2[512];
+    snprintf(d1, sizeof d1, "%s/t1", tmpdir);
+    snprintf(d2, sizeof d2, "%s/t2", tmpdir);
+    snprintf(r, sizeof r, "%s/t.json", tmpdir);
+    profile_xchg(d1, 1, r);
+    profile_xchg(d2, 2, r);
+    const char *files[] = {"trace.json", "summary.json", "summary.txt", "timeline.csv"};
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        snprintf(p1, sizeof p1, "%s/%s", d1, files[k]);
+        snprintf(p2, sizeof p2, "%s/%s", d2, files[k]);
+        char *a = tu_read_file(p1), *b = tu_read_file(p2);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+    }
+}
+
+/* A profile directory that cannot be made or is not a directory: one line, status 2, no
+ * files; and `ipusim profile` prints the summary again. */
+static void test_bad_dir(void **state)
+{
+    (void)state;
+    char file[256], out[8192];
+    snprintf(file, sizeof file, "%s/plain", tmpdir);
+    tu_write_file(file, "x");
+    assert_int_equal(run(out, sizeof out,
+                         "run tests/isa/sync_tiles.s --tiles 2 --profile --profile-dir %s/sub",
+                         file),
+                     2);
+    assert_int_equal(tu_count_lines(out), 1);
+    assert_non_null(strstr(out, "ipusim run: --profile-dir "));
+    assert_non_null(strstr(out, "cannot create: Not a directory"));
+    assert_int_equal(run(out, sizeof out,
+                         "gemm --m 64 --n 64 --k 16 --tiles 4 --profile --profile-dir %s", file),
+                     2);
+    assert_int_equal(tu_count_lines(out), 1);
+    assert_non_null(strstr(out, "is not a directory"));
+    assert_int_equal(
+        run(out, sizeof out, "run tests/isa/sync_tiles.s --profile --profile-window calls:1..x"),
+        2);
+    assert_int_equal(tu_count_lines(out), 1);
+    assert_non_null(strstr(out, "--profile-window: 'calls:1..x' is not"));
+    struct stat st;
+    char sub[512];
+    snprintf(sub, sizeof sub, "%s/sub", file);
+    assert_int_not_equal(stat(sub, &st), 0);
+
+    char dir[256], again[16384];
+    snprintf(dir, sizeof dir, "%s/again", tmpdir);
+    assert_int_equal(run(out, sizeof out,
+                         "run tests/isa/sync_tiles.s --tiles 2 --profile --profile-dir %s", dir),
+                     0);
+    assert_int_equal(run(again, sizeof again, "profile %s", dir), 0);
+    assert_non_null(strstr(again, "Execution summary"));
+    assert_non_null(strstr(out, again)); /* the run printed the same table */
+    assert_int_equal(run(out, sizeof out, "profile %s/none", tmpdir), 2);
+    assert_int_equal(tu_count_lines(out), 1);
+}
+
+/* Six supersteps on one IPU, cut into three host calls of two steps each by marks at the
+ * starts of steps 2 and 4: the window "calls:0,-1" keeps the first call (steps 0, 1) and the
+ * last (steps 4, 5 and the end, 6), nothing of the second. */
+static void test_window(void **state)
+{
+    (void)state;
+    static const char prog[] = "main:   li      r1, 5\n"
+                               "loop:   sync    internal\n"
+                               "        brnzdec r1, loop\n"
+                               "        halt\n";
+    char dir[256], path[512];
+    snprintf(dir, sizeof dir, "%s/window", tmpdir);
+    profile_opts o;
+    profile_opts_init(&o);
+    o.on = 1;
+    o.dir = dir;
+    o.window = "calls:0,-1";
+    profile *p;
+    assert_int_equal(profile_new("test", &o, &p), 0);
+    isa_prog ip;
+    tu_assemble("window.s", prog, &ip);
+    err e;
+    err_clear(&e);
+    sys_cfg cfg = {.threads = 1};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.nipus = 1;
+    cfg.m.tiles_per_ipu = 2;
+    profile_attach(p, &cfg.ctl.watch);
+    sys *s = sys_new(&cfg, &e);
+    assert_non_null(s);
+    assert_int_equal(eng_load(sys_engine(s), &ip, &e), ERR_OK);
+    assert_int_equal(eng_run(sys_engine(s), &e), ERR_OK);
+    assert_int_equal(profile_steps(p, 0), 6);
+    profile_mark(p, PROFILE_CALL, profile_step_start(p, 0, 4)); /* any order */
+    profile_mark(p, PROFILE_CALL, profile_step_start(p, 0, 2));
+    profile_finish(p, sys_engine(s), NULL, "window");
+    FILE *devnull = fopen("/dev/null", "w");
+    assert_int_equal(profile_done(p, "test", devnull), 0);
+    fclose(devnull);
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    trace t = read_trace(path);
+    check_tracks(&t);
+    int seen[8] = {0};
+    for (size_t k = 0; k < t.n; k++)
+        if (t.e[k].slice && t.e[k].tid == 0 && t.e[k].step < 8)
+            seen[t.e[k].step]++;
+    static const int want[8] = {1, 1, 0, 0, 1, 1, 1, 0};
+    for (int k = 0; k < 8; k++)
+        assert_int_equal(seen[k], want[k]);
+    free(t.e);
+    profile_free(p);
+    sys_free(s);
+    isa_prog_free(&ip);
+}
+
+/* Occurrences of needle in s. */
+static int count(const char *s, const char *needle)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* The tutorial's network pipelined over four IPUs on 128 images: batch 4, G 8, 2 device
+ * iterations a call, so 4 device iterations of 8 micro-batches. The window "iterations:1"
+ * keeps one: on each IPU one weight update (adamw), on IPU 0 eight infeed copies of 4 images
+ * of 784 fp32 pixels and a label each (4 x 3140 B). The whole run's infeed is 128 x 3140 B;
+ * the summary's rows are the report's time split. */
+static void test_mnist_iteration(void **state)
+{
+    (void)state;
+    char data[256], dir[256], path[512], out[16384], needle[128];
+    snprintf(data, sizeof data, "%s/digits", tmpdir);
+    snprintf(dir, sizeof dir, "%s/mnist", tmpdir);
+    assert_int_equal(mkdir(data, 0755), 0);
+    tu_write_digits(data, "train", 128);
+    tu_write_digits(data, "t10k", 16);
+    int rc = run(out, sizeof out,
+                 "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 8 "
+                 "--device-iterations 2 --test-batch-size 4 --threads 1 --profile "
+                 "--profile-dir %s --profile-window iterations:1",
+                 data, dir);
+    if (rc != 0)
+        fail_msg("exit %d:\n%s", rc, out);
+    assert_non_null(strstr(out, "window iterations:1 of 4 device iterations"));
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    trace t = read_trace(path);
+    check_tracks(&t);
+    uint64_t infeed = 0;
+    for (size_t k = 0; k < t.n; k++)
+        if (t.e[k].slice && t.e[k].pid == 0 && t.e[k].tid == 0)
+            infeed += t.e[k].bytes[3];
+    assert_int_equal(infeed, 8 * 4 * 3140);
+    free(t.e);
+    char *text = tu_read_file(path);
+    for (int i = 0; i < 4; i++) {
+        snprintf(needle, sizeof needle, "{\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"name\":\"adamw\"", i);
+        assert_int_equal(count(text, needle), 1);
+    }
+    assert_int_equal(count(text, "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"stream in infeed\""),
+                     8);
+    free(text);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    sweep_metrics sum = read_json(path);
+    assert_int_equal(metric_u64(&sum, "ipus.0.stream_copy_rx_bytes"), 128 * 3140);
+    uint64_t total = metric_u64(&sum, "total_cycles");
+    for (int i = 0; i < 4; i++) { /* "time split (ipu I)     OnTileExecute P%" */
+        char *line, want[64];
+        snprintf(needle, sizeof needle, "time split (ipu %d)", i);
+        assert_non_null(line = strstr(out, needle));
+        double pct =
+            100.0 * (double)metric_u64(&sum, "ipus.%d.cycles.OnTileExecute", i) / (double)total;
+        snprintf(want, sizeof want, "OnTileExecute %.1f%%", pct);
+        assert_non_null(strstr(line, want));
+        assert_true(strstr(line, want) < strchr(line, '\n'));
+    }
+    sweep_metrics_free(&sum);
+
+    /* the whole run (about 2 MiB of trace) under a 1 MiB bound: cut, still valid JSON, and
+     * cut in time, so every IPU keeps its first steps */
+    rc = run(out, sizeof out,
+             "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 8 "
+             "--device-iterations 2 --test-batch-size 4 --threads 1 --profile --profile-dir %s "
+             "--profile-window all --profile-max-mb 1",
+             data, dir);
+    if (rc != 0)
+        fail_msg("exit %d:\n%s", rc, out);
+    assert_non_null(strstr(out, "cut at --profile-max-mb"));
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    t = read_trace(path);
+    check_tracks(&t);
+    for (long i = 0; i < 4; i++)
+        assert_true(track_cycles(&t, i, 0) > 0);
+    free(t.e);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    tu_bin_path(argv[0], bin, sizeof bin);
+    if (tu_mkdtemp(tmpdir, sizeof tmpdir, "profile") != 0)
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_trace_adds_up),   cmocka_unit_test(test_same_for_any_threads),
+        cmocka_unit_test(test_bad_dir),         cmocka_unit_test(test_window),
+        cmocka_unit_test(test_mnist_iteration),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tu_rmdir(tmpdir);
+    return rc;
+}
