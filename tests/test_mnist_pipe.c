@@ -359,6 +359,26 @@ static void test_inference_timeline(void **state)
     }
 }
 
+/* From each IPU's log cut at the Copies between IPUs (segments): the most and the fewest
+ * IPUs that work in one step between the first Copy and the last; returns the Copies. */
+static uint32_t busy_per_step(const run *r, int *most, int *least)
+{
+    static uint64_t L[N][128], E[N][128];
+    uint32_t n = segments(r, 0, L[0], E[0]);
+    for (uint32_t i = 1; i < N; i++)
+        assert_int_equal(segments(r, i, L[i], E[i]), n);
+    *most = 0;
+    *least = N;
+    for (uint32_t t = 1; t < n; t++) {
+        int busy = 0;
+        for (uint32_t i = 0; i < N; i++)
+            busy += L[i][t] > 0;
+        *most = busy > *most ? busy : *most;
+        *least = busy < *least ? busy : *least;
+    }
+    return n;
+}
+
 /* Sequential: one IPU works per step, and interleaved keeps N - i in flight. */
 static void test_sequential_and_interleaved(void **state)
 {
@@ -367,16 +387,9 @@ static void test_sequential_and_interleaved(void **state)
     float *w = malloc(sizeof(float) * MREF_NPARAMS);
     mnet_cfg c = cfg(four, 1, PIPE_SEQUENTIAL, 0);
     train(&c, &r, w);
-    static uint64_t L[N][128], E[N][128];
-    uint32_t n = segments(&r, 0, L[0], E[0]);
-    for (uint32_t i = 1; i < N; i++)
-        assert_int_equal(segments(&r, i, L[i], E[i]), n);
-    for (uint32_t t = 1; t < n; t++) {
-        int busy = 0;
-        for (uint32_t i = 0; i < N; i++)
-            busy += L[i][t] > 0;
-        assert_true(busy <= 1);
-    }
+    int most, least;
+    busy_per_step(&r, &most, &least);
+    assert_true(most <= 1);
     for (uint32_t i = 0; i < N; i++)
         assert_int_equal(r.pi.in_flight[i], 1);
     c = cfg(four, 1, PIPE_INTERLEAVED, 0);
@@ -419,17 +432,11 @@ static void test_sharded(void **state)
     assert_int_equal(c.run.grad_accum, 1);
     train(&c, &r, w);
     double loss = r.loss;
-    static uint64_t L[N][128], E[N][128];
-    uint32_t n = segments(&r, 0, L[0], E[0]);
-    assert_true(n >= 6); /* three crossings forward, three back (and the labels') */
-    for (uint32_t i = 1; i < N; i++)
-        assert_int_equal(segments(&r, i, L[i], E[i]), n);
-    for (uint32_t t = 1; t < n; t++) {
-        int busy = 0;
-        for (uint32_t i = 0; i < N; i++)
-            busy += L[i][t] > 0;
-        assert_int_equal(busy, 1);
-    }
+    int most, least;
+    /* three crossings forward, three back (and the labels') */
+    assert_true(busy_per_step(&r, &most, &least) >= 6);
+    assert_int_equal(most, 1);
+    assert_int_equal(least, 1);
     c = cfg(one, 0, PIPE_GROUPED, 0);
     mnet_as_sharded(&c);
     train(&c, &r, w1);
