@@ -186,7 +186,8 @@ static void gather_tile(xchg_sys *g, const tile_outbox *o, uint32_t i, uint32_t 
     }
 }
 
-/* Gather the pending sends of IPUs [lo, hi) into g->dv: on-chip first (*n_onchip of them),
+/* Gather the pending sends of IPUs [lo, hi) (of the tiles in each chip's outq) into g->dv:
+ * on-chip first (*n_onchip of them),
  * then, when `global` is set, those between IPUs. */
 static void gather(xchg_sys *g, const eng_xview *v, uint32_t lo, uint32_t hi, int global,
                    size_t *n_onchip)
@@ -197,8 +198,8 @@ static void gather(xchg_sys *g, const eng_xview *v, uint32_t lo, uint32_t hi, in
             *n_onchip = g->ndv;
         for (uint32_t i = lo; i < hi; i++) {
             const chip *c = &v->chips[i];
-            for (uint32_t k = 0; k < c->nlive; k++)
-                gather_tile(g, &c->tiles[c->live[k]].out, i, c->live[k], pass);
+            for (uint32_t k = 0; k < c->noutq; k++)
+                gather_tile(g, &c->tiles[c->outq[k]].out, i, c->outq[k], pass);
         }
     }
     if (!global)
@@ -210,8 +211,8 @@ static void clear_sent(const eng_xview *v, uint32_t lo, uint32_t hi, int global)
 {
     for (uint32_t i = lo; i < hi; i++) {
         const chip *c = &v->chips[i];
-        for (uint32_t k = 0; k < c->nlive; k++) {
-            tile_outbox *o = &c->tiles[c->live[k]].out;
+        for (uint32_t k = 0; k < c->noutq; k++) {
+            tile_outbox *o = &c->tiles[c->outq[k]].out;
             size_t keep = 0;
             for (size_t k = 0; k < o->n; k++)
                 if (o->s[k].kind > TILE_GSEND || (o->s[k].global && !global))

@@ -44,6 +44,18 @@ void tile_init(tile *t, uint32_t ipu, uint32_t id, uint8_t *mem, const isa_insn 
     for (unsigned k = 0; k < ISA_NWORKERS; k++)
         t->wk[k].wid = k;
     t->state = code ? TILE_RUNNABLE : TILE_IDLE;
+    t->env = (isa_env){
+        .code = code,
+        .ncode = ncode,
+        .mem = mem,
+        .tile = id,
+        .ipu = ipu,
+        .scratch = &t->scratch,
+        .group = &t->group,
+        .slot_free_from = t->slot_free_from,
+        .slots_free = &t->workers_done,
+        .cw = t->cw,
+    };
 }
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
@@ -59,23 +71,15 @@ static uint64_t step_limit(const tile *t, const tile_cfg *cfg)
     return min_u64(lim, add_sat(tile_now(t), cfg->chunk));
 }
 
-static isa_env make_env(tile *t, const tile_cfg *cfg)
+/* The context's view of the tile (set up by tile_init; what comes from cfg, and this step's
+ * limit, here). */
+static const isa_env *step_env(tile *t, const tile_cfg *cfg)
 {
-    isa_env env = {
-        .code = t->code,
-        .ncode = t->ncode,
-        .mem = t->mem,
-        .memsize = cfg->memsize,
-        .tile = t->id,
-        .ipu = t->ipu,
-        .ntiles = cfg->ntiles,
-        .nipus = cfg->nipus,
-        .scratch = &t->scratch,
-        .group = &t->group,
-        .limit = step_limit(t, cfg),
-        .slot_free_from = t->slot_free_from,
-        .cw = t->cw,
-    };
+    isa_env *env = &t->env;
+    env->memsize = cfg->memsize;
+    env->ntiles = cfg->ntiles;
+    env->nipus = cfg->nipus;
+    env->limit = step_limit(t, cfg);
     return env;
 }
 
@@ -363,10 +367,10 @@ static void run_super(tile *t, const tile_cfg *cfg, const isa_env *env)
 
 void tile_step(tile *t, const tile_cfg *cfg)
 {
-    isa_env env = make_env(t, cfg);
-    if (t->in_worker && resume_workers(t, cfg, &env) != 0)
+    const isa_env *env = step_env(t, cfg);
+    if (t->in_worker && resume_workers(t, cfg, env) != 0)
         return;
-    run_super(t, cfg, &env);
+    run_super(t, cfg, env);
 }
 
 int tile_ctx(const tile *t)

@@ -92,6 +92,7 @@ typedef struct tile {
     int fault_ctx;           /* context that faulted (0 supervisor, 1..6) */
     uint64_t fault_step_max; /* FAULT_SUPERSTEP: the limit it ran past */
     tile_outbox out;         /* exchange sends not yet delivered */
+    isa_env env;             /* what its contexts see of it (tile_init; cfg's part per step) */
 } tile;
 
 /* Reset a tile to run `code` (ncode instructions, from a program image of `image` bytes) from

@@ -80,6 +80,7 @@ typedef struct isa_cpu {
     uint8_t fault_op;    /* FAULT_COPY_*: the copy's opcode */
     uint8_t fault_what;  /* FAULT_COPY_*: 0 source address, 1 length, 2 destination address */
     uint64_t ld_ready[ISA_NREGS]; /* supervisor: cycle from which a loaded register is usable */
+    uint64_t ld_horizon;          /* supervisor: the latest of ld_ready (no stall from it on) */
     uint32_t rpt_start, rpt_end, rpt_left; /* an rpt loop in progress (instruction indices) */
 } isa_cpu;
 
@@ -97,6 +98,8 @@ typedef struct isa_env {
     uint64_t limit;                 /* last cycle an instruction may issue at */
     const uint64_t *slot_free_from; /* [6]: the supervisor may use slot s (cycles c with
                                        c mod 6 == s) only at c >= slot_free_from[s] */
+    const uint64_t *slots_free;     /* a cycle from which every slot is free (>= each
+                                       slot_free_from[s]; the tile's latest worker exit) */
     uint8_t *cw;                    /* the tile's AMP weights, ISA_CW_BYTES */
 } isa_env;
 
