@@ -5,8 +5,8 @@
 #   make run        set up, then run the demo (GEMM on one Mk2 IPU)
 #   make test       set up, build and run every cmocka suite and the tests/isa/*.s programs
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
-#   make bench-speed   simulator speed benchmark (bench/); bench-reference, bench-mnist: MNIST
-#                      (workloads/mnist/mnist.mk)
+#   make bench-speed   simulator speed benchmark (bench/speed.c, then bench/mnist.sh with 1 and
+#                      2 threads); bench-reference, bench-mnist: MNIST (workloads/mnist/mnist.mk)
 #   make docs       regenerate docs/isa.md from isa/opcodes.def
 #   make check-layers  fail if an include points up or across the layers (make test runs it)
 #   make check-sources fail if a file cites figures from outside docs/sources.md (make test runs it)
@@ -174,8 +174,9 @@ run: deps data all
 docs: $(BIN)
 	$(BIN) isa-doc > docs/isa.md.tmp && mv docs/isa.md.tmp docs/isa.md
 
-bench-speed: deps $(BIN) $(BENCH_BINS)
+bench-speed: deps $(BIN) $(BENCH_BINS) $(MNIST_DIGITS_STAMP)
 	$(BUILD)/bench/speed
+	@sh bench/mnist.sh $(BIN) 3 "1 2"
 
 # libFuzzer targets: tests/fuzz/fuzz_*.c, each linked against the library built with clang.
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
