@@ -163,7 +163,7 @@ static void load_share(void *ctx, size_t k)
     load_job *j = ctx;
     eng *g = j->g;
     unsigned n = pool_threads(g->pool);
-    for (size_t x = k; x < j->total; x += n) { /* the tiles pool_run gives thread k */
+    for (size_t x = k; x < j->total; x += n) { /* on a NUMA host, thread k runs these */
         chip *c = &g->chips[x / g->ntiles];
         uint32_t t = (uint32_t)(x % g->ntiles);
         pool_place(g->pool, (unsigned)k, chip_tile_mem(c, t), c->memsize);
@@ -244,7 +244,7 @@ int eng_load_tiles(eng *g, const isa_prog *const *progs, err *e)
         .xchg_bpc = g->m.xchg_bytes_per_cycle ? g->m.xchg_bytes_per_cycle : 4,
     };
     load_job j = {g, progs, code, total};
-    /* one item per thread: thread k loads the same tiles it will run in a full round */
+    /* one item per thread: item k places tiles k, k + T, ... on thread k's node */
     pool_run(g->pool, pool_threads(g->pool), load_share, &j);
     free(code);
     for (uint32_t i = 0; i < g->nipus; i++) {
