@@ -263,9 +263,10 @@ static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64
         return 0;
     }
     tile_outbox *o = &t->out;
-    o->s = xgrow(o->s, &o->cap, o->n + 1, sizeof *o->s);
+    if (o->n == o->cap)
+        o->s = xgrow(o->s, &o->cap, o->n + 1, sizeof *o->s);
     int outgoing = kind != TILE_HIN && kind != TILE_RBIN;
-    if (outgoing) /* at least one byte, so a payload pointer is never NULL */
+    if (outgoing && o->used + bytes + 1 > o->dcap) /* at least one byte: a payload is never NULL */
         o->data = xgrow(o->data, &o->dcap, o->used + bytes + 1, 1);
     uint64_t start = c;
     if (exchange) {
