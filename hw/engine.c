@@ -310,9 +310,10 @@ static void on_release(sim *k, void *arg)
     uint32_t hi = r->ipu < 0 ? g->nipus : lo + 1;
     for (uint32_t i = lo; i < hi; i++) {
         chip *c = &g->chips[i];
+        uint32_t group = r->group < 0 ? UINT32_MAX : (uint32_t)r->group;
         for (uint32_t k = 0; k < c->nlive; k++) {
             tile *x = &c->tiles[c->live[k]];
-            if (x->state == TILE_SYNC && (r->group < 0 || x->group == (uint32_t)r->group)) {
+            if (x->state == TILE_SYNC && (group == UINT32_MAX || x->group == group)) {
                 tile_release(x, r->cycle);
                 g->run[g->nrun++] = x; /* the next round runs it */
             }

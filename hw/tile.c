@@ -392,13 +392,6 @@ uint64_t tile_now(const tile *t)
     return tile_cpu(t)->t;
 }
 
-void tile_release(tile *t, uint64_t cycle)
-{
-    t->state = TILE_RUNNABLE;
-    t->sup.t = cycle;
-    t->step_start = cycle;
-}
-
 void tile_set_fault(tile *t, isa_fault f, uint64_t cycle)
 {
     t->sup.fault = f;

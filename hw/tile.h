@@ -117,8 +117,14 @@ const isa_cpu *tile_cpu(const tile *t);
 /* tile_cpu(t)->t: where the tile is in time. */
 uint64_t tile_now(const tile *t);
 
-/* Resume a tile waiting at a sync: its supervisor's next issue is at `cycle`. */
-void tile_release(tile *t, uint64_t cycle);
+/* Resume a tile waiting at a sync: its supervisor's next issue is at `cycle` (inline: a
+ * release resumes every tile of an IPU). */
+static inline void tile_release(tile *t, uint64_t cycle)
+{
+    t->state = TILE_RUNNABLE;
+    t->sup.t = cycle;
+    t->step_start = cycle;
+}
 
 /* Mark a tile as faulted by something outside it (a sync deadlock) at `cycle`. */
 void tile_set_fault(tile *t, isa_fault f, uint64_t cycle);
