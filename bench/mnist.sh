@@ -50,14 +50,14 @@ imgs=$(field images_trained "$TMP/reference.1.json")
 # one simulated configuration, once for each THREADS: bench it and print its lines (label,
 # then mnist's options)
 sim() {
-    name=$1
+    config=$1 # (bench sets $name)
     shift
     first_s=
     for th in $THREADS; do
         if [ "$th" = default ]; then
-            sim1 "$name" "$@"
+            sim1 "$config" "$@"
         else
-            sim1 "$name-t$th" "$@" --threads "$th"
+            sim1 "$config-t$th" "$@" --threads "$th"
         fi
         if [ -z "$first_s" ]; then
             first_s=$sim_s
