@@ -141,7 +141,7 @@ static int start_worker(tile *t, const tile_cfg *cfg, const isa_env *env, unsign
     w->pc = entry;
     w->t = start;
     w->rpt_left = 0;
-    memset(&w->amp, 0, sizeof w->amp); /* a started context's AMP pipeline is empty */
+    isa_amp_empty(&w->amp); /* a started context's AMP pipeline is empty */
     w->fault = FAULT_NONE;
     t->workers_started++;
     return run_worker(t, cfg, env, k, slot);

@@ -64,6 +64,17 @@ typedef struct isa_amp {
 } isa_amp;
 enum { ISA_AMP_NONE, ISA_AMP_F32, ISA_AMP_F16 };
 
+/* Empty an AMP pipeline (ampz, and a worker context when started): no row in progress and
+ * no finished row to store. The inputs, partials and finished lanes are left as they are:
+ * a row writes each of them before anything reads it. */
+static inline void isa_amp_empty(isa_amp *a)
+{
+    a->step = 0;
+    a->kind = ISA_AMP_NONE;
+    a->out_lanes = 0;
+    a->out_kind = ISA_AMP_NONE;
+}
+
 /* One context's architectural state. */
 typedef struct isa_cpu {
     uint32_t r[ISA_NREGS];
