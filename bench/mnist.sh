@@ -1,16 +1,20 @@
 #!/bin/sh
-# bench_mnist: the simulated MNIST run's speed against the reference trainer's (make bench-mnist).
-#   sh bench/mnist.sh BIN [RUNS]
+# bench_mnist: the simulated MNIST run's speed against the reference trainer's (make bench-mnist,
+# and make bench-speed with THREADS "1 2").
+#   sh bench/mnist.sh BIN [RUNS] [THREADS]
 # One epoch of mnist-digits with the tutorial's defaults, in the same invocation: the native
 # reference trainer RUNS times (default 3, the median), then the run on one simulated Mk2 IPU
 # and the tutorial's run pipelined over four, each once when it takes a minute or more (else
-# RUNS times, the median). Prints each one's training
+# RUNS times, the median), with each number of host threads in THREADS (a list such as "1 2";
+# default: ipusim's own default, the online CPUs). Prints each one's training
 # wall time (the training loop from the JSON's train_seconds; the simulated one includes
-# building and compiling the graph, shown apart), training images per host second, and the
-# ratio simulated / reference of the wall times. A benchmark, not a test: nothing is checked.
+# building and compiling the graph, shown apart), training images per host second, the
+# ratio simulated / reference of the wall times, and the speed-up from the first THREADS to
+# each other. A benchmark, not a test: nothing is checked.
 set -eu
-BIN=${1:?usage: bench/mnist.sh BIN [RUNS]}
+BIN=${1:?usage: bench/mnist.sh BIN [RUNS] [THREADS]}
 RUNS=${2:-3}
+THREADS=${3:-default}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -43,8 +47,27 @@ ref_s=$secs
 ref_runs=$runs
 ref_acc=$(field test_accuracy "$TMP/reference.1.json")
 imgs=$(field images_trained "$TMP/reference.1.json")
-# one simulated configuration: bench it and print its lines (label, then mnist's options)
+# one simulated configuration, once for each THREADS: bench it and print its lines (label,
+# then mnist's options)
 sim() {
+    config=$1 # (bench sets $name)
+    shift
+    first_s=
+    for th in $THREADS; do
+        if [ "$th" = default ]; then
+            sim1 "$config" "$@"
+        else
+            sim1 "$config-t$th" "$@" --threads "$th"
+        fi
+        if [ -z "$first_s" ]; then
+            first_s=$sim_s
+        else
+            printf '           speed-up from %s to %s host threads: %.2fx\n' \
+                "${THREADS%% *}" "$th" "$(awk "BEGIN { print $first_s / $sim_s }")"
+        fi
+    done
+}
+sim1() {
     label=$1
     shift
     bench "$label" "$@"

@@ -10,9 +10,13 @@
  *   (d) tile 0 runs six workers of 30 instructions each superstep, the others only sync;
  *   (e) every tile runs six workers of 30 instructions each superstep;
  *   (f) as (c), every even tile sending 8 bytes to the next tile each superstep;
- * host microseconds a superstep, 1 and 2 threads, median of 5.
+ *   (g) as (d), and (h) as (e), with the sends of (f);
+ * host microseconds a superstep, 1 and 2 threads, median of 5. `make bench-speed` then runs
+ * bench/mnist.sh for the simulated MNIST epoch (one IPU, and pipelined over four) against
+ * the native reference trainer, with 1 and 2 threads. `speed superstep K [STEPS] [THREADS]`
+ * runs only bench K (c..h) once, for a profiler.
  * Targets (bench, not tests): >= 400 M instructions/s per host thread on (a); >= 1.7x;
- * (c) <= 10 us a superstep; 2 threads never slower than 1. */
+ * (c) <= 10 us a superstep; 2 threads never slower than 1; MNIST within 5x the reference. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +56,8 @@ typedef struct result {
     eng_stats st;
 } result;
 
-static int bench_src(const char *src, unsigned threads, result *r)
+/* Run `src` on every tile of one Mk2 IPU `runs` times (at most RUNS): the median eng_run(). */
+static int bench_runs(const char *src, unsigned threads, int runs, result *r)
 {
     err e;
     err_clear(&e);
@@ -62,7 +67,7 @@ static int bench_src(const char *src, unsigned threads, result *r)
         return 1;
     }
     double t[RUNS];
-    for (int i = 0; i < RUNS; i++) {
+    for (int i = 0; i < runs; i++) {
         sys_cfg cfg = {.threads = threads, .max_cycles = UINT64_MAX / 4};
         mach_builtin(&cfg.m, "mk2", &e);
         sys *sy = sys_new(&cfg, &e);
@@ -80,10 +85,15 @@ static int bench_src(const char *src, unsigned threads, result *r)
         eng_get_stats(g, &r->st);
         sys_free(sy);
     }
-    qsort(t, RUNS, sizeof t[0], cmp_double);
-    r->seconds = t[RUNS / 2];
+    qsort(t, (size_t)runs, sizeof t[0], cmp_double);
+    r->seconds = t[runs / 2];
     isa_prog_free(&prog);
     return 0;
+}
+
+static int bench_src(const char *src, unsigned threads, result *r)
+{
+    return bench_runs(src, threads, RUNS, r);
 }
 
 static int bench_gemm(unsigned threads, result *r)
@@ -122,12 +132,12 @@ enum { STEPS = 10000 };
 
 /* A superstep program (c)-(f): `busy` 0 none, 1 tile 0, 2 every tile runs six workers of 30
  * instructions; `send`: every even tile sends 8 bytes to the next. */
-static char *superstep_src(int busy, int send)
+static char *superstep_src(int busy, int send, int steps)
 {
     static char buf[4096];
     size_t k = 0;
     k += (size_t)snprintf(buf + k, sizeof buf - k,
-                          "main:   get     r6, $tile\n        li      r7, %d\n", STEPS - 1);
+                          "main:   get     r6, $tile\n        li      r7, %d\n", steps - 1);
     k += (size_t)snprintf(buf + k, sizeof buf - k, "loop:\n");
     if (busy)
         k += (size_t)snprintf(buf + k, sizeof buf - k,
@@ -155,16 +165,15 @@ static int supersteps(void)
     static const struct {
         const char *name;
         int busy, send;
-    } b[] = {{"(c) sync only", 0, 0},
-             {"(d) tile 0 busy", 1, 0},
-             {"(e) every tile busy", 2, 0},
-             {"(f) sync + on-chip sends", 0, 1}};
+    } b[] = {{"(c) sync only", 0, 0},           {"(d) tile 0 busy", 1, 0},
+             {"(e) every tile busy", 2, 0},     {"(f) sync + on-chip sends", 0, 1},
+             {"(g) tile 0 busy + sends", 1, 1}, {"(h) every tile busy + sends", 2, 1}};
     printf("\n%-26s %8s %12s %16s %9s\n", "superstep (1472 tiles)", "threads", "median s",
            "us per superstep", "speed-up");
     for (size_t k = 0; k < sizeof b / sizeof b[0]; k++) {
         result r[2];
         for (unsigned t = 0; t < 2; t++)
-            if (bench_src(superstep_src(b[k].busy, b[k].send), t + 1, &r[t]) != 0)
+            if (bench_src(superstep_src(b[k].busy, b[k].send, STEPS), t + 1, &r[t]) != 0)
                 return 1;
         for (unsigned t = 0; t < 2; t++) {
             printf("%-26s %8u %12.4f %16.2f", b[k].name, t + 1, r[t].seconds,
@@ -178,8 +187,29 @@ static int supersteps(void)
     return 0;
 }
 
-int main(void)
+/* `speed superstep K [STEPS] [THREADS]`: only superstep bench K (c..h), STEPS supersteps
+ * (default 10,000), once, for a profiler (valgrind --tool=callgrind). */
+static int one_superstep(int argc, char **argv)
 {
+    static const int busy[] = {0, 1, 2, 0, 1, 2}, send[] = {0, 0, 0, 1, 1, 1};
+    int k = argv[2][0] - 'c';
+    if (k < 0 || k > 5) {
+        fprintf(stderr, "speed superstep: no bench (%s)\n", argv[2]);
+        return 2;
+    }
+    int steps = argc > 3 ? atoi(argv[3]) : STEPS;
+    unsigned threads = argc > 4 ? (unsigned)atoi(argv[4]) : 1;
+    result r;
+    if (bench_runs(superstep_src(busy[k], send[k], steps), threads, 1, &r) != 0)
+        return 1;
+    printf("%d supersteps: %.4f s, %.2f us each\n", steps, r.seconds, r.seconds / steps * 1e6);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 2 && strcmp(argv[1], "superstep") == 0)
+        return one_superstep(argc, argv);
     printf("%-26s %8s %12s %14s %16s %9s\n", "benchmark", "threads", "median s", "M instr/s",
            "M tile-cycles/s", "speed-up");
     const char *names[2] = {"(a) int/branch loop", "(b) gemm 1536x1472x512"};

@@ -136,10 +136,13 @@ static int cmp_key(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static delivery *push(xchg_sys *g)
+/* Room for n more deliveries in g->dv: the first of them. */
+static delivery *push(xchg_sys *g, size_t n)
 {
-    g->dv = xgrow(g->dv, &g->capdv, g->ndv + 1, sizeof *g->dv);
-    return &g->dv[g->ndv++];
+    g->dv = xgrow(g->dv, &g->capdv, g->ndv + n, sizeof *g->dv);
+    delivery *d = &g->dv[g->ndv];
+    g->ndv += n;
+    return d;
 }
 
 typedef struct copy_job {
@@ -168,8 +171,8 @@ static void gather_tile(xchg_sys *g, const tile_outbox *o, uint32_t i, uint32_t 
         if (s->kind > TILE_GSEND || s->global != global)
             continue;
         uint32_t first = s->dst & 0xffffu, count = s->global ? 1 : (s->dst >> 16) + 1;
-        for (uint32_t d = 0; d < count; d++) {
-            delivery *v = push(g);
+        delivery *v = push(g, count);
+        for (uint32_t d = 0; d < count; d++, v++) {
             v->s = (eng_stream){
                 .src_ipu = i,
                 .src_tile = t,
@@ -186,7 +189,8 @@ static void gather_tile(xchg_sys *g, const tile_outbox *o, uint32_t i, uint32_t 
     }
 }
 
-/* Gather the pending sends of IPUs [lo, hi) into g->dv: on-chip first (*n_onchip of them),
+/* Gather the pending sends of IPUs [lo, hi) (of the tiles in each chip's outq) into g->dv:
+ * on-chip first (*n_onchip of them),
  * then, when `global` is set, those between IPUs. */
 static void gather(xchg_sys *g, const eng_xview *v, uint32_t lo, uint32_t hi, int global,
                    size_t *n_onchip)
@@ -197,8 +201,8 @@ static void gather(xchg_sys *g, const eng_xview *v, uint32_t lo, uint32_t hi, in
             *n_onchip = g->ndv;
         for (uint32_t i = lo; i < hi; i++) {
             const chip *c = &v->chips[i];
-            for (uint32_t k = 0; k < c->nlive; k++)
-                gather_tile(g, &c->tiles[c->live[k]].out, i, c->live[k], pass);
+            for (uint32_t k = 0; k < c->noutq; k++)
+                gather_tile(g, &c->tiles[c->outq[k]].out, i, c->outq[k], pass);
         }
     }
     if (!global)
@@ -210,8 +214,8 @@ static void clear_sent(const eng_xview *v, uint32_t lo, uint32_t hi, int global)
 {
     for (uint32_t i = lo; i < hi; i++) {
         const chip *c = &v->chips[i];
-        for (uint32_t k = 0; k < c->nlive; k++) {
-            tile_outbox *o = &c->tiles[c->live[k]].out;
+        for (uint32_t k = 0; k < c->noutq; k++) {
+            tile_outbox *o = &c->tiles[c->outq[k]].out;
             size_t keep = 0;
             for (size_t k = 0; k < o->n; k++)
                 if (o->s[k].kind > TILE_GSEND || (o->s[k].global && !global))
@@ -247,7 +251,11 @@ static int check_receivers(const xchg_sys *g, dkey *keys, size_t *at, size_t *nr
         const eng_stream *s = &g->dv[x].s;
         keys[x] = (dkey){s->dst_ipu, s->dst_tile, s->arrive, (uint32_t)x};
     }
-    qsort(keys, n, sizeof *keys, cmp_key);
+    size_t sorted = 1; /* often so already: streams gathered by sender, each to the next tile */
+    while (sorted < n && cmp_key(&keys[sorted - 1], &keys[sorted]) < 0)
+        sorted++;
+    if (sorted < n)
+        qsort(keys, n, sizeof *keys, cmp_key);
     *nrecv = 0;
     for (size_t x = 0; x < n; x++) {
         const eng_stream *cur = &g->dv[keys[x].seq].s;

@@ -38,6 +38,8 @@ void chip_free(chip *c)
         munmap(c->mem, c->mem_bytes);
     free(c->tiles);
     free(c->live);
+    free(c->outq);
+    free(c->queued);
     memset(c, 0, sizeof *c);
 }
 
@@ -49,6 +51,37 @@ void chip_index_live(chip *c)
     for (uint32_t t = 0; t < c->ntiles; t++)
         if (c->tiles[t].state != TILE_IDLE)
             c->live[c->nlive++] = t;
+    free(c->outq);
+    free(c->queued);
+    c->outq = xmalloc((c->ntiles ? c->ntiles : 1) * sizeof *c->outq);
+    c->queued = xcalloc(c->ntiles ? c->ntiles : 1, 1);
+    c->noutq = 0;
+}
+
+void chip_queue_out(chip *c, uint32_t t)
+{
+    if (c->queued[t])
+        return;
+    c->queued[t] = 1;
+    uint32_t k = c->noutq++;
+    while (k > 0 && c->outq[k - 1] > t) { /* rarely: tiles mostly come in order */
+        c->outq[k] = c->outq[k - 1];
+        k--;
+    }
+    c->outq[k] = t;
+}
+
+void chip_prune_out(chip *c)
+{
+    uint32_t keep = 0;
+    for (uint32_t k = 0; k < c->noutq; k++) {
+        uint32_t t = c->outq[k];
+        if (c->tiles[t].out.n)
+            c->outq[keep++] = t;
+        else
+            c->queued[t] = 0;
+    }
+    c->noutq = keep;
 }
 
 uint8_t *chip_tile_mem(const chip *c, uint32_t tile)

@@ -20,6 +20,10 @@ typedef struct chip {
     uint32_t *live; /* the tiles holding a program (not idle), ascending: what the
                           * per-superstep loops visit (chip_index_live after loading) */
     uint32_t nlive;
+    uint32_t *outq; /* the tiles whose outbox may hold copies not yet carried out, ascending
+                       (every tile with one is here): what delivery and host copies visit */
+    uint32_t noutq;
+    uint8_t *queued;     /* per tile: it is in outq */
     uint64_t supersteps; /* syncs released on this IPU (internal and external) */
     uint64_t finish;     /* cycle at which its last tile halted */
 } chip;
@@ -34,6 +38,12 @@ void chip_load_tile(chip *c, uint32_t t, const isa_prog *prog, const isa_insn *c
 
 /* Index the tiles that hold a program (c->live), after every tile was loaded. */
 void chip_index_live(chip *c);
+
+/* Put tile t in c->outq (its outbox holds copies), in tile order, unless it is there. */
+void chip_queue_out(chip *c, uint32_t t);
+
+/* Drop the tiles whose outboxes are empty from c->outq. */
+void chip_prune_out(chip *c);
 
 /* Memory of one tile. */
 uint8_t *chip_tile_mem(const chip *c, uint32_t tile);

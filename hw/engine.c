@@ -163,7 +163,7 @@ static void load_share(void *ctx, size_t k)
     load_job *j = ctx;
     eng *g = j->g;
     unsigned n = pool_threads(g->pool);
-    for (size_t x = k; x < j->total; x += n) { /* the tiles pool_run gives thread k */
+    for (size_t x = k; x < j->total; x += n) { /* on a NUMA host, thread k runs these */
         chip *c = &g->chips[x / g->ntiles];
         uint32_t t = (uint32_t)(x % g->ntiles);
         pool_place(g->pool, (unsigned)k, chip_tile_mem(c, t), c->memsize);
@@ -244,7 +244,7 @@ int eng_load_tiles(eng *g, const isa_prog *const *progs, err *e)
         .xchg_bpc = g->m.xchg_bytes_per_cycle ? g->m.xchg_bytes_per_cycle : 4,
     };
     load_job j = {g, progs, code, total};
-    /* one item per thread: thread k loads the same tiles it will run in a full round */
+    /* one item per thread: item k places tiles k, k + T, ... on thread k's node */
     pool_run(g->pool, pool_threads(g->pool), load_share, &j);
     free(code);
     for (uint32_t i = 0; i < g->nipus; i++) {
@@ -257,6 +257,7 @@ int eng_load_tiles(eng *g, const isa_prog *const *progs, err *e)
         memset(g->pend[i], 0, sizeof g->pend[i]);
     }
     g->rounds = 0;
+    g->faulted = 0;
     return ERR_OK;
 }
 
@@ -309,10 +310,13 @@ static void on_release(sim *k, void *arg)
     uint32_t hi = r->ipu < 0 ? g->nipus : lo + 1;
     for (uint32_t i = lo; i < hi; i++) {
         chip *c = &g->chips[i];
+        uint32_t group = r->group < 0 ? UINT32_MAX : (uint32_t)r->group;
         for (uint32_t k = 0; k < c->nlive; k++) {
             tile *x = &c->tiles[c->live[k]];
-            if (x->state == TILE_SYNC && (r->group < 0 || x->group == (uint32_t)r->group))
+            if (x->state == TILE_SYNC && (group == UINT32_MAX || x->group == group)) {
                 tile_release(x, r->cycle);
+                g->run[g->nrun++] = x; /* the next round runs it */
+            }
         }
         if (r->group < 0) {
             c->supersteps++;
@@ -619,6 +623,8 @@ static void also_past(txt *b, const eng *g, const tile *first)
  * superstep fault names the other tiles past the limit too. */
 static int first_fault(const eng *g, err *e)
 {
+    if (!g->faulted)
+        return ERR_OK;
     const tile *first = NULL;
     uint64_t first_t = 0;
     for (uint32_t i = 0; i < g->nipus; i++) {
@@ -693,6 +699,13 @@ static int settle_ipu(eng *g, uint32_t i, int *progress, ext_wait *x, err *e)
     return s->what == ENG_WAIT_DONE ? finish_ipu(g, i, s, e) : release_ipu(g, i, s, e);
 }
 
+/* The fabric's sync deadlock report (it marks the waiting tiles faulted). */
+static int deadlock(eng *g, err *e)
+{
+    g->faulted = 1;
+    return g->fabric.deadlock(g->fabric.ctx, g->chips, g->sync, g->nipus, e);
+}
+
 /* After a round: report the first fault; release every zone that is complete (delivering
  * the exchange and the host copies first); detect deadlock. ERR_OK with *progress set when
  * something was scheduled (*progress 0: every tile has halted), or ERR_FAULT. */
@@ -713,12 +726,12 @@ static int resolve(eng *g, int *progress, err *e)
     }
     if (x.n && x.all && !*progress) {
         if (x.n < g->nipus || x.mixed) /* some IPU is done, or IPUs wait at other zones */
-            return g->fabric.deadlock(g->fabric.ctx, g->chips, g->sync, g->nipus, e);
+            return deadlock(g, e);
         *progress = 1;
         return release_external(g, g->sync, x.at, e);
     }
     if (!*progress && !pending && !all_done)
-        return g->fabric.deadlock(g->fabric.ctx, g->chips, g->sync, g->nipus, e);
+        return deadlock(g, e);
     *progress |= pending;
     return ERR_OK;
 }
@@ -751,12 +764,9 @@ static void heartbeat(eng *g)
  * (waking and joining the threads costs tens of microseconds on a small host). */
 enum { ENG_SHARE_OVER_NS = 100000, ENG_SERIAL_UNDER_NS = 200000 };
 
-/* One compute round over every runnable tile, shared among the host threads or, when the
- * last round was too small to be worth waking them (host time: it decides only which thread
- * steps a tile, never what a tile does, so results stay the same for any threads), on this
- * one. Returns whether some tile is still runnable (its chunk ran out): then another round
- * comes before the syncs are resolved. */
-static int compute_round(eng *g)
+/* The runnable tiles of every IPU into g->run, at the start of a run (from then on the
+ * releases add the tiles they resume, and each round keeps those still runnable). */
+static void collect_runnable(eng *g)
 {
     g->nrun = 0;
     for (uint32_t i = 0; i < g->nipus; i++) {
@@ -765,6 +775,35 @@ static int compute_round(eng *g)
             if (c->tiles[c->live[k]].state == TILE_RUNNABLE)
                 g->run[g->nrun++] = &c->tiles[c->live[k]];
     }
+}
+
+/* After a round, in one pass over the tiles it ran: queue those whose outboxes hold copies
+ * (chip outq, after dropping the tiles emptied since), note a fault, and keep in g->run
+ * those still runnable (a chunk ran out). Returns whether any is. */
+static int after_round(eng *g)
+{
+    for (uint32_t i = 0; i < g->nipus; i++)
+        chip_prune_out(&g->chips[i]);
+    size_t keep = 0;
+    for (size_t x = 0; x < g->nrun; x++) {
+        tile *t = g->run[x];
+        if (t->out.n)
+            chip_queue_out(&g->chips[t->ipu], t->id);
+        if (t->state == TILE_RUNNABLE)
+            g->run[keep++] = t;
+        g->faulted |= t->state == TILE_FAULTED;
+    }
+    g->nrun = keep;
+    return keep > 0;
+}
+
+/* One compute round over every runnable tile, shared among the host threads or, when the
+ * last round was too small to be worth waking them (host time: it decides only which thread
+ * steps a tile, never what a tile does, so results stay the same for any threads), on this
+ * one. Returns whether some tile is still runnable (its chunk ran out): then another round
+ * comes before the syncs are resolved. */
+static int compute_round(eng *g)
+{
     if (!g->nrun)
         return 0;
     uint64_t t0 = host_ns();
@@ -777,10 +816,7 @@ static int compute_round(eng *g)
     g->serial =
         pool_threads(g->pool) > 1 && took < (g->serial ? ENG_SERIAL_UNDER_NS : ENG_SHARE_OVER_NS);
     g->rounds++;
-    for (size_t x = 0; x < g->nrun; x++)
-        if (g->run[x]->state == TILE_RUNNABLE)
-            return 1;
-    return 0;
+    return after_round(g);
 }
 
 /* Carry out only the earliest releases: IPUs run ahead of each other between external syncs,
@@ -812,6 +848,7 @@ int eng_run(eng *g, err *e)
         g->host = *h;
     const volatile sig_atomic_t *stop = g->cfg.watch.stop;
     g->beat_at = host_ns() + g->cfg.watch.progress_ns;
+    collect_runnable(g);
     for (;;) {
         if (stop && *stop)
             return stopped(g, e);

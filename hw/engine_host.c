@@ -6,7 +6,8 @@
  * in tile order, and the host moves the data and says how long it waited (StreamCopyBegin)
  * and moved (StreamCopyMid, and its remote-buffer part). Which bytes a tile gets is the
  * host's business: per stream, the tiles' requests take consecutive slices of the current
- * buffer in (IPU, tile) order. Left out: the host copy's data crossing the on-chip exchange
+ * buffer in (IPU, tile) order. Only the tiles in the chip's outq (those whose outboxes hold
+ * something) are visited. Left out: the host copy's data crossing the on-chip exchange
  * (the host model bounds the rate by the receiving tiles' 4 B/cycle). */
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,8 @@ int eng_host_copy(eng *g, uint32_t ipu, int group, uint64_t at, eng_htime *t, er
     memset(t, 0, sizeof *t);
     chip *c = &g->chips[ipu];
     size_t n = 0;
-    for (uint32_t x = 0; x < c->ntiles; x++) {
-        const tile *tl = &c->tiles[x];
+    for (uint32_t q = 0; q < c->noutq; q++) {
+        const tile *tl = &c->tiles[c->outq[q]];
         if (group >= 0 && tl->group != (uint32_t)group)
             continue;
         for (size_t k = 0; k < tl->out.n; k++)
@@ -29,7 +30,8 @@ int eng_host_copy(eng *g, uint32_t ipu, int group, uint64_t at, eng_htime *t, er
     if (n == 0)
         return ERR_OK;
     if (!g->has_host) {
-        for (uint32_t x = 0; x < c->ntiles; x++)
+        for (uint32_t q = 0; q < c->noutq; q++) {
+            uint32_t x = c->outq[q];
             for (size_t k = 0; k < c->tiles[x].out.n; k++)
                 if (c->tiles[x].out.s[k].kind >= TILE_HIN)
                     return err_set(e, ERR_FAULT,
@@ -37,10 +39,12 @@ int eng_host_copy(eng *g, uint32_t ipu, int group, uint64_t at, eng_htime *t, er
                                    "copy without a host model attached",
                                    ipu, x, c->tiles[x].out.s[k].pc,
                                    (unsigned long long)c->tiles[x].out.s[k].start);
+        }
     }
     eng_hcopy *cp = xmalloc(n * sizeof *cp);
     size_t m = 0;
-    for (uint32_t x = 0; x < c->ntiles; x++) {
+    for (uint32_t q = 0; q < c->noutq; q++) {
+        uint32_t x = c->outq[q];
         tile *tl = &c->tiles[x];
         if (group >= 0 && tl->group != (uint32_t)group)
             continue;
@@ -65,8 +69,8 @@ int eng_host_copy(eng *g, uint32_t ipu, int group, uint64_t at, eng_htime *t, er
     free(cp);
     if (rc != ERR_OK)
         return rc;
-    for (uint32_t x = 0; x < c->ntiles; x++) {
-        tile *tl = &c->tiles[x];
+    for (uint32_t q = 0; q < c->noutq; q++) {
+        tile *tl = &c->tiles[c->outq[q]];
         if (group >= 0 && tl->group != (uint32_t)group)
             continue;
         size_t keep = 0;

@@ -28,7 +28,7 @@ struct eng {
     isa_insn **codes; /* the decoded text of each distinct program loaded */
     size_t ncodes;
     tile_cfg tcfg;
-    tile **run; /* runnable tiles of this round, in (ipu, tile) order */
+    tile **run; /* the runnable tiles: those the next round runs */
     size_t nrun;
     release *rel;        /* pending releases: [ipu * (ISA_NGROUPS + 1) + group + 1], then
                              one for external at [nipus * (ISA_NGROUPS + 1)] */
@@ -36,7 +36,8 @@ struct eng {
     uint64_t (*pend)[3]; /* per IPU: group host copies (begin, mid, end + sync) since then */
     uint8_t *done;       /* per IPU: all tiles halted */
     uint64_t rounds;
-    int serial; /* the next compute round runs on the calling thread alone */
+    int serial;  /* the next compute round runs on the calling thread alone */
+    int faulted; /* some tile faulted since the program was loaded */
     /* eng_log_syncs: release cycles of whole-IPU syncs, in order, sync_cap per IPU (of IPU
      * sync_ipu, or of every IPU), sync_n[i] of IPU i so far */
     uint64_t *sync_log;

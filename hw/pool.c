@@ -1,18 +1,33 @@
-/* pool: a fixed set of pthreads with a generation counter; one barrier per pool_run.
+/* pool: a fixed set of pthreads; one meeting per pool_run, spinning briefly before sleeping.
  *
- * Thread k is bound to NUMA node k mod nodes with numa_run_on_node() when libnuma reports
- * more than one node; memory is placed with numa_tonode_memory(). On a machine without NUMA
- * (numa_available() < 0) or with one node, binding is skipped and first-touch placement is
- * what the OS does anyway. Left out: work stealing (a static, interleaved split keeps placement
- * stable). */
+ * A job's items are taken in chunks from a shared counter (about 16 chunks per thread), so a
+ * thread that drew heavy items takes fewer and the threads finish together whatever the
+ * items cost. On a host with more than one NUMA node the split is instead static and
+ * interleaved (thread k takes items k, k + T, ...), so a tile always runs on the node its
+ * memory was placed on. Which thread runs an item never changes a result: the items of one
+ * job are independent. Threads wait for the next job, and the caller for the threads,
+ * spinning for up to POOL_SPIN_NS of host time before sleeping on a condition variable (a
+ * job that follows within that time starts without a system call). Thread k is bound to
+ * NUMA node k mod nodes with numa_run_on_node() when libnuma reports more than one node;
+ * memory is placed with numa_tonode_memory(). On a machine without NUMA (numa_available() <
+ * 0) or with one node, binding is skipped and first-touch placement is what the OS does
+ * anyway. Left out: stealing between NUMA nodes. */
 #include "hw/pool.h"
 
 #include <numa.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
+
+/* How long a thread spins for the next job, or the caller for the threads, before sleeping
+ * (short: on a host shared with other work a spinning thread takes a core from a busy one),
+ * and how many chunks a job is cut into per thread. */
+enum { POOL_SPIN_NS = 5000, POOL_CHUNKS_PER_THREAD = 16 };
 
 struct worker_arg {
     pool *p;
@@ -27,19 +42,62 @@ struct pool {
     int nodes;
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    unsigned long gen;
-    unsigned pending;
-    int quit;
+    atomic_ulong gen;    /* the current job's number */
+    atomic_uint pending; /* threads (other than the caller) still on the current job */
+    atomic_size_t next;  /* the first item not yet taken */
+    unsigned sleeping;   /* threads asleep on `go` (under mu) */
+    int caller_asleep;   /* the caller sleeps on `done` (under mu) */
+    atomic_int quit;
     /* the current job */
-    size_t items;
+    size_t items, chunk;
     pool_fn fn;
     void *ctx;
 };
 
-static void run_share(pool *p, unsigned k, size_t items, pool_fn fn, void *ctx)
+static uint64_t host_ns(void)
 {
-    for (size_t i = k; i < items; i += p->n)
-        fn(ctx, i);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Thread k's part of the job: chunks from the shared counter, or (NUMA) its interleave. */
+static void run_share(pool *p, unsigned k)
+{
+    size_t items = p->items;
+    if (p->nodes > 1) {
+        for (size_t i = k; i < items; i += p->n)
+            p->fn(p->ctx, i);
+        return;
+    }
+    for (;;) {
+        size_t i = atomic_fetch_add_explicit(&p->next, p->chunk, memory_order_relaxed);
+        if (i >= items)
+            return;
+        size_t end = i + p->chunk < items ? i + p->chunk : items;
+        for (; i < end; i++)
+            p->fn(p->ctx, i);
+    }
+}
+
+/* Wait for a job after `seen`; returns its number, or 0 when the pool quits. */
+static unsigned long next_job(pool *p, unsigned long seen)
+{
+    uint64_t until = host_ns() + POOL_SPIN_NS;
+    for (unsigned spins = 0;; spins++) {
+        unsigned long g = atomic_load_explicit(&p->gen, memory_order_acquire);
+        if (g != seen || atomic_load(&p->quit))
+            return atomic_load(&p->quit) ? 0 : g;
+        if ((spins & 63) == 63 && host_ns() > until)
+            break;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->sleeping++;
+    while (atomic_load(&p->gen) == seen && !atomic_load(&p->quit))
+        pthread_cond_wait(&p->go, &p->mu);
+    p->sleeping--;
+    pthread_mutex_unlock(&p->mu);
+    return atomic_load(&p->quit) ? 0 : atomic_load(&p->gen);
 }
 
 static void *thread_main(void *arg)
@@ -50,27 +108,16 @@ static void *thread_main(void *arg)
     if (p->node[k] >= 0)
         numa_run_on_node(p->node[k]);
     unsigned long seen = 0;
-    for (;;) {
-        pthread_mutex_lock(&p->mu);
-        while (p->gen == seen && !p->quit)
-            pthread_cond_wait(&p->go, &p->mu);
-        if (p->quit) {
+    while ((seen = next_job(p, seen)) != 0) {
+        run_share(p, k);
+        if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&p->mu);
+            if (p->caller_asleep)
+                pthread_cond_signal(&p->done);
             pthread_mutex_unlock(&p->mu);
-            return NULL;
         }
-        seen = p->gen;
-        size_t items = p->items;
-        pool_fn fn = p->fn;
-        void *ctx = p->ctx;
-        pthread_mutex_unlock(&p->mu);
-
-        run_share(p, k, items, fn, ctx);
-
-        pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0)
-            pthread_cond_signal(&p->done);
-        pthread_mutex_unlock(&p->mu);
     }
+    return NULL;
 }
 
 pool *pool_new(unsigned threads)
@@ -88,6 +135,10 @@ pool *pool_new(unsigned threads)
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->go, NULL);
     pthread_cond_init(&p->done, NULL);
+    atomic_init(&p->gen, 0);
+    atomic_init(&p->pending, 0);
+    atomic_init(&p->next, 0);
+    atomic_init(&p->quit, 0);
     if (p->node[0] >= 0)
         numa_run_on_node(p->node[0]);
     for (unsigned k = 1; k < threads; k++) {
@@ -106,7 +157,7 @@ void pool_free(pool *p)
     if (!p)
         return;
     pthread_mutex_lock(&p->mu);
-    p->quit = 1;
+    atomic_store(&p->quit, 1);
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
     for (unsigned k = 1; k < p->n; k++)
@@ -125,6 +176,23 @@ unsigned pool_threads(const pool *p)
     return p->n;
 }
 
+/* The caller has done its part: wait until every thread has done its own. */
+static void wait_threads(pool *p)
+{
+    uint64_t until = host_ns() + POOL_SPIN_NS;
+    for (unsigned spins = 0; atomic_load_explicit(&p->pending, memory_order_acquire); spins++)
+        if ((spins & 63) == 63 && host_ns() > until)
+            break;
+    if (!atomic_load_explicit(&p->pending, memory_order_acquire))
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->caller_asleep = 1;
+    while (atomic_load(&p->pending))
+        pthread_cond_wait(&p->done, &p->mu);
+    p->caller_asleep = 0;
+    pthread_mutex_unlock(&p->mu);
+}
+
 void pool_run(pool *p, size_t n, pool_fn fn, void *ctx)
 {
     if (p->n == 1 || n < 2) {
@@ -132,21 +200,21 @@ void pool_run(pool *p, size_t n, pool_fn fn, void *ctx)
             fn(ctx, i);
         return;
     }
-    pthread_mutex_lock(&p->mu);
+    size_t chunk = n / ((size_t)p->n * POOL_CHUNKS_PER_THREAD);
     p->items = n;
+    p->chunk = chunk ? chunk : 1;
     p->fn = fn;
     p->ctx = ctx;
-    p->pending = p->n - 1;
-    p->gen++;
-    pthread_cond_broadcast(&p->go);
-    pthread_mutex_unlock(&p->mu);
-
-    run_share(p, 0, n, fn, ctx);
-
+    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->pending, p->n - 1, memory_order_relaxed);
     pthread_mutex_lock(&p->mu);
-    while (p->pending > 0)
-        pthread_cond_wait(&p->done, &p->mu);
+    atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
+    if (p->sleeping)
+        pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
+
+    run_share(p, 0);
+    wait_threads(p);
 }
 
 int pool_numa_nodes(const pool *p)

@@ -1,10 +1,11 @@
 /* pool: the host threads that run tiles in parallel, bound with libnuma where it exists.
  *
- * Threads meet once per call to pool_run (once per superstep), never per cycle. Work is split
- * statically and interleaved: thread k of T takes items k, k + T, k + 2T, ..., so an item
- * always runs on the same thread (and NUMA node) for the same n, results cannot depend on
- * timing, and a run of busy items next to idle ones (the busy tiles of a graph are often
- * numbered together) is shared evenly rather than landing on one thread. */
+ * Threads meet once per call to pool_run (once per compute round), never per cycle. Work is
+ * taken in chunks from a shared counter, so threads that drew heavy items take fewer and all
+ * finish together; on a NUMA host it is split statically and interleaved instead (thread k
+ * of T takes items k, k + T, ...), so an item always runs on the node its memory was placed
+ * on. Which thread runs an item never changes a result (the items of one job are
+ * independent). */
 #ifndef IPUSIM_POOL_H
 #define IPUSIM_POOL_H
 
@@ -25,7 +26,8 @@ void pool_run(pool *p, size_t n, pool_fn fn, void *ctx);
 /* NUMA facts for reports: nodes seen by libnuma (0 when NUMA is unavailable). */
 int pool_numa_nodes(const pool *p);
 
-/* Place [addr, addr+len) on the node of thread k (no-op without NUMA). */
+/* Place [addr, addr+len) on the node of thread k (no-op without NUMA): on a NUMA host item
+ * i of a job of n >= T items runs on thread i mod T. */
 void pool_place(const pool *p, unsigned k, void *addr, size_t len);
 
 /* Number of online CPUs (the default for --threads). */

@@ -44,6 +44,18 @@ void tile_init(tile *t, uint32_t ipu, uint32_t id, uint8_t *mem, const isa_insn 
     for (unsigned k = 0; k < ISA_NWORKERS; k++)
         t->wk[k].wid = k;
     t->state = code ? TILE_RUNNABLE : TILE_IDLE;
+    t->env = (isa_env){
+        .code = code,
+        .ncode = ncode,
+        .mem = mem,
+        .tile = id,
+        .ipu = ipu,
+        .scratch = &t->scratch,
+        .group = &t->group,
+        .slot_free_from = t->slot_free_from,
+        .slots_free = &t->workers_done,
+        .cw = t->cw,
+    };
 }
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
@@ -59,23 +71,15 @@ static uint64_t step_limit(const tile *t, const tile_cfg *cfg)
     return min_u64(lim, add_sat(tile_now(t), cfg->chunk));
 }
 
-static isa_env make_env(tile *t, const tile_cfg *cfg)
+/* The context's view of the tile (set up by tile_init; what comes from cfg, and this step's
+ * limit, here). */
+static const isa_env *step_env(tile *t, const tile_cfg *cfg)
 {
-    isa_env env = {
-        .code = t->code,
-        .ncode = t->ncode,
-        .mem = t->mem,
-        .memsize = cfg->memsize,
-        .tile = t->id,
-        .ipu = t->ipu,
-        .ntiles = cfg->ntiles,
-        .nipus = cfg->nipus,
-        .scratch = &t->scratch,
-        .group = &t->group,
-        .limit = step_limit(t, cfg),
-        .slot_free_from = t->slot_free_from,
-        .cw = t->cw,
-    };
+    isa_env *env = &t->env;
+    env->memsize = cfg->memsize;
+    env->ntiles = cfg->ntiles;
+    env->nipus = cfg->nipus;
+    env->limit = step_limit(t, cfg);
     return env;
 }
 
@@ -137,7 +141,7 @@ static int start_worker(tile *t, const tile_cfg *cfg, const isa_env *env, unsign
     w->pc = entry;
     w->t = start;
     w->rpt_left = 0;
-    memset(&w->amp, 0, sizeof w->amp); /* a started context's AMP pipeline is empty */
+    isa_amp_empty(&w->amp); /* a started context's AMP pipeline is empty */
     w->fault = FAULT_NONE;
     t->workers_started++;
     return run_worker(t, cfg, env, k, slot);
@@ -259,9 +263,10 @@ static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64
         return 0;
     }
     tile_outbox *o = &t->out;
-    o->s = xgrow(o->s, &o->cap, o->n + 1, sizeof *o->s);
+    if (o->n == o->cap)
+        o->s = xgrow(o->s, &o->cap, o->n + 1, sizeof *o->s);
     int outgoing = kind != TILE_HIN && kind != TILE_RBIN;
-    if (outgoing) /* at least one byte, so a payload pointer is never NULL */
+    if (outgoing && o->used + bytes + 1 > o->dcap) /* at least one byte: a payload is never NULL */
         o->data = xgrow(o->data, &o->dcap, o->used + bytes + 1, 1);
     uint64_t start = c;
     if (exchange) {
@@ -363,10 +368,10 @@ static void run_super(tile *t, const tile_cfg *cfg, const isa_env *env)
 
 void tile_step(tile *t, const tile_cfg *cfg)
 {
-    isa_env env = make_env(t, cfg);
-    if (t->in_worker && resume_workers(t, cfg, &env) != 0)
+    const isa_env *env = step_env(t, cfg);
+    if (t->in_worker && resume_workers(t, cfg, env) != 0)
         return;
-    run_super(t, cfg, &env);
+    run_super(t, cfg, env);
 }
 
 int tile_ctx(const tile *t)
@@ -385,13 +390,6 @@ const isa_cpu *tile_cpu(const tile *t)
 uint64_t tile_now(const tile *t)
 {
     return tile_cpu(t)->t;
-}
-
-void tile_release(tile *t, uint64_t cycle)
-{
-    t->state = TILE_RUNNABLE;
-    t->sup.t = cycle;
-    t->step_start = cycle;
 }
 
 void tile_set_fault(tile *t, isa_fault f, uint64_t cycle)

@@ -92,6 +92,7 @@ typedef struct tile {
     int fault_ctx;           /* context that faulted (0 supervisor, 1..6) */
     uint64_t fault_step_max; /* FAULT_SUPERSTEP: the limit it ran past */
     tile_outbox out;         /* exchange sends not yet delivered */
+    isa_env env;             /* what its contexts see of it (tile_init; cfg's part per step) */
 } tile;
 
 /* Reset a tile to run `code` (ncode instructions, from a program image of `image` bytes) from
@@ -116,8 +117,14 @@ const isa_cpu *tile_cpu(const tile *t);
 /* tile_cpu(t)->t: where the tile is in time. */
 uint64_t tile_now(const tile *t);
 
-/* Resume a tile waiting at a sync: its supervisor's next issue is at `cycle`. */
-void tile_release(tile *t, uint64_t cycle);
+/* Resume a tile waiting at a sync: its supervisor's next issue is at `cycle` (inline: a
+ * release resumes every tile of an IPU). */
+static inline void tile_release(tile *t, uint64_t cycle)
+{
+    t->state = TILE_RUNNABLE;
+    t->sup.t = cycle;
+    t->step_start = cycle;
+}
 
 /* Mark a tile as faulted by something outside it (a sync deadlock) at `cycle`. */
 void tile_set_fault(tile *t, isa_fault f, uint64_t cycle);

@@ -18,7 +18,7 @@
  * model of docs/timing.md, "The AMP". Left out: bank conflicts, instruction fetch, and
  * self-modifying code (the text is decoded once at load).
  *
- * Floating point is IEEE fp32 as the host computes it with -ffp-contract=off (ISO C mode), so
+ * Floating point is IEEE fp32 as the host computes it with -ffp-contract=off (the Makefile), so
  * results are bit-identical on every run and thread count; `fma` and `v2fma` use fmaf, `fdiv`
  * and `fsqrt` C's / and sqrtf (correctly rounded); `fexp` and `flog` round the host libm's
  * double exp and log once, so they are deterministic for a given libm (docs/timing.md). */

@@ -64,6 +64,17 @@ typedef struct isa_amp {
 } isa_amp;
 enum { ISA_AMP_NONE, ISA_AMP_F32, ISA_AMP_F16 };
 
+/* Empty an AMP pipeline (ampz, and a worker context when started): no row in progress and
+ * no finished row to store. The inputs, partials and finished lanes are left as they are:
+ * a row writes each of them before anything reads it. */
+static inline void isa_amp_empty(isa_amp *a)
+{
+    a->step = 0;
+    a->kind = ISA_AMP_NONE;
+    a->out_lanes = 0;
+    a->out_kind = ISA_AMP_NONE;
+}
+
 /* One context's architectural state. */
 typedef struct isa_cpu {
     uint32_t r[ISA_NREGS];
@@ -80,6 +91,7 @@ typedef struct isa_cpu {
     uint8_t fault_op;    /* FAULT_COPY_*: the copy's opcode */
     uint8_t fault_what;  /* FAULT_COPY_*: 0 source address, 1 length, 2 destination address */
     uint64_t ld_ready[ISA_NREGS]; /* supervisor: cycle from which a loaded register is usable */
+    uint64_t ld_horizon;          /* supervisor: the latest of ld_ready (no stall from it on) */
     uint32_t rpt_start, rpt_end, rpt_left; /* an rpt loop in progress (instruction indices) */
 } isa_cpu;
 
@@ -97,6 +109,8 @@ typedef struct isa_env {
     uint64_t limit;                 /* last cycle an instruction may issue at */
     const uint64_t *slot_free_from; /* [6]: the supervisor may use slot s (cycles c with
                                        c mod 6 == s) only at c >= slot_free_from[s] */
+    const uint64_t *slots_free;     /* a cycle from which every slot is free (>= each
+                                       slot_free_from[s]; the tile's latest worker exit) */
     uint8_t *cw;                    /* the tile's AMP weights, ISA_CW_BYTES */
 } isa_env;
 

@@ -365,7 +365,7 @@ typedef struct machine {
     isa_insn *code;
     uint8_t mem[256];
     uint32_t scratch, group;
-    uint64_t free_from[ISA_BARREL];
+    uint64_t free_from[ISA_BARREL], slots_free;
     uint8_t cw[ISA_CW_BYTES];
     isa_env env;
     isa_cpu cpu;
@@ -387,6 +387,7 @@ static void machine_init(machine *m, const isa_prog *p, int worker)
                        .group = &m->group,
                        .limit = 1000,
                        .slot_free_from = m->free_from,
+                       .slots_free = &m->slots_free,
                        .cw = m->cw};
     for (unsigned r = 0; r < ISA_NREGS; r++)
         m->cpu.r[r] = 64;
