@@ -297,6 +297,8 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
         {"--ipus", 1, 64, &o->ipus},
         {"--replicas", 1, 64, &o->replicas},
         {"--io-tiles", 0, 1024, &o->io_tiles},
+        {"--max-calls", 0, INT_MAX, &o->max_calls},
+        {"--test-images", 0, INT_MAX, &o->test_images},
     };
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
         if (strcmp(a, ints[k].name) == 0)
@@ -365,6 +367,8 @@ static const struct {
     {"--save-weights", 0},
     {"--load-weights", 0},
     {"--json", 0},
+    {"--max-calls", 0},
+    {"--test-images", 0},
     {"--ipus", 1},
     {"--threads", 1},
     {"--depth", 1},
@@ -532,6 +536,13 @@ static int find_dataset(const char *dataset, char **dir)
     return 0;
 }
 
+/* Keep the first n images of a split (n = 0: all). */
+static void trim(mdata_split *s, long n)
+{
+    if (n > 0 && (size_t)n < s->n)
+        s->n = (size_t)n;
+}
+
 int cli_cmd_mnist(int argc, char **argv)
 {
     mnist_opts o;
@@ -546,7 +557,11 @@ int cli_cmd_mnist(int argc, char **argv)
     const long per_call = mnist_per_call(&o);
     if (mdata_load(d, dir, e)) {
         rc = cli_report_err(CMD, e);
-    } else if (o.cfg.epochs > 0 && (long)d->train.n < per_call) {
+        goto out;
+    }
+    trim(&d->train, (long)o.max_calls * per_call);
+    trim(&d->test, o.test_images);
+    if (o.cfg.epochs > 0 && (long)d->train.n < per_call) {
         fprintf(stderr,
                 "ipusim %s: %s has %zu training images, fewer than one host call of "
                 "batch-size %d x gradient-accumulation %d x device-iterations %d = %ld\n",
@@ -556,6 +571,7 @@ int cli_cmd_mnist(int argc, char **argv)
     } else {
         rc = o.reference ? ref_run(&o, dir, d) : cli_mnist_sim(&o, dir, d);
     }
+out:
     mdata_free(d);
     free(d);
     free(e);

@@ -41,6 +41,8 @@ typedef struct mnist_opts {
     int offload;           /* --offload-optimiser: AdamW's m and v in remote buffers */
     const char *stages;    /* --stages: the IPU of each block, or NULL */
     uint32_t stage_ipu[4]; /* resolved */
+    int max_calls;         /* --max-calls: train on the first N host calls' images (0: all) */
+    int test_images;       /* --test-images: test on the first N test images (0: all) */
     const char *sim_only;  /* the first option given that only the simulated run takes, or NULL */
 } mnist_opts;
 

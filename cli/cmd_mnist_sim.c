@@ -229,6 +229,14 @@ static double busy_pct(const phase *p, uint32_t i)
     return p->st.cycles ? 100.0 * (double)busy / (double)p->st.cycles : 0.0;
 }
 
+/* The utilisation of a pipeline whose stages all take the same time: G/(G+N-1) of its steps
+ * are full (docs/pipelining.md). */
+static double ideal_pct(const phase *p)
+{
+    double G = p->pipe.micro, N = p->pipe.stages;
+    return 100.0 * G / (G + N - 1.0);
+}
+
 /* Several IPUs: a line per IPU (its stash, host and IPU-Link bytes, largest tile, busy share),
  * then the utilisation (the mean busy share) and a device iteration's cycles (0: not known). */
 static void report_ipus(const phase *p, double iter_cycles)
@@ -255,6 +263,8 @@ static void report_ipus(const phase *p, double iter_cycles)
     }
     printf("  %-22s %.1f%% (the IPUs' mean busy share)",
            p->pipe.stages ? "pipeline utilisation" : "utilisation", sum / p->m.nipus);
+    if (p->pipe.stages > 1)
+        printf(", ideal G/(G+N-1) = %.1f%%", ideal_pct(p));
     if (iter_cycles > 0)
         printf("; %.0f cycles per device iteration", iter_cycles);
     printf("\n");
@@ -358,6 +368,8 @@ static void json_ipus(txt *b, const phase *p)
         sum += busy_pct(p, i);
     }
     txt_printf(b, "],\n      \"utilisation_percent\": %.4f,\n", sum / p->m.nipus);
+    if (p->pipe.stages > 1)
+        txt_printf(b, "      \"ideal_utilisation_percent\": %.4f,\n", ideal_pct(p));
 }
 
 static void json_phase(txt *b, const phase *p)
@@ -455,8 +467,9 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, 
                  c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3]);
     else if (o->ipus > 1)
         snprintf(more + n, sizeof more - (size_t)n,
-                 "; sharded: B1 on IPU %u, B2 on %u, B3 on %u, B4 on %u", c->stage_ipu[0],
-                 c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3]);
+                 "; sharded (micro-batch %d, gradient accumulation 1): B1 on IPU %u, B2 on %u, "
+                 "B3 on %u, B4 on %u",
+                 c->run.batch, c->stage_ipu[0], c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3]);
     size_t k = strlen(more);
     if (c->io_tiles)
         k += (size_t)snprintf(more + k, sizeof more - k, "; %u I/O tiles", c->io_tiles);
@@ -513,6 +526,8 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
     c->pipelined = o->ipus > 1 && !o->sharded;
     c->schedule = (pipe_kind)o->schedule;
     c->recompute = o->recompute;
+    if (o->ipus > 1 && o->sharded)
+        mnet_as_sharded(c);
     if (o->ipus * o->replicas > 64)
         return err_set(e, ERR_INPUT, "--ipus %d x --replicas %d = %d IPUs: at most 64 (a POD64)",
                        o->ipus, o->replicas, o->ipus * o->replicas);

@@ -68,8 +68,9 @@ render() {
     f=$sdir/$name.sweep csv=$odir/$name.csv base=$odir/$name
     case $f in */*) ;; *) f=./$f ;; esac
     PLOT="" TITLE="" MACHINE="" FIXED="" X="" XLABEL="" Y="" YTITLES="" YLABEL="" SERIES=""
-    LOGX="" YMIN="" YSCALE=1 MARKX="" MARKLABEL="" LABEL=""
+    LOGX="" YMIN="" YSCALE=1 MARKX="" MARKLABEL="" LABEL="" FROM=""
     . "$f"
+    [ -z "$FROM" ] || csv=$odir/$FROM.csv # another view of that sweep's rows
     titles_from_tables
     case $PLOT in
     line | stacked) ;;

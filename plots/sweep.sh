@@ -2,14 +2,18 @@
 # sweep.sh IPUSIM SWEEPFILE CSV JOBS: run one standard sweep (bench/NAME.sweep, format in
 # docs/sweep.md) into CSV with `ipusim sweep -j JOBS`. A CSV older than the sweep file or the
 # ipusim binary is stale (other arguments, another model): it is removed and the sweep starts
-# over; otherwise the sweep resumes it (points already there are skipped). `make sweep` calls
-# this once per sweep file.
+# over; otherwise the sweep resumes it (points already there are skipped). A sweep file with
+# FROM=NAME plots another sweep's CSV: this runs (or resumes) that sweep instead. `make sweep`
+# calls this once per sweep file.
 set -eu
 [ $# -eq 4 ] || { echo "usage: plots/sweep.sh IPUSIM SWEEPFILE CSV JOBS" >&2; exit 2; }
 ipusim=$1 f=$2 csv=$3 jobs=$4
 case $f in */*) ;; *) f=./$f ;; esac
-SWEEP=""
+SWEEP="" FROM=""
 . "$f"
+if [ -n "$FROM" ]; then
+    exec sh "$0" "$ipusim" "$(dirname "$f")/$FROM.sweep" "$(dirname "$csv")/$FROM.csv" "$jobs"
+fi
 if [ -z "$SWEEP" ]; then
     echo "make sweep: $f sets no SWEEP=\"--param ... -- COMMAND ARGS\"" >&2
     exit 2

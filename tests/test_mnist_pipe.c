@@ -16,6 +16,8 @@
  *     a step lasts the longest IPU's passes plus the copy between IPUs, whose cost is the same
  *     for every step that moves the same crossings: so the device iteration's cycles follow
  *     from the fill steps' and flush steps' measured passes, predicted for the main phase.
+ * - Sharded as PopTorch runs it (one micro-batch of B x G, gradient accumulation 1): one IPU
+ *   works at a time; the same update as one IPU's within rounding (test_sharded says why).
  * - Sequential (sharding's schedule) keeps one IPU busy per step; pipelined inference (the
  *   test pass) runs IPU i's forward passes exactly in steps i .. i + K - 1.
  * - Stash depths and bytes: micro-batches in flight 7, 5, 3, 1 (grouped, 2N-1-2i) and
@@ -145,7 +147,7 @@ static void train(const mnet_cfg *c, run *r, float *w)
     memcpy(w, mref_params(n), sizeof(float) * MREF_NPARAMS);
     mref_destroy(n);
     mdata_split set = digits.train;
-    set.n = (size_t)B * (size_t)c->run.grad_accum * (c->replicas ? c->replicas : 1);
+    set.n = (size_t)c->run.batch * (size_t)c->run.grad_accum * (c->replicas ? c->replicas : 1);
     memset(r, 0, sizeof *r);
     mnet_hooks h = {.call_done = on_call, .finished = on_done, .ctx = r};
     if (mnet_train(c, &set, w, &h, &e) != ERR_OK)
@@ -394,6 +396,54 @@ static double max_diff(const float *a, const float *b)
     return m;
 }
 
+/* Sharded as PopTorch runs it (mnet_as_sharded): one micro-batch of B x G = 64 over the four
+ * IPUs, gradient accumulation 1. Between the copies between IPUs at most one IPU works; the
+ * update (after the last copy) runs on all. The linear layers take the 64 samples in two
+ * groups of 32 (MNET_FC_BATCH 40): the same graph on one IPU gives the same loss and weights
+ * bit for bit. Against one update of G = 8 micro-batches of 8 on one IPU: the same images
+ * and the same mean, summed in another order (each gradient over 64 samples at once, scaled
+ * by 1/64, rather than over 8 then 8 micro-batches, scaled by 1/8 and 1/8), so the weights
+ * agree to the bound test_replicas uses (1e-5) and the loss to 1e-6 relative. */
+static void test_sharded(void **state)
+{
+    (void)state;
+    static run r;
+    float *w0 = malloc(sizeof(float) * MREF_NPARAMS), *w1 = malloc(sizeof(float) * MREF_NPARAMS),
+          *w = malloc(sizeof(float) * MREF_NPARAMS);
+    mnet_cfg c = cfg(one, 0, PIPE_GROUPED, 0);
+    train(&c, &r, w0);
+    double loss0 = r.loss;
+    c = cfg(four, 0, PIPE_GROUPED, 0);
+    mnet_as_sharded(&c);
+    assert_int_equal(c.run.batch, B * GA);
+    assert_int_equal(c.run.grad_accum, 1);
+    train(&c, &r, w);
+    double loss = r.loss;
+    static uint64_t L[N][128], E[N][128];
+    uint32_t n = segments(&r, 0, L[0], E[0]);
+    assert_true(n >= 6); /* three crossings forward, three back (and the labels') */
+    for (uint32_t i = 1; i < N; i++)
+        assert_int_equal(segments(&r, i, L[i], E[i]), n);
+    for (uint32_t t = 1; t < n; t++) {
+        int busy = 0;
+        for (uint32_t i = 0; i < N; i++)
+            busy += L[i][t] > 0;
+        assert_int_equal(busy, 1);
+    }
+    c = cfg(one, 0, PIPE_GROUPED, 0);
+    mnet_as_sharded(&c);
+    train(&c, &r, w1);
+    if (r.loss != loss || memcmp(w1, w, sizeof(float) * MREF_NPARAMS) != 0)
+        fail_msg("one IPU, micro-batch 64: loss %.9g (sharded %.9g), weights %s", r.loss, loss,
+                 memcmp(w1, w, sizeof(float) * MREF_NPARAMS) ? "differ" : "equal");
+    double d = max_diff(w, w0);
+    if (d > 1e-5 || fabs(loss - loss0) > 1e-6 * loss0)
+        fail_msg("sharded: loss %.9g against %.9g, weights differ by up to %g", loss, loss0, d);
+    free(w0);
+    free(w1);
+    free(w);
+}
+
 static void test_replicas(void **state)
 {
     (void)state;
@@ -463,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_sequential_and_interleaved),
         cmocka_unit_test(test_inference_timeline),
         cmocka_unit_test(test_replicas),
+        cmocka_unit_test(test_sharded),
         cmocka_unit_test(test_rules),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

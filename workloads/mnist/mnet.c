@@ -33,6 +33,13 @@ int mnet_defaults(mnet_cfg *c, err *e)
     return mach_builtin(&c->m, "mk2", e);
 }
 
+void mnet_as_sharded(mnet_cfg *c)
+{
+    c->pipelined = 0;
+    c->run.batch *= c->run.grad_accum;
+    c->run.grad_accum = 1;
+}
+
 const char *mnet_dtype_name(mnet_dtype d)
 {
     return d == MNET_U8 ? "u8" : d == MNET_FP16 ? "fp16" : "fp32";

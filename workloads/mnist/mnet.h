@@ -77,6 +77,15 @@ typedef struct mnet_cfg {
 /* Defaults: the tutorial's run on a Mk2 IPU, depth 3, OutputMode.All, 1 us an image. */
 int mnet_defaults(mnet_cfg *c, err *e);
 
+/* The tutorial's --strategy sharded, as PopTorch runs ShardedExecution: gradient accumulation
+ * 1 in the model, the micro-batch being batch x G (the images the data loader gives a
+ * device iteration), so that a host call takes the same images and makes the same weight
+ * updates as pipelined. The blocks' IPUs (stage_ipu) stay as they are; one micro-batch
+ * passes them one IPU after another. The mean loss and gradient over B x G images equal the
+ * mean over G micro-batches of B in exact arithmetic; in fp32 the sums go in another order
+ * (docs/pipelining.md, Sharded). */
+void mnet_as_sharded(mnet_cfg *c);
+
 /* One host call's result, as the reference reports it, and when it ended on the device. */
 typedef struct mnet_call {
     mref_progress p;    /* loss: mean of the outfed micro-batch losses; accuracy: percent of
@@ -89,6 +98,8 @@ typedef struct mnet_call {
  * stash's bytes on the IPU. */
 typedef struct mnet_pipe_info {
     uint32_t stages;
+    uint32_t micro; /* micro-batches in one pipeline run: G (the test pass: its device
+                     * iterations, the last run's fewer) */
     uint32_t in_flight[4], slots[4];
     uint64_t stash_bytes[4];
 } mnet_pipe_info;

@@ -4,8 +4,10 @@
  *
  * Tiles: one per sample of the micro-batch runs that sample's convolutions, pooling and their
  * gradients (tiles 0..B-1: the batch split over tiles, rows split over the six workers);
- * layer3 runs on 16 tiles of 16 outputs each, layer4 and the loss on one; 11 tiles update the
- * convolutions' parameters (conv1's on one, conv2's on 10). Each block's tiles are on its IPU
+ * layer3 runs on 16 tiles of 16 outputs each, layer4 and the loss on one, for each group of
+ * at most 40 samples (a larger micro-batch runs in K groups side by side, each on tiles of its
+ * own, their weight gradients summed at the update); about 11 K tiles update the convolutions'
+ * parameters (conv1's on K, conv2's on 10 K of whole pairs). Each block's tiles are on its IPU
  * (mnet_cfg.stage_ipu); tensors between blocks on different IPUs cross by global exchange. The linear layers run transposed (activations as [features]
  * [batch]), so that a bias is per row as bias_add and bias_grad take it. Weight gradients
  * accumulate over the G micro-batches where they are made (each sample tile its own, the
@@ -485,11 +487,19 @@ static void conv_tensors(mnet_b *b, conv_t *c)
 /* ---- the linear layers, the loss, the update tiles ---- */
 
 typedef struct fc_t {
-    /* layer3, one row of each per fc tile */
+    /* layer3, one row of each per fc tile (row 16 c + j: group c, outputs 16 j..) */
     rt x3j, xb3, w3in, p3, y3T, da3Td, d3in, xb3w, g3p, dx3in, w3db, pdx, dx3p, db3;
-    /* layer4 and the loss, on t4 */
-    sl a3, a3b, w4in, p4, y4T, res, dz, dy4T, sums, d4in, a3w, g4p, db4, w4Tin, dy4b, pda, da3T;
-    sl l_logits, l_dy4, labels;
+    /* layer4 and the loss, one row of each per group on its t4 tile */
+    rt a3, a3b, w4in, p4, y4T, dz, dy4T, sums, d4in, a3w, g4p, db4, w4Tin, dy4b, pda, da3T;
+    rt l_logits, l_dy4;
+    sl res, labels;
+    /* K > 1: groups 1.. hold copies of the linear layers' parameters (w3c: a row per fc tile
+     * of groups 1.., layer3's 16 rows of weights then their 16 biases; w4c: layer4's weights
+     * then biases on their t4 tiles); at the update the groups' weight gradients are summed
+     * in group order (gsum: layer3's, layer4's), the biases' on group 0 (b3all, b4all: the
+     * K groups' gathered) */
+    rt w3c, w4c, b3all, b4all;
+    sl sall; /* K > 1: the groups' loss sums gathered on the last group's t4 tile */
     uint32_t nqB, nqBp, kcB, nxent;
     /* B2 and B3 on different IPUs (land = 1): pool2's output lands once on B3's IPU (x3in,
      * the samples spread over the fc tiles) and is copied on-chip to every fc tile; each
@@ -499,25 +509,79 @@ typedef struct fc_t {
     gr_tensor x3in, dx3parts, dx3red;
 } fc_t;
 
-/* [MNET_FC][per] over the fc tiles. */
+/* The fc tiles of all groups: [K x MNET_FC][per]. */
 static rt frow(mnet_b *b, const char *name, gr_type ty, size_t per)
 {
-    return (rt){rows(b, name, ty, G(b, MNET_B3, b->fc0), MNET_FC, per), per};
+    return (rt){rows(b, name, ty, G(b, MNET_B3, b->fc0), b->K * MNET_FC, per), per};
 }
 
-static sl t4(mnet_b *b, const char *name, gr_type ty, size_t n)
+/* Fc tile j of group c, as a global tile. */
+static uint32_t fct(const mnet_b *b, uint32_t c, uint32_t j)
 {
-    return S(on(b, name, ty, G(b, MNET_B4, b->t4), n), 0, n);
+    return G(b, MNET_B3, b->fc0 + c * MNET_FC + j);
 }
 
-/* [B][k][MNET_X3] with each sample's rows on one fc tile (contiguous runs of samples). */
+/* Group c's layer4 and loss tile. */
+static uint32_t t4t(const mnet_b *b, uint32_t c)
+{
+    return G(b, MNET_B4, b->t4 + c);
+}
+
+/* [K][per], group c's row on its t4 tile. */
+static rt t4(mnet_b *b, const char *name, gr_type ty, size_t per)
+{
+    return (rt){rows(b, name, ty, t4t(b, 0), b->K, per), per};
+}
+
+/* The per-group tensors of groups 1.. (K > 1): [K - 1][MNET_FC][per] on their fc tiles, or
+ * [K - 1][per] on their t4 tiles. */
+static rt frow_more(mnet_b *b, const char *name, size_t per)
+{
+    return (rt){rows(b, name, GR_F32, fct(b, 1, 0), (b->K - 1) * MNET_FC, per), per};
+}
+
+static rt t4_more(mnet_b *b, const char *name, size_t per)
+{
+    return (rt){rows(b, name, GR_F32, t4t(b, 1), b->K - 1, per), per};
+}
+
+/* Group c's elements of a per-sample tensor of `per` elements a sample (labels: 1; the
+ * outfeed buffer: 10, its last two words, the loss, with the last group). */
+static size_t grp_at(const mnet_b *b, uint32_t c, size_t per)
+{
+    return (size_t)c * b->Bc * per;
+}
+
+static size_t grp_end(const mnet_b *b, uint32_t c, size_t per, size_t total)
+{
+    return c + 1 == b->K ? total : grp_at(b, c + 1, per);
+}
+
+/* Elements [base, base + total) of t, `per` a sample, each group's on its t4 tile of `ipu`. */
+static void map_by_group(mnet_b *b, gr_tensor t, uint32_t ipu, size_t base, size_t per,
+                         size_t total)
+{
+    for (uint32_t c = 0; c < b->K; c++)
+        gr_map_region(b->g, t, ipu, b->t4 + c, base + grp_at(b, c, per),
+                      base + grp_end(b, c, per, total));
+}
+
+/* A tensor of `total` elements so mapped. */
+static gr_tensor by_group(mnet_b *b, const char *name, uint32_t ipu, size_t per, size_t total)
+{
+    gr_tensor t = gr_tensor_new(b->g, name, GR_F32, 1, (uint32_t[]){(uint32_t)total});
+    map_by_group(b, t, ipu, 0, per, total);
+    return t;
+}
+
+/* [B][k][MNET_X3] with each sample's rows on one fc tile of its group (contiguous runs). */
 static gr_tensor spread(mnet_b *b, const char *name, uint32_t k)
 {
     uint32_t shape[3] = {b->B, k, MNET_X3};
     gr_tensor t = gr_tensor_new(b->g, name, GR_F32, 3, shape);
     size_t per = (size_t)k * MNET_X3;
-    for (uint32_t j = 0; j < MNET_FC; j++) {
-        size_t s0 = cut(b->B, j, MNET_FC, 1), s1 = cut(b->B, j + 1, MNET_FC, 1);
+    for (uint32_t j = 0; j < b->K * MNET_FC; j++) {
+        size_t s0 = cut(b->B, j, b->K * MNET_FC, 1), s1 = cut(b->B, j + 1, b->K * MNET_FC, 1);
         if (s1 > s0)
             gr_map_region(b->g, t, b->ipu[MNET_B3], b->fc0 + j, s0 * per, s1 * per);
     }
@@ -528,35 +592,35 @@ static gr_tensor spread(mnet_b *b, const char *name, uint32_t k)
 static uint32_t spread_tile(const mnet_b *b, uint32_t s)
 {
     uint32_t j = 0;
-    while (cut(b->B, j + 1, MNET_FC, 1) <= s)
+    while (cut(b->B, j + 1, b->K * MNET_FC, 1) <= s)
         j++;
     return G(b, MNET_B3, b->fc0 + j);
 }
 
-/* Transposes as conv_pack blocks of one row: logits z[B][10] from y4T[10][Bp], and dy4T
- * [10][Bp] (zero past B) from dz[B][10]. */
+/* Transposes as conv_pack blocks of one row: logits z[Bc][10] from y4T[10][Bcp], and dy4T
+ * [10][Bcp] (zero past Bc) from dz[Bc][10]; the same tables on every group's tile. */
 static void fc_lists(mnet_b *b, fc_t *f)
 {
     cplan_pack p;
-    cplan_pack_init(&p, 1, 10, 4, b->Bp * 4);
-    for (uint32_t s = 0; s < b->B; s++)
+    cplan_pack_init(&p, 1, 10, 4, b->Bcp * 4);
+    for (uint32_t s = 0; s < b->Bc; s++)
         cplan_pack_block(&p, s * 4, 1, 10);
-    f->l_logits = t4(b, "logits.list", GR_I32, 3 * (size_t)b->B);
-    init_words(b, f->l_logits.t, 0, p.list, 3 * (size_t)b->B, 1);
+    f->l_logits = t4(b, "logits.list", GR_I32, 3 * (size_t)b->Bc);
+    init_words(b, f->l_logits.t, 0, p.list, 3 * (size_t)b->Bc, b->K);
     cplan_pack_free(&p);
     if (!b->train)
         return;
-    cplan_pack_init(&p, 1, b->Bp, 4, 40);
+    cplan_pack_init(&p, 1, b->Bcp, 4, 40);
     for (uint32_t c = 0; c < 10; c++)
-        cplan_pack_block(&p, c * 4, 1, b->B);
+        cplan_pack_block(&p, c * 4, 1, b->Bc);
     f->l_dy4 = t4(b, "layer4.dy.list", GR_I32, 30);
-    init_words(b, f->l_dy4.t, 0, p.list, 30, 1);
+    init_words(b, f->l_dy4.t, 0, p.list, 30, b->K);
     cplan_pack_free(&p);
 }
 
 static void fc_tensors(mnet_b *b, fc_t *f)
 {
-    uint32_t B = b->B, Bp = b->Bp;
+    uint32_t B = b->Bc, Bp = b->Bcp;
     f->nqB = ceil16(B);
     f->nqBp = ceil16(Bp);
     f->kcB = ceil8(Bp);
@@ -581,8 +645,19 @@ static void fc_tensors(mnet_b *b, fc_t *f)
     f->y4T = t4(b, "layer4.yT", GR_F32, 10 * (size_t)Bp);
     f->res = S(b->res, 0, mnet_res_words(b));
     fc_lists(b, f);
+    if (b->K > 1) {
+        f->w3c = frow_more(b, "layer3.params.copy", 16 * MNET_X3 + 16);
+        f->w4c = t4_more(b, "layer4.params.copy", 10 * MNET_H3 + 10);
+    }
     if (!b->train)
         return;
+    if (b->K > 1) {
+        f->b3all =
+            (rt){rows(b, "layer3.db.groups", GR_F32, fct(b, 0, 0), MNET_FC, 16 * b->K), 16 * b->K};
+        f->b4all = (rt){rows(b, "layer4.db.groups", GR_F32, t4t(b, 0), 1, 10 * b->K), 10 * b->K};
+        f->sall = S(on(b, "loss.sums.groups", GR_F32, t4t(b, b->K - 1), 2 * NW * b->K), 0,
+                    2 * (size_t)f->nxent * b->K);
+    }
     f->da3Td = frow(b, "layer3.dyT", GR_F32, 16 * (size_t)Bp);
     f->d3in = frow(b, "layer3.dy.chunks", GR_F32, (size_t)f->kcB * 16 * 8);
     f->xb3w = frow(b, "layer3.x.wblocks", GR_F32, 20 * (size_t)f->kcB * 128);
@@ -626,29 +701,51 @@ static void add_upd(mnet_b *b, uint32_t gt, size_t begin, size_t end)
     b->upd[b->nupd++] = (mnet_upd){gt, begin, end};
 }
 
+/* The convolutions' update tiles. */
+static uint32_t cu_count(const mnet_b *b)
+{
+    return b->ncu[0] + b->ncu[1];
+}
+
 /* Update tile u of the convolutions: conv1's on B1's IPU, conv2's on B2's. */
 static uint32_t cu_tile(const mnet_b *b, uint32_t u)
 {
-    return G(b, u ? MNET_B2 : MNET_B1, b->cu0 + u);
+    return G(b, u >= b->ncu[0] ? MNET_B2 : MNET_B1, b->cu0 + u);
 }
 
-/* Its range of the flat vector. */
-static size_t cu_begin(uint32_t u)
+/* Its range of the flat vector from here to cu_begin(u + 1). */
+static size_t cu_begin(const mnet_b *b, uint32_t u)
 {
-    return u ? MNET_CONV1P + (size_t)(u - 1) * MNET_CU2_N : 0;
+    if (u < b->ncu[0])
+        return (size_t)u * b->cuper[0];
+    size_t at = MNET_CONV1P + (size_t)(u - b->ncu[0]) * b->cuper[1];
+    return at < MNET_CONVP ? at : MNET_CONVP;
+}
+
+/* As many update tiles as make each take the sample tiles' parts of at most
+ * MNET_FC_BATCH x (its share with one group: conv1's 260 on one tile, conv2's 5,020 on
+ * MNET_CU2 tiles of 502) floats, in whole pairs (the reduction and AdamW read pairs). */
+static void cu_plan(mnet_b *b)
+{
+    static const uint32_t nparams[2] = {MNET_CONV1P, MNET_CONVP - MNET_CONV1P},
+                          tiles[2] = {1, MNET_CU2};
+    for (int i = 0; i < 2; i++) {
+        b->cuper[i] = 2 * ceil_div_u32(nparams[i], 2 * tiles[i] * b->K); /* whole pairs */
+        b->ncu[i] = ceil_div_u32(nparams[i], b->cuper[i]);
+    }
 }
 
 static void param_homes(mnet_b *b)
 {
-    for (uint32_t u = 0; u < MNET_CU; u++)
-        add_upd(b, cu_tile(b, u), cu_begin(u), cu_begin(u + 1));
+    for (uint32_t u = 0; u < cu_count(b); u++)
+        add_upd(b, cu_tile(b, u), cu_begin(b, u), cu_begin(b, u + 1));
     for (uint32_t j = 0; j < MNET_FC; j++) {
-        uint32_t t = G(b, MNET_B3, b->fc0 + j);
+        uint32_t t = fct(b, 0, j);
         add_upd(b, t, P_W3 + (size_t)j * 16 * MNET_X3, P_W3 + (size_t)(j + 1) * 16 * MNET_X3);
         add_upd(b, t, P_B3 + 16 * (size_t)j, P_B3 + 16 * (size_t)(j + 1));
     }
-    add_upd(b, G(b, MNET_B4, b->t4), P_W4, P_B4);
-    add_upd(b, G(b, MNET_B4, b->t4), P_B4, P_END);
+    add_upd(b, t4t(b, 0), P_W4, P_B4);
+    add_upd(b, t4t(b, 0), P_B4, P_END);
 }
 
 /* A flat [MREF_NPARAMS] tensor mapped on the homes; keep: always live. */
@@ -709,8 +806,8 @@ typedef struct net {
     gr_prog bc3;                  /* pool2's output to every fc tile (bcast3) */
     gr_prog fxp[MNET_BLOCKS - 1]; /* the forward crossings as Copies (or GR_NONE) */
     gr_tensor lab;                /* the labels on the loss's tile when not in the infeed's */
-    sl acc;                       /* pipelined, sum: the outfeed's sum over a call */
-    gr_prog acc_zero;             /* its zeroing */
+    sl acc;                       /* sum: the outfeed's sum over a call (sum_acc) */
+    gr_cs acc_zero, acc_add;      /* its zeroing; acc += res */
 } net;
 
 static void xadd(xing *x, gr_xfer t)
@@ -822,6 +919,27 @@ static gr_prog fwd_conv(net *n, int blk)
     return seq_of(b, &q);
 }
 
+/* Group c's layer3 parameters on its fc tile j (bias = 0: the 16 rows of weights; 1: their
+ * biases), or layer4's on its t4 tile: group 0 reads the parameters, the others their copy. */
+static sl w3_of(net *n, uint32_t c, uint32_t j, int bias)
+{
+    size_t w = 16 * MNET_X3;
+    if (!c)
+        return bias ? S(n->b->params, P_B3 + 16 * (size_t)j, 16)
+                    : S(n->b->params, P_W3 + (size_t)j * w, w);
+    sl r = at(n->f.w3c, (c - 1) * MNET_FC + j);
+    return bias ? S(r.t, r.at + w, 16) : S(r.t, r.at, w);
+}
+
+static sl w4_of(net *n, uint32_t c, int bias)
+{
+    size_t w = 10 * MNET_H3;
+    if (!c)
+        return bias ? S(n->b->params, P_B4, 10) : S(n->b->params, P_W4, w);
+    sl r = at(n->f.w4c, c - 1);
+    return bias ? S(r.t, r.at + w, 10) : S(r.t, r.at, w);
+}
+
 /* Block B3 forward: layer3 on the fc tiles, from x3j to y3T. */
 static gr_prog fwd_b3(net *n)
 {
@@ -830,13 +948,13 @@ static gr_prog fwd_b3(net *n)
     seq q = {0};
     gr_cs l3[5] = {cs(n, "layer3.x"), cs(n, "layer3"), cs(n, "layer3.rows"), cs(n, "layer3.bias"),
                    cs(n, "layer3.relu")};
-    for (uint32_t j = 0; j < MNET_FC; j++) {
-        uint32_t t = G(b, MNET_B3, b->fc0 + j);
-        sl y = at(f->y3T, j);
-        v_cols_blocks(b, l3[0], t, at(f->x3j, j), at(f->xb3, j), b->B, MNET_X3, f->nqB);
-        v_mm(b, l3[1], t, at(f->w3in, j), at(f->xb3, j), at(f->p3, j), 16, 40, f->nqB, 1);
-        v_part_rows(b, l3[2], t, at(f->p3, j), y, 16, b->Bp, 16);
-        v_bias(b, l3[3], t, y, S(b->params, P_B3 + 16 * (size_t)j, 16), 16, b->Bp, 0);
+    for (uint32_t r = 0; r < b->K * MNET_FC; r++) {
+        uint32_t t = G(b, MNET_B3, b->fc0 + r);
+        sl y = at(f->y3T, r);
+        v_cols_blocks(b, l3[0], t, at(f->x3j, r), at(f->xb3, r), b->Bc, MNET_X3, f->nqB);
+        v_mm(b, l3[1], t, at(f->w3in, r), at(f->xb3, r), at(f->p3, r), 16, 40, f->nqB, 1);
+        v_part_rows(b, l3[2], t, at(f->p3, r), y, 16, b->Bcp, 16);
+        v_bias(b, l3[3], t, y, w3_of(n, r / MNET_FC, r % MNET_FC, 1), 16, b->Bcp, 0);
         v_relu(b, l3[4], t, y, y, 0);
     }
     for (int i = 0; i < 5; i++)
@@ -853,7 +971,9 @@ static gr_prog bcast3(net *n)
         return GR_NONE;
     xing x = {0};
     for (uint32_t j = 0; j < MNET_FC; j++)
-        xadd(&x, (gr_xfer){f->x3in, 0, f->x3j.t, (size_t)j * f->x3j.per, f->x3j.per});
+        for (uint32_t c = 0; c < b->K; c++)
+            xadd(&x, (gr_xfer){f->x3in, grp_at(b, c, MNET_X3), f->x3j.t,
+                               (size_t)(c * MNET_FC + j) * f->x3j.per, f->x3j.per});
     gr_prog p = xprog(b, &x);
     free(x.x);
     return p;
@@ -867,13 +987,17 @@ static gr_prog fwd_b4(net *n)
     seq q = {0};
     gr_cs l4[5] = {cs(n, "layer4.x"), cs(n, "layer4"), cs(n, "layer4.rows"), cs(n, "layer4.bias"),
                    cs(n, "logits")};
-    uint32_t t = G(b, MNET_B4, b->t4);
-    v_rows_blocks(b, l4[0], t, f->a3, f->a3b, MNET_H3, b->Bp, 32);
-    v_mm(b, l4[1], t, f->w4in, f->a3b, f->p4, 10, 32, f->nqBp, 1);
-    v_part_rows(b, l4[2], t, f->p4, f->y4T, 10, b->Bp, 10);
-    v_bias(b, l4[3], t, f->y4T, S(b->params, P_B4, 10), 10, b->Bp, 0);
-    cplan_pack tp = {.nblocks = b->B, .R = 1, .C = 10, .sr = 4, .sc = b->Bp * 4};
-    v_pack(b, l4[4], t, &tp, f->l_logits, S(f->res.t, 0, 10 * (size_t)b->B), f->y4T);
+    for (uint32_t c = 0; c < b->K; c++) {
+        uint32_t t = t4t(b, c);
+        sl y = at(f->y4T, c);
+        v_rows_blocks(b, l4[0], t, at(f->a3, c), at(f->a3b, c), MNET_H3, b->Bcp, 32);
+        v_mm(b, l4[1], t, at(f->w4in, c), at(f->a3b, c), at(f->p4, c), 10, 32, f->nqBp, 1);
+        v_part_rows(b, l4[2], t, at(f->p4, c), y, 10, b->Bcp, 10);
+        v_bias(b, l4[3], t, y, w4_of(n, c, 1), 10, b->Bcp, 0);
+        cplan_pack tp = {.nblocks = b->Bc, .R = 1, .C = 10, .sr = 4, .sc = b->Bcp * 4};
+        v_pack(b, l4[4], t, &tp, at(f->l_logits, c),
+               S(f->res.t, grp_at(b, c, 10), 10 * (size_t)b->Bc), y);
+    }
     for (int i = 0; i < 5; i++)
         exec(b, &q, l4[i]);
     return seq_of(b, &q);
@@ -893,8 +1017,11 @@ static void fwd_crossings(net *n)
         xadd(&n->fx[1],
              (gr_xfer){c->x3.t, (size_t)s * MNET_X3, f->x3in, (size_t)s * MNET_X3, MNET_X3});
     for (uint32_t j = 0; !f->land && j < MNET_FC; j++)
-        xadd(&n->fx[1], (gr_xfer){c->x3.t, 0, f->x3j.t, (size_t)j * f->x3j.per, f->x3j.per});
-    xadd(&n->fx[2], (gr_xfer){f->y3T.t, 0, f->a3.t, 0, (size_t)MNET_H3 * b->Bp});
+        for (uint32_t g = 0; g < b->K; g++)
+            xadd(&n->fx[1], (gr_xfer){c->x3.t, grp_at(b, g, MNET_X3), f->x3j.t,
+                                      (size_t)(g * MNET_FC + j) * f->x3j.per, f->x3j.per});
+    for (uint32_t g = 0; g < b->K; g++) /* a group's 16 rows of y3T are its a3, [256][Bcp] */
+        xadd(&n->fx[2], (gr_xfer){f->y3T.t, g * f->a3.per, f->a3.t, g * f->a3.per, f->a3.per});
 }
 
 /* The loss and its gradient, the micro-batch's mean loss into the outfeed buffer. */
@@ -903,24 +1030,40 @@ static void loss(net *n, seq *q)
     mnet_b *b = n->b;
     fc_t *f = &n->f;
     gr_cs k[2] = {cs(n, "loss"), cs(n, "loss.mean")};
-    for (unsigned v = 0; v < f->nxent; v++) {
-        uint32_t r0 = b->B * v / f->nxent, r1 = b->B * (v + 1) / f->nxent;
-        gr_field x[7] = {R(f->res, 10 * (size_t)r0, 10 * (size_t)(r1 - r0)),
-                         R(f->labels, r0, r1 - r0),
-                         R(f->dz, 10 * (size_t)r0, 10 * (size_t)(r1 - r0)),
-                         U(r1 - r0),
-                         U(b->B),
-                         R(f->sums, 2 * (size_t)v, 1),
-                         R(f->sums, 2 * (size_t)v + 1, 1)};
-        vtx(b, k[0], "xent_fwd_bwd", 0, G(b, MNET_B4, b->t4), x, 7);
+    xing x = {0};
+    for (uint32_t c = 0; c < b->K; c++) {
+        sl res = S(f->res.t, grp_at(b, c, 10), 10 * (size_t)b->Bc), dz = at(f->dz, c);
+        sl lab = S(f->labels.t, f->labels.at + grp_at(b, c, 1), b->Bc), sums = at(f->sums, c);
+        for (unsigned v = 0; v < f->nxent; v++) {
+            uint32_t r0 = b->Bc * v / f->nxent, r1 = b->Bc * (v + 1) / f->nxent;
+            gr_field e[7] = {R(res, 10 * (size_t)r0, 10 * (size_t)(r1 - r0)),
+                             R(lab, r0, r1 - r0),
+                             R(dz, 10 * (size_t)r0, 10 * (size_t)(r1 - r0)),
+                             U(r1 - r0),
+                             U(b->B),
+                             R(sums, 2 * (size_t)v, 1),
+                             R(sums, 2 * (size_t)v + 1, 1)};
+            vtx(b, k[0], "xent_fwd_bwd", 0, t4t(b, c), e, 7);
+        }
+        if (b->K > 1) /* the group's sums to the last group's tile */
+            xadd(&x, (gr_xfer){f->sums.t, sums.at, f->sall.t, 2 * (size_t)c * f->nxent,
+                               2 * (size_t)f->nxent});
     }
-    gr_field r[6] = {
-        R(f->res, 10 * (size_t)b->B, 1), R(f->sums, 0, 2 * f->nxent), U(1), U(f->nxent), U(8),
-        gr_f32(1.0f / (float)b->B)};
-    vtx(b, k[1], "reduce_add", 0, G(b, MNET_B4, b->t4), r, 6);
-    cplan_pack tp = {.nblocks = 10, .R = 1, .C = b->Bp, .sr = 4, .sc = 40};
-    v_pack(b, k[1], G(b, MNET_B4, b->t4), &tp, f->l_dy4, f->dy4T, f->dz);
+    sl parts = b->K > 1 ? f->sall : at(f->sums, 0);
+    gr_field r[6] = {R(f->res, 10 * (size_t)b->B, 1),
+                     R(parts, 0, 2 * (size_t)f->nxent * b->K),
+                     U(1),
+                     U(f->nxent * b->K),
+                     U(8),
+                     gr_f32(1.0f / (float)b->B)};
+    vtx(b, k[1], "reduce_add", 0, t4t(b, b->K - 1), r, 6);
+    cplan_pack tp = {.nblocks = 10, .R = 1, .C = b->Bcp, .sr = 4, .sc = 40};
+    for (uint32_t c = 0; c < b->K; c++)
+        v_pack(b, k[1], t4t(b, c), &tp, at(f->l_dy4, c), at(f->dy4T, c), at(f->dz, c));
     exec(b, q, k[0]);
+    if (x.n)
+        add(b, q, xprog(b, &x));
+    free(x.x);
     exec(b, q, k[1]);
 }
 
@@ -930,18 +1073,28 @@ static gr_prog bwd_b4(net *n)
     mnet_b *b = n->b;
     fc_t *f = &n->f;
     seq q = {0};
-    uint32_t t = G(b, MNET_B4, b->t4), Bp = b->Bp;
+    uint32_t Bp = b->Bcp;
     gr_cs k[3] = {cs(n, "layer4.grad.layouts"), cs(n, "layer4.grad"), cs(n, "layer4.dx.rows")};
-    v_rows_chunks(b, k[0], t, f->dy4T, f->d4in, 10, Bp, 10);
-    v_cols_blocks(b, k[0], t, f->a3, f->a3w, MNET_H3, Bp, 16);
-    v_rows_blocks(b, k[0], t, f->dy4T, f->dy4b, 10, Bp, 2);
-    v_bias(b, k[0], t, f->dy4T, f->db4, 10, Bp, 1);
-    v_mm(b, k[1], t, f->d4in, f->a3w, f->g4p, 10, f->kcB, 16, 0);
-    v_mm(b, k[1], t, f->w4Tin, f->dy4b, f->pda, MNET_H3, 2, f->nqBp, 1);
-    v_part_rows(b, k[2], t, f->pda, f->da3T, MNET_H3, Bp, MNET_H3);
+    for (uint32_t c = 0; c < b->K; c++) {
+        uint32_t t = t4t(b, c);
+        sl dy = at(f->dy4T, c);
+        v_rows_chunks(b, k[0], t, dy, at(f->d4in, c), 10, Bp, 10);
+        v_cols_blocks(b, k[0], t, at(f->a3, c), at(f->a3w, c), MNET_H3, Bp, 16);
+        v_rows_blocks(b, k[0], t, dy, at(f->dy4b, c), 10, Bp, 2);
+        v_bias(b, k[0], t, dy, at(f->db4, c), 10, Bp, 1);
+        v_mm(b, k[1], t, at(f->d4in, c), at(f->a3w, c), at(f->g4p, c), 10, f->kcB, 16, 0);
+        v_mm(b, k[1], t, at(f->w4Tin, c), at(f->dy4b, c), at(f->pda, c), MNET_H3, 2, f->nqBp, 1);
+        v_part_rows(b, k[2], t, at(f->pda, c), at(f->da3T, c), MNET_H3, Bp, MNET_H3);
+    }
     for (int i = 0; i < 3; i++)
         exec(b, &q, k[i]);
     return seq_of(b, &q);
+}
+
+/* Where layer3's dx (dx3p) holds sample s's part from fc tile j of the sample's group. */
+static size_t dx3_part(const mnet_b *b, uint32_t j, uint32_t s)
+{
+    return (((size_t)(s / b->Bc) * MNET_FC + j) * b->Bc + s % b->Bc) * MNET_X3;
 }
 
 /* Each sample's 16 parts of layer3's dx gathered on its fc tile and summed in order (the
@@ -953,7 +1106,7 @@ static void dx3_sum(net *n, seq *q)
     xing x = {0};
     for (uint32_t j = 0; j < MNET_FC; j++)
         for (uint32_t s = 0; s < b->B; s++)
-            xadd(&x, (gr_xfer){f->dx3p.t, ((size_t)j * b->B + s) * MNET_X3, f->dx3parts,
+            xadd(&x, (gr_xfer){f->dx3p.t, dx3_part(b, j, s), f->dx3parts,
                                ((size_t)s * MNET_FC + j) * MNET_X3, MNET_X3});
     add(b, q, xprog(b, &x));
     free(x.x);
@@ -971,20 +1124,20 @@ static gr_prog bwd_b3(net *n)
     mnet_b *b = n->b;
     fc_t *f = &n->f;
     seq q = {0};
-    uint32_t Bp = b->Bp;
+    uint32_t Bp = b->Bcp;
     gr_cs l[4] = {cs(n, "layer3.relu.grad"), cs(n, "layer3.grad.layouts"), cs(n, "layer3.grad"),
                   cs(n, "layer3.dx.rows")};
-    for (uint32_t j = 0; j < MNET_FC; j++) {
+    for (uint32_t j = 0; j < b->K * MNET_FC; j++) {
         uint32_t tj = G(b, MNET_B3, b->fc0 + j);
         sl dy = at(f->da3Td, j);
         v_relu(b, l[0], tj, at(f->y3T, j), dy, 1);
         v_rows_chunks(b, l[1], tj, dy, at(f->d3in, j), 16, Bp, 16);
-        v_rows_blocks(b, l[1], tj, at(f->x3j, j), at(f->xb3w, j), b->B, MNET_X3, f->kcB);
-        v_cols_chunks(b, l[1], tj, dy, at(f->dx3in, j), b->B, 16, Bp, Bp);
+        v_rows_blocks(b, l[1], tj, at(f->x3j, j), at(f->xb3w, j), b->Bc, MNET_X3, f->kcB);
+        v_cols_chunks(b, l[1], tj, dy, at(f->dx3in, j), b->Bc, 16, Bp, Bp);
         v_bias(b, l[1], tj, dy, at(f->db3, j), 16, Bp, 1);
         v_mm(b, l[2], tj, at(f->d3in, j), at(f->xb3w, j), at(f->g3p, j), 16, f->kcB, 20, 0);
         v_mm(b, l[2], tj, at(f->dx3in, j), at(f->w3db, j), at(f->pdx, j), Bp, 2, 20, 1);
-        v_part_rows(b, l[3], tj, at(f->pdx, j), at(f->dx3p, j), b->B, MNET_X3, Bp);
+        v_part_rows(b, l[3], tj, at(f->pdx, j), at(f->dx3p, j), b->Bc, MNET_X3, Bp);
     }
     for (int i = 0; i < 4; i++)
         exec(b, &q, l[i]);
@@ -1050,13 +1203,15 @@ static void bwd_crossings(net *n)
     mnet_b *b = n->b;
     conv_t *c = &n->c;
     fc_t *f = &n->f;
-    xadd(&n->bx[2], (gr_xfer){f->da3T.t, 0, f->da3Td.t, 0, (size_t)MNET_H3 * b->Bp});
+    for (uint32_t g = 0; g < b->K; g++) /* a group's dx of layer4 is its 16 rows of da3Td */
+        xadd(&n->bx[2],
+             (gr_xfer){f->da3T.t, g * f->da3T.per, f->da3Td.t, g * f->da3T.per, f->da3T.per});
     for (uint32_t s = 0; f->land && s < b->B; s++)
         xadd(&n->bx[1],
              (gr_xfer){f->dx3red, (size_t)s * MNET_X3, c->da2.t, (size_t)s * MNET_X3, MNET_X3});
     for (uint32_t j = 0; !f->land && j < MNET_FC; j++)
         for (uint32_t s = 0; s < b->B; s++)
-            xadd(&n->bx[1], (gr_xfer){f->dx3p.t, ((size_t)j * b->B + s) * MNET_X3, c->dx3g.t,
+            xadd(&n->bx[1], (gr_xfer){f->dx3p.t, dx3_part(b, j, s), c->dx3g.t,
                                       ((size_t)s * MNET_FC + j) * MNET_X3, MNET_X3});
     for (uint32_t s = 0; c->split && s < b->B; s++)
         xadd(&n->bx[0],
@@ -1074,14 +1229,16 @@ static void zero_acc(net *n, seq *q)
         v_zero(b, k, g1, S(n->c.cg.t, r, MNET_CONV1P), zl_of(n, g1));
         v_zero(b, k, g2, S(n->c.cg.t, r + MNET_CONV1P, MNET_CONVP - MNET_CONV1P), zl_of(n, g2));
     }
-    for (uint32_t j = 0; j < MNET_FC; j++) {
+    for (uint32_t j = 0; j < b->K * MNET_FC; j++) {
         uint32_t t = G(b, MNET_B3, b->fc0 + j);
         v_zero(b, k, t, at(n->f.g3p, j), zl_of(n, t));
         v_zero(b, k, t, at(n->f.db3, j), zl_of(n, t));
     }
-    uint32_t t4 = G(b, MNET_B4, b->t4);
-    v_zero(b, k, t4, n->f.g4p, zl_of(n, t4));
-    v_zero(b, k, t4, n->f.db4, zl_of(n, t4));
+    for (uint32_t c = 0; c < b->K; c++) {
+        uint32_t t4 = t4t(b, c);
+        v_zero(b, k, t4, at(n->f.g4p, c), zl_of(n, t4));
+        v_zero(b, k, t4, at(n->f.db4, c), zl_of(n, t4));
+    }
     exec(b, q, k);
 }
 
@@ -1092,11 +1249,20 @@ static void weights(net *n, seq *q)
     mnet_b *b = n->b;
     conv_t *c = &n->c;
     fc_t *f = &n->f;
-    gr_xfer *x = xmalloc(b->B * sizeof *x);
+    xing x = {0};
     for (uint32_t s = 0; s < b->B; s++)
-        x[s] = (gr_xfer){b->params, 0, c->cw.t, (size_t)s * MNET_CONVP, MNET_CONVP};
-    add(b, q, gr_copy_many(b->g, x, b->B));
-    free(x);
+        xadd(&x, (gr_xfer){b->params, 0, c->cw.t, (size_t)s * MNET_CONVP, MNET_CONVP});
+    for (uint32_t g = 1; g < b->K; g++) { /* the linear layers' to groups 1.. */
+        for (uint32_t j = 0; j < MNET_FC; j++) {
+            sl w = w3_of(n, g, j, 0), bias = w3_of(n, g, j, 1);
+            xadd(&x, (gr_xfer){b->params, P_W3 + (size_t)j * w.n, w.t, w.at, w.n});
+            xadd(&x, (gr_xfer){b->params, P_B3 + (size_t)j * bias.n, bias.t, bias.at, bias.n});
+        }
+        sl w4 = w4_of(n, g, 0);
+        xadd(&x, (gr_xfer){b->params, P_W4, w4.t, w4.at, P_END - P_W4});
+    }
+    add(b, q, xprog(b, &x));
+    free(x.x);
     gr_cs k = cs(n, "weights.layouts");
     for (uint32_t s = 0; s < b->B; s++) {
         size_t g0 = (size_t)s * MNET_CONVP;
@@ -1107,70 +1273,169 @@ static void weights(net *n, seq *q)
             v_pack(b, k, g2, &b->c2d.wpack, at(c->l_w2d, s), at(c->w2db, s),
                    S(c->cw.t, g0 + P_W2, 5000));
     }
-    for (uint32_t j = 0; j < MNET_FC; j++) {
-        sl w = S(b->params, P_W3 + (size_t)j * 16 * MNET_X3, 16 * MNET_X3);
-        uint32_t t = G(b, MNET_B3, b->fc0 + j);
-        v_rows_chunks(b, k, t, w, at(f->w3in, j), 16, MNET_X3, 16);
+    for (uint32_t r = 0; r < b->K * MNET_FC; r++) {
+        sl w = w3_of(n, r / MNET_FC, r % MNET_FC, 0);
+        uint32_t t = G(b, MNET_B3, b->fc0 + r);
+        v_rows_chunks(b, k, t, w, at(f->w3in, r), 16, MNET_X3, 16);
         if (b->train)
-            v_rows_blocks(b, k, t, w, at(f->w3db, j), 16, MNET_X3, 2);
+            v_rows_blocks(b, k, t, w, at(f->w3db, r), 16, MNET_X3, 2);
     }
-    sl w4 = S(b->params, P_W4, 10 * MNET_H3);
-    uint32_t t4 = G(b, MNET_B4, b->t4);
-    v_rows_chunks(b, k, t4, w4, f->w4in, 10, MNET_H3, 10);
-    if (b->train)
-        v_cols_chunks(b, k, t4, w4, f->w4Tin, MNET_H3, 10, MNET_H3, MNET_H3);
+    for (uint32_t g = 0; g < b->K; g++) {
+        sl w4 = w4_of(n, g, 0);
+        uint32_t t4 = t4t(b, g);
+        v_rows_chunks(b, k, t4, w4, at(f->w4in, g), 10, MNET_H3, 10);
+        if (b->train)
+            v_cols_chunks(b, k, t4, w4, at(f->w4Tin, g), MNET_H3, 10, MNET_H3, MNET_H3);
+    }
     exec(b, q, k);
 }
 
 static void adamw_vertices(net *n, gr_cs hyper, gr_cs step);
 
-/* The weight update: gradients to their homes (gathered and reduced for the convolutions),
- * scaled by 1/G, the step's scalars, AdamW. */
+/* The sum over the K groups of a linear layer's weight gradients (K > 1), `len` elements on
+ * each of its `per` tiles a group (layer3: MNET_FC, layer4: 1), in group order, spread over
+ * the groups' tiles: tile j of group q sums slice q of what tile j of every group holds (the
+ * slices: cut(len, q, K, 2)), then sends it to tile j of group 0, into grads at dst + j len.
+ * The tensors, one row per tile: `own` a group's gradients in the parameters' order, `gath`
+ * the K groups' slice q, `sum` its sum. */
+typedef struct gsum {
+    int blk;
+    uint32_t per;
+    size_t len, dst;
+    rt own, gath, sum;
+} gsum;
+
+static uint32_t gsum_tile(const mnet_b *b, const gsum *g, uint32_t c, uint32_t j)
+{
+    return g->blk == MNET_B3 ? fct(b, c, j) : t4t(b, c);
+}
+
+static gsum gsum_new(mnet_b *b, int blk, const char *name, size_t len, size_t dst)
+{
+    gsum g = {blk, blk == MNET_B3 ? MNET_FC : 1, len, dst, {0}, {0}, {0}};
+    size_t slice = 0;
+    for (uint32_t q = 0; q < b->K; q++) {
+        size_t n = cut(len, q + 1, b->K, 2) - cut(len, q, b->K, 2);
+        slice = n > slice ? n : slice;
+    }
+    size_t per[3] = {len, b->K * slice, slice};
+    rt *r[3] = {&g.own, &g.gath, &g.sum};
+    static const char *const what[3] = {"group", "slices", "sum"};
+    for (int i = 0; i < 3; i++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s.%s", name, what[i]);
+        *r[i] = (rt){rows(b, nm, GR_F32, gsum_tile(b, &g, 0, 0), b->K * g.per, per[i]), per[i]};
+    }
+    return g;
+}
+
+/* The slices to their tiles (x1), their sums (into cs, scaled by k), the sums to grads (x2). */
+static void gsum_build(mnet_b *b, const gsum *g, xing *x1, gr_cs cs, xing *x2, float k)
+{
+    for (uint32_t j = 0; j < g->per; j++)
+        for (uint32_t q = 0; q < b->K; q++) {
+            size_t a = cut(g->len, q, b->K, 2), n = cut(g->len, q + 1, b->K, 2) - a;
+            sl gath = at(g->gath, q * g->per + j), sum = at(g->sum, q * g->per + j);
+            for (uint32_t c = 0; c < b->K; c++)
+                xadd(x1, (gr_xfer){g->own.t, (c * g->per + j) * g->len + a, gath.t, gath.at + c * n,
+                                   n});
+            v_reduce(b, cs, gsum_tile(b, g, q, j), S(sum.t, sum.at, n), gath, (uint32_t)n, b->K,
+                     (uint32_t)n, k);
+            xadd(x2, (gr_xfer){sum.t, sum.at, b->grads, g->dst + j * g->len + a, n});
+        }
+}
+
+/* The linear layers' weight gradients out of the AMP's partials in the parameters' order:
+ * with one group straight into grads, else into each group's own (g3, g4), and the biases'
+ * gathered (b3all, b4all), by x. */
+static void fc_grad_rows(net *n, gr_cs cs, xing *x, const gsum *g3, const gsum *g4)
+{
+    mnet_b *b = n->b;
+    fc_t *f = &n->f;
+    size_t w3 = 16 * MNET_X3, w4 = 10 * MNET_H3;
+    for (uint32_t r = 0; r < b->K * MNET_FC; r++) {
+        uint32_t c = r / MNET_FC, j = r % MNET_FC;
+        sl out = b->K == 1 ? S(b->grads, P_W3 + j * w3, w3) : at(g3->own, r);
+        v_part_rows(b, cs, G(b, MNET_B3, b->fc0 + r), at(f->g3p, r), out, 16, MNET_X3, 16);
+        if (b->K > 1)
+            xadd(x, (gr_xfer){f->db3.t, r * 16, f->b3all.t, j * f->b3all.per + c * 16, 16});
+    }
+    for (uint32_t c = 0; c < b->K; c++) {
+        sl out = b->K == 1 ? S(b->grads, P_W4, w4) : at(g4->own, c);
+        v_part_rows(b, cs, t4t(b, c), at(f->g4p, c), out, 10, MNET_H3, 10);
+        if (b->K > 1)
+            xadd(x, (gr_xfer){f->db4.t, c * 10, f->b4all.t, c * 10, 10});
+    }
+}
+
+/* The sample tiles' parts of each update tile's range into `parts` ([u][sample][range], u's
+ * at u x per), by x. */
+static gr_tensor conv_grad_parts(net *n, xing *x, size_t per)
+{
+    mnet_b *b = n->b;
+    uint32_t nu = cu_count(b);
+    gr_tensor parts =
+        gr_tensor_new(b->g, "conv.grads.parts", GR_F32, 1, (uint32_t[]){(uint32_t)(nu * per)});
+    for (uint32_t u = 0; u < nu; u++)
+        gr_map_region(b->g, parts, cu_tile(b, u) / b->T, cu_tile(b, u) % b->T, u * per,
+                      u * per + b->B * (cu_begin(b, u + 1) - cu_begin(b, u)));
+    for (uint32_t s = 0; s < b->B; s++)
+        for (uint32_t u = 0; u < nu; u++) {
+            size_t len = cu_begin(b, u + 1) - cu_begin(b, u);
+            xadd(x, (gr_xfer){n->c.cg.t, (size_t)s * MNET_CONVP + cu_begin(b, u), parts,
+                              u * per + s * len, len});
+        }
+    return parts;
+}
+
+/* The weight update: gradients to their homes (gathered and reduced for the convolutions and
+ * over the linear layers' groups), scaled by 1/G, the step's scalars, AdamW. */
 static void update(net *n, seq *q)
 {
     mnet_b *b = n->b;
     fc_t *f = &n->f;
     float k = 1.0f / (float)(b->G * b->R); /* the mean over every replica's micro-batches */
-    uint32_t t4 = G(b, MNET_B4, b->t4);
-    gr_cs c0 = cs(n, "grads.rows");
-    for (uint32_t j = 0; j < MNET_FC; j++)
-        v_part_rows(b, c0, G(b, MNET_B3, b->fc0 + j), at(f->g3p, j),
-                    S(b->grads, P_W3 + (size_t)j * 16 * MNET_X3, 16 * MNET_X3), 16, MNET_X3, 16);
-    v_part_rows(b, c0, t4, f->g4p, S(b->grads, P_W4, 10 * MNET_H3), 10, MNET_H3, 10);
+    gr_cs c0 = cs(n, "grads.rows"), c1 = cs(n, "grads.reduce"), c2 = cs(n, "adamw");
+    xing x = {0}, x2 = {0};
+    size_t per = (size_t)b->B * (b->cuper[0] > b->cuper[1] ? b->cuper[0] : b->cuper[1]);
+    gsum g3 = {0}, g4 = {0};
+    if (b->K > 1) {
+        g3 = gsum_new(b, MNET_B3, "layer3.dw", 16 * MNET_X3, P_W3);
+        g4 = gsum_new(b, MNET_B4, "layer4.dw", 10 * MNET_H3, P_W4);
+    }
+    fc_grad_rows(n, c0, &x, &g3, &g4);
+    gr_tensor parts = conv_grad_parts(n, &x, per);
+    if (b->K > 1) {
+        gsum_build(b, &g3, &x, c1, &x2, k);
+        gsum_build(b, &g4, &x, c1, &x2, k);
+    }
     exec(b, q, c0);
-    /* the sample tiles' parts of update tile u's range: [u][sample][range] */
-    size_t np = (size_t)b->B * MNET_CU, per = (size_t)b->B * MNET_CU2_N;
-    gr_tensor parts =
-        gr_tensor_new(b->g, "conv.grads.parts", GR_F32, 1, (uint32_t[]){(uint32_t)(MNET_CU * per)});
-    for (uint32_t u = 0; u < MNET_CU; u++)
-        gr_map_region(b->g, parts, cu_tile(b, u) / b->T, cu_tile(b, u) % b->T, u * per,
-                      u * per + b->B * (cu_begin(u + 1) - cu_begin(u)));
-    gr_xfer *x = xmalloc(np * sizeof *x);
-    for (uint32_t s = 0; s < b->B; s++)
-        for (uint32_t u = 0; u < MNET_CU; u++) {
-            size_t len = cu_begin(u + 1) - cu_begin(u);
-            x[s * MNET_CU + u] = (gr_xfer){n->c.cg.t, (size_t)s * MNET_CONVP + cu_begin(u), parts,
-                                           u * per + s * len, len};
-        }
-    add(b, q, gr_copy_many(b->g, x, np));
-    free(x);
-    gr_cs c1 = cs(n, "grads.reduce"), c2 = cs(n, "adamw");
-    for (uint32_t u = 0; u < MNET_CU; u++) {
-        uint32_t len = (uint32_t)(cu_begin(u + 1) - cu_begin(u));
-        v_reduce(b, c1, cu_tile(b, u), S(b->grads, cu_begin(u), len),
+    add(b, q, xprog(b, &x));
+    free(x.x);
+    for (uint32_t u = 0; u < cu_count(b); u++) {
+        uint32_t len = (uint32_t)(cu_begin(b, u + 1) - cu_begin(b, u));
+        v_reduce(b, c1, cu_tile(b, u), S(b->grads, cu_begin(b, u), len),
                  S(parts, u * per, (size_t)b->B * len), len, b->B, len, k);
     }
+    uint32_t K = b->K, w3 = 16 * MNET_X3, w4 = 10 * MNET_H3;
     for (uint32_t j = 0; j < MNET_FC; j++) {
-        uint32_t t = G(b, MNET_B3, b->fc0 + j);
-        sl g = S(b->grads, P_W3 + (size_t)j * 16 * MNET_X3, 16 * MNET_X3);
-        v_reduce(b, c1, t, g, g, 16 * MNET_X3, 1, 16 * MNET_X3, k);
-        v_reduce(b, c1, t, S(b->grads, P_B3 + 16 * (size_t)j, 16), at(f->db3, j), 16, 1, 16, k);
+        uint32_t t = fct(b, 0, j);
+        sl g = S(b->grads, P_W3 + (size_t)j * w3, w3);
+        if (K == 1) /* in place; else gsum_build's */
+            v_reduce(b, c1, t, g, g, w3, 1, w3, k);
+        v_reduce(b, c1, t, S(b->grads, P_B3 + 16 * (size_t)j, 16),
+                 K > 1 ? at(f->b3all, j) : at(f->db3, j), 16, K, 16, k);
     }
-    sl g4 = S(b->grads, P_W4, 10 * MNET_H3);
-    v_reduce(b, c1, t4, g4, g4, 10 * MNET_H3, 1, 10 * MNET_H3, k);
-    v_reduce(b, c1, t4, S(b->grads, P_B4, 10), f->db4, 10, 1, 10, k);
+    sl gw4 = S(b->grads, P_W4, w4);
+    if (K == 1)
+        v_reduce(b, c1, t4t(b, 0), gw4, gw4, w4, 1, w4, k);
+    v_reduce(b, c1, t4t(b, 0), S(b->grads, P_B4, 10), K > 1 ? at(f->b4all, 0) : at(f->db4, 0), 10,
+             K, 10, k);
     adamw_vertices(n, c1, c2);
     exec(b, q, c1);
+    if (x2.n) /* the groups' sums of the linear layers' gradients to their homes */
+        add(b, q, xprog(b, &x2));
+    free(x2.x);
     if (b->R > 1) /* each replica's share of the mean, summed over the replicas */
         add(b, q, gr_all_reduce(b->g, b->grads));
     if (b->offload) { /* m and v in from their remote buffers, the step, and back out */
@@ -1200,7 +1465,7 @@ static void adamw_vertices(net *n, gr_cs hyper, gr_cs step)
 {
     mnet_b *b = n->b;
     const adamw_cfg *o = &b->opt;
-    uint32_t tiles[64], nt = upd_tiles(b, tiles);
+    uint32_t *tiles = xmalloc(b->nupd * sizeof *tiles), nt = upd_tiles(b, tiles);
     uint32_t shape[2] = {nt, 4 * b->updates};
     b->hyper_tab = gr_tensor_new(b->g, "adamw.steps", GR_F32, 2, shape);
     shape[1] = 2;
@@ -1250,6 +1515,7 @@ static void adamw_vertices(net *n, gr_cs hyper, gr_cs step)
             }
         }
     }
+    free(tiles);
 }
 
 uint32_t mnet_res_words(const mnet_b *b)
@@ -1258,13 +1524,27 @@ uint32_t mnet_res_words(const mnet_b *b)
 }
 
 /* Plans, tiles and the tensors every run has. */
+/* The groups of the linear layers: the fewest that divide the micro-batch into groups of at
+ * most MNET_FC_BATCH samples. */
+static uint32_t fc_groups(uint32_t B)
+{
+    uint32_t k = ceil_div_u32(B, MNET_FC_BATCH);
+    while (B % k)
+        k++;
+    return k;
+}
+
 static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
 {
     static const cplan_shape s1 = {1, 28, 28, 10, 5}, s2 = {10, 12, 12, 20, 5};
+    b->K = fc_groups(b->B);
+    b->Bc = b->B / b->K;
+    b->Bcp = (b->Bc + 3) & ~3u;
+    cu_plan(b);
     b->fc0 = b->B;
-    b->t4 = b->fc0 + MNET_FC;
-    b->cu0 = b->t4 + 1;
-    b->ntiles = b->cu0 + MNET_CU;
+    b->t4 = b->fc0 + MNET_FC * b->K;
+    b->cu0 = b->t4 + b->K;
+    b->ntiles = b->cu0 + cu_count(b);
     b->T = c->m.tiles_per_ipu;
     for (int k = 0; k < MNET_BLOCKS; k++) {
         if (c->stage_ipu[k] >= 64)
@@ -1277,8 +1557,8 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
     if (b->ntiles > avail)
         return err_set(e, ERR_INPUT,
                        "mnet: a micro-batch of %u needs %u tiles (one a sample, %u for the linear "
-                       "layers and the loss, %u for the update); the IPU has %u",
-                       b->B, b->ntiles, MNET_FC + 1, MNET_CU, avail);
+                       "layers and the loss in %u groups, %u for the update); the IPU has %u",
+                       b->B, b->ntiles, (MNET_FC + 1) * b->K, b->K, cu_count(b), avail);
     if (cplan_fwd(&b->c1f, &s1, 1, e) || cplan_fwd(&b->c2f, &s2, 1, e))
         return ERR_INPUT;
     if (b->train && (cplan_dx(&b->c2d, &s2, 1, e) || cplan_wgrad(&b->c2w, &s2, e) ||
@@ -1301,7 +1581,7 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
     uint32_t i1 = b->ipu[MNET_B1];
     for (uint32_t s = 0; s < b->B; s++)
         gr_map_region(b->g, b->xin, i1, s, (size_t)b->px * s, (size_t)b->px * (s + 1));
-    gr_map_region(b->g, b->xin, i1, b->t4, (size_t)b->px * b->B, shape[0]);
+    map_by_group(b, b->xin, i1, (size_t)b->px * b->B, 1, b->B);
     if (c->io_tiles) { /* the infeed lands on the I/O tiles, spread evenly, in element order */
         uint32_t io = c->io_tiles, first = b->T - io;
         gr_io_tiles(b->g, i1, first, io);
@@ -1311,14 +1591,14 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
                 gr_map_region(b->g, b->xio, i1, first + j, cut(shape[0], j, io, 1),
                               cut(shape[0], j + 1, io, 1));
     }
-    b->res = on(b, "outfeed", GR_F32, G(b, MNET_B4, b->t4), mnet_res_words(b));
+    b->res = by_group(b, "outfeed", b->ipu[MNET_B4], 10, mnet_res_words(b));
     conv_tensors(b, &n->c);
     fc_tensors(b, &n->f);
     n->f.labels = S(b->xin, (size_t)b->px * b->B, b->B);
     n->labels = GR_NONE;
     n->lab = GR_NONE;
     if (b->train && i1 != b->ipu[MNET_B4]) { /* the labels go where the loss is */
-        gr_tensor lt = on(b, "labels", GR_F32, G(b, MNET_B4, b->t4), b->B);
+        gr_tensor lt = by_group(b, "labels", b->ipu[MNET_B4], 1, b->B);
         gr_xfer x = {b->xin, (size_t)b->px * b->B, lt, 0, b->B};
         if (!c->pipelined) /* pipelined, they travel with the activations (pipelined()) */
             n->labels = gr_copy_many(b->g, &x, 1);
@@ -1326,6 +1606,24 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
         n->lab = lt;
     }
     return ERR_OK;
+}
+
+/* The outfeed's sum over a call (out_mode sum) into n: acc laid out as the outfeed buffer
+ * (each group's part on its tile), the compute sets zeroing it and adding res to it. */
+static void sum_acc(net *n)
+{
+    mnet_b *b = n->b;
+    size_t words = mnet_res_words(b);
+    n->acc = S(by_group(b, "outfeed.sum", b->ipu[MNET_B4], 10, words), 0, words);
+    n->acc_zero = cs(n, "outfeed.sum.zero");
+    n->acc_add = cs(n, "outfeed.sum.add");
+    for (uint32_t c = 0; c < b->K; c++) {
+        uint32_t t = t4t(b, c);
+        size_t a = grp_at(b, c, 10), len = grp_end(b, c, 10, words) - a;
+        v_zero(b, n->acc_zero, t, S(n->acc.t, a, len), zl_of(n, t));
+        gr_field f[3] = {R(n->acc, a, len), R(n->f.res, a, len), U((uint32_t)len)};
+        vtx(b, n->acc_add, "acc_add", 0, t, f, 3);
+    }
 }
 
 /* The training loop for the outfeed mode: pre (the infeed to the loss) and post (backward)
@@ -1343,17 +1641,13 @@ static gr_prog train_loop(net *n, const mnet_cfg *c, gr_prog pre, gr_prog post, 
     uint32_t every = c->out_mode == STRM_FINAL ? b->G * per_call : c->out_n;
     gr_prog mb = gr_seq(g, (gr_prog[]){pre, post}, 2);
     if (c->out_mode == STRM_SUM) {
-        sl acc = t4(b, "outfeed.sum", GR_F32, mnet_res_words(b));
-        gr_cs za = cs(n, "outfeed.sum.zero"), aa = cs(n, "outfeed.sum.add");
-        v_zero(b, za, G(b, MNET_B4, b->t4), acc, zl_of(n, G(b, MNET_B4, b->t4)));
-        gr_field f[3] = {R(acc, 0, acc.n), R(n->f.res, 0, acc.n), U((uint32_t)acc.n)};
-        vtx(b, aa, "acc_add", 0, G(b, MNET_B4, b->t4), f, 3);
-        gr_prog mbs = gr_seq(g, (gr_prog[]){pre, gr_execute(g, aa), post}, 3);
+        sum_acc(n);
+        gr_prog mbs = gr_seq(g, (gr_prog[]){pre, gr_execute(g, n->acc_add), post}, 3);
         gr_prog step = gr_seq(g, (gr_prog[]){gr_repeat(g, b->G, mbs), upd}, 2);
-        gr_prog call = gr_seq(
-            g,
-            (gr_prog[]){gr_execute(g, za), gr_repeat(g, per_call, step), gr_stream_out(g, acc.t)},
-            3);
+        gr_prog call = gr_seq(g,
+                              (gr_prog[]){gr_execute(g, n->acc_zero), gr_repeat(g, per_call, step),
+                                          gr_stream_out(g, n->acc.t)},
+                              3);
         return gr_repeat(g, updates / per_call, call);
     }
     gr_prog out = gr_stream_out(g, b->res);
@@ -1449,7 +1743,7 @@ static uint32_t block_first(const mnet_b *b, int blk)
 
 static uint32_t block_count(const mnet_b *b, int blk)
 {
-    return blk == MNET_B3 ? MNET_FC : b->B;
+    return blk == MNET_B3 ? MNET_FC * b->K : b->B;
 }
 
 static void stv_rt(stash *st, mnet_b *b, const char *name, rt r, gr_type ty, int blk)
@@ -1607,13 +1901,8 @@ static void stage_build(net *n, const mnet_cfg *c, const stage_b *sb, const gr_t
     stage_fwd(n, &nr, sb, &f, 0);
     if (last && b->train) {
         loss(n, &f);
-        if (c->out_mode == STRM_SUM) { /* the call's sum, sent once a call (pipelined()) */
-            gr_cs k = cs(n, "outfeed.sum.add");
-            gr_field fa[3] = {R(n->acc, 0, n->acc.n), R(n->f.res, 0, n->acc.n),
-                              U((uint32_t)n->acc.n)};
-            vtx(b, k, "acc_add", 0, G(b, MNET_B4, b->t4), fa, 3);
-            exec(b, &f, k);
-        }
+        if (c->out_mode == STRM_SUM) /* the call's sum, sent once a call (pipelined()) */
+            exec(b, &f, n->acc_add);
     } else if (last) {
         add(b, &f, gr_stream_out(b->g, b->res));
     }
@@ -1717,7 +2006,8 @@ static gr_prog pipe_train_loop(net *n, const mnet_cfg *c, const pipe_cfg *pc, co
     if (!k)
         return gr_repeat(g, updates, one);
     gr_tensor sent = c->out_mode == STRM_SUM ? n->acc.t : b->res;
-    gr_prog call[3] = {gr_repeat(g, k, one), gr_stream_out(g, sent), n->acc_zero};
+    gr_prog call[3] = {gr_repeat(g, k, one), gr_stream_out(g, sent),
+                       c->out_mode == STRM_SUM ? gr_execute(g, n->acc_zero) : GR_NONE};
     return gr_repeat(g, updates / k,
                      gr_seq(g,
                             c->out_mode == STRM_SUM ? (gr_prog[]){call[2], call[0], call[1]} : call,
@@ -1736,13 +2026,9 @@ static int pipelined(net *n, const mnet_cfg *c, uint32_t updates, uint32_t per_c
         return ERR_INPUT;
     uint32_t N = b->pipe.stages = b->ipu[MNET_B4] + 1;
     pipe_cfg pc = {c->schedule, N, b->train ? b->G : c->test_iters, b->train};
-    if (b->train && c->out_mode == STRM_SUM) { /* the outfeed's sum over a call */
-        uint32_t gt = G(b, MNET_B4, b->t4);
-        n->acc = t4(b, "outfeed.sum", GR_F32, mnet_res_words(b));
-        gr_cs z = cs(n, "outfeed.sum.zero");
-        v_zero(b, z, gt, n->acc, zl_of(n, gt));
-        n->acc_zero = gr_execute(b->g, z);
-    }
+    b->pipe.micro = pc.G;
+    if (b->train && c->out_mode == STRM_SUM) /* the outfeed's sum over a call */
+        sum_acc(n);
     gr_tensor labs[MNET_BLOCKS];
     mnet_stage st[MNET_BLOCKS];
     memset(st, 0, sizeof st);
@@ -1751,9 +2037,8 @@ static int pipelined(net *n, const mnet_cfg *c, uint32_t updates, uint32_t per_c
      * that sends them on may not read what the same copy delivers */
     gr_tensor lin[MNET_BLOCKS];
     for (uint32_t s = 0; s < N; s++) {
-        uint32_t gt = s * b->T + b->t4;
-        lin[s] = s == N - 1 ? n->lab : s ? on(b, "labels.in", GR_F32, gt, b->B) : GR_NONE;
-        labs[s] = s == 0 ? b->xin : s < N - 1 ? on(b, "labels", GR_F32, gt, b->B) : GR_NONE;
+        lin[s] = s == N - 1 ? n->lab : s ? by_group(b, "labels.in", s, 1, b->B) : GR_NONE;
+        labs[s] = s == 0 ? b->xin : s < N - 1 ? by_group(b, "labels", s, 1, b->B) : GR_NONE;
     }
     for (uint32_t s = 0; s < N; s++) {
         stage_b sb = {MNET_BLOCKS, -1, s, 0, 0};
@@ -1813,7 +2098,6 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
     memset(b, 0, sizeof *b);
     b->train = train;
     b->B = (uint32_t)(train ? c->run.batch : c->run.test_batch);
-    b->Bp = (b->B + 3) & ~3u;
     b->G = (uint32_t)c->run.grad_accum;
     b->updates = updates;
     b->opt = c->run.opt;

@@ -12,11 +12,11 @@
 #include "workloads/mnist/adamw.h"
 #include "workloads/mnist/mnet.h"
 
-#define MNET_FC 16      /* tiles of layer3, 16 of its 256 outputs each */
-#define MNET_CONVP 5280 /* the convolutions' parameters: conv1's 260, then conv2's 5,020 */
+#define MNET_FC 16       /* tiles of layer3 a group, 16 of its 256 outputs each */
+#define MNET_FC_BATCH 40 /* the most samples one group of the linear layers' tiles takes */
+#define MNET_CONVP 5280  /* the convolutions' parameters: conv1's 260, then conv2's 5,020 */
 #define MNET_CONV1P 260
-#define MNET_CU 11 /* tiles updating them: conv1's on one, conv2's on 10 of 502 each */
-#define MNET_CU2_N 502
+#define MNET_CU2 10 /* tiles updating conv2's parameters, per group of the linear layers */
 #define MNET_X3 320 /* layer3's inputs */
 #define MNET_H3 256 /* layer3's outputs */
 /* mnet_cfg.offload: the remote buffers of AdamW's m and v, one each, the flat vector's
@@ -47,14 +47,20 @@ typedef struct mnet_upd {
 typedef struct mnet_b {
     graph *g;
     int train;
-    uint32_t B, Bp;   /* micro-batch, and padded to 4 for the transposed layers */
+    uint32_t B; /* micro-batch */
+    /* the linear layers and the loss run the micro-batch in K groups of Bc samples side by
+     * side, each group on tiles of its own (a group holds all of its samples' activations);
+     * Bcp: Bc padded to 4 for the transposed layers */
+    uint32_t K, Bc, Bcp;
     uint32_t G;       /* gradient accumulation */
     uint32_t updates; /* weight updates in the run (the optimiser's step table) */
     adamw_cfg opt;
     uint32_t nhyper; /* tiles with a step table */
-    /* tiles, on each IPU: samples 0..B-1 (B1, B2), layer3 fc0..fc0+15 (B3), layer4 and loss
-     * t4 (B4), updates cu0.. (B1, B2) */
+    /* tiles, on each IPU: samples 0..B-1 (B1, B2), layer3 fc0 + 16 c + j (B3: group c, outputs
+     * 16 j..), layer4 and the loss t4 + c (B4), updates cu0.. (B1, B2): ncu[0] for conv1's
+     * parameters, then ncu[1] for conv2's, cuper[] of them on each (the last fewer) */
     uint32_t fc0, t4, cu0, ntiles;
+    uint32_t ncu[2], cuper[2];
     uint32_t T;                /* tiles per IPU */
     uint32_t ipu[MNET_BLOCKS]; /* each block's IPU */
     uint32_t nipus;            /* IPUs used by one replica */
