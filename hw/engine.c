@@ -169,6 +169,10 @@ static void load_share(void *ctx, size_t k)
     for (size_t x = k; x < j->total; x += n) { /* on a NUMA host, thread k runs these */
         chip *c = &g->chips[x / g->ntiles];
         uint32_t t = (uint32_t)(x % g->ntiles);
+        if (c->id < g->lo || c->id >= g->hi) { /* another rank's: idle here, SRAM untouched */
+            chip_load_tile(c, t, NULL, NULL);
+            continue;
+        }
         pool_place(g->pool, (unsigned)k, chip_tile_mem(c, t), c->memsize);
         chip_load_tile(c, t, j->progs[x], j->code[x]);
     }
