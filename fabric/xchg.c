@@ -9,9 +9,12 @@
  * Between IPUs a stream leaves its tile, crosses to the chip's link port (base cycles, an
  * assumption: the port sits one supertile hop away), travels the IPU-Link route with the
  * link model's shared bandwidth, and crosses to the receiving tile (base cycles again). The
- * receiver is occupied from the first word's landing to the last's. Left out: exchange-bus
- * contention between senders of one IPU (the compiled schedule avoids it), congestion growth
- * of on-chip latency (+24% under full load in the paper), and link packetisation. */
+ * receiver is occupied from the first word's landing to the last's. With several ranks
+ * (base/rank.h) the deliveries at an external sync are gathered from every rank, payloads
+ * included, in one process's order, so every rank times them alike and copies into its own
+ * tiles. Left out: exchange-bus contention between senders of one IPU (the compiled
+ * schedule avoids it), congestion growth of on-chip latency (+24% under full load in the
+ * paper), and link packetisation. */
 #include "fabric/xchg.h"
 
 #include <stdlib.h>

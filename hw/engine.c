@@ -10,7 +10,9 @@
  * external sync (ready; released with every other IPU at the latest arrival over all IPUs +
  * the external latency); anything else is a deadlock. Releases are events on the simulation
  * kernel at their time in picoseconds, so later fabric and host modules share one timeline.
- * Left out here: exchange between tiles and IPUs (fabric/), host streams (host/). */
+ * With several ranks this process steps only its own IPUs and meets the other ranks when
+ * they can go no further alone (engine_rank.c). Left out here: exchange between tiles and
+ * IPUs (fabric/), host streams (host/). */
 #include "hw/engine.h"
 
 #include <stdio.h>
