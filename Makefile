@@ -13,6 +13,7 @@
 #   make format     apply .clang-format; make check-format fails on an unformatted file
 #
 # Variables: BUILD=dir (default build), SAN=address,undefined | thread (sanitizer build),
+# MPI=0 (build without MPI even where mpicc exists: one rank only),
 # TESTS=substring (run only the suites whose name contains it), CC, OPT.
 
 BUILD   ?= build
@@ -33,6 +34,15 @@ LDFLAGS += -fsanitize=$(SAN)
 endif
 LDLIBS  := -lnuma -linih -lz -lm -pthread
 
+# MPI (Open MPI from Debian): found through mpicc's wrapper flags; then base/rank.c is built
+# for several ranks and everything links against it. MPI=0 builds without it (one rank).
+MPI ?= 1
+MPI_LIBS := $(if $(filter 1,$(MPI)),$(shell mpicc --showme:link 2>/dev/null))
+MPI_CFLAGS := $(patsubst -I%,-isystem %,$(if $(MPI_LIBS),$(shell mpicc --showme:compile 2>/dev/null)))
+ifneq ($(MPI_LIBS),)
+LDLIBS  += $(MPI_LIBS)
+endif
+
 # The library: every layer below cli/, with the bench modules (bench/*/: the sweep engine);
 # bench/*.c are benchmark programs of their own (BENCH_SRC).
 LIB_SRC   := $(sort $(wildcard base/*.c hw/*.c isa/*.c fabric/*.c host/*.c workloads/*.c \
@@ -51,7 +61,7 @@ TEST_BINS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BINS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 SELECTED_TESTS := $(if $(TESTS),$(foreach t,$(TEST_BINS),$(if $(findstring $(TESTS),$(notdir $(t))),$(t))),$(TEST_BINS))
 
-DEB_PKGS := libnuma-dev libcmocka-dev zlib1g-dev libinih-dev gnuplot-nox
+DEB_PKGS := libnuma-dev libcmocka-dev zlib1g-dev libinih-dev gnuplot-nox libopenmpi-dev openmpi-bin
 FUZZ_PKGS := clang libclang-rt-14-dev
 
 .PHONY: all deps deps-fuzz run test fuzz bench-speed docs clean check-layers check-sources format check-format
@@ -78,6 +88,18 @@ deps-fuzz: deps
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# The rank layer is the one file that sees MPI's header.
+ifneq ($(MPI_LIBS),)
+$(BUILD)/base/rank.o: CFLAGS += -DIPUSIM_MPI $(MPI_CFLAGS)
+endif
+# A build's MPI choice is part of it: rank.o is rebuilt when it changes.
+$(BUILD)/base/rank.o: $(BUILD)/mpi.flags
+$(BUILD)/mpi.flags: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(MPI_LIBS)' | cmp -s - $@ || echo '$(MPI_LIBS)' > $@
+.PHONY: FORCE
+FORCE:
 
 # The interpreter's computed-goto dispatch predicts better when the compiler keeps one
 # indirect jump per handler instead of merging them (callgrind --branch-sim: indirect
@@ -143,12 +165,19 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# The MPI equivalence tests (tests/test_mpi.sh: mpirun -np 2 and 4 against one process; they
+# skip themselves, saying why, without mpirun) run with the suites, or alone with TESTS=mpi.
+RUN_MPI_TEST := $(if $(TESTS),$(findstring $(TESTS),test_mpi),test_mpi)
+
 # Every suite runs even when an earlier one fails; the target fails if any did.
 test: deps
 	@$(MAKE) --no-print-directory $(BIN) $(SELECTED_TESTS)
 	@fail=0; bash tests/check_layers.sh || fail=1; bash tests/check_sources.sh || fail=1; for t in $(SELECTED_TESTS); do \
 	  echo "== $$t"; $$t || { echo "FAILED: $$t"; fail=1; }; \
 	done; \
+	if [ -n "$(RUN_MPI_TEST)" ]; then \
+	  echo "== tests/test_mpi.sh"; bash tests/test_mpi.sh $(BIN) || { echo "FAILED: tests/test_mpi.sh"; fail=1; }; \
+	fi; \
 	if [ $$fail = 0 ]; then echo "make test: all suites passed"; else echo "make test: some suites FAILED"; fi; \
 	exit $$fail
 

@@ -1,9 +1,13 @@
-/* cmd_run: `ipusim run PROG` — one program on every tile of every IPU, then a report. */
+/* cmd_run: `ipusim run PROG` — one program on every tile of every IPU, then a report.
+ * Under `mpirun -np R` the R processes share the IPUs (hw/engine.h, eng_cfg.ranks) and
+ * rank 0 alone writes the report, the dumps and the JSON; the others stay silent and exit
+ * with the same status. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rank.h"
 #include "cli/cli.h"
 #include "cli/profile.h"
 #include "host/system.h"
@@ -53,7 +57,7 @@ static int print_dump(eng *g, const dump *d)
     return 0;
 }
 
-int cli_cmd_run(int argc, char **argv)
+static int run_cmd(int argc, char **argv, rank_comm *ranks)
 {
     const char *cmd = "run", *path = NULL, *json = NULL;
     cli_machine mo = {0};
@@ -114,7 +118,8 @@ int cli_cmd_run(int argc, char **argv)
     cli_watch_begin(&w, cmd, progress);
     sys_cfg cfg = {.threads = (unsigned)threads,
                    .max_cycles = max_cycles,
-                   .ctl = {max_step, cli_watch_eng(&w)}};
+                   .ctl = {max_step, cli_watch_eng(&w)},
+                   .ranks = ranks};
     rc = cli_machine_resolve(cmd, &mo, &cfg.m);
     if (rc)
         return rc;
@@ -159,10 +164,13 @@ int cli_cmd_run(int argc, char **argv)
         if (rc == ERR_FAULT)
             cli_report_err(cmd, &e);
         cli_report_text(stdout, g, path, host);
-        for (unsigned d = 0; d < ndumps; d++)
+        for (unsigned d = 0; d < ndumps; d++) {
+            eng_share_mem(g, dumps[d].ipu, dumps[d].tile, dumps[d].addr, dumps[d].len);
             if (print_dump(g, &dumps[d]) != 0 && rc == ERR_OK)
                 rc = ERR_INPUT;
-        if (json && cli_report_json(cmd, json, g, path, host, NULL) != 0 && rc == ERR_OK)
+        }
+        if (json && rank_id(ranks) == 0 && cli_report_json(cmd, json, g, path, host, NULL) != 0 &&
+            rc == ERR_OK)
             rc = ERR_INPUT;
         if (pf && rc == ERR_OK) {
             profile_finish(pf, g, NULL, path);
@@ -175,5 +183,27 @@ int cli_cmd_run(int argc, char **argv)
     sys_free(s);
     isa_prog_free(&prog);
     profile_free(pf);
+    return rc;
+}
+
+/* Ranks other than 0 write nothing: their stdout and stderr go nowhere (the run's output is
+ * rank 0's, and every rank reaches the same status). */
+static void silence(void)
+{
+    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+        return;
+}
+
+int cli_cmd_run(int argc, char **argv)
+{
+    err e;
+    err_clear(&e);
+    rank_comm *ranks = rank_open(&argc, &argv, &e);
+    if (!ranks) /* launched as several ranks without MPI: one of them says so */
+        return rank_launched_id() == 0 ? cli_report_err("run", &e) : e.status;
+    if (rank_id(ranks) != 0)
+        silence();
+    int rc = run_cmd(argc, argv, ranks);
+    rank_close(ranks);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/rank.h"
 #include "cli/cli.h"
 #include "cli/profile.h"
 
@@ -32,6 +33,10 @@ static const cli_cmd commands[] = {
      "runs each tile at most 2^20 cycles), with one line naming, per IPU, the tiles still\n"
      "computing (and their pc) and the tiles waiting at syncs; nothing else is printed or\n"
      "written.\n"
+     "\n"
+     "Under 'mpirun -np R ipusim run ...' the R processes share the IPUs (whole boxes per\n"
+     "process where it can) and give the same report, dumps and JSON as one process; rank 0\n"
+     "writes them (docs/scale-out.md).\n"
      "\n"
      "Exit status: 0 ok, 1 assembly errors, 2 bad options or files, 3 simulated fault or\n"
      "stopped (Ctrl-C, SIGTERM).\n"},
@@ -276,7 +281,7 @@ static void usage(FILE *f)
     fprintf(f,
             "\nDocumentation: README.md and docs/: architecture.md, codelets.md, fabric.md,\n"
             "graph.md, host.md, isa.md, kernel.md, machines.md, mnist.md, pipelining.md,\n"
-            "profiling.md, sources.md, sweep.md, timing.md.\n"
+            "profiling.md, scale-out.md, sources.md, sweep.md, timing.md.\n"
             "\nExit status: 0 ok, 1 assembly errors, 2 bad options or input files, 3 a simulated\n"
             "fault, or a run stopped by Ctrl-C or SIGTERM (one line saying where; no output\n"
             "files; a second Ctrl-C ends the process at once).\n");
@@ -327,6 +332,22 @@ static void free_args(char **args, int n)
     free(args);
 }
 
+/* Under mpirun as several ranks, a command that does not spread over ranks yet: one line
+ * from rank 0, status 2 from every rank. */
+static int not_spread(const char *name, int *argc, char ***argv)
+{
+    err e;
+    err_clear(&e);
+    rank_comm *rc = rank_open(argc, argv, &e);
+    if (rc ? rank_id(rc) == 0 : rank_launched_id() == 0)
+        fprintf(stderr, "ipusim %s: %s\n", name,
+                rc ? "runs as one process only so far (under mpirun only 'ipusim run' spreads "
+                     "over ranks; see docs/scale-out.md)"
+                   : e.msg);
+    rank_close(rc);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -367,7 +388,8 @@ int main(int argc, char **argv)
             return 0;
         }
     }
-    int rc = c->fn(n, args);
+    int rc = strcmp(name, "run") != 0 && rank_launched() ? not_spread(name, &argc, &argv)
+                                                         : c->fn(n, args);
     free_args(args, n);
     return rc;
 }

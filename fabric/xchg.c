@@ -9,15 +9,19 @@
  * Between IPUs a stream leaves its tile, crosses to the chip's link port (base cycles, an
  * assumption: the port sits one supertile hop away), travels the IPU-Link route with the
  * link model's shared bandwidth, and crosses to the receiving tile (base cycles again). The
- * receiver is occupied from the first word's landing to the last's. Left out: exchange-bus
- * contention between senders of one IPU (the compiled schedule avoids it), congestion growth
- * of on-chip latency (+24% under full load in the paper), and link packetisation. */
+ * receiver is occupied from the first word's landing to the last's. With several ranks
+ * (base/rank.h) the deliveries at an external sync are gathered from every rank, payloads
+ * included, in one process's order, so every rank times them alike and copies into its own
+ * tiles. Left out: exchange-bus contention between senders of one IPU (the compiled
+ * schedule avoids it), congestion growth of on-chip latency (+24% under full load in the
+ * paper), and link packetisation. */
 #include "fabric/xchg.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/rank.h"
 #include "fabric/link.h"
 #include "fabric/sync.h"
 #include "hw/pool.h"
@@ -157,6 +161,8 @@ static void copy_receiver(void *ctx, size_t r)
     copy_job *j = ctx;
     for (size_t x = j->at[r]; x < j->at[r + 1]; x++) {
         const delivery *d = &j->x->dv[j->keys[x].seq];
+        if (d->s.dst_ipu < j->v->own_lo || d->s.dst_ipu >= j->v->own_hi)
+            return; /* another rank's receiver: that rank copies */
         uint8_t *mem = chip_tile_mem(&j->v->chips[d->s.dst_ipu], d->s.dst_tile);
         memcpy(mem + d->dst_addr, d->data, d->s.bytes);
     }
@@ -207,6 +213,80 @@ static void gather(xchg_sys *g, const eng_xview *v, uint32_t lo, uint32_t hi, in
     }
     if (!global)
         *n_onchip = g->ndv;
+}
+
+/* ---- several ranks: every rank times every stream, each copies into its own tiles ---- */
+
+/* A delivery as it travels between ranks (its payload follows all of them). */
+typedef struct wire {
+    eng_stream s;
+    uint32_t dst_addr, src_pc;
+    uint64_t global;
+} wire;
+
+/* This rank's gathered deliveries, n_on of them on chip: counts, records, then payloads. */
+static uint8_t *pack(const xchg_sys *g, size_t n_on, size_t *len)
+{
+    size_t n = g->ndv, bytes = 0;
+    for (size_t x = 0; x < n; x++)
+        bytes += g->dv[x].s.bytes;
+    *len = 2 * sizeof(uint64_t) + n * sizeof(wire) + bytes;
+    uint8_t *buf = xmalloc(*len), *p = buf + 2 * sizeof(uint64_t) + n * sizeof(wire);
+    uint64_t head[2] = {n_on, n - n_on};
+    memcpy(buf, head, sizeof head);
+    for (size_t x = 0; x < n; x++) {
+        const delivery *d = &g->dv[x];
+        wire w;
+        memset(&w, 0, sizeof w);
+        w.s = d->s;
+        w.dst_addr = d->dst_addr;
+        w.src_pc = d->src_pc;
+        w.global = d->global;
+        memcpy(buf + sizeof head + x * sizeof w, &w, sizeof w);
+        memcpy(p, d->data, d->s.bytes);
+        p += d->s.bytes;
+    }
+    return buf;
+}
+
+/* Append rank block `b`'s deliveries of one pass (0: on chip, 1: between IPUs). */
+static void unpack(xchg_sys *g, const uint8_t *b, int pass)
+{
+    uint64_t head[2];
+    memcpy(head, b, sizeof head);
+    size_t n = (size_t)(head[0] + head[1]);
+    const uint8_t *p = b + sizeof head + n * sizeof(wire);
+    for (size_t x = 0; x < n; x++) {
+        wire w;
+        memcpy(&w, b + sizeof head + x * sizeof w, sizeof w);
+        if ((x >= head[0]) == pass) {
+            delivery *d = push(g, 1);
+            *d = (delivery){w.s, p, w.dst_addr, w.src_pc, (uint8_t)w.global};
+        }
+        p += w.s.bytes;
+    }
+}
+
+/* Several ranks: replace g->dv by every rank's deliveries in the order one process gathers
+ * them (on chip for every IPU, then between IPUs; ranks own ascending runs of IPUs). Returns
+ * the buffer the payloads now point into (free it after the copy). */
+static uint8_t *share(xchg_sys *g, const eng_xview *v, size_t *n_on)
+{
+    size_t len, size = rank_size(v->ranks);
+    uint8_t *mine = pack(g, *n_on, &len);
+    size_t *counts = xmalloc(size * sizeof *counts);
+    uint8_t *all = rank_allgatherv(v->ranks, mine, len, counts);
+    free(mine);
+    g->ndv = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            *n_on = g->ndv;
+        size_t at = 0;
+        for (size_t r = 0; r < size; at += counts[r++])
+            unpack(g, all + at, pass);
+    }
+    free(counts);
+    return all;
 }
 
 /* Remove delivered sends from the outboxes of IPUs [lo, hi). */
@@ -320,10 +400,13 @@ static int deliver(void *ctx, const eng_xview *v, uint32_t lo, uint32_t hi, int 
     size_t n_on = 0;
     *moved = (eng_moved){0, 0, 0};
     gather(g, v, lo, hi, global, &n_on);
+    uint8_t *shared = global && rank_size(v->ranks) > 1 ? share(g, v, &n_on) : NULL;
     size_t n = g->ndv;
     *moved = (eng_moved){n_on, n - n_on, 0};
-    if (n == 0)
+    if (n == 0) {
+        free(shared);
         return ERR_OK;
+    }
     dkey *keys = xmalloc(n * sizeof *keys);
     size_t *at = xmalloc((n + 1) * sizeof *at), nrecv = 0;
     int rc = time_streams(g, n_on, e);
@@ -350,6 +433,7 @@ static int deliver(void *ctx, const eng_xview *v, uint32_t lo, uint32_t hi, int 
     }
     free(keys);
     free(at);
+    free(shared);
     return rc;
 }
 

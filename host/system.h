@@ -27,12 +27,13 @@ typedef struct sys_ctl {
 } sys_ctl;
 
 typedef struct sys_cfg {
-    mach m;                /* the machine: m.nipus IPUs of m.tiles_per_ipu tiles */
-    unsigned threads;      /* host threads (0: the online CPUs) */
-    uint64_t max_cycles;   /* no instruction issues after this cycle (0: no limit) */
-    sys_ctl ctl;           /* the superstep limit, a stop flag, a heartbeat */
-    uint64_t chunk_cycles; /* cycles a compute round runs a tile (0: ENG_CHUNK_CYCLES) */
-    const hio_cfg *host;   /* the host's streams; NULL: no host (a host copy is a fault) */
+    mach m;                  /* the machine: m.nipus IPUs of m.tiles_per_ipu tiles */
+    unsigned threads;        /* host threads (0: the online CPUs) */
+    uint64_t max_cycles;     /* no instruction issues after this cycle (0: no limit) */
+    sys_ctl ctl;             /* the superstep limit, a stop flag, a heartbeat */
+    uint64_t chunk_cycles;   /* cycles a compute round runs a tile (0: ENG_CHUNK_CYCLES) */
+    const hio_cfg *host;     /* the host's streams; NULL: no host (a host copy is a fault) */
+    struct rank_comm *ranks; /* the run's ranks (base/rank.h); NULL: this process alone */
 } sys_cfg;
 
 typedef struct sys sys;

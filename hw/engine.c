@@ -10,7 +10,9 @@
  * external sync (ready; released with every other IPU at the latest arrival over all IPUs +
  * the external latency); anything else is a deadlock. Releases are events on the simulation
  * kernel at their time in picoseconds, so later fabric and host modules share one timeline.
- * Left out here: exchange between tiles and IPUs (fabric/), host streams (host/). */
+ * With several ranks this process steps only its own IPUs and meets the other ranks when
+ * they can go no further alone (engine_rank.c). Left out here: exchange between tiles and
+ * IPUs (fabric/), host streams (host/). */
 #include "hw/engine.h"
 
 #include <stdio.h>
@@ -21,6 +23,7 @@
 
 #include "base/alloc.h"
 #include "base/num.h"
+#include "base/rank.h"
 #include "base/text.h"
 #include "hw/engine_int.h"
 #include "isa/interp.h"
@@ -105,6 +108,8 @@ eng *eng_new(sim *k, sim_module *parent, const eng_cfg *cfg, err *e)
     g->sync = xcalloc(g->nipus, sizeof *g->sync);
     g->pool = pool_new(cfg->threads ? cfg->threads : pool_online_cpus());
     g->k = k;
+    g->ranks = cfg->ranks;
+    eng_rank_share(&g->m, g->nipus, rank_id(g->ranks), rank_size(g->ranks), &g->lo, &g->hi);
     for (uint32_t i = 0; i < g->nipus; i++) {
         if (chip_init(&g->chips[i], i, &g->m, g->ntiles, e) != ERR_OK) {
             eng_free(g);
@@ -166,6 +171,10 @@ static void load_share(void *ctx, size_t k)
     for (size_t x = k; x < j->total; x += n) { /* on a NUMA host, thread k runs these */
         chip *c = &g->chips[x / g->ntiles];
         uint32_t t = (uint32_t)(x % g->ntiles);
+        if (c->id < g->lo || c->id >= g->hi) { /* another rank's: idle here, SRAM untouched */
+            chip_load_tile(c, t, NULL, NULL);
+            continue;
+        }
         pool_place(g->pool, (unsigned)k, chip_tile_mem(c, t), c->memsize);
         chip_load_tile(c, t, j->progs[x], j->code[x]);
     }
@@ -346,7 +355,7 @@ static void schedule_release(eng *g, int ipu, int group, uint64_t cycle)
 /* Deliver the pending exchange of IPUs [lo, hi) through the fabric port. */
 static int deliver(eng *g, uint32_t lo, uint32_t hi, int global, eng_moved *m, err *e)
 {
-    eng_xview v = {g->chips, g->nipus, g->pool, g->ipu};
+    eng_xview v = {g->chips, g->nipus, g->lo, g->hi, g->ranks, g->pool, g->ipu};
     return g->fabric.deliver(g->fabric.ctx, &v, lo, hi, global, m, e);
 }
 
@@ -619,15 +628,16 @@ static void also_past(txt *b, const eng *g, const tile *first)
         txt_printf(b, "; and tiles of %u more IPUs", more);
 }
 
-/* The run's error for the earliest fault by (cycle, ipu, tile), or ERR_OK when none. A
- * superstep fault names the other tiles past the limit too. */
-static int first_fault(const eng *g, err *e)
+/* The run's error for the earliest fault by (cycle, ipu, tile), or ERR_OK when none; at[0]
+ * the cycle its superstep began, at[1] its cycle. A superstep fault names the other tiles
+ * past the limit too. */
+static int first_fault(const eng *g, uint64_t *at, err *e)
 {
     if (!g->faulted)
         return ERR_OK;
     const tile *first = NULL;
     uint64_t first_t = 0;
-    for (uint32_t i = 0; i < g->nipus; i++) {
+    for (uint32_t i = g->lo; i < g->hi; i++) {
         const chip *ch = &g->chips[i];
         for (uint32_t k = 0; k < ch->nlive; k++) {
             const tile *x = &ch->tiles[ch->live[k]];
@@ -648,6 +658,8 @@ static int first_fault(const eng *g, err *e)
     txt_printf(&b, "%s", buf);
     if (past_superstep(first))
         also_past(&b, g, first);
+    at[0] = first->step_start;
+    at[1] = first_t;
     int rc = err_set(e, ERR_FAULT, "%s", txt_str(&b));
     txt_free(&b);
     return rc;
@@ -706,23 +718,56 @@ static int deadlock(eng *g, err *e)
     return g->fabric.deadlock(g->fabric.ctx, g->chips, g->sync, g->nipus, e);
 }
 
+/* Several ranks: this one can go no further alone (`rc`: its own error, in the superstep
+ * that began at at[0], at cycle at[1]); it meets the others and every rank does the same:
+ * return the earliest error, end the run, release the external sync, or report the
+ * deadlock. */
+static int meet(eng *g, int rc, uint64_t at[2], int *progress, err *e)
+{
+    eng_wait what;
+    uint64_t last;
+    const volatile sig_atomic_t *stop = g->cfg.watch.stop;
+    if (rc == ERR_OK && stop && *stop) {
+        rc = stopped(g, e);
+        at[0] = at[1] = UINT64_MAX;
+    }
+    if ((rc = eng_rank_meet(g, rc, at, &what, &last, e)) != ERR_OK)
+        return rc;
+    *progress = what != ENG_WAIT_DONE;
+    if (what == ENG_WAIT_EXTERNAL)
+        return release_external(g, g->sync, last, e);
+    if (what == ENG_WAIT_DONE)
+        return ERR_OK;
+    eng_rank_states(g); /* the report names every IPU's tiles */
+    return deadlock(g, e);
+}
+
 /* After a round: report the first fault; release every zone that is complete (delivering
  * the exchange and the host copies first); detect deadlock. ERR_OK with *progress set when
- * something was scheduled (*progress 0: every tile has halted), or ERR_FAULT. */
+ * something was scheduled (*progress 0: every tile has halted), or ERR_FAULT. With several
+ * ranks, this rank's own IPUs go on alone while they can, then meet the others'. */
 static int resolve(eng *g, int *progress, err *e)
 {
-    int rc = first_fault(g, e);
+    uint64_t at[2] = {0, 0};
+    int rc = first_fault(g, at, e), ranks = rank_size(g->ranks) > 1;
     if (rc != ERR_OK)
-        return rc;
+        return ranks ? meet(g, rc, at, progress, e) : rc;
     *progress = rel_of(g, -1, -1)->pending; /* the whole system waits for that */
     if (*progress)
         return ERR_OK;
     int pending = any_pending(g), all_done = 1;
     ext_wait x = {0, 0, 0, 0, 1};
-    for (uint32_t i = 0; i < g->nipus; i++) {
+    for (uint32_t i = g->lo; i < g->hi; i++) {
         all_done &= g->done[i];
-        if ((rc = settle_ipu(g, i, progress, &x, e)) != ERR_OK)
-            return rc;
+        if ((rc = settle_ipu(g, i, progress, &x, e)) == ERR_OK)
+            continue;
+        at[0] = g->last[i];
+        at[1] = UINT64_MAX;
+        return ranks ? meet(g, rc, at, progress, e) : rc;
+    }
+    if (ranks) {
+        *progress |= pending;
+        return *progress ? ERR_OK : meet(g, ERR_OK, at, progress, e);
     }
     if (x.n && x.all && !*progress) {
         if (x.n < g->nipus || x.mixed) /* some IPU is done, or IPUs wait at other zones */
@@ -769,7 +814,7 @@ enum { ENG_SHARE_OVER_NS = 100000, ENG_SERIAL_UNDER_NS = 200000 };
 static void collect_runnable(eng *g)
 {
     g->nrun = 0;
-    for (uint32_t i = 0; i < g->nipus; i++) {
+    for (uint32_t i = g->lo; i < g->hi; i++) {
         chip *c = &g->chips[i];
         for (uint32_t k = 0; k < c->nlive; k++)
             if (c->tiles[c->live[k]].state == TILE_RUNNABLE)
@@ -834,7 +879,18 @@ static void run_releases(eng *g)
         sim_run(g->k, mach_cycles_to_ps(&g->m, first));
 }
 
+static int run_loop(eng *g, err *e);
+
 int eng_run(eng *g, err *e)
+{
+    int rc = run_loop(g, e);
+    if (rank_size(g->ranks) > 1 && (rc == ERR_OK || rc == ERR_FAULT))
+        eng_rank_results(g);
+    return rc;
+}
+
+/* The rounds and releases until every tile has halted (or a fault, or a stop). */
+static int run_loop(eng *g, err *e)
 {
     if (!g->loaded)
         return err_set(e, ERR_INPUT, "no program loaded");
@@ -850,7 +906,7 @@ int eng_run(eng *g, err *e)
     g->beat_at = host_ns() + g->cfg.watch.progress_ns;
     collect_runnable(g);
     for (;;) {
-        if (stop && *stop)
+        if (stop && *stop && rank_size(g->ranks) == 1) /* several ranks: at the next meeting */
             return stopped(g, e);
         int more = compute_round(g);
         heartbeat(g);

@@ -77,6 +77,10 @@ typedef struct eng_cfg {
     uint64_t max_superstep_cycles;
     uint64_t chunk_cycles; /* a round runs a tile at most this many cycles (0: ENG_CHUNK_CYCLES) */
     eng_watch watch;
+    /* The run's ranks (base/rank.h); NULL or one rank: this process steps every IPU. With R
+     * ranks each steps the tiles of its own IPUs only (eng_owned) and the ranks meet when
+     * none of their own IPUs can go further alone: at external syncs and at the end. */
+    struct rank_comm *ranks;
 } eng_cfg;
 
 typedef struct eng eng;
@@ -103,6 +107,8 @@ typedef struct eng_stream {
 typedef struct eng_xview {
     chip *chips;
     uint32_t nipus;
+    uint32_t own_lo, own_hi;   /* this rank's IPUs: only their tiles hold sends and take data */
+    struct rank_comm *ranks;   /* NULL or one rank: every IPU is this process's */
     struct pool *pool;         /* the host threads (hw/pool.h), for copying in parallel */
     struct eng_ipu_stats *ipu; /* per IPU: the exchange's bytes and cycles are added here */
 } eng_xview;
@@ -223,6 +229,15 @@ int eng_run(eng *g, err *e);
  * eng_run elaborates the kernel and reads both once. */
 struct sim_port *eng_port_fabric(eng *g);
 struct sim_port *eng_port_host(eng *g);
+
+/* The IPUs [*lo, *hi) this rank steps (all of them for one rank): whole boxes of
+ * m.ipus_per_box where the system is made of them, split as evenly as they go. */
+void eng_owned(const eng *g, uint32_t *lo, uint32_t *hi);
+
+/* After a run of several ranks, make `len` bytes at `addr` of a tile's memory the same on
+ * every rank (its owner's): a collective, every rank calls it with the same arguments. One
+ * rank: nothing to do. */
+void eng_share_mem(eng *g, uint32_t ipu, uint32_t tile, uint32_t addr, uint32_t len);
 
 /* Results. */
 /* (the statistics: eng_get_stats, eng_get_ipu_stats and their tables, hw/stats.h) */

@@ -48,9 +48,35 @@ struct eng {
     eng_fabric fabric;         /* read from the ports at eng_run */
     eng_host host;
     int has_host;
-    eng_ipu_stats *ipu; /* per IPU */
-    eng_sync *sync;     /* per IPU: what the zones made of it after the last round */
+    eng_ipu_stats *ipu;      /* per IPU */
+    eng_sync *sync;          /* per IPU: what the zones made of it after the last round */
+    struct rank_comm *ranks; /* cfg.ranks: NULL or one rank, or several (engine_rank.c) */
+    uint32_t lo, hi;         /* the IPUs this rank steps */
 };
+
+/* ---- several ranks (engine_rank.c) ---- */
+
+/* The IPUs of rank `id` of `size`, in whole boxes where there are boxes. */
+void eng_rank_share(const mach *m, uint32_t nipus, unsigned id, unsigned size, uint32_t *lo,
+                    uint32_t *hi);
+
+/* This rank can go no further alone: `rc` (ERR_OK, or its own error in e, with fault_at
+ * the start of the superstep it happened in and its cycle) and its IPUs' classifications
+ * meet every other rank's. Every rank then returns the same: the earliest error (by
+ * superstep start, cycle, then rank), or ERR_OK with
+ * g->sync and g->done holding every IPU's state and *decide set to what the whole system
+ * does: ENG_WAIT_DONE (every IPU halted), ENG_WAIT_EXTERNAL (every IPU waits at one
+ * external zone, latest arrival *at), ENG_WAIT_NONE (a deadlock). */
+int eng_rank_meet(struct eng *g, int rc, const uint64_t fault_at[2], eng_wait *decide, uint64_t *at,
+                  err *e);
+
+/* Before a deadlock report with several ranks: every tile's state and sync zone from its
+ * IPU's owner (what the fabric's report reads), on every rank. */
+void eng_rank_states(struct eng *g);
+
+/* At the end of a run of several ranks: every IPU's statistics (supersteps, finish, time
+ * split, and its tiles' counters) from its owner, on every rank. */
+void eng_rank_results(struct eng *g);
 
 /* Carry out the host copies of the tiles of IPU `ipu` (group -1: all its tiles; else those
  * in the sync group) that arrived by `at`: ERR_OK with *t filled (zero when there were

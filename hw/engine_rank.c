@@ -1,0 +1,278 @@
+/* engine_rank: the BSP engine spread over several ranks (processes, base/rank.h).
+ *
+ * Each rank owns a contiguous run of IPUs (whole boxes where the machine has them, so a
+ * box's links stay inside one rank) and steps only their tiles; supersteps inside an IPU,
+ * its internal syncs and sync groups stay local. When a rank's own IPUs can go no further
+ * alone, its status meets every other rank's in one allgather: per IPU its classification
+ * (done, waiting at which external zone, latest arrival), and per rank its first error. Every
+ * rank then makes the same decision from the same bytes: an error (the earliest by superstep,
+ * cycle, then rank), the end of the run, an external release, or a deadlock. At the end every IPU's
+ * statistics travel from its owner to every rank, so any rank can report them. Left out:
+ * tile memory and state of the IPUs a rank does not own are still allocated on it (never
+ * stepped; a deadlock report brings their tiles' sync states over first), and host copies
+ * and the per-IPU sync log are not shared between ranks. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/num.h"
+#include "base/rank.h"
+#include "hw/engine_int.h"
+
+void eng_rank_share(const mach *m, uint32_t nipus, unsigned id, unsigned size, uint32_t *lo,
+                    uint32_t *hi)
+{
+    uint32_t unit = m->ipus_per_box && nipus % m->ipus_per_box == 0 ? m->ipus_per_box : 1;
+    if (nipus / unit < size) /* fewer boxes than ranks: single IPUs, so every rank has work */
+        unit = 1;
+    uint64_t units = nipus / unit;
+    *lo = (uint32_t)(units * id / size) * unit;
+    *hi = (uint32_t)(units * (id + 1) / size) * unit;
+}
+
+void eng_owned(const eng *g, uint32_t *lo, uint32_t *hi)
+{
+    *lo = g->lo;
+    *hi = g->hi;
+}
+
+/* What one rank brings to a meeting: its first error, then per IPU (its own filled) the
+ * classification and whether it is done. */
+typedef struct meet_head {
+    int32_t rc;
+    uint32_t pad;
+    uint64_t at[2]; /* the error's superstep start and cycle (UINT64_MAX: not a tile's) */
+    char msg[ERR_MSG_MAX];
+} meet_head;
+
+static size_t meet_bytes(const eng *g)
+{
+    return sizeof(meet_head) + (size_t)g->nipus * (sizeof(eng_sync) + 1);
+}
+
+static void meet_pack(const eng *g, int rc, const uint64_t at[2], const err *e, uint8_t *buf)
+{
+    meet_head h;
+    memset(&h, 0, sizeof h);
+    h.rc = rc;
+    h.at[0] = at[0];
+    h.at[1] = at[1];
+    if (rc != ERR_OK)
+        memcpy(h.msg, e->msg, sizeof h.msg);
+    memcpy(buf, &h, sizeof h);
+    uint8_t *s = buf + sizeof h, *d = s + (size_t)g->nipus * sizeof(eng_sync);
+    memset(s, 0, (size_t)g->nipus * (sizeof(eng_sync) + 1));
+    for (uint32_t i = g->lo; i < g->hi; i++) {
+        memcpy(s + (size_t)i * sizeof(eng_sync), &g->sync[i], sizeof(eng_sync));
+        d[i] = g->done[i];
+    }
+}
+
+/* Take every IPU's classification from its owner's part of `all`. */
+static void meet_unpack(eng *g, const uint8_t *all, size_t each)
+{
+    unsigned size = rank_size(g->ranks);
+    for (unsigned r = 0; r < size; r++) {
+        uint32_t lo, hi;
+        eng_rank_share(&g->m, g->nipus, r, size, &lo, &hi);
+        const uint8_t *s = all + r * each + sizeof(meet_head);
+        const uint8_t *d = s + (size_t)g->nipus * sizeof(eng_sync);
+        for (uint32_t i = lo; i < hi; i++) {
+            memcpy(&g->sync[i], s + (size_t)i * sizeof(eng_sync), sizeof(eng_sync));
+            g->done[i] = d[i];
+        }
+    }
+}
+
+/* The earliest error of any rank, or -1: by the start of the superstep it happened in (one
+ * process finds the faults of the earliest such superstep first and stops there), then by
+ * cycle, then rank (the order of their IPUs). */
+static int first_error(const uint8_t *all, size_t each, unsigned size, meet_head *h)
+{
+    int best = -1;
+    for (unsigned r = 0; r < size; r++) {
+        meet_head x;
+        memcpy(&x, all + r * each, offsetof(meet_head, msg));
+        if (x.rc != ERR_OK &&
+            (best < 0 || x.at[0] < h->at[0] || (x.at[0] == h->at[0] && x.at[1] < h->at[1]))) {
+            memcpy(h, all + r * each, sizeof *h);
+            best = (int)r;
+        }
+    }
+    return best;
+}
+
+/* What the whole system does now that no rank can go on alone. */
+static eng_wait decide(eng *g, uint64_t *at)
+{
+    uint32_t n = 0, other = 0, all_done = 1;
+    unsigned zone = 0;
+    int mixed = 0;
+    *at = 0;
+    for (uint32_t i = 0; i < g->nipus; i++) {
+        if (g->done[i]) {
+            g->sync[i].what = ENG_WAIT_DONE;
+            continue;
+        }
+        all_done = 0;
+        const eng_sync *s = &g->sync[i];
+        if (s->what != ENG_WAIT_EXTERNAL) {
+            other = 1;
+            continue;
+        }
+        mixed |= n && s->zone != zone;
+        zone = s->zone;
+        *at = max_u64(*at, s->at);
+        n++;
+    }
+    if (all_done)
+        return ENG_WAIT_DONE;
+    return n == g->nipus && !other && !mixed ? ENG_WAIT_EXTERNAL : ENG_WAIT_NONE;
+}
+
+int eng_rank_meet(eng *g, int rc, const uint64_t fault_at[2], eng_wait *what, uint64_t *at, err *e)
+{
+    size_t each = meet_bytes(g);
+    unsigned size = rank_size(g->ranks);
+    uint8_t *mine = xmalloc(each), *all = xmalloc(each * size);
+    meet_pack(g, rc, fault_at, e, mine);
+    rank_allgather(g->ranks, mine, each, all);
+    free(mine);
+    meet_head *h = xmalloc(sizeof *h);
+    if (first_error(all, each, size, h) >= 0) {
+        rc = err_set(e, h->rc, "%s", h->msg);
+        free(h);
+        free(all);
+        return rc;
+    }
+    free(h);
+    meet_unpack(g, all, each);
+    free(all);
+    *what = decide(g, at);
+    return ERR_OK;
+}
+
+/* ---- the tiles' sync states, for a deadlock report ---- */
+
+void eng_rank_states(eng *g)
+{
+    unsigned size = rank_size(g->ranks);
+    size_t per = (size_t)g->ntiles * 5, n = (size_t)(g->hi - g->lo) * per;
+    uint8_t *mine = xmalloc(n ? n : 1), *p = mine;
+    for (uint32_t i = g->lo; i < g->hi; i++)
+        for (uint32_t t = 0; t < g->ntiles; t++, p += 5) {
+            const tile *x = &g->chips[i].tiles[t];
+            p[0] = (uint8_t)x->state;
+            memcpy(p + 1, &x->zone, 4);
+        }
+    size_t *counts = xmalloc(size * sizeof *counts);
+    uint8_t *all = rank_allgatherv(g->ranks, mine, n, counts);
+    free(mine);
+    p = all;
+    for (unsigned r = 0; r < size; r++) {
+        uint32_t lo, hi;
+        eng_rank_share(&g->m, g->nipus, r, size, &lo, &hi);
+        for (uint32_t i = lo; i < hi; i++)
+            for (uint32_t t = 0; t < g->ntiles; t++, p += 5)
+                if (r != rank_id(g->ranks)) {
+                    tile *x = &g->chips[i].tiles[t];
+                    x->state = (tile_state)p[0];
+                    memcpy(&x->zone, p + 1, 4);
+                }
+    }
+    free(counts);
+    free(all);
+}
+
+/* ---- the results, from each IPU's owner ---- */
+
+enum { TILE_COUNTERS = 3 + 2 * ISA_NWORKERS };
+
+static size_t ipu_bytes(const eng *g)
+{
+    return 2 * sizeof(uint64_t) + sizeof(eng_ipu_stats) +
+           (size_t)g->ntiles * TILE_COUNTERS * sizeof(uint64_t);
+}
+
+static void pack_ipu(const eng *g, uint32_t i, uint8_t *p)
+{
+    const chip *c = &g->chips[i];
+    uint64_t head[2] = {c->supersteps, c->finish};
+    memcpy(p, head, sizeof head);
+    memcpy(p + sizeof head, &g->ipu[i], sizeof g->ipu[i]);
+    uint64_t *v = xmalloc((size_t)g->ntiles * TILE_COUNTERS * sizeof *v), *q = v;
+    for (uint32_t t = 0; t < g->ntiles; t++) {
+        const tile *x = &c->tiles[t];
+        *q++ = x->sup.ninsn;
+        *q++ = x->sup.busy;
+        *q++ = x->workers_started;
+        for (unsigned k = 0; k < ISA_NWORKERS; k++) {
+            *q++ = x->wk[k].ninsn;
+            *q++ = x->wk[k].busy;
+        }
+    }
+    memcpy(p + sizeof head + sizeof g->ipu[i], v, (size_t)g->ntiles * TILE_COUNTERS * sizeof *v);
+    free(v);
+}
+
+static void unpack_ipu(eng *g, uint32_t i, const uint8_t *p)
+{
+    chip *c = &g->chips[i];
+    uint64_t head[2];
+    memcpy(head, p, sizeof head);
+    c->supersteps = head[0];
+    c->finish = head[1];
+    memcpy(&g->ipu[i], p + sizeof head, sizeof g->ipu[i]);
+    uint64_t *v = xmalloc((size_t)g->ntiles * TILE_COUNTERS * sizeof *v);
+    const uint64_t *q = v;
+    memcpy(v, p + sizeof head + sizeof g->ipu[i], (size_t)g->ntiles * TILE_COUNTERS * sizeof *v);
+    for (uint32_t t = 0; t < g->ntiles; t++) {
+        tile *x = &c->tiles[t];
+        x->sup.ninsn = *q++;
+        x->sup.busy = *q++;
+        x->workers_started = *q++;
+        for (unsigned k = 0; k < ISA_NWORKERS; k++) {
+            x->wk[k].ninsn = *q++;
+            x->wk[k].busy = *q++;
+        }
+    }
+    free(v);
+}
+
+void eng_rank_results(eng *g)
+{
+    unsigned size = rank_size(g->ranks);
+    size_t per = ipu_bytes(g), n = (size_t)(g->hi - g->lo) * per;
+    uint8_t *mine = xmalloc(n ? n : 1);
+    for (uint32_t i = g->lo; i < g->hi; i++)
+        pack_ipu(g, i, mine + (size_t)(i - g->lo) * per);
+    size_t *counts = xmalloc(size * sizeof *counts);
+    uint8_t *all = rank_allgatherv(g->ranks, mine, n, counts);
+    free(mine);
+    const uint8_t *p = all;
+    for (unsigned r = 0; r < size; r++) {
+        uint32_t lo, hi;
+        eng_rank_share(&g->m, g->nipus, r, size, &lo, &hi);
+        for (uint32_t i = lo; i < hi; i++, p += per)
+            if (r != rank_id(g->ranks))
+                unpack_ipu(g, i, p);
+    }
+    free(counts);
+    free(all);
+}
+
+void eng_share_mem(eng *g, uint32_t ipu, uint32_t t, uint32_t addr, uint32_t len)
+{
+    unsigned size = rank_size(g->ranks);
+    if (size == 1 || ipu >= g->nipus || t >= g->ntiles || (uint64_t)addr + len > g->m.sram_bytes)
+        return;
+    int own = ipu >= g->lo && ipu < g->hi;
+    uint8_t *mem = chip_tile_mem(&g->chips[ipu], t) + addr;
+    size_t *counts = xmalloc(size * sizeof *counts);
+    uint8_t *all = rank_allgatherv(g->ranks, mem, own ? len : 0, counts);
+    if (!own)
+        memcpy(mem, all, len);
+    free(counts);
+    free(all);
+}
