@@ -362,6 +362,13 @@ isa_insn *isa_code_build(const isa_prog *prog)
     isa_insn *code = xcalloc((size_t)prog->ncode + 1, sizeof *code);
     if (prog->ncode)
         memcpy(code, prog->code, prog->ncode * sizeof *code);
+    for (uint32_t k = 0; k + 8 <= prog->ncode; k++) {
+        const isa_insn *c = &code[k];
+        int row = c->op == OP_f32amp && c->rd != c->ra;
+        for (uint32_t q = 1; row && q < 8; q++)
+            row = c[q].op == OP_f32amp && c[q].rd == c->rd && c[q].ra == c->ra;
+        code[k].row = (uint8_t)row;
+    }
     code[prog->ncode].op = OP_ILLEGAL;
     code[prog->ncode].imm = -1; /* marks the end-of-text sentinel */
     code[prog->ncode].target = UINT32_MAX;
