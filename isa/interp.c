@@ -210,59 +210,43 @@ static void amp_finish(isa_amp *a, const uint8_t *cw)
     a->kind = ISA_AMP_NONE;
 }
 
-/* Check an access of n bytes at addr, aligned to n. */
-static isa_fault amp_check(uint32_t addr, uint32_t n, uint32_t memsize)
+/* May a kind step go on in this pipeline? Not when a row of the other kind is under way, or
+ * none is and a finished row of the other kind waits to be stored (FAULT_AMP). */
+static inline int amp_may(const isa_amp *a, int kind)
 {
-    if ((uint64_t)addr + n > memsize)
-        return FAULT_OUT_OF_RANGE;
-    return addr & (n - 1) ? FAULT_MISALIGNED : FAULT_NONE;
+    return a->step ? a->kind == kind : !a->out_lanes || a->out_kind == kind;
 }
 
-/* One f32amp or f16amp step: the row's next inputs from *in, two partials from *pp, then two
- * lanes of the finished row stored where they belong. FAULT_NONE, or a fault (*bad: the
- * address) with nothing changed. */
-static inline isa_fault amp_step(isa_amp *a, const uint8_t *cw, uint8_t *mem, uint32_t memsize,
-                                 uint32_t *in, uint32_t *pp, int kind, uint32_t *bad)
+/* One f32amp or f16amp step, checked by the caller (amp_may, and the accesses: in_bytes of
+ * the shape at in, 8 at pp, each aligned to its size): the row's next inputs from in, two
+ * partials from pp, then two lanes of the finished row stored where they belong. */
+static inline void amp_step(isa_amp *a, const uint8_t *cw, uint8_t *mem, uint32_t in, uint32_t pp,
+                            int kind)
 {
     const amp_shape *s = &amp_shapes[kind];
-    int fresh = a->step == 0;
-    if (fresh ? a->out_lanes && a->out_kind != kind : a->kind != kind)
-        return FAULT_AMP;
-    const uint32_t in_bytes = s->in_bytes;
-    isa_fault f = amp_check(*in, in_bytes, memsize);
-    *bad = *in;
-    if (f == FAULT_NONE) {
-        f = amp_check(*pp, 8, memsize);
-        *bad = *pp;
-    }
-    if (f != FAULT_NONE)
-        return f;
-    if (fresh) {
-        a->kind = (uint8_t)kind;
-        a->row_at = *pp;
-    }
-    unsigned j = a->step;
+    const unsigned j = a->step;
+    if (j == 0)
+        a->row_at = pp;
+    a->kind = (uint8_t)kind;
     for (unsigned q = 0; q < s->in_per_step; q++) {
         uint32_t v = 0;
         if (kind == ISA_AMP_F32)
-            memcpy(&v, mem + *in, 4);
+            memcpy(&v, mem + in, 4);
         else {
             uint16_t h;
-            memcpy(&h, mem + *in + 2 * q, 2);
+            memcpy(&h, mem + in + 2 * q, 2);
             v = isa_half_to_float_bits(h);
         }
         a->x[j * s->in_per_step + q] = bits_f(v);
     }
-    memcpy(&a->p[2 * j], mem + *pp, 8);
+    memcpy(&a->p[2 * j], mem + pp, 8);
     if (a->out_lanes) { /* lanes 2j, 2j+1 of the finished row */
         memcpy(mem + a->out_at + 8 * j, &a->out[2 * j], 8);
         a->out_lanes -= 2;
     }
-    *in += in_bytes;
-    *pp += 8;
-    if (++a->step == s->steps)
+    a->step = (uint8_t)(j + 1);
+    if (j + 1 == s->steps)
         amp_finish(a, cw);
-    return FAULT_NONE;
 }
 
 /* ampst: store the finished row (all its lanes: no row is in progress). */
@@ -378,6 +362,13 @@ isa_insn *isa_code_build(const isa_prog *prog)
     isa_insn *code = xcalloc((size_t)prog->ncode + 1, sizeof *code);
     if (prog->ncode)
         memcpy(code, prog->code, prog->ncode * sizeof *code);
+    for (uint32_t k = 0; k + 8 <= prog->ncode; k++) {
+        const isa_insn *c = &code[k];
+        int row = c->op == OP_f32amp && c->rd != c->ra;
+        for (uint32_t q = 1; row && q < 8; q++)
+            row = c[q].op == OP_f32amp && c[q].rd == c->rd && c[q].ra == c->ra;
+        code[k].row = (uint8_t)row;
+    }
     code[prog->ncode].op = OP_ILLEGAL;
     code[prog->ncode].imm = -1; /* marks the end-of-text sentinel */
     code[prog->ncode].target = UINT32_MAX;
