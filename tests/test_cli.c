@@ -27,16 +27,8 @@
 static char bin[4096];
 static char tmpdir[64];
 
-/* Run "ipusim ARGS", capture stdout+stderr into out; return the exit status. */
-static int run(char *out, size_t len, const char *fmt, ...)
-{
-    char args[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    return tu_run(bin, out, len, args);
-}
+/* Run "ipusim ARGS", stdout and stderr into out; the exit status. */
+#define run(out, len, ...) tu_runf(bin, out, len, __VA_ARGS__)
 
 static void test_usage_errors(void **state)
 {

@@ -75,15 +75,8 @@ typedef struct trace {
     size_t n;
 } trace;
 
-static int run(char *out, size_t len, const char *fmt, ...)
-{
-    char args[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    return tu_run(bin, out, len, args);
-}
+/* Run "ipusim ARGS", stdout and stderr into out; the exit status. */
+#define run(out, len, ...) tu_runf(bin, out, len, __VA_ARGS__)
 
 /* The numbers of a JSON file (the test fails if it is not valid JSON). */
 static sweep_metrics read_json(const char *path)

@@ -5,6 +5,7 @@
 
 #include <libgen.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,7 +111,7 @@ static inline char *tu_read_file(const char *path)
  * Returns the exit status, or -1 when it did not exit normally. */
 static inline int tu_run(const char *bin, char *out, size_t len, const char *args)
 {
-    char cmd[8192];
+    char cmd[2 * 4096 + 64]; /* a binary's path and arguments of 4 KiB each */
     snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
@@ -118,6 +119,17 @@ static inline int tu_run(const char *bin, char *out, size_t len, const char *arg
     out[n] = '\0';
     int st = pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* tu_run with ARGS formatted from fmt (at most 4 KiB). */
+static inline int tu_runf(const char *bin, char *out, size_t len, const char *fmt, ...)
+{
+    char args[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    return tu_run(bin, out, len, args);
 }
 
 static inline int tu_count_lines(const char *s)
