@@ -11,7 +11,11 @@ if ! command -v mpirun >/dev/null 2>&1; then
   echo "test_mpi: SKIPPED: mpirun is not installed (make deps installs openmpi-bin)"
   exit 0
 fi
-MPIRUN=(mpirun --oversubscribe)
+# The ranks run without LeakSanitizer's exit check (a sanitized build): Open MPI's plugins,
+# opened with dlopen and closed by MPI_Finalize, leave allocations it cannot attribute (its
+# report names only "<unknown module>" and libmpi, never ipusim). The one-process runs keep
+# it, and the rank layer's one-process side is checked by every other suite.
+MPIRUN=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" mpirun --oversubscribe)
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
