@@ -156,35 +156,36 @@ static const amp_shape amp_shapes[] = {
         memcpy(a->out, acc_, sizeof acc_);                                                         \
     } while (0)
 
-/* f32amp's row, AMP_ROW(8, 16, w) with the 16 lanes in four vectors of four held in
- * registers and the weights read in place: each lane's arithmetic is the scalar one (the
- * product rounded, then the sum, in k order; GCC's vector extension does elementwise IEEE
- * operations). Twice as fast as the array form, whose accumulators go through memory. */
+/* f32amp's row, AMP_ROW(8, 16, w) on inputs x[8] and partials p[16] into out[16], with the
+ * 16 lanes in four vectors of four held in registers and the weights read in place: each
+ * lane's arithmetic is the scalar one (the product rounded, then the sum, in k order; GCC's
+ * vector extension does elementwise IEEE operations). Twice as fast as the array form, whose
+ * accumulators go through memory. */
 typedef float amp_v4 __attribute__((vector_size(16)));
 
-static void amp_row_f32(isa_amp *a, const uint8_t *cw)
+static void amp_row_f32(const float *x, const float *p, const uint8_t *cw, float *out)
 {
     amp_v4 c0, c1, c2, c3, w0, w1, w2, w3;
-    memcpy(&c0, a->p, 16);
-    memcpy(&c1, a->p + 4, 16);
-    memcpy(&c2, a->p + 8, 16);
-    memcpy(&c3, a->p + 12, 16);
+    memcpy(&c0, p, 16);
+    memcpy(&c1, p + 4, 16);
+    memcpy(&c2, p + 8, 16);
+    memcpy(&c3, p + 12, 16);
     for (unsigned k = 0; k < 8; k++, cw += 64) {
-        const float xk = a->x[k];
-        const amp_v4 x = {xk, xk, xk, xk};
+        const float xk = x[k];
+        const amp_v4 xv = {xk, xk, xk, xk};
         memcpy(&w0, cw, 16);
         memcpy(&w1, cw + 16, 16);
         memcpy(&w2, cw + 32, 16);
         memcpy(&w3, cw + 48, 16);
-        c0 = c0 + x * w0;
-        c1 = c1 + x * w1;
-        c2 = c2 + x * w2;
-        c3 = c3 + x * w3;
+        c0 = c0 + xv * w0;
+        c1 = c1 + xv * w1;
+        c2 = c2 + xv * w2;
+        c3 = c3 + xv * w3;
     }
-    memcpy(a->out, &c0, 16);
-    memcpy(a->out + 4, &c1, 16);
-    memcpy(a->out + 8, &c2, 16);
-    memcpy(a->out + 12, &c3, 16);
+    memcpy(out, &c0, 16);
+    memcpy(out + 4, &c1, 16);
+    memcpy(out + 8, &c2, 16);
+    memcpy(out + 12, &c3, 16);
 }
 
 /* The row is complete: compute it against the weights, f32[8][16] (f32amp) or f16[16][8]
@@ -193,7 +194,7 @@ static void amp_finish(isa_amp *a, const uint8_t *cw)
 {
     const amp_shape *s = &amp_shapes[a->kind];
     if (a->kind == ISA_AMP_F32) {
-        amp_row_f32(a, cw);
+        amp_row_f32(a->x, a->p, cw, a->out);
     } else {
         uint16_t h[16][8];
         float w[16][8];
@@ -255,6 +256,39 @@ static void amp_drain(isa_amp *a, uint8_t *mem)
     if (a->out_lanes)
         memcpy(mem + a->out_at, a->out, 4u * a->out_lanes);
     a->out_lanes = 0;
+}
+
+/* A whole f32amp row at once (isa_insn.row: 8 steps from the pipeline's step 0, checked by
+ * the caller as each step would be: amp_may, the 32 input bytes at in and the 64 partial
+ * bytes at pp aligned and in range). The 8 steps read inputs and partials and store the
+ * finished row's lanes in turn; when those stores cannot touch what the row reads, doing
+ * every read first and the stores after leaves memory and the pipeline as the 8 steps do.
+ * Else (a row accumulated in place over the one before) the steps one by one. */
+static void amp_row_whole(isa_amp *a, const uint8_t *cw, uint8_t *mem, uint32_t in, uint32_t pp)
+{
+    uint64_t o0 = a->out_at, o1 = o0 + 4u * a->out_lanes;
+    if (a->out_lanes &&
+        ((o0 < (uint64_t)in + 32 && in < o1) || (o0 < (uint64_t)pp + 64 && pp < o1))) {
+        for (uint32_t k = 0; k < 8; k++)
+            amp_step(a, cw, mem, in + 4 * k, pp + 8 * k, ISA_AMP_F32);
+        return;
+    }
+    float x[8], p[16];
+    memcpy(x, mem + in, sizeof x);
+    memcpy(p, mem + pp, sizeof p);
+    if (a->out_lanes == 16) /* the row before, whole (a fixed-size copy) */
+        memcpy(mem + a->out_at, a->out, 64);
+    else
+        amp_drain(a, mem);
+    amp_row_f32(x, p, cw, a->out);
+    memcpy(a->x, x, sizeof x);
+    memcpy(a->p, p, sizeof p);
+    a->out_at = pp;
+    a->out_lanes = 16;
+    a->out_kind = ISA_AMP_F32;
+    a->row_at = pp;
+    a->step = 0;
+    a->kind = ISA_AMP_NONE;
 }
 
 /* First cycle >= c at which the supervisor owns a barrel slot. */

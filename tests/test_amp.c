@@ -717,6 +717,31 @@ static void test_pipeline(void **state)
         free(m);
         free(want);
     }
+    /* a row's inputs read where the row before is being stored: row 1 reads its input j at
+       PART + 8 + 4 j in step j, after steps 0 .. j - 1 stored lanes 0 .. 2 j - 1 of row 0 at
+       PART .. PART + 8 j: inputs 0-2 are row 0's original partials 2-4, inputs 3-7 are row 0's
+       finished lanes 5-9 */
+    {
+        float x1[8], out[16];
+        for (unsigned k = 0; k < 8; k++)
+            x1[k] = k < 3 ? pd.p[0][2 + k] : row0[2 + k];
+        for (unsigned n = 0; n < 16; n++)
+            out[n] = lane(x1, &pd.w[0][n], 16, 8, pd.p[1][n], M_REF);
+        uint8_t *m = pipe_img(), *want = img_copy(m);
+        put_row(want, PART, row0, 16);
+        put_row(want, PART + 64, out, 16);
+        tu_put32(want, REGS, PART + 40);
+        tu_put32(want, REGS + 4, PART + 128);
+        b.n = 0;
+        sb(&b, "        li      r1, 0x%x\n        li      r2, 0x%x\n", XIN, PART);
+        sb_rep(&b, 8, "f32amp  r2, r1");
+        sb(&b, "        li      r1, 0x%x\n", PART + 8);
+        sb_rep(&b, 8, "f32amp  r2, r1");
+        sb(&b, "        ampst\n");
+        pipe_run("inputs where the row before is stored", b.s, m, want);
+        free(m);
+        free(want);
+    }
     /* a row is stored where its partials came from, not where the next row's are */
     {
         uint8_t *m = pipe_img();
