@@ -21,42 +21,8 @@ uint64_t sync_latency(const mach *m, unsigned zone)
     return lat + (z->host ? m->sync_host : 0);
 }
 
-/* Tiles of c per zone and per group, and their arrivals. */
-typedef struct census {
-    uint32_t nhalt, nrun, nidle, nzone[ISA_NZONES];
-    uint32_t ngrp[ISA_NGROUPS], ngz[ISA_NGROUPS][2]; /* [0] group, [1] group_host */
-    uint64_t at, at_grp[ISA_NGROUPS], all_grp[ISA_NGROUPS];
-} census;
-
-static void count(const chip *c, census *n)
-{
-    memset(n, 0, sizeof *n);
-    uint8_t group_zone[ISA_NZONES], host_zone[ISA_NZONES]; /* the zone table, looked up once */
-    for (unsigned z = 0; z < ISA_NZONES; z++) {
-        group_zone[z] = isa_zone_info_of(z)->scope == ISA_SCOPE_GROUP;
-        host_zone[z] = (uint8_t)isa_zone_info_of(z)->host;
-    }
-    n->nidle = c->ntiles - c->nlive; /* idle tiles: in every zone at once, in no group */
-    for (uint32_t k = 0; k < c->nlive; k++) {
-        const tile *x = &c->tiles[c->live[k]];
-        uint32_t gr = x->group < ISA_NGROUPS ? x->group : 0;
-        n->ngrp[gr]++;
-        n->at = max_u64(n->at, x->at);
-        n->all_grp[gr] = max_u64(n->all_grp[gr], x->at);
-        n->nhalt += x->state == TILE_HALTED;
-        n->nrun += x->state == TILE_RUNNABLE;
-        if (x->state != TILE_SYNC || x->zone >= ISA_NZONES)
-            continue;
-        n->nzone[x->zone]++;
-        if (group_zone[x->zone]) {
-            n->ngz[gr][host_zone[x->zone]]++;
-            n->at_grp[gr] = max_u64(n->at_grp[gr], x->at);
-        }
-    }
-}
-
 /* The zone every tile of the IPU waits at (idle tiles count as there), or ISA_NZONES. */
-static unsigned whole_zone(const census *n, uint32_t ntiles)
+static unsigned whole_zone(const chip_census *n, uint32_t ntiles)
 {
     for (unsigned z = 0; z < ISA_NZONES; z++)
         if (isa_zone_info_of(z)->scope != ISA_SCOPE_GROUP && n->nzone[z] &&
@@ -67,20 +33,20 @@ static unsigned whole_zone(const census *n, uint32_t ntiles)
 
 void sync_classify(const mach *m, const chip *c, eng_sync *s)
 {
-    census n;
-    count(c, &n);
+    chip_census tmp;
+    const chip_census *n = chip_census_of(c, &tmp);
     memset(s, 0, sizeof *s);
-    s->at = n.at;
-    s->first = n.at;
+    s->at = n->at;
+    s->first = n->at;
     for (uint32_t gr = 0; gr < ISA_NGROUPS; gr++)
-        if (n.ngrp[gr] && n.all_grp[gr] < s->first)
-            s->first = n.all_grp[gr];
-    s->runnable = n.nrun > 0;
-    if (n.nhalt + n.nidle == c->ntiles) {
+        if (n->ngrp[gr] && n->all_grp[gr] < s->first)
+            s->first = n->all_grp[gr];
+    s->runnable = n->nrun > 0;
+    if (n->nhalt + n->nidle == c->ntiles) {
         s->what = ENG_WAIT_DONE;
         return;
     }
-    unsigned z = whole_zone(&n, c->ntiles);
+    unsigned z = whole_zone(n, c->ntiles);
     if (z < ISA_NZONES) {
         const isa_zone_info *zi = isa_zone_info_of(z);
         s->what = zi->scope == ISA_SCOPE_INTERNAL ? ENG_WAIT_IPU : ENG_WAIT_EXTERNAL;
@@ -91,13 +57,13 @@ void sync_classify(const mach *m, const chip *c, eng_sync *s)
     }
     s->what = ENG_WAIT_NONE;
     for (uint32_t gr = 0; gr < ISA_NGROUPS; gr++) {
-        int host = n.ngrp[gr] && n.ngz[gr][1] == n.ngrp[gr];
-        if (!n.ngrp[gr] || (!host && n.ngz[gr][0] != n.ngrp[gr]))
+        int host = n->ngrp[gr] && n->ngz[gr][1] == n->ngrp[gr];
+        if (!n->ngrp[gr] || (!host && n->ngz[gr][0] != n->ngrp[gr]))
             continue;
         s->group[s->ngroups++] = (eng_group_wait){
             .group = gr,
             .host = host,
-            .at = n.at_grp[gr],
+            .at = n->at_grp[gr],
             .latency = sync_latency(m, host ? ISA_ZONE_GROUP_HOST : ISA_ZONE_GROUP),
         };
     }

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "base/alloc.h"
+#include "base/num.h"
 
 int chip_init(chip *c, uint32_t id, const mach *m, uint32_t ntiles, err *e)
 {
@@ -56,6 +57,32 @@ void chip_index_live(chip *c)
     c->outq = xmalloc((c->ntiles ? c->ntiles : 1) * sizeof *c->outq);
     c->queued = xcalloc(c->ntiles ? c->ntiles : 1, 1);
     c->noutq = 0;
+    memset(&c->census, 0, sizeof c->census);
+    memset(&c->halted, 0, sizeof c->halted);
+    c->census_ok = 1; /* every live tile is runnable: each is counted when it stops */
+}
+
+const chip_census *chip_census_of(const chip *c, chip_census *tmp)
+{
+    if (c->census_ok && c->census.ncounted == c->nlive) {
+        *tmp = c->census;
+    } else {
+        memset(tmp, 0, sizeof *tmp);
+        for (uint32_t k = 0; k < c->nlive; k++)
+            chip_census_add(tmp, &c->tiles[c->live[k]]);
+    }
+    tmp->nidle = c->ntiles - c->nlive; /* idle tiles: in every zone at once, in no group */
+    tmp->at = 0;
+    for (uint32_t gr = 0; gr < ISA_NGROUPS; gr++)
+        tmp->at = max_u64(tmp->at, tmp->all_grp[gr]);
+    return tmp;
+}
+
+void chip_census_release(chip *c, int group)
+{
+    c->census_ok = group < 0;
+    if (c->census_ok)
+        c->census = c->halted;
 }
 
 void chip_queue_out(chip *c, uint32_t t)

@@ -10,6 +10,16 @@
 #include "hw/tile.h"
 #include "isa/isa.h"
 
+/* What an IPU's live tiles are doing after a round, for the sync zones (fabric/sync.c): how
+ * many are halted, runnable, at each zone, in each sync group (and at its `group` and
+ * `group_host` zones), and the latest arrivals (or halts). */
+typedef struct chip_census {
+    uint32_t ncounted; /* live tiles counted */
+    uint32_t nhalt, nrun, nidle, nzone[ISA_NZONES];
+    uint32_t ngrp[ISA_NGROUPS], ngz[ISA_NGROUPS][2]; /* [0] group, [1] group_host */
+    uint64_t at, at_grp[ISA_NGROUPS], all_grp[ISA_NGROUPS];
+} chip_census;
+
 typedef struct chip {
     uint32_t id;
     uint32_t ntiles;
@@ -24,6 +34,10 @@ typedef struct chip {
                        (every tile with one is here): what delivery and host copies visit */
     uint32_t noutq;
     uint8_t *queued;     /* per tile: it is in outq */
+    chip_census census;  /* kept by the engine: the tiles that stopped (at a sync, or halted)
+                            since the IPU's last IPU-wide release, and those halted before */
+    chip_census halted;  /* the tiles halted so far */
+    int census_ok;       /* census is kept (no sync group was released since) */
     uint64_t supersteps; /* syncs released on this IPU (internal and external) */
     uint64_t finish;     /* cycle at which its last tile halted */
 } chip;
@@ -44,6 +58,46 @@ void chip_queue_out(chip *c, uint32_t t);
 
 /* Drop the tiles whose outboxes are empty from c->outq. */
 void chip_prune_out(chip *c);
+
+/* Per zone: whether it is a sync group's zone, and whether the host takes part. */
+static const struct {
+    uint8_t group, host;
+} chip_zone_kind[ISA_NZONES] = {
+#define ZONE(id, name, scope, host, meaning)                                                       \
+    [ISA_ZONE_##id] = {ISA_SCOPE_##scope == ISA_SCOPE_GROUP, host},
+#include "isa/zones.def"
+#undef ZONE
+};
+
+/* Count tile x into n (inline: after every round, for every tile that stopped). The latest
+ * arrival over all groups, n->at, is left to chip_census_of. */
+static inline void chip_census_add(chip_census *n, const tile *x)
+{
+    uint32_t gr = x->group < ISA_NGROUPS ? x->group : 0;
+    n->ncounted++;
+    n->ngrp[gr]++;
+    if (x->at > n->all_grp[gr])
+        n->all_grp[gr] = x->at;
+    if (x->state != TILE_SYNC || x->zone >= ISA_NZONES) {
+        n->nhalt += x->state == TILE_HALTED;
+        n->nrun += x->state == TILE_RUNNABLE;
+        return;
+    }
+    n->nzone[x->zone]++;
+    if (chip_zone_kind[x->zone].group) {
+        n->ngz[gr][chip_zone_kind[x->zone].host]++;
+        if (x->at > n->at_grp[gr])
+            n->at_grp[gr] = x->at;
+    }
+}
+
+/* The census of c's live tiles: c->census when it is kept and counts every live tile, else
+ * counted afresh into *tmp. */
+const chip_census *chip_census_of(const chip *c, chip_census *tmp);
+
+/* An IPU-wide release: the census starts again from the halted tiles (group: a sync group's
+ * release, after which the census is counted afresh until the next IPU-wide one). */
+void chip_census_release(chip *c, int group);
 
 /* Memory of one tile. */
 uint8_t *chip_tile_mem(const chip *c, uint32_t tile);

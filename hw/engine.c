@@ -306,6 +306,8 @@ const uint64_t *eng_sync_log(const eng *g, uint32_t ipu, size_t *n)
 static void step_one(void *ctx, size_t i)
 {
     eng *g = ctx;
+    if (i + 2 < g->nrun) /* the lines a short step reads (tile.h: the front, sup's first) */
+        tile_prefetch(g->run[i + 2]);
     tile_step(g->run[i], &g->tcfg);
 }
 
@@ -322,11 +324,14 @@ static void on_release(sim *k, void *arg)
         uint32_t group = r->group < 0 ? UINT32_MAX : (uint32_t)r->group;
         for (uint32_t k = 0; k < c->nlive; k++) {
             tile *x = &c->tiles[c->live[k]];
+            if (k + 4 < c->nlive) /* its state and group are in its first line */
+                __builtin_prefetch(&c->tiles[c->live[k + 4]]);
             if (x->state == TILE_SYNC && (group == UINT32_MAX || x->group == group)) {
                 tile_release(x, r->cycle);
                 g->run[g->nrun++] = x; /* the next round runs it */
             }
         }
+        chip_census_release(c, r->group);
         if (r->group < 0) {
             c->supersteps++;
             if ((g->sync_ipu == ENG_LOG_ALL || i == g->sync_ipu) && g->sync_n &&
@@ -823,8 +828,9 @@ static void collect_runnable(eng *g)
 }
 
 /* After a round, in one pass over the tiles it ran: queue those whose outboxes hold copies
- * (chip outq, after dropping the tiles emptied since), note a fault, and keep in g->run
- * those still runnable (a chunk ran out). Returns whether any is. */
+ * (chip outq, after dropping the tiles emptied since), note a fault, count those that
+ * stopped into their IPU's census (chip_census_add), and keep in g->run those still
+ * runnable (a chunk ran out). Returns whether any is. */
 static int after_round(eng *g)
 {
     for (uint32_t i = 0; i < g->nipus; i++)
@@ -832,10 +838,18 @@ static int after_round(eng *g)
     size_t keep = 0;
     for (size_t x = 0; x < g->nrun; x++) {
         tile *t = g->run[x];
+        if (x + 4 < g->nrun) /* what this pass reads is in a tile's first two lines */
+            __builtin_prefetch(g->run[x + 4]);
         if (t->out.n)
             chip_queue_out(&g->chips[t->ipu], t->id);
-        if (t->state == TILE_RUNNABLE)
+        if (t->state == TILE_RUNNABLE) {
             g->run[keep++] = t;
+            continue;
+        }
+        chip *c = &g->chips[t->ipu];
+        chip_census_add(&c->census, t);
+        if (t->state == TILE_HALTED)
+            chip_census_add(&c->halted, t);
         g->faulted |= t->state == TILE_FAULTED;
     }
     g->nrun = keep;

@@ -27,7 +27,7 @@
 /* How long a thread spins for the next job, or the caller for the threads, before sleeping
  * (short: on a host shared with other work a spinning thread takes a core from a busy one),
  * and how many chunks a job is cut into per thread. */
-enum { POOL_SPIN_NS = 5000, POOL_CHUNKS_PER_THREAD = 16 };
+enum { POOL_SPIN_NS = 50000, POOL_CHUNKS_PER_THREAD = 16 };
 
 struct worker_arg {
     pool *p;

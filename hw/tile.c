@@ -56,6 +56,7 @@ void tile_init(tile *t, uint32_t ipu, uint32_t id, uint8_t *mem, const isa_insn 
         .slots_free = &t->workers_done,
         .cw = t->cw,
     };
+    isa_env_set_mem(&t->env, mem, 0); /* the size comes with the first step's cfg */
 }
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
@@ -76,7 +77,8 @@ static uint64_t step_limit(const tile *t, const tile_cfg *cfg)
 static const isa_env *step_env(tile *t, const tile_cfg *cfg)
 {
     isa_env *env = &t->env;
-    env->memsize = cfg->memsize;
+    if (env->memsize != cfg->memsize)
+        isa_env_set_mem(env, env->mem, cfg->memsize);
     env->ntiles = cfg->ntiles;
     env->nipus = cfg->nipus;
     env->limit = step_limit(t, cfg);

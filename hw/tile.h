@@ -68,31 +68,33 @@ typedef struct tile_outbox {
 } tile_outbox;
 
 typedef struct tile {
+    /* what a superstep reads or moves for every tile, together at the front (a sync-only
+     * superstep touches these, the supervisor's first fields and little else) */
     uint32_t ipu, id;
+    tile_state state;
+    uint32_t zone;         /* the zone of the sync it waits at */
+    uint64_t at;           /* sync arrival or halt cycle */
+    uint64_t step_start;   /* the cycle its superstep began: its last sync release (or 0) */
+    uint32_t group;        /* CSR_GROUP: the tile's sync group */
+    uint8_t in_worker;     /* runnable with a chunk that ran out in worker context
+                            in_worker - 1, started by the run/runall before sup.pc (0: none) */
+    uint64_t workers_done; /* cycle after the latest worker exit */
+    tile_outbox out;       /* exchange sends not yet delivered */
+    isa_env env;           /* what its contexts see of it (tile_init; cfg's part per step) */
+    uint64_t slot_free_from[ISA_BARREL]; /* the supervisor may use slot s from this cycle */
+    isa_cpu sup;
     uint8_t *mem;         /* memsize bytes, owned by the chip */
     const isa_insn *code; /* its program's decoded text with the end sentinel (isa_code_build),
                              owned by the engine; NULL for an idle tile */
     uint32_t ncode;
     uint32_t image; /* bytes of its program image (code and data): its memory in use */
-    isa_cpu sup;
     isa_cpu wk[ISA_NWORKERS];
-    uint64_t slot_free_from[ISA_BARREL];  /* the supervisor may use slot s from this cycle */
     uint64_t ctx_free_from[ISA_NWORKERS]; /* a worker context may be started from this cycle */
-    uint64_t workers_done;                /* cycle after the latest worker exit */
     uint64_t workers_started;
     uint8_t cw[ISA_CW_BYTES]; /* the AMP's weights, shared by the workers (ldcw) */
     uint32_t scratch;         /* CSR_SCRATCH */
-    uint32_t group;           /* CSR_GROUP: the tile's sync group */
-    tile_state state;
-    uint32_t zone;           /* the zone of the sync it waits at */
-    uint64_t at;             /* sync arrival or halt cycle */
-    uint64_t step_start;     /* the cycle its superstep began: its last sync release (or 0) */
-    uint8_t in_worker;       /* runnable with a chunk that ran out in worker context
-                            in_worker - 1, started by the run/runall before sup.pc (0: none) */
-    int fault_ctx;           /* context that faulted (0 supervisor, 1..6) */
-    uint64_t fault_step_max; /* FAULT_SUPERSTEP: the limit it ran past */
-    tile_outbox out;         /* exchange sends not yet delivered */
-    isa_env env;             /* what its contexts see of it (tile_init; cfg's part per step) */
+    int fault_ctx;            /* context that faulted (0 supervisor, 1..6) */
+    uint64_t fault_step_max;  /* FAULT_SUPERSTEP: the limit it ran past */
 } tile;
 
 /* Reset a tile to run `code` (ncode instructions, from a program image of `image` bytes) from
@@ -124,6 +126,15 @@ static inline void tile_release(tile *t, uint64_t cycle)
     t->state = TILE_RUNNABLE;
     t->sup.t = cycle;
     t->step_start = cycle;
+}
+
+/* Ask the host to bring into cache what stepping t first reads: the tile's front fields
+ * and its supervisor's (a hint: it changes nothing). */
+static inline void tile_prefetch(const tile *t)
+{
+    const char *p = (const char *)t;
+    for (size_t k = 0; k < offsetof(tile, sup) + 128; k += 64)
+        __builtin_prefetch(p + k);
 }
 
 /* Mark a tile as faulted by something outside it (a sync deadlock) at `cycle`. */

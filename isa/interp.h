@@ -77,13 +77,16 @@ static inline void isa_amp_empty(isa_amp *a)
 
 /* One context's architectural state. */
 typedef struct isa_cpu {
+    /* what every issue reads or moves, together at the front (a sync-only superstep touches
+     * these and little else of a tile) */
     uint32_t r[ISA_NREGS];
-    isa_amp amp;
     uint32_t pc;    /* byte address of the next instruction */
     uint64_t t;     /* tile cycle of the next issue */
     uint64_t ninsn; /* instructions executed */
     uint64_t busy;  /* tile cycles of issue this context used (workers: 6 per slot) */
-    uint32_t wid;   /* worker id 0..5, or ISA_SUPER_WID */
+    uint32_t rpt_start, rpt_end, rpt_left; /* an rpt loop in progress (instruction indices) */
+    uint64_t ld_horizon; /* supervisor: the latest of ld_ready (no stall from it on) */
+    uint32_t wid;        /* worker id 0..5, or ISA_SUPER_WID */
     isa_fault fault;
     uint32_t fault_addr; /* the bad address (memory, pc, exchange) or CSR value of a fault */
     uint32_t fault_len;  /* FAULT_COPY_*: the copy's length in bytes */
@@ -91,8 +94,7 @@ typedef struct isa_cpu {
     uint8_t fault_op;    /* FAULT_COPY_*: the copy's opcode */
     uint8_t fault_what;  /* FAULT_COPY_*: 0 source address, 1 length, 2 destination address */
     uint64_t ld_ready[ISA_NREGS]; /* supervisor: cycle from which a loaded register is usable */
-    uint64_t ld_horizon;          /* supervisor: the latest of ld_ready (no stall from it on) */
-    uint32_t rpt_start, rpt_end, rpt_left; /* an rpt loop in progress (instruction indices) */
+    isa_amp amp;
 } isa_cpu;
 
 #define ISA_SUPER_WID 0xffffffffu
@@ -112,7 +114,19 @@ typedef struct isa_env {
     const uint64_t *slots_free;     /* a cycle from which every slot is free (>= each
                                        slot_free_from[s]; the tile's latest worker exit) */
     uint8_t *cw;                    /* the tile's AMP weights, ISA_CW_BYTES */
+    int64_t lim4, lim8, lim16;      /* the last aligned 4-, 8-, 16-byte unit an access may
+                                       touch, or -1 (isa_env_set_mem) */
 } isa_env;
+
+/* Set a context's memory: mem, memsize, and the access bounds derived from memsize. */
+static inline void isa_env_set_mem(isa_env *env, uint8_t *mem, uint32_t memsize)
+{
+    env->mem = mem;
+    env->memsize = memsize;
+    env->lim4 = memsize >= 4 ? (int64_t)((memsize - 4) >> 2) : -1;
+    env->lim8 = memsize >= 8 ? (int64_t)((memsize - 8) >> 3) : -1;
+    env->lim16 = memsize >= 16 ? (int64_t)((memsize - 16) >> 4) : -1;
+}
 
 /* Run a worker from cpu->pc at cpu->t until exit, fault or the limit. */
 isa_stop isa_run_worker(isa_cpu *cpu, const isa_env *env);

@@ -379,8 +379,6 @@ static void machine_init(machine *m, const isa_prog *p, int worker)
     assert_non_null(m->code);
     m->env = (isa_env){.code = m->code,
                        .ncode = p->ncode,
-                       .mem = m->mem,
-                       .memsize = sizeof m->mem,
                        .ntiles = 1,
                        .nipus = 1,
                        .scratch = &m->scratch,
@@ -389,6 +387,7 @@ static void machine_init(machine *m, const isa_prog *p, int worker)
                        .slot_free_from = m->free_from,
                        .slots_free = &m->slots_free,
                        .cw = m->cw};
+    isa_env_set_mem(&m->env, m->mem, sizeof m->mem);
     for (unsigned r = 0; r < ISA_NREGS; r++)
         m->cpu.r[r] = 64;
     m->cpu.wid = worker ? 0 : ISA_SUPER_WID;
