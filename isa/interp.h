@@ -93,8 +93,8 @@ typedef struct isa_cpu {
     uint32_t fault_size; /* FAULT_COPY_RANGE: the tile memory's size in bytes */
     uint8_t fault_op;    /* FAULT_COPY_*: the copy's opcode */
     uint8_t fault_what;  /* FAULT_COPY_*: 0 source address, 1 length, 2 destination address */
-    uint64_t ld_ready[ISA_NREGS]; /* supervisor: cycle from which a loaded register is usable */
     isa_amp amp;
+    uint64_t ld_ready[ISA_NREGS]; /* supervisor: cycle from which a loaded register is usable */
 } isa_cpu;
 
 #define ISA_SUPER_WID 0xffffffffu
