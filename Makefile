@@ -7,6 +7,8 @@
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
 #   make bench-speed   simulator speed benchmark (bench/speed.c, then bench/mnist.sh with 1 and
 #                      2 threads); bench-reference, bench-mnist: MNIST (workloads/mnist/mnist.mk)
+#   make bench-mpi     scale-out over MPI ranks (bench/mpi.sh): POD16 with 1 and 2 ranks,
+#                      memory per rank on a POD64 (POD=N)
 #   make docs       regenerate docs/isa.md from isa/opcodes.def
 #   make check-layers  fail if an include points up or across the layers (make test runs it)
 #   make check-sources fail if a file cites figures from outside docs/sources.md (make test runs it)
@@ -64,7 +66,7 @@ SELECTED_TESTS := $(if $(TESTS),$(foreach t,$(TEST_BINS),$(if $(findstring $(TES
 DEB_PKGS := libnuma-dev libcmocka-dev zlib1g-dev libinih-dev gnuplot-nox libopenmpi-dev openmpi-bin
 FUZZ_PKGS := clang libclang-rt-14-dev
 
-.PHONY: all deps deps-fuzz run test fuzz bench-speed docs clean check-layers check-sources format check-format
+.PHONY: all deps deps-fuzz run test fuzz bench-speed bench-mpi docs clean check-layers check-sources format check-format
 .DEFAULT_GOAL := all
 
 all: $(BIN) $(LIB) ipusim
@@ -209,6 +211,12 @@ docs: $(BIN)
 bench-speed: deps $(BIN) $(BENCH_BINS) $(MNIST_DIGITS_STAMP)
 	$(BUILD)/bench/speed
 	@sh bench/mnist.sh $(BIN) 3 "1 2"
+
+# bench/mpi.sh: a POD16 over 1 and 2 MPI ranks, the replicated MNIST, memory per rank on a
+# POD64 (POD=N for another size)
+POD ?= 64
+bench-mpi: deps $(BIN) $(MNIST_DIGITS_STAMP)
+	@sh bench/mpi.sh $(BIN) 3 $(POD)
 
 # libFuzzer targets: tests/fuzz/fuzz_*.c, each linked against the library built with clang.
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/alloc.h"
 
@@ -24,8 +25,18 @@
 
 struct rank_comm {
     unsigned id, size;
-    int mpi; /* MPI was initialised here (finalise it at rank_close) */
+    int mpi;                    /* MPI was initialised here (finalise it at rank_close) */
+    uint64_t wait_ns, ncollect; /* host time inside collectives, and their number */
 };
+
+#ifdef IPUSIM_MPI
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+#endif
 
 /* The first of the launcher's variables `vars` that is set, as a number; 0 when none is. */
 static long launcher_var(const char *const *vars, size_t n)
@@ -122,8 +133,17 @@ void rank_allgather(rank_comm *c, const void *mine, size_t n, void *all)
     }
 #ifdef IPUSIM_MPI
     assert(n <= INT_MAX);
+    uint64_t t0 = now_ns();
     MPI_Allgather(mine, (int)n, MPI_BYTE, all, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+    c->wait_ns += now_ns() - t0;
+    c->ncollect++;
 #endif
+}
+
+void rank_waited(const rank_comm *c, uint64_t *ns, uint64_t *calls)
+{
+    *ns = c ? c->wait_ns : 0;
+    *calls = c ? c->ncollect : 0;
 }
 
 void *rank_allgatherv(rank_comm *c, const void *mine, size_t n, size_t *counts)
@@ -153,7 +173,10 @@ void *rank_allgatherv(rank_comm *c, const void *mine, size_t n, size_t *counts)
         off[r] = at;
         at += cnt[r];
     }
+    uint64_t t0 = now_ns();
     MPI_Allgatherv(mine, (int)n, MPI_BYTE, all, cnt, off, MPI_BYTE, MPI_COMM_WORLD);
+    c->wait_ns += now_ns() - t0;
+    c->ncollect++;
     free(cnt);
     free(off);
 #else

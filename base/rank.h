@@ -10,6 +10,7 @@
 #define IPUSIM_RANK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/err.h"
 
@@ -35,6 +36,10 @@ void rank_close(rank_comm *c);
 /* This rank's number and the number of ranks; a NULL comm is one rank, number 0. */
 unsigned rank_id(const rank_comm *c);
 unsigned rank_size(const rank_comm *c);
+
+/* Host time this rank has spent inside collectives since rank_open (waiting for the others
+ * and moving the bytes), in nanoseconds, and how many it called. */
+void rank_waited(const rank_comm *c, uint64_t *ns, uint64_t *calls);
 
 /* Every rank gives `n` bytes (the same n everywhere); `all` receives size x n bytes, rank
  * r's at r x n. */

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
+#include "base/alloc.h"
 #include "base/rank.h"
 #include "cli/cli.h"
 #include "cli/profile.h"
@@ -57,6 +59,27 @@ static int print_dump(eng *g, const dump *d)
     return 0;
 }
 
+/* --rank-stats: per rank, the run's host time, the part of it spent in the ranks'
+ * collectives (waiting for the others at the meetings, and moving the exchange), and the
+ * process's peak resident memory, gathered to rank 0, which prints a line for each. */
+static void print_rank_stats(rank_comm *ranks, double run_s, uint64_t wait_ns, uint64_t calls)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double mine[4] = {run_s, (double)wait_ns * 1e-9, (double)calls, (double)ru.ru_maxrss / 1024.0};
+    unsigned n = rank_size(ranks);
+    double *all = xmalloc(n * sizeof mine);
+    rank_allgather(ranks, mine, sizeof mine, all);
+    for (unsigned r = 0; r < n; r++) {
+        const double *x = all + 4 * r;
+        printf("  %-22s rank %u: run %.3f s, in collectives %.3f s (%.1f%%, %.0f calls), peak "
+               "memory %.1f MiB\n",
+               r ? "" : "rank stats", r, x[0], x[1], x[0] > 0 ? 100.0 * x[1] / x[0] : 0.0, x[2],
+               x[3]);
+    }
+    free(all);
+}
+
 static int run_cmd(int argc, char **argv, rank_comm *ranks)
 {
     const char *cmd = "run", *path = NULL, *json = NULL;
@@ -65,7 +88,7 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
     uint64_t max_step = CLI_MAX_SUPERSTEP_CYCLES;
     dump dumps[MAX_DUMPS];
     unsigned ndumps = 0;
-    int rc = 0, r, progress = 0;
+    int rc = 0, r, progress = 0, rank_stats = 0;
     profile_opts po;
     profile_opts_init(&po);
     for (int i = 1; i < argc && rc == 0; i++) {
@@ -92,6 +115,8 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
             rc = cli_opt_u64(cmd, argc, argv, &i, 0, UINT64_MAX / 2, &max_step);
         } else if (strcmp(a, "--progress") == 0) {
             progress = 1;
+        } else if (strcmp(a, "--rank-stats") == 0) {
+            rank_stats = 1;
         } else if (strcmp(a, "--dump-mem") == 0) {
             if (ndumps == MAX_DUMPS) {
                 fprintf(stderr, "ipusim run: at most %d --dump-mem options\n", MAX_DUMPS);
@@ -155,10 +180,13 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
     }
     eng *g = sys_engine(s);
     rc = eng_load(g, &prog, &e);
+    uint64_t wait0, calls0, wait1, calls1;
+    rank_waited(ranks, &wait0, &calls0);
     double t0 = cli_now();
     if (rc == ERR_OK)
         rc = eng_run(g, &e);
     double host = cli_now() - t0;
+    rank_waited(ranks, &wait1, &calls1);
     cli_watch_end(&w);
     if (rc == ERR_OK || rc == ERR_FAULT) { /* stopped: no report, no dump, no JSON */
         if (rc == ERR_FAULT)
@@ -180,6 +208,8 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
     } else {
         rc = cli_report_err(cmd, &e);
     }
+    if (rank_stats)
+        print_rank_stats(ranks, host, wait1 - wait0, calls1 - calls0);
     sys_free(s);
     isa_prog_free(&prog);
     profile_free(pf);

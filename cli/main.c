@@ -26,6 +26,8 @@ static const cli_cmd commands[] = {
      CLI_WATCH_HELP
      "  --dump-mem I:T:ADDR:LEN  print LEN bytes of tile T of IPU I from ADDR (repeatable)\n"
      "  --json FILE              also write the report as JSON\n"
+     "  --rank-stats             after the report, per rank (MPI process): the run's host\n"
+     "                           time, the part spent in the ranks' collectives, peak memory\n"
      PROFILE_HELP
      "\n"
      "A superstep past --max-superstep-cycles (0: no limit) is a fault naming the tiles still\n"
@@ -293,8 +295,8 @@ static void usage(FILE *f)
  * copy: free with free_args), or NULL after one error line. */
 static char **split_long_opts(const char *cmd, int argc, char **argv, int *n)
 {
-    static const char *const flags[] = {"--help", "--reference", "--no-check", "--progress",
-                                        "--profile"};
+    static const char *const flags[] = {"--help",     "--reference", "--no-check",
+                                        "--progress", "--profile",   "--rank-stats"};
     char **out = xmalloc((2 * (size_t)argc + 1) * sizeof *out);
     int k = 0;
     for (int i = 0; i < argc; i++) {

@@ -81,6 +81,40 @@ check "skewed internal supersteps" 2 --ipus 4 --tiles 2 tests/isa/sync_ipus_skew
 check "more ranks than IPUs (2 own none), a sync with the host" 4 --ipus 2 --tiles 2 \
   tests/isa/sync_host.s
 
+# The POD benchmark's program (bench/pod.s, make bench-mpi) on 8 IPUs of 4 tiles: the same
+# under 2 ranks, and its ring all-reduce right: word k of tile t's acc after it is the sum
+# over the 8 IPUs of (ipu + 1)(k + 1) + t = 36 (k + 1) + 8 t.
+check "the POD benchmark's GEMM and ring all-reduce" 2 --ipus 8 --tiles 4 bench/pod.s \
+  --dump-mem 7:3:0x10200:32 --dump-mem 2:0:0x10200:32
+want=""
+for t in 3 0; do
+  for k in 0 1 2 3 4 5 6 7; do want="$want $(printf '%08x' $((36 * (k + 1) + 8 * t)) |
+    sed 's/\(..\)\(..\)\(..\)\(..\)/\4\3\2\1/')"; done
+done
+got=$(sed -n 's/^ *0x0102[0-9a-f]*: //p' "$TMP/many.out" | tr '\n' ' ')
+if [ "$(echo $got)" = "$(echo $want)" ]; then
+  echo "test_mpi: ok: the POD benchmark's all-reduce sums every IPU's words"
+  pass=$((pass + 1))
+else
+  echo "test_mpi: FAILED: the POD benchmark's all-reduce: got $got, want $want"
+  fail=1
+fi
+
+# --rank-stats: a line per rank after the report, which is otherwise unchanged.
+"$BIN" run tests/mpi/ring.s --ipus 8 --tiles 8 >"$TMP/one.out" 2>&1
+timeout 120 "${MPIRUN[@]}" -np 2 "$BIN" run tests/mpi/ring.s --ipus 8 --tiles 8 --rank-stats \
+  >"$TMP/many.out" 2>&1
+if [ "$(grep -cE 'rank [01]: run [0-9.]+ s, in collectives [0-9.]+ s \(' "$TMP/many.out")" = 2 ] &&
+  diff <(stable "$TMP/one.out") <(stable "$TMP/many.out" | grep -v -e 'rank stats' \
+    -e '^  *rank 1: run') >/dev/null; then
+  echo "test_mpi: ok: --rank-stats prints a line per rank and changes nothing else"
+  pass=$((pass + 1))
+else
+  echo "test_mpi: FAILED: --rank-stats:"
+  head -n 20 "$TMP/many.out"
+  fail=1
+fi
+
 # A command that does not spread over ranks yet: one line, status 2 from every rank.
 timeout 120 "${MPIRUN[@]}" -np 2 "$BIN" gemm >"$TMP/out" 2>"$TMP/err"
 rc=$?
