@@ -6,7 +6,9 @@
  * are outside the timed part). Prints simulated instructions per host second, tile-cycles
  * per host second (simulated cycles x tiles / host seconds) and the 1 -> 2 thread speed-up.
  * Then the cost of a superstep on one Mk2 IPU (1472 tiles), 10,000 of them:
- *   (c) every tile only syncs (`sync internal` in a loop);
+ *   (c) every tile only syncs (`sync internal` in a loop: sync, then brnzdec);
+ *   (c2) every tile only syncs, 10,000 `sync internal` in a row (what a compiled control
+ *       program gives a tile with nothing to do in a step: the engine does not step it);
  *   (d) tile 0 runs six workers of 30 instructions each superstep, the others only sync;
  *   (e) every tile runs six workers of 30 instructions each superstep;
  *   (f) as (c), every even tile sending 8 bytes to the next tile each superstep;
@@ -14,7 +16,7 @@
  * host microseconds a superstep, 1 and 2 threads, median of 5. `make bench-speed` then runs
  * bench/mnist.sh for the simulated MNIST epoch (one IPU, and pipelined over four) against
  * the native reference trainer, with 1 and 2 threads. `speed superstep K [STEPS] [THREADS]`
- * runs only bench K (c..h) once, for a profiler.
+ * runs only bench K (c..h, or i for c2) once, for a profiler.
  * Targets (bench, not tests): >= 400 M instructions/s per host thread on (a); >= 1.7x;
  * (c) <= 10 us a superstep; 2 threads never slower than 1; MNIST within 5x the reference. */
 #include <stdio.h>
@@ -130,31 +132,45 @@ static uint64_t insns(const eng_stats *st)
 
 enum { STEPS = 10000 };
 
-/* A superstep program (c)-(f): `busy` 0 none, 1 tile 0, 2 every tile runs six workers of 30
- * instructions; `send`: every even tile sends 8 bytes to the next. */
+/* A superstep program (c)-(h): `busy` 0 none, 1 tile 0, 2 every tile runs six workers of 30
+ * instructions; `send`: every even tile sends 8 bytes to the next; busy 3: (c2), `steps`
+ * syncs in a row. */
 static char *superstep_src(int busy, int send, int steps)
 {
-    static char buf[4096];
+    if (busy == 3) {
+        static const char sync_line[] = "        sync    internal\n", halt[] = "        halt\n";
+        size_t line = sizeof sync_line - 1, n = (size_t)steps * line;
+        char *row = malloc(n + sizeof halt);
+        if (!row)
+            return NULL;
+        for (int i = 0; i < steps; i++)
+            memcpy(row + (size_t)i * line, sync_line, line);
+        memcpy(row + n, halt, sizeof halt);
+        return row;
+    }
+    char *buf = malloc(4096);
+    if (!buf)
+        return NULL;
+    const size_t cap = 4096;
     size_t k = 0;
-    k += (size_t)snprintf(buf + k, sizeof buf - k,
-                          "main:   get     r6, $tile\n        li      r7, %d\n", steps - 1);
-    k += (size_t)snprintf(buf + k, sizeof buf - k, "loop:\n");
+    k += (size_t)snprintf(buf + k, cap - k, "main:   get     r6, $tile\n        li      r7, %d\n",
+                          steps - 1);
+    k += (size_t)snprintf(buf + k, cap - k, "loop:\n");
     if (busy)
-        k += (size_t)snprintf(buf + k, sizeof buf - k,
-                              "%s        runall  w, r0\n        join\nquiet:\n",
+        k += (size_t)snprintf(buf + k, cap - k, "%s        runall  w, r0\n        join\nquiet:\n",
                               busy == 1 ? "        brnz    r6, quiet\n" : "");
     if (send)
-        k += (size_t)snprintf(buf + k, sizeof buf - k,
+        k += (size_t)snprintf(buf + k, cap - k,
                               "        andi    r5, r6, 1\n        brnz    r5, nosend\n"
                               "        li      r1, src\n        li      r2, 8\n"
                               "        addi    r3, r6, 1\n        li      r4, dst\n"
                               "        send    r1, r2, r3, r4\nnosend:\n");
-    k += (size_t)snprintf(buf + k, sizeof buf - k,
+    k += (size_t)snprintf(buf + k, cap - k,
                           "        sync    internal\n        brnzdec r7, loop\n        halt\n");
-    k += (size_t)snprintf(buf + k, sizeof buf - k, "w:\n");
+    k += (size_t)snprintf(buf + k, cap - k, "w:\n");
     for (int i = 0; i < 29; i++)
-        k += (size_t)snprintf(buf + k, sizeof buf - k, "        addi    r3, r3, 1\n");
-    snprintf(buf + k, sizeof buf - k,
+        k += (size_t)snprintf(buf + k, cap - k, "        addi    r3, r3, 1\n");
+    snprintf(buf + k, cap - k,
              "        exit\n        .data\n        .align  8\nsrc:    .word   1, 2\ndst:    .space "
              " 8\n");
     return buf;
@@ -165,16 +181,24 @@ static int supersteps(void)
     static const struct {
         const char *name;
         int busy, send;
-    } b[] = {{"(c) sync only", 0, 0},           {"(d) tile 0 busy", 1, 0},
-             {"(e) every tile busy", 2, 0},     {"(f) sync + on-chip sends", 0, 1},
-             {"(g) tile 0 busy + sends", 1, 1}, {"(h) every tile busy + sends", 2, 1}};
+    } b[] = {{"(c) sync only", 0, 0},
+             {"(c2) sync only, in a row", 3, 0},
+             {"(d) tile 0 busy", 1, 0},
+             {"(e) every tile busy", 2, 0},
+             {"(f) sync + on-chip sends", 0, 1},
+             {"(g) tile 0 busy + sends", 1, 1},
+             {"(h) every tile busy + sends", 2, 1}};
     printf("\n%-26s %8s %12s %16s %9s\n", "superstep (1472 tiles)", "threads", "median s",
            "us per superstep", "speed-up");
     for (size_t k = 0; k < sizeof b / sizeof b[0]; k++) {
         result r[2];
-        for (unsigned t = 0; t < 2; t++)
-            if (bench_src(superstep_src(b[k].busy, b[k].send, STEPS), t + 1, &r[t]) != 0)
+        for (unsigned t = 0; t < 2; t++) {
+            char *src = superstep_src(b[k].busy, b[k].send, STEPS);
+            int bad = !src || bench_src(src, t + 1, &r[t]) != 0;
+            free(src);
+            if (bad)
                 return 1;
+        }
         for (unsigned t = 0; t < 2; t++) {
             printf("%-26s %8u %12.4f %16.2f", b[k].name, t + 1, r[t].seconds,
                    r[t].seconds / STEPS * 1e6);
@@ -191,16 +215,19 @@ static int supersteps(void)
  * (default 10,000), once, for a profiler (valgrind --tool=callgrind). */
 static int one_superstep(int argc, char **argv)
 {
-    static const int busy[] = {0, 1, 2, 0, 1, 2}, send[] = {0, 0, 0, 1, 1, 1};
+    static const int busy[] = {0, 1, 2, 0, 1, 2, 3}, send[] = {0, 0, 0, 1, 1, 1, 0};
     int k = argv[2][0] - 'c';
-    if (k < 0 || k > 5) {
+    if (k < 0 || k > 6) {
         fprintf(stderr, "speed superstep: no bench (%s)\n", argv[2]);
         return 2;
     }
     int steps = argc > 3 ? atoi(argv[3]) : STEPS;
     unsigned threads = argc > 4 ? (unsigned)atoi(argv[4]) : 1;
     result r;
-    if (bench_runs(superstep_src(busy[k], send[k], steps), threads, 1, &r) != 0)
+    char *src = superstep_src(busy[k], send[k], steps);
+    int bad = !src || bench_runs(src, threads, 1, &r) != 0;
+    free(src);
+    if (bad)
         return 1;
     printf("%d supersteps: %.4f s, %.2f us each\n", steps, r.seconds, r.seconds / steps * 1e6);
     return 0;

@@ -322,16 +322,19 @@ static void on_release(sim *k, void *arg)
     for (uint32_t i = lo; i < hi; i++) {
         chip *c = &g->chips[i];
         uint32_t group = r->group < 0 ? UINT32_MAX : (uint32_t)r->group;
+        chip_census_release(c, r->group);
         for (uint32_t k = 0; k < c->nlive; k++) {
             tile *x = &c->tiles[c->live[k]];
             if (k + 4 < c->nlive) /* its state and group are in its first line */
                 __builtin_prefetch(&c->tiles[c->live[k + 4]]);
-            if (x->state == TILE_SYNC && (group == UINT32_MAX || x->group == group)) {
-                tile_release(x, r->cycle);
+            if (x->state != TILE_SYNC || (group != UINT32_MAX && x->group != group))
+                continue;
+            tile_release(x, r->cycle);
+            if (tile_sync_at_once(x, &g->tcfg)) /* a tile with nothing to do but sync again */
+                chip_census_add(&c->census, x);
+            else
                 g->run[g->nrun++] = x; /* the next round runs it */
-            }
         }
-        chip_census_release(c, r->group);
         if (r->group < 0) {
             c->supersteps++;
             if ((g->sync_ipu == ENG_LOG_ALL || i == g->sync_ipu) && g->sync_n &&

@@ -293,20 +293,6 @@ static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64
     return c + in->scycles;
 }
 
-/* The supervisor at sync or halt `in` issued at c: the tile waits at the zone, or has
- * halted, once its workers have exited and its outgoing port is idle. */
-static void arrive(tile *t, const isa_insn *in, uint64_t c, tile_state state)
-{
-    isa_cpu *s = &t->sup;
-    if (state == TILE_SYNC && s->rpt_left)
-        isa_rpt_wrap(s);
-    t->state = state;
-    if (state == TILE_SYNC)
-        t->zone = (uint32_t)in->imm;
-    t->at = max_u64(max_u64(c + in->scycles, t->workers_done), t->out.port_free);
-    s->t = t->at;
-}
-
 /* Carry out the instruction the supervisor stopped at (issued at c; pc already past it).
  * 0: go on; 1: the tile stops here (sync, halt, a fault, or a chunk that ran out in a
  * worker). */
@@ -325,7 +311,7 @@ static int super_op(tile *t, const tile_cfg *cfg, const isa_env *env, isa_stop s
         return 0;
     }
     case STOP_JOIN: s->t = max_u64(c + in->scycles, t->workers_done); break;
-    case STOP_SYNC: arrive(t, in, c, TILE_SYNC); return 1;
+    case STOP_SYNC: tile_arrive(t, in, c, TILE_SYNC); return 1;
     case STOP_SEND: {
         uint64_t next = do_copy(t, cfg, in, c);
         if (!next)
@@ -333,7 +319,7 @@ static int super_op(tile *t, const tile_cfg *cfg, const isa_env *env, isa_stop s
         s->t = next;
         break;
     }
-    case STOP_HALT: arrive(t, in, c, TILE_HALTED); return 1;
+    case STOP_HALT: tile_arrive(t, in, c, TILE_HALTED); return 1;
     default: fault(t, 0); return 1;
     }
     if (s->rpt_left) /* join, a copy: an rpt body may end with one */

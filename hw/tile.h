@@ -111,6 +111,45 @@ void tile_free(tile *t);
  * FAULT_SUPERSTEP (FAULT_LIMIT first when both). */
 void tile_step(tile *t, const tile_cfg *cfg);
 
+/* The supervisor at sync or halt `in` issued at c: the tile waits at the zone, or has
+ * halted, once its workers have exited and its outgoing port is idle. */
+static inline void tile_arrive(tile *t, const isa_insn *in, uint64_t c, tile_state state)
+{
+    isa_cpu *s = &t->sup;
+    if (state == TILE_SYNC && s->rpt_left)
+        isa_rpt_wrap(s);
+    t->state = state;
+    if (state == TILE_SYNC)
+        t->zone = (uint32_t)in->imm;
+    uint64_t at = c + in->scycles;
+    at = at > t->workers_done ? at : t->workers_done;
+    t->at = at > t->out.port_free ? at : t->out.port_free;
+    s->t = t->at;
+}
+
+/* A tile just released whose next instruction is a `sync`: carry it out as tile_step would
+ * (the tile waits at the sync's zone from its issue + its cost), without entering the
+ * interpreter, and return 1. It can wait for nothing there: a sync reads no register, and
+ * by the release its workers and its outgoing port are idle. 0, with the tile unchanged,
+ * when its next instruction is anything else (or an rpt body is under way, a chunk ran out
+ * in a worker, or the sync would issue past cfg->limit): tile_step it. Inline: a release
+ * tries it on every tile it resumes. */
+static inline int tile_sync_at_once(tile *t, const tile_cfg *cfg)
+{
+    isa_cpu *s = &t->sup;
+    uint64_t c = s->t;
+    uint32_t k = s->pc / ISA_INSN_BYTES;
+    if (k >= t->ncode || t->code[k].op != OP_sync || s->pc % ISA_INSN_BYTES || t->in_worker ||
+        s->rpt_left || c > cfg->limit || c < t->workers_done)
+        return 0;
+    const isa_insn *in = &t->code[k];
+    s->ninsn++;
+    s->busy += in->scycles;
+    s->pc += ISA_INSN_BYTES;
+    tile_arrive(t, in, c, TILE_SYNC);
+    return 1;
+}
+
 /* The context a tile goes on in, or stopped in: a runnable tile's unfinished worker (1..6)
  * or its supervisor (0); a faulted tile's faulting context; else 0 (the supervisor). */
 int tile_ctx(const tile *t);

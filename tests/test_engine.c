@@ -143,6 +143,45 @@ static void test_deadlock_report(void **state)
     isa_prog_free(&prog);
 }
 
+/* Tiles whose next instruction after a release is a sync arrive at once (the engine does
+ * not step them: tile_sync_at_once), with the same time and counts as stepped. Tile 0 spins
+ * (get 0, brnz 1 not taken, li 7, brnzdec x 51 at 8 + 6k, the last at 308) and syncs at 314,
+ * arriving at 320; tiles 1-3 skip the spin (get, brnz taken) and sync at 7. Each release is
+ * the last arrival + L (the machine's sync_internal); the second and third syncs of every
+ * tile issue at the release and arrive 6 later; halt at R3 finishes at R3 + 1: finish = 320
+ * + 3 L + 2 x 6 + 1. Supervisor instructions: 58 on tile 0, 6 on each other tile (76); issue
+ * cycles (get 1, li 1, brnz 6, brnzdec 6, sync 6, halt 1): 333 and 26 each (411). */
+static void test_sync_only_tiles(void **state)
+{
+    (void)state;
+    const char *src = "main:   get     r1, $tile\n"
+                      "        brnz    r1, idle\n"
+                      "        li      r2, 50\n"
+                      "spin:   brnzdec r2, spin\n"
+                      "idle:   sync    internal\n"
+                      "        sync    internal\n"
+                      "        sync    internal\n"
+                      "        halt\n";
+    err e;
+    err_clear(&e);
+    isa_prog prog;
+    tu_assemble("so.s", src, &prog);
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        sys *sy = tu_system(1, 4, threads, 100000, &prog);
+        eng *g = sys_engine(sy);
+        assert_int_equal(eng_run(g, &e), ERR_OK);
+        eng_stats st;
+        eng_get_stats(g, &st);
+        uint64_t lat = eng_machine(g)->sync_internal;
+        assert_int_equal(st.cycles, 320 + 3 * lat + 13);
+        assert_int_equal(st.supersteps, 3);
+        assert_int_equal(st.ninsn[0], 76);
+        assert_int_equal(st.busy[0], 411);
+        sys_free(sy);
+    }
+    isa_prog_free(&prog);
+}
+
 /* Two IPUs: IPU 0's tiles wait at an external sync while IPU 1's tiles halt: the report
  * names the waiting and the missing IPUs and their tiles' states. get 0, brnz 1 (not taken:
  * 6 cycles), sync at 7 arrives at 13. */
@@ -468,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_ports),
         cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_deadlock_report),
+        cmocka_unit_test(test_sync_only_tiles),
         cmocka_unit_test(test_external_deadlock),
         cmocka_unit_test(test_misaligned_entry),
         cmocka_unit_test(test_external_latency_formula),
