@@ -98,22 +98,14 @@ rs1:    shli    r6, r6, 4
         add     r6, r6, r3
 rs2:    shli    r6, r6, 4
         addi    r6, r6, 0x10200
-        ld32    r10, [r8+0]
+        li      r14, 3              ; 4 words
+add4:   ld32    r10, [r8+0]
         ld32    r11, [r6+0]
         add     r10, r10, r11
         st32    r10, [r6+0]
-        ld32    r10, [r8+4]
-        ld32    r11, [r6+4]
-        add     r10, r10, r11
-        st32    r10, [r6+4]
-        ld32    r10, [r8+8]
-        ld32    r11, [r6+8]
-        add     r10, r10, r11
-        st32    r10, [r6+8]
-        ld32    r10, [r8+12]
-        ld32    r11, [r6+12]
-        add     r10, r10, r11
-        st32    r10, [r6+12]
+        addi    r8, r8, 4
+        addi    r6, r6, 4
+        brnzdec r14, add4
         addi    r9, r9, 1
         cmpeq   r7, r9, r5
         brz     r7, rs
