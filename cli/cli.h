@@ -104,6 +104,12 @@ double cli_tile_balance(const struct eng *g, uint32_t ipu, uint32_t *tiles, uint
 /* Seconds from a monotonic clock. */
 double cli_now(void);
 
+/* A command that spreads over MPI ranks joins them (base/rank.h); ranks other than 0 write
+ * nothing (their stdout and stderr go to /dev/null: the run's output is rank 0's, and every
+ * rank reaches the same status). NULL, with *status what to exit with (rank 0 having said
+ * why), when launched as several ranks by a build without MPI. Leave with rank_close. */
+struct rank_comm *cli_ranks_open(const char *cmd, int *argc, char ***argv, int *status);
+
 /* ---- a long run: Ctrl-C, SIGTERM, the heartbeat (cli/watch.c) ---- */
 /* The --max-superstep-cycles default: 10^9 cycles (0.75 s of a 1.33 GHz IPU), some 6,000
  * times the longest superstep of any workload here (docs/timing.md, "Long runs"). */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/rank.h"
 #include "cli/cli.h"
 #include "workloads/micro/micro.h"
 
@@ -56,7 +57,7 @@ static void print_table(FILE *f, const mach *m, const wl_micro_table *t, double 
                "gaps over 10%%).\n");
 }
 
-int cli_cmd_micro(int argc, char **argv)
+static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
 {
     const char *cmd = "micro", *name = NULL, *csv = NULL;
     cli_machine mo = {0};
@@ -91,7 +92,7 @@ int cli_cmd_micro(int argc, char **argv)
     err_clear(e);
     cli_watch w;
     cli_watch_begin(&w, cmd, progress);
-    wl_micro_cfg cfg = {.threads = (unsigned)threads};
+    wl_micro_cfg cfg = {.threads = (unsigned)threads, .ranks = ranks};
     sys_ctl ctl = {CLI_MAX_SUPERSTEP_CYCLES, cli_watch_eng(&w)};
     wl_micro_table t = {0};
     double t0 = cli_now();
@@ -102,7 +103,7 @@ int cli_cmd_micro(int argc, char **argv)
         rc = cli_report_err(cmd, e);
     } else {
         print_table(stdout, &m, &t, host);
-        if (csv) {
+        if (csv && rank_id(ranks) == 0) {
             char *text = wl_micro_csv(&t);
             rc = cli_write_file(cmd, csv, text, strlen(text));
             free(text);
@@ -110,5 +111,18 @@ int cli_cmd_micro(int argc, char **argv)
     }
     wl_micro_table_free(&t);
     free(e);
+    return rc;
+}
+
+/* Under mpirun each program's IPUs are shared out among the ranks (docs/scale-out.md); every
+ * rank computes the same table, rank 0 prints it and writes the CSV. */
+int cli_cmd_micro(int argc, char **argv)
+{
+    int rc = 0;
+    struct rank_comm *ranks = cli_ranks_open("micro", &argc, &argv, &rc);
+    if (!ranks)
+        return rc;
+    rc = micro_cmd(argc, argv, ranks);
+    rank_close(ranks);
     return rc;
 }

@@ -216,24 +216,13 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
     return rc;
 }
 
-/* Ranks other than 0 write nothing: their stdout and stderr go nowhere (the run's output is
- * rank 0's, and every rank reaches the same status). */
-static void silence(void)
-{
-    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
-        return;
-}
-
 int cli_cmd_run(int argc, char **argv)
 {
-    err e;
-    err_clear(&e);
-    rank_comm *ranks = rank_open(&argc, &argv, &e);
-    if (!ranks) /* launched as several ranks without MPI: one of them says so */
-        return rank_launched_id() == 0 ? cli_report_err("run", &e) : e.status;
-    if (rank_id(ranks) != 0)
-        silence();
-    int rc = run_cmd(argc, argv, ranks);
+    int rc = 0;
+    rank_comm *ranks = cli_ranks_open("run", &argc, &argv, &rc);
+    if (!ranks)
+        return rc;
+    rc = run_cmd(argc, argv, ranks);
     rank_close(ranks);
     return rc;
 }

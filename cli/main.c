@@ -113,6 +113,10 @@ static const cli_cmd commands[] = {
      "  --csv FILE               also write the table as CSV (whole or not at all)\n"
      CLI_PROGRESS_HELP
      "\n"
+     "Under 'mpirun -np R ipusim micro ...' each program's IPUs are shared out among the R\n"
+     "processes, which give the same table and CSV as one process; rank 0 writes them\n"
+     "(docs/scale-out.md).\n"
+     "\n"
      "Exit status: 0 ok, 2 bad options or preset, 3 simulated fault or stopped by Ctrl-C or\n"
      "SIGTERM (no table, no CSV).\n"},
     {"metrics", cli_cmd_metrics, "list the report statistics: CSV column, unit, title",
@@ -334,6 +338,16 @@ static void free_args(char **args, int n)
     free(args);
 }
 
+/* The commands that spread over MPI ranks (docs/scale-out.md). */
+static int spreads(const char *name)
+{
+    static const char *const names[] = {"run", "micro"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* Under mpirun as several ranks, a command that does not spread over ranks yet: one line
  * from rank 0, status 2 from every rank. */
 static int not_spread(const char *name, int *argc, char ***argv)
@@ -343,8 +357,8 @@ static int not_spread(const char *name, int *argc, char ***argv)
     rank_comm *rc = rank_open(argc, argv, &e);
     if (rc ? rank_id(rc) == 0 : rank_launched_id() == 0)
         fprintf(stderr, "ipusim %s: %s\n", name,
-                rc ? "runs as one process only so far (under mpirun only 'ipusim run' spreads "
-                     "over ranks; see docs/scale-out.md)"
+                rc ? "runs as one process only so far (under mpirun only 'ipusim run' and "
+                     "'ipusim micro' spread over ranks; see docs/scale-out.md)"
                    : e.msg);
     rank_close(rc);
     return 2;
@@ -390,8 +404,7 @@ int main(int argc, char **argv)
             return 0;
         }
     }
-    int rc = strcmp(name, "run") != 0 && rank_launched() ? not_spread(name, &argc, &argv)
-                                                         : c->fn(n, args);
+    int rc = !spreads(name) && rank_launched() ? not_spread(name, &argc, &argv) : c->fn(n, args);
     free_args(args, n);
     return rc;
 }

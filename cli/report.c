@@ -10,6 +10,7 @@
 #include "base/alloc.h"
 #include "base/file.h"
 #include "base/text.h"
+#include "base/rank.h"
 #include "cli/cli.h"
 #include "hw/engine.h"
 #include "isa/asm.h"
@@ -20,6 +21,23 @@ double cli_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+struct rank_comm *cli_ranks_open(const char *cmd, int *argc, char ***argv, int *status)
+{
+    err e;
+    err_clear(&e);
+    rank_comm *ranks = rank_open(argc, argv, &e);
+    if (!ranks) {
+        *status = rank_launched_id() == 0 ? cli_report_err(cmd, &e) : e.status;
+        return NULL;
+    }
+    if (rank_id(ranks) != 0) { /* without /dev/null the rank writes where it can */
+        FILE *out = freopen("/dev/null", "w", stdout), *err = freopen("/dev/null", "w", stderr);
+        (void)out;
+        (void)err;
+    }
+    return ranks;
 }
 
 int cli_load_prog(const char *cmd, const char *path, isa_prog *prog)

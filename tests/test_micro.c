@@ -48,7 +48,7 @@ static void run_ok(const mach *m, const char *name, unsigned threads, wl_micro_t
     err *e = malloc(sizeof *e);
     assert_non_null(e);
     err_clear(e);
-    wl_micro_cfg cfg = {threads};
+    wl_micro_cfg cfg = {.threads = threads};
     memset(t, 0, sizeof *t);
     int rc = wl_micro_run(m, name, &cfg, t, e);
     if (rc != ERR_OK)
@@ -405,7 +405,7 @@ static void test_unknown_name(void **state)
     err *e = malloc(sizeof *e);
     err_clear(e);
     wl_micro_table t = {0};
-    wl_micro_cfg cfg = {1};
+    wl_micro_cfg cfg = {.threads = 1};
     assert_int_equal(wl_micro_run(&m, "nosuch", &cfg, &t, e), ERR_INPUT);
     assert_non_null(strstr(e->msg, "unknown microbenchmark 'nosuch'"));
     assert_non_null(strstr(e->msg, "allreduce"));

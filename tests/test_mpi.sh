@@ -115,6 +115,28 @@ else
   fail=1
 fi
 
+# ipusim micro (every microbenchmark: exchange, syncs over 2-16 IPUs, IPU-Links, memory, AMP,
+# the all-reduce) over 2 and 4 ranks: the same table and CSV as one process, but the host
+# seconds in the header.
+"$BIN" micro all --threads 1 --csv "$TMP/one.csv" >"$TMP/one.out" 2>&1
+rc1=$?
+for np in 2 4; do
+  timeout 120 "${MPIRUN[@]}" -np "$np" "$BIN" micro all --threads 1 --csv "$TMP/many.csv" \
+    >"$TMP/many.out" 2>&1
+  rcn=$?
+  if [ "$rc1" = 0 ] && [ "$rcn" = 0 ] && cmp -s "$TMP/one.csv" "$TMP/many.csv" &&
+    diff <(sed 's/figures in [0-9.]* s/figures in - s/' "$TMP/one.out") \
+      <(sed 's/figures in [0-9.]* s/figures in - s/' "$TMP/many.out") >/dev/null; then
+    echo "test_mpi: ok: ipusim micro all, $np ranks"
+    pass=$((pass + 1))
+  else
+    echo "test_mpi: FAILED: ipusim micro all, $np ranks (exit status $rc1 vs $rcn)"
+    diff "$TMP/one.out" "$TMP/many.out" | head -n 10
+    fail=1
+  fi
+  rm -f "$TMP/many.csv"
+done
+
 # A command that does not spread over ranks yet: one line, status 2 from every rank.
 timeout 120 "${MPIRUN[@]}" -np 2 "$BIN" gemm >"$TMP/out" 2>"$TMP/err"
 rc=$?

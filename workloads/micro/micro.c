@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/rank.h"
 #include "isa/asm.h"
 #include "workloads/micro/micro_int.h"
 
@@ -71,7 +72,7 @@ int wl_micro_run(const mach *m, const char *name, const wl_micro_cfg *cfg, wl_mi
 int wl_micro_run_ctl(const mach *m, const char *name, const wl_micro_cfg *cfg, const sys_ctl *ctl,
                      wl_micro_table *t, err *e)
 {
-    micro_cfg mc = {.threads = cfg ? cfg->threads : 0};
+    micro_cfg mc = {.threads = cfg ? cfg->threads : 0, .ranks = cfg ? cfg->ranks : NULL};
     if (ctl)
         mc.ctl = *ctl;
     int all = !name || strcmp(name, "all") == 0, found = 0;
@@ -123,12 +124,30 @@ void micro_add(wl_micro_table *t, const char *bench, const char *unit, double si
     va_end(ap);
 }
 
+/* A rank sees the on-chip streams of its own IPUs and every stream between IPUs: it keeps
+ * those between IPUs only on rank 0, so that gathering the ranks' lists gives each once. */
 static void on_trace(void *ctx, const eng_stream *s, int global)
 {
-    (void)global;
     micro_run *r = ctx;
+    if (global && rank_id(r->ranks) != 0)
+        return;
     r->tr = xgrow(r->tr, &r->cap, r->ntr + 1, sizeof *r->tr);
     r->tr[r->ntr++] = *s;
+}
+
+/* Several ranks: every rank's trace becomes the whole run's (each rank's list in turn). */
+static void gather_trace(micro_run *r)
+{
+    unsigned size = rank_size(r->ranks);
+    size_t *counts = xmalloc(size * sizeof *counts);
+    eng_stream *all = rank_allgatherv(r->ranks, r->tr, r->ntr * sizeof *r->tr, counts);
+    size_t n = 0;
+    for (unsigned k = 0; k < size; k++)
+        n += counts[k] / sizeof *r->tr;
+    free(counts);
+    free(r->tr);
+    r->tr = all;
+    r->ntr = r->cap = n;
 }
 
 int micro_run_prog(const mach *m, const micro_prog *p, const micro_cfg *cfg, micro_run *r, err *e)
@@ -146,7 +165,10 @@ int micro_run_prog(const mach *m, const micro_prog *p, const micro_cfg *cfg, mic
         isa_prog_free(&prog);
         return rc;
     }
-    sys_cfg sc = {.m = *m, .threads = cfg ? cfg->threads : 0, .max_cycles = 100000000000ull};
+    sys_cfg sc = {.m = *m,
+                  .threads = cfg ? cfg->threads : 0,
+                  .max_cycles = 100000000000ull,
+                  .ranks = cfg ? cfg->ranks : NULL};
     if (cfg)
         sc.ctl = cfg->ctl;
     sc.m.nipus = p->nipus;
@@ -156,6 +178,7 @@ int micro_run_prog(const mach *m, const micro_prog *p, const micro_cfg *cfg, mic
         return e->status;
     }
     r->g = sys_engine(r->s);
+    r->ranks = sc.ranks;
     xchg_set_trace(sys_fabric(r->s), on_trace, r);
     rc = eng_load(r->g, &prog, e);
     isa_prog_free(&prog);
@@ -164,6 +187,8 @@ int micro_run_prog(const mach *m, const micro_prog *p, const micro_cfg *cfg, mic
     if (p->setup)
         p->setup(r->g, p->ctx);
     rc = eng_run(r->g, e);
+    if (rank_size(r->ranks) > 1)
+        gather_trace(r);
     return rc;
 }
 
@@ -177,6 +202,7 @@ void micro_run_free(micro_run *r)
 uint32_t micro_rd32(eng *g, uint32_t ipu, uint32_t tile, uint32_t addr)
 {
     uint32_t v;
+    eng_share_mem(g, ipu, tile, addr, 4);
     memcpy(&v, eng_tile_mem(g, ipu, tile) + addr, 4);
     return v;
 }

@@ -32,7 +32,10 @@ typedef struct wl_micro_table {
 } wl_micro_table;
 
 typedef struct wl_micro_cfg {
-    unsigned threads; /* host threads (0: online CPUs) */
+    unsigned threads;        /* host threads (0: online CPUs) */
+    struct rank_comm *ranks; /* the run's ranks (base/rank.h); NULL: this process alone. Each
+                                program's IPUs are shared out among them, and every rank
+                                computes the same table */
 } wl_micro_cfg;
 
 /* The benchmarks, in table order: their names and one-line summaries (i < wl_micro_count()). */

@@ -177,6 +177,7 @@ static int ar_check(eng *g, const ar_plan *a, err *e)
     uint32_t n = a->R * a->C / 4;
     for (uint32_t p = 0; p < a->R; p++)
         for (uint32_t t = 0; t < a->K; t++) {
+            eng_share_mem(g, a->ring[p], t, a->data, n * 4); /* from its owner */
             const float *d = (const float *)(eng_tile_mem(g, a->ring[p], t) + a->data);
             for (uint32_t j = 0; j < n; j++) {
                 uint64_t i = (uint64_t)t * n + j;

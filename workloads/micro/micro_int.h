@@ -15,6 +15,7 @@
 typedef struct micro_cfg {
     unsigned threads;
     sys_ctl ctl;
+    struct rank_comm *ranks;
 } micro_cfg;
 
 /* ---- running one program ---- */
@@ -22,8 +23,11 @@ typedef struct micro_cfg {
 typedef struct micro_run {
     sys *s;
     eng *g;         /* the system's engine */
-    eng_stream *tr; /* every delivered stream, in the engine's delivery order */
+    eng_stream *tr; /* every delivered stream: in the engine's delivery order in one process;
+                       after a run of several ranks, rank by rank (what reads it sums, takes
+                       extremes or counts, which no order changes) */
     size_t ntr, cap;
+    struct rank_comm *ranks; /* the run's ranks (NULL: this process alone) */
 } micro_run;
 
 typedef void (*micro_setup_fn)(eng *g, void *ctx);
@@ -42,7 +46,8 @@ typedef struct micro_prog {
 int micro_run_prog(const mach *m, const micro_prog *p, const micro_cfg *cfg, micro_run *r, err *e);
 void micro_run_free(micro_run *r);
 
-/* A 32-bit word of tile memory. */
+/* A 32-bit word of tile memory (after a run of several ranks, read from the tile's owner:
+ * every rank must read the same words in the same order). */
 uint32_t micro_rd32(eng *g, uint32_t ipu, uint32_t tile, uint32_t addr);
 void micro_wr32(eng *g, uint32_t ipu, uint32_t tile, uint32_t addr, uint32_t v);
 

@@ -241,6 +241,8 @@ int micro_amp(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e)
     micro_run r;
     int rc = workers_run(m, cfg, &w, &sp, &r, e);
     free(suptext);
+    if (rc == ERR_OK)
+        eng_share_mem(r.g, 0, 0, b.part, 6 * pbytes); /* from its owner */
     for (uint32_t i = 0; rc == ERR_OK && i < 6 * pbytes / 4; i++) {
         float v;
         memcpy(&v, eng_tile_mem(r.g, 0, 0) + b.part + 4 * i, 4);
