@@ -8,8 +8,8 @@
 #     and moving bytes), and each rank's peak resident memory; the all-reduce's result is
 #     checked, and the reports of R = 1 and 2 compared (they must be the same but host time).
 #     The host's cores are shared out: each rank gets --threads cores / R (at least 1).
-# (b) the replicated MNIST (2 replicas, one host call) with R = 1 and 2, when `mnist` spreads
-#     over ranks; otherwise one line saying it is skipped and why.
+# (b) the replicated MNIST (2 replicas of the pipelined net, a box each, one host call) with
+#     R = 1 and 2, the same figures as (a); the reports must be the same.
 # (c) bench/pod.s on a POD of POD IPUs (default 64: 94,208 tiles), one run for each R of 1, 2
 #     and 4: peak memory per rank and host time (R above the cores oversubscribes them, so
 #     the time is not a speed-up there).
@@ -29,20 +29,22 @@ CORES=$(nproc)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-# R IPUS OUT: one run of PROG on R ranks (1: no mpirun), dumping the last tile's first words
-one() {
+# R OUT ARGS...: one run of `ipusim ARGS` on R ranks (1: no mpirun), with cores / R threads
+launch() {
     r=$1
-    ipus=$2
-    out=$3
+    out=$2
+    shift 2
     th=$((CORES / r))
     [ "$th" -ge 1 ] || th=1
-    set -- run "$PROG" --ipus "$ipus" --threads "$th" --rank-stats \
-        --dump-mem "$((ipus - 1)):1471:0x10200:8"
     if [ "$r" = 1 ]; then
-        "$BIN" "$@" >"$out" 2>&1
+        "$BIN" "$@" --threads "$th" >"$out" 2>&1
     else
-        $MPIRUN -np "$r" "$BIN" "$@" >"$out" 2>&1
+        $MPIRUN -np "$r" "$BIN" "$@" --threads "$th" >"$out" 2>&1
     fi
+}
+# R IPUS OUT: one run of PROG on R ranks, dumping the last tile's first words
+one() {
+    launch "$1" "$3" run "$PROG" --ipus "$2" --rank-stats --dump-mem "$(($2 - 1)):1471:0x10200:8"
 }
 # The figures of one run's output: run seconds (rank 0), then per rank "share% memMiB"
 figures() {
@@ -65,53 +67,51 @@ check() {
     done
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-# the report without what depends on the host (threads, host time, the rank stats)
+# the report without what depends on the host (threads, host time, compile time, rank stats)
 report() {
     grep -v -e 'host time' -e 'rank stats' -e '^  *rank [0-9]*: run' "$1" |
-        sed 's/, [0-9]* host threads*$//'
+        sed -E -e 's/, [0-9]* host threads*$//' -e 's/(compile|programs,) [0-9.]+ s/\1 - s/'
 }
+# RUNS runs each of R = 1 and 2 of `ipusim ARGS` (with --rank-stats) into $TMP/TAG$r.$i, then
+# the table: median run seconds (rank 0's), the first run's collectives share and memory per
+# rank. CHECK (a function name, or :) is called with each output.
+table() {
+    tag=$1
+    chk=$2
+    shift 2
+    printf '  %-6s %10s %28s %26s\n' ranks "run s" "in collectives, per rank" "peak memory, per rank"
+    for r in 1 2; do
+        : >"$TMP/secs"
+        i=1
+        while [ "$i" -le "$RUNS" ]; do
+            launch "$r" "$TMP/$tag$r.$i" "$@"
+            $chk "$TMP/$tag$r.$i"
+            figures "$TMP/$tag$r.$i" | awk '$1 == 0 { print $2 }' >>"$TMP/secs"
+            i=$((i + 1))
+        done
+        share=$(figures "$TMP/$tag$r.1" | awk '{ printf "%s%s%%", (NR > 1 ? " " : ""), $3 }')
+        mem=$(figures "$TMP/$tag$r.1" | awk '{ printf "%s%s MiB", (NR > 1 ? " " : ""), $4 }')
+        printf '  %-6s %10s %28s %26s\n' "$r" "$(median <"$TMP/secs")" "$share" "$mem"
+    done
+    report "$TMP/${tag}1.1" >"$TMP/rep1"
+    report "$TMP/${tag}2.1" >"$TMP/rep2"
+    if ! cmp -s "$TMP/rep1" "$TMP/rep2"; then
+        echo "bench-mpi: the reports of 1 and 2 ranks differ:" >&2
+        diff "$TMP/rep1" "$TMP/rep2" >&2 || true
+        exit 1
+    fi
+}
+check16() { check 16 "$1"; }
 
 echo "bench-mpi: $PROG, $CORES host cores shared out among the ranks"
 echo "(a) POD16 (16 IPUs, 23,552 tiles), median of $RUNS runs"
-printf '  %-6s %10s %28s %26s\n' ranks "run s" "in collectives, per rank" "peak memory, per rank"
-for r in 1 2; do
-    : >"$TMP/secs"
-    i=1
-    while [ "$i" -le "$RUNS" ]; do
-        one "$r" 16 "$TMP/a$r.$i"
-        check 16 "$TMP/a$r.$i"
-        figures "$TMP/a$r.$i" | awk '$1 == 0 { print $2 }' >>"$TMP/secs"
-        i=$((i + 1))
-    done
-    share=$(figures "$TMP/a$r.1" | awk '{ printf "%s%s%%", (NR > 1 ? " " : ""), $3 }')
-    mem=$(figures "$TMP/a$r.1" | awk '{ printf "%s%s MiB", (NR > 1 ? " " : ""), $4 }')
-    printf '  %-6s %10s %28s %26s\n' "$r" "$(median <"$TMP/secs")" "$share" "$mem"
-done
-report "$TMP/a1.1" >"$TMP/rep1"
-report "$TMP/a2.1" >"$TMP/rep2"
-if cmp -s "$TMP/rep1" "$TMP/rep2"; then
-    echo "  the reports of 1 and 2 ranks are the same (but threads and host time); the all-reduce is right"
-else
-    echo "bench-mpi: the reports of 1 and 2 ranks differ:" >&2
-    diff "$TMP/rep1" "$TMP/rep2" >&2 || true
-    exit 1
-fi
+table a check16 run "$PROG" --ipus 16 --rank-stats --dump-mem 15:1471:0x10200:8
+echo "  the reports of 1 and 2 ranks are the same (but threads and host time); the all-reduce is right"
 
-echo "(b) replicated MNIST (2 replicas, 1 host call of mnist-digits)"
-set -- mnist --replicas 2 --dataset mnist-digits --epochs 1 --max-calls 1 --test-images 100
-if $MPIRUN -np 2 "$BIN" "$@" --threads 1 >"$TMP/b2" 2>&1; then
-    for r in 1 2; do
-        th=$((CORES / r))
-        [ "$th" -ge 1 ] || th=1
-        t0=$(date +%s.%N)
-        if [ "$r" = 1 ]; then "$BIN" "$@" --threads "$th" >"$TMP/b$r" 2>&1; else
-            $MPIRUN -np 2 "$BIN" "$@" --threads "$th" >"$TMP/b$r" 2>&1; fi
-        t1=$(date +%s.%N)
-        echo "  $r rank(s): $(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }") s wall"
-    done
-else
-    echo "  skipped: $(head -n 1 "$TMP/b2")"
-fi
+echo "(b) replicated MNIST: 2 replicas pipelined over 4 IPUs each (8 IPUs, a box per rank),"
+echo "    1 host call of mnist-digits (1,600 images) and 100 test images, median of $RUNS runs"
+table b : mnist --replicas 2 --epochs 1 --max-calls 1 --test-images 100 --rank-stats
+echo "  the reports of 1 and 2 ranks are the same (but threads and host time): losses, cycles, accuracy"
 
 echo "(c) POD$POD ($POD IPUs, $((POD * 1472)) tiles), one run each"
 printf '  %-6s %10s %40s\n' ranks "run s" "peak memory, per rank"

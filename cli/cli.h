@@ -109,6 +109,14 @@ double cli_now(void);
  * rank reaches the same status). NULL, with *status what to exit with (rank 0 having said
  * why), when launched as several ranks by a build without MPI. Leave with rank_close. */
 struct rank_comm *cli_ranks_open(const char *cmd, int *argc, char ***argv, int *status);
+/* Every rank brings its status (a collective: every rank calls it); every rank returns the
+ * first non-zero one in rank order, or 0. For a step only some ranks take (rank 0 writing a
+ * file), so that the others stop with it rather than wait for it. */
+int cli_ranks_agree(struct rank_comm *ranks, int rc);
+/* --rank-stats (a collective): per rank, the run's host time run_s, the part of it spent in
+ * the ranks' collectives (wait_ns over `calls` calls: base/rank.h, rank_waited) and the
+ * process's peak resident memory, gathered to rank 0, which prints a line for each. */
+void cli_rank_stats(struct rank_comm *ranks, double run_s, uint64_t wait_ns, uint64_t calls);
 
 /* ---- a long run: Ctrl-C, SIGTERM, the heartbeat (cli/watch.c) ---- */
 /* The --max-superstep-cycles default: 10^9 cycles (0.75 s of a 1.33 GHz IPU), some 6,000

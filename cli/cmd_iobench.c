@@ -1,8 +1,11 @@
-/* cmd_iobench: `ipusim io-bench` — the host I/O trade-offs workload, with its report. */
+/* cmd_iobench: `ipusim io-bench` — the host I/O trade-offs workload, with its report. Under
+ * `mpirun -np R` the IPUs are shared out among the ranks in whole host-link groups
+ * (docs/scale-out.md); rank 0 alone prints the report and writes the JSON. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rank.h"
 #include "base/text.h"
 #include "cli/cli.h"
 #include "cli/profile.h"
@@ -20,7 +23,7 @@ static int us_opt(const char *cmd, int argc, char **argv, int *i, sim_time *out)
     return rc;
 }
 
-int cli_cmd_iobench(int argc, char **argv)
+static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
 {
     const char *cmd = "io-bench", *json = NULL, *v = NULL;
     cli_machine mo = {0};
@@ -118,6 +121,7 @@ int cli_cmd_iobench(int argc, char **argv)
     cli_watch w;
     cli_watch_begin(&w, cmd, progress);
     c.ctl.watch = cli_watch_eng(&w);
+    c.ranks = ranks;
     profile_attach(pf, &c.ctl.watch);
     double t0 = cli_now();
     rc = wl_iobench_run(&m, &c, &r, &s, &e);
@@ -146,7 +150,7 @@ int cli_cmd_iobench(int argc, char **argv)
         printf("  %-22s Begin %llu, Mid %llu, End %llu cycles; hand-over %llu cycles per step\n",
                "I/O tiles (overlapped)", (unsigned long long)r.io[0], (unsigned long long)r.io[1],
                (unsigned long long)r.io[2], (unsigned long long)r.handover_cycles);
-    if (json) {
+    if (json && rank_id(ranks) == 0) {
         txt x = {0};
         txt_printf(
             &x,
@@ -172,5 +176,16 @@ int cli_cmd_iobench(int argc, char **argv)
         profile_free(pf);
     }
     sys_free(s);
+    return rc;
+}
+
+int cli_cmd_iobench(int argc, char **argv)
+{
+    int rc = 0;
+    rank_comm *ranks = cli_ranks_open("io-bench", &argc, &argv, &rc);
+    if (!ranks)
+        return rc;
+    rc = iobench_cmd(argc, argv, ranks);
+    rank_close(ranks);
     return rc;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/rank.h"
 #include "base/text.h"
 #include "cli/cli.h"
 #include "cli/cmd_mnist.h"
@@ -398,6 +399,11 @@ static int parse_arg(mnist_opts *o, int argc, char **argv, int *i)
         o->sim_only = o->sim_only ? o->sim_only : a;
         return 0;
     }
+    if (strcmp(a, "--rank-stats") == 0) {
+        o->rank_stats = 1;
+        o->sim_only = o->sim_only ? o->sim_only : a;
+        return 0;
+    }
     if (strcmp(a, "--offload-optimiser") == 0) {
         o->offload = 1;
         o->sim_only = o->sim_only ? o->sim_only : a;
@@ -548,12 +554,20 @@ static void trim(mdata_split *s, long n)
         s->n = (size_t)n;
 }
 
-int cli_cmd_mnist(int argc, char **argv)
+static int mnist_cmd(int argc, char **argv, rank_comm *ranks)
 {
     mnist_opts o;
     int rc = parse_opts(argc, argv, &o);
     if (rc)
         return rc == -1 ? 0 : rc;
+    o.ranks = ranks;
+    if (o.reference && rank_size(ranks) > 1) {
+        fprintf(stderr,
+                "ipusim %s: --reference trains natively on the host and does not spread over "
+                "MPI ranks; run it as one process\n",
+                CMD);
+        return 2;
+    }
     char *dir = NULL;
     if ((rc = find_dataset(o.dataset, &dir)))
         return rc;
@@ -581,5 +595,19 @@ out:
     free(d);
     free(e);
     free(dir);
+    return rc;
+}
+
+/* Under mpirun the simulated run's IPUs are shared out among the ranks in whole host-link
+ * groups (docs/scale-out.md); every rank runs the host's side for its own IPUs, and rank 0
+ * alone prints and writes the weights and the JSON. */
+int cli_cmd_mnist(int argc, char **argv)
+{
+    int rc = 0;
+    rank_comm *ranks = cli_ranks_open(CMD, &argc, &argv, &rc);
+    if (!ranks)
+        return rc;
+    rc = mnist_cmd(argc, argv, ranks);
+    rank_close(ranks);
     return rc;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/rank.h"
 #include "base/text.h"
 #include "cli/cli.h"
 #include "cli/cmd_mnist.h"
@@ -494,7 +495,11 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
     int rc = c->run.epochs > 0 ? mnet_train(c, &d->train, params, &h, e) : 0;
     s->ph[PH_TRAIN].host_s = cli_now() - t0;
     s->ph[PH_TRAIN].images = mnist_trained(o, &d->train);
-    if (rc || (o->save && (rc = mref_save(net, o->save, e)))) {
+    if (rc == 0 && o->save && rank_id(o->ranks) == 0)
+        rc = mref_save(net, o->save, e);
+    if (rank_size(o->ranks) > 1 && (rc = cli_ranks_agree(o->ranks, rc)) && !e->status)
+        err_set(e, rc, "rank 0 could not save the weights"); /* rank 0 says why */
+    if (rc) {
         cli_watch_end(&s->w);
         return rc;
     }
@@ -537,6 +542,7 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
         return err_set(e, ERR_INPUT, "--ipus %d x --replicas %d = %d IPUs: at most 64 (a POD64)",
                        o->ipus, o->replicas, o->ipus * o->replicas);
     c->offload = o->offload;
+    c->ranks = o->ranks;
     if (mnet_check_output(c, e) || (o->cfg.epochs > 0 && mnet_check_pipeline(c, 1, e)) ||
         mnet_check_pipeline(c, 0, e))
         return e->status;
@@ -563,12 +569,18 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
         profile_attach(s->pf, &c.ctl.watch);
         if (rc == 0) {
             print_head(o, &c, dir, d);
+            uint64_t w0, n0, w1, n1;
+            rank_waited(o->ranks, &w0, &n0);
             rc = train_and_test(&c, o, d, s, net, &acc, e);
+            rank_waited(o->ranks, &w1, &n1);
+            if (o->rank_stats)
+                cli_rank_stats(o->ranks, s->ph[PH_TRAIN].host_s + s->ph[PH_TEST].host_s, w1 - w0,
+                               n1 - n0);
         }
     }
     if (rc) {
         rc = cli_report_err(CMD, e);
-    } else if (o->json) {
+    } else if (o->json && rank_id(o->ranks) == 0) {
         char *extra = json_simulated(s, &c);
         mnist_result res = {.mode = "simulated",
                             .test_acc = acc,

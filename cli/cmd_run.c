@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "base/alloc.h"
 #include "base/rank.h"
@@ -57,27 +56,6 @@ static int print_dump(eng *g, const dump *d)
         printf("\n");
     }
     return 0;
-}
-
-/* --rank-stats: per rank, the run's host time, the part of it spent in the ranks'
- * collectives (waiting for the others at the meetings, and moving the exchange), and the
- * process's peak resident memory, gathered to rank 0, which prints a line for each. */
-static void print_rank_stats(rank_comm *ranks, double run_s, uint64_t wait_ns, uint64_t calls)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    double mine[4] = {run_s, (double)wait_ns * 1e-9, (double)calls, (double)ru.ru_maxrss / 1024.0};
-    unsigned n = rank_size(ranks);
-    double *all = xmalloc(n * sizeof mine);
-    rank_allgather(ranks, mine, sizeof mine, all);
-    for (unsigned r = 0; r < n; r++) {
-        const double *x = all + 4 * r;
-        printf("  %-22s rank %u: run %.3f s, in collectives %.3f s (%.1f%%, %.0f calls), peak "
-               "memory %.1f MiB\n",
-               r ? "" : "rank stats", r, x[0], x[1], x[0] > 0 ? 100.0 * x[1] / x[0] : 0.0, x[2],
-               x[3]);
-    }
-    free(all);
 }
 
 static int run_cmd(int argc, char **argv, rank_comm *ranks)
@@ -209,7 +187,7 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
         rc = cli_report_err(cmd, &e);
     }
     if (rank_stats)
-        print_rank_stats(ranks, host, wait1 - wait0, calls1 - calls0);
+        cli_rank_stats(ranks, host, wait1 - wait0, calls1 - calls0);
     sys_free(s);
     isa_prog_free(&prog);
     profile_free(pf);

@@ -210,6 +210,8 @@ static const cli_cmd commands[] = {
      "  --output-mode M            the outfeed: every micro-batch's loss and predictions (all,\n"
      "                             the default, as the tutorial), each host call's last (final),\n"
      "                             every N-th (every:N) or their sum over a call (sum)\n"
+     "  --rank-stats               after the report, per rank (MPI process): the run's host\n"
+     "                             time, the part spent in the ranks' collectives, peak memory\n"
      "The training run's profile (docs/profiling.md; a window counts host calls or device\n"
      "iterations):\n"
      PROFILE_HELP
@@ -217,6 +219,11 @@ static const cli_cmd commands[] = {
      "\n"
      "Ctrl-C or SIGTERM stops the run (the simulated one within a round, the reference before\n"
      "the next host call) with one line; no weights and no JSON are written.\n"
+     "\n"
+     "Under 'mpirun -np R ipusim mnist ...' the simulated run's IPUs are shared out among the\n"
+     "R processes in whole host-link groups (a box of 4 Mk2 IPUs: a replica each with\n"
+     "--replicas); the lines, report, weights and JSON are one process's, written by rank 0\n"
+     "(docs/scale-out.md). --reference and --profile run as one process only.\n"
      "\n"
      "Exit status: 0 ok, 2 bad options, files or data, 3 a simulated fault or stopped\n"
      "(Ctrl-C, SIGTERM).\n"},
@@ -248,6 +255,10 @@ static const cli_cmd commands[] = {
      CLI_WATCH_HELP
      "  --json FILE          also write the report as JSON\n"
      PROFILE_HELP
+     "\n"
+     "Under 'mpirun -np R ipusim io-bench ...' the IPUs are shared out among the R processes\n"
+     "in whole host-link groups, so each host link's bookings stay in one process; the report\n"
+     "and JSON are one process's, written by rank 0 (docs/scale-out.md; not with --profile).\n"
      "\n"
      "Exit status: 0 ok, 2 bad options or files, 3 simulated fault or stopped by Ctrl-C or\n"
      "SIGTERM (no report, no JSON).\n"},
@@ -341,7 +352,7 @@ static void free_args(char **args, int n)
 /* The commands that spread over MPI ranks (docs/scale-out.md). */
 static int spreads(const char *name)
 {
-    static const char *const names[] = {"run", "micro"};
+    static const char *const names[] = {"run", "micro", "io-bench", "mnist"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i]) == 0)
             return 1;
@@ -357,8 +368,8 @@ static int not_spread(const char *name, int *argc, char ***argv)
     rank_comm *rc = rank_open(argc, argv, &e);
     if (rc ? rank_id(rc) == 0 : rank_launched_id() == 0)
         fprintf(stderr, "ipusim %s: %s\n", name,
-                rc ? "runs as one process only so far (under mpirun only 'ipusim run' and "
-                     "'ipusim micro' spread over ranks; see docs/scale-out.md)"
+                rc ? "runs as one process only so far (under mpirun 'ipusim run', 'micro', "
+                     "'io-bench' and 'mnist' spread over ranks; see docs/scale-out.md)"
                    : e.msg);
     rank_close(rc);
     return 2;

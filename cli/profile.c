@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/rank.h"
 #include "base/text.h"
 #include "cli/cli.h"
 #include "hw/stats.h"
@@ -230,6 +231,13 @@ int profile_new(const char *cmd, const profile_opts *o, profile **out)
     *out = NULL;
     if (!o->on)
         return 0;
+    if (rank_launched()) {
+        fprintf(stderr,
+                "ipusim %s: --profile does not spread over MPI ranks yet (each rank sees only "
+                "its own IPUs); profile the run as one process\n",
+                cmd);
+        return 2;
+    }
     profile *p = xcalloc(1, sizeof *p);
     p->o = *o;
     int rc = parse_window(cmd, p);

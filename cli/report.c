@@ -1,9 +1,11 @@
 /* report: the end-of-run report in text and JSON, from the engine's statistics tables
  * (hw/stats.h: run statistics, per-IPU statistics, time categories; every line and key comes
- * from a row), and loading a program from assembly or from a binary image. */
+ * from a row), loading a program from assembly or from a binary image, and what the commands
+ * that spread over MPI ranks share: joining the ranks, agreeing on a status, --rank-stats. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +40,39 @@ struct rank_comm *cli_ranks_open(const char *cmd, int *argc, char ***argv, int *
         (void)err;
     }
     return ranks;
+}
+
+/* --rank-stats: per rank, the run's host time, the part of it spent in the ranks'
+ * collectives (waiting for the others at the meetings, and moving the exchange), and the
+ * process's peak resident memory, gathered to rank 0, which prints a line for each. */
+void cli_rank_stats(struct rank_comm *ranks, double run_s, uint64_t wait_ns, uint64_t calls)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double mine[4] = {run_s, (double)wait_ns * 1e-9, (double)calls, (double)ru.ru_maxrss / 1024.0};
+    unsigned n = rank_size(ranks);
+    double *all = xmalloc(n * sizeof mine);
+    rank_allgather(ranks, mine, sizeof mine, all);
+    for (unsigned r = 0; r < n; r++) {
+        const double *x = all + 4 * r;
+        printf("  %-22s rank %u: run %.3f s, in collectives %.3f s (%.1f%%, %.0f calls), peak "
+               "memory %.1f MiB\n",
+               r ? "" : "rank stats", r, x[0], x[1], x[0] > 0 ? 100.0 * x[1] / x[0] : 0.0, x[2],
+               x[3]);
+    }
+    free(all);
+}
+
+int cli_ranks_agree(struct rank_comm *ranks, int rc)
+{
+    unsigned size = rank_size(ranks);
+    int32_t mine = rc, *all = xmalloc(size * sizeof *all);
+    rank_allgather(ranks, &mine, sizeof mine, all);
+    rc = 0;
+    for (unsigned r = 0; r < size && rc == 0; r++)
+        rc = all[r];
+    free(all);
+    return rc;
 }
 
 int cli_load_prog(const char *cmd, const char *path, isa_prog *prog)
@@ -166,7 +201,7 @@ double cli_tile_balance(const eng *g, uint32_t ipu, uint32_t *tiles, uint32_t *b
             continue;
         for (uint32_t t = 0; t < eng_ntiles(g); t++) {
             const tile *x = eng_tile(g, i, t);
-            if (!x->code)
+            if (!eng_tile_image(g, i, t)) /* no program (on any rank) */
                 continue;
             uint64_t b = x->sup.busy;
             for (unsigned k = 0; k < ISA_NWORKERS; k++)

@@ -27,7 +27,8 @@ sys *sys_new(const sys_cfg *c, err *e)
                   .max_superstep_cycles = c->ctl.max_superstep_cycles,
                   .chunk_cycles = c->chunk_cycles,
                   .watch = c->ctl.watch,
-                  .ranks = c->ranks};
+                  .ranks = c->ranks,
+                  .whole_host_links = c->host != NULL};
     s->k = sim_new();
     sim_module *top = sim_module_new(s->k, NULL, "sys");
     if (!(s->fabric = xchg_sys_new(&c->m, e)) ||

@@ -109,7 +109,8 @@ eng *eng_new(sim *k, sim_module *parent, const eng_cfg *cfg, err *e)
     g->pool = pool_new(cfg->threads ? cfg->threads : pool_online_cpus());
     g->k = k;
     g->ranks = cfg->ranks;
-    eng_rank_share(&g->m, g->nipus, rank_id(g->ranks), rank_size(g->ranks), &g->lo, &g->hi);
+    eng_rank_share(&g->m, g->nipus, cfg->whole_host_links, rank_id(g->ranks), rank_size(g->ranks),
+                   &g->lo, &g->hi);
     for (uint32_t i = 0; i < g->nipus; i++) {
         if (chip_init(&g->chips[i], i, &g->m, g->ntiles, e) != ERR_OK) {
             eng_free(g);
@@ -173,6 +174,7 @@ static void load_share(void *ctx, size_t k)
         uint32_t t = (uint32_t)(x % g->ntiles);
         if (c->id < g->lo || c->id >= g->hi) { /* another rank's: idle here, SRAM untouched */
             chip_load_tile(c, t, NULL, NULL);
+            c->tiles[t].image = j->progs[x] ? j->progs[x]->size : 0; /* what it holds there */
             continue;
         }
         pool_place(g->pool, (unsigned)k, chip_tile_mem(c, t), c->memsize);
@@ -491,12 +493,14 @@ static int release_external(eng *g, const eng_sync *s, uint64_t at, err *e)
         return rc;
     uint64_t start = max_u64(at, moved.end), end = start;
     eng_htime *ht = xcalloc(g->nipus, sizeof *ht);
-    for (uint32_t i = 0; s[0].host && i < g->nipus; i++) {
-        if ((rc = eng_host_copy(g, i, -1, start, &ht[i], e)) != ERR_OK) {
-            free(ht);
-            return rc;
-        }
-        end = max_u64(end, start + copy_cycles(&ht[i]));
+    for (uint32_t i = 0; s[0].host && i < g->nipus && rc == ERR_OK; i++)
+        if ((rc = eng_host_copy(g, i, -1, start, &ht[i], e)) == ERR_OK)
+            end = max_u64(end, start + copy_cycles(&ht[i]));
+    if (s[0].host && rank_size(g->ranks) > 1) /* each rank copied for its own IPUs */
+        rc = eng_rank_agree(g, rc, &end, e);
+    if (rc != ERR_OK) {
+        free(ht);
+        return rc;
     }
     uint64_t rel = end + s[0].latency;
     for (uint32_t i = 0; i < g->nipus; i++) {

@@ -81,6 +81,10 @@ typedef struct eng_cfg {
      * ranks each steps the tiles of its own IPUs only (eng_owned) and the ranks meet when
      * none of their own IPUs can go further alone: at external syncs and at the end. */
     struct rank_comm *ranks;
+    /* With several ranks, never split a host-link group of m.host_link_ipus IPUs between
+     * them (set when a host is attached: the link's bookings then stay in one rank, taken in
+     * the order one process takes them). Ranks past the groups own no IPU. */
+    int whole_host_links;
 } eng_cfg;
 
 typedef struct eng eng;
@@ -231,8 +235,13 @@ struct sim_port *eng_port_fabric(eng *g);
 struct sim_port *eng_port_host(eng *g);
 
 /* The IPUs [*lo, *hi) this rank steps (all of them for one rank): whole boxes of
- * m.ipus_per_box where the system is made of them, split as evenly as they go. */
+ * m.ipus_per_box where the system is made of them (whole host-link groups with a host),
+ * split as evenly as they go, the first ranks taking the most. */
 void eng_owned(const eng *g, uint32_t *lo, uint32_t *hi);
+/* The same for any rank r of the run's ranks. */
+void eng_owned_by(const eng *g, unsigned r, uint32_t *lo, uint32_t *hi);
+/* The run's ranks (eng_cfg.ranks: NULL for this process alone). */
+struct rank_comm *eng_ranks(const eng *g);
 
 /* After a run of several ranks, make `len` bytes at `addr` of a tile's memory the same on
  * every rank (its owner's): a collective, every rank calls it with the same arguments. One

@@ -56,9 +56,15 @@ struct eng {
 
 /* ---- several ranks (engine_rank.c) ---- */
 
-/* The IPUs of rank `id` of `size`, in whole boxes where there are boxes. */
-void eng_rank_share(const mach *m, uint32_t nipus, unsigned id, unsigned size, uint32_t *lo,
-                    uint32_t *hi);
+/* The IPUs of rank `id` of `size`, in whole boxes where there are boxes (whole host-link
+ * groups at least when `whole_links`). */
+void eng_rank_share(const mach *m, uint32_t nipus, int whole_links, unsigned id, unsigned size,
+                    uint32_t *lo, uint32_t *hi);
+
+/* Every rank brings its rc (its error in e) and a value *v (every rank calls it). Every rank
+ * returns the same: the error of the lowest rank that has one (its IPUs come first, so one
+ * process meets it first), set in e, or ERR_OK with *v the largest of the values. */
+int eng_rank_agree(struct eng *g, int rc, uint64_t *v, err *e);
 
 /* This rank can go no further alone: `rc` (ERR_OK, or its own error in e, with fault_at
  * the start of the superstep it happened in and its cycle) and its IPUs' classifications

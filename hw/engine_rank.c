@@ -1,16 +1,18 @@
 /* engine_rank: the BSP engine spread over several ranks (processes, base/rank.h).
  *
  * Each rank owns a contiguous run of IPUs (whole boxes where the machine has them, so a
- * box's links stay inside one rank) and steps only their tiles; supersteps inside an IPU,
- * its internal syncs and sync groups stay local. When a rank's own IPUs can go no further
- * alone, its status meets every other rank's in one allgather: per IPU its classification
- * (done, waiting at which external zone, latest arrival), and per rank its first error. Every
- * rank then makes the same decision from the same bytes: an error (the earliest by superstep,
- * cycle, then rank), the end of the run, an external release, or a deadlock. At the end every IPU's
- * statistics travel from its owner to every rank, so any rank can report them. Left out:
- * tile memory and state of the IPUs a rank does not own are still allocated on it (never
- * stepped; a deadlock report brings their tiles' sync states over first), and host copies
- * and the per-IPU sync log are not shared between ranks. */
+ * box's links stay inside one rank; whole host-link groups when a host is attached, so a
+ * link's bookings are made by one rank in one process's order) and steps only their tiles;
+ * supersteps inside an IPU, its internal syncs, sync groups and host copies stay local. When
+ * a rank's own IPUs can go no further alone, its status meets every other rank's in one
+ * allgather: per IPU its classification (done, waiting at which external zone, latest
+ * arrival), and per rank its first error. Every rank then makes the same decision from the
+ * same bytes: an error (the earliest by superstep, cycle, then rank), the end of the run, an
+ * external release (with the host: the latest end of any rank's copies), or a deadlock. At
+ * the end every IPU's statistics and sync log travel from its owner to every rank, so any
+ * rank can report them. Left out: tile memory and state of the IPUs a rank does not own are
+ * still allocated on it (never stepped; a deadlock report brings their tiles' sync states
+ * over first), and the host's own state (streams, remote buffers) stays with each rank. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,21 +22,39 @@
 #include "base/rank.h"
 #include "hw/engine_int.h"
 
-void eng_rank_share(const mach *m, uint32_t nipus, unsigned id, unsigned size, uint32_t *lo,
-                    uint32_t *hi)
+/* Rank r of `size` takes units [ceil(n r / size), ceil(n (r + 1) / size)) of n: as even as
+ * they go, the first ranks taking the extra ones (and every unit while n < size). */
+static uint32_t first_unit(uint64_t n, unsigned r, unsigned size)
+{
+    return (uint32_t)((n * r + size - 1) / size);
+}
+
+void eng_rank_share(const mach *m, uint32_t nipus, int whole_links, unsigned id, unsigned size,
+                    uint32_t *lo, uint32_t *hi)
 {
     uint32_t unit = m->ipus_per_box && nipus % m->ipus_per_box == 0 ? m->ipus_per_box : 1;
-    if (nipus / unit < size) /* fewer boxes than ranks: single IPUs, so every rank has work */
-        unit = 1;
-    uint64_t units = nipus / unit;
-    *lo = (uint32_t)(units * id / size) * unit;
-    *hi = (uint32_t)(units * (id + 1) / size) * unit;
+    uint32_t least = whole_links && m->host_link_ipus ? m->host_link_ipus : 1;
+    if (nipus / unit < size || unit % least) /* fewer boxes than ranks: smaller units */
+        unit = least;
+    uint64_t units = (nipus + unit - 1) / unit; /* the last group may be short */
+    *lo = (uint32_t)min_u64((uint64_t)first_unit(units, id, size) * unit, nipus);
+    *hi = (uint32_t)min_u64((uint64_t)first_unit(units, id + 1, size) * unit, nipus);
 }
 
 void eng_owned(const eng *g, uint32_t *lo, uint32_t *hi)
 {
     *lo = g->lo;
     *hi = g->hi;
+}
+
+void eng_owned_by(const eng *g, unsigned r, uint32_t *lo, uint32_t *hi)
+{
+    eng_rank_share(&g->m, g->nipus, g->cfg.whole_host_links, r, rank_size(g->ranks), lo, hi);
+}
+
+struct rank_comm *eng_ranks(const eng *g)
+{
+    return g->ranks;
 }
 
 /* What one rank brings to a meeting: its first error, then per IPU (its own filled) the
@@ -45,6 +65,26 @@ typedef struct meet_head {
     uint64_t at[2]; /* the error's superstep start and cycle (UINT64_MAX: not a tile's) */
     char msg[ERR_MSG_MAX];
 } meet_head;
+
+int eng_rank_agree(eng *g, int rc, uint64_t *v, err *e)
+{
+    unsigned size = rank_size(g->ranks);
+    meet_head mine, *all = xmalloc(size * sizeof *all);
+    memset(&mine, 0, sizeof mine);
+    mine.rc = rc;
+    mine.at[0] = *v;
+    if (rc != ERR_OK)
+        memcpy(mine.msg, e->msg, sizeof mine.msg);
+    rank_allgather(g->ranks, &mine, sizeof mine, all);
+    rc = ERR_OK;
+    for (unsigned r = 0; r < size && rc == ERR_OK; r++) {
+        if (all[r].rc != ERR_OK)
+            rc = err_set(e, all[r].rc, "%s", all[r].msg);
+        *v = max_u64(*v, all[r].at[0]);
+    }
+    free(all);
+    return rc;
+}
 
 static size_t meet_bytes(const eng *g)
 {
@@ -75,7 +115,7 @@ static void meet_unpack(eng *g, const uint8_t *all, size_t each)
     unsigned size = rank_size(g->ranks);
     for (unsigned r = 0; r < size; r++) {
         uint32_t lo, hi;
-        eng_rank_share(&g->m, g->nipus, r, size, &lo, &hi);
+        eng_owned_by(g, r, &lo, &hi);
         const uint8_t *s = all + r * each + sizeof(meet_head);
         const uint8_t *d = s + (size_t)g->nipus * sizeof(eng_sync);
         for (uint32_t i = lo; i < hi; i++) {
@@ -172,7 +212,7 @@ void eng_rank_states(eng *g)
     p = all;
     for (unsigned r = 0; r < size; r++) {
         uint32_t lo, hi;
-        eng_rank_share(&g->m, g->nipus, r, size, &lo, &hi);
+        eng_owned_by(g, r, &lo, &hi);
         for (uint32_t i = lo; i < hi; i++)
             for (uint32_t t = 0; t < g->ntiles; t++, p += 5)
                 if (r != rank_id(g->ranks)) {
@@ -189,10 +229,40 @@ void eng_rank_states(eng *g)
 
 enum { TILE_COUNTERS = 3 + 2 * ISA_NWORKERS };
 
+/* An IPU's results: supersteps and finish, its statistics, its tiles' counters, then its
+ * sync log (eng_log_syncs: the count, then sync_cap entries). */
 static size_t ipu_bytes(const eng *g)
 {
     return 2 * sizeof(uint64_t) + sizeof(eng_ipu_stats) +
+           (size_t)g->ntiles * TILE_COUNTERS * sizeof(uint64_t) +
+           (g->sync_n ? (1 + g->sync_cap) * sizeof(uint64_t) : 0);
+}
+
+static size_t log_at(const eng *g)
+{
+    return 2 * sizeof(uint64_t) + sizeof(eng_ipu_stats) +
            (size_t)g->ntiles * TILE_COUNTERS * sizeof(uint64_t);
+}
+
+static void pack_log(const eng *g, uint32_t i, uint8_t *p)
+{
+    if (!g->sync_n)
+        return;
+    uint64_t n = g->sync_n[i];
+    memcpy(p, &n, sizeof n);
+    if (n)
+        memcpy(p + sizeof n, g->sync_log + (size_t)i * g->sync_cap, n * sizeof(uint64_t));
+}
+
+static void unpack_log(eng *g, uint32_t i, const uint8_t *p)
+{
+    if (!g->sync_n)
+        return;
+    uint64_t n;
+    memcpy(&n, p, sizeof n);
+    g->sync_n[i] = (size_t)n;
+    if (n)
+        memcpy(g->sync_log + (size_t)i * g->sync_cap, p + sizeof n, n * sizeof(uint64_t));
 }
 
 static void pack_ipu(const eng *g, uint32_t i, uint8_t *p)
@@ -214,6 +284,7 @@ static void pack_ipu(const eng *g, uint32_t i, uint8_t *p)
     }
     memcpy(p + sizeof head + sizeof g->ipu[i], v, (size_t)g->ntiles * TILE_COUNTERS * sizeof *v);
     free(v);
+    pack_log(g, i, p + log_at(g));
 }
 
 static void unpack_ipu(eng *g, uint32_t i, const uint8_t *p)
@@ -238,6 +309,7 @@ static void unpack_ipu(eng *g, uint32_t i, const uint8_t *p)
         }
     }
     free(v);
+    unpack_log(g, i, p + log_at(g));
 }
 
 void eng_rank_results(eng *g)
@@ -253,7 +325,7 @@ void eng_rank_results(eng *g)
     const uint8_t *p = all;
     for (unsigned r = 0; r < size; r++) {
         uint32_t lo, hi;
-        eng_rank_share(&g->m, g->nipus, r, size, &lo, &hi);
+        eng_owned_by(g, r, &lo, &hi);
         for (uint32_t i = lo; i < hi; i++, p += per)
             if (r != rank_id(g->ranks))
                 unpack_ipu(g, i, p);

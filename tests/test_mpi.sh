@@ -27,19 +27,26 @@ fi
 fail=0
 pass=0
 
-# The run's output without what host time decides (host seconds and the rate from them).
-stable() { grep -v -e '^  host time' "$1" | sed -e 's/"seconds": [0-9.e+-]*/"seconds": -/'; }
+# The run's output without what host time decides (host seconds and the rates from them, the
+# compile's seconds).
+stable() {
+  grep -v -e '^  host time' "$1" |
+    sed -E -e 's/"(seconds|host_seconds|train_seconds|test_seconds)": [0-9.e+-]*/"\1": -/g' \
+      -e 's/"(train_images_per_second|instructions_per_host_second)": [0-9.e+-]*/"\1": -/g' \
+      -e 's/(compile|programs,) [0-9.]+ s/\1 - s/'
+}
 # The run's own error lines (mpirun adds its banner when a rank exits non-zero).
 errors() { grep -E '^(ipu|ipusim|tests/)' "$1" || true; }
 
-# check NAME R ARGS...: one process, then R ranks; every output must match (with
-# ERRORS_ONLY=1, only the error lines and the exit status).
+# check NAME R ARGS...: `ipusim $CMD ARGS` (CMD: run unless set) in one process, then R
+# ranks; every output must match (with ERRORS_ONLY=1, only the error lines and the exit
+# status).
 check() {
-  local name=$1 np=$2
+  local name=$1 np=$2 cmd=${CMD:-run}
   shift 2
-  "$BIN" run "$@" --json "$TMP/one.json" >"$TMP/one.out" 2>"$TMP/one.err"
+  "$BIN" "$cmd" "$@" --json "$TMP/one.json" >"$TMP/one.out" 2>"$TMP/one.err"
   local rc1=$?
-  timeout 300 "${MPIRUN[@]}" -np "$np" "$BIN" run "$@" --json "$TMP/many.json" \
+  timeout 300 "${MPIRUN[@]}" -np "$np" "$BIN" "$cmd" "$@" --json "$TMP/many.json" \
     >"$TMP/many.out" 2>"$TMP/many.err"
   local rcn=$?
   local bad=""
@@ -136,6 +143,54 @@ for np in 2 4; do
   fi
   rm -f "$TMP/many.csv"
 done
+
+# io-bench: the IPUs shared out in whole host-link groups (a link's bookings stay in one
+# rank), with I/O tiles and buffering; ranks past the groups own none.
+CMD=io-bench check "io-bench, 8 IPUs (a box per rank)" 2 --ipus 8 --tiles 16 --steps 6
+CMD=io-bench check "io-bench, 8 IPUs, I/O tiles, depth 2 (2 ranks own none)" 4 --ipus 8 \
+  --tiles 16 --steps 6 --io-tiles 4 --depth 2 --loaders 2
+CMD=io-bench check "io-bench, 4 IPUs (one host link: rank 1 owns none)" 2 --ipus 4 --tiles 16 \
+  --steps 6
+
+# mnist on the real digits, a few host calls: pipelined over one box (rank 1 owns none; the
+# weights it saves must be rank 0's), two pipelined replicas (a box each: the losses, the
+# gradient all-reduce, the test pass on weights read back from their owners), eight
+# one-IPU replicas over 4 ranks with the sum outfeed and optimiser state in remote buffers.
+MN=(--max-calls 2 --test-images 64 --batch-size 8 --device-iterations 2 --epochs 2)
+rm -rf "$TMP/w1" "$TMP/wn"
+"$BIN" mnist "${MN[@]}" --ipus 4 --save-weights "$TMP/w1" >/dev/null 2>&1
+timeout 300 "${MPIRUN[@]}" -np 2 "$BIN" mnist "${MN[@]}" --ipus 4 --save-weights "$TMP/wn" \
+  >/dev/null 2>&1
+if [ -d "$TMP/w1" ] && diff -r "$TMP/w1" "$TMP/wn" >/dev/null; then
+  echo "test_mpi: ok: mnist --save-weights under 2 ranks writes one process's weights"
+  pass=$((pass + 1))
+else
+  echo "test_mpi: FAILED: mnist --save-weights under 2 ranks"
+  fail=1
+fi
+CMD=mnist check "mnist, pipelined over 4 IPUs" 2 "${MN[@]}" --ipus 4
+CMD=mnist check "mnist, 2 pipelined replicas over 8 IPUs" 2 "${MN[@]}" --ipus 4 --replicas 2
+CMD=mnist check "mnist, 8 one-IPU replicas, sum outfeed, offloaded optimiser" 4 "${MN[@]}" \
+  --ipus 1 --replicas 8 --output-mode sum --offload-optimiser
+
+# What does not spread: one line from rank 0, status 2 from every rank.
+refused() {
+  local name=$1 want=$2
+  shift 2
+  timeout 120 "${MPIRUN[@]}" -np 2 "$BIN" "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  if [ "$rc" = 2 ] && [ "$(errors "$TMP/err" | grep -c "$want")" = 1 ]; then
+    echo "test_mpi: ok: $name under mpirun is refused"
+    pass=$((pass + 1))
+  else
+    echo "test_mpi: FAILED: $name under mpirun: status $rc, stderr:"
+    head -n 5 "$TMP/err"
+    fail=1
+  fi
+}
+refused "mnist --reference" "does not spread over MPI ranks" mnist --reference --max-calls 1
+refused "io-bench --profile" "profile does not spread" io-bench --ipus 8 --profile \
+  --profile-dir "$TMP/prof"
 
 # A command that does not spread over ranks yet: one line, status 2 from every rank.
 timeout 120 "${MPIRUN[@]}" -np 2 "$BIN" gemm >"$TMP/out" 2>"$TMP/err"

@@ -205,7 +205,8 @@ int gr_load(const gr_exe *x, eng *e_, err *e);
 int gr_exe_where(const gr_exe *x, gr_tensor t, size_t elem, uint32_t *ipu, uint32_t *tile,
                  uint32_t *addr);
 /* Copy n elements of host data into (write) or out of (read) a loaded tensor from element
- * `at`, across its regions. */
+ * `at`, across its regions. Under several ranks gr_read is a collective (every rank calls it
+ * alike) and reads each region as the rank that owns its tile holds it. */
 void gr_write(const gr_exe *x, eng *g, gr_tensor t, size_t at, const void *src, size_t n);
 void gr_read(const gr_exe *x, eng *g, gr_tensor t, size_t at, void *dst, size_t n);
 

@@ -741,6 +741,8 @@ static void move(const gr_exe *x, eng *g, gr_tensor id, size_t at, void *host, s
                 run = t->r[k].end - (at + done);
         if (run > n - done)
             run = n - done;
+        if (!in) /* several ranks: the region as its owner holds it (a collective) */
+            eng_share_mem(g, rep * x->nipus + ipu, tile, addr, (uint32_t)(run * es));
         uint8_t *m = eng_tile_mem(g, rep * x->nipus + ipu, tile) + addr;
         uint8_t *h = (uint8_t *)host + done * es;
         if (in)

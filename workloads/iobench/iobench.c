@@ -395,8 +395,12 @@ int wl_iobench_run(const mach *m, const wl_iobench_cfg *c, wl_iobench_result *r,
         hc = host_of(c, &L, &fc);
         rc = host_cfg_check(&hc.in, e);
     }
-    sys_cfg sc = {
-        .m = *m, .threads = c->threads, .max_cycles = c->max_cycles, .ctl = c->ctl, .host = &hc};
+    sys_cfg sc = {.m = *m,
+                  .threads = c->threads,
+                  .max_cycles = c->max_cycles,
+                  .ctl = c->ctl,
+                  .host = &hc,
+                  .ranks = c->ranks};
     if (rc == ERR_OK && !(s = sys_new(&sc, e)))
         rc = e->status ? e->status : ERR_INPUT;
     if (rc == ERR_OK && (rc = eng_load(sys_engine(s), &prog, e)) == ERR_OK) {

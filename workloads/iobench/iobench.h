@@ -32,6 +32,7 @@ typedef struct wl_iobench_cfg {
     unsigned threads;
     uint64_t max_cycles;
     sys_ctl ctl; /* a superstep limit, a stop flag (ERR_STOPPED), a heartbeat; zero: none */
+    struct rank_comm *ranks; /* the run's MPI ranks (base/rank.h); NULL: this process alone */
 } wl_iobench_cfg;
 
 /* Defaults: batch 40, 784 px, fp32, 10,000 MACs/sample, 20 steps, no I/O tiles, outfeed all,

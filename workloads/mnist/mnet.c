@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/rank.h"
 #include "host/system.h"
 #include "workloads/mnist/feed.h"
 #include "workloads/mnist/layers.h"
@@ -65,7 +66,8 @@ typedef struct host_side {
     uint32_t per_call_mb; /* micro-batches in a call, of one replica */
     uint32_t R, N;        /* replicas, and the IPUs of one */
     uint32_t G;           /* micro-batches an update, of one replica */
-    /* per host call (the replicas' outfeeds arrive in any order): sums, counts, end cycle */
+    /* per host call (the replicas' outfeeds arrive in any order): sums (loss_sum per call
+     * and replica), counts, end cycle */
     double *loss_sum;
     long *correct, *images, *outs;
     uint64_t *end, ncall; /* end: the last outfeed's cycle; ncall: calls in the run */
@@ -138,6 +140,45 @@ static long right(const float *z, const int32_t *labels, size_t n)
     return r;
 }
 
+/* The outfeeds of one call that reach the host (per replica, its micro-batches' or their
+ * sum's). */
+static uint64_t outs_per_call(const host_side *hs)
+{
+    const mnet_cfg *c = hs->c;
+    uint64_t per = hs->per_call_mb;
+    uint64_t every = c->out_mode == STRM_FINAL || c->out_mode == STRM_SUM ? per : c->out_n;
+    return per / every * hs->R;
+}
+
+/* Report, in order, the calls whose every outfeed has arrived: the loss is the mean of the
+ * replicas' sums taken in replica order (each replica's in its own order), so it is the same
+ * whatever order the replicas' outfeeds arrived in. */
+static void report_calls(host_side *hs)
+{
+    const mnet_cfg *c = hs->c;
+    uint64_t per = hs->per_call_mb;
+    for (uint64_t q = hs->reported; q < hs->ncall && (uint64_t)hs->outs[q] == outs_per_call(hs);
+         q = ++hs->reported) {
+        int epoch = (int)(q / (uint64_t)hs->calls_per_epoch) + 1;
+        int in_epoch = (int)(q % (uint64_t)hs->calls_per_epoch) + 1;
+        if (in_epoch == 1 && hs->h && hs->h->epoch_begin)
+            hs->h->epoch_begin(hs->h->ctx, epoch, c->run.epochs);
+        double loss = 0.0;
+        for (uint32_t r = 0; r < hs->R; r++)
+            loss += hs->loss_sum[q * hs->R + r];
+        mnet_call rep = {.p = {.epoch = epoch,
+                               .epochs = c->run.epochs,
+                               .call = in_epoch,
+                               .calls = hs->calls_per_epoch,
+                               .images = (long)per * hs->b->B * hs->R,
+                               .loss = loss / (double)hs->outs[q],
+                               .accuracy = 100.0 * (double)hs->correct[q] / (double)hs->images[q]},
+                         .end_cycle = hs->end[q]};
+        if (hs->h && hs->h->call_done)
+            hs->h->call_done(hs->h->ctx, &rep);
+    }
+}
+
 /* Outfeed buffer k of replica r in training: a micro-batch's logits and mean loss (all,
  * final, every:N: the replica's micro-batch (k + 1) N - 1, N = 1 for all, a call's for
  * final), or their sums over a host call (sum: the loss is then the call's mean; the accuracy
@@ -158,29 +199,13 @@ static void train_out(host_side *hs, uint32_t r, uint64_t k, uint64_t cycle)
     mfeed_fill(hs->labels, m, (uint64_t)B * hs->b->px * 4, (uint8_t *)labels, 4 * B);
     float loss;
     memcpy(&loss, hs->res + 40 * (size_t)B, 4);
-    hs->loss_sum[call] += c->out_mode == STRM_SUM ? (double)loss / (double)per : loss;
+    hs->loss_sum[call * hs->R + r] += c->out_mode == STRM_SUM ? (double)loss / (double)per : loss;
     hs->correct[call] += right((const float *)hs->res, labels, B);
     hs->images[call] += B;
     hs->outs[call]++;
     hs->end[call] = cycle > hs->end[call] ? cycle : hs->end[call];
     free(labels);
-    for (uint64_t q = hs->reported; q < hs->ncall && (uint64_t)hs->outs[q] == per / every * hs->R;
-         q = ++hs->reported) {
-        int epoch = (int)(q / (uint64_t)hs->calls_per_epoch) + 1;
-        int in_epoch = (int)(q % (uint64_t)hs->calls_per_epoch) + 1;
-        if (in_epoch == 1 && hs->h && hs->h->epoch_begin)
-            hs->h->epoch_begin(hs->h->ctx, epoch, c->run.epochs);
-        mnet_call rep = {.p = {.epoch = epoch,
-                               .epochs = c->run.epochs,
-                               .call = in_epoch,
-                               .calls = hs->calls_per_epoch,
-                               .images = (long)per * B * hs->R,
-                               .loss = hs->loss_sum[q] / (double)hs->outs[q],
-                               .accuracy = 100.0 * (double)hs->correct[q] / (double)hs->images[q]},
-                         .end_cycle = hs->end[q]};
-        if (hs->h && hs->h->call_done)
-            hs->h->call_done(hs->h->ctx, &rep);
-    }
+    report_calls(hs);
 }
 
 /* Outfeed buffer k of the test pass (micro-batch k of the set): its logits against the
@@ -214,6 +239,59 @@ static void drain(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, const ui
         train_out(hs, ipu / hs->N, k, cycle);
     else
         test_out(hs, global_mb(hs, ipu / hs->N, k));
+}
+
+/* ---- several ranks ---- */
+
+/* After a run over several ranks (every rank calls it): each rank drained the outfeeds of
+ * its own IPUs, so every rank takes the sums of all of them (a call and replica's outfeeds
+ * all come to the rank that owns the replica's last stage: the others add zeros), then
+ * reports the calls now complete. */
+static void merge_ranks(host_side *hs, rank_comm *rk)
+{
+    size_t nd = (size_t)hs->ncall * hs->R, nl = 2 + 4 * (size_t)hs->ncall;
+    size_t each = nd * sizeof(double) + nl * sizeof(int64_t);
+    unsigned size = rank_size(rk);
+    uint8_t *mine = xcalloc(1, each), *all = xmalloc(each * size);
+    int64_t *l = (int64_t *)(void *)(mine + nd * sizeof(double));
+    if (nd)
+        memcpy(mine, hs->loss_sum, nd * sizeof(double));
+    l[0] = hs->failed;
+    l[1] = hs->test_correct;
+    for (uint64_t q = 0; q < hs->ncall; q++) {
+        int64_t *v = l + 2 + 4 * q;
+        v[0] = hs->correct[q];
+        v[1] = hs->images[q];
+        v[2] = hs->outs[q];
+        v[3] = (int64_t)hs->end[q];
+    }
+    rank_allgather(rk, mine, each, all);
+    memset(mine, 0, each);
+    for (unsigned r = 0; r < size; r++) {
+        const uint8_t *p = all + r * each;
+        for (size_t k = 0; k < nd; k++) {
+            double d;
+            memcpy(&d, p + k * sizeof d, sizeof d);
+            ((double *)(void *)mine)[k] += d;
+        }
+        const int64_t *x = (const int64_t *)(const void *)(p + nd * sizeof(double));
+        for (size_t k = 0; k < nl; k++)
+            l[k] = (k >= 2 && (k - 2) % 4 == 3) ? (x[k] > l[k] ? x[k] : l[k]) : l[k] + x[k];
+    }
+    if (nd)
+        memcpy(hs->loss_sum, mine, nd * sizeof(double));
+    hs->failed = l[0] != 0;
+    hs->test_correct = (long)l[1];
+    for (uint64_t q = 0; q < hs->ncall; q++) {
+        const int64_t *v = l + 2 + 4 * q;
+        hs->correct[q] = (long)v[0];
+        hs->images[q] = (long)v[1];
+        hs->outs[q] = (long)v[2];
+        hs->end[q] = (uint64_t)v[3];
+    }
+    free(mine);
+    free(all);
+    report_calls(hs);
 }
 
 /* ---- a run ---- */
@@ -269,7 +347,7 @@ static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int t
     hc.in.samples_per_buffer = b->B;
     hc.in.bytes_per_buffer = (uint64_t)b->B * (b->px * 4 + 4);
     hc.out.bytes_per_buffer = 4 * (uint64_t)mnet_res_words(b);
-    sys_cfg sc = {.m = c->m, .threads = c->threads, .ctl = c->ctl, .host = &hc};
+    sys_cfg sc = {.m = c->m, .threads = c->threads, .ctl = c->ctl, .host = &hc, .ranks = c->ranks};
     sc.m.nipus = b->nipus * b->R;
     sys *s = sys_new(&sc, e);
     if (!s)
@@ -281,6 +359,8 @@ static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int t
         write_inputs(b, x, g, params);
         eng_log_syncs(g, ENG_LOG_ALL, c->log_steps);
         rc = eng_run(g, e);
+        if (rc == ERR_OK && rank_size(eng_ranks(g)) > 1)
+            merge_ranks(hs, eng_ranks(g));
         if (rc == ERR_OK && hs->failed)
             rc = err_set(e, ERR_FAULT, "mnet: the outfeed delivered more than its buffer");
         if (rc == ERR_OK && !test)
@@ -374,7 +454,7 @@ int mnet_train(const mnet_cfg *c, const mdata_split *train, float *params, const
     hs.calls_per_epoch = cpe;
     hs.per_call_mb = (uint32_t)(r->grad_accum * r->device_iters);
     hs.ncall = calls;
-    hs.loss_sum = xcalloc(calls, sizeof *hs.loss_sum);
+    hs.loss_sum = xcalloc(calls * R, sizeof *hs.loss_sum);
     hs.correct = xcalloc(calls, sizeof *hs.correct);
     hs.images = xcalloc(calls, sizeof *hs.images);
     hs.outs = xcalloc(calls, sizeof *hs.outs);
