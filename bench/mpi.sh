@@ -109,7 +109,7 @@ table a check16 run "$PROG" --ipus 16 --rank-stats --dump-mem 15:1471:0x10200:8
 echo "  the reports of 1 and 2 ranks are the same (but threads and host time); the all-reduce is right"
 
 echo "(b) replicated MNIST: 2 replicas pipelined over 4 IPUs each (8 IPUs, a box per rank),"
-echo "    1 host call of mnist-digits (1,600 images) and 100 test images, median of $RUNS runs"
+echo "    1 host call (all 8,000 mnist-digits training images) and 100 test images, median of $RUNS runs"
 table b : mnist --replicas 2 --epochs 1 --max-calls 1 --test-images 100 --rank-stats
 echo "  the reports of 1 and 2 ranks are the same (but threads and host time): losses, cycles, accuracy"
 

@@ -243,52 +243,63 @@ static void drain(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, const ui
 
 /* ---- several ranks ---- */
 
+/* What one rank drained, per call: the counts and the end cycle (after the loss sums). */
+enum { CALL_CORRECT, CALL_IMAGES, CALL_OUTS, CALL_END, CALL_N };
+
 /* After a run over several ranks (every rank calls it): each rank drained the outfeeds of
  * its own IPUs, so every rank takes the sums of all of them (a call and replica's outfeeds
- * all come to the rank that owns the replica's last stage: the others add zeros), then
- * reports the calls now complete. */
+ * all come to the rank that owns the replica's last stage: the others add zeros; the end
+ * cycle is the latest), then reports the calls now complete. */
 static void merge_ranks(host_side *hs, rank_comm *rk)
 {
-    size_t nd = (size_t)hs->ncall * hs->R, nl = 2 + 4 * (size_t)hs->ncall;
-    size_t each = nd * sizeof(double) + nl * sizeof(int64_t);
+    size_t nd = (size_t)hs->ncall * hs->R, nc = (size_t)hs->ncall * CALL_N;
+    size_t each = (nd + 2) * sizeof(double) + nc * sizeof(int64_t);
     unsigned size = rank_size(rk);
-    uint8_t *mine = xcalloc(1, each), *all = xmalloc(each * size);
-    int64_t *l = (int64_t *)(void *)(mine + nd * sizeof(double));
-    if (nd)
-        memcpy(mine, hs->loss_sum, nd * sizeof(double));
-    l[0] = hs->failed;
-    l[1] = hs->test_correct;
+    uint8_t *mine = xmalloc(each), *all = xmalloc(each * size);
+    double *d = xcalloc(nd + 2, sizeof *d);
+    int64_t *c = xcalloc(nc ? nc : 1, sizeof *c);
+    if (nd) /* training: the loss sums (none in the test pass) */
+        memcpy(d, hs->loss_sum, nd * sizeof *d);
+    d[nd] = hs->failed;
+    d[nd + 1] = (double)hs->test_correct;
     for (uint64_t q = 0; q < hs->ncall; q++) {
-        int64_t *v = l + 2 + 4 * q;
-        v[0] = hs->correct[q];
-        v[1] = hs->images[q];
-        v[2] = hs->outs[q];
-        v[3] = (int64_t)hs->end[q];
+        int64_t *v = c + q * CALL_N;
+        v[CALL_CORRECT] = hs->correct[q];
+        v[CALL_IMAGES] = hs->images[q];
+        v[CALL_OUTS] = hs->outs[q];
+        v[CALL_END] = (int64_t)hs->end[q];
     }
+    memcpy(mine, d, (nd + 2) * sizeof *d);
+    memcpy(mine + (nd + 2) * sizeof *d, c, nc * sizeof *c);
     rank_allgather(rk, mine, each, all);
-    memset(mine, 0, each);
+    memset(d, 0, (nd + 2) * sizeof *d);
+    memset(c, 0, nc * sizeof *c);
     for (unsigned r = 0; r < size; r++) {
         const uint8_t *p = all + r * each;
-        for (size_t k = 0; k < nd; k++) {
-            double d;
-            memcpy(&d, p + k * sizeof d, sizeof d);
-            ((double *)(void *)mine)[k] += d;
+        for (size_t k = 0; k < nd + 2; k++) {
+            double x;
+            memcpy(&x, p + k * sizeof x, sizeof x);
+            d[k] += x;
         }
-        const int64_t *x = (const int64_t *)(const void *)(p + nd * sizeof(double));
-        for (size_t k = 0; k < nl; k++)
-            l[k] = (k >= 2 && (k - 2) % 4 == 3) ? (x[k] > l[k] ? x[k] : l[k]) : l[k] + x[k];
+        for (size_t k = 0; k < nc; k++) {
+            int64_t x;
+            memcpy(&x, p + (nd + 2) * sizeof(double) + k * sizeof x, sizeof x);
+            c[k] = k % CALL_N == CALL_END ? (x > c[k] ? x : c[k]) : c[k] + x;
+        }
     }
     if (nd)
-        memcpy(hs->loss_sum, mine, nd * sizeof(double));
-    hs->failed = l[0] != 0;
-    hs->test_correct = (long)l[1];
+        memcpy(hs->loss_sum, d, nd * sizeof *d);
+    hs->failed = d[nd] != 0.0;
+    hs->test_correct = (long)d[nd + 1];
     for (uint64_t q = 0; q < hs->ncall; q++) {
-        const int64_t *v = l + 2 + 4 * q;
-        hs->correct[q] = (long)v[0];
-        hs->images[q] = (long)v[1];
-        hs->outs[q] = (long)v[2];
-        hs->end[q] = (uint64_t)v[3];
+        const int64_t *v = c + q * CALL_N;
+        hs->correct[q] = (long)v[CALL_CORRECT];
+        hs->images[q] = (long)v[CALL_IMAGES];
+        hs->outs[q] = (long)v[CALL_OUTS];
+        hs->end[q] = (uint64_t)v[CALL_END];
     }
+    free(d);
+    free(c);
     free(mine);
     free(all);
     report_calls(hs);
