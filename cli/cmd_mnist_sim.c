@@ -134,9 +134,9 @@ static void step_lines(phase *p, const eng *g, const gr_exe *x)
 
 /* The device iterations' boundaries for the profile: an iteration begins at IPU 0's first
  * stream copy after its weight update (the compute set "adamw"), the first at cycle 0. */
-static void mark_iterations(profile *pf, const gr_exe *x)
+static void mark_iterations(profile *pf, const eng *g, const gr_exe *x)
 {
-    size_t n = profile_steps(pf, 0);
+    size_t n = profile_steps(pf, g, 0);
     gr_step *st = xmalloc((n ? n : 1) * sizeof *st);
     n = gr_exe_steps(x, 0, st, n);
     int updated = 0;
@@ -144,7 +144,7 @@ static void mark_iterations(profile *pf, const gr_exe *x)
         if (strcmp(st[k].what, "execute") == 0 && strcmp(st[k].name, "adamw") == 0) {
             updated = 1;
         } else if (updated && strcmp(st[k].what, "stream in") == 0) {
-            profile_mark(pf, PROFILE_ITER, profile_step_start(pf, 0, k));
+            profile_mark(pf, PROFILE_ITER, profile_step_start(pf, g, 0, k));
             updated = 0;
         }
     }
@@ -155,7 +155,7 @@ static void on_finished(void *ctx, int test, eng *g, const gr_exe *x, const mnet
 {
     sim *s = ctx;
     if (s->pf && !test) {
-        mark_iterations(s->pf, x);
+        mark_iterations(s->pf, g, x);
         profile_finish(s->pf, g, x, "mnist training");
     }
     phase *p = &s->ph[test ? PH_TEST : PH_TRAIN];

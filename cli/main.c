@@ -223,7 +223,7 @@ static const cli_cmd commands[] = {
      "Under 'mpirun -np R ipusim mnist ...' the simulated run's IPUs are shared out among the\n"
      "R processes in whole host-link groups (a box of 4 Mk2 IPUs: a replica each with\n"
      "--replicas); the lines, report, weights and JSON are one process's, written by rank 0\n"
-     "(docs/scale-out.md). --reference and --profile run as one process only.\n"
+     "(docs/scale-out.md). --reference runs as one process only.\n"
      "\n"
      "Exit status: 0 ok, 2 bad options, files or data, 3 a simulated fault or stopped\n"
      "(Ctrl-C, SIGTERM).\n"},
@@ -257,8 +257,8 @@ static const cli_cmd commands[] = {
      PROFILE_HELP
      "\n"
      "Under 'mpirun -np R ipusim io-bench ...' the IPUs are shared out among the R processes\n"
-     "in whole host-link groups, so each host link's bookings stay in one process; the report\n"
-     "and JSON are one process's, written by rank 0 (docs/scale-out.md; not with --profile).\n"
+     "in whole host-link groups, so each host link's bookings stay in one process; the report,\n"
+     "JSON and profile are one process's, written by rank 0 (docs/scale-out.md).\n"
      "\n"
      "Exit status: 0 ok, 2 bad options or files, 3 simulated fault or stopped by Ctrl-C or\n"
      "SIGTERM (no report, no JSON).\n"},

@@ -9,7 +9,9 @@
  * between the tiles (a step's tiles are counted, not drawn), a sync group's own supersteps
  * (I/O tiles: they show inside the IPU-wide superstep they overlap), and a worker's several
  * runs in one superstep (its track shows one slice as long as their issue cycles, ending
- * where it last exited). */
+ * where it last exited). Under MPI ranks each rank records the supersteps of its own IPUs
+ * and the records are gathered after the run, then kept in time order (each IPU's in its own
+ * order), the order one process's records are sorted into too. */
 #include "cli/profile.h"
 
 #include <errno.h>
@@ -90,6 +92,8 @@ struct profile {
     uint64_t (*last_bytes)[NB];
     uint64_t *busy;               /* per IPU and tile: its issue cycles so far */
     uint64_t (*cbusy)[TILE_NCTX]; /* per IPU and chosen tile: each context's */
+    struct rank_comm *ranks;      /* the engine's (several ranks: gathered at the end) */
+    int gathered;
     /* built by profile_finish */
     txt trace, summary, json, timeline, props, tilemem;
     size_t events;
@@ -231,19 +235,12 @@ int profile_new(const char *cmd, const profile_opts *o, profile **out)
     *out = NULL;
     if (!o->on)
         return 0;
-    if (rank_launched()) {
-        fprintf(stderr,
-                "ipusim %s: --profile does not spread over MPI ranks yet (each rank sees only "
-                "its own IPUs); profile the run as one process\n",
-                cmd);
-        return 2;
-    }
     profile *p = xcalloc(1, sizeof *p);
     p->o = *o;
     int rc = parse_window(cmd, p);
     if (!rc)
         rc = parse_tiles(cmd, p);
-    if (!rc)
+    if (!rc && rank_launched_id() == 0) /* under mpirun, rank 0 writes the files */
         rc = prepare_dir(cmd, o->dir);
     if (rc) {
         profile_free(p);
@@ -399,7 +396,118 @@ void profile_attach(profile *p, eng_watch *w)
     w->settled_ctx = p;
 }
 
-size_t profile_steps(const profile *p, uint32_t ipu)
+/* ---- several ranks: the records of every IPU from its owner ---- */
+
+/* One record as it travels: the record, then its spans and its tile spans. */
+static size_t rec_bytes(const profile *p, const rec *r)
+{
+    (void)p;
+    return sizeof *r + r->nspans * sizeof(eng_span) + r->ntile * sizeof(tspan);
+}
+
+/* This rank's records of its own IPUs (another rank settles them too at an external sync,
+ * without their tiles: those are dropped), packed. */
+static uint8_t *pack_own(const profile *p, const eng *g, size_t *n)
+{
+    uint32_t lo, hi;
+    eng_owned(g, &lo, &hi);
+    *n = 0;
+    for (size_t k = 0; k < p->nr; k++)
+        *n += p->r[k].ipu >= lo && p->r[k].ipu < hi ? rec_bytes(p, &p->r[k]) : 0;
+    uint8_t *buf = xmalloc(*n ? *n : 1), *q = buf;
+    for (size_t k = 0; k < p->nr; k++) {
+        const rec *r = &p->r[k];
+        if (r->ipu < lo || r->ipu >= hi)
+            continue;
+        memcpy(q, r, sizeof *r);
+        q += sizeof *r;
+        memcpy(q, p->spans + r->span0, r->nspans * sizeof(eng_span));
+        q += r->nspans * sizeof(eng_span);
+        memcpy(q, p->tspans + r->tile0, r->ntile * sizeof(tspan));
+        q += r->ntile * sizeof(tspan);
+    }
+    return buf;
+}
+
+/* Every rank's own records, in rank order, in place of this rank's (a collective). */
+static void gather(profile *p, const eng *g)
+{
+    size_t n, *counts = xmalloc(rank_size(p->ranks) * sizeof *counts);
+    uint8_t *mine = pack_own(p, g, &n);
+    uint8_t *all = rank_allgatherv(p->ranks, mine, n, counts), *q = all;
+    free(mine);
+    size_t total = 0;
+    for (unsigned r = 0; r < rank_size(p->ranks); r++)
+        total += counts[r];
+    p->nr = p->nspans = p->ntspans = 0;
+    for (const uint8_t *end = all + total; q < end;) {
+        rec r;
+        memcpy(&r, q, sizeof r);
+        q += sizeof r;
+        r.span0 = p->nspans;
+        r.tile0 = p->ntspans;
+        p->spans = xgrow(p->spans, &p->scap, p->nspans + r.nspans, sizeof *p->spans);
+        memcpy(p->spans + p->nspans, q, r.nspans * sizeof(eng_span));
+        p->nspans += r.nspans;
+        q += r.nspans * sizeof(eng_span);
+        p->tspans = xgrow(p->tspans, &p->tcap, p->ntspans + r.ntile, sizeof *p->tspans);
+        memcpy(p->tspans + p->ntspans, q, r.ntile * sizeof(tspan));
+        p->ntspans += r.ntile;
+        q += r.ntile * sizeof(tspan);
+        p->r = xgrow(p->r, &p->rcap, p->nr + 1, sizeof *p->r);
+        p->r[p->nr++] = r;
+    }
+    free(all);
+    free(counts);
+}
+
+typedef struct order {
+    uint64_t start;
+    uint32_t ipu;
+    size_t k; /* the record */
+} order;
+
+static int by_time(const void *a, const void *b)
+{
+    const order *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->ipu != y->ipu)
+        return x->ipu < y->ipu ? -1 : 1;
+    return (x->k > y->k) - (x->k < y->k);
+}
+
+/* The records in time order over every IPU, each IPU's in its own order: an order that does
+ * not depend on how the IPUs' settling interleaved (one process, or the ranks gathered). */
+static void sort_recs(profile *p)
+{
+    order *o = xmalloc((p->nr ? p->nr : 1) * sizeof *o);
+    for (size_t k = 0; k < p->nr; k++)
+        o[k] = (order){p->r[k].start, p->r[k].ipu, k};
+    qsort(o, p->nr, sizeof *o, by_time);
+    rec *r = xmalloc((p->nr ? p->nr : 1) * sizeof *r);
+    for (size_t k = 0; k < p->nr; k++)
+        r[k] = p->r[o[k].k];
+    free(p->r);
+    p->r = r;
+    p->rcap = p->nr ? p->nr : 1;
+    free(o);
+}
+
+/* Once, after the run (every rank, in the same order): the records of every IPU, sorted. */
+static void settle_recs(profile *p, const eng *g)
+{
+    if (p->gathered)
+        return;
+    p->gathered = 1;
+    p->ranks = eng_ranks(g);
+    if (rank_size(p->ranks) > 1)
+        gather(p, g);
+    sort_recs(p);
+}
+
+/* The whole-IPU supersteps recorded of IPU ipu. */
+static size_t steps_of(const profile *p, uint32_t ipu)
 {
     size_t n = 0;
     for (size_t k = 0; k < p->nr; k++)
@@ -407,8 +515,15 @@ size_t profile_steps(const profile *p, uint32_t ipu)
     return n;
 }
 
-uint64_t profile_step_start(const profile *p, uint32_t ipu, size_t k)
+size_t profile_steps(profile *p, const eng *g, uint32_t ipu)
 {
+    settle_recs(p, g);
+    return steps_of(p, ipu);
+}
+
+uint64_t profile_step_start(profile *p, const eng *g, uint32_t ipu, size_t k)
+{
+    settle_recs(p, g);
     for (size_t x = 0; x < p->nr; x++)
         if (p->r[x].ipu == ipu && p->r[x].index == k)
             return p->r[x].start;
@@ -475,12 +590,12 @@ static void names_build(names *nm, const profile *p, const gr_exe *x)
     nm->at = xcalloc(p->nipus ? p->nipus : 1, sizeof *nm->at);
     size_t total = 0;
     for (uint32_t i = 0; i < p->nipus; i++)
-        total += profile_steps(p, i);
+        total += steps_of(p, i);
     nm->st = xmalloc((total ? total : 1) * sizeof *nm->st);
     size_t off = 0;
     for (uint32_t i = 0; x && i < p->nipus; i++) {
         nm->at[i] = off;
-        nm->n[i] = gr_exe_steps(x, i, nm->st + off, profile_steps(p, i));
+        nm->n[i] = gr_exe_steps(x, i, nm->st + off, steps_of(p, i));
         off += nm->n[i];
     }
 }
@@ -674,22 +789,6 @@ static void trace_marks(tracer *t)
             txt_printf(&p->trace, "}");
             p->events++;
         }
-}
-
-typedef struct order {
-    uint64_t start;
-    uint32_t ipu;
-    size_t k; /* the record */
-} order;
-
-static int by_time(const void *a, const void *b)
-{
-    const order *x = a, *y = b;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    if (x->ipu != y->ipu)
-        return x->ipu < y->ipu ? -1 : 1;
-    return (x->k > y->k) - (x->k < y->k);
 }
 
 static void build_trace(profile *p, const eng *g, const names *nm, const char *what)
@@ -1044,6 +1143,7 @@ void profile_finish(profile *p, const eng *g, const gr_exe *x, const char *what)
     p->finished = 1;
     if (!p->last_bytes)
         first_seen(p, g);
+    settle_recs(p, g);
     for (int u = 0; u < PROFILE_NUNITS; u++)
         if (p->nmarks[u])
             qsort(p->marks[u], p->nmarks[u], sizeof(uint64_t), cmp_u64);
@@ -1084,11 +1184,13 @@ static int write_files(const profile *p, const char *cmd)
     return 0;
 }
 
-int profile_done(const profile *p, const char *cmd, FILE *f)
+int profile_done(profile *p, const char *cmd, FILE *f)
 {
     if (!p || !p->finished)
         return 0;
-    int rc = write_files(p, cmd);
+    int rc = rank_id(p->ranks) == 0 ? write_files(p, cmd) : 0;
+    if (rank_size(p->ranks) > 1) /* rank 0 wrote them: every rank stops if it failed */
+        rc = cli_ranks_agree(p->ranks, rc);
     if (rc)
         return rc;
     fputs(txt_str(&p->summary), f);

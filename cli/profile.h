@@ -64,10 +64,12 @@ void profile_attach(profile *p, eng_watch *w);
 enum { PROFILE_CALL, PROFILE_ITER, PROFILE_NUNITS };
 void profile_mark(profile *p, int unit, uint64_t cycle);
 
-/* IPU ipu's whole-IPU supersteps settled so far (its last record, from its last release to
- * its halt, not counted), and the cycle superstep k began (k < that number; 0 past it). */
-size_t profile_steps(const profile *p, uint32_t ipu);
-uint64_t profile_step_start(const profile *p, uint32_t ipu, size_t k);
+/* After the run: IPU ipu's whole-IPU supersteps (its last record, from its last release to
+ * its halt, not counted), and the cycle superstep k began (k < that number; 0 past it).
+ * Under several ranks the first of these calls and profile_finish is a collective (every
+ * rank calls it): the records of every IPU come from the rank that owns it. */
+size_t profile_steps(profile *p, const eng *g, uint32_t ipu);
+uint64_t profile_step_start(profile *p, const eng *g, uint32_t ipu, size_t k);
 
 /* The run is over: build the trace, the summaries and the CSV files from what was recorded,
  * the engine and the compiled graph (x: NULL when the run had none; the steps are then
@@ -76,7 +78,8 @@ uint64_t profile_step_start(const profile *p, uint32_t ipu, size_t k);
 void profile_finish(profile *p, const eng *g, const gr_exe *x, const char *what);
 /* After a run that finished: write the files into the directory, each whole or not at all,
  * and print the summary (as summary.txt) to f, then where the files are and the trace's
- * size. 0, or 2 after one line. NULL p: 0. */
-int profile_done(const profile *p, const char *cmd, FILE *f);
+ * size. 0, or 2 after one line. NULL p: 0. Under several ranks rank 0 writes the files and
+ * every rank returns its status. */
+int profile_done(profile *p, const char *cmd, FILE *f);
 
 #endif

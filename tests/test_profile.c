@@ -365,9 +365,9 @@ static void test_window(void **state)
     assert_non_null(s);
     assert_int_equal(eng_load(sys_engine(s), &ip, &e), ERR_OK);
     assert_int_equal(eng_run(sys_engine(s), &e), ERR_OK);
-    assert_int_equal(profile_steps(p, 0), 6);
-    profile_mark(p, PROFILE_CALL, profile_step_start(p, 0, 4)); /* any order */
-    profile_mark(p, PROFILE_CALL, profile_step_start(p, 0, 2));
+    assert_int_equal(profile_steps(p, sys_engine(s), 0), 6);
+    profile_mark(p, PROFILE_CALL, profile_step_start(p, sys_engine(s), 0, 4)); /* any order */
+    profile_mark(p, PROFILE_CALL, profile_step_start(p, sys_engine(s), 0, 2));
     profile_finish(p, sys_engine(s), NULL, "window");
     FILE *devnull = fopen("/dev/null", "w");
     assert_int_equal(profile_done(p, "test", devnull), 0);
