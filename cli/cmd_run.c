@@ -58,6 +58,24 @@ static int print_dump(eng *g, const dump *d)
     return 0;
 }
 
+/* Several ranks, after an error met in a superstep: a rank may have run on past it before
+ * the ranks met, where one process stops every IPU. The program runs again in a new system,
+ * deterministic as ever, up to where one process stopped (eng_stop_at), so that the
+ * statistics and dumps are one process's. Returns the second run's status (the same
+ * error), with *s its system. */
+static int run_again(const sys_cfg *cfg, const isa_prog *prog, const eng_stop *at, sys **s, err *e)
+{
+    sys_free(*s);
+    err_clear(e);
+    if (!(*s = sys_new(cfg, e)))
+        return e->status;
+    int rc = eng_load(sys_engine(*s), prog, e);
+    if (rc != ERR_OK)
+        return rc;
+    eng_stop_at(sys_engine(*s), at);
+    return eng_run(sys_engine(*s), e);
+}
+
 static int run_cmd(int argc, char **argv, rank_comm *ranks)
 {
     const char *cmd = "run", *path = NULL, *json = NULL;
@@ -163,6 +181,16 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
     double t0 = cli_now();
     if (rc == ERR_OK)
         rc = eng_run(g, &e);
+    eng_stop at;
+    if (rc == ERR_FAULT && eng_fault_stop(g, &at)) /* several ranks */
+        rc = run_again(&cfg, &prog, &at, &s, &e);
+    if (!s) { /* no memory for the second system: every rank alike */
+        cli_watch_end(&w);
+        isa_prog_free(&prog);
+        profile_free(pf);
+        return cli_report_err(cmd, &e);
+    }
+    g = sys_engine(s);
     double host = cli_now() - t0;
     rank_waited(ranks, &wait1, &calls1);
     cli_watch_end(&w);

@@ -109,6 +109,7 @@ eng *eng_new(sim *k, sim_module *parent, const eng_cfg *cfg, err *e)
     g->pool = pool_new(cfg->threads ? cfg->threads : pool_online_cpus());
     g->k = k;
     g->ranks = cfg->ranks;
+    g->stop.cycle = g->fault.cycle = UINT64_MAX;
     eng_rank_share(&g->m, g->nipus, cfg->whole_host_links, rank_id(g->ranks), rank_size(g->ranks),
                    &g->lo, &g->hi);
     for (uint32_t i = 0; i < g->nipus; i++) {
@@ -677,13 +678,22 @@ static int first_fault(const eng *g, uint64_t *at, err *e)
     return rc;
 }
 
+/* Whether a release is pending (at or before eng_stop_at's cycle). */
 static int any_pending(const eng *g)
 {
     size_t nrel = (size_t)g->nipus * (ISA_NGROUPS + 1) + 1;
     for (size_t x = 0; x < nrel; x++)
-        if (g->rel[x].pending)
+        if (g->rel[x].pending && g->rel[x].cycle <= g->stop.cycle)
             return 1;
     return 0;
+}
+
+/* eng_stop_at: the releases at its cycle have been carried out and their rounds run, and
+ * this rank does not settle after them. */
+static int at_stop(const eng *g)
+{
+    return g->stop.cycle != UINT64_MAX && g->now >= g->stop.cycle &&
+           rank_id(g->ranks) >= g->stop.settled;
 }
 
 /* What the IPUs waiting at external zones are: how many, the latest arrival, whether they
@@ -767,18 +777,20 @@ static int resolve(eng *g, int *progress, err *e)
     *progress = rel_of(g, -1, -1)->pending; /* the whole system waits for that */
     if (*progress)
         return ERR_OK;
+    if (ranks && at_stop(g)) /* one process found its fault here, before settling anything */
+        return meet(g, ERR_OK, at, progress, e);
     int pending = any_pending(g), all_done = 1;
     ext_wait x = {0, 0, 0, 0, 1};
     for (uint32_t i = g->lo; i < g->hi; i++) {
         all_done &= g->done[i];
         if ((rc = settle_ipu(g, i, progress, &x, e)) == ERR_OK)
             continue;
-        at[0] = g->last[i];
+        at[0] = g->now; /* found settling, after the rounds of the releases at now */
         at[1] = UINT64_MAX;
         return ranks ? meet(g, rc, at, progress, e) : rc;
     }
-    if (ranks) {
-        *progress |= pending;
+    if (ranks) { /* alone while a release (up to eng_stop_at's) is pending */
+        *progress = any_pending(g);
         return *progress ? ERR_OK : meet(g, ERR_OK, at, progress, e);
     }
     if (x.n && x.all && !*progress) {
@@ -896,8 +908,10 @@ static void run_releases(eng *g)
     for (size_t x = 0; x < nrel; x++)
         if (g->rel[x].pending && g->rel[x].cycle < first)
             first = g->rel[x].cycle;
-    if (first != UINT64_MAX)
+    if (first != UINT64_MAX) {
+        g->now = first;
         sim_run(g->k, mach_cycles_to_ps(&g->m, first));
+    }
 }
 
 static int run_loop(eng *g, err *e);

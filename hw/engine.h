@@ -243,6 +243,27 @@ void eng_owned_by(const eng *g, unsigned r, uint32_t *lo, uint32_t *hi);
 /* The run's ranks (eng_cfg.ranks: NULL for this process alone). */
 struct rank_comm *eng_ranks(const eng *g);
 
+/* Where one process stops at an error, with several ranks: after the compute rounds of the
+ * releases at `cycle`, with the IPUs of the ranks below `settled` settled (one process
+ * settles the IPUs in order after each round and stops at an error found there: the ranks
+ * below the one that met it settle, and it settles up to the error; at a tile's fault it
+ * settles none: settled 0). */
+typedef struct eng_stop {
+    uint64_t cycle;
+    unsigned settled;
+} eng_stop;
+
+/* Several ranks, after eng_run returned an error met in a superstep (a tile's fault, an
+ * exchange or host copy error found while settling): 1 and *at where one process stopped;
+ * 0 otherwise (one rank, a deadlock, a stop). The ranks met only when none could go on, so a
+ * rank may have run past that point; to report what one process reports, run the loaded
+ * program again with eng_stop_at(at). */
+int eng_fault_stop(const eng *g, eng_stop *at);
+/* For the next eng_run of several ranks: carry out no release after at->cycle, and after the
+ * compute rounds of the releases at that cycle meet the other ranks without settling (the
+ * ranks below at->settled settle first): where one process stops. */
+void eng_stop_at(eng *g, const eng_stop *at);
+
 /* After a run of several ranks, make `len` bytes at `addr` of a tile's memory the same on
  * every rank (its owner's): a collective, every rank calls it with the same arguments. One
  * rank: nothing to do. */

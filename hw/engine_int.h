@@ -52,6 +52,9 @@ struct eng {
     eng_sync *sync;          /* per IPU: what the zones made of it after the last round */
     struct rank_comm *ranks; /* cfg.ranks: NULL or one rank, or several (engine_rank.c) */
     uint32_t lo, hi;         /* the IPUs this rank steps */
+    uint64_t now;            /* the cycle of the releases carried out last (0 at the start) */
+    eng_stop stop;           /* eng_stop_at (cycle UINT64_MAX: none) */
+    eng_stop fault;          /* eng_fault_stop: where one process met the ranks' error */
 };
 
 /* ---- several ranks (engine_rank.c) ---- */

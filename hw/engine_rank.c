@@ -8,7 +8,9 @@
  * allgather: per IPU its classification (done, waiting at which external zone, latest
  * arrival), and per rank its first error. Every rank then makes the same decision from the
  * same bytes: an error (the earliest by superstep, cycle, then rank), the end of the run, an
- * external release (with the host: the latest end of any rank's copies), or a deadlock. At
+ * external release (with the host: the latest end of any rank's copies), or a deadlock; an
+ * error's meeting also records where one process would have stopped (eng_fault_stop), for
+ * a second run that stops there (eng_stop_at, carried out by engine.c's loop). At
  * the end every IPU's statistics and sync log travel from its owner to every rank, so any
  * rank can report them. Left out: tile memory and state of the IPUs a rank does not own are
  * still allocated on it (never stepped; a deadlock report brings their tiles' sync states
@@ -57,12 +59,25 @@ struct rank_comm *eng_ranks(const eng *g)
     return g->ranks;
 }
 
+int eng_fault_stop(const eng *g, eng_stop *at)
+{
+    *at = g->fault;
+    return at->cycle != UINT64_MAX;
+}
+
+void eng_stop_at(eng *g, const eng_stop *at)
+{
+    g->stop = *at;
+}
+
 /* What one rank brings to a meeting: its first error, then per IPU (its own filled) the
  * classification and whether it is done. */
 typedef struct meet_head {
     int32_t rc;
     uint32_t pad;
-    uint64_t at[2]; /* the error's superstep start and cycle (UINT64_MAX: not a tile's) */
+    /* the error's superstep start (or, found settling, the cycle of the releases whose
+     * rounds it followed) and its cycle (UINT64_MAX: not a tile's; both: no superstep's) */
+    uint64_t at[2];
     char msg[ERR_MSG_MAX];
 } meet_head;
 
@@ -180,7 +195,11 @@ int eng_rank_meet(eng *g, int rc, const uint64_t fault_at[2], eng_wait *what, ui
     rank_allgather(g->ranks, mine, each, all);
     free(mine);
     meet_head *h = xmalloc(sizeof *h);
-    if (first_error(all, each, size, h) >= 0) {
+    int who = first_error(all, each, size, h);
+    if (who >= 0) {
+        /* a tile's fault: before settling any IPU; else found settling rank who's IPUs,
+         * after the ranks below it had settled theirs */
+        g->fault = (eng_stop){h->at[0], h->at[1] != UINT64_MAX ? 0 : (unsigned)who + 1};
         rc = err_set(e, h->rc, "%s", h->msg);
         free(h);
         free(all);
