@@ -110,6 +110,7 @@ eng *eng_new(sim *k, sim_module *parent, const eng_cfg *cfg, err *e)
     g->k = k;
     g->ranks = cfg->ranks;
     g->stop.cycle = g->fault.cycle = UINT64_MAX;
+    g->past_first[0] = g->past_first[1] = UINT32_MAX;
     eng_rank_share(&g->m, g->nipus, cfg->whole_host_links, rank_id(g->ranks), rank_size(g->ranks),
                    &g->lo, &g->hi);
     for (uint32_t i = 0; i < g->nipus; i++) {
@@ -620,31 +621,42 @@ static int past_superstep(const tile *x)
     return x->state == TILE_FAULTED && tile_cpu(x)->fault == FAULT_SUPERSTEP;
 }
 
-/* After a superstep fault of `first`: "; also past it: ipu I tiles ..." for the others. */
-static void also_past(txt *b, const eng *g, const tile *first)
+void eng_past_lines(const eng *g, uint32_t lo, uint32_t hi, uint32_t first_ipu, uint32_t first_tile,
+                    txt *out)
 {
-    uint32_t ipus = 0, more = 0;
-    for (uint32_t i = 0; i < g->nipus; i++) {
+    const tile *first = &g->chips[first_ipu].tiles[first_tile];
+    for (uint32_t i = lo; i < hi; i++) {
         txt part = {0};
-        if (list_tiles(&part, g, i, past_superstep, first) == 0) {
-            txt_free(&part);
-            continue;
-        }
-        if (ipus < NAMED_IPUS)
-            txt_printf(b, "%sipu %u %s", ipus ? "; " : "; also past it: ", i, txt_str(&part));
-        else
-            more++;
-        ipus++;
+        if (list_tiles(&part, g, i, past_superstep, first))
+            txt_printf(out, "ipu %u %s\n", i, txt_str(&part));
         txt_free(&part);
     }
-    if (more)
-        txt_printf(b, "; and tiles of %u more IPUs", more);
+}
+
+void eng_past_text(txt *b, const char *lines)
+{
+    uint32_t ipus = 0;
+    for (const char *p = lines, *nl; p && (nl = strchr(p, '\n')); p = nl + 1, ipus++)
+        if (ipus < NAMED_IPUS)
+            txt_printf(b, "%s%.*s", ipus ? "; " : "; also past it: ", (int)(nl - p), p);
+    if (ipus > NAMED_IPUS)
+        txt_printf(b, "; and tiles of %u more IPUs", ipus - NAMED_IPUS);
+}
+
+/* After a superstep fault of `first`: "; also past it: ipu I tiles ..." for the others (with
+ * several ranks, the meeting adds every rank's: eng_rank_meet). */
+static void also_past(txt *b, const eng *g, const tile *first)
+{
+    txt lines = {0};
+    eng_past_lines(g, 0, g->nipus, first->ipu, first->id, &lines);
+    eng_past_text(b, txt_str(&lines));
+    txt_free(&lines);
 }
 
 /* The run's error for the earliest fault by (cycle, ipu, tile), or ERR_OK when none; at[0]
  * the cycle its superstep began, at[1] its cycle. A superstep fault names the other tiles
  * past the limit too. */
-static int first_fault(const eng *g, uint64_t *at, err *e)
+static int first_fault(eng *g, uint64_t *at, err *e)
 {
     if (!g->faulted)
         return ERR_OK;
@@ -669,8 +681,13 @@ static int first_fault(const eng *g, uint64_t *at, err *e)
     tile_fault_text(first, buf, sizeof buf);
     txt b = {0};
     txt_printf(&b, "%s", buf);
-    if (past_superstep(first))
+    g->past_first[0] = g->past_first[1] = UINT32_MAX;
+    if (past_superstep(first) && rank_size(g->ranks) > 1) { /* the others at the meeting */
+        g->past_first[0] = first->ipu;
+        g->past_first[1] = first->id;
+    } else if (past_superstep(first)) {
         also_past(&b, g, first);
+    }
     at[0] = first->step_start;
     at[1] = first_t;
     int rc = err_set(e, ERR_FAULT, "%s", txt_str(&b));

@@ -3,6 +3,7 @@
 #ifndef IPUSIM_ENGINE_INT_H
 #define IPUSIM_ENGINE_INT_H
 
+#include "base/text.h"
 #include "hw/engine.h"
 #include "hw/pool.h"
 #include "hw/sim.h"
@@ -55,6 +56,7 @@ struct eng {
     uint64_t now;            /* the cycle of the releases carried out last (0 at the start) */
     eng_stop stop;           /* eng_stop_at (cycle UINT64_MAX: none) */
     eng_stop fault;          /* eng_fault_stop: where one process met the ranks' error */
+    uint32_t past_first[2];  /* this rank's superstep fault (ipu, tile), for the meeting */
 };
 
 /* ---- several ranks (engine_rank.c) ---- */
@@ -78,6 +80,13 @@ int eng_rank_agree(struct eng *g, int rc, uint64_t *v, err *e);
  * external zone, latest arrival *at), ENG_WAIT_NONE (a deadlock). */
 int eng_rank_meet(struct eng *g, int rc, const uint64_t fault_at[2], eng_wait *decide, uint64_t *at,
                   err *e);
+
+/* A superstep fault's others past the limit: a line "ipu I tiles ..." (list_tiles) for each
+ * of IPUs [lo, hi) with tiles past it, but tile first_tile of IPU first_ipu; and the fault
+ * message's part for such lines ("; also past it: ...", NAMED_IPUS of them named). */
+void eng_past_lines(const struct eng *g, uint32_t lo, uint32_t hi, uint32_t first_ipu,
+                    uint32_t first_tile, txt *out);
+void eng_past_text(txt *b, const char *lines);
 
 /* Before a deadlock report with several ranks: every tile's state and sync zone from its
  * IPU's owner (what the fabric's report reads), on every rank. */

@@ -78,6 +78,7 @@ typedef struct meet_head {
     /* the error's superstep start (or, found settling, the cycle of the releases whose
      * rounds it followed) and its cycle (UINT64_MAX: not a tile's; both: no superstep's) */
     uint64_t at[2];
+    uint32_t first[2]; /* a superstep fault's tile (ipu, tile): the meeting names the others */
     char msg[ERR_MSG_MAX];
 } meet_head;
 
@@ -113,8 +114,11 @@ static void meet_pack(const eng *g, int rc, const uint64_t at[2], const err *e, 
     h.rc = rc;
     h.at[0] = at[0];
     h.at[1] = at[1];
-    if (rc != ERR_OK)
+    h.first[0] = h.first[1] = UINT32_MAX;
+    if (rc != ERR_OK) {
         memcpy(h.msg, e->msg, sizeof h.msg);
+        memcpy(h.first, g->past_first, sizeof h.first);
+    }
     memcpy(buf, &h, sizeof h);
     uint8_t *s = buf + sizeof h, *d = s + (size_t)g->nipus * sizeof(eng_sync);
     memset(s, 0, (size_t)g->nipus * (sizeof(eng_sync) + 1));
@@ -186,6 +190,28 @@ static eng_wait decide(eng *g, uint64_t *at)
     return n == g->nipus && !other && !mixed ? ENG_WAIT_EXTERNAL : ENG_WAIT_NONE;
 }
 
+/* A superstep fault's message: the other tiles past the limit, on every rank (one line per
+ * IPU from its owner, one allgatherv), named as one process names them. */
+static void also_past(eng *g, const uint32_t first[2], err *e)
+{
+    txt mine = {0}, msg = {0};
+    eng_past_lines(g, g->lo, g->hi, first[0], first[1], &mine);
+    size_t *counts = xmalloc(rank_size(g->ranks) * sizeof *counts), total = 0;
+    char *all = rank_allgatherv(g->ranks, mine.len ? mine.p : "", mine.len, counts);
+    for (unsigned r = 0; r < rank_size(g->ranks); r++)
+        total += counts[r];
+    txt_printf(&msg, "%s", e->msg);
+    txt lines = {0};
+    txt_printf(&lines, "%.*s", (int)total, all);
+    eng_past_text(&msg, txt_str(&lines));
+    err_set(e, e->status, "%s", txt_str(&msg));
+    txt_free(&lines);
+    txt_free(&msg);
+    txt_free(&mine);
+    free(all);
+    free(counts);
+}
+
 int eng_rank_meet(eng *g, int rc, const uint64_t fault_at[2], eng_wait *what, uint64_t *at, err *e)
 {
     size_t each = meet_bytes(g);
@@ -201,6 +227,8 @@ int eng_rank_meet(eng *g, int rc, const uint64_t fault_at[2], eng_wait *what, ui
          * after the ranks below it had settled theirs */
         g->fault = (eng_stop){h->at[0], h->at[1] != UINT64_MAX ? 0 : (unsigned)who + 1};
         rc = err_set(e, h->rc, "%s", h->msg);
+        if (h->first[0] != UINT32_MAX)
+            also_past(g, h->first, e);
         free(h);
         free(all);
         return rc;

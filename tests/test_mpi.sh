@@ -88,6 +88,10 @@ check "a fault on rank 0 while rank 1 runs on (dumps)" 2 --ipus 8 --tiles 2 \
 check "an exchange conflict found settling rank 1's IPU while rank 0 runs on" 2 --ipus 8 \
   --tiles 4 tests/mpi/fault_settle.s --dump-mem 1:0:0x2100:4 --dump-mem 1:0:0x3000:4 \
   --dump-mem 6:1:0x2100:4
+check "a superstep-limit fault: the others past it named from every rank" 2 --ipus 8 \
+  --tiles 2 tests/mpi/fault_limit.s --max-superstep-cycles 500
+check "a superstep-limit fault on 32 IPUs (8 named, then how many more)" 4 --ipus 32 \
+  --tiles 2 tests/mpi/fault_limit.s --max-superstep-cycles 500
 check "an external deadlock" 2 --ipus 4 --tiles 2 tests/isa/fault_deadlock_external.s
 check "skewed internal supersteps" 2 --ipus 4 --tiles 2 tests/isa/sync_ipus_skewed.s
 check "more ranks than IPUs (2 own none), a sync with the host" 4 --ipus 2 --tiles 2 \
