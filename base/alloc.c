@@ -26,6 +26,18 @@ void *xmalloc(size_t n)
     return p;
 }
 
+void *xcalloc_aligned(size_t n, size_t size, size_t align)
+{
+    if (size && n > SIZE_MAX / size)
+        xoom(SIZE_MAX);
+    size_t bytes = n && size ? n * size : 1;
+    void *p = NULL;
+    if (posix_memalign(&p, align, bytes) != 0)
+        xoom(bytes);
+    memset(p, 0, bytes);
+    return p;
+}
+
 void *xcalloc(size_t n, size_t size)
 {
     if (size && n > SIZE_MAX / size)

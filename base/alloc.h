@@ -14,6 +14,10 @@
 void *xmalloc(size_t n);
 /* Zeroed array of n elements of `size` bytes (n * size checked for overflow). */
 void *xcalloc(size_t n, size_t size);
+/* As xcalloc, the array aligned to `align` bytes (a power of two, a multiple of the pointer
+ * size: 64 puts each element of a 64-byte multiple at the start of a cache line). free()
+ * frees it. */
+void *xcalloc_aligned(size_t n, size_t size, size_t align);
 /* realloc(p, n); xrealloc(p, 0) frees p and returns a 1-byte block, never NULL. */
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);

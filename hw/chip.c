@@ -25,7 +25,7 @@ int chip_init(chip *c, uint32_t id, const mach *m, uint32_t ntiles, err *e)
         return err_set(e, ERR_INPUT, "cannot map %zu bytes of tile memory for ipu %u", c->mem_bytes,
                        id);
     c->mem = p;
-    c->tiles = xcalloc(ntiles, sizeof *c->tiles);
+    c->tiles = xcalloc_aligned(ntiles, sizeof *c->tiles, 64); /* fronts on cache lines */
     for (uint32_t t = 0; t < ntiles; t++)
         tile_init(&c->tiles[t], id, t, chip_tile_mem(c, t), NULL, 0, 0, 0);
     return ERR_OK;

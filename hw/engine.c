@@ -329,8 +329,8 @@ static void on_release(sim *k, void *arg)
         chip_census_release(c, r->group);
         for (uint32_t k = 0; k < c->nlive; k++) {
             tile *x = &c->tiles[c->live[k]];
-            if (k + 4 < c->nlive) /* its state and group are in its first line */
-                __builtin_prefetch(&c->tiles[c->live[k + 4]]);
+            if (k + 4 < c->nlive) /* what a release and tile_sync_at_once touch */
+                tile_prefetch(&c->tiles[c->live[k + 4]]);
             if (x->state != TILE_SYNC || (group != UINT32_MAX && x->group != group))
                 continue;
             tile_release(x, r->cycle);

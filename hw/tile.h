@@ -60,17 +60,20 @@ typedef struct tile_send {
 } tile_send;
 
 typedef struct tile_outbox {
+    uint64_t port_free; /* the cycle from which the outgoing port is free (first: a sync's
+                           arrival reads it) */
     tile_send *s;
     size_t n, cap;
     uint8_t *data;
     size_t used, dcap;
-    uint64_t port_free; /* the cycle from which the outgoing port is free */
 } tile_outbox;
 
 typedef struct tile {
-    /* what a superstep reads or moves for every tile, together at the front (a sync-only
-     * superstep touches these, the supervisor's first fields and little else) */
-    uint32_t ipu, id;
+    /* what a superstep reads or moves for every tile, together at the front, one cache line
+     * (a sync-only superstep touches these, the outbox's port_free, the supervisor's first
+     * fields and little else: four lines a tile) */
+    _Alignas(64) uint32_t ipu;
+    uint32_t id;
     tile_state state;
     uint32_t zone;         /* the zone of the sync it waits at */
     uint64_t at;           /* sync arrival or halt cycle */
@@ -79,15 +82,15 @@ typedef struct tile {
     uint8_t in_worker;     /* runnable with a chunk that ran out in worker context
                             in_worker - 1, started by the run/runall before sup.pc (0: none) */
     uint64_t workers_done; /* cycle after the latest worker exit */
-    tile_outbox out;       /* exchange sends not yet delivered */
-    isa_env env;           /* what its contexts see of it (tile_init; cfg's part per step) */
-    uint64_t slot_free_from[ISA_BARREL]; /* the supervisor may use slot s from this cycle */
-    isa_cpu sup;
-    uint8_t *mem;         /* memsize bytes, owned by the chip */
-    const isa_insn *code; /* its program's decoded text with the end sentinel (isa_code_build),
-                             owned by the engine; NULL for an idle tile */
+    const isa_insn *code;  /* its program's decoded text with the end sentinel (isa_code_build),
+                              owned by the engine; NULL for an idle tile */
     uint32_t ncode;
-    uint32_t image; /* bytes of its program image (code and data): its memory in use */
+    uint32_t image;  /* bytes of its program image (code and data): its memory in use */
+    tile_outbox out; /* exchange sends not yet delivered */
+    isa_env env;     /* what its contexts see of it (tile_init; cfg's part per step) */
+    uint64_t slot_free_from[ISA_BARREL]; /* the supervisor may use slot s from this cycle */
+    _Alignas(64) isa_cpu sup; /* its registers on one line, pc, time and counts on the next */
+    uint8_t *mem;             /* memsize bytes, owned by the chip */
     isa_cpu wk[ISA_NWORKERS];
     uint64_t ctx_free_from[ISA_NWORKERS]; /* a worker context may be started from this cycle */
     uint64_t workers_started;
@@ -127,22 +130,49 @@ static inline void tile_arrive(tile *t, const isa_insn *in, uint64_t c, tile_sta
     s->t = t->at;
 }
 
-/* A tile just released whose next instruction is a `sync`: carry it out as tile_step would
- * (the tile waits at the sync's zone from its issue + its cost), without entering the
- * interpreter, and return 1. It can wait for nothing there: a sync reads no register, and
- * by the release its workers and its outgoing port are idle. 0, with the tile unchanged,
- * when its next instruction is anything else (or an rpt body is under way, a chunk ran out
- * in a worker, or the sync would issue past cfg->limit): tile_step it. Inline: a release
- * tries it on every tile it resumes. */
+/* The instruction index a tile's supervisor reaches after its next instruction at `in`, a
+ * `brnzdec ra, target` (ra not yet decremented), and the instruction there; NULL when that
+ * is past the text. */
+static inline const isa_insn *tile_after_brnzdec(const tile *t, const isa_insn *in, uint32_t k)
+{
+    uint32_t next = t->sup.r[in->ra] != 0 ? in->target : k + 1;
+    return next < t->ncode ? &t->code[next] : NULL;
+}
+
+/* A tile just released whose next instruction is a `sync`, or a `brnzdec` that leads to a
+ * `sync` (a counted loop of syncs): carry them out as tile_step would (the brnzdec issues
+ * at the release, the sync its cost later, and the tile waits at the sync's zone from the
+ * sync's issue + its cost), without entering the interpreter, and return 1. Neither can wait
+ * for anything: by the release the tile's workers and its outgoing port are idle, and any
+ * load's result is usable (a load's registers 7 cycles after its issue; the release is at
+ * least the sync's cost of 6 after a later issue). 0, with the tile unchanged, when its next
+ * instructions are anything else (or an rpt body is under way, a chunk ran out in a worker,
+ * or an instruction would issue past cfg->limit or the superstep limit): tile_step it.
+ * Inline: a release tries it on every tile it resumes. */
 static inline int tile_sync_at_once(tile *t, const tile_cfg *cfg)
 {
     isa_cpu *s = &t->sup;
     uint64_t c = s->t;
     uint32_t k = s->pc / ISA_INSN_BYTES;
-    if (k >= t->ncode || t->code[k].op != OP_sync || s->pc % ISA_INSN_BYTES || t->in_worker ||
-        s->rpt_left || c > cfg->limit || c < t->workers_done)
+    if (k >= t->ncode || s->pc % ISA_INSN_BYTES || t->in_worker || s->rpt_left || c > cfg->limit ||
+        c < t->workers_done)
         return 0;
     const isa_insn *in = &t->code[k];
+    if (in->op == OP_brnzdec) { /* the loop's branch, then its sync */
+        const isa_insn *sy = tile_after_brnzdec(t, in, k);
+        uint64_t at = c + in->scycles;
+        if (!sy || sy->op != OP_sync || at > cfg->limit || at - t->step_start > cfg->step_max)
+            return 0;
+        s->pc = (uint32_t)(sy - t->code) * ISA_INSN_BYTES;
+        if (s->r[in->ra] != 0)
+            s->r[in->ra]--;
+        s->ninsn++;
+        s->busy += in->scycles;
+        c = at;
+        in = sy;
+    } else if (in->op != OP_sync) {
+        return 0;
+    }
     s->ninsn++;
     s->busy += in->scycles;
     s->pc += ISA_INSN_BYTES;
@@ -167,13 +197,15 @@ static inline void tile_release(tile *t, uint64_t cycle)
     t->step_start = cycle;
 }
 
-/* Ask the host to bring into cache what stepping t first reads: the tile's front fields
- * and its supervisor's (a hint: it changes nothing). */
+/* Ask the host to bring into cache what stepping or releasing t first reads: the tile's
+ * front line, its outbox's port_free and its supervisor's first two lines (a hint: it
+ * changes nothing). */
 static inline void tile_prefetch(const tile *t)
 {
-    const char *p = (const char *)t;
-    for (size_t k = 0; k < offsetof(tile, sup) + 128; k += 64)
-        __builtin_prefetch(p + k);
+    __builtin_prefetch(t);
+    __builtin_prefetch(&t->out.port_free);
+    __builtin_prefetch(&t->sup);
+    __builtin_prefetch((const char *)&t->sup + 64);
 }
 
 /* Mark a tile as faulted by something outside it (a sync deadlock) at `cycle`. */

@@ -182,6 +182,92 @@ static void test_sync_only_tiles(void **state)
     isa_prog_free(&prog);
 }
 
+/* A counted loop of syncs (sync; brnzdec): after each release the brnzdec and the sync are
+ * carried out at once (tile_sync_at_once), with the same time and counts as stepped. Tile 0
+ * spins (get 0, li 1, brnz 2 not taken, li 8, brnzdec x 51 at 9 + 6k, the last at 309) and
+ * syncs at 315, arriving at 321; tiles 1-3 (get, li, brnz taken) sync at 8. R1 = 321 + L;
+ * then three times a taken brnzdec at the release and the sync 6 later, arriving 12 after
+ * the release: R(n+1) = Rn + 12 + L; after R4 the brnzdec falls through (r2 = 0) at R4 and
+ * halt issues at R4 + 6, finishing at R4 + 7: cycles = 321 + L + 3 (12 + L) + 7 = 364 + 4 L.
+ * Supervisor instructions: tile 0 4 + 51 + 4 syncs + 4 brnzdec + halt = 64, the others 3 +
+ * 4 + 4 + 1 = 12 each (100); issue cycles (get 1, li 1, brnz 6, brnzdec 6, sync 6, halt 1):
+ * tile 0 9 + 306 + 24 + 24 + 1 = 364, the others 8 + 24 + 24 + 1 = 57 each (535). With
+ * --max-cycles at R1 + 5 the loop's first brnzdec issues (R1) and its sync (R1 + 6) would
+ * not: the limit fault names the sync's pc (0x28) and cycle R1 + 6, as stepping does. */
+static void test_sync_loop_tiles(void **state)
+{
+    (void)state;
+    const char *src = "main:   get     r1, $tile\n"
+                      "        li      r2, 3\n"
+                      "        brnz    r1, loop\n"
+                      "        li      r3, 50\n"
+                      "spin:   brnzdec r3, spin\n"
+                      "loop:   sync    internal\n"
+                      "        brnzdec r2, loop\n"
+                      "        halt\n";
+    err e;
+    err_clear(&e);
+    isa_prog prog;
+    tu_assemble("sl.s", src, &prog);
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        sys *sy = tu_system(1, 4, threads, 100000, &prog);
+        eng *g = sys_engine(sy);
+        assert_int_equal(eng_run(g, &e), ERR_OK);
+        eng_stats st;
+        eng_get_stats(g, &st);
+        uint64_t lat = eng_machine(g)->sync_internal;
+        assert_int_equal(st.cycles, 364 + 4 * lat);
+        assert_int_equal(st.supersteps, 4);
+        assert_int_equal(st.ninsn[0], 100);
+        assert_int_equal(st.busy[0], 535);
+        for (uint32_t t = 0; t < 4; t++)
+            assert_int_equal(eng_tile(g, 0, t)->sup.r[2], 0);
+        uint64_t r1 = 321 + lat;
+        sys_free(sy);
+        sy = tu_system(1, 4, threads, r1 + 5, &prog);
+        assert_int_equal(eng_run(sys_engine(sy), &e), ERR_FAULT);
+        char want[96];
+        snprintf(want, sizeof want,
+                 "ipu 0 tile 0 ctx 0 pc 0x28 cycle %llu:", (unsigned long long)(r1 + 6));
+        if (strncmp(e.msg, want, strlen(want)) != 0)
+            fail_msg("'%s' does not begin '%s'", e.msg, want);
+        sys_free(sy);
+    }
+    isa_prog_free(&prog);
+}
+
+/* The superstep limit holds in a loop of syncs: with --max-superstep-cycles 5, tile 0 (li 0,
+ * sync 1, arriving at 7) is released at R = 7 + L; the loop's brnzdec issues at R (0 into
+ * the superstep) and its sync would at R + 6, past the limit: the fault names the sync (pc
+ * 0x8) at cycle R + 6, as stepping does. */
+static void test_sync_loop_limit(void **state)
+{
+    (void)state;
+    const char *src = "main:   li      r2, 3\n"
+                      "loop:   sync    internal\n"
+                      "        brnzdec r2, loop\n"
+                      "        halt\n";
+    err e;
+    err_clear(&e);
+    isa_prog prog;
+    tu_assemble("sll.s", src, &prog);
+    sys_cfg cfg = {.threads = 1, .max_cycles = 100000, .ctl = {.max_superstep_cycles = 5}};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.nipus = 1;
+    cfg.m.tiles_per_ipu = 2;
+    sys *sy = sys_new(&cfg, &e);
+    assert_non_null(sy);
+    assert_int_equal(eng_load(sys_engine(sy), &prog, &e), ERR_OK);
+    assert_int_equal(eng_run(sys_engine(sy), &e), ERR_FAULT);
+    char want[96];
+    snprintf(want, sizeof want, "ipu 0 tile 0 ctx 0 pc 0x8 cycle %llu: superstep exceeds",
+             (unsigned long long)(7 + eng_machine(sys_engine(sy))->sync_internal + 6));
+    if (strncmp(e.msg, want, strlen(want)) != 0)
+        fail_msg("'%s' does not begin '%s'", e.msg, want);
+    sys_free(sy);
+    isa_prog_free(&prog);
+}
+
 /* Two IPUs: IPU 0's tiles wait at an external sync while IPU 1's tiles halt: the report
  * names the waiting and the missing IPUs and their tiles' states. get 0, brnz 1 (not taken:
  * 6 cycles), sync at 7 arrives at 13. */
@@ -508,6 +594,8 @@ int main(void)
         cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_deadlock_report),
         cmocka_unit_test(test_sync_only_tiles),
+        cmocka_unit_test(test_sync_loop_tiles),
+        cmocka_unit_test(test_sync_loop_limit),
         cmocka_unit_test(test_external_deadlock),
         cmocka_unit_test(test_misaligned_entry),
         cmocka_unit_test(test_external_latency_formula),
