@@ -272,8 +272,8 @@ static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64
         o->data = xgrow(o->data, &o->dcap, o->used + bytes + 1, 1);
     uint64_t start = c;
     if (exchange) {
-        start = c > o->port_free ? c : o->port_free;
-        o->port_free = start + (bytes + cfg->xchg_bpc - 1) / cfg->xchg_bpc;
+        start = c > t->port_free ? c : t->port_free;
+        t->port_free = start + (bytes + cfg->xchg_bpc - 1) / cfg->xchg_bpc;
     }
     o->s[o->n++] = (tile_send){
         .start = start,

@@ -60,8 +60,6 @@ typedef struct tile_send {
 } tile_send;
 
 typedef struct tile_outbox {
-    uint64_t port_free; /* the cycle from which the outgoing port is free (first: a sync's
-                           arrival reads it) */
     tile_send *s;
     size_t n, cap;
     uint8_t *data;
@@ -70,27 +68,27 @@ typedef struct tile_outbox {
 
 typedef struct tile {
     /* what a superstep reads or moves for every tile, together at the front, one cache line
-     * (a sync-only superstep touches these, the outbox's port_free, the supervisor's first
-     * fields and little else: four lines a tile) */
-    _Alignas(64) uint32_t ipu;
-    uint32_t id;
-    tile_state state;
+     * (a sync-only superstep touches these, the supervisor's first line and little else:
+     * two lines a tile) */
+    _Alignas(64) tile_state state;
     uint32_t zone;         /* the zone of the sync it waits at */
     uint64_t at;           /* sync arrival or halt cycle */
     uint64_t step_start;   /* the cycle its superstep began: its last sync release (or 0) */
-    uint32_t group;        /* CSR_GROUP: the tile's sync group */
-    uint8_t in_worker;     /* runnable with a chunk that ran out in worker context
-                            in_worker - 1, started by the run/runall before sup.pc (0: none) */
     uint64_t workers_done; /* cycle after the latest worker exit */
+    uint64_t port_free;    /* the cycle from which the outgoing port is free */
     const isa_insn *code;  /* its program's decoded text with the end sentinel (isa_code_build),
                               owned by the engine; NULL for an idle tile */
     uint32_t ncode;
+    uint32_t group;    /* CSR_GROUP: the tile's sync group */
+    uint8_t in_worker; /* runnable with a chunk that ran out in worker context in_worker - 1,
+                          started by the run/runall before sup.pc (0: none) */
+    uint32_t ipu, id;
     uint32_t image;  /* bytes of its program image (code and data): its memory in use */
     tile_outbox out; /* exchange sends not yet delivered */
     isa_env env;     /* what its contexts see of it (tile_init; cfg's part per step) */
     uint64_t slot_free_from[ISA_BARREL]; /* the supervisor may use slot s from this cycle */
-    _Alignas(64) isa_cpu sup; /* its registers on one line, pc, time and counts on the next */
-    uint8_t *mem;             /* memsize bytes, owned by the chip */
+    _Alignas(64) isa_cpu sup;            /* pc, time, counts and r0-r7 on one line */
+    uint8_t *mem;                        /* memsize bytes, owned by the chip */
     isa_cpu wk[ISA_NWORKERS];
     uint64_t ctx_free_from[ISA_NWORKERS]; /* a worker context may be started from this cycle */
     uint64_t workers_started;
@@ -126,7 +124,7 @@ static inline void tile_arrive(tile *t, const isa_insn *in, uint64_t c, tile_sta
         t->zone = (uint32_t)in->imm;
     uint64_t at = c + in->scycles;
     at = at > t->workers_done ? at : t->workers_done;
-    t->at = at > t->out.port_free ? at : t->out.port_free;
+    t->at = at > t->port_free ? at : t->port_free;
     s->t = t->at;
 }
 
@@ -198,14 +196,11 @@ static inline void tile_release(tile *t, uint64_t cycle)
 }
 
 /* Ask the host to bring into cache what stepping or releasing t first reads: the tile's
- * front line, its outbox's port_free and its supervisor's first two lines (a hint: it
- * changes nothing). */
+ * front line and its supervisor's first (a hint: it changes nothing). */
 static inline void tile_prefetch(const tile *t)
 {
     __builtin_prefetch(t);
-    __builtin_prefetch(&t->out.port_free);
     __builtin_prefetch(&t->sup);
-    __builtin_prefetch((const char *)&t->sup + 64);
 }
 
 /* Mark a tile as faulted by something outside it (a sync deadlock) at `cycle`. */

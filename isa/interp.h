@@ -77,16 +77,18 @@ static inline void isa_amp_empty(isa_amp *a)
 
 /* One context's architectural state. */
 typedef struct isa_cpu {
-    /* what every issue reads or moves, together at the front (a sync-only superstep touches
-     * these and little else of a tile) */
+    /* what every issue reads or moves, together at the front, then the registers (a
+     * sync-only superstep touches these, and r0-r7 share their cache line when the context
+     * starts one: the tile's supervisor does) */
+    uint32_t pc;       /* byte address of the next instruction */
+    uint32_t rpt_left; /* an rpt loop in progress: passes left (0: none), */
+    uint64_t t;        /* tile cycle of the next issue */
+    uint64_t ninsn;    /* instructions executed */
+    uint64_t busy;     /* tile cycles of issue this context used (workers: 6 per slot) */
     uint32_t r[ISA_NREGS];
-    uint32_t pc;    /* byte address of the next instruction */
-    uint64_t t;     /* tile cycle of the next issue */
-    uint64_t ninsn; /* instructions executed */
-    uint64_t busy;  /* tile cycles of issue this context used (workers: 6 per slot) */
-    uint32_t rpt_start, rpt_end, rpt_left; /* an rpt loop in progress (instruction indices) */
-    uint64_t ld_horizon; /* supervisor: the latest of ld_ready (no stall from it on) */
-    uint32_t wid;        /* worker id 0..5, or ISA_SUPER_WID */
+    uint32_t rpt_start, rpt_end; /* its first and last instruction indices */
+    uint64_t ld_horizon;         /* supervisor: the latest of ld_ready (no stall from it on) */
+    uint32_t wid;                /* worker id 0..5, or ISA_SUPER_WID */
     isa_fault fault;
     uint32_t fault_addr; /* the bad address (memory, pc, exchange) or CSR value of a fault */
     uint32_t fault_len;  /* FAULT_COPY_*: the copy's length in bytes */
