@@ -2,7 +2,9 @@
  *
  * Decode happens once (isa_prog_decode); this file only dispatches on pre-decoded isa_insn
  * structs, through macros so that a switch or GCC's computed goto can be used
- * (isa/interp_loop.inc is included twice: once for workers, once for the supervisor). What
+ * (isa/interp_loop.inc is included twice: once for workers, once for the supervisor; with
+ * computed goto a worker jumps to the handler address isa_code_build stored in each
+ * instruction, the supervisor through its table). What
  * the table says is enforced at dispatch, not in handlers: an opcode the context may not run
  * (FL_SUPER, FL_WORKER) faults; after an FL_LOAD opcode the supervisor's stall tracks the
  * registers it loaded (isa_insn.loads); before each issue it waits for those it reads
@@ -320,16 +322,26 @@ static uint64_t super_slot(uint64_t c, const uint64_t *free_from)
 #define OP_PRIVILEGE (OP_COUNT + 1) /* the switch dispatch's case for it */
 
 #define IS_WORKER 1
-#define RUN_FN isa_run_worker
+#define RUN_FN run_worker
 #include "isa/interp_loop.inc"
 #undef IS_WORKER
 #undef RUN_FN
 
 #define IS_WORKER 0
-#define RUN_FN isa_run_super
+#define RUN_FN run_super
 #include "isa/interp_loop.inc"
 #undef IS_WORKER
 #undef RUN_FN
+
+isa_stop isa_run_worker(isa_cpu *cpu, const isa_env *env)
+{
+    return run_worker(cpu, env, NULL);
+}
+
+isa_stop isa_run_super(isa_cpu *cpu, const isa_env *env)
+{
+    return run_super(cpu, env, NULL);
+}
 
 void isa_rpt_wrap(isa_cpu *cpu)
 {
@@ -414,5 +426,9 @@ isa_insn *isa_code_build(const isa_prog *prog)
     code[prog->ncode].op = OP_ILLEGAL;
     code[prog->ncode].imm = -1; /* marks the end-of-text sentinel */
     code[prog->ncode].target = UINT32_MAX;
+    const void *const *jt;
+    run_worker(NULL, NULL, &jt);
+    for (uint32_t k = 0; jt && k <= prog->ncode; k++)
+        code[k].wgo = jt[code[k].op <= OP_COUNT ? code[k].op : OP_COUNT];
     return code;
 }
