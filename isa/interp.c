@@ -321,6 +321,14 @@ static uint64_t super_slot(uint64_t c, const uint64_t *free_from)
 #define RUNS_IN(fl, w) (!((fl) & ((w) ? FL_SUPER : FL_WORKER)))
 #define OP_PRIVILEGE (OP_COUNT + 1) /* the switch dispatch's case for it */
 
+/* One copy of each interpreter function: a worker jumps to the label addresses stored in its
+ * code (isa_insn.wgo), which must be this copy's, so it is neither inlined nor cloned. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define INTERP_ONE_COPY __attribute__((noinline, noclone))
+#else
+#define INTERP_ONE_COPY __attribute__((noinline))
+#endif
+
 #define IS_WORKER 1
 #define RUN_FN run_worker
 #include "isa/interp_loop.inc"
