@@ -1,19 +1,21 @@
-/* test_interp_fast: the worker interpreter's fast paths for one-instruction rpt bodies (a
- * st32pi or st64pi fill run as a loop of its own, f32amp's passes as whole rows: isa/
- * interp_loop.inc, RPT_SELF) against the same instructions one dispatch at a time.
+/* test_interp_fast: the worker interpreter's fast paths for short rpt bodies (isa/
+ * interp_loop.inc: a one-instruction st32pi or st64pi fill run as a loop of its own, f32amp's
+ * passes as whole rows, and an ld32pi-st32pi copy) against the same instructions one
+ * dispatch at a time.
  *
  * Each case is run twice from the same registers, memory and AMP weights: as `rpt rN, e;
  * BODY; e: exit`, and as `nop` followed by N copies of BODY and `exit` (the same issues at
  * the same cycles: rpt and nop take one slot each), where no fast path applies (the copies'
- * whole-row marks, isa_insn.row, are cleared). Both runs are stopped by every cycle limit
+ * whole-row marks, isa_insn.row, are cleared), with the table's costs and again with memory
+ * and AMP rates that make loads, stores and f32amp take several slots (isa_code_rate). Both
+ * runs are stopped by every cycle limit
  * from the first issue to past the exit, and then resumed without a limit; at each stop and
  * at the end they must agree on the stop, fault and its address, cycle, instruction and busy
  * counts, the position in the program (a pass of the rpt against a copy), every register,
  * the AMP pipeline (its inputs, partials, finished row and state), and the whole of tile
- * memory. The cases run
- * fills past the end of memory, onto misaligned addresses, backwards through address 0,
- * with the base register also stored, and rows that start mid-row, after a finished row, and
- * with inputs that run out of memory. */
+ * memory. The cases run fills and copies past the end of memory, onto misaligned addresses,
+ * backwards through address 0, overlapping, with a base register also stored, and rows that
+ * start mid-row, after a finished row, and with inputs that run out of memory. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,13 +68,15 @@ static uint32_t rnd_float(void)
 }
 
 static void build(machine *m, const char *src, int unrolled, const uint8_t *mem, const uint8_t *cw,
-                  const uint32_t *regs)
+                  const uint32_t *regs, const isa_rates *rates)
 {
     isa_prog p;
     tu_assemble("fast", src, &p);
     memset(m, 0, sizeof *m);
     m->code = isa_code_build(&p);
     m->ncode = p.ncode;
+    if (rates)
+        isa_code_rate(m->code, p.ncode, rates);
     if (unrolled)
         for (uint32_t k = 0; k < p.ncode; k++)
             m->code[k].row = 0; /* one step per dispatch */
@@ -96,19 +100,19 @@ static void build(machine *m, const char *src, int unrolled, const uint8_t *mem,
 }
 
 /* Where a context stands, as the unrolled program's instruction index: the looped program's
- * rpt body at pass j (of n) is the unrolled copy j. */
-static uint32_t position(const machine *m, int unrolled, uint32_t npre, uint32_t n)
+ * rpt body (blen instructions) at pass j (of n) is the unrolled copy j. */
+static uint32_t position(const machine *m, int unrolled, uint32_t npre, uint32_t n, uint32_t blen)
 {
     uint32_t at = m->cpu.pc / ISA_INSN_BYTES;
     if (unrolled || at <= npre)
         return at;
-    if (at == npre + 1 && m->cpu.rpt_left) /* in the body: n - rpt_left passes done */
-        return npre + 1 + (n - m->cpu.rpt_left);
-    return at + n - 1; /* the exit */
+    if (at <= npre + blen && m->cpu.rpt_left) /* in the body: n - rpt_left passes done */
+        return npre + 1 + (n - m->cpu.rpt_left) * blen + (at - npre - 1);
+    return at + n * blen - blen; /* the exit */
 }
 
 static void same(const char *what, const fcase *c, uint64_t limit, isa_stop s1, const machine *a,
-                 isa_stop s2, const machine *b, uint32_t npre)
+                 isa_stop s2, const machine *b, uint32_t npre, uint32_t blen)
 {
     char where[200];
     snprintf(where, sizeof where, "%s: `%s` x %u (prefix `%s`, r1 0x%x, r2 0x%x), limit %llu", what,
@@ -121,7 +125,7 @@ static void same(const char *what, const fcase *c, uint64_t limit, isa_stop s1, 
                  (unsigned long long)a->cpu.t, (unsigned long long)a->cpu.ninsn,
                  (unsigned long long)a->cpu.busy, (unsigned long long)b->cpu.t,
                  (unsigned long long)b->cpu.ninsn, (unsigned long long)b->cpu.busy);
-    uint32_t pa = position(a, 0, npre, c->n), pb = position(b, 1, npre, c->n);
+    uint32_t pa = position(a, 0, npre, c->n, blen), pb = position(b, 1, npre, c->n, blen);
     if (pa != pb)
         fail_msg("%s: at instruction %u, unrolled %u", where, pa, pb);
     for (unsigned r = 0; r < ISA_NREGS; r++)
@@ -158,7 +162,7 @@ static unsigned run_case(const fcase *c)
     for (uint32_t k = 0; k < c->n; k++)
         n += (size_t)snprintf(flat + n, sizeof flat - n, "        %s\n", c->body);
     snprintf(flat + n, sizeof flat - n, "        exit\n");
-    const uint32_t npre = lines(c->prefix);
+    const uint32_t npre = lines(c->prefix), blen = lines(c->body) + 1;
 
     static uint8_t mem[MEMSZ];
     uint8_t cw[ISA_CW_BYTES];
@@ -173,33 +177,39 @@ static unsigned run_case(const fcase *c)
     regs[2] = c->r2;
     regs[9] = c->n;
 
+    /* the table's costs, and a machine whose loads, stores and AMP take several slots (the
+       extra slots counted, a load and a store of different lengths) */
+    static const isa_rates slow = {.load_bpc = 2, .store_bpc = 1, .amp_units = 4};
     static machine a, b;
-    /* without a limit first: the end cycle bounds the limits tried */
-    build(&a, loop, 0, mem, cw, regs);
-    build(&b, flat, 1, mem, cw, regs);
-    isa_stop s1 = isa_run_worker(&a.cpu, &a.env), s2 = isa_run_worker(&b.cpu, &b.env);
-    same("no limit", c, UINT64_MAX, s1, &a, s2, &b, npre);
-    const uint64_t end = a.cpu.t;
-    free(a.code);
-    free(b.code);
-
     unsigned tried = 0;
-    for (uint64_t limit = 0; limit <= end + ISA_BARREL; limit++, tried++) {
-        build(&a, loop, 0, mem, cw, regs);
-        build(&b, flat, 1, mem, cw, regs);
-        a.env.limit = b.env.limit = limit;
-        s1 = isa_run_worker(&a.cpu, &a.env);
-        s2 = isa_run_worker(&b.cpu, &b.env);
-        same("stopped", c, limit, s1, &a, s2, &b, npre);
-        if (s1 == STOP_LIMIT) { /* go on as if it had never stopped */
-            a.cpu.fault = b.cpu.fault = FAULT_NONE;
-            a.env.limit = b.env.limit = UINT64_MAX;
-            s1 = isa_run_worker(&a.cpu, &a.env);
-            s2 = isa_run_worker(&b.cpu, &b.env);
-            same("resumed", c, limit, s1, &a, s2, &b, npre);
-        }
+    for (int r = 0; r < 2; r++) {
+        const isa_rates *rates = r ? &slow : NULL;
+        /* without a limit first: the end cycle bounds the limits tried */
+        build(&a, loop, 0, mem, cw, regs, rates);
+        build(&b, flat, 1, mem, cw, regs, rates);
+        isa_stop s1 = isa_run_worker(&a.cpu, &a.env), s2 = isa_run_worker(&b.cpu, &b.env);
+        same("no limit", c, UINT64_MAX, s1, &a, s2, &b, npre, blen);
+        const uint64_t end = a.cpu.t;
         free(a.code);
         free(b.code);
+
+        for (uint64_t limit = 0; limit <= end + ISA_BARREL; limit++, tried++) {
+            build(&a, loop, 0, mem, cw, regs, rates);
+            build(&b, flat, 1, mem, cw, regs, rates);
+            a.env.limit = b.env.limit = limit;
+            s1 = isa_run_worker(&a.cpu, &a.env);
+            s2 = isa_run_worker(&b.cpu, &b.env);
+            same("stopped", c, limit, s1, &a, s2, &b, npre, blen);
+            if (s1 == STOP_LIMIT) { /* go on as if it had never stopped */
+                a.cpu.fault = b.cpu.fault = FAULT_NONE;
+                a.env.limit = b.env.limit = UINT64_MAX;
+                s1 = isa_run_worker(&a.cpu, &a.env);
+                s2 = isa_run_worker(&b.cpu, &b.env);
+                same("resumed", c, limit, s1, &a, s2, &b, npre, blen);
+            }
+            free(a.code);
+            free(b.code);
+        }
     }
     return tried;
 }
@@ -238,6 +248,46 @@ static void test_fills(void **state)
             fcase c = {fills[f].body, "", counts[k], fills[f].r1, 0};
             if (strstr(c.body, "[r4]"))
                 c.prefix = "        li      r4, 0x400\n";
+            tried += run_case(&c);
+        }
+    assert_true(tried > 1000);
+}
+
+/* ld32pi then st32pi copies (a two-instruction body): apart, overlapping either way (each
+ * store feeding the next pass's load, or the reverse), either side running out of memory or
+ * misaligned from the start or after a pass, backwards, strided, and the forms left to the
+ * dispatch: the value register also a base, one base for both, two value registers. */
+static void test_copies(void **state)
+{
+    (void)state;
+    static const uint32_t counts[] = {0, 1, 2, 3, 9, 33};
+    static const struct {
+        const char *body;
+        uint32_t r1, r2;
+    } copies[] = {
+        {"ld32pi  r4, [r1]+=4\n        st32pi  r4, [r2]+=4", 0x400, 0x800},
+        {"ld32pi  r4, [r1]+=4\n        st32pi  r4, [r2]+=4", 0x400, 0x404},
+        {"ld32pi  r4, [r1]+=4\n        st32pi  r4, [r2]+=4", 0x404, 0x400},
+        {"ld32pi  r4, [r1]+=4\n        st32pi  r4, [r2]+=4", MEMSZ - 12, 0x800},
+        {"ld32pi  r4, [r1]+=4\n        st32pi  r4, [r2]+=4", 0x400, MEMSZ - 12},
+        {"ld32pi  r4, [r1]+=4\n        st32pi  r4, [r2]+=4", 0x402, 0x800},
+        {"ld32pi  r4, [r1]+=4\n        st32pi  r4, [r2]+=4", 0x400, 0x802},
+        {"ld32pi  r4, [r1]+=6\n        st32pi  r4, [r2]+=4", 0x400, 0x800},
+        {"ld32pi  r4, [r1]+=4\n        st32pi  r4, [r2]+=6", 0x400, 0x800},
+        {"ld32pi  r4, [r1]+=-4\n        st32pi  r4, [r2]+=-4", 8, 0x800},
+        {"ld32pi  r4, [r1]+=4\n        st32pi  r4, [r2]+=-4", 0x400, 8},
+        {"ld32pi  r4, [r1]+=64\n        st32pi  r4, [r2]+=4", 0x400, 0x404},
+        {"ld32pi  r4, [r1]+=4\n        st32pi  r4, [r2]+=32", 0x400, 0x800},
+        {"ld32pi  r4, [r1]+=0\n        st32pi  r4, [r2]+=4", 0x400, 0x800},
+        {"ld32pi  r1, [r1]+=4\n        st32pi  r1, [r2]+=4", 0x400, 0x800},
+        {"ld32pi  r4, [r1]+=4\n        st32pi  r4, [r4]+=4", 0x400, 0x800},
+        {"ld32pi  r4, [r1]+=4\n        st32pi  r4, [r1]+=4", 0x400, 0x800},
+        {"ld32pi  r4, [r1]+=4\n        st32pi  r5, [r2]+=4", 0x400, 0x800},
+    };
+    unsigned tried = 0;
+    for (size_t f = 0; f < sizeof copies / sizeof *copies; f++)
+        for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+            fcase c = {copies[f].body, "", counts[k], copies[f].r1, copies[f].r2};
             tried += run_case(&c);
         }
     assert_true(tried > 1000);
@@ -282,6 +332,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fills),
+        cmocka_unit_test(test_copies),
         cmocka_unit_test(test_amp_rows),
     };
     return cmocka_run_group_tests_name("interp_fast", tests, NULL, NULL);
