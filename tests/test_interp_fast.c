@@ -1,6 +1,7 @@
 /* test_interp_fast: the worker interpreter's fast paths for short rpt bodies (isa/
  * interp_loop.inc: a one-instruction st32pi or st64pi fill run as a loop of its own, f32amp's
- * passes as whole rows, and an ld32pi-st32pi copy) against the same instructions one
+ * passes as whole rows, an ld32pi-st32pi copy, and conv_amp's loop of a row and an add)
+ * against the same instructions one
  * dispatch at a time.
  *
  * Each case is run twice from the same registers, memory and AMP weights: as `rpt rN, e;
@@ -328,12 +329,52 @@ static void test_amp_rows(void **state)
     assert_true(tried > 1000);
 }
 
+/* The rpt body `8 x f32amp; add` (conv_amp's rows, `add ra, ra, rb`): its passes at once, with the
+ * inputs moved on by 32 (packed), 0 (the same inputs again), -64 (backwards, through 0), or
+ * past the end of memory after a few rows, partials misaligned, a first row that starts
+ * mid-row, and adds that move the inputs by the partials' register, write another register,
+ * or misalign the partials (the next row's inputs and partials are what the add leaves). */
+#define STEP "f32amp  r2, r1\n        "
+#define ROW8 STEP STEP STEP STEP STEP STEP STEP STEP
+static void test_amp_row_loops(void **state)
+{
+    (void)state;
+    static const uint32_t counts[] = {0, 1, 2, 5, 17};
+    static const struct {
+        const char *prefix;
+        uint32_t r1, r2;
+        const char *body;
+    } loops[] = {
+        {"        li      r3, 32\n", 0x400, 0x800, ROW8 "add     r1, r1, r3"},
+        {"        li      r3, 0\n", 0x400, 0x800, ROW8 "add     r1, r1, r3"},
+        {"        li      r3, -96\n", 0x100, 0x800, ROW8 "add     r1, r1, r3"},
+        {"        li      r3, 64\n", MEMSZ - 256, 0x400, ROW8 "add     r1, r1, r3"},
+        {"        li      r3, 32\n", 0x400, 0x804, ROW8 "add     r1, r1, r3"},
+        {"        li      r3, 2\n", 0x400, 0x800, ROW8 "add     r1, r1, r3"},
+        {"        li      r3, 32\n        f32amp  r2, r1\n", 0x400, 0x800,
+         ROW8 "add     r1, r1, r3"},
+        {"", 0x400, 0x800, ROW8 "add     r1, r1, r2"},
+        {"        li      r3, 32\n", 0x400, 0x800, ROW8 "add     r3, r1, r3"},
+        {"        li      r3, 32\n", 0x400, 0x800, ROW8 "add     r2, r2, r3"},
+        {"", 0x400, 0x800, ROW8 "add     r1, r1, r1"},
+        {"        li      r3, 4\n", 0x400, 0x800, ROW8 "add     r2, r2, r3"},
+    };
+    unsigned tried = 0;
+    for (size_t f = 0; f < sizeof loops / sizeof *loops; f++)
+        for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+            fcase c = {loops[f].body, loops[f].prefix, counts[k], loops[f].r1, loops[f].r2};
+            tried += run_case(&c);
+        }
+    assert_true(tried > 1000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fills),
         cmocka_unit_test(test_copies),
         cmocka_unit_test(test_amp_rows),
+        cmocka_unit_test(test_amp_row_loops),
     };
     return cmocka_run_group_tests_name("interp_fast", tests, NULL, NULL);
 }
