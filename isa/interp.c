@@ -2,7 +2,9 @@
  *
  * Decode happens once (isa_prog_decode); this file only dispatches on pre-decoded isa_insn
  * structs, through macros so that a switch or GCC's computed goto can be used
- * (isa/interp_loop.inc is included twice: once for workers, once for the supervisor). What
+ * (isa/interp_loop.inc is included twice: once for workers, once for the supervisor; with
+ * computed goto a worker jumps to the handler address isa_code_build stored in each
+ * instruction, the supervisor through its table). What
  * the table says is enforced at dispatch, not in handlers: an opcode the context may not run
  * (FL_SUPER, FL_WORKER) faults; after an FL_LOAD opcode the supervisor's stall tracks the
  * registers it loaded (isa_insn.loads); before each issue it waits for those it reads
@@ -160,18 +162,21 @@ static const amp_shape amp_shapes[] = {
  * 16 lanes in four vectors of four held in registers and the weights read in place: each
  * lane's arithmetic is the scalar one (the product rounded, then the sum, in k order; GCC's
  * vector extension does elementwise IEEE operations). Twice as fast as the array form, whose
- * accumulators go through memory. */
+ * accumulators go through memory. x and p are bytes (fp32 values, any alignment): the
+ * pipeline's own arrays, or a whole row's inputs and partials read in place from tile memory
+ * (amp_row_whole). */
 typedef float amp_v4 __attribute__((vector_size(16)));
 
-static void amp_row_f32(const float *x, const float *p, const uint8_t *cw, float *out)
+static void amp_row_f32(const uint8_t *x, const uint8_t *p, const uint8_t *cw, float *out)
 {
     amp_v4 c0, c1, c2, c3, w0, w1, w2, w3;
     memcpy(&c0, p, 16);
-    memcpy(&c1, p + 4, 16);
-    memcpy(&c2, p + 8, 16);
-    memcpy(&c3, p + 12, 16);
+    memcpy(&c1, p + 16, 16);
+    memcpy(&c2, p + 32, 16);
+    memcpy(&c3, p + 48, 16);
     for (unsigned k = 0; k < 8; k++, cw += 64) {
-        const float xk = x[k];
+        float xk;
+        memcpy(&xk, x + 4 * k, 4);
         const amp_v4 xv = {xk, xk, xk, xk};
         memcpy(&w0, cw, 16);
         memcpy(&w1, cw + 16, 16);
@@ -194,7 +199,7 @@ static void amp_finish(isa_amp *a, const uint8_t *cw)
 {
     const amp_shape *s = &amp_shapes[a->kind];
     if (a->kind == ISA_AMP_F32) {
-        amp_row_f32(a->x, a->p, cw, a->out);
+        amp_row_f32((const uint8_t *)a->x, (const uint8_t *)a->p, cw, a->out);
     } else {
         uint16_t h[16][8];
         float w[16][8];
@@ -261,28 +266,33 @@ static void amp_drain(isa_amp *a, uint8_t *mem)
 /* A whole f32amp row at once (isa_insn.row: 8 steps from the pipeline's step 0, checked by
  * the caller as each step would be: amp_may, the 32 input bytes at in and the 64 partial
  * bytes at pp aligned and in range). The 8 steps read inputs and partials and store the
- * finished row's lanes in turn; when those stores cannot touch what the row reads, doing
- * every read first and the stores after leaves memory and the pipeline as the 8 steps do.
- * Else (a row accumulated in place over the one before) the steps one by one. */
+ * finished row's lanes in turn; when those stores cannot touch what the row reads, storing
+ * the row before first, then reading the inputs and partials into the pipeline (once, where
+ * the steps leave them) and computing the row from there leaves memory and the pipeline as
+ * the 8 steps do. Else (a row accumulated in place over the one before) the steps one by
+ * one. */
+static __attribute__((noinline)) void amp_row_steps(isa_amp *a, const uint8_t *cw, uint8_t *mem,
+                                                    uint32_t in, uint32_t pp)
+{
+    for (uint32_t k = 0; k < 8; k++)
+        amp_step(a, cw, mem, in + 4 * k, pp + 8 * k, ISA_AMP_F32);
+}
+
 static void amp_row_whole(isa_amp *a, const uint8_t *cw, uint8_t *mem, uint32_t in, uint32_t pp)
 {
     uint64_t o0 = a->out_at, o1 = o0 + 4u * a->out_lanes;
     if (a->out_lanes &&
         ((o0 < (uint64_t)in + 32 && in < o1) || (o0 < (uint64_t)pp + 64 && pp < o1))) {
-        for (uint32_t k = 0; k < 8; k++)
-            amp_step(a, cw, mem, in + 4 * k, pp + 8 * k, ISA_AMP_F32);
+        amp_row_steps(a, cw, mem, in, pp);
         return;
     }
-    float x[8], p[16];
-    memcpy(x, mem + in, sizeof x);
-    memcpy(p, mem + pp, sizeof p);
     if (a->out_lanes == 16) /* the row before, whole (a fixed-size copy) */
         memcpy(mem + a->out_at, a->out, 64);
     else
         amp_drain(a, mem);
-    amp_row_f32(x, p, cw, a->out);
-    memcpy(a->x, x, sizeof x);
-    memcpy(a->p, p, sizeof p);
+    memcpy(a->x, mem + in, 32);
+    memcpy(a->p, mem + pp, 64);
+    amp_row_f32((const uint8_t *)a->x, (const uint8_t *)a->p, cw, a->out);
     a->out_at = pp;
     a->out_lanes = 16;
     a->out_kind = ISA_AMP_F32;
@@ -311,17 +321,35 @@ static uint64_t super_slot(uint64_t c, const uint64_t *free_from)
 #define RUNS_IN(fl, w) (!((fl) & ((w) ? FL_SUPER : FL_WORKER)))
 #define OP_PRIVILEGE (OP_COUNT + 1) /* the switch dispatch's case for it */
 
+/* One copy of each interpreter function: a worker jumps to the label addresses stored in its
+ * code (isa_insn.wgo), which must be this copy's, so it is neither inlined nor cloned. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define INTERP_ONE_COPY __attribute__((noinline, noclone))
+#else
+#define INTERP_ONE_COPY __attribute__((noinline))
+#endif
+
 #define IS_WORKER 1
-#define RUN_FN isa_run_worker
+#define RUN_FN run_worker
 #include "isa/interp_loop.inc"
 #undef IS_WORKER
 #undef RUN_FN
 
 #define IS_WORKER 0
-#define RUN_FN isa_run_super
+#define RUN_FN run_super
 #include "isa/interp_loop.inc"
 #undef IS_WORKER
 #undef RUN_FN
+
+isa_stop isa_run_worker(isa_cpu *cpu, const isa_env *env)
+{
+    return run_worker(cpu, env, NULL);
+}
+
+isa_stop isa_run_super(isa_cpu *cpu, const isa_env *env)
+{
+    return run_super(cpu, env, NULL);
+}
 
 void isa_rpt_wrap(isa_cpu *cpu)
 {
@@ -406,5 +434,9 @@ isa_insn *isa_code_build(const isa_prog *prog)
     code[prog->ncode].op = OP_ILLEGAL;
     code[prog->ncode].imm = -1; /* marks the end-of-text sentinel */
     code[prog->ncode].target = UINT32_MAX;
+    const void *const *jt;
+    run_worker(NULL, NULL, &jt);
+    for (uint32_t k = 0; jt && k <= prog->ncode; k++)
+        code[k].wgo = jt[code[k].op <= OP_COUNT ? code[k].op : OP_COUNT];
     return code;
 }

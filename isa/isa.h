@@ -189,8 +189,13 @@ typedef struct isa_insn {
     uint16_t pad1;
     int32_t imm;
     uint32_t target; /* branch/rpt target as an instruction index (imm / 8), or UINT32_MAX */
-    uint8_t pad[8];  /* to 32 bytes: the 20-byte layout ran the 1472-tile worker loop of
-                        bench/speed ~7% slower (760 vs 815 M instr/s, same instruction count) */
+    union {
+        const void *wgo; /* a worker's dispatch: its handler in the interpreter's computed-goto
+                            loop, set by isa_code_build (NULL in a decoded program) */
+        uint8_t pad[8];  /* to 32 bytes: the 20-byte layout ran the 1472-tile worker loop of
+                            bench/speed ~7% slower (760 vs 815 M instr/s, same instruction
+                            count) */
+    };
 } isa_insn;
 _Static_assert(sizeof(isa_insn) == 32, "isa_insn is laid out for a 32-byte stride");
 
