@@ -174,13 +174,26 @@ static int resolve_zone(asm_unit *u, int line, asm_operand *o)
     return -1;
 }
 
+/* "add rd, ra, rb": an instruction's usage, for messages (made only when one is needed). */
+typedef struct usage {
+    char s[56];
+} usage;
+
+static usage usage_of(const isa_opinfo *oi)
+{
+    char sx[40];
+    usage u;
+    isa_fmt_syntax(oi->fmt, sx, sizeof sx);
+    snprintf(u.s, sizeof u.s, "%s%s%s", oi->name, *sx ? " " : "", sx);
+    return u;
+}
+
 /* Check operand o against the kind its format expects; 0, or -1 after an error. */
-static int check_operand(asm_unit *u, int line, const isa_opinfo *oi, isa_kind want, asm_operand *o,
-                         const char *use)
+static int check_operand(asm_unit *u, int line, const isa_opinfo *oi, isa_kind want, asm_operand *o)
 {
     if (o->kind != source_form(want)) {
         asm_error(&u->c, line, o->col, "`%s` expects %s here (%s)", oi->name, isa_kind_what(want),
-                  use);
+                  usage_of(oi).s);
         return -1;
     }
     if (want == ISA_K_ZONE)
@@ -222,9 +235,6 @@ static void parse_insn(asm_unit *u, asm_parser *p)
     }
     const isa_opinfo *oi = isa_info(op);
     const isa_fmtinfo *fi = isa_fmt_info(oi->fmt);
-    char sx[40], use[56]; /* "add rd, ra, rb", for messages */
-    isa_fmt_syntax(oi->fmt, sx, sizeof sx);
-    snprintf(use, sizeof use, "%s%s%s", oi->name, *sx ? " " : "", sx);
     asm_operand ops[4];
     int n = 0;
     asm_advance(p);
@@ -234,7 +244,8 @@ static void parse_insn(asm_unit *u, asm_parser *p)
             return;
         }
         if (n == fi->n) {
-            asm_error(&u->c, p->line, p->tok.col, "too many operands for `%s` (%s)", oi->name, use);
+            asm_error(&u->c, p->line, p->tok.col, "too many operands for `%s` (%s)", oi->name,
+                      usage_of(oi).s);
             return;
         }
         if (parse_operand(p, &ops[n]))
@@ -254,11 +265,11 @@ static void parse_insn(asm_unit *u, asm_parser *p)
     }
     if (n != fi->n) {
         asm_error(&u->c, p->line, m.col, "`%s` takes %d operand%s (%s)", oi->name, fi->n,
-                  fi->n == 1 ? "" : "s", use);
+                  fi->n == 1 ? "" : "s", usage_of(oi).s);
         return;
     }
     for (int i = 0; i < n; i++)
-        if (check_operand(u, p->line, oi, (isa_kind)fi->opd[i].kind, &ops[i], use))
+        if (check_operand(u, p->line, oi, (isa_kind)fi->opd[i].kind, &ops[i]))
             return;
     asm_stmt *s = new_stmt(u, S_INSN, p->line, m.col);
     s->op = (uint16_t)op;
