@@ -104,11 +104,13 @@ double cli_tile_balance(const struct eng *g, uint32_t ipu, uint32_t *tiles, uint
 /* Seconds from a monotonic clock. */
 double cli_now(void);
 
-/* A command that spreads over MPI ranks joins them (base/rank.h); ranks other than 0 write
- * nothing (their stdout and stderr go to /dev/null: the run's output is rank 0's, and every
- * rank reaches the same status). NULL, with *status what to exit with (rank 0 having said
- * why), when launched as several ranks by a build without MPI. Leave with rank_close. */
-struct rank_comm *cli_ranks_open(const char *cmd, int *argc, char ***argv, int *status);
+/* A command that spreads over MPI ranks: join them (base/rank.h), run fn with them and
+ * leave. Ranks other than 0 write nothing (their stdout and stderr go to /dev/null: the
+ * run's output is rank 0's, and every rank reaches the same status). Returns fn's status,
+ * or, when launched as several ranks by a build without MPI, the status to exit with after
+ * rank 0 said why. */
+int cli_spread(const char *cmd, int argc, char **argv,
+               int (*fn)(int argc, char **argv, struct rank_comm *ranks));
 /* Every rank brings its status (a collective: every rank calls it); every rank returns the
  * first non-zero one in rank order, or 0. For a step only some ranks take (rank 0 writing a
  * file), so that the others stop with it rather than wait for it. */

@@ -181,11 +181,5 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
 
 int cli_cmd_iobench(int argc, char **argv)
 {
-    int rc = 0;
-    rank_comm *ranks = cli_ranks_open("io-bench", &argc, &argv, &rc);
-    if (!ranks)
-        return rc;
-    rc = iobench_cmd(argc, argv, ranks);
-    rank_close(ranks);
-    return rc;
+    return cli_spread("io-bench", argc, argv, iobench_cmd);
 }

@@ -118,11 +118,5 @@ static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
  * rank computes the same table, rank 0 prints it and writes the CSV. */
 int cli_cmd_micro(int argc, char **argv)
 {
-    int rc = 0;
-    struct rank_comm *ranks = cli_ranks_open("micro", &argc, &argv, &rc);
-    if (!ranks)
-        return rc;
-    rc = micro_cmd(argc, argv, ranks);
-    rank_close(ranks);
-    return rc;
+    return cli_spread("micro", argc, argv, micro_cmd);
 }

@@ -603,11 +603,5 @@ out:
  * alone prints and writes the weights and the JSON. */
 int cli_cmd_mnist(int argc, char **argv)
 {
-    int rc = 0;
-    rank_comm *ranks = cli_ranks_open(CMD, &argc, &argv, &rc);
-    if (!ranks)
-        return rc;
-    rc = mnist_cmd(argc, argv, ranks);
-    rank_close(ranks);
-    return rc;
+    return cli_spread(CMD, argc, argv, mnist_cmd);
 }

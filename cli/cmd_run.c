@@ -224,11 +224,5 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
 
 int cli_cmd_run(int argc, char **argv)
 {
-    int rc = 0;
-    rank_comm *ranks = cli_ranks_open("run", &argc, &argv, &rc);
-    if (!ranks)
-        return rc;
-    rc = run_cmd(argc, argv, ranks);
-    rank_close(ranks);
-    return rc;
+    return cli_spread("run", argc, argv, run_cmd);
 }

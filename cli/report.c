@@ -25,7 +25,7 @@ double cli_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-struct rank_comm *cli_ranks_open(const char *cmd, int *argc, char ***argv, int *status)
+static struct rank_comm *ranks_open(const char *cmd, int *argc, char ***argv, int *status)
 {
     err e;
     err_clear(&e);
@@ -40,6 +40,18 @@ struct rank_comm *cli_ranks_open(const char *cmd, int *argc, char ***argv, int *
         (void)err;
     }
     return ranks;
+}
+
+int cli_spread(const char *cmd, int argc, char **argv,
+               int (*fn)(int argc, char **argv, struct rank_comm *ranks))
+{
+    int rc = 0;
+    struct rank_comm *ranks = ranks_open(cmd, &argc, &argv, &rc);
+    if (!ranks)
+        return rc;
+    rc = fn(argc, argv, ranks);
+    rank_close(ranks);
+    return rc;
 }
 
 /* --rank-stats: per rank, the run's host time, the part of it spent in the ranks'

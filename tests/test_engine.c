@@ -182,6 +182,17 @@ static void test_sync_only_tiles(void **state)
     isa_prog_free(&prog);
 }
 
+/* The run's fault is tile 0's supervisor's on IPU 0: its message begins "ipu 0 tile 0 ctx 0
+ * pc PC cycle CYCLE:" and then `then`. */
+static void assert_fault(const err *e, unsigned pc, uint64_t cycle, const char *then)
+{
+    char want[128];
+    snprintf(want, sizeof want, "ipu 0 tile 0 ctx 0 pc 0x%x cycle %llu:%s", pc,
+             (unsigned long long)cycle, then);
+    if (strncmp(e->msg, want, strlen(want)) != 0)
+        fail_msg("'%s' does not begin '%s'", e->msg, want);
+}
+
 /* A counted loop of syncs (sync; brnzdec): after each release the brnzdec and the sync are
  * carried out at once (tile_sync_at_once), with the same time and counts as stepped. Tile 0
  * spins (get 0, li 1, brnz 2 not taken, li 8, brnzdec x 51 at 9 + 6k, the last at 309) and
@@ -226,11 +237,7 @@ static void test_sync_loop_tiles(void **state)
         sys_free(sy);
         sy = tu_system(1, 4, threads, r1 + 5, &prog);
         assert_int_equal(eng_run(sys_engine(sy), &e), ERR_FAULT);
-        char want[96];
-        snprintf(want, sizeof want,
-                 "ipu 0 tile 0 ctx 0 pc 0x28 cycle %llu:", (unsigned long long)(r1 + 6));
-        if (strncmp(e.msg, want, strlen(want)) != 0)
-            fail_msg("'%s' does not begin '%s'", e.msg, want);
+        assert_fault(&e, 0x28, r1 + 6, "");
         sys_free(sy);
     }
     isa_prog_free(&prog);
@@ -259,11 +266,7 @@ static void test_sync_loop_limit(void **state)
     assert_non_null(sy);
     assert_int_equal(eng_load(sys_engine(sy), &prog, &e), ERR_OK);
     assert_int_equal(eng_run(sys_engine(sy), &e), ERR_FAULT);
-    char want[96];
-    snprintf(want, sizeof want, "ipu 0 tile 0 ctx 0 pc 0x8 cycle %llu: superstep exceeds",
-             (unsigned long long)(7 + eng_machine(sys_engine(sy))->sync_internal + 6));
-    if (strncmp(e.msg, want, strlen(want)) != 0)
-        fail_msg("'%s' does not begin '%s'", e.msg, want);
+    assert_fault(&e, 0x8, 7 + eng_machine(sys_engine(sy))->sync_internal + 6, " superstep exceeds");
     sys_free(sy);
     isa_prog_free(&prog);
 }
