@@ -405,6 +405,14 @@ static size_t rec_bytes(const profile *p, const rec *r)
     return sizeof *r + r->nspans * sizeof(eng_span) + r->ntile * sizeof(tspan);
 }
 
+/* n bytes from src at q (none: src may be NULL); returns q + n. */
+static uint8_t *put(uint8_t *q, const void *src, size_t n)
+{
+    if (n)
+        memcpy(q, src, n);
+    return q + n;
+}
+
 /* This rank's records of its own IPUs (another rank settles them too at an external sync,
  * without their tiles: those are dropped), packed. */
 static uint8_t *pack_own(const profile *p, const eng *g, size_t *n)
@@ -419,12 +427,9 @@ static uint8_t *pack_own(const profile *p, const eng *g, size_t *n)
         const rec *r = &p->r[k];
         if (r->ipu < lo || r->ipu >= hi)
             continue;
-        memcpy(q, r, sizeof *r);
-        q += sizeof *r;
-        memcpy(q, p->spans + r->span0, r->nspans * sizeof(eng_span));
-        q += r->nspans * sizeof(eng_span);
-        memcpy(q, p->tspans + r->tile0, r->ntile * sizeof(tspan));
-        q += r->ntile * sizeof(tspan);
+        q = put(q, r, sizeof *r);
+        q = put(q, p->spans + r->span0, r->nspans * sizeof(eng_span));
+        q = put(q, p->tspans + r->tile0, r->ntile * sizeof(tspan));
     }
     return buf;
 }
@@ -446,11 +451,11 @@ static void gather(profile *p, const eng *g)
         q += sizeof r;
         r.span0 = p->nspans;
         r.tile0 = p->ntspans;
-        p->spans = xgrow(p->spans, &p->scap, p->nspans + r.nspans, sizeof *p->spans);
+        p->spans = xgrow(p->spans, &p->scap, p->nspans + r.nspans + 1, sizeof *p->spans);
         memcpy(p->spans + p->nspans, q, r.nspans * sizeof(eng_span));
         p->nspans += r.nspans;
         q += r.nspans * sizeof(eng_span);
-        p->tspans = xgrow(p->tspans, &p->tcap, p->ntspans + r.ntile, sizeof *p->tspans);
+        p->tspans = xgrow(p->tspans, &p->tcap, p->ntspans + r.ntile + 1, sizeof *p->tspans);
         memcpy(p->tspans + p->ntspans, q, r.ntile * sizeof(tspan));
         p->ntspans += r.ntile;
         q += r.ntile * sizeof(tspan);

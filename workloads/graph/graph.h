@@ -183,7 +183,8 @@ const gr_summary *gr_exe_summary(const gr_exe *x);
 /* Tile memory of (ipu, tile); an IPU of a replica r > 0 is that of replica 0's IPU ipu mod
  * nipus. */
 const gr_tile_mem *gr_exe_tile(const gr_exe *x, uint32_t ipu, uint32_t tile);
-/* IPU `ipu`'s steps in run order, each ending with one whole-IPU sync (an Execute with
+/* IPU `ipu`'s steps in run order (a replica's IPU: those of its IPU in replica 0), each
+ * ending with one whole-IPU sync (an Execute with
  * vertices there, a Copy's on-chip phase there and each of its rounds between IPUs, a stream
  * or remote-buffer copy of regions there, a Sync), loops unrolled: the first `cap` into out;
  * returns how many. Paired with the engine's sync log of that IPU (eng_log_syncs), step k ran

@@ -839,7 +839,7 @@ static void step_walk(steps *w, gr_prog id)
 
 size_t gr_exe_steps(const gr_exe *x, uint32_t ipu, gr_step *out, size_t cap)
 {
-    steps w = {x, ipu, out, 0, cap};
+    steps w = {x, ipu % x->nipus, out, 0, cap}; /* every replica's IPU runs the same steps */
     step_walk(&w, x->main);
     return w.n < cap ? w.n : cap;
 }
