@@ -1,7 +1,10 @@
 /* chip: an IPU as an array of tiles over one lazily mapped block of SRAM.
  *
  * The block is an anonymous private mapping with MAP_NORESERVE: pages cost host memory only
- * once a tile touches them, so 64 IPUs of 1472 x 624 KiB fit in a modest host. Left out:
+ * once a tile touches them, so 64 IPUs of 1472 x 624 KiB fit in a modest host. The chip
+ * also keeps what the engine's per-superstep passes visit: the live tiles, the tiles with
+ * copies to carry out, the census of arrivals, and the parked tiles (loops and runs of
+ * syncs, moved on by each IPU-wide release without being visited). Left out:
  * the exchange and the IPU's links (fabric/), and memory banks and their conflicts. */
 #include "hw/chip.h"
 
@@ -39,6 +42,7 @@ void chip_free(chip *c)
         munmap(c->mem, c->mem_bytes);
     free(c->tiles);
     free(c->live);
+    free(c->act);
     free(c->outq);
     free(c->queued);
     memset(c, 0, sizeof *c);
@@ -52,6 +56,11 @@ void chip_index_live(chip *c)
     for (uint32_t t = 0; t < c->ntiles; t++)
         if (c->tiles[t].state != TILE_IDLE)
             c->live[c->nlive++] = t;
+    free(c->act);
+    c->act = xmalloc((c->ntiles ? c->ntiles : 1) * sizeof *c->act);
+    memcpy(c->act, c->live, c->nlive * sizeof *c->act);
+    c->nact = c->nlive;
+    memset(&c->park, 0, sizeof c->park);
     free(c->outq);
     free(c->queued);
     c->outq = xmalloc((c->ntiles ? c->ntiles : 1) * sizeof *c->outq);
@@ -78,11 +87,74 @@ const chip_census *chip_census_of(const chip *c, chip_census *tmp)
     return tmp;
 }
 
-void chip_census_release(chip *c, int group)
+/* Add census s, its cycles counted from `base`, into d. */
+static void census_merge(chip_census *d, const chip_census *s, uint64_t base)
 {
+    d->ncounted += s->ncounted;
+    d->nhalt += s->nhalt;
+    d->nrun += s->nrun;
+    for (unsigned z = 0; z < ISA_NZONES; z++)
+        d->nzone[z] += s->nzone[z];
+    for (unsigned gr = 0; gr < ISA_NGROUPS; gr++) {
+        if (s->ngrp[gr])
+            d->all_grp[gr] = max_u64(d->all_grp[gr], base + s->all_grp[gr]);
+        if (s->ngz[gr][0] + s->ngz[gr][1])
+            d->at_grp[gr] = max_u64(d->at_grp[gr], base + s->at_grp[gr]);
+        d->ngrp[gr] += s->ngrp[gr];
+        d->ngz[gr][0] += s->ngz[gr][0];
+        d->ngz[gr][1] += s->ngz[gr][1];
+    }
+}
+
+void chip_release_begin(chip *c, int group, uint64_t cycle, uint64_t limit)
+{
+    chip_parked *p = &c->park;
+    if (p->n &&
+        (group >= 0 || p->wide + 1 == p->expiry || cycle > limit || p->lead > limit - cycle))
+        chip_unpark(c);
     c->census_ok = group < 0;
-    if (c->census_ok)
-        c->census = c->halted;
+    if (group >= 0)
+        return;
+    c->census = c->halted;
+    p->wide++;
+    p->wide_at = cycle;
+    if (p->n)
+        census_merge(&c->census, &p->census, cycle);
+}
+
+int chip_park(chip *c, tile *x, const tile_cfg *cfg)
+{
+    tile_pass pass;
+    if (x->zone >= ISA_NZONES || chip_zone_kind[x->zone].group)
+        return 0; /* a group's release would unpark it at once */
+    uint32_t n = tile_park_span(x, cfg, &pass);
+    if (n == 0)
+        return 0;
+    chip_parked *p = &c->park;
+    x->parked = p->wide;
+    chip_census_add_at(&p->census, x, pass.cost);
+    if (p->n == 0 || p->wide + n + 1 < p->expiry) /* the first release past its passes */
+        p->expiry = p->wide + n + 1;
+    p->lead = max_u64(p->lead, pass.lead);
+    p->n++;
+    return 1;
+}
+
+void chip_unpark(chip *c)
+{
+    chip_parked *p = &c->park;
+    if (p->n == 0)
+        return;
+    for (uint32_t k = 0; k < c->nlive; k++) {
+        tile *x = &c->tiles[c->live[k]];
+        if (x->parked)
+            tile_unpark(x, p->wide - x->parked, p->wide_at);
+    }
+    memcpy(c->act, c->live, c->nlive * sizeof *c->act);
+    c->nact = c->nlive;
+    p->n = 0;
+    p->lead = 0;
+    memset(&p->census, 0, sizeof p->census);
 }
 
 void chip_queue_out(chip *c, uint32_t t)

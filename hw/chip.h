@@ -20,6 +20,20 @@ typedef struct chip_census {
     uint64_t at, at_grp[ISA_NGROUPS], all_grp[ISA_NGROUPS];
 } chip_census;
 
+/* The parked tiles of an IPU: those in a counted loop of syncs, or a run of syncs, at an
+ * IPU-wide zone (tile_park_span). An IPU-wide release moves each on by one pass without
+ * visiting it, and counts them into the census at once; chip_unpark brings them up to
+ * date, before anything reads them or a pass would differ. */
+typedef struct chip_parked {
+    uint32_t n;         /* tiles parked */
+    uint64_t wide;      /* IPU-wide releases carried out on this IPU since loading */
+    uint64_t wide_at;   /* the cycle of the latest */
+    uint64_t expiry;    /* the IPU-wide release (counted as `wide`) some parked tile would
+                           meet differently: they are unparked before it */
+    uint64_t lead;      /* the most cycles from a release to a parked tile's sync */
+    chip_census census; /* the parked tiles', arrival cycles counted from the release */
+} chip_parked;
+
 typedef struct chip {
     uint32_t id;
     uint32_t ntiles;
@@ -30,6 +44,9 @@ typedef struct chip {
     uint32_t *live; /* the tiles holding a program (not idle), ascending: what the
                           * per-superstep loops visit (chip_index_live after loading) */
     uint32_t nlive;
+    uint32_t *act; /* the live tiles not parked, ascending: what a release visits */
+    uint32_t nact;
+    chip_parked park;
     uint32_t *outq; /* the tiles whose outbox may hold copies not yet carried out, ascending
                        (every tile with one is here): what delivery and host copies visit */
     uint32_t noutq;
@@ -69,15 +86,15 @@ static const struct {
 #undef ZONE
 };
 
-/* Count tile x into n (inline: after every round, for every tile that stopped). The latest
- * arrival over all groups, n->at, is left to chip_census_of. */
-static inline void chip_census_add(chip_census *n, const tile *x)
+/* Count tile x, arrived (or halted) at `at`, into n (inline: after every round, for every
+ * tile that stopped). The latest arrival over all groups, n->at, is left to chip_census_of. */
+static inline void chip_census_add_at(chip_census *n, const tile *x, uint64_t at)
 {
     uint32_t gr = x->group < ISA_NGROUPS ? x->group : 0;
     n->ncounted++;
     n->ngrp[gr]++;
-    if (x->at > n->all_grp[gr])
-        n->all_grp[gr] = x->at;
+    if (at > n->all_grp[gr])
+        n->all_grp[gr] = at;
     if (x->state != TILE_SYNC || x->zone >= ISA_NZONES) {
         n->nhalt += x->state == TILE_HALTED;
         n->nrun += x->state == TILE_RUNNABLE;
@@ -86,18 +103,34 @@ static inline void chip_census_add(chip_census *n, const tile *x)
     n->nzone[x->zone]++;
     if (chip_zone_kind[x->zone].group) {
         n->ngz[gr][chip_zone_kind[x->zone].host]++;
-        if (x->at > n->at_grp[gr])
-            n->at_grp[gr] = x->at;
+        if (at > n->at_grp[gr])
+            n->at_grp[gr] = at;
     }
+}
+
+/* Count tile x into n at its own arrival (or halt). */
+static inline void chip_census_add(chip_census *n, const tile *x)
+{
+    chip_census_add_at(n, x, x->at);
 }
 
 /* The census of c's live tiles: c->census when it is kept and counts every live tile, else
  * counted afresh into *tmp. */
 const chip_census *chip_census_of(const chip *c, chip_census *tmp);
 
-/* An IPU-wide release: the census starts again from the halted tiles (group: a sync group's
- * release, after which the census is counted afresh until the next IPU-wide one). */
-void chip_census_release(chip *c, int group);
+/* Before a release at `cycle` visits c->act (group -1: IPU-wide; else a sync group's):
+ * unpark the tiles when it is a group's, when one would meet it differently, or when a
+ * parked tile's sync would pass `limit`; then the census starts again from the halted
+ * tiles (after a group's release it is counted afresh until the next IPU-wide one) and,
+ * for an IPU-wide release, the parked tiles arrive again. */
+void chip_release_begin(chip *c, int group, uint64_t cycle, uint64_t limit);
+
+/* Park tile x, which the IPU-wide release just carried out synced at once (returns 1; the
+ * caller drops it from c->act), or return 0 when it cannot be (tile_park_span). */
+int chip_park(chip *c, tile *x, const tile_cfg *cfg);
+
+/* Bring every parked tile up to date and back into c->act. */
+void chip_unpark(chip *c);
 
 /* Memory of one tile. */
 uint8_t *chip_tile_mem(const chip *c, uint32_t tile);

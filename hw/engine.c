@@ -110,6 +110,7 @@ eng *eng_new(sim *k, sim_module *parent, const eng_cfg *cfg, err *e)
     g->k = k;
     g->ranks = cfg->ranks;
     g->stop.cycle = g->fault.cycle = UINT64_MAX;
+    g->park = cfg->watch.settled == NULL; /* the profile reads every tile each superstep */
     g->past_first[0] = g->past_first[1] = UINT32_MAX;
     eng_rank_share(&g->m, g->nipus, cfg->whole_host_links, rank_id(g->ranks), rank_size(g->ranks),
                    &g->lo, &g->hi);
@@ -315,6 +316,34 @@ static void step_one(void *ctx, size_t i)
     tile_step(g->run[i], &g->tcfg);
 }
 
+/* Resume the tiles of chip c that release r frees (the parked move on by themselves): each
+ * that only syncs again does so at once (and parks, where it can), the others go to the
+ * next round. */
+static void release_chip(eng *g, chip *c, const release *r)
+{
+    uint32_t group = r->group < 0 ? UINT32_MAX : (uint32_t)r->group, keep = 0;
+    chip_release_begin(c, r->group, r->cycle, g->tcfg.limit);
+    for (uint32_t k = 0; k < c->nact; k++) {
+        tile *x = &c->tiles[c->act[k]];
+        if (k + 4 < c->nact) /* what a release and tile_sync_at_once touch */
+            tile_prefetch(&c->tiles[c->act[k + 4]]);
+        if (x->state != TILE_SYNC || (group != UINT32_MAX && x->group != group)) {
+            c->act[keep++] = x->id;
+            continue;
+        }
+        tile_release(x, r->cycle);
+        if (!tile_sync_at_once(x, &g->tcfg)) { /* the next round runs it */
+            g->run[g->nrun++] = x;
+            c->act[keep++] = x->id;
+            continue;
+        }
+        chip_census_add(&c->census, x); /* a tile with nothing to do but sync again */
+        if (!g->park || group != UINT32_MAX || !chip_park(c, x, &g->tcfg))
+            c->act[keep++] = x->id;
+    }
+    c->nact = keep;
+}
+
 static void on_release(sim *k, void *arg)
 {
     (void)k;
@@ -324,28 +353,22 @@ static void on_release(sim *k, void *arg)
     uint32_t lo = r->ipu < 0 ? 0 : (uint32_t)r->ipu;
     uint32_t hi = r->ipu < 0 ? g->nipus : lo + 1;
     for (uint32_t i = lo; i < hi; i++) {
-        chip *c = &g->chips[i];
-        uint32_t group = r->group < 0 ? UINT32_MAX : (uint32_t)r->group;
-        chip_census_release(c, r->group);
-        for (uint32_t k = 0; k < c->nlive; k++) {
-            tile *x = &c->tiles[c->live[k]];
-            if (k + 4 < c->nlive) /* what a release and tile_sync_at_once touch */
-                tile_prefetch(&c->tiles[c->live[k + 4]]);
-            if (x->state != TILE_SYNC || (group != UINT32_MAX && x->group != group))
-                continue;
-            tile_release(x, r->cycle);
-            if (tile_sync_at_once(x, &g->tcfg)) /* a tile with nothing to do but sync again */
-                chip_census_add(&c->census, x);
-            else
-                g->run[g->nrun++] = x; /* the next round runs it */
-        }
+        release_chip(g, &g->chips[i], r);
         if (r->group < 0) {
-            c->supersteps++;
+            g->chips[i].supersteps++;
             if ((g->sync_ipu == ENG_LOG_ALL || i == g->sync_ipu) && g->sync_n &&
                 g->sync_n[i] < g->sync_cap)
                 g->sync_log[(size_t)i * g->sync_cap + g->sync_n[i]++] = r->cycle;
         }
     }
+}
+
+/* Bring the parked tiles of this rank's IPUs up to date, before anything reads their times or
+ * counters (a parked tile's state and zone are always current). */
+static void unpark_all(eng *g)
+{
+    for (uint32_t i = g->lo; i < g->hi; i++)
+        chip_unpark(&g->chips[i]);
 }
 
 /* The release record of an IPU (-1: all) and sync group (-1: every tile). */
@@ -569,9 +592,11 @@ static uint32_t count_state(const chip *c, tile_state st)
     return n;
 }
 
-/* The latest cycle any tile has reached; *supersteps: the most of any IPU. */
-static uint64_t reached(const eng *g, uint64_t *supersteps)
+/* The latest cycle any tile has reached (parked tiles brought up to date first);
+ * *supersteps: the most of any IPU. */
+static uint64_t reached(eng *g, uint64_t *supersteps)
 {
+    unpark_all(g);
     uint64_t cycle = 0;
     *supersteps = 0;
     for (uint32_t i = 0; i < g->nipus; i++) {
@@ -600,7 +625,7 @@ static void ipu_state(txt *b, const eng *g, uint32_t i)
 }
 
 /* The run was stopped between rounds: ERR_STOPPED naming where every IPU is. */
-static int stopped(const eng *g, err *e)
+static int stopped(eng *g, err *e)
 {
     txt b = {0};
     uint64_t steps;
@@ -936,6 +961,7 @@ static int run_loop(eng *g, err *e);
 int eng_run(eng *g, err *e)
 {
     int rc = run_loop(g, e);
+    unpark_all(g);
     if (rank_size(g->ranks) > 1 && (rc == ERR_OK || rc == ERR_FAULT))
         eng_rank_results(g);
     return rc;

@@ -28,6 +28,26 @@ void tile_free(tile *t)
     memset(&t->out, 0, sizeof t->out);
 }
 
+void tile_unpark(tile *t, uint64_t passes, uint64_t cycle)
+{
+    isa_cpu *s = &t->sup;
+    const isa_insn *in = &t->code[s->pc / ISA_INSN_BYTES];
+    if (in->op == OP_brnzdec) { /* the loop: its brnzdec and sync */
+        s->r[in->ra] -= (uint32_t)passes;
+        s->ninsn += 2 * passes;
+    } else { /* the run: its next syncs */
+        s->pc += (uint32_t)passes * ISA_INSN_BYTES;
+        s->ninsn += passes;
+    }
+    tile_pass p = tile_pass_at(in);
+    s->busy += passes * p.cost;
+    t->parked = 0;
+    if (passes == 0)
+        return;
+    t->step_start = cycle;
+    t->at = s->t = cycle + p.cost; /* its workers and port were idle at the release */
+}
+
 void tile_init(tile *t, uint32_t ipu, uint32_t id, uint8_t *mem, const isa_insn *code,
                uint32_t ncode, uint32_t image, uint32_t entry)
 {

@@ -431,6 +431,12 @@ isa_insn *isa_code_build(const isa_prog *prog)
             row = c[q].op == OP_f32amp && c[q].rd == c->rd && c[q].ra == c->ra;
         code[k].row = (uint8_t)row;
     }
+    for (uint32_t k = prog->ncode; k-- > 0;) /* from the end: each run counted once */
+        if (code[k].op == OP_sync) {
+            const isa_insn *next = &code[k + 1];
+            int same = k + 1 < prog->ncode && next->op == OP_sync && next->imm == code[k].imm;
+            code[k].syncs = (uint16_t)(same && next->syncs < UINT16_MAX ? next->syncs + 1 : 1);
+        }
     code[prog->ncode].op = OP_ILLEGAL;
     code[prog->ncode].imm = -1; /* marks the end-of-text sentinel */
     code[prog->ncode].target = UINT32_MAX;

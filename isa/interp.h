@@ -152,7 +152,8 @@ void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len);
 
 /* Build the executable code array for a program: the decoded text plus a sentinel that
  * faults with FAULT_BAD_PC when execution falls off the end, each entry with its worker
- * dispatch (isa_insn.wgo) and whole-row mark (isa_insn.row). malloc'd; caller frees. */
+ * dispatch (isa_insn.wgo), whole-row mark (isa_insn.row) and runs of syncs (isa_insn.syncs).
+ * malloc'd; caller frees. */
 isa_insn *isa_code_build(const isa_prog *prog);
 
 #endif

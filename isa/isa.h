@@ -186,7 +186,9 @@ typedef struct isa_insn {
     uint16_t wtc;    /* tile cycles a worker spends on it: ISA_BARREL x wcycles */
     uint16_t reads;  /* registers it reads, a bit each (the supervisor's load-use stall) */
     uint16_t loads;  /* FL_LOAD: registers it loads from memory, a bit each */
-    uint16_t pad1;
+    uint16_t syncs;  /* a sync: syncs of its zone in a row from it, itself included (a run
+                        longer than 65535 counts in pieces, so it is a lower bound; set by
+                        isa_code_build, 0 in a decoded program) */
     int32_t imm;
     uint32_t target; /* branch/rpt target as an instruction index (imm / 8), or UINT32_MAX */
     union {

@@ -271,6 +271,110 @@ static void test_sync_loop_limit(void **state)
     isa_prog_free(&prog);
 }
 
+/* Parked tiles (chip.h): a counted loop of syncs that falls through into a run of two
+ * syncs. li issues at 0, the sync at 1, arriving at A1 = 7; Rk = Ak + L. The loop's brnzdec
+ * is taken four times (r2 = 4), each pass arriving 12 after its release (brnzdec 6, sync
+ * 6): A2..A5 = R1..R4 + 12; at R5 it falls through and the run's first sync arrives at
+ * A6 = R5 + 12; the second issues at the release: A7 = R6 + 6 (a tile parked at R5 for the
+ * run arrives 6 after each release, not 12 as at its own); halt issues at R7, finishing at
+ * R7 + 1: cycles 7 + 5 x 12 + 6 + 1 + 7 L = 74 + 7 L. Per tile 14 instructions (li, 7
+ * syncs, 5 brnzdec, halt) and 74 issue cycles (1 + 42 + 30 + 1). With --max-cycles R3 + 5
+ * the parked tiles cannot pass R3 (their brnzdec would issue at R3, their sync at R3 + 6,
+ * past the limit): the fault names the sync (pc 0x8) at R3 + 6, R3 = A3 + L = 31 + 3 L. */
+static void test_parked_loop_then_run(void **state)
+{
+    (void)state;
+    const char *src = "main:   li      r2, 4\n"
+                      "loop:   sync    internal\n"
+                      "        brnzdec r2, loop\n"
+                      "        sync    internal\n"
+                      "        sync    internal\n"
+                      "        halt\n";
+    err e;
+    err_clear(&e);
+    isa_prog prog;
+    tu_assemble("pk.s", src, &prog);
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        sys *sy = tu_system(1, 4, threads, 100000, &prog);
+        eng *g = sys_engine(sy);
+        uint64_t lat = eng_machine(g)->sync_internal;
+        assert_int_equal(eng_run(g, &e), ERR_OK);
+        eng_stats st;
+        eng_get_stats(g, &st);
+        assert_int_equal(st.cycles, 74 + 7 * lat);
+        assert_int_equal(st.supersteps, 7);
+        assert_int_equal(st.ninsn[0], 4 * 14);
+        assert_int_equal(st.busy[0], 4 * 74);
+        sys_free(sy);
+        sy = tu_system(1, 4, threads, 31 + 3 * lat + 5, &prog);
+        assert_int_equal(eng_run(sys_engine(sy), &e), ERR_FAULT);
+        assert_fault(&e, 0x8, 31 + 3 * lat + 6, " ran past the cycle limit");
+        sys_free(sy);
+    }
+    isa_prog_free(&prog);
+}
+
+/* Tiles 1-3 of pkd.s (below), parked in their loop when the run ends for another tile:
+ * brought up to date (r2 = 4 - 2, 8 instructions: get, li, brnz, 3 syncs, 2 brnzdec; 38
+ * issue cycles: 1 + 1 + 6 + 3 x 6 + 2 x 6), at their brnzdec (pc 0x28), arrived at `at`
+ * in the superstep released at `rel`. */
+static void assert_parked_waiting(eng *g, uint64_t rel, uint64_t at)
+{
+    for (uint32_t t = 1; t < 4; t++) {
+        const tile *x = eng_tile(g, 0, t);
+        assert_int_equal(x->sup.r[2], 2);
+        assert_int_equal(x->sup.ninsn, 8);
+        assert_int_equal(x->sup.busy, 38);
+        assert_int_equal(x->sup.pc, 0x28);
+        assert_int_equal(x->sup.t, at);
+        assert_int_equal(x->step_start, rel);
+    }
+}
+
+/* A run that ends while tiles are parked: tile 0 syncs twice and then halts (a deadlock)
+ * or faults (a load far outside its memory), tiles 1-3 loop five times. get 0, li 1, brnz
+ * 2 (6 cycles): tiles 1-3 sync at 8, arriving at 14; tile 0 (li at 8) syncs at 9,
+ * arriving at 15 = A1; R1 = 15 + L. At R1 every tile's brnzdec is taken and its sync
+ * arrives at R1 + 12; R2 = 27 + 2 L. At R2 tile 0's brnzdec falls through (6 cycles) and
+ * its next instruction issues at R2 + 6; the others arrive at R2 + 12 = 39 + 2 L. */
+static void test_parked_left_waiting(void **state)
+{
+    (void)state;
+    static const char *const last[2] = {"halt", "ld32 r3, [r2+0x7ffffff0]"};
+    for (unsigned k = 0; k < 2; k++) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "main:   get     r1, $tile\n"
+                 "        li      r2, 4\n"
+                 "        brnz    r1, loop\n"
+                 "        li      r2, 1\n"
+                 "loop:   sync    internal\n"
+                 "        brnzdec r2, loop\n"
+                 "        %s\n",
+                 last[k]);
+        err e;
+        err_clear(&e);
+        isa_prog prog;
+        tu_assemble("pkd.s", src, &prog);
+        sys *sy = tu_system(1, 4, 1 + k, 100000, &prog);
+        eng *g = sys_engine(sy);
+        uint64_t lat = eng_machine(g)->sync_internal, rel = 27 + 2 * lat, at = rel + 12;
+        assert_int_equal(eng_run(g, &e), ERR_FAULT);
+        char want[256];
+        snprintf(want, sizeof want,
+                 "ipu 0 cycle %llu: sync deadlock: waiting at internal sync: 3 tiles (1-3); "
+                 "waiting at external sync: 0 tiles (none); missing (halted): 1 tiles (0)",
+                 (unsigned long long)at);
+        if (k == 0 && strcmp(e.msg, want) != 0)
+            fail_msg("'%s' is not '%s'", e.msg, want);
+        if (k == 1)
+            assert_fault(&e, 0x30, rel + 6, "");
+        assert_parked_waiting(g, rel, at);
+        sys_free(sy);
+        isa_prog_free(&prog);
+    }
+}
+
 /* Two IPUs: IPU 0's tiles wait at an external sync while IPU 1's tiles halt: the report
  * names the waiting and the missing IPUs and their tiles' states. get 0, brnz 1 (not taken:
  * 6 cycles), sync at 7 arrives at 13. */
@@ -599,6 +703,8 @@ int main(void)
         cmocka_unit_test(test_sync_only_tiles),
         cmocka_unit_test(test_sync_loop_tiles),
         cmocka_unit_test(test_sync_loop_limit),
+        cmocka_unit_test(test_parked_loop_then_run),
+        cmocka_unit_test(test_parked_left_waiting),
         cmocka_unit_test(test_external_deadlock),
         cmocka_unit_test(test_misaligned_entry),
         cmocka_unit_test(test_external_latency_formula),

@@ -648,6 +648,41 @@ static void test_save_load(void **state)
     isa_prog_free(&p);
 }
 
+/* isa_code_build counts the syncs of one zone in a row from each sync (what lets the engine
+ * park a tile in a run of them): "sync internal" x 3, "sync external", "sync internal", a
+ * nop, then 65,537 internal syncs, counted from the end in pieces of at most 65,535 (the
+ * last 65,535 count down to 1, the two before them restart at 1 and 2). Non-syncs hold 0. */
+static void test_sync_runs(void **state)
+{
+    (void)state;
+    enum { LONG = 65537 };
+    static const char head[] = "sync internal\nsync internal\nsync internal\nsync external\n"
+                               "sync internal\nnop\n";
+    static const char line[] = "sync internal\n";
+    size_t n = strlen(head) + LONG * strlen(line) + 8;
+    char *src = malloc(n), *w = src + strlen(head);
+    memcpy(src, head, strlen(head));
+    for (unsigned k = 0; k < LONG; k++, w += strlen(line))
+        memcpy(w, line, strlen(line));
+    strcpy(w, "halt\n");
+    isa_prog p;
+    err e;
+    err_clear(&e);
+    assert_int_equal(asm_assemble("runs.s", src, strlen(src), &p, &e), ERR_OK);
+    free(src);
+    isa_insn *c = isa_code_build(&p);
+    static const uint16_t want[6] = {3, 2, 1, 1, 1, 0};
+    for (unsigned k = 0; k < 6; k++)
+        assert_int_equal(c[k].syncs, want[k]);
+    assert_int_equal(c[6].syncs, 2);
+    assert_int_equal(c[7].syncs, 1);
+    assert_int_equal(c[8].syncs, 65535);
+    assert_int_equal(c[6 + LONG - 1].syncs, 1);
+    assert_int_equal(c[6 + LONG].syncs, 0); /* halt */
+    free(c);
+    isa_prog_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -656,7 +691,7 @@ int main(void)
         cmocka_unit_test(test_zones),           cmocka_unit_test(test_formats),
         cmocka_unit_test(test_privilege),       cmocka_unit_test(test_load_use),
         cmocka_unit_test(test_prog_decode_rpt), cmocka_unit_test(test_docs_match),
-        cmocka_unit_test(test_save_load),
+        cmocka_unit_test(test_save_load),       cmocka_unit_test(test_sync_runs),
     };
     return cmocka_run_group_tests_name("isa", tests, NULL, NULL);
 }

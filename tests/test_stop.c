@@ -118,6 +118,34 @@ static void test_stop_in_worker(void **state)
     assert_int_equal(b.cycle[1], 2004);
 }
 
+/* Tiles parked in a loop of syncs (hw/chip.h) are brought up to date for the heartbeat and
+ * the stop report. li at 0, sync at 1: A1 = 7; Rk = Ak + L, each pass arriving 12 after its
+ * release: A(k+1) = Rk + 12. The beats follow the first round (7, no superstep), then each
+ * release's round (A2 = 19 + L after one superstep, A3 = 31 + 2 L after two); the third
+ * asks for a stop, honoured after R3's release: the report gives A4 = 43 + 3 L. */
+static void test_stop_parked(void **state)
+{
+    (void)state;
+    const char *src = "main:   li      r2, 4\n"
+                      "loop:   sync    internal\n"
+                      "        brnzdec r2, loop\n"
+                      "        halt\n";
+    mach m;
+    err e;
+    assert_int_equal(mach_builtin(&m, "mk2", &e), ERR_OK);
+    uint64_t lat = m.sync_internal;
+    char want[128];
+    snprintf(want, sizeof want,
+             "stopped at cycle %llu: ipu 0: no tile still computing, 4 waiting at syncs",
+             (unsigned long long)(43 + 3 * lat));
+    beat_log b = {.stop_at = 3};
+    stop_case(src, 4, 0, &b, want);
+    for (unsigned k = 0; k < 3; k++) {
+        assert_int_equal(b.cycle[k], 7 + k * (12 + lat));
+        assert_int_equal(b.steps[k], k);
+    }
+}
+
 /* Twelve spinning tiles: eight are named, then the count of the rest. A flag set before the
  * run stops it before any round. */
 static void test_stop_many_and_at_once(void **state)
@@ -370,10 +398,11 @@ static void test_chunks_amp_rpt(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stop_names_tiles),       cmocka_unit_test(test_stop_in_worker),
-        cmocka_unit_test(test_stop_many_and_at_once),  cmocka_unit_test(test_superstep_fault),
-        cmocka_unit_test(test_superstep_within_limit), cmocka_unit_test(test_superstep_worker),
-        cmocka_unit_test(test_chunks_change_nothing),  cmocka_unit_test(test_chunks_amp_rpt),
+        cmocka_unit_test(test_stop_names_tiles), cmocka_unit_test(test_stop_in_worker),
+        cmocka_unit_test(test_stop_parked),      cmocka_unit_test(test_stop_many_and_at_once),
+        cmocka_unit_test(test_superstep_fault),  cmocka_unit_test(test_superstep_within_limit),
+        cmocka_unit_test(test_superstep_worker), cmocka_unit_test(test_chunks_change_nothing),
+        cmocka_unit_test(test_chunks_amp_rpt),
     };
     return cmocka_run_group_tests_name("stop", tests, NULL, NULL);
 }
