@@ -106,12 +106,13 @@ static void census_merge(chip_census *d, const chip_census *s, uint64_t base)
     }
 }
 
-void chip_release_begin(chip *c, int group, uint64_t cycle, uint64_t limit)
+void chip_release_begin(chip *c, int group, uint64_t cycle, const tile_cfg *cfg)
 {
     chip_parked *p = &c->park;
+    uint64_t limit = cfg->limit;
     if (p->n &&
         (group >= 0 || p->wide + 1 == p->expiry || cycle > limit || p->lead > limit - cycle))
-        chip_unpark(c);
+        chip_unpark(c, cfg);
     c->census_ok = group < 0;
     if (group >= 0)
         return;
@@ -120,27 +121,28 @@ void chip_release_begin(chip *c, int group, uint64_t cycle, uint64_t limit)
     p->wide_at = cycle;
     if (p->n)
         census_merge(&c->census, &p->census, cycle);
+    p->passes += p->n;
 }
 
 int chip_park(chip *c, tile *x, const tile_cfg *cfg)
 {
-    tile_pass pass;
-    if (x->zone >= ISA_NZONES || chip_zone_kind[x->zone].group)
-        return 0; /* a group's release would unpark it at once */
-    uint32_t n = tile_park_span(x, cfg, &pass);
-    if (n == 0)
+    isa_pass pass;
+    if (x->state != TILE_SYNC || !tile_may_park(x) || x->zone >= ISA_NZONES ||
+        chip_zone_kind[x->zone].group) /* a group's release would unpark it at once */
+        return 0;
+    if (tile_pass_of(x, cfg, &pass) == 0)
         return 0;
     chip_parked *p = &c->park;
-    x->parked = p->wide;
+    x->parked = p->wide + 1;
     chip_census_add_at(&p->census, x, pass.cost);
-    if (p->n == 0 || p->wide + n + 1 < p->expiry) /* the first release past its passes */
-        p->expiry = p->wide + n + 1;
+    if (p->n == 0 || p->wide + pass.n + 1 < p->expiry) /* the first release past its passes */
+        p->expiry = p->wide + pass.n + 1;
     p->lead = max_u64(p->lead, pass.lead);
     p->n++;
     return 1;
 }
 
-void chip_unpark(chip *c)
+void chip_unpark(chip *c, const tile_cfg *cfg)
 {
     chip_parked *p = &c->park;
     if (p->n == 0)
@@ -148,7 +150,7 @@ void chip_unpark(chip *c)
     for (uint32_t k = 0; k < c->nlive; k++) {
         tile *x = &c->tiles[c->live[k]];
         if (x->parked)
-            tile_unpark(x, p->wide - x->parked, p->wide_at);
+            tile_unpark(x, cfg, p->wide + 1 - x->parked, p->wide_at);
     }
     memcpy(c->act, c->live, c->nlive * sizeof *c->act);
     c->nact = c->nlive;

@@ -20,8 +20,8 @@ typedef struct chip_census {
     uint64_t at, at_grp[ISA_NGROUPS], all_grp[ISA_NGROUPS];
 } chip_census;
 
-/* The parked tiles of an IPU: those in a counted loop of syncs, or a run of syncs, at an
- * IPU-wide zone (tile_park_span). An IPU-wide release moves each on by one pass without
+/* The parked tiles of an IPU: those in a loop of syncs, or a run of syncs, at an IPU-wide
+ * zone (tile_pass_of). An IPU-wide release moves each on by one pass without
  * visiting it, and counts them into the census at once; chip_unpark brings them up to
  * date, before anything reads them or a pass would differ. */
 typedef struct chip_parked {
@@ -31,6 +31,7 @@ typedef struct chip_parked {
     uint64_t expiry;    /* the IPU-wide release (counted as `wide`) some parked tile would
                            meet differently: they are unparked before it */
     uint64_t lead;      /* the most cycles from a release to a parked tile's sync */
+    uint64_t passes;    /* passes made parked since loading (one a tile a release) */
     chip_census census; /* the parked tiles', arrival cycles counted from the release */
 } chip_parked;
 
@@ -123,14 +124,14 @@ const chip_census *chip_census_of(const chip *c, chip_census *tmp);
  * parked tile's sync would pass `limit`; then the census starts again from the halted
  * tiles (after a group's release it is counted afresh until the next IPU-wide one) and,
  * for an IPU-wide release, the parked tiles arrive again. */
-void chip_release_begin(chip *c, int group, uint64_t cycle, uint64_t limit);
+void chip_release_begin(chip *c, int group, uint64_t cycle, const tile_cfg *cfg);
 
-/* Park tile x, which the IPU-wide release just carried out synced at once (returns 1; the
- * caller drops it from c->act), or return 0 when it cannot be (tile_park_span). */
+/* Park tile x, which has just arrived at a sync (returns 1; it leaves c->act at the next
+ * release), or return 0 when it cannot be (tile_pass_of). */
 int chip_park(chip *c, tile *x, const tile_cfg *cfg);
 
 /* Bring every parked tile up to date and back into c->act. */
-void chip_unpark(chip *c);
+void chip_unpark(chip *c, const tile_cfg *cfg);
 
 /* Memory of one tile. */
 uint8_t *chip_tile_mem(const chip *c, uint32_t tile);

@@ -322,11 +322,13 @@ static void step_one(void *ctx, size_t i)
 static void release_chip(eng *g, chip *c, const release *r)
 {
     uint32_t group = r->group < 0 ? UINT32_MAX : (uint32_t)r->group, keep = 0;
-    chip_release_begin(c, r->group, r->cycle, g->tcfg.limit);
+    chip_release_begin(c, r->group, r->cycle, &g->tcfg);
     for (uint32_t k = 0; k < c->nact; k++) {
         tile *x = &c->tiles[c->act[k]];
         if (k + 4 < c->nact) /* what a release and tile_sync_at_once touch */
             tile_prefetch(&c->tiles[c->act[k + 4]]);
+        if (x->parked) /* since the last round: it leaves act */
+            continue;
         if (x->state != TILE_SYNC || (group != UINT32_MAX && x->group != group)) {
             c->act[keep++] = x->id;
             continue;
@@ -338,7 +340,7 @@ static void release_chip(eng *g, chip *c, const release *r)
             continue;
         }
         chip_census_add(&c->census, x); /* a tile with nothing to do but sync again */
-        if (!g->park || group != UINT32_MAX || !chip_park(c, x, &g->tcfg))
+        if (!g->park || !chip_park(c, x, &g->tcfg))
             c->act[keep++] = x->id;
     }
     c->nact = keep;
@@ -368,7 +370,7 @@ static void on_release(sim *k, void *arg)
 static void unpark_all(eng *g)
 {
     for (uint32_t i = g->lo; i < g->hi; i++)
-        chip_unpark(&g->chips[i]);
+        chip_unpark(&g->chips[i], &g->tcfg);
 }
 
 /* The release record of an IPU (-1: all) and sync group (-1: every tile). */
@@ -890,8 +892,8 @@ static void collect_runnable(eng *g)
 
 /* After a round, in one pass over the tiles it ran: queue those whose outboxes hold copies
  * (chip outq, after dropping the tiles emptied since), note a fault, count those that
- * stopped into their IPU's census (chip_census_add), and keep in g->run those still
- * runnable (a chunk ran out). Returns whether any is. */
+ * stopped into their IPU's census (chip_census_add), park those at a sync that can be, and
+ * keep in g->run those still runnable (a chunk ran out). Returns whether any is. */
 static int after_round(eng *g)
 {
     for (uint32_t i = 0; i < g->nipus; i++)
@@ -911,6 +913,8 @@ static int after_round(eng *g)
         chip_census_add(&c->census, t);
         if (t->state == TILE_HALTED)
             chip_census_add(&c->halted, t);
+        else if (g->park)
+            chip_park(c, t, &g->tcfg);
         g->faulted |= t->state == TILE_FAULTED;
     }
     g->nrun = keep;

@@ -30,6 +30,7 @@ void eng_get_stats(const eng *g, eng_stats *st)
         if (c->finish > st->cycles)
             st->cycles = c->finish;
         st->supersteps += c->supersteps;
+        st->parked += c->park.passes;
         for (uint32_t t = 0; t < c->ntiles; t++) {
             const tile *x = &c->tiles[t];
             st->ninsn[0] += x->sup.ninsn;

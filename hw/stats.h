@@ -25,6 +25,8 @@ typedef struct eng_stats {
     uint64_t workers_started;
     uint64_t tiles;  /* tiles simulated */
     uint64_t rounds; /* parallel compute rounds the host ran */
+    uint64_t parked; /* tile passes the releases made without visiting the tile (parked tiles,
+                        hw/chip.h): host work saved, nothing simulated; this rank's own */
 } eng_stats;
 
 /* Time categories per IPU (hw/cats.def); they add up to the total cycles. */

@@ -82,7 +82,11 @@ typedef struct tile {
     uint32_t group;    /* CSR_GROUP: the tile's sync group */
     uint8_t in_worker; /* runnable with a chunk that ran out in worker context in_worker - 1,
                           started by the run/runall before sup.pc (0: none) */
-    uint32_t ipu, id;
+    uint32_t ipu;
+    /* the second line: what a release and the rounds' bookkeeping read besides */
+    uint64_t parked; /* parked (chip.h): 1 + the IPU's count of IPU-wide releases when it
+                        parked; 0: not parked */
+    uint32_t id;
     uint32_t image;  /* bytes of its program image (code and data): its memory in use */
     tile_outbox out; /* exchange sends not yet delivered */
     isa_env env;     /* what its contexts see of it (tile_init; cfg's part per step) */
@@ -96,8 +100,6 @@ typedef struct tile {
     uint32_t scratch;         /* CSR_SCRATCH */
     int fault_ctx;            /* context that faulted (0 supervisor, 1..6) */
     uint64_t fault_step_max;  /* FAULT_SUPERSTEP: the limit it ran past */
-    uint64_t parked;          /* parked (chip.h): the chip's count of IPU-wide releases when it
-                                 parked, >= 1; 0: not parked */
 } tile;
 
 /* Reset a tile to run `code` (ncode instructions, from a program image of `image` bytes) from
@@ -180,47 +182,23 @@ static inline int tile_sync_at_once(tile *t, const tile_cfg *cfg)
     return 1;
 }
 
-/* What a parked tile does at each release it is moved on by: `lead` cycles from the release
- * to its sync's issue (the loop's brnzdec, or 0), arriving `cost` cycles after the release. */
-typedef struct tile_pass {
-    uint64_t lead, cost;
-} tile_pass;
+/* The pass of tile t, which waits at a sync (or did: only its pc, registers and zone are
+ * read): isa_sync_pass, with no rpt under way and the sync issuing within cfg->step_max of
+ * the release; returns p->n (0: none). The caller checks cfg->limit at each release. Such
+ * a tile can be parked (chip.h). */
+uint32_t tile_pass_of(const tile *t, const tile_cfg *cfg, isa_pass *p);
 
-/* The pass of a parked tile whose next instruction is `in`: a loop's brnzdec (back to the
- * sync before it), or the next sync of a run. */
-static inline tile_pass tile_pass_at(const isa_insn *in)
+/* Whether tile_pass_of can find a pass for t at all (isa_insn.park of its next
+ * instruction): the cheap test first (inline: asked of every tile that arrives). */
+static inline int tile_may_park(const tile *t)
 {
-    if (in->op == OP_brnzdec)
-        return (tile_pass){in->scycles, (uint64_t)in->scycles + in[-1].scycles};
-    return (tile_pass){0, in->scycles};
+    uint32_t k = t->sup.pc / ISA_INSN_BYTES;
+    return k < t->ncode && t->code[k].park;
 }
 
-/* A tile tile_sync_at_once just brought to a sync: how many more releases it would meet the
- * same way (each the same instructions, arriving at the same zone the same number of cycles
- * after the release, *p), so that they can be carried out without visiting it (a parked
- * tile, chip.h); 0 when not one. Two shapes qualify: a counted loop `L: sync; brnzdec ra,
- * L` (the tile at the brnzdec, ra not 0: ra more passes) and a run of syncs of one zone
- * (the tile at the next: isa_insn.syncs of them). The sync's issue must not pass
- * cfg->limit (the caller's to check, at each release). Inline: a release asks it of every
- * tile it syncs at once. */
-static inline uint32_t tile_park_span(const tile *t, const tile_cfg *cfg, tile_pass *p)
-{
-    const isa_cpu *s = &t->sup;
-    uint32_t k = s->pc / ISA_INSN_BYTES;
-    if (t->state != TILE_SYNC || s->rpt_left || k >= t->ncode || k == 0)
-        return 0;
-    const isa_insn *in = &t->code[k];
-    *p = tile_pass_at(in);
-    if (in->op == OP_sync)
-        return in->imm == (int32_t)t->zone ? in->syncs : 0;
-    if (in->op != OP_brnzdec || in->target != k - 1 || in->scycles > cfg->step_max)
-        return 0;
-    return s->r[in->ra];
-}
-
-/* Bring a parked tile up to date: `passes` releases were carried out since it parked, the
- * last at `cycle` (it is where each of them left it; see tile_park_span). */
-void tile_unpark(tile *t, uint64_t passes, uint64_t cycle);
+/* Bring a parked tile up to date: `passes` passes (tile_pass_of, from where it parked)
+ * were made since it parked, the last released at `cycle`. */
+void tile_unpark(tile *t, const tile_cfg *cfg, uint64_t passes, uint64_t cycle);
 
 /* The context a tile goes on in, or stopped in: a runnable tile's unfinished worker (1..6)
  * or its supervisor (0); a faulted tile's faulting context; else 0 (the supervisor). */
@@ -240,10 +218,11 @@ static inline void tile_release(tile *t, uint64_t cycle)
 }
 
 /* Ask the host to bring into cache what stepping or releasing t first reads: the tile's
- * front line and its supervisor's first (a hint: it changes nothing). */
+ * first two lines and its supervisor's first (a hint: it changes nothing). */
 static inline void tile_prefetch(const tile *t)
 {
     __builtin_prefetch(t);
+    __builtin_prefetch((const char *)t + 64);
     __builtin_prefetch(&t->sup);
 }
 

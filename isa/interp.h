@@ -152,8 +152,34 @@ void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len);
 
 /* Build the executable code array for a program: the decoded text plus a sentinel that
  * faults with FAULT_BAD_PC when execution falls off the end, each entry with its worker
- * dispatch (isa_insn.wgo), whole-row mark (isa_insn.row) and runs of syncs (isa_insn.syncs).
- * malloc'd; caller frees. */
+ * dispatch (isa_insn.wgo), whole-row mark (isa_insn.row) and what a tile at a sync may
+ * repeat from it (isa_insn.park). malloc'd; caller frees. */
 isa_insn *isa_code_build(const isa_prog *prog);
+
+/* ---- passes: what a supervisor waiting at a sync does from its release to its next sync,
+ * when that is the same many times in a row ---- */
+
+enum { ISA_PASS_MAX = 8 }; /* instructions a loop's pass may have, its sync included */
+
+typedef struct isa_pass {
+    uint32_t n;        /* passes made the same way, the first included (0: none) */
+    uint32_t len;      /* instructions a pass issues */
+    uint32_t counters; /* a loop's brnzdec registers, a bit each: each counts down once a pass */
+    int run;           /* a run of syncs: each pass moves the pc on one instruction */
+    uint64_t lead;     /* supervisor cycles from a pass's first issue to its sync's issue */
+    uint64_t cost;     /* to its arrival: lead + the sync's cycles */
+} isa_pass;
+
+/* The pass of a supervisor whose next instruction is code[k], code[k - 1] being the sync it
+ * waits at (zone `zone`), with registers r: returns p->n, 0 when there is none. Two shapes:
+ * a run of syncs of that zone (k is one of them: isa_insn.park of them), and a loop back to
+ * the sync at k - 1 (the pc comes back) through nothing but `brnz` and `brz` on registers
+ * the loop leaves alone, `brnzdec` on counters no other instruction of the pass reads (the
+ * loop goes round while every counter is above 0) and `br` and `nop`, ISA_PASS_MAX
+ * instructions at most (`L: sync; brnzdec ra, L` is the simplest). Each pass issues one
+ * instruction after another, each its supervisor cycles after the last (no worker or load
+ * can delay one, and none touches memory). */
+uint32_t isa_sync_pass(const isa_insn *code, uint32_t ncode, uint32_t k, uint32_t zone,
+                       const uint32_t *r, isa_pass *p);
 
 #endif

@@ -186,9 +186,11 @@ typedef struct isa_insn {
     uint16_t wtc;    /* tile cycles a worker spends on it: ISA_BARREL x wcycles */
     uint16_t reads;  /* registers it reads, a bit each (the supervisor's load-use stall) */
     uint16_t loads;  /* FL_LOAD: registers it loads from memory, a bit each */
-    uint16_t syncs;  /* a sync: syncs of its zone in a row from it, itself included (a run
-                        longer than 65535 counts in pieces, so it is a lower bound; set by
-                        isa_code_build, 0 in a decoded program) */
+    uint16_t park;   /* what a tile waiting at a sync may repeat from here (isa_sync_pass; set
+                        by isa_code_build, 0 in a decoded program): a sync, the syncs of its
+                        zone in a row from it, itself included (a lower bound past 65535);
+                        another instruction after a sync, 1 when a loop back to that sync
+                        can start here */
     int32_t imm;
     uint32_t target; /* branch/rpt target as an instruction index (imm / 8), or UINT32_MAX */
     union {

@@ -280,7 +280,9 @@ static void test_sync_loop_limit(void **state)
  * R7 + 1: cycles 7 + 5 x 12 + 6 + 1 + 7 L = 74 + 7 L. Per tile 14 instructions (li, 7
  * syncs, 5 brnzdec, halt) and 74 issue cycles (1 + 42 + 30 + 1). With --max-cycles R3 + 5
  * the parked tiles cannot pass R3 (their brnzdec would issue at R3, their sync at R3 + 6,
- * past the limit): the fault names the sync (pc 0x8) at R3 + 6, R3 = A3 + L = 31 + 3 L. */
+ * past the limit): the fault names the sync (pc 0x8) at R3 + 6, R3 = A3 + L = 31 + 3 L.
+ * Each tile parks at its first arrival (r2 = 4: R1..R4 move it on) and again for the run at
+ * A6 (R6 does): 5 passes a tile made parked. */
 static void test_parked_loop_then_run(void **state)
 {
     (void)state;
@@ -305,6 +307,7 @@ static void test_parked_loop_then_run(void **state)
         assert_int_equal(st.supersteps, 7);
         assert_int_equal(st.ninsn[0], 4 * 14);
         assert_int_equal(st.busy[0], 4 * 74);
+        assert_int_equal(st.parked, 4 * 5);
         sys_free(sy);
         sy = tu_system(1, 4, threads, 31 + 3 * lat + 5, &prog);
         assert_int_equal(eng_run(sys_engine(sy), &e), ERR_FAULT);
@@ -312,6 +315,72 @@ static void test_parked_loop_then_run(void **state)
         sys_free(sy);
     }
     isa_prog_free(&prog);
+}
+
+/* Parked loops with more than a brnzdec (isa_sync_pass). Two counters and a branch on a
+ * register the loop leaves alone: get, andi, li, li issue at 0-3, the sync at 4, arriving
+ * at A1 = 10. A pass: brz (6; even tiles, r6 = 0, jump over the nop (1) the odd ones
+ * issue), brnzdec r3 (6, to the next instruction), brnzdec r2 (6), the sync (6): 24 cycles
+ * on even tiles, 25 on odd ones, so A(k+1) = Rk + 25, Rk = Ak + L, for k = 1..3 (r2 = 3);
+ * at R4 r2 is 0 and halt issues 18 (19) after it, finishing at R4 + 20: 10 + 3 x 25 + 20 +
+ * 4 L = 105 + 4 L. Instructions: even 4 + 4 syncs + 3 x 3 + 4 = 21, odd 21 + 4 nops = 25
+ * (92); issue cycles: even 4 + 24 + 3 x 18 + 19 = 101, odd 105 (412); r3 ends at 5 - 4.
+ * Every tile parks at its first arrival, for 3 passes (R1..R3).
+ * Then a branch on the counter after its brnzdec: the pass is not the same each time (the
+ * third halts: brnzdec leaves r2 at 0 and brz jumps out), so li at 0, the sync at 1, A1 =
+ * 7; passes brnzdec, brz, br, sync (24): A2 = R1 + 24, A3 = R2 + 24; at R3 halt issues at
+ * R3 + 12, finishing at R3 + 13 = 68 + 3 L after 3 supersteps (never parked); 13 instructions a tile (li,
+ * 3 syncs, 2 x 3, brnzdec, brz, halt), 68 issue cycles (1 + 18 + 2 x 18 + 13). */
+static void test_parked_branches(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *src;
+        uint64_t cycles, supersteps, ninsn, busy;
+        unsigned r3;
+        uint64_t parked;
+    } c[2] = {
+        {"main:   get     r1, $tile\n"
+         "        andi    r6, r1, 1\n"
+         "        li      r2, 3\n"
+         "        li      r3, 5\n"
+         "loop:   sync    internal\n"
+         "        brz     r6, even\n"
+         "        nop\n"
+         "even:   brnzdec r3, next\n"
+         "next:   brnzdec r2, loop\n"
+         "        halt\n",
+         105, 4, 92, 412, 1, 4 * 3},
+        {"main:   li      r2, 3\n"
+         "loop:   sync    internal\n"
+         "        brnzdec r2, x\n"
+         "x:      brz     r2, out\n"
+         "        br      loop\n"
+         "out:    halt\n",
+         68, 3, 4 * 13, 4 * 68, 0, 0},
+    };
+    for (unsigned k = 0; k < 2; k++)
+        for (unsigned threads = 1; threads <= 2; threads++) {
+            err e;
+            err_clear(&e);
+            isa_prog prog;
+            tu_assemble("pkb.s", c[k].src, &prog);
+            sys *sy = tu_system(1, 4, threads, 100000, &prog);
+            eng *g = sys_engine(sy);
+            uint64_t lat = eng_machine(g)->sync_internal;
+            assert_int_equal(eng_run(g, &e), ERR_OK);
+            eng_stats st;
+            eng_get_stats(g, &st);
+            assert_int_equal(st.cycles, c[k].cycles + c[k].supersteps * lat);
+            assert_int_equal(st.supersteps, c[k].supersteps);
+            assert_int_equal(st.ninsn[0], c[k].ninsn);
+            assert_int_equal(st.busy[0], c[k].busy);
+            assert_int_equal(st.parked, c[k].parked);
+            for (uint32_t t = 0; t < 4; t++)
+                assert_int_equal(eng_tile(g, 0, t)->sup.r[3], c[k].r3);
+            sys_free(sy);
+            isa_prog_free(&prog);
+        }
 }
 
 /* Tiles 1-3 of pkd.s (below), parked in their loop when the run ends for another tile:
@@ -705,6 +774,7 @@ int main(void)
         cmocka_unit_test(test_sync_loop_limit),
         cmocka_unit_test(test_parked_loop_then_run),
         cmocka_unit_test(test_parked_left_waiting),
+        cmocka_unit_test(test_parked_branches),
         cmocka_unit_test(test_external_deadlock),
         cmocka_unit_test(test_misaligned_entry),
         cmocka_unit_test(test_external_latency_formula),

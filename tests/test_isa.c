@@ -673,14 +673,49 @@ static void test_sync_runs(void **state)
     isa_insn *c = isa_code_build(&p);
     static const uint16_t want[6] = {3, 2, 1, 1, 1, 0};
     for (unsigned k = 0; k < 6; k++)
-        assert_int_equal(c[k].syncs, want[k]);
-    assert_int_equal(c[6].syncs, 2);
-    assert_int_equal(c[7].syncs, 1);
-    assert_int_equal(c[8].syncs, 65535);
-    assert_int_equal(c[6 + LONG - 1].syncs, 1);
-    assert_int_equal(c[6 + LONG].syncs, 0); /* halt */
+        assert_int_equal(c[k].park, want[k]);
+    assert_int_equal(c[6].park, 2);
+    assert_int_equal(c[7].park, 1);
+    assert_int_equal(c[8].park, 65535);
+    assert_int_equal(c[6 + LONG - 1].park, 1);
+    assert_int_equal(c[6 + LONG].park, 0); /* halt */
     free(c);
     isa_prog_free(&p);
+}
+
+/* isa_insn.park after a sync that is not followed by another: 1 where some registers make
+ * a loop back to it of branches, brnzdec, br and nop, at most ISA_PASS_MAX instructions
+ * (the sync included); 0 for a loop with anything else, one too long, or none. */
+static void test_loop_marks(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *src;
+        uint16_t park;
+    } c[] = {
+        {"l: sync internal\n   brz r1, x\n   nop\nx: brnzdec r2, l\n   halt\n", 1},
+        {"l: sync internal\n   brnzdec r2, m\nm: brnzdec r3, l\n   halt\n", 1},
+        {"l: sync internal\n   br m\n   halt\nm: brnz r1, l\n   halt\n", 1},
+        {"l: sync internal\n   addi r1, r1, 1\n   brnzdec r2, l\n   halt\n", 0},
+        {"l: sync internal\n   nop\n   nop\n   nop\n   nop\n   nop\n   nop\n   brnzdec r2, l\n"
+         "   halt\n",
+         1},
+        {"l: sync internal\n   nop\n   nop\n   nop\n   nop\n   nop\n   nop\n   nop\n"
+         "   brnzdec r2, l\n   halt\n",
+         0},
+        {"   sync internal\n   brnzdec r2, l\nl: sync internal\n   halt\n", 0},
+    };
+    for (unsigned k = 0; k < sizeof c / sizeof c[0]; k++) {
+        isa_prog p;
+        err e;
+        err_clear(&e);
+        assert_int_equal(asm_assemble("loop.s", c[k].src, strlen(c[k].src), &p, &e), ERR_OK);
+        isa_insn *code = isa_code_build(&p);
+        if (code[1].park != c[k].park)
+            fail_msg("case %u: park %u, not %u", k, code[1].park, c[k].park);
+        free(code);
+        isa_prog_free(&p);
+    }
 }
 
 int main(void)
@@ -692,6 +727,7 @@ int main(void)
         cmocka_unit_test(test_privilege),       cmocka_unit_test(test_load_use),
         cmocka_unit_test(test_prog_decode_rpt), cmocka_unit_test(test_docs_match),
         cmocka_unit_test(test_save_load),       cmocka_unit_test(test_sync_runs),
+        cmocka_unit_test(test_loop_marks),
     };
     return cmocka_run_group_tests_name("isa", tests, NULL, NULL);
 }
