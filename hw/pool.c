@@ -1,8 +1,12 @@
 /* pool: a fixed set of pthreads; one meeting per pool_run, spinning briefly before sleeping.
  *
- * A job's items are taken in chunks from a shared counter (about 16 chunks per thread), so a
- * thread that drew heavy items takes fewer and the threads finish together whatever the
- * items cost. On a host with more than one NUMA node the split is instead static and
+ * A job's items are cut into one contiguous lane per thread; a thread takes its own lane's
+ * items in chunks (about 16 a lane) and then steals chunks from the other lanes, so a thread
+ * that drew heavy items takes fewer and the threads finish together whatever the items
+ * cost, while a job like the last one (the engine's rounds over the same tiles) gives each
+ * thread the items it ran last time, whose state is still in its caches (measured, 1472
+ * busy tiles a round on 2 threads: 1.97x over one thread, against 1.71x when every chunk
+ * came from one shared counter). On a host with more than one NUMA node the split is instead static and
  * interleaved (thread k takes items k, k + T, ...), so a tile always runs on the node its
  * memory was placed on. Which thread runs an item never changes a result: the items of one
  * job are independent. Threads wait for the next job, and the caller for the threads,
@@ -25,13 +29,22 @@
 #include "base/alloc.h"
 
 /* How long a thread spins for the next job, or the caller for the threads, before sleeping
- * (short: on a host shared with other work a spinning thread takes a core from a busy one),
- * and how many chunks a job is cut into per thread. */
-enum { POOL_SPIN_NS = 50000, POOL_CHUNKS_PER_THREAD = 16 };
+ * (long enough to cover the engine's serial work between two rounds, delivery included:
+ * 1472 busy tiles sending each superstep ran 1.64x faster on 2 threads than on one with
+ * 50 us, 1.80x with 200 us; short enough that on a host shared with other work a spinning
+ * thread soon gives its core back), and how many chunks a lane is cut into. */
+enum { POOL_SPIN_NS = 200000, POOL_CHUNKS_PER_THREAD = 16 };
 
 struct worker_arg {
     pool *p;
     unsigned k;
+};
+
+/* A thread's part of a job, items [next, end) not yet taken (a line of its own: stealing
+ * touches another thread's lane only at its end). */
+struct lane {
+    _Alignas(64) atomic_size_t next;
+    size_t end;
 };
 
 struct pool {
@@ -44,7 +57,7 @@ struct pool {
     pthread_cond_t go, done;
     atomic_ulong gen;    /* the current job's number */
     atomic_uint pending; /* threads (other than the caller) still on the current job */
-    atomic_size_t next;  /* the first item not yet taken */
+    struct lane *lane;   /* per thread: its part of the current job */
     unsigned sleeping;   /* threads asleep on `go` (under mu) */
     int caller_asleep;   /* the caller sleeps on `done` (under mu) */
     atomic_int quit;
@@ -61,7 +74,21 @@ static uint64_t host_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Thread k's part of the job: chunks from the shared counter, or (NUMA) its interleave. */
+/* Run the chunks of lane l that are left. */
+static void run_lane(pool *p, struct lane *l)
+{
+    for (;;) {
+        size_t i = atomic_fetch_add_explicit(&l->next, p->chunk, memory_order_relaxed);
+        if (i >= l->end)
+            return;
+        size_t end = i + p->chunk < l->end ? i + p->chunk : l->end;
+        for (; i < end; i++)
+            p->fn(p->ctx, i);
+    }
+}
+
+/* Thread k's part of the job: its lane, then what is left of the others', or (NUMA) its
+ * interleave. */
 static void run_share(pool *p, unsigned k)
 {
     size_t items = p->items;
@@ -70,14 +97,8 @@ static void run_share(pool *p, unsigned k)
             p->fn(p->ctx, i);
         return;
     }
-    for (;;) {
-        size_t i = atomic_fetch_add_explicit(&p->next, p->chunk, memory_order_relaxed);
-        if (i >= items)
-            return;
-        size_t end = i + p->chunk < items ? i + p->chunk : items;
-        for (; i < end; i++)
-            p->fn(p->ctx, i);
-    }
+    for (unsigned j = 0; j < p->n; j++)
+        run_lane(p, &p->lane[(k + j) % p->n]);
 }
 
 /* Wait for a job after `seen`; returns its number, or 0 when the pool quits. */
@@ -129,6 +150,7 @@ pool *pool_new(unsigned threads)
     p->th = xcalloc(threads, sizeof *p->th);
     p->args = xcalloc(threads, sizeof *p->args);
     p->node = xcalloc(threads, sizeof *p->node);
+    p->lane = xcalloc_aligned(threads, sizeof *p->lane, 64);
     p->nodes = numa_available() >= 0 ? numa_num_configured_nodes() : 0;
     for (unsigned k = 0; k < threads; k++)
         p->node[k] = p->nodes > 1 ? (int)(k % (unsigned)p->nodes) : -1;
@@ -137,7 +159,6 @@ pool *pool_new(unsigned threads)
     pthread_cond_init(&p->done, NULL);
     atomic_init(&p->gen, 0);
     atomic_init(&p->pending, 0);
-    atomic_init(&p->next, 0);
     atomic_init(&p->quit, 0);
     if (p->node[0] >= 0)
         numa_run_on_node(p->node[0]);
@@ -168,6 +189,7 @@ void pool_free(pool *p)
     free(p->th);
     free(p->args);
     free(p->node);
+    free(p->lane);
     free(p);
 }
 
@@ -205,7 +227,10 @@ void pool_run(pool *p, size_t n, pool_fn fn, void *ctx)
     p->chunk = chunk ? chunk : 1;
     p->fn = fn;
     p->ctx = ctx;
-    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+    for (unsigned k = 0; k < p->n; k++) {
+        atomic_store_explicit(&p->lane[k].next, n * k / p->n, memory_order_relaxed);
+        p->lane[k].end = n * (k + 1) / p->n;
+    }
     atomic_store_explicit(&p->pending, p->n - 1, memory_order_relaxed);
     pthread_mutex_lock(&p->mu);
     atomic_fetch_add_explicit(&p->gen, 1, memory_order_release);
