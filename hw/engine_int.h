@@ -37,9 +37,9 @@ struct eng {
     uint64_t (*pend)[3]; /* per IPU: group host copies (begin, mid, end + sync) since then */
     uint8_t *done;       /* per IPU: all tiles halted */
     uint64_t rounds;
-    int serial;  /* the next compute round runs on the calling thread alone */
-    int faulted; /* some tile faulted since the program was loaded */
-    int park;    /* releases may park tiles (chip.h): nothing reads tiles between supersteps */
+    uint64_t last_ns; /* host time the last compute round took */
+    int faulted;      /* some tile faulted since the program was loaded */
+    int park;         /* releases may park tiles (chip.h): nothing reads tiles between supersteps */
     /* eng_log_syncs: release cycles of whole-IPU syncs, in order, sync_cap per IPU (of IPU
      * sync_ipu, or of every IPU), sync_n[i] of IPU i so far */
     uint64_t *sync_log;

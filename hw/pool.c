@@ -242,6 +242,14 @@ void pool_run(pool *p, size_t n, pool_fn fn, void *ctx)
     wait_threads(p);
 }
 
+int pool_awake(pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    int awake = p->sleeping == 0;
+    pthread_mutex_unlock(&p->mu);
+    return awake;
+}
+
 int pool_numa_nodes(const pool *p)
 {
     return p->nodes;

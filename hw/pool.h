@@ -24,6 +24,11 @@ unsigned pool_threads(const pool *p);
 /* Run fn(ctx, i) for i in [0, n) across the threads; returns when all are done. */
 void pool_run(pool *p, size_t n, pool_fn fn, void *ctx);
 
+/* Whether every thread is still spinning for the next job (none has gone to sleep since the
+ * last one), so that a job now starts without waking any: a hint for whether a small job
+ * is worth sharing. 1 with one thread. */
+int pool_awake(pool *p);
+
 /* NUMA facts for reports: nodes seen by libnuma (0 when NUMA is unavailable). */
 int pool_numa_nodes(const pool *p);
 
