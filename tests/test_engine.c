@@ -143,6 +143,44 @@ static void test_deadlock_report(void **state)
     isa_prog_free(&prog);
 }
 
+/* A run on one IPU of four tiles: its status and error, statistics, and the machine's
+ * internal sync latency L. */
+typedef struct run4 {
+    int rc;
+    err e;
+    eng_stats st;
+    uint64_t lat;
+} run4;
+
+/* Run prog on one IPU of four tiles with `threads` host threads and --max-cycles `max`.
+ * With `keep`, the system is left there for the caller to read its tiles (and free). */
+static run4 run_four(const isa_prog *prog, unsigned threads, uint64_t max, sys **keep)
+{
+    sys *sy = tu_system(1, 4, threads, max, prog);
+    eng *g = sys_engine(sy);
+    run4 r = {.lat = eng_machine(g)->sync_internal};
+    err_clear(&r.e);
+    r.rc = eng_run(g, &r.e);
+    eng_get_stats(g, &r.st);
+    if (keep)
+        *keep = sy;
+    else
+        sys_free(sy);
+    return r;
+}
+
+/* r ran to its end with these counts: cycles + S x L over S supersteps, and the supervisors'
+ * instructions and issue cycles, all tiles. */
+static void assert_counts(const run4 *r, uint64_t cycles, uint64_t supersteps, uint64_t ninsn,
+                          uint64_t busy)
+{
+    assert_int_equal(r->rc, ERR_OK);
+    assert_int_equal(r->st.cycles, cycles + supersteps * r->lat);
+    assert_int_equal(r->st.supersteps, supersteps);
+    assert_int_equal(r->st.ninsn[0], ninsn);
+    assert_int_equal(r->st.busy[0], busy);
+}
+
 /* Tiles whose next instruction after a release is a sync arrive at once (the engine does
  * not step them: tile_sync_at_once), with the same time and counts as stepped. Tile 0 spins
  * (get 0, brnz 1 not taken, li 7, brnzdec x 51 at 8 + 6k, the last at 308) and syncs at 314,
@@ -162,22 +200,11 @@ static void test_sync_only_tiles(void **state)
                       "        sync    internal\n"
                       "        sync    internal\n"
                       "        halt\n";
-    err e;
-    err_clear(&e);
     isa_prog prog;
     tu_assemble("so.s", src, &prog);
     for (unsigned threads = 1; threads <= 2; threads++) {
-        sys *sy = tu_system(1, 4, threads, 100000, &prog);
-        eng *g = sys_engine(sy);
-        assert_int_equal(eng_run(g, &e), ERR_OK);
-        eng_stats st;
-        eng_get_stats(g, &st);
-        uint64_t lat = eng_machine(g)->sync_internal;
-        assert_int_equal(st.cycles, 320 + 3 * lat + 13);
-        assert_int_equal(st.supersteps, 3);
-        assert_int_equal(st.ninsn[0], 76);
-        assert_int_equal(st.busy[0], 411);
-        sys_free(sy);
+        run4 r = run_four(&prog, threads, 100000, NULL);
+        assert_counts(&r, 320 + 13, 3, 76, 411);
     }
     isa_prog_free(&prog);
 }
@@ -191,6 +218,15 @@ static void assert_fault(const err *e, unsigned pc, uint64_t cycle, const char *
              (unsigned long long)cycle, then);
     if (strncmp(e->msg, want, strlen(want)) != 0)
         fail_msg("'%s' does not begin '%s'", e->msg, want);
+}
+
+/* With --max-cycles max, prog's run on four tiles ends in tile 0's fault (assert_fault). */
+static void assert_limit(const isa_prog *prog, unsigned threads, uint64_t max, unsigned pc,
+                         uint64_t cycle, const char *then)
+{
+    run4 r = run_four(prog, threads, max, NULL);
+    assert_int_equal(r.rc, ERR_FAULT);
+    assert_fault(&r.e, pc, cycle, then);
 }
 
 /* A counted loop of syncs (sync; brnzdec): after each release the brnzdec and the sync are
@@ -216,29 +252,16 @@ static void test_sync_loop_tiles(void **state)
                       "loop:   sync    internal\n"
                       "        brnzdec r2, loop\n"
                       "        halt\n";
-    err e;
-    err_clear(&e);
     isa_prog prog;
     tu_assemble("sl.s", src, &prog);
     for (unsigned threads = 1; threads <= 2; threads++) {
-        sys *sy = tu_system(1, 4, threads, 100000, &prog);
-        eng *g = sys_engine(sy);
-        assert_int_equal(eng_run(g, &e), ERR_OK);
-        eng_stats st;
-        eng_get_stats(g, &st);
-        uint64_t lat = eng_machine(g)->sync_internal;
-        assert_int_equal(st.cycles, 364 + 4 * lat);
-        assert_int_equal(st.supersteps, 4);
-        assert_int_equal(st.ninsn[0], 100);
-        assert_int_equal(st.busy[0], 535);
+        sys *sy;
+        run4 r = run_four(&prog, threads, 100000, &sy);
+        assert_counts(&r, 364, 4, 100, 535);
         for (uint32_t t = 0; t < 4; t++)
-            assert_int_equal(eng_tile(g, 0, t)->sup.r[2], 0);
-        uint64_t r1 = 321 + lat;
+            assert_int_equal(eng_tile(sys_engine(sy), 0, t)->sup.r[2], 0);
         sys_free(sy);
-        sy = tu_system(1, 4, threads, r1 + 5, &prog);
-        assert_int_equal(eng_run(sys_engine(sy), &e), ERR_FAULT);
-        assert_fault(&e, 0x28, r1 + 6, "");
-        sys_free(sy);
+        assert_limit(&prog, threads, 321 + r.lat + 5, 0x28, 321 + r.lat + 6, "");
     }
     isa_prog_free(&prog);
 }
@@ -292,27 +315,14 @@ static void test_parked_loop_then_run(void **state)
                       "        sync    internal\n"
                       "        sync    internal\n"
                       "        halt\n";
-    err e;
-    err_clear(&e);
     isa_prog prog;
     tu_assemble("pk.s", src, &prog);
     for (unsigned threads = 1; threads <= 2; threads++) {
-        sys *sy = tu_system(1, 4, threads, 100000, &prog);
-        eng *g = sys_engine(sy);
-        uint64_t lat = eng_machine(g)->sync_internal;
-        assert_int_equal(eng_run(g, &e), ERR_OK);
-        eng_stats st;
-        eng_get_stats(g, &st);
-        assert_int_equal(st.cycles, 74 + 7 * lat);
-        assert_int_equal(st.supersteps, 7);
-        assert_int_equal(st.ninsn[0], 4 * 14);
-        assert_int_equal(st.busy[0], 4 * 74);
-        assert_int_equal(st.parked, 4 * 5);
-        sys_free(sy);
-        sy = tu_system(1, 4, threads, 31 + 3 * lat + 5, &prog);
-        assert_int_equal(eng_run(sys_engine(sy), &e), ERR_FAULT);
-        assert_fault(&e, 0x8, 31 + 3 * lat + 6, " ran past the cycle limit");
-        sys_free(sy);
+        run4 r = run_four(&prog, threads, 100000, NULL);
+        assert_counts(&r, 74, 7, 4 * 14, 4 * 74);
+        assert_int_equal(r.st.parked, 4 * 5);
+        uint64_t r3 = 31 + 3 * r.lat;
+        assert_limit(&prog, threads, r3 + 5, 0x8, r3 + 6, " ran past the cycle limit");
     }
     isa_prog_free(&prog);
 }
@@ -329,8 +339,9 @@ static void test_parked_loop_then_run(void **state)
  * Then a branch on the counter after its brnzdec: the pass is not the same each time (the
  * third halts: brnzdec leaves r2 at 0 and brz jumps out), so li at 0, the sync at 1, A1 =
  * 7; passes brnzdec, brz, br, sync (24): A2 = R1 + 24, A3 = R2 + 24; at R3 halt issues at
- * R3 + 12, finishing at R3 + 13 = 68 + 3 L after 3 supersteps (never parked); 13 instructions a tile (li,
- * 3 syncs, 2 x 3, brnzdec, brz, halt), 68 issue cycles (1 + 18 + 2 x 18 + 13). */
+ * R3 + 12, finishing at R3 + 13 = 68 + 3 L after 3 supersteps (never parked); 13
+ * instructions a tile (li, 3 syncs, 2 x 3, brnzdec, brz, halt), 68 issue cycles (1 + 18 +
+ * 2 x 18 + 13). */
 static void test_parked_branches(void **state)
 {
     (void)state;
@@ -361,23 +372,14 @@ static void test_parked_branches(void **state)
     };
     for (unsigned k = 0; k < 2; k++)
         for (unsigned threads = 1; threads <= 2; threads++) {
-            err e;
-            err_clear(&e);
             isa_prog prog;
             tu_assemble("pkb.s", c[k].src, &prog);
-            sys *sy = tu_system(1, 4, threads, 100000, &prog);
-            eng *g = sys_engine(sy);
-            uint64_t lat = eng_machine(g)->sync_internal;
-            assert_int_equal(eng_run(g, &e), ERR_OK);
-            eng_stats st;
-            eng_get_stats(g, &st);
-            assert_int_equal(st.cycles, c[k].cycles + c[k].supersteps * lat);
-            assert_int_equal(st.supersteps, c[k].supersteps);
-            assert_int_equal(st.ninsn[0], c[k].ninsn);
-            assert_int_equal(st.busy[0], c[k].busy);
-            assert_int_equal(st.parked, c[k].parked);
+            sys *sy;
+            run4 r = run_four(&prog, threads, 100000, &sy);
+            assert_counts(&r, c[k].cycles, c[k].supersteps, c[k].ninsn, c[k].busy);
+            assert_int_equal(r.st.parked, c[k].parked);
             for (uint32_t t = 0; t < 4; t++)
-                assert_int_equal(eng_tile(g, 0, t)->sup.r[3], c[k].r3);
+                assert_int_equal(eng_tile(sys_engine(sy), 0, t)->sup.r[3], c[k].r3);
             sys_free(sy);
             isa_prog_free(&prog);
         }
@@ -421,24 +423,22 @@ static void test_parked_left_waiting(void **state)
                  "        brnzdec r2, loop\n"
                  "        %s\n",
                  last[k]);
-        err e;
-        err_clear(&e);
         isa_prog prog;
         tu_assemble("pkd.s", src, &prog);
-        sys *sy = tu_system(1, 4, 1 + k, 100000, &prog);
-        eng *g = sys_engine(sy);
-        uint64_t lat = eng_machine(g)->sync_internal, rel = 27 + 2 * lat, at = rel + 12;
-        assert_int_equal(eng_run(g, &e), ERR_FAULT);
+        sys *sy;
+        run4 r = run_four(&prog, 1 + k, 100000, &sy);
+        uint64_t rel = 27 + 2 * r.lat, at = rel + 12;
+        assert_int_equal(r.rc, ERR_FAULT);
         char want[256];
         snprintf(want, sizeof want,
                  "ipu 0 cycle %llu: sync deadlock: waiting at internal sync: 3 tiles (1-3); "
                  "waiting at external sync: 0 tiles (none); missing (halted): 1 tiles (0)",
                  (unsigned long long)at);
-        if (k == 0 && strcmp(e.msg, want) != 0)
-            fail_msg("'%s' is not '%s'", e.msg, want);
+        if (k == 0 && strcmp(r.e.msg, want) != 0)
+            fail_msg("'%s' is not '%s'", r.e.msg, want);
         if (k == 1)
-            assert_fault(&e, 0x30, rel + 6, "");
-        assert_parked_waiting(g, rel, at);
+            assert_fault(&r.e, 0x30, rel + 6, "");
+        assert_parked_waiting(sys_engine(sy), rel, at);
         sys_free(sy);
         isa_prog_free(&prog);
     }
