@@ -22,8 +22,10 @@
 #include "workloads/gemm/gemm.h"
 
 /* Every tile: three supersteps of unequal work (depends on the tile id), six workers that
- * write tile- and cycle-dependent values, an external sync across IPUs, then the cycle
- * counter stored to memory. Any dependence on thread timing would show in memory or cycles. */
+ * write tile- and cycle-dependent values, each even tile sending worker 0's to the next tile
+ * (736 receivers an IPU: delivered by the threads together), an external sync across IPUs,
+ * then the cycle counter stored to memory. Any dependence on thread timing would show in
+ * memory or cycles. */
 static const char prog_src[] = "main:   get     r1, $tile\n"
                                "        get     r2, $ipu\n"
                                "        li      r3, 2\n"
@@ -32,7 +34,14 @@ static const char prog_src[] = "main:   get     r1, $tile\n"
                                "spin:   brnzdec r4, spin\n"
                                "        runall  work, r1\n"
                                "        join\n"
-                               "        sync    internal\n"
+                               "        andi    r7, r1, 1\n"
+                               "        brnz    r7, nosend\n"
+                               "        li      r7, 0x4000\n"
+                               "        li      r8, 8\n"
+                               "        addi    r9, r1, 1\n"
+                               "        li      r10, 0x6000\n"
+                               "        send    r7, r8, r9, r10\n"
+                               "nosend: sync    internal\n"
                                "        brnzdec r3, outer\n"
                                "        sync    external\n"
                                "        get     r5, $ccount\n"
