@@ -124,12 +124,11 @@ void chip_release_begin(chip *c, int group, uint64_t cycle, const tile_cfg *cfg)
     p->passes += p->n;
 }
 
-int chip_park(chip *c, tile *x, const tile_cfg *cfg)
+int chip_park_tile(chip *c, tile *x, const tile_cfg *cfg)
 {
     isa_pass pass;
-    if (x->state != TILE_SYNC || !tile_may_park(x) || x->zone >= ISA_NZONES ||
-        chip_zone_kind[x->zone].group) /* a group's release would unpark it at once */
-        return 0;
+    if (x->zone >= ISA_NZONES || chip_zone_kind[x->zone].group)
+        return 0; /* a group's release would unpark it at once */
     if (tile_pass_of(x, cfg, &pass) == 0)
         return 0;
     chip_parked *p = &c->park;

@@ -126,9 +126,18 @@ const chip_census *chip_census_of(const chip *c, chip_census *tmp);
  * for an IPU-wide release, the parked tiles arrive again. */
 void chip_release_begin(chip *c, int group, uint64_t cycle, const tile_cfg *cfg);
 
+/* chip_park's work, once the cheap tests have passed. */
+int chip_park_tile(chip *c, tile *x, const tile_cfg *cfg);
+
 /* Park tile x, which has just arrived at a sync (returns 1; it leaves c->act at the next
- * release), or return 0 when it cannot be (tile_pass_of). */
-int chip_park(chip *c, tile *x, const tile_cfg *cfg);
+ * release), or return 0 when it cannot be (tile_pass_of). Inline: the first tests, which
+ * turn away most tiles, are asked of every tile that arrives. */
+static inline int chip_park(chip *c, tile *x, const tile_cfg *cfg)
+{
+    if (x->state != TILE_SYNC || !tile_may_park(x))
+        return 0;
+    return chip_park_tile(c, x, cfg);
+}
 
 /* Bring every parked tile up to date and back into c->act. */
 void chip_unpark(chip *c, const tile_cfg *cfg);

@@ -3,9 +3,9 @@
  * Threads meet once per call to pool_run (once per compute round), never per cycle. Each
  * thread takes chunks of its own contiguous lane of the items, then what is left of the
  * others' lanes, so threads that drew heavy items take fewer and all finish together, and a
- * job over the same items as the last runs each where it ran before; on a NUMA host it is split statically and interleaved instead (thread k
- * of T takes items k, k + T, ...), so an item always runs on the node its memory was placed
- * on. Which thread runs an item never changes a result (the items of one job are
+ * job over the same items as the last runs each where it ran before; on a NUMA host it is
+ * split statically and interleaved instead (thread k of T takes items k, k + T, ...), so an
+ * item always runs on the node its memory was placed on. Which thread runs an item never changes a result (the items of one job are
  * independent). */
 #ifndef IPUSIM_POOL_H
 #define IPUSIM_POOL_H

@@ -68,8 +68,8 @@ typedef struct tile_outbox {
 
 typedef struct tile {
     /* what a superstep reads or moves for every tile, together at the front, one cache line
-     * (a sync-only superstep touches these, the supervisor's first line and little else:
-     * two lines a tile) */
+     * (a tile visited only to sync touches these, the second line and the supervisor's
+     * first: three lines a tile; a parked tile, none) */
     _Alignas(64) tile_state state;
     uint32_t zone;         /* the zone of the sync it waits at */
     uint64_t at;           /* sync arrival or halt cycle */
@@ -101,6 +101,7 @@ typedef struct tile {
     int fault_ctx;            /* context that faulted (0 supervisor, 1..6) */
     uint64_t fault_step_max;  /* FAULT_SUPERSTEP: the limit it ran past */
 } tile;
+_Static_assert(offsetof(tile, parked) == 64, "a tile's second line starts at `parked`");
 
 /* Reset a tile to run `code` (ncode instructions, from a program image of `image` bytes) from
  * `entry` at cycle 0; code NULL makes it idle. Frees a previous outbox. */
