@@ -30,6 +30,20 @@ void txt_printf(txt *b, const char *fmt, ...)
     }
 }
 
+void txt_put(txt *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (!b->p || b->cap - b->len <= n) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap - b->len <= n)
+            cap *= 2;
+        b->p = xrealloc(b->p, cap);
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n + 1);
+    b->len += n;
+}
+
 char *txt_take(txt *b)
 {
     char *p = b->p ? b->p : xcalloc(1, 1);

@@ -15,6 +15,8 @@ typedef struct txt {
 
 void txt_printf(txt *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Hand over the string (an empty one if nothing was written; never NULL); the txt is zeroed. */
+/* Append the string s as it is (no formatting: for long texts, as txt_printf(b, "%s", s)). */
+void txt_put(txt *b, const char *s);
 char *txt_take(txt *b);
 /* The text so far ("" when empty); valid until the next txt_printf. */
 const char *txt_str(const txt *b);

@@ -242,6 +242,8 @@ void eng_owned(const eng *g, uint32_t *lo, uint32_t *hi);
 void eng_owned_by(const eng *g, unsigned r, uint32_t *lo, uint32_t *hi);
 /* The run's ranks (eng_cfg.ranks: NULL for this process alone). */
 struct rank_comm *eng_ranks(const eng *g);
+/* The engine's host threads (hw/pool.h), lent to work between runs (a graph's assembly). */
+struct pool *eng_pool(const eng *g);
 
 /* Where one process stops at an error, with several ranks: after the compute rounds of the
  * releases at `cycle`, with the IPUs of the ranks below `settled` settled (one process

@@ -59,6 +59,11 @@ struct rank_comm *eng_ranks(const eng *g)
     return g->ranks;
 }
 
+struct pool *eng_pool(const eng *g)
+{
+    return g->pool;
+}
+
 int eng_fault_stop(const eng *g, eng_stop *at)
 {
     *at = g->fault;

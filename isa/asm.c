@@ -382,13 +382,13 @@ static int report(asm_ctx *c, err *e)
 static void split_lines(asm_ctx *c)
 {
     size_t cap = 0;
-    for (size_t i = 0; i <= c->srclen; i++) {
-        if (i == c->srclen && i > 0 && c->src[i - 1] == '\n')
+    for (size_t i = 0; i < c->srclen || i == 0;) {
+        c->line_off = xgrow(c->line_off, &cap, c->nlines + 1, sizeof *c->line_off);
+        c->line_off[c->nlines++] = i;
+        const char *nl = i < c->srclen ? memchr(c->src + i, '\n', c->srclen - i) : NULL;
+        if (!nl)
             break;
-        if (i == 0 || c->src[i - 1] == '\n') {
-            c->line_off = xgrow(c->line_off, &cap, c->nlines + 1, sizeof *c->line_off);
-            c->line_off[c->nlines++] = i;
-        }
+        i = (size_t)(nl - c->src) + 1;
     }
 }
 
@@ -432,9 +432,9 @@ int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, e
     int *slot_stmt = NULL;
     split_lines(c);
     for (size_t i = 0; i < c->nlines; i++) {
-        size_t b = c->line_off[i], end = b;
-        while (end < len && src[end] != '\n')
-            end++;
+        size_t b = c->line_off[i], end = i + 1 < c->nlines ? c->line_off[i + 1] - 1 : len;
+        if (end == len && end > b && src[end - 1] == '\n')
+            end--;
         asm_parse_line(&u, (int)i + 1, src + b, src + end);
     }
 

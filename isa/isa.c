@@ -89,7 +89,7 @@ const isa_opinfo *isa_info(unsigned op)
 
 static int name_eq(const char *s, const char *name, size_t len)
 {
-    return strlen(s) == len && memcmp(s, name, len) == 0;
+    return len && s[0] == name[0] && strncmp(s, name, len) == 0 && s[len] == '\0';
 }
 
 isa_op isa_lookup(const char *name, size_t len)

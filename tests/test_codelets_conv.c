@@ -937,7 +937,7 @@ static void test_graph_fwd(void **state)
     gr_vertex(gr, cs_amp, "conv_amp", 1, 0, 0, a, 9);
     gr_prog body[3] = {gr_execute(gr, cs_pack), gr_execute(gr, cs_amp), gr_execute(gr, cs_ung)};
     gr_prog main = gr_repeat(gr, 2, gr_seq(gr, body, 3));
-    gr_exe *xe = gr_compile(gr, main, &e);
+    gr_exe *xe = gr_compile(gr, main, NULL, &e);
     if (!xe)
         fail_msg("%s", e.msg);
     eng *g = sys_engine(s);

@@ -671,7 +671,7 @@ static void test_graph_fc4_forward(void **state)
                       gr_u32(1)};
     gr_vertex(g, mm, "mm_amp", 1, 0, 0, fm, 7);
     gr_prog steps[3] = {gr_execute(g, lay), gr_execute(g, mm), gr_execute(g, back)};
-    gr_exe *ex = gr_compile(g, gr_seq(g, steps, 3), &e);
+    gr_exe *ex = gr_compile(g, gr_seq(g, steps, 3), NULL, &e);
     if (!ex)
         fail_msg("%s", e.msg);
     eng *en = sys_engine(sy);

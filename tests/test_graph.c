@@ -21,6 +21,7 @@
 
 #include "tests/testutil.h"
 #include "host/hio.h"
+#include "hw/pool.h"
 #include "workloads/graph/graph.h"
 
 static const char addone_src[] = "addone:\n"
@@ -57,12 +58,14 @@ static sys *sys_of(sys_cfg *cfg, uint32_t nipus, uint32_t tiles, unsigned thread
     return s;
 }
 
-/* Compile main (failing the test on an error). */
+/* Compile main (failing the test on an error), assembling on three threads. */
 static gr_exe *compile_ok(graph *gr, gr_prog main)
 {
     err e;
     err_clear(&e);
-    gr_exe *x = gr_compile(gr, main, &e);
+    pool *threads = pool_new(3);
+    gr_exe *x = gr_compile(gr, main, threads, &e);
+    pool_free(threads);
     if (!x)
         fail_msg("%s", e.msg);
     return x;
@@ -226,7 +229,7 @@ static void test_too_big(void **state)
     gr_vertex(r.gr, cs, "addone", 0, 0, 2, f, 2);
     err e;
     err_clear(&e);
-    assert_null(gr_compile(r.gr, gr_execute(r.gr, cs), &e));
+    assert_null(gr_compile(r.gr, gr_execute(r.gr, cs), eng_pool(r.g), &e));
     assert_non_null(strstr(e.msg, "ipu 0 tile 2 needs"));
     assert_non_null(strstr(e.msg, "of its 638976"));
     assert_non_null(strstr(e.msg, "weights 800000 B"));
@@ -280,7 +283,7 @@ static void test_far_too_big(void **state)
     gr_vertex(r.gr, cs, "addone", 0, 0, 1, f, 2);
     err e;
     err_clear(&e);
-    assert_null(gr_compile(r.gr, gr_execute(r.gr, cs), &e));
+    assert_null(gr_compile(r.gr, gr_execute(r.gr, cs), eng_pool(r.g), &e));
     assert_non_null(strstr(e.msg, "graph does not fit: ipu 0 tile 1 needs 80000"));
     assert_non_null(strstr(e.msg, "(largest tensors: huge 80000000 B)"));
     rig_free(&r);
@@ -299,7 +302,7 @@ static void test_field_off_tile(void **state)
     gr_vertex(r.gr, cs, "addone", 0, 0, 0, f, 2);
     err e;
     err_clear(&e);
-    assert_null(gr_compile(r.gr, gr_execute(r.gr, cs), &e));
+    assert_null(gr_compile(r.gr, gr_execute(r.gr, cs), eng_pool(r.g), &e));
     assert_non_null(strstr(e.msg, "is not in one region on that tile"));
     rig_free(&r);
 }
@@ -536,7 +539,7 @@ static void test_liveness(void **state)
         }
         err e;
         err_clear(&e);
-        gr_exe *x = gr_compile(r.gr, main, &e);
+        gr_exe *x = gr_compile(r.gr, main, NULL, &e);
         if (!x)
             fail_msg("%s", e.msg);
         const gr_tile_mem *tm = gr_exe_tile(x, 0, 0);
@@ -1079,12 +1082,47 @@ static void test_copy_errors(void **state)
         assert_int_equal(gr_status(r.gr, &e), bc->at_compile ? ERR_OK : ERR_INPUT);
         err_clear(&e);
         if (bc->at_compile)
-            assert_null(gr_compile(r.gr, p, &e));
+            assert_null(gr_compile(r.gr, p, eng_pool(r.g), &e));
         else
             gr_status(r.gr, &e);
         assert_string_equal(e.msg, bc->msg);
         rig_free(&r);
     }
+}
+
+/* The images are assembled in parallel, and the error reported is still the first tile's:
+ * tiles 1 to 3 each run a codelet of their own, and those of tiles 1 and 3 (or only 3) do
+ * not assemble, or tile 1's does not exist (a text that fails before any assembly). */
+static void test_first_tile_error(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *one, *want;
+    } cases[] = {
+        {"bad1", "graph tile 1:"},
+        {"good", "graph tile 3:"},
+        {"none", "codelet none: no such codelet"},
+    };
+    for (size_t q = 0; q < sizeof cases / sizeof *cases; q++)
+        for (unsigned threads = 1; threads <= 3; threads += 2) {
+            rig r;
+            rig_new(&r, 4);
+            gr_codelet_src(r.gr, "bad1", "bad1:\n        addi    r1, r1\n        exit\n");
+            gr_codelet_src(r.gr, "good", "good:\n        exit\n");
+            gr_codelet_src(r.gr, "bad3", "bad3:\n        frob    r1\n        exit\n");
+            gr_cs cs = gr_cs_new(r.gr, "cs");
+            gr_vertex(r.gr, cs, cases[q].one, 0, 0, 1, NULL, 0);
+            gr_vertex(r.gr, cs, "good", 0, 0, 2, NULL, 0);
+            gr_vertex(r.gr, cs, "bad3", 0, 0, 3, NULL, 0);
+            err e;
+            err_clear(&e);
+            pool *p = pool_new(threads);
+            assert_null(gr_compile(r.gr, gr_execute(r.gr, cs), p, &e));
+            pool_free(p);
+            if (!strstr(e.msg, cases[q].want))
+                fail_msg("case %zu, %u threads: %s", q, threads, e.msg);
+            rig_free(&r);
+        }
 }
 
 /* gr_copy keeps its own checks: tensors of different element counts. */
@@ -1130,6 +1168,7 @@ int main(void)
         cmocka_unit_test(test_copy_liveness),
         cmocka_unit_test(test_remote_liveness),
         cmocka_unit_test(test_copy_errors),
+        cmocka_unit_test(test_first_tile_error),
         cmocka_unit_test(test_copy_whole_counts),
         /* clang-format on */
     };

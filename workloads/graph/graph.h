@@ -174,10 +174,12 @@ typedef struct gr_summary {
 
 typedef struct gr_exe gr_exe;
 
-/* Lower the control program `main` to one image per tile. A tile that would need more memory
- * than its SRAM stops the compile with one message naming the tile, the bytes it needs, the
- * SRAM, and its largest tensors. */
-gr_exe *gr_compile(graph *g, gr_prog main, err *e);
+/* Lower the control program `main` to one image per tile, the images assembled on the
+ * threads of `threads` (hw/pool.h; NULL: the caller's alone; the images and any message are
+ * the same either way). A tile that would need more memory than its SRAM stops the compile
+ * with one message naming the tile, the bytes it needs, the SRAM, and its largest tensors. */
+struct pool;
+gr_exe *gr_compile(graph *g, gr_prog main, struct pool *threads, err *e);
 void gr_exe_free(gr_exe *x);
 const gr_summary *gr_exe_summary(const gr_exe *x);
 /* Tile memory of (ipu, tile); an IPU of a replica r > 0 is that of replica 0's IPU ipu mod

@@ -36,6 +36,7 @@
 
 #include "base/alloc.h"
 #include "base/text.h"
+#include "hw/pool.h"
 #include "isa/asm.h"
 #include "workloads/codelets.h"
 
@@ -400,11 +401,13 @@ static char *tile_text(lower *L, uint32_t x, gr_prog main)
     if (emit_prog(L, b, x / L->ntiles, x % L->ntiles, main, 0) != ERR_OK)
         return NULL;
     txt t = {0};
-    txt_printf(&t, "        .text\n        .global main\nmain:\n%s%s        halt\n%s",
+    txt_printf(&t, "        .text\n        .global main\nmain:\n%s",
                gr_is_io(L->g, x / L->ntiles, x % L->ntiles)
                    ? "        li      r1, 1\n        put     $group, r1\n"
-                   : "",
-               txt_str(&b->code), txt_str(&b->sub));
+                   : "");
+    txt_put(&t, txt_str(&b->code));
+    txt_put(&t, "        halt\n");
+    txt_put(&t, txt_str(&b->sub));
     for (size_t k = 0; k < b->ncl; k++) {
         const char *src = codelet_text(L->g, b->codelets[k]);
         if (!src) {
@@ -413,49 +416,58 @@ static char *tile_text(lower *L, uint32_t x, gr_prog main)
                     b->codelets[k], b->codelets[k]);
             return NULL;
         }
-        txt_printf(&t, "        .text\n%s\n", src);
+        txt_put(&t, "        .text\n");
+        txt_put(&t, src);
+        txt_put(&t, "\n");
     }
-    txt_printf(&t, "        .data\n%s%s", txt_str(&b->data), txt_str(&b->xdata));
+    txt_put(&t, "        .data\n");
+    txt_put(&t, txt_str(&b->data));
+    txt_put(&t, txt_str(&b->xdata));
     return txt_take(&t);
 }
 
-/* Distinct texts, each assembled once: a table of (text, image) searched by hash. */
+/* Distinct texts, each assembled once: a table of (text, length, image) searched by length,
+ * with the tile each was first seen on (for the assembler's messages) and its assembly's
+ * error. */
 typedef struct ptab {
     char **text;
-    uint64_t *hash;
+    size_t *len;
     isa_prog *prog;
-    size_t n, cap, ctext, chash;
+    uint32_t *first;
+    err *errs;
+    size_t n, cap, ctext, clen, cfirst, cerrs;
 } ptab;
 
-static uint64_t fnv(const char *s)
+/* The index of `text` in the table, a new entry when it is new (takes ownership of text);
+ * tile x (replica x / total, x % total) first seen with it. Assembled later (assemble_all). */
+static int32_t intern(ptab *P, char *text, uint32_t x)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-/* The index of `text` in the table, assembling it when new (takes ownership of text). */
-static int32_t intern(ptab *P, char *text, uint32_t x, err *e)
-{
-    uint64_t h = fnv(text);
+    size_t len = strlen(text);
     for (size_t k = 0; k < P->n; k++)
-        if (P->hash[k] == h && strcmp(P->text[k], text) == 0) {
+        if (P->len[k] == len && memcmp(P->text[k], text, len) == 0) {
             free(text);
             return (int32_t)k;
         }
     P->prog = xgrow(P->prog, &P->cap, P->n + 1, sizeof *P->prog);
     P->text = xgrow(P->text, &P->ctext, P->n + 1, sizeof *P->text);
-    P->hash = xgrow(P->hash, &P->chash, P->n + 1, sizeof *P->hash);
-    char name[48];
-    snprintf(name, sizeof name, "graph tile %u", x);
-    if (asm_assemble(name, text, strlen(text), &P->prog[P->n], e) != ERR_OK) {
-        free(text);
-        return -1;
-    }
+    P->len = xgrow(P->len, &P->clen, P->n + 1, sizeof *P->len);
+    P->first = xgrow(P->first, &P->cfirst, P->n + 1, sizeof *P->first);
+    P->errs = xgrow(P->errs, &P->cerrs, P->n + 1, sizeof *P->errs);
+    memset(&P->prog[P->n], 0, sizeof *P->prog);
     P->text[P->n] = text;
-    P->hash[P->n] = h;
+    P->len[P->n] = len;
+    P->first[P->n] = x;
     return (int32_t)P->n++;
+}
+
+/* Assemble entry k (a pool job's item: the entries are independent). */
+static void assemble_one(void *ctx, size_t k)
+{
+    ptab *P = ctx;
+    char name[48];
+    snprintf(name, sizeof name, "graph tile %u", P->first[k]);
+    err_clear(&P->errs[k]);
+    asm_assemble(name, P->text[k], P->len[k], &P->prog[k], &P->errs[k]);
 }
 
 static void ptab_drop(ptab *P, int keep_progs)
@@ -466,14 +478,17 @@ static void ptab_drop(ptab *P, int keep_progs)
             isa_prog_free(&P->prog[k]);
     }
     free(P->text);
-    free(P->hash);
+    free(P->len);
+    free(P->first);
+    free(P->errs);
     if (!keep_progs)
         free(P->prog);
     memset(P, 0, sizeof *P);
 }
 
-/* One pass: every used tile's text, assembled (deduplicated) into P; x->which filled. */
-static int assemble_all(lower *L, gr_prog main, ptab *P)
+/* Every used tile's text, in tile order, deduplicated into P (x->which filled): ERR_OK, or
+ * the error of the first tile whose text fails (in L->e), with the texts before it in P. */
+static int texts_all(lower *L, gr_prog main, ptab *P)
 {
     for (L->rep = 0; L->rep < L->g->replicas; L->rep++)
         for (uint32_t x = 0; x < L->total; x++) {
@@ -484,13 +499,31 @@ static int assemble_all(lower *L, gr_prog main, ptab *P)
             char *text = tile_text(L, x, main);
             if (!text)
                 return ERR_INPUT;
-            int32_t k = intern(P, text, L->rep * L->total + x, L->e);
-            if (k < 0)
-                return ERR_INPUT;
-            *w = k;
+            *w = intern(P, text, L->rep * L->total + x);
         }
     L->rep = 0;
     return ERR_OK;
+}
+
+/* One pass: the texts (texts_all), then the distinct ones assembled on the threads of
+ * `threads` (NULL: this one). The error reported is the first tile's in tile order, as one
+ * thread assembling each text as it comes would meet it: an assembly's, or the text's of a
+ * tile after every assembled one. */
+static int assemble_all(lower *L, gr_prog main, ptab *P, pool *threads)
+{
+    int rc = texts_all(L, main, P);
+    if (threads)
+        pool_run(threads, P->n, assemble_one, P);
+    else
+        for (size_t k = 0; k < P->n; k++)
+            assemble_one(P, k);
+    for (size_t k = 0; k < P->n; k++)
+        if (P->errs[k].status != ERR_OK) {
+            if (L->e)
+                *L->e = P->errs[k];
+            return ERR_INPUT;
+        }
+    return rc;
 }
 
 /* Every region's address on its tile, from the first pass's symbols. */
@@ -617,7 +650,7 @@ static int early_fit(lower *L)
     return ERR_OK;
 }
 
-static int lower_all(lower *L, gr_prog main, ptab *P)
+static int lower_all(lower *L, gr_prog main, ptab *P, pool *threads)
 {
     place_tensors(L, main);
     place_vertices(L);
@@ -625,18 +658,18 @@ static int lower_all(lower *L, gr_prog main, ptab *P)
         return ERR_INPUT;
     count_syncs(L);
     ptab first = {0};
-    int rc = assemble_all(L, main, &first);
+    int rc = assemble_all(L, main, &first, threads);
     if (rc == ERR_OK)
         find_addresses(L, &first);
     ptab_drop(&first, 0);
     if (rc != ERR_OK)
         return rc;
     L->real = 1;
-    rc = assemble_all(L, main, P);
+    rc = assemble_all(L, main, P, threads);
     return rc == ERR_OK ? account(L, P) : rc;
 }
 
-gr_exe *gr_compile(graph *g, gr_prog main, err *e)
+gr_exe *gr_compile(graph *g, gr_prog main, pool *threads, err *e)
 {
     double t0 = now_s();
     if (gr_status(g, e) != ERR_OK)
@@ -656,7 +689,7 @@ gr_exe *gr_compile(graph *g, gr_prog main, err *e)
     x->which = xmalloc((size_t)g->replicas * L.total * sizeof *x->which);
     x->mem = xcalloc(L.total, sizeof *x->mem);
     ptab P = {0};
-    int rc = lower_all(&L, main, &P);
+    int rc = lower_all(&L, main, &P, threads);
     x->main = main;
     x->progs = P.prog;
     x->nprogs = P.n;

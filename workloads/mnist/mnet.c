@@ -364,8 +364,8 @@ static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int t
     if (!s)
         return e->status ? e->status : ERR_INPUT;
     int rc = ERR_INPUT;
-    gr_exe *x = gr_compile(b->g, b->main, e);
     eng *g = sys_engine(s);
+    gr_exe *x = gr_compile(b->g, b->main, eng_pool(g), e);
     if (x && gr_load(x, g, e) == ERR_OK) {
         write_inputs(b, x, g, params);
         eng_log_syncs(g, ENG_LOG_ALL, c->log_steps);
