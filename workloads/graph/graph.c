@@ -252,7 +252,8 @@ uint32_t gr_vertex(graph *g, gr_cs cs, const char *codelet, int supervisor, uint
     v->ipu = ipu;
     v->tile = tile;
     v->f = xmalloc((nf ? nf : 1) * sizeof *v->f);
-    memcpy(v->f, f, nf * sizeof *f);
+    if (nf) /* f may be NULL when there are no fields */
+        memcpy(v->f, f, nf * sizeof *f);
     v->nf = nf;
     return (uint32_t)g->nv++;
 }
