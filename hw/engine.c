@@ -878,7 +878,10 @@ static void heartbeat(eng *g)
  * round is shared only when the last round took at least ENG_WAKE_WORTH_NS of host time,
  * since waking them costs tens of microseconds on a small host. Measured on 2 threads, the
  * pipelined MNIST epoch (17,000 rounds of 20 tiles on average) took 7.6 s when a round was
- * run alone after any shared round under 100 us, 5.3 s with this rule. */
+ * run alone after any shared round under 100 us, 5.3 s with this rule. A run's first round
+ * counts as a short one: shared while the threads still spin from the load's job, never
+ * waking them (bench/speed (c), 25,000 sync-only supersteps: 2 threads took 0.1-0.3 ms
+ * longer than one when the first round woke them). */
 enum { ENG_WAKE_WORTH_NS = 100000 };
 
 /* The runnable tiles of every IPU into g->run, at the start of a run (from then on the
@@ -988,7 +991,7 @@ static int run_loop(eng *g, err *e)
         g->host = *h;
     const volatile sig_atomic_t *stop = g->cfg.watch.stop;
     g->beat_at = host_ns() + g->cfg.watch.progress_ns;
-    g->last_ns = ENG_WAKE_WORTH_NS; /* a run's first round is worth waking the threads for */
+    g->last_ns = 0; /* a run's first round is shared while the threads spin from the load */
     collect_runnable(g);
     for (;;) {
         if (stop && *stop && rank_size(g->ranks) == 1) /* several ranks: at the next meeting */
