@@ -124,6 +124,8 @@ void mfeed_fill(mfeed *f, uint64_t k, uint64_t offset, uint8_t *dst, uint32_t by
     if (!f->have || f->cur != k)
         make(f, k);
     uint32_t total = mfeed_bytes(f);
-    for (uint32_t i = 0; i < bytes; i++)
-        dst[i] = offset + i < total ? f->buf[offset + i] : 0;
+    uint32_t have =
+        offset < total ? (uint32_t)(total - offset < bytes ? total - offset : bytes) : 0;
+    memcpy(dst, f->buf + (have ? offset : 0), have);
+    memset(dst + have, 0, bytes - have); /* past the buffer's end: zeros */
 }
