@@ -873,15 +873,17 @@ static void heartbeat(eng *g)
 }
 
 /* A round of more than one tile is shared among the threads while they are still spinning
- * from the last shared round (handing them a job then costs about a microsecond); once they
- * have gone to sleep (the engine's work between rounds took longer than the pool's spin), a
- * round is shared only when the last round took at least ENG_WAKE_WORTH_NS of host time,
- * since waking them costs tens of microseconds on a small host. Measured on 2 threads, the
- * pipelined MNIST epoch (17,000 rounds of 20 tiles on average) took 7.6 s when a round was
- * run alone after any shared round under 100 us, 5.3 s with this rule. A run's first round
- * counts as a short one: shared while the threads still spin from the load's job, never
- * waking them (bench/speed (c), 25,000 sync-only supersteps: 2 threads took 0.1-0.3 ms
- * longer than one when the first round woke them). */
+ * from the last shared round (handing them a job then costs about a microsecond), or when
+ * the last round took at least ENG_WAKE_WORTH_NS of host time. Otherwise (they have gone
+ * to sleep: waking them costs tens of microseconds on a small host, up to a millisecond on
+ * a busy one) this thread steps the round's tiles until the round has taken
+ * ENG_WAKE_WORTH_NS, and only then wakes them for the tiles left: a short round never wakes
+ * them, a long one loses at most that much. A run's first round counts as after a short
+ * one. Measured on 2 threads: the pipelined MNIST epoch (17,000 rounds of 20 tiles on
+ * average) took 7.6 s when a round was run alone after any shared round under 100 us, 5.3 s
+ * with a rule like this one; bench/speed (c), 25,000 sync-only supersteps, took 0.1-0.3 ms
+ * longer on 2 threads than on one while every run's first round woke the threads, the same
+ * time now; (a), one round of 1472 long tiles, is shared after its first tile. */
 enum { ENG_WAKE_WORTH_NS = 100000 };
 
 /* The runnable tiles of every IPU into g->run, at the start of a run (from then on the
@@ -928,21 +930,38 @@ static int after_round(eng *g)
     return keep > 0;
 }
 
-/* One compute round over every runnable tile, shared among the host threads or, when it is
- * not worth waking them (ENG_WAKE_WORTH_NS; host time: it decides only which thread steps a
- * tile, never what a tile does, so results stay the same for any threads), on this one.
- * Returns whether some tile is still runnable (its chunk ran out): then another round comes
- * before the syncs are resolved. */
+/* The tiles of g->run from `from` on, a pool job's items. */
+typedef struct rest_job {
+    eng *g;
+    size_t from;
+} rest_job;
+
+static void step_rest(void *ctx, size_t i)
+{
+    const rest_job *j = ctx;
+    step_one(j->g, j->from + i);
+}
+
+/* One compute round over every runnable tile, shared among the host threads; or, when it is
+ * not known to be worth waking them (ENG_WAKE_WORTH_NS), stepped on this thread until it
+ * has taken that long, the threads then woken for the tiles left. Host time only: it
+ * decides which thread steps a tile, never what a tile does, so results stay the same for
+ * any threads. Returns whether some tile is still runnable (its chunk ran out): then
+ * another round comes before the syncs are resolved. */
 static int compute_round(eng *g)
 {
     if (!g->nrun)
         return 0;
     uint64_t t0 = host_ns();
+    size_t x = 0;
     if (g->nrun == 1 || (g->last_ns < ENG_WAKE_WORTH_NS && !pool_awake(g->pool)))
-        for (size_t x = 0; x < g->nrun; x++)
-            step_one(g, x);
-    else
-        pool_run(g->pool, g->nrun, step_one, g);
+        do
+            step_one(g, x++);
+        while (x < g->nrun && host_ns() - t0 < ENG_WAKE_WORTH_NS);
+    if (x < g->nrun) {
+        rest_job j = {g, x};
+        pool_run(g->pool, g->nrun - x, step_rest, &j);
+    }
     g->last_ns = host_ns() - t0;
     g->rounds++;
     return after_round(g);
@@ -991,7 +1010,7 @@ static int run_loop(eng *g, err *e)
         g->host = *h;
     const volatile sig_atomic_t *stop = g->cfg.watch.stop;
     g->beat_at = host_ns() + g->cfg.watch.progress_ns;
-    g->last_ns = 0; /* a run's first round is shared while the threads spin from the load */
+    g->last_ns = 0; /* the first round: as after a short one */
     collect_runnable(g);
     for (;;) {
         if (stop && *stop && rank_size(g->ranks) == 1) /* several ranks: at the next meeting */
