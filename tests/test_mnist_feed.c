@@ -69,6 +69,17 @@ static void test_order(void **state)
         }
         expect_buffer(&s, 7, order[o], buf);
     }
+    uint8_t tail[16]; /* a piece over the end of buffer 60 (in buf, checked): its last bytes,
+                         then zeros */
+    memset(tail, 0xa5, sizeof tail);
+    mfeed_fill(f, 60, bytes - 8, tail, 16);
+    assert_memory_equal(tail, buf + bytes - 8, 8);
+    for (int i = 8; i < 16; i++)
+        assert_int_equal(tail[i], 0);
+    memset(tail, 0xa5, sizeof tail);
+    mfeed_fill(f, 60, bytes + 100, tail, 16); /* wholly past it */
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(tail[i], 0);
     mfeed_fill(f, 96, 0, buf, bytes); /* past the run: zeros */
     for (uint32_t i = 0; i < bytes; i++)
         assert_int_equal(buf[i], 0);
