@@ -98,6 +98,9 @@ void gr_free(graph *g)
         free(g->src[i].name);
         free(g->src[i].text);
     }
+    for (size_t i = 0; i < g->ninit; i++)
+        free(g->init[i].data);
+    free(g->init);
     free(g->t);
     free(g->v);
     free(g->cs);
@@ -159,6 +162,23 @@ void gr_keep(graph *g, gr_tensor id)
     gr_tensor_s *t = gr_t(g, id);
     if (t)
         t->keep = 1;
+}
+
+void gr_init(graph *g, gr_tensor id, size_t at, const void *data, size_t n)
+{
+    gr_tensor_s *t = gr_t(g, id);
+    if (!t)
+        return;
+    if (n == 0 || at > t->elems || n > t->elems - at) {
+        gr_fail(g, "tensor %s: initial data for elements [%zu, %zu) of %zu", t->name, at, at + n,
+                t->elems);
+        return;
+    }
+    t->keep = 1;
+    size_t bytes = n * gr_type_size(t->type);
+    g->init = xgrow(g->init, &g->cinit, g->ninit + 1, sizeof *g->init);
+    g->init[g->ninit] = (gr_init_s){id, at, n, xmalloc(bytes)};
+    memcpy(g->init[g->ninit++].data, data, bytes);
 }
 
 void gr_map_region(graph *g, gr_tensor id, uint32_t ipu, uint32_t tile, size_t begin, size_t end)

@@ -49,6 +49,9 @@ void gr_replicate(graph *g, uint32_t replicas);
  * (docs/graph.md) */
 void gr_io_tiles(graph *g, uint32_t ipu, uint32_t first, uint32_t n);
 void gr_free(graph *g);
+/* Record an error met while building (only the first is kept; gr_status and gr_compile
+ * report it): for builders above the graph, the operation library's. */
+void gr_fail(graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* ERR_OK, or the first error recorded while building (its message in e). */
 int gr_status(const graph *g, err *e);
 
@@ -65,6 +68,10 @@ size_t gr_tensor_elems(const graph *g, gr_tensor t);
  * order (over a whole loop when used inside one), and tensors never live together share
  * memory (docs/graph.md). */
 void gr_keep(graph *g, gr_tensor t);
+/* Host data for elements [at, at + n) of t (n x the type's size bytes, copied), written into
+ * the tiles by gr_load: the tables and constants a graph's vertices read (Poplar's constant
+ * tensors). t is kept (gr_keep), so nothing else ever shares its memory. */
+void gr_init(graph *g, gr_tensor t, size_t at, const void *data, size_t n);
 /* Elements [begin, end) of t (row-major) live on tile `tile` of IPU `ipu`, contiguous. */
 void gr_map_region(graph *g, gr_tensor t, uint32_t ipu, uint32_t tile, size_t begin, size_t end);
 /* Spread t over tiles [first, first + ntiles) of one IPU in pieces of whole grains (grain
@@ -202,7 +209,7 @@ typedef struct gr_step {
 } gr_step;
 size_t gr_exe_steps(const gr_exe *x, uint32_t ipu, gr_step *out, size_t cap);
 
-/* Load the images (tiles with nothing are idle). */
+/* Load the images (tiles with nothing are idle), then write the gr_init data. */
 int gr_load(const gr_exe *x, eng *e_, err *e);
 /* Where element `elem` of tensor t lives once loaded: its tile and address; -1 if unmapped. */
 int gr_exe_where(const gr_exe *x, gr_tensor t, size_t elem, uint32_t *ipu, uint32_t *tile,

@@ -62,6 +62,13 @@ typedef struct gr_src {
     char *name, *text;
 } gr_src;
 
+/* Host data for a tensor, written at load (gr_init). */
+typedef struct gr_init_s {
+    gr_tensor t;
+    size_t at, n;
+    void *data;
+} gr_init_s;
+
 struct graph {
     mach m;
     uint32_t nipus;    /* of one replica */
@@ -77,6 +84,8 @@ struct graph {
     size_t np, cp;
     gr_src *src;
     size_t nsrc, csrc;
+    gr_init_s *init; /* host data gr_load writes (gr_init) */
+    size_t ninit, cinit;
     int bad;
     char why[256];
 };
@@ -134,7 +143,6 @@ void gr_all_reduce_emit(const graph *g, const gr_prog_s *p, const uint32_t *pool
 uint32_t gr_all_reduce_syncs(const graph *g, const gr_prog_s *p);
 
 uint32_t gr_type_size(gr_type t);
-void gr_fail(graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 gr_tensor_s *gr_t(graph *g, gr_tensor t);
 const gr_region_s *gr_region_of(const gr_tensor_s *t, uint32_t ipu, uint32_t tile, size_t begin,
                                 size_t end);

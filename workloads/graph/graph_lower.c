@@ -739,6 +739,10 @@ int gr_load(const gr_exe *x, eng *g, err *e)
         p[t] = x->which[t] < 0 ? NULL : &x->progs[x->which[t]];
     int rc = eng_load_tiles(g, p, e);
     free(p);
+    for (size_t i = 0; rc == ERR_OK && i < x->g->ninit; i++) {
+        const gr_init_s *d = &x->g->init[i];
+        gr_write(x, g, d->t, d->at, d->data, d->n);
+    }
     return rc;
 }
 

@@ -1,0 +1,501 @@
+/* conv: a convolution planned over many tiles, built as graph steps (docs/planning.md).
+ *
+ * Each tile of a partition (ops.h) owns one output block (samples, output channels in whole
+ * groups of 16, output rows and columns) and one range of input channels. Its input patch,
+ * the block's rows and columns with the kernel's halo and the range's channels, arrives by
+ * one Copy from wherever the input lies (any blocked layout); its slice of the weights and
+ * bias by another, in the prep program, after which conv_pack lays the weights out as the
+ * AMP's 8 x 16 blocks where they stay (kept) until the next prep. A call then runs conv_amp
+ * (workloads/graph/conv_plan.h plans its passes for the tile's shape), conv_ungroup into the
+ * block, bias_add; with the input channels split over pci tiles, each tile's block is a
+ * partial sum: the first part adds the bias, and the block is cut in pci chunks of whole
+ * pairs, chunk j gathered from every part onto part j's tile and summed there in part order
+ * (reduce_add), as poplibs reduces a convolution's partials in a stage of its own. So with
+ * pci = 1 the output is bit-exact with the C layers' loop (mlayer_conv_fwd's order: the
+ * sum over (ci, ky, kx), then the bias); with pci > 1 the parts' sums are added in part
+ * order after the bias was added to part 0.
+ * Left out: strides and padding (conv_amp's rows would start at other offsets), kernels
+ * wider than 8, and multicast of the weights (graph_copy sends one stream per receiver). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/num.h"
+#include "workloads/graph/conv_plan.h"
+#include "workloads/ops/ops.h"
+
+#define NW 6
+
+/* One tensor with a region on each tile of the partition (tile k: elements [at[k], at[k] +
+ * n[k])), as the per-tile buffers of a layer are one tensor in Poplar's profiles. */
+typedef struct cat {
+    gr_tensor t;
+    size_t *at, *n;
+} cat;
+
+static cat cat_new(graph *g, const char *name, const char *role, gr_type ty, uint32_t ipu,
+                   uint32_t first, const size_t *n, uint32_t tiles)
+{
+    char nm[96];
+    snprintf(nm, sizeof nm, "%s.%s", name, role);
+    cat c = {GR_NONE, xcalloc(tiles, sizeof *c.at), xcalloc(tiles, sizeof *c.n)};
+    size_t total = 0;
+    for (uint32_t k = 0; k < tiles; k++) {
+        c.at[k] = total;
+        c.n[k] = n[k];
+        total += n[k];
+    }
+    if (total == 0)
+        return c; /* a role the partition does not need */
+    uint32_t shape[1] = {(uint32_t)total};
+    c.t = gr_tensor_new(g, nm, ty, 1, shape);
+    for (uint32_t k = 0; k < tiles; k++)
+        if (n[k])
+            gr_map_region(g, c.t, ipu, first + k, c.at[k], c.at[k] + n[k]);
+    return c;
+}
+
+static void cat_free(cat *c)
+{
+    free(c->at);
+    free(c->n);
+}
+
+static gr_field reg(const cat *c, uint32_t k, size_t off, size_t len)
+{
+    return gr_region(c->t, c->at[k] + off, c->at[k] + off + len);
+}
+
+/* Start of part j of n cut in p parts of whole pairs (the last takes what is left). */
+static size_t pair_cut(size_t n, uint32_t j, uint32_t p)
+{
+    return j >= p ? n : n / 2 * j / p * 2;
+}
+
+/* One tile's share of the partition. */
+typedef struct tshare {
+    uint32_t b0, nb, c0, nco, oy0, oh, ox0, ow, ci0, nci, ici;
+    uint32_t yidx[OP_DIMS]; /* its output block */
+    int plan;               /* its conv_amp plan (in the build's list) */
+} tshare;
+
+typedef struct build {
+    graph *g;
+    const char *name;
+    uint32_t ipu, first, tiles, K;
+    const op_conv_shape *s;
+    const op_conv_part *p;
+    op_act y;
+    tshare *sh;
+    cplan_conv *plans;
+    uint32_t nplans;
+} build;
+
+/* The tile index of (ib, iy, ix, ico, ici). */
+static uint32_t tile_of(const op_conv_part *p, uint32_t ib, uint32_t iy, uint32_t ix, uint32_t ico,
+                        uint32_t ici)
+{
+    return (((ib * p->p[OP_PY] + iy) * p->p[OP_PX] + ix) * p->p[OP_PCO] + ico) * p->p[OP_PCI] + ici;
+}
+
+/* The shares, and one conv_amp plan per distinct tile shape. */
+static void shares(build *b)
+{
+    const op_conv_part *p = b->p;
+    op_act ci = b->y; /* a cut of the input channels in pci parts, grains 1 */
+    ci.dim[0] = b->s->cin;
+    ci.part[0] = p->p[OP_PCI];
+    ci.grain[0] = 1;
+    b->sh = xcalloc(b->tiles, sizeof *b->sh);
+    b->plans = xcalloc(b->tiles, sizeof *b->plans);
+    for (uint32_t ib = 0; ib < p->p[OP_PB]; ib++)
+        for (uint32_t iy = 0; iy < p->p[OP_PY]; iy++)
+            for (uint32_t ix = 0; ix < p->p[OP_PX]; ix++)
+                for (uint32_t ico = 0; ico < p->p[OP_PCO]; ico++)
+                    for (uint32_t ici = 0; ici < p->p[OP_PCI]; ici++) {
+                        tshare *t = &b->sh[tile_of(p, ib, iy, ix, ico, ici)];
+                        const op_act *y = &b->y;
+                        t->b0 = op_lo(y, OP_B, ib);
+                        t->nb = op_lo(y, OP_B, ib + 1) - t->b0;
+                        t->c0 = op_lo(y, OP_C, ico);
+                        t->nco = op_lo(y, OP_C, ico + 1) - t->c0;
+                        t->oy0 = op_lo(y, OP_H, iy);
+                        t->oh = op_lo(y, OP_H, iy + 1) - t->oy0;
+                        t->ox0 = op_lo(y, OP_W, ix);
+                        t->ow = op_lo(y, OP_W, ix + 1) - t->ox0;
+                        t->ci0 = op_lo(&ci, 0, ici);
+                        t->nci = op_lo(&ci, 0, ici + 1) - t->ci0;
+                        t->ici = ici;
+                        uint32_t idx[OP_DIMS] = {ib, ico, iy, ix};
+                        memcpy(t->yidx, idx, sizeof idx);
+                        cplan_shape cs = {t->nci, t->oh + b->K - 1, t->ow + b->K - 1, t->nco, b->K};
+                        int k = 0;
+                        while (k < (int)b->nplans &&
+                               (memcmp(&b->plans[k].s, &cs, sizeof cs) || b->plans[k].B != t->nb))
+                            k++;
+                        if (k == (int)b->nplans) {
+                            err e = {0};
+                            if (cplan_fwd(&b->plans[k], &cs, t->nb, &e) != ERR_OK)
+                                gr_fail(b->g, "%s: %s", b->name, e.msg);
+                            b->nplans++;
+                        }
+                        t->plan = k;
+                    }
+}
+
+/* Sizes per tile of one role. */
+typedef size_t (*size_fn)(const build *b, const tshare *t);
+
+static cat role(build *b, const char *name, gr_type ty, size_fn f)
+{
+    size_t *n = xmalloc(b->tiles * sizeof *n);
+    for (uint32_t k = 0; k < b->tiles; k++)
+        n[k] = f(b, &b->sh[k]);
+    cat c = cat_new(b->g, b->name, name, ty, b->ipu, b->first, n, b->tiles);
+    free(n);
+    return c;
+}
+
+static const cplan_conv *plan_of(const build *b, const tshare *t)
+{
+    return &b->plans[t->plan];
+}
+static size_t sz_patch(const build *b, const tshare *t)
+{
+    return plan_of(b, t)->in_bytes / 4;
+}
+static size_t sz_wloc(const build *b, const tshare *t)
+{
+    return (size_t)t->nco * t->nci * b->K * b->K;
+}
+static size_t sz_bloc(const build *b, const tshare *t)
+{
+    (void)b;
+    return t->ici == 0 ? t->nco : 0;
+}
+static size_t sz_none(const build *b, const tshare *t)
+{
+    (void)b;
+    (void)t;
+    return 0;
+}
+static size_t sz_wblk(const build *b, const tshare *t)
+{
+    return plan_of(b, t)->wts_bytes / 4;
+}
+static size_t sz_part(const build *b, const tshare *t)
+{
+    return plan_of(b, t)->out_bytes / 4;
+}
+static size_t sz_out(const build *b, const tshare *t)
+{
+    (void)b;
+    return (size_t)t->nb * t->nco * t->oh * t->ow;
+}
+static size_t sz_wl(const build *b, const tshare *t)
+{
+    return cplan_amp_wl_words(&plan_of(b, t)->amp);
+}
+static size_t sz_ptab(const build *b, const tshare *t)
+{
+    return 3 * (size_t)plan_of(b, t)->amp.npasses;
+}
+static size_t sz_list(const build *b, const tshare *t)
+{
+    return 3 * (size_t)plan_of(b, t)->wpack.nblocks;
+}
+/* The gathered parts of a tile's chunk: pci rows of the largest chunk, whole pairs. */
+static size_t gath_stride(const build *b, const tshare *t)
+{
+    size_t n = sz_out(b, t), st = 0;
+    for (uint32_t j = 0; j < b->p->p[OP_PCI]; j++)
+        st = max_u64(st, pair_cut(n, j + 1, b->p->p[OP_PCI]) - pair_cut(n, j, b->p->p[OP_PCI]));
+    return (st + 1) / 2 * 2;
+}
+static size_t sz_gath(const build *b, const tshare *t)
+{
+    return b->p->p[OP_PCI] > 1 ? b->p->p[OP_PCI] * gath_stride(b, t) : 0;
+}
+
+/* The tables every tile's codelets read, as host data. */
+static void tables(build *b, const cat *wl, const cat *ptab, const cat *list)
+{
+    for (uint32_t k = 0; k < b->tiles; k++) {
+        const cplan_conv *c = plan_of(b, &b->sh[k]);
+        uint32_t *w = xmalloc(4 * (size_t)cplan_amp_wl_words(&c->amp));
+        cplan_amp_worklists(&c->amp, w);
+        gr_init(b->g, wl->t, wl->at[k], w, wl->n[k]);
+        free(w);
+        gr_init(b->g, ptab->t, ptab->at[k], c->amp.ptab, ptab->n[k]);
+        gr_init(b->g, list->t, list->at[k], c->wpack.list, list->n[k]);
+    }
+}
+
+/* ---- the pieces of the Copies ---- */
+
+typedef struct pieces {
+    gr_xfer *x;
+    size_t n, cap;
+} pieces;
+
+static void put(pieces *q, gr_xfer x)
+{
+    q->x = xgrow(q->x, &q->cap, q->n + 1, sizeof *q->x);
+    q->x[q->n++] = x;
+}
+
+static gr_prog copy_of(graph *g, pieces *q)
+{
+    gr_prog p = q->n ? gr_copy_many(g, q->x, q->n) : GR_NONE;
+    free(q->x);
+    memset(q, 0, sizeof *q);
+    return p;
+}
+
+/* Tile k's patch from x: each (sample, channel, row) of it in stretches that lie in one of
+ * x's column parts. */
+static void patch_pieces(const build *b, const op_act *x, const cat *patch, uint32_t k, pieces *q)
+{
+    const tshare *t = &b->sh[k];
+    uint32_t hp = t->oh + b->K - 1, wp = t->ow + b->K - 1;
+    for (uint32_t bl = 0; bl < t->nb; bl++)
+        for (uint32_t cl = 0; cl < t->nci; cl++)
+            for (uint32_t r = 0; r < hp; r++) {
+                uint32_t xs = t->ox0, xe = t->ox0 + wp;
+                while (xs < xe) {
+                    uint32_t part = op_part_of(x, OP_W, xs);
+                    uint32_t end = (uint32_t)min_u64(xe, op_lo(x, OP_W, part + 1));
+                    size_t src = op_act_at(x, t->b0 + bl, t->ci0 + cl, t->oy0 + r, xs);
+                    size_t dst =
+                        patch->at[k] + (((size_t)bl * t->nci + cl) * hp + r) * wp + (xs - t->ox0);
+                    put(q, (gr_xfer){x->t, src, patch->t, dst, end - xs});
+                    xs = end;
+                }
+            }
+}
+
+/* Tile k's slice of w ([nco][nci][K][K]) and of the bias. */
+static void weight_pieces(const build *b, op_ref w, op_ref bias, const cat *wloc, const cat *bloc,
+                          uint32_t k, pieces *q)
+{
+    const tshare *t = &b->sh[k];
+    size_t kk = (size_t)b->K * b->K;
+    if (w.copies > 1) /* the tiles read the copies in turn */
+        w.at += k % w.copies * w.stride;
+    if (bias.copies > 1)
+        bias.at += k % bias.copies * bias.stride;
+    if (t->nci == b->s->cin) /* whole rows of w: one stretch */
+        put(q, (gr_xfer){w.t, w.at + (size_t)t->c0 * t->nci * kk, wloc->t, wloc->at[k],
+                         t->nco * t->nci * kk});
+    else
+        for (uint32_t c = 0; c < t->nco; c++)
+            put(q, (gr_xfer){w.t, w.at + ((size_t)(t->c0 + c) * b->s->cin + t->ci0) * kk, wloc->t,
+                             wloc->at[k] + (size_t)c * t->nci * kk, t->nci * kk});
+    if (bloc->n[k])
+        put(q, (gr_xfer){bias.t, bias.at + t->c0, bloc->t, bloc->at[k], t->nco});
+}
+
+/* ---- the vertices ---- */
+
+static void v_pack(build *b, gr_cs cs, uint32_t k, const cat *wblk, const cat *wloc,
+                   const cat *list)
+{
+    const cplan_pack *p = &plan_of(b, &b->sh[k])->wpack;
+    uint32_t RC = p->R * p->C;
+    for (unsigned v = 0; v < NW; v++) {
+        uint32_t b0 = p->nblocks * v / NW, b1 = p->nblocks * (v + 1) / NW;
+        if (b1 == b0)
+            continue;
+        gr_field f[8] = {reg(wblk, k, (size_t)b0 * RC, (size_t)(b1 - b0) * RC),
+                         reg(wloc, k, 0, wloc->n[k]),
+                         gr_u32(b1 - b0),
+                         reg(list, k, 3 * (size_t)b0, 3 * (size_t)(b1 - b0)),
+                         gr_u32(p->R),
+                         gr_u32(p->C),
+                         gr_u32(p->sr),
+                         gr_u32(p->sc)};
+        gr_vertex(b->g, cs, "conv_pack", 0, b->ipu, b->first + k, f, 8);
+    }
+}
+
+static void v_amp(build *b, gr_cs cs, uint32_t k, const cat *patch, const cat *part,
+                  const cat *wblk, const cat *wl, const cat *ptab)
+{
+    const cplan_amp *a = &plan_of(b, &b->sh[k])->amp;
+    gr_field f[9] = {reg(patch, k, 0, patch->n[k]),
+                     reg(part, k, 0, part->n[k]),
+                     reg(wblk, k, 0, wblk->n[k]),
+                     reg(wl, k, 0, wl->n[k]),
+                     gr_u32((uint32_t)a->radj),
+                     gr_u32(a->npasses),
+                     reg(ptab, k, 0, ptab->n[k]),
+                     gr_u32(a->zall),
+                     gr_u32(0)};
+    gr_vertex(b->g, cs, "conv_amp", 1, b->ipu, b->first + k, f, 9);
+}
+
+/* The tile's output block ([nb][nco][oh][ow]): y's region, or its partial with pci > 1. */
+typedef struct outb {
+    gr_tensor t;
+    size_t at;
+} outb;
+
+static outb out_of(const build *b, const cat *ypart, uint32_t k)
+{
+    if (b->p->p[OP_PCI] > 1)
+        return (outb){ypart->t, ypart->at[k]};
+    return (outb){b->y.t, op_block_at(&b->y, b->sh[k].yidx)};
+}
+
+static void v_ungroup(build *b, gr_cs cs, uint32_t k, outb o, const cat *part)
+{
+    const tshare *t = &b->sh[k];
+    size_t P = (size_t)t->oh * t->ow, per = part->n[k] / t->nb;
+    for (uint32_t bl = 0; bl < t->nb; bl++)
+        for (unsigned v = 0; v < NW; v++) {
+            uint32_t c0 = t->nco * v / NW, c1 = t->nco * (v + 1) / NW;
+            if (c1 == c0)
+                continue;
+            size_t at = o.at + ((size_t)bl * t->nco + c0) * P;
+            gr_field f[6] = {gr_region(o.t, at, at + (c1 - c0) * P),
+                             reg(part, k, bl * per, per),
+                             gr_u32(c0),
+                             gr_u32(c1 - c0),
+                             gr_u32((uint32_t)P),
+                             gr_u32(0)};
+            gr_vertex(b->g, cs, "conv_ungroup", 0, b->ipu, b->first + k, f, 6);
+        }
+}
+
+static void v_bias(build *b, gr_cs cs, uint32_t k, outb o, const cat *bloc)
+{
+    const tshare *t = &b->sh[k];
+    size_t P = (size_t)t->oh * t->ow, img = t->nco * P;
+    for (unsigned v = 0; v < NW; v++) {
+        uint32_t c0 = t->nco * v / NW, c1 = t->nco * (v + 1) / NW;
+        if (c1 == c0)
+            continue;
+        size_t at = o.at + c0 * P, span = (t->nb - 1) * img + (c1 - c0) * P;
+        gr_field f[7] = {gr_region(o.t, at, at + span),
+                         reg(bloc, k, c0, c1 - c0),
+                         gr_u32(c1 - c0),
+                         gr_u32((uint32_t)P),
+                         gr_u32(t->nb),
+                         gr_u32((uint32_t)P),
+                         gr_u32((uint32_t)img)};
+        gr_vertex(b->g, cs, "bias_add", 0, b->ipu, b->first + k, f, 7);
+    }
+}
+
+/* The reduction of tile k's chunk: the pieces gathering it from every part, its vertices. */
+static void reduce(build *b, gr_cs cs, uint32_t k, const cat *ypart, const cat *gath, pieces *q)
+{
+    const tshare *t = &b->sh[k];
+    uint32_t pci = b->p->p[OP_PCI], j = t->ici, k0 = k - j;
+    size_t n = ypart->n[k], a0 = pair_cut(n, j, pci), len = pair_cut(n, j + 1, pci) - a0;
+    size_t st = gath_stride(b, t), yat = op_block_at(&b->y, t->yidx);
+    if (len == 0)
+        return;
+    gr_map_region(b->g, b->y.t, b->ipu, b->first + k, yat + a0, yat + a0 + len);
+    for (uint32_t i = 0; i < pci; i++)
+        put(q, (gr_xfer){ypart->t, ypart->at[k0 + i] + a0, gath->t, gath->at[k] + i * st, len});
+    for (unsigned v = 0; v < NW; v++) {
+        size_t a = pair_cut(len, v, NW), z = pair_cut(len, v + 1, NW);
+        if (z == a)
+            continue;
+        gr_field f[6] = {gr_region(b->y.t, yat + a0 + a, yat + a0 + z),
+                         reg(gath, k, a, (pci - 1) * st + (z - a)),
+                         gr_u32((uint32_t)(z - a)),
+                         gr_u32(pci),
+                         gr_u32((uint32_t)(st * 4)),
+                         gr_f32(1.0f)};
+        gr_vertex(b->g, cs, "reduce_add", 0, b->ipu, b->first + k, f, 6);
+    }
+}
+
+static gr_cs cs_new(build *b, int step)
+{
+    char nm[96];
+    snprintf(nm, sizeof nm, "%s.%s", b->name, op_conv_step_name(step));
+    return gr_cs_new(b->g, nm);
+}
+
+static gr_prog seq(graph *g, const gr_prog *p, size_t n)
+{
+    gr_prog q[8];
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != GR_NONE)
+            q[m++] = p[i];
+    return gr_seq(g, q, m);
+}
+
+void op_conv_build(graph *g, const char *name, uint32_t ipu, uint32_t first, const op_conv_shape *s,
+                   const op_conv_part *p, const op_act *x, op_ref w, op_ref bias, op_conv *out)
+{
+    build b = {g, name, ipu, first, 1, s->k, s, p, {0}, NULL, NULL, 0};
+    for (int d = 0; d < OP_NPART; d++)
+        b.tiles *= p->p[d];
+    uint32_t dim[OP_DIMS] = {s->B, s->cout, s->h - s->k + 1, s->w - s->k + 1};
+    uint32_t part[OP_DIMS] = {p->p[OP_PB], p->p[OP_PCO], p->p[OP_PY], p->p[OP_PX]};
+    char nm[96];
+    snprintf(nm, sizeof nm, "%s.y", name);
+    b.y = op_act_make(gr_tensor_new(g, nm, GR_F32, OP_DIMS, dim), dim, part);
+    b.y.grain[OP_C] = 16;
+    shares(&b);
+    uint32_t pci = p->p[OP_PCI];
+    cat patch = role(&b, "patch", GR_F32, sz_patch), wloc = role(&b, "w", GR_F32, sz_wloc);
+    cat bloc = role(&b, "bias", GR_F32, sz_bloc), wblk = role(&b, "w.blocks", GR_F32, sz_wblk);
+    cat part_ = role(&b, "partials", GR_F32, sz_part), wl = role(&b, "wl", GR_I32, sz_wl);
+    cat ptab = role(&b, "ptab", GR_I32, sz_ptab), list = role(&b, "w.list", GR_I32, sz_list);
+    cat ypart = role(&b, "y.part", GR_F32, pci > 1 ? sz_out : sz_none);
+    cat gath = role(&b, "y.parts", GR_F32, sz_gath);
+    gr_keep(g, patch.t); /* the 8 floats after each patch stay zero (conv_amp reads them) */
+    gr_keep(g, wblk.t);  /* the weights stay laid out between preps */
+    gr_keep(g, bloc.t);
+    tables(&b, &wl, &ptab, &list);
+    for (int k = 0; k < OP_S_N; k++)
+        out->cs[k] = GR_NONE;
+    out->cs[OP_S_PACK] = cs_new(&b, OP_S_PACK);
+    out->cs[OP_S_AMP] = cs_new(&b, OP_S_AMP);
+    out->cs[OP_S_UNGROUP] = cs_new(&b, OP_S_UNGROUP);
+    out->cs[OP_S_BIAS] = cs_new(&b, OP_S_BIAS);
+    if (pci > 1)
+        out->cs[OP_S_REDUCE] = cs_new(&b, OP_S_REDUCE);
+    pieces qw = {0}, qx = {0}, qr = {0};
+    for (uint32_t k = 0; k < b.tiles; k++) {
+        const tshare *t = &b.sh[k];
+        weight_pieces(&b, w, bias, &wloc, &bloc, k, &qw);
+        patch_pieces(&b, x, &patch, k, &qx);
+        v_pack(&b, out->cs[OP_S_PACK], k, &wblk, &wloc, &list);
+        v_amp(&b, out->cs[OP_S_AMP], k, &patch, &part_, &wblk, &wl, &ptab);
+        outb o = out_of(&b, &ypart, k);
+        if (pci == 1) {
+            size_t at = op_block_at(&b.y, t->yidx);
+            gr_map_region(g, b.y.t, ipu, first + k, at, at + sz_out(&b, t));
+        }
+        v_ungroup(&b, out->cs[OP_S_UNGROUP], k, o, &part_);
+        if (t->ici == 0)
+            v_bias(&b, out->cs[OP_S_BIAS], k, o, &bloc);
+        if (pci > 1)
+            reduce(&b, out->cs[OP_S_REDUCE], k, &ypart, &gath, &qr);
+    }
+    gr_prog prep[2] = {copy_of(g, &qw), gr_execute(g, out->cs[OP_S_PACK])};
+    gr_prog run[6] = {copy_of(g, &qx),
+                      gr_execute(g, out->cs[OP_S_AMP]),
+                      gr_execute(g, out->cs[OP_S_UNGROUP]),
+                      gr_execute(g, out->cs[OP_S_BIAS]),
+                      copy_of(g, &qr),
+                      pci > 1 ? gr_execute(g, out->cs[OP_S_REDUCE]) : GR_NONE};
+    out->prep = seq(g, prep, 2);
+    out->run = seq(g, run, 6);
+    out->y = b.y;
+    cat *all[] = {&patch, &wloc, &bloc, &wblk, &part_, &wl, &ptab, &list, &ypart, &gath};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        cat_free(all[i]);
+    for (uint32_t k = 0; k < b.nplans; k++)
+        cplan_free(&b.plans[k]);
+    free(b.plans);
+    free(b.sh);
+}

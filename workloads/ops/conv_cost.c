@@ -1,0 +1,378 @@
+/* conv_cost: the convolution planner's cost model and search (docs/planning.md).
+ *
+ * A candidate partition (ops.h, op_conv_part) compiles to the steps of op_conv_build; each
+ * step's cycles are estimated for every distinct block shape a tile can get (a dimension cut
+ * as evenly as whole grains allow has at most two part sizes) and the largest is the step's,
+ * since a step ends at the sync its slowest tile reaches. Compute steps follow the codelets'
+ * closed forms (the headers of conv_amp.s, conv_ungroup.s, bias_add.s, reduce_add.s,
+ * conv_pack.s) and the supervisor's issue rules of docs/timing.md: a compute set is `li` and
+ * `run` a vertex, `join` after six, then `sync`; conv_amp is a `call`. Exchange steps follow
+ * docs/fabric.md: a tile receives one stream at a time and sends one, 4 bytes a cycle, the
+ * exchange code's prologue and per-send set-up before its sends, the sync after. Every step
+ * ends with the IPU's internal sync latency.
+ *
+ * Left out (so the estimate is a model, held to the simulation by tests/test_ops.c): the
+ * exchange's latencies between tiles and the list scheduler's gaps (estimated by one average
+ * hop), the senders' side of the weight exchange (assumed as spread as the receivers'), and
+ * the memory of code and vertex states (the caller's `reserve`). */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/num.h"
+#include "workloads/ops/ops.h"
+#include "workloads/xcomp.h"
+
+#define NW 6 /* workers a tile */
+
+static const char *const step_names[OP_S_N] = {
+    [OP_S_WX] = "weights.x", [OP_S_PACK] = "pack",       [OP_S_IN] = "in.x",
+    [OP_S_AMP] = "amp",      [OP_S_UNGROUP] = "ungroup", [OP_S_BIAS] = "bias",
+    [OP_S_RX] = "reduce.x",  [OP_S_REDUCE] = "reduce"};
+
+const char *op_conv_step_name(int s)
+{
+    return s >= 0 && s < OP_S_N ? step_names[s] : "?";
+}
+
+int op_conv_step_compute(int s)
+{
+    return s != OP_S_WX && s != OP_S_IN && s != OP_S_RX;
+}
+
+/* ---- a compute set on one tile: the supervisor's issue rules (docs/timing.md) ---- */
+
+/* The barrel: when each slot's worker exits (0: free). */
+typedef struct barrel {
+    uint64_t exit[NW];
+    int busy[NW];
+    uint64_t last_exit;
+} barrel;
+
+/* The first cycle >= t whose slot no running worker owns. */
+static uint64_t issue(const barrel *b, uint64_t t)
+{
+    for (;; t++)
+        if (!b->busy[t % NW] || t > b->exit[t % NW])
+            return t;
+}
+
+/* Arrival at the sync of a compute set whose worker vertices take S[0..n) slots each, in
+ * order, from cycle 0: li, run (a worker issues S times from run + 6, exits at run + 6 S),
+ * join after each six, then sync (arrives at max(issue + 6, last exit + 1)). */
+static uint64_t workers_cycles(const uint64_t *S, size_t n)
+{
+    barrel b = {{0}, {0}, 0};
+    uint64_t t = 0;
+    unsigned wave = 0;
+    for (size_t k = 0; k < n; k++) {
+        t = issue(&b, t) + 1; /* li */
+        uint64_t c = issue(&b, t);
+        b.busy[c % NW] = 1;
+        b.exit[c % NW] = c + 6 * S[k];
+        b.last_exit = max_u64(b.last_exit, b.exit[c % NW]);
+        t = c + 6;
+        if (++wave == NW || k + 1 == n) { /* join */
+            uint64_t j = issue(&b, t);
+            t = max_u64(j + 6, b.last_exit + 1);
+            memset(b.busy, 0, sizeof b.busy);
+            wave = 0;
+        }
+    }
+    return max_u64(issue(&b, t) + 6, b.last_exit + 1); /* sync */
+}
+
+/* ---- the codelets' slots (their headers) ---- */
+
+/* conv_ungroup, acc = 0: nc channels of P positions. */
+static uint64_t ungroup_S(uint64_t nc, uint64_t P)
+{
+    return nc ? 10 + nc * (10 + 2 * P) : 9;
+}
+
+/* bias_add over B images of C channels of P. */
+static uint64_t bias_S(uint64_t B, uint64_t C, uint64_t P)
+{
+    return 16 + B * (4 + C * (6 + 5 * (P / 4) + 3 * (P % 4)));
+}
+
+/* reduce_add of n outputs from P parts. */
+static uint64_t reduce_S(uint64_t n, uint64_t P)
+{
+    uint64_t B = n / 4, h = n % 4 >= 2, o = n % 2;
+    return 15 + (B > 0) + B * (5 + 5 * P) + h * (3 + 3 * P) + o * (2 + 3 * P);
+}
+
+/* conv_pack of nb blocks of R x C with rv valid rows and cv valid columns each. */
+static uint64_t pack_S(uint64_t nb, uint64_t R, uint64_t C, uint64_t rv, uint64_t cv)
+{
+    return 11 + nb * (11 + rv * (5 + 3 * cv + C - cv) + (R - rv) * C);
+}
+
+/* Slots of one f32amp step on machine m (isa/opcodes.def: 12 bytes loaded, 8 stored, 16
+ * MACs). */
+static uint64_t amp_step(const mach *m)
+{
+    uint64_t s = 1;
+    s = max_u64(s, ceil_div_u32(12, m->load_bytes_per_cycle));
+    s = max_u64(s, ceil_div_u32(8, m->store_bytes_per_cycle));
+    return max_u64(s, ceil_div_u32(16, m->amp_macs_per_issue));
+}
+
+/* conv_amp (the header's timeline) of passes passes, the first of every `first_every` zeroing,
+ * each with runs runs of len rows split over the workers as cplan does (worker w: rows
+ * [R w / 6, R (w + 1) / 6)), from the caller's li to its arrival at the sync after it. */
+static uint64_t amp_cycles(const mach *m, uint64_t passes, uint64_t first_every, uint64_t runs,
+                           uint64_t len)
+{
+    uint64_t R = runs * len, a = amp_step(m), t = 1 + 6; /* li; call: the entry */
+    uint64_t c = t + 50, J = 0;                          /* the first runall */
+    for (uint64_t p = 0; p < passes; p++) {
+        uint64_t z = p % first_every == 0 ? 8 : 0, join = UINT64_MAX, done = 0;
+        for (uint64_t w = 0; w < NW; w++) {
+            uint64_t lo = R * w / NW, hi = R * (w + 1) / NW, S = 26;
+            if (hi > lo) {
+                uint64_t nr = (hi - 1) / len - lo / len + 1;
+                S = 27 + 10 * nr + (8 * a + 1 + z) * (hi - lo);
+            }
+            join = min_u64(join, c + w + 6 * S + 6);
+            done = max_u64(done, c + w + 6 * S + 1);
+        }
+        J = max_u64(join + 6, done);
+        c = J + 40;
+    }
+    return J + 13 + 6; /* ret, then the sync */
+}
+
+/* ---- a partition's blocks ---- */
+
+typedef struct blk {
+    uint64_t nb, oh, ow, nci, nco, go; /* samples, output rows and columns, channels, groups */
+} blk;
+
+/* The distinct sizes of n cut into p parts of whole grains g (at most 3), into v. */
+static unsigned part_sizes(uint32_t n, uint32_t p, uint32_t g, uint64_t v[3])
+{
+    op_act a;
+    memset(&a, 0, sizeof a);
+    a.dim[0] = n;
+    a.part[0] = p;
+    a.grain[0] = g;
+    unsigned k = 0;
+    for (uint32_t i = 0; i < p; i++) {
+        uint64_t s = op_lo(&a, 0, i + 1) - op_lo(&a, 0, i);
+        unsigned j = 0;
+        while (j < k && v[j] != s)
+            j++;
+        if (j == k && k < 3)
+            v[k++] = s;
+    }
+    return k;
+}
+
+/* An exchange whose busiest receiver takes recv bytes and whose senders share `words` words
+ * in `sends` transfers: the exchange code's prologue, the busier side (a receiver takes one
+ * stream at a time; a sender sets up each transfer, then streams it), an average hop, the
+ * sync. */
+static uint64_t exch_cycles(const mach *m, uint64_t recv, uint64_t words, uint64_t sends,
+                            uint64_t senders)
+{
+    uint64_t busy = max_u64((recv + 3) / 4, (words + XCOMP_SETUP * sends) / max_u64(senders, 1));
+    uint64_t hop = m->xchg_base + m->xchg_turn + m->xchg_per_column * 4;
+    return XCOMP_PROLOGUE + busy + hop + 6 + m->sync_internal;
+}
+
+/* Steps and memory of one block shape; the estimate keeps the largest of each. */
+static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *p,
+                     const op_conv_ctx *ctx, uint64_t tiles, const blk *b, op_conv_est *e)
+{
+    uint64_t K = s->k, P = b->oh * b->ow, pci = p->p[OP_PCI];
+    uint64_t hp = b->oh + K - 1, wp = b->ow + K - 1, S[64];
+    uint64_t passes = b->go * b->nci * K;
+    uint64_t st[OP_S_N] = {0};
+    st[OP_S_AMP] = amp_cycles(m, passes, b->nci * K, b->nb * b->oh, b->ow) + m->sync_internal;
+    size_t n = 0;
+    for (uint64_t i = 0; i < b->nb; i++)
+        for (uint64_t v = 0; v < NW; v++) {
+            uint64_t c0 = b->nco * v / NW, c1 = b->nco * (v + 1) / NW;
+            if (c1 > c0 && n < 64)
+                S[n++] = ungroup_S(c1 - c0, P);
+        }
+    st[OP_S_UNGROUP] = workers_cycles(S, n) + m->sync_internal;
+    n = 0;
+    for (uint64_t v = 0; v < NW; v++) {
+        uint64_t c0 = b->nco * v / NW, c1 = b->nco * (v + 1) / NW;
+        if (c1 > c0)
+            S[n++] = bias_S(b->nb, c1 - c0, P);
+    }
+    st[OP_S_BIAS] = workers_cycles(S, n) + m->sync_internal;
+    uint64_t blocks = b->go * b->nci * K;
+    n = 0;
+    for (uint64_t v = 0; v < NW; v++) {
+        uint64_t b0 = blocks * v / NW, b1 = blocks * (v + 1) / NW;
+        /* every group but the last is 16 channels wide: the largest blocks */
+        if (b1 > b0)
+            S[n++] = pack_S(b1 - b0, 8, 16, K, min_u64(16, b->nco));
+    }
+    st[OP_S_PACK] = workers_cycles(S, n) + m->sync_internal;
+    /* the input: a transfer a patch row (the input's blocks are whole rows) */
+    uint64_t in = b->nb * b->nci * hp * wp * 4;
+    st[OP_S_IN] = exch_cycles(m, in, tiles * in / 4, tiles * b->nb * b->nci * hp, ctx->x_tiles);
+    /* the weights: one stretch a tile, or one an output channel when the input channels
+     * are split, and the bias; cut where they cross from one sender's part of w to the next */
+    uint64_t wl = b->nco * b->nci * K * K, wb = (wl + b->nco) * 4;
+    uint64_t wall = (uint64_t)s->cout * s->cin * K * K;
+    uint64_t cuts = 2 + (b->nci < s->cin ? b->nco : 0) + wl * ctx->w_tiles / wall;
+    st[OP_S_WX] = exch_cycles(m, wb, tiles * wb / 4, tiles * cuts, ctx->w_tiles);
+    uint64_t chunk = 0;
+    if (pci > 1) {
+        uint64_t out = b->nb * b->nco * P;
+        chunk = (out / 2 + pci - 1) / pci * 2; /* whole pairs */
+        st[OP_S_RX] = exch_cycles(m, pci * chunk * 4, pci * chunk, pci, 1);
+        n = 0;
+        for (uint64_t v = 0; v < NW; v++) {
+            uint64_t a = chunk / 2 * v / NW * 2, z = chunk / 2 * (v + 1) / NW * 2;
+            if (z > a)
+                S[n++] = reduce_S(z - a, pci);
+        }
+        st[OP_S_REDUCE] = workers_cycles(S, n) + m->sync_internal;
+    }
+    for (int k = 0; k < OP_S_N; k++)
+        e->step[k] = max_u64(e->step[k], st[k]);
+    uint64_t runs = b->nb * b->oh;
+    uint64_t mem = (b->nb * b->nci * hp * wp + 8) * 4                      /* the patch */
+                   + b->nco * b->nci * K * K * 4 + b->nco * 4              /* w and bias slices */
+                   + blocks * 512                                          /* the AMP's blocks */
+                   + b->nb * b->go * P * 64                                /* partials */
+                   + b->nb * b->nco * P * 4                                /* y (or its partial) */
+                   + (pci > 1 ? pci * chunk * 4 + chunk * 4 : 0)           /* gathered parts, y */
+                   + (12 + 3 * (runs + NW) + 3 * passes + 3 * blocks) * 4; /* tables */
+    e->bytes = (uint32_t)max_u64(e->bytes, min_u64(mem, UINT32_MAX));
+    e->in_bytes = max_u64(e->in_bytes, in);
+    e->w_bytes = max_u64(e->w_bytes, wb);
+    e->red_bytes = max_u64(e->red_bytes, pci * chunk * 4);
+}
+
+static uint64_t ho_of(const op_conv_shape *s)
+{
+    return s->h >= s->k ? s->h - s->k + 1 : 0;
+}
+
+static uint64_t wo_of(const op_conv_shape *s)
+{
+    return s->w >= s->k ? s->w - s->k + 1 : 0;
+}
+
+int op_conv_estimate(const mach *m, const op_conv_shape *s, const op_conv_part *p,
+                     const op_conv_ctx *ctx, op_conv_est *e, err *er)
+{
+    memset(e, 0, sizeof *e);
+    uint32_t ho = (uint32_t)ho_of(s), wo = (uint32_t)wo_of(s), go = ceil_div_u32(s->cout, 16);
+    uint32_t dim[OP_NPART] = {s->B, ho, wo, s->cin, go};
+    uint64_t tiles = 1;
+    for (int d = 0; d < OP_NPART; d++) {
+        if (p->p[d] == 0 || p->p[d] > dim[d])
+            return err_set(er, ERR_INPUT, "convolution: %u parts of %u in dimension %d", p->p[d],
+                           dim[d], d);
+        tiles *= p->p[d];
+    }
+    if (s->k == 0 || s->k > 8 || ho == 0 || wo == 0)
+        return err_set(er, ERR_INPUT, "convolution: kernel %u on %u x %u not supported", s->k, s->h,
+                       s->w);
+    e->tiles = (uint32_t)min_u64(tiles, UINT32_MAX);
+    uint64_t v[OP_NPART][3];
+    unsigned nv[OP_NPART];
+    uint32_t n[OP_NPART] = {s->B, ho, wo, s->cin, s->cout};
+    uint32_t grain[OP_NPART] = {1, 1, 1, 1, 16};
+    for (int d = 0; d < OP_NPART; d++)
+        nv[d] = part_sizes(n[d], p->p[d], grain[d], v[d]);
+    for (unsigned a = 0; a < nv[0]; a++)
+        for (unsigned b = 0; b < nv[1]; b++)
+            for (unsigned c = 0; c < nv[2]; c++)
+                for (unsigned d = 0; d < nv[3]; d++)
+                    for (unsigned f = 0; f < nv[4]; f++) {
+                        blk k = {v[0][a], v[1][b], v[2][c], v[3][d], v[4][f], 0};
+                        k.go = ceil_div_u32((uint32_t)k.nco, 16);
+                        /* bias_add's rows start 16-byte aligned */
+                        if (k.nb * k.nco > 1 && k.oh * k.ow % 4)
+                            return err_set(er, ERR_INPUT,
+                                           "convolution: blocks of %llu x %llu outputs are "
+                                           "not whole 16-byte rows",
+                                           (unsigned long long)k.oh, (unsigned long long)k.ow);
+                        blk_cost(m, s, p, ctx, tiles, &k, e);
+                    }
+    if (p->p[OP_PCI] == 1)
+        e->step[OP_S_RX] = e->step[OP_S_REDUCE] = 0;
+    for (int k = 0; k < OP_S_N; k++) {
+        if (k == OP_S_WX || k == OP_S_PACK)
+            e->prep += e->step[k];
+        else
+            e->run += e->step[k];
+    }
+    uint64_t reuse = ctx->reuse ? ctx->reuse : 1;
+    e->cost = e->run + (e->prep + reuse - 1) / reuse;
+    return ERR_OK;
+}
+
+/* The candidate part counts of a dimension of n in grains of g: the fewest parts for each
+ * largest part size (more parts of the same largest size only add tiles). */
+static unsigned candidates(uint32_t n, uint32_t *out, unsigned cap)
+{
+    unsigned k = 0;
+    uint32_t last = 0;
+    for (uint32_t p = 1; p <= n && k < cap; p++) {
+        uint32_t big = ceil_div_u32(n, p);
+        if (big != last)
+            out[k++] = p;
+        last = big;
+    }
+    return k;
+}
+
+int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *ctx, op_conv_part *best,
+                 op_conv_est *be, err *e)
+{
+    uint32_t tiles = ctx->tiles, reserve = ctx->reserve;
+    enum { CAP = 256 };
+    uint32_t c[OP_NPART][CAP], dim[OP_NPART] = {s->B, (uint32_t)ho_of(s), (uint32_t)wo_of(s),
+                                                s->cin, ceil_div_u32(s->cout, 16)};
+    unsigned nc[OP_NPART];
+    for (int d = 0; d < OP_NPART; d++)
+        nc[d] = candidates(dim[d], c[d], CAP);
+    int found = 0;
+    uint32_t limit = m->sram_bytes > reserve ? m->sram_bytes - reserve : 0, least = UINT32_MAX;
+    unsigned i[OP_NPART];
+    for (i[0] = 0; i[0] < nc[0]; i[0]++)
+        for (i[1] = 0; i[1] < nc[1]; i[1]++)
+            for (i[2] = 0; i[2] < nc[2]; i[2]++)
+                for (i[3] = 0; i[3] < nc[3]; i[3]++)
+                    for (i[4] = 0; i[4] < nc[4]; i[4]++) {
+                        op_conv_part p;
+                        uint64_t t = 1;
+                        for (int d = 0; d < OP_NPART; d++)
+                            t *= p.p[d] = c[d][i[d]];
+                        op_conv_est est;
+                        if (t > tiles || op_conv_estimate(m, s, &p, ctx, &est, NULL) != ERR_OK)
+                            continue;
+                        least = est.bytes < least ? est.bytes : least;
+                        if (est.bytes > limit)
+                            continue;
+                        if (!found || est.cost < be->cost ||
+                            (est.cost == be->cost && est.tiles < be->tiles)) {
+                            *best = p;
+                            *be = est;
+                            found = 1;
+                        }
+                    }
+    if (!found)
+        return err_set(e, ERR_INPUT,
+                       "convolution %ux%ux%ux%u -> %u channels (kernel %u): no partition over "
+                       "%u tiles fits %u bytes a tile (the smallest needs %u)",
+                       s->B, s->cin, s->h, s->w, s->cout, s->k, tiles, limit, least);
+    return ERR_OK;
+}
+
+void op_conv_part_text(const op_conv_part *p, char *buf, size_t n)
+{
+    snprintf(buf, n, "b %u y %u x %u ci %u co %u", p->p[OP_PB], p->p[OP_PY], p->p[OP_PX],
+             p->p[OP_PCI], p->p[OP_PCO]);
+}

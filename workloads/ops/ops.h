@@ -1,0 +1,156 @@
+/* ops: the operation library, in the spirit of PopLibs: operations built on the graph layer
+ * (workloads/graph/graph.h), each planned over a set of tiles by a cost model, as poplin's
+ * convolution planner does (docs/planning.md).
+ *
+ * Activations are 4-D tensors [B][C][H][W] held in a *blocked layout* (op_act): each
+ * dimension is cut into parts, the blocks are stored one after another in block order and
+ * each block in row-major order, so a block is one contiguous stretch of the tensor and can
+ * live on one tile. A layout with parts only in B (one part a sample, say) is plain
+ * row-major. Operations read any blocked layout (the graph's Copy moves what each tile needs)
+ * and write their output in the blocked layout of their plan.
+ *
+ * The convolution (op_conv_*) is planned over (batch, output rows, output columns, input
+ * channels, output channels): a candidate partition gives each tile a block of the output
+ * and a range of input channels; its cost is the sum of the estimated cycles of the steps it
+ * compiles to (each from the codelets' closed-form cycles, or from the exchange's bytes), and
+ * the planner takes the cheapest candidate whose tiles fit their SRAM. */
+#ifndef IPUSIM_OPS_OPS_H
+#define IPUSIM_OPS_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "hw/machine.h"
+#include "workloads/graph/graph.h"
+
+/* ---- blocked activations ---- */
+
+enum { OP_B, OP_C, OP_H, OP_W, OP_DIMS };
+
+/* dim[d] cut into part[d] parts of whole grains of grain[d] (the last may be shorter): part i
+ * of dimension d covers [op_lo(d, i), op_lo(d, i + 1)). Block k (in block order) starts
+ * k x pad elements later than the blocks before it make it: a producer's buffers with
+ * padding after each block (a sample's image and the 8 floats conv_amp reads past it). */
+typedef struct op_act {
+    gr_tensor t;
+    uint32_t dim[OP_DIMS], part[OP_DIMS], grain[OP_DIMS];
+    uint32_t pad;
+} op_act;
+
+/* A layout of dims cut into parts (grains 1, no padding). */
+op_act op_act_make(gr_tensor t, const uint32_t dim[OP_DIMS], const uint32_t part[OP_DIMS]);
+/* First index of part i of dimension d (i = part[d]: dim[d]). */
+uint32_t op_lo(const op_act *a, int d, uint32_t i);
+/* The part of dimension d holding index v. */
+uint32_t op_part_of(const op_act *a, int d, uint32_t v);
+size_t op_act_elems(const op_act *a);
+/* Where block idx starts in the tensor, and its size. */
+size_t op_block_at(const op_act *a, const uint32_t idx[OP_DIMS]);
+size_t op_block_elems(const op_act *a, const uint32_t idx[OP_DIMS]);
+/* The element (b, c, y, x) in the tensor. */
+size_t op_act_at(const op_act *a, uint32_t b, uint32_t c, uint32_t y, uint32_t x);
+/* A new fp32 tensor in layout (dim, part), each block on tile first + its block number of
+ * IPU ipu: the layout a producer without a plan gives (the infeed's samples, say). */
+op_act op_act_new(graph *g, const char *name, uint32_t ipu, uint32_t first,
+                  const uint32_t dim[OP_DIMS], const uint32_t part[OP_DIMS]);
+/* One Copy moving every element of src to the same element of dst (the same dims, any two
+ * layouts): a piece per stretch contiguous in both, so that one operation's output mapping
+ * feeds the next one's input. */
+gr_prog op_act_copy(graph *g, const op_act *src, const op_act *dst);
+/* Host data in a row-major [B][C][H][W] array to the layout's order (dst: op_act_elems), or
+ * back (op_act_unblock). */
+void op_act_block(const op_act *a, const float *rowmajor, float *dst);
+void op_act_unblock(const op_act *a, const float *blocked, float *rowmajor);
+
+/* ---- convolution: y = conv(x, w) + bias, stride 1, no padding ---- */
+
+/* Elements of a tensor from `at` on: an operand inside a larger tensor (a layer's weights
+ * in the network's flat parameter vector); with copies > 1, copy j of it lies at at + j x
+ * stride (weights broadcast to several tiles) and readers spread over the copies. */
+typedef struct op_ref {
+    gr_tensor t;
+    size_t at;
+    uint32_t copies;
+    size_t stride;
+} op_ref;
+
+typedef struct op_conv_shape {
+    uint32_t B, cin, h, w, cout, k; /* x [B][cin][h][w], w [cout][cin][k][k] (k <= 8) */
+} op_conv_shape;
+
+/* A partition: the output's batch, rows, columns split in b, y, x parts, the input channels
+ * in ci parts (each tile a partial sum of its channels, reduced across tiles), the output
+ * channels in co parts of whole groups of 16 (the AMP's width). */
+enum { OP_PB, OP_PY, OP_PX, OP_PCI, OP_PCO, OP_NPART };
+typedef struct op_conv_part {
+    uint32_t p[OP_NPART];
+} op_conv_part;
+
+/* The steps a planned convolution compiles to, in run order; prep steps run once per weight
+ * change (op_conv.prep), the others every call (op_conv.run). */
+enum {
+    OP_S_WX,      /* exchange: each tile's slice of w (and of the bias) to it (prep) */
+    OP_S_PACK,    /* compute: conv_pack, the slice into the AMP's weight blocks (prep) */
+    OP_S_IN,      /* exchange: each tile's input patch (its rows and columns with the halo) */
+    OP_S_AMP,     /* compute: conv_amp, the partial sums */
+    OP_S_UNGROUP, /* compute: conv_ungroup, partials to [b][c][y][x] */
+    OP_S_BIAS,    /* compute: bias_add (on the first input-channel part) */
+    OP_S_RX,      /* exchange: the ci parts' partial outputs to the tiles that reduce them */
+    OP_S_REDUCE,  /* compute: reduce_add, ci parts summed in order */
+    OP_S_N
+};
+/* Name of a step ("amp", ...). */
+const char *op_conv_step_name(int s);
+/* 1 for compute-set steps, 0 for exchanges. */
+int op_conv_step_compute(int s);
+
+typedef struct op_conv_est {
+    uint32_t tiles;               /* tiles used: the product of the parts */
+    uint64_t step[OP_S_N];        /* estimated cycles of each step, 0: not in the plan */
+    uint64_t run, prep;           /* their sums */
+    uint64_t cost;                /* what the planner minimises: run + prep / reuse */
+    uint32_t bytes;               /* the largest tile's estimated memory */
+    uint64_t in_bytes, red_bytes; /* bytes exchanged a call: input patches, partial sums */
+    uint64_t w_bytes;             /* bytes exchanged a prep: weight slices */
+} op_conv_est;
+
+/* What the planner is told besides the shape. */
+typedef struct op_conv_ctx {
+    uint32_t tiles;   /* tiles it may use */
+    uint32_t x_tiles; /* tiles holding the input, row-major blocks (the input's senders) */
+    uint32_t w_tiles; /* tiles holding the weights and bias, spread evenly (their senders) */
+    uint32_t reuse;   /* calls per prep: the planner minimises run + prep / reuse */
+    uint32_t reserve; /* bytes a tile kept for what the estimate does not count (code,
+                       * vertex states, other operations' tensors) */
+} op_conv_ctx;
+
+/* The model's cost of partition p on machine m (docs/planning.md). ERR_INPUT when p is not
+ * a valid partition of s (a part empty or larger than its dimension, a block whose rows are
+ * not whole 16-byte rows). */
+int op_conv_estimate(const mach *m, const op_conv_shape *s, const op_conv_part *p,
+                     const op_conv_ctx *c, op_conv_est *est, err *e);
+/* The cheapest valid partition over at most c->tiles tiles whose estimated tile memory fits
+ * the SRAM less c->reserve; ties go to fewer tiles. ERR_INPUT when none fits. */
+int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *c, op_conv_part *best,
+                 op_conv_est *est, err *e);
+/* "b 40 y 2 x 3 ci 1 co 1" */
+void op_conv_part_text(const op_conv_part *p, char *buf, size_t n);
+
+/* A planned convolution in a graph. */
+typedef struct op_conv {
+    gr_prog prep;     /* weights to the tiles and into the AMP's blocks: after every change of w */
+    gr_prog run;      /* y = conv(x) + bias */
+    op_act y;         /* [B][cout][ho][wo] in blocks (b, co, y, x) */
+    gr_cs cs[OP_S_N]; /* the compute sets of the compute steps (GR_NONE where absent) */
+} op_conv;
+
+/* Build the convolution of x (any blocked layout of [B][cin][h][w], fp32) with w (fp32
+ * [cout][cin][k][k] from w.at, any mapping) and bias (fp32 [cout] from bias.at) on tiles
+ * first .. of IPU ipu, partitioned by p: tile first + (((ib py + iy) px + ix) pco + ico) pci
+ * + ici takes output block (ib, ico, iy, ix) and input channels part ici. Errors go to the
+ * graph (gr_status). */
+void op_conv_build(graph *g, const char *name, uint32_t ipu, uint32_t first, const op_conv_shape *s,
+                   const op_conv_part *p, const op_act *x, op_ref w, op_ref bias, op_conv *out);
+
+#endif
