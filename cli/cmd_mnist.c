@@ -333,6 +333,14 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
         o->schedule = (int)k;
         return 0;
     }
+    if (strcmp(a, "--mapping") == 0) {
+        if (strcmp(v, "sample") != 0 && strcmp(v, "planned") != 0) {
+            fprintf(stderr, "ipusim %s: --mapping %s: expected sample or planned\n", CMD, v);
+            return 2;
+        }
+        o->mapping = v[0] == 'p' ? MNET_MAP_PLANNED : MNET_MAP_SAMPLE;
+        return 0;
+    }
     if (strcmp(a, "--recompute") == 0) {
         if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
             fprintf(stderr, "ipusim %s: --recompute %s: expected on or off\n", CMD, v);
@@ -383,6 +391,7 @@ static const struct {
     {"--stages", 1},
     {"--max-superstep-cycles", 1},
     {"--dtype", 1},
+    {"--mapping", 1},
 };
 
 /* One argument at argv[*i] (and its value): 0, 2 after one error line, or -1 for --help. */
@@ -401,6 +410,12 @@ static int parse_arg(mnist_opts *o, int argc, char **argv, int *i)
     }
     if (strcmp(a, "--rank-stats") == 0) {
         o->rank_stats = 1;
+        o->sim_only = o->sim_only ? o->sim_only : a;
+        return 0;
+    }
+    if (strcmp(a, "--plan") == 0) {
+        o->plan = 1;
+        o->mapping = MNET_MAP_PLANNED;
         o->sim_only = o->sim_only ? o->sim_only : a;
         return 0;
     }

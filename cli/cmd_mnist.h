@@ -40,6 +40,8 @@ typedef struct mnist_opts {
     int replicas;            /* --replicas R */
     int io_tiles;            /* --io-tiles N */
     int offload;             /* --offload-optimiser: AdamW's m and v in remote buffers */
+    int mapping;             /* --mapping: mnet_mapping (sample, planned) */
+    int plan;                /* --plan: the planned operations' estimates against the run */
     const char *stages;      /* --stages: the IPU of each block, or NULL */
     uint32_t stage_ipu[4];   /* resolved */
     int max_calls;           /* --max-calls: train on the first N host calls' images (0: all) */

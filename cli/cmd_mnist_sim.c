@@ -21,6 +21,7 @@
 #include "workloads/mnist/mnet.h"
 
 #define CMD MNIST_CMD
+#define MNIST_PLAN_STEPS 4096 /* --plan: program steps logged a run */
 
 /* One simulated run, the training or the test pass, as its `finished` hook saw it. */
 typedef struct phase {
@@ -36,6 +37,7 @@ typedef struct phase {
     double balance; /* mean / max issue cycles of the tiles with a program, % */
     uint32_t busy_tiles, busiest;
     txt steps; /* --steps: the first program steps, a line each */
+    txt plan;  /* --plan: the planned operations, their steps estimated and simulated */
     mnet_pipe_info pipe;
     eng_ipu_stats ipu[64];  /* per IPU */
     uint32_t ipu_peak[64];  /* per IPU: its largest tile image */
@@ -56,6 +58,7 @@ typedef struct sim {
     uint32_t iters;     /* device iterations per host call */
     cli_watch w;        /* Ctrl-C, SIGTERM, the heartbeat */
     profile *pf;        /* --profile: the training run's */
+    size_t list_steps;  /* --steps: the steps to list */
 } sim;
 
 /* ---- the hooks ---- */
@@ -119,10 +122,11 @@ static void tile_balance(phase *p, const eng *g)
 
 /* The program steps the engine logged (mnet_cfg.log_steps), each with the cycles from the
  * previous step's sync release to its own. */
-static void step_lines(phase *p, const eng *g, const gr_exe *x)
+static void step_lines(phase *p, const eng *g, const gr_exe *x, size_t want)
 {
     size_t n;
     const uint64_t *rel = eng_sync_log(g, 0, &n);
+    n = n < want ? n : want;
     gr_step *st = xmalloc((n ? n : 1) * sizeof *st);
     n = gr_exe_steps(x, 0, st, n); /* the log is IPU 0's (mnet.c) */
     txt_free(&p->steps);
@@ -130,6 +134,41 @@ static void step_lines(phase *p, const eng *g, const gr_exe *x)
         txt_printf(&p->steps, "    %5zu  %-10s %-26s %10llu\n", k, st[k].what, st[k].name,
                    (unsigned long long)(rel[k] - (k ? rel[k - 1] : 0)));
     free(st);
+}
+
+/* --plan: each planned operation's shape, partition and tiles, and each of its steps'
+ * estimated cycles against those of the step's first run on its IPU. */
+static void plan_lines(phase *p, const eng *g, const gr_exe *x, const mnet_pipe_info *pi)
+{
+    txt_free(&p->plan);
+    for (uint32_t k = 0; k < pi->nplans; k++) {
+        const mnet_plan *pl = &pi->plan[k];
+        const op_conv_shape *s = &pl->shape;
+        char part[96];
+        op_conv_part_text(&pl->part, part, sizeof part);
+        txt_printf(&p->plan,
+                   "    %s forward, ipu %u: x [%u][%u][%u][%u], w [%u][%u][%u][%u]: %s, %u tiles\n",
+                   pl->name, pl->ipu, s->B, s->cin, s->h, s->w, s->cout, s->cin, s->k, s->k, part,
+                   pl->est.tiles);
+        size_t n;
+        const uint64_t *rel = eng_sync_log(g, pl->ipu, &n);
+        gr_step *st = xmalloc((n ? n : 1) * sizeof *st);
+        n = gr_exe_steps(x, pl->ipu, st, n);
+        uint64_t simd[OP_S_N] = {0};
+        for (size_t i = 0; i < n; i++) {
+            int j = op_conv_step_of(pl->name, &st[i]);
+            if (j >= 0 && !simd[j])
+                simd[j] = rel[i] - (i ? rel[i - 1] : 0);
+        }
+        free(st);
+        for (int j = 0; j < OP_S_N; j++)
+            if (pl->est.step[j] || simd[j])
+                txt_printf(&p->plan, "      %-10s %-9s %10llu %10llu  %+6.1f%%\n",
+                           op_conv_step_name(j), op_conv_step_compute(j) ? "compute" : "exchange",
+                           (unsigned long long)pl->est.step[j], (unsigned long long)simd[j],
+                           simd[j] ? 100.0 * ((double)pl->est.step[j] / (double)simd[j] - 1.0)
+                                   : 0.0);
+    }
 }
 
 /* The device iterations' boundaries for the profile: an iteration begins at IPU 0's first
@@ -185,7 +224,8 @@ static void on_finished(void *ctx, int test, eng *g, const gr_exe *x, const mnet
     p->top = (gr_tile_mem){0};
     tile_memory(p, x, eng_nipus(g), eng_ntiles(g));
     tile_balance(p, g);
-    step_lines(p, g, x);
+    step_lines(p, g, x, s->list_steps);
+    plan_lines(p, g, x, pi);
 }
 
 /* The outfeed mode as --output-mode takes it: all, final, sum, every:N. */
@@ -312,6 +352,9 @@ static void report_train(const sim *s)
     if (p->steps.len)
         printf("  %-22s step  what       name                           cycles\n%s",
                "program steps", txt_str(&p->steps));
+    if (p->plan.len)
+        printf("  %-22s step       kind       estimated  simulated  estimate\n%s", "plans",
+               txt_str(&p->plan));
 }
 
 static void report_test(const phase *p)
@@ -478,7 +521,9 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, 
     if (c->io_tiles)
         k += (size_t)snprintf(more + k, sizeof more - k, "; %u I/O tiles", c->io_tiles);
     if (c->offload && k < sizeof more)
-        snprintf(more + k, sizeof more - k, "; optimiser state in remote buffers");
+        k += (size_t)snprintf(more + k, sizeof more - k, "; optimiser state in remote buffers");
+    if (c->mapping == MNET_MAP_PLANNED && k < sizeof more)
+        snprintf(more + k, sizeof more - k, "; convolutions planned over the IPU");
     mnist_print_plan(o, &d->train, more);
     fflush(stdout);
 }
@@ -532,6 +577,8 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
     c->out_mode = o->out_mode;
     c->out_n = o->out_n;
     c->log_steps = (uint32_t)o->steps;
+    if (o->plan && c->log_steps < MNIST_PLAN_STEPS)
+        c->log_steps = MNIST_PLAN_STEPS; /* enough to reach every planned step's first run */
     c->dtype = o->dtype;
     c->pipelined = o->ipus > 1 && !o->sharded;
     c->schedule = (pipe_kind)o->schedule;
@@ -542,6 +589,7 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
         return err_set(e, ERR_INPUT, "--ipus %d x --replicas %d = %d IPUs: at most 64 (a POD64)",
                        o->ipus, o->replicas, o->ipus * o->replicas);
     c->offload = o->offload;
+    c->mapping = (mnet_mapping)o->mapping;
     c->ranks = o->ranks;
     if (mnet_check_output(c, e) || (o->cfg.epochs > 0 && mnet_check_pipeline(c, 1, e)) ||
         mnet_check_pipeline(c, 0, e))
@@ -553,6 +601,7 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
 {
     err *e = xcalloc(1, sizeof *e);
     sim *s = xcalloc(1, sizeof *s);
+    s->list_steps = (size_t)o->steps;
     mnet_cfg c;
     mref_net *net = NULL;
     double acc = 0.0;
@@ -595,6 +644,7 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
         free(s->ph[k].split);
         txt_free(&s->ph[k].split_json);
         txt_free(&s->ph[k].steps);
+        txt_free(&s->ph[k].plan);
     }
     txt_free(&s->r.calls);
     txt_free(&s->r.epochs);

@@ -200,6 +200,8 @@ static const cli_cmd commands[] = {
      "                             as PopTorch), or stash every activation the backward reads\n"
      "  --offload-optimiser        keep AdamW's state (m, v) in remote buffers (Streaming\n"
      "                             Memory), read in before each weight update, written back after\n"
+     "  --mapping sample|planned   the convolutions' forward a sample a tile (default), or\n"
+     "                             planned over the whole IPU by the planner (docs/planning.md)\n"
      "  --steps N                  list the first N program steps of training with their cycles\n"
      "  --dtype fp32|fp16|u8       the infeed's images: normalised fp32 (default); normalised\n"
      "                             and rounded to fp16, widened on the device (f16_to_f32), half\n"

@@ -203,7 +203,7 @@ static void run_conv(const mach *m, const op_conv_shape *s, const op_conv_part *
     gr_keep(gr, wt);
     gr_keep(gr, bt);
     op_conv c;
-    op_conv_build(gr, "conv", 0, 0, s, p, &xa, (op_ref){wt, 0}, (op_ref){bt, 0}, &c);
+    op_conv_build(gr, "conv", 0, 0, s, p, &xa, (op_ref){wt, 0, 1, 0}, (op_ref){bt, 0, 1, 0}, &c);
     gr_prog both[2] = {c.prep, c.run};
     pool *threads = pool_new(2);
     gr_exe *ex = gr_compile(gr, gr_seq(gr, both, 2), threads, &e);

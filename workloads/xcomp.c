@@ -62,16 +62,28 @@ static uint64_t fit(const timeline *tl, uint64_t from, uint64_t w)
     return x;
 }
 
+/* Add [a, b) (it overlaps no interval of tl), merged with the intervals it touches, so that a
+ * receiver busy back to back keeps one interval and fit stays short. */
 static void insert(timeline *tl, uint64_t a, uint64_t b)
 {
-    tl->v = xgrow(tl->v, &tl->cap, tl->n + 1, sizeof *tl->v);
     size_t k = tl->n;
-    while (k > 0 && tl->v[k - 1].a > a) {
-        tl->v[k] = tl->v[k - 1];
+    while (k > 0 && tl->v[k - 1].a > a)
         k--;
+    int prev = k > 0 && tl->v[k - 1].b == a, next = k < tl->n && tl->v[k].a == b;
+    if (prev && next) { /* it fills the gap between two: one interval */
+        tl->v[k - 1].b = tl->v[k].b;
+        memmove(&tl->v[k], &tl->v[k + 1], (tl->n - k - 1) * sizeof *tl->v);
+        tl->n--;
+    } else if (prev) {
+        tl->v[k - 1].b = b;
+    } else if (next) {
+        tl->v[k].a = a;
+    } else {
+        tl->v = xgrow(tl->v, &tl->cap, tl->n + 1, sizeof *tl->v);
+        memmove(&tl->v[k + 1], &tl->v[k], (tl->n - k) * sizeof *tl->v);
+        tl->v[k] = (busy){a, b};
+        tl->n++;
     }
-    tl->v[k] = (busy){a, b};
-    tl->n++;
 }
 
 /* Earliest start of transfer f from its sender's cursor, given the receivers' timelines. */

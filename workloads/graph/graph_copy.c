@@ -256,12 +256,41 @@ static uint32_t at(uint32_t *const *addr, gr_tensor t, uint32_t region, uint32_t
 
 /* The tile's on-chip send code (from its own transfers, x[k0 .. k0 + n)), as a subroutine in
  * sub; its call in code; then the sync that delivers every tile's sends. */
-static int emit_onchip(const graph *g, const gr_copy_plan *c, uint32_t *const *addr, uint32_t tile,
-                       size_t k0, size_t n, const char *zone, txt *code, txt *sub, unsigned *inst,
-                       err *e)
+void gr_subs_free(gr_subs *s)
+{
+    free(s->key);
+    free(s->label);
+    memset(s, 0, sizeof *s);
+}
+
+/* The label of c's subroutine on this tile if its text has it, else -1. */
+static long sub_find(const gr_subs *s, const void *c)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->key[i] == c)
+            return (long)s->label[i];
+    return -1;
+}
+
+static void sub_add(gr_subs *s, const void *c, unsigned label)
+{
+    size_t cap = s->cap;
+    s->key = xgrow(s->key, &s->ckey, s->n + 1, sizeof *s->key);
+    s->label = xgrow(s->label, &cap, s->n + 1, sizeof *s->label);
+    s->cap = cap;
+    s->key[s->n] = c;
+    s->label[s->n++] = label;
+}
+
+static int emit_onchip(const graph *g, const gr_copy_plan *c, uint32_t *const *addr, gr_subs *subs,
+                       uint32_t tile, size_t k0, size_t n, const char *zone, txt *code, txt *sub,
+                       unsigned *inst, err *e)
 {
     int rc = ERR_OK;
-    if (n) {
+    long have = n ? sub_find(subs, c) : -1;
+    if (have >= 0) {
+        txt_printf(code, "        call    X%ld\n", have);
+    } else if (n) {
         xcomp_xfer *xs = xmalloc(n * sizeof *xs);
         for (size_t q = 0; q < n; q++) {
             const gr_copy_xfer *x = &c->x[k0 + q];
@@ -274,6 +303,7 @@ static int emit_onchip(const graph *g, const gr_copy_plan *c, uint32_t *const *a
                                  .start = x->start};
         }
         char label[32];
+        sub_add(subs, c, *inst);
         snprintf(label, sizeof label, "X%u", (*inst)++);
         char *text = xcomp_emit_tile(g->m.tiles_per_ipu, tile, xs, n, label, e);
         if (text) {
@@ -309,15 +339,15 @@ static void emit_rounds(const gr_copy_plan *c, uint32_t *const *addr, size_t k0,
     }
 }
 
-int gr_copy_emit(const graph *g, const gr_copy_plan *c, uint32_t *const *addr, uint32_t ipu,
-                 uint32_t tile, uint32_t ipu0, const char *zone, txt *code, txt *sub,
+int gr_copy_emit(const graph *g, const gr_copy_plan *c, uint32_t *const *addr, gr_subs *subs,
+                 uint32_t ipu, uint32_t tile, uint32_t ipu0, const char *zone, txt *code, txt *sub,
                  unsigned *inst, err *e)
 {
     size_t total = (size_t)g->nipus * g->m.tiles_per_ipu,
            k = (size_t)ipu * g->m.tiles_per_ipu + tile;
     if (c->onchip[ipu] && zone &&
-        emit_onchip(g, c, addr, tile, c->at[k], c->at[k + 1] - c->at[k], zone, code, sub, inst,
-                    e) != ERR_OK)
+        emit_onchip(g, c, addr, subs, tile, c->at[k], c->at[k + 1] - c->at[k], zone, code, sub,
+                    inst, e) != ERR_OK)
         return ERR_INPUT;
     emit_rounds(c, addr, c->at[total + k], c->at[total + k + 1], ipu0, code);
     return ERR_OK;

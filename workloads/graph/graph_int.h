@@ -121,12 +121,21 @@ typedef struct gr_copy_plan {
 } gr_copy_plan;
 int gr_copy_plan_make(const graph *g, const gr_prog_s *p, gr_copy_plan *c, err *e);
 void gr_copy_plan_free(gr_copy_plan *c);
+/* The exchange subroutines a tile's text holds already, by Copy: a Copy's code is written
+ * once a tile and called again wherever the Copy appears again (a pipeline's passes). */
+typedef struct gr_subs {
+    const void **key;
+    unsigned *label;
+    size_t n, cap, ckey;
+} gr_subs;
+void gr_subs_free(gr_subs *s);
+
 /* Tile (ipu, tile)'s code for the copy (into code, its subroutines into sub); addr: the
  * regions' addresses per tensor, or NULL for the first pass (addresses 0); ipu0: the first
  * IPU of the replica whose code it is (sends between IPUs go to ipu0 + their IPU); zone: the
  * sync ending the on-chip phase ("internal", "group"), NULL: the tile has no part in it. */
-int gr_copy_emit(const graph *g, const gr_copy_plan *c, uint32_t *const *addr, uint32_t ipu,
-                 uint32_t tile, uint32_t ipu0, const char *zone, txt *code, txt *sub,
+int gr_copy_emit(const graph *g, const gr_copy_plan *c, uint32_t *const *addr, gr_subs *subs,
+                 uint32_t ipu, uint32_t tile, uint32_t ipu0, const char *zone, txt *code, txt *sub,
                  unsigned *inst, err *e);
 /* Is (ipu, tile) one of the IPU's I/O tiles? */
 int gr_is_io(const graph *g, uint32_t ipu, uint32_t tile);

@@ -53,6 +53,7 @@ typedef struct tbuild {
     size_t nv, cv;
     uint32_t state, bytes; /* vertex state and tensor bytes */
     unsigned inst;         /* labels emitted so far (repeat and copy instances) */
+    gr_subs subs;          /* the exchange subroutines its text holds */
 } tbuild;
 
 struct gr_exe {
@@ -300,7 +301,7 @@ static int emit_copy(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog i
 {
     uint8_t pt = L->x->part[(size_t)id * L->g->nipus + ipu];
     int in = gr_is_io(L->g, ipu, tile) ? pt != 0 : (pt & PART_COMPUTE) != 0;
-    return gr_copy_emit(L->g, &L->cp[id], L->real ? L->x->addr : NULL, ipu, tile,
+    return gr_copy_emit(L->g, &L->cp[id], L->real ? L->x->addr : NULL, &b->subs, ipu, tile,
                         L->rep * L->g->nipus, in ? zone_of(L->x, id, ipu, 0) : NULL, &b->code,
                         &b->sub, &b->inst, L->e);
 }
@@ -397,6 +398,7 @@ static char *tile_text(lower *L, uint32_t x, gr_prog main)
     txt_free(&b->code);
     txt_free(&b->sub);
     txt_free(&b->xdata);
+    gr_subs_free(&b->subs);
     b->inst = 0;
     if (emit_prog(L, b, x / L->ntiles, x % L->ntiles, main, 0) != ERR_OK)
         return NULL;
@@ -621,6 +623,7 @@ static void lower_free(lower *L)
         txt_free(&L->tb[x].xdata);
         free(L->tb[x].codelets);
         free(L->tb[x].vtx);
+        gr_subs_free(&L->tb[x].subs);
     }
     gr_placement_free(&L->pl, L->g->nt);
     for (size_t i = 0; L->cp && i < L->g->np; i++) {

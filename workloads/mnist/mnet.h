@@ -26,6 +26,7 @@
 #include "workloads/graph/pipe.h"
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/mref.h"
+#include "workloads/ops/ops.h"
 
 /* The images in the infeed: normalised fp32 (784 words an image); their bytes (196 words),
  * normalised on the device by norm_u8 bit for bit as the host; or the host's normalised fp32
@@ -34,6 +35,11 @@ typedef enum mnet_dtype { MNET_FP32, MNET_U8, MNET_FP16 } mnet_dtype;
 
 /* "fp32", "u8", "fp16". */
 const char *mnet_dtype_name(mnet_dtype d);
+
+/* How the layers are mapped onto tiles: a sample a tile for the convolutions (the sample
+ * tiles), or the convolutions' forward planned over the whole IPU by the operation library's
+ * planner (workloads/ops/ops.h, docs/planning.md). */
+typedef enum mnet_mapping { MNET_MAP_SAMPLE, MNET_MAP_PLANNED } mnet_mapping;
 
 typedef struct mnet_cfg {
     mref_cfg run;          /* epochs, batch, gradient accumulation, device iterations, test batch,
@@ -53,23 +59,24 @@ typedef struct mnet_cfg {
                          * (eng_sync_log; gr_exe_steps names them); 0: none */
     sys_ctl ctl;           /* the superstep limit, a stop flag and a heartbeat (zero: none) */
     struct rank_comm *ranks; /* the run's MPI ranks (base/rank.h); NULL: this process alone */
-    uint64_t prep_ps;    /* the host's time to prepare one image for the infeed (default 1 us) */
-    int pipelined;       /* 1: the blocks' IPUs are pipeline stages (stage_ipu 0.. in order,
+    uint64_t prep_ps;     /* the host's time to prepare one image for the infeed (default 1 us) */
+    int pipelined;        /* 1: the blocks' IPUs are pipeline stages (stage_ipu 0.. in order,
                             * each IPU a stage); 0: one micro-batch at a time (sharded) */
-    pipe_kind schedule;  /* pipelined: grouped (default), interleaved, sequential */
-    int recompute;       /* pipelined training: stash only each stage's input and recompute
+    pipe_kind schedule;   /* pipelined: grouped (default), interleaved, sequential */
+    int recompute;        /* pipelined training: stash only each stage's input and recompute
                             * its forward before the backward (PopTorch's default) */
-    uint32_t test_iters; /* pipelined test pass: micro-batches per pipeline run (the
+    uint32_t test_iters;  /* pipelined test pass: micro-batches per pipeline run (the
                             * tutorial's inference device iterations, 100) */
-    uint32_t replicas;   /* R copies of the (pipelined, sharded or one-IPU) model, replica r
+    uint32_t replicas;    /* R copies of the (pipelined, sharded or one-IPU) model, replica r
                             * on IPUs r x N.. (N: the IPUs of one); each update the replicas'
                             * gradients are all-reduced over the IPU-Links (gr_all_reduce), so a
                             * host call is batch x G x device iterations x R images, replica r
                             * taking micro-batches rG .. rG + G - 1 of each update's GR */
-    uint32_t io_tiles;   /* I/O tiles on the IPU taking the images (its last io_tiles tiles):
+    uint32_t io_tiles;    /* I/O tiles on the IPU taking the images (its last io_tiles tiles):
                             * each micro-batch lands there while the compute tiles work on the
                             * previous one, then is handed over on-chip; 0: none */
-    int offload;         /* 1: the optimiser state (AdamW's m and v) lives in remote buffers
+    mnet_mapping mapping; /* the layers' mapping onto tiles (default MNET_MAP_SAMPLE) */
+    int offload;          /* 1: the optimiser state (AdamW's m and v) lives in remote buffers
                             * (MNET_RB_M, MNET_RB_V: host memory, starting zeroed), read in
                             * before each AdamW step and written back after it (the tutorial's
                             * --offload-optimiser); 0: on the parameters' tiles, always live */
@@ -94,6 +101,15 @@ typedef struct mnet_call {
     uint64_t end_cycle; /* the device cycle at which the call's last outfeed copy ended */
 } mnet_call;
 
+/* One planned operation of a run. */
+typedef struct mnet_plan {
+    const char *name;
+    uint32_t ipu;
+    op_conv_shape shape;
+    op_conv_part part;
+    op_conv_est est;
+} mnet_plan;
+
 /* A pipelined run's stages (stages 0: not pipelined): per IPU, its micro-batches in flight,
  * the slots its stash keeps (0: none, the working buffers hold the one in flight) and the
  * stash's bytes on the IPU. */
@@ -103,6 +119,11 @@ typedef struct mnet_pipe_info {
                      * iterations, the last run's fewer) */
     uint32_t in_flight[4], slots[4];
     uint64_t stash_bytes[4];
+    /* mapping planned: the planned convolutions (conv1, conv2), each its IPU, shape, partition
+     * and the planner's estimate; their compute sets are named "conv1.amp" and so on
+     * (op_conv_step_name); nplans 0 with the mapping per sample */
+    uint32_t nplans;
+    mnet_plan plan[2];
 } mnet_pipe_info;
 
 typedef struct mnet_hooks {

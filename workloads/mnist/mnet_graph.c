@@ -67,6 +67,19 @@ static gr_field U(uint32_t u)
     return gr_u32(u);
 }
 
+/* Offsets of the parameters in the flat vector (mref.h's state_dict order). */
+enum {
+    P_W1 = 0,
+    P_B1 = 250,
+    P_W2 = 260,
+    P_B2 = 5260,
+    P_W3 = 5280,
+    P_B3 = 87200,
+    P_W4 = 87456,
+    P_B4 = 90016,
+    P_END = MREF_NPARAMS
+};
+
 /* ---- tensors ---- */
 
 /* Tile t of block k's IPU, as a global tile (ipu x tiles per IPU + tile): what vertices and
@@ -410,10 +423,17 @@ static void group_pack(cplan_pack *p, uint32_t C, uint32_t P, uint32_t parts)
  * IPUs' tiles 0..B-1. When the two blocks are on different IPUs, pool1's output crosses to
  * B2 (a1b) and its gradient back (da1a); else a1b is a1 and da1a is da1. */
 typedef struct conv_t {
-    rt x1, c1g, y1, a1, a1b, arg1, c2g, y2, x3, arg2, cw, w1b, w2b, w2db;
+    rt x1, y1, a1, a1b, arg1, y2, x3, arg2, cw, w2db;
     rt dx3g, da2, dy2, dyg2, dw2t, dx2g, da1, da1a, dy1, dyg1, dw1t, cg;
-    rt l_w1, l_w2, l_w2d, l_dy2, l_dy1;
-    amp_tabs a1f, a2f, a2d, a2w, a1w;
+    rt l_w2d, l_dy2, l_dy1;
+    amp_tabs a2d, a2w, a1w;
+    /* mapping per sample: each sample tile's forward (partials, weight blocks and tables) */
+    rt c1g, c2g, w1b, w2b, l_w1, l_w2;
+    amp_tabs a1f, a2f;
+    /* mapping planned: */
+    op_conv op[2];    /* conv1's and conv2's forward, planned over their IPU */
+    op_act y[2];      /* y1 and y2 (a sample's output on its tile) as layouts */
+    gr_prog ycopy[2]; /* the planned output to y1, y2 */
     cplan_pack p_dy2, p_dy1;
     int split; /* B1 and B2 on different IPUs */
 } conv_t;
@@ -431,21 +451,47 @@ static rt conv_split(mnet_b *b, const char *name)
     return (rt){t, MNET_CONVP};
 }
 
+/* Convolution k's forward (conv1: k = 0, from x1; conv2: 1, from a1b) as a planned operation
+ * over its block's IPU, its output copied to y1 or y2 on the sample tiles (where pooling and
+ * the backward take it); the weights and bias read from the sample tiles' copies. */
+static void conv_op(mnet_b *b, conv_t *c, int k)
+{
+    static const char *const name[2] = {"conv1", "conv2"};
+    static const size_t pw[2] = {P_W1, P_W2}, pb[2] = {P_B1, P_B2};
+    static const uint32_t ch[2] = {1, 10}, hw[2] = {28, 12}, out[2] = {10, 20};
+    op_conv_shape s = {b->B, ch[k], hw[k], hw[k], out[k], 5};
+    uint32_t xd[OP_DIMS] = {b->B, ch[k], hw[k], hw[k]}, parts[OP_DIMS] = {b->B, 1, 1, 1};
+    op_act x = op_act_make(k ? c->a1b.t : c->x1.t, xd, parts);
+    x.pad = 8; /* the 8 floats after each sample (the backward's AMP reads them) */
+    uint32_t yd[OP_DIMS] = {b->B, out[k], hw[k] - 4, hw[k] - 4};
+    c->y[k] = op_act_make(k ? c->y2.t : c->y1.t, yd, parts);
+    op_ref w = {c->cw.t, pw[k], b->B, MNET_CONVP}, bias = {c->cw.t, pb[k], b->B, MNET_CONVP};
+    op_conv_build(b->g, name[k], b->ipu[k], 0, &s, &b->pipe.plan[k].part, &x, w, bias, &c->op[k]);
+    c->ycopy[k] = op_act_copy(b->g, &c->op[k].y, &c->y[k]);
+}
+
 static void conv_fwd_tensors(mnet_b *b, conv_t *c)
 {
     const int k1 = MNET_B1, k2 = MNET_B2;
     c->split = b->ipu[k1] != b->ipu[k2];
     c->x1 = srow(b, k1, "x1", GR_F32, 784 + 8);
-    c->c1g = srow(b, k1, "conv1.partials", GR_F32, b->c1f.out_bytes / 4);
+    if (!b->planned)
+        c->c1g = srow(b, k1, "conv1.partials", GR_F32, b->c1f.out_bytes / 4);
     c->y1 = srow(b, k1, "conv1.y", GR_F32, 5760);
     c->a1 = srow(b, k1, "pool1.y", GR_F32, 1440 + 8);
     c->a1b = c->split ? srow(b, k2, "conv2.x", GR_F32, 1440 + 8) : c->a1;
     c->arg1 = srow(b, k1, "pool1.arg", GR_I32, 1440);
-    c->c2g = srow(b, k2, "conv2.partials", GR_F32, b->c2f.out_bytes / 4);
+    if (!b->planned)
+        c->c2g = srow(b, k2, "conv2.partials", GR_F32, b->c2f.out_bytes / 4);
     c->y2 = srow(b, k2, "conv2.y", GR_F32, 1280);
     c->x3 = srow(b, k2, "pool2.y", GR_F32, MNET_X3);
     c->arg2 = srow(b, k2, "pool2.arg", GR_I32, MNET_X3);
     c->cw = conv_split(b, "conv.params");
+    if (b->planned) {
+        conv_op(b, c, 0);
+        conv_op(b, c, 1);
+        return;
+    }
     c->w1b = srow(b, k1, "conv1.w.blocks", GR_F32, b->c1f.wts_bytes / 4);
     c->w2b = srow(b, k2, "conv2.w.blocks", GR_F32, b->c2f.wts_bytes / 4);
     c->l_w1 = pack_list(b, k1, "conv1.w.list", &b->c1f.wpack);
@@ -680,19 +726,6 @@ static void fc_tensors(mnet_b *b, fc_t *f)
     f->da3T = t4(b, "layer4.dxT", GR_F32, (size_t)MNET_H3 * Bp);
 }
 
-/* Offsets of the parameters in the flat vector (mref.h's state_dict order). */
-enum {
-    P_W1 = 0,
-    P_B1 = 250,
-    P_W2 = 260,
-    P_B2 = 5260,
-    P_W3 = 5280,
-    P_B3 = 87200,
-    P_W4 = 87456,
-    P_B4 = 90016,
-    P_END = MREF_NPARAMS
-};
-
 /* The parameters' home ranges: the convolutions' on the update tiles, layer3's rows and bias
  * on the fc tiles, layer4's on t4. */
 static void add_upd(mnet_b *b, uint32_t gt, size_t begin, size_t end)
@@ -888,16 +921,15 @@ static gr_prog fwd_input(net *n)
     return gr_execute(b->g, k);
 }
 
-/* Block B1 (conv1, pool1) or B2 (conv2, pool2) forward on the sample tiles, from x1 or a1b. */
-static gr_prog fwd_conv(net *n, int blk)
+/* Convolution blk's forward on the sample tiles, each its sample's (mapping per sample). */
+static void conv_per_sample(net *n, int blk, seq *q)
 {
     mnet_b *b = n->b;
     conv_t *c = &n->c;
-    seq q = {0};
-    static const char *const nm[2][4] = {{"conv1", "conv1.ungroup", "conv1.bias", "pool1"},
-                                         {"conv2", "conv2.ungroup", "conv2.bias", "pool2"}};
-    gr_cs k[4];
-    for (int i = 0; i < 4; i++)
+    static const char *const nm[2][3] = {{"conv1", "conv1.ungroup", "conv1.bias"},
+                                         {"conv2", "conv2.ungroup", "conv2.bias"}};
+    gr_cs k[3];
+    for (int i = 0; i < 3; i++)
         k[i] = cs(n, nm[blk][i]);
     for (uint32_t s = 0; s < b->B; s++) {
         uint32_t gt = G(b, blk, s);
@@ -906,16 +938,39 @@ static gr_prog fwd_conv(net *n, int blk)
             v_amp(b, k[0], gt, s, &c->a1f, at(c->x1, s), at(c->c1g, s), at(c->w1b, s));
             v_ungroup(b, k[1], gt, at(c->y1, s), at(c->c1g, s), 10, 576, 0);
             v_bias(b, k[2], gt, at(c->y1, s), S(c->cw.t, bias, 10), 10, 576, 0);
-            v_pool_fwd(b, k[3], gt, at(c->y1, s), at(c->a1, s), at(c->arg1, s), 120, 24);
         } else {
             v_amp(b, k[0], gt, s, &c->a2f, at(c->a1b, s), at(c->c2g, s), at(c->w2b, s));
             v_ungroup(b, k[1], gt, at(c->y2, s), at(c->c2g, s), 20, 64, 0);
             v_bias(b, k[2], gt, at(c->y2, s), S(c->cw.t, bias, 20), 20, 64, 0);
-            v_pool_fwd(b, k[3], gt, at(c->y2, s), at(c->x3, s), at(c->arg2, s), 80, 8);
         }
     }
-    for (int i = 0; i < 4; i++)
-        exec(b, &q, k[i]);
+    for (int i = 0; i < 3; i++)
+        exec(b, q, k[i]);
+}
+
+/* Block B1 (conv1, pool1) or B2 (conv2, pool2) forward: the convolution (per sample, or
+ * planned over the block's IPU with its output copied to the sample tiles), then pooling on
+ * the sample tiles. */
+static gr_prog fwd_conv(net *n, int blk)
+{
+    mnet_b *b = n->b;
+    conv_t *c = &n->c;
+    seq q = {0};
+    if (b->planned) {
+        add(b, &q, c->op[blk].run);
+        add(b, &q, c->ycopy[blk]);
+    } else {
+        conv_per_sample(n, blk, &q);
+    }
+    gr_cs pool = cs(n, blk == MNET_B1 ? "pool1" : "pool2");
+    for (uint32_t s = 0; s < b->B; s++) {
+        uint32_t gt = G(b, blk, s);
+        if (blk == MNET_B1)
+            v_pool_fwd(b, pool, gt, at(c->y1, s), at(c->a1, s), at(c->arg1, s), 120, 24);
+        else
+            v_pool_fwd(b, pool, gt, at(c->y2, s), at(c->x3, s), at(c->arg2, s), 80, 8);
+    }
+    exec(b, &q, pool);
     return seq_of(b, &q);
 }
 
@@ -1263,12 +1318,20 @@ static void weights(net *n, seq *q)
     }
     add(b, q, xprog(b, &x));
     free(x.x);
+    if (b->planned) {
+        add(b, q, c->op[0].prep);
+        add(b, q, c->op[1].prep);
+    }
     gr_cs k = cs(n, "weights.layouts");
     for (uint32_t s = 0; s < b->B; s++) {
         size_t g0 = (size_t)s * MNET_CONVP;
         uint32_t g1 = G(b, MNET_B1, s), g2 = G(b, MNET_B2, s);
-        v_pack(b, k, g1, &b->c1f.wpack, at(c->l_w1, s), at(c->w1b, s), S(c->cw.t, g0 + P_W1, 250));
-        v_pack(b, k, g2, &b->c2f.wpack, at(c->l_w2, s), at(c->w2b, s), S(c->cw.t, g0 + P_W2, 5000));
+        if (!b->planned) {
+            v_pack(b, k, g1, &b->c1f.wpack, at(c->l_w1, s), at(c->w1b, s),
+                   S(c->cw.t, g0 + P_W1, 250));
+            v_pack(b, k, g2, &b->c2f.wpack, at(c->l_w2, s), at(c->w2b, s),
+                   S(c->cw.t, g0 + P_W2, 5000));
+        }
         if (b->train)
             v_pack(b, k, g2, &b->c2d.wpack, at(c->l_w2d, s), at(c->w2db, s),
                    S(c->cw.t, g0 + P_W2, 5000));
@@ -1534,6 +1597,25 @@ static uint32_t fc_groups(uint32_t B)
     return k;
 }
 
+/* The convolutions' forward planned over the tiles their block's IPU gives (the I/O tiles
+ * left out): the weights change once a weight update (G calls) in training, once in a test
+ * pass; each tile keeps MNET_PLAN_RESERVE bytes for the rest of the network's tensors. */
+static int plan_convs(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
+{
+    static const op_conv_shape s[2] = {{0, 1, 28, 28, 10, 5}, {0, 10, 12, 12, 20, 5}};
+    for (int k = 0; k < 2; k++) {
+        op_conv_shape sk = s[k];
+        sk.B = b->B;
+        op_conv_ctx ctx = {tiles, b->B, b->B, b->train ? b->G : b->updates, MNET_PLAN_RESERVE};
+        mnet_plan *p = &b->pipe.plan[k];
+        *p = (mnet_plan){k ? "conv2" : "conv1", b->ipu[k], sk, {{0}}, {0}};
+        if (op_conv_plan(&c->m, &sk, &ctx, &p->part, &p->est, e) != ERR_OK)
+            return ERR_INPUT;
+    }
+    b->pipe.nplans = 2;
+    return ERR_OK;
+}
+
 static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
 {
     static const cplan_shape s1 = {1, 28, 28, 10, 5}, s2 = {10, 12, 12, 20, 5};
@@ -1559,7 +1641,8 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
                        "mnet: a micro-batch of %u needs %u tiles (one a sample, %u for the linear "
                        "layers and the loss in %u groups, %u for the update); the IPU has %u",
                        b->B, b->ntiles, (MNET_FC + 1) * b->K, b->K, cu_count(b), avail);
-    if (cplan_fwd(&b->c1f, &s1, 1, e) || cplan_fwd(&b->c2f, &s2, 1, e))
+    if (b->planned ? plan_convs(b, c, avail, e) != ERR_OK
+                   : cplan_fwd(&b->c1f, &s1, 1, e) || cplan_fwd(&b->c2f, &s2, 1, e))
         return ERR_INPUT;
     if (b->train && (cplan_dx(&b->c2d, &s2, 1, e) || cplan_wgrad(&b->c2w, &s2, e) ||
                      cplan_wgrad(&b->c1w, &s1, e)))
@@ -2108,6 +2191,7 @@ int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32
     b->R = c->replicas ? c->replicas : 1;
     b->xio = GR_NONE;
     b->offload = train && c->offload;
+    b->planned = c->mapping == MNET_MAP_PLANNED;
     if (train && mnet_check_output(c, e))
         return ERR_INPUT;
     net *n = xcalloc(1, sizeof *n);

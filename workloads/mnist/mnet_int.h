@@ -11,11 +11,13 @@
 #include "workloads/graph/pipe.h"
 #include "workloads/mnist/adamw.h"
 #include "workloads/mnist/mnet.h"
+#include "workloads/ops/ops.h"
 
 #define MNET_FC 16       /* tiles of layer3 a group, 16 of its 256 outputs each */
 #define MNET_FC_BATCH 40 /* the most samples one group of the linear layers' tiles takes */
 #define MNET_CONVP 5280  /* the convolutions' parameters: conv1's 260, then conv2's 5,020 */
 #define MNET_CONV1P 260
+#define MNET_PLAN_RESERVE 131072 /* bytes a tile the convolutions' plans leave to the rest */
 #define MNET_CU2 10 /* tiles updating conv2's parameters, per group of the linear layers */
 #define MNET_X3 320 /* layer3's inputs */
 #define MNET_H3 256 /* layer3's outputs */
@@ -68,7 +70,10 @@ typedef struct mnet_b {
     int offload;               /* m and v in remote buffers (mnet_cfg.offload) */
     mnet_dtype dtype;          /* the images in the infeed */
     uint32_t px;               /* infeed words an image: 784 fp32, 196 of bytes, 392 of fp16 */
-    /* plans of one sample's convolutions */
+    /* mapping planned (mnet_cfg.mapping): the convolutions' forward planned over their IPU's
+     * tiles (ops.h; the plans in pipe.plan) */
+    int planned;
+    /* plans of one sample's convolutions (the forward's only per sample) */
     cplan_conv c1f, c2f, c2d, c2w, c1w;
     /* tensors the run touches from the host */
     gr_tensor xio; /* the infeed's landing on the I/O tiles, or GR_NONE */

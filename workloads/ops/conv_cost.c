@@ -24,19 +24,38 @@
 
 #define NW 6 /* workers a tile */
 
-static const char *const step_names[OP_S_N] = {
-    [OP_S_WX] = "weights.x", [OP_S_PACK] = "pack",       [OP_S_IN] = "in.x",
-    [OP_S_AMP] = "amp",      [OP_S_UNGROUP] = "ungroup", [OP_S_BIAS] = "bias",
-    [OP_S_RX] = "reduce.x",  [OP_S_REDUCE] = "reduce"};
+/* The steps: their names, and where the graph's step list names them: a compute set
+ * "<op>.<name>", or a Copy by the tensor it lands in, "<op>.<landing>" (conv.c's roles). */
+static const struct {
+    const char *name, *landing; /* landing: NULL for a compute set */
+} steps[OP_S_N] = {[OP_S_WX] = {"weights.x", "w"},      [OP_S_PACK] = {"pack", NULL},
+                   [OP_S_IN] = {"in.x", "patch"},       [OP_S_AMP] = {"amp", NULL},
+                   [OP_S_UNGROUP] = {"ungroup", NULL},  [OP_S_BIAS] = {"bias", NULL},
+                   [OP_S_RX] = {"reduce.x", "y.parts"}, [OP_S_REDUCE] = {"reduce", NULL}};
 
 const char *op_conv_step_name(int s)
 {
-    return s >= 0 && s < OP_S_N ? step_names[s] : "?";
+    return s >= 0 && s < OP_S_N ? steps[s].name : "?";
 }
 
 int op_conv_step_compute(int s)
 {
-    return s != OP_S_WX && s != OP_S_IN && s != OP_S_RX;
+    return s >= 0 && s < OP_S_N && !steps[s].landing;
+}
+
+int op_conv_step_of(const char *op, const gr_step *st)
+{
+    size_t n = strlen(op);
+    if (strncmp(st->name, op, n) || st->name[n] != '.')
+        return -1;
+    int copy = strcmp(st->what, "copy") == 0;
+    if (!copy && strcmp(st->what, "execute"))
+        return -1;
+    for (int k = 0; k < OP_S_N; k++)
+        if (copy == !!steps[k].landing &&
+            strcmp(st->name + n + 1, copy ? steps[k].landing : steps[k].name) == 0)
+            return k;
+    return -1;
 }
 
 /* ---- a compute set on one tile: the supervisor's issue rules (docs/timing.md) ---- */

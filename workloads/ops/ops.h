@@ -104,6 +104,9 @@ enum {
 const char *op_conv_step_name(int s);
 /* 1 for compute-set steps, 0 for exchanges. */
 int op_conv_step_compute(int s);
+/* Which step of the convolution named op a program step of a compiled graph is (gr_exe_steps),
+ * or -1. */
+int op_conv_step_of(const char *op, const gr_step *st);
 
 typedef struct op_conv_est {
     uint32_t tiles;               /* tiles used: the product of the parts */

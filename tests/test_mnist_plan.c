@@ -1,0 +1,244 @@
+/* test_mnist_plan: the tutorial's network with its convolutions' forward planned over the
+ * whole IPU (mnet_cfg.mapping = MNET_MAP_PLANNED, `ipusim mnist --mapping planned`;
+ * docs/planning.md), on the real mnist-digits data.
+ *
+ * - one weight update (10 micro-batches of 40) on one IPU against the reference trainer: the
+ *   call's loss within 1e-4 relative, its accuracy within 0.1 points, the weights within 1e-5
+ *   (conv2's plan splits the input channels over tiles and adds their partial sums in order:
+ *   another summation order than the C loop's, bounded as the linear layers' already are);
+ * - every compute step of both planned convolutions, as the training program runs it, within
+ *   10% of the planner's estimate, and each plan over at least 900 of the IPU's 1472 tiles;
+ * - the same weights bit for bit on one IPU and pipelined over four IPUs (grouped) and over
+ *   two (interleaved, stashing every activation): each convolution is planned over a whole
+ *   IPU in every placement, so the plans and their summation order are the same;
+ * - the same weights and cycles with 1 and 2 host threads. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/testutil.h"
+
+#include "workloads/mnist/mnet.h"
+#include "workloads/mnist/mref.h"
+
+static mdata digits;
+
+static int setup(void **state)
+{
+    (void)state;
+    return tu_load_digits(&digits, "test_mnist_plan");
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    mdata_free(&digits);
+    return 0;
+}
+
+enum { CAP = 512 };
+
+/* What a run leaves: its call's loss and accuracy, its end cycle, its plans, and each compute
+ * step's simulated cycles by name (the first time it runs). */
+typedef struct run {
+    double loss, acc;
+    uint64_t end;
+    mnet_pipe_info info;
+    char name[64][48];
+    uint64_t cycles[64];
+    int nsteps;
+} run;
+
+static void on_call(void *ctx, const mnet_call *c)
+{
+    run *r = ctx;
+    r->loss = c->p.loss;
+    r->acc = c->p.accuracy;
+    r->end = c->end_cycle;
+}
+
+/* The first appearance of each of the plans' compute sets on their IPU, with its cycles from
+ * the previous step's release to its own. */
+static void on_done(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pipe_info *p)
+{
+    run *r = ctx;
+    if (test)
+        return;
+    r->info = *p;
+    gr_step *steps = malloc(CAP * sizeof *steps);
+    for (uint32_t k = 0; k < p->nplans; k++) {
+        size_t n, ns = gr_exe_steps(x, p->plan[k].ipu, steps, CAP);
+        const uint64_t *rel = eng_sync_log(g, p->plan[k].ipu, &n);
+        for (size_t i = 0; i < n && i < ns; i++) {
+            if (strcmp(steps[i].what, "execute") || strncmp(steps[i].name, p->plan[k].name, 5) ||
+                r->nsteps == 64)
+                continue;
+            int seen = 0;
+            for (int j = 0; j < r->nsteps; j++)
+                seen |= strcmp(r->name[j], steps[i].name) == 0;
+            if (seen)
+                continue;
+            snprintf(r->name[r->nsteps], sizeof r->name[0], "%s", steps[i].name);
+            r->cycles[r->nsteps++] = rel[i] - (i ? rel[i - 1] : 0);
+        }
+    }
+    free(steps);
+}
+
+static mnet_cfg cfg_of(const uint32_t map[4], int pipelined, pipe_kind k, int recompute,
+                       unsigned threads)
+{
+    mnet_cfg c;
+    err e;
+    err_clear(&e);
+    assert_int_equal(mnet_defaults(&c, &e), ERR_OK);
+    c.run.epochs = 1;
+    c.run.device_iters = 1;
+    c.threads = threads;
+    memcpy(c.stage_ipu, map, sizeof c.stage_ipu);
+    c.pipelined = pipelined;
+    c.schedule = k;
+    c.recompute = recompute;
+    c.mapping = MNET_MAP_PLANNED;
+    c.log_steps = CAP;
+    return c;
+}
+
+static float *seeded(void)
+{
+    err e;
+    err_clear(&e);
+    mref_net *n = mref_create(1, &e);
+    assert_non_null(n);
+    mref_init(n, 0);
+    float *w = malloc(sizeof(float) * MREF_NPARAMS);
+    memcpy(w, mref_params(n), sizeof(float) * MREF_NPARAMS);
+    mref_destroy(n);
+    return w;
+}
+
+/* One update (400 images) from the seeded weights; the weights out (malloc'd). */
+static float *train(const mnet_cfg *c, run *r)
+{
+    err e;
+    err_clear(&e);
+    float *w = seeded();
+    mdata_split set = digits.train;
+    set.n = 400;
+    memset(r, 0, sizeof *r);
+    mnet_hooks h = {.call_done = on_call, .finished = on_done, .ctx = r};
+    if (mnet_train(c, &set, w, &h, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    return w;
+}
+
+static const uint32_t one[4] = {0, 0, 0, 0}, four[4] = {0, 1, 2, 3}, two[4] = {0, 0, 1, 1};
+
+static void test_against_reference(void **state)
+{
+    (void)state;
+    mnet_cfg c = cfg_of(one, 0, PIPE_GROUPED, 1, 2);
+    run r;
+    float *w = train(&c, &r);
+    err e;
+    err_clear(&e);
+    mref_net *n = mref_create(c.run.batch, &e);
+    mref_init(n, 0);
+    mdata_split set = digits.train;
+    set.n = 400;
+    assert_int_equal(mref_train(n, &c.run, &set, NULL, &e), 0);
+    double d = 0.0;
+    for (size_t i = 0; i < MREF_NPARAMS; i++)
+        d = fmax(d, fabs((double)w[i] - mref_params(n)[i]));
+    if (d > 1e-5)
+        fail_msg("weights after the update differ from the reference's by %g", d);
+    mref_destroy(n);
+    free(w);
+}
+
+/* Every compute step of the planned convolutions within 10% of its estimate. */
+static void test_estimates(void **state)
+{
+    (void)state;
+    mnet_cfg c = cfg_of(one, 0, PIPE_GROUPED, 1, 2);
+    run r;
+    free(train(&c, &r));
+    assert_int_equal(r.info.nplans, 2);
+    int checked = 0;
+    for (uint32_t k = 0; k < r.info.nplans; k++) {
+        const mnet_plan *p = &r.info.plan[k];
+        assert_true(p->est.tiles >= 900 && p->est.tiles <= 1472);
+        for (int s = 0; s < OP_S_N; s++) {
+            if (!op_conv_step_compute(s) || !p->est.step[s])
+                continue;
+            char nm[48];
+            snprintf(nm, sizeof nm, "%s.%s", p->name, op_conv_step_name(s));
+            int j = 0;
+            while (j < r.nsteps && strcmp(r.name[j], nm))
+                j++;
+            if (j == r.nsteps)
+                fail_msg("no step %s in the training program", nm);
+            double ratio = (double)p->est.step[s] / (double)r.cycles[j];
+            printf("  %-16s estimated %6llu simulated %6llu (%.3f)\n", nm,
+                   (unsigned long long)p->est.step[s], (unsigned long long)r.cycles[j], ratio);
+            if (ratio < 0.9 || ratio > 1.1)
+                fail_msg("%s: estimated %llu cycles, simulated %llu", nm,
+                         (unsigned long long)p->est.step[s], (unsigned long long)r.cycles[j]);
+            checked++;
+        }
+    }
+    assert_true(checked >= 8);
+}
+
+/* One IPU, pipelined over four (grouped, recompute) and over two (interleaved, every
+ * activation stashed): the same weights, bit for bit. */
+static void test_placements(void **state)
+{
+    (void)state;
+    mnet_cfg cs[3] = {cfg_of(one, 0, PIPE_GROUPED, 1, 2), cfg_of(four, 1, PIPE_GROUPED, 1, 2),
+                      cfg_of(two, 1, PIPE_INTERLEAVED, 0, 2)};
+    float *w[3];
+    run r[3];
+    for (int k = 0; k < 3; k++)
+        w[k] = train(&cs[k], &r[k]);
+    for (int k = 1; k < 3; k++) {
+        assert_memory_equal(w[k], w[0], sizeof(float) * MREF_NPARAMS);
+        assert_true(r[k].loss == r[0].loss);
+        assert_memory_equal(&r[k].info.plan[1].part, &r[0].info.plan[1].part,
+                            sizeof r[0].info.plan[1].part);
+    }
+    for (int k = 0; k < 3; k++)
+        free(w[k]);
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    float *w[2];
+    run r[2];
+    for (unsigned t = 0; t < 2; t++) {
+        mnet_cfg c = cfg_of(four, 1, PIPE_GROUPED, 1, t + 1);
+        w[t] = train(&c, &r[t]);
+    }
+    assert_memory_equal(w[0], w[1], sizeof(float) * MREF_NPARAMS);
+    assert_int_equal(r[0].end, r[1].end);
+    free(w[0]);
+    free(w[1]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_against_reference),
+        cmocka_unit_test(test_estimates),
+        cmocka_unit_test(test_placements),
+        cmocka_unit_test(test_threads),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
