@@ -283,7 +283,8 @@ static double ideal_pct(const phase *p)
 
 /* Several IPUs: a line per IPU (its stash, host and IPU-Link bytes, largest tile, busy share),
  * then the utilisation (the mean busy share) and a device iteration's cycles (0: not known). */
-static void report_ipus(const phase *p, double iter_cycles)
+/* iters: the device iterations the run made (0: none counted, as the test pass). */
+static void report_ipus(const phase *p, double iter_cycles, uint64_t iters)
 {
     if (p->m.nipus < 2)
         return;
@@ -297,11 +298,16 @@ static void report_ipus(const phase *p, double iter_cycles)
             snprintf(stash, sizeof stash, "%u micro-batches in flight, stash %u slots %llu B; ",
                      p->pipe.in_flight[st], p->pipe.slots[st],
                      (unsigned long long)p->pipe.stash_bytes[st]);
-        printf("  %-22s %sStreamCopy in %llu B out %llu B; GlobalExchange tx %llu B rx %llu B; "
+        char per[96] = "";
+        if (iters)
+            snprintf(per, sizeof per, " (%.0f and %.0f B per device iteration)",
+                     (double)q->global_tx_bytes / (double)iters,
+                     (double)q->global_rx_bytes / (double)iters);
+        printf("  %-22s %sStreamCopy in %llu B out %llu B; GlobalExchange tx %llu B rx %llu B%s; "
                "peak tile %u B; tile balance %.1f%%; busy %.1f%%\n",
                name, stash, (unsigned long long)q->host_in_bytes,
                (unsigned long long)q->host_out_bytes, (unsigned long long)q->global_tx_bytes,
-               (unsigned long long)q->global_rx_bytes, p->ipu_peak[i], p->ipu_balance[i],
+               (unsigned long long)q->global_rx_bytes, per, p->ipu_peak[i], p->ipu_balance[i],
                busy_pct(p, i));
         sum += busy_pct(p, i);
     }
@@ -343,7 +349,7 @@ static void report_train(const sim *s)
     printf("  %-22s %.0f images per simulated second\n", "throughput",
            sec > 0 ? (double)p->images / sec : 0.0);
     fputs(p->split, stdout);
-    report_ipus(p, s->ncalls ? mean / (double)s->iters : 0.0);
+    report_ipus(p, s->ncalls ? mean / (double)s->iters : 0.0, (uint64_t)s->ncalls * s->iters);
     char w[48];
     printf("  %-22s %.1f%% (mean / max issue cycles of the %u tiles with a program; busiest: "
            "%s)\n",

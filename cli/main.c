@@ -300,7 +300,9 @@ static void usage(FILE *f)
     fprintf(f,
             "\nDocumentation: README.md and docs/: architecture.md, codelets.md, fabric.md,\n"
             "graph.md, host.md, isa.md, kernel.md, machines.md, mnist.md, pipelining.md,\n"
-            "profiling.md, scale-out.md, sources.md, sweep.md, timing.md.\n"
+            "planning.md, "
+            "profiling.md, scale-out.md, sources.md, sweep.md,\n"
+            "timing.md.\n"
             "\nExit status: 0 ok, 1 assembly errors, 2 bad options or input files, 3 a simulated\n"
             "fault, or a run stopped by Ctrl-C or SIGTERM (one line saying where; no output\n"
             "files; a second Ctrl-C ends the process at once).\n");

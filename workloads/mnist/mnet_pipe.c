@@ -3,9 +3,13 @@
  * a backward pass and, on the last IPU, a fused one; the schedule (workloads/graph/pipe.h)
  * says which pass of which micro-batch each IPU runs in each step. A step is the passes its
  * IPUs run — each IPU's program holds only its own (graph_lower.c), so they run side by side
- * — then one Copy of every crossing the step's passes produced (activations up, gradients
- * down, each micro-batch's labels along with its activations), between IPUs over the
- * IPU-Links with external syncs. The micro-batch a pass works on is never named: what a stage
+ * — then one Copy of every crossing of the pipeline (activations up, gradients down in
+ * training, each micro-batch's labels along with its activations), between IPUs over the
+ * IPU-Links with external syncs: as PopART's implicit pipelining, every stage's copies run in
+ * every pipeline cycle, fill and flush included, whether or not the stage feeding them ran
+ * (docs/pipelining.md, "What crosses the IPU-Links"). A copy of data no stage uses lands in a
+ * buffer no pass reads before the next real copy overwrites it: each pass reads what the
+ * step before it delivered. The micro-batch a pass works on is never named: what a stage
  * reads is what the previous step's copy delivered, and stash and restore keep the older
  * micro-batches (stash_ring's cursors). Steps that repeat (the main phase, a sequential
  * schedule's micro-batches) become counted loops, so the program stays small for any G.
@@ -45,7 +49,9 @@ static int sig_eq(const step_sig *a, const step_sig *b)
     return memcmp(a, b, sizeof *a) == 0;
 }
 
-/* The program of a step: each IPU's passes, then one Copy of the crossings they made. */
+/* The program of a step: each IPU's passes, then one Copy of every crossing of the pipeline
+ * (PopART's copies of each pipeline cycle: up from every stage but the last, and in training
+ * down to every stage but the last from the one after it). */
 static gr_prog step_prog(graph *g, const pipe_cfg *c, const mnet_stage *st, const step_sig *s)
 {
     gr_prog p[2 * MNET_BLOCKS + 1];
@@ -61,9 +67,9 @@ static gr_prog step_prog(graph *g, const pipe_cfg *c, const mnet_stage *st, cons
     }
     for (uint32_t i = 0; i < c->N; i++) {
         const mnet_stage *from[2] = {NULL, NULL};
-        if (i + 1 < c->N && s->on[i] & (1u << PIPE_FWD | 1u << PIPE_FUSED))
+        if (i + 1 < c->N)
             from[0] = &st[i]; /* up to i + 1 */
-        if (i > 0 && s->on[i] & (1u << PIPE_BWD | 1u << PIPE_FUSED))
+        if (i > 0 && c->train)
             from[1] = &st[i - 1]; /* down to i - 1 */
         for (int d = 0; d < 2; d++) {
             if (!from[d])
