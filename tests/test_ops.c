@@ -107,7 +107,7 @@ static void test_plan_refusals(void **state)
     mach m = mk2(1472);
     err e;
     err_clear(&e);
-    op_conv_shape s = {4, 3, 10, 10, 20, 3};
+    op_conv_shape s = {4, 3, 10, 10, 20, 3, 1, 0};
     op_conv_ctx ctx = {1472, 4, 4, 1, 0};
     op_conv_est est;
     op_conv_part p = {{5, 1, 1, 1, 1}}; /* 5 parts of 4 samples */
@@ -122,7 +122,7 @@ static void test_plan_refusals(void **state)
     /* a layer no partition of 4 tiles fits in 64 KiB: the message says how much is needed */
     mach small = mk2(4);
     small.sram_bytes = 65536;
-    op_conv_shape big = {8, 10, 28, 28, 20, 5};
+    op_conv_shape big = {8, 10, 28, 28, 20, 5, 1, 0};
     op_conv_part best;
     ctx.tiles = 4;
     assert_int_equal(op_conv_plan(&small, &big, &ctx, &best, &est, &e), ERR_INPUT);
@@ -135,7 +135,7 @@ static void test_plan_is_cheapest(void **state)
 {
     (void)state;
     mach m = mk2(16);
-    op_conv_shape s = {4, 3, 10, 10, 20, 3};
+    op_conv_shape s = {4, 3, 10, 10, 20, 3, 1, 0};
     op_conv_part best;
     op_conv_est be, est;
     err e;
@@ -262,7 +262,8 @@ static float *ref_conv(const op_conv_shape *s, const float *x, const float *w, c
 static float *ref_split(const op_conv_shape *s, const float *x, const float *w, const float *b,
                         uint32_t pci)
 {
-    uint32_t ho = s->h - s->k + 1, wo = s->w - s->k + 1, K = s->k;
+    uint32_t K = s->k, st = s->stride ? s->stride : 1;
+    uint32_t ho = (s->h + 2 * s->pad - K) / st + 1, wo = (s->w + 2 * s->pad - K) / st + 1;
     float *y = malloc((size_t)s->B * s->cout * ho * wo * 4);
     for (uint32_t n = 0; n < s->B; n++)
         for (uint32_t co = 0; co < s->cout; co++)
@@ -274,8 +275,14 @@ static float *ref_split(const op_conv_shape *s, const float *x, const float *w, 
                         for (uint32_t ci = s->cin * j / pci; ci < s->cin * (j + 1) / pci; ci++)
                             for (uint32_t ky = 0; ky < K; ky++)
                                 for (uint32_t kx = 0; kx < K; kx++) {
+                                    /* the padding: zeros, multiplied like any input */
+                                    long iy = (long)(oy * st + ky) - (long)s->pad;
+                                    long ix = (long)(ox * st + kx) - (long)s->pad;
                                     float xv =
-                                        x[((n * s->cin + ci) * s->h + oy + ky) * s->w + ox + kx];
+                                        iy < 0 || ix < 0 || iy >= (long)s->h || ix >= (long)s->w
+                                            ? 0.0f
+                                            : x[((n * s->cin + ci) * s->h + (uint32_t)iy) * s->w +
+                                                (uint32_t)ix];
                                     float p = xv * w[((co * s->cin + ci) * K + ky) * K + kx];
                                     part = part + p;
                                 }
@@ -302,8 +309,9 @@ static void layer_new(layer *l, op_conv_shape s, uint32_t seed)
     fill(l->x, nx, seed);
     fill(l->w, nw, seed + 1);
     fill(l->b, s.cout, seed + 2);
-    l->ref = ref_conv(&s, l->x, l->w, l->b);
-    l->ny = (size_t)s.B * s.cout * (s.h - s.k + 1) * (s.w - s.k + 1);
+    l->ref =
+        s.pad || s.stride > 1 ? ref_split(&s, l->x, l->w, l->b, 1) : ref_conv(&s, l->x, l->w, l->b);
+    l->ny = (size_t)s.B * s.cout * op_conv_ho(&s) * op_conv_wo(&s);
 }
 
 static void layer_free(layer *l)
@@ -332,7 +340,7 @@ static void test_conv_small(void **state)
     (void)state;
     mach m = mk2(64);
     layer l;
-    layer_new(&l, (op_conv_shape){2, 3, 10, 10, 20, 3}, 7);
+    layer_new(&l, (op_conv_shape){2, 3, 10, 10, 20, 3, 1, 0}, 7);
     uint32_t xpart[OP_DIMS] = {2, 1, 1, 1};
     run_out r;
     op_conv_part p = {{2, 2, 1, 1, 2}};
@@ -358,6 +366,61 @@ static void test_conv_small(void **state)
     assert_memory_equal(r.y, l.ref, l.ny * 4);
     free(r.y);
     layer_free(&l);
+}
+
+/* Zero padding and strides, as nn.Conv2d(padding, stride) gives them: a layer padded by 1
+ * (output 10 x 10 from 10 x 10), and one of stride 2 padded by 2 with a 5 x 5 kernel (12 x 12
+ * -> 6 x 6), each over tiles that split rows, columns and input channels, so that patches
+ * meet the padding on every side and halos cross the blocks of a blocked input: bit for bit
+ * against the order model, the padding multiplied as zeros. And the planner's choice for
+ * each. */
+static void test_conv_pad_stride(void **state)
+{
+    (void)state;
+    mach m = mk2(64);
+    static const op_conv_shape shapes[2] = {{2, 3, 10, 10, 20, 3, 1, 1},
+                                            {2, 4, 12, 12, 16, 5, 2, 2}};
+    static const op_conv_part parts[2][2] = {{{{1, 5, 1, 1, 2}}, {{2, 5, 1, 3, 1}}},
+                                             {{{2, 3, 3, 1, 1}}, {{1, 3, 1, 4, 1}}}};
+    uint32_t xblk[OP_DIMS] = {2, 1, 2, 2};
+    for (int k = 0; k < 2; k++) {
+        layer l;
+        layer_new(&l, shapes[k], 21 + (uint32_t)k);
+        assert_int_equal(op_conv_ho(&l.s), k ? 6 : 10);
+        for (int q = 0; q < 2; q++) {
+            run_out r;
+            const op_conv_part *p = &parts[k][q];
+            run_conv(&m, &l.s, p, xblk, l.x, l.w, l.b, &r);
+            float *want = ref_split(&l.s, l.x, l.w, l.b, p->p[OP_PCI]);
+            assert_memory_equal(r.y, want, l.ny * 4);
+            free(want);
+            free(r.y);
+        }
+        op_conv_ctx ctx = {64, 8, 4, 1, 0};
+        op_conv_part best;
+        op_conv_est est;
+        err e;
+        err_clear(&e);
+        assert_int_equal(op_conv_plan(&m, &l.s, &ctx, &best, &est, &e), ERR_OK);
+        run_out r;
+        run_conv(&m, &l.s, &best, xblk, l.x, l.w, l.b, &r);
+        float *want = ref_split(&l.s, l.x, l.w, l.b, best.p[OP_PCI]);
+        assert_memory_equal(r.y, want, l.ny * 4);
+        for (int st = 0; st < OP_S_N; st++)
+            if (op_conv_step_compute(st) && est.step[st]) {
+                double ratio = (double)est.step[st] / (double)r.step[st];
+                assert_true(ratio >= 0.9 && ratio <= 1.1);
+            }
+        free(want);
+        free(r.y);
+        layer_free(&l);
+    }
+    /* a padding as wide as the kernel reads nothing but zeros: refused */
+    op_conv_shape bad = {1, 1, 8, 8, 16, 3, 1, 3};
+    op_conv_part one = {{1, 1, 1, 1, 1}};
+    op_conv_ctx ctx = {64, 1, 1, 1, 0};
+    op_conv_est est;
+    assert_int_equal(op_conv_estimate(&m, &bad, &one, &ctx, &est, NULL), ERR_INPUT);
 }
 
 /* The estimate of every compute step within 10% of the simulation. */
@@ -416,13 +479,13 @@ static void tutorial_layer(op_conv_shape s, uint32_t src_tiles, uint32_t seed)
 static void test_tutorial_conv1(void **state)
 {
     (void)state;
-    tutorial_layer((op_conv_shape){40, 1, 28, 28, 10, 5}, 40, 11);
+    tutorial_layer((op_conv_shape){40, 1, 28, 28, 10, 5, 1, 0}, 40, 11);
 }
 
 static void test_tutorial_conv2(void **state)
 {
     (void)state;
-    tutorial_layer((op_conv_shape){40, 10, 12, 12, 20, 5}, 40, 13);
+    tutorial_layer((op_conv_shape){40, 10, 12, 12, 20, 5, 1, 0}, 40, 13);
 }
 
 int main(void)
@@ -430,7 +493,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout),           cmocka_unit_test(test_plan_refusals),
         cmocka_unit_test(test_plan_is_cheapest), cmocka_unit_test(test_conv_small),
-        cmocka_unit_test(test_tutorial_conv1),   cmocka_unit_test(test_tutorial_conv2),
+        cmocka_unit_test(test_conv_pad_stride),  cmocka_unit_test(test_tutorial_conv1),
+        cmocka_unit_test(test_tutorial_conv2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

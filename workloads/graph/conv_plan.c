@@ -228,16 +228,22 @@ static void conv_begin(cplan_conv *c, cplan_kind kind, const cplan_shape *s, uin
 
 int cplan_fwd(cplan_conv *c, const cplan_shape *s, uint32_t B, err *e)
 {
+    return cplan_fwd_strided(c, s, B, 1, e);
+}
+
+int cplan_fwd_strided(cplan_conv *c, const cplan_shape *s, uint32_t B, uint32_t stride, err *e)
+{
     conv_begin(c, CPLAN_FWD, s, B);
-    uint32_t K = s->k, H = s->h, W = s->w, Ci = s->cin, Co = s->cout;
-    uint64_t ho = H >= K ? H - K + 1 : 0, wo = W >= K ? W - K + 1 : 0, G = ceil_div_u32(Co, 16);
+    uint32_t K = s->k, H = s->h, W = s->w, Ci = s->cin, Co = s->cout, st = stride ? stride : 1;
+    uint64_t ho = H >= K ? (H - K) / st + 1 : 0, wo = W >= K ? (W - K) / st + 1 : 0;
+    uint64_t G = ceil_div_u32(Co, 16);
     uint64_t big = max64((uint64_t)B * Ci * H * W * 4 + 32, B * G * ho * wo * 64);
     big = max64(big, max64((uint64_t)B * Co * ho * wo * 4, G * Ci * K * 512));
     int rc = check(s, B, max64(big, (uint64_t)Co * Ci * K * K * 4), "cplan_fwd", e);
     if (rc != ERR_OK)
         return rc;
     uint32_t P = (uint32_t)(ho * wo);
-    amp_init(&c->amp, -28);
+    amp_init(&c->amp, 4 * (int32_t)st - 32);
     cplan_pack_init(&c->wpack, 8, 16, 4, Ci * K * K * 4);
     for (uint32_t g = 0; g < G; g++)
         for (uint32_t ci = 0; ci < Ci; ci++)
@@ -249,7 +255,7 @@ int cplan_fwd(cplan_conv *c, const cplan_shape *s, uint32_t B, err *e)
     for (uint32_t b = 0; b < B; b++)
         for (uint32_t oy = 0; oy < ho; oy++)
             amp_run(&c->amp, (uint32_t)((b * G * P + oy * wo) * 64), (uint32_t)wo,
-                    (b * Ci * H + oy) * W * 4);
+                    (uint32_t)((b * Ci * H + oy * st) * W * 4));
     amp_split(&c->amp);
     c->in_bytes = B * Ci * H * W * 4 + 32;
     c->out_bytes = (uint32_t)(B * G * P * 64);

@@ -120,6 +120,10 @@ typedef struct cplan_conv {
  * a row = one output pixel streaming x[ci][oy + ky][ox .. ox + 7] (kx folded into the 8
  * inputs, weights 0 for kx >= K). */
 int cplan_fwd(cplan_conv *c, const cplan_shape *s, uint32_t B, err *e);
+/* The same with stride `stride` (1: cplan_fwd): output pixel (oy, ox) of [(H - K) / stride + 1]
+ * [(W - K) / stride + 1] streams x[ci][oy stride + ky][ox stride .. ox stride + 7]; the input
+ * pointer moves 4 stride bytes a row (radj = 4 stride - 32). */
+int cplan_fwd_strided(cplan_conv *c, const cplan_shape *s, uint32_t B, uint32_t stride, err *e);
 /* Input gradient of B samples: passes (gi, ky, kx, chunk of 8 output channels); a row = one
  * dy pixel adding into dx's partial row at (oy + ky, ox + kx); zeroed first (zall). */
 int cplan_dx(cplan_conv *c, const cplan_shape *s, uint32_t B, err *e);

@@ -456,17 +456,16 @@ static rt conv_split(mnet_b *b, const char *name)
  * the backward take it); the weights and bias read from the sample tiles' copies. */
 static void conv_op(mnet_b *b, conv_t *c, int k)
 {
-    static const char *const name[2] = {"conv1", "conv2"};
     static const size_t pw[2] = {P_W1, P_W2}, pb[2] = {P_B1, P_B2};
-    static const uint32_t ch[2] = {1, 10}, hw[2] = {28, 12}, out[2] = {10, 20};
-    op_conv_shape s = {b->B, ch[k], hw[k], hw[k], out[k], 5};
-    uint32_t xd[OP_DIMS] = {b->B, ch[k], hw[k], hw[k]}, parts[OP_DIMS] = {b->B, 1, 1, 1};
+    const mnet_plan *pl = &b->pipe.plan[k]; /* plan_convs' shape and partition */
+    const op_conv_shape *s = &pl->shape;
+    uint32_t xd[OP_DIMS] = {s->B, s->cin, s->h, s->w}, parts[OP_DIMS] = {s->B, 1, 1, 1};
     op_act x = op_act_make(k ? c->a1b.t : c->x1.t, xd, parts);
     x.pad = 8; /* the 8 floats after each sample (the backward's AMP reads them) */
-    uint32_t yd[OP_DIMS] = {b->B, out[k], hw[k] - 4, hw[k] - 4};
+    uint32_t yd[OP_DIMS] = {s->B, s->cout, op_conv_ho(s), op_conv_wo(s)};
     c->y[k] = op_act_make(k ? c->y2.t : c->y1.t, yd, parts);
     op_ref w = {c->cw.t, pw[k], b->B, MNET_CONVP}, bias = {c->cw.t, pb[k], b->B, MNET_CONVP};
-    op_conv_build(b->g, name[k], b->ipu[k], 0, &s, &b->pipe.plan[k].part, &x, w, bias, &c->op[k]);
+    op_conv_build(b->g, pl->name, pl->ipu, 0, s, &pl->part, &x, w, bias, &c->op[k]);
     c->ycopy[k] = op_act_copy(b->g, &c->op[k].y, &c->y[k]);
 }
 
@@ -1602,7 +1601,7 @@ static uint32_t fc_groups(uint32_t B)
  * pass; each tile keeps MNET_PLAN_RESERVE bytes for the rest of the network's tensors. */
 static int plan_convs(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
 {
-    static const op_conv_shape s[2] = {{0, 1, 28, 28, 10, 5}, {0, 10, 12, 12, 20, 5}};
+    static const op_conv_shape s[2] = {{0, 1, 28, 28, 10, 5, 1, 0}, {0, 10, 12, 12, 20, 5, 1, 0}};
     for (int k = 0; k < 2; k++) {
         op_conv_shape sk = s[k];
         sk.B = b->B;

@@ -14,8 +14,10 @@
  * pci = 1 the output is bit-exact with the C layers' loop (mlayer_conv_fwd's order: the
  * sum over (ci, ky, kx), then the bias); with pci > 1 the parts' sums are added in part
  * order after the bias was added to part 0.
- * Left out: strides and padding (conv_amp's rows would start at other offsets), kernels
- * wider than 8, and multicast of the weights (graph_copy sends one stream per receiver). */
+ * Strides and zero padding: a tile's patch covers the input rows and columns its block
+ * reads, the padding left zero (the patch is kept, so nothing else writes there), and
+ * conv_amp's rows step through it by the stride (cplan_fwd_strided). Left out: kernels wider
+ * than 8, dilation, and multicast of the weights (graph_copy sends one stream per receiver). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +85,7 @@ typedef struct tshare {
 typedef struct build {
     graph *g;
     const char *name;
-    uint32_t ipu, first, tiles, K;
+    uint32_t ipu, first, tiles, K, st, pad; /* st: the stride (1 and up) */
     const op_conv_shape *s;
     const op_conv_part *p;
     op_act y;
@@ -129,14 +131,15 @@ static void shares(build *b)
                         t->ici = ici;
                         uint32_t idx[OP_DIMS] = {ib, ico, iy, ix};
                         memcpy(t->yidx, idx, sizeof idx);
-                        cplan_shape cs = {t->nci, t->oh + b->K - 1, t->ow + b->K - 1, t->nco, b->K};
+                        cplan_shape cs = {t->nci, (t->oh - 1) * b->st + b->K,
+                                          (t->ow - 1) * b->st + b->K, t->nco, b->K};
                         int k = 0;
                         while (k < (int)b->nplans &&
                                (memcmp(&b->plans[k].s, &cs, sizeof cs) || b->plans[k].B != t->nb))
                             k++;
                         if (k == (int)b->nplans) {
                             err e = {0};
-                            if (cplan_fwd(&b->plans[k], &cs, t->nb, &e) != ERR_OK)
+                            if (cplan_fwd_strided(&b->plans[k], &cs, t->nb, b->st, &e) != ERR_OK)
                                 gr_fail(b->g, "%s: %s", b->name, e.msg);
                             b->nplans++;
                         }
@@ -254,21 +257,28 @@ static gr_prog copy_of(graph *g, pieces *q)
 }
 
 /* Tile k's patch from x: each (sample, channel, row) of it in stretches that lie in one of
- * x's column parts. */
+ * x's column parts. Patch row r, column c is x's row oy0 stride - pad + r, column ox0 stride -
+ * pad + c; what lies outside x (the padding) is never written, so it stays zero (the patch is
+ * kept). */
 static void patch_pieces(const build *b, const op_act *x, const cat *patch, uint32_t k, pieces *q)
 {
     const tshare *t = &b->sh[k];
-    uint32_t hp = t->oh + b->K - 1, wp = t->ow + b->K - 1;
+    uint32_t hp = (t->oh - 1) * b->st + b->K, wp = (t->ow - 1) * b->st + b->K;
+    int64_t y0 = (int64_t)t->oy0 * b->st - b->pad, x0 = (int64_t)t->ox0 * b->st - b->pad;
+    uint32_t xb = (uint32_t)(x0 < 0 ? 0 : x0);
+    uint32_t xe = (uint32_t)min_u64((uint64_t)(x0 + wp), b->s->w);
     for (uint32_t bl = 0; bl < t->nb; bl++)
         for (uint32_t cl = 0; cl < t->nci; cl++)
             for (uint32_t r = 0; r < hp; r++) {
-                uint32_t xs = t->ox0, xe = t->ox0 + wp;
-                while (xs < xe) {
+                int64_t iy = y0 + r;
+                if (iy < 0 || iy >= b->s->h)
+                    continue;
+                for (uint32_t xs = xb; xs < xe;) {
                     uint32_t part = op_part_of(x, OP_W, xs);
                     uint32_t end = (uint32_t)min_u64(xe, op_lo(x, OP_W, part + 1));
-                    size_t src = op_act_at(x, t->b0 + bl, t->ci0 + cl, t->oy0 + r, xs);
-                    size_t dst =
-                        patch->at[k] + (((size_t)bl * t->nci + cl) * hp + r) * wp + (xs - t->ox0);
+                    size_t src = op_act_at(x, t->b0 + bl, t->ci0 + cl, (uint32_t)iy, xs);
+                    size_t dst = patch->at[k] + (((size_t)bl * t->nci + cl) * hp + r) * wp +
+                                 (size_t)(xs - x0);
                     put(q, (gr_xfer){x->t, src, patch->t, dst, end - xs});
                     xs = end;
                 }
@@ -434,10 +444,18 @@ static gr_prog seq(graph *g, const gr_prog *p, size_t n)
 void op_conv_build(graph *g, const char *name, uint32_t ipu, uint32_t first, const op_conv_shape *s,
                    const op_conv_part *p, const op_act *x, op_ref w, op_ref bias, op_conv *out)
 {
-    build b = {g, name, ipu, first, 1, s->k, s, p, {0}, NULL, NULL, 0};
+    err e = {0};
+    if (op_conv_check(s, p, &e) != ERR_OK) {
+        gr_fail(g, "%s: %s", name, e.msg);
+        memset(out, 0, sizeof *out);
+        out->prep = out->run = GR_NONE;
+        return;
+    }
+    build b = {g,      name, ipu, first, 1,    s->k, s->stride ? s->stride : 1,
+               s->pad, s,    p,   {0},   NULL, NULL, 0};
     for (int d = 0; d < OP_NPART; d++)
         b.tiles *= p->p[d];
-    uint32_t dim[OP_DIMS] = {s->B, s->cout, s->h - s->k + 1, s->w - s->k + 1};
+    uint32_t dim[OP_DIMS] = {s->B, s->cout, op_conv_ho(s), op_conv_wo(s)};
     uint32_t part[OP_DIMS] = {p->p[OP_PB], p->p[OP_PCO], p->p[OP_PY], p->p[OP_PX]};
     char nm[96];
     snprintf(nm, sizeof nm, "%s.y", name);

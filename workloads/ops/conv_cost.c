@@ -204,8 +204,8 @@ static uint64_t exch_cycles(const mach *m, uint64_t recv, uint64_t words, uint64
 static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *p,
                      const op_conv_ctx *ctx, uint64_t tiles, const blk *b, op_conv_est *e)
 {
-    uint64_t K = s->k, P = b->oh * b->ow, pci = p->p[OP_PCI];
-    uint64_t hp = b->oh + K - 1, wp = b->ow + K - 1, S[64];
+    uint64_t K = s->k, P = b->oh * b->ow, pci = p->p[OP_PCI], sd = s->stride ? s->stride : 1;
+    uint64_t hp = (b->oh - 1) * sd + K, wp = (b->ow - 1) * sd + K, S[64];
     uint64_t passes = b->go * b->nci * K;
     uint64_t st[OP_S_N] = {0};
     st[OP_S_AMP] = amp_cycles(m, passes, b->nci * K, b->nb * b->oh, b->ow) + m->sync_internal;
@@ -271,52 +271,90 @@ static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *
     e->red_bytes = max_u64(e->red_bytes, pci * chunk * 4);
 }
 
-static uint64_t ho_of(const op_conv_shape *s)
+static uint32_t out_size(uint32_t n, const op_conv_shape *s)
 {
-    return s->h >= s->k ? s->h - s->k + 1 : 0;
+    uint32_t st = s->stride ? s->stride : 1, full = n + 2 * s->pad;
+    return full >= s->k ? (full - s->k) / st + 1 : 0;
 }
 
-static uint64_t wo_of(const op_conv_shape *s)
+uint32_t op_conv_ho(const op_conv_shape *s)
 {
-    return s->w >= s->k ? s->w - s->k + 1 : 0;
+    return out_size(s->h, s);
+}
+
+uint32_t op_conv_wo(const op_conv_shape *s)
+{
+    return out_size(s->w, s);
+}
+
+/* The distinct part sizes of each of the partition's dimensions (a cut as even as whole
+ * grains allow has at most two, with the grain's remainder three). */
+typedef struct sizes {
+    uint64_t v[OP_NPART][3];
+    unsigned n[OP_NPART];
+} sizes;
+
+static void sizes_of(const op_conv_shape *s, const op_conv_part *p, sizes *z)
+{
+    uint32_t n[OP_NPART] = {s->B, op_conv_ho(s), op_conv_wo(s), s->cin, s->cout};
+    uint32_t grain[OP_NPART] = {1, 1, 1, 1, 16};
+    for (int d = 0; d < OP_NPART; d++)
+        z->n[d] = part_sizes(n[d], p->p[d], grain[d], z->v[d]);
+}
+
+int op_conv_check(const op_conv_shape *s, const op_conv_part *p, err *e)
+{
+    uint32_t ho = op_conv_ho(s), wo = op_conv_wo(s);
+    uint32_t dim[OP_NPART] = {s->B, ho, wo, s->cin, ceil_div_u32(s->cout, 16)};
+    if (s->k == 0 || s->k > 8 || ho == 0 || wo == 0 || s->pad >= s->k)
+        return err_set(e, ERR_INPUT,
+                       "convolution: kernel %u on %u x %u with padding %u (kernels of 1 to 8, "
+                       "padding less than the kernel)",
+                       s->k, s->h, s->w, s->pad);
+    for (int d = 0; d < OP_NPART; d++)
+        if (p->p[d] == 0 || p->p[d] > dim[d])
+            return err_set(e, ERR_INPUT, "convolution: %u parts of %u in dimension %d", p->p[d],
+                           dim[d], d);
+    sizes z;
+    sizes_of(s, p, &z);
+    for (unsigned a = 0; a < z.n[OP_PB]; a++)
+        for (unsigned y = 0; y < z.n[OP_PY]; y++)
+            for (unsigned x = 0; x < z.n[OP_PX]; x++)
+                for (unsigned c = 0; c < z.n[OP_PCO]; c++) {
+                    uint64_t rows = z.v[OP_PB][a] * z.v[OP_PCO][c];
+                    uint64_t oh = z.v[OP_PY][y], ow = z.v[OP_PX][x];
+                    if (rows > 1 && oh * ow % 4) /* bias_add's rows start 16-byte aligned */
+                        return err_set(e, ERR_INPUT,
+                                       "convolution: blocks of %llu x %llu outputs are not whole "
+                                       "16-byte rows",
+                                       (unsigned long long)oh, (unsigned long long)ow);
+                }
+    return ERR_OK;
 }
 
 int op_conv_estimate(const mach *m, const op_conv_shape *s, const op_conv_part *p,
                      const op_conv_ctx *ctx, op_conv_est *e, err *er)
 {
     memset(e, 0, sizeof *e);
-    uint32_t ho = (uint32_t)ho_of(s), wo = (uint32_t)wo_of(s), go = ceil_div_u32(s->cout, 16);
-    uint32_t dim[OP_NPART] = {s->B, ho, wo, s->cin, go};
+    int rc = op_conv_check(s, p, er);
+    if (rc != ERR_OK)
+        return rc;
     uint64_t tiles = 1;
-    for (int d = 0; d < OP_NPART; d++) {
-        if (p->p[d] == 0 || p->p[d] > dim[d])
-            return err_set(er, ERR_INPUT, "convolution: %u parts of %u in dimension %d", p->p[d],
-                           dim[d], d);
-        tiles *= p->p[d];
-    }
-    if (s->k == 0 || s->k > 8 || ho == 0 || wo == 0)
-        return err_set(er, ERR_INPUT, "convolution: kernel %u on %u x %u not supported", s->k, s->h,
-                       s->w);
-    e->tiles = (uint32_t)min_u64(tiles, UINT32_MAX);
-    uint64_t v[OP_NPART][3];
-    unsigned nv[OP_NPART];
-    uint32_t n[OP_NPART] = {s->B, ho, wo, s->cin, s->cout};
-    uint32_t grain[OP_NPART] = {1, 1, 1, 1, 16};
     for (int d = 0; d < OP_NPART; d++)
-        nv[d] = part_sizes(n[d], p->p[d], grain[d], v[d]);
-    for (unsigned a = 0; a < nv[0]; a++)
-        for (unsigned b = 0; b < nv[1]; b++)
-            for (unsigned c = 0; c < nv[2]; c++)
-                for (unsigned d = 0; d < nv[3]; d++)
-                    for (unsigned f = 0; f < nv[4]; f++) {
-                        blk k = {v[0][a], v[1][b], v[2][c], v[3][d], v[4][f], 0};
+        tiles *= p->p[d];
+    e->tiles = (uint32_t)min_u64(tiles, UINT32_MAX);
+    sizes z;
+    sizes_of(s, p, &z);
+    unsigned i[OP_NPART];
+    for (i[0] = 0; i[0] < z.n[0]; i[0]++)
+        for (i[1] = 0; i[1] < z.n[1]; i[1]++)
+            for (i[2] = 0; i[2] < z.n[2]; i[2]++)
+                for (i[3] = 0; i[3] < z.n[3]; i[3]++)
+                    for (i[4] = 0; i[4] < z.n[4]; i[4]++) {
+                        blk k = {z.v[OP_PB][i[OP_PB]],   z.v[OP_PY][i[OP_PY]],
+                                 z.v[OP_PX][i[OP_PX]],   z.v[OP_PCI][i[OP_PCI]],
+                                 z.v[OP_PCO][i[OP_PCO]], 0};
                         k.go = ceil_div_u32((uint32_t)k.nco, 16);
-                        /* bias_add's rows start 16-byte aligned */
-                        if (k.nb * k.nco > 1 && k.oh * k.ow % 4)
-                            return err_set(er, ERR_INPUT,
-                                           "convolution: blocks of %llu x %llu outputs are "
-                                           "not whole 16-byte rows",
-                                           (unsigned long long)k.oh, (unsigned long long)k.ow);
                         blk_cost(m, s, p, ctx, tiles, &k, e);
                     }
     if (p->p[OP_PCI] == 1)
@@ -352,8 +390,8 @@ int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *ctx, 
 {
     uint32_t tiles = ctx->tiles, reserve = ctx->reserve;
     enum { CAP = 256 };
-    uint32_t c[OP_NPART][CAP], dim[OP_NPART] = {s->B, (uint32_t)ho_of(s), (uint32_t)wo_of(s),
-                                                s->cin, ceil_div_u32(s->cout, 16)};
+    uint32_t c[OP_NPART][CAP],
+        dim[OP_NPART] = {s->B, op_conv_ho(s), op_conv_wo(s), s->cin, ceil_div_u32(s->cout, 16)};
     unsigned nc[OP_NPART];
     for (int d = 0; d < OP_NPART; d++)
         nc[d] = candidates(dim[d], c[d], CAP);

@@ -63,7 +63,7 @@ gr_prog op_act_copy(graph *g, const op_act *src, const op_act *dst);
 void op_act_block(const op_act *a, const float *rowmajor, float *dst);
 void op_act_unblock(const op_act *a, const float *blocked, float *rowmajor);
 
-/* ---- convolution: y = conv(x, w) + bias, stride 1, no padding ---- */
+/* ---- convolution: y = conv(x, w) + bias, with stride and zero padding ---- */
 
 /* Elements of a tensor from `at` on: an operand inside a larger tensor (a layer's weights
  * in the network's flat parameter vector); with copies > 1, copy j of it lies at at + j x
@@ -75,9 +75,16 @@ typedef struct op_ref {
     size_t stride;
 } op_ref;
 
+/* y[b][co][oy][ox] = bias[co] + sum over ci, ky, kx of w[co][ci][ky][kx] x[b][ci][oy stride +
+ * ky - pad][ox stride + kx - pad], x zero outside [0, h) x [0, w): nn.Conv2d's semantics. */
 typedef struct op_conv_shape {
     uint32_t B, cin, h, w, cout, k; /* x [B][cin][h][w], w [cout][cin][k][k] (k <= 8) */
+    uint32_t stride, pad;           /* 0: stride 1; zero rows and columns on every side */
 } op_conv_shape;
+/* The output's rows and columns: (h + 2 pad - k) / stride + 1 (0 when the kernel does not
+ * fit). */
+uint32_t op_conv_ho(const op_conv_shape *s);
+uint32_t op_conv_wo(const op_conv_shape *s);
 
 /* A partition: the output's batch, rows, columns split in b, y, x parts, the input channels
  * in ci parts (each tile a partial sum of its channels, reduced across tiles), the output
@@ -128,6 +135,10 @@ typedef struct op_conv_ctx {
                        * vertex states, other operations' tensors) */
 } op_conv_ctx;
 
+/* ERR_OK if p is a partition op_conv_build can make of s: every part count from 1 to its
+ * dimension, a kernel of 1 to 8 and padding less than it, and every output block whole
+ * 16-byte rows of each channel (bias_add's rows) unless it is one row. */
+int op_conv_check(const op_conv_shape *s, const op_conv_part *p, err *e);
 /* The model's cost of partition p on machine m (docs/planning.md). ERR_INPUT when p is not
  * a valid partition of s (a part empty or larger than its dimension, a block whose rows are
  * not whole 16-byte rows). */
