@@ -36,8 +36,8 @@ typedef struct phase {
     uint32_t top_tile;
     double balance; /* mean / max issue cycles of the tiles with a program, % */
     uint32_t busy_tiles, busiest;
-    txt steps; /* --steps: the first program steps, a line each */
-    txt plan;  /* --plan: the planned operations, their steps estimated and simulated */
+    txt steps;                    /* --steps: the first program steps, a line each */
+    uint64_t plan_sim[2][OP_S_N]; /* the planned operations' steps, simulated (pipe.plan) */
     mnet_pipe_info pipe;
     eng_ipu_stats ipu[64];  /* per IPU */
     uint32_t ipu_peak[64];  /* per IPU: its largest tile image */
@@ -59,6 +59,7 @@ typedef struct sim {
     cli_watch w;        /* Ctrl-C, SIGTERM, the heartbeat */
     profile *pf;        /* --profile: the training run's */
     size_t list_steps;  /* --steps: the steps to list */
+    int plan_report;    /* --plan: report the plans */
 } sim;
 
 /* ---- the hooks ---- */
@@ -136,38 +137,49 @@ static void step_lines(phase *p, const eng *g, const gr_exe *x, size_t want)
     free(st);
 }
 
-/* --plan: each planned operation's shape, partition and tiles, and each of its steps'
- * estimated cycles against those of the step's first run on its IPU. */
-static void plan_lines(phase *p, const eng *g, const gr_exe *x, const mnet_pipe_info *pi)
+/* Each planned operation's steps as the run took them: the cycles of each step's first run
+ * on the operation's IPU (0 where the sync log did not reach it). */
+static void plan_sims(phase *p, const eng *g, const gr_exe *x, const mnet_pipe_info *pi)
 {
-    txt_free(&p->plan);
-    for (uint32_t k = 0; k < pi->nplans; k++) {
+    memset(p->plan_sim, 0, sizeof p->plan_sim);
+    for (uint32_t k = 0; k < pi->nplans && k < 2; k++) {
         const mnet_plan *pl = &pi->plan[k];
-        const op_conv_shape *s = &pl->shape;
-        char part[96];
-        op_conv_part_text(&pl->part, part, sizeof part);
-        txt_printf(&p->plan,
-                   "    %s forward, ipu %u: x [%u][%u][%u][%u], w [%u][%u][%u][%u]: %s, %u tiles\n",
-                   pl->name, pl->ipu, s->B, s->cin, s->h, s->w, s->cout, s->cin, s->k, s->k, part,
-                   pl->est.tiles);
         size_t n;
         const uint64_t *rel = eng_sync_log(g, pl->ipu, &n);
         gr_step *st = xmalloc((n ? n : 1) * sizeof *st);
         n = gr_exe_steps(x, pl->ipu, st, n);
-        uint64_t simd[OP_S_N] = {0};
         for (size_t i = 0; i < n; i++) {
             int j = op_conv_step_of(pl->name, &st[i]);
-            if (j >= 0 && !simd[j])
-                simd[j] = rel[i] - (i ? rel[i - 1] : 0);
+            if (j >= 0 && !p->plan_sim[k][j])
+                p->plan_sim[k][j] = rel[i] - (i ? rel[i - 1] : 0);
         }
         free(st);
-        for (int j = 0; j < OP_S_N; j++)
-            if (pl->est.step[j] || simd[j])
-                txt_printf(&p->plan, "      %-10s %-9s %10llu %10llu  %+6.1f%%\n",
-                           op_conv_step_name(j), op_conv_step_compute(j) ? "compute" : "exchange",
-                           (unsigned long long)pl->est.step[j], (unsigned long long)simd[j],
-                           simd[j] ? 100.0 * ((double)pl->est.step[j] / (double)simd[j] - 1.0)
-                                   : 0.0);
+    }
+}
+
+/* --plan: each planned operation's shape, partition and tiles, and each of its steps'
+ * estimated cycles against the simulated ones. */
+static void report_plans(const phase *p)
+{
+    if (!p->pipe.nplans)
+        return;
+    printf("  %-22s step       kind       estimated  simulated  estimate\n", "plans");
+    for (uint32_t k = 0; k < p->pipe.nplans && k < 2; k++) {
+        const mnet_plan *pl = &p->pipe.plan[k];
+        const op_conv_shape *s = &pl->shape;
+        char part[96];
+        op_conv_part_text(&pl->part, part, sizeof part);
+        printf("    %s forward, ipu %u: x [%u][%u][%u][%u], w [%u][%u][%u][%u]: %s, %u tiles\n",
+               pl->name, pl->ipu, s->B, s->cin, s->h, s->w, s->cout, s->cin, s->k, s->k, part,
+               pl->est.tiles);
+        for (int j = 0; j < OP_S_N; j++) {
+            uint64_t sim = p->plan_sim[k][j], est = pl->est.step[j];
+            if (est || sim)
+                printf("      %-10s %-9s %10llu %10llu  %+6.1f%%\n", op_conv_step_name(j),
+                       op_conv_step_compute(j) ? "compute" : "exchange", (unsigned long long)est,
+                       (unsigned long long)sim,
+                       sim ? 100.0 * ((double)est / (double)sim - 1.0) : 0.0);
+        }
     }
 }
 
@@ -225,7 +237,7 @@ static void on_finished(void *ctx, int test, eng *g, const gr_exe *x, const mnet
     tile_memory(p, x, eng_nipus(g), eng_ntiles(g));
     tile_balance(p, g);
     step_lines(p, g, x, s->list_steps);
-    plan_lines(p, g, x, pi);
+    plan_sims(p, g, x, pi);
 }
 
 /* The outfeed mode as --output-mode takes it: all, final, sum, every:N. */
@@ -358,9 +370,8 @@ static void report_train(const sim *s)
     if (p->steps.len)
         printf("  %-22s step  what       name                           cycles\n%s",
                "program steps", txt_str(&p->steps));
-    if (p->plan.len)
-        printf("  %-22s step       kind       estimated  simulated  estimate\n%s", "plans",
-               txt_str(&p->plan));
+    if (s->plan_report)
+        report_plans(p);
 }
 
 static void report_test(const phase *p)
@@ -425,6 +436,37 @@ static void json_ipus(txt *b, const phase *p)
         txt_printf(b, "      \"ideal_utilisation_percent\": %.4f,\n", ideal_pct(p));
 }
 
+/* "plans": [...]: each planned operation, its partition, tiles, and each step's estimated
+ * and simulated cycles (mapping planned). */
+static void json_plans(txt *b, const phase *p)
+{
+    if (!p->pipe.nplans)
+        return;
+    txt_printf(b, "      \"plans\": [");
+    for (uint32_t k = 0; k < p->pipe.nplans && k < 2; k++) {
+        const mnet_plan *pl = &p->pipe.plan[k];
+        const uint32_t *q = pl->part.p;
+        txt_printf(b,
+                   "%s{\"name\": \"%s\", \"ipu\": %u, \"tiles\": %u, \"partition\": {\"b\": %u, "
+                   "\"y\": %u, \"x\": %u, \"ci\": %u, \"co\": %u}, \"estimated_run\": %llu, "
+                   "\"estimated_prep\": %llu, \"steps\": {",
+                   k ? ",\n        " : "", pl->name, pl->ipu, pl->est.tiles, q[OP_PB], q[OP_PY],
+                   q[OP_PX], q[OP_PCI], q[OP_PCO], (unsigned long long)pl->est.run,
+                   (unsigned long long)pl->est.prep);
+        int first = 1;
+        for (int j = 0; j < OP_S_N; j++) {
+            if (!pl->est.step[j] && !p->plan_sim[k][j])
+                continue;
+            txt_printf(b, "%s\"%s\": {\"estimated\": %llu, \"simulated\": %llu}", first ? "" : ", ",
+                       op_conv_step_name(j), (unsigned long long)pl->est.step[j],
+                       (unsigned long long)p->plan_sim[k][j]);
+            first = 0;
+        }
+        txt_printf(b, "}}");
+    }
+    txt_printf(b, "],\n");
+}
+
 static void json_phase(txt *b, const phase *p)
 {
     double sec = sim_seconds(p, p->st.cycles);
@@ -450,6 +492,7 @@ static void json_phase(txt *b, const phase *p)
                p->top.state, p->top.always, p->top.other, p->top.data, p->sum.mean_bytes,
                p->sum.tiles_used, p->m.sram_bytes);
     json_ipus(b, p);
+    json_plans(b, p);
     txt_printf(b,
                "      \"compile\": {\"compute_sets\": %u, \"vertices\": %u, \"exchanges\": %u, "
                "\"exchange_bytes\": %llu, \"tiles_used\": %u, \"max_tile\": %u, \"max_bytes\": "
@@ -583,7 +626,7 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
     c->out_mode = o->out_mode;
     c->out_n = o->out_n;
     c->log_steps = (uint32_t)o->steps;
-    if (o->plan && c->log_steps < MNIST_PLAN_STEPS)
+    if (o->mapping == MNET_MAP_PLANNED && c->log_steps < MNIST_PLAN_STEPS)
         c->log_steps = MNIST_PLAN_STEPS; /* enough to reach every planned step's first run */
     c->dtype = o->dtype;
     c->pipelined = o->ipus > 1 && !o->sharded;
@@ -608,6 +651,7 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
     err *e = xcalloc(1, sizeof *e);
     sim *s = xcalloc(1, sizeof *s);
     s->list_steps = (size_t)o->steps;
+    s->plan_report = o->plan;
     mnet_cfg c;
     mref_net *net = NULL;
     double acc = 0.0;
@@ -650,7 +694,6 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
         free(s->ph[k].split);
         txt_free(&s->ph[k].split_json);
         txt_free(&s->ph[k].steps);
-        txt_free(&s->ph[k].plan);
     }
     txt_free(&s->r.calls);
     txt_free(&s->r.epochs);

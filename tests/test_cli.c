@@ -555,6 +555,35 @@ static void test_mnist_simulated(void **state)
     for (int k = 0; k < 4; k++)
         assert_non_null(p = strstr(p, steps[k]));
     assert_null(strstr(p, "\n        4  "));
+    /* --plan: the convolutions planned over the IPU, the same progress lines as the
+     * per-sample mapping (conv1's plan sums as the C loop; conv2's sums differ in the last
+     * bits, not at the four decimals printed), a plan per convolution in the report with
+     * every compute step's estimate (the AMP's exactly the simulated cycles), and the same
+     * in the JSON */
+    snprintf(json, sizeof json, "%s/plan.json", tmpdir);
+    assert_int_equal(run(out, sizeof out,
+                         "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 2 "
+                         "--device-iterations 2 --test-batch-size 8 --ipus 1 --plan --json %s",
+                         dir, json),
+                     0);
+    char plines[2048];
+    progress_lines(out, plines, sizeof plines);
+    assert_string_equal(plines, lines);
+    assert_non_null(strstr(out, "; convolutions planned over the IPU\n"));
+    const char *pl = strstr(out, "\n  plans                  step       kind       estimated");
+    assert_non_null(pl);
+    assert_non_null(
+        pl = strstr(pl, "\n    conv1 forward, ipu 0: x [4][1][28][28], w [10][1][5][5]: "));
+    assert_non_null(
+        strstr(pl, "\n    conv2 forward, ipu 0: x [4][10][12][12], w [20][10][5][5]: "));
+    const char *amp = strstr(pl, "\n      amp        compute ");
+    assert_non_null(amp);
+    unsigned long long est = 0, simc = 1;
+    assert_int_equal(sscanf(amp, "\n      amp        compute %llu %llu", &est, &simc), 2);
+    assert_true(est == simc && est > 0);
+    char *doc = tu_read_file(json);
+    assert_non_null(strstr(doc, "\"plans\": [{\"name\": \"conv1\", \"ipu\": 0, \"tiles\": "));
+    free(doc);
     /* sharded over two IPUs (B1, B2 on IPU 0; B3, B4 on IPU 1), as PopTorch runs it: one
      * micro-batch of batch x G = 8, gradient accumulation 1, so the progress lines are the
      * reference trainer's with those (the same arithmetic but for the order of its sums:
