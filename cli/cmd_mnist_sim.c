@@ -36,8 +36,9 @@ typedef struct phase {
     uint32_t top_tile;
     double balance; /* mean / max issue cycles of the tiles with a program, % */
     uint32_t busy_tiles, busiest;
-    txt steps;                    /* --steps: the first program steps, a line each */
-    uint64_t plan_sim[2][OP_S_N]; /* the planned operations' steps, simulated (pipe.plan) */
+    txt steps; /* --steps: the first program steps, a line each */
+    uint64_t plan_sim[MNET_MAX_PLANS]
+                     [OP_S_N]; /* the planned operations' steps, simulated (pipe.plan) */
     mnet_pipe_info pipe;
     eng_ipu_stats ipu[64];  /* per IPU */
     uint32_t ipu_peak[64];  /* per IPU: its largest tile image */
@@ -142,7 +143,7 @@ static void step_lines(phase *p, const eng *g, const gr_exe *x, size_t want)
 static void plan_sims(phase *p, const eng *g, const gr_exe *x, const mnet_pipe_info *pi)
 {
     memset(p->plan_sim, 0, sizeof p->plan_sim);
-    for (uint32_t k = 0; k < pi->nplans && k < 2; k++) {
+    for (uint32_t k = 0; k < pi->nplans && k < MNET_MAX_PLANS; k++) {
         const mnet_plan *pl = &pi->plan[k];
         size_t n;
         const uint64_t *rel = eng_sync_log(g, pl->ipu, &n);
@@ -164,14 +165,17 @@ static void report_plans(const phase *p)
     if (!p->pipe.nplans)
         return;
     printf("  %-22s step       kind       estimated  simulated  estimate\n", "plans");
-    for (uint32_t k = 0; k < p->pipe.nplans && k < 2; k++) {
+    for (uint32_t k = 0; k < p->pipe.nplans && k < MNET_MAX_PLANS; k++) {
         const mnet_plan *pl = &p->pipe.plan[k];
         const op_conv_shape *s = &pl->shape;
         char part[96];
         op_conv_part_text(&pl->part, part, sizeof part);
-        printf("    %s forward, ipu %u: x [%u][%u][%u][%u], w [%u][%u][%u][%u]: %s, %u tiles\n",
-               pl->name, pl->ipu, s->B, s->cin, s->h, s->w, s->cout, s->cin, s->k, s->k, part,
-               pl->est.tiles);
+        char more[64] = "";
+        if (s->pad)
+            snprintf(more, sizeof more, ", padding %u", s->pad);
+        printf("    %s (%s), ipu %u: x [%u][%u][%u][%u], w [%u][%u][%u][%u]%s%s: %s, %u tiles\n",
+               pl->name, pl->pass, pl->ipu, s->B, s->cin, s->h, s->w, s->cout, s->cin, s->k, s->k,
+               s->form == OP_W_DX ? " read transposed and flipped" : "", more, part, pl->est.tiles);
         for (int j = 0; j < OP_S_N; j++) {
             uint64_t sim = p->plan_sim[k][j], est = pl->est.step[j];
             if (est || sim)
@@ -443,7 +447,7 @@ static void json_plans(txt *b, const phase *p)
     if (!p->pipe.nplans)
         return;
     txt_printf(b, "      \"plans\": [");
-    for (uint32_t k = 0; k < p->pipe.nplans && k < 2; k++) {
+    for (uint32_t k = 0; k < p->pipe.nplans && k < MNET_MAX_PLANS; k++) {
         const mnet_plan *pl = &p->pipe.plan[k];
         const uint32_t *q = pl->part.p;
         txt_printf(b,

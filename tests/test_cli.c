@@ -573,9 +573,9 @@ static void test_mnist_simulated(void **state)
     const char *pl = strstr(out, "\n  plans                  step       kind       estimated");
     assert_non_null(pl);
     assert_non_null(
-        pl = strstr(pl, "\n    conv1 forward, ipu 0: x [4][1][28][28], w [10][1][5][5]: "));
+        pl = strstr(pl, "\n    conv1 (forward), ipu 0: x [4][1][28][28], w [10][1][5][5]: "));
     assert_non_null(
-        strstr(pl, "\n    conv2 forward, ipu 0: x [4][10][12][12], w [20][10][5][5]: "));
+        strstr(pl, "\n    conv2 (forward), ipu 0: x [4][10][12][12], w [20][10][5][5]: "));
     const char *amp = strstr(pl, "\n      amp        compute ");
     assert_non_null(amp);
     unsigned long long est = 0, simc = 1;

@@ -107,7 +107,7 @@ static void test_plan_refusals(void **state)
     mach m = mk2(1472);
     err e;
     err_clear(&e);
-    op_conv_shape s = {4, 3, 10, 10, 20, 3, 1, 0};
+    op_conv_shape s = {4, 3, 10, 10, 20, 3, 1, 0, OP_W_FWD, 0};
     op_conv_ctx ctx = {1472, 4, 4, 1, 0};
     op_conv_est est;
     op_conv_part p = {{5, 1, 1, 1, 1}}; /* 5 parts of 4 samples */
@@ -122,7 +122,7 @@ static void test_plan_refusals(void **state)
     /* a layer no partition of 4 tiles fits in 64 KiB: the message says how much is needed */
     mach small = mk2(4);
     small.sram_bytes = 65536;
-    op_conv_shape big = {8, 10, 28, 28, 20, 5, 1, 0};
+    op_conv_shape big = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0};
     op_conv_part best;
     ctx.tiles = 4;
     assert_int_equal(op_conv_plan(&small, &big, &ctx, &best, &est, &e), ERR_INPUT);
@@ -135,7 +135,7 @@ static void test_plan_is_cheapest(void **state)
 {
     (void)state;
     mach m = mk2(16);
-    op_conv_shape s = {4, 3, 10, 10, 20, 3, 1, 0};
+    op_conv_shape s = {4, 3, 10, 10, 20, 3, 1, 0, OP_W_FWD, 0};
     op_conv_part best;
     op_conv_est be, est;
     err e;
@@ -228,9 +228,12 @@ static void run_conv(const mach *m, const op_conv_shape *s, const op_conv_part *
     op_act_unblock(&c.y, yb, r->y);
     /* the steps in run order: prep (weights.x, pack), then run (in.x, amp, ungroup, bias,
      * reduce.x, reduce) */
-    static const int order[OP_S_N] = {OP_S_WX,      OP_S_PACK, OP_S_IN, OP_S_AMP,
-                                      OP_S_UNGROUP, OP_S_BIAS, OP_S_RX, OP_S_REDUCE};
-    size_t nrel, nsteps = p->p[OP_PCI] > 1 ? OP_S_N : OP_S_N - 2;
+    int order[OP_S_N];
+    size_t nrel, nsteps = 0;
+    for (int k = 0; k < OP_S_N; k++) /* the steps the plan makes, in run order */
+        if (!((k == OP_S_RX || k == OP_S_REDUCE) && p->p[OP_PCI] == 1) &&
+            !(k == OP_S_BIAS && s->nobias))
+            order[nsteps++] = k;
     const uint64_t *rel = eng_sync_log(g, 0, &nrel);
     assert_int_equal(nrel, nsteps);
     memset(r->step, 0, sizeof r->step);
@@ -257,7 +260,7 @@ static float *ref_conv(const op_conv_shape *s, const float *x, const float *w, c
 
 /* y in the order a partition with the input channels in pci parts sums it (ops/conv.c):
  * each part's sum over its channels in (ci, ky, kx) order from 0, one rounding a product and
- * a sum; the bias added to part 0; then the parts added in order. With pci = 1 it is the C
+ * a sum; the bias (unless b is NULL) added to part 0; then the parts added in order. With pci = 1 it is the C
  * layers' order. An independent model of what the simulation must give bit for bit. */
 static float *ref_split(const op_conv_shape *s, const float *x, const float *w, const float *b,
                         uint32_t pci)
@@ -286,7 +289,7 @@ static float *ref_split(const op_conv_shape *s, const float *x, const float *w, 
                                     float p = xv * w[((co * s->cin + ci) * K + ky) * K + kx];
                                     part = part + p;
                                 }
-                        sum = j == 0 ? part + b[co] : sum + part;
+                        sum = j ? sum + part : b ? part + b[co] : part;
                     }
                     y[((n * s->cout + co) * ho + oy) * wo + ox] = sum;
                 }
@@ -340,7 +343,7 @@ static void test_conv_small(void **state)
     (void)state;
     mach m = mk2(64);
     layer l;
-    layer_new(&l, (op_conv_shape){2, 3, 10, 10, 20, 3, 1, 0}, 7);
+    layer_new(&l, (op_conv_shape){2, 3, 10, 10, 20, 3, 1, 0, OP_W_FWD, 0}, 7);
     uint32_t xpart[OP_DIMS] = {2, 1, 1, 1};
     run_out r;
     op_conv_part p = {{2, 2, 1, 1, 2}};
@@ -378,8 +381,8 @@ static void test_conv_pad_stride(void **state)
 {
     (void)state;
     mach m = mk2(64);
-    static const op_conv_shape shapes[2] = {{2, 3, 10, 10, 20, 3, 1, 1},
-                                            {2, 4, 12, 12, 16, 5, 2, 2}};
+    static const op_conv_shape shapes[2] = {{2, 3, 10, 10, 20, 3, 1, 1, OP_W_FWD, 0},
+                                            {2, 4, 12, 12, 16, 5, 2, 2, OP_W_FWD, 0}};
     static const op_conv_part parts[2][2] = {{{{1, 5, 1, 1, 2}}, {{2, 5, 1, 3, 1}}},
                                              {{{2, 3, 3, 1, 1}}, {{1, 3, 1, 4, 1}}}};
     uint32_t xblk[OP_DIMS] = {2, 1, 2, 2};
@@ -416,11 +419,78 @@ static void test_conv_pad_stride(void **state)
         layer_free(&l);
     }
     /* a padding as wide as the kernel reads nothing but zeros: refused */
-    op_conv_shape bad = {1, 1, 8, 8, 16, 3, 1, 3};
+    op_conv_shape bad = {1, 1, 8, 8, 16, 3, 1, 3, OP_W_FWD, 0};
     op_conv_part one = {{1, 1, 1, 1, 1}};
     op_conv_ctx ctx = {64, 1, 1, 1, 0};
     op_conv_est est;
     assert_int_equal(op_conv_estimate(&m, &bad, &one, &ctx, &est, NULL), ERR_INPUT);
+}
+
+/* The input gradient as a convolution (OP_W_DX): a layer from 3 to 20 channels (kernel 3 on
+ * 10 x 10), its output gradient dy [2][20][8][8] convolved, padded by 2, with the layer's own
+ * weight tensor v [20][3][3][3] read transposed and flipped, no bias: dx [2][3][10][10].
+ * Against the C layers' backward (mlayer_conv_bwd) within the bound of another order, and bit
+ * for bit against the order model run on the transposed and flipped weights written out
+ * here; over partitions that split the 20 channels (a reduction), the rows and the columns,
+ * and the planner's. */
+static void test_conv_dx(void **state)
+{
+    (void)state;
+    mach m = mk2(64);
+    enum { NB = 2, CI = 3, CO = 20, K = 3, H = 10 };
+    uint32_t ho = H - K + 1;
+    size_t nx = (size_t)NB * CI * H * H, nv = (size_t)CO * CI * K * K,
+           ndy = (size_t)NB * CO * ho * ho;
+    float *x = malloc(nx * 4), *v = malloc(nv * 4), *dy = malloc(ndy * 4), *wt = malloc(nv * 4);
+    float *dx = malloc(nx * 4), *dw = calloc(nv, 4), *db = calloc(CO, 4), *zero = calloc(CO, 4);
+    fill(x, nx, 31);
+    fill(v, nv, 32);
+    fill(dy, ndy, 33);
+    mlayer_conv c = {CI, H, H, CO, K};
+    float *col = malloc(mlayer_conv_col_floats(&c) * 4),
+          *dcol = malloc(mlayer_conv_col_floats(&c) * 4);
+    mlayer_conv_bwd(&c, NB, x, v, dy, dw, db, dx, col, dcol);
+    /* w[ci][co][ky][kx] = v[co][ci][K-1-ky][K-1-kx]: the forward weights of the dx convolution */
+    for (uint32_t a = 0; a < CI; a++)
+        for (uint32_t o = 0; o < CO; o++)
+            for (uint32_t ky = 0; ky < K; ky++)
+                for (uint32_t kx = 0; kx < K; kx++)
+                    wt[((a * CO + o) * K + ky) * K + kx] =
+                        v[((o * CI + a) * K + (K - 1 - ky)) * K + (K - 1 - kx)];
+    op_conv_shape s = {NB, CO, ho, ho, CI, K, 1, K - 1, OP_W_DX, 1};
+    assert_int_equal(op_conv_ho(&s), H);
+    static const op_conv_part parts[2] = {{{2, 2, 2, 4, 1}}, {{1, 5, 5, 1, 1}}};
+    uint32_t xpart[OP_DIMS] = {NB, 1, 1, 1};
+    op_conv_ctx ctx = {64, NB, 4, 1, 0};
+    op_conv_part best;
+    op_conv_est est;
+    err e;
+    err_clear(&e);
+    assert_int_equal(op_conv_plan(&m, &s, &ctx, &best, &est, &e), ERR_OK);
+    assert_int_equal(est.step[OP_S_BIAS], 0);
+    for (int q = 0; q < 3; q++) {
+        const op_conv_part *p = q < 2 ? &parts[q] : &best;
+        run_out r;
+        run_conv(&m, &s, p, xpart, dy, v, zero, &r);
+        op_conv_shape fw = s;
+        fw.form = OP_W_FWD;
+        float *want = ref_split(&fw, dy, wt, NULL, p->p[OP_PCI]);
+        assert_memory_equal(r.y, want, nx * 4);
+        assert_close(r.y, dx, nx, CO * K * K);
+        assert_int_equal(r.step[OP_S_BIAS], 0);
+        free(want);
+        free(r.y);
+    }
+    free(x);
+    free(v);
+    free(dy);
+    free(wt);
+    free(dx);
+    free(dw);
+    free(db);
+    free(zero);
+    free(col);
+    free(dcol);
 }
 
 /* The estimate of every compute step within 10% of the simulation. */
@@ -479,13 +549,13 @@ static void tutorial_layer(op_conv_shape s, uint32_t src_tiles, uint32_t seed)
 static void test_tutorial_conv1(void **state)
 {
     (void)state;
-    tutorial_layer((op_conv_shape){40, 1, 28, 28, 10, 5, 1, 0}, 40, 11);
+    tutorial_layer((op_conv_shape){40, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0}, 40, 11);
 }
 
 static void test_tutorial_conv2(void **state)
 {
     (void)state;
-    tutorial_layer((op_conv_shape){40, 10, 12, 12, 20, 5, 1, 0}, 40, 13);
+    tutorial_layer((op_conv_shape){40, 10, 12, 12, 20, 5, 1, 0, OP_W_FWD, 0}, 40, 13);
 }
 
 int main(void)
@@ -493,8 +563,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout),           cmocka_unit_test(test_plan_refusals),
         cmocka_unit_test(test_plan_is_cheapest), cmocka_unit_test(test_conv_small),
-        cmocka_unit_test(test_conv_pad_stride),  cmocka_unit_test(test_tutorial_conv1),
-        cmocka_unit_test(test_tutorial_conv2),
+        cmocka_unit_test(test_conv_pad_stride),  cmocka_unit_test(test_conv_dx),
+        cmocka_unit_test(test_tutorial_conv1),   cmocka_unit_test(test_tutorial_conv2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

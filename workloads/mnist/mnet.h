@@ -101,9 +101,11 @@ typedef struct mnet_call {
     uint64_t end_cycle; /* the device cycle at which the call's last outfeed copy ended */
 } mnet_call;
 
-/* One planned operation of a run. */
+/* One planned operation of a run: its name (its compute sets are "<name>.amp" and so on) and
+ * the pass it computes ("forward", "input gradient"). */
+#define MNET_MAX_PLANS 3
 typedef struct mnet_plan {
-    const char *name;
+    const char *name, *pass;
     uint32_t ipu;
     op_conv_shape shape;
     op_conv_part part;
@@ -119,11 +121,11 @@ typedef struct mnet_pipe_info {
                      * iterations, the last run's fewer) */
     uint32_t in_flight[4], slots[4];
     uint64_t stash_bytes[4];
-    /* mapping planned: the planned convolutions (conv1, conv2), each its IPU, shape, partition
-     * and the planner's estimate; their compute sets are named "conv1.amp" and so on
-     * (op_conv_step_name); nplans 0 with the mapping per sample */
+    /* mapping planned: the planned convolutions (conv1 and conv2 forward, in training conv2's
+     * input gradient conv2.dx), each its IPU, shape, partition and the planner's estimate;
+     * nplans 0 with the mapping per sample */
     uint32_t nplans;
-    mnet_plan plan[2];
+    mnet_plan plan[MNET_MAX_PLANS];
 } mnet_pipe_info;
 
 typedef struct mnet_hooks {

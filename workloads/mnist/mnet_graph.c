@@ -434,6 +434,8 @@ typedef struct conv_t {
     op_conv op[2];    /* conv1's and conv2's forward, planned over their IPU */
     op_act y[2];      /* y1 and y2 (a sample's output on its tile) as layouts */
     gr_prog ycopy[2]; /* the planned output to y1, y2 */
+    op_conv dx2;      /* training: conv2's input gradient, planned over B2's IPU */
+    gr_prog dx2copy;  /* its output to pool1's gradient da1 on the sample tiles */
     cplan_pack p_dy2, p_dy1;
     int split; /* B1 and B2 on different IPUs */
 } conv_t;
@@ -467,6 +469,22 @@ static void conv_op(mnet_b *b, conv_t *c, int k)
     op_ref w = {c->cw.t, pw[k], b->B, MNET_CONVP}, bias = {c->cw.t, pb[k], b->B, MNET_CONVP};
     op_conv_build(b->g, pl->name, pl->ipu, 0, s, &pl->part, &x, w, bias, &c->op[k]);
     c->ycopy[k] = op_act_copy(b->g, &c->op[k].y, &c->y[k]);
+}
+
+/* conv2's input gradient (mapping planned, training): the convolution of conv2's output
+ * gradient dy2 (a sample a tile) with conv2's weights transposed and flipped (OP_W_DX), its
+ * output copied to pool1's gradient da1 on the sample tiles. */
+static void dx_op(mnet_b *b, conv_t *c)
+{
+    const mnet_plan *pl = &b->pipe.plan[2];
+    const op_conv_shape *s = &pl->shape;
+    uint32_t xd[OP_DIMS] = {s->B, s->cin, s->h, s->w}, parts[OP_DIMS] = {s->B, 1, 1, 1};
+    op_act x = op_act_make(c->dy2.t, xd, parts);
+    uint32_t yd[OP_DIMS] = {s->B, s->cout, op_conv_ho(s), op_conv_wo(s)};
+    op_act y = op_act_make(c->da1.t, yd, parts);
+    op_ref w = {c->cw.t, P_W2, b->B, MNET_CONVP}, none = {GR_NONE, 0, 0, 0};
+    op_conv_build(b->g, pl->name, pl->ipu, 0, s, &pl->part, &x, w, none, &c->dx2);
+    c->dx2copy = op_act_copy(b->g, &c->dx2.y, &y);
 }
 
 static void conv_fwd_tensors(mnet_b *b, conv_t *c)
@@ -505,9 +523,11 @@ static void conv_tensors(mnet_b *b, conv_t *c)
     conv_fwd_tensors(b, c);
     if (!b->train)
         return;
-    c->w2db = srow(b, k2, "conv2.w.dxblocks", GR_F32, b->c2d.wts_bytes / 4);
-    c->l_w2d = pack_list(b, k2, "conv2.w.dxlist", &b->c2d.wpack);
-    c->a2d = amp_tables(b, k2, "conv2.dx", &b->c2d.amp);
+    if (!b->planned) {
+        c->w2db = srow(b, k2, "conv2.w.dxblocks", GR_F32, b->c2d.wts_bytes / 4);
+        c->l_w2d = pack_list(b, k2, "conv2.w.dxlist", &b->c2d.wpack);
+        c->a2d = amp_tables(b, k2, "conv2.dx", &b->c2d.amp);
+    }
     c->a2w = amp_tables(b, k2, "conv2.dw", &b->c2w.amp);
     c->a1w = amp_tables(b, k1, "conv1.dw", &b->c1w.amp);
     group_pack(&c->p_dy2, 20, 64, 4);
@@ -520,13 +540,16 @@ static void conv_tensors(mnet_b *b, conv_t *c)
     c->dy2 = srow(b, k2, "conv2.dy", GR_F32, 1280);
     c->dyg2 = srow(b, k2, "conv2.dy.grouped", GR_F32, b->c2w.wts_bytes / 4);
     c->dw2t = srow(b, k2, "conv2.dw.partials", GR_F32, b->c2w.out_bytes / 4);
-    c->dx2g = srow(b, k2, "conv2.dx.partials", GR_F32, b->c2d.out_bytes / 4);
+    if (!b->planned)
+        c->dx2g = srow(b, k2, "conv2.dx.partials", GR_F32, b->c2d.out_bytes / 4);
     c->da1 = srow(b, k2, "pool1.dy", GR_F32, 1440);
     c->da1a = c->split ? srow(b, k1, "pool1.dy.in", GR_F32, 1440) : c->da1;
     c->dy1 = srow(b, k1, "conv1.dy", GR_F32, 5760);
     c->dyg1 = srow(b, k1, "conv1.dy.grouped", GR_F32, b->c1w.wts_bytes / 4);
     c->dw1t = srow(b, k1, "conv1.dw.partials", GR_F32, b->c1w.out_bytes / 4);
     c->cg = conv_split(b, "conv.grads");
+    if (b->planned)
+        dx_op(b, c);
 }
 
 /* ---- the linear layers, the loss, the update tiles ---- */
@@ -1218,12 +1241,18 @@ static gr_prog bwd_b2(net *n)
         v_bias(b, k[2], g2, at(c->dy2, s), S(c->cg.t, g0 + P_B2, 20), 20, 64, 1);
         v_pack(b, k[2], g2, &c->p_dy2, at(c->l_dy2, s), at(c->dyg2, s), at(c->dy2, s));
         v_amp(b, k[3], g2, s, &c->a2w, at(c->a1b, s), at(c->dw2t, s), at(c->dyg2, s));
-        v_amp(b, k[3], g2, s, &c->a2d, at(c->dyg2, s), at(c->dx2g, s), at(c->w2db, s));
         v_ungroup(b, k[4], g2, S(c->cg.t, g0 + P_W2, 5000), at(c->dw2t, s), 20, 250, 1);
+        if (b->planned)
+            continue; /* the input gradient is the planned dx2, after these */
+        v_amp(b, k[3], g2, s, &c->a2d, at(c->dyg2, s), at(c->dx2g, s), at(c->w2db, s));
         v_ungroup(b, k[4], g2, at(c->da1, s), at(c->dx2g, s), 10, 144, 0);
     }
     for (int i = n->f.land; i < 5; i++)
         exec(b, &q, k[i]);
+    if (b->planned) {
+        add(b, &q, c->dx2.run);
+        add(b, &q, c->dx2copy);
+    }
     return seq_of(b, &q);
 }
 
@@ -1320,6 +1349,8 @@ static void weights(net *n, seq *q)
     if (b->planned) {
         add(b, q, c->op[0].prep);
         add(b, q, c->op[1].prep);
+        if (b->train)
+            add(b, q, c->dx2.prep);
     }
     gr_cs k = cs(n, "weights.layouts");
     for (uint32_t s = 0; s < b->B; s++) {
@@ -1331,7 +1362,7 @@ static void weights(net *n, seq *q)
             v_pack(b, k, g2, &b->c2f.wpack, at(c->l_w2, s), at(c->w2b, s),
                    S(c->cw.t, g0 + P_W2, 5000));
         }
-        if (b->train)
+        if (b->train && !b->planned)
             v_pack(b, k, g2, &b->c2d.wpack, at(c->l_w2d, s), at(c->w2db, s),
                    S(c->cw.t, g0 + P_W2, 5000));
     }
@@ -1601,17 +1632,28 @@ static uint32_t fc_groups(uint32_t B)
  * pass; each tile keeps MNET_PLAN_RESERVE bytes for the rest of the network's tensors. */
 static int plan_convs(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
 {
-    static const op_conv_shape s[2] = {{0, 1, 28, 28, 10, 5, 1, 0}, {0, 10, 12, 12, 20, 5, 1, 0}};
-    for (int k = 0; k < 2; k++) {
-        op_conv_shape sk = s[k];
+    /* conv1, conv2 forward; conv2's input gradient: dy2 [B][20][8][8] padded by 4, with
+     * conv2's weights transposed and flipped, no bias, into [B][10][12][12] */
+    static const struct {
+        const char *name, *pass;
+        int blk;
+        op_conv_shape s;
+    } tab[MNET_MAX_PLANS] = {
+        {"conv1", "forward", MNET_B1, {0, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0}},
+        {"conv2", "forward", MNET_B2, {0, 10, 12, 12, 20, 5, 1, 0, OP_W_FWD, 0}},
+        {"conv2.dx", "input gradient", MNET_B2, {0, 20, 8, 8, 10, 5, 1, 4, OP_W_DX, 1}},
+    };
+    uint32_t n = b->train ? 3 : 2;
+    for (uint32_t k = 0; k < n; k++) {
+        op_conv_shape sk = tab[k].s;
         sk.B = b->B;
         op_conv_ctx ctx = {tiles, b->B, b->B, b->train ? b->G : b->updates, MNET_PLAN_RESERVE};
         mnet_plan *p = &b->pipe.plan[k];
-        *p = (mnet_plan){k ? "conv2" : "conv1", b->ipu[k], sk, {{0}}, {0}};
+        *p = (mnet_plan){tab[k].name, tab[k].pass, b->ipu[tab[k].blk], sk, {{0}}, {0}};
         if (op_conv_plan(&c->m, &sk, &ctx, &p->part, &p->est, e) != ERR_OK)
             return ERR_INPUT;
     }
-    b->pipe.nplans = 2;
+    b->pipe.nplans = n;
     return ERR_OK;
 }
 

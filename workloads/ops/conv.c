@@ -101,6 +101,21 @@ static uint32_t tile_of(const op_conv_part *p, uint32_t ib, uint32_t iy, uint32_
     return (((ib * p->p[OP_PY] + iy) * p->p[OP_PX] + ix) * p->p[OP_PCO] + ico) * p->p[OP_PCI] + ici;
 }
 
+/* OP_W_DX: the AMP's blocks in the passes' order (group g, input channel ci, kernel row ky),
+ * row kx and column co of a block being v[ci][co][K-1-ky][K-1-kx] of the tile's slice
+ * [nci][nco][K][K]: the rows read backwards (a stride of -4 bytes), the columns K K floats
+ * apart. */
+static void dx_pack(cplan_pack *p, uint32_t nci, uint32_t nco, uint32_t K)
+{
+    cplan_pack_free(p);
+    cplan_pack_init(p, 8, 16, (uint32_t)-4, K * K * 4);
+    for (uint32_t g = 0; g < ceil_div_u32(nco, 16); g++)
+        for (uint32_t ci = 0; ci < nci; ci++)
+            for (uint32_t ky = 0; ky < K; ky++)
+                cplan_pack_block(p, (((ci * nco + 16 * g) * K + (K - 1 - ky)) * K + K - 1) * 4, K,
+                                 (uint32_t)min_u64(16, nco - 16 * g));
+}
+
 /* The shares, and one conv_amp plan per distinct tile shape. */
 static void shares(build *b)
 {
@@ -141,6 +156,8 @@ static void shares(build *b)
                             err e = {0};
                             if (cplan_fwd_strided(&b->plans[k], &cs, t->nb, b->st, &e) != ERR_OK)
                                 gr_fail(b->g, "%s: %s", b->name, e.msg);
+                            else if (b->s->form == OP_W_DX)
+                                dx_pack(&b->plans[k].wpack, t->nci, t->nco, b->K);
                             b->nplans++;
                         }
                         t->plan = k;
@@ -174,8 +191,7 @@ static size_t sz_wloc(const build *b, const tshare *t)
 }
 static size_t sz_bloc(const build *b, const tshare *t)
 {
-    (void)b;
-    return t->ici == 0 ? t->nco : 0;
+    return t->ici == 0 && !b->s->nobias ? t->nco : 0;
 }
 static size_t sz_none(const build *b, const tshare *t)
 {
@@ -285,7 +301,9 @@ static void patch_pieces(const build *b, const op_act *x, const cat *patch, uint
             }
 }
 
-/* Tile k's slice of w ([nco][nci][K][K]) and of the bias. */
+/* Tile k's slice of the weights and of the bias. OP_W_FWD: w [cout][cin][K][K], the slice
+ * [nco][nci][K][K]; OP_W_DX: v [cin][cout][K][K], the slice [nci][nco][K][K] as v holds it
+ * (dx_pack reads it transposed and flipped). */
 static void weight_pieces(const build *b, op_ref w, op_ref bias, const cat *wloc, const cat *bloc,
                           uint32_t k, pieces *q)
 {
@@ -295,7 +313,15 @@ static void weight_pieces(const build *b, op_ref w, op_ref bias, const cat *wloc
         w.at += k % w.copies * w.stride;
     if (bias.copies > 1)
         bias.at += k % bias.copies * bias.stride;
-    if (t->nci == b->s->cin) /* whole rows of w: one stretch */
+    if (b->s->form == OP_W_DX) {
+        if (t->nco == b->s->cout) /* whole rows of v */
+            put(q, (gr_xfer){w.t, w.at + (size_t)t->ci0 * t->nco * kk, wloc->t, wloc->at[k],
+                             t->nci * t->nco * kk});
+        else
+            for (uint32_t c = 0; c < t->nci; c++)
+                put(q, (gr_xfer){w.t, w.at + ((size_t)(t->ci0 + c) * b->s->cout + t->c0) * kk,
+                                 wloc->t, wloc->at[k] + (size_t)c * t->nco * kk, t->nco * kk});
+    } else if (t->nci == b->s->cin) /* whole rows of w: one stretch */
         put(q, (gr_xfer){w.t, w.at + (size_t)t->c0 * t->nci * kk, wloc->t, wloc->at[k],
                          t->nco * t->nci * kk});
     else
@@ -471,14 +497,16 @@ void op_conv_build(graph *g, const char *name, uint32_t ipu, uint32_t first, con
     cat gath = role(&b, "y.parts", GR_F32, sz_gath);
     gr_keep(g, patch.t); /* the 8 floats after each patch stay zero (conv_amp reads them) */
     gr_keep(g, wblk.t);  /* the weights stay laid out between preps */
-    gr_keep(g, bloc.t);
+    if (bloc.t != GR_NONE)
+        gr_keep(g, bloc.t);
     tables(&b, &wl, &ptab, &list);
     for (int k = 0; k < OP_S_N; k++)
         out->cs[k] = GR_NONE;
     out->cs[OP_S_PACK] = cs_new(&b, OP_S_PACK);
     out->cs[OP_S_AMP] = cs_new(&b, OP_S_AMP);
     out->cs[OP_S_UNGROUP] = cs_new(&b, OP_S_UNGROUP);
-    out->cs[OP_S_BIAS] = cs_new(&b, OP_S_BIAS);
+    if (!s->nobias)
+        out->cs[OP_S_BIAS] = cs_new(&b, OP_S_BIAS);
     if (pci > 1)
         out->cs[OP_S_REDUCE] = cs_new(&b, OP_S_REDUCE);
     pieces qw = {0}, qx = {0}, qr = {0};
@@ -494,7 +522,7 @@ void op_conv_build(graph *g, const char *name, uint32_t ipu, uint32_t first, con
             gr_map_region(g, b.y.t, ipu, first + k, at, at + sz_out(&b, t));
         }
         v_ungroup(&b, out->cs[OP_S_UNGROUP], k, o, &part_);
-        if (t->ici == 0)
+        if (t->ici == 0 && !s->nobias)
             v_bias(&b, out->cs[OP_S_BIAS], k, o, &bloc);
         if (pci > 1)
             reduce(&b, out->cs[OP_S_REDUCE], k, &ypart, &gath, &qr);
@@ -503,7 +531,7 @@ void op_conv_build(graph *g, const char *name, uint32_t ipu, uint32_t first, con
     gr_prog run[6] = {copy_of(g, &qx),
                       gr_execute(g, out->cs[OP_S_AMP]),
                       gr_execute(g, out->cs[OP_S_UNGROUP]),
-                      gr_execute(g, out->cs[OP_S_BIAS]),
+                      s->nobias ? GR_NONE : gr_execute(g, out->cs[OP_S_BIAS]),
                       copy_of(g, &qr),
                       pci > 1 ? gr_execute(g, out->cs[OP_S_REDUCE]) : GR_NONE};
     out->prep = seq(g, prep, 2);

@@ -233,9 +233,11 @@ static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *
             S[n++] = pack_S(b1 - b0, 8, 16, K, min_u64(16, b->nco));
     }
     st[OP_S_PACK] = workers_cycles(S, n) + m->sync_internal;
-    /* the input: a transfer a patch row (the input's blocks are whole rows) */
-    uint64_t in = b->nb * b->nci * hp * wp * 4;
-    st[OP_S_IN] = exch_cycles(m, in, tiles * in / 4, tiles * b->nb * b->nci * hp, ctx->x_tiles);
+    /* the input: a transfer a patch row that lies in the input (the input's blocks are whole
+     * rows; the padding is not sent), at most the input's rows and columns */
+    uint64_t rin = min_u64(hp, s->h), cin = min_u64(wp, s->w);
+    uint64_t in = b->nb * b->nci * rin * cin * 4;
+    st[OP_S_IN] = exch_cycles(m, in, tiles * in / 4, tiles * b->nb * b->nci * rin, ctx->x_tiles);
     /* the weights: one stretch a tile, or one an output channel when the input channels
      * are split, and the bias; cut where they cross from one sender's part of w to the next */
     uint64_t wl = b->nco * b->nci * K * K, wb = (wl + b->nco) * 4;
@@ -323,7 +325,7 @@ int op_conv_check(const op_conv_shape *s, const op_conv_part *p, err *e)
                 for (unsigned c = 0; c < z.n[OP_PCO]; c++) {
                     uint64_t rows = z.v[OP_PB][a] * z.v[OP_PCO][c];
                     uint64_t oh = z.v[OP_PY][y], ow = z.v[OP_PX][x];
-                    if (rows > 1 && oh * ow % 4) /* bias_add's rows start 16-byte aligned */
+                    if (!s->nobias && rows > 1 && oh * ow % 4) /* bias_add's 16-byte rows */
                         return err_set(e, ERR_INPUT,
                                        "convolution: blocks of %llu x %llu outputs are not whole "
                                        "16-byte rows",
@@ -359,6 +361,8 @@ int op_conv_estimate(const mach *m, const op_conv_shape *s, const op_conv_part *
                     }
     if (p->p[OP_PCI] == 1)
         e->step[OP_S_RX] = e->step[OP_S_REDUCE] = 0;
+    if (s->nobias)
+        e->step[OP_S_BIAS] = 0;
     for (int k = 0; k < OP_S_N; k++) {
         if (k == OP_S_WX || k == OP_S_PACK)
             e->prep += e->step[k];

@@ -80,7 +80,16 @@ typedef struct op_ref {
 typedef struct op_conv_shape {
     uint32_t B, cin, h, w, cout, k; /* x [B][cin][h][w], w [cout][cin][k][k] (k <= 8) */
     uint32_t stride, pad;           /* 0: stride 1; zero rows and columns on every side */
+    uint32_t form;                  /* op_wform: how the weights tensor holds w */
+    uint32_t nobias;                /* 1: no bias (its tensor is not read, its step not made) */
 } op_conv_shape;
+
+/* How the weights tensor holds w. OP_W_FWD: w[cout][cin][k][k] itself (nn.Conv2d's weight).
+ * OP_W_DX: the weight v[cin][cout][k][k] of a layer from cout to cin channels, w read as v
+ * transposed and flipped, w[co][ci][ky][kx] = v[ci][co][k-1-ky][k-1-kx]: with padding k - 1,
+ * the convolution of that layer's output gradient is its input gradient, as PopLibs computes
+ * it (a convolution with the kernel flipped and its channels swapped). */
+typedef enum op_wform { OP_W_FWD, OP_W_DX } op_wform;
 /* The output's rows and columns: (h + 2 pad - k) / stride + 1 (0 when the kernel does not
  * fit). */
 uint32_t op_conv_ho(const op_conv_shape *s);
