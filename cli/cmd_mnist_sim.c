@@ -336,9 +336,17 @@ static void report_ipus(const phase *p, double iter_cycles, uint64_t iters)
     printf("\n");
 }
 
-/* The compiled graph: its largest tile image and its summary. */
+/* The compiled graph: its largest tile image and its summary; with planned operations, the
+ * tiles each uses. */
 static void report_graph(const phase *p)
 {
+    if (p->pipe.nplans) {
+        printf("  %-22s", "planned");
+        for (uint32_t k = 0; k < p->pipe.nplans && k < MNET_MAX_PLANS; k++)
+            printf("%s %s (%s) on %u tiles of ipu %u", k ? "," : "", p->pipe.plan[k].name,
+                   p->pipe.plan[k].pass, p->pipe.plan[k].est.tiles, p->pipe.plan[k].ipu);
+        printf("\n");
+    }
     char w[48];
     printf("  %-22s peak %u B on %s (code %u, vertex state %u, data %u) of %u B SRAM; mean "
            "%.0f B over %u tiles\n",

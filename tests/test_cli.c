@@ -570,6 +570,8 @@ static void test_mnist_simulated(void **state)
     progress_lines(out, plines, sizeof plines);
     assert_string_equal(plines, lines);
     assert_non_null(strstr(out, "; convolutions planned over the IPU\n"));
+    assert_non_null(strstr(out, "\n  planned                conv1 (forward) on "));
+    assert_non_null(strstr(out, " tiles of ipu 0, conv2.dx (input gradient) on "));
     const char *pl = strstr(out, "\n  plans                  step       kind       estimated");
     assert_non_null(pl);
     assert_non_null(

@@ -11,7 +11,8 @@
  * - the same weights bit for bit on one IPU and pipelined over four IPUs (grouped) and over
  *   two (interleaved, stashing every activation): each convolution is planned over a whole
  *   IPU in every placement, so the plans and their summation order are the same;
- * - the same weights and cycles with 1 and 2 host threads. */
+ * - the same weights and cycles with 1 and 2 host threads.
+ * IPUSIM_SLOW_TESTS=0 leaves out the two-IPU placement and the threads test. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +29,14 @@
 #include "workloads/mnist/mref.h"
 
 static mdata digits;
+
+/* IPUSIM_SLOW_TESTS=0 (the sanitizer passes of .ci/run): the placements over two IPUs and the
+ * second host thread count are left out. */
+static int slow_tests(void)
+{
+    const char *s = getenv("IPUSIM_SLOW_TESTS");
+    return !(s && strcmp(s, "0") == 0);
+}
 
 static int setup(void **state)
 {
@@ -207,21 +216,24 @@ static void test_placements(void **state)
                       cfg_of(two, 1, PIPE_INTERLEAVED, 0, 2)};
     float *w[3];
     run r[3];
-    for (int k = 0; k < 3; k++)
+    int n = slow_tests() ? 3 : 2;
+    for (int k = 0; k < n; k++)
         w[k] = train(&cs[k], &r[k]);
-    for (int k = 1; k < 3; k++) {
+    for (int k = 1; k < n; k++) {
         assert_memory_equal(w[k], w[0], sizeof(float) * MREF_NPARAMS);
         assert_true(r[k].loss == r[0].loss);
         assert_memory_equal(&r[k].info.plan[1].part, &r[0].info.plan[1].part,
                             sizeof r[0].info.plan[1].part);
     }
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < n; k++)
         free(w[k]);
 }
 
 static void test_threads(void **state)
 {
     (void)state;
+    if (!slow_tests())
+        skip();
     float *w[2];
     run r[2];
     for (unsigned t = 0; t < 2; t++) {

@@ -488,23 +488,59 @@ static void ptab_drop(ptab *P, int keep_progs)
     memset(P, 0, sizeof *P);
 }
 
-/* Every used tile's text, in tile order, deduplicated into P (x->which filled): ERR_OK, or
- * the error of the first tile whose text fails (in L->e), with the texts before it in P. */
-static int texts_all(lower *L, gr_prog main, ptab *P)
+/* One tile's text (a pool job's item: each tile's text is its own; a copy of the lowering
+ * state with an error of the tile's own, so that threads share nothing they write). */
+typedef struct text_job {
+    const lower *L;
+    gr_prog main;
+    char **text;
+    err *errs;
+} text_job;
+
+static void text_one(void *ctx, size_t x)
 {
-    for (L->rep = 0; L->rep < L->g->replicas; L->rep++)
+    text_job *j = ctx;
+    lower Lx = *j->L;
+    Lx.e = &j->errs[x];
+    j->text[x] = Lx.tb[x].used ? tile_text(&Lx, (uint32_t)x, j->main) : NULL;
+}
+
+/* Every used tile's text, made on the threads of `threads` (NULL: this one), then
+ * deduplicated into P in tile order (x->which filled): ERR_OK, or the error of the first tile
+ * in tile order whose text fails (in L->e), with the texts before it in P. */
+static int texts_all(lower *L, gr_prog main, ptab *P, pool *threads)
+{
+    char **text = xcalloc(L->total, sizeof *text);
+    err *errs = xcalloc(L->total, sizeof *errs);
+    int rc = ERR_OK;
+    for (L->rep = 0; L->rep < L->g->replicas && rc == ERR_OK; L->rep++) {
+        text_job j = {L, main, text, errs};
+        if (threads)
+            pool_run(threads, L->total, text_one, &j);
+        else
+            for (uint32_t x = 0; x < L->total; x++)
+                text_one(&j, x);
         for (uint32_t x = 0; x < L->total; x++) {
             int32_t *w = &L->x->which[(size_t)L->rep * L->total + x];
             *w = -1;
             if (!L->tb[x].used)
                 continue;
-            char *text = tile_text(L, x, main);
-            if (!text)
-                return ERR_INPUT;
-            *w = intern(P, text, L->rep * L->total + x);
+            if (rc == ERR_OK && !text[x]) {
+                if (L->e)
+                    *L->e = errs[x];
+                rc = ERR_INPUT;
+            }
+            if (rc != ERR_OK) {
+                free(text[x]);
+                continue;
+            }
+            *w = intern(P, text[x], L->rep * L->total + x);
         }
+    }
     L->rep = 0;
-    return ERR_OK;
+    free(text);
+    free(errs);
+    return rc;
 }
 
 /* One pass: the texts (texts_all), then the distinct ones assembled on the threads of
@@ -513,7 +549,7 @@ static int texts_all(lower *L, gr_prog main, ptab *P)
  * tile after every assembled one. */
 static int assemble_all(lower *L, gr_prog main, ptab *P, pool *threads)
 {
-    int rc = texts_all(L, main, P);
+    int rc = texts_all(L, main, P, threads);
     if (threads)
         pool_run(threads, P->n, assemble_one, P);
     else
