@@ -195,7 +195,8 @@ static unsigned part_sizes(uint32_t n, uint32_t p, uint32_t g, uint64_t v[3])
 static uint64_t exch_cycles(const mach *m, uint64_t recv, uint64_t words, uint64_t sends,
                             uint64_t senders)
 {
-    uint64_t busy = max_u64((recv + 3) / 4, (words + XCOMP_SETUP * sends) / max_u64(senders, 1));
+    uint64_t n = max_u64(senders, 1), per = max_u64(words, XCOMP_SETUP * sends) / n;
+    uint64_t busy = max_u64((recv + 3) / 4, per + XCOMP_SETUP);
     uint64_t hop = m->xchg_base + m->xchg_turn + m->xchg_per_column * 4;
     return XCOMP_PROLOGUE + busy + hop + 6 + m->sync_internal;
 }
@@ -233,11 +234,11 @@ static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *
             S[n++] = pack_S(b1 - b0, 8, 16, K, min_u64(16, b->nco));
     }
     st[OP_S_PACK] = workers_cycles(S, n) + m->sync_internal;
-    /* the input: a transfer a patch row that lies in the input (the input's blocks are whole
-     * rows; the padding is not sent), at most the input's rows and columns */
+    /* the input, its receivers: the patch's rows and columns that lie in the input (the
+     * padding is not sent), at most the input's (op_conv_estimate adds the senders' side) */
     uint64_t rin = min_u64(hp, s->h), cin = min_u64(wp, s->w);
     uint64_t in = b->nb * b->nci * rin * cin * 4;
-    st[OP_S_IN] = exch_cycles(m, in, tiles * in / 4, tiles * b->nb * b->nci * rin, ctx->x_tiles);
+    st[OP_S_IN] = exch_cycles(m, in, 0, 0, 1);
     /* the weights: one stretch a tile, or one an output channel when the input channels
      * are split, and the bias; cut where they cross from one sender's part of w to the next */
     uint64_t wl = b->nco * b->nci * K * K, wb = (wl + b->nco) * 4;
@@ -334,6 +335,41 @@ int op_conv_check(const op_conv_shape *s, const op_conv_part *p, err *e)
     return ERR_OK;
 }
 
+/* The input rows (or columns) the parts of an output dimension of n read that lie in the
+ * input of size in: part i's outputs [lo, hi) read rows lo stride - pad .. (hi - 1) stride -
+ * pad + K - 1. */
+static uint64_t rows_read(const op_conv_shape *s, uint32_t n, uint32_t parts, uint32_t in)
+{
+    op_act a;
+    memset(&a, 0, sizeof a);
+    a.dim[0] = n;
+    a.part[0] = parts;
+    a.grain[0] = 1;
+    int64_t st = s->stride ? s->stride : 1, sum = 0;
+    for (uint32_t i = 0; i < parts; i++) {
+        int64_t lo = op_lo(&a, 0, i), hi = op_lo(&a, 0, i + 1);
+        if (hi == lo)
+            continue;
+        int64_t r0 = lo * st - s->pad, r1 = (hi - 1) * st - s->pad + s->k;
+        r0 = r0 < 0 ? 0 : r0;
+        r1 = r1 > in ? in : r1;
+        sum += r1 > r0 ? r1 - r0 : 0;
+    }
+    return (uint64_t)sum;
+}
+
+/* The input exchange's senders: the input's tiles share every patch's rows that lie in the
+ * input, a transfer a row (the input's blocks are whole rows): over all the tiles, pco B Cin
+ * x the rows read x the columns read words, in pco B Cin x the rows read transfers. */
+static uint64_t in_senders(const mach *m, const op_conv_shape *s, const op_conv_part *p,
+                           const op_conv_ctx *ctx)
+{
+    uint64_t ry = rows_read(s, op_conv_ho(s), p->p[OP_PY], s->h);
+    uint64_t cx = rows_read(s, op_conv_wo(s), p->p[OP_PX], s->w);
+    uint64_t each = (uint64_t)p->p[OP_PCO] * s->B * s->cin;
+    return exch_cycles(m, 0, each * ry * cx, each * ry, ctx->x_tiles);
+}
+
 int op_conv_estimate(const mach *m, const op_conv_shape *s, const op_conv_part *p,
                      const op_conv_ctx *ctx, op_conv_est *e, err *er)
 {
@@ -359,6 +395,7 @@ int op_conv_estimate(const mach *m, const op_conv_shape *s, const op_conv_part *
                         k.go = ceil_div_u32((uint32_t)k.nco, 16);
                         blk_cost(m, s, p, ctx, tiles, &k, e);
                     }
+    e->step[OP_S_IN] = max_u64(e->step[OP_S_IN], in_senders(m, s, p, ctx));
     if (p->p[OP_PCI] == 1)
         e->step[OP_S_RX] = e->step[OP_S_REDUCE] = 0;
     if (s->nobias)
