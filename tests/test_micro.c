@@ -28,18 +28,12 @@
 static char bin[4096];
 static char tmpdir[64];
 
-static int slow_tests(void)
-{
-    const char *s = getenv("IPUSIM_SLOW_TESTS");
-    return !(s && strcmp(s, "0") == 0);
-}
-
 static void load(mach *m, const char *name)
 {
     err e;
     err_clear(&e);
     assert_int_equal(mach_builtin(m, name, &e), ERR_OK);
-    if (!slow_tests())
+    if (!tu_slow_tests())
         m->tiles_per_ipu = 128;
 }
 

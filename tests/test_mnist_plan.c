@@ -30,14 +30,6 @@
 
 static mdata digits;
 
-/* IPUSIM_SLOW_TESTS=0 (the sanitizer passes of .ci/run): the placements over two IPUs and the
- * second host thread count are left out. */
-static int slow_tests(void)
-{
-    const char *s = getenv("IPUSIM_SLOW_TESTS");
-    return !(s && strcmp(s, "0") == 0);
-}
-
 static int setup(void **state)
 {
     (void)state;
@@ -216,7 +208,7 @@ static void test_placements(void **state)
                       cfg_of(two, 1, PIPE_INTERLEAVED, 0, 2)};
     float *w[3];
     run r[3];
-    int n = slow_tests() ? 3 : 2;
+    int n = tu_slow_tests() ? 3 : 2;
     for (int k = 0; k < n; k++)
         w[k] = train(&cs[k], &r[k]);
     for (int k = 1; k < n; k++) {
@@ -232,7 +224,7 @@ static void test_placements(void **state)
 static void test_threads(void **state)
 {
     (void)state;
-    if (!slow_tests())
+    if (!tu_slow_tests())
         skip();
     float *w[2];
     run r[2];

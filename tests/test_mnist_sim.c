@@ -46,12 +46,6 @@
 
 static mdata digits;
 
-static int slow_tests(void)
-{
-    const char *s = getenv("IPUSIM_SLOW_TESTS");
-    return !(s && strcmp(s, "0") == 0);
-}
-
 static int setup(void **state)
 {
     (void)state;
@@ -572,7 +566,7 @@ static void test_too_big(void **state)
 static void test_three_epochs(void **state)
 {
     (void)state;
-    if (!slow_tests())
+    if (!tu_slow_tests())
         skip();
     mnet_cfg c = cfg_of(3, 10, 0);
     rec sim, ref;

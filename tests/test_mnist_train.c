@@ -24,12 +24,6 @@
 
 static mdata digits;
 
-static int slow_tests(void)
-{
-    const char *s = getenv("IPUSIM_SLOW_TESTS");
-    return !(s && strcmp(s, "0") == 0);
-}
-
 static int setup(void **state)
 {
     (void)state;
@@ -108,7 +102,7 @@ static void test_loss_falls(void **state)
     cfg.batch = 10;
     cfg.grad_accum = 2;
     cfg.device_iters = 5; /* 100 images per call */
-    mdata_split s = first(slow_tests() ? 2000 : 800);
+    mdata_split s = first(tu_slow_tests() ? 2000 : 800);
     mref_net *n = mref_create(cfg.batch, &e);
     mref_init(n, cfg.seed);
     calllog l = {0};
@@ -253,7 +247,7 @@ static void test_bad_configs(void **state)
 static void test_tutorial_three_epochs(void **state)
 {
     (void)state;
-    if (!slow_tests())
+    if (!tu_slow_tests())
         skip();
     err e;
     err_clear(&e);

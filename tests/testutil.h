@@ -21,6 +21,14 @@
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/idx.h"
 
+/* 0 when IPUSIM_SLOW_TESTS=0 (the sanitizer passes of .ci/run): a suite then leaves out its
+ * slowest cases; 1 otherwise. */
+static inline int tu_slow_tests(void)
+{
+    const char *s = getenv("IPUSIM_SLOW_TESTS");
+    return !(s && strcmp(s, "0") == 0);
+}
+
 /* The mnist-digits dataset ($IPUSIM_DATA/mnist-digits, else data/mnist-digits) into d: 0, or
  * -1 after one line on stderr naming `who` and `make data` (make test runs it first). */
 static inline int tu_load_digits(mdata *d, const char *who)
