@@ -129,6 +129,30 @@ static void test_plan_refusals(void **state)
     assert_non_null(strstr(e.msg, "no partition over 4 tiles fits 65536 bytes"));
 }
 
+/* Tile memory shapes the plan: with a tile's memory less than the fastest plan needs, the
+ * planner takes the cheapest plan that fits, which costs more cycles and needs less memory;
+ * with too little for any, one line says how much the smallest needs. */
+static void test_plan_memory(void **state)
+{
+    (void)state;
+    mach m = mk2(64);
+    op_conv_shape s = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0};
+    op_conv_ctx ctx = {64, 8, 8, 10, 0};
+    op_conv_part fast, fit;
+    op_conv_est ef, es;
+    err e;
+    err_clear(&e);
+    assert_int_equal(op_conv_plan(&m, &s, &ctx, &fast, &ef, &e), ERR_OK);
+    m.sram_bytes = ef.bytes - 1; /* the fastest plan no longer fits */
+    assert_int_equal(op_conv_plan(&m, &s, &ctx, &fit, &es, &e), ERR_OK);
+    assert_true(memcmp(&fit, &fast, sizeof fit) != 0);
+    assert_true(es.bytes <= m.sram_bytes);
+    assert_true(es.cost >= ef.cost);
+    m.sram_bytes = 1024;
+    assert_int_equal(op_conv_plan(&m, &s, &ctx, &fit, &es, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "fits 1024 bytes a tile (the smallest needs "));
+}
+
 /* The plan is the cheapest valid partition within the tiles: every partition of at most 16
  * tiles of a small layer estimated and compared. */
 static void test_plan_is_cheapest(void **state)
@@ -564,7 +588,8 @@ int main(void)
         cmocka_unit_test(test_layout),           cmocka_unit_test(test_plan_refusals),
         cmocka_unit_test(test_plan_is_cheapest), cmocka_unit_test(test_conv_small),
         cmocka_unit_test(test_conv_pad_stride),  cmocka_unit_test(test_conv_dx),
-        cmocka_unit_test(test_tutorial_conv1),   cmocka_unit_test(test_tutorial_conv2),
+        cmocka_unit_test(test_plan_memory),      cmocka_unit_test(test_tutorial_conv1),
+        cmocka_unit_test(test_tutorial_conv2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
