@@ -374,6 +374,10 @@ static void test_mnist_option_errors(void **state)
         {"--reference --offload-optimiser", "ipusim mnist: --offload-optimiser is an option of "
                                             "the simulated run; --reference does not take it\n"},
         {"--set bogus=1", "ipusim mnist: --set bogus=1: unknown machine parameter 'bogus'\n"},
+        {"--mapping foo", "ipusim mnist: --mapping foo: expected sample or planned\n"},
+        {"--mapping", "ipusim mnist: --mapping needs a value\n"},
+        {"--reference --plan", "ipusim mnist: --plan is an option of the simulated run; "
+                               "--reference does not take it\n"},
     };
     setenv("IPUSIM_DATA", tmpdir, 1);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
