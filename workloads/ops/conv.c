@@ -193,12 +193,6 @@ static size_t sz_bloc(const build *b, const tshare *t)
 {
     return t->ici == 0 && !b->s->nobias ? t->nco : 0;
 }
-static size_t sz_none(const build *b, const tshare *t)
-{
-    (void)b;
-    (void)t;
-    return 0;
-}
 static size_t sz_wblk(const build *b, const tshare *t)
 {
     return plan_of(b, t)->wts_bytes / 4;
@@ -224,6 +218,12 @@ static size_t sz_list(const build *b, const tshare *t)
 {
     return 3 * (size_t)plan_of(b, t)->wpack.nblocks;
 }
+/* The tile's partial output block, with the input channels split (else it writes y). */
+static size_t sz_ypart(const build *b, const tshare *t)
+{
+    return b->p->p[OP_PCI] > 1 ? sz_out(b, t) : 0;
+}
+
 /* The gathered parts of a tile's chunk: pci rows of the largest chunk, whole pairs. */
 static size_t gath_stride(const build *b, const tshare *t)
 {
@@ -467,6 +467,66 @@ static gr_prog seq(graph *g, const gr_prog *p, size_t n)
     return gr_seq(g, q, m);
 }
 
+/* The per-tile tensors of a plan, one each role (cat_new), in one table. */
+enum { R_PATCH, R_W, R_BIAS, R_WBLK, R_PART, R_WL, R_PTAB, R_LIST, R_YPART, R_GATH, R_N };
+
+static void make_roles(build *b, cat *r)
+{
+    static const struct {
+        const char *name;
+        gr_type ty;
+        size_fn f;
+    } tab[R_N] = {
+        [R_PATCH] = {"patch", GR_F32, sz_patch},  [R_W] = {"w", GR_F32, sz_wloc},
+        [R_BIAS] = {"bias", GR_F32, sz_bloc},     [R_WBLK] = {"w.blocks", GR_F32, sz_wblk},
+        [R_PART] = {"partials", GR_F32, sz_part}, [R_WL] = {"wl", GR_I32, sz_wl},
+        [R_PTAB] = {"ptab", GR_I32, sz_ptab},     [R_LIST] = {"w.list", GR_I32, sz_list},
+        [R_YPART] = {"y.part", GR_F32, sz_ypart}, [R_GATH] = {"y.parts", GR_F32, sz_gath},
+    };
+    for (int k = 0; k < R_N; k++)
+        r[k] = role(b, tab[k].name, tab[k].ty, tab[k].f);
+    gr_keep(b->g, r[R_PATCH].t); /* the padding and the 8 floats after each patch stay zero */
+    gr_keep(b->g, r[R_WBLK].t);  /* the weights stay laid out between preps */
+    if (r[R_BIAS].t != GR_NONE)
+        gr_keep(b->g, r[R_BIAS].t);
+    tables(b, &r[R_WL], &r[R_PTAB], &r[R_LIST]);
+}
+
+/* The plan's compute sets (GR_NONE for the steps it does not make). */
+static void make_sets(build *b, op_conv *out)
+{
+    for (int k = 0; k < OP_S_N; k++) {
+        int absent = (k == OP_S_BIAS && b->s->nobias) || (k == OP_S_REDUCE && b->p->p[OP_PCI] == 1);
+        out->cs[k] = op_conv_step_compute(k) && !absent ? cs_new(b, k) : GR_NONE;
+    }
+}
+
+/* Tile k's share: the pieces of the three Copies and its vertices. */
+static void tile_build(build *b, const cat *r, const op_conv *out, uint32_t k, op_ref w,
+                       op_ref bias, const op_act *x, pieces q[3])
+{
+    const tshare *t = &b->sh[k];
+    weight_pieces(b, w, bias, &r[R_W], &r[R_BIAS], k, &q[0]);
+    patch_pieces(b, x, &r[R_PATCH], k, &q[1]);
+    v_pack(b, out->cs[OP_S_PACK], k, &r[R_WBLK], &r[R_W], &r[R_LIST]);
+    v_amp(b, out->cs[OP_S_AMP], k, &r[R_PATCH], &r[R_PART], &r[R_WBLK], &r[R_WL], &r[R_PTAB]);
+    outb o = out_of(b, &r[R_YPART], k);
+    if (b->p->p[OP_PCI] == 1) {
+        size_t at = op_block_at(&b->y, t->yidx);
+        gr_map_region(b->g, b->y.t, b->ipu, b->first + k, at, at + sz_out(b, t));
+    }
+    v_ungroup(b, out->cs[OP_S_UNGROUP], k, o, &r[R_PART]);
+    if (t->ici == 0 && out->cs[OP_S_BIAS] != GR_NONE)
+        v_bias(b, out->cs[OP_S_BIAS], k, o, &r[R_BIAS]);
+    if (out->cs[OP_S_REDUCE] != GR_NONE)
+        reduce(b, out->cs[OP_S_REDUCE], k, &r[R_YPART], &r[R_GATH], &q[2]);
+}
+
+static gr_prog exec_of(graph *g, gr_cs cs)
+{
+    return cs == GR_NONE ? GR_NONE : gr_execute(g, cs);
+}
+
 void op_conv_build(graph *g, const char *name, uint32_t ipu, uint32_t first, const op_conv_shape *s,
                    const op_conv_part *p, const op_act *x, op_ref w, op_ref bias, op_conv *out)
 {
@@ -488,58 +548,24 @@ void op_conv_build(graph *g, const char *name, uint32_t ipu, uint32_t first, con
     b.y = op_act_make(gr_tensor_new(g, nm, GR_F32, OP_DIMS, dim), dim, part);
     b.y.grain[OP_C] = 16;
     shares(&b);
-    uint32_t pci = p->p[OP_PCI];
-    cat patch = role(&b, "patch", GR_F32, sz_patch), wloc = role(&b, "w", GR_F32, sz_wloc);
-    cat bloc = role(&b, "bias", GR_F32, sz_bloc), wblk = role(&b, "w.blocks", GR_F32, sz_wblk);
-    cat part_ = role(&b, "partials", GR_F32, sz_part), wl = role(&b, "wl", GR_I32, sz_wl);
-    cat ptab = role(&b, "ptab", GR_I32, sz_ptab), list = role(&b, "w.list", GR_I32, sz_list);
-    cat ypart = role(&b, "y.part", GR_F32, pci > 1 ? sz_out : sz_none);
-    cat gath = role(&b, "y.parts", GR_F32, sz_gath);
-    gr_keep(g, patch.t); /* the 8 floats after each patch stay zero (conv_amp reads them) */
-    gr_keep(g, wblk.t);  /* the weights stay laid out between preps */
-    if (bloc.t != GR_NONE)
-        gr_keep(g, bloc.t);
-    tables(&b, &wl, &ptab, &list);
-    for (int k = 0; k < OP_S_N; k++)
-        out->cs[k] = GR_NONE;
-    out->cs[OP_S_PACK] = cs_new(&b, OP_S_PACK);
-    out->cs[OP_S_AMP] = cs_new(&b, OP_S_AMP);
-    out->cs[OP_S_UNGROUP] = cs_new(&b, OP_S_UNGROUP);
-    if (!s->nobias)
-        out->cs[OP_S_BIAS] = cs_new(&b, OP_S_BIAS);
-    if (pci > 1)
-        out->cs[OP_S_REDUCE] = cs_new(&b, OP_S_REDUCE);
-    pieces qw = {0}, qx = {0}, qr = {0};
-    for (uint32_t k = 0; k < b.tiles; k++) {
-        const tshare *t = &b.sh[k];
-        weight_pieces(&b, w, bias, &wloc, &bloc, k, &qw);
-        patch_pieces(&b, x, &patch, k, &qx);
-        v_pack(&b, out->cs[OP_S_PACK], k, &wblk, &wloc, &list);
-        v_amp(&b, out->cs[OP_S_AMP], k, &patch, &part_, &wblk, &wl, &ptab);
-        outb o = out_of(&b, &ypart, k);
-        if (pci == 1) {
-            size_t at = op_block_at(&b.y, t->yidx);
-            gr_map_region(g, b.y.t, ipu, first + k, at, at + sz_out(&b, t));
-        }
-        v_ungroup(&b, out->cs[OP_S_UNGROUP], k, o, &part_);
-        if (t->ici == 0 && !s->nobias)
-            v_bias(&b, out->cs[OP_S_BIAS], k, o, &bloc);
-        if (pci > 1)
-            reduce(&b, out->cs[OP_S_REDUCE], k, &ypart, &gath, &qr);
-    }
-    gr_prog prep[2] = {copy_of(g, &qw), gr_execute(g, out->cs[OP_S_PACK])};
-    gr_prog run[6] = {copy_of(g, &qx),
-                      gr_execute(g, out->cs[OP_S_AMP]),
-                      gr_execute(g, out->cs[OP_S_UNGROUP]),
-                      s->nobias ? GR_NONE : gr_execute(g, out->cs[OP_S_BIAS]),
-                      copy_of(g, &qr),
-                      pci > 1 ? gr_execute(g, out->cs[OP_S_REDUCE]) : GR_NONE};
+    cat r[R_N];
+    make_roles(&b, r);
+    make_sets(&b, out);
+    pieces q[3] = {{0}, {0}, {0}}; /* the weights, the input, the partial sums */
+    for (uint32_t k = 0; k < b.tiles; k++)
+        tile_build(&b, r, out, k, w, bias, x, q);
+    gr_prog prep[2] = {copy_of(g, &q[0]), exec_of(g, out->cs[OP_S_PACK])};
+    gr_prog run[6] = {copy_of(g, &q[1]),
+                      exec_of(g, out->cs[OP_S_AMP]),
+                      exec_of(g, out->cs[OP_S_UNGROUP]),
+                      exec_of(g, out->cs[OP_S_BIAS]),
+                      copy_of(g, &q[2]),
+                      exec_of(g, out->cs[OP_S_REDUCE])};
     out->prep = seq(g, prep, 2);
     out->run = seq(g, run, 6);
     out->y = b.y;
-    cat *all[] = {&patch, &wloc, &bloc, &wblk, &part_, &wl, &ptab, &list, &ypart, &gath};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        cat_free(all[i]);
+    for (int k = 0; k < R_N; k++)
+        cat_free(&r[k]);
     for (uint32_t k = 0; k < b.nplans; k++)
         cplan_free(&b.plans[k]);
     free(b.plans);
