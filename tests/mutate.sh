@@ -121,7 +121,7 @@ MUTATIONS=(
     "global copy rounds ignore busy receivers"
     workloads/graph/graph_copy.c 's/        if (d->r\[b\].end - de < len)/        if (0)/'
     "copy piece runs past a destination region"
-    workloads/graph/graph_copy.c 's/    txt_printf(code, "        sync    internal\\n");/    txt_printf(code, "        sync    internal\\n        sync    internal\\n");/'
+    workloads/graph/graph_copy.c 's/    txt_printf(code, "        sync    %s\\n", zone);/    txt_printf(code, "        sync    %s\\n        sync    %s\\n", zone, zone);/'
     "copy phase syncs twice"
     workloads/graph/graph.c 's/^        if (o) {$/        if (0) {/'
     "copy pieces may write one element twice"
@@ -131,14 +131,22 @@ MUTATIONS=(
     "a field at a region's start takes the previous region's end"
     workloads/graph/graph_lower.c 's/    if (early_fit(L) != ERR_OK || plan_copies(L) != ERR_OK)/    if ((0 \&\& early_fit(L) != ERR_OK) || plan_copies(L) != ERR_OK)/'
     "a far too big tile reaches the assembler"
-    workloads/graph/graph_lower.c 's/for (uint32_t k = 0; k < w->x->copy_syncs\[id\]; k++)/for (uint32_t k = 0; k + 1 < w->x->copy_syncs[id]; k++)/'
+    workloads/graph/graph_lower.c 's/for (uint32_t k = 0; k < w->x->rounds\[id\]; k++)/for (uint32_t k = 0; k + 1 < w->x->rounds[id]; k++)/'
     "a copy's steps one short"
     hw/engine.c 's/if (i == g->sync_ipu \&\& g->sync_n < g->sync_cap)/if (i != g->sync_ipu \&\& g->sync_n < g->sync_cap)/'
     "sync log records the other IPUs"
     workloads/codelets/norm_u8.s 's/andi    r8, r8, 255/andi    r8, r8, 127/'
     "norm_u8 drops a pixel's top bit"
-    workloads/mnist/mnet_graph.c 's/add(b, q, cross(b, c->a1, c->a1b, 1440));/add(b, q, cross(b, c->a1, c->a1b, 1436));/'
+    workloads/mnist/mnet_graph.c 's/c->a1b.t, (size_t)s \* c->a1b.per, 1440});/c->a1b.t, (size_t)s * c->a1b.per, 1436});/'
     "sharded pool1 output crosses short"
+    workloads/ops/conv.c 's/ypart->at\[k0 + i\] + a0/ypart->at[k0 + pci - 1 - i] + a0/'
+    "planned convolution reduces its ci parts in reverse"
+    workloads/ops/conv.c 's/\* K + (K - 1 - ky)) \* K + K - 1) \* 4, K,/* K + ky) * K + K - 1) * 4, K,/'
+    "input-gradient weights not flipped by rows"
+    workloads/ops/conv_cost.c 's/                        if (est.bytes > limit)$/                        if (0)/'
+    "planner ignores the tile SRAM"
+    workloads/mnist/mnet_pipe.c 's/^        if (i + 1 < c->N)$/        if (i + 1 < c->N \&\& s->on[i] \& (1u << PIPE_FWD | 1u << PIPE_FUSED))/'
+    "pipeline copies only what a step produced (not PopART's every cycle)"
     fabric/xchg.c 's/^            cycle_at_or_after(clk, link_route_latency(/            sim_clock_cycles(clk, link_route_latency(/'
     "link latency rounded down a cycle"
     workloads/micro/micro_coll.c 's/chunk(a, p, (int32_t)st));/chunk(a, p, (int32_t)st + 1));/'

@@ -46,12 +46,6 @@ static gr_field R(sl s, size_t off, size_t len)
     return gr_region(s.t, s.at + off, s.at + off + len);
 }
 
-/* Start of part v of n elements in nv parts of whole grains. */
-static size_t cut(size_t n, unsigned v, unsigned nv, size_t grain)
-{
-    return v >= nv ? n : n / grain * v / nv * grain;
-}
-
 static uint32_t ceil8(uint32_t n)
 {
     return ceil_div_u32(n, 8);
@@ -128,7 +122,7 @@ static void v_reduce(mnet_b *b, gr_cs cs, uint32_t tile, sl out, sl parts, uint3
                      uint32_t stride, float k)
 {
     for (unsigned v = 0; v < NW; v++) {
-        size_t a = cut(n, v, NW, 2), z = cut(n, v + 1, NW, 2);
+        size_t a = op_split(n, v, NW, 2), z = op_split(n, v + 1, NW, 2);
         if (z == a)
             continue;
         gr_field f[6] = {R(out, a, z - a),     R(parts, a, (size_t)(P - 1) * stride + (z - a)),
@@ -162,7 +156,7 @@ static void v_pack(mnet_b *b, gr_cs cs, uint32_t tile, const cplan_pack *p, sl l
 static void v_zero(mnet_b *b, gr_cs cs, uint32_t tile, sl dst, sl zl)
 {
     for (unsigned v = 0; v < NW; v++) {
-        size_t a = cut(dst.n, v, NW, 1), z = cut(dst.n, v + 1, NW, 1);
+        size_t a = op_split(dst.n, v, NW, 1), z = op_split(dst.n, v + 1, NW, 1);
         if (z == a)
             continue;
         gr_field f[8] = {R(dst, a, z - a),     U(0), U(1), R(zl, 0, 3), U(1),
@@ -213,7 +207,7 @@ static void v_pool_fwd(mnet_b *b, gr_cs cs, uint32_t tile, sl in, sl out, sl arg
                        uint32_t w)
 {
     for (unsigned v = 0; v < NW; v++) {
-        size_t r0 = cut(Rr, v, NW, 1), r1 = cut(Rr, v + 1, NW, 1), h = w / 2;
+        size_t r0 = op_split(Rr, v, NW, 1), r1 = op_split(Rr, v + 1, NW, 1), h = w / 2;
         gr_field f[5] = {R(in, 2 * r0 * w, 2 * (r1 - r0) * w), R(out, r0 * h, (r1 - r0) * h),
                          R(arg, r0 * h, (r1 - r0) * h), U((uint32_t)(r1 - r0)), U(w)};
         vtx(b, cs, "maxpool_relu_fwd", 0, tile, f, 5);
@@ -224,7 +218,7 @@ static void v_pool_bwd(mnet_b *b, gr_cs cs, uint32_t tile, sl dout, sl out, sl a
                        uint32_t Rr, uint32_t w)
 {
     for (unsigned v = 0; v < NW; v++) {
-        size_t r0 = cut(Rr, v, NW, 1), r1 = cut(Rr, v + 1, NW, 1), h = w / 2;
+        size_t r0 = op_split(Rr, v, NW, 1), r1 = op_split(Rr, v + 1, NW, 1), h = w / 2;
         gr_field f[6] = {R(dout, r0 * h, (r1 - r0) * h), R(out, r0 * h, (r1 - r0) * h),
                          R(arg, r0 * h, (r1 - r0) * h),  R(din, 2 * r0 * w, 2 * (r1 - r0) * w),
                          U((uint32_t)(r1 - r0)),         U(w)};
@@ -236,7 +230,7 @@ static void v_pool_bwd(mnet_b *b, gr_cs cs, uint32_t tile, sl dout, sl out, sl a
 static void v_relu(mnet_b *b, gr_cs cs, uint32_t tile, sl out, sl dy, int bwd)
 {
     for (unsigned v = 0; v < NW; v++) {
-        size_t a = cut(out.n, v, NW, 4), z = cut(out.n, v + 1, NW, 4);
+        size_t a = op_split(out.n, v, NW, 4), z = op_split(out.n, v + 1, NW, 4);
         if (z == a)
             continue;
         if (bwd) {
@@ -264,7 +258,7 @@ static void v_rows_chunks(mnet_b *b, gr_cs cs, uint32_t tile, sl src, sl dst, ui
                           uint32_t K, uint32_t M)
 {
     for (unsigned v = 0; v < NW; v++) {
-        size_t m0 = cut(nrows, v, NW, 1), m1 = cut(nrows, v + 1, NW, 1);
+        size_t m0 = op_split(nrows, v, NW, 1), m1 = op_split(nrows, v + 1, NW, 1);
         if (m1 == m0)
             continue;
         gr_field f[5] = {R(src, m0 * K, (m1 - m0) * K), R(dst, m0 * 8, dst.n - m0 * 8),
@@ -278,7 +272,7 @@ static void v_cols_chunks(mnet_b *b, gr_cs cs, uint32_t tile, sl src, sl dst, ui
                           uint32_t K, uint32_t L, uint32_t M)
 {
     for (unsigned v = 0; v < NW; v++) {
-        size_t m0 = cut(ncols, v, NW, 1), m1 = cut(ncols, v + 1, NW, 1);
+        size_t m0 = op_split(ncols, v, NW, 1), m1 = op_split(ncols, v + 1, NW, 1);
         if (m1 == m0)
             continue;
         gr_field f[6] = {R(src, m0, src.n - m0),
@@ -296,7 +290,7 @@ static void v_rows_blocks(mnet_b *b, gr_cs cs, uint32_t tile, sl src, sl dst, ui
                           uint32_t N, uint32_t kc)
 {
     for (unsigned v = 0; v < NW; v++) {
-        size_t k0 = cut(K, v, NW, 1), k1 = cut(K, v + 1, NW, 1);
+        size_t k0 = op_split(K, v, NW, 1), k1 = op_split(K, v + 1, NW, 1);
         uint32_t zrows = v == NW - 1 ? 8 * kc - K : 0;
         if (k1 == k0 && !zrows)
             continue;
@@ -316,7 +310,7 @@ static void v_cols_blocks(mnet_b *b, gr_cs cs, uint32_t tile, sl src, sl dst, ui
                           uint32_t K, uint32_t nq)
 {
     for (unsigned v = 0; v < NW; v++) {
-        size_t n0 = cut(N, v, NW, 1), n1 = cut(N, v + 1, NW, 1);
+        size_t n0 = op_split(N, v, NW, 1), n1 = op_split(N, v + 1, NW, 1);
         uint32_t zcols = v == NW - 1 ? 16 * nq - N : 0;
         if (n1 == n0 && !zcols)
             continue;
@@ -335,7 +329,7 @@ static void v_part_rows(mnet_b *b, gr_cs cs, uint32_t tile, sl src, sl dst, uint
                         uint32_t N, uint32_t M)
 {
     for (unsigned v = 0; v < NW; v++) {
-        size_t m0 = cut(nrows, v, NW, 1), m1 = cut(nrows, v + 1, NW, 1);
+        size_t m0 = op_split(nrows, v, NW, 1), m1 = op_split(nrows, v + 1, NW, 1);
         if (m1 == m0)
             continue;
         gr_field f[5] = {R(src, m0 * 16, src.n - m0 * 16), R(dst, m0 * N, (m1 - m0) * N),
@@ -649,7 +643,8 @@ static gr_tensor spread(mnet_b *b, const char *name, uint32_t k)
     gr_tensor t = gr_tensor_new(b->g, name, GR_F32, 3, shape);
     size_t per = (size_t)k * MNET_X3;
     for (uint32_t j = 0; j < b->K * MNET_FC; j++) {
-        size_t s0 = cut(b->B, j, b->K * MNET_FC, 1), s1 = cut(b->B, j + 1, b->K * MNET_FC, 1);
+        size_t s0 = op_split(b->B, j, b->K * MNET_FC, 1),
+               s1 = op_split(b->B, j + 1, b->K * MNET_FC, 1);
         if (s1 > s0)
             gr_map_region(b->g, t, b->ipu[MNET_B3], b->fc0 + j, s0 * per, s1 * per);
     }
@@ -660,7 +655,7 @@ static gr_tensor spread(mnet_b *b, const char *name, uint32_t k)
 static uint32_t spread_tile(const mnet_b *b, uint32_t s)
 {
     uint32_t j = 0;
-    while (cut(b->B, j + 1, b->K * MNET_FC, 1) <= s)
+    while (op_split(b->B, j + 1, b->K * MNET_FC, 1) <= s)
         j++;
     return G(b, MNET_B3, b->fc0 + j);
 }
@@ -918,14 +913,14 @@ static void v_input(mnet_b *b, gr_cs cs, uint32_t gt, sl x, sl in)
     }
     if (b->dtype == MNET_FP16) {
         for (unsigned v = 0; v < NW; v++) {
-            size_t a = cut(MDATA_PIXELS, v, NW, 4), z = cut(MDATA_PIXELS, v + 1, NW, 4);
+            size_t a = op_split(MDATA_PIXELS, v, NW, 4), z = op_split(MDATA_PIXELS, v + 1, NW, 4);
             gr_field f[3] = {R(in, a / 2, (z - a) / 2), R(x, a, z - a), U((uint32_t)(z - a))};
             vtx(b, cs, "f16_to_f32", 0, gt, f, 3);
         }
         return;
     }
     for (unsigned v = 0; v < NW; v++) {
-        size_t a = cut(MDATA_PIXELS, v, NW, 4), z = cut(MDATA_PIXELS, v + 1, NW, 4);
+        size_t a = op_split(MDATA_PIXELS, v, NW, 4), z = op_split(MDATA_PIXELS, v + 1, NW, 4);
         gr_field f[6] = {R(in, a / 4, (z - a) / 4), R(x, a, z - a),
                          U((uint32_t)(z - a)),      gr_f32(255.0f),
                          gr_f32(MDATA_MEAN),        gr_f32(MDATA_STD)};
@@ -1388,7 +1383,7 @@ static void adamw_vertices(net *n, gr_cs hyper, gr_cs step);
 /* The sum over the K groups of a linear layer's weight gradients (K > 1), `len` elements on
  * each of its `per` tiles a group (layer3: MNET_FC, layer4: 1), in group order, spread over
  * the groups' tiles: tile j of group q sums slice q of what tile j of every group holds (the
- * slices: cut(len, q, K, 2)), then sends it to tile j of group 0, into grads at dst + j len.
+ * slices: op_split(len, q, K, 2)), then sends it to tile j of group 0, into grads at dst + j len.
  * The tensors, one row per tile: `own` a group's gradients in the parameters' order, `gath`
  * the K groups' slice q, `sum` its sum. */
 typedef struct gsum {
@@ -1408,7 +1403,7 @@ static gsum gsum_new(mnet_b *b, int blk, const char *name, size_t len, size_t ds
     gsum g = {blk, blk == MNET_B3 ? MNET_FC : 1, len, dst, {0}, {0}, {0}};
     size_t slice = 0;
     for (uint32_t q = 0; q < b->K; q++) {
-        size_t n = cut(len, q + 1, b->K, 2) - cut(len, q, b->K, 2);
+        size_t n = op_split(len, q + 1, b->K, 2) - op_split(len, q, b->K, 2);
         slice = n > slice ? n : slice;
     }
     size_t per[3] = {len, b->K * slice, slice};
@@ -1427,7 +1422,7 @@ static void gsum_build(mnet_b *b, const gsum *g, xing *x1, gr_cs cs, xing *x2, f
 {
     for (uint32_t j = 0; j < g->per; j++)
         for (uint32_t q = 0; q < b->K; q++) {
-            size_t a = cut(g->len, q, b->K, 2), n = cut(g->len, q + 1, b->K, 2) - a;
+            size_t a = op_split(g->len, q, b->K, 2), n = op_split(g->len, q + 1, b->K, 2) - a;
             sl gath = at(g->gath, q * g->per + j), sum = at(g->sum, q * g->per + j);
             for (uint32_t c = 0; c < b->K; c++)
                 xadd(x1, (gr_xfer){g->own.t, (c * g->per + j) * g->len + a, gath.t, gath.at + c * n,
@@ -1584,7 +1579,7 @@ static void adamw_vertices(net *n, gr_cs hyper, gr_cs step)
         for (; k < b->nupd && b->upd[k].gt == tiles[i]; k++) {
             size_t len = b->upd[k].end - b->upd[k].begin;
             for (unsigned v = 0; v < NW; v++) {
-                size_t a = cut(len, v, NW, 2), z = cut(len, v + 1, NW, 2);
+                size_t a = op_split(len, v, NW, 2), z = op_split(len, v + 1, NW, 2);
                 if (z == a)
                     continue;
                 size_t p0 = b->upd[k].begin + a;
@@ -1711,9 +1706,9 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
         gr_io_tiles(b->g, i1, first, io);
         b->xio = gr_tensor_new(b->g, "infeed.io", GR_F32, 1, shape);
         for (uint32_t j = 0; j < io; j++)
-            if (cut(shape[0], j + 1, io, 1) > cut(shape[0], j, io, 1))
-                gr_map_region(b->g, b->xio, i1, first + j, cut(shape[0], j, io, 1),
-                              cut(shape[0], j + 1, io, 1));
+            if (op_split(shape[0], j + 1, io, 1) > op_split(shape[0], j, io, 1))
+                gr_map_region(b->g, b->xio, i1, first + j, op_split(shape[0], j, io, 1),
+                              op_split(shape[0], j + 1, io, 1));
     }
     b->res = by_group(b, "outfeed", b->ipu[MNET_B4], 10, mnet_res_words(b));
     conv_tensors(b, &n->c);
@@ -1945,7 +1940,7 @@ static uint64_t ring(net *n, const stv *v, uint32_t D, gr_cs cs_s, gr_cs cs_r)
         gr_map_region(b->g, cur, p->gt / b->T, p->gt % b->T, 12 * i, 12 * i + 12);
         init_words(b, cur, 12 * i, zero, 12, 1);
         for (unsigned w = 0; w < NW; w++) {
-            size_t a = cut(p->n, w, NW, 2), z = cut(p->n, w + 1, NW, 2);
+            size_t a = op_split(p->n, w, NW, 2), z = op_split(p->n, w + 1, NW, 2);
             if (z == a)
                 continue;
             for (int dir = 0; dir < 2; dir++) {

@@ -29,11 +29,20 @@ op_act op_act_make(gr_tensor t, const uint32_t dim[OP_DIMS], const uint32_t part
     return a;
 }
 
+uint32_t op_cut(uint32_t n, uint32_t parts, uint32_t grain, uint32_t i)
+{
+    uint32_t units = ceil_div_u32(n, grain);
+    return (uint32_t)min_u64((uint64_t)grain * ((uint64_t)units * i / parts), n);
+}
+
+size_t op_split(size_t n, unsigned v, unsigned nv, size_t grain)
+{
+    return v >= nv ? n : n / grain * v / nv * grain;
+}
+
 uint32_t op_lo(const op_act *a, int d, uint32_t i)
 {
-    uint32_t g = a->grain[d], units = ceil_div_u32(a->dim[d], g);
-    uint64_t lo = (uint64_t)g * ((uint64_t)units * i / a->part[d]);
-    return (uint32_t)min_u64(lo, a->dim[d]);
+    return op_cut(a->dim[d], a->part[d], a->grain[d], i);
 }
 
 uint32_t op_part_of(const op_act *a, int d, uint32_t v)

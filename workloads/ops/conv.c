@@ -69,12 +69,6 @@ static gr_field reg(const cat *c, uint32_t k, size_t off, size_t len)
     return gr_region(c->t, c->at[k] + off, c->at[k] + off + len);
 }
 
-/* Start of part j of n cut in p parts of whole pairs (the last takes what is left). */
-static size_t pair_cut(size_t n, uint32_t j, uint32_t p)
-{
-    return j >= p ? n : n / 2 * j / p * 2;
-}
-
 /* One tile's share of the partition. */
 typedef struct tshare {
     uint32_t b0, nb, c0, nco, oy0, oh, ox0, ow, ci0, nci, ici;
@@ -120,10 +114,6 @@ static void dx_pack(cplan_pack *p, uint32_t nci, uint32_t nco, uint32_t K)
 static void shares(build *b)
 {
     const op_conv_part *p = b->p;
-    op_act ci = b->y; /* a cut of the input channels in pci parts, grains 1 */
-    ci.dim[0] = b->s->cin;
-    ci.part[0] = p->p[OP_PCI];
-    ci.grain[0] = 1;
     b->sh = xcalloc(b->tiles, sizeof *b->sh);
     b->plans = xcalloc(b->tiles, sizeof *b->plans);
     for (uint32_t ib = 0; ib < p->p[OP_PB]; ib++)
@@ -141,8 +131,8 @@ static void shares(build *b)
                         t->oh = op_lo(y, OP_H, iy + 1) - t->oy0;
                         t->ox0 = op_lo(y, OP_W, ix);
                         t->ow = op_lo(y, OP_W, ix + 1) - t->ox0;
-                        t->ci0 = op_lo(&ci, 0, ici);
-                        t->nci = op_lo(&ci, 0, ici + 1) - t->ci0;
+                        t->ci0 = op_cut(b->s->cin, p->p[OP_PCI], 1, ici);
+                        t->nci = op_cut(b->s->cin, p->p[OP_PCI], 1, ici + 1) - t->ci0;
                         t->ici = ici;
                         uint32_t idx[OP_DIMS] = {ib, ico, iy, ix};
                         memcpy(t->yidx, idx, sizeof idx);
@@ -229,7 +219,8 @@ static size_t gath_stride(const build *b, const tshare *t)
 {
     size_t n = sz_out(b, t), st = 0;
     for (uint32_t j = 0; j < b->p->p[OP_PCI]; j++)
-        st = max_u64(st, pair_cut(n, j + 1, b->p->p[OP_PCI]) - pair_cut(n, j, b->p->p[OP_PCI]));
+        st = max_u64(st,
+                     op_split(n, j + 1, b->p->p[OP_PCI], 2) - op_split(n, j, b->p->p[OP_PCI], 2));
     return (st + 1) / 2 * 2;
 }
 static size_t sz_gath(const build *b, const tshare *t)
@@ -429,7 +420,7 @@ static void reduce(build *b, gr_cs cs, uint32_t k, const cat *ypart, const cat *
 {
     const tshare *t = &b->sh[k];
     uint32_t pci = b->p->p[OP_PCI], j = t->ici, k0 = k - j;
-    size_t n = ypart->n[k], a0 = pair_cut(n, j, pci), len = pair_cut(n, j + 1, pci) - a0;
+    size_t n = ypart->n[k], a0 = op_split(n, j, pci, 2), len = op_split(n, j + 1, pci, 2) - a0;
     size_t st = gath_stride(b, t), yat = op_block_at(&b->y, t->yidx);
     if (len == 0)
         return;
@@ -437,7 +428,7 @@ static void reduce(build *b, gr_cs cs, uint32_t k, const cat *ypart, const cat *
     for (uint32_t i = 0; i < pci; i++)
         put(q, (gr_xfer){ypart->t, ypart->at[k0 + i] + a0, gath->t, gath->at[k] + i * st, len});
     for (unsigned v = 0; v < NW; v++) {
-        size_t a = pair_cut(len, v, NW), z = pair_cut(len, v + 1, NW);
+        size_t a = op_split(len, v, NW, 2), z = op_split(len, v + 1, NW, 2);
         if (z == a)
             continue;
         gr_field f[6] = {gr_region(b->y.t, yat + a0 + a, yat + a0 + z),

@@ -16,8 +16,10 @@
  * hop), the senders' side of the weight exchange (assumed as spread as the receivers'), and
  * the memory of code and vertex states (the caller's `reserve`). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/num.h"
 #include "workloads/ops/ops.h"
 #include "workloads/xcomp.h"
@@ -171,14 +173,9 @@ typedef struct blk {
 /* The distinct sizes of n cut into p parts of whole grains g (at most 3), into v. */
 static unsigned part_sizes(uint32_t n, uint32_t p, uint32_t g, uint64_t v[3])
 {
-    op_act a;
-    memset(&a, 0, sizeof a);
-    a.dim[0] = n;
-    a.part[0] = p;
-    a.grain[0] = g;
     unsigned k = 0;
     for (uint32_t i = 0; i < p; i++) {
-        uint64_t s = op_lo(&a, 0, i + 1) - op_lo(&a, 0, i);
+        uint64_t s = op_cut(n, p, g, i + 1) - op_cut(n, p, g, i);
         unsigned j = 0;
         while (j < k && v[j] != s)
             j++;
@@ -206,7 +203,8 @@ static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *
                      const op_conv_ctx *ctx, uint64_t tiles, const blk *b, op_conv_est *e)
 {
     uint64_t K = s->k, P = b->oh * b->ow, pci = p->p[OP_PCI], sd = s->stride ? s->stride : 1;
-    uint64_t hp = (b->oh - 1) * sd + K, wp = (b->ow - 1) * sd + K, S[64];
+    uint64_t hp = (b->oh - 1) * sd + K, wp = (b->ow - 1) * sd + K;
+    uint64_t *S = xmalloc((size_t)(b->nb + 1) * NW * sizeof *S); /* the vertices' slots */
     uint64_t passes = b->go * b->nci * K;
     uint64_t st[OP_S_N] = {0};
     st[OP_S_AMP] = amp_cycles(m, passes, b->nci * K, b->nb * b->oh, b->ow) + m->sync_internal;
@@ -214,7 +212,7 @@ static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *
     for (uint64_t i = 0; i < b->nb; i++)
         for (uint64_t v = 0; v < NW; v++) {
             uint64_t c0 = b->nco * v / NW, c1 = b->nco * (v + 1) / NW;
-            if (c1 > c0 && n < 64)
+            if (c1 > c0)
                 S[n++] = ungroup_S(c1 - c0, P);
         }
     st[OP_S_UNGROUP] = workers_cycles(S, n) + m->sync_internal;
@@ -247,17 +245,20 @@ static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *
     st[OP_S_WX] = exch_cycles(m, wb, tiles * wb / 4, tiles * cuts, ctx->w_tiles);
     uint64_t chunk = 0;
     if (pci > 1) {
+        /* the block in pci chunks of whole pairs, as op_conv_build cuts it: the last the
+         * largest */
         uint64_t out = b->nb * b->nco * P;
-        chunk = (out / 2 + pci - 1) / pci * 2; /* whole pairs */
+        chunk = out - op_split(out, (unsigned)pci - 1, (unsigned)pci, 2);
         st[OP_S_RX] = exch_cycles(m, pci * chunk * 4, pci * chunk, pci, 1);
         n = 0;
-        for (uint64_t v = 0; v < NW; v++) {
-            uint64_t a = chunk / 2 * v / NW * 2, z = chunk / 2 * (v + 1) / NW * 2;
+        for (unsigned v = 0; v < NW; v++) {
+            size_t a = op_split(chunk, v, NW, 2), z = op_split(chunk, v + 1, NW, 2);
             if (z > a)
                 S[n++] = reduce_S(z - a, pci);
         }
         st[OP_S_REDUCE] = workers_cycles(S, n) + m->sync_internal;
     }
+    free(S);
     for (int k = 0; k < OP_S_N; k++)
         e->step[k] = max_u64(e->step[k], st[k]);
     uint64_t runs = b->nb * b->oh;
@@ -340,14 +341,9 @@ int op_conv_check(const op_conv_shape *s, const op_conv_part *p, err *e)
  * pad + K - 1. */
 static uint64_t rows_read(const op_conv_shape *s, uint32_t n, uint32_t parts, uint32_t in)
 {
-    op_act a;
-    memset(&a, 0, sizeof a);
-    a.dim[0] = n;
-    a.part[0] = parts;
-    a.grain[0] = 1;
     int64_t st = s->stride ? s->stride : 1, sum = 0;
     for (uint32_t i = 0; i < parts; i++) {
-        int64_t lo = op_lo(&a, 0, i), hi = op_lo(&a, 0, i + 1);
+        int64_t lo = op_cut(n, parts, 1, i), hi = op_cut(n, parts, 1, i + 1);
         if (hi == lo)
             continue;
         int64_t r0 = lo * st - s->pad, r1 = (hi - 1) * st - s->pad + s->k;

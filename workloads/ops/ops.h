@@ -40,7 +40,15 @@ typedef struct op_act {
 
 /* A layout of dims cut into parts (grains 1, no padding). */
 op_act op_act_make(gr_tensor t, const uint32_t dim[OP_DIMS], const uint32_t part[OP_DIMS]);
-/* First index of part i of dimension d (i = part[d]: dim[d]). */
+/* First index of part i of n cut into `parts` parts of whole grains of `grain` (i = parts:
+ * n): min(n, grain floor(ceil(n / grain) i / parts)), the layouts' cut (the last part may be
+ * shorter, none longer than another by more than a grain). */
+uint32_t op_cut(uint32_t n, uint32_t parts, uint32_t grain, uint32_t i);
+/* First index of part v of n cut into nv parts of whole grains, the last taking what is left
+ * (v = nv: n): how work is shared among a tile's workers, or a block among the tiles that
+ * reduce it. */
+size_t op_split(size_t n, unsigned v, unsigned nv, size_t grain);
+/* First index of part i of dimension d (i = part[d]: dim[d]): op_cut of the dimension. */
 uint32_t op_lo(const op_act *a, int d, uint32_t i);
 /* The part of dimension d holding index v. */
 uint32_t op_part_of(const op_act *a, int d, uint32_t v);
