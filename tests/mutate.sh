@@ -131,7 +131,7 @@ MUTATIONS=(
     "a field at a region's start takes the previous region's end"
     workloads/graph/graph_lower.c 's/    if (early_fit(L) != ERR_OK || plan_copies(L) != ERR_OK)/    if ((0 \&\& early_fit(L) != ERR_OK) || plan_copies(L) != ERR_OK)/'
     "a far too big tile reaches the assembler"
-    workloads/graph/graph_lower.c 's/for (uint32_t k = 0; k < w->x->rounds\[id\]; k++)/for (uint32_t k = 0; k + 1 < w->x->rounds[id]; k++)/'
+    workloads/graph/graph_lower.c 's/        for (uint32_t k = 0; k < syncs; k++)$/        for (uint32_t k = 0; k + 1 < syncs; k++)/'
     "a copy's steps one short"
     hw/engine.c 's/if (i == g->sync_ipu \&\& g->sync_n < g->sync_cap)/if (i != g->sync_ipu \&\& g->sync_n < g->sync_cap)/'
     "sync log records the other IPUs"
