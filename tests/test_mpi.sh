@@ -137,7 +137,7 @@ fi
 "$BIN" micro all --threads 1 --csv "$TMP/one.csv" >"$TMP/one.out" 2>&1
 rc1=$?
 for np in 2 4; do
-  timeout 120 "${MPIRUN[@]}" -np "$np" "$BIN" micro all --threads 1 --csv "$TMP/many.csv" \
+  timeout 300 "${MPIRUN[@]}" -np "$np" "$BIN" micro all --threads 1 --csv "$TMP/many.csv" \
     >"$TMP/many.out" 2>&1
   rcn=$?
   if [ "$rc1" = 0 ] && [ "$rcn" = 0 ] && cmp -s "$TMP/one.csv" "$TMP/many.csv" &&
