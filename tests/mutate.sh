@@ -145,6 +145,12 @@ MUTATIONS=(
     "input-gradient weights not flipped by rows"
     workloads/ops/conv_cost.c 's/                        if (est.bytes > limit)$/                        if (0)/'
     "planner ignores the tile SRAM"
+    workloads/ops/conv.c 's/gr_u32(b->s->acc != 0)};/gr_u32(0)};/'
+    "accumulating convolution overwrites its output"
+    workloads/ops/act.c 's/if (op_lo(a, d, i + 1) - op_lo(a, d, i) > 1)$/if (op_lo(a, d, i + 1) - op_lo(a, d, i) > 100000)/'
+    "a view's run ignores the layout's inner dimensions"
+    workloads/ops/act.c 's/min_u64(op_act_run(src, b, c, y, x), op_act_run(dst, b, c, y, x))/op_act_run(dst, b, c, y, x)/'
+    "a copy through a view takes the destination's stretches for the source's"
     workloads/mnist/mnet_pipe.c 's/^        if (i + 1 < c->N)$/        if (i + 1 < c->N \&\& s->on[i] \& (1u << PIPE_FWD | 1u << PIPE_FUSED))/'
     "pipeline copies only what a step produced (not PopART's every cycle)"
     fabric/xchg.c 's/^            cycle_at_or_after(clk, link_route_latency(/            sim_clock_cycles(clk, link_route_latency(/'

@@ -82,6 +82,25 @@ static void test_layout(void **state)
     /* by hand: block (0, 0, 0, 0) is 1 x 16 x 1 x 3 = 48 elements, so (0, 0, 0, 1) is next;
      * element (0, 0, 0, 4) is the second of it */
     assert_int_equal(op_act_at(&a, 0, 0, 0, 4), 49);
+    /* a view [7][5][20][3] (x, y, c, b) of it: element (x, y, c, b) is the layout's (b, c, y,
+     * x); along the view's last dimension (b) the layout's elements are never adjacent */
+    static const uint8_t rev[OP_DIMS] = {3, 2, 1, 0};
+    op_act v = op_act_view(&a, rev);
+    assert_int_equal(op_act_dim(&v, 0), 7);
+    assert_int_equal(op_act_dim(&v, 3), 3);
+    assert_int_equal(op_act_at(&v, 4, 0, 0, 0), 49);
+    assert_int_equal(op_act_at(&v, 6, 4, 19, 2), op_act_at(&a, 2, 19, 4, 6));
+    assert_int_equal(op_act_run(&v, 4, 0, 0, 0), 1);
+    assert_int_equal(op_act_run(&a, 0, 0, 0, 4), 3); /* x 3..6 in its block: 4, 5, 6 */
+    /* a matrix [6][4] in 2 blocks of rows, read as [1][6][1][4]: rows run whole in a block */
+    op_act mx = op_act_make(0, (uint32_t[]){6, 4, 1, 1}, (uint32_t[]){2, 1, 1, 1});
+    op_act mn = op_act_view(&mx, (uint8_t[]){2, 0, 3, 1});
+    assert_int_equal(op_act_run(&mn, 0, 4, 0, 1), 3);
+    assert_int_equal(op_act_at(&mn, 0, 4, 0, 1), 17);
+    /* transposed, [1][4][1][6]: a column, element by element */
+    op_act mt = op_act_view(&mx, (uint8_t[]){2, 1, 3, 0});
+    assert_int_equal(op_act_run(&mt, 0, 1, 0, 4), 1);
+    assert_int_equal(op_act_at(&mt, 0, 1, 0, 4), 17);
     free(off);
     free(rm);
     free(bl);
@@ -107,8 +126,8 @@ static void test_plan_refusals(void **state)
     mach m = mk2(1472);
     err e;
     err_clear(&e);
-    op_conv_shape s = {4, 3, 10, 10, 20, 3, 1, 0, OP_W_FWD, 0};
-    op_conv_ctx ctx = {1472, 4, 4, 1, 0};
+    op_conv_shape s = {4, 3, 10, 10, 20, 3, 1, 0, OP_W_FWD, 0, 0};
+    op_conv_ctx ctx = {1472, 4, 4, 1, 0, 0};
     op_conv_est est;
     op_conv_part p = {{5, 1, 1, 1, 1}}; /* 5 parts of 4 samples */
     assert_int_equal(op_conv_estimate(&m, &s, &p, &ctx, &est, &e), ERR_INPUT);
@@ -122,7 +141,7 @@ static void test_plan_refusals(void **state)
     /* a layer no partition of 4 tiles fits in 64 KiB: the message says how much is needed */
     mach small = mk2(4);
     small.sram_bytes = 65536;
-    op_conv_shape big = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0};
+    op_conv_shape big = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0, 0};
     op_conv_part best;
     ctx.tiles = 4;
     assert_int_equal(op_conv_plan(&small, &big, &ctx, &best, &est, &e), ERR_INPUT);
@@ -136,8 +155,8 @@ static void test_plan_memory(void **state)
 {
     (void)state;
     mach m = mk2(64);
-    op_conv_shape s = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0};
-    op_conv_ctx ctx = {64, 8, 8, 10, 0};
+    op_conv_shape s = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0, 0};
+    op_conv_ctx ctx = {64, 8, 8, 10, 0, 0};
     op_conv_part fast, fit;
     op_conv_est ef, es;
     err e;
@@ -159,12 +178,12 @@ static void test_plan_is_cheapest(void **state)
 {
     (void)state;
     mach m = mk2(16);
-    op_conv_shape s = {4, 3, 10, 10, 20, 3, 1, 0, OP_W_FWD, 0};
+    op_conv_shape s = {4, 3, 10, 10, 20, 3, 1, 0, OP_W_FWD, 0, 0};
     op_conv_part best;
     op_conv_est be, est;
     err e;
     err_clear(&e);
-    op_conv_ctx ctx = {16, 4, 4, 10, 0};
+    op_conv_ctx ctx = {16, 4, 4, 10, 0, 0};
     assert_int_equal(op_conv_plan(&m, &s, &ctx, &best, &be, &e), ERR_OK);
     assert_true(be.tiles <= 16);
     uint32_t n = 0;
@@ -201,12 +220,23 @@ static void fill(float *v, size_t n, uint32_t seed)
     }
 }
 
-/* Build, compile and run prep then run of the convolution (s, p) on one IPU of m, the input
- * in layout xpart on tiles from 0, w and bias spread over the first tiles; the output read
- * back row-major, and each step's simulated cycles (from one sync release to the next). */
-static void run_conv(const mach *m, const op_conv_shape *s, const op_conv_part *p,
-                     const uint32_t xpart[OP_DIMS], const float *x, const float *w,
-                     const float *bias, run_out *r)
+/* What run_io feeds a convolution: its input stored as xdim in parts xpart (row-major data
+ * in that stored order), read through the view xmap (NULL: as stored); the weights and bias;
+ * y0: y's value before the first run (an accumulating convolution), or NULL; runs: calls of
+ * the run program after the prep. */
+typedef struct conv_io {
+    uint32_t xdim[OP_DIMS], xpart[OP_DIMS];
+    const uint8_t *xmap;
+    const float *x, *w, *bias, *y0;
+    uint32_t runs;
+} conv_io;
+
+/* Build, compile and run prep then run (io->runs times) of the convolution (s, p) on one IPU
+ * of m, the input on tiles from 0, w and bias spread over the first tiles; the output read
+ * back row-major, and each step's simulated cycles in the first run (from one sync release
+ * to the next). */
+static void run_io(const mach *m, const op_conv_shape *s, const op_conv_part *p, const conv_io *io,
+                   run_out *r)
 {
     err e;
     err_clear(&e);
@@ -216,19 +246,21 @@ static void run_conv(const mach *m, const op_conv_shape *s, const op_conv_part *
         fail_msg("%s", e.msg);
     eng *g = sys_engine(sy);
     graph *gr = gr_new(m, 1);
-    uint32_t xdim[OP_DIMS] = {s->B, s->cin, s->h, s->w};
-    op_act xa = op_act_new(gr, "x", 0, 0, xdim, xpart);
-    uint32_t wshape[4] = {s->cout, s->cin, s->k, s->k}, bshape[1] = {s->cout};
-    gr_tensor wt = gr_tensor_new(gr, "w", GR_F32, 4, wshape);
+    op_act xs = op_act_new(gr, "x", 0, 0, io->xdim, io->xpart);
+    op_act xa = io->xmap ? op_act_view(&xs, io->xmap) : xs;
+    size_t nw = (size_t)s->cout * s->cin * s->k * s->k;
+    uint32_t wshape[1] = {(uint32_t)nw}, bshape[1] = {s->cout};
+    gr_tensor wt = gr_tensor_new(gr, "w", GR_F32, 1, wshape);
     gr_tensor bt = gr_tensor_new(gr, "b", GR_F32, 1, bshape);
     gr_map_linear(gr, wt, 0, 0, 64, 2);
     gr_map_linear(gr, bt, 0, 0, 4, 2);
-    gr_keep(gr, xa.t); /* written by the host before the run: shares with nothing */
+    gr_keep(gr, xs.t); /* written by the host before the run: shares with nothing */
     gr_keep(gr, wt);
     gr_keep(gr, bt);
     op_conv c;
     op_conv_build(gr, "conv", 0, 0, s, p, &xa, (op_ref){wt, 0, 1, 0}, (op_ref){bt, 0, 1, 0}, &c);
-    gr_prog both[2] = {c.prep, c.run};
+    uint32_t runs = io->runs ? io->runs : 1;
+    gr_prog both[2] = {c.prep, gr_repeat(gr, runs, c.run)};
     pool *threads = pool_new(2);
     gr_exe *ex = gr_compile(gr, gr_seq(gr, both, 2), threads, &e);
     pool_free(threads);
@@ -236,30 +268,32 @@ static void run_conv(const mach *m, const op_conv_shape *s, const op_conv_part *
         fail_msg("%s", e.msg);
     if (gr_load(ex, g, &e) != ERR_OK)
         fail_msg("%s", e.msg);
-    size_t nx = (size_t)s->B * s->cin * s->h * s->w;
-    float *xb = malloc(nx * 4);
-    op_act_block(&xa, x, xb);
-    gr_write(ex, g, xa.t, 0, xb, nx);
-    gr_write(ex, g, wt, 0, w, (size_t)s->cout * s->cin * s->k * s->k);
-    gr_write(ex, g, bt, 0, bias, s->cout);
+    size_t nx = op_act_elems(&xs), ny = op_act_elems(&c.y);
+    float *xb = malloc(nx * 4), *yb = malloc(ny * 4);
+    op_act_block(&xs, io->x, xb);
+    gr_write(ex, g, xs.t, 0, xb, nx);
+    gr_write(ex, g, wt, 0, io->w, nw);
+    gr_write(ex, g, bt, 0, io->bias, s->cout);
+    if (io->y0) {
+        op_act_block(&c.y, io->y0, yb);
+        gr_write(ex, g, c.y.t, 0, yb, ny);
+    }
     eng_log_syncs(g, 0, 64);
     if (eng_run(g, &e) != ERR_OK)
         fail_msg("%s", e.msg);
-    size_t ny = op_act_elems(&c.y);
-    float *yb = malloc(ny * 4);
     r->y = malloc(ny * 4);
     gr_read(ex, g, c.y.t, 0, yb, ny);
     op_act_unblock(&c.y, yb, r->y);
     /* the steps in run order: prep (weights.x, pack), then run (in.x, amp, ungroup, bias,
      * reduce.x, reduce) */
     int order[OP_S_N];
-    size_t nrel, nsteps = 0;
+    size_t nrel, nsteps = 0, nprep = 2;
     for (int k = 0; k < OP_S_N; k++) /* the steps the plan makes, in run order */
         if (!((k == OP_S_RX || k == OP_S_REDUCE) && p->p[OP_PCI] == 1) &&
             !(k == OP_S_BIAS && s->nobias))
             order[nsteps++] = k;
     const uint64_t *rel = eng_sync_log(g, 0, &nrel);
-    assert_int_equal(nrel, nsteps);
+    assert_int_equal(nrel, nprep + (nsteps - nprep) * runs);
     memset(r->step, 0, sizeof r->step);
     for (size_t k = 0; k < nsteps; k++)
         r->step[order[k]] = rel[k] - (k ? rel[k - 1] : 0);
@@ -269,6 +303,16 @@ static void run_conv(const mach *m, const op_conv_shape *s, const op_conv_part *
     gr_exe_free(ex);
     gr_free(gr);
     sys_free(sy);
+}
+
+/* run_io with the input stored as the convolution reads it, and one run. */
+static void run_conv(const mach *m, const op_conv_shape *s, const op_conv_part *p,
+                     const uint32_t xpart[OP_DIMS], const float *x, const float *w,
+                     const float *bias, run_out *r)
+{
+    conv_io io = {{s->B, s->cin, s->h, s->w}, {0}, NULL, x, w, bias, NULL, 1};
+    memcpy(io.xpart, xpart, sizeof io.xpart);
+    run_io(m, s, p, &io, r);
 }
 
 /* y by the C layers' loop. */
@@ -367,7 +411,7 @@ static void test_conv_small(void **state)
     (void)state;
     mach m = mk2(64);
     layer l;
-    layer_new(&l, (op_conv_shape){2, 3, 10, 10, 20, 3, 1, 0, OP_W_FWD, 0}, 7);
+    layer_new(&l, (op_conv_shape){2, 3, 10, 10, 20, 3, 1, 0, OP_W_FWD, 0, 0}, 7);
     uint32_t xpart[OP_DIMS] = {2, 1, 1, 1};
     run_out r;
     op_conv_part p = {{2, 2, 1, 1, 2}};
@@ -405,8 +449,8 @@ static void test_conv_pad_stride(void **state)
 {
     (void)state;
     mach m = mk2(64);
-    static const op_conv_shape shapes[2] = {{2, 3, 10, 10, 20, 3, 1, 1, OP_W_FWD, 0},
-                                            {2, 4, 12, 12, 16, 5, 2, 2, OP_W_FWD, 0}};
+    static const op_conv_shape shapes[2] = {{2, 3, 10, 10, 20, 3, 1, 1, OP_W_FWD, 0, 0},
+                                            {2, 4, 12, 12, 16, 5, 2, 2, OP_W_FWD, 0, 0}};
     static const op_conv_part parts[2][2] = {{{{1, 5, 1, 1, 2}}, {{2, 5, 1, 3, 1}}},
                                              {{{2, 3, 3, 1, 1}}, {{1, 3, 1, 4, 1}}}};
     uint32_t xblk[OP_DIMS] = {2, 1, 2, 2};
@@ -423,7 +467,7 @@ static void test_conv_pad_stride(void **state)
             free(want);
             free(r.y);
         }
-        op_conv_ctx ctx = {64, 8, 4, 1, 0};
+        op_conv_ctx ctx = {64, 8, 4, 1, 0, 0};
         op_conv_part best;
         op_conv_est est;
         err e;
@@ -443,9 +487,9 @@ static void test_conv_pad_stride(void **state)
         layer_free(&l);
     }
     /* a padding as wide as the kernel reads nothing but zeros: refused */
-    op_conv_shape bad = {1, 1, 8, 8, 16, 3, 1, 3, OP_W_FWD, 0};
+    op_conv_shape bad = {1, 1, 8, 8, 16, 3, 1, 3, OP_W_FWD, 0, 0};
     op_conv_part one = {{1, 1, 1, 1, 1}};
-    op_conv_ctx ctx = {64, 1, 1, 1, 0};
+    op_conv_ctx ctx = {64, 1, 1, 1, 0, 0};
     op_conv_est est;
     assert_int_equal(op_conv_estimate(&m, &bad, &one, &ctx, &est, NULL), ERR_INPUT);
 }
@@ -481,11 +525,11 @@ static void test_conv_dx(void **state)
                 for (uint32_t kx = 0; kx < K; kx++)
                     wt[((a * CO + o) * K + ky) * K + kx] =
                         v[((o * CI + a) * K + (K - 1 - ky)) * K + (K - 1 - kx)];
-    op_conv_shape s = {NB, CO, ho, ho, CI, K, 1, K - 1, OP_W_DX, 1};
+    op_conv_shape s = {NB, CO, ho, ho, CI, K, 1, K - 1, OP_W_DX, 1, 0};
     assert_int_equal(op_conv_ho(&s), H);
     static const op_conv_part parts[2] = {{{2, 2, 2, 4, 1}}, {{1, 5, 5, 1, 1}}};
     uint32_t xpart[OP_DIMS] = {NB, 1, 1, 1};
-    op_conv_ctx ctx = {64, NB, 4, 1, 0};
+    op_conv_ctx ctx = {64, NB, 4, 1, 0, 0};
     op_conv_part best;
     op_conv_est est;
     err e;
@@ -550,7 +594,7 @@ static void tutorial_layer(op_conv_shape s, uint32_t src_tiles, uint32_t seed)
     op_conv_est est;
     err e;
     err_clear(&e);
-    op_conv_ctx ctx = {m.tiles_per_ipu, src_tiles, 64, 10, 16384};
+    op_conv_ctx ctx = {m.tiles_per_ipu, src_tiles, 64, 10, 16384, 0};
     assert_int_equal(op_conv_plan(&m, &s, &ctx, &p, &est, &e), ERR_OK);
     char txt[96];
     op_conv_part_text(&p, txt, sizeof txt);
@@ -573,13 +617,215 @@ static void tutorial_layer(op_conv_shape s, uint32_t src_tiles, uint32_t seed)
 static void test_tutorial_conv1(void **state)
 {
     (void)state;
-    tutorial_layer((op_conv_shape){40, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0}, 40, 11);
+    tutorial_layer((op_conv_shape){40, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0, 0}, 40, 11);
 }
 
 static void test_tutorial_conv2(void **state)
 {
     (void)state;
-    tutorial_layer((op_conv_shape){40, 10, 12, 12, 20, 5, 1, 0, OP_W_FWD, 0}, 40, 13);
+    tutorial_layer((op_conv_shape){40, 10, 12, 12, 20, 5, 1, 0, OP_W_FWD, 0, 0}, 40, 13);
+}
+
+/* op_act_copy through a view: a [6][40] matrix in 3 blocks of rows copied into [40][6] in 4
+ * blocks of rows (held as [1][1][40][6]), read as its transpose: the destination's rows are
+ * stretches, the source's columns are not; every element where the transpose puts it. */
+static void test_copy_view(void **state)
+{
+    (void)state;
+    enum { R = 6, C = 40 };
+    mach m = mk2(64);
+    err e;
+    err_clear(&e);
+    sys_cfg cfg = {.m = m, .threads = 2};
+    sys *sy = sys_new(&cfg, &e);
+    if (!sy)
+        fail_msg("%s", e.msg);
+    graph *gr = gr_new(&m, 1);
+    op_act a = op_act_new(gr, "a", 0, 0, (uint32_t[]){R, C, 1, 1}, (uint32_t[]){3, 1, 1, 1});
+    op_act t = op_act_new(gr, "t", 0, 8, (uint32_t[]){1, 1, C, R}, (uint32_t[]){1, 1, 4, 1});
+    op_act at = op_act_view(&a, (uint8_t[]){2, 3, 1, 0}); /* [1][1][C][R] */
+    gr_keep(gr, a.t);
+    gr_keep(gr, t.t);
+    gr_exe *ex = gr_compile(gr, op_act_copy(gr, &at, &t), NULL, &e);
+    if (!ex)
+        fail_msg("%s", e.msg);
+    eng *g = sys_engine(sy);
+    if (gr_load(ex, g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    float x[R * C], y[R * C];
+    fill(x, R * C, 51);
+    gr_write(ex, g, a.t, 0, x, R * C);
+    if (eng_run(g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    gr_read(ex, g, t.t, 0, y, R * C);
+    for (uint32_t i = 0; i < R; i++)
+        for (uint32_t j = 0; j < C; j++)
+            assert_true(y[j * R + i] == x[i * C + j]);
+    gr_exe_free(ex);
+    gr_free(gr);
+    sys_free(sy);
+}
+
+/* The element-wise operations over a tensor mapped in three uneven regions (13, 8 and 30
+ * elements: groups of four and tails) on three tiles: y = relu(y); dy = y > 0 ? dy : 0; acc +=
+ * dy, twice; z = 0. Against the plain loops. */
+static void test_elementwise(void **state)
+{
+    (void)state;
+    enum { N = 51 };
+    mach m = mk2(64);
+    err e;
+    err_clear(&e);
+    sys_cfg cfg = {.m = m, .threads = 2};
+    sys *sy = sys_new(&cfg, &e);
+    if (!sy)
+        fail_msg("%s", e.msg);
+    graph *gr = gr_new(&m, 1);
+    gr_tensor y = gr_tensor_new(gr, "y", GR_F32, 1, (uint32_t[]){N});
+    gr_map_region(gr, y, 0, 3, 0, 13);
+    gr_map_region(gr, y, 0, 9, 13, 21);
+    gr_map_region(gr, y, 0, 4, 21, N);
+    gr_tensor dy = op_like(gr, "dy", y), acc = op_like(gr, "acc", y), z = op_like(gr, "z", y);
+    gr_tensor all[4] = {y, dy, acc, z};
+    for (int k = 0; k < 4; k++)
+        gr_keep(gr, all[k]);
+    gr_cs c[4] = {gr_cs_new(gr, "relu"), gr_cs_new(gr, "relu.grad"), gr_cs_new(gr, "acc"),
+                  gr_cs_new(gr, "zero")};
+    op_relu(gr, c[0], y, GR_NONE);
+    op_relu(gr, c[1], y, dy);
+    op_acc(gr, c[2], acc, dy);
+    op_zero(gr, c[3], z, "z");
+    gr_prog p[5] = {gr_execute(gr, c[0]), gr_execute(gr, c[1]), gr_execute(gr, c[2]),
+                    gr_execute(gr, c[2]), gr_execute(gr, c[3])};
+    gr_exe *ex = gr_compile(gr, gr_seq(gr, p, 5), NULL, &e);
+    if (!ex)
+        fail_msg("%s", e.msg);
+    eng *g = sys_engine(sy);
+    if (gr_load(ex, g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    float v[4][N], out[4][N];
+    for (int k = 0; k < 4; k++) {
+        fill(v[k], N, 61 + (uint32_t)k);
+        gr_write(ex, g, all[k], 0, v[k], N);
+    }
+    if (eng_run(g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    for (int k = 0; k < 4; k++)
+        gr_read(ex, g, all[k], 0, out[k], N);
+    for (size_t i = 0; i < N; i++) {
+        float r = v[0][i] > 0 ? v[0][i] : 0.0f, d = r > 0 ? v[1][i] : 0.0f;
+        float a = v[2][i] + d;
+        a = a + d;
+        assert_true(out[0][i] == r);
+        assert_true(out[1][i] == d);
+        assert_true(out[2][i] == a);
+        assert_true(out[3][i] == 0.0f);
+    }
+    gr_exe_free(ex);
+    gr_free(gr);
+    sys_free(sy);
+}
+
+/* [r][c] -> [c][r]. */
+static float *transpose(const float *a, uint32_t r, uint32_t c)
+{
+    float *t = malloc((size_t)r * c * 4);
+    for (uint32_t i = 0; i < r; i++)
+        for (uint32_t j = 0; j < c; j++)
+            t[(size_t)j * r + i] = a[(size_t)i * c + j];
+    return t;
+}
+
+/* One pass of a linear layer from K to N features over M rows (the tutorial's layer3),
+ * planned over a whole Mk2 IPU: its input a matrix held in 8 blocks of rows on 8 tiles
+ * ([rows][cols][1][1], read through op_mm_in's view: a block's rows are not one stretch), its weights w as the pass reads them, its output against
+ * ref_split of the same convolution (bit for bit: xin is the view's data, wf the forward
+ * weights), and its estimate against the simulation. y0: the accumulator before (DW), runs
+ * of it. */
+static void mm_pass(op_mm_pass pass, uint32_t M, uint32_t K, uint32_t N, const float *mat,
+                    uint32_t cols, const float *w, const float *bias, const float *xin,
+                    const float *wf, const float *y0, uint32_t runs)
+{
+    mach m = mk2(1472);
+    op_conv_shape s = op_mm_shape(pass, M, K, N, y0 != NULL);
+    op_conv_ctx ctx = {m.tiles_per_ipu,           8,     64,
+                       pass == OP_MM_DW ? 1 : 10, 16384, pass == OP_MM_DW ? 0 : 1};
+    op_conv_part p;
+    op_conv_est est;
+    err e;
+    err_clear(&e);
+    assert_int_equal(op_conv_plan(&m, &s, &ctx, &p, &est, &e), ERR_OK);
+    char txt[96];
+    op_conv_part_text(&p, txt, sizeof txt);
+    printf("matmul pass %d, %u x %u -> %u: %s, %u tiles, run %llu prep %llu cycles\n", (int)pass, M,
+           K, N, txt, est.tiles, (unsigned long long)est.run, (unsigned long long)est.prep);
+    if (y0)
+        assert_int_equal(p.p[OP_PCI], 1); /* an accumulator is not split */
+    static const uint8_t map_t[OP_DIMS] = {2, 1, 3, 0}, map_n[OP_DIMS] = {2, 0, 3, 1};
+    conv_io io = {
+        {M, cols, 1, 1}, {8, 1, 1, 1}, pass == OP_MM_DW ? map_n : map_t, mat, w, bias, y0, runs};
+    run_out r;
+    run_io(&m, &s, &p, &io, &r);
+    op_conv_shape fw = s;
+    fw.form = OP_W_FWD;
+    float *want = ref_split(&fw, xin, wf, s.nobias ? NULL : bias, p.p[OP_PCI]);
+    size_t ny = (size_t)s.cout * s.w;
+    for (size_t i = 0; y0 && i < ny; i++) { /* y0 + d + d ...: one rounding each */
+        float acc = y0[i];
+        for (uint32_t k = 0; k < runs; k++)
+            acc = acc + want[i];
+        want[i] = acc;
+    }
+    assert_memory_equal(r.y, want, ny * 4);
+    assert_estimate(&est, &r, "  ");
+    free(want);
+    free(r.y);
+}
+
+/* The tutorial's layer3 (320 -> 256 over a micro-batch of 40) as matrix products: the
+ * forward with its bias, the input gradient and the weight gradient accumulated over two
+ * calls onto an accumulator that is not zero; each against the C model of its order, and
+ * within the fp32 bound of a plain loop. */
+static void test_linear(void **state)
+{
+    (void)state;
+    enum { M = 40, K = 320, N = 256 };
+    float *x = malloc(M * K * 4), *w = malloc(N * K * 4), *b = malloc(N * 4);
+    float *dy = malloc(M * N * 4), *acc = malloc(N * K * 4);
+    fill(x, M * K, 41);
+    fill(w, N * K, 42);
+    fill(b, N, 43);
+    fill(dy, M * N, 44);
+    fill(acc, N * K, 45);
+    float *xt = transpose(x, M, K), *dyt = transpose(dy, M, N), *wt = transpose(w, N, K);
+    /* y^T = W x^T + b; dx^T = W^T dy^T; dW = dy^T x */
+    mm_pass(OP_MM_FWD, M, K, N, x, K, w, b, xt, w, NULL, 1);
+    mm_pass(OP_MM_DX, M, K, N, dy, N, w, b, dyt, wt, NULL, 1);
+    mm_pass(OP_MM_DW, M, K, N, x, K, dy, b, x, dyt, acc, 2);
+    /* the plain loops in double: y within the bound of K terms */
+    float *ref = malloc(M * N * 4), *got = malloc(M * N * 4);
+    for (uint32_t i = 0; i < M; i++)
+        for (uint32_t n = 0; n < N; n++) {
+            double sum = b[n];
+            for (uint32_t k = 0; k < K; k++)
+                sum += (double)x[i * K + k] * w[n * K + k];
+            ref[n * M + i] = (float)sum;
+        }
+    op_conv_shape s = op_mm_shape(OP_MM_FWD, M, K, N, 0);
+    float *y = ref_split(&s, xt, w, b, 1);
+    memcpy(got, y, M * N * 4);
+    assert_close(got, ref, M * N, K);
+    free(y);
+    free(ref);
+    free(got);
+    free(x);
+    free(w);
+    free(b);
+    free(dy);
+    free(acc);
+    free(xt);
+    free(dyt);
+    free(wt);
 }
 
 int main(void)
@@ -589,7 +835,8 @@ int main(void)
         cmocka_unit_test(test_plan_is_cheapest), cmocka_unit_test(test_conv_small),
         cmocka_unit_test(test_conv_pad_stride),  cmocka_unit_test(test_conv_dx),
         cmocka_unit_test(test_plan_memory),      cmocka_unit_test(test_tutorial_conv1),
-        cmocka_unit_test(test_tutorial_conv2),
+        cmocka_unit_test(test_tutorial_conv2),   cmocka_unit_test(test_linear),
+        cmocka_unit_test(test_copy_view),        cmocka_unit_test(test_elementwise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -203,6 +203,16 @@ void gr_map_region(graph *g, gr_tensor id, uint32_t ipu, uint32_t tile, size_t b
     t->r[t->nr++] = (gr_region_s){ipu, tile, begin, end};
 }
 
+size_t gr_regions(const graph *g, gr_tensor id, gr_where *out, size_t cap)
+{
+    if (id >= g->nt)
+        return 0;
+    const gr_tensor_s *t = &g->t[id];
+    for (size_t k = 0; k < t->nr && k < cap; k++)
+        out[k] = (gr_where){t->r[k].ipu, t->r[k].tile, t->r[k].begin, t->r[k].end};
+    return t->nr;
+}
+
 void gr_map_linear(graph *g, gr_tensor id, uint32_t ipu, uint32_t first, uint32_t ntiles,
                    size_t grain)
 {

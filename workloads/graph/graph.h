@@ -78,6 +78,14 @@ void gr_map_region(graph *g, gr_tensor t, uint32_t ipu, uint32_t tile, size_t be
  * elements; the last piece takes the remainder), as evenly as whole grains allow. */
 void gr_map_linear(graph *g, gr_tensor t, uint32_t ipu, uint32_t first, uint32_t ntiles,
                    size_t grain);
+/* A mapped region: elements [begin, end) of a tensor on tile `tile` of IPU `ipu`. */
+typedef struct gr_where {
+    uint32_t ipu, tile;
+    size_t begin, end;
+} gr_where;
+/* t's regions in the order they were mapped: how many there are; the first cap of them into
+ * out (element-wise operations follow their tensor's mapping). */
+size_t gr_regions(const graph *g, gr_tensor t, gr_where *out, size_t cap);
 
 /* ---- compute sets and vertices ---- */
 typedef enum gr_field_kind { GR_F_REGION, GR_F_U32, GR_F_F32 } gr_field_kind;

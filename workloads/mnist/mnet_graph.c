@@ -1634,15 +1634,15 @@ static int plan_convs(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
         int blk;
         op_conv_shape s;
     } tab[MNET_MAX_PLANS] = {
-        {"conv1", "forward", MNET_B1, {0, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0}},
-        {"conv2", "forward", MNET_B2, {0, 10, 12, 12, 20, 5, 1, 0, OP_W_FWD, 0}},
-        {"conv2.dx", "input gradient", MNET_B2, {0, 20, 8, 8, 10, 5, 1, 4, OP_W_DX, 1}},
+        {"conv1", "forward", MNET_B1, {0, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0, 0}},
+        {"conv2", "forward", MNET_B2, {0, 10, 12, 12, 20, 5, 1, 0, OP_W_FWD, 0, 0}},
+        {"conv2.dx", "input gradient", MNET_B2, {0, 20, 8, 8, 10, 5, 1, 4, OP_W_DX, 1, 0}},
     };
     uint32_t n = b->train ? 3 : 2;
     for (uint32_t k = 0; k < n; k++) {
         op_conv_shape sk = tab[k].s;
         sk.B = b->B;
-        op_conv_ctx ctx = {tiles, b->B, b->B, b->train ? b->G : b->updates, MNET_PLAN_RESERVE};
+        op_conv_ctx ctx = {tiles, b->B, b->B, b->train ? b->G : b->updates, MNET_PLAN_RESERVE, 0};
         mnet_plan *p = &b->pipe.plan[k];
         *p = (mnet_plan){tab[k].name, tab[k].pass, b->ipu[tab[k].blk], sk, {{0}}, {0}};
         if (op_conv_plan(&c->m, &sk, &ctx, &p->part, &p->est, e) != ERR_OK)

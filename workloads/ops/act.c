@@ -2,7 +2,10 @@
  * (ops.h). A [B][C][H][W] tensor is cut in each dimension into parts of whole grains, as
  * evenly as the grains allow; the blocks follow one another in row-major block order and each
  * is row-major inside, so a block is one contiguous stretch that one tile can hold (Poplar
- * maps a convolution's output the same way, a tile's part of each dimension together).
+ * maps a convolution's output the same way, a tile's part of each dimension together). A
+ * view reads a layout with its dimensions permuted (a matrix product's transposed operands)
+ * without moving it: an operation reading a view gathers it element by element where its
+ * rows are not the layout's.
  * Because part i of a dimension starts at the sum of the sizes of parts 0..i-1, the start of a
  * block has a closed form (op_block_at), so no table of offsets is kept. Left out: layouts in
  * which a block is not contiguous (Poplar's channel-grouped layouts), which the operations
@@ -26,7 +29,23 @@ op_act op_act_make(gr_tensor t, const uint32_t dim[OP_DIMS], const uint32_t part
         a.grain[d] = 1;
     }
     a.pad = 0;
+    a.at = 0;
+    for (int d = 0; d < OP_DIMS; d++)
+        a.map[d] = (uint8_t)d;
     return a;
+}
+
+op_act op_act_view(const op_act *a, const uint8_t map[OP_DIMS])
+{
+    op_act v = *a;
+    for (int d = 0; d < OP_DIMS; d++)
+        v.map[d] = a->map[map[d] & 3];
+    return v;
+}
+
+uint32_t op_act_dim(const op_act *a, int d)
+{
+    return a->dim[a->map[d]];
 }
 
 uint32_t op_cut(uint32_t n, uint32_t parts, uint32_t grain, uint32_t i)
@@ -76,7 +95,7 @@ size_t op_block_at(const op_act *a, const uint32_t idx[OP_DIMS])
     size_t n[OP_DIMS], scale = 1;
     size_t at =
         (((size_t)idx[0] * a->part[1] + idx[1]) * a->part[2] + idx[2]) * a->part[3] + idx[3];
-    at *= a->pad;
+    at = at * a->pad + a->at;
     sizes(a, idx, n);
     for (int d = 0; d < OP_DIMS; d++) {
         size_t rest = 1;
@@ -95,10 +114,32 @@ size_t op_block_elems(const op_act *a, const uint32_t idx[OP_DIMS])
     return n[0] * n[1] * n[2] * n[3];
 }
 
+/* The stored index of the view's (b, c, y, x). */
+static void stored(const op_act *a, uint32_t b, uint32_t c, uint32_t y, uint32_t x,
+                   uint32_t v[OP_DIMS])
+{
+    uint32_t in[OP_DIMS] = {b, c, y, x};
+    for (int d = 0; d < OP_DIMS; d++)
+        v[a->map[d]] = in[d];
+}
+
+uint32_t op_act_run(const op_act *a, uint32_t b, uint32_t c, uint32_t y, uint32_t x)
+{
+    uint32_t v[OP_DIMS], s = a->map[OP_W];
+    stored(a, b, c, y, x, v);
+    for (int d = s + 1; d < OP_DIMS; d++) { /* inner stored dimensions must be one wide */
+        uint32_t i = op_part_of(a, d, v[d]);
+        if (op_lo(a, d, i + 1) - op_lo(a, d, i) > 1)
+            return 1;
+    }
+    return op_lo(a, (int)s, op_part_of(a, (int)s, v[s]) + 1) - v[s];
+}
+
 size_t op_act_at(const op_act *a, uint32_t b, uint32_t c, uint32_t y, uint32_t x)
 {
-    uint32_t v[OP_DIMS] = {b, c, y, x}, idx[OP_DIMS];
+    uint32_t v[OP_DIMS], idx[OP_DIMS];
     size_t n[OP_DIMS];
+    stored(a, b, c, y, x, v);
     for (int d = 0; d < OP_DIMS; d++)
         idx[d] = op_part_of(a, d, v[d]);
     sizes(a, idx, n);
@@ -143,10 +184,40 @@ static void run_add(runs *r, gr_xfer x)
     r->x[r->n++] = x;
 }
 
+static int is_layout(const op_act *a)
+{
+    return a->map[0] == 0 && a->map[1] == 1 && a->map[2] == 2 && a->map[3] == 3;
+}
+
+/* Through a view: the view's rows, each in stretches contiguous on both sides. */
+static void view_runs(const op_act *src, const op_act *dst, runs *r)
+{
+    uint32_t n[OP_DIMS];
+    for (int d = 0; d < OP_DIMS; d++)
+        n[d] = op_act_dim(src, d);
+    for (uint32_t b = 0; b < n[0]; b++)
+        for (uint32_t c = 0; c < n[1]; c++)
+            for (uint32_t y = 0; y < n[2]; y++)
+                for (uint32_t x = 0; x < n[3];) {
+                    uint32_t len =
+                        (uint32_t)min_u64(n[3] - x, min_u64(op_act_run(src, b, c, y, x),
+                                                            op_act_run(dst, b, c, y, x)));
+                    run_add(r, (gr_xfer){src->t, op_act_at(src, b, c, y, x), dst->t,
+                                         op_act_at(dst, b, c, y, x), len});
+                    x += len;
+                }
+}
+
 gr_prog op_act_copy(graph *g, const op_act *src, const op_act *dst)
 {
     runs r = {NULL, 0, 0};
     uint32_t i[OP_DIMS];
+    if (!is_layout(src) || !is_layout(dst)) {
+        view_runs(src, dst, &r);
+        gr_prog p = gr_copy_many(g, r.x, r.n);
+        free(r.x);
+        return p;
+    }
     for (i[0] = 0; i[0] < src->part[0]; i[0]++)
         for (i[1] = 0; i[1] < src->part[1]; i[1]++)
             for (i[2] = 0; i[2] < src->part[2]; i[2]++)
@@ -173,11 +244,11 @@ gr_prog op_act_copy(graph *g, const op_act *src, const op_act *dst)
 static void move(const op_act *a, const float *src, float *dst, int to_blocks)
 {
     size_t i = 0;
-    for (uint32_t b = 0; b < a->dim[0]; b++)
-        for (uint32_t c = 0; c < a->dim[1]; c++)
-            for (uint32_t y = 0; y < a->dim[2]; y++)
-                for (uint32_t x = 0; x < a->dim[3]; x++, i++) {
-                    size_t j = op_act_at(a, b, c, y, x);
+    for (uint32_t b = 0; b < op_act_dim(a, 0); b++)
+        for (uint32_t c = 0; c < op_act_dim(a, 1); c++)
+            for (uint32_t y = 0; y < op_act_dim(a, 2); y++)
+                for (uint32_t x = 0; x < op_act_dim(a, 3); x++, i++) {
+                    size_t j = op_act_at(a, b, c, y, x) - a->at;
                     if (to_blocks)
                         dst[j] = src[i];
                     else

@@ -281,9 +281,10 @@ static void patch_pieces(const build *b, const op_act *x, const cat *patch, uint
                 if (iy < 0 || iy >= b->s->h)
                     continue;
                 for (uint32_t xs = xb; xs < xe;) {
-                    uint32_t part = op_part_of(x, OP_W, xs);
-                    uint32_t end = (uint32_t)min_u64(xe, op_lo(x, OP_W, part + 1));
-                    size_t src = op_act_at(x, t->b0 + bl, t->ci0 + cl, (uint32_t)iy, xs);
+                    uint32_t xb_ = t->b0 + bl, xc = t->ci0 + cl;
+                    uint32_t end =
+                        (uint32_t)min_u64(xe, xs + op_act_run(x, xb_, xc, (uint32_t)iy, xs));
+                    size_t src = op_act_at(x, xb_, xc, (uint32_t)iy, xs);
                     size_t dst = patch->at[k] + (((size_t)bl * t->nci + cl) * hp + r) * wp +
                                  (size_t)(xs - x0);
                     put(q, (gr_xfer){x->t, src, patch->t, dst, end - xs});
@@ -390,7 +391,7 @@ static void v_ungroup(build *b, gr_cs cs, uint32_t k, outb o, const cat *part)
                              gr_u32(c0),
                              gr_u32(c1 - c0),
                              gr_u32((uint32_t)P),
-                             gr_u32(0)};
+                             gr_u32(b->s->acc != 0)};
             gr_vertex(b->g, cs, "conv_ungroup", 0, b->ipu, b->first + k, f, 6);
         }
 }
@@ -522,7 +523,13 @@ void op_conv_build(graph *g, const char *name, uint32_t ipu, uint32_t first, con
                    const op_conv_part *p, const op_act *x, op_ref w, op_ref bias, op_conv *out)
 {
     err e = {0};
-    if (op_conv_check(s, p, &e) != ERR_OK) {
+    uint32_t xd[OP_DIMS] = {s->B, s->cin, s->h, s->w};
+    for (int d = 0; d < OP_DIMS && x; d++)
+        if (op_act_dim(x, d) != xd[d])
+            err_set(&e, ERR_INPUT, "the input is %ux%ux%ux%u, the convolution's %ux%ux%ux%u",
+                    op_act_dim(x, 0), op_act_dim(x, 1), op_act_dim(x, 2), op_act_dim(x, 3), xd[0],
+                    xd[1], xd[2], xd[3]);
+    if (e.status != ERR_OK || op_conv_check(s, p, &e) != ERR_OK) {
         gr_fail(g, "%s: %s", name, e.msg);
         memset(out, 0, sizeof *out);
         out->prep = out->run = GR_NONE;
@@ -538,6 +545,8 @@ void op_conv_build(graph *g, const char *name, uint32_t ipu, uint32_t first, con
     snprintf(nm, sizeof nm, "%s.y", name);
     b.y = op_act_make(gr_tensor_new(g, nm, GR_F32, OP_DIMS, dim), dim, part);
     b.y.grain[OP_C] = 16;
+    if (s->acc)
+        gr_keep(g, b.y.t); /* it sums over calls */
     shares(&b);
     cat r[R_N];
     make_roles(&b, r);

@@ -104,10 +104,10 @@ static uint64_t workers_cycles(const uint64_t *S, size_t n)
 
 /* ---- the codelets' slots (their headers) ---- */
 
-/* conv_ungroup, acc = 0: nc channels of P positions. */
-static uint64_t ungroup_S(uint64_t nc, uint64_t P)
+/* conv_ungroup of nc channels of P positions (acc = 1: adding to its output). */
+static uint64_t ungroup_S(uint64_t nc, uint64_t P, uint64_t acc)
 {
-    return nc ? 10 + nc * (10 + 2 * P) : 9;
+    return nc ? 10 + nc * (10 + (2 + 2 * acc) * P) : 9;
 }
 
 /* bias_add over B images of C channels of P. */
@@ -213,7 +213,7 @@ static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *
         for (uint64_t v = 0; v < NW; v++) {
             uint64_t c0 = b->nco * v / NW, c1 = b->nco * (v + 1) / NW;
             if (c1 > c0)
-                S[n++] = ungroup_S(c1 - c0, P);
+                S[n++] = ungroup_S(c1 - c0, P, s->acc != 0);
         }
     st[OP_S_UNGROUP] = workers_cycles(S, n) + m->sync_internal;
     n = 0;
@@ -319,6 +319,11 @@ int op_conv_check(const op_conv_shape *s, const op_conv_part *p, err *e)
         if (p->p[d] == 0 || p->p[d] > dim[d])
             return err_set(e, ERR_INPUT, "convolution: %u parts of %u in dimension %d", p->p[d],
                            dim[d], d);
+    if (s->acc && (!s->nobias || p->p[OP_PCI] > 1))
+        return err_set(e, ERR_INPUT,
+                       "convolution: an accumulating convolution has no bias and its input "
+                       "channels in one part (%u)",
+                       p->p[OP_PCI]);
     sizes z;
     sizes_of(s, p, &z);
     for (unsigned a = 0; a < z.n[OP_PB]; a++)
@@ -356,14 +361,16 @@ static uint64_t rows_read(const op_conv_shape *s, uint32_t n, uint32_t parts, ui
 
 /* The input exchange's senders: the input's tiles share every patch's rows that lie in the
  * input, a transfer a row (the input's blocks are whole rows): over all the tiles, pco B Cin
- * x the rows read x the columns read words, in pco B Cin x the rows read transfers. */
+ * x the rows read x the columns read words, in pco B Cin x the rows read transfers; through
+ * a view (x_run), a transfer for each x_run columns of a row (a transpose: every word). */
 static uint64_t in_senders(const mach *m, const op_conv_shape *s, const op_conv_part *p,
                            const op_conv_ctx *ctx)
 {
     uint64_t ry = rows_read(s, op_conv_ho(s), p->p[OP_PY], s->h);
     uint64_t cx = rows_read(s, op_conv_wo(s), p->p[OP_PX], s->w);
     uint64_t each = (uint64_t)p->p[OP_PCO] * s->B * s->cin;
-    return exch_cycles(m, 0, each * ry * cx, each * ry, ctx->x_tiles);
+    uint64_t per_row = ctx->x_run ? (cx + ctx->x_run - 1) / ctx->x_run : 1;
+    return exch_cycles(m, 0, each * ry * cx, each * ry * per_row, ctx->x_tiles);
 }
 
 int op_conv_estimate(const mach *m, const op_conv_shape *s, const op_conv_part *p,
@@ -457,6 +464,11 @@ int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *ctx, 
                             found = 1;
                         }
                     }
+    if (!found && least == UINT32_MAX)
+        return err_set(e, ERR_INPUT,
+                       "convolution %ux%ux%ux%u -> %u channels (kernel %u): no valid partition "
+                       "over %u tiles",
+                       s->B, s->cin, s->h, s->w, s->cout, s->k, tiles);
     if (!found)
         return err_set(e, ERR_INPUT,
                        "convolution %ux%ux%ux%u -> %u channels (kernel %u): no partition over "

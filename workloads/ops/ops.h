@@ -36,10 +36,24 @@ typedef struct op_act {
     gr_tensor t;
     uint32_t dim[OP_DIMS], part[OP_DIMS], grain[OP_DIMS];
     uint32_t pad;
+    /* A view: index d of the activation (b, c, y, x) is index map[d] of the stored layout
+     * above (dim, part, grain are the stored ones). The identity for a layout; op_act_view
+     * makes others: a transpose ([F][B] read as [B][F]) or a reshape through dimensions of
+     * one (a matrix [M][K] stored as [M][K][1][1], read as [1][M][1][K]). */
+    uint8_t map[OP_DIMS];
+    size_t at; /* where the layout starts in t (a part of a larger tensor; 0 for most) */
 } op_act;
 
 /* A layout of dims cut into parts (grains 1, no padding). */
 op_act op_act_make(gr_tensor t, const uint32_t dim[OP_DIMS], const uint32_t part[OP_DIMS]);
+/* a read through map: index d of the view is index map[d] of a (a view of a view composes).
+ * map must be a permutation of 0..3. */
+op_act op_act_view(const op_act *a, const uint8_t map[OP_DIMS]);
+/* The view's size in dimension d (a->dim[a->map[d]]). */
+uint32_t op_act_dim(const op_act *a, int d);
+/* How many elements from (b, c, y, x) on, stepping x, lie one after another in the tensor
+ * (within one block; 1 where x is not the stored layout's innermost dimension). */
+uint32_t op_act_run(const op_act *a, uint32_t b, uint32_t c, uint32_t y, uint32_t x);
 /* First index of part i of n cut into `parts` parts of whole grains of `grain` (i = parts:
  * n): min(n, grain floor(ceil(n / grain) i / parts)), the layouts' cut (the last part may be
  * shorter, none longer than another by more than a grain). */
@@ -48,7 +62,8 @@ uint32_t op_cut(uint32_t n, uint32_t parts, uint32_t grain, uint32_t i);
  * (v = nv: n): how work is shared among a tile's workers, or a block among the tiles that
  * reduce it. */
 size_t op_split(size_t n, unsigned v, unsigned nv, size_t grain);
-/* First index of part i of dimension d (i = part[d]: dim[d]): op_cut of the dimension. */
+/* First index of part i of stored dimension d (i = part[d]: dim[d]): op_cut of the
+ * dimension. op_part_of, op_block_at and op_block_elems too speak of the stored layout. */
 uint32_t op_lo(const op_act *a, int d, uint32_t i);
 /* The part of dimension d holding index v. */
 uint32_t op_part_of(const op_act *a, int d, uint32_t v);
@@ -56,18 +71,18 @@ size_t op_act_elems(const op_act *a);
 /* Where block idx starts in the tensor, and its size. */
 size_t op_block_at(const op_act *a, const uint32_t idx[OP_DIMS]);
 size_t op_block_elems(const op_act *a, const uint32_t idx[OP_DIMS]);
-/* The element (b, c, y, x) in the tensor. */
+/* The element (b, c, y, x) of the view in the tensor. */
 size_t op_act_at(const op_act *a, uint32_t b, uint32_t c, uint32_t y, uint32_t x);
 /* A new fp32 tensor in layout (dim, part), each block on tile first + its block number of
  * IPU ipu: the layout a producer without a plan gives (the infeed's samples, say). */
 op_act op_act_new(graph *g, const char *name, uint32_t ipu, uint32_t first,
                   const uint32_t dim[OP_DIMS], const uint32_t part[OP_DIMS]);
-/* One Copy moving every element of src to the same element of dst (the same dims, any two
- * layouts): a piece per stretch contiguous in both, so that one operation's output mapping
- * feeds the next one's input. */
+/* One Copy moving every element of src to the same element of dst (the same view dims, any
+ * two layouts or views): a piece per stretch contiguous in both, so that one operation's
+ * output mapping feeds the next one's input (a transpose moves element by element). */
 gr_prog op_act_copy(graph *g, const op_act *src, const op_act *dst);
-/* Host data in a row-major [B][C][H][W] array to the layout's order (dst: op_act_elems), or
- * back (op_act_unblock). */
+/* Host data in a row-major [B][C][H][W] array (the view's dims) to the layout's order (dst:
+ * op_act_elems from the layout's start), or back (op_act_unblock). */
 void op_act_block(const op_act *a, const float *rowmajor, float *dst);
 void op_act_unblock(const op_act *a, const float *blocked, float *rowmajor);
 
@@ -90,6 +105,10 @@ typedef struct op_conv_shape {
     uint32_t stride, pad;           /* 0: stride 1; zero rows and columns on every side */
     uint32_t form;                  /* op_wform: how the weights tensor holds w */
     uint32_t nobias;                /* 1: no bias (its tensor is not read, its step not made) */
+    uint32_t acc;                   /* 1: y += the convolution, y kept between calls (its user
+                                     * zeroes it): a weight gradient accumulated over
+                                     * micro-batches; needs nobias, and the input channels are
+                                     * not split (the sum stays on the tile that holds y) */
 } op_conv_shape;
 
 /* How the weights tensor holds w. OP_W_FWD: w[cout][cin][k][k] itself (nn.Conv2d's weight).
@@ -150,6 +169,9 @@ typedef struct op_conv_ctx {
     uint32_t reuse;   /* calls per prep: the planner minimises run + prep / reuse */
     uint32_t reserve; /* bytes a tile kept for what the estimate does not count (code,
                        * vertex states, other operations' tensors) */
+    uint32_t x_run;   /* the input read through a view: the longest stretch of a patch row
+                       * one transfer moves (1: a transposed matrix, element by element);
+                       * 0: a layout, a transfer a row */
 } op_conv_ctx;
 
 /* ERR_OK if p is a partition op_conv_build can make of s: every part count from 1 to its
@@ -183,5 +205,48 @@ typedef struct op_conv {
  * graph (gr_status). */
 void op_conv_build(graph *g, const char *name, uint32_t ipu, uint32_t first, const op_conv_shape *s,
                    const op_conv_part *p, const op_act *x, op_ref w, op_ref bias, op_conv *out);
+
+/* ---- element-wise operations: each follows its tensor's mapping (no exchange) ---- */
+
+/* A new fp32 tensor of t's elements, mapped region for region as t is. */
+gr_tensor op_like(graph *g, const char *name, gr_tensor t);
+/* dy == GR_NONE: y = max(y, +0) in place (relu_fwd); else dy = y > 0 ? dy : +0 in place
+ * (relu_bwd), dy mapped as y. Vertices into cs. */
+void op_relu(graph *g, gr_cs cs, gr_tensor y, gr_tensor dy);
+/* dst += src (acc_add), src mapped as dst. */
+void op_acc(graph *g, gr_cs cs, gr_tensor dst, gr_tensor src);
+/* t = 0 (conv_pack of empty blocks; a 3-word constant descriptor on each of t's tiles,
+ * named after name). */
+void op_zero(graph *g, gr_cs cs, gr_tensor t, const char *name);
+
+/* ---- matrix products: a linear layer as a convolution ----
+ *
+ * nn.Linear's y[M][N] = x[M][K] W^T + b (W [N][K]) over a batch of M rows is planned and
+ * built as a 1 x 1 convolution whose field is the batch, as poplin's matMul is a convolution
+ * over the rows of its left operand: one image of one row of M positions, K input channels,
+ * N output channels. Its gradients are two more:
+ *   OP_MM_FWD  y^T [N][M] = W x^T + b:    input x viewed [1][K][1][M], weights W as they are;
+ *   OP_MM_DX   dx^T [K][M] = W^T dy^T:    input dy viewed [1][N][1][M], W read transposed
+ *                                          (OP_W_DX), no bias;
+ *   OP_MM_DW   dW [N][K] = dy^T x:        the batch the input channels: input x viewed
+ *                                          [1][M][1][K], weights dy [M][N] read transposed
+ *                                          (OP_W_DX), no bias, accumulating when acc.
+ * The inputs are views of the matrices' layouts (op_mm_in), so no transpose is copied: the
+ * input Copy gathers each tile's patch through the view. The outputs are [1][rows][1][cols]
+ * activations; op_mm_out reads one as the matrix [cols][rows] (y and dx) or [rows][cols]
+ * (dW). */
+typedef enum op_mm_pass { OP_MM_FWD, OP_MM_DX, OP_MM_DW } op_mm_pass;
+
+/* The convolution of pass over a batch of M rows of a layer from K to N features. */
+op_conv_shape op_mm_shape(op_mm_pass pass, uint32_t M, uint32_t K, uint32_t N, uint32_t acc);
+/* The convolution's input view of a matrix held as [rows][cols][1][1] (x [M][K] for
+ * OP_MM_FWD and OP_MM_DW, dy [M][N] for OP_MM_DX). */
+op_act op_mm_in(const op_act *matrix, op_mm_pass pass);
+/* The same of a matrix held transposed as [1][cols][1][rows]: what OP_MM_FWD and OP_MM_DX
+ * output (a layer's y^T is the next layer's x^T, and the input of its weight gradient). */
+op_act op_mm_in_t(const op_act *t, op_mm_pass pass);
+/* The matrix a pass's output is: y [M][N] or dx [M][K] (the output transposed back), or dW
+ * [N][K] (as it is), each as a [rows][cols][1][1] view. */
+op_act op_mm_out(const op_act *y, op_mm_pass pass);
 
 #endif
