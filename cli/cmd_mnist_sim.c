@@ -584,7 +584,8 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, 
     if (c->offload && k < sizeof more)
         k += (size_t)snprintf(more + k, sizeof more - k, "; optimiser state in remote buffers");
     if (c->mapping == MNET_MAP_PLANNED && k < sizeof more)
-        snprintf(more + k, sizeof more - k, "; convolutions planned over the IPU");
+        snprintf(more + k, sizeof more - k,
+                 "; convolutions and linear layers planned over the IPU");
     mnist_print_plan(o, &d->train, more);
     fflush(stdout);
 }

@@ -559,7 +559,8 @@ static void test_mnist_simulated(void **state)
     for (int k = 0; k < 4; k++)
         assert_non_null(p = strstr(p, steps[k]));
     assert_null(strstr(p, "\n        4  "));
-    /* --plan: the convolutions planned over the IPU, the same progress lines as the
+    /* --plan: the convolutions and linear layers planned over the IPU, the same progress
+     * lines as the
      * per-sample mapping (conv1's plan sums as the C loop; conv2's sums differ in the last
      * bits, not at the four decimals printed), a plan per convolution in the report with
      * every compute step's estimate (the AMP's exactly the simulated cycles), and the same
@@ -573,7 +574,8 @@ static void test_mnist_simulated(void **state)
     char plines[2048];
     progress_lines(out, plines, sizeof plines);
     assert_string_equal(plines, lines);
-    assert_non_null(strstr(out, "; convolutions planned over the IPU\n"));
+    assert_non_null(strstr(out, "; convolutions and linear layers planned over the IPU\n"));
+    assert_non_null(strstr(out, " tiles of ipu 0, layer3.dw (weight gradient) on "));
     assert_non_null(strstr(out, "\n  planned                conv1 (forward) on "));
     assert_non_null(strstr(out, " tiles of ipu 0, conv2.dx (input gradient) on "));
     const char *pl = strstr(out, "\n  plans                  step       kind       estimated");

@@ -1,13 +1,15 @@
-/* test_mnist_plan: the tutorial's network with its convolutions' forward and conv2's input
- * gradient planned over the whole IPU (mnet_cfg.mapping = MNET_MAP_PLANNED, `ipusim mnist
- * --mapping planned`; docs/planning.md), on the real mnist-digits data.
+/* test_mnist_plan: the tutorial's network with its convolutions' forward, conv2's input
+ * gradient and the linear layers (forward, input and weight gradients, as matrix products)
+ * planned over the whole IPU (mnet_cfg.mapping = MNET_MAP_PLANNED, `ipusim mnist --mapping
+ * planned`; docs/planning.md), on the real mnist-digits data.
  *
  * - one weight update (10 micro-batches of 40) on one IPU against the reference trainer: the
  *   call's loss within 1e-4 relative, its accuracy within 0.1 points, the weights within 1e-5
- *   (conv2's plans split the input channels over tiles and add their partial sums in order:
- *   another summation order than the C loop's, bounded as the linear layers' already are);
- * - every compute step of the three planned convolutions, as the training program runs it, within
- *   10% of the planner's estimate, and each plan over at least 900 of the IPU's 1472 tiles;
+ *   (the plans split input channels and features over tiles and add their partial sums in
+ *   order: another summation order than the C loops');
+ * - every compute step of the nine plans, as the training program runs it, within 10% of the
+ *   planner's estimate; the convolutions and layer3's forward and input gradient each over at
+ *   least 900 of the IPU's 1472 tiles;
  * - the same weights bit for bit on one IPU and pipelined over four IPUs (grouped) and over
  *   two (interleaved, stashing every activation): each convolution is planned over a whole
  *   IPU in every placement, so the plans and their summation order are the same;
@@ -51,8 +53,8 @@ typedef struct run {
     double loss, acc;
     uint64_t end;
     mnet_pipe_info info;
-    char name[64][48];
-    uint64_t cycles[64];
+    char name[128][48];
+    uint64_t cycles[128];
     int nsteps;
 } run;
 
@@ -64,9 +66,8 @@ static void on_call(void *ctx, const mnet_call *c)
     r->end = c->end_cycle;
 }
 
-/* The first appearance of each of the plans' compute sets on their IPU (names from "conv1"
- * and "conv2": conv2.dx's among them), with its cycles from the previous step's release to
- * its own. */
+/* The first appearance of each of the plans' compute sets on their IPU ("<plan>.amp" and
+ * so on), with its cycles from the previous step's release to its own. */
 static void on_done(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pipe_info *p)
 {
     run *r = ctx;
@@ -78,8 +79,9 @@ static void on_done(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pip
         size_t n, ns = gr_exe_steps(x, p->plan[k].ipu, steps, CAP);
         const uint64_t *rel = eng_sync_log(g, p->plan[k].ipu, &n);
         for (size_t i = 0; i < n && i < ns; i++) {
-            if (strcmp(steps[i].what, "execute") || strncmp(steps[i].name, p->plan[k].name, 5) ||
-                r->nsteps == 64)
+            size_t len = strlen(p->plan[k].name);
+            if (strcmp(steps[i].what, "execute") || strncmp(steps[i].name, p->plan[k].name, len) ||
+                steps[i].name[len] != '.' || r->nsteps == 128)
                 continue;
             int seen = 0;
             for (int j = 0; j < r->nsteps; j++)
@@ -171,12 +173,18 @@ static void test_estimates(void **state)
     mnet_cfg c = cfg_of(one, 0, PIPE_GROUPED, 1, 2);
     run r;
     free(train(&c, &r));
-    assert_int_equal(r.info.nplans, 3); /* conv1 and conv2 forward, conv2's input gradient */
+    /* the forward of conv1, conv2, layer3, layer4; conv2's input gradient; layer4's and
+     * layer3's input and weight gradients */
+    assert_int_equal(r.info.nplans, 9);
+    static const char *const wide[] = {"conv1", "conv2", "layer3", "conv2.dx", "layer3.dx"};
     int checked = 0;
     for (uint32_t k = 0; k < r.info.nplans; k++) {
         const mnet_plan *p = &r.info.plan[k];
         printf("  %s (%s): %u tiles\n", p->name, p->pass, p->est.tiles);
-        assert_true(p->est.tiles >= 900 && p->est.tiles <= 1472);
+        assert_true(p->est.tiles >= 1 && p->est.tiles <= 1472);
+        for (size_t i = 0; i < sizeof wide / sizeof *wide; i++)
+            if (strcmp(p->name, wide[i]) == 0)
+                assert_true(p->est.tiles >= 900);
         for (int s = 0; s < OP_S_N; s++) {
             if (!op_conv_step_compute(s) || !p->est.step[s])
                 continue;
@@ -196,7 +204,7 @@ static void test_estimates(void **state)
             checked++;
         }
     }
-    assert_true(checked >= 8);
+    assert_true(checked >= 30);
 }
 
 /* One IPU, pipelined over four (grouped, recompute) and over two (interleaved, every

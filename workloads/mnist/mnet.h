@@ -103,7 +103,7 @@ typedef struct mnet_call {
 
 /* One planned operation of a run: its name (its compute sets are "<name>.amp" and so on) and
  * the pass it computes ("forward", "input gradient"). */
-#define MNET_MAX_PLANS 3
+#define MNET_MAX_PLANS 9
 typedef struct mnet_plan {
     const char *name, *pass;
     uint32_t ipu;
@@ -121,9 +121,10 @@ typedef struct mnet_pipe_info {
                      * iterations, the last run's fewer) */
     uint32_t in_flight[4], slots[4];
     uint64_t stash_bytes[4];
-    /* mapping planned: the planned convolutions (conv1 and conv2 forward, in training conv2's
-     * input gradient conv2.dx), each its IPU, shape, partition and the planner's estimate;
-     * nplans 0 with the mapping per sample */
+    /* mapping planned: the planned operations (the forward of conv1, conv2, layer3 and layer4;
+     * in training conv2's input gradient and the linear layers' input and weight gradients),
+     * each its IPU, shape, partition and the planner's estimate; nplans 0 with the mapping per
+     * sample */
     uint32_t nplans;
     mnet_plan plan[MNET_MAX_PLANS];
 } mnet_pipe_info;

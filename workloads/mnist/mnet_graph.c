@@ -83,6 +83,13 @@ static uint32_t G(const mnet_b *b, int k, uint32_t t)
     return b->ipu[k] * b->T + t;
 }
 
+/* The first tile of the linear layers' plans: after the tiles of the per-sample layers, the
+ * parameters' homes and the update, whose memory they would otherwise add to. */
+static uint32_t lin_first(const mnet_b *b)
+{
+    return b->ntiles;
+}
+
 /* [count][per] with row i on global tile first + i. */
 static gr_tensor rows(mnet_b *b, const char *name, gr_type ty, uint32_t first, uint32_t count,
                       size_t per)
@@ -470,7 +477,7 @@ static void conv_op(mnet_b *b, conv_t *c, int k)
  * output copied to pool1's gradient da1 on the sample tiles. */
 static void dx_op(mnet_b *b, conv_t *c)
 {
-    const mnet_plan *pl = &b->pipe.plan[2];
+    const mnet_plan *pl = &b->pipe.plan[MNET_PL_C2DX];
     const op_conv_shape *s = &pl->shape;
     uint32_t xd[OP_DIMS] = {s->B, s->cin, s->h, s->w}, parts[OP_DIMS] = {s->B, 1, 1, 1};
     op_act x = op_act_make(c->dy2.t, xd, parts);
@@ -528,7 +535,7 @@ static void conv_tensors(mnet_b *b, conv_t *c)
     group_pack(&c->p_dy1, 10, 576, 6);
     c->l_dy2 = pack_list(b, k2, "conv2.dy.list", &c->p_dy2);
     c->l_dy1 = pack_list(b, k1, "conv1.dy.list", &c->p_dy1);
-    if (b->ipu[k2] == b->ipu[MNET_B3]) /* else summed on B3's IPU (fc_t.land) */
+    if (b->ipu[k2] == b->ipu[MNET_B3] && !b->planned) /* else summed on B3's IPU (fc_t.land) */
         c->dx3g = srow(b, k2, "layer3.dx.parts", GR_F32, MNET_FC * MNET_X3);
     c->da2 = srow(b, k2, "pool2.dy", GR_F32, MNET_X3);
     c->dy2 = srow(b, k2, "conv2.dy", GR_F32, 1280);
@@ -681,6 +688,29 @@ static void fc_lists(mnet_b *b, fc_t *f)
     cplan_pack_free(&p);
 }
 
+/* Mapping planned: the loss's tensors on t4 (one group), the biases' gradients (layer3's
+ * 16 a fc tile, layer4's on t4), pool2's output landed a sample a tile on B3's IPU. */
+static void fc_planned(mnet_b *b, fc_t *f)
+{
+    if (f->land) /* a sample a tile, as on B2's IPU: the matrix products' senders */
+        f->x3in = rows(b, "layer3.x.in", GR_F32, G(b, MNET_B3, 0), b->B, MNET_X3);
+    f->res = S(b->res, 0, mnet_res_words(b));
+    if (!b->train)
+        return;
+    cplan_pack p;
+    cplan_pack_init(&p, 1, b->Bcp, 4, 40);
+    for (uint32_t c = 0; c < 10; c++)
+        cplan_pack_block(&p, c * 4, 1, b->Bc);
+    f->l_dy4 = t4(b, "layer4.dy.list", GR_I32, 30);
+    init_words(b, f->l_dy4.t, 0, p.list, 30, 1);
+    cplan_pack_free(&p);
+    f->dz = t4(b, "loss.dz", GR_F32, 10 * (size_t)b->B);
+    f->dy4T = t4(b, "layer4.dyT", GR_F32, 10 * (size_t)b->Bcp);
+    f->sums = t4(b, "loss.sums", GR_F32, 2 * NW);
+    f->db3 = frow(b, "layer3.db.acc", GR_F32, 16);
+    f->db4 = t4(b, "layer4.db.acc", GR_F32, 10);
+}
+
 static void fc_tensors(mnet_b *b, fc_t *f)
 {
     uint32_t B = b->Bc, Bp = b->Bcp;
@@ -688,8 +718,12 @@ static void fc_tensors(mnet_b *b, fc_t *f)
     f->nqBp = ceil16(Bp);
     f->kcB = ceil8(Bp);
     f->nxent = B < NW ? B : NW;
-    f->x3j = frow(b, "layer3.x", GR_F32, (size_t)B * MNET_X3);
     f->land = b->ipu[MNET_B2] != b->ipu[MNET_B3];
+    if (b->planned) { /* the rest is the matrix products' own (pfc_build) */
+        fc_planned(b, f);
+        return;
+    }
+    f->x3j = frow(b, "layer3.x", GR_F32, (size_t)B * MNET_X3);
     if (f->land) {
         f->x3in = spread(b, "layer3.x.in", 1);
         if (b->train) {
@@ -772,15 +806,26 @@ static size_t cu_begin(const mnet_b *b, uint32_t u)
     return at < MNET_CONVP ? at : MNET_CONVP;
 }
 
+/* The groups of the linear layers: the fewest that divide the micro-batch into groups of at
+ * most MNET_FC_BATCH samples. */
+static uint32_t fc_groups(uint32_t B)
+{
+    uint32_t k = ceil_div_u32(B, MNET_FC_BATCH);
+    while (B % k)
+        k++;
+    return k;
+}
+
 /* As many update tiles as make each take the sample tiles' parts of at most
- * MNET_FC_BATCH x (its share with one group: conv1's 260 on one tile, conv2's 5,020 on
+ * MNET_FC_BATCH x (its share with one group of the linear layers (fc_groups): conv1's 260 on one tile, conv2's 5,020 on
  * MNET_CU2 tiles of 502) floats, in whole pairs (the reduction and AdamW read pairs). */
 static void cu_plan(mnet_b *b)
 {
     static const uint32_t nparams[2] = {MNET_CONV1P, MNET_CONVP - MNET_CONV1P},
                           tiles[2] = {1, MNET_CU2};
+    uint32_t groups = fc_groups(b->B); /* planned too, where the linear layers have one */
     for (int i = 0; i < 2; i++) {
-        b->cuper[i] = 2 * ceil_div_u32(nparams[i], 2 * tiles[i] * b->K); /* whole pairs */
+        b->cuper[i] = 2 * ceil_div_u32(nparams[i], 2 * tiles[i] * groups); /* whole pairs */
         b->ncu[i] = ceil_div_u32(nparams[i], b->cuper[i]);
     }
 }
@@ -845,10 +890,35 @@ typedef struct xing {
     size_t n, cap;
 } xing;
 
+/* Mapping planned: the linear layers as matrix products planned over the IPU of their block
+ * (ops.h), in the order of the plans (MNET_PL_L3 ..). Their activations are held transposed,
+ * [features][batch], as the matrix products give them. */
+typedef struct pfc_t {
+    op_conv op[MNET_PL_N]; /* the built plans (only the linear layers' slots are used) */
+    op_act x3;             /* layer3's input [B][320][1][1]: pool2's output, or x3in landed */
+    op_act x3t;            /* it transposed, [1][320][1][B] in 16 blocks of 20 features on the
+                            * fc tiles: layer3's forward input */
+    gr_prog x3cols;        /* each fc tile's 20 features of every sample into x3c */
+    gr_cs x3tr;            /* x3c [B][20] -> x3t's block [20][B] on each fc tile (conv_pack) */
+    op_act a3m;            /* layer4's input rows [256][B] on 16 tiles: layer4.dw's weights */
+    op_act dzr;            /* dz [B][10] spread over 16 tiles: layer4.dw's input */
+    gr_prog dwin;          /* layer4's input into a3m and dz into dzr, one Copy */
+    op_act a3;             /* layer4's input y3^T: layer3's output, or its landing on B4's IPU */
+    gr_tensor y3s;         /* layer3's output as sent to B4's IPU, or GR_NONE (one IPU) */
+    gr_prog send;          /* layer3's output into y3s */
+    gr_prog logits;        /* layer4's output into the outfeed buffer's logits */
+    gr_tensor dy3;         /* layer3's output gradient, mapped as its output */
+    op_act dy3m;           /* it row-major [256][B] on the fc tiles: layer3.dw's weights */
+    gr_tensor db3mb;       /* layer3's bias gradient of one micro-batch, mapped as db3 */
+    gr_prog dy3in, dy3rows, dx3out; /* one IPU: da3 into dy3; dy3 into dy3m; dx3 into da2 */
+    gr_cs relu, relu_grad, db3, db3acc, db4;
+} pfc_t;
+
 typedef struct net {
     mnet_b *b;
     conv_t c;
     fc_t f;
+    pfc_t p;
     sl *zl; /* per global tile: 3 zero words (a conv_pack list of empty blocks), or none yet */
     gr_prog labels; /* the copy of the labels to the loss's IPU, or GR_NONE */
     xing fx[MNET_BLOCKS - 1], bx[MNET_BLOCKS - 1]; /* block k to k + 1, and back */
@@ -864,6 +934,16 @@ static void xadd(xing *x, gr_xfer t)
 {
     x->x = xgrow(x->x, &x->cap, x->n + 1, sizeof *x->x);
     x->x[x->n++] = t;
+}
+
+/* Every element of src to dst's (op_act_xfers), into a crossing. */
+static void xadd_act(xing *x, const op_act *src, const op_act *dst)
+{
+    gr_xfer *t;
+    size_t m = op_act_xfers(src, dst, &t);
+    for (size_t i = 0; i < m; i++)
+        xadd(x, t[i]);
+    free(t);
 }
 
 /* A crossing as one Copy, or GR_NONE when it has nothing to move. */
@@ -1012,9 +1092,226 @@ static sl w4_of(net *n, uint32_t c, int bias)
     return bias ? S(r.t, r.at + w, 10) : S(r.t, r.at, w);
 }
 
+/* ---- the linear layers planned (mapping planned) ---- */
+
+/* Plan k of the linear layers built from tile lin_first of its block's IPU. */
+static void pfc_op(net *n, int k, const op_act *x, op_ref w, op_ref bias)
+{
+    mnet_b *b = n->b;
+    const mnet_plan *pl = &b->pipe.plan[k];
+    op_conv_build(b->g, pl->name, pl->ipu, lin_first(b), &pl->shape, &pl->part, x, w, bias,
+                  &n->p.op[k]);
+}
+
+/* A matrix [rows][cols] held row-major in t from element at (its blocks the whole). */
+static op_act matrix(gr_tensor t, size_t at, uint32_t rows, uint32_t cols)
+{
+    op_act a = op_act_make(t, (uint32_t[]){rows, cols, 1, 1}, (uint32_t[]){1, 1, 1, 1});
+    a.at = at;
+    return a;
+}
+
+/* layer3's input transposed without a word-by-word gather: a Copy brings fc tile j the
+ * features 20 j.. of every sample ([B][20], a stretch of 20 a sample), and conv_pack
+ * transposes that on the tile into x3t's block j ([20][B]; blocks of 4 rows over the
+ * workers), as Poplar regroups an operand on its tiles before a matrix product. */
+static void x3_transpose(net *n)
+{
+    mnet_b *b = n->b;
+    pfc_t *p = &n->p;
+    enum { F = MNET_X3 / MNET_FC, R4 = 4 };
+    uint32_t i3 = b->ipu[MNET_B3];
+    uint32_t cd[OP_DIMS] = {MNET_FC, b->B, F, 1}, one[OP_DIMS] = {MNET_FC, 1, 1, 1};
+    op_act cols = op_act_new(b->g, "layer3.x.cols", i3, b->fc0, cd, one);
+    /* [B][320] seen as [16][B][20]: feature f of sample m is (f / 20, m, f % 20) */
+    op_act src = op_act_make(p->x3.t, (uint32_t[]){b->B, MNET_FC, F, 1}, one);
+    src.part[OP_B] = 1;
+    op_act srcv = op_act_view(&src, (uint8_t[]){1, 0, 2, 3});
+    p->x3cols = op_act_copy(b->g, &srcv, &cols);
+    uint32_t td[OP_DIMS] = {1, MNET_X3, 1, b->B}, tp[OP_DIMS] = {1, MNET_FC, 1, 1};
+    p->x3t = op_act_new(b->g, "layer3.xT", i3, b->fc0, td, tp);
+    cplan_pack pk;
+    cplan_pack_init(&pk, R4, b->B, 4, 4 * F);
+    for (uint32_t r = 0; r < F; r += R4)
+        cplan_pack_block(&pk, 4 * r, R4, b->B);
+    gr_tensor list =
+        rows(b, "layer3.xT.list", GR_I32, G(b, MNET_B3, b->fc0), MNET_FC, 3 * (size_t)pk.nblocks);
+    init_words(b, list, 0, pk.list, 3 * (size_t)pk.nblocks, MNET_FC);
+    p->x3tr = cs(n, "layer3.x.transpose");
+    size_t per = (size_t)F * b->B;
+    for (uint32_t j = 0; j < MNET_FC; j++)
+        v_pack(b, p->x3tr, G(b, MNET_B3, b->fc0 + j), &pk,
+               S(list, 3 * (size_t)pk.nblocks * j, 3 * (size_t)pk.nblocks),
+               S(p->x3t.t, j * per, per), S(cols.t, j * per, per));
+    cplan_pack_free(&pk);
+}
+
+/* The forward's operations: layer3 (ReLU in place), its output sent on (B3 and B4 on two
+ * IPUs: into y3s, which the crossing reads, so that a recomputed forward does not overwrite
+ * what is sent), layer4 and its logits into the outfeed buffer ([B][10] of res). */
+static void pfc_fwd_build(net *n)
+{
+    mnet_b *b = n->b;
+    pfc_t *p = &n->p;
+    graph *g = b->g;
+    p->x3 = matrix(n->f.land ? n->f.x3in : n->c.x3.t, 0, b->B, MNET_X3);
+    x3_transpose(n);
+    pfc_op(n, MNET_PL_L3, &p->x3t, (op_ref){b->params, P_W3, 1, 0},
+           (op_ref){b->params, P_B3, 1, 0});
+    const op_conv *l3 = &p->op[MNET_PL_L3];
+    p->relu = cs(n, "layer3.relu");
+    op_relu(g, p->relu, l3->y.t, GR_NONE);
+    p->y3s = GR_NONE;
+    p->send = GR_NONE;
+    p->a3 = l3->y;
+    if (b->ipu[MNET_B3] != b->ipu[MNET_B4]) {
+        p->y3s = op_like(g, "layer3.y.sent", l3->y.t);
+        op_act sent = l3->y;
+        sent.t = p->y3s;
+        p->send = op_act_copy(g, &l3->y, &sent);
+        uint32_t d[OP_DIMS] = {1, MNET_H3, 1, b->B}, part[OP_DIMS] = {1, MNET_FC, 1, 1};
+        p->a3 = op_act_new(g, "layer4.x", b->ipu[MNET_B4], lin_first(b), d, part);
+    }
+    pfc_op(n, MNET_PL_L4, &p->a3, (op_ref){b->params, P_W4, 1, 0}, (op_ref){b->params, P_B4, 1, 0});
+    op_act z = op_mm_out(&p->op[MNET_PL_L4].y, OP_MM_FWD), res = matrix(b->res, 0, b->B, 10);
+    p->logits = op_act_copy(g, &z, &res);
+}
+
+/* The backward's: layer4's input and weight gradients (dz from the loss, [B][10] on t4),
+ * layer4's bias gradient (bias_grad on the loss's dz^T), layer3's output gradient (layer4's
+ * dx, landed or copied into dy3, mapped as layer3's output, then ReLU's gradient), its
+ * rows [256][B] on the fc tiles (dy3m: layer3.dw reads it as its weights, and its bias
+ * gradient sums its rows), layer3's input gradient into pool2's gradient da2 and its weight
+ * gradient. */
+static void pfc_bwd_build(net *n)
+{
+    mnet_b *b = n->b;
+    pfc_t *p = &n->p;
+    fc_t *f = &n->f;
+    graph *g = b->g;
+    op_ref none = {GR_NONE, 0, 0, 0};
+    /* dz^T [10][B]: the loss's dy4T, rows Bcp apart */
+    op_act dzt = op_act_make(f->dy4T.t, (uint32_t[]){1, 10, 1, b->B}, (uint32_t[]){1, 10, 1, 1});
+    dzt.pad = b->Bcp - b->B;
+    pfc_op(n, MNET_PL_L4DX, &dzt, (op_ref){b->params, P_W4, 1, 0}, none);
+    /* dW4^T = a3 dz: the input dz [B][10] by rows, the weights layer4's input as rows */
+    uint32_t i4 = b->ipu[MNET_B4], ad[OP_DIMS] = {1, MNET_H3, 1, b->B},
+             ap[OP_DIMS] = {1, MNET_FC, 1, 1}, zd[OP_DIMS] = {b->B, 10, 1, 1},
+             zp[OP_DIMS] = {MNET_FC, 1, 1, 1};
+    p->a3m = op_act_new(g, "layer4.x.rows", i4, lin_first(b) + MNET_FC, ad, ap);
+    p->dzr = op_act_new(g, "loss.dz.rows", i4, lin_first(b) + 2 * MNET_FC, zd, zp);
+    op_act dz = matrix(f->dz.t, 0, b->B, 10);
+    xing in = {0};
+    xadd_act(&in, &p->a3, &p->a3m);
+    xadd_act(&in, &dz, &p->dzr);
+    p->dwin = xprog(b, &in);
+    free(in.x);
+    op_act x = op_mm_in(&p->dzr, OP_MM_DW);
+    pfc_op(n, MNET_PL_L4DW, &x, (op_ref){p->a3m.t, 0, 1, 0}, none);
+    p->db4 = cs(n, "layer4.bias.grad");
+    v_bias(b, p->db4, t4t(b, 0), at(f->dy4T, 0), at(f->db4, 0), 10, b->Bcp, 1);
+    const op_conv *l3 = &p->op[MNET_PL_L3];
+    p->dy3 = op_like(g, "layer3.dy", l3->y.t);
+    op_act dy3 = l3->y;
+    dy3.t = p->dy3;
+    p->dy3in = GR_NONE;
+    if (b->ipu[MNET_B3] == b->ipu[MNET_B4])
+        p->dy3in = op_act_copy(g, &p->op[MNET_PL_L4DX].y, &dy3);
+    p->relu_grad = cs(n, "layer3.relu.grad");
+    op_relu(g, p->relu_grad, l3->y.t, p->dy3);
+    uint32_t d[OP_DIMS] = {1, MNET_H3, 1, b->B}, part[OP_DIMS] = {1, MNET_FC, 1, 1};
+    p->dy3m = op_act_new(g, "layer3.dyT.rows", b->ipu[MNET_B3], b->fc0, d, part);
+    p->dy3rows = op_act_copy(g, &dy3, &p->dy3m);
+    p->db3mb = op_like(g, "layer3.db.call", f->db3.t);
+    p->db3 = cs(n, "layer3.bias.grad");
+    p->db3acc = cs(n, "layer3.bias.acc");
+    for (uint32_t j = 0; j < MNET_FC; j++) {
+        uint32_t t = fct(b, 0, j);
+        for (uint32_t ch = 0; ch < 16; ch++) /* the sum of row 16 j + ch, in sample order */
+            v_reduce(b, p->db3, t, S(p->db3mb, 16 * (size_t)j + ch, 1),
+                     S(p->dy3m.t, (16 * (size_t)j + ch) * b->B, b->B), 1, b->B, 1, 1.0f);
+    }
+    op_acc(g, p->db3acc, f->db3.t, p->db3mb);
+    pfc_op(n, MNET_PL_L3DX, &dy3, (op_ref){b->params, P_W3, 1, 0}, none);
+    p->dx3out = GR_NONE;
+    op_act dx3 = op_mm_out(&p->op[MNET_PL_L3DX].y, OP_MM_DX),
+           da2 = matrix(n->c.da2.t, 0, b->B, MNET_X3);
+    if (!f->land)
+        p->dx3out = op_act_copy(g, &dx3, &da2);
+    x = op_mm_in(&p->x3, OP_MM_DW);
+    pfc_op(n, MNET_PL_L3DW, &x, (op_ref){p->dy3m.t, 0, 1, 0}, none);
+}
+
+static void pfc_build(net *n)
+{
+    pfc_fwd_build(n);
+    if (n->b->train)
+        pfc_bwd_build(n);
+}
+
+static void add_some(mnet_b *b, seq *q, gr_prog p);
+
+/* Block B3 forward, planned: layer3, its ReLU, its output into y3s (two IPUs). */
+static gr_prog pfc_fwd3(net *n)
+{
+    mnet_b *b = n->b;
+    seq q = {0};
+    add(b, &q, n->p.x3cols);
+    exec(b, &q, n->p.x3tr);
+    add(b, &q, n->p.op[MNET_PL_L3].run);
+    exec(b, &q, n->p.relu);
+    add_some(b, &q, n->p.send);
+    return seq_of(b, &q);
+}
+
+/* Block B4 forward, planned: layer4, its logits into the outfeed buffer. */
+static gr_prog pfc_fwd4(net *n)
+{
+    mnet_b *b = n->b;
+    seq q = {0};
+    add(b, &q, n->p.op[MNET_PL_L4].run);
+    add(b, &q, n->p.logits);
+    return seq_of(b, &q);
+}
+
+/* Block B4 backward, planned: the bias gradient, the input gradient, the weight gradient
+ * (its weights, dz, laid out first: the prep of a plan whose weights change every call). */
+static gr_prog pfc_bwd4(net *n)
+{
+    mnet_b *b = n->b;
+    pfc_t *p = &n->p;
+    seq q = {0};
+    exec(b, &q, p->db4);
+    add(b, &q, p->op[MNET_PL_L4DX].run);
+    add(b, &q, p->dwin);
+    add(b, &q, p->op[MNET_PL_L4DW].prep);
+    add(b, &q, p->op[MNET_PL_L4DW].run);
+    return seq_of(b, &q);
+}
+
+/* Block B3 backward, planned. */
+static gr_prog pfc_bwd3(net *n)
+{
+    mnet_b *b = n->b;
+    pfc_t *p = &n->p;
+    seq q = {0};
+    add_some(b, &q, p->dy3in);
+    exec(b, &q, p->relu_grad);
+    add(b, &q, p->dy3rows);
+    exec(b, &q, p->db3);
+    exec(b, &q, p->db3acc);
+    add(b, &q, p->op[MNET_PL_L3DX].run);
+    add_some(b, &q, p->dx3out);
+    add(b, &q, p->op[MNET_PL_L3DW].prep);
+    add(b, &q, p->op[MNET_PL_L3DW].run);
+    return seq_of(b, &q);
+}
+
 /* Block B3 forward: layer3 on the fc tiles, from x3j to y3T. */
 static gr_prog fwd_b3(net *n)
 {
+    if (n->b->planned)
+        return pfc_fwd3(n);
     mnet_b *b = n->b;
     fc_t *f = &n->f;
     seq q = {0};
@@ -1039,7 +1336,7 @@ static gr_prog bcast3(net *n)
 {
     mnet_b *b = n->b;
     fc_t *f = &n->f;
-    if (!f->land)
+    if (!f->land || b->planned)
         return GR_NONE;
     xing x = {0};
     for (uint32_t j = 0; j < MNET_FC; j++)
@@ -1054,6 +1351,8 @@ static gr_prog bcast3(net *n)
 /* Block B4 forward: layer4 on t4, from a3 to the logits in the outfeed buffer. */
 static gr_prog fwd_b4(net *n)
 {
+    if (n->b->planned)
+        return pfc_fwd4(n);
     mnet_b *b = n->b;
     fc_t *f = &n->f;
     seq q = {0};
@@ -1088,6 +1387,14 @@ static void fwd_crossings(net *n)
     for (uint32_t s = 0; f->land && s < b->B; s++)
         xadd(&n->fx[1],
              (gr_xfer){c->x3.t, (size_t)s * MNET_X3, f->x3in, (size_t)s * MNET_X3, MNET_X3});
+    if (b->planned) { /* layer3's output, as sent, to layer4's input (two IPUs) */
+        if (n->p.y3s != GR_NONE) {
+            op_act sent = n->p.op[MNET_PL_L3].y;
+            sent.t = n->p.y3s;
+            xadd_act(&n->fx[2], &sent, &n->p.a3);
+        }
+        return;
+    }
     for (uint32_t j = 0; !f->land && j < MNET_FC; j++)
         for (uint32_t g = 0; g < b->K; g++)
             xadd(&n->fx[1], (gr_xfer){c->x3.t, grp_at(b, g, MNET_X3), f->x3j.t,
@@ -1142,6 +1449,8 @@ static void loss(net *n, seq *q)
 /* Block B4 backward: layer4's gradients (accumulated) and its dx, transposed, on t4. */
 static gr_prog bwd_b4(net *n)
 {
+    if (n->b->planned)
+        return pfc_bwd4(n);
     mnet_b *b = n->b;
     fc_t *f = &n->f;
     seq q = {0};
@@ -1193,6 +1502,8 @@ static void dx3_sum(net *n, seq *q)
 /* Block B3 backward: layer3's gradients and each fc tile's part of each sample's dx. */
 static gr_prog bwd_b3(net *n)
 {
+    if (n->b->planned)
+        return pfc_bwd3(n);
     mnet_b *b = n->b;
     fc_t *f = &n->f;
     seq q = {0};
@@ -1230,7 +1541,7 @@ static gr_prog bwd_b2(net *n)
     for (uint32_t s = 0; s < b->B; s++) {
         size_t g0 = (size_t)s * MNET_CONVP;
         uint32_t g2 = G(b, MNET_B2, s);
-        if (!n->f.land)
+        if (!n->f.land && !b->planned)
             v_reduce(b, k[0], g2, at(c->da2, s), at(c->dx3g, s), MNET_X3, MNET_FC, MNET_X3, 1.0f);
         v_pool_bwd(b, k[1], g2, at(c->da2, s), at(c->x3, s), at(c->arg2, s), at(c->dy2, s), 80, 8);
         v_bias(b, k[2], g2, at(c->dy2, s), S(c->cg.t, g0 + P_B2, 20), 20, 64, 1);
@@ -1242,7 +1553,7 @@ static gr_prog bwd_b2(net *n)
         v_amp(b, k[3], g2, s, &c->a2d, at(c->dyg2, s), at(c->dx2g, s), at(c->w2db, s));
         v_ungroup(b, k[4], g2, at(c->da1, s), at(c->dx2g, s), 10, 144, 0);
     }
-    for (int i = n->f.land; i < 5; i++)
+    for (int i = n->f.land || b->planned; i < 5; i++) /* pool2.grad.in: the fc tiles' parts */
         exec(b, &q, k[i]);
     if (b->planned) {
         add(b, &q, c->dx2.run);
@@ -1274,6 +1585,24 @@ static gr_prog bwd_b1(net *n)
     return seq_of(b, &q);
 }
 
+/* Planned, the linear layers' backward crossings: layer4's dx into dy3 (B3 and B4 on two
+ * IPUs), layer3's dx into pool2's gradient da2 (B2 and B3 on two). */
+static void pfc_bwd_crossings(net *n)
+{
+    mnet_b *b = n->b;
+    pfc_t *p = &n->p;
+    if (b->ipu[MNET_B3] != b->ipu[MNET_B4]) {
+        op_act dy3 = p->op[MNET_PL_L3].y;
+        dy3.t = p->dy3;
+        xadd_act(&n->bx[2], &p->op[MNET_PL_L4DX].y, &dy3);
+    }
+    if (n->f.land) {
+        op_act dx3 = op_mm_out(&p->op[MNET_PL_L3DX].y, OP_MM_DX),
+               da2 = matrix(n->c.da2.t, 0, b->B, MNET_X3);
+        xadd_act(&n->bx[1], &dx3, &da2);
+    }
+}
+
 /* The backward crossings: layer4's dx to the fc tiles, each fc tile's dx parts to the sample
  * tiles, conv2's dx back to B1's tiles (when B1 and B2 are on different IPUs). */
 static void bwd_crossings(net *n)
@@ -1281,6 +1610,13 @@ static void bwd_crossings(net *n)
     mnet_b *b = n->b;
     conv_t *c = &n->c;
     fc_t *f = &n->f;
+    if (b->planned) {
+        pfc_bwd_crossings(n);
+        for (uint32_t s = 0; c->split && s < b->B; s++)
+            xadd(&n->bx[0], (gr_xfer){c->da1.t, (size_t)s * c->da1.per, c->da1a.t,
+                                      (size_t)s * c->da1a.per, 1440});
+        return;
+    }
     for (uint32_t g = 0; g < b->K; g++) /* a group's dx of layer4 is its 16 rows of da3Td */
         xadd(&n->bx[2],
              (gr_xfer){f->da3T.t, g * f->da3T.per, f->da3Td.t, g * f->da3T.per, f->da3T.per});
@@ -1309,13 +1645,19 @@ static void zero_acc(net *n, seq *q)
     }
     for (uint32_t j = 0; j < b->K * MNET_FC; j++) {
         uint32_t t = G(b, MNET_B3, b->fc0 + j);
-        v_zero(b, k, t, at(n->f.g3p, j), zl_of(n, t));
+        if (!b->planned)
+            v_zero(b, k, t, at(n->f.g3p, j), zl_of(n, t));
         v_zero(b, k, t, at(n->f.db3, j), zl_of(n, t));
     }
     for (uint32_t c = 0; c < b->K; c++) {
         uint32_t t4 = t4t(b, c);
-        v_zero(b, k, t4, at(n->f.g4p, c), zl_of(n, t4));
+        if (!b->planned)
+            v_zero(b, k, t4, at(n->f.g4p, c), zl_of(n, t4));
         v_zero(b, k, t4, at(n->f.db4, c), zl_of(n, t4));
+    }
+    if (b->planned) { /* the linear layers' weight gradients, accumulated where made */
+        op_zero(b->g, k, n->p.op[MNET_PL_L3DW].y.t, "layer3.dw");
+        op_zero(b->g, k, n->p.op[MNET_PL_L4DW].y.t, "layer4.dw");
     }
     exec(b, q, k);
 }
@@ -1344,8 +1686,13 @@ static void weights(net *n, seq *q)
     if (b->planned) {
         add(b, q, c->op[0].prep);
         add(b, q, c->op[1].prep);
-        if (b->train)
+        add(b, q, n->p.op[MNET_PL_L3].prep);
+        add(b, q, n->p.op[MNET_PL_L4].prep);
+        if (b->train) {
             add(b, q, c->dx2.prep);
+            add(b, q, n->p.op[MNET_PL_L4DX].prep);
+            add(b, q, n->p.op[MNET_PL_L3DX].prep);
+        }
     }
     gr_cs k = cs(n, "weights.layouts");
     for (uint32_t s = 0; s < b->B; s++) {
@@ -1361,14 +1708,14 @@ static void weights(net *n, seq *q)
             v_pack(b, k, g2, &b->c2d.wpack, at(c->l_w2d, s), at(c->w2db, s),
                    S(c->cw.t, g0 + P_W2, 5000));
     }
-    for (uint32_t r = 0; r < b->K * MNET_FC; r++) {
+    for (uint32_t r = 0; r < b->K * MNET_FC && !b->planned; r++) {
         sl w = w3_of(n, r / MNET_FC, r % MNET_FC, 0);
         uint32_t t = G(b, MNET_B3, b->fc0 + r);
         v_rows_chunks(b, k, t, w, at(f->w3in, r), 16, MNET_X3, 16);
         if (b->train)
             v_rows_blocks(b, k, t, w, at(f->w3db, r), 16, MNET_X3, 2);
     }
-    for (uint32_t g = 0; g < b->K; g++) {
+    for (uint32_t g = 0; g < b->K && !b->planned; g++) {
         sl w4 = w4_of(n, g, 0);
         uint32_t t4 = t4t(b, g);
         v_rows_chunks(b, k, t4, w4, at(f->w4in, g), 10, MNET_H3, 10);
@@ -1491,7 +1838,17 @@ static void update(net *n, seq *q)
         g3 = gsum_new(b, MNET_B3, "layer3.dw", 16 * MNET_X3, P_W3);
         g4 = gsum_new(b, MNET_B4, "layer4.dw", 10 * MNET_H3, P_W4);
     }
-    fc_grad_rows(n, c0, &x, &g3, &g4);
+    if (b->planned) { /* the linear layers' accumulated weight gradients to their homes */
+        op_act h3 = matrix(b->grads, P_W3, MNET_H3, MNET_X3),
+               h4 = matrix(b->grads, P_W4, 10, MNET_H3);
+        op_act d3 = op_mm_out(&n->p.op[MNET_PL_L3DW].y, OP_MM_DW),
+               d4 = op_mm_out(&n->p.op[MNET_PL_L4DW].y, OP_MM_DW); /* dW4^T [256][10] */
+        op_act h4t = op_act_view(&h4, (uint8_t[]){1, 0, 2, 3});
+        xadd_act(&x, &d3, &h3);
+        xadd_act(&x, &d4, &h4t);
+    } else {
+        fc_grad_rows(n, c0, &x, &g3, &g4);
+    }
     gr_tensor parts = conv_grad_parts(n, &x, per);
     if (b->K > 1) {
         gsum_build(b, &g3, &x, c1, &x2, k);
@@ -1612,37 +1969,141 @@ uint32_t mnet_res_words(const mnet_b *b)
 }
 
 /* Plans, tiles and the tensors every run has. */
-/* The groups of the linear layers: the fewest that divide the micro-batch into groups of at
- * most MNET_FC_BATCH samples. */
-static uint32_t fc_groups(uint32_t B)
-{
-    uint32_t k = ceil_div_u32(B, MNET_FC_BATCH);
-    while (B % k)
-        k++;
-    return k;
-}
 
-/* The convolutions' forward planned over the tiles their block's IPU gives (the I/O tiles
- * left out): the weights change once a weight update (G calls) in training, once in a test
- * pass; each tile keeps MNET_PLAN_RESERVE bytes for the rest of the network's tensors. */
-static int plan_convs(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
+/* Where a plan's input and weights are held, for its exchanges' estimate: a sample a tile
+ * (B; pool2's output landed on B3's IPU too), the fc tiles (16), one tile (t4), or the tiles
+ * of layer3's plan (its output). */
+enum { ON_B, ON_FC, ON_ONE, ON_L3 };
+
+/* The planned operations over the tiles their block's IPU gives (the I/O tiles left out):
+ * the convolutions from tile 0, the linear layers from lin_first; the weights change once a
+ * weight update (G calls) in training, once in a test pass; a weight gradient's "weights"
+ * (the output gradient) every call; each tile keeps MNET_PLAN_RESERVE bytes for the rest of
+ * the network's tensors. */
+static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
 {
-    /* conv1, conv2 forward; conv2's input gradient: dy2 [B][20][8][8] padded by 4, with
-     * conv2's weights transposed and flipped, no bias, into [B][10][12][12] */
+    /* conv2's input gradient: dy2 [B][20][8][8] padded by 4, with conv2's weights transposed
+     * and flipped, no bias, into [B][10][12][12]. layer3's weight gradient reads its output
+     * gradient as dy^T [256][B] (OP_W_FWD); layer4's is made transposed, dW^T = x^T dz (the
+     * input dz [B][10] by rows, the weights layer4's input as rows [256][B]), so that no
+     * operand is read word by word. x_run: the input read through a transposing view. */
     static const struct {
         const char *name, *pass;
-        int blk;
-        op_conv_shape s;
-    } tab[MNET_MAX_PLANS] = {
-        {"conv1", "forward", MNET_B1, {0, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0, 0}},
-        {"conv2", "forward", MNET_B2, {0, 10, 12, 12, 20, 5, 1, 0, OP_W_FWD, 0, 0}},
-        {"conv2.dx", "input gradient", MNET_B2, {0, 20, 8, 8, 10, 5, 1, 4, OP_W_DX, 1, 0}},
+        int blk, mm, x, w, every_call, lin, x_run;
+        op_conv_shape s; /* conv: B = 0 (the batch); mm: K, N in cin, cout */
+    } tab[MNET_PL_N] = {
+        [MNET_PL_C1] = {"conv1",
+                        "forward",
+                        MNET_B1,
+                        -1,
+                        ON_B,
+                        ON_B,
+                        0,
+                        0,
+                        0,
+                        {0, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0, 0}},
+        [MNET_PL_C2] = {"conv2",
+                        "forward",
+                        MNET_B2,
+                        -1,
+                        ON_B,
+                        ON_B,
+                        0,
+                        0,
+                        0,
+                        {0, 10, 12, 12, 20, 5, 1, 0, OP_W_FWD, 0, 0}},
+        [MNET_PL_L3] = {"layer3",
+                        "forward",
+                        MNET_B3,
+                        OP_MM_FWD,
+                        ON_FC,
+                        ON_FC,
+                        0,
+                        1,
+                        0,
+                        {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 0, 0}},
+        [MNET_PL_L4] = {"layer4",
+                        "forward",
+                        MNET_B4,
+                        OP_MM_FWD,
+                        ON_L3,
+                        ON_ONE,
+                        0,
+                        1,
+                        0,
+                        {0, MNET_H3, 0, 0, 10, 0, 0, 0, OP_W_FWD, 0, 0}},
+        [MNET_PL_C2DX] = {"conv2.dx",
+                          "input gradient",
+                          MNET_B2,
+                          -1,
+                          ON_B,
+                          ON_B,
+                          0,
+                          0,
+                          0,
+                          {0, 20, 8, 8, 10, 5, 1, 4, OP_W_DX, 1, 0}},
+        [MNET_PL_L4DX] = {"layer4.dx",
+                          "input gradient",
+                          MNET_B4,
+                          OP_MM_DX,
+                          ON_ONE,
+                          ON_ONE,
+                          0,
+                          1,
+                          0,
+                          {0, MNET_H3, 0, 0, 10, 0, 0, 0, OP_W_DX, 1, 0}},
+        [MNET_PL_L4DW] = {"layer4.dw",
+                          "weight gradient",
+                          MNET_B4,
+                          OP_MM_DW,
+                          ON_FC,
+                          ON_FC,
+                          1,
+                          1,
+                          0,
+                          {0, 10, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 1, 1}},
+        [MNET_PL_L3DX] = {"layer3.dx",
+                          "input gradient",
+                          MNET_B3,
+                          OP_MM_DX,
+                          ON_L3,
+                          ON_FC,
+                          0,
+                          1,
+                          0,
+                          {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_DX, 1, 0}},
+        [MNET_PL_L3DW] = {"layer3.dw",
+                          "weight gradient",
+                          MNET_B3,
+                          OP_MM_DW,
+                          ON_B,
+                          ON_FC,
+                          1,
+                          1,
+                          0,
+                          {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 1, 1}},
     };
-    uint32_t n = b->train ? 3 : 2;
+    uint32_t n = b->train ? MNET_PL_N : MNET_PL_FWD;
     for (uint32_t k = 0; k < n; k++) {
         op_conv_shape sk = tab[k].s;
-        sk.B = b->B;
-        op_conv_ctx ctx = {tiles, b->B, b->B, b->train ? b->G : b->updates, MNET_PLAN_RESERVE, 0};
+        if (tab[k].mm >= 0) {
+            sk =
+                op_mm_shape((op_mm_pass)tab[k].mm, b->B, tab[k].s.cin, tab[k].s.cout, tab[k].s.acc);
+            sk.form = tab[k].s.form;
+        } else {
+            sk.B = b->B;
+        }
+        uint32_t held[4] = {b->B, MNET_FC, 1,
+                            k > MNET_PL_L3 ? b->pipe.plan[MNET_PL_L3].est.tiles : 1};
+        uint32_t first = tab[k].lin ? lin_first(b) : 0;
+        op_conv_ctx ctx = {tiles > first ? tiles - first : 0,
+                           held[tab[k].x],
+                           held[tab[k].w],
+                           tab[k].every_call ? 1
+                           : b->train        ? b->G
+                                             : b->updates,
+                           MNET_PLAN_RESERVE,
+                           tab[k].x_run};
         mnet_plan *p = &b->pipe.plan[k];
         *p = (mnet_plan){tab[k].name, tab[k].pass, b->ipu[tab[k].blk], sk, {{0}}, {0}};
         if (op_conv_plan(&c->m, &sk, &ctx, &p->part, &p->est, e) != ERR_OK)
@@ -1655,7 +2116,7 @@ static int plan_convs(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
 static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
 {
     static const cplan_shape s1 = {1, 28, 28, 10, 5}, s2 = {10, 12, 12, 20, 5};
-    b->K = fc_groups(b->B);
+    b->K = b->planned ? 1 : fc_groups(b->B); /* planned, the matrix products split the batch */
     b->Bc = b->B / b->K;
     b->Bcp = (b->Bc + 3) & ~3u;
     cu_plan(b);
@@ -1677,7 +2138,7 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
                        "mnet: a micro-batch of %u needs %u tiles (one a sample, %u for the linear "
                        "layers and the loss in %u groups, %u for the update); the IPU has %u",
                        b->B, b->ntiles, (MNET_FC + 1) * b->K, b->K, cu_count(b), avail);
-    if (b->planned ? plan_convs(b, c, avail, e) != ERR_OK
+    if (b->planned ? plan_ops(b, c, avail, e) != ERR_OK
                    : cplan_fwd(&b->c1f, &s1, 1, e) || cplan_fwd(&b->c2f, &s2, 1, e))
         return ERR_INPUT;
     if (b->train && (cplan_dx(&b->c2d, &s2, 1, e) || cplan_wgrad(&b->c2w, &s2, e) ||
@@ -1713,6 +2174,8 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
     b->res = by_group(b, "outfeed", b->ipu[MNET_B4], 10, mnet_res_words(b));
     conv_tensors(b, &n->c);
     fc_tensors(b, &n->f);
+    if (b->planned)
+        pfc_build(n);
     n->f.labels = S(b->xin, (size_t)b->px * b->B, b->B);
     n->labels = GR_NONE;
     n->lab = GR_NONE;
@@ -1870,13 +2333,30 @@ static void stv_rt(stash *st, mnet_b *b, const char *name, rt r, gr_type ty, int
     stv_rows(st, name, r.t, ty, block_first(b, blk), block_count(b, blk), r.per);
 }
 
-/* x3in: each sample's row on its fc tile. */
+/* x3in: each sample's row on its fc tile (planned: on tile s of B3's IPU). */
 static void stv_spread(stash *st, mnet_b *b, gr_tensor t)
 {
+    if (b->planned) {
+        stv_rows(st, "layer3.x.in", t, GR_F32, G(b, MNET_B3, 0), b->B, MNET_X3);
+        return;
+    }
     stv *v = &st->v[st->n++];
     *v = (stv){t, t, GR_F32, "layer3.x.in", xmalloc(b->B * sizeof *v->p), b->B};
     for (uint32_t s = 0; s < b->B; s++)
         v->p[s] = (piece){spread_tile(b, s), (size_t)s * MNET_X3, MNET_X3};
+}
+
+/* A tensor as its mapped regions (a planned operation's output). */
+static void stv_regions(stash *st, mnet_b *b, const char *name, gr_tensor t)
+{
+    size_t m = gr_regions(b->g, t, NULL, 0);
+    gr_where *w = xmalloc((m ? m : 1) * sizeof *w);
+    gr_regions(b->g, t, w, m);
+    stv *v = &st->v[st->n++];
+    *v = (stv){t, t, GR_F32, name, xmalloc((m ? m : 1) * sizeof *v->p), m};
+    for (size_t i = 0; i < m; i++)
+        v->p[i] = (piece){w[i].ipu * b->T + w[i].tile, w[i].begin, w[i].end - w[i].begin};
+    free(w);
 }
 
 /* The tensor block k sends to the next block. */
@@ -1915,7 +2395,10 @@ static void stash_list(net *n, int k0, int k1, int recompute, stash *st)
         } else if (k == MNET_B3) {
             if (f->land)
                 stv_spread(st, b, f->x3in);
-            stv_rt(st, b, "layer3.yT", f->y3T, GR_F32, k);
+            if (b->planned)
+                stv_regions(st, b, "layer3.y", n->p.op[MNET_PL_L3].y.t);
+            else
+                stv_rt(st, b, "layer3.yT", f->y3T, GR_F32, k);
         }
     }
 }
@@ -1994,22 +2477,26 @@ static void stage_build(net *n, const mnet_cfg *c, const stage_b *sb, const gr_t
     mnet_b *b = n->b;
     int last = s == N - 1;
     seq f = {0}, r = {0};
-    net nr = *n; /* the backward's view: the stage's output restored into a copy */
+    net nr = *n;         /* the backward's view: the stage's output restored into a copy */
+    nr.p.send = GR_NONE; /* planned: a recomputed layer3 sends nothing */
     stash sl = {0};
     gr_cs cs_s = 0, cs_r = 0;
     if (sb->slots) {
         cs_s = cs(n, "stash");
         cs_r = cs(n, "restore");
         stash_list(n, sb->k0, sb->k1, sb->recompute, &sl);
-        rt *o = out_of(&nr, sb->k1);
-        gr_tensor sent = o->t;
-        char nm[64];
-        snprintf(nm, sizeof nm, "%s.restored", stage_out_name[sb->k1]);
-        *o = (rt){rows(b, nm, GR_F32, block_first(b, sb->k1), block_count(b, sb->k1), o->per),
-                  o->per};
+        gr_tensor sent = GR_NONE;
+        if (!(b->planned && sb->k1 == MNET_B3)) { /* planned, it sends y3s, read by no one */
+            rt *o = out_of(&nr, sb->k1);
+            sent = o->t;
+            char nm[64];
+            snprintf(nm, sizeof nm, "%s.restored", stage_out_name[sb->k1]);
+            *o = (rt){rows(b, nm, GR_F32, block_first(b, sb->k1), block_count(b, sb->k1), o->per),
+                      o->per};
+        }
         for (size_t i = 0; i < sl.n; i++) {
-            if (sl.v[i].t == sent)
-                sl.v[i].to = o->t;
+            if (sent != GR_NONE && sl.v[i].t == sent)
+                sl.v[i].to = out_of(&nr, sb->k1)->t;
             b->pipe.stash_bytes[s] += ring(n, &sl.v[i], sb->slots, cs_s, cs_r);
         }
     }

@@ -18,6 +18,21 @@
 #define MNET_CONVP 5280  /* the convolutions' parameters: conv1's 260, then conv2's 5,020 */
 #define MNET_CONV1P 260
 #define MNET_PLAN_RESERVE 131072 /* bytes a tile the convolutions' plans leave to the rest */
+/* The planned operations (mnet_pipe_info.plan), the forward ones first (a test pass plans
+ * only those): the linear layers as matrix products (ops.h: OP_MM_*) */
+enum {
+    MNET_PL_C1,                 /* conv1 forward */
+    MNET_PL_C2,                 /* conv2 forward */
+    MNET_PL_L3,                 /* layer3 forward */
+    MNET_PL_L4,                 /* layer4 forward */
+    MNET_PL_FWD,                /* how many a test pass plans */
+    MNET_PL_C2DX = MNET_PL_FWD, /* conv2's input gradient */
+    MNET_PL_L4DX,               /* layer4's input gradient */
+    MNET_PL_L4DW,               /* layer4's weight gradient (accumulated) */
+    MNET_PL_L3DX,               /* layer3's input gradient */
+    MNET_PL_L3DW,               /* layer3's weight gradient (accumulated) */
+    MNET_PL_N
+};
 #define MNET_CU2 10 /* tiles updating conv2's parameters, per group of the linear layers */
 #define MNET_X3 320 /* layer3's inputs */
 #define MNET_H3 256 /* layer3's outputs */
@@ -70,8 +85,9 @@ typedef struct mnet_b {
     int offload;               /* m and v in remote buffers (mnet_cfg.offload) */
     mnet_dtype dtype;          /* the images in the infeed */
     uint32_t px;               /* infeed words an image: 784 fp32, 196 of bytes, 392 of fp16 */
-    /* mapping planned (mnet_cfg.mapping): the convolutions' forward planned over their IPU's
-     * tiles (ops.h; the plans in pipe.plan) */
+    /* mapping planned (mnet_cfg.mapping): the convolutions' forward, conv2's input gradient
+     * and the linear layers planned over their IPU's tiles (ops.h; the plans in pipe.plan;
+     * K is then 1: the matrix products split the batch themselves) */
     int planned;
     /* plans of one sample's convolutions (the forward's only per sample) */
     cplan_conv c1f, c2f, c2d, c2w, c1w;

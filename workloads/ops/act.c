@@ -208,15 +208,14 @@ static void view_runs(const op_act *src, const op_act *dst, runs *r)
                 }
 }
 
-gr_prog op_act_copy(graph *g, const op_act *src, const op_act *dst)
+size_t op_act_xfers(const op_act *src, const op_act *dst, gr_xfer **out)
 {
     runs r = {NULL, 0, 0};
     uint32_t i[OP_DIMS];
     if (!is_layout(src) || !is_layout(dst)) {
         view_runs(src, dst, &r);
-        gr_prog p = gr_copy_many(g, r.x, r.n);
-        free(r.x);
-        return p;
+        *out = r.x;
+        return r.n;
     }
     for (i[0] = 0; i[0] < src->part[0]; i[0]++)
         for (i[1] = 0; i[1] < src->part[1]; i[1]++)
@@ -235,8 +234,16 @@ gr_prog op_act_copy(graph *g, const op_act *src, const op_act *dst)
                                     x = e;
                                 }
                 }
-    gr_prog p = gr_copy_many(g, r.x, r.n);
-    free(r.x);
+    *out = r.x;
+    return r.n;
+}
+
+gr_prog op_act_copy(graph *g, const op_act *src, const op_act *dst)
+{
+    gr_xfer *x;
+    size_t n = op_act_xfers(src, dst, &x);
+    gr_prog p = n ? gr_copy_many(g, x, n) : GR_NONE;
+    free(x);
     return p;
 }
 

@@ -98,9 +98,10 @@ void op_zero(graph *g, gr_cs cs, gr_tensor t, const char *name)
                    z = w[k].begin + op_split(len, v + 1, NW, 1);
             if (z == a)
                 continue;
-            gr_field f[8] = {gr_region(t, a, z),      gr_u32(0), gr_u32(1),
-                             gr_region(zl, 4 * k, 4 * k + 3), gr_u32(1), gr_u32((uint32_t)(z - a)),
-                             gr_u32(4),               gr_u32(4)};
+            gr_field f[8] = {gr_region(t, a, z), gr_u32(0),
+                             gr_u32(1),          gr_region(zl, 4 * k, 4 * k + 3),
+                             gr_u32(1),          gr_u32((uint32_t)(z - a)),
+                             gr_u32(4),          gr_u32(4)};
             gr_vertex(g, cs, "conv_pack", 0, w[k].ipu, w[k].tile, f, 8);
         }
     }

@@ -79,8 +79,11 @@ op_act op_act_new(graph *g, const char *name, uint32_t ipu, uint32_t first,
                   const uint32_t dim[OP_DIMS], const uint32_t part[OP_DIMS]);
 /* One Copy moving every element of src to the same element of dst (the same view dims, any
  * two layouts or views): a piece per stretch contiguous in both, so that one operation's
- * output mapping feeds the next one's input (a transpose moves element by element). */
+ * output mapping feeds the next one's input (a transpose moves element by element); GR_NONE
+ * when there is nothing to move. */
 gr_prog op_act_copy(graph *g, const op_act *src, const op_act *dst);
+/* Its pieces (*out: malloc'ed, the caller frees it): how many; for a Copy made with others. */
+size_t op_act_xfers(const op_act *src, const op_act *dst, gr_xfer **out);
 /* Host data in a row-major [B][C][H][W] array (the view's dims) to the layout's order (dst:
  * op_act_elems from the layout's start), or back (op_act_unblock). */
 void op_act_block(const op_act *a, const float *rowmajor, float *dst);
