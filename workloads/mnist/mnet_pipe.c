@@ -52,11 +52,11 @@ static int sig_eq(const step_sig *a, const step_sig *b)
 /* The program of a step: each IPU's passes, then one Copy of every crossing of the pipeline
  * (PopART's copies of each pipeline cycle: up from every stage but the last, and in training
  * down to every stage but the last from the one after it). */
-static gr_prog step_prog(graph *g, const pipe_cfg *c, const mnet_stage *st, const step_sig *s)
+static gr_prog step_prog(graph *g, const pipe_cfg *c, const mnet_stage *st, const step_sig *s,
+                         gr_prog copies)
 {
     gr_prog p[2 * MNET_BLOCKS + 1];
-    size_t np = 0, nx = 0, cap = 0;
-    gr_xfer *x = NULL;
+    size_t np = 0;
     for (uint32_t i = 0; i < c->N; i++) {
         if (s->on[i] & 1u << PIPE_FWD)
             p[np++] = s->out && i == c->N - 1 ? st[i].fwd_out : st[i].fwd;
@@ -65,6 +65,17 @@ static gr_prog step_prog(graph *g, const pipe_cfg *c, const mnet_stage *st, cons
         if (s->on[i] & 1u << PIPE_BWD)
             p[np++] = st[i].bwd;
     }
+    if (copies != GR_NONE)
+        p[np++] = copies;
+    return gr_seq(g, p, np);
+}
+
+/* One Copy of every crossing of the pipeline, the same in every step (so that its exchange
+ * code is made once), or GR_NONE. */
+static gr_prog crossings(graph *g, const pipe_cfg *c, const mnet_stage *st)
+{
+    size_t nx = 0, cap = 0;
+    gr_xfer *x = NULL;
     for (uint32_t i = 0; i < c->N; i++) {
         const mnet_stage *from[2] = {NULL, NULL};
         if (i + 1 < c->N)
@@ -83,10 +94,9 @@ static gr_prog step_prog(graph *g, const pipe_cfg *c, const mnet_stage *st, cons
             nx += n;
         }
     }
-    if (nx)
-        p[np++] = gr_copy_many(g, x, nx);
+    gr_prog p = nx ? gr_copy_many(g, x, nx) : GR_NONE;
     free(x);
-    return gr_seq(g, p, np);
+    return p;
 }
 
 /* Steps [t, t + per) repeat k times from t: the most k (1 when they do not repeat). */
@@ -107,6 +117,7 @@ gr_prog mnet_pipe_run(graph *g, const pipe_cfg *c, const mnet_stage *st, const u
     uint32_t n = pipe_steps(c), maxper = 2 * c->N;
     step_sig *s = xmalloc(n * sizeof *s);
     gr_prog *p = xmalloc(n * sizeof *p), *body = xmalloc(n * sizeof *body);
+    gr_prog copies = crossings(g, c, st);
     for (uint32_t t = 0; t < n; t++) {
         s[t] = sig_of(c, t, out);
         p[t] = GR_NONE;
@@ -114,7 +125,7 @@ gr_prog mnet_pipe_run(graph *g, const pipe_cfg *c, const mnet_stage *st, const u
             if (sig_eq(&s[u], &s[t]))
                 p[t] = p[u];
         if (p[t] == GR_NONE)
-            p[t] = step_prog(g, c, st, &s[t]);
+            p[t] = step_prog(g, c, st, &s[t], copies);
     }
     size_t no = 0;
     for (uint32_t t = 0; t < n;) {
