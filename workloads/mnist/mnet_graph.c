@@ -1170,7 +1170,7 @@ static void pfc_fwd_build(net *n)
         sent.t = p->y3s;
         p->send = op_act_copy(g, &l3->y, &sent);
         uint32_t d[OP_DIMS] = {1, MNET_H3, 1, b->B}, part[OP_DIMS] = {1, MNET_FC, 1, 1};
-        p->a3 = op_act_new(g, "layer4.x", b->ipu[MNET_B4], lin_first(b), d, part);
+        p->a3 = op_act_new(g, "layer4.x", b->ipu[MNET_B4], b->fc0, d, part);
     }
     pfc_op(n, MNET_PL_L4, &p->a3, (op_ref){b->params, P_W4, 1, 0}, (op_ref){b->params, P_B4, 1, 0});
     op_act z = op_mm_out(&p->op[MNET_PL_L4].y, OP_MM_FWD), res = matrix(b->res, 0, b->B, 10);
@@ -1198,8 +1198,8 @@ static void pfc_bwd_build(net *n)
     uint32_t i4 = b->ipu[MNET_B4], ad[OP_DIMS] = {1, MNET_H3, 1, b->B},
              ap[OP_DIMS] = {1, MNET_FC, 1, 1}, zd[OP_DIMS] = {b->B, 10, 1, 1},
              zp[OP_DIMS] = {MNET_FC, 1, 1, 1};
-    p->a3m = op_act_new(g, "layer4.x.rows", i4, lin_first(b) + MNET_FC, ad, ap);
-    p->dzr = op_act_new(g, "loss.dz.rows", i4, lin_first(b) + 2 * MNET_FC, zd, zp);
+    p->a3m = op_act_new(g, "layer4.x.rows", i4, b->fc0, ad, ap); /* the fc tiles of B4's IPU */
+    p->dzr = op_act_new(g, "loss.dz.rows", i4, b->fc0, zd, zp);
     op_act dz = matrix(f->dz.t, 0, b->B, 10);
     xing in = {0};
     xadd_act(&in, &p->a3, &p->a3m);
