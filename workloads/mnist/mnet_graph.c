@@ -904,8 +904,11 @@ typedef struct pfc_t {
     op_act dzr;            /* dz [B][10] spread over 16 tiles: layer4.dw's input */
     gr_prog dwin;          /* layer4's input into a3m and dz into dzr, one Copy */
     op_act a3;             /* layer4's input y3^T: layer3's output, or its landing on B4's IPU */
-    gr_tensor y3s;         /* layer3's output as sent to B4's IPU, or GR_NONE (one IPU) */
-    gr_prog send;          /* layer3's output into y3s */
+    op_act y3s;            /* layer3's output as sent to B4's IPU (B3 and B4 on two IPUs) */
+    gr_prog send;          /* layer3's output into y3s, or GR_NONE */
+    op_act dxs, dyl;       /* two IPUs: layer4's dx as sent, and as landed on B3's IPU */
+    gr_prog dxsend;        /* layer4's dx into dxs, or GR_NONE */
+    gr_tensor dx3s;        /* B2 and B3 on two IPUs: layer3's dx as sent, a sample a tile */
     gr_prog logits;        /* layer4's output into the outfeed buffer's logits */
     gr_tensor dy3;         /* layer3's output gradient, mapped as its output */
     op_act dy3m;           /* it row-major [256][B] on the fc tiles: layer3.dw's weights */
@@ -1146,9 +1149,21 @@ static void x3_transpose(net *n)
     cplan_pack_free(&pk);
 }
 
+/* [1][256][1][B] in 16 blocks of 16 features on the fc tiles of block blk's IPU: how the
+ * linear layers' activations cross between IPUs, 16 stretches each way (a plan's output is
+ * cut in many small chunks, each a transfer, and a global Copy of many transfers takes many
+ * rounds). */
+static op_act compact(net *n, const char *name, int blk)
+{
+    mnet_b *b = n->b;
+    uint32_t d[OP_DIMS] = {1, MNET_H3, 1, b->B}, part[OP_DIMS] = {1, MNET_FC, 1, 1};
+    return op_act_new(b->g, name, b->ipu[blk], b->fc0, d, part);
+}
+
 /* The forward's operations: layer3 (ReLU in place), its output sent on (B3 and B4 on two
- * IPUs: into y3s, which the crossing reads, so that a recomputed forward does not overwrite
- * what is sent), layer4 and its logits into the outfeed buffer ([B][10] of res). */
+ * IPUs: copied on the chip into y3s, which the crossing reads, so that a recomputed forward
+ * does not overwrite what is sent), layer4 and its logits into the outfeed buffer ([B][10]
+ * of res). */
 static void pfc_fwd_build(net *n)
 {
     mnet_b *b = n->b;
@@ -1161,16 +1176,12 @@ static void pfc_fwd_build(net *n)
     const op_conv *l3 = &p->op[MNET_PL_L3];
     p->relu = cs(n, "layer3.relu");
     op_relu(g, p->relu, l3->y.t, GR_NONE);
-    p->y3s = GR_NONE;
     p->send = GR_NONE;
     p->a3 = l3->y;
     if (b->ipu[MNET_B3] != b->ipu[MNET_B4]) {
-        p->y3s = op_like(g, "layer3.y.sent", l3->y.t);
-        op_act sent = l3->y;
-        sent.t = p->y3s;
-        p->send = op_act_copy(g, &l3->y, &sent);
-        uint32_t d[OP_DIMS] = {1, MNET_H3, 1, b->B}, part[OP_DIMS] = {1, MNET_FC, 1, 1};
-        p->a3 = op_act_new(g, "layer4.x", b->ipu[MNET_B4], b->fc0, d, part);
+        p->y3s = compact(n, "layer3.y.sent", MNET_B3);
+        p->send = op_act_copy(g, &l3->y, &p->y3s);
+        p->a3 = compact(n, "layer4.x", MNET_B4);
     }
     pfc_op(n, MNET_PL_L4, &p->a3, (op_ref){b->params, P_W4, 1, 0}, (op_ref){b->params, P_B4, 1, 0});
     op_act z = op_mm_out(&p->op[MNET_PL_L4].y, OP_MM_FWD), res = matrix(b->res, 0, b->B, 10);
@@ -1214,9 +1225,15 @@ static void pfc_bwd_build(net *n)
     p->dy3 = op_like(g, "layer3.dy", l3->y.t);
     op_act dy3 = l3->y;
     dy3.t = p->dy3;
-    p->dy3in = GR_NONE;
-    if (b->ipu[MNET_B3] == b->ipu[MNET_B4])
+    p->dxsend = GR_NONE;
+    if (b->ipu[MNET_B3] == b->ipu[MNET_B4]) {
         p->dy3in = op_act_copy(g, &p->op[MNET_PL_L4DX].y, &dy3);
+    } else { /* compact on B4's IPU, across, and into dy3 on B3's */
+        p->dxs = compact(n, "layer4.dx.sent", MNET_B4);
+        p->dyl = compact(n, "layer3.dy.in", MNET_B3);
+        p->dxsend = op_act_copy(g, &p->op[MNET_PL_L4DX].y, &p->dxs);
+        p->dy3in = op_act_copy(g, &p->dyl, &dy3);
+    }
     p->relu_grad = cs(n, "layer3.relu.grad");
     op_relu(g, p->relu_grad, l3->y.t, p->dy3);
     uint32_t d[OP_DIMS] = {1, MNET_H3, 1, b->B}, part[OP_DIMS] = {1, MNET_FC, 1, 1};
@@ -1233,11 +1250,13 @@ static void pfc_bwd_build(net *n)
     }
     op_acc(g, p->db3acc, f->db3.t, p->db3mb);
     pfc_op(n, MNET_PL_L3DX, &dy3, (op_ref){b->params, P_W3, 1, 0}, none);
-    p->dx3out = GR_NONE;
     op_act dx3 = op_mm_out(&p->op[MNET_PL_L3DX].y, OP_MM_DX),
            da2 = matrix(n->c.da2.t, 0, b->B, MNET_X3);
-    if (!f->land)
-        p->dx3out = op_act_copy(g, &dx3, &da2);
+    if (f->land) { /* by rows on B3's IPU, then across a row a sample */
+        p->dx3s = rows(b, "layer3.dx.sent", GR_F32, G(b, MNET_B3, 0), b->B, MNET_X3);
+        da2 = matrix(p->dx3s, 0, b->B, MNET_X3);
+    }
+    p->dx3out = op_act_copy(g, &dx3, &da2);
     x = op_mm_in(&p->x3, OP_MM_DW);
     pfc_op(n, MNET_PL_L3DW, &x, (op_ref){p->dy3m.t, 0, 1, 0}, none);
 }
@@ -1283,6 +1302,7 @@ static gr_prog pfc_bwd4(net *n)
     seq q = {0};
     exec(b, &q, p->db4);
     add(b, &q, p->op[MNET_PL_L4DX].run);
+    add_some(b, &q, p->dxsend);
     add(b, &q, p->dwin);
     add(b, &q, p->op[MNET_PL_L4DW].prep);
     add(b, &q, p->op[MNET_PL_L4DW].run);
@@ -1388,11 +1408,8 @@ static void fwd_crossings(net *n)
         xadd(&n->fx[1],
              (gr_xfer){c->x3.t, (size_t)s * MNET_X3, f->x3in, (size_t)s * MNET_X3, MNET_X3});
     if (b->planned) { /* layer3's output, as sent, to layer4's input (two IPUs) */
-        if (n->p.y3s != GR_NONE) {
-            op_act sent = n->p.op[MNET_PL_L3].y;
-            sent.t = n->p.y3s;
-            xadd_act(&n->fx[2], &sent, &n->p.a3);
-        }
+        if (n->p.send != GR_NONE)
+            xadd_act(&n->fx[2], &n->p.y3s, &n->p.a3);
         return;
     }
     for (uint32_t j = 0; !f->land && j < MNET_FC; j++)
@@ -1585,22 +1602,18 @@ static gr_prog bwd_b1(net *n)
     return seq_of(b, &q);
 }
 
-/* Planned, the linear layers' backward crossings: layer4's dx into dy3 (B3 and B4 on two
- * IPUs), layer3's dx into pool2's gradient da2 (B2 and B3 on two). */
+/* Planned, the linear layers' backward crossings: layer4's dx, compact, to its landing on
+ * B3's IPU (B3 and B4 on two IPUs); layer3's dx, a row a sample, into pool2's gradient da2
+ * (B2 and B3 on two). */
 static void pfc_bwd_crossings(net *n)
 {
     mnet_b *b = n->b;
     pfc_t *p = &n->p;
-    if (b->ipu[MNET_B3] != b->ipu[MNET_B4]) {
-        op_act dy3 = p->op[MNET_PL_L3].y;
-        dy3.t = p->dy3;
-        xadd_act(&n->bx[2], &p->op[MNET_PL_L4DX].y, &dy3);
-    }
-    if (n->f.land) {
-        op_act dx3 = op_mm_out(&p->op[MNET_PL_L3DX].y, OP_MM_DX),
-               da2 = matrix(n->c.da2.t, 0, b->B, MNET_X3);
-        xadd_act(&n->bx[1], &dx3, &da2);
-    }
+    if (p->dxsend != GR_NONE)
+        xadd_act(&n->bx[2], &p->dxs, &p->dyl);
+    for (uint32_t s = 0; n->f.land && s < b->B; s++)
+        xadd(&n->bx[1],
+             (gr_xfer){p->dx3s, (size_t)s * MNET_X3, n->c.da2.t, (size_t)s * MNET_X3, MNET_X3});
 }
 
 /* The backward crossings: layer4's dx to the fc tiles, each fc tile's dx parts to the sample
@@ -2083,7 +2096,7 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
                           0,
                           {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 1, 1}},
     };
-    uint32_t n = b->train ? MNET_PL_N : MNET_PL_FWD;
+    uint32_t n = b->train ? MNET_PL_N : MNET_PL_FWD, kept[MNET_BLOCKS] = {0};
     for (uint32_t k = 0; k < n; k++) {
         op_conv_shape sk = tab[k].s;
         if (tab[k].mm >= 0) {
@@ -2104,10 +2117,16 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
                                              : b->updates,
                            MNET_PLAN_RESERVE,
                            tab[k].x_run};
+        uint32_t ipu = b->ipu[tab[k].blk];
+        if (tab[k].lin) /* the linear layers' plans share their tiles: each leaves room for
+                         * the ones before it on its IPU (their blocks and patches stay) */
+            ctx.reserve += kept[ipu < MNET_BLOCKS ? ipu : 0];
         mnet_plan *p = &b->pipe.plan[k];
-        *p = (mnet_plan){tab[k].name, tab[k].pass, b->ipu[tab[k].blk], sk, {{0}}, {0}};
+        *p = (mnet_plan){tab[k].name, tab[k].pass, ipu, sk, {{0}}, {0}};
         if (op_conv_plan(&c->m, &sk, &ctx, &p->part, &p->est, e) != ERR_OK)
             return ERR_INPUT;
+        if (tab[k].lin)
+            kept[ipu < MNET_BLOCKS ? ipu : 0] += p->est.bytes;
     }
     b->pipe.nplans = n;
     return ERR_OK;
