@@ -175,7 +175,10 @@ static void report_plans(const phase *p)
             snprintf(more, sizeof more, ", padding %u", s->pad);
         printf("    %s (%s), ipu %u: x [%u][%u][%u][%u], w [%u][%u][%u][%u]%s%s: %s, %u tiles\n",
                pl->name, pl->pass, pl->ipu, s->B, s->cin, s->h, s->w, s->cout, s->cin, s->k, s->k,
-               s->form == OP_W_DX ? " read transposed and flipped" : "", more, part, pl->est.tiles);
+               s->form == OP_W_DX  ? " read transposed and flipped"
+               : s->form == OP_W_T ? " read transposed"
+                                   : "",
+               more, part, pl->est.tiles);
         for (int j = 0; j < OP_S_N; j++) {
             uint64_t sim = p->plan_sim[k][j], est = pl->est.step[j];
             if (est || sim)

@@ -147,6 +147,8 @@ MUTATIONS=(
     "planner ignores the tile SRAM"
     workloads/ops/conv.c 's/gr_u32(b->s->acc != 0)};/gr_u32(0)};/'
     "accumulating convolution overwrites its output"
+    workloads/ops/conv.c 's/                                       b->s->form == OP_W_DX);/                                       b->s->form != OP_W_FWD);/'
+    "the weight gradient's weights read flipped"
     workloads/ops/act.c 's/if (op_lo(a, d, i + 1) - op_lo(a, d, i) > 1)$/if (op_lo(a, d, i + 1) - op_lo(a, d, i) > 100000)/'
     "a view's run ignores the layout's inner dimensions"
     workloads/ops/act.c 's/min_u64(op_act_run(src, b, c, y, x), op_act_run(dst, b, c, y, x))/op_act_run(dst, b, c, y, x)/'

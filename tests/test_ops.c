@@ -582,6 +582,80 @@ static void assert_estimate(const op_conv_est *est, const run_out *r, const char
                    (unsigned long long)r->step[k]);
 }
 
+/* The weight gradient as a convolution with the roles swapped (OP_W_T): the same layer from 3
+ * to 20 channels (kernel 3 on 10 x 10, 2 samples): x read through a view with its batch and
+ * channels swapped ([3][2][10][10]), dy [2][20][8][8] read as the weights [20][2][8][8], the
+ * output dW^T [3][20][3][3]; over two partitions (the summed samples split over 2 tiles and
+ * reduced, and not) and the planner's choice: bit for bit against the order model on the
+ * swapped operands written out by hand, and within the fp32 bound of mlayer_conv_bwd's dw. */
+static void test_conv_dw(void **state)
+{
+    (void)state;
+    mach m = mk2(64);
+    enum { NB = 2, CI = 3, CO = 20, K = 3, H = 10, HO = H - K + 1 };
+    size_t nx = (size_t)NB * CI * H * H, nv = (size_t)CO * CI * K * K,
+           ndy = (size_t)NB * CO * HO * HO;
+    float *x = malloc(nx * 4), *v = malloc(nv * 4), *dy = malloc(ndy * 4);
+    float *dx = malloc(nx * 4), *dw = calloc(nv, 4), *db = calloc(CO, 4), *zero = calloc(CO, 4);
+    float *xt = malloc(nx * 4), *dyt = malloc(ndy * 4), *dwt = malloc(nv * 4);
+    fill(x, nx, 71);
+    fill(v, nv, 72);
+    fill(dy, ndy, 73);
+    mlayer_conv c = {CI, H, H, CO, K};
+    float *col = malloc(mlayer_conv_col_floats(&c) * 4),
+          *dcol = malloc(mlayer_conv_col_floats(&c) * 4);
+    mlayer_conv_bwd(&c, NB, x, v, dy, dw, db, dx, col, dcol);
+    /* the swapped operands by hand: xt [CI][NB][H][H], dyt [CO][NB][HO][HO]; dW^T [CI][CO] */
+    for (uint32_t b = 0; b < NB; b++) {
+        for (uint32_t a = 0; a < CI; a++)
+            memcpy(xt + ((size_t)a * NB + b) * H * H, x + ((size_t)b * CI + a) * H * H, H * H * 4);
+        for (uint32_t o = 0; o < CO; o++)
+            memcpy(dyt + ((size_t)o * NB + b) * HO * HO, dy + ((size_t)b * CO + o) * HO * HO,
+                   HO * HO * 4);
+    }
+    for (uint32_t o = 0; o < CO; o++)
+        for (uint32_t a = 0; a < CI; a++)
+            memcpy(dwt + ((size_t)a * CO + o) * K * K, dw + ((size_t)o * CI + a) * K * K,
+                   K * K * 4);
+    op_conv_shape s = {CI, NB, H, H, CO, HO, 1, 0, OP_W_T, 1, 0};
+    assert_int_equal(op_conv_ho(&s), K);
+    static const op_conv_part parts[2] = {{{3, 1, 1, 2, 2}}, {{1, 3, 1, 1, 1}}};
+    op_conv_ctx ctx = {64, NB, NB, 1, 0, 0};
+    op_conv_part best;
+    op_conv_est est;
+    err e;
+    err_clear(&e);
+    assert_int_equal(op_conv_plan(&m, &s, &ctx, &best, &est, &e), ERR_OK);
+    static const uint8_t swap[OP_DIMS] = {1, 0, 2, 3};
+    for (int q = 0; q < 3; q++) {
+        const op_conv_part *p = q < 2 ? &parts[q] : &best;
+        conv_io io = {{NB, CI, H, H}, {NB, 1, 1, 1}, swap, x, dy, zero, NULL, 1};
+        run_out r;
+        run_io(&m, &s, p, &io, &r);
+        op_conv_shape fw = s;
+        fw.form = OP_W_FWD;
+        float *want = ref_split(&fw, xt, dyt, NULL, p->p[OP_PCI]);
+        assert_memory_equal(r.y, want, nv * 4);
+        assert_close(r.y, dwt, nv, NB * HO * HO);
+        if (q == 2)
+            assert_estimate(&est, &r, "  ");
+        free(want);
+        free(r.y);
+    }
+    free(x);
+    free(v);
+    free(dy);
+    free(dx);
+    free(dw);
+    free(db);
+    free(zero);
+    free(xt);
+    free(dyt);
+    free(dwt);
+    free(col);
+    free(dcol);
+}
+
 /* The tutorial's convolutions (micro-batch 40) planned over a whole Mk2 IPU, with the weights
  * prepared once per 10 calls (a weight update per gradient accumulation of 10): the plan,
  * its tiles, its output and its estimate against the simulation. */
@@ -837,6 +911,7 @@ int main(void)
         cmocka_unit_test(test_plan_memory),      cmocka_unit_test(test_tutorial_conv1),
         cmocka_unit_test(test_tutorial_conv2),   cmocka_unit_test(test_linear),
         cmocka_unit_test(test_copy_view),        cmocka_unit_test(test_elementwise),
+        cmocka_unit_test(test_conv_dw),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

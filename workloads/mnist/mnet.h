@@ -103,7 +103,7 @@ typedef struct mnet_call {
 
 /* One planned operation of a run: its name (its compute sets are "<name>.amp" and so on) and
  * the pass it computes ("forward", "input gradient"). */
-#define MNET_MAX_PLANS 9
+#define MNET_MAX_PLANS 10
 typedef struct mnet_plan {
     const char *name, *pass;
     uint32_t ipu;
@@ -122,7 +122,8 @@ typedef struct mnet_pipe_info {
     uint32_t in_flight[4], slots[4];
     uint64_t stash_bytes[4];
     /* mapping planned: the planned operations (the forward of conv1, conv2, layer3 and layer4;
-     * in training conv2's input gradient and the linear layers' input and weight gradients),
+     * in training conv2's input and weight gradients and the linear layers' input and weight
+     * gradients),
      * each its IPU, shape, partition and the planner's estimate; nplans 0 with the mapping per
      * sample */
     uint32_t nplans;

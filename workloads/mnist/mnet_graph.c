@@ -437,6 +437,10 @@ typedef struct conv_t {
     gr_prog ycopy[2]; /* the planned output to y1, y2 */
     op_conv dx2;      /* training: conv2's input gradient, planned over B2's IPU */
     gr_prog dx2copy;  /* its output to pool1's gradient da1 on the sample tiles */
+    op_conv dw2;      /* training: conv2's weight gradient dW2^T [10][20][5][5], planned */
+    gr_tensor dw2acc; /* its sum over a weight update's micro-batches, mapped as its output */
+    gr_cs dw2cs;      /* dw2acc += the call's */
+    gr_prog dw2out;   /* at the update: dw2acc, transposed, into sample 0's conv2 weights of cg */
     cplan_pack p_dy2, p_dy1;
     int split; /* B1 and B2 on different IPUs */
 } conv_t;
@@ -488,6 +492,34 @@ static void dx_op(mnet_b *b, conv_t *c)
     c->dx2copy = op_act_copy(b->g, &c->dx2.y, &y);
 }
 
+/* conv2's weight gradient (mapping planned, training): the convolution with the roles
+ * swapped (OP_W_T), its input conv2's input with the batch and channels swapped ([10][B][12]
+ * [12]), its weights the output gradient dy2 [B][20][8][8] read as [20][B][8][8], its output
+ * dW2^T [10][20][5][5], each call's added into dw2acc; at the update dw2acc goes, transposed,
+ * where sample 0's per-sample part of conv2's weight gradient would be (cg), the others' left
+ * zero, so the update's gather and reduction sum it as before. */
+static void dw_op(mnet_b *b, conv_t *c)
+{
+    const mnet_plan *pl = &b->pipe.plan[MNET_PL_C2DW];
+    uint32_t xd[OP_DIMS] = {b->B, 10, 12, 12}, parts[OP_DIMS] = {b->B, 1, 1, 1};
+    op_act x = op_act_make(c->a1b.t, xd, parts);
+    x.pad = 8;
+    static const uint8_t swap[OP_DIMS] = {1, 0, 2, 3};
+    op_act xv = op_act_view(&x, swap);
+    op_ref none = {GR_NONE, 0, 0, 0};
+    op_conv_build(b->g, pl->name, pl->ipu, 0, &pl->shape, &pl->part, &xv,
+                  (op_ref){c->dy2.t, 0, 1, 0}, none, &c->dw2);
+    c->dw2acc = op_like(b->g, "conv2.dw.acc", c->dw2.y.t);
+    c->dw2cs = gr_cs_new(b->g, "conv2.dw.acc");
+    op_acc(b->g, c->dw2cs, c->dw2acc, c->dw2.y.t);
+    op_act acc = c->dw2.y;
+    acc.t = c->dw2acc;
+    op_act accv = op_act_view(&acc, swap);
+    op_act cg0 = op_act_make(c->cg.t, (uint32_t[]){20, 10, 5, 5}, (uint32_t[]){1, 1, 1, 1});
+    cg0.at = P_W2;
+    c->dw2out = op_act_copy(b->g, &accv, &cg0);
+}
+
 static void conv_fwd_tensors(mnet_b *b, conv_t *c)
 {
     const int k1 = MNET_B1, k2 = MNET_B2;
@@ -529,18 +561,22 @@ static void conv_tensors(mnet_b *b, conv_t *c)
         c->l_w2d = pack_list(b, k2, "conv2.w.dxlist", &b->c2d.wpack);
         c->a2d = amp_tables(b, k2, "conv2.dx", &b->c2d.amp);
     }
-    c->a2w = amp_tables(b, k2, "conv2.dw", &b->c2w.amp);
+    if (!b->planned)
+        c->a2w = amp_tables(b, k2, "conv2.dw", &b->c2w.amp);
     c->a1w = amp_tables(b, k1, "conv1.dw", &b->c1w.amp);
     group_pack(&c->p_dy2, 20, 64, 4);
     group_pack(&c->p_dy1, 10, 576, 6);
-    c->l_dy2 = pack_list(b, k2, "conv2.dy.list", &c->p_dy2);
+    if (!b->planned)
+        c->l_dy2 = pack_list(b, k2, "conv2.dy.list", &c->p_dy2);
     c->l_dy1 = pack_list(b, k1, "conv1.dy.list", &c->p_dy1);
     if (b->ipu[k2] == b->ipu[MNET_B3] && !b->planned) /* else summed on B3's IPU (fc_t.land) */
         c->dx3g = srow(b, k2, "layer3.dx.parts", GR_F32, MNET_FC * MNET_X3);
     c->da2 = srow(b, k2, "pool2.dy", GR_F32, MNET_X3);
     c->dy2 = srow(b, k2, "conv2.dy", GR_F32, 1280);
-    c->dyg2 = srow(b, k2, "conv2.dy.grouped", GR_F32, b->c2w.wts_bytes / 4);
-    c->dw2t = srow(b, k2, "conv2.dw.partials", GR_F32, b->c2w.out_bytes / 4);
+    if (!b->planned) { /* planned, conv2's weight gradient is dw_op's */
+        c->dyg2 = srow(b, k2, "conv2.dy.grouped", GR_F32, b->c2w.wts_bytes / 4);
+        c->dw2t = srow(b, k2, "conv2.dw.partials", GR_F32, b->c2w.out_bytes / 4);
+    }
     if (!b->planned)
         c->dx2g = srow(b, k2, "conv2.dx.partials", GR_F32, b->c2d.out_bytes / 4);
     c->da1 = srow(b, k2, "pool1.dy", GR_F32, 1440);
@@ -549,8 +585,10 @@ static void conv_tensors(mnet_b *b, conv_t *c)
     c->dyg1 = srow(b, k1, "conv1.dy.grouped", GR_F32, b->c1w.wts_bytes / 4);
     c->dw1t = srow(b, k1, "conv1.dw.partials", GR_F32, b->c1w.out_bytes / 4);
     c->cg = conv_split(b, "conv.grads");
-    if (b->planned)
+    if (b->planned) {
         dx_op(b, c);
+        dw_op(b, c);
+    }
 }
 
 /* ---- the linear layers, the loss, the update tiles ---- */
@@ -1562,19 +1600,23 @@ static gr_prog bwd_b2(net *n)
             v_reduce(b, k[0], g2, at(c->da2, s), at(c->dx3g, s), MNET_X3, MNET_FC, MNET_X3, 1.0f);
         v_pool_bwd(b, k[1], g2, at(c->da2, s), at(c->x3, s), at(c->arg2, s), at(c->dy2, s), 80, 8);
         v_bias(b, k[2], g2, at(c->dy2, s), S(c->cg.t, g0 + P_B2, 20), 20, 64, 1);
+        if (b->planned)
+            continue; /* the weight and input gradients are the planned dw2, dx2, after these */
         v_pack(b, k[2], g2, &c->p_dy2, at(c->l_dy2, s), at(c->dyg2, s), at(c->dy2, s));
         v_amp(b, k[3], g2, s, &c->a2w, at(c->a1b, s), at(c->dw2t, s), at(c->dyg2, s));
         v_ungroup(b, k[4], g2, S(c->cg.t, g0 + P_W2, 5000), at(c->dw2t, s), 20, 250, 1);
-        if (b->planned)
-            continue; /* the input gradient is the planned dx2, after these */
         v_amp(b, k[3], g2, s, &c->a2d, at(c->dyg2, s), at(c->dx2g, s), at(c->w2db, s));
         v_ungroup(b, k[4], g2, at(c->da1, s), at(c->dx2g, s), 10, 144, 0);
     }
-    for (int i = n->f.land || b->planned; i < 5; i++) /* pool2.grad.in: the fc tiles' parts */
+    /* pool2.grad.in: the fc tiles' parts; planned, conv2.grad.layouts holds the bias's alone */
+    for (int i = n->f.land || b->planned; i < (b->planned ? 3 : 5); i++)
         exec(b, &q, k[i]);
     if (b->planned) {
         add(b, &q, c->dx2.run);
         add(b, &q, c->dx2copy);
+        add(b, &q, c->dw2.prep);
+        add(b, &q, c->dw2.run);
+        exec(b, &q, c->dw2cs);
     }
     return seq_of(b, &q);
 }
@@ -1668,9 +1710,10 @@ static void zero_acc(net *n, seq *q)
             v_zero(b, k, t4, at(n->f.g4p, c), zl_of(n, t4));
         v_zero(b, k, t4, at(n->f.db4, c), zl_of(n, t4));
     }
-    if (b->planned) { /* the linear layers' weight gradients, accumulated where made */
+    if (b->planned && b->train) { /* the planned weight gradients, summed where made */
         op_zero(b->g, k, n->p.op[MNET_PL_L3DW].y.t, "layer3.dw");
         op_zero(b->g, k, n->p.op[MNET_PL_L4DW].y.t, "layer4.dw");
+        op_zero(b->g, k, n->c.dw2acc, "conv2.dw");
     }
     exec(b, q, k);
 }
@@ -1847,6 +1890,8 @@ static void update(net *n, seq *q)
     xing x = {0}, x2 = {0};
     size_t per = (size_t)b->B * (b->cuper[0] > b->cuper[1] ? b->cuper[0] : b->cuper[1]);
     gsum g3 = {0}, g4 = {0};
+    if (b->planned) /* conv2's weight gradient into sample 0's part, before the gather */
+        add(b, q, n->c.dw2out);
     if (b->K > 1) {
         g3 = gsum_new(b, MNET_B3, "layer3.dw", 16 * MNET_X3, P_W3);
         g4 = gsum_new(b, MNET_B4, "layer4.dw", 10 * MNET_H3, P_W4);
@@ -1987,6 +2032,10 @@ uint32_t mnet_res_words(const mnet_b *b)
  * (B; pool2's output landed on B3's IPU too), the fc tiles (16), one tile (t4), or the tiles
  * of layer3's plan (its output). */
 enum { ON_B, ON_FC, ON_ONE, ON_L3 };
+/* A plan's flags: PL_LIN, one of the linear layers' (from lin_first); PL_EVERY, its weights
+ * change every call (a weight gradient's: the output gradient). No plan reads its input
+ * through a transposing view (op_conv_ctx.x_run): layer3's is regrouped first. */
+enum { PL_LIN = 1, PL_EVERY = 2 };
 
 /* The planned operations over the tiles their block's IPU gives (the I/O tiles left out):
  * the convolutions from tile 0, the linear layers from lin_first; the weights change once a
@@ -2002,17 +2051,17 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
      * operand is read word by word. x_run: the input read through a transposing view. */
     static const struct {
         const char *name, *pass;
-        int blk, mm, x, w, every_call, lin, x_run;
-        op_conv_shape s; /* conv: B = 0 (the batch); mm: K, N in cin, cout */
+        int blk, mm, x, w, flags;
+        op_conv_shape s; /* conv: B, cin 0 for the batch; mm: K, N in cin, cout */
     } tab[MNET_PL_N] = {
+        /* name, pass, block, matrix product's pass (-1: a convolution), where the input and
+         * the weights are held, flags; the shape */
         [MNET_PL_C1] = {"conv1",
                         "forward",
                         MNET_B1,
                         -1,
                         ON_B,
                         ON_B,
-                        0,
-                        0,
                         0,
                         {0, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0, 0}},
         [MNET_PL_C2] = {"conv2",
@@ -2022,8 +2071,6 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
                         ON_B,
                         ON_B,
                         0,
-                        0,
-                        0,
                         {0, 10, 12, 12, 20, 5, 1, 0, OP_W_FWD, 0, 0}},
         [MNET_PL_L3] = {"layer3",
                         "forward",
@@ -2031,9 +2078,7 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
                         OP_MM_FWD,
                         ON_FC,
                         ON_FC,
-                        0,
-                        1,
-                        0,
+                        PL_LIN,
                         {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 0, 0}},
         [MNET_PL_L4] = {"layer4",
                         "forward",
@@ -2041,9 +2086,7 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
                         OP_MM_FWD,
                         ON_L3,
                         ON_ONE,
-                        0,
-                        1,
-                        0,
+                        PL_LIN,
                         {0, MNET_H3, 0, 0, 10, 0, 0, 0, OP_W_FWD, 0, 0}},
         [MNET_PL_C2DX] = {"conv2.dx",
                           "input gradient",
@@ -2052,8 +2095,6 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
                           ON_B,
                           ON_B,
                           0,
-                          0,
-                          0,
                           {0, 20, 8, 8, 10, 5, 1, 4, OP_W_DX, 1, 0}},
         [MNET_PL_L4DX] = {"layer4.dx",
                           "input gradient",
@@ -2061,9 +2102,7 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
                           OP_MM_DX,
                           ON_ONE,
                           ON_ONE,
-                          0,
-                          1,
-                          0,
+                          PL_LIN,
                           {0, MNET_H3, 0, 0, 10, 0, 0, 0, OP_W_DX, 1, 0}},
         [MNET_PL_L4DW] = {"layer4.dw",
                           "weight gradient",
@@ -2071,9 +2110,7 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
                           OP_MM_DW,
                           ON_FC,
                           ON_FC,
-                          1,
-                          1,
-                          0,
+                          PL_LIN | PL_EVERY,
                           {0, 10, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 1, 1}},
         [MNET_PL_L3DX] = {"layer3.dx",
                           "input gradient",
@@ -2081,9 +2118,7 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
                           OP_MM_DX,
                           ON_L3,
                           ON_FC,
-                          0,
-                          1,
-                          0,
+                          PL_LIN,
                           {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_DX, 1, 0}},
         [MNET_PL_L3DW] = {"layer3.dw",
                           "weight gradient",
@@ -2091,10 +2126,16 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
                           OP_MM_DW,
                           ON_B,
                           ON_FC,
-                          1,
-                          1,
-                          0,
+                          PL_LIN | PL_EVERY,
                           {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 1, 1}},
+        [MNET_PL_C2DW] = {"conv2.dw",
+                          "weight gradient",
+                          MNET_B2,
+                          -1,
+                          ON_B,
+                          ON_B,
+                          PL_EVERY,
+                          {10, 0, 12, 12, 20, 8, 1, 0, OP_W_T, 1, 0}},
     };
     uint32_t n = b->train ? MNET_PL_N : MNET_PL_FWD, kept[MNET_BLOCKS] = {0};
     for (uint32_t k = 0; k < n; k++) {
@@ -2103,29 +2144,31 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
             sk =
                 op_mm_shape((op_mm_pass)tab[k].mm, b->B, tab[k].s.cin, tab[k].s.cout, tab[k].s.acc);
             sk.form = tab[k].s.form;
-        } else {
-            sk.B = b->B;
+        } else { /* 0: the batch */
+            sk.B = sk.B ? sk.B : b->B;
+            sk.cin = sk.cin ? sk.cin : b->B;
         }
         uint32_t held[4] = {b->B, MNET_FC, 1,
                             k > MNET_PL_L3 ? b->pipe.plan[MNET_PL_L3].est.tiles : 1};
-        uint32_t first = tab[k].lin ? lin_first(b) : 0;
+        uint32_t first = tab[k].flags & PL_LIN ? lin_first(b) : 0;
         op_conv_ctx ctx = {tiles > first ? tiles - first : 0,
                            held[tab[k].x],
                            held[tab[k].w],
-                           tab[k].every_call ? 1
-                           : b->train        ? b->G
-                                             : b->updates,
+                           tab[k].flags & PL_EVERY ? 1
+                           : b->train              ? b->G
+                                                   : b->updates,
                            MNET_PLAN_RESERVE,
-                           tab[k].x_run};
+                           0};
         uint32_t ipu = b->ipu[tab[k].blk];
-        if (tab[k].lin) /* the linear layers' plans share their tiles: each leaves room for
-                         * the ones before it on its IPU (their blocks and patches stay) */
+        /* the linear layers' plans share their tiles: each leaves room for the ones before it
+         * on its IPU (their blocks and patches stay) */
+        if (tab[k].flags & PL_LIN)
             ctx.reserve += kept[ipu < MNET_BLOCKS ? ipu : 0];
         mnet_plan *p = &b->pipe.plan[k];
         *p = (mnet_plan){tab[k].name, tab[k].pass, ipu, sk, {{0}}, {0}};
         if (op_conv_plan(&c->m, &sk, &ctx, &p->part, &p->est, e) != ERR_OK)
             return ERR_INPUT;
-        if (tab[k].lin)
+        if (tab[k].flags & PL_LIN)
             kept[ipu < MNET_BLOCKS ? ipu : 0] += p->est.bytes;
     }
     b->pipe.nplans = n;

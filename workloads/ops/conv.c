@@ -95,19 +95,21 @@ static uint32_t tile_of(const op_conv_part *p, uint32_t ib, uint32_t iy, uint32_
     return (((ib * p->p[OP_PY] + iy) * p->p[OP_PX] + ix) * p->p[OP_PCO] + ico) * p->p[OP_PCI] + ici;
 }
 
-/* OP_W_DX: the AMP's blocks in the passes' order (group g, input channel ci, kernel row ky),
- * row kx and column co of a block being v[ci][co][K-1-ky][K-1-kx] of the tile's slice
- * [nci][nco][K][K]: the rows read backwards (a stride of -4 bytes), the columns K K floats
- * apart. */
-static void dx_pack(cplan_pack *p, uint32_t nci, uint32_t nco, uint32_t K)
+/* OP_W_DX and OP_W_T: the AMP's blocks in the passes' order (group g, input channel ci,
+ * kernel row ky), row kx and column co of a block being v[ci][co][K-1-ky][K-1-kx] (flip) or
+ * v[ci][co][ky][kx] of the tile's slice [nci][nco][K][K]: the columns K K floats apart, the
+ * rows read backwards (a stride of -4 bytes) or forwards. */
+static void t_pack(cplan_pack *p, uint32_t nci, uint32_t nco, uint32_t K, int flip)
 {
     cplan_pack_free(p);
-    cplan_pack_init(p, 8, 16, (uint32_t)-4, K * K * 4);
+    cplan_pack_init(p, 8, 16, flip ? (uint32_t)-4 : 4, K * K * 4);
     for (uint32_t g = 0; g < ceil_div_u32(nco, 16); g++)
         for (uint32_t ci = 0; ci < nci; ci++)
-            for (uint32_t ky = 0; ky < K; ky++)
-                cplan_pack_block(p, (((ci * nco + 16 * g) * K + (K - 1 - ky)) * K + K - 1) * 4, K,
+            for (uint32_t ky = 0; ky < K; ky++) {
+                uint32_t row = ((ci * nco + 16 * g) * K + (flip ? K - 1 - ky : ky)) * K;
+                cplan_pack_block(p, (row + (flip ? K - 1 : 0)) * 4, K,
                                  (uint32_t)min_u64(16, nco - 16 * g));
+            }
 }
 
 /* The shares, and one conv_amp plan per distinct tile shape. */
@@ -146,8 +148,9 @@ static void shares(build *b)
                             err e = {0};
                             if (cplan_fwd_strided(&b->plans[k], &cs, t->nb, b->st, &e) != ERR_OK)
                                 gr_fail(b->g, "%s: %s", b->name, e.msg);
-                            else if (b->s->form == OP_W_DX)
-                                dx_pack(&b->plans[k].wpack, t->nci, t->nco, b->K);
+                            else if (b->s->form != OP_W_FWD)
+                                t_pack(&b->plans[k].wpack, t->nci, t->nco, b->K,
+                                       b->s->form == OP_W_DX);
                             b->nplans++;
                         }
                         t->plan = k;
@@ -294,8 +297,8 @@ static void patch_pieces(const build *b, const op_act *x, const cat *patch, uint
 }
 
 /* Tile k's slice of the weights and of the bias. OP_W_FWD: w [cout][cin][K][K], the slice
- * [nco][nci][K][K]; OP_W_DX: v [cin][cout][K][K], the slice [nci][nco][K][K] as v holds it
- * (dx_pack reads it transposed and flipped). */
+ * [nco][nci][K][K]; OP_W_DX, OP_W_T: v [cin][cout][K][K], the slice [nci][nco][K][K] as v
+ * holds it (t_pack reads it transposed, and flipped for OP_W_DX). */
 static void weight_pieces(const build *b, op_ref w, op_ref bias, const cat *wloc, const cat *bloc,
                           uint32_t k, pieces *q)
 {
@@ -305,7 +308,7 @@ static void weight_pieces(const build *b, op_ref w, op_ref bias, const cat *wloc
         w.at += k % w.copies * w.stride;
     if (bias.copies > 1)
         bias.at += k % bias.copies * bias.stride;
-    if (b->s->form == OP_W_DX) {
+    if (b->s->form != OP_W_FWD) {
         if (t->nco == b->s->cout) /* whole rows of v */
             put(q, (gr_xfer){w.t, w.at + (size_t)t->ci0 * t->nco * kk, wloc->t, wloc->at[k],
                              t->nci * t->nco * kk});

@@ -119,7 +119,11 @@ typedef struct op_conv_shape {
  * transposed and flipped, w[co][ci][ky][kx] = v[ci][co][k-1-ky][k-1-kx]: with padding k - 1,
  * the convolution of that layer's output gradient is its input gradient, as PopLibs computes
  * it (a convolution with the kernel flipped and its channels swapped). */
-typedef enum op_wform { OP_W_FWD, OP_W_DX } op_wform;
+/* OP_W_T: w[co][ci][ky][kx] = v[ci][co][ky][kx], transposed only: a weight gradient as a
+ * convolution with the roles swapped, as PopLibs makes it (the input the activations with
+ * their batch and channel dimensions swapped, the weights the output gradient dy[b][co][y][x]
+ * read as [cout = co][cin = b][ky = y][kx = x], the output dW^T [ci][co][ky][kx]). */
+typedef enum op_wform { OP_W_FWD, OP_W_DX, OP_W_T } op_wform;
 /* The output's rows and columns: (h + 2 pad - k) / stride + 1 (0 when the kernel does not
  * fit). */
 uint32_t op_conv_ho(const op_conv_shape *s);
