@@ -33,49 +33,50 @@ gr_tensor op_like(graph *g, const char *name, gr_tensor t)
     return l;
 }
 
-/* Worker v's share [a, z) of a region of len elements, in groups of four. */
-static size_t share(size_t len, unsigned v)
+/* The element-wise codelets over two tensors a and b (b mapped as a), in one table: the
+ * fields of a vertex over elements [lo, hi) of a region. */
+enum { E_RELU, E_RELU_GRAD, E_ACC, E_N };
+static const struct {
+    const char *codelet;
+    int nf;
+    char f[4]; /* 'a', 'b': that tensor's elements; 'n': their count */
+} ELEM[E_N] = {
+    [E_RELU] = {"relu_fwd", 3, "aan"},       /* x, y (in place), n */
+    [E_RELU_GRAD] = {"relu_bwd", 4, "abbn"}, /* out, dy, dx (in place), n */
+    [E_ACC] = {"acc_add", 3, "abn"},         /* dst, src, n */
+};
+
+/* Operation op over each region of a, split over the workers in runs of whole groups of
+ * four floats. */
+static void elementwise(graph *g, gr_cs cs, int op, gr_tensor a, gr_tensor b)
 {
-    return op_split(len, v, NW, 4);
+    size_t n;
+    gr_where *w = regions(g, a, &n);
+    for (size_t k = 0; k < n; k++) {
+        size_t len = w[k].end - w[k].begin;
+        for (unsigned v = 0; v < NW; v++) {
+            size_t lo = w[k].begin + op_split(len, v, NW, 4),
+                   hi = w[k].begin + op_split(len, v + 1, NW, 4);
+            if (hi == lo)
+                continue;
+            gr_field f[4];
+            for (int i = 0; i < ELEM[op].nf; i++)
+                f[i] = ELEM[op].f[i] == 'n' ? gr_u32((uint32_t)(hi - lo))
+                                            : gr_region(ELEM[op].f[i] == 'a' ? a : b, lo, hi);
+            gr_vertex(g, cs, ELEM[op].codelet, 0, w[k].ipu, w[k].tile, f, (size_t)ELEM[op].nf);
+        }
+    }
+    free(w);
 }
 
 void op_relu(graph *g, gr_cs cs, gr_tensor y, gr_tensor dy)
 {
-    size_t n;
-    gr_where *w = regions(g, y, &n);
-    for (size_t k = 0; k < n; k++) {
-        size_t len = w[k].end - w[k].begin;
-        for (unsigned v = 0; v < NW; v++) {
-            size_t a = w[k].begin + share(len, v), z = w[k].begin + share(len, v + 1);
-            if (z == a)
-                continue;
-            gr_field fb[4] = {gr_region(y, a, z), gr_region(dy, a, z), gr_region(dy, a, z),
-                              gr_u32((uint32_t)(z - a))};
-            gr_field ff[3] = {gr_region(y, a, z), gr_region(y, a, z), gr_u32((uint32_t)(z - a))};
-            if (dy == GR_NONE)
-                gr_vertex(g, cs, "relu_fwd", 0, w[k].ipu, w[k].tile, ff, 3);
-            else
-                gr_vertex(g, cs, "relu_bwd", 0, w[k].ipu, w[k].tile, fb, 4);
-        }
-    }
-    free(w);
+    elementwise(g, cs, dy == GR_NONE ? E_RELU : E_RELU_GRAD, y, dy);
 }
 
 void op_acc(graph *g, gr_cs cs, gr_tensor dst, gr_tensor src)
 {
-    size_t n;
-    gr_where *w = regions(g, dst, &n);
-    for (size_t k = 0; k < n; k++) {
-        size_t len = w[k].end - w[k].begin;
-        for (unsigned v = 0; v < NW; v++) {
-            size_t a = w[k].begin + share(len, v), z = w[k].begin + share(len, v + 1);
-            if (z == a)
-                continue;
-            gr_field f[3] = {gr_region(dst, a, z), gr_region(src, a, z), gr_u32((uint32_t)(z - a))};
-            gr_vertex(g, cs, "acc_add", 0, w[k].ipu, w[k].tile, f, 3);
-        }
-    }
-    free(w);
+    elementwise(g, cs, E_ACC, dst, src);
 }
 
 /* conv_pack with one empty block a worker writes its share as one row of zeros; the block's
