@@ -201,7 +201,7 @@ static const cli_cmd commands[] = {
      "  --offload-optimiser        keep AdamW's state (m, v) in remote buffers (Streaming\n"
      "                             Memory), read in before each weight update, written back after\n"
      "  --mapping sample|planned   the convolutions' forward a sample a tile (default), or\n"
-     "                             they, conv2's input gradient and the linear layers (forward\n"
+     "                             they, conv2's gradients and the linear layers (forward\n"
      "                             and gradients) planned over the whole IPU (docs/planning.md)\n"
      "  --steps N                  list the first N program steps of training with their cycles\n"
      "  --dtype fp32|fp16|u8       the infeed's images: normalised fp32 (default); normalised\n"
