@@ -15,8 +15,11 @@
  * exchange onto the update tiles and reduced (reduce_add, scaled by 1/G), and the AdamW step
  * runs where each parameter lives. After it the convolutions' weights are broadcast back to
  * the sample tiles and every tile re-packs its weights into the layouts its codelets stream.
- * Left out: splitting one sample's convolution over several tiles (by output blocks), which
- * would shorten the longest superstep; the loss on more than one tile. */
+ * With the mapping planned (mnet_cfg.mapping), the operation library (workloads/ops/) plans
+ * the convolutions' forward, conv2's input and weight gradients and the linear layers
+ * (forward and both gradients, as matrix products, the "pfc" section) over the whole IPU of
+ * their block; the rest stays as above. Left out: conv1's weight gradient, pooling and the
+ * loss planned; the loss on more than one tile. */
 #include "workloads/mnist/mnet_int.h"
 
 #include <math.h>
