@@ -273,7 +273,8 @@ static void run_io(const mach *m, const op_conv_shape *s, const op_conv_part *p,
     op_act_block(&xs, io->x, xb);
     gr_write(ex, g, xs.t, 0, xb, nx);
     gr_write(ex, g, wt, 0, io->w, nw);
-    gr_write(ex, g, bt, 0, io->bias, s->cout);
+    if (!s->nobias) /* io->bias may be shorter otherwise (a matrix product's gradients) */
+        gr_write(ex, g, bt, 0, io->bias, s->cout);
     if (io->y0) {
         op_act_block(&c.y, io->y0, yb);
         gr_write(ex, g, c.y.t, 0, yb, ny);
