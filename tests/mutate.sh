@@ -141,7 +141,7 @@ MUTATIONS=(
     "sharded pool1 output crosses short"
     workloads/ops/conv.c 's/ypart->at\[k0 + i\] + a0/ypart->at[k0 + pci - 1 - i] + a0/'
     "planned convolution reduces its ci parts in reverse"
-    workloads/ops/conv.c 's/\* K + (K - 1 - ky)) \* K + K - 1) \* 4, K,/* K + ky) * K + K - 1) * 4, K,/'
+    workloads/ops/conv.c 's/\* K + (flip ? K - 1 - ky : ky)) \* K;/* K + ky) * K;/'
     "input-gradient weights not flipped by rows"
     workloads/ops/conv_cost.c 's/                        if (est.bytes > limit)$/                        if (0)/'
     "planner ignores the tile SRAM"
@@ -151,7 +151,7 @@ MUTATIONS=(
     "the weight gradient's weights read flipped"
     workloads/ops/act.c 's/if (op_lo(a, d, i + 1) - op_lo(a, d, i) > 1)$/if (op_lo(a, d, i + 1) - op_lo(a, d, i) > 100000)/'
     "a view's run ignores the layout's inner dimensions"
-    workloads/ops/act.c 's/min_u64(op_act_run(src, b, c, y, x), op_act_run(dst, b, c, y, x))/op_act_run(dst, b, c, y, x)/'
+    workloads/ops/act.c 's/min_u64(n\[3\] - x, min_u64(op_act_run(src, b, c, y, x),$/min_u64(n[3] - x, min_u64(n[3],/'
     "a copy through a view takes the destination's stretches for the source's"
     workloads/mnist/mnet_pipe.c 's/^        if (i + 1 < c->N)$/        if (i + 1 < c->N \&\& s->on[i] \& (1u << PIPE_FWD | 1u << PIPE_FUSED))/'
     "pipeline copies only what a step produced (not PopART's every cycle)"

@@ -2140,7 +2140,7 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
                           PL_EVERY,
                           {10, 0, 12, 12, 20, 8, 1, 0, OP_W_T, 1, 0}},
     };
-    uint32_t n = b->train ? MNET_PL_N : MNET_PL_FWD, kept[MNET_BLOCKS] = {0};
+    uint32_t n = b->train ? MNET_PL_N : MNET_PL_FWD, kept[64] = {0}; /* setup: at most 64 IPUs */
     for (uint32_t k = 0; k < n; k++) {
         op_conv_shape sk = tab[k].s;
         if (tab[k].mm >= 0) {
@@ -2166,13 +2166,13 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
         /* the linear layers' plans share their tiles: each leaves room for the ones before it
          * on its IPU (their blocks and patches stay) */
         if (tab[k].flags & PL_LIN)
-            ctx.reserve += kept[ipu < MNET_BLOCKS ? ipu : 0];
+            ctx.reserve += kept[ipu];
         mnet_plan *p = &b->pipe.plan[k];
         *p = (mnet_plan){tab[k].name, tab[k].pass, ipu, sk, {{0}}, {0}};
         if (op_conv_plan(&c->m, &sk, &ctx, &p->part, &p->est, e) != ERR_OK)
             return ERR_INPUT;
         if (tab[k].flags & PL_LIN)
-            kept[ipu < MNET_BLOCKS ? ipu : 0] += p->est.bytes;
+            kept[ipu] += p->est.bytes;
     }
     b->pipe.nplans = n;
     return ERR_OK;

@@ -33,18 +33,33 @@ gr_tensor op_like(graph *g, const char *name, gr_tensor t)
     return l;
 }
 
-/* The element-wise codelets over two tensors a and b (b mapped as a), in one table: the
- * fields of a vertex over elements [lo, hi) of a region. */
-enum { E_RELU, E_RELU_GRAD, E_ACC, E_N };
+/* The element-wise codelets over a tensor a and a second operand b, in one table: the
+ * fields of a vertex over elements [lo, hi) of region k of a. */
+enum { E_RELU, E_RELU_GRAD, E_ACC, E_ZERO, E_N };
 static const struct {
     const char *codelet;
     int nf;
-    char f[4]; /* 'a', 'b': that tensor's elements; 'n': their count */
+    char f[9]; /* 'a', 'b': that tensor's elements; 'n': their count; 'z': b's 3 words
+                * [4k, 4k + 3); '0', '1', '4': that constant */
 } ELEM[E_N] = {
     [E_RELU] = {"relu_fwd", 3, "aan"},       /* x, y (in place), n */
     [E_RELU_GRAD] = {"relu_bwd", 4, "abbn"}, /* out, dy, dx (in place), n */
     [E_ACC] = {"acc_add", 3, "abn"},         /* dst, src, n */
+    /* dst, src, one block, its descriptor (all zero: no valid rows), R = 1, C = n, strides:
+     * one row of n zeros */
+    [E_ZERO] = {"conv_pack", 8, "a01z1n44"},
 };
+
+static gr_field field(char c, gr_tensor a, gr_tensor b, size_t k, size_t lo, size_t hi)
+{
+    switch (c) {
+    case 'a': return gr_region(a, lo, hi);
+    case 'b': return gr_region(b, lo, hi);
+    case 'z': return gr_region(b, 4 * k, 4 * k + 3);
+    case 'n': return gr_u32((uint32_t)(hi - lo));
+    default: return gr_u32((uint32_t)(c - '0'));
+    }
+}
 
 /* Operation op over each region of a, split over the workers in runs of whole groups of
  * four floats. */
@@ -59,10 +74,9 @@ static void elementwise(graph *g, gr_cs cs, int op, gr_tensor a, gr_tensor b)
                    hi = w[k].begin + op_split(len, v + 1, NW, 4);
             if (hi == lo)
                 continue;
-            gr_field f[4];
+            gr_field f[8];
             for (int i = 0; i < ELEM[op].nf; i++)
-                f[i] = ELEM[op].f[i] == 'n' ? gr_u32((uint32_t)(hi - lo))
-                                            : gr_region(ELEM[op].f[i] == 'a' ? a : b, lo, hi);
+                f[i] = field(ELEM[op].f[i], a, b, k, lo, hi);
             gr_vertex(g, cs, ELEM[op].codelet, 0, w[k].ipu, w[k].tile, f, (size_t)ELEM[op].nf);
         }
     }
@@ -79,8 +93,7 @@ void op_acc(graph *g, gr_cs cs, gr_tensor dst, gr_tensor src)
     elementwise(g, cs, E_ACC, dst, src);
 }
 
-/* conv_pack with one empty block a worker writes its share as one row of zeros; the block's
- * 3-word descriptor (all zero) is a small constant tensor, one on each tile of t. */
+/* The zero descriptor is a small constant tensor, 4 words on each of t's regions' tiles. */
 void op_zero(graph *g, gr_cs cs, gr_tensor t, const char *name)
 {
     size_t n;
@@ -93,18 +106,7 @@ void op_zero(graph *g, gr_cs cs, gr_tensor t, const char *name)
     for (size_t k = 0; k < n; k++) {
         gr_map_region(g, zl, w[k].ipu, w[k].tile, 4 * k, 4 * k + 4);
         gr_init(g, zl, 4 * k, zeros, 4);
-        size_t len = w[k].end - w[k].begin;
-        for (unsigned v = 0; v < NW; v++) {
-            size_t a = w[k].begin + op_split(len, v, NW, 1),
-                   z = w[k].begin + op_split(len, v + 1, NW, 1);
-            if (z == a)
-                continue;
-            gr_field f[8] = {gr_region(t, a, z), gr_u32(0),
-                             gr_u32(1),          gr_region(zl, 4 * k, 4 * k + 3),
-                             gr_u32(1),          gr_u32((uint32_t)(z - a)),
-                             gr_u32(4),          gr_u32(4)};
-            gr_vertex(g, cs, "conv_pack", 0, w[k].ipu, w[k].tile, f, 8);
-        }
     }
     free(w);
+    elementwise(g, cs, E_ZERO, t, zl);
 }
