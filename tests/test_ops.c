@@ -129,13 +129,13 @@ static void test_plan_refusals(void **state)
     op_conv_shape s = {4, 3, 10, 10, 20, 3, 1, 0, OP_W_FWD, 0, 0};
     op_conv_ctx ctx = {1472, 4, 4, 1, 0, 0};
     op_conv_est est;
-    op_conv_part p = {{5, 1, 1, 1, 1}}; /* 5 parts of 4 samples */
+    op_conv_part p = {{5, 1, 1, 1, 1, 1}}; /* 5 parts of 4 samples */
     assert_int_equal(op_conv_estimate(&m, &s, &p, &ctx, &est, &e), ERR_INPUT);
-    p = (op_conv_part){{1, 1, 1, 1, 3}}; /* 20 channels are 2 groups of 16 */
+    p = (op_conv_part){{1, 1, 1, 1, 3, 1}}; /* 20 channels are 2 groups of 16 */
     assert_int_equal(op_conv_estimate(&m, &s, &p, &ctx, &est, &e), ERR_INPUT);
-    p = (op_conv_part){{1, 3, 1, 1, 1}}; /* rows of 3 x 8: 24 floats, whole 16-byte rows */
+    p = (op_conv_part){{1, 3, 1, 1, 1, 1}}; /* rows of 3 x 8: 24 floats, whole 16-byte rows */
     assert_int_equal(op_conv_estimate(&m, &s, &p, &ctx, &est, &e), ERR_OK);
-    p = (op_conv_part){{1, 3, 3, 1, 1}}; /* blocks of 2 x 3 outputs: not */
+    p = (op_conv_part){{1, 3, 3, 1, 1, 1}}; /* blocks of 2 x 3 outputs: not */
     assert_int_equal(op_conv_estimate(&m, &s, &p, &ctx, &est, &e), ERR_INPUT);
     assert_non_null(strstr(e.msg, "16-byte"));
     /* a layer no partition of 4 tiles fits in 64 KiB: the message says how much is needed */
@@ -173,7 +173,7 @@ static void test_plan_memory(void **state)
 }
 
 /* The plan is the cheapest valid partition within the tiles: every partition of at most 16
- * tiles of a small layer estimated and compared. */
+ * tiles of a small layer (its 3 kernel rows split too) estimated and compared. */
 static void test_plan_is_cheapest(void **state)
 {
     (void)state;
@@ -192,13 +192,14 @@ static void test_plan_is_cheapest(void **state)
         for (p.p[1] = 1; p.p[1] <= 8; p.p[1]++)
             for (p.p[2] = 1; p.p[2] <= 8; p.p[2]++)
                 for (p.p[3] = 1; p.p[3] <= 3; p.p[3]++)
-                    for (p.p[4] = 1; p.p[4] <= 2; p.p[4]++) {
-                        if (p.p[0] * p.p[1] * p.p[2] * p.p[3] * p.p[4] > 16 ||
-                            op_conv_estimate(&m, &s, &p, &ctx, &est, NULL) != ERR_OK)
-                            continue;
-                        n++;
-                        assert_true(est.cost >= be.cost);
-                    }
+                    for (p.p[4] = 1; p.p[4] <= 2; p.p[4]++)
+                        for (p.p[5] = 1; p.p[5] <= 3; p.p[5]++) {
+                            if (p.p[0] * p.p[1] * p.p[2] * p.p[3] * p.p[4] * p.p[5] > 16 ||
+                                op_conv_estimate(&m, &s, &p, &ctx, &est, NULL) != ERR_OK)
+                                continue;
+                            n++;
+                            assert_true(est.cost >= be.cost);
+                        }
     assert_true(n > 20);
 }
 
@@ -290,7 +291,7 @@ static void run_io(const mach *m, const op_conv_shape *s, const op_conv_part *p,
     int order[OP_S_N];
     size_t nrel, nsteps = 0, nprep = 2;
     for (int k = 0; k < OP_S_N; k++) /* the steps the plan makes, in run order */
-        if (!((k == OP_S_RX || k == OP_S_REDUCE) && p->p[OP_PCI] == 1) &&
+        if (!((k == OP_S_RX || k == OP_S_REDUCE) && p->p[OP_PCI] * p->p[OP_PK] == 1) &&
             !(k == OP_S_BIAS && s->nobias))
             order[nsteps++] = k;
     const uint64_t *rel = eng_sync_log(g, 0, &nrel);
@@ -327,12 +328,14 @@ static float *ref_conv(const op_conv_shape *s, const float *x, const float *w, c
     return y;
 }
 
-/* y in the order a partition with the input channels in pci parts sums it (ops/conv.c):
- * each part's sum over its channels in (ci, ky, kx) order from 0, one rounding a product and
- * a sum; the bias (unless b is NULL) added to part 0; then the parts added in order. With pci = 1 it is the C
- * layers' order. An independent model of what the simulation must give bit for bit. */
-static float *ref_split(const op_conv_shape *s, const float *x, const float *w, const float *b,
-                        uint32_t pci)
+/* y in the order a partition with the input channels in pci parts and the kernel's rows in
+ * pk parts sums it (ops/conv.c): each part's sum (part j = ci part x pk + ky part) over its
+ * channels and kernel rows in (ci, ky, kx) order from 0, one rounding a product and a sum;
+ * the bias (unless b is NULL) added to part 0; then the parts added in order. With pci = pk
+ * = 1 it is the C layers' order. An independent model of what the simulation must give bit
+ * for bit. */
+static float *ref_split_k(const op_conv_shape *s, const float *x, const float *w, const float *b,
+                          uint32_t pci, uint32_t pk)
 {
     uint32_t K = s->k, st = s->stride ? s->stride : 1;
     uint32_t ho = (s->h + 2 * s->pad - K) / st + 1, wo = (s->w + 2 * s->pad - K) / st + 1;
@@ -342,10 +345,11 @@ static float *ref_split(const op_conv_shape *s, const float *x, const float *w, 
             for (uint32_t oy = 0; oy < ho; oy++)
                 for (uint32_t ox = 0; ox < wo; ox++) {
                     float sum = 0.0f;
-                    for (uint32_t j = 0; j < pci; j++) {
+                    for (uint32_t j = 0; j < pci * pk; j++) {
+                        uint32_t jc = j / pk, jk = j % pk;
                         float part = 0.0f;
-                        for (uint32_t ci = s->cin * j / pci; ci < s->cin * (j + 1) / pci; ci++)
-                            for (uint32_t ky = 0; ky < K; ky++)
+                        for (uint32_t ci = s->cin * jc / pci; ci < s->cin * (jc + 1) / pci; ci++)
+                            for (uint32_t ky = K * jk / pk; ky < K * (jk + 1) / pk; ky++)
                                 for (uint32_t kx = 0; kx < K; kx++) {
                                     /* the padding: zeros, multiplied like any input */
                                     long iy = (long)(oy * st + ky) - (long)s->pad;
@@ -363,6 +367,19 @@ static float *ref_split(const op_conv_shape *s, const float *x, const float *w, 
                     y[((n * s->cout + co) * ho + oy) * wo + ox] = sum;
                 }
     return y;
+}
+
+static float *ref_split(const op_conv_shape *s, const float *x, const float *w, const float *b,
+                        uint32_t pci)
+{
+    return ref_split_k(s, x, w, b, pci, 1);
+}
+
+/* The order model of partition p. */
+static float *ref_part(const op_conv_shape *s, const float *x, const float *w, const float *b,
+                       const op_conv_part *p)
+{
+    return ref_split_k(s, x, w, b, p->p[OP_PCI], p->p[OP_PK]);
 }
 
 typedef struct layer {
@@ -415,14 +432,14 @@ static void test_conv_small(void **state)
     layer_new(&l, (op_conv_shape){2, 3, 10, 10, 20, 3, 1, 0, OP_W_FWD, 0, 0}, 7);
     uint32_t xpart[OP_DIMS] = {2, 1, 1, 1};
     run_out r;
-    op_conv_part p = {{2, 2, 1, 1, 2}};
+    op_conv_part p = {{2, 2, 1, 1, 2, 1}};
     run_conv(&m, &l.s, &p, xpart, l.x, l.w, l.b, &r);
     assert_memory_equal(r.y, l.ref, l.ny * 4);
     free(r.y);
     float *mine = ref_split(&l.s, l.x, l.w, l.b, 1);
     assert_memory_equal(mine, l.ref, l.ny * 4); /* the model's order is the C loop's */
     free(mine);
-    p = (op_conv_part){{1, 2, 2, 3, 1}}; /* ci split: 12 tiles */
+    p = (op_conv_part){{1, 2, 2, 3, 1, 1}}; /* ci split: 12 tiles */
     run_conv(&m, &l.s, &p, xpart, l.x, l.w, l.b, &r);
     mine = ref_split(&l.s, l.x, l.w, l.b, 3);
     assert_memory_equal(r.y, mine, l.ny * 4);
@@ -433,7 +450,7 @@ static void test_conv_small(void **state)
     free(r.y);
     /* from a blocked input (split in rows and columns, as another convolution leaves it) */
     uint32_t xblk[OP_DIMS] = {2, 1, 3, 2};
-    p = (op_conv_part){{2, 2, 2, 1, 1}};
+    p = (op_conv_part){{2, 2, 2, 1, 1, 1}};
     run_conv(&m, &l.s, &p, xblk, l.x, l.w, l.b, &r);
     assert_memory_equal(r.y, l.ref, l.ny * 4);
     free(r.y);
@@ -452,8 +469,8 @@ static void test_conv_pad_stride(void **state)
     mach m = mk2(64);
     static const op_conv_shape shapes[2] = {{2, 3, 10, 10, 20, 3, 1, 1, OP_W_FWD, 0, 0},
                                             {2, 4, 12, 12, 16, 5, 2, 2, OP_W_FWD, 0, 0}};
-    static const op_conv_part parts[2][2] = {{{{1, 5, 1, 1, 2}}, {{2, 5, 1, 3, 1}}},
-                                             {{{2, 3, 3, 1, 1}}, {{1, 3, 1, 4, 1}}}};
+    static const op_conv_part parts[2][2] = {{{{1, 5, 1, 1, 2, 1}}, {{2, 5, 1, 3, 1, 1}}},
+                                             {{{2, 3, 3, 1, 1, 1}}, {{1, 3, 1, 4, 1, 1}}}};
     uint32_t xblk[OP_DIMS] = {2, 1, 2, 2};
     for (int k = 0; k < 2; k++) {
         layer l;
@@ -463,7 +480,7 @@ static void test_conv_pad_stride(void **state)
             run_out r;
             const op_conv_part *p = &parts[k][q];
             run_conv(&m, &l.s, p, xblk, l.x, l.w, l.b, &r);
-            float *want = ref_split(&l.s, l.x, l.w, l.b, p->p[OP_PCI]);
+            float *want = ref_part(&l.s, l.x, l.w, l.b, p);
             assert_memory_equal(r.y, want, l.ny * 4);
             free(want);
             free(r.y);
@@ -476,7 +493,7 @@ static void test_conv_pad_stride(void **state)
         assert_int_equal(op_conv_plan(&m, &l.s, &ctx, &best, &est, &e), ERR_OK);
         run_out r;
         run_conv(&m, &l.s, &best, xblk, l.x, l.w, l.b, &r);
-        float *want = ref_split(&l.s, l.x, l.w, l.b, best.p[OP_PCI]);
+        float *want = ref_part(&l.s, l.x, l.w, l.b, &best);
         assert_memory_equal(r.y, want, l.ny * 4);
         for (int st = 0; st < OP_S_N; st++)
             if (op_conv_step_compute(st) && est.step[st]) {
@@ -489,7 +506,7 @@ static void test_conv_pad_stride(void **state)
     }
     /* a padding as wide as the kernel reads nothing but zeros: refused */
     op_conv_shape bad = {1, 1, 8, 8, 16, 3, 1, 3, OP_W_FWD, 0, 0};
-    op_conv_part one = {{1, 1, 1, 1, 1}};
+    op_conv_part one = {{1, 1, 1, 1, 1, 1}};
     op_conv_ctx ctx = {64, 1, 1, 1, 0, 0};
     op_conv_est est;
     assert_int_equal(op_conv_estimate(&m, &bad, &one, &ctx, &est, NULL), ERR_INPUT);
@@ -528,7 +545,7 @@ static void test_conv_dx(void **state)
                         v[((o * CI + a) * K + (K - 1 - ky)) * K + (K - 1 - kx)];
     op_conv_shape s = {NB, CO, ho, ho, CI, K, 1, K - 1, OP_W_DX, 1, 0};
     assert_int_equal(op_conv_ho(&s), H);
-    static const op_conv_part parts[2] = {{{2, 2, 2, 4, 1}}, {{1, 5, 5, 1, 1}}};
+    static const op_conv_part parts[2] = {{{2, 2, 2, 4, 1, 1}}, {{1, 5, 5, 1, 1, 1}}};
     uint32_t xpart[OP_DIMS] = {NB, 1, 1, 1};
     op_conv_ctx ctx = {64, NB, 4, 1, 0, 0};
     op_conv_part best;
@@ -543,7 +560,7 @@ static void test_conv_dx(void **state)
         run_conv(&m, &s, p, xpart, dy, v, zero, &r);
         op_conv_shape fw = s;
         fw.form = OP_W_FWD;
-        float *want = ref_split(&fw, dy, wt, NULL, p->p[OP_PCI]);
+        float *want = ref_part(&fw, dy, wt, NULL, p);
         assert_memory_equal(r.y, want, nx * 4);
         assert_close(r.y, dx, nx, CO * K * K);
         assert_int_equal(r.step[OP_S_BIAS], 0);
@@ -583,25 +600,25 @@ static void assert_estimate(const op_conv_est *est, const run_out *r, const char
                    (unsigned long long)r->step[k]);
 }
 
-/* The weight gradient as a convolution with the roles swapped (OP_W_T): the same layer from 3
- * to 20 channels (kernel 3 on 10 x 10, 2 samples): x read through a view with its batch and
- * channels swapped ([3][2][10][10]), dy [2][20][8][8] read as the weights [20][2][8][8], the
- * output dW^T [3][20][3][3]; over two partitions (the summed samples split over 2 tiles and
- * reduced, and not) and the planner's choice: bit for bit against the order model on the
- * swapped operands written out by hand, and within the fp32 bound of mlayer_conv_bwd's dw. */
-static void test_conv_dw(void **state)
+/* The weight gradient as a convolution with the roles swapped (OP_W_T) of a layer from CI to
+ * CO channels (kernel K on H x H, NB samples): x read through a view with its batch and
+ * channels swapped ([CI][NB][H][H]), dy [NB][CO][HO][HO] read as the weights [CO][NB][HO][HO],
+ * the output dW^T [CI][CO][K][K]; over two partitions and the planner's choice: bit for bit
+ * against the order model on the swapped operands written out by hand, and within the fp32
+ * bound of mlayer_conv_bwd's dw. */
+static void dw_case(uint32_t NB, uint32_t CI, uint32_t CO, uint32_t K, uint32_t H,
+                    const op_conv_part parts[2], uint32_t seed)
 {
-    (void)state;
     mach m = mk2(64);
-    enum { NB = 2, CI = 3, CO = 20, K = 3, H = 10, HO = H - K + 1 };
+    const uint32_t HO = H - K + 1;
     size_t nx = (size_t)NB * CI * H * H, nv = (size_t)CO * CI * K * K,
            ndy = (size_t)NB * CO * HO * HO;
     float *x = malloc(nx * 4), *v = malloc(nv * 4), *dy = malloc(ndy * 4);
     float *dx = malloc(nx * 4), *dw = calloc(nv, 4), *db = calloc(CO, 4), *zero = calloc(CO, 4);
     float *xt = malloc(nx * 4), *dyt = malloc(ndy * 4), *dwt = malloc(nv * 4);
-    fill(x, nx, 71);
-    fill(v, nv, 72);
-    fill(dy, ndy, 73);
+    fill(x, nx, seed);
+    fill(v, nv, seed + 1);
+    fill(dy, ndy, seed + 2);
     mlayer_conv c = {CI, H, H, CO, K};
     float *col = malloc(mlayer_conv_col_floats(&c) * 4),
           *dcol = malloc(mlayer_conv_col_floats(&c) * 4);
@@ -609,18 +626,18 @@ static void test_conv_dw(void **state)
     /* the swapped operands by hand: xt [CI][NB][H][H], dyt [CO][NB][HO][HO]; dW^T [CI][CO] */
     for (uint32_t b = 0; b < NB; b++) {
         for (uint32_t a = 0; a < CI; a++)
-            memcpy(xt + ((size_t)a * NB + b) * H * H, x + ((size_t)b * CI + a) * H * H, H * H * 4);
+            memcpy(xt + ((size_t)a * NB + b) * H * H, x + ((size_t)b * CI + a) * H * H,
+                   (size_t)H * H * 4);
         for (uint32_t o = 0; o < CO; o++)
             memcpy(dyt + ((size_t)o * NB + b) * HO * HO, dy + ((size_t)b * CO + o) * HO * HO,
-                   HO * HO * 4);
+                   (size_t)HO * HO * 4);
     }
     for (uint32_t o = 0; o < CO; o++)
         for (uint32_t a = 0; a < CI; a++)
             memcpy(dwt + ((size_t)a * CO + o) * K * K, dw + ((size_t)o * CI + a) * K * K,
-                   K * K * 4);
+                   (size_t)K * K * 4);
     op_conv_shape s = {CI, NB, H, H, CO, HO, 1, 0, OP_W_T, 1, 0};
     assert_int_equal(op_conv_ho(&s), K);
-    static const op_conv_part parts[2] = {{{3, 1, 1, 2, 2}}, {{1, 3, 1, 1, 1}}};
     op_conv_ctx ctx = {64, NB, NB, 1, 0, 0};
     op_conv_part best;
     op_conv_est est;
@@ -635,7 +652,7 @@ static void test_conv_dw(void **state)
         run_io(&m, &s, p, &io, &r);
         op_conv_shape fw = s;
         fw.form = OP_W_FWD;
-        float *want = ref_split(&fw, xt, dyt, NULL, p->p[OP_PCI]);
+        float *want = ref_part(&fw, xt, dyt, NULL, p);
         assert_memory_equal(r.y, want, nv * 4);
         assert_close(r.y, dwt, nv, NB * HO * HO);
         if (q == 2)
@@ -655,6 +672,55 @@ static void test_conv_dw(void **state)
     free(dwt);
     free(col);
     free(dcol);
+}
+
+/* A layer from 3 to 20 channels, kernel 3 on 10 x 10, 2 samples: the summed samples split
+ * over 2 tiles and reduced, and not. */
+static void test_conv_dw(void **state)
+{
+    (void)state;
+    static const op_conv_part parts[2] = {{{3, 1, 1, 2, 2, 1}}, {{1, 3, 1, 1, 1, 1}}};
+    dw_case(2, 3, 20, 3, 10, parts, 71);
+}
+
+/* Kernels wider than the AMP's 8 inputs: a pass per 8 columns of each kernel row (the last
+ * narrower where the width is not a multiple of 8), the sums still in (ci, ky, kx) order; and
+ * kernels whose rows are split over tiles, each tile a partial sum of its rows (the parts
+ * uneven: 12 rows in 5, 10 in 4). The forward of a 12 x 12 kernel (two passes a row, the
+ * second 4 wide) over partitions that split rows, columns and input channels, or the kernel's
+ * rows, and the planner's; and a weight gradient whose kernel is a 10 x 10 output gradient
+ * (conv1's is 24 x 24): 3 to 10 channels, kernel 3 on 12 x 12, its samples or its kernel rows
+ * split. Bit for bit against the order model, the estimates within 10%. */
+static void test_conv_wide(void **state)
+{
+    (void)state;
+    mach m = mk2(64);
+    layer l;
+    layer_new(&l, (op_conv_shape){2, 3, 14, 17, 20, 12, 1, 1, OP_W_FWD, 0, 0}, 31);
+    assert_int_equal(op_conv_ho(&l.s), 5);
+    uint32_t xblk[OP_DIMS] = {2, 1, 2, 2};
+    op_conv_ctx ctx = {64, 8, 4, 1, 0, 0};
+    op_conv_part best, split[2] = {{{2, 5, 1, 3, 1, 1}}, {{1, 5, 1, 1, 1, 5}}};
+    op_conv_est est;
+    err e;
+    err_clear(&e);
+    if (op_conv_plan(&m, &l.s, &ctx, &best, &est, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    for (int q = 0; q < 3; q++) {
+        const op_conv_part *p = q == 2 ? &best : &split[q];
+        run_out r;
+        run_conv(&m, &l.s, p, xblk, l.x, l.w, l.b, &r);
+        float *want = ref_part(&l.s, l.x, l.w, l.b, p);
+        assert_memory_equal(r.y, want, l.ny * 4);
+        assert_close(r.y, l.ref, l.ny, l.s.cin * 12 * 12);
+        if (q == 2)
+            assert_estimate(&est, &r, "  ");
+        free(want);
+        free(r.y);
+    }
+    layer_free(&l);
+    static const op_conv_part parts[2] = {{{3, 1, 1, 2, 1, 1}}, {{1, 3, 1, 2, 1, 4}}};
+    dw_case(2, 3, 10, 3, 12, parts, 81);
 }
 
 /* The tutorial's convolutions (micro-batch 40) planned over a whole Mk2 IPU, with the weights
@@ -679,7 +745,7 @@ static void tutorial_layer(op_conv_shape s, uint32_t src_tiles, uint32_t seed)
     uint32_t xpart[OP_DIMS] = {src_tiles, 1, 1, 1};
     run_out r;
     run_conv(&m, &s, &p, xpart, l.x, l.w, l.b, &r);
-    float *mine = ref_split(&s, l.x, l.w, l.b, p.p[OP_PCI]);
+    float *mine = ref_part(&s, l.x, l.w, l.b, &p);
     assert_memory_equal(r.y, mine, l.ny * 4);
     assert_close(r.y, l.ref, l.ny, s.cin * s.k * s.k);
     free(mine);
@@ -843,7 +909,7 @@ static void mm_pass(op_mm_pass pass, uint32_t M, uint32_t K, uint32_t N, const f
     run_io(&m, &s, &p, &io, &r);
     op_conv_shape fw = s;
     fw.form = OP_W_FWD;
-    float *want = ref_split(&fw, xin, wf, s.nobias ? NULL : bias, p.p[OP_PCI]);
+    float *want = ref_part(&fw, xin, wf, s.nobias ? NULL : bias, &p);
     size_t ny = (size_t)s.cout * s.w;
     for (size_t i = 0; y0 && i < ny; i++) { /* y0 + d + d ...: one rounding each */
         float acc = y0[i];
@@ -912,7 +978,7 @@ int main(void)
         cmocka_unit_test(test_plan_memory),      cmocka_unit_test(test_tutorial_conv1),
         cmocka_unit_test(test_tutorial_conv2),   cmocka_unit_test(test_linear),
         cmocka_unit_test(test_copy_view),        cmocka_unit_test(test_elementwise),
-        cmocka_unit_test(test_conv_dw),
+        cmocka_unit_test(test_conv_dw),          cmocka_unit_test(test_conv_wide),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

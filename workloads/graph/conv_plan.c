@@ -197,20 +197,28 @@ void cplan_mac1_state(const cplan_shape *s, uint32_t x, uint32_t pairs, uint32_t
 
 /* ---- the layer plans ---- */
 
-/* Checks the shape and that every byte size and offset the plan forms fits in 32 bits: the
- * largest is a region's size, here bounded by `bytes` (computed in 64 bits by the caller). */
-static int check(const cplan_shape *s, uint32_t B, uint64_t bytes, const char *what, err *e)
+/* Checks the shape (kernels of up to maxk) and that every byte size and offset the plan forms
+ * fits in 32 bits: the largest is a region's size, here bounded by `bytes` (computed in 64
+ * bits by the caller). */
+static int check_k(const cplan_shape *s, uint32_t B, uint64_t bytes, uint32_t maxk,
+                   const char *what, err *e)
 {
     if (!s->cin || !s->h || !s->w || !s->cout || !s->k || !B)
         return err_set(e, ERR_INPUT, "%s: zero size (cin %u, h %u, w %u, cout %u, k %u, B %u)",
                        what, s->cin, s->h, s->w, s->cout, s->k, B);
-    if (s->k > s->h || s->k > s->w || s->k > CPLAN_MAX_K)
-        return err_set(e, ERR_INPUT, "%s: kernel %u on %u x %u (K <= 8, K <= H, W)", what, s->k,
-                       s->h, s->w);
+    if ((s->kh ? s->kh : s->k) > s->h || s->k > s->w || s->k > maxk)
+        return err_set(e, ERR_INPUT, "%s: kernel %u on %u x %u (K <= %u, K <= H, W)", what, s->k,
+                       s->h, s->w, maxk);
     if (bytes > UINT32_MAX)
         return err_set(e, ERR_INPUT, "%s: %llu bytes in one region do not fit 32-bit addresses",
                        what, (unsigned long long)bytes);
     return ERR_OK;
+}
+
+/* check_k of the plans whose kernel row is one AMP row (K <= 8). */
+static int check(const cplan_shape *s, uint32_t B, uint64_t bytes, const char *what, err *e)
+{
+    return check_k(s, B, bytes, CPLAN_MAX_K, what, e);
 }
 
 static uint64_t max64(uint64_t a, uint64_t b)
@@ -234,24 +242,27 @@ int cplan_fwd(cplan_conv *c, const cplan_shape *s, uint32_t B, err *e)
 int cplan_fwd_strided(cplan_conv *c, const cplan_shape *s, uint32_t B, uint32_t stride, err *e)
 {
     conv_begin(c, CPLAN_FWD, s, B);
-    uint32_t K = s->k, H = s->h, W = s->w, Ci = s->cin, Co = s->cout, st = stride ? stride : 1;
-    uint64_t ho = H >= K ? (H - K) / st + 1 : 0, wo = W >= K ? (W - K) / st + 1 : 0;
-    uint64_t G = ceil_div_u32(Co, 16);
+    uint32_t K = s->k, KH = s->kh ? s->kh : K, H = s->h, W = s->w, Ci = s->cin, Co = s->cout;
+    uint32_t st = stride ? stride : 1;
+    uint64_t ho = H >= KH ? (H - KH) / st + 1 : 0, wo = W >= K ? (W - K) / st + 1 : 0;
+    uint64_t G = ceil_div_u32(Co, 16), nk = ceil_div_u32(K, 8);
     uint64_t big = max64((uint64_t)B * Ci * H * W * 4 + 32, B * G * ho * wo * 64);
-    big = max64(big, max64((uint64_t)B * Co * ho * wo * 4, G * Ci * K * 512));
-    int rc = check(s, B, max64(big, (uint64_t)Co * Ci * K * K * 4), "cplan_fwd", e);
+    big = max64(big, max64((uint64_t)B * Co * ho * wo * 4, G * Ci * KH * nk * 512));
+    int rc = check_k(s, B, max64(big, (uint64_t)Co * Ci * KH * K * 4), UINT32_MAX, "cplan_fwd", e);
     if (rc != ERR_OK)
         return rc;
     uint32_t P = (uint32_t)(ho * wo);
     amp_init(&c->amp, 4 * (int32_t)st - 32);
-    cplan_pack_init(&c->wpack, 8, 16, 4, Ci * K * K * 4);
+    cplan_pack_init(&c->wpack, 8, 16, 4, Ci * KH * K * 4);
     for (uint32_t g = 0; g < G; g++)
         for (uint32_t ci = 0; ci < Ci; ci++)
-            for (uint32_t ky = 0; ky < K; ky++) {
-                amp_pass(&c->amp, (ci * H + ky) * W * 4, g * P * 64, ci == 0 && ky == 0);
-                cplan_pack_block(&c->wpack, ((16 * g * Ci + ci) * K + ky) * K * 4, K,
-                                 min32(Co - 16 * g, 16));
-            }
+            for (uint32_t ky = 0; ky < KH; ky++)
+                for (uint32_t kc = 0; kc < nk; kc++) { /* a kernel row, 8 columns a pass */
+                    amp_pass(&c->amp, ((ci * H + ky) * W + 8 * kc) * 4, g * P * 64,
+                             ci == 0 && ky == 0 && kc == 0);
+                    cplan_pack_block(&c->wpack, (((16 * g * Ci + ci) * KH + ky) * K + 8 * kc) * 4,
+                                     min32(K - 8 * kc, 8), min32(Co - 16 * g, 16));
+                }
     for (uint32_t b = 0; b < B; b++)
         for (uint32_t oy = 0; oy < ho; oy++)
             amp_run(&c->amp, (uint32_t)((b * G * P + oy * wo) * 64), (uint32_t)wo,

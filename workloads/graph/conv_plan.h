@@ -3,7 +3,8 @@
  * tile: conv_amp's pass table and per-worker worklists, conv_pack's block lists, and the
  * state words of those codelets, of conv_ungroup and of conv_mac1, as their headers lay them
  * out. Three plans per layer shape (the flows of tests/test_codelets_conv.c):
- *   cplan_fwd    y = conv(x): pack w -> blocks (ob, ci, ky); conv_amp; ungroup
+ *   cplan_fwd    y = conv(x): pack w -> blocks (ob, ci, ky, 8 columns of kx); conv_amp;
+ *                ungroup
  *   cplan_dx     dx: pack dy -> [B][Go][P][16]; pack w -> blocks (ky, kx, chunk of 8);
  *                conv_amp (zeroing phase, then passes); ungroup
  *   cplan_wgrad  dw += one sample's gradient: pack dy -> [Go][P][16] (the AMP's weights);
@@ -14,7 +15,7 @@
  * at a base address (cplan_amp_write, cplan_pack_write). All words are little-endian u32.
  * Left out: the codelets' cycle models (tests/test_codelets_conv.c derives them from the
  * codelets' headers, independently of these plans), splitting a layer over tiles (a tile's
- * plan covers its samples and all output blocks), strides, padding, and K > 8. */
+ * plan covers its samples and all output blocks), padding, and K > 8 except in cplan_fwd. */
 #ifndef IPUSIM_CONV_PLAN_H
 #define IPUSIM_CONV_PLAN_H
 
@@ -34,6 +35,8 @@
  * padding, y [cout][h - k + 1][w - k + 1]. */
 typedef struct cplan_shape {
     uint32_t cin, h, w, cout, k;
+    uint32_t kh; /* cplan_fwd: the kernel's rows, 0: k (a tile's share of a kernel split by
+                  * rows, w [cout][cin][kh][k]) */
 } cplan_shape;
 
 /* ---- conv_pack: dst[b][r][c] = src[s_b + r sr + c sc] for r < rv_b, c < cv_b, else 0 ---- */
@@ -116,9 +119,10 @@ typedef struct cplan_conv {
     uint32_t ung_c, ung_p, ung_acc, ung_in_stride, ung_out_stride;
 } cplan_conv;
 
-/* Forward of B samples in one conv_amp call: passes (ob, ci, ky), each block's first zeroing;
- * a row = one output pixel streaming x[ci][oy + ky][ox .. ox + 7] (kx folded into the 8
- * inputs, weights 0 for kx >= K). */
+/* Forward of B samples in one conv_amp call: passes (ob, ci, ky, kc), each block's first
+ * zeroing; a row = one output pixel streaming x[ci][oy + ky][ox + 8 kc .. ox + 8 kc + 7] (8
+ * columns of the kernel row folded into the 8 inputs, weights 0 for kx >= K): a kernel wider
+ * than 8 takes ceil(K / 8) passes a row, as poplibs splits a kernel wider than the AMP. */
 int cplan_fwd(cplan_conv *c, const cplan_shape *s, uint32_t B, err *e);
 /* The same with stride `stride` (1: cplan_fwd): output pixel (oy, ox) of [(H - K) / stride + 1]
  * [(W - K) / stride + 1] streams x[ci][oy stride + ky][ox stride .. ox stride + 7]; the input

@@ -103,7 +103,7 @@ typedef struct mnet_call {
 
 /* One planned operation of a run: its name (its compute sets are "<name>.amp" and so on) and
  * the pass it computes ("forward", "input gradient"). */
-#define MNET_MAX_PLANS 10
+#define MNET_MAX_PLANS 11
 typedef struct mnet_plan {
     const char *name, *pass;
     uint32_t ipu;

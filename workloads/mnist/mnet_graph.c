@@ -440,10 +440,13 @@ typedef struct conv_t {
     gr_prog ycopy[2]; /* the planned output to y1, y2 */
     op_conv dx2;      /* training: conv2's input gradient, planned over B2's IPU */
     gr_prog dx2copy;  /* its output to pool1's gradient da1 on the sample tiles */
-    op_conv dw2;      /* training: conv2's weight gradient dW2^T [10][20][5][5], planned */
-    gr_tensor dw2acc; /* its sum over a weight update's micro-batches, mapped as its output */
-    gr_cs dw2cs;      /* dw2acc += the call's */
-    gr_prog dw2out;   /* at the update: dw2acc, transposed, into sample 0's conv2 weights of cg */
+    /* training: conv1's and conv2's weight gradients dW^T [cin][cout][5][5], planned; their
+     * sums over a weight update's micro-batches (dwacc, mapped as their outputs, dwcs adding
+     * each call's); dwout at the update: dwacc, transposed, into sample 0's part of cg */
+    op_conv dw[2];
+    gr_tensor dwacc[2];
+    gr_cs dwcs[2];
+    gr_prog dwout[2];
     cplan_pack p_dy2, p_dy1;
     int split; /* B1 and B2 on different IPUs */
 } conv_t;
@@ -495,32 +498,40 @@ static void dx_op(mnet_b *b, conv_t *c)
     c->dx2copy = op_act_copy(b->g, &c->dx2.y, &y);
 }
 
-/* conv2's weight gradient (mapping planned, training): the convolution with the roles
- * swapped (OP_W_T), its input conv2's input with the batch and channels swapped ([10][B][12]
- * [12]), its weights the output gradient dy2 [B][20][8][8] read as [20][B][8][8], its output
- * dW2^T [10][20][5][5], each call's added into dw2acc; at the update dw2acc goes, transposed,
- * where sample 0's per-sample part of conv2's weight gradient would be (cg), the others' left
- * zero, so the update's gather and reduction sum it as before. */
-static void dw_op(mnet_b *b, conv_t *c)
+/* conv1's (i = 0) or conv2's (i = 1) weight gradient (mapping planned, training): the
+ * convolution with the roles swapped (OP_W_T), its input the layer's input with the batch and
+ * channels swapped ([cin][B][h][w]), its weights the output gradient dy [B][cout][ho][wo] read
+ * as [cout][B][ho][wo] (conv1's a 24 x 24 kernel: three passes of 8 columns a row), its
+ * output dW^T [cin][cout][5][5], each call's added into dwacc; at the update dwacc goes,
+ * transposed, where sample 0's per-sample part of the weight gradient would be (cg), the
+ * others' left zero, so the update's gather and reduction sum it as before. */
+static void dw_op(mnet_b *b, conv_t *c, int i)
 {
-    const mnet_plan *pl = &b->pipe.plan[MNET_PL_C2DW];
-    uint32_t xd[OP_DIMS] = {b->B, 10, 12, 12}, parts[OP_DIMS] = {b->B, 1, 1, 1};
-    op_act x = op_act_make(c->a1b.t, xd, parts);
+    static const struct {
+        int plan;
+        uint32_t cin, cout, hw, at;
+        const char *acc;
+    } L[2] = {{MNET_PL_C1DW, 1, 10, 28, P_W1, "conv1.dw.acc"},
+              {MNET_PL_C2DW, 10, 20, 12, P_W2, "conv2.dw.acc"}};
+    const mnet_plan *pl = &b->pipe.plan[L[i].plan];
+    uint32_t xd[OP_DIMS] = {b->B, L[i].cin, L[i].hw, L[i].hw}, parts[OP_DIMS] = {b->B, 1, 1, 1};
+    op_act x = op_act_make(i ? c->a1b.t : c->x1.t, xd, parts);
     x.pad = 8;
     static const uint8_t swap[OP_DIMS] = {1, 0, 2, 3};
     op_act xv = op_act_view(&x, swap);
     op_ref none = {GR_NONE, 0, 0, 0};
     op_conv_build(b->g, pl->name, pl->ipu, 0, &pl->shape, &pl->part, &xv,
-                  (op_ref){c->dy2.t, 0, 1, 0}, none, &c->dw2);
-    c->dw2acc = op_like(b->g, "conv2.dw.acc", c->dw2.y.t);
-    c->dw2cs = gr_cs_new(b->g, "conv2.dw.acc");
-    op_acc(b->g, c->dw2cs, c->dw2acc, c->dw2.y.t);
-    op_act acc = c->dw2.y;
-    acc.t = c->dw2acc;
+                  (op_ref){i ? c->dy2.t : c->dy1.t, 0, 1, 0}, none, &c->dw[i]);
+    c->dwacc[i] = op_like(b->g, L[i].acc, c->dw[i].y.t);
+    c->dwcs[i] = gr_cs_new(b->g, L[i].acc);
+    op_acc(b->g, c->dwcs[i], c->dwacc[i], c->dw[i].y.t);
+    op_act acc = c->dw[i].y;
+    acc.t = c->dwacc[i];
     op_act accv = op_act_view(&acc, swap);
-    op_act cg0 = op_act_make(c->cg.t, (uint32_t[]){20, 10, 5, 5}, (uint32_t[]){1, 1, 1, 1});
-    cg0.at = P_W2;
-    c->dw2out = op_act_copy(b->g, &accv, &cg0);
+    op_act cg0 =
+        op_act_make(c->cg.t, (uint32_t[]){L[i].cout, L[i].cin, 5, 5}, (uint32_t[]){1, 1, 1, 1});
+    cg0.at = L[i].at;
+    c->dwout[i] = op_act_copy(b->g, &accv, &cg0);
 }
 
 static void conv_fwd_tensors(mnet_b *b, conv_t *c)
@@ -564,19 +575,19 @@ static void conv_tensors(mnet_b *b, conv_t *c)
         c->l_w2d = pack_list(b, k2, "conv2.w.dxlist", &b->c2d.wpack);
         c->a2d = amp_tables(b, k2, "conv2.dx", &b->c2d.amp);
     }
-    if (!b->planned)
+    if (!b->planned) { /* planned, the weight gradients are dw_op's */
         c->a2w = amp_tables(b, k2, "conv2.dw", &b->c2w.amp);
-    c->a1w = amp_tables(b, k1, "conv1.dw", &b->c1w.amp);
-    group_pack(&c->p_dy2, 20, 64, 4);
-    group_pack(&c->p_dy1, 10, 576, 6);
-    if (!b->planned)
+        c->a1w = amp_tables(b, k1, "conv1.dw", &b->c1w.amp);
+        group_pack(&c->p_dy2, 20, 64, 4);
+        group_pack(&c->p_dy1, 10, 576, 6);
         c->l_dy2 = pack_list(b, k2, "conv2.dy.list", &c->p_dy2);
-    c->l_dy1 = pack_list(b, k1, "conv1.dy.list", &c->p_dy1);
+        c->l_dy1 = pack_list(b, k1, "conv1.dy.list", &c->p_dy1);
+    }
     if (b->ipu[k2] == b->ipu[MNET_B3] && !b->planned) /* else summed on B3's IPU (fc_t.land) */
         c->dx3g = srow(b, k2, "layer3.dx.parts", GR_F32, MNET_FC * MNET_X3);
     c->da2 = srow(b, k2, "pool2.dy", GR_F32, MNET_X3);
     c->dy2 = srow(b, k2, "conv2.dy", GR_F32, 1280);
-    if (!b->planned) { /* planned, conv2's weight gradient is dw_op's */
+    if (!b->planned) {
         c->dyg2 = srow(b, k2, "conv2.dy.grouped", GR_F32, b->c2w.wts_bytes / 4);
         c->dw2t = srow(b, k2, "conv2.dw.partials", GR_F32, b->c2w.out_bytes / 4);
     }
@@ -585,12 +596,15 @@ static void conv_tensors(mnet_b *b, conv_t *c)
     c->da1 = srow(b, k2, "pool1.dy", GR_F32, 1440);
     c->da1a = c->split ? srow(b, k1, "pool1.dy.in", GR_F32, 1440) : c->da1;
     c->dy1 = srow(b, k1, "conv1.dy", GR_F32, 5760);
-    c->dyg1 = srow(b, k1, "conv1.dy.grouped", GR_F32, b->c1w.wts_bytes / 4);
-    c->dw1t = srow(b, k1, "conv1.dw.partials", GR_F32, b->c1w.out_bytes / 4);
+    if (!b->planned) {
+        c->dyg1 = srow(b, k1, "conv1.dy.grouped", GR_F32, b->c1w.wts_bytes / 4);
+        c->dw1t = srow(b, k1, "conv1.dw.partials", GR_F32, b->c1w.out_bytes / 4);
+    }
     c->cg = conv_split(b, "conv.grads");
     if (b->planned) {
         dx_op(b, c);
-        dw_op(b, c);
+        dw_op(b, c, 0);
+        dw_op(b, c, 1);
     }
 }
 
@@ -1617,9 +1631,9 @@ static gr_prog bwd_b2(net *n)
     if (b->planned) {
         add(b, &q, c->dx2.run);
         add(b, &q, c->dx2copy);
-        add(b, &q, c->dw2.prep);
-        add(b, &q, c->dw2.run);
-        exec(b, &q, c->dw2cs);
+        add(b, &q, c->dw[1].prep);
+        add(b, &q, c->dw[1].run);
+        exec(b, &q, c->dwcs[1]);
     }
     return seq_of(b, &q);
 }
@@ -1638,12 +1652,19 @@ static gr_prog bwd_b1(net *n)
         v_pool_bwd(b, k[0], g1, at(c->da1a, s), S(c->a1.t, (size_t)s * c->a1.per, 1440),
                    at(c->arg1, s), at(c->dy1, s), 120, 24);
         v_bias(b, k[1], g1, at(c->dy1, s), S(c->cg.t, g0 + P_B1, 10), 10, 576, 1);
+        if (b->planned)
+            continue; /* the weight gradient is the planned dw1, after these */
         v_pack(b, k[1], g1, &c->p_dy1, at(c->l_dy1, s), at(c->dyg1, s), at(c->dy1, s));
         v_amp(b, k[2], g1, s, &c->a1w, at(c->x1, s), at(c->dw1t, s), at(c->dyg1, s));
         v_ungroup(b, k[3], g1, S(c->cg.t, g0 + P_W1, 250), at(c->dw1t, s), 10, 25, 1);
     }
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < (b->planned ? 2 : 4); i++)
         exec(b, &q, k[i]);
+    if (b->planned) {
+        add(b, &q, c->dw[0].prep);
+        add(b, &q, c->dw[0].run);
+        exec(b, &q, c->dwcs[0]);
+    }
     return seq_of(b, &q);
 }
 
@@ -1716,7 +1737,8 @@ static void zero_acc(net *n, seq *q)
     if (b->planned && b->train) { /* the planned weight gradients, summed where made */
         op_zero(b->g, k, n->p.op[MNET_PL_L3DW].y.t, "layer3.dw");
         op_zero(b->g, k, n->p.op[MNET_PL_L4DW].y.t, "layer4.dw");
-        op_zero(b->g, k, n->c.dw2acc, "conv2.dw");
+        op_zero(b->g, k, n->c.dwacc[0], "conv1.dw");
+        op_zero(b->g, k, n->c.dwacc[1], "conv2.dw");
     }
     exec(b, q, k);
 }
@@ -1893,8 +1915,11 @@ static void update(net *n, seq *q)
     xing x = {0}, x2 = {0};
     size_t per = (size_t)b->B * (b->cuper[0] > b->cuper[1] ? b->cuper[0] : b->cuper[1]);
     gsum g3 = {0}, g4 = {0};
-    if (b->planned) /* conv2's weight gradient into sample 0's part, before the gather */
-        add(b, q, n->c.dw2out);
+    if (b->planned) { /* the convolutions' weight gradients into sample 0's part, before the
+                       * gather */
+        add(b, q, n->c.dwout[0]);
+        add(b, q, n->c.dwout[1]);
+    }
     if (b->K > 1) {
         g3 = gsum_new(b, MNET_B3, "layer3.dw", 16 * MNET_X3, P_W3);
         g4 = gsum_new(b, MNET_B4, "layer4.dw", 10 * MNET_H3, P_W4);
@@ -2139,6 +2164,14 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
                           ON_B,
                           PL_EVERY,
                           {10, 0, 12, 12, 20, 8, 1, 0, OP_W_T, 1, 0}},
+        [MNET_PL_C1DW] = {"conv1.dw",
+                          "weight gradient",
+                          MNET_B1,
+                          -1,
+                          ON_B,
+                          ON_B,
+                          PL_EVERY,
+                          {1, 0, 28, 28, 10, 24, 1, 0, OP_W_T, 1, 0}},
     };
     uint32_t n = b->train ? MNET_PL_N : MNET_PL_FWD, kept[64] = {0}; /* setup: at most 64 IPUs */
     for (uint32_t k = 0; k < n; k++) {
@@ -2180,7 +2213,7 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
 
 static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
 {
-    static const cplan_shape s1 = {1, 28, 28, 10, 5}, s2 = {10, 12, 12, 20, 5};
+    static const cplan_shape s1 = {1, 28, 28, 10, 5, 0}, s2 = {10, 12, 12, 20, 5, 0};
     b->K = b->planned ? 1 : fc_groups(b->B); /* planned, the matrix products split the batch */
     b->Bc = b->B / b->K;
     b->Bcp = (b->Bc + 3) & ~3u;

@@ -32,6 +32,7 @@ enum {
     MNET_PL_L3DX,               /* layer3's input gradient */
     MNET_PL_L3DW,               /* layer3's weight gradient (accumulated) */
     MNET_PL_C2DW,               /* conv2's weight gradient (its roles swapped) */
+    MNET_PL_C1DW,               /* conv1's weight gradient (its roles swapped) */
     MNET_PL_N
 };
 #define MNET_CU2 10 /* tiles updating conv2's parameters, per group of the linear layers */

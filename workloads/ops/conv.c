@@ -16,8 +16,8 @@
  * order after the bias was added to part 0.
  * Strides and zero padding: a tile's patch covers the input rows and columns its block
  * reads, the padding left zero (the patch is kept, so nothing else writes there), and
- * conv_amp's rows step through it by the stride (cplan_fwd_strided). Left out: kernels wider
- * than 8, dilation, and multicast of the weights (graph_copy sends one stream per receiver). */
+ * conv_amp's rows step through it by the stride (cplan_fwd_strided); a kernel wider than 8
+ * takes a pass per 8 columns of each kernel row. Left out: dilation, and multicast of the weights (graph_copy sends one stream per receiver). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +72,9 @@ static gr_field reg(const cat *c, uint32_t k, size_t off, size_t len)
 /* One tile's share of the partition. */
 typedef struct tshare {
     uint32_t b0, nb, c0, nco, oy0, oh, ox0, ow, ci0, nci, ici;
-    uint32_t yidx[OP_DIMS]; /* its output block */
-    int plan;               /* its conv_amp plan (in the build's list) */
+    uint32_t ky0, nky, ipart; /* its kernel rows; its partial sum's part (ici pk + ik) */
+    uint32_t yidx[OP_DIMS];   /* its output block */
+    int plan;                 /* its conv_amp plan (in the build's list) */
 } tshare;
 
 typedef struct build {
@@ -88,28 +89,52 @@ typedef struct build {
     uint32_t nplans;
 } build;
 
-/* The tile index of (ib, iy, ix, ico, ici). */
-static uint32_t tile_of(const op_conv_part *p, uint32_t ib, uint32_t iy, uint32_t ix, uint32_t ico,
-                        uint32_t ici)
+/* The tile index of (ib, iy, ix, ico, ici, ik): the partial sums of a block (ici, ik) on
+ * consecutive tiles. */
+static uint32_t tile_of(const op_conv_part *p, const uint32_t i[OP_NPART])
 {
-    return (((ib * p->p[OP_PY] + iy) * p->p[OP_PX] + ix) * p->p[OP_PCO] + ico) * p->p[OP_PCI] + ici;
+    uint32_t t = 0;
+    static const int order[OP_NPART] = {OP_PB, OP_PY, OP_PX, OP_PCO, OP_PCI, OP_PK};
+    for (int d = 0; d < OP_NPART; d++)
+        t = t * p->p[order[d]] + i[order[d]];
+    return t;
+}
+
+/* The next index of an odometer over the partition's dimensions; 0 after the last. */
+static int next_idx(uint32_t i[OP_NPART], const op_conv_part *p)
+{
+    for (int d = OP_NPART - 1; d >= 0; d--) {
+        if (++i[d] < p->p[d])
+            return 1;
+        i[d] = 0;
+    }
+    return 0;
+}
+
+/* The partial sums of each output block: input-channel parts x kernel-row parts. */
+static uint32_t nparts(const build *b)
+{
+    return b->p->p[OP_PCI] * b->p->p[OP_PK];
 }
 
 /* OP_W_DX and OP_W_T: the AMP's blocks in the passes' order (group g, input channel ci,
- * kernel row ky), row kx and column co of a block being v[ci][co][K-1-ky][K-1-kx] (flip) or
- * v[ci][co][ky][kx] of the tile's slice [nci][nco][K][K]: the columns K K floats apart, the
- * rows read backwards (a stride of -4 bytes) or forwards. */
-static void t_pack(cplan_pack *p, uint32_t nci, uint32_t nco, uint32_t K, int flip)
+ * kernel row ky, columns 8 kc ..), row kx and column co of a block being
+ * v[ci][co][K-1-ky][K-1-kx] (flip) or v[ci][co][ky][kx] of the tile's slice [nci][nco][nky]
+ * [K] (nky of v's rows: with a flip, the rows mirroring the tile's kernel rows): the columns
+ * nky K floats apart, the rows read backwards (a stride of -4 bytes) or forwards. */
+static void t_pack(cplan_pack *p, uint32_t nci, uint32_t nco, uint32_t K, uint32_t nky, int flip)
 {
     cplan_pack_free(p);
-    cplan_pack_init(p, 8, 16, flip ? (uint32_t)-4 : 4, K * K * 4);
+    cplan_pack_init(p, 8, 16, flip ? (uint32_t)-4 : 4, nky * K * 4);
     for (uint32_t g = 0; g < ceil_div_u32(nco, 16); g++)
         for (uint32_t ci = 0; ci < nci; ci++)
-            for (uint32_t ky = 0; ky < K; ky++) {
-                uint32_t row = ((ci * nco + 16 * g) * K + (flip ? K - 1 - ky : ky)) * K;
-                cplan_pack_block(p, (row + (flip ? K - 1 : 0)) * 4, K,
-                                 (uint32_t)min_u64(16, nco - 16 * g));
-            }
+            for (uint32_t ky = 0; ky < nky; ky++)
+                for (uint32_t kx = 0; kx < K; kx += 8) {
+                    uint32_t row = ((ci * nco + 16 * g) * nky + (flip ? nky - 1 - ky : ky)) * K;
+                    cplan_pack_block(p, (row + (flip ? K - 1 - kx : kx)) * 4,
+                                     (uint32_t)min_u64(8, K - kx),
+                                     (uint32_t)min_u64(16, nco - 16 * g));
+                }
 }
 
 /* The shares, and one conv_amp plan per distinct tile shape. */
@@ -118,43 +143,42 @@ static void shares(build *b)
     const op_conv_part *p = b->p;
     b->sh = xcalloc(b->tiles, sizeof *b->sh);
     b->plans = xcalloc(b->tiles, sizeof *b->plans);
-    for (uint32_t ib = 0; ib < p->p[OP_PB]; ib++)
-        for (uint32_t iy = 0; iy < p->p[OP_PY]; iy++)
-            for (uint32_t ix = 0; ix < p->p[OP_PX]; ix++)
-                for (uint32_t ico = 0; ico < p->p[OP_PCO]; ico++)
-                    for (uint32_t ici = 0; ici < p->p[OP_PCI]; ici++) {
-                        tshare *t = &b->sh[tile_of(p, ib, iy, ix, ico, ici)];
-                        const op_act *y = &b->y;
-                        t->b0 = op_lo(y, OP_B, ib);
-                        t->nb = op_lo(y, OP_B, ib + 1) - t->b0;
-                        t->c0 = op_lo(y, OP_C, ico);
-                        t->nco = op_lo(y, OP_C, ico + 1) - t->c0;
-                        t->oy0 = op_lo(y, OP_H, iy);
-                        t->oh = op_lo(y, OP_H, iy + 1) - t->oy0;
-                        t->ox0 = op_lo(y, OP_W, ix);
-                        t->ow = op_lo(y, OP_W, ix + 1) - t->ox0;
-                        t->ci0 = op_cut(b->s->cin, p->p[OP_PCI], 1, ici);
-                        t->nci = op_cut(b->s->cin, p->p[OP_PCI], 1, ici + 1) - t->ci0;
-                        t->ici = ici;
-                        uint32_t idx[OP_DIMS] = {ib, ico, iy, ix};
-                        memcpy(t->yidx, idx, sizeof idx);
-                        cplan_shape cs = {t->nci, (t->oh - 1) * b->st + b->K,
-                                          (t->ow - 1) * b->st + b->K, t->nco, b->K};
-                        int k = 0;
-                        while (k < (int)b->nplans &&
-                               (memcmp(&b->plans[k].s, &cs, sizeof cs) || b->plans[k].B != t->nb))
-                            k++;
-                        if (k == (int)b->nplans) {
-                            err e = {0};
-                            if (cplan_fwd_strided(&b->plans[k], &cs, t->nb, b->st, &e) != ERR_OK)
-                                gr_fail(b->g, "%s: %s", b->name, e.msg);
-                            else if (b->s->form != OP_W_FWD)
-                                t_pack(&b->plans[k].wpack, t->nci, t->nco, b->K,
-                                       b->s->form == OP_W_DX);
-                            b->nplans++;
-                        }
-                        t->plan = k;
-                    }
+    uint32_t i[OP_NPART] = {0};
+    do {
+        tshare *t = &b->sh[tile_of(p, i)];
+        const op_act *y = &b->y;
+        t->b0 = op_lo(y, OP_B, i[OP_PB]);
+        t->nb = op_lo(y, OP_B, i[OP_PB] + 1) - t->b0;
+        t->c0 = op_lo(y, OP_C, i[OP_PCO]);
+        t->nco = op_lo(y, OP_C, i[OP_PCO] + 1) - t->c0;
+        t->oy0 = op_lo(y, OP_H, i[OP_PY]);
+        t->oh = op_lo(y, OP_H, i[OP_PY] + 1) - t->oy0;
+        t->ox0 = op_lo(y, OP_W, i[OP_PX]);
+        t->ow = op_lo(y, OP_W, i[OP_PX] + 1) - t->ox0;
+        t->ci0 = op_cut(b->s->cin, p->p[OP_PCI], 1, i[OP_PCI]);
+        t->nci = op_cut(b->s->cin, p->p[OP_PCI], 1, i[OP_PCI] + 1) - t->ci0;
+        t->ici = i[OP_PCI];
+        t->ky0 = op_cut(b->K, p->p[OP_PK], 1, i[OP_PK]);
+        t->nky = op_cut(b->K, p->p[OP_PK], 1, i[OP_PK] + 1) - t->ky0;
+        t->ipart = i[OP_PCI] * p->p[OP_PK] + i[OP_PK];
+        uint32_t idx[OP_DIMS] = {i[OP_PB], i[OP_PCO], i[OP_PY], i[OP_PX]};
+        memcpy(t->yidx, idx, sizeof idx);
+        cplan_shape cs = {
+            t->nci, (t->oh - 1) * b->st + t->nky, (t->ow - 1) * b->st + b->K, t->nco, b->K, t->nky};
+        int k = 0;
+        while (k < (int)b->nplans &&
+               (memcmp(&b->plans[k].s, &cs, sizeof cs) || b->plans[k].B != t->nb))
+            k++;
+        if (k == (int)b->nplans) {
+            err e = {0};
+            if (cplan_fwd_strided(&b->plans[k], &cs, t->nb, b->st, &e) != ERR_OK)
+                gr_fail(b->g, "%s: %s", b->name, e.msg);
+            else if (b->s->form != OP_W_FWD)
+                t_pack(&b->plans[k].wpack, t->nci, t->nco, b->K, t->nky, b->s->form == OP_W_DX);
+            b->nplans++;
+        }
+        t->plan = k;
+    } while (next_idx(i, p));
 }
 
 /* Sizes per tile of one role. */
@@ -180,11 +204,11 @@ static size_t sz_patch(const build *b, const tshare *t)
 }
 static size_t sz_wloc(const build *b, const tshare *t)
 {
-    return (size_t)t->nco * t->nci * b->K * b->K;
+    return (size_t)t->nco * t->nci * t->nky * b->K;
 }
 static size_t sz_bloc(const build *b, const tshare *t)
 {
-    return t->ici == 0 && !b->s->nobias ? t->nco : 0;
+    return t->ipart == 0 && !b->s->nobias ? t->nco : 0;
 }
 static size_t sz_wblk(const build *b, const tshare *t)
 {
@@ -211,24 +235,25 @@ static size_t sz_list(const build *b, const tshare *t)
 {
     return 3 * (size_t)plan_of(b, t)->wpack.nblocks;
 }
-/* The tile's partial output block, with the input channels split (else it writes y). */
+/* The tile's partial output block, with the input channels or kernel rows split (else it
+ * writes y). */
 static size_t sz_ypart(const build *b, const tshare *t)
 {
-    return b->p->p[OP_PCI] > 1 ? sz_out(b, t) : 0;
+    return nparts(b) > 1 ? sz_out(b, t) : 0;
 }
 
-/* The gathered parts of a tile's chunk: pci rows of the largest chunk, whole pairs. */
+/* The gathered parts of a tile's chunk: R rows of the largest chunk, whole pairs. */
 static size_t gath_stride(const build *b, const tshare *t)
 {
     size_t n = sz_out(b, t), st = 0;
-    for (uint32_t j = 0; j < b->p->p[OP_PCI]; j++)
-        st = max_u64(st,
-                     op_split(n, j + 1, b->p->p[OP_PCI], 2) - op_split(n, j, b->p->p[OP_PCI], 2));
+    uint32_t R = nparts(b);
+    for (uint32_t j = 0; j < R; j++)
+        st = max_u64(st, op_split(n, j + 1, R, 2) - op_split(n, j, R, 2));
     return (st + 1) / 2 * 2;
 }
 static size_t sz_gath(const build *b, const tshare *t)
 {
-    return b->p->p[OP_PCI] > 1 ? b->p->p[OP_PCI] * gath_stride(b, t) : 0;
+    return nparts(b) > 1 ? nparts(b) * gath_stride(b, t) : 0;
 }
 
 /* The tables every tile's codelets read, as host data. */
@@ -273,8 +298,9 @@ static gr_prog copy_of(graph *g, pieces *q)
 static void patch_pieces(const build *b, const op_act *x, const cat *patch, uint32_t k, pieces *q)
 {
     const tshare *t = &b->sh[k];
-    uint32_t hp = (t->oh - 1) * b->st + b->K, wp = (t->ow - 1) * b->st + b->K;
-    int64_t y0 = (int64_t)t->oy0 * b->st - b->pad, x0 = (int64_t)t->ox0 * b->st - b->pad;
+    uint32_t hp = (t->oh - 1) * b->st + t->nky, wp = (t->ow - 1) * b->st + b->K;
+    int64_t y0 = (int64_t)t->oy0 * b->st - b->pad + t->ky0;
+    int64_t x0 = (int64_t)t->ox0 * b->st - b->pad;
     uint32_t xb = (uint32_t)(x0 < 0 ? 0 : x0);
     uint32_t xe = (uint32_t)min_u64((uint64_t)(x0 + wp), b->s->w);
     for (uint32_t bl = 0; bl < t->nb; bl++)
@@ -297,32 +323,34 @@ static void patch_pieces(const build *b, const op_act *x, const cat *patch, uint
 }
 
 /* Tile k's slice of the weights and of the bias. OP_W_FWD: w [cout][cin][K][K], the slice
- * [nco][nci][K][K]; OP_W_DX, OP_W_T: v [cin][cout][K][K], the slice [nci][nco][K][K] as v
- * holds it (t_pack reads it transposed, and flipped for OP_W_DX). */
+ * [nco][nci][nky][K]; OP_W_DX, OP_W_T: v [cin][cout][K][K], the slice [nci][nco][nky][K] as v
+ * holds it (t_pack reads it transposed, and flipped for OP_W_DX: there the rows mirroring
+ * the tile's kernel rows). A stretch for the whole slice where it is whole rows, else one per
+ * output (or input) channel, or per channel pair when the kernel's rows are split. */
 static void weight_pieces(const build *b, op_ref w, op_ref bias, const cat *wloc, const cat *bloc,
                           uint32_t k, pieces *q)
 {
     const tshare *t = &b->sh[k];
-    size_t kk = (size_t)b->K * b->K;
+    const uint32_t K = b->K, T = b->s->form != OP_W_FWD; /* T: v [cin][cout] */
+    size_t kk = (size_t)K * K, rows = (size_t)t->nky * K;
+    uint32_t r0 = b->s->form == OP_W_DX ? K - t->ky0 - t->nky : t->ky0; /* v's first row */
+    uint32_t n1 = T ? t->nci : t->nco, n2 = T ? t->nco : t->nci;        /* the slice's [n1][n2] */
+    uint32_t a1 = T ? t->ci0 : t->c0, a2 = T ? t->c0 : t->ci0, d2 = T ? b->s->cout : b->s->cin;
     if (w.copies > 1) /* the tiles read the copies in turn */
         w.at += k % w.copies * w.stride;
     if (bias.copies > 1)
         bias.at += k % bias.copies * bias.stride;
-    if (b->s->form != OP_W_FWD) {
-        if (t->nco == b->s->cout) /* whole rows of v */
-            put(q, (gr_xfer){w.t, w.at + (size_t)t->ci0 * t->nco * kk, wloc->t, wloc->at[k],
-                             t->nci * t->nco * kk});
-        else
-            for (uint32_t c = 0; c < t->nci; c++)
-                put(q, (gr_xfer){w.t, w.at + ((size_t)(t->ci0 + c) * b->s->cout + t->c0) * kk,
-                                 wloc->t, wloc->at[k] + (size_t)c * t->nco * kk, t->nco * kk});
-    } else if (t->nci == b->s->cin) /* whole rows of w: one stretch */
-        put(q, (gr_xfer){w.t, w.at + (size_t)t->c0 * t->nci * kk, wloc->t, wloc->at[k],
-                         t->nco * t->nci * kk});
+    if (t->nky < K) /* a stretch per channel pair: its kernel rows */
+        for (uint32_t i = 0; i < n1; i++)
+            for (uint32_t j = 0; j < n2; j++)
+                put(q, (gr_xfer){w.t, w.at + ((size_t)(a1 + i) * d2 + a2 + j) * kk + r0 * K,
+                                 wloc->t, wloc->at[k] + ((size_t)i * n2 + j) * rows, rows});
+    else if (n2 == d2) /* whole rows of w (or v): one stretch */
+        put(q, (gr_xfer){w.t, w.at + (size_t)a1 * n2 * kk, wloc->t, wloc->at[k], n1 * n2 * kk});
     else
-        for (uint32_t c = 0; c < t->nco; c++)
-            put(q, (gr_xfer){w.t, w.at + ((size_t)(t->c0 + c) * b->s->cin + t->ci0) * kk, wloc->t,
-                             wloc->at[k] + (size_t)c * t->nci * kk, t->nci * kk});
+        for (uint32_t i = 0; i < n1; i++)
+            put(q, (gr_xfer){w.t, w.at + ((size_t)(a1 + i) * d2 + a2) * kk, wloc->t,
+                             wloc->at[k] + (size_t)i * n2 * kk, n2 * kk});
     if (bloc->n[k])
         put(q, (gr_xfer){bias.t, bias.at + t->c0, bloc->t, bloc->at[k], t->nco});
 }
@@ -374,7 +402,7 @@ typedef struct outb {
 
 static outb out_of(const build *b, const cat *ypart, uint32_t k)
 {
-    if (b->p->p[OP_PCI] > 1)
+    if (nparts(b) > 1)
         return (outb){ypart->t, ypart->at[k]};
     return (outb){b->y.t, op_block_at(&b->y, b->sh[k].yidx)};
 }
@@ -423,22 +451,22 @@ static void v_bias(build *b, gr_cs cs, uint32_t k, outb o, const cat *bloc)
 static void reduce(build *b, gr_cs cs, uint32_t k, const cat *ypart, const cat *gath, pieces *q)
 {
     const tshare *t = &b->sh[k];
-    uint32_t pci = b->p->p[OP_PCI], j = t->ici, k0 = k - j;
-    size_t n = ypart->n[k], a0 = op_split(n, j, pci, 2), len = op_split(n, j + 1, pci, 2) - a0;
+    uint32_t R = nparts(b), j = t->ipart, k0 = k - j;
+    size_t n = ypart->n[k], a0 = op_split(n, j, R, 2), len = op_split(n, j + 1, R, 2) - a0;
     size_t st = gath_stride(b, t), yat = op_block_at(&b->y, t->yidx);
     if (len == 0)
         return;
     gr_map_region(b->g, b->y.t, b->ipu, b->first + k, yat + a0, yat + a0 + len);
-    for (uint32_t i = 0; i < pci; i++)
+    for (uint32_t i = 0; i < R; i++)
         put(q, (gr_xfer){ypart->t, ypart->at[k0 + i] + a0, gath->t, gath->at[k] + i * st, len});
     for (unsigned v = 0; v < NW; v++) {
         size_t a = op_split(len, v, NW, 2), z = op_split(len, v + 1, NW, 2);
         if (z == a)
             continue;
         gr_field f[6] = {gr_region(b->y.t, yat + a0 + a, yat + a0 + z),
-                         reg(gath, k, a, (pci - 1) * st + (z - a)),
+                         reg(gath, k, a, (R - 1) * st + (z - a)),
                          gr_u32((uint32_t)(z - a)),
-                         gr_u32(pci),
+                         gr_u32(R),
                          gr_u32((uint32_t)(st * 4)),
                          gr_f32(1.0f)};
         gr_vertex(b->g, cs, "reduce_add", 0, b->ipu, b->first + k, f, 6);
@@ -491,7 +519,7 @@ static void make_roles(build *b, cat *r)
 static void make_sets(build *b, op_conv *out)
 {
     for (int k = 0; k < OP_S_N; k++) {
-        int absent = (k == OP_S_BIAS && b->s->nobias) || (k == OP_S_REDUCE && b->p->p[OP_PCI] == 1);
+        int absent = (k == OP_S_BIAS && b->s->nobias) || (k == OP_S_REDUCE && nparts(b) == 1);
         out->cs[k] = op_conv_step_compute(k) && !absent ? cs_new(b, k) : GR_NONE;
     }
 }
@@ -506,12 +534,12 @@ static void tile_build(build *b, const cat *r, const op_conv *out, uint32_t k, o
     v_pack(b, out->cs[OP_S_PACK], k, &r[R_WBLK], &r[R_W], &r[R_LIST]);
     v_amp(b, out->cs[OP_S_AMP], k, &r[R_PATCH], &r[R_PART], &r[R_WBLK], &r[R_WL], &r[R_PTAB]);
     outb o = out_of(b, &r[R_YPART], k);
-    if (b->p->p[OP_PCI] == 1) {
+    if (nparts(b) == 1) {
         size_t at = op_block_at(&b->y, t->yidx);
         gr_map_region(b->g, b->y.t, b->ipu, b->first + k, at, at + sz_out(b, t));
     }
     v_ungroup(b, out->cs[OP_S_UNGROUP], k, o, &r[R_PART]);
-    if (t->ici == 0 && out->cs[OP_S_BIAS] != GR_NONE)
+    if (t->ipart == 0 && out->cs[OP_S_BIAS] != GR_NONE)
         v_bias(b, out->cs[OP_S_BIAS], k, o, &r[R_BIAS]);
     if (out->cs[OP_S_REDUCE] != GR_NONE)
         reduce(b, out->cs[OP_S_REDUCE], k, &r[R_YPART], &r[R_GATH], &q[2]);

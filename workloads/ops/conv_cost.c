@@ -123,10 +123,17 @@ static uint64_t reduce_S(uint64_t n, uint64_t P)
     return 15 + (B > 0) + B * (5 + 5 * P) + h * (3 + 3 * P) + o * (2 + 3 * P);
 }
 
-/* conv_pack of nb blocks of R x C with rv valid rows and cv valid columns each. */
-static uint64_t pack_S(uint64_t nb, uint64_t R, uint64_t C, uint64_t rv, uint64_t cv)
+/* conv_pack of blocks [b0, b1) of 8 x 16 with cv valid columns each, block i holding kernel
+ * columns 8 (i mod nk) .. of a row of K: rv = min(8, K - 8 (i mod nk)) valid rows. */
+static uint64_t pack_S(uint64_t b0, uint64_t b1, uint64_t nk, uint64_t K, uint64_t cv)
 {
-    return 11 + nb * (11 + rv * (5 + 3 * cv + C - cv) + (R - rv) * C);
+    const uint64_t R = 8, C = 16;
+    uint64_t S = 11;
+    for (uint64_t i = b0; i < b1; i++) {
+        uint64_t rv = min_u64(R, K - 8 * (i % nk));
+        S += 11 + rv * (5 + 3 * cv + C - cv) + (R - rv) * C;
+    }
+    return S;
 }
 
 /* Slots of one f32amp step on machine m (isa/opcodes.def: 12 bytes loaded, 8 stored, 16
@@ -168,6 +175,7 @@ static uint64_t amp_cycles(const mach *m, uint64_t passes, uint64_t first_every,
 
 typedef struct blk {
     uint64_t nb, oh, ow, nci, nco, go; /* samples, output rows and columns, channels, groups */
+    uint64_t nky;                      /* kernel rows */
 } blk;
 
 /* The distinct sizes of n cut into p parts of whole grains g (at most 3), into v. */
@@ -202,12 +210,14 @@ static uint64_t exch_cycles(const mach *m, uint64_t recv, uint64_t words, uint64
 static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *p,
                      const op_conv_ctx *ctx, uint64_t tiles, const blk *b, op_conv_est *e)
 {
-    uint64_t K = s->k, P = b->oh * b->ow, pci = p->p[OP_PCI], sd = s->stride ? s->stride : 1;
-    uint64_t hp = (b->oh - 1) * sd + K, wp = (b->ow - 1) * sd + K;
-    uint64_t *S = xmalloc((size_t)(b->nb + 1) * NW * sizeof *S); /* the vertices' slots */
-    uint64_t passes = b->go * b->nci * K;
+    uint64_t K = s->k, P = b->oh * b->ow, sd = s->stride ? s->stride : 1;
+    uint64_t R = (uint64_t)p->p[OP_PCI] * p->p[OP_PK]; /* the partial sums of a block */
+    uint64_t hp = (b->oh - 1) * sd + b->nky, wp = (b->ow - 1) * sd + K;
+    uint64_t *S = xmalloc((size_t)(b->nb + 1) * NW * sizeof *S);      /* the vertices' slots */
+    uint64_t nk = (K + 7) / 8, passes = b->go * b->nci * b->nky * nk; /* 8 kernel columns a pass */
     uint64_t st[OP_S_N] = {0};
-    st[OP_S_AMP] = amp_cycles(m, passes, b->nci * K, b->nb * b->oh, b->ow) + m->sync_internal;
+    st[OP_S_AMP] =
+        amp_cycles(m, passes, b->nci * b->nky * nk, b->nb * b->oh, b->ow) + m->sync_internal;
     size_t n = 0;
     for (uint64_t i = 0; i < b->nb; i++)
         for (uint64_t v = 0; v < NW; v++) {
@@ -223,13 +233,14 @@ static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *
             S[n++] = bias_S(b->nb, c1 - c0, P);
     }
     st[OP_S_BIAS] = workers_cycles(S, n) + m->sync_internal;
-    uint64_t blocks = b->go * b->nci * K;
+    uint64_t blocks = passes;
     n = 0;
     for (uint64_t v = 0; v < NW; v++) {
         uint64_t b0 = blocks * v / NW, b1 = blocks * (v + 1) / NW;
-        /* every group but the last is 16 channels wide: the largest blocks */
+        /* every group but the last is 16 channels wide: the largest blocks; block i holds
+         * kernel columns 8 (i mod nk) .. */
         if (b1 > b0)
-            S[n++] = pack_S(b1 - b0, 8, 16, K, min_u64(16, b->nco));
+            S[n++] = pack_S(b0, b1, nk, K, min_u64(16, b->nco));
     }
     st[OP_S_PACK] = workers_cycles(S, n) + m->sync_internal;
     /* the input, its receivers: the patch's rows and columns that lie in the input (the
@@ -238,23 +249,28 @@ static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *
     uint64_t in = b->nb * b->nci * rin * cin * 4;
     st[OP_S_IN] = exch_cycles(m, in, 0, 0, 1);
     /* the weights: one stretch a tile, or one an output channel when the input channels
-     * are split, and the bias; cut where they cross from one sender's part of w to the next */
-    uint64_t wl = b->nco * b->nci * K * K, wb = (wl + b->nco) * 4;
+     * are split, or one a channel pair when the kernel's rows are, and the bias; cut where
+     * they cross from one sender's part of w to the next */
+    uint64_t wl = b->nco * b->nci * b->nky * K, wb = (wl + b->nco) * 4;
     uint64_t wall = (uint64_t)s->cout * s->cin * K * K;
-    uint64_t cuts = 2 + (b->nci < s->cin ? b->nco : 0) + wl * ctx->w_tiles / wall;
+    uint64_t cuts = 2 +
+                    (b->nky < K        ? b->nco * b->nci
+                     : b->nci < s->cin ? b->nco
+                                       : 0) +
+                    wl * ctx->w_tiles / wall;
     st[OP_S_WX] = exch_cycles(m, wb, tiles * wb / 4, tiles * cuts, ctx->w_tiles);
     uint64_t chunk = 0;
-    if (pci > 1) {
-        /* the block in pci chunks of whole pairs, as op_conv_build cuts it: the last the
+    if (R > 1) {
+        /* the block in R chunks of whole pairs, as op_conv_build cuts it: the last the
          * largest */
         uint64_t out = b->nb * b->nco * P;
-        chunk = out - op_split(out, (unsigned)pci - 1, (unsigned)pci, 2);
-        st[OP_S_RX] = exch_cycles(m, pci * chunk * 4, pci * chunk, pci, 1);
+        chunk = out - op_split(out, (unsigned)R - 1, (unsigned)R, 2);
+        st[OP_S_RX] = exch_cycles(m, R * chunk * 4, R * chunk, R, 1);
         n = 0;
         for (unsigned v = 0; v < NW; v++) {
             size_t a = op_split(chunk, v, NW, 2), z = op_split(chunk, v + 1, NW, 2);
             if (z > a)
-                S[n++] = reduce_S(z - a, pci);
+                S[n++] = reduce_S(z - a, R);
         }
         st[OP_S_REDUCE] = workers_cycles(S, n) + m->sync_internal;
     }
@@ -263,16 +279,16 @@ static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *
         e->step[k] = max_u64(e->step[k], st[k]);
     uint64_t runs = b->nb * b->oh;
     uint64_t mem = (b->nb * b->nci * hp * wp + 8) * 4                      /* the patch */
-                   + b->nco * b->nci * K * K * 4 + b->nco * 4              /* w and bias slices */
+                   + wl * 4 + b->nco * 4                                   /* w and bias slices */
                    + blocks * 512                                          /* the AMP's blocks */
                    + b->nb * b->go * P * 64                                /* partials */
                    + b->nb * b->nco * P * 4                                /* y (or its partial) */
-                   + (pci > 1 ? pci * chunk * 4 + chunk * 4 : 0)           /* gathered parts, y */
+                   + (R > 1 ? R * chunk * 4 + chunk * 4 : 0)               /* gathered parts, y */
                    + (12 + 3 * (runs + NW) + 3 * passes + 3 * blocks) * 4; /* tables */
     e->bytes = (uint32_t)max_u64(e->bytes, min_u64(mem, UINT32_MAX));
     e->in_bytes = max_u64(e->in_bytes, in);
     e->w_bytes = max_u64(e->w_bytes, wb);
-    e->red_bytes = max_u64(e->red_bytes, pci * chunk * 4);
+    e->red_bytes = max_u64(e->red_bytes, R * chunk * 4);
 }
 
 static uint32_t out_size(uint32_t n, const op_conv_shape *s)
@@ -291,6 +307,18 @@ uint32_t op_conv_wo(const op_conv_shape *s)
     return out_size(s->w, s);
 }
 
+/* The next index of an odometer over OP_NPART dimensions of n[d] values each (the first
+ * dimension turning slowest); 0 after the last. */
+static int next(unsigned i[OP_NPART], const unsigned n[OP_NPART])
+{
+    for (int d = OP_NPART - 1; d >= 0; d--) {
+        if (++i[d] < n[d])
+            return 1;
+        i[d] = 0;
+    }
+    return 0;
+}
+
 /* The distinct part sizes of each of the partition's dimensions (a cut as even as whole
  * grains allow has at most two, with the grain's remainder three). */
 typedef struct sizes {
@@ -300,8 +328,8 @@ typedef struct sizes {
 
 static void sizes_of(const op_conv_shape *s, const op_conv_part *p, sizes *z)
 {
-    uint32_t n[OP_NPART] = {s->B, op_conv_ho(s), op_conv_wo(s), s->cin, s->cout};
-    uint32_t grain[OP_NPART] = {1, 1, 1, 1, 16};
+    uint32_t n[OP_NPART] = {s->B, op_conv_ho(s), op_conv_wo(s), s->cin, s->cout, s->k};
+    uint32_t grain[OP_NPART] = {1, 1, 1, 1, 16, 1};
     for (int d = 0; d < OP_NPART; d++)
         z->n[d] = part_sizes(n[d], p->p[d], grain[d], z->v[d]);
 }
@@ -309,21 +337,21 @@ static void sizes_of(const op_conv_shape *s, const op_conv_part *p, sizes *z)
 int op_conv_check(const op_conv_shape *s, const op_conv_part *p, err *e)
 {
     uint32_t ho = op_conv_ho(s), wo = op_conv_wo(s);
-    uint32_t dim[OP_NPART] = {s->B, ho, wo, s->cin, ceil_div_u32(s->cout, 16)};
-    if (s->k == 0 || s->k > 8 || ho == 0 || wo == 0 || s->pad >= s->k)
+    uint32_t dim[OP_NPART] = {s->B, ho, wo, s->cin, ceil_div_u32(s->cout, 16), s->k};
+    if (s->k == 0 || ho == 0 || wo == 0 || s->pad >= s->k)
         return err_set(e, ERR_INPUT,
-                       "convolution: kernel %u on %u x %u with padding %u (kernels of 1 to 8, "
+                       "convolution: kernel %u on %u x %u with padding %u (a kernel that fits, "
                        "padding less than the kernel)",
                        s->k, s->h, s->w, s->pad);
     for (int d = 0; d < OP_NPART; d++)
         if (p->p[d] == 0 || p->p[d] > dim[d])
             return err_set(e, ERR_INPUT, "convolution: %u parts of %u in dimension %d", p->p[d],
                            dim[d], d);
-    if (s->acc && (!s->nobias || p->p[OP_PCI] > 1))
+    if (s->acc && (!s->nobias || p->p[OP_PCI] > 1 || p->p[OP_PK] > 1))
         return err_set(e, ERR_INPUT,
                        "convolution: an accumulating convolution has no bias and its input "
-                       "channels in one part (%u)",
-                       p->p[OP_PCI]);
+                       "channels and kernel rows in one part (%u, %u)",
+                       p->p[OP_PCI], p->p[OP_PK]);
     sizes z;
     sizes_of(s, p, &z);
     for (unsigned a = 0; a < z.n[OP_PB]; a++)
@@ -342,20 +370,23 @@ int op_conv_check(const op_conv_shape *s, const op_conv_part *p, err *e)
 }
 
 /* The input rows (or columns) the parts of an output dimension of n read that lie in the
- * input of size in: part i's outputs [lo, hi) read rows lo stride - pad .. (hi - 1) stride -
- * pad + K - 1. */
-static uint64_t rows_read(const op_conv_shape *s, uint32_t n, uint32_t parts, uint32_t in)
+ * input of size in, the kernel's K rows cut in kparts: part i's outputs [lo, hi) with kernel
+ * rows [k0, k1) read rows lo stride - pad + k0 .. (hi - 1) stride - pad + k1 - 1. */
+static uint64_t rows_read(const op_conv_shape *s, uint32_t n, uint32_t parts, uint32_t kparts,
+                          uint32_t in)
 {
     int64_t st = s->stride ? s->stride : 1, sum = 0;
-    for (uint32_t i = 0; i < parts; i++) {
-        int64_t lo = op_cut(n, parts, 1, i), hi = op_cut(n, parts, 1, i + 1);
-        if (hi == lo)
-            continue;
-        int64_t r0 = lo * st - s->pad, r1 = (hi - 1) * st - s->pad + s->k;
-        r0 = r0 < 0 ? 0 : r0;
-        r1 = r1 > in ? in : r1;
-        sum += r1 > r0 ? r1 - r0 : 0;
-    }
+    for (uint32_t i = 0; i < parts; i++)
+        for (uint32_t j = 0; j < kparts; j++) {
+            int64_t lo = op_cut(n, parts, 1, i), hi = op_cut(n, parts, 1, i + 1);
+            int64_t k0 = op_cut(s->k, kparts, 1, j), k1 = op_cut(s->k, kparts, 1, j + 1);
+            if (hi == lo || k1 == k0)
+                continue;
+            int64_t r0 = lo * st - s->pad + k0, r1 = (hi - 1) * st - s->pad + k1;
+            r0 = r0 < 0 ? 0 : r0;
+            r1 = r1 > in ? in : r1;
+            sum += r1 > r0 ? r1 - r0 : 0;
+        }
     return (uint64_t)sum;
 }
 
@@ -366,8 +397,8 @@ static uint64_t rows_read(const op_conv_shape *s, uint32_t n, uint32_t parts, ui
 static uint64_t in_senders(const mach *m, const op_conv_shape *s, const op_conv_part *p,
                            const op_conv_ctx *ctx)
 {
-    uint64_t ry = rows_read(s, op_conv_ho(s), p->p[OP_PY], s->h);
-    uint64_t cx = rows_read(s, op_conv_wo(s), p->p[OP_PX], s->w);
+    uint64_t ry = rows_read(s, op_conv_ho(s), p->p[OP_PY], p->p[OP_PK], s->h);
+    uint64_t cx = rows_read(s, op_conv_wo(s), p->p[OP_PX], 1, s->w);
     uint64_t each = (uint64_t)p->p[OP_PCO] * s->B * s->cin;
     uint64_t per_row = ctx->x_run ? (cx + ctx->x_run - 1) / ctx->x_run : 1;
     return exch_cycles(m, 0, each * ry * cx, each * ry * per_row, ctx->x_tiles);
@@ -386,20 +417,16 @@ int op_conv_estimate(const mach *m, const op_conv_shape *s, const op_conv_part *
     e->tiles = (uint32_t)min_u64(tiles, UINT32_MAX);
     sizes z;
     sizes_of(s, p, &z);
-    unsigned i[OP_NPART];
-    for (i[0] = 0; i[0] < z.n[0]; i[0]++)
-        for (i[1] = 0; i[1] < z.n[1]; i[1]++)
-            for (i[2] = 0; i[2] < z.n[2]; i[2]++)
-                for (i[3] = 0; i[3] < z.n[3]; i[3]++)
-                    for (i[4] = 0; i[4] < z.n[4]; i[4]++) {
-                        blk k = {z.v[OP_PB][i[OP_PB]],   z.v[OP_PY][i[OP_PY]],
-                                 z.v[OP_PX][i[OP_PX]],   z.v[OP_PCI][i[OP_PCI]],
-                                 z.v[OP_PCO][i[OP_PCO]], 0};
-                        k.go = ceil_div_u32((uint32_t)k.nco, 16);
-                        blk_cost(m, s, p, ctx, tiles, &k, e);
-                    }
+    unsigned i[OP_NPART] = {0};
+    do { /* every combination of the dimensions' part sizes */
+        blk k = {z.v[OP_PB][i[OP_PB]],   z.v[OP_PY][i[OP_PY]],   z.v[OP_PX][i[OP_PX]],
+                 z.v[OP_PCI][i[OP_PCI]], z.v[OP_PCO][i[OP_PCO]], 0,
+                 z.v[OP_PK][i[OP_PK]]};
+        k.go = ceil_div_u32((uint32_t)k.nco, 16);
+        blk_cost(m, s, p, ctx, tiles, &k, e);
+    } while (next(i, z.n));
     e->step[OP_S_IN] = max_u64(e->step[OP_S_IN], in_senders(m, s, p, ctx));
-    if (p->p[OP_PCI] == 1)
+    if (p->p[OP_PCI] * p->p[OP_PK] == 1)
         e->step[OP_S_RX] = e->step[OP_S_REDUCE] = 0;
     if (s->nobias)
         e->step[OP_S_BIAS] = 0;
@@ -435,35 +462,31 @@ int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *ctx, 
     uint32_t tiles = ctx->tiles, reserve = ctx->reserve;
     enum { CAP = 256 };
     uint32_t c[OP_NPART][CAP],
-        dim[OP_NPART] = {s->B, op_conv_ho(s), op_conv_wo(s), s->cin, ceil_div_u32(s->cout, 16)};
+        dim[OP_NPART] = {s->B, op_conv_ho(s), op_conv_wo(s), s->cin, ceil_div_u32(s->cout, 16),
+                         s->k};
     unsigned nc[OP_NPART];
     for (int d = 0; d < OP_NPART; d++)
         nc[d] = candidates(dim[d], c[d], CAP);
     int found = 0;
     uint32_t limit = m->sram_bytes > reserve ? m->sram_bytes - reserve : 0, least = UINT32_MAX;
-    unsigned i[OP_NPART];
-    for (i[0] = 0; i[0] < nc[0]; i[0]++)
-        for (i[1] = 0; i[1] < nc[1]; i[1]++)
-            for (i[2] = 0; i[2] < nc[2]; i[2]++)
-                for (i[3] = 0; i[3] < nc[3]; i[3]++)
-                    for (i[4] = 0; i[4] < nc[4]; i[4]++) {
-                        op_conv_part p;
-                        uint64_t t = 1;
-                        for (int d = 0; d < OP_NPART; d++)
-                            t *= p.p[d] = c[d][i[d]];
-                        op_conv_est est;
-                        if (t > tiles || op_conv_estimate(m, s, &p, ctx, &est, NULL) != ERR_OK)
-                            continue;
-                        least = est.bytes < least ? est.bytes : least;
-                        if (est.bytes > limit)
-                            continue;
-                        if (!found || est.cost < be->cost ||
-                            (est.cost == be->cost && est.tiles < be->tiles)) {
-                            *best = p;
-                            *be = est;
-                            found = 1;
-                        }
-                    }
+    unsigned i[OP_NPART] = {0};
+    do {
+        op_conv_part p;
+        uint64_t t = 1;
+        for (int d = 0; d < OP_NPART; d++)
+            t *= p.p[d] = c[d][i[d]];
+        op_conv_est est;
+        if (t > tiles || op_conv_estimate(m, s, &p, ctx, &est, NULL) != ERR_OK)
+            continue;
+        least = est.bytes < least ? est.bytes : least;
+        if (est.bytes > limit)
+            continue;
+        if (!found || est.cost < be->cost || (est.cost == be->cost && est.tiles < be->tiles)) {
+            *best = p;
+            *be = est;
+            found = 1;
+        }
+    } while (next(i, nc));
     if (!found && least == UINT32_MAX)
         return err_set(e, ERR_INPUT,
                        "convolution %ux%ux%ux%u -> %u channels (kernel %u): no valid partition "
@@ -479,6 +502,8 @@ int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *ctx, 
 
 void op_conv_part_text(const op_conv_part *p, char *buf, size_t n)
 {
-    snprintf(buf, n, "b %u y %u x %u ci %u co %u", p->p[OP_PB], p->p[OP_PY], p->p[OP_PX],
-             p->p[OP_PCI], p->p[OP_PCO]);
+    int k = snprintf(buf, n, "b %u y %u x %u ci %u co %u", p->p[OP_PB], p->p[OP_PY], p->p[OP_PX],
+                     p->p[OP_PCI], p->p[OP_PCO]);
+    if (p->p[OP_PK] > 1 && k > 0 && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, " ky %u", p->p[OP_PK]);
 }

@@ -10,7 +10,7 @@
  * and write their output in the blocked layout of their plan.
  *
  * The convolution (op_conv_*) is planned over (batch, output rows, output columns, input
- * channels, output channels): a candidate partition gives each tile a block of the output
+ * channels, output channels, kernel rows): a candidate partition gives each tile a block of the output
  * and a range of input channels; its cost is the sum of the estimated cycles of the steps it
  * compiles to (each from the codelets' closed-form cycles, or from the exchange's bytes), and
  * the planner takes the cheapest candidate whose tiles fit their SRAM. */
@@ -104,7 +104,7 @@ typedef struct op_ref {
 /* y[b][co][oy][ox] = bias[co] + sum over ci, ky, kx of w[co][ci][ky][kx] x[b][ci][oy stride +
  * ky - pad][ox stride + kx - pad], x zero outside [0, h) x [0, w): nn.Conv2d's semantics. */
 typedef struct op_conv_shape {
-    uint32_t B, cin, h, w, cout, k; /* x [B][cin][h][w], w [cout][cin][k][k] (k <= 8) */
+    uint32_t B, cin, h, w, cout, k; /* x [B][cin][h][w], w [cout][cin][k][k] */
     uint32_t stride, pad;           /* 0: stride 1; zero rows and columns on every side */
     uint32_t form;                  /* op_wform: how the weights tensor holds w */
     uint32_t nobias;                /* 1: no bias (its tensor is not read, its step not made) */
@@ -130,9 +130,10 @@ uint32_t op_conv_ho(const op_conv_shape *s);
 uint32_t op_conv_wo(const op_conv_shape *s);
 
 /* A partition: the output's batch, rows, columns split in b, y, x parts, the input channels
- * in ci parts (each tile a partial sum of its channels, reduced across tiles), the output
- * channels in co parts of whole groups of 16 (the AMP's width). */
-enum { OP_PB, OP_PY, OP_PX, OP_PCI, OP_PCO, OP_NPART };
+ * in ci parts and the kernel's rows in ky parts (each tile a partial sum of its channels and
+ * kernel rows, the ci x ky partial sums of a block reduced across tiles), the output channels
+ * in co parts of whole groups of 16 (the AMP's width). */
+enum { OP_PB, OP_PY, OP_PX, OP_PCI, OP_PCO, OP_PK, OP_NPART };
 typedef struct op_conv_part {
     uint32_t p[OP_NPART];
 } op_conv_part;
