@@ -69,12 +69,17 @@ typedef struct barrel {
     uint64_t last_exit;
 } barrel;
 
-/* The first cycle >= t whose slot no running worker owns. */
+/* The first cycle >= t whose slot no running worker owns: for each slot its first cycle at
+ * or after t (and after its worker's exit, if busy), the earliest of them. */
 static uint64_t issue(const barrel *b, uint64_t t)
 {
-    for (;; t++)
-        if (!b->busy[t % NW] || t > b->exit[t % NW])
-            return t;
+    uint64_t best = UINT64_MAX;
+    for (unsigned s = 0; s < NW; s++) {
+        uint64_t from = b->busy[s] && b->exit[s] + 1 > t ? b->exit[s] + 1 : t;
+        uint64_t c = from + (s + NW - from % NW) % NW; /* the first cycle >= from of slot s */
+        best = c < best ? c : best;
+    }
+    return best;
 }
 
 /* Arrival at the sync of a compute set whose worker vertices take S[0..n) slots each, in
