@@ -139,16 +139,30 @@ MUTATIONS=(
     "norm_u8 drops a pixel's top bit"
     workloads/mnist/mnet_graph.c 's/c->a1b.t, (size_t)s \* c->a1b.per, 1440});/c->a1b.t, (size_t)s * c->a1b.per, 1436});/'
     "sharded pool1 output crosses short"
-    workloads/ops/conv.c 's/ypart->at\[k0 + i\] + a0/ypart->at[k0 + pci - 1 - i] + a0/'
-    "planned convolution reduces its ci parts in reverse"
-    workloads/ops/conv.c 's/\* K + (flip ? K - 1 - ky : ky)) \* K;/* K + ky) * K;/'
+    workloads/ops/conv.c 's/ypart->at\[k0 + i\] + a0/ypart->at[k0 + R - 1 - i] + a0/'
+    "planned convolution reduces its parts in reverse"
+    workloads/ops/conv.c 's/\* nky + (flip ? nky - 1 - ky : ky)) \* K;/* nky + ky) * K;/'
     "input-gradient weights not flipped by rows"
-    workloads/ops/conv_cost.c 's/                        if (est.bytes > limit)$/                        if (0)/'
+    workloads/ops/conv_cost.c 's/^        if (est.bytes > limit)$/        if (0)/'
     "planner ignores the tile SRAM"
     workloads/ops/conv.c 's/gr_u32(b->s->acc != 0)};/gr_u32(0)};/'
     "accumulating convolution overwrites its output"
-    workloads/ops/conv.c 's/                                       b->s->form == OP_W_DX);/                                       b->s->form != OP_W_FWD);/'
+    workloads/ops/conv.c 's/t->nky, b->s->form == OP_W_DX);/t->nky, b->s->form != OP_W_FWD);/'
     "the weight gradient's weights read flipped"
+    workloads/graph/conv_plan.c 's/amp_pass(&c->amp, ((ci \* H + ky) \* W + 8 \* kc) \* 4/amp_pass(\&c->amp, ((ci * H + ky) * W + 7 * kc) * 4/'
+    "a wide kernel's column passes read the wrong inputs"
+    workloads/ops/conv.c 's/(row + (flip ? K - 1 - kx : kx)) \* 4,/(row + (flip ? K - 1 - kx : 0)) * 4,/'
+    "a wide kernel's column blocks all packed from its first columns"
+    workloads/ops/conv.c 's/    int64_t y0 = (int64_t)t->oy0 \* b->st - b->pad + t->ky0;/    int64_t y0 = (int64_t)t->oy0 * b->st - b->pad;/'
+    "a kernel-row part's patch starts at the kernel's first row"
+    workloads/ops/conv.c 's/t->ipart = i\[OP_PCI\] \* p->p\[OP_PK\] + i\[OP_PK\];/t->ipart = i[OP_PK] * p->p[OP_PCI] + i[OP_PCI];/'
+    "partial sums reduced kernel-row part first"
+    workloads/ops/conv_cost.c 's/passes = b->go \* b->nci \* b->nky \* nk;/passes = b->go * b->nci * b->nky;/'
+    "the estimate counts one pass a kernel row however wide"
+    fabric/xchg.c 's/            qsort(keys + at\[k\], at\[k + 1\] - at\[k\], sizeof \*keys, cmp_key);/            (void)cmp_key;/'
+    "a receiver's streams left in gather order, not arrival"
+    workloads/ops/conv_cost.c 's/uint64_t c = from + (s + NW - from % NW) % NW;/uint64_t c = from + (s + NW - from % NW) % NW + 1;/'
+    "the estimate's barrel issues a cycle late"
     workloads/ops/act.c 's/if (op_lo(a, d, i + 1) - op_lo(a, d, i) > 1)$/if (op_lo(a, d, i + 1) - op_lo(a, d, i) > 100000)/'
     "a view's run ignores the layout's inner dimensions"
     workloads/ops/act.c 's/min_u64(n\[3\] - x, min_u64(op_act_run(src, b, c, y, x),$/min_u64(n[3] - x, min_u64(n[3],/'

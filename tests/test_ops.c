@@ -588,7 +588,9 @@ static void assert_estimate(const op_conv_est *est, const run_out *r, const char
         double ratio = (double)est->step[k] / (double)r->step[k];
         printf("  %s %-8s estimated %7llu simulated %7llu (%.3f)\n", what, op_conv_step_name(k),
                (unsigned long long)est->step[k], (unsigned long long)r->step[k], ratio);
-        if (ratio < 0.9 || ratio > 1.1)
+        /* within 10% (the issue's bound); exact but for conv_pack's, whose estimate takes
+         * every block as wide as the widest (ops/conv_cost.c) */
+        if (ratio < 0.9 || ratio > 1.1 || (k != OP_S_PACK && est->step[k] != r->step[k]))
             fail_msg("%s: step %s estimated %llu cycles, simulated %llu", what,
                      op_conv_step_name(k), (unsigned long long)est->step[k],
                      (unsigned long long)r->step[k]);
