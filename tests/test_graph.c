@@ -24,16 +24,22 @@
 #include "hw/pool.h"
 #include "workloads/graph/graph.h"
 
-static const char addone_src[] = "addone:\n"
-                                 "        ld32    r1, [r0+0]\n"
-                                 "        ld32    r2, [r0+4]\n"
-                                 "        li      r3, 0x3f800000\n"
-                                 "        rpt     r2, addone.end\n"
-                                 "        ld32    r4, [r1+0]\n"
-                                 "        fadd    r4, r4, r3\n"
-                                 "        st32pi  r4, [r1]+=4\n"
-                                 "addone.end:\n"
-                                 "        exit\n";
+static const char addone_src[] =
+    "# addone: x[i] += 1.0f (a vertex's fields as its header declares\n"
+    "# them: gr_vertex checks every vertex against this State)\n"
+    "# State:\n"
+    "#   +0  x   region  n floats\n"
+    "#   +4  n   u32\n"
+    "addone:\n"
+    "        ld32    r1, [r0+0]\n"
+    "        ld32    r2, [r0+4]\n"
+    "        li      r3, 0x3f800000\n"
+    "        rpt     r2, addone.end\n"
+    "        ld32    r4, [r1+0]\n"
+    "        fadd    r4, r4, r3\n"
+    "        st32pi  r4, [r1]+=4\n"
+    "addone.end:\n"
+    "        exit\n";
 
 typedef struct rig {
     sys *s;
@@ -692,12 +698,112 @@ static void test_remote(void **state)
 /* A compute set with worker vertices and a supervisor vertex on one tile: the supervisor
  * codelet loads AMP weights (ldcw), which faults while a worker runs, so the lowering must
  * join the workers before calling it. */
+/* Every vertex is checked where it is made against its codelet's header (its "# State"
+ * entries, docs/codelets.md): the number of fields, each field's kind, worker or supervisor;
+ * a header without a State section, or with a malformed entry, is refused by name. Each
+ * wrong vertex leaves one error naming the codelet, the tile and the field. */
+static void test_vertex_fields_checked(void **state)
+{
+    (void)state;
+    uint32_t shape[1] = {8};
+    gr_field ok[2] = {gr_region(0, 0, 4), gr_u32(4)}, swapped[2] = {gr_u32(4), gr_region(0, 0, 4)};
+    static const struct {
+        const char *codelet;
+        int super;
+        size_t nf;
+        int swap;
+        const char *want;
+    } cases[] = {
+        {"addone", 0, 2, 0, NULL},
+        {"addone", 0, 1, 0,
+         "vertex addone on ipu 0 tile 1: 1 fields, its codelet's State declares 2"},
+        {"addone", 0, 2, 1, "field 0 (x) is a u32, its codelet's State declares a region"},
+        {"addone", 1, 2, 0, "made as a supervisor vertex, its codelet is a worker codelet"},
+        {"nostate", 0, 2, 0, "codelet nostate: its header has no \"# State\" section"},
+        {"badkind", 0, 2, 0, "State entry +4 n word: expected +4 and a kind"},
+        {"gap", 0, 2, 0, "State entry +8 n u32: expected +4"},
+        {"pair", 0, 2, 0, NULL},
+        {"reduce_add", 0, 2, 0, "2 fields, its codelet's State declares 6"},
+    };
+    for (size_t q = 0; q < sizeof cases / sizeof *cases; q++) {
+        rig r;
+        rig_new(&r, 2);
+        gr_codelet_src(r.gr, "addone", addone_src);
+        gr_codelet_src(r.gr, "nostate", "nostate:\n        exit\n");
+        gr_codelet_src(r.gr, "badkind",
+                       "# State:\n#   +0  x  region\n#   +4  n  word\nbadkind: exit\n");
+        gr_codelet_src(r.gr, "gap", "# State:\n#   +0  x  region\n#   +8  n  u32\ngap: exit\n");
+        gr_codelet_src(r.gr, "pair", "# State:\n#   +0  x  region\n#   +4  n  u32x1\npair: exit\n");
+        gr_tensor a = gr_tensor_new(r.gr, "a", GR_F32, 1, shape);
+        gr_map_region(r.gr, a, 0, 1, 0, 8);
+        gr_cs cs = gr_cs_new(r.gr, "cs");
+        gr_field *f = cases[q].swap ? swapped : ok;
+        f[cases[q].swap].t = a;
+        uint32_t v = gr_vertex(r.gr, cs, cases[q].codelet, cases[q].super, 0, 1, f, cases[q].nf);
+        err e;
+        err_clear(&e);
+        int rc = gr_status(r.gr, &e);
+        if (!cases[q].want) {
+            assert_int_equal(rc, ERR_OK);
+            assert_int_not_equal(v, GR_NONE);
+        } else {
+            assert_int_equal(rc, ERR_INPUT);
+            assert_int_equal(v, GR_NONE);
+            if (!strstr(e.msg, cases[q].want) || !strstr(e.msg, cases[q].codelet))
+                fail_msg("case %zu: %s", q, e.msg);
+        }
+        rig_free(&r);
+    }
+    /* every codelet of the library declares its vertex: each header's State reads */
+    static const char *const lib[] = {"acc_add",
+                                      "adamw_hyper",
+                                      "adamw_step",
+                                      "bias_add",
+                                      "bias_grad",
+                                      "conv_amp",
+                                      "conv_mac1",
+                                      "conv_pack",
+                                      "conv_ungroup",
+                                      "f16_to_f32",
+                                      "maxpool_relu_bwd",
+                                      "maxpool_relu_fwd",
+                                      "mm_amp",
+                                      "mm_cols_to_blocks",
+                                      "mm_cols_to_chunks",
+                                      "mm_partials_to_rows",
+                                      "mm_rows_to_blocks",
+                                      "mm_rows_to_chunks",
+                                      "norm_u8",
+                                      "reduce_add",
+                                      "relu_bwd",
+                                      "relu_fwd",
+                                      "scale_add",
+                                      "stash_ring",
+                                      "xent_fwd_bwd"};
+    for (size_t k = 0; k < sizeof lib / sizeof *lib; k++) {
+        rig r;
+        rig_new(&r, 2);
+        gr_cs cs = gr_cs_new(r.gr, "cs");
+        int super = !strcmp(lib[k], "conv_amp") || !strcmp(lib[k], "mm_amp");
+        gr_vertex(r.gr, cs, lib[k], super, 0, 1, NULL, 0);
+        err e;
+        err_clear(&e);
+        assert_int_equal(gr_status(r.gr, &e), ERR_INPUT);
+        if (!strstr(e.msg, "0 fields, its codelet's State declares "))
+            fail_msg("%s: %s", lib[k], e.msg);
+        rig_free(&r);
+    }
+}
+
 static void test_supervisor_vertex(void **state)
 {
     (void)state;
     rig r;
     rig_new(&r, 1);
     gr_codelet_src(r.gr, "supld",
+                   "# supld: a SUPERVISOR codelet\n"
+                   "# State:\n"
+                   "#   +0  w   region\n"
                    "supld:  ld32    r2, [r1+0]\n"
                    "        ldcw    0, r2\n"
                    "        ret\n");
@@ -1107,9 +1213,9 @@ static void test_first_tile_error(void **state)
         for (unsigned threads = 1; threads <= 3; threads += 2) {
             rig r;
             rig_new(&r, 4);
-            gr_codelet_src(r.gr, "bad1", "bad1:\n        addi    r1, r1\n        exit\n");
-            gr_codelet_src(r.gr, "good", "good:\n        exit\n");
-            gr_codelet_src(r.gr, "bad3", "bad3:\n        frob    r1\n        exit\n");
+            gr_codelet_src(r.gr, "bad1", "# State\nbad1:\n        addi    r1, r1\n        exit\n");
+            gr_codelet_src(r.gr, "good", "# State\ngood:\n        exit\n");
+            gr_codelet_src(r.gr, "bad3", "# State\nbad3:\n        frob    r1\n        exit\n");
             gr_cs cs = gr_cs_new(r.gr, "cs");
             gr_vertex(r.gr, cs, cases[q].one, 0, 0, 1, NULL, 0);
             gr_vertex(r.gr, cs, "good", 0, 0, 2, NULL, 0);
@@ -1169,6 +1275,7 @@ int main(void)
         cmocka_unit_test(test_remote_liveness),
         cmocka_unit_test(test_copy_errors),
         cmocka_unit_test(test_first_tile_error),
+        cmocka_unit_test(test_vertex_fields_checked),
         cmocka_unit_test(test_copy_whole_counts),
         /* clang-format on */
     };

@@ -2,9 +2,9 @@
 # src[i]): gradient accumulation.
 #
 # State (3 words; runall acc_add.all uses six of them, 12 bytes apart):
-#   +0  dst  n floats, 16-byte aligned
-#   +4  src  n floats, 16-byte aligned, disjoint from dst
-#   +8  n    0 or more
+#   +0  dst  region  n floats, 16-byte aligned
+#   +4  src  region  n floats, 16-byte aligned, disjoint from dst
+#   +8  n    u32     0 or more
 #
 # Four floats a step: ld128pi of dst (the pointer stays; the two st64pi step it), ld128pi of
 # src, two v2add, two st64pi.

@@ -12,9 +12,9 @@
 # the loop.
 #
 # State (32-bit words at r0):
-#   +0   rec     the 16-byte record adamw_step's `hyper` points to, written, 8-byte aligned
-#   +4   table   records of 16 bytes, one per step, read only, 8-byte aligned
-#   +8   cursor  address of a u32: the index of the record to copy, read and incremented
+#   +0   rec     region  the 16-byte record adamw_step's `hyper` points to, written, 8-byte aligned
+#   +4   table   region  records of 16 bytes, one per step, read only, 8-byte aligned
+#   +8   cursor  region  address of a u32: the index of the record to copy, read and incremented
 #
 # Cycles (docs/timing.md: one issue per 6 tile cycles, every instruction here 1 slot), from
 # the first issue to the slot after the exit:

@@ -27,18 +27,18 @@
 # pointer first, then the pair); an odd last element is done alone.
 #
 # State (32-bit words at r0, 8-byte aligned; 64 bytes):
-#   +0   param   n fp32, read and written, 8-byte aligned
-#   +4   grad    n fp32, 8-byte aligned
-#   +8   m       n fp32 first moments, read and written, 8-byte aligned
-#   +12  v       n fp32 second moments, read and written, 8-byte aligned
-#   +16  n       elements (0 allowed)
-#   +20  hyper   address of the step record, 8-byte aligned, read only:
-#                16 bytes {bc2_sqrt, 0, neg_step, neg_step}
-#   +24  eps, eps
-#   +32  decay, decay
-#   +40  w1, w1
-#   +48  b2, b2
-#   +56  w2, w2
+#   +0   param   region  n fp32, read and written, 8-byte aligned
+#   +4   grad    region  n fp32, 8-byte aligned
+#   +8   m       region  n fp32 first moments, read and written, 8-byte aligned
+#   +12  v       region  n fp32 second moments, read and written, 8-byte aligned
+#   +16  n       u32     elements (0 allowed)
+#   +20  hyper   region  address of the step record, 8-byte aligned, read only:
+#                        16 bytes {bc2_sqrt, 0, neg_step, neg_step}
+#   +24  eps     f32x2   (eps, eps)
+#   +32  decay   f32x2   (decay, decay)
+#   +40  w1      f32x2   (w1, w1)
+#   +48  b2      f32x2   (b2, b2)
+#   +56  w2      f32x2   (w2, w2)
 #
 # Cycles (docs/timing.md: one issue per 6 tile cycles; fsqrt takes 5 slots, fdiv 3, the rest
 # 1), from the first issue to the slot after the exit:

@@ -2,13 +2,13 @@
 # C's y += b): a convolution's bias over B images of C channels of P positions.
 #
 # State (7 words; runall bias_add.all uses six of them, 28 bytes apart):
-#   +0  y        the first row, y[0][0]; row (n, c) starts at y + 4 (n istride + c cstride)
-#   +4  b        C floats
-#   +8  C        channels, 1 or more
-#   +12 P        positions per row, 0 or more
-#   +16 B        images, 1 or more
-#   +20 cstride  floats from one channel's row to the next (P or more)
-#   +24 istride  floats from one image to the next
+#   +0  y        region  the first row, y[0][0]; row (n, c) starts at y + 4 (n istride + c cstride)
+#   +4  b        region  C floats
+#   +8  C        u32     channels, 1 or more
+#   +12 P        u32     positions per row, 0 or more
+#   +16 B        u32     images, 1 or more
+#   +20 cstride  u32     floats from one channel's row to the next (P or more)
+#   +24 istride  u32     floats from one image to the next
 # Every row start must be 16-byte aligned (y 16-byte aligned; cstride and istride multiples of
 # 4 where they are used).
 #

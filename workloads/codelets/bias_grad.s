@@ -6,13 +6,14 @@
 # too).
 #
 # State (7 words; runall bias_grad.all uses six of them, 28 bytes apart):
-#   +0  dy       the first row, dy[0][0]; row (n, c) starts at dy + 4 (n istride + c cstride)
-#   +4  db       C floats
-#   +8  C        channels, 1 or more
-#   +12 P        positions per row, 0 or more
-#   +16 B        images, 1 or more
-#   +20 cstride  floats from one channel's row to the next
-#   +24 istride  floats from one image to the next
+#   +0  dy       region  the first row, dy[0][0]; row (n, c) starts at dy + 4 (n istride +
+#                        c cstride)
+#   +4  db       region  C floats
+#   +8  C        u32     channels, 1 or more
+#   +12 P        u32     positions per row, 0 or more
+#   +16 B        u32     images, 1 or more
+#   +20 cstride  u32     floats from one channel's row to the next
+#   +24 istride  u32     floats from one image to the next
 # Every row start must be 16-byte aligned (dy 16-byte aligned; cstride and istride multiples
 # of 4 where they are used).
 #

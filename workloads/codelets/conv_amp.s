@@ -40,20 +40,21 @@
 # running worker vertices before it calls a supervisor vertex.
 #
 # State (words; addresses are bytes):
-#   +0  in      base of the streamed inputs (fp32, 4-aligned); a row reads 8 consecutive
-#               floats, which must be finite (weights of padding inputs are 0)
-#   +4  out     base of the partials (rows of 16 fp32, 8-aligned)
-#   +8  wts     the weight blocks, 512 bytes per pass in pass order (f32[8][16], 16-aligned)
-#   +12 wl      worklists (u32): wl[0..5] = byte offset from wl of worker w's list; a list is
-#               nruns, then per run: out offset (bytes), rows, in offset (bytes)
-#   +16 radj    bytes added to the input pointer after each row (its 8 steps add 32)
-#   +20 passes  number of passes (>= 1)
-#   +24 ptab    the pass table (u32[passes][3]): in offset, out offset (bytes, added to
-#               in and out for every run of the pass), zero stores per row (8: the pass
-#               zeroes its rows' partials first; 0: it accumulates)
-#   +28 zall    8-byte zero stores per worker before the passes (worker w zeroes
-#               out + 8 zall w .. out + 8 zall (w + 1)); 0: no zeroing phase
-#   +32 (scratch) the current pass's table entry: the supervisor writes it for its workers
+#   +0  in      region  base of the streamed inputs (fp32, 4-aligned); a row reads 8 consecutive
+#                       floats, which must be finite (weights of padding inputs are 0)
+#   +4  out     region  base of the partials (rows of 16 fp32, 8-aligned)
+#   +8  wts     region  the weight blocks, 512 bytes per pass in pass order (f32[8][16],
+#                       16-aligned)
+#   +12 wl      region  worklists (u32): wl[0..5] = byte offset from wl of worker w's list; a
+#                       list is nruns, then per run: out offset (bytes), rows, in offset (bytes)
+#   +16 radj    u32     bytes added to the input pointer after each row (its 8 steps add 32)
+#   +20 passes  u32     number of passes (>= 1)
+#   +24 ptab    region  the pass table (u32[passes][3]): in offset, out offset (bytes, added to
+#                       in and out for every run of the pass), zero stores per row (8: the pass
+#                       zeroes its rows' partials first; 0: it accumulates)
+#   +28 zall    u32     8-byte zero stores per worker before the passes (worker w zeroes
+#                       out + 8 zall w .. out + 8 zall (w + 1)); 0: no zeroing phase
+#   +32 scratch u32     the current pass's table entry: the supervisor writes it for its workers
 #
 # Cycles (docs/timing.md; on Mk2, where f32amp is 1 slot and ampst 8). A worker of a pass
 # whose list has runs of r_1 .. r_n rows takes

@@ -16,11 +16,11 @@
 # Ho = H - 4, Wo = W - 4 (8-aligned).
 #
 # State (5 words; runall conv_mac1.all uses six of them, 20 bytes apart):
-#   +0  x       &x[oy0][0]
-#   +4  w       &wpairs[co][0][0]
-#   +8  y       &y[co][oy0][0]
-#   +12 rows    output rows
-#   +16 W       input width
+#   +0  x       region  &x[oy0][0]
+#   +4  w       region  &wpairs[co][0][0]
+#   +8  y       region  &y[co][oy0][0]
+#   +12 rows    u32     output rows
+#   +16 W       u32     input width
 #
 # Cycles (docs/timing.md): 6 S tile cycles for S = 9 + rows (5 + 59 Wo) (S = 8 when rows = 0):
 # per pair of outputs 118 slots, 50 MACs (25 ld64 weight pairs, 25 v2mul, 24 v2add, 15 ld64

@@ -11,14 +11,14 @@
 # blocks are written one after another from dst.
 #
 # State (8 words; runall conv_pack.all uses six of them, 32 bytes apart):
-#   +0  dst      output (4-aligned; 16-aligned for AMP weights)
-#   +4  src      input base (4-aligned)
-#   +8  nblocks
-#   +12 list     per block 3 words: src offset (bytes), rv, cv
-#   +16 R        rows per block
-#   +20 C        columns per block
-#   +24 sr       bytes between source rows
-#   +28 sc       bytes between source columns
+#   +0  dst      region  output (4-aligned; 16-aligned for AMP weights)
+#   +4  src      region  input base (4-aligned)
+#   +8  nblocks u32
+#   +12 list     region  per block 3 words: src offset (bytes), rv, cv
+#   +16 R        u32     rows per block
+#   +20 C        u32     columns per block
+#   +24 sr       u32     bytes between source rows
+#   +28 sc       u32     bytes between source columns
 #
 # Cycles (docs/timing.md): 6 S tile cycles for
 #   S = 11 + sum over blocks of (11 + rv (5 + 3 cv + C - cv) + (R - rv) C)

@@ -8,12 +8,12 @@
 # over workers (and tiles) by ranges of c.
 #
 # State (6 words; runall conv_ungroup.all uses six of them, 24 bytes apart):
-#   +0  out     &out[c0][0] (4-aligned)
-#   +4  in      base of the grouped tensor (&in[0][0][0], 4-aligned)
-#   +8  c0      first channel
-#   +12 nc      channels
-#   +16 P       positions per channel
-#   +20 acc     0 or 1
+#   +0  out     region  &out[c0][0] (4-aligned)
+#   +4  in      region  base of the grouped tensor (&in[0][0][0], 4-aligned)
+#   +8  c0      u32     first channel
+#   +12 nc      u32     channels
+#   +16 P       u32     positions per channel
+#   +20 acc     u32     0 or 1
 #
 # Cycles (docs/timing.md): 6 S tile cycles for S = 10 + nc (10 + 2 P) (acc = 0) or
 # S = 10 + nc (10 + 4 P) (acc = 1); S = 9 when nc = 0. conv_ungroup.all adds 3.

@@ -5,9 +5,9 @@
 # transfer. Left out: fp16 arithmetic on the device (the network runs in fp32).
 #
 # State (3 words; one vertex per range of pixels):
-#   +0  in    n halves (n / 2 words), 8-byte aligned
-#   +4  out   n floats, 8-byte aligned
-#   +8  n     a multiple of 4 (0 allowed)
+#   +0  in    region  n halves (n / 2 words), 8-byte aligned
+#   +4  out   region  n floats, 8-byte aligned
+#   +8  n     u32     a multiple of 4 (0 allowed)
 #
 # Four halves a step: ld64pi of their two words into r6, r7; per word: f16tof of its low
 # half, shri of its high half, f16tof, one st64pi of the two floats.

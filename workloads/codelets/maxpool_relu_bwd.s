@@ -6,12 +6,12 @@
 # fcmplt gives 1 or 0, and a float's bits x 1 or 0 are the float or +0.
 #
 # State (6 words; runall maxpool_relu_bwd.all uses six of them, 24 bytes apart):
-#   +0  dout  R x w/2 floats
-#   +4  out   R x w/2 floats (the forward output)
-#   +8  arg   R x w/2 words, as maxpool_relu_fwd writes them
-#   +12 din   R x 2 rows of w floats, 8-byte aligned
-#   +16 R     output rows, 1 or more
-#   +20 w     input row length, even, 2 or more
+#   +0  dout  region  R x w/2 floats
+#   +4  out   region  R x w/2 floats (the forward output)
+#   +8  arg   region  R x w/2 words, as maxpool_relu_fwd writes them
+#   +12 din   region  R x 2 rows of w floats, 8-byte aligned
+#   +16 R     u32     output rows, 1 or more
+#   +20 w     u32     input row length, even, 2 or more
 # w mod 4 = 0: dout, out and arg 8-byte aligned (two windows a step: three ld64pi, 20 for the
 # selects, four st64pi); w mod 4 = 2: 4-byte aligned (one window a step: three ld32pi, 10,
 # two st64pi).

@@ -9,11 +9,11 @@
 # fmax, so a NaN is skipped where the C tournament would keep it).
 #
 # State (5 words; runall maxpool_relu_fwd.all uses six of them, 20 bytes apart):
-#   +0  in   R x 2 rows of w floats
-#   +4  out  R x w/2 floats
-#   +8  arg  R x w/2 words
-#   +12 R    output rows, 1 or more
-#   +16 w    input row length, even, 2 or more
+#   +0  in   region  R x 2 rows of w floats
+#   +4  out  region  R x w/2 floats
+#   +8  arg  region  R x w/2 words
+#   +12 R    u32     output rows, 1 or more
+#   +16 w    u32     input row length, even, 2 or more
 # w mod 4 = 0: in 16-byte aligned, out and arg 8-byte aligned (two windows a step: two
 # ld128pi, 20 for the maxima and args, two li and v2max, v2add for the ReLU, two st64pi).
 # w mod 4 = 2: in 8-byte aligned, out and arg 4-byte aligned (one window a step: two ld64pi,

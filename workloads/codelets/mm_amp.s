@@ -35,13 +35,13 @@
 # mlayer_linear_fwd's only in the summation order (it sums in eight lanes).
 #
 # State (words):
-#   +0  in     chunk 0, row 0 (4-byte aligned)
-#   +4  w      block (0, 0) (16-byte aligned: ldcw)
-#   +8  out    block 0, row 0 of the partials (8-byte aligned)
-#   +12 M      rows, 0 .. 16383 (the split divides by 6 with a multiply)
-#   +16 kc     chunks of 8 k, >= 1
-#   +20 nq     blocks of 16 columns, >= 1
-#   +24 zero   1: zero the partials first; 0: accumulate into them
+#   +0  in     region  chunk 0, row 0 (4-byte aligned)
+#   +4  w      region  block (0, 0) (16-byte aligned: ldcw)
+#   +8  out    region  block 0, row 0 of the partials (8-byte aligned)
+#   +12 M      u32     rows, 0 .. 16383 (the split divides by 6 with a multiply)
+#   +16 kc     u32     chunks of 8 k, >= 1
+#   +20 nq     u32     blocks of 16 columns, >= 1
+#   +24 zero   u32     1: zero the partials first; 0: accumulate into them
 #
 # How: the supervisor writes the split into mm_amp.tab (worker w takes rows [f(w), f(w+1)),
 # f(w) = floor(M w / 6)); then, for each block q and chunk c (nq x kc passes), it loads

@@ -9,12 +9,12 @@
 # (A = w[out][in]: N = out, K = in). Split over workers by columns.
 #
 # State (words):
-#   +0  src    &A[n0][0] (8-byte aligned)
-#   +4  dst    the blocks: block (0, 0) (4-byte aligned)
-#   +8  n0     the first column
-#   +12 cols   rows of A to move (columns of the blocks)
-#   +16 zcols  columns of zeros after them
-#   +20 K      A's row length, even
+#   +0  src    region  &A[n0][0] (8-byte aligned)
+#   +4  dst    region  the blocks: block (0, 0) (4-byte aligned)
+#   +8  n0     u32     the first column
+#   +12 cols   u32     rows of A to move (columns of the blocks)
+#   +16 zcols  u32     columns of zeros after them
+#   +20 K      u32     A's row length, even
 #
 # Cycles: 6 x slots (docs/timing.md): 15 + [cols > 0] (1 + cols x (10 + 3K/2 + 8kc - K))
 #   + [zcols > 0] (1 + zcols x (9 + 8kc)), kc = ceil(K / 8): per column 6 slots of

@@ -9,12 +9,12 @@
 # inputs only reaches the same row of the partials, which the caller drops.
 #
 # State (words):
-#   +0  src    &A[0][m0] (4-byte aligned)
-#   +4  dst    &dst[0][m0][0] (4-byte aligned)
-#   +8  rows   columns of A to move (rows of dst)
-#   +12 K      rows of A, >= 1
-#   +16 L      A's row length (elements)
-#   +20 M      rows per chunk in dst (chunk c starts M x 32 bytes after chunk c - 1)
+#   +0  src    region  &A[0][m0] (4-byte aligned)
+#   +4  dst    region  &dst[0][m0][0] (4-byte aligned)
+#   +8  rows   u32     columns of A to move (rows of dst)
+#   +12 K      u32     rows of A, >= 1
+#   +16 L      u32     A's row length (elements)
+#   +20 M      u32     rows per chunk in dst (chunk c starts M x 32 bytes after chunk c - 1)
 #
 # Cycles: 6 x slots (docs/timing.md): 15 + 92 kc + rows x (K + 8 kc), kc = ceil(K / 8):
 #   per chunk mov, li, add, brnzdec; per k (8 a chunk) cmpltu, mul, sub, mov, mov, 2 rpt,

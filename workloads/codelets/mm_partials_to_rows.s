@@ -7,11 +7,11 @@
 # dx (and dw, when the weights are kept in rows).
 #
 # State (words):
-#   +0  src    &P[0][m0][0] (16-byte aligned: ld128pi)
-#   +4  dst    &C[m0][0] (8-byte aligned)
-#   +8  rows   rows to move
-#   +12 N      columns, even
-#   +16 M      rows per block in src (block q starts M x 64 bytes after block q - 1)
+#   +0  src    region  &P[0][m0][0] (16-byte aligned: ld128pi)
+#   +4  dst    region  &C[m0][0] (8-byte aligned)
+#   +8  rows   u32     rows to move
+#   +12 N      u32     columns, even
+#   +16 M      u32     rows per block in src (block q starts M x 64 bytes after block q - 1)
 #
 # Cycles: 6 x slots (docs/timing.md; ld128pi loads 16 bytes, st64pi stores 8: one slot each):
 #   rows = 0: 12 slots; else 13 + rows x (5 + 13 f + 2 t), with f = N / 16 (full blocks:

@@ -9,12 +9,12 @@
 # weight gradient's x (B = x[B][in]). Split over workers by rows.
 #
 # State (words):
-#   +0  src    &B[k0][0] (8-byte aligned)
-#   +4  dst    the blocks + k0 x 64 (row k0 of block column 0; 8-byte aligned)
-#   +8  rows   rows of B to move
-#   +12 zrows  rows of zeros after them
-#   +16 N      columns, even
-#   +20 kc     blocks per block column (ceil(K / 8))
+#   +0  src    region  &B[k0][0] (8-byte aligned)
+#   +4  dst    region  the blocks + k0 x 64 (row k0 of block column 0; 8-byte aligned)
+#   +8  rows   u32     rows of B to move
+#   +12 zrows  u32     rows of zeros after them
+#   +16 N      u32     columns, even
+#   +20 kc     u32     blocks per block column (ceil(K / 8))
 #
 # Cycles: 6 x slots (docs/timing.md): 19 + [rows > 0] (1 + rows x (6 + 17 f + 2 t + z))
 #   + [zrows > 0] (1 + zrows x (4 + 9 nq)), f = N / 16 (full blocks: 8 x (ld64pi, st64),

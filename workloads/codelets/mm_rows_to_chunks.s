@@ -7,11 +7,11 @@
 # Split a matrix over workers by rows: each vertex gets its rows' src and dst.
 #
 # State (words):
-#   +0  src    &A[m0][0] (8-byte aligned)
-#   +4  dst    &dst[0][m0][0] (8-byte aligned)
-#   +8  rows   rows to move
-#   +12 K      values per row, even
-#   +16 M      rows per chunk in dst (chunk c starts M x 32 bytes after chunk c - 1)
+#   +0  src    region  &A[m0][0] (8-byte aligned)
+#   +4  dst    region  &dst[0][m0][0] (8-byte aligned)
+#   +8  rows   u32     rows to move
+#   +12 K      u32     values per row, even
+#   +16 M      u32     rows per chunk in dst (chunk c starts M x 32 bytes after chunk c - 1)
 #
 # Cycles: 6 x slots, from the first issue to the slot's release (docs/timing.md: a worker
 # instruction is one slot of 6 cycles; none of these moves more than 8 bytes):

@@ -5,12 +5,12 @@
 # of raw bytes (ipusim mnist --dtype u8): a quarter of the fp32 transfer.
 #
 # State (6 words; one vertex per range of pixels):
-#   +0  in    n bytes, 4-byte aligned
-#   +4  out   n floats, 4-byte aligned
-#   +8  n     a multiple of 4 (0 allowed)
-#   +12 k255  255.0f
-#   +16 mean  fp32 (0.1307f)
-#   +20 std   fp32 (0.3081f)
+#   +0  in    region  n bytes, 4-byte aligned
+#   +4  out   region  n floats, 4-byte aligned
+#   +8  n     u32     a multiple of 4 (0 allowed)
+#   +12 k255  f32     255.0f
+#   +16 mean  f32     fp32 (0.1307f)
+#   +20 std   f32     fp32 (0.3081f)
 #
 # Four pixels a step: ld32pi of their bytes, then per byte: its bits (andi; shri first for
 # bytes 1 to 3, and no andi for byte 3), itof, fdiv, fsub, fdiv, st32pi.

@@ -11,12 +11,12 @@
 # one float if n is odd, each with its own rpt.
 #
 # State (32-bit words at r0):
-#   +0   out     n fp32 (written), 8-byte aligned
-#   +4   parts   parts[0]; parts[p] is at parts + p x stride; 8-byte aligned
-#   +8   n       outputs (0 allowed)
-#   +12  P       parts (>= 1)
-#   +16  stride  bytes from one part to the next, a multiple of 8 (pad odd n)
-#   +20  k       fp32 scale
+#   +0   out     region  n fp32 (written), 8-byte aligned
+#   +4   parts   region  parts[0]; parts[p] is at parts + p x stride; 8-byte aligned
+#   +8   n       u32     outputs (0 allowed)
+#   +12  P       u32     parts (>= 1)
+#   +16  stride  u32     bytes from one part to the next, a multiple of 8 (pad odd n)
+#   +20  k       f32     fp32 scale
 # out may be parts[0] (each block is read before it is written), no other overlap.
 #
 # Cycles (docs/timing.md: one issue per 6 tile cycles, every instruction here 1 slot), from

@@ -2,10 +2,10 @@
 # gradient, bit for bit for every input). dx = dy (in place) or disjoint.
 #
 # State (4 words; runall relu_bwd.all uses six of them, 16 bytes apart):
-#   +0  out  n floats, the forward output, 16-byte aligned
-#   +4  dy   n floats, 16-byte aligned
-#   +8  dx   n floats, 8-byte aligned; dx = dy or disjoint from both
-#   +12 n    0 or more
+#   +0  out  region  n floats, the forward output, 16-byte aligned
+#   +4  dy   region  n floats, 16-byte aligned
+#   +8  dx   region  n floats, 8-byte aligned; dx = dy or disjoint from both
+#   +12 n    u32     0 or more
 #
 # The select is integer: c = fcmplt(0, out) is 1 or 0, and dy's bits x c are dy or +0. Four
 # floats a step: two ld128pi, four fcmplt, four mul, two st64pi.

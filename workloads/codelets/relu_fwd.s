@@ -2,9 +2,9 @@
 # input: -0 and NaN give +0). In place (y = x) or out of place.
 #
 # State (3 words; runall relu_fwd.all uses six of them, 12 bytes apart):
-#   +0  x   n floats, 16-byte aligned
-#   +4  y   n floats, 8-byte aligned; y = x or disjoint from x
-#   +8  n   0 or more
+#   +0  x   region  n floats, 16-byte aligned
+#   +4  y   region  n floats, 8-byte aligned; y = x or disjoint from x
+#   +8  n   u32     0 or more
 #
 # Four floats a step: ld128pi, v2max with +0, v2add +0, two st64pi (the store port's 8 bytes
 # a slot). fmaxf may return -0 for max(-0, +0); adding +0 makes it +0, and changes no other

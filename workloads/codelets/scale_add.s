@@ -3,10 +3,10 @@
 # bit for bit.
 #
 # State (4 words; runall scale_add.all uses six of them, 16 bytes apart):
-#   +0  dst  n floats, 16-byte aligned
-#   +4  src  n floats, 16-byte aligned, disjoint from dst
-#   +8  n    0 or more
-#   +12 k    fp32 bit pattern
+#   +0  dst  region  n floats, 16-byte aligned
+#   +4  src  region  n floats, 16-byte aligned, disjoint from dst
+#   +8  n    u32     0 or more
+#   +12 k    f32     fp32 bit pattern
 #
 # Four floats a step: ld128pi of dst (the two st64pi step the pointer), ld128pi of src, two
 # v2fma with k in both lanes of r12:r13, two st64pi.

@@ -16,13 +16,13 @@
 # 8-byte aligned).
 #
 # State (32-bit words at r0, 8-byte aligned: the codelet loads it in pairs):
-#   +0   work    `bytes` bytes, the working buffer, 8-byte aligned
-#   +4   ring    slot 0, 8-byte aligned; slot s is at ring + s x stride
-#   +8   bytes   bytes to copy, a multiple of 8 (0 allowed: only the cursor moves)
-#   +12  stride  bytes from one slot to the next, a multiple of 8 (>= bytes)
-#   +16  depth   D >= 1 slots
-#   +20  cursor  address of a u32: the current slot, in [0, D); read and advanced
-#   +24  dir     0: stash (slot = work), 1: restore (work = slot)
+#   +0   work    region  `bytes` bytes, the working buffer, 8-byte aligned
+#   +4   ring    region  slot 0, 8-byte aligned; slot s is at ring + s x stride
+#   +8   bytes   u32     bytes to copy, a multiple of 8 (0 allowed: only the cursor moves)
+#   +12  stride  u32     bytes from one slot to the next, a multiple of 8 (>= bytes)
+#   +16  depth   u32     D >= 1 slots
+#   +20  cursor  region  address of a u32: the current slot, in [0, D); read and advanced
+#   +24  dir     u32     0: stash (slot = work), 1: restore (work = slot)
 # work and the ring's slots must not overlap.
 #
 # How: four loads read the state (three ld64 pairs and dir); the slot's address is ring +

@@ -27,13 +27,13 @@
 # mlayer_xent's count.
 #
 # State (32-bit words at r0):
-#   +0   z       logits, rows x 10 fp32, 8-byte aligned
-#   +4   labels  rows int32 in [0, 10)
-#   +8   dz      gradient out, rows x 10 fp32, 8-byte aligned (may not overlap z)
-#   +12  rows    rows in the range (0 allowed)
-#   +16  batch   the whole batch's size (int32 > 0): scale = 1.0f / (float)batch
-#   +20  sum     address of the fp32 sum of the range's losses (written)
-#   +24  correct address of the int32 count of correct rows in the range (written)
+#   +0   z       region  logits, rows x 10 fp32, 8-byte aligned
+#   +4   labels  region  rows int32 in [0, 10)
+#   +8   dz      region  gradient out, rows x 10 fp32, 8-byte aligned (may not overlap z)
+#   +12  rows    u32     rows in the range (0 allowed)
+#   +16  batch   u32     the whole batch's size (int32 > 0): scale = 1.0f / (float)batch
+#   +20  sum     region  address of the fp32 sum of the range's losses (written)
+#   +24  correct region  address of the int32 count of correct rows in the range (written)
 #
 # Cycles (docs/timing.md: a worker issues once per 6 tile cycles; fdiv and fexp take 3
 # slots, flog 6, every other instruction here 1), from the first issue to the slot after the

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "workloads/codelets.h"
 
 static const uint32_t type_size[] = {[GR_F32] = 4, [GR_F16] = 2, [GR_I32] = 4, [GR_U8] = 1};
 static const char *const type_name[] = {
@@ -98,6 +99,11 @@ void gr_free(graph *g)
         free(g->src[i].name);
         free(g->src[i].text);
     }
+    for (size_t i = 0; i < g->nvs; i++) {
+        free(g->vs[i].codelet);
+        free(g->vs[i].why);
+    }
+    free(g->vs);
     for (size_t i = 0; i < g->ninit; i++)
         free(g->init[i].data);
     free(g->init);
@@ -118,6 +124,14 @@ void gr_codelet_src(graph *g, const char *name, const char *src)
 {
     g->src = xgrow(g->src, &g->csrc, g->nsrc + 1, sizeof *g->src);
     g->src[g->nsrc++] = (gr_src){xstrdup(name), xstrdup(src)};
+}
+
+const char *gr_codelet_text(const graph *g, const char *name)
+{
+    for (size_t k = 0; k < g->nsrc; k++)
+        if (strcmp(g->src[k].name, name) == 0)
+            return g->src[k].text;
+    return wl_codelet(name);
 }
 
 /* ---- tensors ---- */
@@ -254,6 +268,113 @@ const gr_region_s *gr_region_of(const gr_tensor_s *t, uint32_t ipu, uint32_t til
     return NULL;
 }
 
+/* ---- vertices, checked against their codelets' headers ---- */
+
+static const char *const kind_names[] = {
+    [GR_F_REGION] = "region", [GR_F_U32] = "u32", [GR_F_F32] = "f32"};
+
+/* One State entry, `#   +OFFSET NAME KIND[xN] ...`, into s at word s->nw; 0, or -1 with why. */
+static int vspec_entry(gr_vspec *s, const char *l, const char *e, char *why, size_t n)
+{
+    char name[16] = "", kind[16] = "";
+    unsigned off = 0, cnt = 1;
+    int used = 0;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%.*s", (int)(e - l), l);
+    if (sscanf(buf, "#   +%u %15s %15s%n", &off, name, kind, &used) < 3)
+        return snprintf(why, n, "a State entry without NAME KIND: \"%.40s\"", buf), -1;
+    char *x = strchr(kind, 'x');
+    if (x) {
+        *x = 0;
+        cnt = (unsigned)strtoul(x + 1, NULL, 10);
+    }
+    int k = -1;
+    for (int i = 0; i < 3; i++)
+        if (strcmp(kind, kind_names[i]) == 0)
+            k = i;
+    if (k < 0 || cnt == 0 || off != 4 * s->nw || s->nw + cnt > GR_VSPEC_WORDS)
+        return snprintf(why, n,
+                        "State entry +%u %s %s: expected +%u and a kind region, u32 or "
+                        "f32 (xN for N words)",
+                        off, name, kind, 4 * s->nw),
+               -1;
+    for (unsigned i = 0; i < cnt; i++, s->nw++) {
+        s->kind[s->nw] = (gr_field_kind)k;
+        snprintf(s->name[s->nw], sizeof s->name[0], "%s", name);
+    }
+    return 0;
+}
+
+/* Read codelet c's vertex from its source text (gr_vspec). */
+static void vspec_read(gr_vspec *s, const char *c, const char *src)
+{
+    char why[160] = "";
+    memset(s, 0, sizeof *s);
+    s->codelet = xstrdup(c);
+    const char *l = src ? strstr(src, "# State") : NULL;
+    if (!src)
+        snprintf(why, sizeof why, "no such codelet");
+    else if (!l || (l != src && l[-1] != '\n'))
+        snprintf(why, sizeof why, "its header has no \"# State\" section (docs/codelets.md)");
+    else {
+        const char *nl = strchr(src, '\n');
+        s->super = strstr(src, "SUPERVISOR codelet") && strstr(src, "SUPERVISOR codelet") < nl;
+        for (l = strchr(l, '\n'); l && *++l == '#'; l = strchr(l, '\n')) {
+            const char *e = strchr(l, '\n');
+            e = e ? e : l + strlen(l);
+            if (strncmp(l, "#   +", 5) == 0) {
+                if (vspec_entry(s, l, e, why, sizeof why) < 0)
+                    break;
+            } else if (strncmp(l, "#     ", 6) != 0) /* not a continuation line */
+                break;
+        }
+    }
+    s->why = why[0] ? xstrdup(why) : NULL;
+}
+
+static const gr_vspec *vspec_of(graph *g, const char *codelet)
+{
+    for (size_t i = 0; i < g->nvs; i++)
+        if (strcmp(g->vs[i].codelet, codelet) == 0)
+            return &g->vs[i];
+    g->vs = xgrow(g->vs, &g->cvs, g->nvs + 1, sizeof *g->vs);
+    vspec_read(&g->vs[g->nvs], codelet, gr_codelet_text(g, codelet));
+    return &g->vs[g->nvs++];
+}
+
+/* ERR_OK when the vertex's fields are what its codelet's header declares, else the error
+ * recorded in g. */
+static int vertex_fields(graph *g, const char *c, int super, uint32_t ipu, uint32_t tile,
+                         const gr_field *f, size_t nf)
+{
+    const gr_vspec *s = vspec_of(g, c);
+    if (s->why)
+        return gr_fail(g, "vertex %s on ipu %u tile %u: codelet %s: %s", c, ipu, tile, c, s->why),
+               ERR_INPUT;
+    if (s->super != (super != 0))
+        return gr_fail(g,
+                       "vertex %s on ipu %u tile %u: made as a %s vertex, its codelet is a %s "
+                       "codelet",
+                       c, ipu, tile, super ? "supervisor" : "worker",
+                       s->super ? "supervisor" : "worker"),
+               ERR_INPUT;
+    if (nf != s->nw)
+        return gr_fail(g,
+                       "vertex %s on ipu %u tile %u: %zu fields, its codelet's State declares "
+                       "%u",
+                       c, ipu, tile, nf, s->nw),
+               ERR_INPUT;
+    for (size_t k = 0; k < nf; k++)
+        if (f[k].kind != s->kind[k] && (unsigned)f[k].kind < 3)
+            return gr_fail(g,
+                           "vertex %s on ipu %u tile %u: field %zu (%s) is a %s, its codelet's "
+                           "State declares a %s",
+                           c, ipu, tile, k, s->name[k], kind_names[f[k].kind],
+                           kind_names[s->kind[k]]),
+                   ERR_INPUT;
+    return ERR_OK;
+}
+
 uint32_t gr_vertex(graph *g, gr_cs cs, const char *codelet, int supervisor, uint32_t ipu,
                    uint32_t tile, const gr_field *f, size_t nf)
 {
@@ -262,6 +383,8 @@ uint32_t gr_vertex(graph *g, gr_cs cs, const char *codelet, int supervisor, uint
                 tile);
         return GR_NONE;
     }
+    if (vertex_fields(g, codelet, supervisor, ipu, tile, f, nf) != ERR_OK)
+        return GR_NONE;
     for (size_t k = 0; k < nf; k++) {
         if (f[k].kind != GR_F_REGION)
             continue;

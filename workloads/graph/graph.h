@@ -116,7 +116,10 @@ static inline gr_field gr_f32(float v)
 
 gr_cs gr_cs_new(graph *g, const char *name);
 /* A worker vertex of codelet `codelet` on (ipu, tile) in compute set cs, with nf fields.
- * Returns its index in the graph. supervisor: 1 for a supervisor codelet (docs/codelets.md). */
+ * Returns its index in the graph. supervisor: 1 for a supervisor codelet (docs/codelets.md).
+ * The fields must be what the codelet's header declares (its "# State" entries: their
+ * number and kinds, and worker or supervisor), else the vertex is refused (GR_NONE, an
+ * error naming the field in gr_status). */
 uint32_t gr_vertex(graph *g, gr_cs cs, const char *codelet, int supervisor, uint32_t ipu,
                    uint32_t tile, const gr_field *f, size_t nf);
 

@@ -62,6 +62,23 @@ typedef struct gr_src {
     char *name, *text;
 } gr_src;
 
+/* A codelet's vertex as its header declares it, read once per codelet (gr_vertex checks every
+ * vertex against it): supervisor or worker (a first line naming a "SUPERVISOR codelet"), and
+ * each state word's name and kind from the "# State" section's entries, `+OFFSET NAME KIND`
+ * with KIND region, u32 or f32, or KINDxN for N words (docs/codelets.md). why: NULL, or why
+ * the header cannot be read. */
+#define GR_VSPEC_WORDS 32
+typedef struct gr_vspec {
+    char *codelet, *why;
+    int super;
+    uint32_t nw;
+    gr_field_kind kind[GR_VSPEC_WORDS];
+    char name[GR_VSPEC_WORDS][16];
+} gr_vspec;
+
+/* The source text of codelet `name`: registered (gr_codelet_src) or the library's; NULL. */
+const char *gr_codelet_text(const graph *g, const char *name);
+
 /* Host data for a tensor, written at load (gr_init). */
 typedef struct gr_init_s {
     gr_tensor t;
@@ -84,6 +101,8 @@ struct graph {
     size_t np, cp;
     gr_src *src;
     size_t nsrc, csrc;
+    gr_vspec *vs; /* the codelets' vertex declarations read so far */
+    size_t nvs, cvs;
     gr_init_s *init; /* host data gr_load writes (gr_init) */
     size_t ninit, cinit;
     int bad;

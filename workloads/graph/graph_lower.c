@@ -383,14 +383,6 @@ static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog i
 
 /* ---- assembling ---- */
 
-static const char *codelet_text(const graph *g, const char *name)
-{
-    for (size_t k = 0; k < g->nsrc; k++)
-        if (strcmp(g->src[k].name, name) == 0)
-            return g->src[k].text;
-    return wl_codelet(name);
-}
-
 /* The whole text of tile x (pass L->real), or NULL with L->e set. */
 static char *tile_text(lower *L, uint32_t x, gr_prog main)
 {
@@ -411,7 +403,7 @@ static char *tile_text(lower *L, uint32_t x, gr_prog main)
     txt_put(&t, "        halt\n");
     txt_put(&t, txt_str(&b->sub));
     for (size_t k = 0; k < b->ncl; k++) {
-        const char *src = codelet_text(L->g, b->codelets[k]);
+        const char *src = gr_codelet_text(L->g, b->codelets[k]);
         if (!src) {
             txt_free(&t);
             err_set(L->e, ERR_INPUT, "codelet %s: no such codelet (workloads/codelets/%s.s)",

@@ -162,15 +162,16 @@ static void v_pack(mnet_b *b, gr_cs cs, uint32_t tile, const cplan_pack *p, sl l
     }
 }
 
-/* dst = 0 (conv_pack with empty blocks: one row of zeros a worker; zl: 3 zero words). */
+/* dst = 0 (conv_pack with empty blocks: one row of zeros a worker; zl: 3 zero words, the
+ * block's descriptor and the source no valid row reads). */
 static void v_zero(mnet_b *b, gr_cs cs, uint32_t tile, sl dst, sl zl)
 {
     for (unsigned v = 0; v < NW; v++) {
         size_t a = op_split(dst.n, v, NW, 1), z = op_split(dst.n, v + 1, NW, 1);
         if (z == a)
             continue;
-        gr_field f[8] = {R(dst, a, z - a),     U(0), U(1), R(zl, 0, 3), U(1),
-                         U((uint32_t)(z - a)), U(4), U(4)};
+        gr_field f[8] = {R(dst, a, z - a),     R(zl, 0, 3), U(1), R(zl, 0, 3), U(1),
+                         U((uint32_t)(z - a)), U(4),        U(4)};
         vtx(b, cs, "conv_pack", 0, tile, f, 8);
     }
 }
