@@ -33,10 +33,7 @@
 #define NW 6 /* workers a tile */
 
 /* A slice of a tensor: elements [at, at + n). */
-typedef struct sl {
-    gr_tensor t;
-    size_t at, n;
-} sl;
+typedef op_sl sl;
 
 static sl S(gr_tensor t, size_t at, size_t n)
 {
@@ -127,39 +124,16 @@ static void vtx(mnet_b *b, gr_cs cs, const char *codelet, int super, uint32_t gt
 
 /* ---- vertices, each split over the workers ---- */
 
-/* out = k x sum of P parts (stride elements apart), n elements. */
-static void v_reduce(mnet_b *b, gr_cs cs, uint32_t tile, sl out, sl parts, uint32_t n, uint32_t P,
+/* The op library's one-tile builders (ops/vtx.c) on global tile gt. */
+static void v_reduce(mnet_b *b, gr_cs cs, uint32_t gt, sl out, sl parts, uint32_t n, uint32_t P,
                      uint32_t stride, float k)
 {
-    for (unsigned v = 0; v < NW; v++) {
-        size_t a = op_split(n, v, NW, 2), z = op_split(n, v + 1, NW, 2);
-        if (z == a)
-            continue;
-        gr_field f[6] = {R(out, a, z - a),     R(parts, a, (size_t)(P - 1) * stride + (z - a)),
-                         U((uint32_t)(z - a)), U(P),
-                         U(stride * 4),        gr_f32(k)};
-        vtx(b, cs, "reduce_add", 0, tile, f, 6);
-    }
+    op_v_reduce(b->g, cs, gt / b->T, gt % b->T, out, parts, n, P, stride, k);
 }
 
-/* conv_pack of p's blocks (list: its 3-word descriptors) from src into dst. */
-static void v_pack(mnet_b *b, gr_cs cs, uint32_t tile, const cplan_pack *p, sl list, sl dst, sl src)
+static void v_pack(mnet_b *b, gr_cs cs, uint32_t gt, const cplan_pack *p, sl list, sl dst, sl src)
 {
-    uint32_t RC = p->R * p->C;
-    for (unsigned v = 0; v < NW; v++) {
-        uint32_t b0 = p->nblocks * v / NW, b1 = p->nblocks * (v + 1) / NW;
-        if (b1 == b0)
-            continue;
-        gr_field f[8] = {R(dst, (size_t)b0 * RC, (size_t)(b1 - b0) * RC),
-                         R(src, 0, src.n),
-                         U(b1 - b0),
-                         R(list, 3 * (size_t)b0, 3 * (size_t)(b1 - b0)),
-                         U(p->R),
-                         U(p->C),
-                         U(p->sr),
-                         U(p->sc)};
-        vtx(b, cs, "conv_pack", 0, tile, f, 8);
-    }
+    op_v_pack(b->g, cs, gt / b->T, gt % b->T, p, list, dst, src);
 }
 
 /* dst = 0 (conv_pack with empty blocks: one row of zeros a worker; zl: 3 zero words, the
@@ -176,41 +150,17 @@ static void v_zero(mnet_b *b, gr_cs cs, uint32_t tile, sl dst, sl zl)
     }
 }
 
-/* out[c][p] (+)= in[c / 16][p][c % 16], C channels of P. */
-static void v_ungroup(mnet_b *b, gr_cs cs, uint32_t tile, sl out, sl in, uint32_t C, uint32_t P,
+static void v_ungroup(mnet_b *b, gr_cs cs, uint32_t gt, sl out, sl in, uint32_t C, uint32_t P,
                       int acc)
 {
-    for (unsigned v = 0; v < NW; v++) {
-        uint32_t c0 = C * v / NW, c1 = C * (v + 1) / NW;
-        if (c1 == c0)
-            continue;
-        gr_field f[6] = {R(out, (size_t)c0 * P, (size_t)(c1 - c0) * P),
-                         R(in, 0, in.n),
-                         U(c0),
-                         U(c1 - c0),
-                         U(P),
-                         U((uint32_t)acc)};
-        vtx(b, cs, "conv_ungroup", 0, tile, f, 6);
-    }
+    op_v_ungroup(b->g, cs, gt / b->T, gt % b->T, out, in, C, P, acc);
 }
 
-/* bias_add (grad = 0: y[c][p] += bias[c]) or bias_grad (grad = 1: bias[c] += sum_p y[c][p]). */
-static void v_bias(mnet_b *b, gr_cs cs, uint32_t tile, sl y, sl bias, uint32_t C, uint32_t P,
+/* One image of C channels of P (op_v_bias). */
+static void v_bias(mnet_b *b, gr_cs cs, uint32_t gt, sl y, sl bias, uint32_t C, uint32_t P,
                    int grad)
 {
-    for (unsigned v = 0; v < NW; v++) {
-        uint32_t c0 = C * v / NW, c1 = C * (v + 1) / NW;
-        if (c1 == c0)
-            continue;
-        gr_field f[7] = {R(y, (size_t)c0 * P, (size_t)(c1 - c0) * P),
-                         R(bias, c0, c1 - c0),
-                         U(c1 - c0),
-                         U(P),
-                         U(1),
-                         U(P),
-                         U(C * P)};
-        vtx(b, cs, grad ? "bias_grad" : "bias_add", 0, tile, f, 7);
-    }
+    op_v_bias(b->g, cs, gt / b->T, gt % b->T, y, bias, C, P, 1, C * P, grad);
 }
 
 /* 2 x 2 max-pool + ReLU forward (R output rows of w / 2 from rows of w). */

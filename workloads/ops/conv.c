@@ -27,7 +27,6 @@
 #include "workloads/graph/conv_plan.h"
 #include "workloads/ops/ops.h"
 
-#define NW 6
 
 /* One tensor with a region on each tile of the partition (tile k: elements [at[k], at[k] +
  * n[k])), as the per-tile buffers of a layer are one tensor in Poplar's profiles. */
@@ -357,25 +356,17 @@ static void weight_pieces(const build *b, op_ref w, op_ref bias, const cat *wloc
 
 /* ---- the vertices ---- */
 
+/* Tile k's share of role c, as a slice. */
+static op_sl sl_of(const cat *c, uint32_t k)
+{
+    return (op_sl){c->t, c->at[k], c->n[k]};
+}
+
 static void v_pack(build *b, gr_cs cs, uint32_t k, const cat *wblk, const cat *wloc,
                    const cat *list)
 {
-    const cplan_pack *p = &plan_of(b, &b->sh[k])->wpack;
-    uint32_t RC = p->R * p->C;
-    for (unsigned v = 0; v < NW; v++) {
-        uint32_t b0 = p->nblocks * v / NW, b1 = p->nblocks * (v + 1) / NW;
-        if (b1 == b0)
-            continue;
-        gr_field f[8] = {reg(wblk, k, (size_t)b0 * RC, (size_t)(b1 - b0) * RC),
-                         reg(wloc, k, 0, wloc->n[k]),
-                         gr_u32(b1 - b0),
-                         reg(list, k, 3 * (size_t)b0, 3 * (size_t)(b1 - b0)),
-                         gr_u32(p->R),
-                         gr_u32(p->C),
-                         gr_u32(p->sr),
-                         gr_u32(p->sc)};
-        gr_vertex(b->g, cs, "conv_pack", 0, b->ipu, b->first + k, f, 8);
-    }
+    op_v_pack(b->g, cs, b->ipu, b->first + k, &plan_of(b, &b->sh[k])->wpack, sl_of(list, k),
+              sl_of(wblk, k), sl_of(wloc, k));
 }
 
 static void v_amp(build *b, gr_cs cs, uint32_t k, const cat *patch, const cat *part,
@@ -412,39 +403,18 @@ static void v_ungroup(build *b, gr_cs cs, uint32_t k, outb o, const cat *part)
     const tshare *t = &b->sh[k];
     size_t P = (size_t)t->oh * t->ow, per = part->n[k] / t->nb;
     for (uint32_t bl = 0; bl < t->nb; bl++)
-        for (unsigned v = 0; v < NW; v++) {
-            uint32_t c0 = t->nco * v / NW, c1 = t->nco * (v + 1) / NW;
-            if (c1 == c0)
-                continue;
-            size_t at = o.at + ((size_t)bl * t->nco + c0) * P;
-            gr_field f[6] = {gr_region(o.t, at, at + (c1 - c0) * P),
-                             reg(part, k, bl * per, per),
-                             gr_u32(c0),
-                             gr_u32(c1 - c0),
-                             gr_u32((uint32_t)P),
-                             gr_u32(b->s->acc != 0)};
-            gr_vertex(b->g, cs, "conv_ungroup", 0, b->ipu, b->first + k, f, 6);
-        }
+        op_v_ungroup(b->g, cs, b->ipu, b->first + k,
+                     (op_sl){o.t, o.at + (size_t)bl * t->nco * P, (size_t)t->nco * P},
+                     (op_sl){part->t, part->at[k] + bl * per, per}, t->nco, (uint32_t)P,
+                     b->s->acc != 0);
 }
 
 static void v_bias(build *b, gr_cs cs, uint32_t k, outb o, const cat *bloc)
 {
     const tshare *t = &b->sh[k];
-    size_t P = (size_t)t->oh * t->ow, img = t->nco * P;
-    for (unsigned v = 0; v < NW; v++) {
-        uint32_t c0 = t->nco * v / NW, c1 = t->nco * (v + 1) / NW;
-        if (c1 == c0)
-            continue;
-        size_t at = o.at + c0 * P, span = (t->nb - 1) * img + (c1 - c0) * P;
-        gr_field f[7] = {gr_region(o.t, at, at + span),
-                         reg(bloc, k, c0, c1 - c0),
-                         gr_u32(c1 - c0),
-                         gr_u32((uint32_t)P),
-                         gr_u32(t->nb),
-                         gr_u32((uint32_t)P),
-                         gr_u32((uint32_t)img)};
-        gr_vertex(b->g, cs, "bias_add", 0, b->ipu, b->first + k, f, 7);
-    }
+    uint32_t P = t->oh * t->ow;
+    op_v_bias(b->g, cs, b->ipu, b->first + k, (op_sl){o.t, o.at, (size_t)t->nb * t->nco * P},
+              sl_of(bloc, k), t->nco, P, t->nb, t->nco * P, 0);
 }
 
 /* The reduction of tile k's chunk: the pieces gathering it from every part, its vertices. */
@@ -459,18 +429,8 @@ static void reduce(build *b, gr_cs cs, uint32_t k, const cat *ypart, const cat *
     gr_map_region(b->g, b->y.t, b->ipu, b->first + k, yat + a0, yat + a0 + len);
     for (uint32_t i = 0; i < R; i++)
         put(q, (gr_xfer){ypart->t, ypart->at[k0 + i] + a0, gath->t, gath->at[k] + i * st, len});
-    for (unsigned v = 0; v < NW; v++) {
-        size_t a = op_split(len, v, NW, 2), z = op_split(len, v + 1, NW, 2);
-        if (z == a)
-            continue;
-        gr_field f[6] = {gr_region(b->y.t, yat + a0 + a, yat + a0 + z),
-                         reg(gath, k, a, (R - 1) * st + (z - a)),
-                         gr_u32((uint32_t)(z - a)),
-                         gr_u32(R),
-                         gr_u32((uint32_t)(st * 4)),
-                         gr_f32(1.0f)};
-        gr_vertex(b->g, cs, "reduce_add", 0, b->ipu, b->first + k, f, 6);
-    }
+    op_v_reduce(b->g, cs, b->ipu, b->first + k, (op_sl){b->y.t, yat + a0, len}, sl_of(gath, k),
+                (uint32_t)len, R, (uint32_t)st, 1.0f);
 }
 
 static gr_cs cs_new(build *b, int step)

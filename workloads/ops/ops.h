@@ -22,6 +22,7 @@
 
 #include "base/err.h"
 #include "hw/machine.h"
+#include "workloads/graph/conv_plan.h"
 #include "workloads/graph/graph.h"
 
 /* ---- blocked activations ---- */
@@ -256,5 +257,33 @@ op_act op_mm_in_t(const op_act *t, op_mm_pass pass);
 /* The matrix a pass's output is: y [M][N] or dx [M][K] (the output transposed back), or dW
  * [N][K] (as it is), each as a [rows][cols][1][1] view. */
 op_act op_mm_out(const op_act *y, op_mm_pass pass);
+
+/* ---- one tile's vertices, each codelet's work cut over the tile's six workers ----
+ *
+ * The builders the operations above and a network's own steps share (ops/vtx.c): each makes
+ * the vertices of one codelet on (ipu, tile) in cs, a worker's share as its header lays out. */
+
+typedef struct op_sl { /* elements [at, at + n) of a tensor */
+    gr_tensor t;
+    size_t at, n;
+} op_sl;
+
+/* out = k x the sum of P parts (stride elements apart, in part order), n elements
+ * (reduce_add; a worker's share whole pairs). */
+void op_v_reduce(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl out, op_sl parts,
+                 uint32_t n, uint32_t P, uint32_t stride, float k);
+/* conv_pack of p's blocks (list: their 3-word descriptors) from src into dst (a sixth of the
+ * blocks a worker). */
+void op_v_pack(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, const cplan_pack *p, op_sl list,
+               op_sl dst, op_sl src);
+/* out[c][p] (+= with acc) in[c / 16][p][c % 16], C channels of P positions (conv_ungroup; a
+ * sixth of the channels a worker). */
+void op_v_ungroup(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl out, op_sl in, uint32_t C,
+                  uint32_t P, int acc);
+/* bias_add (grad 0: y[i][c][p] += bias[c]) or bias_grad (grad 1: bias[c] += the sum over i, p
+ * of y[i][c][p]) over B images of C channels of P positions, a channel's row P after the
+ * previous, an image istride after the previous (a sixth of the channels a worker). */
+void op_v_bias(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl y, op_sl bias, uint32_t C,
+               uint32_t P, uint32_t B, uint32_t istride, int grad);
 
 #endif

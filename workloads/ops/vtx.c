@@ -1,0 +1,87 @@
+/* vtx: one tile's vertices of one codelet, its work cut over the tile's six workers as the
+ * codelet's header says (workloads/codelets/): the builders the planned operations
+ * (conv.c) and a network's own steps (workloads/mnist/mnet_graph.c) share, so that a codelet's
+ * fields are laid out in one place. Each builder models nothing itself: the cycles are the
+ * codelets' (their headers' closed forms), the split the one the planner's cost model assumes
+ * (conv_cost.c: a sixth of the channels, rows or pairs a worker). */
+#include "workloads/ops/ops.h"
+
+#define NW 6 /* workers a tile */
+
+static gr_field reg(op_sl s, size_t off, size_t len)
+{
+    return gr_region(s.t, s.at + off, s.at + off + len);
+}
+
+void op_v_reduce(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl out, op_sl parts,
+                 uint32_t n, uint32_t P, uint32_t stride, float k)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        size_t a = op_split(n, v, NW, 2), z = op_split(n, v + 1, NW, 2);
+        if (z == a)
+            continue;
+        gr_field f[6] = {reg(out, a, z - a),
+                         reg(parts, a, (size_t)(P - 1) * stride + (z - a)),
+                         gr_u32((uint32_t)(z - a)),
+                         gr_u32(P),
+                         gr_u32(stride * 4),
+                         gr_f32(k)};
+        gr_vertex(g, cs, "reduce_add", 0, ipu, tile, f, 6);
+    }
+}
+
+void op_v_pack(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, const cplan_pack *p, op_sl list,
+               op_sl dst, op_sl src)
+{
+    uint32_t RC = p->R * p->C;
+    for (unsigned v = 0; v < NW; v++) {
+        uint32_t b0 = p->nblocks * v / NW, b1 = p->nblocks * (v + 1) / NW;
+        if (b1 == b0)
+            continue;
+        gr_field f[8] = {reg(dst, (size_t)b0 * RC, (size_t)(b1 - b0) * RC),
+                         reg(src, 0, src.n),
+                         gr_u32(b1 - b0),
+                         reg(list, 3 * (size_t)b0, 3 * (size_t)(b1 - b0)),
+                         gr_u32(p->R),
+                         gr_u32(p->C),
+                         gr_u32(p->sr),
+                         gr_u32(p->sc)};
+        gr_vertex(g, cs, "conv_pack", 0, ipu, tile, f, 8);
+    }
+}
+
+void op_v_ungroup(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl out, op_sl in, uint32_t C,
+                  uint32_t P, int acc)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        uint32_t c0 = C * v / NW, c1 = C * (v + 1) / NW;
+        if (c1 == c0)
+            continue;
+        gr_field f[6] = {reg(out, (size_t)c0 * P, (size_t)(c1 - c0) * P),
+                         reg(in, 0, in.n),
+                         gr_u32(c0),
+                         gr_u32(c1 - c0),
+                         gr_u32(P),
+                         gr_u32(acc != 0)};
+        gr_vertex(g, cs, "conv_ungroup", 0, ipu, tile, f, 6);
+    }
+}
+
+void op_v_bias(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl y, op_sl bias, uint32_t C,
+               uint32_t P, uint32_t B, uint32_t istride, int grad)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        uint32_t c0 = C * v / NW, c1 = C * (v + 1) / NW;
+        if (c1 == c0)
+            continue;
+        size_t span = (size_t)(B - 1) * istride + (size_t)(c1 - c0) * P;
+        gr_field f[7] = {reg(y, (size_t)c0 * P, span),
+                         reg(bias, c0, c1 - c0),
+                         gr_u32(c1 - c0),
+                         gr_u32(P),
+                         gr_u32(B),
+                         gr_u32(P),
+                         gr_u32(istride)};
+        gr_vertex(g, cs, grad ? "bias_grad" : "bias_add", 0, ipu, tile, f, 7);
+    }
+}
