@@ -163,6 +163,10 @@ MUTATIONS=(
     "a receiver's streams left in gather order, not arrival"
     workloads/ops/conv_cost.c 's/uint64_t c = from + (s + NW - from % NW) % NW;/uint64_t c = from + (s + NW - from % NW) % NW + 1;/'
     "the estimate's barrel issues a cycle late"
+    workloads/ops/pool.c 's|(uint32_t)(n / cols / 2), cols); /\* row pairs \*/|(uint32_t)(n / cols / 4), cols); /* row pairs */|'
+    "pooling in place covers half of each block's rows"
+    workloads/ops/pool.c 's/            if (op_lo(y, d, i) % 2)$/            if (0)/'
+    "pooling in place accepts blocks of odd rows"
     workloads/ops/act.c 's/if (op_lo(a, d, i + 1) - op_lo(a, d, i) > 1)$/if (op_lo(a, d, i + 1) - op_lo(a, d, i) > 100000)/'
     "a view's run ignores the layout's inner dimensions"
     workloads/ops/act.c 's/min_u64(n\[3\] - x, min_u64(op_act_run(src, b, c, y, x),$/min_u64(n[3] - x, min_u64(n[3],/'

@@ -869,6 +869,64 @@ static void test_elementwise(void **state)
     sys_free(sy);
 }
 
+/* Pooling where the blocks lie (op_pool_fwd): an activation [2][3][8][12] in blocks of 4 x 4
+ * (parts 2, 1, 2, 3) on 12 tiles, max-pooled then ReLU'd on each block's tile; the output
+ * and argmax read back through their blocked layouts against the C layers'
+ * mlayer_pool_relu_fwd on the row-major data, bit for bit (maxima and indices). A layout with
+ * a block of odd rows (parts 3 in 8 rows: 2, 3, 3) or through a view is refused with nothing
+ * made. */
+static void test_pool_in_place(void **state)
+{
+    (void)state;
+    enum { B = 2, C = 3, H = 8, W = 12, N = B * C * H * W, NO = N / 4 };
+    mach m = mk2(64);
+    err e;
+    err_clear(&e);
+    sys_cfg cfg = {.m = m, .threads = 2};
+    sys *sy = sys_new(&cfg, &e);
+    if (!sy)
+        fail_msg("%s", e.msg);
+    graph *gr = gr_new(&m, 1);
+    uint32_t dim[OP_DIMS] = {B, C, H, W}, odd[OP_DIMS] = {2, 1, 3, 1};
+    op_act bad = op_act_new(gr, "bad", 0, 20, dim, odd), out, arg;
+    static const uint8_t swap[OP_DIMS] = {1, 0, 2, 3};
+    op_act view = op_act_view(&bad, swap);
+    gr_cs cs = GR_NONE;
+    assert_int_equal(op_pool_fwd(gr, "p", &bad, &cs, &out, &arg), ERR_INPUT);
+    assert_int_equal(op_pool_fwd(gr, "p", &view, &cs, &out, &arg), ERR_INPUT);
+    assert_int_equal(cs, GR_NONE);
+    op_act y = op_act_new(gr, "y", 0, 0, dim, (uint32_t[]){2, 1, 2, 3});
+    gr_keep(gr, y.t);
+    assert_int_equal(op_pool_fwd(gr, "pool", &y, &cs, &out, &arg), ERR_OK);
+    gr_keep(gr, out.t);
+    gr_keep(gr, arg.t);
+    gr_exe *ex = gr_compile(gr, gr_execute(gr, cs), NULL, &e);
+    if (!ex)
+        fail_msg("%s", e.msg);
+    eng *g = sys_engine(sy);
+    if (gr_load(ex, g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    float x[N], xb[N], ob[NO], o[NO], want[NO];
+    uint32_t ab[NO], a[NO];
+    unsigned char wa[NO];
+    fill(x, N, 91);
+    op_act_block(&y, x, xb);
+    gr_write(ex, g, y.t, 0, xb, N);
+    if (eng_run(g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    gr_read(ex, g, out.t, 0, ob, NO);
+    gr_read(ex, g, arg.t, 0, ab, NO);
+    op_act_unblock(&out, ob, o);
+    op_act_unblock(&arg, (const float *)ab, (float *)a); /* 32-bit words moved as they are */
+    mlayer_pool_relu_fwd(B * C, H, W, x, want, wa);
+    assert_memory_equal(o, want, sizeof o);
+    for (size_t i = 0; i < NO; i++)
+        assert_int_equal(a[i], wa[i]);
+    gr_exe_free(ex);
+    gr_free(gr);
+    sys_free(sy);
+}
+
 /* [r][c] -> [c][r]. */
 static float *transpose(const float *a, uint32_t r, uint32_t c)
 {
@@ -981,6 +1039,7 @@ int main(void)
         cmocka_unit_test(test_tutorial_conv2),   cmocka_unit_test(test_linear),
         cmocka_unit_test(test_copy_view),        cmocka_unit_test(test_elementwise),
         cmocka_unit_test(test_conv_dw),          cmocka_unit_test(test_conv_wide),
+        cmocka_unit_test(test_pool_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

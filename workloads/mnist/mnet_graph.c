@@ -163,28 +163,16 @@ static void v_bias(mnet_b *b, gr_cs cs, uint32_t gt, sl y, sl bias, uint32_t C, 
     op_v_bias(b->g, cs, gt / b->T, gt % b->T, y, bias, C, P, 1, C * P, grad);
 }
 
-/* 2 x 2 max-pool + ReLU forward (R output rows of w / 2 from rows of w). */
-static void v_pool_fwd(mnet_b *b, gr_cs cs, uint32_t tile, sl in, sl out, sl arg, uint32_t Rr,
+static void v_pool_fwd(mnet_b *b, gr_cs cs, uint32_t gt, sl in, sl out, sl arg, uint32_t Rr,
                        uint32_t w)
 {
-    for (unsigned v = 0; v < NW; v++) {
-        size_t r0 = op_split(Rr, v, NW, 1), r1 = op_split(Rr, v + 1, NW, 1), h = w / 2;
-        gr_field f[5] = {R(in, 2 * r0 * w, 2 * (r1 - r0) * w), R(out, r0 * h, (r1 - r0) * h),
-                         R(arg, r0 * h, (r1 - r0) * h), U((uint32_t)(r1 - r0)), U(w)};
-        vtx(b, cs, "maxpool_relu_fwd", 0, tile, f, 5);
-    }
+    op_v_pool_fwd(b->g, cs, gt / b->T, gt % b->T, in, out, arg, Rr, w);
 }
 
-static void v_pool_bwd(mnet_b *b, gr_cs cs, uint32_t tile, sl dout, sl out, sl arg, sl din,
+static void v_pool_bwd(mnet_b *b, gr_cs cs, uint32_t gt, sl dout, sl out, sl arg, sl din,
                        uint32_t Rr, uint32_t w)
 {
-    for (unsigned v = 0; v < NW; v++) {
-        size_t r0 = op_split(Rr, v, NW, 1), r1 = op_split(Rr, v + 1, NW, 1), h = w / 2;
-        gr_field f[6] = {R(dout, r0 * h, (r1 - r0) * h), R(out, r0 * h, (r1 - r0) * h),
-                         R(arg, r0 * h, (r1 - r0) * h),  R(din, 2 * r0 * w, 2 * (r1 - r0) * w),
-                         U((uint32_t)(r1 - r0)),         U(w)};
-        vtx(b, cs, "maxpool_relu_bwd", 0, tile, f, 6);
-    }
+    op_v_pool_bwd(b->g, cs, gt / b->T, gt % b->T, dout, out, arg, din, Rr, w);
 }
 
 /* ReLU in place (bwd = 0), or its gradient dy = out > 0 ? dy : 0 in place (bwd = 1). */
@@ -388,9 +376,15 @@ typedef struct conv_t {
     /* mapping planned: */
     op_conv op[2];    /* conv1's and conv2's forward, planned over their IPU */
     op_act y[2];      /* y1 and y2 (a sample's output on its tile) as layouts */
-    gr_prog ycopy[2]; /* the planned output to y1, y2 */
-    op_conv dx2;      /* training: conv2's input gradient, planned over B2's IPU */
-    gr_prog dx2copy;  /* its output to pool1's gradient da1 on the sample tiles */
+    gr_prog ycopy[2]; /* the planned output to y1, y2 (conv1's: when pool1 is not in place) */
+    /* pool1, planned: on conv1's output blocks where they lie when they allow it (op_pool_fwd;
+     * pooled = 1: its compute set, output and argmax), each call's then copied to the sample
+     * tiles' a1, arg1 (pool1_copy); else on the sample tiles from y1 */
+    int pooled;
+    gr_cs pool1cs;
+    op_act p1y, p1arg;
+    op_conv dx2;     /* training: conv2's input gradient, planned over B2's IPU */
+    gr_prog dx2copy; /* its output to pool1's gradient da1 on the sample tiles */
     /* training: conv1's and conv2's weight gradients dW^T [cin][cout][5][5], planned; their
      * sums over a weight update's micro-batches (dwacc, mapped as their outputs, dwcs adding
      * each call's); dwout at the update: dwacc, transposed, into sample 0's part of cg */
@@ -418,6 +412,24 @@ static rt conv_split(mnet_b *b, const char *name)
 /* Convolution k's forward (conv1: k = 0, from x1; conv2: 1, from a1b) as a planned operation
  * over its block's IPU, its output copied to y1 or y2 on the sample tiles (where pooling and
  * the backward take it); the weights and bias read from the sample tiles' copies. */
+/* The Copy of pool1's output and argmax, pooled in place (c->pooled), to the sample tiles'
+ * a1 and arg1 (the current ones: a recomputing stage's a1 is a copy of its own), as pool1 on
+ * the sample tiles leaves them. */
+static gr_prog pool1_copy(mnet_b *b, const conv_t *c)
+{
+    uint32_t d[OP_DIMS] = {b->B, 10, 12, 12}, parts[OP_DIMS] = {b->B, 1, 1, 1};
+    op_act a1 = op_act_make(c->a1.t, d, parts), arg1 = op_act_make(c->arg1.t, d, parts);
+    a1.pad = 8; /* the 8 floats after each sample (conv2's planned input reads past it) */
+    gr_xfer *xa, *xg;
+    size_t na = op_act_xfers(&c->p1y, &a1, &xa), ng = op_act_xfers(&c->p1arg, &arg1, &xg);
+    xa = xrealloc(xa, (na + ng) * sizeof *xa);
+    memcpy(xa + na, xg, ng * sizeof *xg);
+    gr_prog p = gr_copy_many(b->g, xa, na + ng);
+    free(xa);
+    free(xg);
+    return p;
+}
+
 static void conv_op(mnet_b *b, conv_t *c, int k)
 {
     static const size_t pw[2] = {P_W1, P_W2}, pb[2] = {P_B1, P_B2};
@@ -426,10 +438,17 @@ static void conv_op(mnet_b *b, conv_t *c, int k)
     uint32_t xd[OP_DIMS] = {s->B, s->cin, s->h, s->w}, parts[OP_DIMS] = {s->B, 1, 1, 1};
     op_act x = op_act_make(k ? c->a1b.t : c->x1.t, xd, parts);
     x.pad = 8; /* the 8 floats after each sample (the backward's AMP reads them) */
-    uint32_t yd[OP_DIMS] = {s->B, s->cout, op_conv_ho(s), op_conv_wo(s)};
-    c->y[k] = op_act_make(k ? c->y2.t : c->y1.t, yd, parts);
     op_ref w = {c->cw.t, pw[k], b->B, MNET_CONVP}, bias = {c->cw.t, pb[k], b->B, MNET_CONVP};
     op_conv_build(b->g, pl->name, pl->ipu, 0, s, &pl->part, &x, w, bias, &c->op[k]);
+    if (k == 0) {
+        c->pooled =
+            op_pool_fwd(b->g, "pool1", &c->op[0].y, &c->pool1cs, &c->p1y, &c->p1arg) == ERR_OK;
+        if (c->pooled)
+            return; /* conv1's output stays where it is made: no y1 on the sample tiles */
+        c->y1 = srow(b, MNET_B1, "conv1.y", GR_F32, 5760);
+    }
+    uint32_t yd[OP_DIMS] = {s->B, s->cout, op_conv_ho(s), op_conv_wo(s)};
+    c->y[k] = op_act_make(k ? c->y2.t : c->y1.t, yd, parts);
     c->ycopy[k] = op_act_copy(b->g, &c->op[k].y, &c->y[k]);
 }
 
@@ -492,7 +511,8 @@ static void conv_fwd_tensors(mnet_b *b, conv_t *c)
     c->x1 = srow(b, k1, "x1", GR_F32, 784 + 8);
     if (!b->planned)
         c->c1g = srow(b, k1, "conv1.partials", GR_F32, b->c1f.out_bytes / 4);
-    c->y1 = srow(b, k1, "conv1.y", GR_F32, 5760);
+    if (!b->planned) /* planned, made with conv1's plan where pool1 needs it (conv_op) */
+        c->y1 = srow(b, k1, "conv1.y", GR_F32, 5760);
     c->a1 = srow(b, k1, "pool1.y", GR_F32, 1440 + 8);
     c->a1b = c->split ? srow(b, k2, "conv2.x", GR_F32, 1440 + 8) : c->a1;
     c->arg1 = srow(b, k1, "pool1.arg", GR_I32, 1440);
@@ -1067,6 +1087,11 @@ static gr_prog fwd_conv(net *n, int blk)
         add(b, &q, c->ycopy[blk]);
     } else {
         conv_per_sample(n, blk, &q);
+    }
+    if (b->planned && blk == MNET_B1 && c->pooled) { /* pool1 in place, made with conv1's plan */
+        exec(b, &q, c->pool1cs);
+        add(b, &q, pool1_copy(b, c));
+        return seq_of(b, &q);
     }
     gr_cs pool = cs(n, blk == MNET_B1 ? "pool1" : "pool2");
     for (uint32_t s = 0; s < b->B; s++) {

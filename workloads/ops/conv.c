@@ -27,7 +27,6 @@
 #include "workloads/graph/conv_plan.h"
 #include "workloads/ops/ops.h"
 
-
 /* One tensor with a region on each tile of the partition (tile k: elements [at[k], at[k] +
  * n[k])), as the per-tile buffers of a layer are one tensor in Poplar's profiles. */
 typedef struct cat {

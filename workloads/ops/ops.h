@@ -228,6 +228,18 @@ void op_acc(graph *g, gr_cs cs, gr_tensor dst, gr_tensor src);
  * named after name). */
 void op_zero(graph *g, gr_cs cs, gr_tensor t, const char *name);
 
+/* ---- pooling: follows its input's mapping ---- */
+
+/* y = a blocked activation [B][C][H][W] (no view) whose every block lies on one tile and has
+ * even rows and columns (the output of a convolution planned without splitting its input
+ * channels or kernel rows, whose field parts are even): 2 x 2 max-pool then ReLU of each
+ * block on its tile (maxpool_relu_fwd, vertices in a new compute set *cs named name), into
+ * *out (fp32) and *arg (int32: each maximum's index in its window, as maxpool_relu_bwd reads
+ * it), new [B][C][H/2][W/2] layouts blocked as y, each block on its y block's tile, named
+ * name.y and name.arg. ERR_INPUT, nothing made, when y's layout does not allow it (the
+ * caller pools elsewhere). */
+int op_pool_fwd(graph *g, const char *name, const op_act *y, gr_cs *cs, op_act *out, op_act *arg);
+
 /* ---- matrix products: a linear layer as a convolution ----
  *
  * nn.Linear's y[M][N] = x[M][K] W^T + b (W [N][K]) over a batch of M rows is planned and
@@ -285,5 +297,12 @@ void op_v_ungroup(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl out, op
  * previous, an image istride after the previous (a sixth of the channels a worker). */
 void op_v_bias(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl y, op_sl bias, uint32_t C,
                uint32_t P, uint32_t B, uint32_t istride, int grad);
+/* 2 x 2 max-pool then ReLU (maxpool_relu_fwd): R output rows of w / 2 from R pairs of rows of
+ * w, arg the index of each maximum (a sixth of the rows a worker); and its gradient
+ * (maxpool_relu_bwd): din from dout, out and arg. */
+void op_v_pool_fwd(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl in, op_sl out, op_sl arg,
+                   uint32_t R, uint32_t w);
+void op_v_pool_bwd(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl dout, op_sl out,
+                   op_sl arg, op_sl din, uint32_t R, uint32_t w);
 
 #endif

@@ -20,12 +20,10 @@ void op_v_reduce(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl out, op_
         size_t a = op_split(n, v, NW, 2), z = op_split(n, v + 1, NW, 2);
         if (z == a)
             continue;
-        gr_field f[6] = {reg(out, a, z - a),
-                         reg(parts, a, (size_t)(P - 1) * stride + (z - a)),
-                         gr_u32((uint32_t)(z - a)),
-                         gr_u32(P),
-                         gr_u32(stride * 4),
-                         gr_f32(k)};
+        gr_field f[6] = {
+            reg(out, a, z - a),        reg(parts, a, (size_t)(P - 1) * stride + (z - a)),
+            gr_u32((uint32_t)(z - a)), gr_u32(P),
+            gr_u32(stride * 4),        gr_f32(k)};
         gr_vertex(g, cs, "reduce_add", 0, ipu, tile, f, 6);
     }
 }
@@ -83,5 +81,32 @@ void op_v_bias(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl y, op_sl b
                          gr_u32(P),
                          gr_u32(istride)};
         gr_vertex(g, cs, grad ? "bias_grad" : "bias_add", 0, ipu, tile, f, 7);
+    }
+}
+
+void op_v_pool_fwd(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl in, op_sl out, op_sl arg,
+                   uint32_t R, uint32_t w)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        size_t r0 = op_split(R, v, NW, 1), r1 = op_split(R, v + 1, NW, 1), h = w / 2;
+        if (r1 == r0) /* the codelet takes one row or more */
+            continue;
+        gr_field f[5] = {reg(in, 2 * r0 * w, 2 * (r1 - r0) * w), reg(out, r0 * h, (r1 - r0) * h),
+                         reg(arg, r0 * h, (r1 - r0) * h), gr_u32((uint32_t)(r1 - r0)), gr_u32(w)};
+        gr_vertex(g, cs, "maxpool_relu_fwd", 0, ipu, tile, f, 5);
+    }
+}
+
+void op_v_pool_bwd(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl dout, op_sl out,
+                   op_sl arg, op_sl din, uint32_t R, uint32_t w)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        size_t r0 = op_split(R, v, NW, 1), r1 = op_split(R, v + 1, NW, 1), h = w / 2;
+        if (r1 == r0)
+            continue;
+        gr_field f[6] = {reg(dout, r0 * h, (r1 - r0) * h), reg(out, r0 * h, (r1 - r0) * h),
+                         reg(arg, r0 * h, (r1 - r0) * h),  reg(din, 2 * r0 * w, 2 * (r1 - r0) * w),
+                         gr_u32((uint32_t)(r1 - r0)),      gr_u32(w)};
+        gr_vertex(g, cs, "maxpool_relu_bwd", 0, ipu, tile, f, 6);
     }
 }
