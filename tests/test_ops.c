@@ -769,6 +769,18 @@ static void test_tutorial_conv2(void **state)
     tutorial_layer((op_conv_shape){40, 10, 12, 12, 20, 5, 1, 0, OP_W_FWD, 0, 0}, 40, 13);
 }
 
+/* A system of machine m on two host threads and a graph of one IPU for it. */
+static graph *rig_new(const mach *m, sys **sy)
+{
+    err e;
+    err_clear(&e);
+    sys_cfg cfg = {.m = *m, .threads = 2};
+    *sy = sys_new(&cfg, &e);
+    if (!*sy)
+        fail_msg("%s", e.msg);
+    return gr_new(m, 1);
+}
+
 /* op_act_copy through a view: a [6][40] matrix in 3 blocks of rows copied into [40][6] in 4
  * blocks of rows (held as [1][1][40][6]), read as its transpose: the destination's rows are
  * stretches, the source's columns are not; every element where the transpose puts it. */
@@ -779,11 +791,8 @@ static void test_copy_view(void **state)
     mach m = mk2(64);
     err e;
     err_clear(&e);
-    sys_cfg cfg = {.m = m, .threads = 2};
-    sys *sy = sys_new(&cfg, &e);
-    if (!sy)
-        fail_msg("%s", e.msg);
-    graph *gr = gr_new(&m, 1);
+    sys *sy;
+    graph *gr = rig_new(&m, &sy);
     op_act a = op_act_new(gr, "a", 0, 0, (uint32_t[]){R, C, 1, 1}, (uint32_t[]){3, 1, 1, 1});
     op_act t = op_act_new(gr, "t", 0, 8, (uint32_t[]){1, 1, C, R}, (uint32_t[]){1, 1, 4, 1});
     op_act at = op_act_view(&a, (uint8_t[]){2, 3, 1, 0}); /* [1][1][C][R] */
@@ -819,11 +828,8 @@ static void test_elementwise(void **state)
     mach m = mk2(64);
     err e;
     err_clear(&e);
-    sys_cfg cfg = {.m = m, .threads = 2};
-    sys *sy = sys_new(&cfg, &e);
-    if (!sy)
-        fail_msg("%s", e.msg);
-    graph *gr = gr_new(&m, 1);
+    sys *sy;
+    graph *gr = rig_new(&m, &sy);
     gr_tensor y = gr_tensor_new(gr, "y", GR_F32, 1, (uint32_t[]){N});
     gr_map_region(gr, y, 0, 3, 0, 13);
     gr_map_region(gr, y, 0, 9, 13, 21);
@@ -882,11 +888,8 @@ static void test_pool_in_place(void **state)
     mach m = mk2(64);
     err e;
     err_clear(&e);
-    sys_cfg cfg = {.m = m, .threads = 2};
-    sys *sy = sys_new(&cfg, &e);
-    if (!sy)
-        fail_msg("%s", e.msg);
-    graph *gr = gr_new(&m, 1);
+    sys *sy;
+    graph *gr = rig_new(&m, &sy);
     uint32_t dim[OP_DIMS] = {B, C, H, W}, odd[OP_DIMS] = {2, 1, 3, 1};
     op_act bad = op_act_new(gr, "bad", 0, 20, dim, odd), out, arg;
     static const uint8_t swap[OP_DIMS] = {1, 0, 2, 3};
