@@ -723,6 +723,8 @@ static void test_vertex_fields_checked(void **state)
         {"badkind", 0, 2, 0, "State entry +4 n word: expected +4 and a kind"},
         {"gap", 0, 2, 0, "State entry +8 n u32: expected +4"},
         {"pair", 0, 2, 0, NULL},
+        {"later", 0, 2, 0, NULL}, /* "# State" in a line before the section's */
+        {"midline", 0, 2, 0, "codelet midline: its header has no \"# State\" section"},
         {"reduce_add", 0, 2, 0, "2 fields, its codelet's State declares 6"},
     };
     for (size_t q = 0; q < sizeof cases / sizeof *cases; q++) {
@@ -734,6 +736,10 @@ static void test_vertex_fields_checked(void **state)
                        "# State:\n#   +0  x  region\n#   +4  n  word\nbadkind: exit\n");
         gr_codelet_src(r.gr, "gap", "# State:\n#   +0  x  region\n#   +8  n  u32\ngap: exit\n");
         gr_codelet_src(r.gr, "pair", "# State:\n#   +0  x  region\n#   +4  n  u32x1\npair: exit\n");
+        gr_codelet_src(
+            r.gr, "later",
+            "# see # State below\n# State:\n#   +0  x  region\n#   +4  n  u32\nlater: exit\n");
+        gr_codelet_src(r.gr, "midline", "# no # State here\nmidline: exit\n");
         gr_tensor a = gr_tensor_new(r.gr, "a", GR_F32, 1, shape);
         gr_map_region(r.gr, a, 0, 1, 0, 8);
         gr_cs cs = gr_cs_new(r.gr, "cs");

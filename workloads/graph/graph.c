@@ -278,10 +278,9 @@ static int vspec_entry(gr_vspec *s, const char *l, const char *e, char *why, siz
 {
     char name[16] = "", kind[16] = "";
     unsigned off = 0, cnt = 1;
-    int used = 0;
     char buf[128];
     snprintf(buf, sizeof buf, "%.*s", (int)(e - l), l);
-    if (sscanf(buf, "#   +%u %15s %15s%n", &off, name, kind, &used) < 3)
+    if (sscanf(buf, "#   +%u %15s %15s", &off, name, kind) < 3)
         return snprintf(why, n, "a State entry without NAME KIND: \"%.40s\"", buf), -1;
     char *x = strchr(kind, 'x');
     if (x) {
@@ -312,13 +311,15 @@ static void vspec_read(gr_vspec *s, const char *c, const char *src)
     memset(s, 0, sizeof *s);
     s->codelet = xstrdup(c);
     const char *l = src ? strstr(src, "# State") : NULL;
+    while (l && l != src && l[-1] != '\n') /* the section starts a line */
+        l = strstr(l + 1, "# State");
     if (!src)
         snprintf(why, sizeof why, "no such codelet");
-    else if (!l || (l != src && l[-1] != '\n'))
+    else if (!l)
         snprintf(why, sizeof why, "its header has no \"# State\" section (docs/codelets.md)");
     else {
-        const char *nl = strchr(src, '\n');
-        s->super = strstr(src, "SUPERVISOR codelet") && strstr(src, "SUPERVISOR codelet") < nl;
+        const char *nl = strchr(src, '\n'), *sup = strstr(src, "SUPERVISOR codelet");
+        s->super = sup && (!nl || sup < nl); /* named so on the first line */
         for (l = strchr(l, '\n'); l && *++l == '#'; l = strchr(l, '\n')) {
             const char *e = strchr(l, '\n');
             e = e ? e : l + strlen(l);
