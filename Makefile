@@ -24,6 +24,8 @@ OPT     ?= -O2
 SAN     ?=
 TESTS   ?=
 FUZZ_SECONDS ?= 60
+# the builds that `make test` and `make fuzz` start run this many compilers at once
+NPROC   := $(shell nproc 2>/dev/null || echo 1)
 
 # -ffp-contract=off: a * b + c stays a rounded product, then a rounded sum (no fused
 # multiply-add), as the ISA's fp32 and the AMP's documented order need; GCC's ISO C modes
@@ -173,9 +175,10 @@ RUN_MPI_TEST := $(if $(TESTS),$(findstring $(TESTS),test_mpi),test_mpi)
 
 # Every suite runs even when an earlier one fails; the target fails if any did.
 test: deps
-	@$(MAKE) --no-print-directory $(BIN) $(SELECTED_TESTS)
+	@$(MAKE) --no-print-directory -j$(NPROC) $(BIN) $(SELECTED_TESTS)
 	@fail=0; bash tests/check_layers.sh || fail=1; bash tests/check_sources.sh || fail=1; for t in $(SELECTED_TESTS); do \
-	  echo "== $$t"; $$t || { echo "FAILED: $$t"; fail=1; }; \
+	  echo "== $$t"; s=$$(date +%s); $$t || { echo "FAILED: $$t"; fail=1; }; \
+	  echo "== $$t: $$(( $$(date +%s) - s )) s"; \
 	done; \
 	if [ -n "$(RUN_MPI_TEST)" ]; then \
 	  echo "== tests/test_mpi.sh"; bash tests/test_mpi.sh $(BIN) || { echo "FAILED: tests/test_mpi.sh"; fail=1; }; \
@@ -218,16 +221,18 @@ POD ?= 64
 bench-mpi: deps $(BIN) $(MNIST_DIGITS_STAMP)
 	@sh bench/mpi.sh $(BIN) 3 $(POD)
 
-# libFuzzer targets: tests/fuzz/fuzz_*.c, each linked against the library built with clang.
+# libFuzzer targets: tests/fuzz/fuzz_*.c, each linked against the library built once with
+# clang (objects instrumented for the fuzzer, in build-fuzz/lib, by this Makefile's own rules),
+# with cli/opts.c: the option parser has a target of its own; it needs nothing else of cli/.
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
-# (cli/opts.c too: the option parser has a target of its own; it needs nothing else of cli/)
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) cli/opts.c $(BUILD)/gen/codelets.c $(BUILD)/gen/machines.c
-	@mkdir -p build-fuzz
+FUZZ_LIB  := build-fuzz/lib/libipusim.a build-fuzz/lib/cli/opts.o
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 	clang -std=c11 -O1 -g -ffp-contract=off -D_GNU_SOURCE -I. -pthread -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  -o $@ $< $(LIB_SRC) cli/opts.c $(BUILD)/gen/codelets.c $(BUILD)/gen/machines.c $(LDLIBS)
+	  -o $@ $< build-fuzz/lib/cli/opts.o build-fuzz/lib/libipusim.a $(LDLIBS)
 fuzz: deps-fuzz
-	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=build-fuzz/lib CC=clang OPT=-O1 SAN=fuzzer-no-link,address,undefined $(FUZZ_LIB)
+	@$(MAKE) --no-print-directory -j$(NPROC) $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \
 	  n=$$(basename $$f); mkdir -p fuzz-corpus/$$n tests/fuzz/seeds/$$n; \
 	  echo "== $$n for $(FUZZ_SECONDS)s"; \

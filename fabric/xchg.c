@@ -58,17 +58,14 @@ uint32_t xchg_row(const mach *m, uint32_t tile)
     return (tile % m->tiles_per_column) / m->tiles_per_supertile;
 }
 
-static uint32_t absdiff(uint32_t a, uint32_t b)
+xchg_pos xchg_pos_of(const mach *m, uint32_t tile)
 {
-    return a > b ? a - b : b - a;
+    return (xchg_pos){xchg_column(m, tile), xchg_row(m, tile)};
 }
 
 uint32_t xchg_latency(const mach *m, uint32_t src, uint32_t dst)
 {
-    uint32_t dc = absdiff(xchg_column(m, src), xchg_column(m, dst));
-    uint32_t dr = absdiff(xchg_row(m, src), xchg_row(m, dst));
-    return m->xchg_base + m->xchg_per_supertile * dr + m->xchg_per_column * dc +
-           (dc ? m->xchg_turn : 0);
+    return xchg_latency_pos(m, xchg_pos_of(m, src), xchg_pos_of(m, dst));
 }
 
 uint64_t xchg_words(const mach *m, uint64_t bytes)
@@ -330,6 +327,23 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Sort one receiver's keys (cmp_key): by insertion when they are few, as they mostly are (a
+ * call of qsort on each of 10^3 receivers cost more than the sorting). */
+static void sort_keys(dkey *k, size_t n)
+{
+    if (n > 64) {
+        qsort(k, n, sizeof *k, cmp_key);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        dkey v = k[i];
+        size_t j = i;
+        for (; j > 0 && cmp_key(&k[j - 1], &v) > 0; j--)
+            k[j] = k[j - 1];
+        k[j] = v;
+    }
+}
+
 /* Order the streams by (receiver, arrival, gather order) into keys, at[r] where receiver r's
  * streams begin: nothing to do where they are so already; else a counting sort by receiver
  * (stable: gather order within each), then each receiver's few streams by arrival where they
@@ -385,7 +399,7 @@ static void sort_streams(xchg_sys *g, uint32_t nipus, dkey *keys, size_t *at, si
         while (sorted < at[k + 1] && keys[sorted - 1].arrive <= keys[sorted].arrive)
             sorted++;
         if (sorted < at[k + 1])
-            qsort(keys + at[k], at[k + 1] - at[k], sizeof *keys, cmp_key);
+            sort_keys(keys + at[k], at[k + 1] - at[k]);
     }
     free(recv);
     *nrecv = nr;

@@ -19,9 +19,23 @@
 /* Column, and supertile position within the column, of a tile. */
 uint32_t xchg_column(const mach *m, uint32_t tile);
 uint32_t xchg_row(const mach *m, uint32_t tile);
+/* A tile's place in the layout: its column and row, for callers that time many pairs (the
+ * exchange compiler keeps one per tile rather than dividing for each pair). */
+typedef struct xchg_pos {
+    uint32_t col, row;
+} xchg_pos;
+xchg_pos xchg_pos_of(const mach *m, uint32_t tile);
 /* Cycles from a word leaving `src` to it landing on `dst` (same IPU):
  *   base + per_supertile x |row(src) - row(dst)| + per_column x |col(src) - col(dst)|
  *        + (columns differ ? turn : 0) */
+static inline uint32_t xchg_latency_pos(const mach *m, xchg_pos src, xchg_pos dst)
+{
+    uint32_t dc = src.col > dst.col ? src.col - dst.col : dst.col - src.col;
+    uint32_t dr = src.row > dst.row ? src.row - dst.row : dst.row - src.row;
+    return m->xchg_base + m->xchg_per_supertile * dr + m->xchg_per_column * dc +
+           (dc ? m->xchg_turn : 0);
+}
+/* The same from tile numbers. */
 uint32_t xchg_latency(const mach *m, uint32_t src, uint32_t dst);
 /* Cycles a receiver needs for `bytes` (ceil(bytes / xchg_bytes_per_cycle)). */
 uint64_t xchg_words(const mach *m, uint64_t bytes);

@@ -423,6 +423,49 @@ static int build_prog(asm_unit *u, isa_prog *out, uint8_t *image, uint64_t text,
     return 0;
 }
 
+/* Parse every line of u's source and lay it out: the sections' sizes and data's alignment. */
+static void parse_and_layout(asm_unit *u, uint64_t size[2], uint64_t *data_align)
+{
+    asm_ctx *c = &u->c;
+    split_lines(c);
+    for (size_t i = 0; i < c->nlines; i++) {
+        size_t b = c->line_off[i], end = i + 1 < c->nlines ? c->line_off[i + 1] - 1 : c->srclen;
+        if (end == c->srclen && end > b && c->src[end - 1] == '\n')
+            end--;
+        asm_parse_line(u, (int)i + 1, c->src + b, c->src + end);
+    }
+    layout(u, size, data_align);
+}
+
+static void unit_free(asm_unit *u)
+{
+    free(u->c.line_off);
+    free(u->c.diags);
+    free(u->c.nodes);
+    free(u->c.syms);
+    free(u->c.hash);
+    free(u->st);
+    free(u->it);
+}
+
+int asm_symbol_address(const char *name, const char *src, size_t len, const char *sym,
+                       uint32_t *addr, err *e)
+{
+    asm_unit u = {.c = {.file = name, .src = src, .srclen = len}, .sect = SEC_TEXT};
+    asm_ctx *c = &u.c;
+    uint64_t size[2] = {0, 0}, data_align = 16;
+    parse_and_layout(&u, size, &data_align);
+    c->data_addr = (uint32_t)align_up(size[SEC_TEXT], data_align);
+    int k = asm_sym_find(c, sym, strlen(sym));
+    int status = ERR_OK;
+    if (c->ndiags)
+        status = report(c, e);
+    else
+        *addr = k >= 0 ? (uint32_t)asm_sym_value(c, k, 0) : UINT32_MAX;
+    unit_free(&u);
+    return status;
+}
+
 int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, err *e)
 {
     memset(out, 0, sizeof *out);
@@ -430,16 +473,8 @@ int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, e
     asm_ctx *c = &u.c;
     uint8_t *image = NULL;
     int *slot_stmt = NULL;
-    split_lines(c);
-    for (size_t i = 0; i < c->nlines; i++) {
-        size_t b = c->line_off[i], end = i + 1 < c->nlines ? c->line_off[i + 1] - 1 : len;
-        if (end == len && end > b && src[end - 1] == '\n')
-            end--;
-        asm_parse_line(&u, (int)i + 1, src + b, src + end);
-    }
-
     uint64_t size[2] = {0, 0}, data_align = 16;
-    layout(&u, size, &data_align);
+    parse_and_layout(&u, size, &data_align);
     uint64_t text = size[SEC_TEXT], total = 0;
     int fits = align_up(text, data_align) + size[SEC_DATA] <= MAX_SIZE;
     if (fits) {
@@ -461,13 +496,7 @@ int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, e
         status = report(c, e);
         isa_prog_free(out);
     }
-    free(c->line_off);
-    free(c->diags);
-    free(c->nodes);
-    free(c->syms);
-    free(c->hash);
-    free(u.st);
-    free(u.it);
+    unit_free(&u);
     return status;
 }
 

@@ -34,6 +34,14 @@
  * to load). Returns ERR_OK, or ERR_ASM with every error in e->msg. *out is zeroed on error. */
 int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, err *e);
 
+/* Only lay the source out (no image): the address `sym` would have once assembled
+ * (UINT32_MAX when the source does not define it). ERR_OK, or ERR_ASM with the errors found
+ * so far (those of parsing and layout: an operand's undefined label shows only when
+ * assembled). For a caller that needs an address before it can write the final text (the
+ * graph compiler's first pass). */
+int asm_symbol_address(const char *name, const char *src, size_t len, const char *sym,
+                       uint32_t *addr, err *e);
+
 /* Read and assemble a file; a missing file is ERR_INPUT. */
 int asm_assemble_file(const char *path, isa_prog *out, err *e);
 

@@ -131,6 +131,39 @@ static void test_directives_and_layout(void **state)
     isa_prog_free(&p);
 }
 
+/* asm_symbol_address lays out only: its address of a symbol is the one the assembled image
+ * gives (a data label after 5 instructions: text 40 bytes, data at 48 by its .align 16; a
+ * text label at 16); a symbol not defined gives UINT32_MAX; a parse error still fails. */
+static void test_symbol_address_by_layout(void **state)
+{
+    (void)state;
+    static const char src[] = "        .text\nmain:   nop\n        nop\nsub:    nop\n        nop\n"
+                              "        halt\n        .data\n        .align 16\nPOOL:   .space 8\n"
+                              "X:      .word 1\n";
+    isa_prog p = assemble_ok(src);
+    static const struct {
+        const char *sym;
+        uint32_t want;
+    } cases[] = {{"POOL", 48}, {"X", 56}, {"sub", 16}, {"main", 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        uint32_t a = 0;
+        err e;
+        err_clear(&e);
+        assert_int_equal(asm_symbol_address("t.s", src, strlen(src), cases[k].sym, &a, &e), ERR_OK);
+        assert_int_equal(a, cases[k].want);
+        assert_int_equal(a, (uint32_t)isa_prog_sym(&p, cases[k].sym));
+    }
+    isa_prog_free(&p);
+    uint32_t a = 0;
+    err e;
+    err_clear(&e);
+    assert_int_equal(asm_symbol_address("t.s", src, strlen(src), "none", &a, &e), ERR_OK);
+    assert_int_equal(a, UINT32_MAX);
+    static const char bad[] = "main:   addi r1, r1\n";
+    assert_int_equal(asm_symbol_address("t.s", bad, strlen(bad), "main", &a, &e), ERR_ASM);
+    assert_non_null(strstr(e.msg, "t.s:1:"));
+}
+
 static void test_expressions(void **state)
 {
     (void)state;
@@ -660,11 +693,17 @@ static void test_assemble_file(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_directives_and_layout), cmocka_unit_test(test_expressions),
-        cmocka_unit_test(test_operand_syntax),        cmocka_unit_test(test_text_words_and_entry),
-        cmocka_unit_test(test_error_exact),           cmocka_unit_test(test_error_kinds),
-        cmocka_unit_test(test_many_errors),           cmocka_unit_test(test_error_limits),
-        cmocka_unit_test(test_disasm_roundtrip),      cmocka_unit_test(test_assemble_file),
+        cmocka_unit_test(test_directives_and_layout),
+        cmocka_unit_test(test_expressions),
+        cmocka_unit_test(test_symbol_address_by_layout),
+        cmocka_unit_test(test_operand_syntax),
+        cmocka_unit_test(test_text_words_and_entry),
+        cmocka_unit_test(test_error_exact),
+        cmocka_unit_test(test_error_kinds),
+        cmocka_unit_test(test_many_errors),
+        cmocka_unit_test(test_error_limits),
+        cmocka_unit_test(test_disasm_roundtrip),
+        cmocka_unit_test(test_assemble_file),
     };
     return cmocka_run_group_tests_name("asm", tests, NULL, NULL);
 }

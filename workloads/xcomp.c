@@ -86,14 +86,16 @@ static void insert(timeline *tl, uint64_t a, uint64_t b)
     }
 }
 
-/* Earliest start of transfer f from its sender's cursor, given the receivers' timelines. */
-static uint64_t earliest(const mach *m, const timeline *rx, const xcomp_xfer *f, uint64_t from)
+/* Earliest start of transfer f from its sender's cursor, given the receivers' timelines
+ * (pos: each tile's place in the layout). */
+static uint64_t earliest(const mach *m, const xchg_pos *pos, const timeline *rx,
+                         const xcomp_xfer *f, uint64_t from)
 {
     uint64_t w = xchg_words(m, f->bytes), t = from;
     for (int moved = 1; moved;) {
         moved = 0;
         for (uint32_t d = f->dst_first; d < f->dst_first + f->dst_count; d++) {
-            uint64_t lat = xchg_latency(m, f->src, d);
+            uint64_t lat = xchg_latency_pos(m, pos[f->src], pos[d]);
             uint64_t at = fit(&rx[d], t + lat, w ? w : 1);
             if (at > t + lat) {
                 t = at - lat;
@@ -149,6 +151,7 @@ typedef struct sched {
     uint32_t ntiles;
     xcomp_xfer *x;
     size_t n;
+    xchg_pos *pos;           /* per tile: its place in the layout */
     timeline *rx;            /* per receiver: when it is busy */
     uint64_t *cursor, *port; /* per sender: earliest set-up issue; outgoing port free */
     size_t **pend;           /* per sender: pending transfer indices, in the caller's order */
@@ -171,7 +174,7 @@ static size_t best_of(const sched *S, uint32_t src, uint64_t *start)
     uint64_t from = sender_from(S, src);
     *start = UINT64_MAX;
     for (size_t j = 0; j < S->npend[src]; j++) {
-        uint64_t t = earliest(S->m, S->rx, &S->x[S->pend[src][j]], from);
+        uint64_t t = earliest(S->m, S->pos, S->rx, &S->x[S->pend[src][j]], from);
         if (t < *start) {
             *start = t;
             best = j;
@@ -204,6 +207,7 @@ static void sched_free(sched *S)
             free(S->pend[t]);
     }
     free(S->rx);
+    free(S->pos);
     free(S->cursor);
     free(S->port);
     free(S->pend);
@@ -219,6 +223,9 @@ static void sched_init(sched *S)
 {
     uint32_t nt = S->ntiles;
     S->rx = xcalloc(nt, sizeof *S->rx);
+    S->pos = xmalloc(nt * sizeof *S->pos);
+    for (uint32_t t = 0; t < nt; t++)
+        S->pos[t] = xchg_pos_of(S->m, t);
     S->cursor = xmalloc(nt * sizeof *S->cursor);
     S->port = xcalloc(nt, sizeof *S->port);
     S->pend = xcalloc(nt, sizeof *S->pend);
@@ -254,7 +261,7 @@ static void place(sched *S, uint32_t src, size_t j, uint64_t t, xcomp_plan *plan
     S->port[src] = t + w;
     S->sent[src] += w;
     for (uint32_t d = f->dst_first; d < f->dst_first + f->dst_count; d++) {
-        uint64_t lat = xchg_latency(S->m, src, d);
+        uint64_t lat = xchg_latency_pos(S->m, S->pos[src], S->pos[d]);
         if (w)
             insert(&S->rx[d], t + lat, t + lat + w);
         S->recv[d] += w;

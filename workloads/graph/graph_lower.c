@@ -429,7 +429,9 @@ typedef struct ptab {
     isa_prog *prog;
     uint32_t *first;
     err *errs;
-    size_t n, cap, ctext, clen, cfirst, cerrs;
+    uint32_t *pool; /* the first pass's: each entry's POOL address, only laid out (no image) */
+    int layout_only;
+    size_t n, cap, ctext, clen, cfirst, cerrs, cpool;
 } ptab;
 
 /* The index of `text` in the table, a new entry when it is new (takes ownership of text);
@@ -447,6 +449,7 @@ static int32_t intern(ptab *P, char *text, uint32_t x)
     P->len = xgrow(P->len, &P->clen, P->n + 1, sizeof *P->len);
     P->first = xgrow(P->first, &P->cfirst, P->n + 1, sizeof *P->first);
     P->errs = xgrow(P->errs, &P->cerrs, P->n + 1, sizeof *P->errs);
+    P->pool = xgrow(P->pool, &P->cpool, P->n + 1, sizeof *P->pool);
     memset(&P->prog[P->n], 0, sizeof *P->prog);
     P->text[P->n] = text;
     P->len[P->n] = len;
@@ -461,7 +464,10 @@ static void assemble_one(void *ctx, size_t k)
     char name[48];
     snprintf(name, sizeof name, "graph tile %u", P->first[k]);
     err_clear(&P->errs[k]);
-    asm_assemble(name, P->text[k], P->len[k], &P->prog[k], &P->errs[k]);
+    if (P->layout_only)
+        asm_symbol_address(name, P->text[k], P->len[k], "POOL", &P->pool[k], &P->errs[k]);
+    else
+        asm_assemble(name, P->text[k], P->len[k], &P->prog[k], &P->errs[k]);
 }
 
 static void ptab_drop(ptab *P, int keep_progs)
@@ -475,6 +481,7 @@ static void ptab_drop(ptab *P, int keep_progs)
     free(P->len);
     free(P->first);
     free(P->errs);
+    free(P->pool);
     if (!keep_progs)
         free(P->prog);
     memset(P, 0, sizeof *P);
@@ -566,7 +573,7 @@ static void find_addresses(lower *L, const ptab *P)
         L->x->addr[i] = xcalloc(t->nr ? t->nr : 1, sizeof **L->x->addr);
         for (size_t k = 0; k < t->nr; k++) {
             int32_t w = L->x->which[(size_t)t->r[k].ipu * L->ntiles + t->r[k].tile];
-            L->x->addr[i][k] = (uint32_t)isa_prog_sym(&P->prog[w], "POOL") + L->pl.off[i][k];
+            L->x->addr[i][k] = P->pool[w] + L->pl.off[i][k];
         }
     }
 }
@@ -668,7 +675,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Place data, plan copies, assemble twice (layout, then addresses), account. */
 /* A tile whose data and vertex states alone exceed its SRAM: the one-line error before any
  * assembly (whose .space would fail first, with a less useful message). */
 static int early_fit(lower *L)
@@ -681,6 +687,8 @@ static int early_fit(lower *L)
     return ERR_OK;
 }
 
+/* Place data, plan copies, lay every text out (the addresses of its data), then assemble the
+ * texts that hold those addresses, account. */
 static int lower_all(lower *L, gr_prog main, ptab *P, pool *threads)
 {
     place_tensors(L, main);
@@ -688,7 +696,7 @@ static int lower_all(lower *L, gr_prog main, ptab *P, pool *threads)
     if (early_fit(L) != ERR_OK || plan_copies(L) != ERR_OK)
         return ERR_INPUT;
     count_syncs(L);
-    ptab first = {0};
+    ptab first = {.layout_only = 1}; /* the text's size is all the first pass needs */
     int rc = assemble_all(L, main, &first, threads);
     if (rc == ERR_OK)
         find_addresses(L, &first);
