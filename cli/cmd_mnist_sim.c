@@ -343,6 +343,14 @@ static void report_ipus(const phase *p, double iter_cycles, uint64_t iters)
  * tiles each uses. */
 static void report_graph(const phase *p)
 {
+    printf("  %-22s", "tiles per layer");
+    for (int k = 0; k < MNET_NLAYERS; k++) {
+        printf("%s %s", k ? ";" : "", mnet_layer_name(k));
+        for (uint32_t i = 0; i < p->m.nipus && i < 4; i++)
+            if (p->pipe.layer_tiles[k][i])
+                printf(" %u on ipu %u", p->pipe.layer_tiles[k][i], i);
+    }
+    printf("\n");
     if (p->pipe.nplans) {
         printf("  %-22s", "planned");
         for (uint32_t k = 0; k < p->pipe.nplans && k < MNET_MAX_PLANS; k++)
@@ -451,6 +459,20 @@ static void json_ipus(txt *b, const phase *p)
         txt_printf(b, "      \"ideal_utilisation_percent\": %.4f,\n", ideal_pct(p));
 }
 
+/* "layer_tiles": {"conv1": [tiles on IPU 0, 1, ...], ...}: the tiles each layer's compute
+ * sets use on each IPU. */
+static void json_layer_tiles(txt *b, const phase *p)
+{
+    txt_printf(b, "      \"layer_tiles\": {");
+    for (int k = 0; k < MNET_NLAYERS; k++) {
+        txt_printf(b, "%s\"%s\": [", k ? ", " : "", mnet_layer_name(k));
+        for (uint32_t i = 0; i < p->m.nipus && i < 4; i++)
+            txt_printf(b, "%s%u", i ? ", " : "", p->pipe.layer_tiles[k][i]);
+        txt_printf(b, "]");
+    }
+    txt_printf(b, "},\n");
+}
+
 /* "plans": [...]: each planned operation, its partition, tiles, and each step's estimated
  * and simulated cycles (mapping planned). */
 static void json_plans(txt *b, const phase *p)
@@ -463,10 +485,10 @@ static void json_plans(txt *b, const phase *p)
         const uint32_t *q = pl->part.p;
         txt_printf(b,
                    "%s{\"name\": \"%s\", \"ipu\": %u, \"tiles\": %u, \"partition\": {\"b\": %u, "
-                   "\"y\": %u, \"x\": %u, \"ci\": %u, \"co\": %u}, \"estimated_run\": %llu, "
-                   "\"estimated_prep\": %llu, \"steps\": {",
+                   "\"y\": %u, \"x\": %u, \"ci\": %u, \"co\": %u, \"ky\": %u}, "
+                   "\"estimated_run\": %llu, \"estimated_prep\": %llu, \"steps\": {",
                    k ? ",\n        " : "", pl->name, pl->ipu, pl->est.tiles, q[OP_PB], q[OP_PY],
-                   q[OP_PX], q[OP_PCI], q[OP_PCO], (unsigned long long)pl->est.run,
+                   q[OP_PX], q[OP_PCI], q[OP_PCO], q[OP_PK], (unsigned long long)pl->est.run,
                    (unsigned long long)pl->est.prep);
         int first = 1;
         for (int j = 0; j < OP_S_N; j++) {
@@ -507,6 +529,7 @@ static void json_phase(txt *b, const phase *p)
                p->top.state, p->top.always, p->top.other, p->top.data, p->sum.mean_bytes,
                p->sum.tiles_used, p->m.sram_bytes);
     json_ipus(b, p);
+    json_layer_tiles(b, p);
     json_plans(b, p);
     txt_printf(b,
                "      \"compile\": {\"compute_sets\": %u, \"vertices\": %u, \"exchanges\": %u, "

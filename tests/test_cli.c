@@ -419,6 +419,10 @@ static const char *const sim_report[] = {
     "  throughput             ",
     "  time split (ipu 0)     OnTileExecute ",
     "  tile balance           ",
+    /* the per-sample mapping (docs/mnist.md): the convolutions and pools a sample a tile (a
+     * batch of 4), layer3 on its 16 tiles, layer4 and the loss on one */
+    "  tiles per layer        conv1 4 on ipu 0; pool1 4 on ipu 0; conv2 4 on ipu 0; pool2 4 on "
+    "ipu 0; layer3 16 on ipu 0; layer4 1 on ipu 0; loss 1 on ipu 0",
     "  tile memory            peak ",
     "  compile                ",
     "  test pass              16 images: ",

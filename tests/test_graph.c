@@ -1237,6 +1237,39 @@ static void test_first_tile_error(void **state)
         }
 }
 
+/* gr_exe_layer_tiles counts the distinct tiles holding a vertex of compute set `layer` or
+ * `layer.<anything>`: "conv" has vertices on tiles 0, 1 (twice: one tile) and, in "conv.dw",
+ * tile 3, so 3 tiles; "conv2" (tile 2) and "convx" (tile 4) are other layers; "dw" matches
+ * nothing ("conv.dw" is conv's). */
+static void test_layer_tiles(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 8);
+    gr_codelet_src(r.gr, "good", "# State\ngood:\n        exit\n");
+    static const struct {
+        const char *cs;
+        uint32_t tile;
+    } v[] = {{"conv", 0}, {"conv", 1}, {"conv.dw", 1}, {"conv.dw", 3}, {"conv2", 2}, {"convx", 4}};
+    gr_prog p[6];
+    for (size_t k = 0; k < 6; k++) {
+        gr_cs cs = gr_cs_new(r.gr, v[k].cs);
+        gr_vertex(r.gr, cs, "good", 0, 0, v[k].tile, NULL, 0);
+        p[k] = gr_execute(r.gr, cs);
+    }
+    err e;
+    err_clear(&e);
+    gr_exe *x = gr_compile(r.gr, gr_seq(r.gr, p, 6), NULL, &e);
+    if (!x)
+        fail_msg("%s", e.msg);
+    assert_int_equal(gr_exe_layer_tiles(x, "conv", 0), 3);
+    assert_int_equal(gr_exe_layer_tiles(x, "conv2", 0), 1);
+    assert_int_equal(gr_exe_layer_tiles(x, "convx", 0), 1);
+    assert_int_equal(gr_exe_layer_tiles(x, "dw", 0), 0);
+    gr_exe_free(x);
+    rig_free(&r);
+}
+
 /* gr_copy keeps its own checks: tensors of different element counts. */
 static void test_copy_whole_counts(void **state)
 {
@@ -1281,6 +1314,7 @@ int main(void)
         cmocka_unit_test(test_remote_liveness),
         cmocka_unit_test(test_copy_errors),
         cmocka_unit_test(test_first_tile_error),
+        cmocka_unit_test(test_layer_tiles),
         cmocka_unit_test(test_vertex_fields_checked),
         cmocka_unit_test(test_copy_whole_counts),
         /* clang-format on */

@@ -224,6 +224,16 @@ static void test_estimates(void **state)
         }
     }
     assert_true(checked >= 30);
+    /* the report's tiles per layer cover each plan's: a plan's compute sets are its layer's
+     * ("conv2.dx.amp" is conv2's), and the plan uses exactly est.tiles tiles */
+    for (uint32_t k = 0; k < r.info.nplans; k++) {
+        const mnet_plan *p = &r.info.plan[k];
+        int l = 0;
+        while (l < MNET_NLAYERS && strncmp(p->name, mnet_layer_name(l), strlen(mnet_layer_name(l))))
+            l++;
+        assert_true(l < MNET_NLAYERS);
+        assert_true(r.info.layer_tiles[l][p->ipu] >= p->est.tiles);
+    }
 }
 
 /* One IPU, pipelined over four (grouped, recompute) and over two (interleaved, every

@@ -219,6 +219,11 @@ typedef struct gr_step {
     uint32_t rounds;
 } gr_step;
 size_t gr_exe_steps(const gr_exe *x, uint32_t ipu, gr_step *out, size_t cap);
+/* How many tiles of IPU `ipu` (a replica's: its IPU in replica 0) hold a vertex of a compute
+ * set named `layer`, or `layer` then a dot and anything ("conv1" counts "conv1.amp" and
+ * "conv1.dw.reduce", not "conv10"): the tiles a layer's compute sets use, named as a workload
+ * names them. */
+uint32_t gr_exe_layer_tiles(const gr_exe *x, const char *layer, uint32_t ipu);
 
 /* Load the images (tiles with nothing are idle), then write the gr_init data. */
 int gr_load(const gr_exe *x, eng *e_, err *e);

@@ -770,6 +770,30 @@ const gr_tile_mem *gr_exe_tile(const gr_exe *x, uint32_t ipu, uint32_t tile)
     return &x->mem[(size_t)(ipu % x->nipus) * x->ntiles + tile]; /* every replica alike */
 }
 
+/* Whether compute set name `cs` is `layer` or `layer.` then anything. */
+static int of_layer(const char *cs, const char *layer)
+{
+    size_t n = strlen(layer);
+    return strncmp(cs, layer, n) == 0 && (cs[n] == '\0' || cs[n] == '.');
+}
+
+uint32_t gr_exe_layer_tiles(const gr_exe *x, const char *layer, uint32_t ipu)
+{
+    const graph *g = x->g;
+    ipu %= x->nipus;
+    uint8_t *used = xcalloc(x->ntiles, 1);
+    uint32_t n = 0;
+    for (size_t k = 0; k < g->nv; k++) {
+        const gr_vertex_s *v = &g->v[k];
+        if (v->ipu == ipu && !used[v->tile] && of_layer(g->cs[v->cs].name, layer)) {
+            used[v->tile] = 1;
+            n++;
+        }
+    }
+    free(used);
+    return n;
+}
+
 int gr_load(const gr_exe *x, eng *g, err *e)
 {
     size_t total = (size_t)x->replicas * x->nipus * x->ntiles;

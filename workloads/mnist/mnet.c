@@ -344,6 +344,22 @@ static void write_inputs(const mnet_b *b, const gr_exe *x, eng *g, const float *
     free(t);
 }
 
+const char *mnet_layer_name(int k)
+{
+    static const char *const name[MNET_NLAYERS] = {"conv1",  "pool1",  "conv2", "pool2",
+                                                   "layer3", "layer4", "loss"};
+    return k >= 0 && k < MNET_NLAYERS ? name[k] : NULL;
+}
+
+/* The tiles each layer's compute sets use on each IPU, into b->pipe. */
+static void count_layer_tiles(mnet_b *b, const gr_exe *x)
+{
+    memset(b->pipe.layer_tiles, 0, sizeof b->pipe.layer_tiles);
+    for (int k = 0; k < MNET_NLAYERS; k++)
+        for (uint32_t i = 0; i < b->nipus && i < 4; i++)
+            b->pipe.layer_tiles[k][i] = gr_exe_layer_tiles(x, mnet_layer_name(k), i);
+}
+
 /* Build, compile, load and run one graph; params in (and out when training). */
 static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int test, err *e)
 {
@@ -376,8 +392,10 @@ static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int t
             rc = err_set(e, ERR_FAULT, "mnet: the outfeed delivered more than its buffer");
         if (rc == ERR_OK && !test)
             gr_read(x, g, b->params, 0, params, MREF_NPARAMS);
-        if (rc == ERR_OK && hs->h && hs->h->finished)
+        if (rc == ERR_OK && hs->h && hs->h->finished) {
+            count_layer_tiles(b, x);
             hs->h->finished(hs->h->ctx, test, g, x, &b->pipe);
+        }
     } else if (x) {
         rc = e->status ? e->status : ERR_INPUT;
     }

@@ -112,6 +112,12 @@ typedef struct mnet_plan {
     op_conv_est est;
 } mnet_plan;
 
+/* The network's layers as a run reports the tiles each uses: layer k's compute sets are those
+ * named mnet_layer_name(k), then a dot and anything (its forward and gradients, planned or
+ * not; gr_exe_layer_tiles). */
+enum { MNET_NLAYERS = 7 };
+const char *mnet_layer_name(int k);
+
 /* A pipelined run's stages (stages 0: not pipelined): per IPU, its micro-batches in flight,
  * the slots its stash keeps (0: none, the working buffers hold the one in flight) and the
  * stash's bytes on the IPU. */
@@ -128,6 +134,8 @@ typedef struct mnet_pipe_info {
      * sample */
     uint32_t nplans;
     mnet_plan plan[MNET_MAX_PLANS];
+    /* per layer (mnet_layer_name) and IPU: the tiles holding its vertices */
+    uint32_t layer_tiles[MNET_NLAYERS][4];
 } mnet_pipe_info;
 
 typedef struct mnet_hooks {

@@ -140,14 +140,7 @@ static void v_pack(mnet_b *b, gr_cs cs, uint32_t gt, const cplan_pack *p, sl lis
  * block's descriptor and the source no valid row reads). */
 static void v_zero(mnet_b *b, gr_cs cs, uint32_t tile, sl dst, sl zl)
 {
-    for (unsigned v = 0; v < NW; v++) {
-        size_t a = op_split(dst.n, v, NW, 1), z = op_split(dst.n, v + 1, NW, 1);
-        if (z == a)
-            continue;
-        gr_field f[8] = {R(dst, a, z - a),     R(zl, 0, 3), U(1), R(zl, 0, 3), U(1),
-                         U((uint32_t)(z - a)), U(4),        U(4)};
-        vtx(b, cs, "conv_pack", 0, tile, f, 8);
-    }
+    op_v_elem(b->g, cs, tile / b->T, tile % b->T, OP_E_ZERO, dst, zl, 1);
 }
 
 static void v_ungroup(mnet_b *b, gr_cs cs, uint32_t gt, sl out, sl in, uint32_t C, uint32_t P,
@@ -178,19 +171,7 @@ static void v_pool_bwd(mnet_b *b, gr_cs cs, uint32_t gt, sl dout, sl out, sl arg
 /* ReLU in place (bwd = 0), or its gradient dy = out > 0 ? dy : 0 in place (bwd = 1). */
 static void v_relu(mnet_b *b, gr_cs cs, uint32_t tile, sl out, sl dy, int bwd)
 {
-    for (unsigned v = 0; v < NW; v++) {
-        size_t a = op_split(out.n, v, NW, 4), z = op_split(out.n, v + 1, NW, 4);
-        if (z == a)
-            continue;
-        if (bwd) {
-            gr_field f[4] = {R(out, a, z - a), R(dy, a, z - a), R(dy, a, z - a),
-                             U((uint32_t)(z - a))};
-            vtx(b, cs, "relu_bwd", 0, tile, f, 4);
-        } else {
-            gr_field f[3] = {R(out, a, z - a), R(out, a, z - a), U((uint32_t)(z - a))};
-            vtx(b, cs, "relu_fwd", 0, tile, f, 3);
-        }
-    }
+    op_v_elem(b->g, cs, tile / b->T, tile % b->T, bwd ? OP_E_RELU_GRAD : OP_E_RELU, out, dy, 4);
 }
 
 /* out[nq][M][16] (+)= in[kc][M][8] x W blocks (mm_amp, a supervisor vertex). */
@@ -1408,7 +1389,7 @@ static gr_prog fwd_b4(net *n)
     fc_t *f = &n->f;
     seq q = {0};
     gr_cs l4[5] = {cs(n, "layer4.x"), cs(n, "layer4"), cs(n, "layer4.rows"), cs(n, "layer4.bias"),
-                   cs(n, "logits")};
+                   cs(n, "layer4.logits")};
     for (uint32_t c = 0; c < b->K; c++) {
         uint32_t t = t4t(b, c);
         sl y = at(f->y4T, c);

@@ -10,8 +10,6 @@
 #include "base/alloc.h"
 #include "workloads/ops/ops.h"
 
-#define NW 6
-
 /* The regions of t (freed by the caller), their number in *n. */
 static gr_where *regions(const graph *g, gr_tensor t, size_t *n)
 {
@@ -33,64 +31,29 @@ gr_tensor op_like(graph *g, const char *name, gr_tensor t)
     return l;
 }
 
-/* The element-wise codelets over a tensor a and a second operand b, in one table: the
- * fields of a vertex over elements [lo, hi) of region k of a. */
-enum { E_RELU, E_RELU_GRAD, E_ACC, E_ZERO, E_N };
-static const struct {
-    const char *codelet;
-    int nf;
-    char f[9]; /* 'a', 'b': that tensor's elements; 'n': their count; 'z': b's 3 words
-                * [4k, 4k + 3); '0', '1', '4': that constant */
-} ELEM[E_N] = {
-    [E_RELU] = {"relu_fwd", 3, "aan"},       /* x, y (in place), n */
-    [E_RELU_GRAD] = {"relu_bwd", 4, "abbn"}, /* out, dy, dx (in place), n */
-    [E_ACC] = {"acc_add", 3, "abn"},         /* dst, src, n */
-    /* dst, src (the descriptor: never read, no valid rows), one block, its descriptor (all
-     * zero: no valid rows), R = 1, C = n, strides: one row of n zeros */
-    [E_ZERO] = {"conv_pack", 8, "az1z1n44"},
-};
-
-static gr_field field(char c, gr_tensor a, gr_tensor b, size_t k, size_t lo, size_t hi)
-{
-    switch (c) {
-    case 'a': return gr_region(a, lo, hi);
-    case 'b': return gr_region(b, lo, hi);
-    case 'z': return gr_region(b, 4 * k, 4 * k + 3);
-    case 'n': return gr_u32((uint32_t)(hi - lo));
-    default: return gr_u32((uint32_t)(c - '0'));
-    }
-}
-
 /* Operation op over each region of a, split over the workers in runs of whole groups of
- * four floats. */
-static void elementwise(graph *g, gr_cs cs, int op, gr_tensor a, gr_tensor b)
+ * four floats (op_v_elem); b: the second operand, read where a lies, or for E_ZERO the zero
+ * descriptors, four words a region. */
+static void elementwise(graph *g, gr_cs cs, op_elem op, gr_tensor a, gr_tensor b)
 {
     size_t n;
     gr_where *w = regions(g, a, &n);
     for (size_t k = 0; k < n; k++) {
         size_t len = w[k].end - w[k].begin;
-        for (unsigned v = 0; v < NW; v++) {
-            size_t lo = w[k].begin + op_split(len, v, NW, 4),
-                   hi = w[k].begin + op_split(len, v + 1, NW, 4);
-            if (hi == lo)
-                continue;
-            gr_field f[8];
-            for (int i = 0; i < ELEM[op].nf; i++)
-                f[i] = field(ELEM[op].f[i], a, b, k, lo, hi);
-            gr_vertex(g, cs, ELEM[op].codelet, 0, w[k].ipu, w[k].tile, f, (size_t)ELEM[op].nf);
-        }
+        op_sl sb = op == OP_E_ZERO ? (op_sl){b, 4 * k, 4} : (op_sl){b, w[k].begin, len};
+        op_v_elem(g, cs, w[k].ipu, w[k].tile, op, (op_sl){a, w[k].begin, len}, sb, 4);
     }
     free(w);
 }
 
 void op_relu(graph *g, gr_cs cs, gr_tensor y, gr_tensor dy)
 {
-    elementwise(g, cs, dy == GR_NONE ? E_RELU : E_RELU_GRAD, y, dy);
+    elementwise(g, cs, dy == GR_NONE ? OP_E_RELU : OP_E_RELU_GRAD, y, dy);
 }
 
 void op_acc(graph *g, gr_cs cs, gr_tensor dst, gr_tensor src)
 {
-    elementwise(g, cs, E_ACC, dst, src);
+    elementwise(g, cs, OP_E_ACC, dst, src);
 }
 
 /* The zero descriptor is a small constant tensor, 4 words on each of t's regions' tiles. */
@@ -108,5 +71,5 @@ void op_zero(graph *g, gr_cs cs, gr_tensor t, const char *name)
         gr_init(g, zl, 4 * k, zeros, 4);
     }
     free(w);
-    elementwise(g, cs, E_ZERO, t, zl);
+    elementwise(g, cs, OP_E_ZERO, t, zl);
 }

@@ -280,6 +280,13 @@ typedef struct op_sl { /* elements [at, at + n) of a tensor */
     size_t at, n;
 } op_sl;
 
+/* An element-wise codelet over the n elements of slice a, with b (the same elements of a
+ * second operand; for OP_E_ZERO a zero descriptor, 3 words), a worker's share in runs of
+ * whole `grain`s: relu_fwd (a = max(a, 0)), relu_bwd (b = a > 0 ? b : 0), acc_add (a += b),
+ * or a = 0 (conv_pack of no valid rows). */
+typedef enum op_elem { OP_E_RELU, OP_E_RELU_GRAD, OP_E_ACC, OP_E_ZERO, OP_E_N } op_elem;
+void op_v_elem(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_elem op, op_sl a, op_sl b,
+               size_t grain);
 /* out = k x the sum of P parts (stride elements apart, in part order), n elements
  * (reduce_add; a worker's share whole pairs). */
 void op_v_reduce(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl out, op_sl parts,

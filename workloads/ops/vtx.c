@@ -13,6 +13,47 @@ static gr_field reg(op_sl s, size_t off, size_t len)
     return gr_region(s.t, s.at + off, s.at + off + len);
 }
 
+/* The element-wise codelets over a and a second operand b, in one table: the fields of a
+ * worker's vertex over a's elements [lo, lo + len) of the slice. */
+static const struct {
+    const char *codelet;
+    int nf;
+    char f[9]; /* 'a', 'b': that slice's elements; 'n': their count; 'z': b's first 3 words;
+                * '0', '1', '4': that constant */
+} ELEM[OP_E_N] = {
+    [OP_E_RELU] = {"relu_fwd", 3, "aan"},       /* x, y (in place), n */
+    [OP_E_RELU_GRAD] = {"relu_bwd", 4, "abbn"}, /* out, dy, dx (in place), n */
+    [OP_E_ACC] = {"acc_add", 3, "abn"},         /* dst, src, n */
+    /* dst, src (the descriptor: never read, no valid rows), one block, its descriptor (all
+     * zero: no valid rows), R = 1, C = n, strides: one row of n zeros */
+    [OP_E_ZERO] = {"conv_pack", 8, "az1z1n44"},
+};
+
+static gr_field elem_field(char c, op_sl a, op_sl b, size_t lo, size_t len)
+{
+    switch (c) {
+    case 'a': return reg(a, lo, len);
+    case 'b': return reg(b, lo, len);
+    case 'z': return reg(b, 0, 3);
+    case 'n': return gr_u32((uint32_t)len);
+    default: return gr_u32((uint32_t)(c - '0'));
+    }
+}
+
+void op_v_elem(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_elem op, op_sl a, op_sl b,
+               size_t grain)
+{
+    for (unsigned v = 0; v < NW; v++) {
+        size_t lo = op_split(a.n, v, NW, grain), hi = op_split(a.n, v + 1, NW, grain);
+        if (hi == lo)
+            continue;
+        gr_field f[8];
+        for (int i = 0; i < ELEM[op].nf; i++)
+            f[i] = elem_field(ELEM[op].f[i], a, b, lo, hi - lo);
+        gr_vertex(g, cs, ELEM[op].codelet, 0, ipu, tile, f, (size_t)ELEM[op].nf);
+    }
+}
+
 void op_v_reduce(graph *g, gr_cs cs, uint32_t ipu, uint32_t tile, op_sl out, op_sl parts,
                  uint32_t n, uint32_t P, uint32_t stride, float k)
 {
