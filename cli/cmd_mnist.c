@@ -201,6 +201,8 @@ int mnist_json(const mnist_opts *o, const char *dir, const mdata *d, const mnist
     txt b = {0};
     txt_printf(&b, "{\n  \"command\": \"mnist\",\n  \"mode\": \"%s\",\n  \"dataset\": ", res->mode);
     mnist_jstr(&b, o->dataset);
+    txt_printf(&b, ",\n  \"network\": ");
+    mnist_jstr(&b, o->net->name);
     txt_printf(&b, ",\n  \"dataset_dir\": ");
     mnist_jstr(&b, dir);
     txt_printf(&b,
@@ -225,6 +227,19 @@ int mnist_json(const mnist_opts *o, const char *dir, const mdata *d, const mnist
 }
 
 /* ---- the options ---- */
+
+/* --network NAME: one of mspec's tables. */
+static int parse_network(const char *v, const mspec **net)
+{
+    if ((*net = mspec_find(v)) != NULL)
+        return 0;
+    txt names = {0};
+    for (int i = 0; mspec_at(i); i++)
+        txt_printf(&names, "%s%s", i ? ", " : "", mspec_at(i)->name);
+    fprintf(stderr, "ipusim %s: --network %s: expected %s\n", CMD, v, txt_str(&names));
+    txt_free(&names);
+    return 2;
+}
 
 /* --strategy pipelined|sharded */
 static int parse_strategy(const char *opt, const char *v, int *sharded)
@@ -351,6 +366,8 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
     }
     if (strcmp(a, "--output-mode") == 0)
         return parse_output_mode(a, v, &o->out_mode, &o->out_n);
+    if (strcmp(a, "--network") == 0)
+        return parse_network(v, &o->net);
     const char **dst = strcmp(a, "--stages") == 0         ? &o->stages
                        : strcmp(a, "--dataset") == 0      ? &o->dataset
                        : strcmp(a, "--save-weights") == 0 ? &o->save
@@ -366,6 +383,7 @@ static const struct {
     int sim;
 } with_value[] = {
     {"--dataset", 0},
+    {"--network", 0},
     {"--epochs", 0},
     {"--batch-size", 0},
     {"--gradient-accumulation", 0},
@@ -451,6 +469,7 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
 {
     *o = (mnist_opts){.cfg = mref_defaults(),
                       .dataset = "mnist-digits",
+                      .net = mspec_tutorial(),
                       .depth = 3,
                       .out_mode = STRM_ALL,
                       .out_n = 1,
@@ -510,13 +529,15 @@ static int ref_run(const mnist_opts *o, const char *dir, const mdata *d)
     int max_batch = cfg->batch > cfg->test_batch ? cfg->batch : cfg->test_batch;
     mnist_run r = {0};
     mnist_result res = {.mode = "reference", .trained = mnist_trained(o, &d->train)};
-    mref_net *net = mref_create(max_batch, e);
+    mref_net *net = mref_create_net(o->net, max_batch, e);
     int rc = !net || (o->load ? mref_load(net, o->load, e) : (mref_init(net, cfg->seed), 0)) ||
-             (o->save && mref_prepare_save(o->save, e));
+             (o->save && mref_prepare_save(net, o->save, e));
     if (rc)
         goto out;
     printf("Reference (native host) training on %s (%s): %zu training, %zu test images\n",
            o->dataset, dir, d->train.n, d->test.n);
+    if (o->net != mspec_tutorial())
+        printf("network %s: %s; %zu parameters\n", o->net->name, o->net->about, mref_nparams(net));
     mnist_print_plan(o, &d->train, "");
     fflush(stdout);
     mref_hooks hooks = {ref_epoch, ref_call, &r};

@@ -14,6 +14,7 @@
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/mnet.h"
 #include "workloads/mnist/mref.h"
+#include "workloads/mnist/spec.h"
 
 #define MNIST_CMD "mnist"
 
@@ -22,6 +23,7 @@ typedef struct mnist_opts {
     mref_cfg cfg;
     int reference;
     const char *dataset, *save, *load, *json;
+    const mspec *net; /* --network: the layer table trained (the simulated run: the tutorial's) */
     /* the simulated run only */
     cli_machine mo;
     mach m;                  /* --machine and --set, resolved */

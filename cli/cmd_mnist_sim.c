@@ -581,7 +581,7 @@ static int initial_weights(const mnist_opts *o, mref_net **net, err *e)
     } else {
         mref_init(*net, o->cfg.seed);
     }
-    return o->save ? mref_prepare_save(o->save, e) : 0;
+    return o->save ? mref_prepare_save(*net, o->save, e) : 0;
 }
 
 static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, const mdata *d)
@@ -652,6 +652,11 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
 
 int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
 {
+    if (o->net != mspec_tutorial())
+        return err_set(e, ERR_INPUT,
+                       "--network %s: the simulated run builds the tutorial's network only; "
+                       "train %s with --reference (docs/mnist.md, networks as tables)",
+                       o->net->name, o->net->name);
     if (mnet_defaults(c, e))
         return e->status;
     c->run = o->cfg;

@@ -353,6 +353,10 @@ static void test_mnist_option_errors(void **state)
          "ipusim mnist: --ipus 5: the network has 4 blocks, one IPU each at most\n"},
         {"--strategy bad", "ipusim mnist: --strategy bad: expected pipelined or sharded\n"},
         {"--dtype f16", "ipusim mnist: --dtype f16: expected fp32, fp16 or u8\n"},
+        {"--network lenet", "ipusim mnist: --network lenet: expected tutorial, wide\n"},
+        {"--network wide", "ipusim mnist: --network wide: the simulated run builds the "
+                           "tutorial's network only; train wide with --reference (docs/mnist.md, "
+                           "networks as tables)\n"},
         {"--ipus 2 --strategy sharded --stages 0,1,2,1",
          "ipusim mnist: --stages 0,1,2,1: expected four IPU numbers below --ipus 2, one per block "
          "(B1 conv1, B2 conv2, B3 layer3, B4 layer4), e.g. 0,0,1,1\n"},
@@ -615,6 +619,19 @@ static void test_mnist_simulated(void **state)
                          "--gradient-accumulation 1 --device-iterations 2 --test-batch-size 8",
                          dir),
                      0);
+    /* another layer table for the reference trainer: its line, then the tutorial's progress
+     * lines and a test accuracy; its 206,922 parameters (docs/mnist.md, networks as tables) */
+    char wout[8192];
+    assert_int_equal(run(wout, sizeof wout,
+                         "mnist --reference --network wide --dataset %s --epochs 1 --batch-size 4 "
+                         "--gradient-accumulation 2 --device-iterations 2 --max-calls 1 "
+                         "--test-images 16",
+                         dir),
+                     0);
+    assert_non_null(strstr(wout, "\nnetwork wide: a wider conv-net: conv 1->16 k3 padding 1, "));
+    assert_non_null(strstr(wout, "; 206922 parameters\n"));
+    assert_non_null(strstr(wout, ": 1/1\nTrained 16 images in "));
+    assert_non_null(strstr(wout, "\nAccuracy on test set: "));
     for (char *l = strtok(lines2, "\n"); l; l = strtok(NULL, "\n")) /* its lines, in order */
         if (!strstr(shout, l))
             fail_msg("sharded: '%s' is not in the reference's output:\n%s", l, shout);

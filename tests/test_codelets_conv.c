@@ -595,8 +595,8 @@ static void dw_exact(const mlayer_conv *c, int batch, const float *x, const floa
 
 /* ---- tests ---- */
 
-static const mlayer_conv conv1 = {1, 28, 28, 10, 5};  /* Conv2d(1, 10, 5) on 28 x 28 */
-static const mlayer_conv conv2 = {10, 12, 12, 20, 5}; /* Conv2d(10, 20, 5) on 12 x 12 */
+static const mlayer_conv conv1 = {1, 28, 28, 10, 5, 1, 0};  /* Conv2d(1, 10, 5) on 28 x 28 */
+static const mlayer_conv conv2 = {10, 12, 12, 20, 5, 1, 0}; /* Conv2d(10, 20, 5) on 12 x 12 */
 
 /* conv_pack on ragged blocks (rv = 0, rv < R, cv < C, full) in 1 and 3 vertices, and
  * conv_ungroup copying and adding, against their C meaning and cycle models. */
@@ -707,7 +707,7 @@ static void test_all_entries(void **state)
     free(g);
 
     /* conv_mac1: Conv2d(1, 2, 5) on 11 x 12 (7 x 8 outputs), rows split 2, 2, 3 */
-    static const mlayer_conv c = {1, 11, 12, 2, 5};
+    static const mlayer_conv c = {1, 11, 12, 2, 5, 1, 0};
     cplan_shape sh = shape_of(&c);
     float *x = rand_floats(132), *wk = rand_floats(50), b[2] = {0, 0}, y[112], ym[112];
     float *col = malloc(4 * mlayer_conv_col_floats(&c));
@@ -759,7 +759,7 @@ static void test_fwd_amp(void **state)
     (void)state;
     check_fwd(&conv2, 1, 0, "conv2 fwd");
     check_fwd(&conv2, 3, 0, "conv2 fwd");
-    static const mlayer_conv s1 = {3, 7, 10, 18, 3}, s2 = {2, 9, 11, 5, 8};
+    static const mlayer_conv s1 = {3, 7, 10, 18, 3, 1, 0}, s2 = {2, 9, 11, 5, 8, 1, 0};
     check_fwd(&s1, 2, 0, "small fwd K3");
     check_fwd(&s2, 1, 0, "small fwd K8");
     check_fwd(&conv1, 1, 0, "conv1 fwd (AMP)");
@@ -770,7 +770,7 @@ static void test_fwd_mac(void **state)
 {
     (void)state;
     check_fwd(&conv1, 1, 1, "conv1 fwd");
-    static const mlayer_conv s = {1, 9, 10, 3, 5};
+    static const mlayer_conv s = {1, 9, 10, 3, 5, 1, 0};
     check_fwd(&s, 1, 1, "small fwd mac");
 }
 
@@ -813,7 +813,7 @@ static void test_dx(void **state)
     (void)state;
     check_dx(&conv2, 1, "conv2 dx");
     check_dx(&conv2, 2, "conv2 dx");
-    static const mlayer_conv s = {3, 7, 10, 18, 3};
+    static const mlayer_conv s = {3, 7, 10, 18, 3, 1, 0};
     check_dx(&s, 1, "small dx");
 }
 
@@ -862,7 +862,7 @@ static void test_wgrad(void **state)
 {
     (void)state;
     check_wgrad(&conv2, 2, 1, "conv2 dw");
-    static const mlayer_conv s = {4, 6, 10, 18, 3}, s8 = {3, 7, 10, 18, 3};
+    static const mlayer_conv s = {4, 6, 10, 18, 3, 1, 0}, s8 = {3, 7, 10, 18, 3, 1, 0};
     check_wgrad(&s, 2, 1, "small dw");
     check_wgrad(&s8, 2, 0, "small dw (lanes)");
     check_wgrad(&conv1, 2, 0, "conv1 dw");

@@ -74,12 +74,17 @@ static void conv_naive(const mlayer_conv *c, int batch, const float *x, const fl
             for (int oy = 0; oy < ho; oy++)
                 for (int ox = 0; ox < wo; ox++) {
                     double s = b[co];
+                    const int st = c->stride > 1 ? c->stride : 1;
                     for (int ci = 0; ci < c->cin; ci++)
                         for (int ky = 0; ky < c->k; ky++)
-                            for (int kx = 0; kx < c->k; kx++)
-                                s += (double)
-                                         x[((n * c->cin + ci) * c->h + oy + ky) * c->w + ox + kx] *
+                            for (int kx = 0; kx < c->k; kx++) {
+                                /* the padded input: zero outside */
+                                int iy = oy * st + ky - c->pad, ix = ox * st + kx - c->pad;
+                                if (iy < 0 || iy >= c->h || ix < 0 || ix >= c->w)
+                                    continue;
+                                s += (double)x[((n * c->cin + ci) * c->h + iy) * c->w + ix] *
                                      w[((co * c->cin + ci) * c->k + ky) * c->k + kx];
+                            }
                     y[((n * c->cout + co) * ho + oy) * wo + ox] = s;
                 }
 }
@@ -164,16 +169,29 @@ static void test_conv_odd_shapes(void **state)
 {
     (void)state;
     /* cout 5 and 6 leave row remainders of the 4-row tiles; widths leave column remainders */
-    check_conv(&(mlayer_conv){2, 7, 9, 5, 3}, 2, 1);
-    check_conv(&(mlayer_conv){3, 6, 6, 6, 2}, 3, 1);
-    check_conv(&(mlayer_conv){1, 12, 14, 9, 5}, 1, 1);
+    check_conv(&(mlayer_conv){2, 7, 9, 5, 3, 1, 0}, 2, 1);
+    check_conv(&(mlayer_conv){3, 6, 6, 6, 2, 1, 0}, 3, 1);
+    check_conv(&(mlayer_conv){1, 12, 14, 9, 5, 1, 0}, 1, 1);
+}
+
+/* Stride and zero padding (the unfolding reads zeros outside the input; the gradient drops
+ * the padding's terms): against the naive loops over the padded input and finite
+ * differences. Shapes where the last window does not reach the input's edge ((h + 2p - k)
+ * not a multiple of the stride) and where windows lie mostly in the padding. */
+static void test_conv_stride_pad(void **state)
+{
+    (void)state;
+    check_conv(&(mlayer_conv){2, 9, 9, 3, 3, 2, 1}, 2, 1);  /* -> 5 x 5 */
+    check_conv(&(mlayer_conv){1, 8, 10, 4, 5, 1, 2}, 1, 1); /* -> 8 x 10, "same" */
+    check_conv(&(mlayer_conv){3, 7, 6, 5, 3, 3, 2}, 2, 1);  /* -> 3 x 3: last rows unread */
+    check_conv(&(mlayer_conv){1, 4, 4, 2, 2, 2, 3}, 1, 1);  /* -> 5 x 5, mostly padding */
 }
 
 static void test_conv_tutorial_shapes(void **state)
 {
     (void)state;
-    check_conv(&(mlayer_conv){1, 28, 28, 10, 5}, 1, 3);
-    check_conv(&(mlayer_conv){10, 12, 12, 20, 5}, 1, 17);
+    check_conv(&(mlayer_conv){1, 28, 28, 10, 5, 1, 0}, 1, 3);
+    check_conv(&(mlayer_conv){10, 12, 12, 20, 5, 1, 0}, 1, 17);
 }
 
 /* ---- max-pool + ReLU ---- */
@@ -332,12 +350,17 @@ static void test_xent(void **state)
 
 /* The tutorial network written out naively in double precision, from double parameters laid
  * out as mref's flat vector. Returns the mean cross-entropy; logits to z if not NULL. */
-static double net_naive(const double *p, const float *x, int batch, const int *labels, double *z)
+static double net_naive(const mref_net *nt, const double *p, const float *x, int batch,
+                        const int *labels, double *z)
 {
-    const double *w1 = p + mref_tensor(MREF_W1)->offset, *b1 = p + mref_tensor(MREF_B1)->offset;
-    const double *w2 = p + mref_tensor(MREF_W2)->offset, *b2 = p + mref_tensor(MREF_B2)->offset;
-    const double *w3 = p + mref_tensor(MREF_W3)->offset, *b3 = p + mref_tensor(MREF_B3)->offset;
-    const double *w4 = p + mref_tensor(MREF_W4)->offset, *b4 = p + mref_tensor(MREF_B4)->offset;
+    const double *w1 = p + mref_tensor(nt, MREF_W1)->offset,
+                 *b1 = p + mref_tensor(nt, MREF_B1)->offset;
+    const double *w2 = p + mref_tensor(nt, MREF_W2)->offset,
+                 *b2 = p + mref_tensor(nt, MREF_B2)->offset;
+    const double *w3 = p + mref_tensor(nt, MREF_W3)->offset,
+                 *b3 = p + mref_tensor(nt, MREF_B3)->offset;
+    const double *w4 = p + mref_tensor(nt, MREF_W4)->offset,
+                 *b4 = p + mref_tensor(nt, MREF_B4)->offset;
     double loss = 0;
     for (int n = 0; n < batch; n++) {
         const float *xn = x + (size_t)n * 784;
@@ -423,7 +446,7 @@ static void test_network_gradient(void **state)
     for (int i = 0; i < MREF_NPARAMS; i++)
         p[i] = pf[i];
     double zref[30];
-    double lref = net_naive(p, x, batch, labels, zref);
+    double lref = net_naive(n, p, x, batch, labels, zref);
     assert_close(loss, lref, 1e-5, 1e-5, "network loss", 0);
     const float *z = mref_forward(n, batch, x);
     for (int i = 0; i < batch * 10; i++)
@@ -431,7 +454,7 @@ static void test_network_gradient(void **state)
 
     const double h = 1e-6;
     for (int t = 0; t < MREF_NTENSORS; t++) {
-        const mref_tensor_info *ti = mref_tensor(t);
+        const mref_tensor_info *ti = mref_tensor(n, t);
         /* along the tensor's gradient direction u = g_t / |g_t|: dL/ds = |g_t| */
         double norm = 0;
         for (size_t i = 0; i < ti->count; i++)
@@ -440,10 +463,10 @@ static void test_network_gradient(void **state)
         assert_true(norm > 0);
         for (size_t i = 0; i < ti->count; i++)
             p[ti->offset + i] = pf[ti->offset + i] + h * g[ti->offset + i] / norm;
-        double lp = net_naive(p, x, batch, labels, NULL);
+        double lp = net_naive(n, p, x, batch, labels, NULL);
         for (size_t i = 0; i < ti->count; i++)
             p[ti->offset + i] = pf[ti->offset + i] - h * g[ti->offset + i] / norm;
-        double lm = net_naive(p, x, batch, labels, NULL);
+        double lm = net_naive(n, p, x, batch, labels, NULL);
         for (size_t i = 0; i < ti->count; i++)
             p[ti->offset + i] = pf[ti->offset + i];
         assert_close(norm, (lp - lm) / (2 * h), 1e-6, 2e-3, ti->name, 0);
@@ -451,9 +474,9 @@ static void test_network_gradient(void **state)
         for (size_t k = 0; k < 5; k++) {
             size_t i = ti->offset + (k * 7919) % ti->count;
             p[i] = pf[i] + h;
-            lp = net_naive(p, x, batch, labels, NULL);
+            lp = net_naive(n, p, x, batch, labels, NULL);
             p[i] = pf[i] - h;
-            lm = net_naive(p, x, batch, labels, NULL);
+            lm = net_naive(n, p, x, batch, labels, NULL);
             p[i] = pf[i];
             assert_close(g[i], (lp - lm) / (2 * h), 1e-6, 2e-3, ti->name, i - ti->offset);
         }
@@ -462,29 +485,54 @@ static void test_network_gradient(void **state)
     mref_destroy(n);
 }
 
+/* The tutorial's parameters as PyTorch's state_dict lists them (docs/sources.md, Tutorial):
+ * names, shapes, offsets in the flat vector (each the previous ones' counts summed by hand:
+ * 250, 10, 5,000, 20, 81,920, 256, 2,560, 10) and fan-ins (in x k x k, or in). */
 static void test_tensor_table(void **state)
 {
     (void)state;
-    size_t off = 0;
+    static const struct {
+        const char *name;
+        int ndim;
+        int64_t shape[4];
+        size_t offset;
+        int fan_in;
+    } want[MREF_NTENSORS] = {
+        {"layer1.conv.weight", 4, {10, 1, 5, 5}, 0, 25},
+        {"layer1.conv.bias", 1, {10}, 250, 25},
+        {"layer2.conv.weight", 4, {20, 10, 5, 5}, 260, 250},
+        {"layer2.conv.bias", 1, {20}, 5260, 250},
+        {"layer3.weight", 2, {256, 320}, 5280, 320},
+        {"layer3.bias", 1, {256}, 87200, 320},
+        {"layer4.weight", 2, {10, 256}, 87456, 256},
+        {"layer4.bias", 1, {10}, 90016, 256},
+    };
+    err e;
+    mref_net *n = mref_create(1, &e);
+    assert_int_equal(mref_ntensors(n), MREF_NTENSORS);
     for (int t = 0; t < MREF_NTENSORS; t++) {
-        const mref_tensor_info *ti = mref_tensor(t);
+        const mref_tensor_info *ti = mref_tensor(n, t);
+        assert_string_equal(ti->name, want[t].name);
+        assert_int_equal(ti->ndim, want[t].ndim);
         size_t count = 1;
-        for (int i = 0; i < ti->ndim; i++)
-            count *= (size_t)ti->shape[i];
-        assert_int_equal(count, ti->count);
-        assert_int_equal(off, ti->offset);
-        off += count;
+        for (int i = 0; i < ti->ndim; i++) {
+            assert_int_equal(ti->shape[i], want[t].shape[i]);
+            count *= (size_t)want[t].shape[i];
+        }
+        assert_int_equal(ti->count, count);
+        assert_int_equal(ti->offset, want[t].offset);
+        assert_int_equal(ti->fan_in, want[t].fan_in);
     }
-    assert_int_equal(off, MREF_NPARAMS);
-    assert_string_equal(mref_tensor(0)->name, "layer1.conv.weight");
-    assert_string_equal(mref_tensor(7)->name, "layer4.bias");
-    assert_null(mref_tensor(8));
+    assert_int_equal(mref_nparams(n), MREF_NPARAMS);
+    assert_null(mref_tensor(n, MREF_NTENSORS));
+    mref_destroy(n);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_odd_shapes),
+        cmocka_unit_test(test_conv_stride_pad),
         cmocka_unit_test(test_conv_tutorial_shapes),
         cmocka_unit_test(test_pool_relu),
         cmocka_unit_test(test_linear),

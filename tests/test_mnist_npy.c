@@ -230,7 +230,7 @@ static void test_weights_round_trip(void **state)
     snprintf(dir, sizeof dir, "%s/w/sub", tmpdir); /* created, parents too */
     assert_int_equal(mref_save(a, dir, &e), 0);
     for (int t = 0; t < MREF_NTENSORS; t++) {
-        const mref_tensor_info *ti = mref_tensor(t);
+        const mref_tensor_info *ti = mref_tensor(a, t);
         char path[256];
         snprintf(path, sizeof path, "%s/%s.npy", dir, ti->name);
         npy_array arr;

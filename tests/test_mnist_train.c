@@ -64,7 +64,7 @@ static void test_init_bounds(void **state)
     mref_init(a, 0);
     mref_init(b, 1);
     for (int t = 0; t < MREF_NTENSORS; t++) {
-        const mref_tensor_info *ti = mref_tensor(t);
+        const mref_tensor_info *ti = mref_tensor(a, t);
         const float *p = mref_params(a) + ti->offset;
         const double bound = 1.0 / sqrt((double)ti->fan_in);
         double lo = 1, hi = -1, sum = 0;

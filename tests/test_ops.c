@@ -320,7 +320,7 @@ static void run_conv(const mach *m, const op_conv_shape *s, const op_conv_part *
 /* y by the C layers' loop. */
 static float *ref_conv(const op_conv_shape *s, const float *x, const float *w, const float *b)
 {
-    mlayer_conv c = {(int)s->cin, (int)s->h, (int)s->w, (int)s->cout, (int)s->k};
+    mlayer_conv c = {(int)s->cin, (int)s->h, (int)s->w, (int)s->cout, (int)s->k, 1, 0};
     size_t ny = (size_t)s->B * s->cout * mlayer_conv_ho(&c) * mlayer_conv_wo(&c);
     float *y = malloc(ny * 4), *col = malloc(mlayer_conv_col_floats(&c) * 4);
     mlayer_conv_fwd(&c, (int)s->B, x, w, b, y, col);
@@ -532,7 +532,7 @@ static void test_conv_dx(void **state)
     fill(x, nx, 31);
     fill(v, nv, 32);
     fill(dy, ndy, 33);
-    mlayer_conv c = {CI, H, H, CO, K};
+    mlayer_conv c = {CI, H, H, CO, K, 1, 0};
     float *col = malloc(mlayer_conv_col_floats(&c) * 4),
           *dcol = malloc(mlayer_conv_col_floats(&c) * 4);
     mlayer_conv_bwd(&c, NB, x, v, dy, dw, db, dx, col, dcol);
@@ -621,7 +621,7 @@ static void dw_case(uint32_t NB, uint32_t CI, uint32_t CO, uint32_t K, uint32_t 
     fill(x, nx, seed);
     fill(v, nv, seed + 1);
     fill(dy, ndy, seed + 2);
-    mlayer_conv c = {CI, H, H, CO, K};
+    mlayer_conv c = {CI, H, H, CO, K, 1, 0};
     float *col = malloc(mlayer_conv_col_floats(&c) * 4),
           *dcol = malloc(mlayer_conv_col_floats(&c) * 4);
     mlayer_conv_bwd(&c, NB, x, v, dy, dw, db, dx, col, dcol);

@@ -4,8 +4,9 @@
  * 4 x 8 tiles of C summed in registers over K (mm_acc), and eight-lane dot products (mm_nt)
  * where the contraction is long and contiguous. Summation order is fixed, so results are
  * bit-identical run to run, though not to PyTorch's (oneDNN sums in other orders). One thread
- * on purpose: it is the numerics oracle and the native speed baseline. Leaves out strides,
- * padding, dilation and any pooling but 2x2. */
+ * on purpose: it is the numerics oracle and the native speed baseline. Convolutions take a
+ * stride and zero padding (the unfolding reads zeros outside the input); leaves out dilation,
+ * groups and any pooling but 2x2. */
 #include "workloads/mnist/layers.h"
 
 #include <math.h>
@@ -221,46 +222,78 @@ NO_LIBCALL static inline void copy_floats(float *restrict d, const float *restri
         d[i + 2] = s[i + 2];
 }
 
-/* col[(ci*k + ky)*k + kx][oy*wo + ox] = x[ci][oy + ky][ox + kx] */
+/* Input element (ci, y, x) of the padded input, 0 outside the input. */
+static inline float at_padded(const mlayer_conv *c, const float *x, int ci, int y, int xx)
+{
+    if (y < 0 || y >= c->h || xx < 0 || xx >= c->w)
+        return 0.0f;
+    return x[((size_t)ci * c->h + y) * c->w + xx];
+}
+
+static inline int plain(const mlayer_conv *c)
+{
+    return c->pad == 0 && mlayer_conv_stride(c) == 1;
+}
+
+/* col[(ci*k + ky)*k + kx][oy*wo + ox] = x[ci][oy s + ky - pad][ox s + kx - pad] (0 outside) */
 NO_LIBCALL static void im2col(const mlayer_conv *c, const float *restrict x, float *restrict col)
 {
-    const int k = c->k, ho = mlayer_conv_ho(c), wo = mlayer_conv_wo(c);
+    const int k = c->k, ho = mlayer_conv_ho(c), wo = mlayer_conv_wo(c), s = mlayer_conv_stride(c);
     for (int ci = 0; ci < c->cin; ci++)
         for (int ky = 0; ky < k; ky++)
             for (int kx = 0; kx < k; kx++) {
-                const float *src = x + ((size_t)ci * c->h + ky) * c->w + kx;
-                for (int oy = 0; oy < ho; oy++, src += c->w, col += wo)
-                    copy_floats(col, src, wo);
+                if (plain(c)) {
+                    const float *src = x + ((size_t)ci * c->h + ky) * c->w + kx;
+                    for (int oy = 0; oy < ho; oy++, src += c->w, col += wo)
+                        copy_floats(col, src, wo);
+                    continue;
+                }
+                for (int oy = 0; oy < ho; oy++, col += wo)
+                    for (int ox = 0; ox < wo; ox++)
+                        col[ox] = at_padded(c, x, ci, oy * s + ky - c->pad, ox * s + kx - c->pad);
             }
 }
 
 /* The same unfolding transposed: row[oy*wo + ox][(ci*k + ky)*k + kx] (one patch per row). */
 NO_LIBCALL static void im2row(const mlayer_conv *c, const float *restrict x, float *restrict row)
 {
-    const int k = c->k, ho = mlayer_conv_ho(c), wo = mlayer_conv_wo(c);
+    const int k = c->k, ho = mlayer_conv_ho(c), wo = mlayer_conv_wo(c), s = mlayer_conv_stride(c);
     for (int oy = 0; oy < ho; oy++)
         for (int ox = 0; ox < wo; ox++)
             for (int ci = 0; ci < c->cin; ci++)
                 for (int ky = 0; ky < k; ky++) {
-                    copy_floats(row, x + ((size_t)ci * c->h + oy + ky) * c->w + ox, k);
+                    if (plain(c))
+                        copy_floats(row, x + ((size_t)ci * c->h + oy + ky) * c->w + ox, k);
+                    else
+                        for (int kx = 0; kx < k; kx++)
+                            row[kx] =
+                                at_padded(c, x, ci, oy * s + ky - c->pad, ox * s + kx - c->pad);
                     row += k;
                 }
 }
 
-/* dx[ci][oy + ky][ox + kx] += dcol[...][...], rows in order, so the sum order is fixed. */
+/* dx[ci][oy s + ky - pad][ox s + kx - pad] += dcol[...][...] (the padding's terms dropped),
+ * rows in order, so the sum order is fixed. */
 static void col2im(const mlayer_conv *c, const float *dcol, float *dx)
 {
-    const int k = c->k, ho = mlayer_conv_ho(c), wo = mlayer_conv_wo(c);
+    const int k = c->k, ho = mlayer_conv_ho(c), wo = mlayer_conv_wo(c), s = mlayer_conv_stride(c);
     const size_t p = (size_t)ho * wo;
     memset(dx, 0, sizeof(float) * c->cin * c->h * c->w);
     for (int ci = 0; ci < c->cin; ci++)
         for (int ky = 0; ky < k; ky++)
             for (int kx = 0; kx < k; kx++) {
                 const float *src = dcol + ((size_t)(ci * k + ky) * k + kx) * p;
-                float *dst = dx + ((size_t)ci * c->h + ky) * c->w + kx;
-                for (int oy = 0; oy < ho; oy++)
-                    for (int ox = 0; ox < wo; ox++)
-                        dst[(size_t)oy * c->w + ox] += src[(size_t)oy * wo + ox];
+                float *dst = dx + (size_t)ci * c->h * c->w;
+                for (int oy = 0; oy < ho; oy++) {
+                    const int y = oy * s + ky - c->pad;
+                    if (y < 0 || y >= c->h)
+                        continue;
+                    for (int ox = 0; ox < wo; ox++) {
+                        const int xx = ox * s + kx - c->pad;
+                        if (xx >= 0 && xx < c->w)
+                            dst[(size_t)y * c->w + xx] += src[(size_t)oy * wo + ox];
+                    }
+                }
             }
 }
 

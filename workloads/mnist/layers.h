@@ -9,19 +9,26 @@
 
 #include <stddef.h>
 
-/* A convolution with stride 1 and no padding (nn.Conv2d(cin, cout, k)). */
+/* A convolution (nn.Conv2d(cin, cout, k, stride, padding)): zero padding of `pad` rows and
+ * columns on every side, the kernel moved `stride` positions a step (0 is read as 1, so that
+ * {cin, h, w, cout, k} is nn.Conv2d(cin, cout, k)). */
 typedef struct mlayer_conv {
-    int cin, h, w; /* input planes and size */
-    int cout, k;   /* output planes, square kernel */
+    int cin, h, w;   /* input planes and size */
+    int cout, k;     /* output planes, square kernel */
+    int stride, pad; /* 0 or 1: stride 1; pad: zeros on each side */
 } mlayer_conv;
 
+static inline int mlayer_conv_stride(const mlayer_conv *c)
+{
+    return c->stride > 1 ? c->stride : 1;
+}
 static inline int mlayer_conv_ho(const mlayer_conv *c)
 {
-    return c->h - c->k + 1;
+    return (c->h + 2 * c->pad - c->k) / mlayer_conv_stride(c) + 1;
 }
 static inline int mlayer_conv_wo(const mlayer_conv *c)
 {
-    return c->w - c->k + 1;
+    return (c->w + 2 * c->pad - c->k) / mlayer_conv_stride(c) + 1;
 }
 /* Floats of the per-image unfolded-input scratch buffer (col and dcol each). */
 size_t mlayer_conv_col_floats(const mlayer_conv *c);

@@ -1,12 +1,13 @@
-/* mref: the native reference of the PopTorch tutorial's MNIST network and its training.
+/* mref: the native reference of a network (a layer table, spec.h: by default the PopTorch
+ * tutorial's MNIST network) and its training.
  *
- * Network (docs/sources.md, Tutorial), input [B][1][28][28]:
+ * The tutorial's network (docs/sources.md, Tutorial), input [B][1][28][28]:
  *   layer1: Conv2d(1, 10, 5)  -> MaxPool2d(2) -> ReLU    [B][10][12][12]
  *   layer2: Conv2d(10, 20, 5) -> MaxPool2d(2) -> ReLU    [B][20][4][4] = [B][320]
  *   layer3: Linear(320, 256)  -> ReLU
  *   layer4: Linear(256, 10)   -> logits; CrossEntropyLoss
- * Parameters live in one flat fp32 vector (MREF_NPARAMS = 90,026) in state_dict order, each
- * tensor in PyTorch's layout, so saving is a copy and AdamW is one loop.
+ * Parameters live in one flat fp32 vector (the tutorial's: MREF_NPARAMS = 90,026) in
+ * state_dict order, each tensor in PyTorch's layout, so saving is a copy and AdamW is one loop.
  *
  * Training (mref_train) follows the tutorial's host loop: each epoch shuffles the training set
  * with the seeded generator, then makes floor(N / (B x G x DI)) host calls (the rest of the
@@ -22,33 +23,39 @@
 #include "base/err.h"
 #include "workloads/mnist/adamw.h"
 #include "workloads/mnist/data.h"
+#include "workloads/mnist/spec.h"
 
+/* The tutorial network's parameter tensors and their count (the simulated graph's layout,
+ * workloads/mnist/mnet.h); another network's come from its table (mref_tensor, mref_nparams). */
 enum { MREF_W1, MREF_B1, MREF_W2, MREF_B2, MREF_W3, MREF_B3, MREF_W4, MREF_B4, MREF_NTENSORS };
 
 #define MREF_NPARAMS 90026
 
-typedef struct mref_tensor_info {
-    const char *name; /* the PyTorch state_dict key, e.g. "layer1.conv.weight" */
-    int ndim;
-    int64_t shape[4];
-    size_t offset; /* into the flat parameter vector */
-    size_t count;
-    int fan_in; /* for PyTorch's default initialisation */
-} mref_tensor_info;
-
-const mref_tensor_info *mref_tensor(int i);
+/* A parameter tensor: its state_dict key, shape, offset into the flat vector, count, and
+ * fan-in (for PyTorch's default initialisation). */
+typedef mspec_tensor mref_tensor_info;
 
 typedef struct mref_net mref_net;
 
-/* A network whose work buffers hold micro-batches of up to max_batch images. Parameters are
- * zero until mref_init or mref_load. NULL (with e set) when max_batch < 1. */
+/* Tensor i of n's parameters in state_dict order (NULL past the last); their number and the
+ * floats of all; the resolved table. */
+const mref_tensor_info *mref_tensor(const mref_net *n, int i);
+int mref_ntensors(const mref_net *n);
+size_t mref_nparams(const mref_net *n);
+const mspec_net *mref_spec(const mref_net *n);
+
+/* Network s whose work buffers hold micro-batches of up to max_batch images. Parameters are
+ * zero until mref_init or mref_load. NULL (with e set) when max_batch < 1 or s does not
+ * resolve (mspec_resolve's message). mref_create: the tutorial's network. */
+mref_net *mref_create_net(const mspec *s, int max_batch, err *e);
 mref_net *mref_create(int max_batch, err *e);
 void mref_destroy(mref_net *n);
 
-float *mref_params(mref_net *n); /* MREF_NPARAMS floats */
-float *mref_grads(mref_net *n);  /* MREF_NPARAMS floats */
+float *mref_params(mref_net *n); /* mref_nparams floats */
+float *mref_grads(mref_net *n);  /* mref_nparams floats */
 int mref_max_batch(const mref_net *n);
-/* The network's input buffer (max_batch x 784 floats): fill it and pass it as x to skip a copy. */
+/* The network's input buffer (max_batch images of c x h x w floats): fill it and pass it as x
+ * to skip a copy. */
 float *mref_input(mref_net *n);
 
 /* PyTorch's defaults: Conv2d and Linear weights kaiming_uniform_(a = sqrt(5)), biases
@@ -57,7 +64,8 @@ float *mref_input(mref_net *n);
 void mref_init(mref_net *n, uint64_t seed);
 
 void mref_zero_grads(mref_net *n);
-/* Forward only: x[B][784] normalised -> logits (B x 10, valid until the next call). */
+/* Forward only: x[B][c x h x w] normalised -> logits (B x classes, valid until the next
+ * call). */
 const float *mref_forward(mref_net *n, int batch, const float *x);
 /* Forward and backward of one micro-batch: grads += d(mean loss)/d(params). Returns the mean
  * cross-entropy; adds the number of correct predictions to *correct (if not NULL). */
@@ -69,7 +77,7 @@ float mref_forward_backward(mref_net *n, int batch, const float *x, const int *l
  * dtype other than float32 without touching the network. 0 or ERR_INPUT. */
 int mref_save(mref_net *n, const char *dir, err *e);
 /* Create dir if needed and check it is writable (before a long run that will save there). */
-int mref_prepare_save(const char *dir, err *e);
+int mref_prepare_save(const mref_net *n, const char *dir, err *e);
 int mref_load(mref_net *n, const char *dir, err *e);
 
 /* ---- training (mref_train.c) ---- */

@@ -54,7 +54,7 @@ int mref_train(mref_net *n, const mref_cfg *cfg, const mdata_split *train, const
     if (train->n > UINT32_MAX)
         return err_set(e, ERR_INPUT, "training set too large (%zu images)", train->n);
     adamw opt;
-    if (adamw_init(&opt, MREF_NPARAMS, &cfg->opt, e))
+    if (adamw_init(&opt, mref_nparams(n), &cfg->opt, e))
         return ERR_INPUT;
     uint32_t *perm = xmalloc(sizeof(uint32_t) * (train->n ? train->n : 1));
     int *labels = xmalloc(sizeof(int) * (size_t)cfg->batch);
@@ -87,7 +87,7 @@ int mref_train(mref_net *n, const mref_cfg *cfg, const mdata_split *train, const
                     correct += c;
                 }
                 if (cfg->grad_accum > 1)
-                    for (size_t i = 0; i < MREF_NPARAMS; i++)
+                    for (size_t i = 0; i < mref_nparams(n); i++)
                         grads[i] *= inv_g;
                 adamw_step(&opt, params, grads);
             }

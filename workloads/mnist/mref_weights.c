@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/text.h"
 #include "workloads/mnist/mref.h"
 #include "workloads/mnist/npy.h"
 
@@ -39,13 +40,13 @@ static int mkdir_p(const char *dir, err *e)
     return rc;
 }
 
-/* 1 if name is "<parameter>.npy". */
-static int is_param_file(const char *name)
+/* 1 if name is "<parameter of n>.npy". */
+static int is_param_file(const mref_net *n, const char *name)
 {
     size_t len = strlen(name);
-    for (int t = 0; t < MREF_NTENSORS; t++) {
-        size_t k = strlen(mref_tensor(t)->name);
-        if (len == k + 4 && strncmp(name, mref_tensor(t)->name, k) == 0 &&
+    for (int t = 0; t < mref_ntensors(n); t++) {
+        size_t k = strlen(mref_tensor(n, t)->name);
+        if (len == k + 4 && strncmp(name, mref_tensor(n, t)->name, k) == 0 &&
             strcmp(name + k, ".npy") == 0)
             return 1;
     }
@@ -54,7 +55,7 @@ static int is_param_file(const char *name)
 
 /* An existing DIR may hold only a set of parameter files (regular files), which a save
  * replaces as a whole. */
-static int check_target(const char *dir, err *e)
+static int check_target(const mref_net *n, const char *dir, err *e)
 {
     struct stat st;
     if (stat(dir, &st) != 0)
@@ -72,7 +73,7 @@ static int check_target(const char *dir, err *e)
             continue;
         path = xrealloc(path, strlen(dir) + strlen(ent->d_name) + 2);
         sprintf(path, "%s/%s", dir, ent->d_name);
-        if (!is_param_file(ent->d_name) || lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        if (!is_param_file(n, ent->d_name) || lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
             rc = err_set(e, ERR_INPUT,
                          "'%s' holds '%s', which is not a saved parameter file: save into a new "
                          "or empty directory, or one holding only a saved set",
@@ -100,11 +101,11 @@ static char *parent_of(const char *dir)
     return p;
 }
 
-int mref_prepare_save(const char *dir, err *e)
+int mref_prepare_save(const mref_net *n, const char *dir, err *e)
 {
     if (!dir[0])
         return err_set(e, ERR_INPUT, "empty directory name");
-    if (check_target(dir, e))
+    if (check_target(n, dir, e))
         return ERR_INPUT;
     char *parent = parent_of(dir);
     int rc = mkdir_p(parent, e);
@@ -138,10 +139,10 @@ static void remove_set(const char *dir)
 static int write_set(mref_net *n, const char *tmp, err *e)
 {
     const float *params = mref_params(n);
-    char *path = xmalloc(strlen(tmp) + 64);
+    char *path = xmalloc(strlen(tmp) + MSPEC_NAME + 8);
     int rc = 0;
-    for (int t = 0; t < MREF_NTENSORS && rc == 0; t++) {
-        const mref_tensor_info *ti = mref_tensor(t);
+    for (int t = 0; t < mref_ntensors(n) && rc == 0; t++) {
+        const mref_tensor_info *ti = mref_tensor(n, t);
         sprintf(path, "%s/%s.npy", tmp, ti->name);
         rc = npy_write_f32(path, params + ti->offset, ti->ndim, ti->shape, e) ? ERR_INPUT : 0;
     }
@@ -154,7 +155,7 @@ static int write_set(mref_net *n, const char *tmp, err *e)
  * old set or the new one, never a mix; a failure leaves DIR as it was. */
 int mref_save(mref_net *n, const char *dir, err *e)
 {
-    if (mref_prepare_save(dir, e))
+    if (mref_prepare_save(n, dir, e))
         return ERR_INPUT;
     char *tmp = xmalloc(strlen(dir) + 16);
     strcpy(tmp, dir);
@@ -190,7 +191,7 @@ static void shape_str(char *buf, size_t cap, int ndim, const int64_t *shape)
         snprintf(buf + k, cap - (size_t)k, "%s)", ndim == 1 ? "," : "");
 }
 
-static int check_names(const char *dir, err *e)
+static int check_names(const mref_net *n, const char *dir, err *e)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -200,19 +201,15 @@ static int check_names(const char *dir, err *e)
     struct dirent *ent;
     while (rc == 0 && (ent = readdir(d)) != NULL) {
         size_t len = strlen(ent->d_name);
-        if (len < 4 || strcmp(ent->d_name + len - 4, ".npy") != 0)
+        if (len < 4 || strcmp(ent->d_name + len - 4, ".npy") != 0 || is_param_file(n, ent->d_name))
             continue;
-        int known = 0;
-        for (int t = 0; t < MREF_NTENSORS && !known; t++)
-            known = len - 4 == strlen(mref_tensor(t)->name) &&
-                    strncmp(ent->d_name, mref_tensor(t)->name, len - 4) == 0;
-        if (!known)
-            rc = err_set(e, ERR_INPUT,
-                         "%s/%s: '%.*s' is not a parameter of the tutorial's Network (expected "
-                         "layer1.conv.weight, layer1.conv.bias, layer2.conv.weight, "
-                         "layer2.conv.bias, layer3.weight, layer3.bias, layer4.weight, "
-                         "layer4.bias)",
-                         dir, ent->d_name, (int)(len - 4), ent->d_name);
+        txt names = {0};
+        for (int t = 0; t < mref_ntensors(n); t++)
+            txt_printf(&names, "%s%s", t ? ", " : "", mref_tensor(n, t)->name);
+        rc = err_set(
+            e, ERR_INPUT, "%s/%s: '%.*s' is not a parameter of the %s network (expected %s)", dir,
+            ent->d_name, (int)(len - 4), ent->d_name, mref_spec(n)->s->name, txt_str(&names));
+        txt_free(&names);
     }
     closedir(d);
     return rc;
@@ -220,14 +217,14 @@ static int check_names(const char *dir, err *e)
 
 int mref_load(mref_net *n, const char *dir, err *e)
 {
-    if (check_names(dir, e))
+    if (check_names(n, dir, e))
         return ERR_INPUT;
-    npy_array arr[MREF_NTENSORS];
+    npy_array arr[MSPEC_MAX_TENSORS];
     memset(arr, 0, sizeof arr);
     int rc = 0;
-    char *path = xmalloc(strlen(dir) + 64); /* no fixed-size path: any length of dir */
-    for (int t = 0; t < MREF_NTENSORS && rc == 0; t++) {
-        const mref_tensor_info *ti = mref_tensor(t);
+    char *path = xmalloc(strlen(dir) + MSPEC_NAME + 8); /* any length of dir */
+    for (int t = 0; t < mref_ntensors(n) && rc == 0; t++) {
+        const mref_tensor_info *ti = mref_tensor(n, t);
         sprintf(path, "%s/%s.npy", dir, ti->name);
         struct stat st;
         if (stat(path, &st) != 0) {
@@ -252,10 +249,10 @@ int mref_load(mref_net *n, const char *dir, err *e)
     }
     free(path);
     if (rc == 0)
-        for (int t = 0; t < MREF_NTENSORS; t++)
-            memcpy(mref_params(n) + mref_tensor(t)->offset, arr[t].data,
-                   sizeof(float) * mref_tensor(t)->count);
-    for (int t = 0; t < MREF_NTENSORS; t++)
+        for (int t = 0; t < mref_ntensors(n); t++)
+            memcpy(mref_params(n) + mref_tensor(n, t)->offset, arr[t].data,
+                   sizeof(float) * mref_tensor(n, t)->count);
+    for (int t = 0; t < mref_ntensors(n); t++)
         npy_free(&arr[t]);
     return rc;
 }
