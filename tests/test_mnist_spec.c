@@ -75,15 +75,30 @@ static void test_bad_tables(void **state)
         mspec s;
         const char *msg;
     } bad[] = {
-        {{"odd", "", 1, 7, 7, 2,
+        {{"odd",
+          "",
+          1,
+          7,
+          7,
+          2,
           {{MSPEC_CONV, "c", "c", 1, 2, 3, 1, 0}, {MSPEC_POOL_RELU, "p", NULL, 1, 0, 0, 0, 0}}},
          "network odd: layer p: a 2 x 2 pool over 5 x 5 planes"},
-        {{"big", "", 1, 4, 4, 2,
+        {{"big",
+          "",
+          1,
+          4,
+          4,
+          2,
           {{MSPEC_CONV, "c", "c", 1, 2, 7, 1, 1}, {MSPEC_LINEAR, "l", "l", 1, 2, 0, 0, 0}}},
          "network big: layer c: a 7 x 7 kernel over 4 x 4 padded by 1"},
         {{"end", "", 1, 4, 4, 1, {{MSPEC_CONV, "c", "c", 1, 2, 3, 1, 0}}},
          "network end: ends in c, not a linear layer (the loss's logits)"},
-        {{"relu", "", 1, 4, 4, 2,
+        {{"relu",
+          "",
+          1,
+          4,
+          4,
+          2,
           {{MSPEC_RELU, "r", NULL, 1, 0, 0, 0, 0}, {MSPEC_LINEAR, "l", "l", 1, 2, 0, 0, 0}}},
          "network relu: layer r: a ReLU first (it works in place on the input)"},
         {{"none", "", 1, 4, 4, 0, {{0}}}, "network none: 0 layers (1 to 16)"},
@@ -162,8 +177,8 @@ static void test_wide_weights(void **state)
     char wdir[128], tdir[128];
     snprintf(wdir, sizeof wdir, "%s/wide", tmpl);
     snprintf(tdir, sizeof tdir, "%s/tut", tmpl);
-    mref_net *a = mref_create_net(mspec_find("wide"), 1, &e), *b = mref_create_net(
-                                                                   mspec_find("wide"), 1, &e);
+    mref_net *a = mref_create_net(mspec_find("wide"), 1, &e),
+             *b = mref_create_net(mspec_find("wide"), 1, &e);
     mref_net *t = mref_create(1, &e);
     mref_init(a, 3);
     mref_init(t, 3);

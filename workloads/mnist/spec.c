@@ -146,8 +146,9 @@ int mspec_resolve(const mspec *s, mspec_net *n, err *e)
         d = n->out[l];
     }
     if (s->layer[s->nlayers - 1].kind != MSPEC_LINEAR)
-        return err_set(e, ERR_INPUT, "network %s: ends in %s, not a linear layer (the loss's logits)",
-                       s->name, s->layer[s->nlayers - 1].name);
+        return err_set(e, ERR_INPUT,
+                       "network %s: ends in %s, not a linear layer (the loss's logits)", s->name,
+                       s->layer[s->nlayers - 1].name);
     n->classes = d.c;
     return ERR_OK;
 }
