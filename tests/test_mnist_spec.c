@@ -25,22 +25,22 @@
 #include "workloads/mnist/rng.h"
 #include "workloads/mnist/spec.h"
 
-/* wide: 28 x 28 -> conv1 k3 pad 1: (28 + 2 - 3) / 1 + 1 = 28 -> pool: 14 -> conv2 k3 stride 2
- * pad 1: (14 + 2 - 3) / 2 + 1 = 7 -> 32 x 7 x 7 = 1568 -> 128 -> 10 */
+/* wide: 28 x 28 -> conv1 k5 pad 2: (28 + 4 - 5) / 1 + 1 = 28 -> pool: 14 -> conv2 k3 stride 2:
+ * (14 - 3) / 2 + 1 = 6 -> 32 x 6 x 6 = 1152 -> 128 -> 10 */
 static void test_wide_resolves(void **state)
 {
     (void)state;
-    static const mspec_dims out[7] = {{16, 28, 28}, {16, 14, 14}, {32, 7, 7}, {32, 7, 7},
+    static const mspec_dims out[7] = {{16, 28, 28}, {16, 14, 14}, {32, 6, 6}, {32, 6, 6},
                                       {128, 1, 1},  {128, 1, 1},  {10, 1, 1}};
     static const struct {
         const char *name;
         size_t offset, count;
         int fan_in;
     } t[8] = {
-        {"layer1.conv.weight", 0, 144, 9},      {"layer1.conv.bias", 144, 16, 9},
-        {"layer2.conv.weight", 160, 4608, 144}, {"layer2.conv.bias", 4768, 32, 144},
-        {"layer3.weight", 4800, 200704, 1568},  {"layer3.bias", 205504, 128, 1568},
-        {"layer4.weight", 205632, 1280, 128},   {"layer4.bias", 206912, 10, 128},
+        {"layer1.conv.weight", 0, 400, 25},     {"layer1.conv.bias", 400, 16, 25},
+        {"layer2.conv.weight", 416, 4608, 144}, {"layer2.conv.bias", 5024, 32, 144},
+        {"layer3.weight", 5056, 147456, 1152},  {"layer3.bias", 152512, 128, 1152},
+        {"layer4.weight", 152640, 1280, 128},   {"layer4.bias", 153920, 10, 128},
     };
     mspec_net n;
     err e;
@@ -60,7 +60,7 @@ static void test_wide_resolves(void **state)
         assert_int_equal(n.t[k].count, t[k].count);
         assert_int_equal(n.t[k].fan_in, t[k].fan_in);
     }
-    assert_int_equal(n.nparams, 206922);
+    assert_int_equal(n.nparams, 153930);
     assert_int_equal(n.classes, 10);
     assert_int_equal(n.param[2], 2); /* conv2's weight is tensor 2 */
     assert_int_equal(n.param[3], -1);
@@ -188,7 +188,7 @@ static void test_wide_weights(void **state)
     assert_int_equal(mref_save(t, tdir, &e), 0);
     err_clear(&e);
     assert_int_equal(mref_load(b, tdir, &e), ERR_INPUT); /* the tutorial's shapes */
-    if (!strstr(e.msg, "shape (10, 1, 5, 5), but layer1.conv.weight has shape (16, 1, 3, 3)"))
+    if (!strstr(e.msg, "shape (10, 1, 5, 5), but layer1.conv.weight has shape (16, 1, 5, 5)"))
         fail_msg("%s", e.msg);
     mref_destroy(a), mref_destroy(b), mref_destroy(t);
     char cmd[256];
