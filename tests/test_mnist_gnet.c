@@ -4,8 +4,9 @@
  * the wide one (a padded and a strided convolution, a ReLU after a convolution, a linear layer
  * after a linear layer), each over an IPU of 368 tiles. The plans split input channels and
  * rows over tiles and add their partial sums in another order than the reference's loops, so
- * the logits agree within 1e-5 (relative and absolute), not bit for bit; and every layer with
- * parameters is planned. */
+ * the logits agree within 1e-5 (relative and absolute), not bit for bit; every layer with
+ * parameters is planned, and each of their compute steps takes within 10% of its plan's
+ * estimate. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,7 +22,37 @@
 #include "workloads/mnist/mref.h"
 #include "workloads/mnist/rng.h"
 
-enum { BATCH = 8, TILES = 368 };
+enum { BATCH = 8, TILES = 368, CAP = 512 };
+
+/* Every compute step of every planned layer within 10% of its plan's estimate: step k of
+ * the program ran from sync release k - 1 to release k (gr_exe_steps, eng_sync_log). */
+static void check_estimates(const gr_exe *x, const eng *g, const mspec_net *n, const gnet *net)
+{
+    gr_step *st = malloc(CAP * sizeof *st);
+    size_t ns = gr_exe_steps(x, 0, st, CAP), nr;
+    const uint64_t *rel = eng_sync_log(g, 0, &nr);
+    int checked = 0;
+    for (int l = 0; l < n->s->nlayers; l++) {
+        for (int s = 0; net->layer[l].planned && s < OP_S_N; s++) {
+            if (!op_conv_step_compute(s) || !net->layer[l].est.step[s])
+                continue;
+            char nm[64];
+            snprintf(nm, sizeof nm, "%s.%s", n->s->layer[l].name, op_conv_step_name(s));
+            size_t i = 0;
+            while (i < ns && i < nr && (strcmp(st[i].what, "execute") || strcmp(st[i].name, nm)))
+                i++;
+            if (i == ns || i == nr)
+                fail_msg("no step %s", nm);
+            double sim = (double)(rel[i] - (i ? rel[i - 1] : 0)), est = net->layer[l].est.step[s];
+            printf("  %s %-14s estimated %6.0f simulated %6.0f\n", n->s->name, nm, est, sim);
+            if (est < 0.9 * sim || est > 1.1 * sim)
+                fail_msg("%s: estimated %.0f cycles, simulated %.0f", nm, est, sim);
+            checked++;
+        }
+    }
+    assert_true(checked >= 3 * 4); /* pack, amp, ungroup, bias (or reduce) of four layers */
+    free(st);
+}
 
 static void check_net(const char *name)
 {
@@ -47,6 +78,7 @@ static void check_net(const char *name)
     gr_exe *x = gr_compile(gr, net.prog, eng_pool(g), &e);
     if (!x || gr_load(x, g, &e) != ERR_OK)
         fail_msg("%s", e.msg);
+    eng_log_syncs(g, ENG_LOG_ALL, CAP);
     mref_init(ref, 7);
     gr_write(x, g, net.params, 0, mref_params(ref), n->nparams);
     size_t in = (size_t)BATCH * n->s->c * n->s->h * n->s->w;
@@ -63,6 +95,7 @@ static void check_net(const char *name)
     float *got = malloc(sizeof(float) * nl), *z = malloc(sizeof(float) * nz);
     gr_read(x, g, net.logits.t, net.logits.at, got, nl);
     op_act_unblock(&net.logits, got, z);
+    check_estimates(x, g, n, &net);
     const float *want = mref_forward(ref, BATCH, img);
     for (size_t i = 0; i < nz; i++)
         if (!(fabs((double)z[i] - want[i]) <= 1e-5 * (1.0 + fabs((double)want[i]))))
