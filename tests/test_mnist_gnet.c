@@ -1,8 +1,9 @@
 /* test_mnist_gnet: the forward pass built from a layer table with the operation library
  * (workloads/mnist/gnet.h) on a simulated IPU, against the reference trainer's forward of the
  * same table (mref_forward) on the same seeded weights and inputs: the tutorial's network and
- * the wide one (a padded and a strided convolution, a ReLU after a convolution, a linear layer
- * after a linear layer), each over an IPU of 368 tiles. The plans split input channels and
+ * the wide one (convolutions with padding, pools on a planned convolution's blocks or, where
+ * the blocks do not allow it, after a Copy; a linear layer after a linear layer), each over an
+ * IPU of 368 tiles. The plans split input channels and
  * rows over tiles and add their partial sums in another order than the reference's loops, so
  * the logits agree within 1e-5 (relative and absolute), not bit for bit; every layer with
  * parameters is planned, and each of their compute steps takes within 10% of its plan's

@@ -26,8 +26,8 @@ static const mspec NETS[] = {
          {MSPEC_LINEAR, "layer4", "layer4", 4, 10, 0, 0, 0},
      }},
     {"wide",
-     "a wider conv-net: conv 1->16 k5 padding 2, pool, conv 16->32 k3 stride 2, ReLU, linear "
-     "1152->128, ReLU, linear 128->10",
+     "a wider conv-net: conv 1->16 k5 padding 2, pool, conv 16->32 k3 padding 1, pool, linear "
+     "1568->128, ReLU, linear 128->10",
      1,
      28,
      28,
@@ -35,8 +35,8 @@ static const mspec NETS[] = {
      {
          {MSPEC_CONV, "conv1", "layer1.conv", 1, 16, 5, 1, 2},
          {MSPEC_POOL_RELU, "pool1", NULL, 1, 0, 0, 0, 0},
-         {MSPEC_CONV, "conv2", "layer2.conv", 2, 32, 3, 2, 0},
-         {MSPEC_RELU, "relu2", NULL, 2, 0, 0, 0, 0},
+         {MSPEC_CONV, "conv2", "layer2.conv", 2, 32, 3, 1, 1},
+         {MSPEC_POOL_RELU, "pool2", NULL, 2, 0, 0, 0, 0},
          {MSPEC_LINEAR, "layer3", "layer3", 3, 128, 0, 0, 0},
          {MSPEC_RELU, "relu3", NULL, 3, 0, 0, 0, 0},
          {MSPEC_LINEAR, "layer4", "layer4", 4, 10, 0, 0, 0},
