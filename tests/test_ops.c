@@ -878,9 +878,10 @@ static void test_elementwise(void **state)
 /* Pooling where the blocks lie (op_pool_fwd): an activation [2][3][8][12] in blocks of 4 x 4
  * (parts 2, 1, 2, 3) on 12 tiles, max-pooled then ReLU'd on each block's tile; the output
  * and argmax read back through their blocked layouts against the C layers'
- * mlayer_pool_relu_fwd on the row-major data, bit for bit (maxima and indices). A layout with
- * a block of odd rows (parts 3 in 8 rows: 2, 3, 3) or through a view is refused with nothing
- * made. */
+ * mlayer_pool_relu_fwd on the row-major data, bit for bit (maxima and indices); then its
+ * gradient on the same blocks (op_pool_bwd) from an output gradient laid out as the output,
+ * against mlayer_pool_relu_bwd, bit for bit. A layout with a block of odd rows (parts 3 in 8
+ * rows: 2, 3, 3) or through a view is refused with nothing made, forward and backward. */
 static void test_pool_in_place(void **state)
 {
     (void)state;
@@ -903,18 +904,31 @@ static void test_pool_in_place(void **state)
     assert_int_equal(op_pool_fwd(gr, "pool", &y, &cs, &out, &arg), ERR_OK);
     gr_keep(gr, out.t);
     gr_keep(gr, arg.t);
-    gr_exe *ex = gr_compile(gr, gr_execute(gr, cs), NULL, &e);
+    /* the gradient on the same blocks: from dout, mapped as out */
+    gr_tensor dout = op_like(gr, "dout", out.t);
+    gr_keep(gr, dout);
+    gr_cs bcs = GR_NONE;
+    op_act din;
+    assert_int_equal(op_pool_bwd(gr, "pool.grad", &bad, &out, &arg, dout, &bcs, &din), ERR_INPUT);
+    assert_int_equal(bcs, GR_NONE);
+    assert_int_equal(op_pool_bwd(gr, "pool.grad", &y, &out, &arg, dout, &bcs, &din), ERR_OK);
+    gr_keep(gr, din.t);
+    gr_prog both[2] = {gr_execute(gr, cs), gr_execute(gr, bcs)};
+    gr_exe *ex = gr_compile(gr, gr_seq(gr, both, 2), NULL, &e);
     if (!ex)
         fail_msg("%s", e.msg);
     eng *g = sys_engine(sy);
     if (gr_load(ex, g, &e) != ERR_OK)
         fail_msg("%s", e.msg);
-    float x[N], xb[N], ob[NO], o[NO], want[NO];
+    float x[N], xb[N], ob[NO], o[NO], want[NO], d[NO], db[NO], gb[N], gx[N], wantg[N];
     uint32_t ab[NO], a[NO];
     unsigned char wa[NO];
     fill(x, N, 91);
+    fill(d, NO, 92);
     op_act_block(&y, x, xb);
+    op_act_block(&out, d, db);
     gr_write(ex, g, y.t, 0, xb, N);
+    gr_write(ex, g, dout, 0, db, NO);
     if (eng_run(g, &e) != ERR_OK)
         fail_msg("%s", e.msg);
     gr_read(ex, g, out.t, 0, ob, NO);
@@ -925,6 +939,10 @@ static void test_pool_in_place(void **state)
     assert_memory_equal(o, want, sizeof o);
     for (size_t i = 0; i < NO; i++)
         assert_int_equal(a[i], wa[i]);
+    gr_read(ex, g, din.t, 0, gb, N); /* the gradient: routed as mlayer's, bit for bit */
+    op_act_unblock(&din, gb, gx);
+    mlayer_pool_relu_bwd(B * C, H, W, d, want, wa, wantg);
+    assert_memory_equal(gx, wantg, sizeof gx);
     gr_exe_free(ex);
     gr_free(gr);
     sys_free(sy);

@@ -239,6 +239,14 @@ void op_zero(graph *g, gr_cs cs, gr_tensor t, const char *name);
  * name.y and name.arg. ERR_INPUT, nothing made, when y's layout does not allow it (the
  * caller pools elsewhere). */
 int op_pool_fwd(graph *g, const char *name, const op_act *y, gr_cs *cs, op_act *out, op_act *arg);
+/* The gradient of op_pool_fwd's pooling of y (out, arg: its results): dout, the gradient at
+ * the pool's output (a tensor mapped as out->t, element for element: op_like), routed to each
+ * window's maximum where the output is > 0 (maxpool_relu_bwd, vertices in a new compute set
+ * *cs named name) into *din, a new [B][C][H][W] layout blocked as y (from its start), each
+ * block on its y block's tile, named name.din. ERR_INPUT, nothing made, where op_pool_fwd
+ * would refuse y. */
+int op_pool_bwd(graph *g, const char *name, const op_act *y, const op_act *out, const op_act *arg,
+                gr_tensor dout, gr_cs *cs, op_act *din);
 
 /* ---- matrix products: a linear layer as a convolution ----
  *
