@@ -13,6 +13,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "tests/testutil.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -456,10 +458,7 @@ static void test_network_gradient(void **state)
     for (int t = 0; t < MREF_NTENSORS; t++) {
         const mref_tensor_info *ti = mref_tensor(n, t);
         /* along the tensor's gradient direction u = g_t / |g_t|: dL/ds = |g_t| */
-        double norm = 0;
-        for (size_t i = 0; i < ti->count; i++)
-            norm += (double)g[ti->offset + i] * g[ti->offset + i];
-        norm = sqrt(norm);
+        double norm = tu_norm(g + ti->offset, ti->count);
         assert_true(norm > 0);
         for (size_t i = 0; i < ti->count; i++)
             p[ti->offset + i] = pf[ti->offset + i] + h * g[ti->offset + i] / norm;

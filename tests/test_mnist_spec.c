@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "tests/testutil.h"
+
 #include "workloads/mnist/layers.h"
 #include "workloads/mnist/mref.h"
 #include "workloads/mnist/rng.h"
@@ -143,10 +145,7 @@ static void test_wide_gradients(void **state)
     float *p = mref_params(n);
     for (int t = 0; t < mref_ntensors(n); t++) {
         const mref_tensor_info *ti = mref_tensor(n, t);
-        double norm = 0;
-        for (size_t i = 0; i < ti->count; i++)
-            norm += (double)g[ti->offset + i] * g[ti->offset + i];
-        norm = sqrt(norm);
+        double norm = tu_norm(g + ti->offset, ti->count);
         assert_true(norm > 0);
         /* a step of 1e-3 along the unit gradient: float's rounding of the loss (about 1.4e-7
          * of 2.3) is 7e-5 of the difference quotient, and the ReLUs' and pools' kinks stay

@@ -21,6 +21,15 @@
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/idx.h"
 
+/* The Euclidean norm of v[0..n), summed in double. */
+static inline double tu_norm(const float *v, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += (double)v[i] * v[i];
+    return sqrt(s);
+}
+
 /* 0 when IPUSIM_SLOW_TESTS=0 (the sanitizer passes of .ci/run): a suite then leaves out its
  * slowest cases; 1 otherwise. */
 static inline int tu_slow_tests(void)
