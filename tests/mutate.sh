@@ -21,25 +21,25 @@ MUTATIONS=(
     "fsub operands swapped"
     isa/interp_loop.inc 's/(fmaf(FA, FB, bits_f(R\[i->rc\])))/((float)(FA * FB) + bits_f(R[i->rc]))/'
     "fma rounds twice"
-    isa/interp.c 's/        c0 = c0 + x \* w0;/        for (int l_ = 0; l_ < 4; l_++) c0[l_] = fmaf(x[l_], w0[l_], c0[l_]);/'
+    isa/interp.c 's/        c0 = c0 + xv \* w0;/        for (int l_ = 0; l_ < 4; l_++) c0[l_] = fmaf(xv[l_], w0[l_], c0[l_]);/'
     "AMP products fused"
     isa/interp.c 's/for (unsigned k = 0; k < (NIN); k++) {/for (unsigned k = (NIN); k-- > 0;) {/'
     "AMP sums inputs in reverse order"
-    isa/interp.c 's/        c1 = c1 + x \* w1;/        c1 = c1 + x * w2;/'
+    isa/interp.c 's/        c1 = c1 + xv \* w1;/        c1 = c1 + xv * w2;/'
     "AMP f32 row lanes 4-7 take lanes 8-11's weights"
     isa/interp.c 's/a->x\[j \* s->in_per_step + q\]/a->x[j * s->in_per_step + s->in_per_step - 1 - q]/'
     "AMP f16 inputs reversed in a step"
-    isa/interp.c 's/^    memcpy(&a->p\[2 \* j\], mem + \*pp, 8);$//; s/^    \*in += in_bytes;$/    memcpy(\&a->p[2 * j], mem + *pp, 8);\n    *in += in_bytes;/'
+    isa/interp.c 's/^    memcpy(&a->p\[2 \* j\], mem + pp, 8);$//; s/^    a->step = (uint8_t)(j + 1);$/    memcpy(\&a->p[2 * j], mem + pp, 8);\n    a->step = (uint8_t)(j + 1);/'
     "AMP step stores before it loads"
     isa/interp.c 's/if (a->out_lanes) {/if (a->out_lanes \&\& j) {/; s/memcpy(mem + a->out_at + 8 \* j, &a->out\[2 \* j\], 8);/memcpy(mem + a->out_at + 8 * (j - 1), \&a->out[2 * (j - 1)], 8);/'
     "AMP row stored a step late"
-    isa/interp.c 's/if (fresh ? a->out_lanes \&\& a->out_kind != kind : a->kind != kind)/if (!fresh \&\& a->kind != kind)/'
+    isa/interp.c 's/return a->step ? a->kind == kind : !a->out_lanes || a->out_kind == kind;/return a->step ? a->kind == kind : 1;/'
     "AMP kinds mix across a waiting row"
     isa/interp_loop.inc 's/            if (cpu->amp.step)/            if (0)/'
     "AMP ampst allowed mid-row"
     isa/interp_loop.inc 's/^            if (T < busy_max)$/            if (0)/'
     "AMP ldcw allowed mid-run"
-    hw/tile.c 's/memset(&w->amp, 0, sizeof w->amp);/(void)0;/'
+    hw/tile.c 's/    isa_amp_empty(&w->amp);/    (void)0;/'
     "AMP pipeline kept across runs"
     isa/interp_loop.inc 's/V2(fmaf(a0, b0, c0), fmaf(a1, b1, c1))/V2((float)(a0*b0) + c0, (float)(a1*b1) + c1)/'
     "v2fma rounds twice"
@@ -57,9 +57,9 @@ MUTATIONS=(
     "fmin without fminf NaN rule"
     isa/interp_loop.inc 's/(float)(int8_t)(uint8_t)(RA & 0xffu)/(float)(uint8_t)(RA \& 0xffu)/'
     "i8tof unsigned"
-    isa/interp_loop.inc 's/CASE(ampz) memset(\&cpu->amp, 0, sizeof cpu->amp);/CASE(ampz)/'
+    isa/interp_loop.inc 's/CASE(ampz) isa_amp_empty(\&cpu->amp);/CASE(ampz)/'
     "ampz clears nothing"
-    isa/interp_loop.inc 's/CASE(ampz) memset(&cpu->amp, 0, sizeof cpu->amp);/CASE(ampz) cpu->amp.out_lanes = 0;/'
+    isa/interp_loop.inc 's/CASE(ampz) isa_amp_empty(&cpu->amp);/CASE(ampz) cpu->amp.out_lanes = 0;/'
     "AMP ampz keeps the row in progress"
     isa/interp.c 's/return (uint32_t)(int32_t)f;/return (uint32_t)(int32_t)lrintf(f);/'
     "ftoi rounds to nearest"
@@ -73,9 +73,9 @@ MUTATIONS=(
     "ampst stores 56 bytes (7 slots)"
     isa/opcodes.def 's/^OP(ampst,   NONE,   1, 1,  0, 64,/OP(ampst,   NONE,   1, 1,  0, 32,/'
     "AMP bw: ampst stores 32 B"
-    isa/isa.c 's/ceil_div(oi->lbytes, r->load_bpc)/0/'
+    isa/isa.c 's/ceil_div_u32(oi->lbytes, r->load_bpc)/0/'
     "AMP bw: load bytes cost nothing"
-    isa/isa.c 's|return (a + b - 1) / b;|return a / b;|'
+    isa/isa.c 's|ceil_div_u32(oi->lbytes, r->load_bpc),|oi->lbytes / r->load_bpc,|; s|ceil_div_u32(oi->sbytes, r->store_bpc),|oi->sbytes / r->store_bpc,|'
     "AMP bw: bytes / rate rounded down"
     isa/isa.c 's/code\[k\].scycles = (uint8_t)isa_op_cost(code\[k\].op, r, 1);/code[k].scycles = isa_info(code[k].op)->scycles;/'
     "AMP bw: supervisor ignores rates"
@@ -103,7 +103,7 @@ MUTATIONS=(
     "supervisor load-use stall 5 not 6"
     isa/interp_loop.inc 's/if (--rpt_left)/if (rpt_left--)/'
     "rpt body runs once too often"
-    isa/isa.c 's/ceil_div(oi->units, r->amp_units)}/0}/'
+    isa/isa.c 's/ceil_div_u32(oi->units, r->amp_units)}/0}/'
     "AMP units ignored (f32amp 1 slot on Mk1)"
     isa/opcodes.def 's/^OP(f32amp,  RR,     1, 1, 12,/OP(f32amp,  RR,     1, 1,  8,/'
     "f32amp loads 8 bytes, not 12"
@@ -111,7 +111,7 @@ MUTATIONS=(
     "idle tiles block syncs"
     hw/engine.c 's/code\[r\[x\].tile\] = g->codes\[g->ncodes - 1\];/code[r[x].tile] = g->codes[0];/'
     "every tile runs the first program decoded"
-    hw/tile.c 's/^            isa_rpt_wrap(s);$/            (void)s;/'
+    hw/tile.c 's/^        isa_rpt_wrap(s);$/        (void)s;/'
     "rpt body ending in run runs once"
     workloads/mnist/mref_weights.c 's/    int rc = write_set(n, tmp, e);/    int rc = write_set(n, dir, e);/'
     "weights saved straight into DIR"
@@ -133,7 +133,7 @@ MUTATIONS=(
     "a far too big tile reaches the assembler"
     workloads/graph/graph_lower.c 's/        for (uint32_t k = 0; k < syncs; k++)$/        for (uint32_t k = 0; k + 1 < syncs; k++)/'
     "a copy's steps one short"
-    hw/engine.c 's/if (i == g->sync_ipu \&\& g->sync_n < g->sync_cap)/if (i != g->sync_ipu \&\& g->sync_n < g->sync_cap)/'
+    hw/engine.c 's/|| i == g->sync_ipu) \&\& g->sync_n \&\&/|| i != g->sync_ipu) \&\& g->sync_n \&\&/'
     "sync log records the other IPUs"
     workloads/codelets/norm_u8.s 's/andi    r8, r8, 255/andi    r8, r8, 127/'
     "norm_u8 drops a pixel's top bit"
@@ -145,7 +145,7 @@ MUTATIONS=(
     "input-gradient weights not flipped by rows"
     workloads/ops/conv_cost.c 's/^        if (est.bytes > limit)$/        if (0)/'
     "planner ignores the tile SRAM"
-    workloads/ops/conv.c 's/gr_u32(b->s->acc != 0)};/gr_u32(0)};/'
+    workloads/ops/conv.c 's/                     b->s->acc != 0);/                     0);/'
     "accumulating convolution overwrites its output"
     workloads/ops/conv.c 's/t->nky, b->s->form == OP_W_DX);/t->nky, b->s->form != OP_W_FWD);/'
     "the weight gradient's weights read flipped"
@@ -159,11 +159,11 @@ MUTATIONS=(
     "partial sums reduced kernel-row part first"
     workloads/ops/conv_cost.c 's/passes = b->go \* b->nci \* b->nky \* nk;/passes = b->go * b->nci * b->nky;/'
     "the estimate counts one pass a kernel row however wide"
-    fabric/xchg.c 's/            qsort(keys + at\[k\], at\[k + 1\] - at\[k\], sizeof \*keys, cmp_key);/            (void)cmp_key;/'
+    fabric/xchg.c 's/            sort_keys(keys + at\[k\], at\[k + 1\] - at\[k\]);/            (void)sort_keys;/'
     "a receiver's streams left in gather order, not arrival"
     workloads/ops/conv_cost.c 's/uint64_t c = from + (s + NW - from % NW) % NW;/uint64_t c = from + (s + NW - from % NW) % NW + 1;/'
     "the estimate's barrel issues a cycle late"
-    workloads/ops/pool.c 's|(uint32_t)(n / cols / 2), cols); /\* row pairs \*/|(uint32_t)(n / cols / 4), cols); /* row pairs */|'
+    workloads/ops/pool.c 's|p->pairs = (uint32_t)(p->n / p->cols / 2);|p->pairs = (uint32_t)(p->n / p->cols / 4);|'
     "pooling in place covers half of each block's rows"
     workloads/ops/pool.c 's/            if (op_lo(y, d, i) % 2)$/            if (0)/'
     "pooling in place accepts blocks of odd rows"
@@ -177,7 +177,7 @@ MUTATIONS=(
     "link latency rounded down a cycle"
     workloads/micro/micro_coll.c 's/chunk(a, p, (int32_t)st));/chunk(a, p, (int32_t)st + 1));/'
     "all-reduce gathers one step behind"
-    hw/tile.c 's/start = c > o->port_free ? c : o->port_free;/start = c;/'
+    hw/tile.c 's/start = c > t->port_free ? c : t->port_free;/start = c;/'
     "send port not serialised"
     isa/opcodes.def 's/^OP(rpt,     RL,     1, 6,/OP(rpt,     RL,     1, 1,/'
     "supervisor rpt costs 1"

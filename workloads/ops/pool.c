@@ -1,10 +1,11 @@
 /* pool: 2 x 2 max-pooling (then ReLU, as the tutorial's network applies it) and its gradient
- * over a blocked activation where its blocks lie, as an element-wise operation follows its input's mapping:
- * each block's pooled block on the same tile, no exchange. It takes the blocks a planned
- * convolution leaves (ops.h), when each is whole on one tile with even rows and columns; the
- * caller pools elsewhere otherwise. The cycles are maxpool_relu_fwd's and maxpool_relu_bwd's
- * (their headers), a sixth of a block's output rows a worker. Left out: windows other than 2 x 2 stride 2, blocks cut
- * across a window (poplibs' pooling plans its own partition and exchanges the halo). */
+ * over a blocked activation where its blocks lie, as an element-wise operation follows its
+ * input's mapping: each block's pooled block on the same tile, no exchange. It takes the
+ * blocks a planned convolution leaves (ops.h), when each is whole on one tile with even rows
+ * and columns; the caller pools elsewhere otherwise. The cycles are maxpool_relu_fwd's and
+ * maxpool_relu_bwd's (their headers), a sixth of a block's output rows a worker. Left out:
+ * windows other than 2 x 2 stride 2, blocks cut across a window (poplibs' pooling plans its
+ * own partition and exchanges the halo). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -41,31 +42,36 @@ static int poolable(const op_act *y)
     return 1;
 }
 
-/* The layout of y's pooled halves, blocked as y; no tensor yet. */
-static op_act half_layout(const op_act *y)
+/* A layout of dim blocked as y (its parts and grains); no tensor yet. */
+static op_act blocked_as(const op_act *y, const uint32_t dim[OP_DIMS])
 {
-    uint32_t dim[OP_DIMS] = {y->dim[0], y->dim[1], y->dim[2] / 2, y->dim[3] / 2};
     op_act a = op_act_make(GR_NONE, dim, y->part);
     for (int d = 0; d < OP_DIMS; d++)
         a.grain[d] = y->grain[d];
     return a;
 }
 
-/* That layout in a new tensor named name.role. */
-static op_act half(graph *g, const char *name, const char *role, gr_type ty, const op_act *y)
+/* The layout of y's pooled halves. */
+static op_act half_layout(const op_act *y)
+{
+    uint32_t dim[OP_DIMS] = {y->dim[0], y->dim[1], y->dim[2] / 2, y->dim[3] / 2};
+    return blocked_as(y, dim);
+}
+
+/* Layout a in a new tensor named name.role. */
+static op_act with_tensor(graph *g, op_act a, const char *name, const char *role, gr_type ty)
 {
     char nm[96];
     snprintf(nm, sizeof nm, "%s.%s", name, role);
-    op_act a = half_layout(y);
     a.t = gr_tensor_new(g, nm, ty, OP_DIMS, a.dim);
     return a;
 }
 
-/* A block of y and its pooled block: where each lies in its tensor, its size, its tile and
- * its columns. */
+/* A block of y and its pooled block: where each lies in its tensor, its size, its tile, its
+ * columns and its pairs of rows. */
 typedef struct pblock {
     size_t at, n, o, m;
-    uint32_t ipu, tile, cols;
+    uint32_t ipu, tile, cols, pairs;
 } pblock;
 
 /* y's non-empty blocks in block order with their pooled blocks' places in h (a layout of
@@ -91,6 +97,7 @@ static pblock *blocks_of(graph *g, const op_act *y, const op_act *h, size_t *nb)
                     p->o = op_block_at(h, idx);
                     p->m = op_block_elems(h, idx);
                     p->cols = op_lo(y, OP_W, idx[3] + 1) - op_lo(y, OP_W, idx[3]);
+                    p->pairs = (uint32_t)(p->n / p->cols / 2);
                     ok = tile_of_block(w, nw, p->at, p->n, &p->ipu, &p->tile) == 0;
                     n++;
                 }
@@ -113,14 +120,14 @@ int op_pool_fwd(graph *g, const char *name, const op_act *y, gr_cs *cs, op_act *
     if (!b)
         return ERR_INPUT;
     *cs = gr_cs_new(g, name);
-    *out = half(g, name, "y", GR_F32, y);
-    *arg = half(g, name, "arg", GR_I32, y);
+    *out = with_tensor(g, h, name, "y", GR_F32);
+    *arg = with_tensor(g, h, name, "arg", GR_I32);
     for (size_t k = 0; k < nb; k++) {
         gr_map_region(g, out->t, b[k].ipu, b[k].tile, b[k].o, b[k].o + b[k].m);
         gr_map_region(g, arg->t, b[k].ipu, b[k].tile, b[k].o, b[k].o + b[k].m);
         op_v_pool_fwd(g, *cs, b[k].ipu, b[k].tile, (op_sl){y->t, b[k].at, b[k].n},
-                      (op_sl){out->t, b[k].o, b[k].m}, (op_sl){arg->t, b[k].o, b[k].m},
-                      (uint32_t)(b[k].n / b[k].cols / 2), b[k].cols); /* row pairs */
+                      (op_sl){out->t, b[k].o, b[k].m}, (op_sl){arg->t, b[k].o, b[k].m}, b[k].pairs,
+                      b[k].cols);
     }
     free(b);
     return ERR_OK;
@@ -133,18 +140,14 @@ int op_pool_bwd(graph *g, const char *name, const op_act *y, const op_act *out, 
     pblock *b = poolable(y) ? blocks_of(g, y, out, &nb) : NULL;
     if (!b)
         return ERR_INPUT;
-    char nm[96];
-    snprintf(nm, sizeof nm, "%s.din", name);
-    *din = op_act_make(gr_tensor_new(g, nm, GR_F32, OP_DIMS, y->dim), y->dim, y->part);
-    for (int d = 0; d < OP_DIMS; d++)
-        din->grain[d] = y->grain[d];
+    *din = with_tensor(g, blocked_as(y, y->dim), name, "din", GR_F32);
     *cs = gr_cs_new(g, name);
     for (size_t k = 0; k < nb; k++) {
         size_t at = b[k].at - y->at; /* din holds y's blocks from its start */
         gr_map_region(g, din->t, b[k].ipu, b[k].tile, at, at + b[k].n);
         op_v_pool_bwd(g, *cs, b[k].ipu, b[k].tile, (op_sl){dout, b[k].o, b[k].m},
                       (op_sl){out->t, b[k].o, b[k].m}, (op_sl){arg->t, b[k].o, b[k].m},
-                      (op_sl){din->t, at, b[k].n}, (uint32_t)(b[k].n / b[k].cols / 2), b[k].cols);
+                      (op_sl){din->t, at, b[k].n}, b[k].pairs, b[k].cols);
     }
     free(b);
     return ERR_OK;
