@@ -473,7 +473,6 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
                       .depth = 3,
                       .out_mode = STRM_ALL,
                       .out_n = 1,
-                      .ipus = 4,
                       .recompute = 1,
                       .replicas = 1,
                       .max_step = CLI_MAX_SUPERSTEP_CYCLES};
@@ -488,6 +487,8 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
         if (rc)
             return rc;
     }
+    if (!o->ipus) /* the tutorial's four blocks, one an IPU; another table on one IPU */
+        o->ipus = o->net == mspec_tutorial() ? 4 : 1;
     if (o->reference && o->sim_only) {
         fprintf(stderr,
                 "ipusim %s: %s is an option of the simulated run; --reference does not "

@@ -621,7 +621,7 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, 
 static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d, sim *s,
                           mref_net *net, double *acc, err *e)
 {
-    mnet_hooks h = {on_epoch, on_call, on_finished, s};
+    mnet_hooks h = {on_epoch, on_call, on_finished, s, NULL};
     s->iters = (uint32_t)c->run.device_iters;
     float *params = mref_params(net);
     double t0 = cli_now();
@@ -652,13 +652,9 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
 
 int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
 {
-    if (o->net != mspec_tutorial())
-        return err_set(e, ERR_INPUT,
-                       "--network %s: the simulated run builds the tutorial's network only; "
-                       "train %s with --reference (docs/mnist.md, networks as tables)",
-                       o->net->name, o->net->name);
     if (mnet_defaults(c, e))
         return e->status;
+    c->net = o->net;
     c->run = o->cfg;
     c->m = o->m;
     c->m.nipus = (uint32_t)(o->ipus * o->replicas);
@@ -670,7 +666,10 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
     c->out_mode = o->out_mode;
     c->out_n = o->out_n;
     c->log_steps = (uint32_t)o->steps;
-    if (o->mapping == MNET_MAP_PLANNED && c->log_steps < MNIST_PLAN_STEPS)
+    c->mapping = (mnet_mapping)o->mapping;
+    if (o->net != mspec_tutorial()) /* built from its table: every layer planned */
+        c->mapping = MNET_MAP_PLANNED;
+    if (c->mapping == MNET_MAP_PLANNED && c->log_steps < MNIST_PLAN_STEPS)
         c->log_steps = MNIST_PLAN_STEPS; /* enough to reach every planned step's first run */
     c->dtype = o->dtype;
     c->pipelined = o->ipus > 1 && !o->sharded;
@@ -682,10 +681,9 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
         return err_set(e, ERR_INPUT, "--ipus %d x --replicas %d = %d IPUs: at most 64 (a POD64)",
                        o->ipus, o->replicas, o->ipus * o->replicas);
     c->offload = o->offload;
-    c->mapping = (mnet_mapping)o->mapping;
     c->ranks = o->ranks;
-    if (mnet_check_output(c, e) || (o->cfg.epochs > 0 && mnet_check_pipeline(c, 1, e)) ||
-        mnet_check_pipeline(c, 0, e))
+    if (mnet_check_network(c, o->cfg.epochs > 0, e) || mnet_check_output(c, e) ||
+        (o->cfg.epochs > 0 && mnet_check_pipeline(c, 1, e)) || mnet_check_pipeline(c, 0, e))
         return e->status;
     return 0;
 }

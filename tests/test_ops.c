@@ -127,7 +127,7 @@ static void test_plan_refusals(void **state)
     err e;
     err_clear(&e);
     op_conv_shape s = {4, 3, 10, 10, 20, 3, 1, 0, OP_W_FWD, 0, 0};
-    op_conv_ctx ctx = {1472, 4, 4, 1, 0, 0};
+    op_conv_ctx ctx = {1472, 4, 4, 1, 0, 0, 0};
     op_conv_est est;
     op_conv_part p = {{5, 1, 1, 1, 1, 1}}; /* 5 parts of 4 samples */
     assert_int_equal(op_conv_estimate(&m, &s, &p, &ctx, &est, &e), ERR_INPUT);
@@ -156,7 +156,7 @@ static void test_plan_memory(void **state)
     (void)state;
     mach m = mk2(64);
     op_conv_shape s = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0, 0};
-    op_conv_ctx ctx = {64, 8, 8, 10, 0, 0};
+    op_conv_ctx ctx = {64, 8, 8, 10, 0, 0, 0};
     op_conv_part fast, fit;
     op_conv_est ef, es;
     err e;
@@ -183,7 +183,7 @@ static void test_plan_is_cheapest(void **state)
     op_conv_est be, est;
     err e;
     err_clear(&e);
-    op_conv_ctx ctx = {16, 4, 4, 10, 0, 0};
+    op_conv_ctx ctx = {16, 4, 4, 10, 0, 0, 0};
     assert_int_equal(op_conv_plan(&m, &s, &ctx, &best, &be, &e), ERR_OK);
     assert_true(be.tiles <= 16);
     uint32_t n = 0;
@@ -485,7 +485,7 @@ static void test_conv_pad_stride(void **state)
             free(want);
             free(r.y);
         }
-        op_conv_ctx ctx = {64, 8, 4, 1, 0, 0};
+        op_conv_ctx ctx = {64, 8, 4, 1, 0, 0, 0};
         op_conv_part best;
         op_conv_est est;
         err e;
@@ -507,7 +507,7 @@ static void test_conv_pad_stride(void **state)
     /* a padding as wide as the kernel reads nothing but zeros: refused */
     op_conv_shape bad = {1, 1, 8, 8, 16, 3, 1, 3, OP_W_FWD, 0, 0};
     op_conv_part one = {{1, 1, 1, 1, 1, 1}};
-    op_conv_ctx ctx = {64, 1, 1, 1, 0, 0};
+    op_conv_ctx ctx = {64, 1, 1, 1, 0, 0, 0};
     op_conv_est est;
     assert_int_equal(op_conv_estimate(&m, &bad, &one, &ctx, &est, NULL), ERR_INPUT);
 }
@@ -547,7 +547,7 @@ static void test_conv_dx(void **state)
     assert_int_equal(op_conv_ho(&s), H);
     static const op_conv_part parts[2] = {{{2, 2, 2, 4, 1, 1}}, {{1, 5, 5, 1, 1, 1}}};
     uint32_t xpart[OP_DIMS] = {NB, 1, 1, 1};
-    op_conv_ctx ctx = {64, NB, 4, 1, 0, 0};
+    op_conv_ctx ctx = {64, NB, 4, 1, 0, 0, 0};
     op_conv_part best;
     op_conv_est est;
     err e;
@@ -640,7 +640,7 @@ static void dw_case(uint32_t NB, uint32_t CI, uint32_t CO, uint32_t K, uint32_t 
                    (size_t)K * K * 4);
     op_conv_shape s = {CI, NB, H, H, CO, HO, 1, 0, OP_W_T, 1, 0};
     assert_int_equal(op_conv_ho(&s), K);
-    op_conv_ctx ctx = {64, NB, NB, 1, 0, 0};
+    op_conv_ctx ctx = {64, NB, NB, 1, 0, 0, 0};
     op_conv_part best;
     op_conv_est est;
     err e;
@@ -701,7 +701,7 @@ static void test_conv_wide(void **state)
     layer_new(&l, (op_conv_shape){2, 3, 14, 17, 20, 12, 1, 1, OP_W_FWD, 0, 0}, 31);
     assert_int_equal(op_conv_ho(&l.s), 5);
     uint32_t xblk[OP_DIMS] = {2, 1, 2, 2};
-    op_conv_ctx ctx = {64, 8, 4, 1, 0, 0};
+    op_conv_ctx ctx = {64, 8, 4, 1, 0, 0, 0};
     op_conv_part best, split[2] = {{{2, 5, 1, 3, 1, 1}}, {{1, 5, 1, 1, 1, 5}}};
     op_conv_est est;
     err e;
@@ -737,7 +737,7 @@ static void tutorial_layer(op_conv_shape s, uint32_t src_tiles, uint32_t seed)
     op_conv_est est;
     err e;
     err_clear(&e);
-    op_conv_ctx ctx = {m.tiles_per_ipu, src_tiles, 64, 10, 16384, 0};
+    op_conv_ctx ctx = {m.tiles_per_ipu, src_tiles, 64, 10, 16384, 0, 0};
     assert_int_equal(op_conv_plan(&m, &s, &ctx, &p, &est, &e), ERR_OK);
     char txt[96];
     op_conv_part_text(&p, txt, sizeof txt);
@@ -970,8 +970,8 @@ static void mm_pass(op_mm_pass pass, uint32_t M, uint32_t K, uint32_t N, const f
 {
     mach m = mk2(1472);
     op_conv_shape s = op_mm_shape(pass, M, K, N, y0 != NULL);
-    op_conv_ctx ctx = {m.tiles_per_ipu,           8,     64,
-                       pass == OP_MM_DW ? 1 : 10, 16384, pass == OP_MM_DW ? 0 : 1};
+    op_conv_ctx ctx = {m.tiles_per_ipu,          8, 64, pass == OP_MM_DW ? 1 : 10, 16384,
+                       pass == OP_MM_DW ? 0 : 1, 0};
     op_conv_part p;
     op_conv_est est;
     err e;

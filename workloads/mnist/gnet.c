@@ -1,27 +1,15 @@
 /* gnet: a network's forward pass from its layer table, over one IPU (gnet.h). It models what
  * the operation library models (each plan's steps, the Copies between one operation's output
- * layout and the next one's input); it adds no timing of its own. Left out: training, the
- * host's infeed (the input and parameters are written into the graph's tensors), several
- * IPUs. */
-#include "workloads/mnist/gnet.h"
+ * layout and the next one's input); it adds no timing of its own. Left out here: training
+ * (gnet_train.c), several IPUs. */
+#include "workloads/mnist/gnet_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "base/alloc.h"
 
-/* Bytes of each tile kept for what a plan's estimate does not count (code, vertex states,
- * the input, the parameters and the Copies' buffers); the plans before a layer's on the same
- * tiles add theirs (their blocks and patches stay). */
-enum { GNET_RESERVE = 96 * 1024 };
-
-/* The programs made so far: the plans' preps (weights to their tiles), then the run. */
-typedef struct progs {
-    gr_prog *p;
-    size_t n, cap;
-} progs;
-
-static void add(progs *q, gr_prog p)
+void gnet_add(gnet_progs *q, gr_prog p)
 {
     if (p == GR_NONE)
         return;
@@ -29,76 +17,167 @@ static void add(progs *q, gr_prog p)
     q->p[q->n++] = p;
 }
 
-typedef struct build {
-    graph *g;
-    gnet *net;
-    const mach *m;
-    progs prep, run;
-    op_act cur;      /* the activation the next layer reads */
-    int mm;          /* cur is a linear layer's output, y^T [1][N][1][B] */
-    uint32_t held;   /* tiles holding cur (the next plan's input senders) */
-    uint32_t w_held; /* tiles holding the parameters */
-    uint32_t kept;   /* bytes the plans so far keep on their tiles */
-    err *e;
-} build;
+gr_prog gnet_seq(graph *g, gnet_progs *q)
+{
+    gr_prog p = q->n ? gr_seq(g, q->p, q->n) : GR_NONE;
+    free(q->p);
+    *q = (gnet_progs){0};
+    return p;
+}
 
-/* The parameters, [nparams] in equal runs of whole 16-byte groups over the first tiles. */
-static gr_tensor params_of(build *b, uint32_t tiles)
+gr_tensor gnet_flat(gnet_bld *b, const char *name)
 {
     size_t n = b->net->n->nparams;
-    gr_tensor t = gr_tensor_new(b->g, "params", GR_F32, 1, (uint32_t[]){(uint32_t)n});
-    uint32_t parts = (uint32_t)((n + 1023) / 1024);
-    parts = parts < tiles ? parts : tiles;
-    for (uint32_t i = 0; i < parts; i++) {
-        size_t lo = op_split(n, i, parts, 4), hi = op_split(n, i + 1, parts, 4);
+    gr_tensor t = gr_tensor_new(b->g, name, GR_F32, 1, (uint32_t[]){(uint32_t)n});
+    for (uint32_t i = 0; i < b->w_held; i++) {
+        size_t lo = op_split(n, i, b->w_held, 4), hi = op_split(n, i + 1, b->w_held, 4);
         if (hi > lo)
             gr_map_region(b->g, t, b->net->ipu, i, lo, hi);
     }
-    b->w_held = parts;
     gr_keep(b->g, t);
     return t;
 }
 
-/* Plan s for layer l and build it on cur (x): its output becomes cur. */
-static int planned(build *b, int l, const op_conv_shape *s, const op_act *x)
+/* A tile's share of the exchange code: the transfers one sender of a plan's input or weights
+ * makes at most (each a few instructions of its exchange program, docs/planning.md); the
+ * weights' copies in pieces of at most GNET_PIECE_BYTES a tile, GNET_COPY_BYTES in all. */
+enum { GNET_SENDS = 2048, GNET_PIECE_BYTES = 32 * 1024, GNET_COPY_BYTES = 8 << 20 };
+
+/* Element (co, ci, y, x) of w [cout][cin][k][k] into (ci, co, k-1-y, k-1-x) of dst: a transfer
+ * an element. */
+static size_t flip_xfers(gr_xfer *x, gr_tensor src, size_t at, gr_tensor dst, uint32_t co,
+                         uint32_t ci, uint32_t k)
 {
-    gnet_layer *gl = &b->net->layer[l];
-    const mspec_layer *L = &b->net->n->s->layer[l];
-    const mspec_tensor *w = &b->net->n->t[b->net->n->param[l]];
-    op_conv_ctx ctx = {b->m->tiles_per_ipu, b->held, b->w_held, 1, GNET_RESERVE + b->kept, 0};
+    size_t n = 0;
+    for (uint32_t o = 0; o < co; o++)
+        for (uint32_t i = 0; i < ci; i++)
+            for (uint32_t y = 0; y < k; y++)
+                for (uint32_t z = 0; z < k; z++) {
+                    size_t from = (((size_t)o * ci + i) * k + y) * k + z;
+                    size_t to = (((size_t)i * co + o) * k + (k - 1 - y)) * k + (k - 1 - z);
+                    x[n++] = (gr_xfer){src, at + from, dst, to, 1};
+                }
+    return n;
+}
+
+/* Layer l's weights (and, flip clear, its bias after them) in copies over the IPU, enough
+ * that their holders share `sends` transfers at most GNET_SENDS each: the first from the flat
+ * vector (flip: element by element, rearranged as the input gradient reads them, [cin][cout]
+ * [k][k] with the kernel flipped; a linear layer's transposed), the others from it, into
+ * b->prep. Each copy in pieces of at most GNET_PIECE_BYTES on tiles spread evenly. */
+static op_ref weights(gnet_bld *b, int l, int flip, uint64_t sends, op_ref *bias)
+{
+    const mspec_net *n = b->net->n;
+    const mspec_tensor *t = &n->t[n->param[l]];
+    uint32_t co = (uint32_t)t->shape[0], ci = (uint32_t)t->shape[1];
+    uint32_t k = t->ndim == 4 ? (uint32_t)t->shape[2] : 1, T = b->m->tiles_per_ipu;
+    size_t nw = t->count, per = nw + (flip ? 0 : t[1].count);
+    size_t pieces = (4 * per + GNET_PIECE_BYTES - 1) / GNET_PIECE_BYTES;
+    size_t copies = (sends + GNET_SENDS * pieces - 1) / (GNET_SENDS * pieces);
+    size_t most = GNET_COPY_BYTES / (4 * per);
+    copies = copies > most ? most : copies;
+    copies = copies * pieces > T ? T / pieces : copies;
+    copies = copies < 1 ? 1 : copies;
+    size_t total = copies * per, np = copies * pieces;
+    char name[64];
+    snprintf(name, sizeof name, "%s.%s", n->s->layer[l].name, flip ? "w.flipped" : "w.copies");
+    gr_tensor c = gr_tensor_new(b->g, name, GR_F32, 1, (uint32_t[]){(uint32_t)total});
+    for (size_t j = 0; j < np; j++) /* the layer's own offset keeps layers' holders apart */
+        gr_map_region(b->g, c, b->net->ipu, (uint32_t)((((2 * j + 1) * T) / (2 * np) + 7 * l) % T),
+                      op_split(total, (unsigned)j, (unsigned)np, 4),
+                      op_split(total, (unsigned)j + 1, (unsigned)np, 4));
+    gr_xfer *x = xmalloc((flip ? nw : copies) * sizeof *x);
+    size_t nx = flip ? flip_xfers(x, b->net->params, t->offset, c, co, ci, k) : 0;
+    if (!flip) /* the weights then the bias, one stretch of the flat vector */
+        x[nx++] = (gr_xfer){b->net->params, t->offset, c, 0, per};
+    gnet_add(&b->prep, gr_copy_many(b->g, x, nx));
+    for (size_t j = 1; j < copies; j++)
+        x[j - 1] = (gr_xfer){c, 0, c, j * per, per};
+    if (copies > 1)
+        gnet_add(&b->prep, gr_copy_many(b->g, x, copies - 1));
+    free(x);
+    if (bias)
+        *bias = (op_ref){c, nw, (uint32_t)copies, per};
+    return (op_ref){c, 0, (uint32_t)copies, per};
+}
+
+int gnet_plan(gnet_bld *b, const char *name, const char *pass, const op_conv_shape *s,
+              const op_act *x, uint32_t x_tiles, uint32_t x_run, const gnet_w *w, int bias,
+              uint32_t reuse, op_conv *c)
+{
+    gnet *net = b->net;
+    if (net->nplans == MNET_MAX_PLANS)
+        return err_set(b->e, ERR_INPUT, "network %s: more than %d planned operations",
+                       net->n->s->name, MNET_MAX_PLANS);
+    mnet_plan *pl = &net->plan[net->nplans];
+    *pl = (mnet_plan){"", pass, net->ipu, *s, {{0}}, {0}};
+    snprintf(pl->name, sizeof pl->name, "%s", name);
+    op_conv_ctx ctx = {b->m->tiles_per_ipu,
+                       x_tiles,
+                       w->layer >= 0 ? 32 : w->senders,
+                       reuse,
+                       GNET_RESERVE + b->kept,
+                       x_run,
+                       GNET_SENDS};
     err pe;
     err_clear(&pe);
-    if (op_conv_plan(b->m, s, &ctx, &gl->part, &gl->est, &pe) != ERR_OK)
-        return err_set(b->e, ERR_INPUT, "network %s: layer %s: %s", b->net->n->s->name, L->name,
+    if (op_conv_plan(b->m, s, &ctx, &pl->part, &pl->est, &pe) != ERR_OK)
+        return err_set(b->e, ERR_INPUT, "network %s: %s (%s): %s", net->n->s->name, name, pass,
                        pe.msg);
-    op_conv c;
-    op_conv_build(b->g, L->name, b->net->ipu, 0, s, &gl->part, x,
-                  (op_ref){b->net->params, w->offset, 1, 0},
-                  (op_ref){b->net->params, w[1].offset, 1, 0}, &c);
-    add(&b->prep, c.prep);
-    add(&b->run, c.run);
-    b->kept += gl->est.bytes;
-    b->held = gl->est.tiles;
-    b->cur = c.y;
-    gl->planned = 1;
+    op_ref wr = w->ref, br = {GR_NONE, 0, 0, 0};
+    if (w->layer >= 0)
+        wr = weights(b, w->layer, w->flip, pl->est.w_sends, bias ? &br : NULL);
+    op_conv_build(b->g, name, net->ipu, 0, s, &pl->part, x, wr, br, c);
+    b->kept += pl->est.bytes;
+    net->nplans++;
     return ERR_OK;
 }
 
-/* A new layout of cur's dimensions, a sample a tile from tile 0, and the Copy into it. */
-static op_act per_sample(build *b, const char *name, const char *what)
+/* Plan layer l's forward (shape s) on x and build it: its output becomes cur. */
+static int planned(gnet_bld *b, int l, const op_conv_shape *s, const op_act *x, uint32_t x_run)
+{
+    gnet_layer *gl = &b->net->layer[l];
+    op_conv c;
+    gnet_w w = {l, 0, {GR_NONE, 0, 0, 0}, 0};
+    if (gnet_plan(b, b->net->n->s->layer[l].name, "forward", s, x, b->held, x_run, &w, 1, b->reuse,
+                  &c) != ERR_OK)
+        return ERR_INPUT;
+    const mnet_plan *pl = &b->net->plan[b->net->nplans - 1];
+    gl->held = b->held;
+    gnet_add(&b->prep, c.prep);
+    gnet_add(&b->run, c.run);
+    b->held = pl->est.tiles;
+    b->cur = c.y;
+    gl->planned = 1;
+    gl->part = pl->part;
+    gl->est = pl->est;
+    return ERR_OK;
+}
+
+op_act gnet_spread(gnet_bld *b, const char *name, const uint32_t dim[OP_DIMS])
+{
+    uint32_t pc = b->m->tiles_per_ipu / dim[OP_B];
+    pc = pc < dim[OP_C] ? pc : dim[OP_C];
+    return op_act_new(b->g, name, b->net->ipu, 0, dim, (uint32_t[]){dim[OP_B], pc ? pc : 1, 1, 1});
+}
+
+/* A new layout of cur's dimensions, a sample a tile from tile 0 (spread: gnet_spread), and
+ * the Copy into it. */
+static op_act per_sample(gnet_bld *b, const char *name, const char *what, int spread)
 {
     char nm[64];
     snprintf(nm, sizeof nm, "%s.%s", name, what);
     uint32_t dim[OP_DIMS];
     for (int d = 0; d < OP_DIMS; d++)
         dim[d] = op_act_dim(&b->cur, d);
-    op_act s = op_act_new(b->g, nm, b->net->ipu, 0, dim, (uint32_t[]){dim[OP_B], 1, 1, 1});
-    add(&b->run, op_act_copy(b->g, &b->cur, &s));
-    b->held = dim[OP_B];
+    op_act s = spread ? gnet_spread(b, nm, dim)
+                      : op_act_new(b->g, nm, b->net->ipu, 0, dim, (uint32_t[]){dim[OP_B], 1, 1, 1});
+    gnet_add(&b->run, op_act_copy(b->g, &b->cur, &s));
+    b->held = s.part[OP_B] * s.part[OP_C];
     return s;
 }
 
-static int conv(build *b, int l)
+static int conv(gnet_bld *b, int l)
 {
     const mspec_layer *L = &b->net->n->s->layer[l];
     mspec_dims in = b->net->n->in[l];
@@ -115,51 +194,75 @@ static int conv(build *b, int l)
                        0};
     op_act x = b->cur;
     b->mm = 0;
-    return planned(b, l, &s, &x);
+    b->net->layer[l].in = x;
+    return planned(b, l, &s, &x, 0);
 }
 
-/* Where the activation's blocks allow it, on them; else on a copy a sample a tile. */
-static int pool(build *b, int l)
+/* Where the activation's blocks allow it, on them; else on a copy in blocks of a sample and
+ * whole channels (gnet_spread). */
+static int pool(gnet_bld *b, int l)
 {
     const char *name = b->net->n->s->layer[l].name;
     gr_cs cs;
     op_act out, arg, y = b->cur;
     if (op_pool_fwd(b->g, name, &y, &cs, &out, &arg) != ERR_OK) {
-        y = per_sample(b, name, "in");
+        y = per_sample(b, name, "in", 1);
         if (op_pool_fwd(b->g, name, &y, &cs, &out, &arg) != ERR_OK)
             return err_set(b->e, ERR_INPUT, "network %s: layer %s: cannot pool its input",
                            b->net->n->s->name, name);
     }
-    add(&b->run, gr_execute(b->g, cs));
+    gnet_add(&b->run, gr_execute(b->g, cs));
+    b->net->layer[l].in = y;
+    b->net->layer[l].arg = arg;
     b->cur = out;
     return ERR_OK;
 }
 
-static int relu(build *b, int l)
+static int relu(gnet_bld *b, int l)
 {
     gr_cs cs = gr_cs_new(b->g, b->net->n->s->layer[l].name);
     op_relu(b->g, cs, b->cur.t, GR_NONE);
-    add(&b->run, gr_execute(b->g, cs));
+    gnet_add(&b->run, gr_execute(b->g, cs));
     return ERR_OK;
 }
 
 /* y^T = W x^T + b: after another linear layer its output read through a view, else the input
  * flattened into a sample's row by a Copy. */
-static int linear(build *b, int l)
+static int linear(gnet_bld *b, int l)
 {
     const mspec_layer *L = &b->net->n->s->layer[l];
     uint32_t B = b->net->batch, K = (uint32_t)mspec_size(b->net->n->in[l]);
     op_act x;
+    b->net->layer[l].in.t = GR_NONE;
+    uint32_t x_run = 0; /* y^T read as it is; rows [B][K] read transposed, word by word */
     if (b->mm) {
         x = op_mm_in_t(&b->cur, OP_MM_FWD);
     } else {
-        op_act r = per_sample(b, L->name, "rows");
+        x_run = 1;
+        op_act r = per_sample(b, L->name, "rows", 0);
         op_act m = op_act_make(r.t, (uint32_t[]){B, K, 1, 1}, (uint32_t[]){B, 1, 1, 1});
+        b->net->layer[l].in = m;
         x = op_mm_in(&m, OP_MM_FWD);
     }
     op_conv_shape s = op_mm_shape(OP_MM_FWD, B, K, (uint32_t)L->out, 0);
     b->mm = 1;
-    return planned(b, l, &s, &x);
+    return planned(b, l, &s, &x, x_run);
+}
+
+int gnet_forward(gnet_bld *b)
+{
+    static int (*const step[])(gnet_bld *, int) = {[MSPEC_CONV] = conv,
+                                                   [MSPEC_POOL_RELU] = pool,
+                                                   [MSPEC_RELU] = relu,
+                                                   [MSPEC_LINEAR] = linear};
+    const mspec_net *n = b->net->n;
+    for (int l = 0; l < n->s->nlayers; l++) {
+        if (step[n->s->layer[l].kind](b, l) != ERR_OK)
+            return ERR_INPUT;
+        b->net->layer[l].out = b->cur;
+    }
+    b->net->logits = op_mm_out(&b->cur, OP_MM_FWD);
+    return ERR_OK;
 }
 
 int gnet_build(graph *g, const mach *m, const mspec_net *n, uint32_t batch, uint32_t ipu, gnet *out,
@@ -169,28 +272,20 @@ int gnet_build(graph *g, const mach *m, const mspec_net *n, uint32_t batch, uint
     if (batch < 1 || batch > m->tiles_per_ipu)
         return err_set(e, ERR_INPUT, "network %s: a batch of %u on %u tiles (a sample a tile)",
                        n->s->name, batch, m->tiles_per_ipu);
-    build b = {.g = g, .net = out, .m = m, .e = e};
-    out->params = params_of(&b, m->tiles_per_ipu);
+    gnet_bld b = {.g = g, .net = out, .m = m, .reuse = 1, .e = e};
+    uint32_t parts = (uint32_t)((n->nparams + 1023) / 1024);
+    b.w_held = parts < m->tiles_per_ipu ? parts : m->tiles_per_ipu;
+    out->params = gnet_flat(&b, "params");
     uint32_t dim[OP_DIMS] = {batch, (uint32_t)n->s->c, (uint32_t)n->s->h, (uint32_t)n->s->w};
     out->x = op_act_new(g, "input", ipu, 0, dim, (uint32_t[]){batch, 1, 1, 1});
     gr_keep(g, out->x.t);
     b.cur = out->x;
     b.held = batch;
-    static int (*const step[])(build *, int) = {[MSPEC_CONV] = conv,
-                                                [MSPEC_POOL_RELU] = pool,
-                                                [MSPEC_RELU] = relu,
-                                                [MSPEC_LINEAR] = linear};
-    int rc = ERR_OK;
-    for (int l = 0; l < n->s->nlayers && rc == ERR_OK; l++) {
-        rc = step[n->s->layer[l].kind](&b, l);
-        out->layer[l].out = b.cur;
-    }
+    int rc = gnet_forward(&b);
     if (rc == ERR_OK) {
-        out->logits = op_mm_out(&b.cur, OP_MM_FWD);
         gr_keep(g, out->logits.t);
-        for (size_t k = 0; k < b.run.n; k++)
-            add(&b.prep, b.run.p[k]);
-        out->prog = gr_seq(g, b.prep.p, b.prep.n);
+        gnet_add(&b.prep, gnet_seq(g, &b.run));
+        out->prog = gnet_seq(g, &b.prep);
     }
     free(b.prep.p);
     free(b.run.p);

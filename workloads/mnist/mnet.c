@@ -18,6 +18,7 @@
 #include "base/rank.h"
 #include "host/system.h"
 #include "workloads/mnist/feed.h"
+#include "workloads/mnist/gnet.h"
 #include "workloads/mnist/layers.h"
 #include "workloads/mnist/mnet_int.h"
 
@@ -327,14 +328,14 @@ static void write_inputs(const mnet_b *b, const gr_exe *x, eng *g, const float *
         for (uint32_t r = 0; r < b->init[k].reps; r++)
             gr_write(x, g, b->init[k].t, b->init[k].at + r * b->init[k].n, b->init[k].w,
                      b->init[k].n);
-    gr_write(x, g, b->params, 0, params, MREF_NPARAMS);
+    gr_write(x, g, b->params, 0, params, b->nparams);
     if (!b->train)
         return;
-    float *zero = xcalloc(MREF_NPARAMS, sizeof *zero);
-    gr_write(x, g, b->grads, 0, zero, MREF_NPARAMS);
+    float *zero = xcalloc(b->nparams, sizeof *zero);
+    gr_write(x, g, b->grads, 0, zero, b->nparams);
     if (!b->offload) { /* offloaded, the remote buffers start zeroed (hio.h) */
-        gr_write(x, g, b->opt_m, 0, zero, MREF_NPARAMS);
-        gr_write(x, g, b->opt_v, 0, zero, MREF_NPARAMS);
+        gr_write(x, g, b->opt_m, 0, zero, b->nparams);
+        gr_write(x, g, b->opt_v, 0, zero, b->nparams);
     }
     gr_write(x, g, b->cursor, 0, zero, 2 * (size_t)b->nhyper);
     free(zero);
@@ -391,7 +392,9 @@ static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int t
         if (rc == ERR_OK && hs->failed)
             rc = err_set(e, ERR_FAULT, "mnet: the outfeed delivered more than its buffer");
         if (rc == ERR_OK && !test)
-            gr_read(x, g, b->params, 0, params, MREF_NPARAMS);
+            gr_read(x, g, b->params, 0, params, b->nparams);
+        if (rc == ERR_OK && !test && hs->h && hs->h->grads)
+            gr_read(x, g, b->grads, 0, hs->h->grads, b->nparams);
         if (rc == ERR_OK && hs->h && hs->h->finished) {
             count_layer_tiles(b, x);
             hs->h->finished(hs->h->ctx, test, g, x, &b->pipe);
@@ -436,6 +439,27 @@ static void side_free(host_side *hs)
     free(hs->res);
 }
 
+/* The run's graph: the tutorial's own (mnet_graph.c), or another table's (gnet_mnet) from n,
+ * which it resolves into *sn. */
+static int build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32_t per_call,
+                 mspec_net *sn, err *e)
+{
+    if (!c->net || c->net == mspec_tutorial())
+        return mnet_build(b, c, train, updates, per_call, e);
+    memset(b, 0, sizeof *b);
+    if (mspec_resolve(c->net, sn, e) != ERR_OK)
+        return ERR_INPUT;
+    return gnet_mnet(b, c, sn, train, updates, per_call, e);
+}
+
+int mnet_check_network(const mnet_cfg *c, int train, err *e)
+{
+    mspec_net sn;
+    if (!c->net || c->net == mspec_tutorial())
+        return ERR_OK;
+    return mspec_resolve(c->net, &sn, e) != ERR_OK ? ERR_INPUT : gnet_check(c, &sn, train, e);
+}
+
 static int check(const mnet_cfg *c, const mdata_split *train, err *e)
 {
     const mref_cfg *r = &c->run;
@@ -473,7 +497,8 @@ int mnet_train(const mnet_cfg *c, const mdata_split *train, float *params, const
         return err_set(e, ERR_INPUT, "mnet: %llu weight updates is too many for one run",
                        (unsigned long long)updates);
     mnet_b b;
-    int rc = mnet_build(&b, c, 1, (uint32_t)updates, (uint32_t)r->device_iters, e);
+    mspec_net sn;
+    int rc = build(&b, c, 1, (uint32_t)updates, (uint32_t)r->device_iters, &sn, e);
     if (rc != ERR_OK) {
         mnet_b_free(&b);
         return rc;
@@ -509,7 +534,8 @@ int mnet_test(const mnet_cfg *c, const mdata_split *set, const float *params, do
     uint32_t B = (uint32_t)c->run.test_batch, R = c->replicas ? c->replicas : 1;
     uint64_t mbs = (set->n + B - 1) / B, per_rep = (mbs + R - 1) / R; /* dealt round them */
     mnet_b b;
-    int rc = mnet_build(&b, c, 0, (uint32_t)per_rep, 1, e);
+    mspec_net sn;
+    int rc = build(&b, c, 0, (uint32_t)per_rep, 1, &sn, e);
     if (rc != ERR_OK) {
         mnet_b_free(&b);
         return rc;
@@ -517,8 +543,8 @@ int mnet_test(const mnet_cfg *c, const mdata_split *set, const float *params, do
     host_side hs;
     side_init(&hs, c, h, &b);
     hs.set = set;
-    float *p = xmalloc(MREF_NPARAMS * sizeof *p);
-    memcpy(p, params, MREF_NPARAMS * sizeof *p);
+    float *p = xmalloc(b.nparams * sizeof *p);
+    memcpy(p, params, b.nparams * sizeof *p);
     rc = run(c, &b, &hs, p, 1, e);
     if (rc == ERR_OK)
         *accuracy = 100.0 * (double)hs.test_correct / (double)set->n;

@@ -42,6 +42,9 @@ const char *mnet_dtype_name(mnet_dtype d);
 typedef enum mnet_mapping { MNET_MAP_SAMPLE, MNET_MAP_PLANNED } mnet_mapping;
 
 typedef struct mnet_cfg {
+    const mspec *net;      /* the network's table: NULL or mspec_tutorial(), the tutorial's own
+                            * graph (every mode below); another, built from its table on one
+                            * IPU (gnet.h: gnet_mnet) */
     mref_cfg run;          /* epochs, batch, gradient accumulation, device iterations, test batch,
                         * AdamW, seed: as the reference trainer */
     mach m;                /* the machine (its first IPU is used) */
@@ -103,9 +106,10 @@ typedef struct mnet_call {
 
 /* One planned operation of a run: its name (its compute sets are "<name>.amp" and so on) and
  * the pass it computes ("forward", "input gradient"). */
-#define MNET_MAX_PLANS 11
+#define MNET_MAX_PLANS (3 * MSPEC_MAX_LAYERS)
 typedef struct mnet_plan {
-    const char *name, *pass;
+    char name[MSPEC_NAME]; /* "conv2", "conv2.dx" */
+    const char *pass;      /* a static string */
     uint32_t ipu;
     op_conv_shape shape;
     op_conv_part part;
@@ -145,7 +149,17 @@ typedef struct mnet_hooks {
      * engine (statistics, tiles), the compiled graph (summary, tile memory) and the pipeline. */
     void (*finished)(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pipe_info *p);
     void *ctx;
+    /* NULL, or where a training run leaves the gradient of its last weight update (the mean
+     * over its micro-batches, as the AdamW step read it; the network's parameter count of
+     * floats, state_dict order) */
+    float *grads;
 } mnet_hooks;
+
+/* ERR_OK, or ERR_INPUT (one line) for a network table (c->net other than the tutorial's) that
+ * does not resolve, or a configuration its one-IPU graph does not build (gnet.h: replicas,
+ * pipelining, several IPUs, I/O tiles, an infeed other than fp32, the offloaded optimiser, a
+ * tile limit; train = 1: a strided convolution). The tutorial's: ERR_OK. */
+int mnet_check_network(const mnet_cfg *c, int train, err *e);
 
 /* ERR_OK, or ERR_INPUT (one line) for an every:N outfeed the training loop cannot make: N
  * must divide the gradient accumulation G, or be a multiple of G dividing a host call. */

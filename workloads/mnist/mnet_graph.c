@@ -1763,8 +1763,6 @@ static void weights(net *n, seq *q)
     exec(b, q, k);
 }
 
-static void adamw_vertices(net *n, gr_cs hyper, gr_cs step);
-
 /* The sum over the K groups of a linear layer's weight gradients (K > 1), `len` elements on
  * each of its `per` tiles a group (layer3: MNET_FC, layer4: 1), in group order, spread over
  * the groups' tiles: tile j of group q sums slice q of what tile j of every group holds (the
@@ -1919,7 +1917,7 @@ static void update(net *n, seq *q)
         v_reduce(b, c1, t4t(b, 0), gw4, gw4, w4, 1, w4, k);
     v_reduce(b, c1, t4t(b, 0), S(b->grads, P_B4, 10), K > 1 ? at(f->b4all, 0) : at(f->db4, 0), 10,
              K, 10, k);
-    adamw_vertices(n, c1, c2);
+    mnet_adamw(b, c1, c2);
     exec(b, q, c1);
     if (x2.n) /* the groups' sums of the linear layers' gradients to their homes */
         add(b, q, xprog(b, &x2));
@@ -1949,9 +1947,8 @@ static uint32_t upd_tiles(const mnet_b *b, uint32_t *tiles)
 
 /* Per parameter tile: the step table (host-written), its cursor, and the current record
  * (adamw_hyper copies record t into it); adamw_step over each home range. */
-static void adamw_vertices(net *n, gr_cs hyper, gr_cs step)
+void mnet_adamw(mnet_b *b, gr_cs hyper, gr_cs step)
 {
-    mnet_b *b = n->b;
     const adamw_cfg *o = &b->opt;
     uint32_t *tiles = xmalloc(b->nupd * sizeof *tiles), nt = upd_tiles(b, tiles);
     uint32_t shape[2] = {nt, 4 * b->updates};
@@ -2151,6 +2148,7 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
                            : b->train              ? b->G
                                                    : b->updates,
                            MNET_PLAN_RESERVE,
+                           0,
                            0};
         uint32_t ipu = b->ipu[tab[k].blk];
         /* the linear layers' plans share their tiles: each leaves room for the ones before it
@@ -2158,7 +2156,8 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
         if (tab[k].flags & PL_LIN)
             ctx.reserve += kept[ipu];
         mnet_plan *p = &b->pipe.plan[k];
-        *p = (mnet_plan){tab[k].name, tab[k].pass, ipu, sk, {{0}}, {0}};
+        *p = (mnet_plan){"", tab[k].pass, ipu, sk, {{0}}, {0}};
+        snprintf(p->name, sizeof p->name, "%s", tab[k].name);
         if (op_conv_plan(&c->m, &sk, &ctx, &p->part, &p->est, e) != ERR_OK)
             return ERR_INPUT;
         if (tab[k].flags & PL_LIN)
@@ -2263,42 +2262,46 @@ static void sum_acc(net *n)
     }
 }
 
-/* The training loop for the outfeed mode: pre (the infeed to the loss) and post (backward)
- * of a micro-batch, upd the weight update; `per_call` updates of G micro-batches a call.
- *   all:  updates x { G x mb with out, upd }
- *   every:N (N divides G):  updates x { G / N x { N - 1 x mb, mb with out }, upd }
- *   final, every:N (N = k G, k divides per_call): updates / k x { k x step, out }
- *   sum:  calls x { acc = 0, per_call x { G x { pre, acc += res, post }, upd }, out(acc) }
- * (mnet_check_output has refused other N.) */
-static gr_prog train_loop(net *n, const mnet_cfg *c, gr_prog pre, gr_prog post, gr_prog upd,
-                          uint32_t updates, uint32_t per_call)
+/* mnet_int.h (mnet_check_output has refused other N). */
+gr_prog mnet_loop(graph *g, const mnet_cfg *c, uint32_t G, const mnet_mb *mb, gr_tensor res,
+                  const mnet_sum *sum, uint32_t updates, uint32_t per_call)
 {
-    mnet_b *b = n->b;
-    graph *g = b->g;
-    uint32_t every = c->out_mode == STRM_FINAL ? b->G * per_call : c->out_n;
-    gr_prog mb = gr_seq(g, (gr_prog[]){pre, post}, 2);
+    uint32_t every = c->out_mode == STRM_FINAL ? G * per_call : c->out_n;
+    gr_prog one = gr_seq(g, (gr_prog[]){mb->pre, mb->post}, 2);
     if (c->out_mode == STRM_SUM) {
-        sum_acc(n);
-        gr_prog mbs = gr_seq(g, (gr_prog[]){pre, gr_execute(g, n->acc_add), post}, 3);
-        gr_prog step = gr_seq(g, (gr_prog[]){gr_repeat(g, b->G, mbs), upd}, 2);
+        gr_prog mbs = gr_seq(g, (gr_prog[]){mb->pre, gr_execute(g, sum->add), mb->post}, 3);
+        gr_prog step = gr_seq(g, (gr_prog[]){gr_repeat(g, G, mbs), mb->upd}, 2);
         gr_prog call = gr_seq(g,
-                              (gr_prog[]){gr_execute(g, n->acc_zero), gr_repeat(g, per_call, step),
-                                          gr_stream_out(g, n->acc.t)},
+                              (gr_prog[]){gr_execute(g, sum->zero), gr_repeat(g, per_call, step),
+                                          gr_stream_out(g, sum->acc)},
                               3);
         return gr_repeat(g, updates / per_call, call);
     }
-    gr_prog out = gr_stream_out(g, b->res);
-    if (c->out_mode != STRM_FINAL && b->G % every == 0) {
-        gr_prog mbo = gr_seq(g, (gr_prog[]){pre, out, post}, 3);
+    gr_prog out = gr_stream_out(g, res);
+    if (c->out_mode != STRM_FINAL && G % every == 0) {
+        gr_prog mbo = gr_seq(g, (gr_prog[]){mb->pre, out, mb->post}, 3);
         gr_prog grp =
-            every == 1 ? mbo : gr_seq(g, (gr_prog[]){gr_repeat(g, every - 1, mb), mbo}, 2);
-        gr_prog step = gr_seq(g, (gr_prog[]){gr_repeat(g, b->G / every, grp), upd}, 2);
+            every == 1 ? mbo : gr_seq(g, (gr_prog[]){gr_repeat(g, every - 1, one), mbo}, 2);
+        gr_prog step = gr_seq(g, (gr_prog[]){gr_repeat(g, G / every, grp), mb->upd}, 2);
         return gr_repeat(g, updates, step);
     }
-    uint32_t k = every / b->G;
-    gr_prog step = gr_seq(g, (gr_prog[]){gr_repeat(g, b->G, mb), upd}, 2);
+    uint32_t k = every / G;
+    gr_prog step = gr_seq(g, (gr_prog[]){gr_repeat(g, G, one), mb->upd}, 2);
     gr_prog grp = gr_seq(g, (gr_prog[]){gr_repeat(g, k, step), out}, 2);
     return gr_repeat(g, updates / k, grp);
+}
+
+/* The training loop for the outfeed mode (mnet_loop), its sum accumulator made here. */
+static gr_prog train_loop(net *n, const mnet_cfg *c, gr_prog pre, gr_prog post, gr_prog upd,
+                          uint32_t updates, uint32_t per_call)
+{
+    mnet_sum sum = {GR_NONE, GR_NONE, GR_NONE};
+    if (c->out_mode == STRM_SUM) {
+        sum_acc(n);
+        sum = (mnet_sum){n->acc.t, n->acc_zero, n->acc_add};
+    }
+    mnet_mb mb = {pre, post, upd};
+    return mnet_loop(n->b->g, c, n->b->G, &mb, n->b->res, &sum, updates, per_call);
 }
 
 int mnet_check_pipeline(const mnet_cfg *c, int train, err *e)
@@ -2757,6 +2760,7 @@ static void sequential(net *n, const mnet_cfg *c, seq *pre, seq *post, seq *top,
 int mnet_build(mnet_b *b, const mnet_cfg *c, int train, uint32_t updates, uint32_t per_call, err *e)
 {
     memset(b, 0, sizeof *b);
+    b->nparams = MREF_NPARAMS;
     b->train = train;
     b->B = (uint32_t)(train ? c->run.batch : c->run.test_batch);
     b->G = (uint32_t)c->run.grad_accum;

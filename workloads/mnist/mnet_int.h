@@ -96,6 +96,7 @@ typedef struct mnet_b {
     /* tensors the run touches from the host */
     gr_tensor xio; /* the infeed's landing on the I/O tiles, or GR_NONE */
     gr_tensor xin, res, params, grads, opt_m, opt_v, hyper_tab, cursor;
+    size_t nparams; /* the flat parameter vector's floats (the network's, mref_nparams) */
     mnet_init *init;
     size_t ninit, cinit;
     mnet_upd *upd;
@@ -122,6 +123,35 @@ typedef struct mnet_stage {
  * loops (mnet_pipe.c). out: per micro-batch, whether the last stage's pass over it streams
  * out (fwd_out, fused_out), or NULL: none does beyond what fwd and fused do. */
 gr_prog mnet_pipe_run(graph *g, const pipe_cfg *c, const mnet_stage *st, const uint8_t *out);
+
+/* A micro-batch's programs in training: pre (the infeed to the loss and its outfeed buffer),
+ * post (the backward), and upd, the weight update after G of them. */
+typedef struct mnet_mb {
+    gr_prog pre, post, upd;
+} mnet_mb;
+
+/* Outfeed mode sum: the accumulator streamed out once a call (laid out as the outfeed buffer),
+ * the compute sets zeroing it and adding the outfeed buffer to it. */
+typedef struct mnet_sum {
+    gr_tensor acc;
+    gr_cs zero, add;
+} mnet_sum;
+
+/* The training loop of `updates` weight updates, `per_call` a host call, for c's outfeed
+ * mode (res: the outfeed buffer; sum: used in mode sum only):
+ *   all:  updates x { G x mb with out, upd }
+ *   every:N (N divides G):  updates x { G / N x { N - 1 x mb, mb with out }, upd }
+ *   final, every:N (N = k G, k divides per_call): updates / k x { k x step, out }
+ *   sum:  calls x { acc = 0, per_call x { G x { pre, acc += res, post }, upd }, out(acc) }
+ * where mb is pre then post, "with out" the outfeed between them, step G x mb then upd. */
+gr_prog mnet_loop(graph *g, const mnet_cfg *c, uint32_t G, const mnet_mb *mb, gr_tensor res,
+                  const mnet_sum *sum, uint32_t updates, uint32_t per_call);
+
+/* The AdamW step over b's parameter ranges (b->upd, ordered by tile): per tile holding some,
+ * the step table b->hyper_tab (host-written: b->updates records), its cursor b->cursor and
+ * the current record (adamw_hyper, into `hyper`), and adamw_step over each range of params,
+ * grads, opt_m and opt_v (into `step`); sets b->nhyper. */
+void mnet_adamw(mnet_b *b, gr_cs hyper, gr_cs step);
 
 /* Build the graph of a run: train = 1: the training program of `updates` weight updates in
  * host calls of `per_call` updates, the outfeed as c->out_mode says; train = 0: the forward

@@ -264,6 +264,7 @@ static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *
                                        : 0) +
                     wl * ctx->w_tiles / wall;
     st[OP_S_WX] = exch_cycles(m, wb, tiles * wb / 4, tiles * cuts, ctx->w_tiles);
+    e->w_sends = max_u64(e->w_sends, tiles * cuts);
     uint64_t chunk = 0;
     if (R > 1) {
         /* the block in R chunks of whole pairs, as op_conv_build cuts it: the last the
@@ -400,13 +401,14 @@ static uint64_t rows_read(const op_conv_shape *s, uint32_t n, uint32_t parts, ui
  * x the rows read x the columns read words, in pco B Cin x the rows read transfers; through
  * a view (x_run), a transfer for each x_run columns of a row (a transpose: every word). */
 static uint64_t in_senders(const mach *m, const op_conv_shape *s, const op_conv_part *p,
-                           const op_conv_ctx *ctx)
+                           const op_conv_ctx *ctx, op_conv_est *e)
 {
     uint64_t ry = rows_read(s, op_conv_ho(s), p->p[OP_PY], p->p[OP_PK], s->h);
     uint64_t cx = rows_read(s, op_conv_wo(s), p->p[OP_PX], 1, s->w);
     uint64_t each = (uint64_t)p->p[OP_PCO] * s->B * s->cin;
     uint64_t per_row = ctx->x_run ? (cx + ctx->x_run - 1) / ctx->x_run : 1;
-    return exch_cycles(m, 0, each * ry * cx, each * ry * per_row, ctx->x_tiles);
+    e->in_sends = each * ry * per_row;
+    return exch_cycles(m, 0, each * ry * cx, e->in_sends, ctx->x_tiles);
 }
 
 int op_conv_estimate(const mach *m, const op_conv_shape *s, const op_conv_part *p,
@@ -430,7 +432,7 @@ int op_conv_estimate(const mach *m, const op_conv_shape *s, const op_conv_part *
         k.go = ceil_div_u32((uint32_t)k.nco, 16);
         blk_cost(m, s, p, ctx, tiles, &k, e);
     } while (next(i, z.n));
-    e->step[OP_S_IN] = max_u64(e->step[OP_S_IN], in_senders(m, s, p, ctx));
+    e->step[OP_S_IN] = max_u64(e->step[OP_S_IN], in_senders(m, s, p, ctx, e));
     if (p->p[OP_PCI] * p->p[OP_PK] == 1)
         e->step[OP_S_RX] = e->step[OP_S_REDUCE] = 0;
     if (s->nobias)
@@ -484,7 +486,8 @@ int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *ctx, 
         if (t > tiles || op_conv_estimate(m, s, &p, ctx, &est, NULL) != ERR_OK)
             continue;
         least = est.bytes < least ? est.bytes : least;
-        if (est.bytes > limit)
+        if (est.bytes > limit ||
+            (ctx->x_sends && est.in_sends > (uint64_t)ctx->x_sends * max_u64(ctx->x_tiles, 1)))
             continue;
         if (!found || est.cost < be->cost || (est.cost == be->cost && est.tiles < be->tiles)) {
             *best = p;

@@ -168,6 +168,8 @@ typedef struct op_conv_est {
     uint32_t bytes;               /* the largest tile's estimated memory */
     uint64_t in_bytes, red_bytes; /* bytes exchanged a call: input patches, partial sums */
     uint64_t w_bytes;             /* bytes exchanged a prep: weight slices */
+    uint64_t in_sends, w_sends;   /* transfers of the input exchange and of the weights' (their
+                                   * senders share them) */
 } op_conv_est;
 
 /* What the planner is told besides the shape. */
@@ -181,6 +183,8 @@ typedef struct op_conv_ctx {
     uint32_t x_run;   /* the input read through a view: the longest stretch of a patch row
                        * one transfer moves (1: a transposed matrix, element by element);
                        * 0: a layout, a transfer a row */
+    uint32_t x_sends; /* the most transfers of the input exchange one of its x_tiles may send
+                       * (each is code on that tile: docs/planning.md); 0: no limit */
 } op_conv_ctx;
 
 /* ERR_OK if p is a partition op_conv_build can make of s: every part count from 1 to its
@@ -193,7 +197,8 @@ int op_conv_check(const op_conv_shape *s, const op_conv_part *p, err *e);
 int op_conv_estimate(const mach *m, const op_conv_shape *s, const op_conv_part *p,
                      const op_conv_ctx *c, op_conv_est *est, err *e);
 /* The cheapest valid partition over at most c->tiles tiles whose estimated tile memory fits
- * the SRAM less c->reserve; ties go to fewer tiles. ERR_INPUT when none fits. */
+ * the SRAM less c->reserve (and whose input senders make at most c->x_sends transfers each);
+ * ties go to fewer tiles. ERR_INPUT when none fits. */
 int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *c, op_conv_part *best,
                  op_conv_est *est, err *e);
 /* "b 40 y 2 x 3 ci 1 co 1" */

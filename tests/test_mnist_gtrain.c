@@ -1,0 +1,302 @@
+/* test_mnist_gtrain: training a network built from its layer table (workloads/mnist/gnet.h,
+ * gnet_mnet: mnet_cfg.net other than the tutorial's) on a simulated IPU of 368 tiles, on the
+ * real mnist-digits data, against the reference trainer (mref_train) of the same table from
+ * the same seeded weights:
+ *
+ * - the wide network (padded convolutions, a linear layer after a linear layer) and the
+ *   tutorial's table (built the same way, not by the tutorial's own graph): one weight update
+ *   of 2 micro-batches of 16; every weight within 1e-5 of the reference's (where AdamW's eps
+ *   dominates the step, within its learning rate: see against_reference), the call's loss
+ *   within 1e-4 relative and its accuracy equal (the plans split input channels, features
+ *   and samples over tiles and add their partial sums in another order than the C loops, so
+ *   not bit for bit);
+ * - every compute step of every plan (forward, input and weight gradients) within 10% of the
+ *   planner's estimate, as the training program first runs it;
+ * - the same weights and cycles with 1 and 2 host threads;
+ * - the test pass's accuracy equal to the reference's on the trained weights;
+ * - what the graph does not build refused in one line (pipelining, replicas, a u8 infeed, a
+ *   stride in training). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/testutil.h"
+
+#include "workloads/mnist/mnet.h"
+#include "workloads/mnist/mref.h"
+
+static mdata digits;
+
+static int setup(void **state)
+{
+    (void)state;
+    return tu_load_digits(&digits, "test_mnist_gtrain");
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    mdata_free(&digits);
+    return 0;
+}
+
+enum { CAP = 1024, BATCH = 16, G = 2, TILES = 368 };
+
+typedef struct run {
+    float *grads; /* the update's gradient */
+    double loss, acc;
+    int calls;
+    uint64_t end;
+    mnet_pipe_info info;
+    int checked;
+    double worst; /* the largest |simulated / estimated - 1| */
+} run;
+
+static void on_call(void *ctx, const mnet_call *c)
+{
+    run *r = ctx;
+    r->loss = c->p.loss;
+    r->acc = c->p.accuracy;
+    r->calls++;
+    r->end = c->end_cycle;
+}
+
+/* Each plan's compute steps ("<plan>.<step>"), the first time the program runs them, against
+ * the plan's estimate: the cycles from the previous step's release to its own. */
+static void on_done(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pipe_info *p)
+{
+    run *r = ctx;
+    if (test)
+        return;
+    r->info = *p;
+    gr_step *steps = malloc(CAP * sizeof *steps);
+    size_t n, ns = gr_exe_steps(x, 0, steps, CAP);
+    const uint64_t *rel = eng_sync_log(g, 0, &n);
+    for (uint32_t k = 0; k < p->nplans; k++)
+        for (int s = 0; s < OP_S_N; s++) {
+            if (!op_conv_step_compute(s) || !p->plan[k].est.step[s])
+                continue;
+            char nm[96];
+            snprintf(nm, sizeof nm, "%s.%s", p->plan[k].name, op_conv_step_name(s));
+            size_t i = 0;
+            while (i < ns && i < n &&
+                   (strcmp(steps[i].what, "execute") || strcmp(steps[i].name, nm)))
+                i++;
+            if (i == ns || i == n)
+                fail_msg("no step %s", nm);
+            double sim = (double)(rel[i] - (i ? rel[i - 1] : 0)), est = p->plan[k].est.step[s];
+            r->worst = fmax(r->worst, fabs(sim / est - 1.0));
+            if (est < 0.9 * sim || est > 1.1 * sim)
+                fail_msg("%s: estimated %.0f cycles, simulated %.0f", nm, est, sim);
+            r->checked++;
+        }
+    free(steps);
+}
+
+static mnet_cfg cfg_of(const mspec *net, unsigned threads)
+{
+    mnet_cfg c;
+    err e;
+    err_clear(&e);
+    assert_int_equal(mnet_defaults(&c, &e), ERR_OK);
+    c.net = net;
+    c.m.tiles_per_ipu = TILES;
+    c.run.epochs = 1;
+    c.run.batch = BATCH;
+    c.run.grad_accum = G;
+    c.run.device_iters = 1;
+    c.run.test_batch = 8;
+    c.threads = threads;
+    c.log_steps = CAP;
+    return c;
+}
+
+static mdata_split train_set(void)
+{
+    mdata_split set = digits.train;
+    set.n = (size_t)BATCH * G;
+    return set;
+}
+
+/* One host call of one update from the seeded weights of net; the weights out. */
+static float *train(const mnet_cfg *c, mref_net *ref, run *r)
+{
+    err e;
+    err_clear(&e);
+    mref_init(ref, 0);
+    float *w = malloc(sizeof(float) * mref_nparams(ref));
+    memcpy(w, mref_params(ref), sizeof(float) * mref_nparams(ref));
+    mdata_split set = train_set();
+    memset(r, 0, sizeof *r);
+    r->grads = calloc(mref_nparams(ref), sizeof *r->grads);
+    mnet_hooks h = {.call_done = on_call, .finished = on_done, .ctx = r, .grads = r->grads};
+    if (mnet_train(c, &set, w, &h, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    assert_int_equal(r->calls, 1);
+    return w;
+}
+
+static void ref_call(void *ctx, const mref_progress *p)
+{
+    *(mref_progress *)ctx = *p;
+}
+
+/* net (a copy of a table, so that the tutorial's is built from its table too) trained on the
+ * simulated IPU and by the reference, compared. */
+static void against_reference(const mspec *net)
+{
+    err e;
+    err_clear(&e);
+    mnet_cfg c = cfg_of(net, 2);
+    mref_net *n = mref_create_net(net, BATCH, &e);
+    assert_non_null(n);
+    run r;
+    float *w = train(&c, n, &r);
+    printf("  %s: %u plans, the steps within %.1f%% of their estimates; %llu cycles\n", net->name,
+           r.info.nplans, 100.0 * r.worst, (unsigned long long)r.end);
+    assert_true(r.checked >= 3 * (int)r.info.nplans);
+    mref_init(n, 0);
+    mref_progress rc = {0};
+    mref_hooks h = {.call_done = ref_call, .ctx = &rc};
+    mdata_split set = train_set();
+    assert_int_equal(mref_train(n, &c.run, &set, &h, &e), 0);
+    /* The gradient, the mean of G micro-batches' (AdamW's step hides its scale): each within
+     * 1e-5 of the largest, relative, and the largest gradient's own within 1e-5 relative. */
+    double gmax = 0.0, gd = 0.0;
+    for (size_t i = 0; i < mref_nparams(n); i++)
+        gmax = fmax(gmax, fabs(mref_grads(n)[i]));
+    for (size_t i = 0; i < mref_nparams(n); i++)
+        gd = fmax(gd, fabs((double)r.grads[i] - mref_grads(n)[i]) / gmax);
+    printf("  %s: gradient within %.3g of the reference's (relative to its largest, %.3g)\n",
+           net->name, gd, gmax);
+    if (gd > 1e-5)
+        fail_msg("%s: the gradient differs from the reference's by %g of its largest", net->name,
+                 gd);
+    /* AdamW's first step is lr g / (|g| + eps) (a weight decay aside): where the reference's
+     * gradient is within a few eps = 1e-8 of zero, the step's slope up to lr / eps = 1e5 turns
+     * a gradient rounded 1e-10 otherwise (another summation order) into 1e-5 of weight. Where
+     * it is under 1e-7 the step is held to within lr of the reference's, elsewhere within
+     * 1e-5. */
+    double d = 0.0, near = 0.0;
+    size_t eps_dominated = 0;
+    for (size_t i = 0; i < mref_nparams(n); i++) {
+        double x = fabs((double)w[i] - mref_params(n)[i]);
+        if (fabs(mref_grads(n)[i]) < 1e-7) {
+            near = fmax(near, x);
+            eps_dominated++;
+        } else {
+            d = fmax(d, x);
+        }
+    }
+    printf("  %s: weights within %.3g of the reference's after one update (%zu with a gradient "
+           "under 1e-7: within %.3g)\n",
+           net->name, d, eps_dominated, near);
+    if (d > 1e-5 || near > c.run.opt.lr)
+        fail_msg("%s: weights differ from the reference's by %g (%g)", net->name, d, near);
+    if (fabs(r.loss - rc.loss) > 1e-4 * rc.loss)
+        fail_msg("loss %.7f, the reference's %.7f", r.loss, rc.loss);
+    assert_true(r.acc == rc.accuracy);
+    /* the test pass on the trained weights against the reference's forward */
+    mdata_split test = digits.test;
+    test.n = 100;
+    double acc = 0.0, racc = 0.0;
+    if (mnet_test(&c, &test, w, &acc, NULL, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    assert_int_equal(mref_test(n, c.run.test_batch, &test, &racc, &e), 0);
+    assert_true(acc == racc);
+    free(w);
+    free(r.grads);
+    mref_destroy(n);
+}
+
+static void test_wide(void **state)
+{
+    (void)state;
+    against_reference(mspec_find("wide"));
+}
+
+static void test_tutorial_table(void **state)
+{
+    (void)state;
+    mspec copy = *mspec_tutorial();
+    against_reference(&copy);
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    if (!tu_slow_tests())
+        skip();
+    err e;
+    err_clear(&e);
+    const mspec *net = mspec_find("wide");
+    mref_net *n = mref_create_net(net, BATCH, &e);
+    run r1, r2;
+    mnet_cfg c1 = cfg_of(net, 1), c2 = cfg_of(net, 2);
+    float *w1 = train(&c1, n, &r1), *w2 = train(&c2, n, &r2);
+    assert_memory_equal(w1, w2, sizeof(float) * mref_nparams(n));
+    assert_true(r1.end == r2.end);
+    free(r1.grads);
+    free(r2.grads);
+    free(w1);
+    free(w2);
+    mref_destroy(n);
+}
+
+static void test_refused(void **state)
+{
+    (void)state;
+    static const mspec strided = {"strided",
+                                  "a stride in training",
+                                  1,
+                                  28,
+                                  28,
+                                  3,
+                                  {
+                                      {MSPEC_CONV, "conv1", "layer1.conv", 1, 8, 4, 2, 1},
+                                      {MSPEC_POOL_RELU, "pool1", NULL, 1, 0, 0, 0, 0},
+                                      {MSPEC_LINEAR, "layer2", "layer2", 2, 10, 0, 0, 0},
+                                  }};
+    static const char *const want[] = {"pipelining", "replicas", "an infeed other than fp32",
+                                       "stride 2"};
+    for (size_t k = 0; k < 4; k++) {
+        mnet_cfg c = cfg_of(mspec_find("wide"), 1);
+        if (k == 0) {
+            c.pipelined = 1;
+            c.stage_ipu[1] = c.stage_ipu[2] = c.stage_ipu[3] = 1;
+            c.m.nipus = 2;
+        } else if (k == 1) {
+            c.replicas = 2;
+            c.m.nipus = 2;
+        } else if (k == 2) {
+            c.dtype = MNET_U8;
+        } else {
+            c.net = &strided;
+        }
+        err e;
+        err_clear(&e);
+        float *w = calloc(300000, sizeof *w);
+        mdata_split set = train_set();
+        assert_int_equal(mnet_train(&c, &set, w, NULL, &e), ERR_INPUT);
+        if (!strstr(e.msg, want[k]))
+            fail_msg("case %zu: \"%s\" does not say %s", k, e.msg, want[k]);
+        free(w);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wide),
+        cmocka_unit_test(test_tutorial_table),
+        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_refused),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

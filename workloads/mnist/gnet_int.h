@@ -1,0 +1,64 @@
+/* gnet_int: what gnet.c (the forward pass from a layer table) shares with gnet_train.c (the
+ * loss, the backward, the update and the simulated run's graph). */
+#ifndef IPUSIM_MNIST_GNET_INT_H
+#define IPUSIM_MNIST_GNET_INT_H
+
+#include "workloads/mnist/gnet.h"
+
+/* Bytes of each tile kept for what a plan's estimate does not count (code, vertex states,
+ * the input, the parameters and the Copies' buffers); the plans before a layer's on the same
+ * tiles add theirs (their blocks and patches stay). */
+enum { GNET_RESERVE = 96 * 1024 };
+
+/* Programs in run order (GR_NONE ones left out). */
+typedef struct gnet_progs {
+    gr_prog *p;
+    size_t n, cap;
+} gnet_progs;
+
+void gnet_add(gnet_progs *q, gr_prog p);
+/* The programs in one sequence (GR_NONE for none); q is emptied. */
+gr_prog gnet_seq(graph *g, gnet_progs *q);
+
+typedef struct gnet_bld {
+    graph *g;
+    gnet *net;
+    const mach *m;
+    gnet_progs prep, run; /* the plans' preps (weights to their tiles), the forward's steps */
+    op_act cur;           /* the activation the next layer reads */
+    int mm;               /* cur is a linear layer's output, y^T [1][N][1][B] */
+    uint32_t held;        /* tiles holding cur (the next plan's input senders) */
+    uint32_t w_held;      /* tiles holding the parameters */
+    uint32_t kept;        /* bytes the plans so far keep on their tiles */
+    uint32_t reuse;       /* calls of the forward per change of the weights */
+    err *e;
+} gnet_bld;
+
+/* What a plan reads as its weights: layer `layer`'s parameters from the flat vector (as they
+ * are, or flip: as its input gradient reads them), copied over the IPU as the plan needs
+ * (gnet_weights); or, layer -1, ref as it is, held by `senders` tiles (an output gradient). */
+typedef struct gnet_w {
+    int layer, flip;
+    op_ref ref;
+    uint32_t senders;
+} gnet_w;
+
+/* Plan s over the IPU for an operation named name (pass: "forward", ...) reading x (held by
+ * x_tiles tiles; x_run: ops.h's op_conv_ctx) and the weights w (with a bias: the layer's,
+ * bias set; reuse: calls per prep), record it in b->net->plan and build it into *c. ERR_INPUT
+ * naming the operation when no plan fits. */
+int gnet_plan(gnet_bld *b, const char *name, const char *pass, const op_conv_shape *s,
+              const op_act *x, uint32_t x_tiles, uint32_t x_run, const gnet_w *w, int bias,
+              uint32_t reuse, op_conv *c);
+/* A new fp32 layout of dims [B][C][H][W] in blocks of a sample and a range of whole channels,
+ * block k on tile k: as many channel parts as B x parts fits the IPU's tiles (C at most), so
+ * that the tensor is row-major (a plain [B][C][H][W]) yet spread over the IPU. */
+op_act gnet_spread(gnet_bld *b, const char *name, const uint32_t dim[OP_DIMS]);
+/* A flat [nparams] fp32 tensor mapped as the parameters (the first b->w_held tiles, runs of
+ * whole 16-byte groups): params, and in training its gradient and AdamW's m and v. */
+gr_tensor gnet_flat(gnet_bld *b, const char *name);
+/* The layers of the table from b->cur (the input, a sample a tile) on: their runs into
+ * b->run, their plans' preps into b->prep; b->net->layer and ->logits filled. */
+int gnet_forward(gnet_bld *b);
+
+#endif
