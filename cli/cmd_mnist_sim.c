@@ -573,7 +573,7 @@ static char *json_simulated(const sim *s, const mnet_cfg *c)
  * and the --save-weights directory checked before the long run. */
 static int initial_weights(const mnist_opts *o, mref_net **net, err *e)
 {
-    if (!(*net = mref_create(1, e)))
+    if (!(*net = mref_create_net(o->net, 1, e)))
         return e->status;
     if (o->load) {
         if (mref_load(*net, o->load, e))

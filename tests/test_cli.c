@@ -635,6 +635,21 @@ static void test_mnist_simulated(void **state)
     assert_non_null(strstr(wout, "; 207178 parameters\n"));
     assert_non_null(strstr(wout, ": 1/1\nTrained 16 images in "));
     assert_non_null(strstr(wout, "\nAccuracy on test set: "));
+    /* the same simulated (one IPU, every layer planned, from the wide network's own seeded
+     * weights): the same progress line and test accuracy */
+    char gout[16384], wline[128];
+    assert_int_equal(run(gout, sizeof gout,
+                         "mnist --network wide --dataset %s --epochs 1 --batch-size 4 "
+                         "--gradient-accumulation 2 --device-iterations 2 --max-calls 1 "
+                         "--test-images 16 --set tiles_per_ipu=368",
+                         dir),
+                     0);
+    const char *wl = strstr(wout, "\nLoss:");
+    assert_non_null(wl);
+    snprintf(wline, sizeof wline, "%.*s", (int)strcspn(wl + 1, "\n") + 2, wl);
+    if (!strstr(gout, wline) || !strstr(gout, strstr(wout, "\nAccuracy on test set: ")))
+        fail_msg("mnist --network wide: not the reference's lines:\n%s\nthe reference's:\n%s", gout,
+                 wout);
     for (char *l = strtok(lines2, "\n"); l; l = strtok(NULL, "\n")) /* its lines, in order */
         if (!strstr(shout, l))
             fail_msg("sharded: '%s' is not in the reference's output:\n%s", l, shout);
