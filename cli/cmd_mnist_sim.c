@@ -351,6 +351,11 @@ static void report_graph(const phase *p)
                 printf(" %u on ipu %u", p->pipe.layer_tiles[k][i], i);
     }
     printf("\n");
+    printf("  %-22s", "conv and linear tiles");
+    for (uint32_t i = 0; i < p->m.nipus && i < 4; i++)
+        printf("%s %u of %u on ipu %u (%.1f%%)", i ? ";" : "", p->pipe.mm_tiles[i],
+               p->m.tiles_per_ipu, i, 100.0 * p->pipe.mm_tiles[i] / p->m.tiles_per_ipu);
+    printf("\n");
     if (p->pipe.nplans) {
         printf("  %-22s", "planned");
         for (uint32_t k = 0; k < p->pipe.nplans && k < MNET_MAX_PLANS; k++)
@@ -470,7 +475,10 @@ static void json_layer_tiles(txt *b, const phase *p)
             txt_printf(b, "%s%u", i ? ", " : "", p->pipe.layer_tiles[k][i]);
         txt_printf(b, "]");
     }
-    txt_printf(b, "},\n");
+    txt_printf(b, "},\n      \"mm_tiles\": [");
+    for (uint32_t i = 0; i < p->m.nipus && i < 4; i++)
+        txt_printf(b, "%s%u", i ? ", " : "", p->pipe.mm_tiles[i]);
+    txt_printf(b, "],\n");
 }
 
 /* "plans": [...]: each planned operation, its partition, tiles, and each step's estimated

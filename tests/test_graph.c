@@ -1266,6 +1266,11 @@ static void test_layer_tiles(void **state)
     assert_int_equal(gr_exe_layer_tiles(x, "conv2", 0), 1);
     assert_int_equal(gr_exe_layer_tiles(x, "convx", 0), 1);
     assert_int_equal(gr_exe_layer_tiles(x, "dw", 0), 0);
+    /* the union: conv's 0, 1, 3 and convx's 4; conv2's 2 with convx's 4; none */
+    static const char *const two[] = {"conv", "convx"}, *const other[] = {"conv2", "convx"};
+    assert_int_equal(gr_exe_layers_tiles(x, two, 2, 0), 4);
+    assert_int_equal(gr_exe_layers_tiles(x, other, 2, 0), 2);
+    assert_int_equal(gr_exe_layers_tiles(x, two, 0, 0), 0);
     gr_exe_free(x);
     rig_free(&r);
 }

@@ -158,8 +158,11 @@ static void against_reference(const mspec *net)
     assert_non_null(n);
     run r;
     float *w = train(&c, n, &r);
-    printf("  %s: %u plans, the steps within %.1f%% of their estimates; %llu cycles\n", net->name,
-           r.info.nplans, 100.0 * r.worst, (unsigned long long)r.end);
+    printf("  %s: %u plans, the steps within %.1f%% of their estimates; %llu cycles; %u of %u "
+           "tiles in the convolutions' and linear layers' compute sets\n",
+           net->name, r.info.nplans, 100.0 * r.worst, (unsigned long long)r.end, r.info.mm_tiles[0],
+           TILES);
+    assert_true(r.info.mm_tiles[0] >= 0.9 * TILES); /* the whole IPU works on them */
     assert_true(r.checked >= 3 * (int)r.info.nplans);
     mref_init(n, 0);
     mref_progress rc = {0};

@@ -224,6 +224,8 @@ size_t gr_exe_steps(const gr_exe *x, uint32_t ipu, gr_step *out, size_t cap);
  * "conv1.dw.reduce", not "conv10"): the tiles a layer's compute sets use, named as a workload
  * names them. */
 uint32_t gr_exe_layer_tiles(const gr_exe *x, const char *layer, uint32_t ipu);
+/* The same for the union of n layers' compute sets: the tiles any of them uses. */
+uint32_t gr_exe_layers_tiles(const gr_exe *x, const char *const *layers, size_t n, uint32_t ipu);
 
 /* Load the images (tiles with nothing are idle), then write the gr_init data. */
 int gr_load(const gr_exe *x, eng *e_, err *e);

@@ -777,7 +777,16 @@ static int of_layer(const char *cs, const char *layer)
     return strncmp(cs, layer, n) == 0 && (cs[n] == '\0' || cs[n] == '.');
 }
 
-uint32_t gr_exe_layer_tiles(const gr_exe *x, const char *layer, uint32_t ipu)
+/* Whether `cs` is one of the n layers' compute sets. */
+static int of_layers(const char *cs, const char *const *layers, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (of_layer(cs, layers[k]))
+            return 1;
+    return 0;
+}
+
+uint32_t gr_exe_layers_tiles(const gr_exe *x, const char *const *layers, size_t nl, uint32_t ipu)
 {
     const graph *g = x->g;
     ipu %= x->nipus;
@@ -785,13 +794,18 @@ uint32_t gr_exe_layer_tiles(const gr_exe *x, const char *layer, uint32_t ipu)
     uint32_t n = 0;
     for (size_t k = 0; k < g->nv; k++) {
         const gr_vertex_s *v = &g->v[k];
-        if (v->ipu == ipu && !used[v->tile] && of_layer(g->cs[v->cs].name, layer)) {
+        if (v->ipu == ipu && !used[v->tile] && of_layers(g->cs[v->cs].name, layers, nl)) {
             used[v->tile] = 1;
             n++;
         }
     }
     free(used);
     return n;
+}
+
+uint32_t gr_exe_layer_tiles(const gr_exe *x, const char *layer, uint32_t ipu)
+{
+    return gr_exe_layers_tiles(x, &layer, 1, ipu);
 }
 
 int gr_load(const gr_exe *x, eng *g, err *e)

@@ -127,7 +127,8 @@ int gnet_plan(gnet_bld *b, const char *name, const char *pass, const op_conv_sha
     op_ref wr = w->ref, br = {GR_NONE, 0, 0, 0};
     if (w->layer >= 0)
         wr = weights(b, w->layer, w->flip, pl->est.w_sends, bias ? &br : NULL);
-    op_conv_build(b->g, name, net->ipu, b->m->tiles_per_ipu - pl->est.tiles, s, &pl->part, x, wr, br, c);
+    op_conv_build(b->g, name, net->ipu, b->m->tiles_per_ipu - pl->est.tiles, s, &pl->part, x, wr,
+                  br, c);
     b->kept += pl->est.bytes;
     net->nplans++;
     return ERR_OK;

@@ -352,13 +352,23 @@ const char *mnet_layer_name(int k)
     return k >= 0 && k < MNET_NLAYERS ? name[k] : NULL;
 }
 
-/* The tiles each layer's compute sets use on each IPU, into b->pipe. */
-static void count_layer_tiles(mnet_b *b, const gr_exe *x)
+/* The tiles each layer's compute sets use on each IPU, and those the convolutions' and linear
+ * layers' use together (net: their names; NULL: the tutorial's), into b->pipe. */
+static void count_layer_tiles(mnet_b *b, const gr_exe *x, const mspec *net)
 {
     memset(b->pipe.layer_tiles, 0, sizeof b->pipe.layer_tiles);
-    for (int k = 0; k < MNET_NLAYERS; k++)
-        for (uint32_t i = 0; i < b->nipus && i < 4; i++)
+    memset(b->pipe.mm_tiles, 0, sizeof b->pipe.mm_tiles);
+    net = net ? net : mspec_tutorial();
+    const char *mm[MSPEC_MAX_LAYERS];
+    size_t n = 0;
+    for (int l = 0; l < net->nlayers; l++)
+        if (net->layer[l].kind == MSPEC_CONV || net->layer[l].kind == MSPEC_LINEAR)
+            mm[n++] = net->layer[l].name;
+    for (uint32_t i = 0; i < b->nipus && i < 4; i++) {
+        for (int k = 0; k < MNET_NLAYERS; k++)
             b->pipe.layer_tiles[k][i] = gr_exe_layer_tiles(x, mnet_layer_name(k), i);
+        b->pipe.mm_tiles[i] = gr_exe_layers_tiles(x, mm, n, i);
+    }
 }
 
 /* Build, compile, load and run one graph; params in (and out when training). */
@@ -396,7 +406,7 @@ static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int t
         if (rc == ERR_OK && !test && hs->h && hs->h->grads)
             gr_read(x, g, b->grads, 0, hs->h->grads, b->nparams);
         if (rc == ERR_OK && hs->h && hs->h->finished) {
-            count_layer_tiles(b, x);
+            count_layer_tiles(b, x, c->net);
             hs->h->finished(hs->h->ctx, test, g, x, &b->pipe);
         }
     } else if (x) {

@@ -140,6 +140,9 @@ typedef struct mnet_pipe_info {
     mnet_plan plan[MNET_MAX_PLANS];
     /* per layer (mnet_layer_name) and IPU: the tiles holding its vertices */
     uint32_t layer_tiles[MNET_NLAYERS][4];
+    /* per IPU: the tiles holding a vertex of any convolution's or linear layer's compute sets
+     * (their forward and gradients; named after the layer, gr_exe_layers_tiles) */
+    uint32_t mm_tiles[4];
 } mnet_pipe_info;
 
 typedef struct mnet_hooks {
