@@ -430,6 +430,8 @@ static const char *const sim_report[] = {
      * batch of 4), layer3 on its 16 tiles, layer4 and the loss on one */
     "  tiles per layer        conv1 4 on ipu 0; pool1 4 on ipu 0; conv2 4 on ipu 0; pool2 4 on "
     "ipu 0; layer3 16 on ipu 0; layer4 1 on ipu 0; loss 1 on ipu 0",
+    /* their union: the 4 sample tiles, layer3's 16, layer4's 1 */
+    "  conv and linear tiles  21 of 1472 on ipu 0 (1.4%)",
     "  tile memory            peak ",
     "  compile                ",
     "  test pass              16 images: ",
