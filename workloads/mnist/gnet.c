@@ -60,11 +60,37 @@ static size_t flip_xfers(gr_xfer *x, gr_tensor src, size_t at, gr_tensor dst, ui
     return n;
 }
 
+static uint32_t gcd_u32(uint32_t a, uint32_t b)
+{
+    while (b) {
+        uint32_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* The next tile to hold a piece of a weights' copy: tiles in the order of a step near 0.618 of
+ * the IPU and prime to its tile count, from the middle, so that every piece of every copy has
+ * a tile of its own until they outnumber the tiles, spread over the whole IPU. */
+static uint32_t next_holder(gnet_bld *b)
+{
+    uint32_t T = b->m->tiles_per_ipu, step = (uint32_t)(0.618 * T);
+    while (step > 1 && gcd_u32(step, T) != 1)
+        step--;
+    if (b->holders++ == 0)
+        b->holder = T / 2;
+    else
+        b->holder = (uint32_t)(((uint64_t)b->holder + step) % T);
+    return b->holder;
+}
+
 /* Layer l's weights (and, flip clear, its bias after them) in copies over the IPU, enough
  * that their holders share `sends` transfers at most GNET_SENDS each: the first from the flat
  * vector (flip: element by element, rearranged as the input gradient reads them, [cin][cout]
  * [k][k] with the kernel flipped; a linear layer's transposed), the others from it, into
- * b->prep. Each copy in pieces of at most GNET_PIECE_BYTES on tiles spread evenly. */
+ * b->prep. Each copy in pieces of at most GNET_PIECE_BYTES, each on a tile of its own
+ * (next_holder). */
 static op_ref weights(gnet_bld *b, int l, int flip, uint64_t sends, op_ref *bias)
 {
     const mspec_net *n = b->net->n;
@@ -82,8 +108,8 @@ static op_ref weights(gnet_bld *b, int l, int flip, uint64_t sends, op_ref *bias
     char name[64];
     snprintf(name, sizeof name, "%s.%s", n->s->layer[l].name, flip ? "w.flipped" : "w.copies");
     gr_tensor c = gr_tensor_new(b->g, name, GR_F32, 1, (uint32_t[]){(uint32_t)total});
-    for (size_t j = 0; j < np; j++) /* the layer's own offset keeps layers' holders apart */
-        gr_map_region(b->g, c, b->net->ipu, (uint32_t)((((2 * j + 1) * T) / (2 * np) + 7 * l) % T),
+    for (size_t j = 0; j < np; j++)
+        gr_map_region(b->g, c, b->net->ipu, next_holder(b),
                       op_split(total, (unsigned)j, (unsigned)np, 4),
                       op_split(total, (unsigned)j + 1, (unsigned)np, 4));
     gr_xfer *x = xmalloc((flip ? nw : copies) * sizeof *x);
