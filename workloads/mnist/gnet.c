@@ -88,8 +88,8 @@ static uint32_t next_holder(gnet_bld *b)
 /* Layer l's weights (and, flip clear, its bias after them) in copies over the IPU, enough
  * that their holders share `sends` transfers at most GNET_SENDS each: the first from the flat
  * vector (flip: element by element, rearranged as the input gradient reads them, [cin][cout]
- * [k][k] with the kernel flipped; a linear layer's transposed), the others from it, into
- * b->prep. Each copy in pieces of at most GNET_PIECE_BYTES, each on a tile of its own
+ * [k][k] with the kernel flipped; a linear layer's transposed), the others from it by
+ * doubling (the copies made so far each send one: log2 of them rounds), into b->prep. Each copy in pieces of at most GNET_PIECE_BYTES, each on a tile of its own
  * (next_holder). */
 static op_ref weights(gnet_bld *b, int l, int flip, uint64_t sends, op_ref *bias)
 {
@@ -112,15 +112,17 @@ static op_ref weights(gnet_bld *b, int l, int flip, uint64_t sends, op_ref *bias
         gr_map_region(b->g, c, b->net->ipu, next_holder(b),
                       op_split(total, (unsigned)j, (unsigned)np, 4),
                       op_split(total, (unsigned)j + 1, (unsigned)np, 4));
-    gr_xfer *x = xmalloc((flip ? nw : copies) * sizeof *x);
+    gr_xfer *x = xmalloc((flip && nw > copies ? nw : copies) * sizeof *x);
     size_t nx = flip ? flip_xfers(x, b->net->params, t->offset, c, co, ci, k) : 0;
     if (!flip) /* the weights then the bias, one stretch of the flat vector */
         x[nx++] = (gr_xfer){b->net->params, t->offset, c, 0, per};
     gnet_add(&b->prep, gr_copy_many(b->g, x, nx));
-    for (size_t j = 1; j < copies; j++)
-        x[j - 1] = (gr_xfer){c, 0, c, j * per, per};
-    if (copies > 1)
-        gnet_add(&b->prep, gr_copy_many(b->g, x, copies - 1));
+    for (size_t have = 1; have < copies; have *= 2) { /* doubling: each holder sends once */
+        size_t n = 0;
+        for (size_t j = 0; j < have && have + j < copies; j++)
+            x[n++] = (gr_xfer){c, j * per, c, (have + j) * per, per};
+        gnet_add(&b->prep, gr_copy_many(b->g, x, n));
+    }
     free(x);
     if (bias)
         *bias = (op_ref){c, nw, (uint32_t)copies, per};
