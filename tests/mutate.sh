@@ -231,6 +231,16 @@ MUTATIONS=(
     "MPI: statistics not gathered from the IPUs' owners"
     hw/engine_rank.c 's/(best < 0 || x.at\[0\] < h->at\[0\] || (x.at\[0\] == h->at\[0\] \&\& x.at\[1\] < h->at\[1\]))) {/(best < 0 || x.at[1] < h->at[1])) {/'
     "MPI: the error chosen by cycle alone (not by superstep first)"
+    workloads/mnist/gnet_train.c 's|(uint32_t)r.n, 1.0f / (float)mb->G);|(uint32_t)r.n, 1.0f);|'
+    "table-built training: gradients not divided by G"
+    workloads/mnist/gnet_train.c 's|(op_sl){dyt.t, (size_t)c \* M, M}, 1, M, 1, 1.0f);|(op_sl){dyt.t, (size_t)c * M, M}, 1, M - 1, 1, 1.0f);|'
+    "table-built training: a linear bias gradient misses the last sample"
+    workloads/mnist/gnet_train.c 's|(uint32_t)(L->k - 1 - L->pad),|(uint32_t)L->pad,|'
+    "table-built training: conv input gradient padded by p, not k - 1 - p"
+    workloads/mnist/gnet.c 's|size_t to = (((size_t)i \* co + o) \* k + (k - 1 - y)) \* k + (k - 1 - z);|size_t to = (((size_t)i * co + o) * k + y) * k + z;|'
+    "table-built training: input gradient's kernel not flipped"
+    workloads/mnist/gnet_train.c '/^static gr_prog update/,/^}/ s|    gnet_add(\&q, zero);|    (void)zero;|'
+    "table-built training: the accumulators not zeroed after an update"
 )
 
 suite=${1:-}

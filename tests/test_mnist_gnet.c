@@ -18,42 +18,14 @@
 
 #include <cmocka.h>
 
+#include "tests/testutil.h"
+
 #include "host/system.h"
 #include "workloads/mnist/gnet.h"
 #include "workloads/mnist/mref.h"
 #include "workloads/mnist/rng.h"
 
 enum { BATCH = 8, TILES = 368, CAP = 512 };
-
-/* Every compute step of every planned layer within 10% of its plan's estimate: step k of
- * the program ran from sync release k - 1 to release k (gr_exe_steps, eng_sync_log). */
-static void check_estimates(const gr_exe *x, const eng *g, const mspec_net *n, const gnet *net)
-{
-    gr_step *st = malloc(CAP * sizeof *st);
-    size_t ns = gr_exe_steps(x, 0, st, CAP), nr;
-    const uint64_t *rel = eng_sync_log(g, 0, &nr);
-    int checked = 0;
-    for (int l = 0; l < n->s->nlayers; l++) {
-        for (int s = 0; net->layer[l].planned && s < OP_S_N; s++) {
-            if (!op_conv_step_compute(s) || !net->layer[l].est.step[s])
-                continue;
-            char nm[64];
-            snprintf(nm, sizeof nm, "%s.%s", n->s->layer[l].name, op_conv_step_name(s));
-            size_t i = 0;
-            while (i < ns && i < nr && (strcmp(st[i].what, "execute") || strcmp(st[i].name, nm)))
-                i++;
-            if (i == ns || i == nr)
-                fail_msg("no step %s", nm);
-            double sim = (double)(rel[i] - (i ? rel[i - 1] : 0)), est = net->layer[l].est.step[s];
-            printf("  %s %-14s estimated %6.0f simulated %6.0f\n", n->s->name, nm, est, sim);
-            if (est < 0.9 * sim || est > 1.1 * sim)
-                fail_msg("%s: estimated %.0f cycles, simulated %.0f", nm, est, sim);
-            checked++;
-        }
-    }
-    assert_true(checked >= 3 * 4); /* pack, amp, ungroup, bias (or reduce) of four layers */
-    free(st);
-}
 
 static void check_net(const char *name)
 {
@@ -96,7 +68,9 @@ static void check_net(const char *name)
     float *got = malloc(sizeof(float) * nl), *z = malloc(sizeof(float) * nz);
     gr_read(x, g, net.logits.t, net.logits.at, got, nl);
     op_act_unblock(&net.logits, got, z);
-    check_estimates(x, g, n, &net);
+    /* every compute step of every planned layer (pack, amp, ungroup, bias or reduce of four
+     * layers at least) within 10% of its estimate */
+    assert_true(tu_check_plans(x, g, net.plan, net.nplans, NULL) >= 3 * 4);
     const float *want = mref_forward(ref, BATCH, img);
     for (size_t i = 0; i < nz; i++)
         if (!(fabs((double)z[i] - want[i]) <= 1e-5 * (1.0 + fabs((double)want[i]))))
