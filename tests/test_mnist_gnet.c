@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "tests/testplan.h"
 #include "tests/testutil.h"
 
 #include "host/system.h"

@@ -30,6 +30,7 @@
 
 #include <cmocka.h>
 
+#include "tests/testplan.h"
 #include "tests/testutil.h"
 
 #include "workloads/mnist/mnet.h"
