@@ -172,6 +172,31 @@ static void test_plan_memory(void **state)
     assert_non_null(strstr(e.msg, "fits 1024 bytes a tile (the smallest needs "));
 }
 
+/* A cap on the input senders' transfers (op_conv_ctx.x_sends: their exchange code) shapes
+ * the plan as memory does: below the fastest plan's, the planner takes the cheapest plan
+ * within the cap; below every plan's, one line says the senders' cap is what refuses. */
+static void test_plan_send_cap(void **state)
+{
+    (void)state;
+    mach m = mk2(64);
+    op_conv_shape s = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0, 0};
+    op_conv_ctx ctx = {64, 8, 8, 10, 0, 0, 0};
+    op_conv_part fast, capped;
+    op_conv_est ef, ec;
+    err e;
+    err_clear(&e);
+    assert_int_equal(op_conv_plan(&m, &s, &ctx, &fast, &ef, &e), ERR_OK);
+    assert_true(ef.in_sends > ctx.x_tiles);                    /* more than a transfer a sender */
+    ctx.x_sends = (uint32_t)((ef.in_sends - 1) / ctx.x_tiles); /* the fastest plan is over */
+    assert_int_equal(op_conv_plan(&m, &s, &ctx, &capped, &ec, &e), ERR_OK);
+    assert_true(memcmp(&capped, &fast, sizeof capped) != 0);
+    assert_true(ec.in_sends <= (uint64_t)ctx.x_sends * ctx.x_tiles);
+    assert_true(ec.cost >= ef.cost);
+    ctx.x_sends = 1; /* every plan sends each sender's rows one by one: more than one */
+    assert_int_equal(op_conv_plan(&m, &s, &ctx, &capped, &ec, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "has its input's 8 senders make at most 1 transfer each"));
+}
+
 /* The plan is the cheapest valid partition within the tiles: every partition of at most 16
  * tiles of a small layer (its 3 kernel rows split too) estimated and compared. */
 static void test_plan_is_cheapest(void **state)
@@ -1056,11 +1081,11 @@ int main(void)
         cmocka_unit_test(test_layout),           cmocka_unit_test(test_plan_refusals),
         cmocka_unit_test(test_plan_is_cheapest), cmocka_unit_test(test_conv_small),
         cmocka_unit_test(test_conv_pad_stride),  cmocka_unit_test(test_conv_dx),
-        cmocka_unit_test(test_plan_memory),      cmocka_unit_test(test_tutorial_conv1),
-        cmocka_unit_test(test_tutorial_conv2),   cmocka_unit_test(test_linear),
-        cmocka_unit_test(test_copy_view),        cmocka_unit_test(test_elementwise),
-        cmocka_unit_test(test_conv_dw),          cmocka_unit_test(test_conv_wide),
-        cmocka_unit_test(test_pool_in_place),
+        cmocka_unit_test(test_plan_memory),      cmocka_unit_test(test_plan_send_cap),
+        cmocka_unit_test(test_tutorial_conv1),   cmocka_unit_test(test_tutorial_conv2),
+        cmocka_unit_test(test_linear),           cmocka_unit_test(test_copy_view),
+        cmocka_unit_test(test_elementwise),      cmocka_unit_test(test_conv_dw),
+        cmocka_unit_test(test_conv_wide),        cmocka_unit_test(test_pool_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

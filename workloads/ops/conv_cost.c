@@ -474,7 +474,7 @@ int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *ctx, 
     unsigned nc[OP_NPART];
     for (int d = 0; d < OP_NPART; d++)
         nc[d] = candidates(dim[d], c[d], CAP);
-    int found = 0;
+    int found = 0, capped = 0;
     uint32_t limit = m->sram_bytes > reserve ? m->sram_bytes - reserve : 0, least = UINT32_MAX;
     unsigned i[OP_NPART] = {0};
     do {
@@ -486,9 +486,12 @@ int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *ctx, 
         if (t > tiles || op_conv_estimate(m, s, &p, ctx, &est, NULL) != ERR_OK)
             continue;
         least = est.bytes < least ? est.bytes : least;
-        if (est.bytes > limit ||
-            (ctx->x_sends && est.in_sends > (uint64_t)ctx->x_sends * max_u64(ctx->x_tiles, 1)))
+        if (est.bytes > limit)
             continue;
+        if (ctx->x_sends && est.in_sends > (uint64_t)ctx->x_sends * max_u64(ctx->x_tiles, 1)) {
+            capped = 1;
+            continue;
+        }
         if (!found || est.cost < be->cost || (est.cost == be->cost && est.tiles < be->tiles)) {
             *best = p;
             *be = est;
@@ -500,6 +503,13 @@ int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *ctx, 
                        "convolution %ux%ux%ux%u -> %u channels (kernel %u): no valid partition "
                        "over %u tiles",
                        s->B, s->cin, s->h, s->w, s->cout, s->k, tiles);
+    if (!found && capped)
+        return err_set(e, ERR_INPUT,
+                       "convolution %ux%ux%ux%u -> %u channels (kernel %u): no partition over "
+                       "%u tiles that fits %u bytes a tile has its input's %u sender%s make at "
+                       "most %u transfer%s each",
+                       s->B, s->cin, s->h, s->w, s->cout, s->k, tiles, limit, ctx->x_tiles,
+                       ctx->x_tiles == 1 ? "" : "s", ctx->x_sends, ctx->x_sends == 1 ? "" : "s");
     if (!found)
         return err_set(e, ERR_INPUT,
                        "convolution %ux%ux%ux%u -> %u channels (kernel %u): no partition over "
