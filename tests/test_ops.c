@@ -146,6 +146,15 @@ static void test_plan_refusals(void **state)
     ctx.tiles = 4;
     assert_int_equal(op_conv_plan(&small, &big, &ctx, &best, &est, &e), ERR_INPUT);
     assert_non_null(strstr(e.msg, "no partition over 4 tiles fits 65536 bytes"));
+    /* a matrix product over a batch of 6: every block's rows of outputs would start off a
+     * 16-byte boundary (bias_add); the message says why */
+    op_conv_shape mm6 = op_mm_shape(OP_MM_FWD, 6, 32, 16, 0);
+    ctx.tiles = 1472;
+    assert_int_equal(op_conv_plan(&m, &mm6, &ctx, &best, &est, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "no valid partition over 1472 tiles (the bias is added to whole "
+                                  "16-byte rows"));
+    op_conv_shape mm8 = op_mm_shape(OP_MM_FWD, 8, 32, 16, 0); /* a batch of 8 plans */
+    assert_int_equal(op_conv_plan(&m, &mm8, &ctx, &best, &est, &e), ERR_OK);
 }
 
 /* Tile memory shapes the plan: with a tile's memory less than the fastest plan needs, the

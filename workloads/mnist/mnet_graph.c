@@ -2158,8 +2158,10 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
         mnet_plan *p = &b->pipe.plan[k];
         *p = (mnet_plan){"", tab[k].pass, ipu, sk, {{0}}, {0}};
         snprintf(p->name, sizeof p->name, "%s", tab[k].name);
-        if (op_conv_plan(&c->m, &sk, &ctx, &p->part, &p->est, e) != ERR_OK)
-            return ERR_INPUT;
+        err pe;
+        err_clear(&pe);
+        if (op_conv_plan(&c->m, &sk, &ctx, &p->part, &p->est, &pe) != ERR_OK)
+            return err_set(e, ERR_INPUT, "%s (%s): %s", p->name, p->pass, pe.msg);
         if (tab[k].flags & PL_LIN)
             kept[ipu] += p->est.bytes;
     }

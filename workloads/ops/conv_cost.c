@@ -498,11 +498,17 @@ int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *ctx, 
             found = 1;
         }
     } while (next(i, nc));
+    uint32_t field = op_conv_ho(s) * op_conv_wo(s);
     if (!found && least == UINT32_MAX)
         return err_set(e, ERR_INPUT,
                        "convolution %ux%ux%ux%u -> %u channels (kernel %u): no valid partition "
-                       "over %u tiles",
-                       s->B, s->cin, s->h, s->w, s->cout, s->k, tiles);
+                       "over %u tiles%s",
+                       s->B, s->cin, s->h, s->w, s->cout, s->k, tiles,
+                       !s->nobias && field % 4
+                           ? " (the bias is added to whole 16-byte rows of a block's outputs, and "
+                             "the output's positions a channel, a matrix product's batch, are "
+                             "not a multiple of 4)"
+                           : "");
     if (!found && capped)
         return err_set(e, ERR_INPUT,
                        "convolution %ux%ux%ux%u -> %u channels (kernel %u): no partition over "
