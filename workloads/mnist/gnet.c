@@ -38,10 +38,17 @@ gr_tensor gnet_flat(gnet_bld *b, const char *name)
     return t;
 }
 
-/* A tile's share of the exchange code: the transfers one sender of a plan's input or weights
- * makes at most (each a few instructions of its exchange program, docs/planning.md); the
- * weights' copies in pieces of at most GNET_PIECE_BYTES a tile, GNET_COPY_BYTES in all. */
-enum { GNET_SENDS = 2048, GNET_PIECE_BYTES = 32 * 1024, GNET_COPY_BYTES = 8 << 20 };
+/* A tile's share of the exchange code: the transfers one sender of a plan's input makes at
+ * most (each a few instructions of its exchange program, docs/planning.md); the transfers of
+ * a plan's weight exchange one holder of the weights' copies makes at most (each some ten
+ * cycles of set-up: 256 keep the exchange near its bytes' time); the copies in pieces of at
+ * most GNET_PIECE_BYTES a tile, GNET_COPY_BYTES in all. */
+enum {
+    GNET_SENDS = 2048,
+    GNET_HOLDER_SENDS = 256,
+    GNET_PIECE_BYTES = 32 * 1024,
+    GNET_COPY_BYTES = 8 << 20
+};
 
 /* Element (co, ci, y, x) of w [cout][cin][k][k] into (ci, co, k-1-y, k-1-x) of dst: a transfer
  * an element. */
@@ -86,12 +93,13 @@ static uint32_t next_holder(gnet_bld *b)
 }
 
 /* Layer l's weights (and, flip clear, its bias after them) in copies over the IPU, enough
- * that their holders share `sends` transfers at most GNET_SENDS each: the first from the flat
+ * that their holders share `sends` transfers at most GNET_HOLDER_SENDS each (*holders: how
+ * many tiles hold a piece): the first from the flat
  * vector (flip: element by element, rearranged as the input gradient reads them, [cin][cout]
  * [k][k] with the kernel flipped; a linear layer's transposed), the others from it by
  * doubling (the copies made so far each send one: log2 of them rounds), into b->prep. Each copy in pieces of at most GNET_PIECE_BYTES, each on a tile of its own
  * (next_holder). */
-static op_ref weights(gnet_bld *b, int l, int flip, uint64_t sends, op_ref *bias)
+static op_ref weights(gnet_bld *b, int l, int flip, uint64_t sends, op_ref *bias, uint32_t *holders)
 {
     const mspec_net *n = b->net->n;
     const mspec_tensor *t = &n->t[n->param[l]];
@@ -99,12 +107,13 @@ static op_ref weights(gnet_bld *b, int l, int flip, uint64_t sends, op_ref *bias
     uint32_t k = t->ndim == 4 ? (uint32_t)t->shape[2] : 1, T = b->m->tiles_per_ipu;
     size_t nw = t->count, per = nw + (flip ? 0 : t[1].count);
     size_t pieces = (4 * per + GNET_PIECE_BYTES - 1) / GNET_PIECE_BYTES;
-    size_t copies = (sends + GNET_SENDS * pieces - 1) / (GNET_SENDS * pieces);
+    size_t copies = (sends + GNET_HOLDER_SENDS * pieces - 1) / (GNET_HOLDER_SENDS * pieces);
     size_t most = GNET_COPY_BYTES / (4 * per);
     copies = copies > most ? most : copies;
     copies = copies * pieces > T ? T / pieces : copies;
     copies = copies < 1 ? 1 : copies;
     size_t total = copies * per, np = copies * pieces;
+    *holders = (uint32_t)np;
     char name[64];
     snprintf(name, sizeof name, "%s.%s", n->s->layer[l].name, flip ? "w.flipped" : "w.copies");
     gr_tensor c = gr_tensor_new(b->g, name, GR_F32, 1, (uint32_t[]){(uint32_t)total});
@@ -153,8 +162,10 @@ int gnet_plan(gnet_bld *b, const char *name, const char *pass, const op_conv_sha
         return err_set(b->e, ERR_INPUT, "network %s: %s (%s): %s", net->n->s->name, name, pass,
                        pe.msg);
     op_ref wr = w->ref, br = {GR_NONE, 0, 0, 0};
-    if (w->layer >= 0)
-        wr = weights(b, w->layer, w->flip, pl->est.w_sends, bias ? &br : NULL);
+    if (w->layer >= 0) { /* the copies made, the plan's estimate with their holders */
+        wr = weights(b, w->layer, w->flip, pl->est.w_sends, bias ? &br : NULL, &ctx.w_tiles);
+        op_conv_estimate(b->m, s, &pl->part, &ctx, &pl->est, NULL);
+    }
     op_conv_build(b->g, name, net->ipu, b->m->tiles_per_ipu - pl->est.tiles, s, &pl->part, x, wr,
                   br, c);
     b->kept += pl->est.bytes;
