@@ -138,6 +138,13 @@ static op_ref weights(gnet_bld *b, int l, int flip, uint64_t sends, op_ref *bias
     return (op_ref){c, 0, (uint32_t)copies, per};
 }
 
+gr_tensor gnet_params(gnet_bld *b)
+{
+    uint32_t parts = (uint32_t)((b->net->n->nparams + 1023) / 1024);
+    b->w_held = parts < b->m->tiles_per_ipu ? parts : b->m->tiles_per_ipu;
+    return b->net->params = gnet_flat(b, "params");
+}
+
 int gnet_plan(gnet_bld *b, const char *name, const char *pass, const op_conv_shape *s,
               const op_act *x, uint32_t x_tiles, uint32_t x_run, const gnet_w *w, int bias,
               uint32_t reuse, op_conv *c)
@@ -313,9 +320,7 @@ int gnet_build(graph *g, const mach *m, const mspec_net *n, uint32_t batch, uint
         return err_set(e, ERR_INPUT, "network %s: a batch of %u on %u tiles (a sample a tile)",
                        n->s->name, batch, m->tiles_per_ipu);
     gnet_bld b = {.g = g, .net = out, .m = m, .reuse = 1, .e = e};
-    uint32_t parts = (uint32_t)((n->nparams + 1023) / 1024);
-    b.w_held = parts < m->tiles_per_ipu ? parts : m->tiles_per_ipu;
-    out->params = gnet_flat(&b, "params");
+    gnet_params(&b);
     uint32_t dim[OP_DIMS] = {batch, (uint32_t)n->s->c, (uint32_t)n->s->h, (uint32_t)n->s->w};
     out->x = op_act_new(g, "input", ipu, 0, dim, (uint32_t[]){batch, 1, 1, 1});
     gr_keep(g, out->x.t);

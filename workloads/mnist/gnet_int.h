@@ -56,6 +56,9 @@ int gnet_plan(gnet_bld *b, const char *name, const char *pass, const op_conv_sha
  * block k on tile k: as many channel parts as B x parts fits the IPU's tiles (C at most), so
  * that the tensor is row-major (a plain [B][C][H][W]) yet spread over the IPU. */
 op_act gnet_spread(gnet_bld *b, const char *name, const uint32_t dim[OP_DIMS]);
+/* The flat parameter vector (b->net->params), in runs of about 1,024 floats over the IPU's
+ * first tiles (b->w_held of them). */
+gr_tensor gnet_params(gnet_bld *b);
 /* A flat [nparams] fp32 tensor mapped as the parameters (the first b->w_held tiles, runs of
  * whole 16-byte groups): params, and in training its gradient and AdamW's m and v. */
 gr_tensor gnet_flat(gnet_bld *b, const char *name);

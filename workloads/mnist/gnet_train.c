@@ -423,9 +423,7 @@ static void tensors(trn *t, gnet_bld *b)
 {
     mnet_b *mb = t->mb;
     gnet *net = b->net;
-    uint32_t parts = (uint32_t)((net->n->nparams + 1023) / 1024);
-    b->w_held = parts < mb->T ? parts : mb->T;
-    mb->params = net->params = gnet_flat(b, "params");
+    mb->params = gnet_params(b);
     if (mb->train) {
         mb->grads = gnet_flat(b, "grads");
         mb->opt_m = gnet_flat(b, "adamw.m");
