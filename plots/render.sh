@@ -5,7 +5,8 @@
 # whose images are newer than its CSV, sweep file and scripts. The CSV is prepared first: only
 # rows with status 0, sorted (line: by SERIES, then X; stacked: by the LABEL columns; numeric
 # columns numerically, others in version order), and for stacked bars a first column "label"
-# ("depth=3 io=64"). Fields must not be quoted (no commas in names or values). Statistics the
+# ("depth=3 io=64"). A quoted field (a value with commas, "0,1,2,3") is read as one, its commas
+# shown as ';', a quote inside it as ' (a field may not hold a line break). Statistics the
 # sweep file leaves untitled take their key titles and, for a single Y, the y label "TITLE
 # (UNIT)" from the engine's tables, as `$IPUSIM metrics` lists them (IPUSIM: the ipusim binary,
 # default build/ipusim). `make plots` calls this.
@@ -42,6 +43,21 @@ titles_from_tables() {
         ti=$(meta "$Y" 3) u=$(meta "$Y" 2)
         [ -z "$ti" ] || YLABEL="$ti${u:+ ($u)}"
     fi
+}
+
+# The CSV $1 without quoting: a quoted field's commas become ';', its quotes go, and a quote
+# inside it ("") becomes ' (gnuplot would take it for the start of a string).
+unquote() {
+    awk '{ out = ""; q = 0; n = length($0)
+           for (i = 1; i <= n; i++) {
+               c = substr($0, i, 1)
+               if (c == "\"") {
+                   if (q && substr($0, i + 1, 1) == "\"") { out = out "'"'"'"; i++ } else q = !q
+                   continue
+               }
+               out = out (c == "," && q ? ";" : c)
+           }
+           print out }' "$1"
 }
 
 # A gnuplot string literal's inside: ' doubled.
@@ -87,10 +103,13 @@ render() {
        [ "$base.png" -nt "$plotsdir/common.gp" ]; then
         return 0
     fi
+    shown=$csv
+    csv=$odir/.$name.plain.csv
+    unquote "$shown" > "$csv"
     st=$(col status "$csv")
-    [ -n "$st" ] || { fail "$csv has no status column"; return 0; }
+    [ -n "$st" ] || { fail "$shown has no status column"; rm -f "$csv"; return 0; }
     for c in $X $Y $SERIES $LABEL; do
-        [ -n "$(col "$c" "$csv")" ] || { fail "column '$c' is not in $csv"; return 0; }
+        [ -n "$(col "$c" "$csv")" ] || { fail "column '$c' is not in $shown"; rm -f "$csv"; return 0; }
     done
     data=$odir/.$name.data.csv
     keys=""
@@ -119,14 +138,14 @@ render() {
         rm -f "$data.u"
     fi
     if [ "$(wc -l < "$data")" -lt 2 ]; then
-        fail "$csv has no row with status 0"
-        rm -f "$data"
+        fail "$shown has no row with status 0"
+        rm -f "$data" "$csv"
         return 0
     fi
     mx=$MARKX
     case $mx in @*) # the value of a column, first data row
         c=$(col "${mx#@}" "$data")
-        [ -n "$c" ] || { fail "MARKX column '${mx#@}' is not in $csv"; rm -f "$data"; return 0; }
+        [ -n "$c" ] || { fail "MARKX column '${mx#@}' is not in $shown"; rm -f "$data" "$csv"; return 0; }
         mx=$(awk -F, -v c="$c" 'NR == 2 { print $c }' "$data") ;;
     esac
     sv=""
@@ -145,7 +164,7 @@ render() {
         mv "$base.$fmt.tmp" "$base.$fmt"
         done_fmts="$done_fmts $base.$fmt"
     done
-    rm -f "$data"
+    rm -f "$data" "$csv"
     [ -z "$done_fmts" ] || echo "make plots:$done_fmts" >&2
 }
 

@@ -2,7 +2,7 @@
 # sweep.sh IPUSIM SWEEPFILE CSV JOBS: run one standard sweep (bench/NAME.sweep, format in
 # docs/sweep.md) into CSV with `ipusim sweep -j JOBS`. A CSV older than the sweep file or the
 # ipusim binary is stale (other arguments, another model): it is removed and the sweep starts
-# over; otherwise the sweep resumes it (points already there are skipped). A sweep file with
+# over (its points' reports, CSV.points/, with it); otherwise the sweep resumes it (points already there are skipped). A sweep file with
 # FROM=NAME plots another sweep's CSV: this runs (or resumes) that sweep instead. `make sweep`
 # calls this once per sweep file.
 set -eu
@@ -20,7 +20,7 @@ if [ -z "$SWEEP" ]; then
 fi
 if [ -f "$csv" ] && { [ "$f" -nt "$csv" ] || [ "$ipusim" -nt "$csv" ]; }; then
     echo "make sweep: $f or $ipusim is newer than $csv: running the sweep from the start" >&2
-    rm -f "$csv"
+    rm -rf "$csv" "${csv%.csv}.points"
 fi
 echo "make sweep: $f -> $csv" >&2
 eval "\"\$ipusim\" sweep -j \"\$jobs\" --out \"\$csv\" $SWEEP"

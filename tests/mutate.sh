@@ -117,6 +117,18 @@ MUTATIONS=(
     "weights saved straight into DIR"
     bench/sweep/sweep_run.c 's/        on_disk = write_row(r, point, st, \&m) == 0;/        on_disk = write_row(r, point, st, \&m) == 0 || 1;/'
     "sweep reports a row it could not write as ok"
+    bench/sweep/sweep_csv.c 's/            at = (size_t)k + 1;/            at = c->n;/'
+    "sweep puts a point's new columns at the end, not beside their kind"
+    bench/sweep/sweep_run.c 's/    if (r->io_error || sweep_cols_merge(&r->cols, g->np + 1, m) == 0)/    if (r->io_error || g->np + 1 > 0)/'
+    "sweep leaves out a point's columns the header lacks"
+    bench/sweep/sweep_run.c 's/    if (r->io_error || sweep_cols_merge(&r->cols, g->np + 1, m) == 0)/    if (r->io_error || (sweep_cols_merge(\&r->cols, g->np + 1, m) \& 0) == 0)/'
+    "sweep adds columns to its header but does not rewrite the file"
+    bench/sweep/sweep_run.c 's/    if (flock(r->dirfd, LOCK_EX | LOCK_NB) != 0) {/    if (0) {/'
+    "sweep takes no lock: two sweeps write one CSV"
+    bench/sweep/sweep_run.c 's/isalnum(\*v) || strchr("._+-", \*v)/isprint(*v)/'
+    "sweep names a point's report with its values unescaped"
+    bench/sweep/sweep_grid.c 's/            q += \*q == .".;/            ;/'
+    "sweep keeps both quotes of a doubled quote in a quoted value"
     workloads/graph/graph_copy.c 's/while (r < c->rounds \&\& (sends\[r \* tiles + s\] || recvs\[r \* tiles + d\]))/while (r < c->rounds \&\& 0)/'
     "global copy rounds ignore busy receivers"
     workloads/graph/graph_copy.c 's/        if (d->r\[b\].end - de < len)/        if (0)/'

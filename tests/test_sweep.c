@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <sys/resource.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -88,6 +89,9 @@ static void test_grid_lists(void **state)
     POINTS("a=x;a=y;a=z", "a=x,y,z");
     POINTS("a=x b=1;a=x b=2;a=y b=1;a=y b=2;a=z b=1;a=z b=2", "a=x,y,z", "b=1,2");
     POINTS("m=../machines/mk2.ini", "m=../machines/mk2.ini");
+    /* A value in quotes holds commas (and a doubled quote is one); a quote inside is text. */
+    POINTS("s=0,1,2,3;s=x\"y;s=z", "s=\"0,1,2,3\",\"x\"\"y\",z");
+    POINTS("s=a\"b;s=1..3", "s=a\"b,\"1..3\"");
     POINTS("dtype=fp32 io=0;dtype=fp32 io=64;dtype=fp16 io=0;dtype=fp16 io=64", "dtype=fp32,fp16",
            "io=0,64");
 }
@@ -128,15 +132,26 @@ static void test_grid_errors(void **state)
     static const struct {
         const char *spec, *msg;
     } bad[] = {
-        {"k", "expected NAME=V1,V2"},           {"=1,2", "expected NAME=V1,V2"},
-        {"k=", "expected NAME=V1,V2"},          {"9k=1", "expected NAME=V1,V2"},
-        {"k=1,,2", "has an empty value"},       {"k=1,2,", "has an empty value"},
-        {"k=1,2,1", "value '1' given twice"},   {"k=1..x", "is not a range"},
-        {"k=1...5", "is not a range"},          {"k=1..5:", "the step must be"},
-        {"k=1..5:0", "the step must be"},       {"k=1..5:-1", "the step must be"},
-        {"k=1..64:x1", "the step must be"},     {"k=0..64:x2", "needs 0 < A <= B"},
-        {"k=64..1:x2", "needs 0 < A <= B"},     {"k=0..1000000", "more than 100000 values"},
+        {"k", "expected NAME=V1,V2"},
+        {"=1,2", "expected NAME=V1,V2"},
+        {"k=", "expected NAME=V1,V2"},
+        {"9k=1", "expected NAME=V1,V2"},
+        {"k=1,,2", "has an empty value"},
+        {"k=1,2,", "has an empty value"},
+        {"k=1,2,1", "value '1' given twice"},
+        {"k=1..x", "is not a range"},
+        {"k=1...5", "is not a range"},
+        {"k=1..5:", "the step must be"},
+        {"k=1..5:0", "the step must be"},
+        {"k=1..5:-1", "the step must be"},
+        {"k=1..64:x1", "the step must be"},
+        {"k=0..64:x2", "needs 0 < A <= B"},
+        {"k=64..1:x2", "needs 0 < A <= B"},
+        {"k=0..1000000", "more than 100000 values"},
         {"status=0,1", "the CSV's own column"},
+        {"s=\"1,2", "a quote is never closed"},
+        {"s=\"1\"x,2", "text after a closing quote"},
+        {"s=1,\"\"", "has an empty value"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sweep_grid g = {0};
@@ -280,12 +295,14 @@ static void test_json_malformed(void **state)
 
 /* ---- the runner, on a fake command ---- */
 
-/* fake --a A --b B [--fail-a V] [--fail-no-json V] --json F: writes {"x": A*B, "nested":
- * {"arr": [A, B]}, "ran": 1, "s": "text"} and exits 0; exits 3 (after writing the report)
- * when A == fail-a; exits 0 without a report when A == fail-no-json. */
+/* fake --a A --b B [--fail-a V] [--fail-no-json V] [--extra-from V] --json F: writes {"x":
+ * A*B, "nested": {"arr": [A, B]}, "ran": 1, "s": "text"} and exits 0; exits 3 (after writing
+ * the report) when A == fail-a; exits 0 without a report when A == fail-no-json; from
+ * A == extra-from on, the report has two more numbers (nested.arr.2 = A + B, late = 7), as a
+ * run on more IPUs reports more of them. */
 static int fake(int argc, char **argv)
 {
-    long a = 0, b = 1, fail_a = -1, nojson_a = -1;
+    long a = 0, b = 1, fail_a = -1, nojson_a = -1, extra = -1;
     const char *json = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--a") == 0)
@@ -296,6 +313,8 @@ static int fake(int argc, char **argv)
             fail_a = atol(argv[i + 1]);
         else if (strcmp(argv[i], "--fail-no-json") == 0)
             nojson_a = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--extra-from") == 0)
+            extra = atol(argv[i + 1]);
         else if (strcmp(argv[i], "--json") == 0)
             json = argv[i + 1];
         else
@@ -308,10 +327,14 @@ static int fake(int argc, char **argv)
         return 0;
     if (a == fail_a && b == 2)
         return 3;
-    char buf[256];
+    char buf[256], more[64] = "", late[16] = "";
+    if (extra >= 0 && a >= extra) {
+        snprintf(more, sizeof more, ", %ld", a + b);
+        snprintf(late, sizeof late, ", \"late\": 7");
+    }
     snprintf(buf, sizeof buf,
-             "{\"x\": %ld, \"nested\": {\"arr\": [%ld, %ld]}, \"ran\": 1, \"s\": \"text\"}\n",
-             a * b, a, b);
+             "{\"x\": %ld, \"nested\": {\"arr\": [%ld, %ld%s]}, \"ran\": 1, \"s\": \"text\"%s}\n",
+             a * b, a, b, more, late);
     FILE *f = fopen(json, "w");
     if (!f)
         return 2;
@@ -320,9 +343,13 @@ static int fake(int argc, char **argv)
     return a == fail_a ? 3 : 0;
 }
 
+/* ctx: NULL, or the read end of a pipe: the point waits for a byte (or the end) on it before
+ * it runs, so that a test can hold a sweep in the middle of its run. */
 static int run_fake(void *ctx, int argc, char **argv)
 {
-    (void)ctx;
+    char c;
+    if (ctx && read(*(int *)ctx, &c, 1) < 0)
+        return 2;
     return fake(argc, argv);
 }
 
@@ -519,6 +546,133 @@ static void test_csv_quoting(void **state)
     sweep_grid_free(&g);
 }
 
+/* A point that reports numbers the header lacks adds their columns, each after the one before
+ * it in its report, and the earlier rows get empty fields there: nothing is left out, and the
+ * file is the same for any -j. */
+static void test_csv_union(void **state)
+{
+    (void)state;
+    char csv[128], c3[128], r1[4096], r3[4096];
+    tmp(csv, sizeof csv, "union.csv");
+    char *args[] = {"--extra-from", "2"};
+    assert_int_equal(sweep_fake(csv, 1, "a=1..3", "b=1,2", args, 2), 0);
+    char *s = tu_read_file(csv);
+    assert_string_equal(s, "a,b,status,x,nested.arr.0,nested.arr.1,nested.arr.2,ran,late\n"
+                           "1,1,0,1,1,1,,1,\n1,2,0,2,1,2,,1,\n2,1,0,2,2,1,3,1,7\n"
+                           "2,2,0,4,2,2,4,1,7\n3,1,0,3,3,1,4,1,7\n3,2,0,6,3,2,5,1,7\n");
+    free(s);
+    assert_null(strstr(errtext, "left out"));
+    tmp(c3, sizeof c3, "union3.csv");
+    assert_int_equal(sweep_fake(c3, 3, "a=1..3", "b=1,2", args, 2), 0);
+    sorted_rows(csv, r1, sizeof r1);
+    sorted_rows(c3, r3, sizeof r3);
+    assert_string_equal(r1, r3);
+    /* Resuming a CSV with fewer columns: its rows keep their values, in their columns' new
+     * places (a quoted field comes back plain), and the new points fill every column. */
+    tu_write_file(csv, "a,b,status,x,ran\n1,1,0,1,0\n\"1\",2,0,2,0\n");
+    assert_int_equal(sweep_fake(csv, 1, "a=1..2", "b=1,2", args, 2), 0);
+    s = tu_read_file(csv);
+    assert_string_equal(s, "a,b,status,x,nested.arr.0,nested.arr.1,nested.arr.2,ran,late\n"
+                           "1,1,0,1,,,,0,\n1,2,0,2,,,,0,\n"
+                           "2,1,0,2,2,1,3,1,7\n2,2,0,4,2,2,4,1,7\n");
+    free(s);
+}
+
+/* Each point's JSON report is kept in FILE.points/, named by its values (a comma in a value
+ * as %2C); a point without a report has none there, and no temporary file is left. */
+static void test_point_reports(void **state)
+{
+    (void)state;
+    char csv[128], path[256];
+    tmp(csv, sizeof csv, "kept.csv");
+    char *args[] = {"--fail-no-json", "2"};
+    assert_int_equal(sweep_fake(csv, 2, "a=1,2", "b=\"1,5\",2", args, 2), 1);
+    char *s = tu_read_file(csv);
+    assert_non_null(strstr(s, "\n1,\"1,5\",0,1,1,1,1\n")); /* atol("1,5") = 1 */
+    free(s);
+    snprintf(path, sizeof path, "%s/kept.points/a=1,b=1%%2C5.json", tmpdir);
+    s = tu_read_file(path);
+    assert_non_null(s);
+    assert_string_equal(s, "{\"x\": 1, \"nested\": {\"arr\": [1, 1]}, \"ran\": 1, \"s\": "
+                           "\"text\"}\n");
+    free(s);
+    snprintf(path, sizeof path, "%s/kept.points/a=1,b=2.json", tmpdir);
+    s = tu_read_file(path);
+    assert_non_null(strstr(s, "\"x\": 2,"));
+    free(s);
+    snprintf(path, sizeof path, "%s/kept.points/a=2,b=2.json", tmpdir);
+    assert_int_equal(access(path, F_OK), -1);
+    snprintf(path, sizeof path, "ls -A %s/kept.points | wc -l > %s/n.txt", tmpdir, tmpdir);
+    assert_int_equal(system(path), 0);
+    snprintf(path, sizeof path, "%s/n.txt", tmpdir);
+    s = tu_read_file(path);
+    assert_string_equal(s, "2\n");
+    free(s);
+    /* Resume finds the quoted value's row. */
+    assert_int_equal(sweep_fake(csv, 1, "a=1,2", "b=\"1,5\",2", args, 2), 1);
+    assert_non_null(strstr(errtext, "all 4 points are already in"));
+}
+
+static void say_nothing(void *ctx, const char *line)
+{
+    (void)ctx;
+    (void)line;
+}
+
+typedef struct held_sweep {
+    const char *csv;
+    int fd; /* the points wait on it */
+    int rc;
+} held_sweep;
+
+static void *sweep_held(void *arg)
+{
+    held_sweep *h = arg;
+    sweep_grid g = {0};
+    char msg[SWEEP_MSG];
+    sweep_grid_add(&g, "a=1,2", msg);
+    sweep_opts o = {.grid = &g,
+                    .cmdname = "fake",
+                    .run = run_fake,
+                    .ctx = &h->fd,
+                    .jobs = 1,
+                    .out = h->csv,
+                    .say = say_nothing}; /* the test reads the other's lines */
+    h->rc = sweep_run(&o);
+    sweep_grid_free(&g);
+    return NULL;
+}
+
+/* Two sweeps on one CSV: the second is refused at once, and the first's rows are whole and
+ * once each. */
+static void test_two_sweeps_one_csv(void **state)
+{
+    (void)state;
+    char csv[128];
+    tmp(csv, sizeof csv, "busy.csv");
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    held_sweep h = {.csv = csv, .fd = p[0]};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, sweep_held, &h), 0);
+    char points[128];
+    snprintf(points, sizeof points, "%s/busy.points", tmpdir);
+    for (int i = 0; i < 2000 && access(points, F_OK) != 0; i++)
+        usleep(1000);
+    usleep(20000); /* the first sweep has its lock and waits in its first point */
+    assert_int_equal(sweep_fake(csv, 1, "a=1,2", "b=1", NULL, 0), 2);
+    assert_non_null(strstr(errtext, "is being written by another sweep"));
+    assert_int_equal(tu_count_lines(errtext), 1);
+    assert_int_equal(write(p[1], "gg", 2), 2);
+    close(p[1]);
+    pthread_join(th, NULL);
+    close(p[0]);
+    assert_int_equal(h.rc, 0);
+    char *s = tu_read_file(csv);
+    assert_string_equal(s, "a,status,x,nested.arr.0,nested.arr.1,ran\n1,0,1,1,1,1\n2,0,2,2,1,1\n");
+    free(s);
+}
+
 /* ---- the command, end to end ---- */
 
 static int sweep_argv_run(const char *line)
@@ -594,7 +748,7 @@ static void test_command_errors(void **state)
         {"sweep --param k=1 -j 0 --out x.csv -- gemm", "-j: 0 is out of range"},
         {"sweep --param k=1 --bogus --out x.csv -- gemm", "unknown option '--bogus'"},
         {"sweep --param k=1 --out x.csv -- gemm --json y", "--json is the sweep's own"},
-        {"sweep --param k=1 --out /nonexistent-dir/x.csv -- gemm", "cannot open"},
+        {"sweep --param k=1 --out /nonexistent-dir/x.csv -- gemm", "cannot make a directory"},
         {"sweep --param", "--param needs a value"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -604,6 +758,7 @@ static void test_command_errors(void **state)
         assert_memory_equal(errtext, "ipusim sweep: ", 14);
     }
     assert_int_equal(access("x.csv", F_OK), -1); /* nothing was created */
+    assert_int_equal(access("x.points", F_OK), -1);
 }
 
 /* ---- make plots ---- */
@@ -668,6 +823,23 @@ static void test_make_plots(void **state)
     svg = tu_read_file(path);
     assert_non_null(svg);
     assert_non_null(strstr(svg, "simulated time (us)"));
+    free(svg);
+    /* Quoted values with commas: one bar each, labelled with ; for their commas (and ' for a
+     * quote). */
+    snprintf(path, sizeof path, "%s/v.sweep", tmpdir);
+    tu_write_file(path, "SWEEP=\"--param s=x -- gemm\"\nPLOT=stacked\nTITLE=\"v\"\nY=\"a b\"\n");
+    snprintf(path, sizeof path, "%s/v.csv", tmpdir);
+    tu_write_file(path, "s,status,a,b\n\"0,1\",0,1,2\n\"2,\"\"3\",0,3,4\n");
+    snprintf(cmd, sizeof cmd,
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory plots "
+             "SWEEP_DIR=%s PLOT_OUT=%s SWEEPS=v >%s/make.log 2>&1",
+             tmpdir, tmpdir, tmpdir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/v.svg", tmpdir);
+    svg = tu_read_file(path);
+    assert_non_null(svg);
+    assert_non_null(strstr(svg, "s=0;1"));
+    assert_non_null(strstr(svg, "s=2;'3"));
     free(svg);
 }
 
@@ -745,7 +917,8 @@ int main(void)
         cmocka_unit_test(test_csv_write_fails),    cmocka_unit_test(test_failed_points),
         cmocka_unit_test(test_same_rows_any_jobs), cmocka_unit_test(test_csv_quoting),
         cmocka_unit_test(test_gemm_end_to_end),    cmocka_unit_test(test_command_errors),
-        cmocka_unit_test(test_make_plots),
+        cmocka_unit_test(test_make_plots),         cmocka_unit_test(test_csv_union),
+        cmocka_unit_test(test_point_reports),      cmocka_unit_test(test_two_sweeps_one_csv),
     };
     return cmocka_run_group_tests_name("sweep", tests, setup, teardown);
 }

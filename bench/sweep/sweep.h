@@ -6,8 +6,10 @@
  *   sweep_grid.c  parameters (NAME=V1,V2 | NAME=A..B[:STEP] | NAME=A..B:xF), the grid they
  *                 span, and the argv of each point
  *   sweep_json.c  a small JSON reader that flattens every number into a named metric
- *   sweep_csv.c   the CSV: reading an earlier one (resume), quoting, formatting rows
- *   sweep_run.c   the runner: N pthreads, stdout to /dev/null, one write() per row
+ *   sweep_csv.c   the CSV: reading an earlier one (resume), quoting, formatting rows, the
+ *                 columns (the union of the points'), rewriting it whole when they grow
+ *   sweep_run.c   the runner: N pthreads, stdout to /dev/null, one write() per row, each
+ *                 point's JSON report kept, a lock against a second sweep on the same CSV
  *
  * Every function that can fail on bad input writes one line (no trailing newline) into
  * msg[SWEEP_MSG] and returns 2; the caller prints it. */
@@ -40,7 +42,8 @@ typedef struct sweep_grid {
 } sweep_grid;
 
 /* Parse one --param SPEC and append it to the grid:
- *   NAME=V1,V2,...   the listed values (text, kept as written)
+ *   NAME=V1,V2,...   the listed values (text, kept as written; a value in double quotes may
+ *                    hold commas, a doubled quote inside it is one quote: "a,b",c)
  *   NAME=A..B        whole numbers A, A+1, .., B (or down to B when A > B)
  *   NAME=A..B:STEP   A, A+STEP, .. up to B (decimals allowed; STEP > 0; counts down if A > B)
  *   NAME=A..B:xF     A, A*F, A*F*F, .. up to B (0 < A <= B, F > 1): 64..1024:x2
@@ -80,10 +83,15 @@ int sweep_json_flatten(const char *text, size_t len, sweep_metrics *out, char *m
 void sweep_metrics_free(sweep_metrics *m);
 
 /* ---- CSV (sweep_csv.c) ---- */
+/* A CSV header: its column names, malloc'd. */
+typedef struct sweep_cols {
+    char **name;
+    size_t n, cap;
+} sweep_cols;
+
 typedef struct sweep_csv {
-    char **cols; /* the header's columns; ncols 0: no header (new or empty file) */
-    size_t ncols;
-    char **done; /* each row's parameter values joined by '\x1f', sorted */
+    sweep_cols cols; /* the header's columns; n 0: no header (new or empty file) */
+    char **done;     /* each row's parameter values joined by '\x1f', sorted */
     size_t ndone;
     char **bad; /* the same for the rows whose status is not 0 */
     size_t nbad;
@@ -101,6 +109,15 @@ int sweep_csv_done(const sweep_csv *c, const sweep_grid *g, size_t point);
 int sweep_csv_failed(const sweep_csv *c, const sweep_grid *g, size_t point);
 /* The key sweep_csv_done() compares, malloc'd. */
 char *sweep_point_key(const sweep_grid *g, size_t point);
+/* Add to c every name of m that it lacks, each right after the name before it in m (the first
+ * ones after column `first`), so that columns of one kind stay together as the points name
+ * them. Returns how many were added. */
+size_t sweep_cols_merge(sweep_cols *c, size_t first, const sweep_metrics *m);
+void sweep_cols_free(sweep_cols *c);
+/* Rewrite the CSV at path whole (file_write_atomic: the old file stays if it fails) with the
+ * header `to`: each row's fields moved to their columns' new places, empty in the columns its
+ * header lacks. 0, or 2 with msg. */
+int sweep_csv_rewrite(const char *path, const sweep_cols *to, char *msg);
 /* Append one field to a line being built (quoted when it holds , " or a line break),
  * preceded by a comma unless first. */
 void sweep_csv_field(FILE *f, const char *text, int first);

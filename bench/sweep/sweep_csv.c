@@ -133,7 +133,7 @@ static int parse(const char *path, const char *s, const sweep_grid *g, sweep_csv
             rc = 2;
             break;
         }
-        if (!c->cols) { /* the header */
+        if (!c->cols.n) { /* the header */
             int ok = r.n >= g->np + 1 && strcmp(r.f[g->np], "status") == 0;
             for (unsigned j = 0; ok && j < g->np; j++)
                 ok = strcmp(r.f[j], g->p[j].name) == 0;
@@ -148,14 +148,13 @@ static int parse(const char *path, const char *s, const sweep_grid *g, sweep_csv
                 rc = 2;
                 break;
             }
-            c->cols = r.f;
-            c->ncols = r.n;
+            c->cols = (sweep_cols){r.f, r.n, r.cap};
             r = (rec){0};
             continue;
         }
-        if (r.n != c->ncols) {
+        if (r.n != c->cols.n) {
             snprintf(msg, SWEEP_MSG, "%s:%zu: %zu fields, the header has %zu", path,
-                     line_of(s, start), r.n, c->ncols);
+                     line_of(s, start), r.n, c->cols.n);
             rc = 2;
             break;
         }
@@ -206,13 +205,11 @@ int sweep_csv_load(const char *path, const sweep_grid *g, sweep_csv *c, char *ms
 
 void sweep_csv_free(sweep_csv *c)
 {
-    for (size_t i = 0; i < c->ncols; i++)
-        free(c->cols[i]);
+    sweep_cols_free(&c->cols);
     for (size_t i = 0; i < c->ndone; i++)
         free(c->done[i]);
     for (size_t i = 0; i < c->nbad; i++)
         free(c->bad[i]);
-    free(c->cols);
     free(c->done);
     free(c->bad);
     memset(c, 0, sizeof *c);
@@ -253,4 +250,97 @@ void sweep_csv_field(FILE *f, const char *text, int first)
         fputc(*p, f);
     }
     fputc('"', f);
+}
+
+static int col_index(char *const *cols, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(cols[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+size_t sweep_cols_merge(sweep_cols *c, size_t first, const sweep_metrics *m)
+{
+    size_t at = first, added = 0;
+    for (size_t i = 0; m && i < m->n; i++) {
+        int k = col_index(c->name, c->n, m->m[i].name);
+        if (k >= 0) {
+            at = (size_t)k + 1;
+            continue;
+        }
+        c->name = xgrow(c->name, &c->cap, c->n + 1, sizeof *c->name);
+        memmove(c->name + at + 1, c->name + at, (c->n - at) * sizeof *c->name);
+        c->name[at++] = xstrdup(m->m[i].name);
+        c->n++;
+        added++;
+    }
+    return added;
+}
+
+void sweep_cols_free(sweep_cols *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->name[i]);
+    free(c->name);
+    memset(c, 0, sizeof *c);
+}
+
+/* Every record of s[0, len) after the header, its fields put in the columns of `to`
+ * (from[j]: the record's field for column j, or -1 for an empty one), into f. */
+static int move_rows(const char *s, size_t len, size_t at, const int *from, size_t ncols, FILE *f)
+{
+    rec r = {0};
+    int rc = 0;
+    while (at < len && !rc) {
+        if (s[at] == '\n' || (s[at] == '\r' && at + 1 < len && s[at + 1] == '\n')) {
+            at += s[at] == '\r' ? 2 : 1;
+            continue;
+        }
+        rc = read_rec(s, len, &at, &r);
+        for (size_t j = 0; j < ncols && !rc; j++)
+            sweep_csv_field(f, from[j] >= 0 && (size_t)from[j] < r.n ? r.f[from[j]] : "", j == 0);
+        fputc('\n', f);
+    }
+    rec_clear(&r);
+    free(r.f);
+    return rc;
+}
+
+int sweep_csv_rewrite(const char *path, const sweep_cols *to, char *msg)
+{
+    err e;
+    size_t len = 0, at = 0;
+    char *s = file_read(path, (size_t)1 << 34, &len, &e), *buf = NULL;
+    if (!s) {
+        snprintf(msg, SWEEP_MSG, "%.*s", SWEEP_MSG - 1, e.msg);
+        return 2;
+    }
+    rec hdr = {0};
+    int rc = read_rec(s, len, &at, &hdr);
+    int *from = xmalloc((to->n + 1) * sizeof *from);
+    for (size_t j = 0; j < to->n; j++)
+        from[j] = rc ? -1 : col_index(hdr.f, hdr.n, to->name[j]);
+    size_t blen = 0;
+    FILE *f = open_memstream(&buf, &blen);
+    if (!f)
+        xoom(BUFSIZ); /* open_memstream fails only for memory */
+    for (size_t j = 0; j < to->n; j++)
+        sweep_csv_field(f, to->name[j], j == 0);
+    fputc('\n', f);
+    if (!rc)
+        rc = move_rows(s, len, at, from, to->n, f);
+    fclose(f);
+    if (rc)
+        snprintf(msg, SWEEP_MSG, "%s: malformed CSV line", path);
+    else if (file_write_atomic(path, buf, blen, &e)) {
+        snprintf(msg, SWEEP_MSG, "%.*s", SWEEP_MSG - 1, e.msg);
+        rc = 2;
+    }
+    rec_clear(&hdr);
+    free(hdr.f);
+    free(from);
+    free(buf);
+    free(s);
+    return rc ? 2 : 0;
 }

@@ -168,31 +168,72 @@ static int check_distinct(const vlist *l, char *msg)
     return rc;
 }
 
+/* One value of a list at p, up to the next ',' or the end: as written, or, when it starts with
+ * '"', the text up to the closing quote (a doubled quote inside is one quote), so that a value
+ * can hold commas. *next gets the character after it (',' or the end). 0, or 2 with msg. */
+static int one_value(const char *r, const char *p, vlist *l, const char **next, char *msg)
+{
+    char *v;
+    size_t n = 0;
+    if (*p == '"') {
+        const char *q = p + 1;
+        v = xmalloc(strlen(q) + 1);
+        for (;; q++) {
+            if (!*q) {
+                free(v);
+                snprintf(msg, SWEEP_MSG, "'%s': a quote is never closed", r);
+                return 2;
+            }
+            if (*q == '"' && q[1] != '"')
+                break;
+            q += *q == '"';
+            v[n++] = *q;
+        }
+        *next = q + 1;
+        if (**next && **next != ',') {
+            free(v);
+            snprintf(msg, SWEEP_MSG, "'%s': text after a closing quote", r);
+            return 2;
+        }
+    } else {
+        const char *c = strchr(p, ',');
+        n = c ? (size_t)(c - p) : strlen(p);
+        v = xstrndup(p, n);
+        *next = p + n;
+    }
+    v[n] = '\0';
+    int rc = 0;
+    if (n == 0) {
+        snprintf(msg, SWEEP_MSG, "'%s' has an empty value", r);
+        rc = 2;
+    }
+    for (size_t i = 0; i < n && !rc; i++)
+        if ((unsigned char)v[i] < 0x20) {
+            snprintf(msg, SWEEP_MSG, "a value holds a control character");
+            rc = 2;
+        }
+    if (!rc)
+        rc = vpush(l, v, n, msg);
+    free(v);
+    return rc;
+}
+
 static int parse_values(const char *r, vlist *l, char *msg)
 {
     const char *dots = strstr(r, "..");
     double d;
     long long ll;
     int isint;
-    if (!strchr(r, ',') && dots && parse_num(r, (size_t)(dots - r), &d, &ll, &isint) == 0)
+    if (!strchr(r, ',') && *r != '"' && dots &&
+        parse_num(r, (size_t)(dots - r), &d, &ll, &isint) == 0)
         return expand_range(r, dots, l, msg);
     for (const char *p = r;;) {
-        const char *c = strchr(p, ',');
-        size_t n = c ? (size_t)(c - p) : strlen(p);
-        if (n == 0) {
-            snprintf(msg, SWEEP_MSG, "'%s' has an empty value", r);
+        const char *next;
+        if (one_value(r, p, l, &next, msg))
             return 2;
-        }
-        for (size_t i = 0; i < n; i++)
-            if ((unsigned char)p[i] < 0x20) {
-                snprintf(msg, SWEEP_MSG, "a value holds a control character");
-                return 2;
-            }
-        if (vpush(l, p, n, msg))
-            return 2;
-        if (!c)
+        if (!*next)
             return 0;
-        p = c + 1;
+        p = next + 1;
     }
 }
 

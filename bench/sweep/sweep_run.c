@@ -1,21 +1,26 @@
 /* sweep_run: runs the points of a sweep in this process, N at a time on N pthreads, and
  * appends one CSV row per point as it completes.
  *
- * Each point calls the subcommand's function with its own argv and `--json TMPDIR/point-I.json`;
- * the commands keep no globals, so points can run side by side. Their human reports go to
- * stdout, which is shared: for the whole sweep file descriptor 1 points at /dev/null (restored
- * after), and the sweep reports progress on stderr. The row is the point's parameter values,
- * its exit status and every number of its JSON report (sweep_json.c), in the columns of the
- * CSV's header: the header comes from the first point that produced a report (or from the
- * file, when resuming), and a point's numbers that the header lacks are left out (with one
- * warning). Each row is formatted whole and appended with a single write() to a file opened
- * O_APPEND, so a killed sweep leaves a header and whole rows. Progress and errors go to the
+ * Each point calls the subcommand's function with its own argv and `--json` into the sweep's
+ * directory of points (FILE.points/ beside FILE.csv), where its report is kept afterwards as
+ * NAME=VALUE,...json; the commands keep no globals, so points can run side by side. Their
+ * human reports go to stdout, which is shared: for the whole sweep file descriptor 1 points at
+ * /dev/null (restored after), and the sweep reports progress on stderr. The row is the point's
+ * parameter values, its exit status and every number of its JSON report (sweep_json.c), in the
+ * columns of the CSV's header: the header comes from the first point that produced a report
+ * (or from the file, when resuming), and a point that brings numbers the header lacks adds
+ * their columns: the file is rewritten whole (atomically) with the new header and the earlier
+ * rows' fields in their places, so the CSV holds the union of the points' columns. Each row is
+ * formatted whole and appended with a single write() to a file opened O_APPEND, so a killed
+ * sweep leaves a header and whole rows. The directory of points is locked (flock) for the
+ * whole sweep: a second sweep on the same CSV is refused at once. Progress and errors go to the
  * caller's say() one line at a time (under the lock). A re-run skips the points whose
  * parameter values already have a row (failed ones too: delete a row to run it again; the
  * exit status stays 1 while the CSV holds a failed point). A stop (Ctrl-C) starts no further
  * point and records no point that failed meanwhile (its command was stopped): a re-run goes on
  * from the rows written.
  * Left out: time limits per point (a point runs until its command returns). */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -23,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,14 +71,14 @@ typedef struct run {
     size_t next, finished, nfailed;
     size_t nearlier; /* points whose earlier row has a non-zero status */
     int fd;
-    char tmpdir[256];
+    char dir[4096]; /* the points' reports: FILE.points beside FILE.csv */
+    int dirfd;      /* open on dir, and locked, for the whole sweep */
+    int made_dir;   /* dir was made by this sweep (removed if it cannot start) */
     double t0;
-    char **cols; /* the header (owned by csv or by own_cols) */
-    size_t ncols;
-    char **own_cols;
-    held *held; /* rows finished before there was a header */
+    sweep_cols cols; /* the header */
+    held *held;      /* rows finished before there was a header */
     size_t nheld;
-    int io_error, warned;
+    int io_error;
 } run;
 
 /* 0 when all of buf reached the file; after the first failure nothing more is written. */
@@ -100,10 +107,10 @@ static int write_row(run *r, size_t point, int status, const sweep_metrics *m)
         sweep_csv_field(f, sweep_grid_value(g, point, j), j == 0);
     snprintf(num, sizeof num, "%d", status);
     sweep_csv_field(f, num, 0);
-    for (size_t c = g->np + 1; c < r->ncols; c++) {
+    for (size_t c = g->np + 1; c < r->cols.n; c++) {
         const char *v = "";
         for (size_t i = 0; m && i < m->n; i++)
-            if (strcmp(m->m[i].name, r->cols[c]) == 0) {
+            if (strcmp(m->m[i].name, r->cols.name[c]) == 0) {
                 v = m->m[i].text;
                 break;
             }
@@ -116,38 +123,24 @@ static int write_row(run *r, size_t point, int status, const sweep_metrics *m)
     return rc;
 }
 
-static int has_col(char **cols, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(cols[i], name) == 0)
-            return 1;
-    return 0;
-}
-
 /* The header of a new file: the parameters, status, then m's numbers in its order; then the
  * rows that waited for it. */
 static void write_header(run *r, const sweep_metrics *m)
 {
     const sweep_grid *g = r->o->grid;
-    size_t n = g->np + 1 + (m ? m->n : 0);
-    r->own_cols = xmalloc(n * sizeof *r->own_cols);
-    r->cols = r->own_cols;
-    r->ncols = 0;
-    for (unsigned j = 0; j < g->np; j++)
-        r->cols[r->ncols++] = g->p[j].name;
-    r->cols[r->ncols++] = "status";
-    for (size_t i = 0; m && i < m->n; i++) {
-        if (has_col(r->cols, r->ncols, m->m[i].name))
-            continue;
-        r->cols[r->ncols++] = xstrdup(m->m[i].name);
+    sweep_cols *c = &r->cols;
+    for (unsigned j = 0; j <= g->np; j++) {
+        c->name = xgrow(c->name, &c->cap, c->n + 1, sizeof *c->name);
+        c->name[c->n++] = xstrdup(j < g->np ? g->p[j].name : "status");
     }
+    sweep_cols_merge(c, g->np + 1, m);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         xoom(BUFSIZ); /* open_memstream fails only for memory */
-    for (size_t c = 0; c < r->ncols; c++)
-        sweep_csv_field(f, r->cols[c], c == 0);
+    for (size_t k = 0; k < c->n; k++)
+        sweep_csv_field(f, c->name[k], k == 0);
     fputc('\n', f);
     fclose(f);
     put_all(r, buf, len);
@@ -155,6 +148,60 @@ static void write_header(run *r, const sweep_metrics *m)
     for (size_t i = 0; i < r->nheld; i++)
         write_row(r, r->held[i].point, r->held[i].status, NULL);
     r->nheld = 0;
+}
+
+/* Open the CSV for appending. 0, or -1 after saying why. */
+static int open_csv(run *r)
+{
+    r->fd = open(r->o->out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (r->fd < 0)
+        say(r->o, "cannot open '%s': %s", r->o->out, strerror(errno));
+    return r->fd < 0 ? -1 : 0;
+}
+
+/* The header for a point's numbers m: written first when there is none, or grown by the
+ * columns m brings (the file rewritten whole with them). Called under the lock. */
+static void fit_header(run *r, const sweep_metrics *m)
+{
+    const sweep_grid *g = r->o->grid;
+    char msg[SWEEP_MSG];
+    if (!r->cols.n) {
+        if (m->n)
+            write_header(r, m);
+        return;
+    }
+    if (r->io_error || sweep_cols_merge(&r->cols, g->np + 1, m) == 0)
+        return;
+    close(r->fd);
+    r->fd = -1;
+    if (sweep_csv_rewrite(r->o->out, &r->cols, msg)) {
+        say(r->o, "cannot add columns to '%s': %s; stopping", r->o->out, msg);
+        r->io_error = 1;
+        return;
+    }
+    if (open_csv(r))
+        r->io_error = 1;
+}
+
+/* Where point's report is kept: DIR/NAME=VALUE,NAME=VALUE.json, each byte of a value outside
+ * [A-Za-z0-9._+-] as %XX (DIR/point.json without parameters; DIR/point-I.json when the name
+ * would be longer than 200 bytes). */
+static void report_path(const run *r, size_t point, char *buf, size_t len)
+{
+    const sweep_grid *g = r->o->grid;
+    char name[256] = "point";
+    size_t n = g->np ? 0 : 5;
+    for (unsigned j = 0; j < g->np && n < 200; j++) {
+        n += (size_t)snprintf(name + n, sizeof name - n, "%s%s=", j ? "," : "", g->p[j].name);
+        for (const unsigned char *v = (const unsigned char *)sweep_grid_value(g, point, j);
+             *v && n < 200; v++)
+            n += (size_t)(isalnum(*v) || strchr("._+-", *v)
+                              ? snprintf(name + n, sizeof name - n, "%c", *v)
+                              : snprintf(name + n, sizeof name - n, "%%%02X", *v));
+    }
+    if (n >= 200)
+        snprintf(name, sizeof name, "point-%zu", point);
+    snprintf(buf, len, "%s/%s.json", r->dir, name);
 }
 
 /* 0: the report read into m; 1: no report file; 2: unreadable or malformed (msg). */
@@ -185,8 +232,8 @@ static int stop_asked(const run *r)
 static void run_point(run *r, size_t point)
 {
     const sweep_opts *o = r->o;
-    char json[320], label[256], msg[SWEEP_MSG];
-    snprintf(json, sizeof json, "%s/point-%zu.json", r->tmpdir, point);
+    char json[4400], keep[4400], label[256], msg[SWEEP_MSG];
+    snprintf(json, sizeof json, "%s/.point-%zu.json", r->dir, point);
     sweep_grid_label(o->grid, point, label, sizeof label);
     int argc = 0;
     char **argv = sweep_argv(o->grid, point, o->cmdname, o->args, o->nargs, json, &argc);
@@ -196,9 +243,9 @@ static void run_point(run *r, size_t point)
     free(argv);
     sweep_metrics m = {0};
     int jr = read_report(json, &m, msg);
-    remove(json);
     pthread_mutex_lock(&r->mu);
     if (st != 0 && stop_asked(r)) { /* stopped: no row, so that a re-run runs it */
+        remove(json);
         say(r->o, "%s: stopped, not recorded", label);
         pthread_mutex_unlock(&r->mu);
         sweep_metrics_free(&m);
@@ -212,22 +259,18 @@ static void run_point(run *r, size_t point)
         st = 2;
     if (jr)
         sweep_metrics_free(&m);
-    if (!r->cols && m.n)
-        write_header(r, &m);
+    fit_header(r, &m);
     int on_disk = 1; /* a held row is reported now and written with the header */
-    if (r->cols) {
+    if (r->cols.n)
         on_disk = write_row(r, point, st, &m) == 0;
-        for (size_t i = 0; i < m.n && !r->warned; i++)
-            if (!has_col(r->cols, r->ncols, m.m[i].name)) {
-                say(r->o,
-                    "%s: '%s' is not a column of '%s'; left out "
-                    "(and any others)",
-                    label, m.m[i].name, o->out);
-                r->warned = 1;
-            }
-    } else {
+    else
         r->held[r->nheld++] = (held){point, st};
-    }
+    report_path(r, point, keep, sizeof keep);
+    if (jr == 0 && on_disk)
+        rename(json, keep); /* the point's report, beside its row */
+    else
+        remove(keep); /* no report of this run: none of an earlier one either */
+    remove(json);
     r->finished++;
     r->nfailed += st != 0;
     if (!on_disk)
@@ -255,24 +298,77 @@ static void *worker(void *arg)
     }
 }
 
-/* The points to run, the CSV opened for appending (its torn tail cut off, or emptied when it
- * holds no metric column), the temporary directory. 0 or 2. */
+/* Make (or open) the directory of points, FILE.points beside FILE.csv, and lock it for the
+ * whole sweep. 0, or 2 after saying why. */
+static int lock_dir(run *r)
+{
+    const char *out = r->o->out;
+    size_t n = strlen(out);
+    n -= n > 4 && strcmp(out + n - 4, ".csv") == 0 ? 4 : 0;
+    if (n + sizeof ".points" > sizeof r->dir) {
+        say(r->o, "'%s': the name is too long", out);
+        return 2;
+    }
+    snprintf(r->dir, sizeof r->dir, "%.*s.points", (int)n, out);
+    r->made_dir = mkdir(r->dir, 0755) == 0;
+    if (!r->made_dir && errno != EEXIST) {
+        say(r->o, "cannot make a directory '%s': %s", r->dir, strerror(errno));
+        return 2;
+    }
+    r->dirfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (r->dirfd < 0) {
+        say(r->o, "cannot open the directory '%s': %s", r->dir, strerror(errno));
+        return 2;
+    }
+    if (flock(r->dirfd, LOCK_EX | LOCK_NB) != 0) {
+        say(r->o,
+            "'%s' is being written by another sweep (it holds '%s'): wait for it to end, "
+            "or give another --out",
+            out, r->dir);
+        return 2;
+    }
+    return 0;
+}
+
+/* Remove the reports a killed run left half made (.point-I.json) and, when the CSV starts
+ * afresh, every report (they belong to rows no longer there). */
+static void clean_dir(const run *r, int fresh)
+{
+    DIR *d = opendir(r->dir);
+    struct dirent *e;
+    char path[4400];
+    while (d && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        int report = n > 5 && strcmp(e->d_name + n - 5, ".json") == 0;
+        if (report && (fresh || strncmp(e->d_name, ".point-", 7) == 0)) {
+            snprintf(path, sizeof path, "%s/%s", r->dir, e->d_name);
+            remove(path);
+        }
+    }
+    if (d)
+        closedir(d);
+}
+
+/* The points to run, the directory of points locked, the CSV opened for appending (its torn
+ * tail cut off, or emptied when it holds no metric column). 0 or 2. */
 static int prepare(run *r, sweep_csv *csv)
 {
     const sweep_opts *o = r->o;
     char msg[SWEEP_MSG];
-    if (sweep_args_check(o->grid, o->args, o->nargs, msg) ||
-        sweep_csv_load(o->out, o->grid, csv, msg)) {
+    if (sweep_args_check(o->grid, o->args, o->nargs, msg)) {
         say(r->o, "%s", msg);
         return 2;
     }
-    r->fd = open(o->out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (r->fd < 0) {
-        say(r->o, "cannot open '%s': %s", o->out, strerror(errno));
+    if (lock_dir(r))
+        return 2;
+    if (sweep_csv_load(o->out, o->grid, csv, msg)) {
+        say(r->o, "%s", msg);
         return 2;
     }
+    if (open_csv(r))
+        return 2;
     size_t keep = csv->valid_len;
-    if (csv->cols && csv->ncols == o->grid->np + 1) {
+    if (csv->cols.n && csv->cols.n == o->grid->np + 1) {
         say(r->o, "'%s' has no metric columns (every point failed): starting it again", o->out);
         keep = 0;
     } else if (csv->file_len > keep) {
@@ -282,12 +378,11 @@ static int prepare(run *r, sweep_csv *csv)
         say(r->o, "cannot truncate '%s': %s", o->out, strerror(errno));
         return 2;
     }
-    if (keep == 0) {
+    if (keep == 0)
         sweep_csv_free(csv);
-    } else {
-        r->cols = csv->cols;
-        r->ncols = csv->ncols;
-    }
+    r->cols = csv->cols; /* the header's columns, now the run's */
+    csv->cols = (sweep_cols){0};
+    clean_dir(r, keep == 0);
     r->todo = xmalloc((o->grid->npoints + 1) * sizeof *r->todo);
     r->held = xmalloc((o->grid->npoints + 1) * sizeof *r->held);
     for (size_t i = 0; i < o->grid->npoints; i++) {
@@ -295,12 +390,6 @@ static int prepare(run *r, sweep_csv *csv)
             r->todo[r->ntodo++] = i;
         else
             r->nearlier += sweep_csv_failed(csv, o->grid, i);
-    }
-    const char *tmp = getenv("TMPDIR");
-    snprintf(r->tmpdir, sizeof r->tmpdir, "%s/ipusim-sweep-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (r->ntodo && !mkdtemp(r->tmpdir)) {
-        say(r->o, "cannot make a directory '%s': %s", r->tmpdir, strerror(errno));
-        return 2;
     }
     return 0;
 }
@@ -340,7 +429,7 @@ static int run_all(run *r)
 
 int sweep_run(const sweep_opts *o)
 {
-    run r = {.o = o, .fd = -1};
+    run r = {.o = o, .fd = -1, .dirfd = -1};
     sweep_csv csv;
     memset(&csv, 0, sizeof csv);
     pthread_mutex_init(&r.mu, NULL);
@@ -353,7 +442,7 @@ int sweep_run(const sweep_opts *o)
             o->out, r.ntodo, o->jobs < r.ntodo ? o->jobs : (unsigned)r.ntodo);
         r.t0 = now_s();
         rc = run_all(&r);
-        if (!r.cols && r.nheld) /* no point wrote a report: a header of parameters and status */
+        if (!r.cols.n && r.nheld) /* no point wrote a report: a header of parameters, status */
             write_header(&r, NULL);
         if (r.io_error)
             rc = 2;
@@ -366,7 +455,6 @@ int sweep_run(const sweep_opts *o)
             say(o, "%zu points in %.1f s, %zu failed -> %s", r.finished, now_s() - r.t0, r.nfailed,
                 o->out);
         }
-        rmdir(r.tmpdir);
     }
     if (!rc && r.nearlier)
         say(o,
@@ -377,10 +465,11 @@ int sweep_run(const sweep_opts *o)
         say(o, "cannot write '%s': %s", o->out, strerror(errno));
         rc = 2;
     }
-    if (r.own_cols)
-        for (size_t c = o->grid->np + 1; c < r.ncols; c++)
-            free(r.own_cols[c]);
-    free(r.own_cols);
+    if (rc == 2 && r.made_dir && r.ntodo == 0)
+        rmdir(r.dir); /* made for a sweep that could not start */
+    if (r.dirfd >= 0)
+        close(r.dirfd); /* the lock goes with it */
+    sweep_cols_free(&r.cols);
     free(r.todo);
     free(r.held);
     sweep_csv_free(&csv);
