@@ -11,6 +11,7 @@ int cli_cmd_gemm(int argc, char **argv)
 {
     const char *cmd = "gemm", *json = NULL;
     cli_machine mo = {0};
+    const cli_inv inv = {cmd, argc, argv, &mo};
     uint64_t M = 1536, N = 1472, K = 512, tiles = 0, threads = 0, seed = 1;
     uint64_t max_cycles = 10000000000ull, max_step = CLI_MAX_SUPERSTEP_CYCLES;
     int check = 1, rc = 0, mr, progress = 0;
@@ -85,7 +86,7 @@ int cli_cmd_gemm(int argc, char **argv)
     char what[96];
     snprintf(what, sizeof what, "gemm %llux%llux%llu", (unsigned long long)M, (unsigned long long)N,
              (unsigned long long)K);
-    cli_report_text(stdout, g, what, host);
+    cli_report_text(stdout, &inv, g, what, host);
     printf("  %-22s %u x %u tiles used of %u, %u bytes on the busiest tile\n", "mapping", r.grid_m,
            r.grid_n, m.tiles_per_ipu, r.tile_bytes);
     printf("  %-22s %.2f TFLOPS fp32 = %.1f%% of the %.2f TFLOPS peak\n", "throughput", r.tflops,
@@ -107,7 +108,7 @@ int cli_cmd_gemm(int argc, char **argv)
             (unsigned long long)M, (unsigned long long)N, (unsigned long long)K, r.grid_m, r.grid_n,
             r.tflops, r.peak_tflops, r.pct_peak, r.checked ? "true" : "false",
             (unsigned long long)r.mismatches, (unsigned long long)r.inexact, r.max_abs_err);
-        if (cli_report_json(cmd, json, g, what, host, extra) != 0)
+        if (cli_report_json(&inv, json, g, what, host, extra) != 0)
             rc = 2;
     }
     if (pf) {

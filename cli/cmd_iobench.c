@@ -27,6 +27,7 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
 {
     const char *cmd = "io-bench", *json = NULL, *v = NULL;
     cli_machine mo = {0};
+    const cli_inv inv = {cmd, argc, argv, &mo};
     wl_iobench_cfg c = wl_iobench_defaults();
     c.ctl.max_superstep_cycles = CLI_MAX_SUPERSTEP_CYCLES;
     uint64_t u, ipus = 1, tiles = 0;
@@ -139,7 +140,7 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
              "%u I/O tiles, depth %u",
              c.batch, c.sample_px, wl_iobench_dtype_name(c.dtype), (unsigned long long)c.work_macs,
              c.steps, c.io_tiles, c.host.depth);
-    cli_report_text(stdout, g, what, host_s);
+    cli_report_text(stdout, &inv, g, what, host_s);
     printf("  %-22s %llu bytes per micro-batch; %u compute tiles; rule of thumb %u I/O tiles\n",
            "data", (unsigned long long)r.batch_bytes, r.compute_tiles, r.rule_of_thumb);
     printf("  %-22s %.1f steps/s, %.1f samples/s (host: %u loaders, %s, %.2f us/sample)\n",
@@ -166,7 +167,7 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
         cli_json_split(&x, g, 0);
         txt_printf(&x, "}, \"io_overlapped\": [%llu, %llu, %llu]}", (unsigned long long)r.io[0],
                    (unsigned long long)r.io[1], (unsigned long long)r.io[2]);
-        rc = cli_report_json(cmd, json, g, what, host_s, x.p);
+        rc = cli_report_json(&inv, json, g, what, host_s, x.p);
         free(x.p);
     }
     if (pf) {

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "base/alloc.h"
 #include "base/rank.h"
@@ -27,22 +28,6 @@
 #include "workloads/mnist/mref.h"
 
 #define CMD MNIST_CMD
-
-/* A JSON string literal (paths may hold quotes or backslashes). */
-void mnist_jstr(txt *b, const char *s)
-{
-    txt_printf(b, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            txt_printf(b, "\\%c", c);
-        else if (c < 0x20)
-            txt_printf(b, "\\u%04x", c);
-        else
-            txt_printf(b, "%c", c);
-    }
-    txt_printf(b, "\"");
-}
 
 /* ---- progress ---- */
 
@@ -194,33 +179,51 @@ static int find_fashion(char **out)
 
 /* ---- the JSON document ---- */
 
+/* The CRC-32 (zlib's) of the images and labels a run used, training then test: tells two
+ * copies of a data set apart. */
+static unsigned long data_crc(const mdata *d)
+{
+    unsigned long c = crc32(0L, Z_NULL, 0);
+    const mdata_split *sp[2] = {&d->train, &d->test};
+    for (int k = 0; k < 2; k++) {
+        c = crc32_z(c, sp[k]->images, sp[k]->n * MDATA_PIXELS);
+        c = crc32_z(c, sp[k]->labels, sp[k]->n);
+    }
+    return c;
+}
+
 int mnist_json(const mnist_opts *o, const char *dir, const mdata *d, const mnist_run *r,
                const mnist_result *res)
 {
     const mref_cfg *cfg = &o->cfg;
-    txt b = {0};
-    txt_printf(&b, "{\n  \"command\": \"mnist\",\n  \"mode\": \"%s\",\n  \"dataset\": ", res->mode);
-    mnist_jstr(&b, o->dataset);
-    txt_printf(&b, ",\n  \"network\": ");
-    mnist_jstr(&b, o->net->name);
-    txt_printf(&b, ",\n  \"dataset_dir\": ");
-    mnist_jstr(&b, dir);
-    txt_printf(&b,
-               ",\n  \"dataset_train_images\": %zu,\n  \"dataset_test_images\": %zu,\n"
-               "  \"config\": {\"epochs\": %d, \"batch_size\": %d, \"gradient_accumulation\": %d, "
+    txt opts = {0}, b = {0};
+    txt_printf(&opts, "\n      \"network\": ");
+    cli_jstr(&opts, o->net->name);
+    txt_printf(&opts, ",\n      \"dataset\": {\"name\": ");
+    cli_jstr(&opts, o->dataset);
+    txt_printf(&opts, ", \"dir\": ");
+    cli_jstr(&opts, dir);
+    txt_printf(&opts,
+               ", \"train_images\": %zu, \"test_images\": %zu, \"crc32\": \"%08lx\"},\n      "
+               "\"epochs\": %d, \"batch_size\": %d, \"gradient_accumulation\": %d, "
                "\"device_iterations\": %d, \"test_batch_size\": %d, \"learning_rate\": %.9g, "
-               "\"betas\": [%.9g, %.9g], \"eps\": %.9g, \"weight_decay\": %.9g, \"seed\": %llu},\n",
-               d->train.n, d->test.n, cfg->epochs, cfg->batch, cfg->grad_accum, cfg->device_iters,
-               cfg->test_batch, cfg->opt.lr, cfg->opt.beta1, cfg->opt.beta2, cfg->opt.eps,
-               cfg->opt.weight_decay, (unsigned long long)cfg->seed);
+               "\"betas\": [%.9g, %.9g], \"eps\": %.9g, \"weight_decay\": %.9g, \"seed\": %llu%s",
+               d->train.n, d->test.n, data_crc(d), cfg->epochs, cfg->batch, cfg->grad_accum,
+               cfg->device_iters, cfg->test_batch, cfg->opt.lr, cfg->opt.beta1, cfg->opt.beta2,
+               cfg->opt.eps, cfg->opt.weight_decay, (unsigned long long)cfg->seed,
+               res->options ? res->options : "");
+    txt_printf(&b, "{\n  \"command\": \"mnist\",\n  \"mode\": \"%s\",\n", res->mode);
     txt_printf(&b, "  \"calls\": [%s\n  ],\n", txt_str(&r->calls));
     txt_printf(&b, "  \"epochs\": [%s\n  ],\n", txt_str(&r->epochs));
     txt_printf(&b,
                "  \"test_accuracy\": %.4f,\n  \"images_trained\": %ld,\n  \"train_seconds\": "
-               "%.4f,\n  \"train_images_per_second\": %.1f,\n  \"test_seconds\": %.4f%s%s\n}\n",
+               "%.4f,\n  \"train_images_per_second\": %.1f,\n  \"test_seconds\": %.4f%s%s,\n  ",
                res->test_acc, res->trained, res->train_s,
                res->train_s > 0 ? (double)res->trained / res->train_s : 0.0, res->test_s,
                res->extra ? ",\n  " : "", res->extra ? res->extra : "");
+    cli_json_config(&b, &o->inv, res->m, txt_str(&opts));
+    txt_printf(&b, "\n}\n");
+    txt_free(&opts);
     int rc = cli_write_file(CMD, o->json, b.p, b.len);
     free(b.p);
     return rc;
@@ -598,6 +601,7 @@ static int mnist_cmd(int argc, char **argv, rank_comm *ranks)
     if (rc)
         return rc == -1 ? 0 : rc;
     o.ranks = ranks;
+    o.inv = (cli_inv){CMD, argc, argv, &o.mo};
     if (o.reference && rank_size(ranks) > 1) {
         fprintf(stderr,
                 "ipusim %s: --reference trains natively on the host and does not spread over "

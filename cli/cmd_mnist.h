@@ -52,6 +52,7 @@ typedef struct mnist_opts {
     const char *sim_only;    /* the first option given that only the simulated run takes, or NULL */
     struct rank_comm *ranks; /* the run's MPI ranks (base/rank.h): the simulated run spreads */
     int rank_stats;          /* --rank-stats */
+    cli_inv inv;             /* the command as given, for the reports' config */
 } mnist_opts;
 
 /* The progress of a training run: the JSON items of its calls and epochs. */
@@ -76,8 +77,6 @@ long mnist_trained(const mnist_opts *o, const mdata_split *train);
 /* The run's plan, the line after the dataset's: batch, calls, AdamW, seed, weights; `more`
  * ends the line ("" or "; ..."). */
 void mnist_print_plan(const mnist_opts *o, const mdata_split *train, const char *more);
-/* A JSON string literal of s into b. */
-void mnist_jstr(txt *b, const char *s);
 
 /* What a run measured, for its JSON document. */
 typedef struct mnist_result {
@@ -85,6 +84,9 @@ typedef struct mnist_result {
     double test_acc, train_s, test_s;
     long trained;
     const char *extra; /* further members, without a leading or trailing comma, or NULL */
+    const mach *m;     /* the machine simulated, or NULL (the reference run) */
+    const char
+        *options; /* the simulated run's resolved options (JSON members, ", "-led), or NULL */
 } mnist_result;
 /* Write the JSON document to o->json whole (0) or not at all (2, after one line). */
 int mnist_json(const mnist_opts *o, const char *dir, const mdata *d, const mnist_run *r,

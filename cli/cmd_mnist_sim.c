@@ -61,6 +61,7 @@ typedef struct sim {
     profile *pf;        /* --profile: the training run's */
     size_t list_steps;  /* --steps: the steps to list */
     int plan_report;    /* --plan: report the plans */
+    char sets[512];     /* the --set overrides, as the headers name them (cli_machine_sets) */
 } sim;
 
 /* ---- the hooks ---- */
@@ -378,8 +379,9 @@ static void report_train(const sim *s)
     const phase *p = &s->ph[PH_TRAIN];
     double sec = sim_seconds(p, p->st.cycles), mean;
     uint64_t min, max;
-    printf("  %-22s %zu host calls, %ld images: %llu cycles, %.3f ms simulated\n", "training",
-           s->ncalls, p->images, (unsigned long long)p->st.cycles, sec * 1e3);
+    printf("  %-22s %zu host call%s, %ld images: %llu cycles, %.3f ms simulated\n", "training",
+           s->ncalls, s->ncalls == 1 ? "" : "s", p->images, (unsigned long long)p->st.cycles,
+           sec * 1e3);
     if (s->ncalls) {
         call_cycles(s, &mean, &min, &max);
         printf("  %-22s %.0f cycles, %.3f ms (min %llu, max %llu cycles)\n", "per host call", mean,
@@ -418,8 +420,8 @@ static void report(const sim *s)
     const phase *any = tr->seen ? tr : te;
     if (!any->seen)
         return;
-    printf("Simulated run on %u x %s IPU (%u tiles, %.3f GHz), %u host thread%s\n", any->m.nipus,
-           any->m.name, any->m.tiles_per_ipu, (double)any->m.clock_hz / 1e9, any->threads,
+    printf("Simulated run on %u x %s IPU (%u tiles, %.3f GHz%s), %u host thread%s\n", any->m.nipus,
+           any->m.name, any->m.tiles_per_ipu, (double)any->m.clock_hz / 1e9, s->sets, any->threads,
            any->threads == 1 ? "" : "s");
     if (tr->seen)
         report_train(s);
@@ -592,13 +594,14 @@ static int initial_weights(const mnist_opts *o, mref_net **net, err *e)
     return o->save ? mref_prepare_save(*net, o->save, e) : 0;
 }
 
-static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, const mdata *d)
+static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *sets, const char *dir,
+                       const mdata *d)
 {
     char more[256];
-    printf("Simulated training on %u x %s IPU (%u tiles, %.3f GHz): %s (%s): %zu training, %zu "
+    printf("Simulated training on %u x %s IPU (%u tiles, %.3f GHz%s): %s (%s): %zu training, %zu "
            "test images\n",
-           c->m.nipus, c->m.name, c->m.tiles_per_ipu, (double)c->m.clock_hz / 1e9, o->dataset, dir,
-           d->train.n, d->test.n);
+           c->m.nipus, c->m.name, c->m.tiles_per_ipu, (double)c->m.clock_hz / 1e9, sets, o->dataset,
+           dir, d->train.n, d->test.n);
     char mode[32];
     int n = snprintf(more, sizeof more, "; depth %u, output mode %s, images as %s", c->depth,
                      mode_name(c, mode, sizeof mode), mnet_dtype_name(c->dtype));
@@ -622,6 +625,27 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *dir, 
                  "; convolutions and linear layers planned over the IPU");
     mnist_print_plan(o, &d->train, more);
     fflush(stdout);
+}
+
+/* The simulated run's options as they were resolved, for the JSON's config: JSON members,
+ * ", "-led (switches as 0 or 1, so that a sweep's CSV has them as columns). */
+static char *sim_options(const mnist_opts *o, const mnet_cfg *c)
+{
+    txt b = {0};
+    char mode[32];
+    const char *strategy = o->ipus < 2 ? "one-ipu" : c->pipelined ? "pipelined" : "sharded";
+    txt_printf(&b,
+               ",\n      \"ipus\": %d, \"replicas\": %u, \"strategy\": \"%s\", \"schedule\": "
+               "\"%s\", \"recompute\": %d, \"stages\": [%u, %u, %u, %u],\n      \"io_tiles\": %u, "
+               "\"dtype\": \"%s\", \"depth\": %u, \"output_mode\": \"%s\", "
+               "\"offload_optimiser\": %d, \"mapping\": \"%s\", \"threads\": %u, \"max_calls\": "
+               "%d, \"test_images\": %d",
+               o->ipus, c->replicas, strategy, pipe_kind_name(c->schedule), c->recompute,
+               c->stage_ipu[0], c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3], c->io_tiles,
+               mnet_dtype_name(c->dtype), c->depth, mode_name(c, mode, sizeof mode), c->offload,
+               c->mapping == MNET_MAP_PLANNED ? "planned" : "sample", c->threads, o->max_calls,
+               o->test_images);
+    return txt_take(&b);
 }
 
 /* Train (if there are epochs), save the weights, test, report, as the reference run does. 0
@@ -717,7 +741,8 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
         c.ctl = (sys_ctl){o->max_step, cli_watch_eng(&s->w)};
         profile_attach(s->pf, &c.ctl.watch);
         if (rc == 0) {
-            print_head(o, &c, dir, d);
+            cli_machine_sets(&o->mo, &c.m, s->sets, sizeof s->sets);
+            print_head(o, &c, s->sets, dir, d);
             uint64_t w0, n0, w1, n1;
             rank_waited(o->ranks, &w0, &n0);
             rc = train_and_test(&c, o, d, s, net, &acc, e);
@@ -730,8 +755,10 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
     if (rc) {
         rc = cli_report_err(CMD, e);
     } else if (o->json && rank_id(o->ranks) == 0) {
-        char *extra = json_simulated(s, &c);
+        char *extra = json_simulated(s, &c), *opts = sim_options(o, &c);
         mnist_result res = {.mode = "simulated",
+                            .m = &c.m,
+                            .options = opts,
                             .test_acc = acc,
                             .train_s = s->ph[PH_TRAIN].host_s,
                             .test_s = s->ph[PH_TEST].host_s,
@@ -739,6 +766,7 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
                             .extra = extra};
         rc = mnist_json(o, dir, d, &s->r, &res);
         free(extra);
+        free(opts);
     }
     for (int k = 0; k < PH_N; k++) {
         free(s->ph[k].split);

@@ -80,6 +80,7 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
 {
     const char *cmd = "run", *path = NULL, *json = NULL;
     cli_machine mo = {0};
+    const cli_inv inv = {cmd, argc, argv, &mo};
     uint64_t ipus = 0, tiles = 0, threads = 0, max_cycles = 10000000000ull;
     uint64_t max_step = CLI_MAX_SUPERSTEP_CYCLES;
     dump dumps[MAX_DUMPS];
@@ -197,13 +198,13 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
     if (rc == ERR_OK || rc == ERR_FAULT) { /* stopped: no report, no dump, no JSON */
         if (rc == ERR_FAULT)
             cli_report_err(cmd, &e);
-        cli_report_text(stdout, g, path, host);
+        cli_report_text(stdout, &inv, g, path, host);
         for (unsigned d = 0; d < ndumps; d++) {
             eng_share_mem(g, dumps[d].ipu, dumps[d].tile, dumps[d].addr, dumps[d].len);
             if (print_dump(g, &dumps[d]) != 0 && rc == ERR_OK)
                 rc = ERR_INPUT;
         }
-        if (json && rank_id(ranks) == 0 && cli_report_json(cmd, json, g, path, host, NULL) != 0 &&
+        if (json && rank_id(ranks) == 0 && cli_report_json(&inv, json, g, path, host, NULL) != 0 &&
             rc == ERR_OK)
             rc = ERR_INPUT;
         if (pf && rc == ERR_OK) {

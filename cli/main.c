@@ -308,6 +308,7 @@ static void usage(FILE *f)
     for (const cli_cmd *c = commands; c->name; c++)
         fprintf(f, "  %-10s %s\n", c->name, c->summary);
     fprintf(f, "  %-10s %s\n", "help", "help COMMAND: the options of one command");
+    fprintf(f, "\nipusim --version prints the release and the commit it was built from.\n");
     fprintf(f,
             "\nDocumentation: README.md and docs/: architecture.md, codelets.md, fabric.md,\n"
             "graph.md, host.md, isa.md, kernel.md, machines.md, mnist.md, pipelining.md,\n"
@@ -401,8 +402,12 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (strcmp(name, "--version") == 0) {
+        printf("ipusim %s\n", cli_version());
+        return 0;
+    }
     if (strcmp(name, "help") == 0) {
-        if (argc < 3) {
+        if (argc < 3 || strcmp(argv[2], "help") == 0) {
             usage(stdout);
             return 0;
         }

@@ -188,13 +188,113 @@ void cli_json_split(txt *b, const eng *g, uint32_t ipu)
                    eng_stat_value(&tab[k], &is, eng_machine(g)));
 }
 
-void cli_report_text(FILE *f, const eng *g, const char *what, double host_seconds)
+void cli_jstr(txt *b, const char *s)
+{
+    txt_printf(b, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            txt_printf(b, "\\%c", c);
+        else if (c < 0x20)
+            txt_printf(b, "\\u%04x", c);
+        else
+            txt_printf(b, "%c", c);
+    }
+    txt_printf(b, "\"");
+}
+
+/* The parameter that --set number i names, unless a later --set names it again (the last one
+ * holds); NULL for those. */
+static const mach_param *set_param(const cli_machine *mo, unsigned i)
+{
+    const char *a = mo->sets[i], *eq = strchr(a, '=');
+    size_t n = eq ? (size_t)(eq - a) : strlen(a);
+    for (unsigned j = i + 1; j < mo->nsets; j++)
+        if (strncmp(mo->sets[j], a, n) == 0 && mo->sets[j][n] == '=')
+            return NULL;
+    char key[64];
+    snprintf(key, sizeof key, "%.*s", (int)n, a);
+    return mach_param_find(key);
+}
+
+void cli_machine_sets(const cli_machine *mo, const mach *m, char *buf, size_t len)
+{
+    size_t at = 0;
+    const char *sep = "; --set ";
+    buf[0] = '\0';
+    for (unsigned i = 0; mo && i < mo->nsets && at < len; i++) {
+        const mach_param *p = set_param(mo, i);
+        char v[64];
+        if (!p)
+            continue;
+        at += (size_t)snprintf(buf + at, len - at, "%s%s=%s", sep, p->key,
+                               mach_param_format(m, p, v, sizeof v));
+        sep = " ";
+    }
+}
+
+/* "KEY": VALUE of one machine parameter (a word as a string), into b. */
+static void json_param(txt *b, const mach *m, const mach_param *p, const char *sep)
+{
+    char v[64];
+    txt_printf(b, "%s\"%s\": ", sep, p->key);
+    if (p->type == MACH_ENUM)
+        cli_jstr(b, mach_param_format(m, p, v, sizeof v));
+    else
+        txt_printf(b, "%s", mach_param_format(m, p, v, sizeof v));
+}
+
+/* The config's "machine": {...}. */
+static void json_machine(txt *b, const cli_inv *inv, const mach *m)
+{
+    txt_printf(b, "{\"preset\": ");
+    cli_jstr(b, inv->mo && inv->mo->machine ? inv->mo->machine : "mk2");
+    txt_printf(b, ", \"overrides\": {");
+    const char *sep = "";
+    for (unsigned i = 0; inv->mo && i < inv->mo->nsets; i++) {
+        const mach_param *p = set_param(inv->mo, i);
+        if (p) {
+            json_param(b, m, p, sep);
+            sep = ", ";
+        }
+    }
+    txt_printf(b, "},\n      \"params\": {");
+    for (size_t i = 0; i < MACH_NPARAMS; i++)
+        json_param(b, m, &mach_params()[i], i ? ", " : "");
+    txt_printf(b, "}}");
+}
+
+void cli_json_config(txt *b, const cli_inv *inv, const mach *m, const char *options)
+{
+    txt_printf(b, "\"config\": {\n    \"program\": \"ipusim\", \"version\": ");
+    cli_jstr(b, cli_version());
+    txt_printf(b, ", \"command\": ");
+    cli_jstr(b, inv->cmd);
+    txt_printf(b, ",\n    \"argv\": [");
+    for (int i = 0; i < inv->argc; i++) {
+        txt_printf(b, "%s", i ? ", " : "");
+        cli_jstr(b, inv->argv[i]);
+    }
+    txt_printf(b, "],\n    \"machine\": ");
+    if (m)
+        json_machine(b, inv, m);
+    else
+        txt_printf(b, "null"); /* not simulated */
+    if (options)
+        txt_printf(b, ",\n    \"options\": {%s}", options);
+    txt_printf(b, "\n  }");
+}
+
+void cli_report_text(FILE *f, const cli_inv *inv, const eng *g, const char *what,
+                     double host_seconds)
 {
     const mach *m = eng_machine(g);
     eng_stats st;
     eng_get_stats(g, &st);
-    fprintf(f, "%s on %u x %s IPU (%u tiles each, %.3f GHz), %u host thread%s\n", what,
-            eng_nipus(g), m->name, eng_ntiles(g), (double)m->clock_hz / 1e9, eng_threads(g),
+    char sets[512];
+    cli_machine_sets(inv->mo, m, sets, sizeof sets);
+    fprintf(f, "%s on %u x %s IPU (%u tiles each, %.3f GHz%s), %u host thread%s\n", what,
+            eng_nipus(g), m->name, eng_ntiles(g), (double)m->clock_hz / 1e9, sets, eng_threads(g),
             eng_threads(g) == 1 ? "" : "s");
     text_stats(f, &st, m);
     cli_report_ipus(f, g);
@@ -241,7 +341,7 @@ static void json_rows(FILE *f, const eng_stat *tab, unsigned n, const void *stat
         fprintf(f, "%s\"%s\": %.17g", i ? sep : "", tab[i].key, eng_stat_value(&tab[i], stats, m));
 }
 
-int cli_report_json(const char *cmd, const char *path, const eng *g, const char *what,
+int cli_report_json(const cli_inv *inv, const char *path, const eng *g, const char *what,
                     double host_seconds, const char *extra)
 {
     const mach *m = eng_machine(g);
@@ -253,14 +353,13 @@ int cli_report_json(const char *cmd, const char *path, const eng *g, const char 
     FILE *f = open_memstream(&buf, &len);
     if (!f)
         xoom(BUFSIZ); /* open_memstream fails only for memory */
-    fprintf(f, "{\n  \"what\": \"");
-    for (const char *p = what; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fputc('\\', f);
-        fputc((unsigned char)*p >= 0x20 ? *p : '?', f);
-    }
+    txt head = {0}, cfg = {0};
+    cli_jstr(&head, what);
+    cli_json_config(&cfg, inv, m, NULL);
+    fprintf(f, "{\n  \"what\": %s", txt_str(&head));
+    txt_free(&head);
     fprintf(f,
-            "\",\n  \"machine\": \"%s\",\n  \"ipus\": %u,\n  \"tiles_per_ipu\": %u,\n"
+            ",\n  \"machine\": \"%s\",\n  \"ipus\": %u,\n  \"tiles_per_ipu\": %u,\n"
             "  \"clock_hz\": %llu,\n",
             m->name, eng_nipus(g), eng_ntiles(g), (unsigned long long)m->clock_hz);
     fprintf(f, "  \"stats\": {\n    ");
@@ -283,10 +382,11 @@ int cli_report_json(const char *cmd, const char *path, const eng *g, const char 
     fprintf(f, "\n  ],\n");
     if (extra && *extra)
         fprintf(f, "  %s,\n", extra);
-    fprintf(f, "  \"host\": {\"threads\": %u, \"numa_nodes\": %d, \"seconds\": %.6f}\n}\n",
-            eng_threads(g), eng_numa_nodes(g), host_seconds);
+    fprintf(f, "  \"host\": {\"threads\": %u, \"numa_nodes\": %d, \"seconds\": %.6f},\n  %s\n}\n",
+            eng_threads(g), eng_numa_nodes(g), host_seconds, txt_str(&cfg));
+    txt_free(&cfg);
     fclose(f);
-    int rc = cli_write_file(cmd, path, buf, len);
+    int rc = cli_write_file(inv->cmd, path, buf, len);
     free(buf);
     return rc;
 }

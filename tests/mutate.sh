@@ -129,6 +129,14 @@ MUTATIONS=(
     "sweep names a point's report with its values unescaped"
     bench/sweep/sweep_grid.c 's/            q += \*q == .".;/            ;/'
     "sweep keeps both quotes of a doubled quote in a quoted value"
+    cli/report.c 's/            return NULL;$/            break;/'
+    "reports name an override given twice twice"
+    cli/report.c 's/    cli_jstr(b, cli_version());/    cli_jstr(b, "unknown");/'
+    "the reports' config names no version"
+    cli/cmd_mnist.c 's/        c = crc32_z(c, sp\[k\]->labels, sp\[k\]->n);/        (void)0;/'
+    "the data set's digest leaves out the labels"
+    cli/report.c 's/            json_param(b, m, p, sep);/            json_param(b, m, \&mach_params()[0], sep);/'
+    "the config's overrides name the wrong parameter"
     workloads/graph/graph_copy.c 's/while (r < c->rounds \&\& (sends\[r \* tiles + s\] || recvs\[r \* tiles + d\]))/while (r < c->rounds \&\& 0)/'
     "global copy rounds ignore busy receivers"
     workloads/graph/graph_copy.c 's/        if (d->r\[b\].end - de < len)/        if (0)/'

@@ -522,6 +522,14 @@ static void check_sim_json(const char *path, const double *loss, double test_acc
     assert_true(json_num(&m, "simulated.test.images") == 16);
     assert_true(json_num(&m, "simulated.test.cycles") > 0);
     assert_true(json_num(&m, "simulated.test.host_seconds") > 0);
+    /* the options as resolved (the defaults included) */
+    assert_true(json_num(&m, "config.options.ipus") == 1);
+    assert_true(json_num(&m, "config.options.gradient_accumulation") == 2);
+    assert_true(json_num(&m, "config.options.depth") == 3);
+    assert_true(json_num(&m, "config.options.recompute") == 1);
+    assert_true(json_num(&m, "config.options.io_tiles") == 0);
+    assert_non_null(strstr(j, "\"strategy\": \"one-ipu\", \"schedule\": \"grouped\""));
+    assert_non_null(strstr(j, "\"dtype\": \"fp32\", \"depth\": 3, \"output_mode\": \"all\""));
     sweep_metrics_free(&m);
     free(j);
 }
@@ -890,6 +898,107 @@ static void test_directories(void **state)
 }
 
 /* Every command's help ends with its exit statuses; ipusim --help lists every docs/NAME.md. */
+/* The whole of a file, or fail. */
+static char *must_read(const char *path)
+{
+    char *s = tu_read_file(path);
+    if (!s)
+        fail_msg("cannot read %s", path);
+    return s;
+}
+
+/* Every report says how it was made: the header names each --set override with the value it
+ * took (the last of a key given twice), and the JSON's config holds the program's version as
+ * --version prints it, the argv, the machine's overrides and every parameter as simulated
+ * (--tiles 4 included), and a command's resolved options. */
+static void test_config_in_reports(void **state)
+{
+    (void)state;
+    char out[16384], json[256], ver[256], want[512];
+    assert_int_equal(run(ver, sizeof ver, "--version"), 0);
+    assert_memory_equal(ver, "ipusim 0.", 9);
+    ver[strcspn(ver, "\n")] = '\0';
+    snprintf(json, sizeof json, "%s/cfg.json", tmpdir);
+    assert_int_equal(run(out, sizeof out,
+                         "gemm --m 16 --n 16 --k 16 --tiles 4 --threads 1 --set sync_internal=120 "
+                         "--set clock_hz=1000000000 --set sync_internal=100 --json %s",
+                         json),
+                     0);
+    assert_non_null(strstr(out, " on 1 x mk2 IPU (4 tiles each, 1.000 GHz; --set "
+                                "clock_hz=1000000000 sync_internal=100), 1 host thread\n"));
+    char *j = must_read(json), msg[SWEEP_MSG];
+    sweep_metrics m = {0};
+    if (sweep_json_flatten(j, strlen(j), &m, msg) != 0)
+        fail_msg("%s", msg);
+    snprintf(want, sizeof want, "\"program\": \"ipusim\", \"version\": \"%s\"", ver + 7);
+    assert_non_null(strstr(j, want));
+    assert_non_null(strstr(j, "\"argv\": [\"gemm\", \"--m\", \"16\", \"--n\", \"16\", "));
+    assert_non_null(strstr(j, "\"preset\": \"mk2\", \"overrides\": {\"clock_hz\": 1000000000, "
+                              "\"sync_internal\": 100}"));
+    assert_true(json_num(&m, "config.machine.params.sync_internal") == 100);
+    assert_true(json_num(&m, "config.machine.params.tiles_per_ipu") == 4);
+    assert_true(json_num(&m, "config.machine.params.sram_bytes") == 638976); /* mk2.ini */
+    assert_non_null(strstr(j, "\"topology\": \"m2000\""));
+    static const char *const keys[] = {"tiles_per_ipu", "xchg_base", "sync_hop_ps",      "nipus",
+                                       "gw_latency_ns", "remote_at", "remote_latency_ns"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        snprintf(want, sizeof want, "\"%s\": ", keys[k]);
+        assert_non_null(strstr(strstr(j, "\"params\": {"), want));
+    }
+    sweep_metrics_free(&m);
+    free(j);
+    /* Without --set: no override in the header, an empty set in the JSON. */
+    assert_int_equal(run(out, sizeof out, "gemm --m 16 --n 16 --k 16 --tiles 4 --json %s", json),
+                     0);
+    assert_null(strstr(out, "--set"));
+    j = must_read(json);
+    assert_non_null(strstr(j, "\"overrides\": {}"));
+    free(j);
+}
+
+/* The reference run: no machine, and the data set it read with the CRC-32 of its images and
+ * labels, computed here from the files' payloads (after their IDX headers). */
+static void test_config_dataset(void **state)
+{
+    (void)state;
+    char dir[256], json[256], out[16384], path[512], want[128];
+    snprintf(dir, sizeof dir, "%s/crc", tmpdir);
+    snprintf(json, sizeof json, "%s/crc.json", tmpdir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    tu_write_digits(dir, "train", 12);
+    tu_write_digits(dir, "t10k", 5);
+    assert_int_equal(
+        run(out, sizeof out, "mnist --reference --dataset %s --epochs 0 --json %s", dir, json), 0);
+    static const struct {
+        const char *file;
+        size_t header;
+    } parts[] = {{"train-images-idx3-ubyte", 16},
+                 {"train-labels-idx1-ubyte", 8},
+                 {"t10k-images-idx3-ubyte", 16},
+                 {"t10k-labels-idx1-ubyte", 8}};
+    uint32_t crc = 0xffffffffu; /* CRC-32 (IEEE 802.3, reflected), bit by bit */
+    for (size_t k = 0; k < 4; k++) {
+        snprintf(path, sizeof path, "%s/%s", dir, parts[k].file);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        fseek(f, (long)parts[k].header, SEEK_SET);
+        for (int c; (c = fgetc(f)) != EOF;) {
+            crc ^= (uint32_t)c;
+            for (int b = 0; b < 8; b++)
+                crc = crc & 1 ? (crc >> 1) ^ 0xedb88320u : crc >> 1;
+        }
+        fclose(f);
+    }
+    char *j = must_read(json);
+    assert_non_null(strstr(j, "\"machine\": null"));
+    snprintf(want, sizeof want, "\"train_images\": 12, \"test_images\": 5, \"crc32\": \"%08x\"}",
+             crc ^ 0xffffffffu);
+    assert_non_null(strstr(j, want));
+    assert_non_null(strstr(j, "\"network\": \"tutorial\""));
+    assert_non_null(strstr(j, "\"epochs\": 0, \"batch_size\": 40, "));
+    free(j);
+}
+
 static void test_help_exit_status(void **state)
 {
     (void)state;
@@ -906,6 +1015,8 @@ static void test_help_exit_status(void **state)
                 fail_msg("help %s does not end with its exit statuses:\n%s", cmds[k], out);
         }
     }
+    assert_int_equal(run(out, sizeof out, "help help"), 0);
+    assert_memory_equal(out, "usage: ipusim COMMAND [OPTIONS]\n", 32);
     assert_int_equal(run(out, sizeof out, "--help"), 0);
     FILE *ls = popen("ls docs/*.md", "r");
     assert_non_null(ls);
@@ -996,6 +1107,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_asm_output_is_input),
         cmocka_unit_test(test_directories),
         cmocka_unit_test(test_help_exit_status),
+        cmocka_unit_test(test_config_in_reports),
+        cmocka_unit_test(test_config_dataset),
         cmocka_unit_test(test_superstep_limit),
         cmocka_unit_test(test_signal_stops_run),
         cmocka_unit_test(test_signal_stops_sweep),

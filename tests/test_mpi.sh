@@ -28,10 +28,11 @@ fail=0
 pass=0
 
 # The run's output without what host time decides (host seconds and the rates from them, the
-# compile's seconds).
+# compile's seconds) and the JSON's argv (each run names its own --json file).
 stable() {
   grep -v -e '^  host time' "$1" |
     sed -E -e 's/"(seconds|host_seconds|train_seconds|test_seconds)": [0-9.e+-]*/"\1": -/g' \
+      -e 's/"argv": \[.*\]/"argv": -/' \
       -e 's/"(train_images_per_second|instructions_per_host_second)": [0-9.e+-]*/"\1": -/g' \
       -e 's/(compile|programs,) [0-9.]+ s/\1 - s/'
 }
