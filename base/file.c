@@ -1,10 +1,12 @@
-/* file: whole-file reads that refuse non-regular files without blocking, and atomic writes by
- * temp file + fsync + rename. Models nothing. Left out: fsync of the directory after the
+/* file: whole-file reads that refuse non-regular files without blocking, atomic writes by
+ * temp file + fsync + rename, and sets of files (a directory) put in place in one step.
+ * Models nothing. Left out: fsync of the directory after the
  * rename (the file is whole either way; only durability across a power cut would need it). */
 #include "base/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,4 +127,52 @@ int file_write_atomic(const char *path, const void *buf, size_t len, err *e)
     }
     free(tmp);
     return ok ? ERR_OK : ERR_INPUT;
+}
+
+char *file_dir_stage(const char *dir, err *e)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--; /* "out/" -> "out.tmp-...", beside it, not inside */
+    char *tmp = xmalloc(n + 12);
+    memcpy(tmp, dir, n);
+    memcpy(tmp + n, ".tmp-XXXXXX", 12);
+    if (!mkdtemp(tmp)) {
+        err_set(e, ERR_INPUT, "cannot create a directory beside '%s': %s", dir, strerror(errno));
+        free(tmp);
+        return NULL;
+    }
+    chmod(tmp, 0755); /* mkdtemp makes 0700; the set is as readable as the files in it */
+    return tmp;
+}
+
+static int remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+void file_remove_tree(const char *dir)
+{
+    nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int file_dir_commit(const char *tmp, const char *dir, err *e)
+{
+    struct stat st;
+    int exists = lstat(dir, &st) == 0, rc = ERR_OK;
+    if (exists && !S_ISDIR(st.st_mode))
+        rc = err_set(e, ERR_INPUT, "'%s' is not a directory", dir);
+    else if (exists && renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) != 0)
+        rc = err_set(e, ERR_INPUT, "cannot put the new set in place of '%s': %s", dir,
+                     strerror(errno));
+    else if (!exists && rename(tmp, dir) != 0)
+        rc = err_set(e, ERR_INPUT, "cannot move the new set to '%s': %s", dir, strerror(errno));
+    file_remove_tree(tmp); /* the failed new set, or the old one after the exchange */
+    return rc;
 }

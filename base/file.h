@@ -25,4 +25,18 @@ char *file_read(const char *path, size_t max, size_t *len, err *e);
  * keeps its old content, no temporary file is left, and ERR_INPUT is returned with *e set. */
 int file_write_atomic(const char *path, const void *buf, size_t len, err *e);
 
+/* A set of files written whole (a directory: a run's outputs, a weight set): made under a
+ * temporary name beside DIR, then put in DIR's place in one step, so that DIR holds the old set
+ * or the new one, never a mix, and a failure or a kill leaves DIR as it was.
+ *
+ * file_dir_stage makes the fresh directory "DIR.tmp-XXXXXX" beside dir (its parent must exist)
+ * and returns its malloc'd name, or NULL with *e set. */
+char *file_dir_stage(const char *dir, err *e);
+/* Put the staged directory tmp in dir's place: an exchange of the two when dir exists (it must
+ * be a directory), a rename when not; then remove tmp (the old set, or the new one on failure).
+ * ERR_OK, or ERR_INPUT with *e set and dir as it was. */
+int file_dir_commit(const char *tmp, const char *dir, err *e);
+/* Remove a directory and everything under it (symbolic links are removed, not followed). */
+void file_remove_tree(const char *dir);
+
 #endif

@@ -105,6 +105,12 @@ void cli_machine_sets(const cli_machine *mo, const mach *m, char *buf, size_t le
  * simulated), and, when options is not NULL, the command's resolved options (JSON members
  * without braces) as "options". */
 void cli_json_config(struct txt *b, const cli_inv *inv, const mach *m, const char *options);
+/* The config's member "argv": ["CMD", "ARG", ...], into b. */
+void cli_json_argv(struct txt *b, int argc, char **argv);
+/* Run the command c with `--out DIR` handled (cli/rundir.c): without it, c->fn(argc, argv);
+ * with it, the run's files (config.json, stats.json, report.txt, profile/) written whole into
+ * DIR. Returns the exit status. */
+int cli_rundir(const cli_cmd *c, int argc, char **argv);
 /* Load PROG.s (assembling it) or an image written by `ipusim asm`; prints errors itself and
  * returns the exit status. */
 int cli_load_prog(const char *cmd, const char *path, struct isa_prog *prog);

@@ -25,7 +25,9 @@ static const cli_cmd commands[] = {
      "                           (default 10000000000)\n"
      CLI_WATCH_HELP
      "  --dump-mem I:T:ADDR:LEN  print LEN bytes of tile T of IPU I from ADDR (repeatable)\n"
-     "  --json FILE              also write the report as JSON\n"
+     "  --json FILE              also write the report as JSON (its config: how it was run)\n"
+     "  --out DIR                the run as a directory: config.json, stats.json, report.txt\n"
+     "                           (and profile/), written whole when the run succeeds\n"
      "  --rank-stats             after the report, per rank (MPI process): the run's host\n"
      "                           time, the part spent in the ranks' collectives, peak memory\n"
      PROFILE_HELP
@@ -71,7 +73,9 @@ static const cli_cmd commands[] = {
      "  --max-cycles N           cycle limit (default 10000000000)\n"
      CLI_WATCH_HELP
      "  --no-check               skip the reference comparison\n"
-     "  --json FILE              also write the report as JSON\n"
+     "  --json FILE              also write the report as JSON (its config: how it was run)\n"
+     "  --out DIR                the run as a directory: config.json, stats.json, report.txt\n"
+     "                           (and profile/), written whole when the run succeeds\n"
      PROFILE_HELP
      "\n"
      "Exit status: 0 ok, 2 bad options or files, 3 a simulated fault (or C failed the\n"
@@ -187,6 +191,9 @@ static const cli_cmd commands[] = {
      "  --save-weights DIR         write one .npy per PyTorch state_dict key after training\n"
      "  --load-weights DIR         start from such .npy files instead of the seeded initialisation\n"
      "  --json FILE                also write per-call losses/accuracies, test accuracy, timings\n"
+     "                             and the config (version, command line, machine, options)\n"
+     "  --out DIR                  the run as a directory: config.json, stats.json, report.txt\n"
+     "                             (and profile/), written whole when the run succeeds\n"
      "                             (and the simulated run's report)\n"
      "  --max-calls N              train on the first N host calls' worth of images only\n"
      "                             (shuffled among themselves; 0: all), for quick sweeps\n"
@@ -266,7 +273,9 @@ static const cli_cmd commands[] = {
      "  --ipus N --tiles N --threads N\n"
      CLI_MACHINE_HELP
      CLI_WATCH_HELP
-     "  --json FILE          also write the report as JSON\n"
+     "  --json FILE          also write the report as JSON (its config: how it was run)\n"
+     "  --out DIR            the run as a directory: config.json, stats.json, report.txt\n"
+     "                       (and profile/), written whole when the run succeeds\n"
      PROFILE_HELP
      "\n"
      "Under 'mpirun -np R ipusim io-bench ...' the IPUs are shared out among the R processes\n"
@@ -366,6 +375,16 @@ static void free_args(char **args, int n)
 }
 
 /* The commands that spread over MPI ranks (docs/scale-out.md). */
+/* The commands that write a JSON report, and so take --out DIR (cli/rundir.c). */
+static int writes_report(const char *name)
+{
+    static const char *const names[] = {"run", "gemm", "io-bench", "mnist"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static int spreads(const char *name)
 {
     static const char *const names[] = {"run", "micro", "io-bench", "mnist"};
@@ -435,7 +454,9 @@ int main(int argc, char **argv)
             return 0;
         }
     }
-    int rc = !spreads(name) && rank_launched() ? not_spread(name, &argc, &argv) : c->fn(n, args);
+    int rc = !spreads(name) && rank_launched() ? not_spread(name, &argc, &argv)
+             : writes_report(name)             ? cli_rundir(c, n, args)
+                                               : c->fn(n, args);
     free_args(args, n);
     return rc;
 }

@@ -264,18 +264,25 @@ static void json_machine(txt *b, const cli_inv *inv, const mach *m)
     txt_printf(b, "}}");
 }
 
+void cli_json_argv(txt *b, int argc, char **argv)
+{
+    txt_printf(b, "\"argv\": [");
+    for (int i = 0; i < argc; i++) {
+        txt_printf(b, "%s", i ? ", " : "");
+        cli_jstr(b, argv[i]);
+    }
+    txt_printf(b, "]");
+}
+
 void cli_json_config(txt *b, const cli_inv *inv, const mach *m, const char *options)
 {
     txt_printf(b, "\"config\": {\n    \"program\": \"ipusim\", \"version\": ");
     cli_jstr(b, cli_version());
     txt_printf(b, ", \"command\": ");
     cli_jstr(b, inv->cmd);
-    txt_printf(b, ",\n    \"argv\": [");
-    for (int i = 0; i < inv->argc; i++) {
-        txt_printf(b, "%s", i ? ", " : "");
-        cli_jstr(b, inv->argv[i]);
-    }
-    txt_printf(b, "],\n    \"machine\": ");
+    txt_printf(b, ",\n    ");
+    cli_json_argv(b, inv->argc, inv->argv);
+    txt_printf(b, ",\n    \"machine\": ");
     if (m)
         json_machine(b, inv, m);
     else

@@ -137,6 +137,10 @@ MUTATIONS=(
     "the data set's digest leaves out the labels"
     cli/report.c 's/            json_param(b, m, p, sep);/            json_param(b, m, \&mach_params()[0], sep);/'
     "the config's overrides name the wrong parameter"
+    cli/rundir.c 's/    if (lead \&\& rc == 0 \&\& file_dir_commit(stage, dir, \&e) != 0) {/    if (lead \&\& file_dir_commit(stage, dir, \&e) != 0) {/'
+    "--out puts a failed run's directory in place"
+    cli/rundir.c 's/        cli_json_argv(\&cfg, argc, argv);/        cli_json_argv(\&cfg, 1, argv);/'
+    "--out's config.json loses the command line"
     workloads/graph/graph_copy.c 's/while (r < c->rounds \&\& (sends\[r \* tiles + s\] || recvs\[r \* tiles + d\]))/while (r < c->rounds \&\& 0)/'
     "global copy rounds ignore busy receivers"
     workloads/graph/graph_copy.c 's/        if (d->r\[b\].end - de < len)/        if (0)/'

@@ -999,6 +999,107 @@ static void test_config_dataset(void **state)
     free(j);
 }
 
+/* Names in dir, sorted, separated by spaces. */
+static void list_dir(const char *dir, char *out, size_t len)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' 2>/dev/null | tr '\\n' ' '", dir);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    size_t n = fread(out, 1, len - 1, f);
+    out[n] = '\0';
+    pclose(f);
+}
+
+/* --out DIR: the run as a directory of config.json (the command line as typed, --out
+ * included), stats.json (the report without its config), report.txt (standard output, as
+ * shown) and, with --profile, profile/; written whole: a failed run leaves an earlier run's
+ * directory as it was, and no temporary directory behind; a directory that is not a run's and
+ * --json beside --out are refused. */
+static void test_out_dir(void **state)
+{
+    (void)state;
+    char dir[256], out[16384], names[1024], json[256];
+    snprintf(dir, sizeof dir, "%s/runs/g1", tmpdir);
+    snprintf(names, sizeof names, "%s/runs", tmpdir);
+    assert_int_equal(mkdir(names, 0755), 0);
+    assert_int_equal(run(out, sizeof out,
+                         "gemm --m 32 --n 32 --k 32 --tiles 4 --threads 1 --set sync_internal=99 "
+                         "--out %s",
+                         dir),
+                     0);
+    list_dir(dir, names, sizeof names);
+    assert_string_equal(names, "config.json report.txt stats.json ");
+    char path[512];
+    snprintf(path, sizeof path, "%s/report.txt", dir);
+    char *txt = must_read(path);
+    assert_string_equal(txt, out);
+    free(txt);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    char *cfg = must_read(path), msg[SWEEP_MSG];
+    sweep_metrics m = {0};
+    assert_int_equal(sweep_json_flatten(cfg, strlen(cfg), &m, msg), 0);
+    assert_true(json_num(&m, "machine.overrides.sync_internal") == 99);
+    assert_true(json_num(&m, "machine.params.tiles_per_ipu") == 4);
+    sweep_metrics_free(&m);
+    char want[512];
+    snprintf(want, sizeof want, "\"sync_internal=99\", \"--out\", \"%s\"]", dir);
+    assert_non_null(strstr(cfg, want));
+    assert_null(strstr(cfg, "stats.json"));
+    snprintf(path, sizeof path, "%s/stats.json", dir);
+    char *st = must_read(path);
+    assert_int_equal(sweep_json_flatten(st, strlen(st), &m, msg), 0);
+    assert_true(json_num(&m, "gemm.m") == 32);
+    assert_true(json_num(&m, "stats.cycles") > 0);
+    sweep_metrics_free(&m);
+    assert_null(strstr(st, "\"config\""));
+    /* --json FILE of the same run: the same members, with the config. */
+    snprintf(json, sizeof json, "%s/g1.json", tmpdir);
+    assert_int_equal(run(out, sizeof out,
+                         "gemm --m 32 --n 32 --k 32 --tiles 4 --threads 1 --set sync_internal=99 "
+                         "--json %s",
+                         json),
+                     0);
+    char *both = must_read(json);
+    const char *machine = strstr(cfg, "\"machine\": ");
+    assert_non_null(machine);
+    assert_non_null(strstr(both, machine)); /* the config's tail, machine on */
+    assert_memory_equal(both, st, (size_t)(strstr(st, "\"host\"") - st));
+    free(both);
+    free(st);
+    /* A failed run leaves the earlier run whole, and nothing beside it. */
+    assert_int_equal(run(out, sizeof out, "gemm --m 32 --n 32 --k 0 --out %s", dir), 2);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    char *again = must_read(path);
+    assert_string_equal(again, cfg);
+    free(again);
+    free(cfg);
+    snprintf(path, sizeof path, "%s/runs", tmpdir);
+    list_dir(path, names, sizeof names);
+    assert_string_equal(names, "g1 ");
+    /* Replaced whole by a new run; a profile goes inside. */
+    assert_int_equal(
+        run(out, sizeof out, "run tests/isa/worker_six.s --tiles 8 --profile --out %s", dir), 0);
+    list_dir(dir, names, sizeof names);
+    assert_string_equal(names, "config.json profile report.txt stats.json ");
+    snprintf(path, sizeof path, "%s/profile/summary.json", dir);
+    assert_int_equal(access(path, F_OK), 0);
+    /* Refused: a directory that is not a run's, --json or --profile-dir beside --out. */
+    snprintf(path, sizeof path, "%s/runs/other", tmpdir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(want, sizeof want, "%s/runs/other/keep", tmpdir);
+    tu_write_file(want, "x");
+    assert_int_equal(run(out, sizeof out, "gemm --m 32 --n 32 --k 32 --out %s", path), 2);
+    assert_non_null(strstr(out, "a directory that is not a run's (no config.json)"));
+    assert_int_equal(run(out, sizeof out, "gemm --out %s --json %s", dir, json), 2);
+    assert_non_null(strstr(out, "ipusim gemm: --json: --out DIR writes the run's files itself"));
+    assert_int_equal(
+        run(out, sizeof out, "run tests/isa/worker_six.s --out %s --profile-dir x", dir), 2);
+    snprintf(path, sizeof path, "%s/runs", tmpdir);
+    list_dir(path, names, sizeof names);
+    assert_string_equal(names, "g1 other ");
+}
+
 static void test_help_exit_status(void **state)
 {
     (void)state;
@@ -1109,6 +1210,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_help_exit_status),
         cmocka_unit_test(test_config_in_reports),
         cmocka_unit_test(test_config_dataset),
+        cmocka_unit_test(test_out_dir),
         cmocka_unit_test(test_superstep_limit),
         cmocka_unit_test(test_signal_stops_run),
         cmocka_unit_test(test_signal_stops_sweep),

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/text.h"
 #include "workloads/mnist/mref.h"
 #include "workloads/mnist/npy.h"
@@ -115,26 +116,6 @@ int mref_prepare_save(const mref_net *n, const char *dir, err *e)
     return rc;
 }
 
-/* Remove a directory holding only files (a temporary set). */
-static void remove_set(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *ent;
-        char *path = NULL;
-        while ((ent = readdir(d)) != NULL) {
-            if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
-                continue;
-            path = xrealloc(path, strlen(dir) + strlen(ent->d_name) + 2);
-            sprintf(path, "%s/%s", dir, ent->d_name);
-            unlink(path);
-        }
-        free(path);
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
 /* Every parameter file into the (new, empty) directory tmp. */
 static int write_set(mref_net *n, const char *tmp, err *e)
 {
@@ -157,27 +138,14 @@ int mref_save(mref_net *n, const char *dir, err *e)
 {
     if (mref_prepare_save(n, dir, e))
         return ERR_INPUT;
-    char *tmp = xmalloc(strlen(dir) + 16);
-    strcpy(tmp, dir);
-    for (size_t k = strlen(tmp); k > 1 && tmp[k - 1] == '/'; k--)
-        tmp[k - 1] = '\0'; /* "out/" -> "out.tmp-...", beside it, not inside */
-    strcat(tmp, ".tmp-XXXXXX");
-    if (!mkdtemp(tmp)) {
-        int rc = err_set(e, ERR_INPUT, "cannot create a directory beside '%s': %s", dir,
-                         strerror(errno));
-        free(tmp);
-        return rc;
-    }
+    char *tmp = file_dir_stage(dir, e);
+    if (!tmp)
+        return ERR_INPUT;
     int rc = write_set(n, tmp, e);
-    struct stat st;
-    int exists = rc == 0 && stat(dir, &st) == 0;
-    if (rc == 0 && exists && renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) != 0)
-        rc = err_set(e, ERR_INPUT, "cannot put the new set in place of '%s': %s", dir,
-                     strerror(errno));
-    if (rc == 0 && !exists && rename(tmp, dir) != 0)
-        rc = err_set(e, ERR_INPUT, "cannot move the new set to '%s': %s", dir, strerror(errno));
-    if (rc != 0 || exists)
-        remove_set(tmp); /* the failed new set, or the old one after the exchange */
+    if (rc == 0)
+        rc = file_dir_commit(tmp, dir, e);
+    else
+        file_remove_tree(tmp);
     free(tmp);
     return rc;
 }
