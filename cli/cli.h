@@ -37,6 +37,8 @@ int cli_u64(const char *cmd, const char *opt, const char *text, uint64_t min, ui
 int cli_int(const char *cmd, const char *opt, const char *text, long min, long max, int *out);
 int cli_double(const char *cmd, const char *opt, const char *text, double min, double max,
                double *out);
+/* A time in microseconds (decimals allowed, 0 to 10^9) into picoseconds, rounded. */
+int cli_us(const char *cmd, const char *opt, const char *text, uint64_t *ps);
 /* Read the digits of one whole number (decimal, or hex after 0x) at text; *end gets the first
  * character after them. 0 ok (*out set), 1 too large for 64 bits, -1 no digits. */
 int cli_whole(const char *text, const char **end, uint64_t *out);

@@ -14,13 +14,8 @@
 static int us_opt(const char *cmd, int argc, char **argv, int *i, sim_time *out)
 {
     const char *opt = argv[*i], *v = NULL;
-    double d;
     int rc = cli_value(cmd, argc, argv, i, &v);
-    if (!rc)
-        rc = cli_double(cmd, opt, v, 0, 1e9, &d);
-    if (!rc)
-        *out = (sim_time)(d * 1e6 + 0.5);
-    return rc;
+    return rc ? rc : cli_us(cmd, opt, v, out);
 }
 
 static int iobench_cmd(int argc, char **argv, rank_comm *ranks)

@@ -93,10 +93,10 @@ void mnist_print_plan(const mnist_opts *o, const mdata_split *train, const char 
     if (o->replicas > 1)
         snprintf(reps, sizeof reps, " x replicas %d", o->replicas);
     printf("batch %d x gradient accumulation %d x device iterations %d%s = %ld images per host "
-           "call, %ld calls per epoch; AdamW lr %g; seed %llu%s%s%s\n",
+           "call, %ld call%s per epoch; AdamW lr %g; seed %llu%s%s%s\n",
            c->batch, c->grad_accum, c->device_iters, reps, per_call, (long)train->n / per_call,
-           c->opt.lr, (unsigned long long)c->seed, o->load ? "; weights from " : "",
-           o->load ? o->load : "", more);
+           (long)train->n / per_call == 1 ? "" : "s", c->opt.lr, (unsigned long long)c->seed,
+           o->load ? "; weights from " : "", o->load ? o->load : "", more);
 }
 
 /* ---- dataset names ---- */
@@ -319,6 +319,28 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
         {"--max-calls", 0, INT_MAX, &o->max_calls},
         {"--test-images", 0, INT_MAX, &o->test_images},
     };
+    const struct {
+        const char *name;
+        sim_time *dst;
+    } times[] = {
+        {"--prep-us", &o->host.prep_ps},
+        {"--callback-us", &o->host.callback_ps},
+        {"--drain-us", &o->drain_ps},
+    };
+    for (size_t k = 0; k < sizeof times / sizeof times[0]; k++)
+        if (strcmp(a, times[k].name) == 0)
+            return cli_us(CMD, a, v, times[k].dst);
+    if (strcmp(a, "--loaders") == 0) {
+        uint64_t n;
+        int rc = cli_u64(CMD, a, v, 1, 4096, &n);
+        o->host.loaders = (uint32_t)n;
+        return rc;
+    }
+    if (strcmp(a, "--host-dist") == 0) {
+        err e;
+        err_clear(&e);
+        return host_dist_parse(&o->host.dist, v, &e) == ERR_OK ? 0 : cli_report_err(CMD, &e);
+    }
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
         if (strcmp(a, ints[k].name) == 0)
             return cli_int(CMD, a, v, ints[k].min, ints[k].max, ints[k].dst);
@@ -413,6 +435,11 @@ static const struct {
     {"--max-superstep-cycles", 1},
     {"--dtype", 1},
     {"--mapping", 1},
+    {"--loaders", 1},
+    {"--prep-us", 1},
+    {"--host-dist", 1},
+    {"--callback-us", 1},
+    {"--drain-us", 1},
 };
 
 /* One argument at argv[*i] (and its value): 0, 2 after one error line, or -1 for --help. */
@@ -474,6 +501,7 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
                       .dataset = "mnist-digits",
                       .net = mspec_tutorial(),
                       .depth = 3,
+                      .host = mnet_host_default(),
                       .out_mode = STRM_ALL,
                       .out_n = 1,
                       .recompute = 1,

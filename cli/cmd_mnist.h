@@ -26,30 +26,32 @@ typedef struct mnist_opts {
     const mspec *net; /* --network: the layer table trained (the simulated run: the tutorial's) */
     /* the simulated run only */
     cli_machine mo;
-    mach m;                  /* --machine and --set, resolved */
-    int threads;             /* host threads; 0: the online CPUs */
-    int depth;               /* infeed and outfeed buffering */
-    strm_mode out_mode;      /* --output-mode */
-    uint32_t out_n;          /* its N (every:N), else 1 */
-    int steps;               /* --steps: list the first N program steps of training */
-    int ipus;                /* --ipus */
-    int progress;            /* --progress */
-    mnet_dtype dtype;        /* --dtype */
-    uint64_t max_step;       /* --max-superstep-cycles */
-    int sharded;             /* --strategy sharded (else pipelined) */
-    int schedule;            /* --schedule: a pipe_kind */
-    int recompute;           /* --recompute on|off (default on, as PopTorch pipelines) */
-    int replicas;            /* --replicas R */
-    int io_tiles;            /* --io-tiles N */
-    int offload;             /* --offload-optimiser: AdamW's m and v in remote buffers */
-    int mapping;             /* --mapping: mnet_mapping (sample, planned) */
-    int plan;                /* --plan: the planned operations' estimates against the run */
-    const char *stages;      /* --stages: the IPU of each block, or NULL */
-    uint32_t stage_ipu[4];   /* resolved */
-    int max_calls;           /* --max-calls: train on the first N host calls' images (0: all) */
-    int test_images;         /* --test-images: test on the first N test images (0: all) */
-    profile_opts prof;       /* --profile and its options: the training run's profile */
-    const char *sim_only;    /* the first option given that only the simulated run takes, or NULL */
+    mach m;                /* --machine and --set, resolved */
+    int threads;           /* host threads; 0: the online CPUs */
+    int depth;             /* infeed and outfeed buffering */
+    host_cfg host;         /* the infeed's host: --loaders, --prep-us, --host-dist, --callback-us */
+    sim_time drain_ps;     /* the outfeed's host: --drain-us */
+    strm_mode out_mode;    /* --output-mode */
+    uint32_t out_n;        /* its N (every:N), else 1 */
+    int steps;             /* --steps: list the first N program steps of training */
+    int ipus;              /* --ipus */
+    int progress;          /* --progress */
+    mnet_dtype dtype;      /* --dtype */
+    uint64_t max_step;     /* --max-superstep-cycles */
+    int sharded;           /* --strategy sharded (else pipelined) */
+    int schedule;          /* --schedule: a pipe_kind */
+    int recompute;         /* --recompute on|off (default on, as PopTorch pipelines) */
+    int replicas;          /* --replicas R */
+    int io_tiles;          /* --io-tiles N */
+    int offload;           /* --offload-optimiser: AdamW's m and v in remote buffers */
+    int mapping;           /* --mapping: mnet_mapping (sample, planned) */
+    int plan;              /* --plan: the planned operations' estimates against the run */
+    const char *stages;    /* --stages: the IPU of each block, or NULL */
+    uint32_t stage_ipu[4]; /* resolved */
+    int max_calls;         /* --max-calls: train on the first N host calls' images (0: all) */
+    int test_images;       /* --test-images: test on the first N test images (0: all) */
+    profile_opts prof;     /* --profile and its options: the training run's profile */
+    const char *sim_only;  /* the first option given that only the simulated run takes, or NULL */
     struct rank_comm *ranks; /* the run's MPI ranks (base/rank.h): the simulated run spreads */
     int rank_stats;          /* --rank-stats */
     cli_inv inv;             /* the command as given, for the reports' config */

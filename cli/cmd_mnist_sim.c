@@ -597,14 +597,24 @@ static int initial_weights(const mnist_opts *o, mref_net **net, err *e)
 static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *sets, const char *dir,
                        const mdata *d)
 {
-    char more[256];
+    char more[512];
     printf("Simulated training on %u x %s IPU (%u tiles, %.3f GHz%s): %s (%s): %zu training, %zu "
            "test images\n",
            c->m.nipus, c->m.name, c->m.tiles_per_ipu, (double)c->m.clock_hz / 1e9, sets, o->dataset,
            dir, d->train.n, d->test.n);
     char mode[32];
-    int n = snprintf(more, sizeof more, "; depth %u, output mode %s, images as %s", c->depth,
-                     mode_name(c, mode, sizeof mode), mnet_dtype_name(c->dtype));
+    char dist[64];
+    int n =
+        snprintf(more, sizeof more,
+                 "; depth %u, output mode %s, images as %s; host: %u loader%s, %.3g us an "
+                 "image (%s), callback %.3g us%s",
+                 c->depth, mode_name(c, mode, sizeof mode), mnet_dtype_name(c->dtype),
+                 c->host.loaders, c->host.loaders == 1 ? "" : "s", (double)c->host.prep_ps / 1e6,
+                 host_dist_format(&c->host.dist, dist, sizeof dist),
+                 (double)c->host.callback_ps / 1e6, c->drain_ps ? ", drain " : "");
+    if (c->drain_ps)
+        n += snprintf(more + n, sizeof more - (size_t)n, "%.3g us a buffer",
+                      (double)c->drain_ps / 1e6);
     if (o->ipus > 1 && c->pipelined)
         snprintf(more + n, sizeof more - (size_t)n,
                  "; pipelined (%s%s): B1 on IPU %u, B2 on %u, B3 on %u, B4 on %u",
@@ -632,19 +642,22 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *sets,
 static char *sim_options(const mnist_opts *o, const mnet_cfg *c)
 {
     txt b = {0};
-    char mode[32];
+    char mode[32], dist[64];
     const char *strategy = o->ipus < 2 ? "one-ipu" : c->pipelined ? "pipelined" : "sharded";
     txt_printf(&b,
                ",\n      \"ipus\": %d, \"replicas\": %u, \"strategy\": \"%s\", \"schedule\": "
                "\"%s\", \"recompute\": %d, \"stages\": [%u, %u, %u, %u],\n      \"io_tiles\": %u, "
                "\"dtype\": \"%s\", \"depth\": %u, \"output_mode\": \"%s\", "
                "\"offload_optimiser\": %d, \"mapping\": \"%s\", \"threads\": %u, \"max_calls\": "
-               "%d, \"test_images\": %d",
+               "%d, \"test_images\": %d,\n      \"host\": {\"loaders\": %u, \"prep_us\": %.17g, "
+               "\"dist\": \"%s\", \"seed\": %llu, \"callback_us\": %.17g, \"drain_us\": %.17g}",
                o->ipus, c->replicas, strategy, pipe_kind_name(c->schedule), c->recompute,
                c->stage_ipu[0], c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3], c->io_tiles,
                mnet_dtype_name(c->dtype), c->depth, mode_name(c, mode, sizeof mode), c->offload,
                c->mapping == MNET_MAP_PLANNED ? "planned" : "sample", c->threads, o->max_calls,
-               o->test_images);
+               o->test_images, c->host.loaders, (double)c->host.prep_ps / 1e6,
+               host_dist_format(&c->host.dist, dist, sizeof dist), (unsigned long long)c->host.seed,
+               (double)c->host.callback_ps / 1e6, (double)c->drain_ps / 1e6);
     return txt_take(&b);
 }
 
@@ -695,6 +708,8 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
     memcpy(c->stage_ipu, o->stage_ipu, sizeof c->stage_ipu);
     c->threads = (unsigned)o->threads;
     c->depth = (uint32_t)o->depth;
+    c->host = o->host;
+    c->drain_ps = o->drain_ps;
     c->out_mode = o->out_mode;
     c->out_n = o->out_n;
     c->log_steps = (uint32_t)o->steps;

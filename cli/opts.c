@@ -146,6 +146,15 @@ int cli_double(const char *cmd, const char *opt, const char *text, double min, d
     return 0;
 }
 
+int cli_us(const char *cmd, const char *opt, const char *text, uint64_t *ps)
+{
+    double d;
+    int rc = cli_double(cmd, opt, text, 0, 1e9, &d);
+    if (!rc)
+        *ps = (uint64_t)(d * 1e6 + 0.5);
+    return rc;
+}
+
 int cli_value(const char *cmd, int argc, char **argv, int *i, const char **out)
 {
     if (*i + 1 >= argc) {

@@ -565,6 +565,33 @@ static void test_mnist_simulated(void **state)
                      0);
     snprintf(want, sizeof want, "Accuracy on test set: %0.2f%%\n", acc);
     assert_non_null(strstr(out, want));
+    /* The host model on the real workload: 1 loader preparing each image in 100 us must
+     * spend 16 x 100 us = 1.6 ms = 2,120,000 cycles at 1.325 GHz on a call's 16 images, so the
+     * first call (its infeed starts with it) takes at least that; 4 loaders share the images
+     * and the call is shorter; the header and the config name the host. */
+    double c1 = 0, c4 = 0;
+    for (int loaders = 1; loaders <= 4; loaders += 3) {
+        snprintf(json, sizeof json, "%s/host%d.json", tmpdir, loaders);
+        assert_int_equal(run(out, sizeof out,
+                             "mnist --dataset %s --epochs 1 --batch-size 4 "
+                             "--gradient-accumulation 2 --device-iterations 2 --ipus 1 "
+                             "--test-images 8 --prep-us 100 --loaders %d --json %s",
+                             dir, loaders, json),
+                         0);
+        snprintf(want, sizeof want, "; host: %d loader%s, 100 us an image (fixed), callback 5 us",
+                 loaders, loaders == 1 ? "" : "s");
+        assert_non_null(strstr(out, want));
+        char *hj = tu_read_file(json), msg[SWEEP_MSG];
+        sweep_metrics hm = {0};
+        assert_int_equal(sweep_json_flatten(hj, strlen(hj), &hm, msg), 0);
+        *(loaders == 1 ? &c1 : &c4) = json_num(&hm, "calls.0.cycles");
+        assert_true(json_num(&hm, "config.options.host.loaders") == loaders);
+        assert_true(json_num(&hm, "config.options.host.prep_us") == 100);
+        sweep_metrics_free(&hm);
+        free(hj);
+    }
+    assert_true(c1 >= 2120000);
+    assert_true(c4 < c1);
     /* --steps 4: the program's first steps (mnet_graph.c: the accumulators zeroed, the
      * convolutions' weights broadcast, the layouts, the first infeed), cycles each */
     assert_int_equal(run(out, sizeof out,

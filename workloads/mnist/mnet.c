@@ -22,6 +22,13 @@
 #include "workloads/mnist/layers.h"
 #include "workloads/mnist/mnet_int.h"
 
+host_cfg mnet_host_default(void)
+{
+    host_cfg h = host_cfg_default();
+    h.prep_ps = 1000000; /* 1 us a sample: a normalised 28 x 28 image from host memory */
+    return h;
+}
+
 int mnet_defaults(mnet_cfg *c, err *e)
 {
     memset(c, 0, sizeof *c);
@@ -29,7 +36,7 @@ int mnet_defaults(mnet_cfg *c, err *e)
     c->depth = 3;
     c->out_mode = STRM_ALL;
     c->out_n = 1;
-    c->prep_ps = 1000000; /* 1 us a sample: a normalised 28 x 28 image from host memory */
+    c->host = mnet_host_default();
     c->test_iters = 100;
     c->replicas = 1;
     return mach_builtin(&c->m, "mk2", e);
@@ -374,14 +381,14 @@ static void count_layer_tiles(mnet_b *b, const gr_exe *x, const mspec *net)
 /* Build, compile, load and run one graph; params in (and out when training). */
 static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int test, err *e)
 {
-    hio_cfg hc = {.in = host_cfg_default(),
+    hio_cfg hc = {.in = c->host,
                   .out = host_cfg_default(),
                   .fill = fill,
                   .fill_ctx = hs,
                   .drain = drain,
                   .drain_ctx = hs};
     hc.in.depth = hc.out.depth = c->depth;
-    hc.in.prep_ps = c->prep_ps;
+    hc.out.drain_ps = c->drain_ps;
     hc.in.samples_per_buffer = b->B;
     hc.in.bytes_per_buffer = (uint64_t)b->B * (b->px * 4 + 4);
     hc.out.bytes_per_buffer = 4 * (uint64_t)mnet_res_words(b);

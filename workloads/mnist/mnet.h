@@ -62,24 +62,27 @@ typedef struct mnet_cfg {
                          * (eng_sync_log; gr_exe_steps names them); 0: none */
     sys_ctl ctl;           /* the superstep limit, a stop flag and a heartbeat (zero: none) */
     struct rank_comm *ranks; /* the run's MPI ranks (base/rank.h); NULL: this process alone */
-    uint64_t prep_ps;     /* the host's time to prepare one image for the infeed (default 1 us) */
-    int pipelined;        /* 1: the blocks' IPUs are pipeline stages (stage_ipu 0.. in order,
+    host_cfg host;           /* the infeed's host: data loaders, the time to prepare one image, its
+                            * distribution and seed, the callback (mnet_host_default); its depth
+                            * is `depth`, its buffers the micro-batches */
+    sim_time drain_ps;       /* the outfeed's host: time to consume one buffer (default 0) */
+    int pipelined;           /* 1: the blocks' IPUs are pipeline stages (stage_ipu 0.. in order,
                             * each IPU a stage); 0: one micro-batch at a time (sharded) */
-    pipe_kind schedule;   /* pipelined: grouped (default), interleaved, sequential */
-    int recompute;        /* pipelined training: stash only each stage's input and recompute
+    pipe_kind schedule;      /* pipelined: grouped (default), interleaved, sequential */
+    int recompute;           /* pipelined training: stash only each stage's input and recompute
                             * its forward before the backward (PopTorch's default) */
-    uint32_t test_iters;  /* pipelined test pass: micro-batches per pipeline run (the
+    uint32_t test_iters;     /* pipelined test pass: micro-batches per pipeline run (the
                             * tutorial's inference device iterations, 100) */
-    uint32_t replicas;    /* R copies of the (pipelined, sharded or one-IPU) model, replica r
+    uint32_t replicas;       /* R copies of the (pipelined, sharded or one-IPU) model, replica r
                             * on IPUs r x N.. (N: the IPUs of one); each update the replicas'
                             * gradients are all-reduced over the IPU-Links (gr_all_reduce), so a
                             * host call is batch x G x device iterations x R images, replica r
                             * taking micro-batches rG .. rG + G - 1 of each update's GR */
-    uint32_t io_tiles;    /* I/O tiles on the IPU taking the images (its last io_tiles tiles):
+    uint32_t io_tiles;       /* I/O tiles on the IPU taking the images (its last io_tiles tiles):
                             * each micro-batch lands there while the compute tiles work on the
                             * previous one, then is handed over on-chip; 0: none */
-    mnet_mapping mapping; /* the layers' mapping onto tiles (default MNET_MAP_SAMPLE) */
-    int offload;          /* 1: the optimiser state (AdamW's m and v) lives in remote buffers
+    mnet_mapping mapping;    /* the layers' mapping onto tiles (default MNET_MAP_SAMPLE) */
+    int offload;             /* 1: the optimiser state (AdamW's m and v) lives in remote buffers
                             * (MNET_RB_M, MNET_RB_V: host memory, starting zeroed), read in
                             * before each AdamW step and written back after it (the tutorial's
                             * --offload-optimiser); 0: on the parameters' tiles, always live */
@@ -87,6 +90,9 @@ typedef struct mnet_cfg {
 
 /* Defaults: the tutorial's run on a Mk2 IPU, depth 3, OutputMode.All, 1 us an image. */
 int mnet_defaults(mnet_cfg *c, err *e);
+/* The infeed's host by default: host_cfg_default (1 loader, fixed times, seed 1, callback
+ * 5 us) with 1 us to prepare an image (a normalised 28 x 28 image from host memory). */
+host_cfg mnet_host_default(void);
 
 /* The tutorial's --strategy sharded, as PopTorch runs ShardedExecution: gradient accumulation
  * 1 in the model, the micro-batch being batch x G (the images the data loader gives a
