@@ -132,9 +132,17 @@ void cli_json_split(struct txt *b, const struct eng *g, uint32_t ipu);
 int cli_report_json(const cli_inv *inv, const char *path, const struct eng *g, const char *what,
                     double host_seconds, const char *extra);
 /* Tile balance, as PopVision shows it: the mean over the max of the issue cycles (every
- * context's) of the tiles holding a program, %, of IPU ipu (UINT32_MAX: of every IPU); *tiles
- * (may be NULL) gets their number, *busiest (may be NULL) the busiest (ipu x tiles + tile). */
-double cli_tile_balance(const struct eng *g, uint32_t ipu, uint32_t *tiles, uint32_t *busiest);
+ * context's) of the compute tiles holding a program, of IPU ipu (UINT32_MAX: of every IPU).
+ * The last io_tiles tiles of each IPU are I/O tiles (they take the host's copies while the
+ * others compute): left out of the balance and reported apart. */
+typedef struct cli_balance {
+    double percent;    /* mean / max, % */
+    uint32_t tiles;    /* the compute tiles counted */
+    uint32_t busiest;  /* the busiest of them: ipu x tiles per IPU + tile */
+    uint32_t io_tiles; /* the I/O tiles holding a program */
+    double io_percent; /* their mean issue cycles, % of the busiest compute tile's */
+} cli_balance;
+cli_balance cli_tile_balance(const struct eng *g, uint32_t ipu, uint32_t io_tiles);
 /* Seconds from a monotonic clock. */
 double cli_now(void);
 

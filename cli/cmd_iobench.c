@@ -138,9 +138,10 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
     cli_report_text(stdout, &inv, g, what, host_s);
     printf("  %-22s %llu bytes per micro-batch; %u compute tiles; rule of thumb %u I/O tiles\n",
            "data", (unsigned long long)r.batch_bytes, r.compute_tiles, r.rule_of_thumb);
-    printf("  %-22s %.1f steps/s, %.1f samples/s (host: %u loaders, %s, %.2f us/sample)\n",
+    printf("  %-22s %.1f steps/s, %.1f samples/s (host: %u loader%s, %s, %.2f us/sample)\n",
            "throughput", r.steps_per_s, r.samples_per_s, c.host.loaders,
-           host_dist_format(&c.host.dist, dist, sizeof dist), (double)c.host.prep_ps / 1e6);
+           c.host.loaders == 1 ? "" : "s", host_dist_format(&c.host.dist, dist, sizeof dist),
+           (double)c.host.prep_ps / 1e6);
     cli_report_split(stdout, g, 0);
     if (c.io_tiles)
         printf("  %-22s Begin %llu, Mid %llu, End %llu cycles; hand-over %llu cycles per step\n",

@@ -34,9 +34,8 @@ typedef struct phase {
     gr_summary sum;  /* the compile */
     gr_tile_mem top; /* the tile with the largest image */
     uint32_t top_tile;
-    double balance; /* mean / max issue cycles of the tiles with a program, % */
-    uint32_t busy_tiles, busiest;
-    txt steps; /* --steps: the first program steps, a line each */
+    cli_balance balance; /* of every IPU's compute tiles (the I/O tiles apart) */
+    txt steps;           /* --steps: the first program steps, a line each */
     uint64_t plan_sim[MNET_MAX_PLANS]
                      [OP_S_N]; /* the planned operations' steps, simulated (pipe.plan) */
     mnet_pipe_info pipe;
@@ -62,6 +61,7 @@ typedef struct sim {
     size_t list_steps;  /* --steps: the steps to list */
     int plan_report;    /* --plan: report the plans */
     char sets[512];     /* the --set overrides, as the headers name them (cli_machine_sets) */
+    uint32_t io_tiles;  /* I/O tiles per IPU (mnet_cfg.io_tiles) */
 } sim;
 
 /* ---- the hooks ---- */
@@ -114,13 +114,13 @@ static const char *tile_name(const phase *p, uint32_t gt, char *buf, size_t len)
     return buf;
 }
 
-/* Mean over max of the issue cycles of the tiles that hold a program: of all of them, and of
- * each IPU's. */
-static void tile_balance(phase *p, const eng *g)
+/* Mean over max of the issue cycles of the compute tiles that hold a program: of all of them,
+ * and of each IPU's; the I/O tiles (the last io_tiles of each IPU) apart. */
+static void tile_balance(phase *p, const eng *g, uint32_t io_tiles)
 {
     for (uint32_t i = 0; i < eng_nipus(g) && i < 64; i++)
-        p->ipu_balance[i] = cli_tile_balance(g, i, NULL, NULL);
-    p->balance = cli_tile_balance(g, UINT32_MAX, &p->busy_tiles, &p->busiest);
+        p->ipu_balance[i] = cli_tile_balance(g, i, io_tiles).percent;
+    p->balance = cli_tile_balance(g, UINT32_MAX, io_tiles);
 }
 
 /* The program steps the engine logged (mnet_cfg.log_steps), each with the cycles from the
@@ -243,7 +243,7 @@ static void on_finished(void *ctx, int test, eng *g, const gr_exe *x, const mnet
     p->sum = *gr_exe_summary(x);
     p->top = (gr_tile_mem){0};
     tile_memory(p, x, eng_nipus(g), eng_ntiles(g));
-    tile_balance(p, g);
+    tile_balance(p, g, s->io_tiles);
     step_lines(p, g, x, s->list_steps);
     plan_sims(p, g, x, pi);
 }
@@ -293,12 +293,15 @@ static double busy_pct(const phase *p, uint32_t i)
     return p->st.cycles ? 100.0 * (double)busy / (double)p->st.cycles : 0.0;
 }
 
-/* The utilisation of a pipeline whose stages all take the same time: G/(G+N-1) of its steps
- * are full (docs/pipelining.md). */
-static double ideal_pct(const phase *p)
+/* The utilisation of a pipeline whose passes all take the same time (docs/pipelining.md):
+ * grouped and interleaved keep every IPU busy in G of G + N - 1 steps' worth, G/(G+N-1);
+ * sequential runs one IPU at a time, 1/N. Its formula into *formula. */
+static double ideal_pct(const phase *p, const char **formula)
 {
     double G = p->pipe.micro, N = p->pipe.stages;
-    return 100.0 * G / (G + N - 1.0);
+    int seq = p->pipe.schedule == PIPE_SEQUENTIAL;
+    *formula = seq ? "1/N" : "G/(G+N-1)";
+    return seq ? 100.0 / N : 100.0 * G / (G + N - 1.0);
 }
 
 /* Several IPUs: a line per IPU (its stash, host and IPU-Link bytes, largest tile, busy share),
@@ -315,8 +318,9 @@ static void report_ipus(const phase *p, double iter_cycles, uint64_t iters)
         snprintf(name, sizeof name, "ipu %u", i);
         uint32_t st = p->pipe.stages ? i % p->pipe.stages : 0; /* its stage in its replica */
         if (p->pipe.stages)
-            snprintf(stash, sizeof stash, "%u micro-batches in flight, stash %u slots %llu B; ",
-                     p->pipe.in_flight[st], p->pipe.slots[st],
+            snprintf(stash, sizeof stash, "%u micro-batch%s in flight, stash %u slot%s %llu B; ",
+                     p->pipe.in_flight[st], p->pipe.in_flight[st] == 1 ? "" : "es",
+                     p->pipe.slots[st], p->pipe.slots[st] == 1 ? "" : "s",
                      (unsigned long long)p->pipe.stash_bytes[st]);
         char per[96] = "";
         if (iters)
@@ -333,8 +337,11 @@ static void report_ipus(const phase *p, double iter_cycles, uint64_t iters)
     }
     printf("  %-22s %.1f%% (the IPUs' mean busy share)",
            p->pipe.stages ? "pipeline utilisation" : "utilisation", sum / p->m.nipus);
-    if (p->pipe.stages > 1)
-        printf(", ideal G/(G+N-1) = %.1f%%", ideal_pct(p));
+    const char *formula;
+    if (p->pipe.stages > 1) {
+        double ideal = ideal_pct(p, &formula);
+        printf(", ideal %s = %.1f%%", formula, ideal);
+    }
     if (iter_cycles > 0)
         printf("; %.0f cycles per device iteration", iter_cycles);
     printf("\n");
@@ -393,9 +400,14 @@ static void report_train(const sim *s)
     fputs(p->split, stdout);
     report_ipus(p, s->ncalls ? mean / (double)s->iters : 0.0, (uint64_t)s->ncalls * s->iters);
     char w[48];
-    printf("  %-22s %.1f%% (mean / max issue cycles of the %u tiles with a program; busiest: "
-           "%s)\n",
-           "tile balance", p->balance, p->busy_tiles, tile_name(p, p->busiest, w, sizeof w));
+    printf("  %-22s %.1f%% (mean / max issue cycles of the %u compute tiles with a program; "
+           "busiest: %s)",
+           "tile balance", p->balance.percent, p->balance.tiles,
+           tile_name(p, p->balance.busiest, w, sizeof w));
+    if (p->balance.io_tiles)
+        printf("; %u I/O tiles: their mean %.1f%% of the busiest's", p->balance.io_tiles,
+               p->balance.io_percent);
+    printf("\n");
     report_graph(p);
     if (p->steps.len)
         printf("  %-22s step  what       name                           cycles\n%s",
@@ -462,8 +474,9 @@ static void json_ipus(txt *b, const phase *p)
         sum += busy_pct(p, i);
     }
     txt_printf(b, "],\n      \"utilisation_percent\": %.4f,\n", sum / p->m.nipus);
+    const char *formula;
     if (p->pipe.stages > 1)
-        txt_printf(b, "      \"ideal_utilisation_percent\": %.4f,\n", ideal_pct(p));
+        txt_printf(b, "      \"ideal_utilisation_percent\": %.4f,\n", ideal_pct(p, &formula));
 }
 
 /* "layer_tiles": {"conv1": [tiles on IPU 0, 1, ...], ...}: the tiles each layer's compute
@@ -531,13 +544,15 @@ static void json_phase(txt *b, const phase *p)
                    eng_stat_value(&tab[i], &p->st, &p->m));
     txt_printf(b, "},\n      \"split\": {%s},\n", txt_str(&p->split_json));
     txt_printf(b,
-               "      \"tile_balance\": {\"percent\": %.4f, \"tiles\": %u, \"busiest_tile\": %u},\n"
+               "      \"tile_balance\": {\"percent\": %.4f, \"tiles\": %u, \"busiest_tile\": %u, "
+               "\"io_tiles\": %u, \"io_percent\": %.4f},\n"
                "      \"tile_memory\": {\"peak_bytes\": %u, \"peak_tile\": %u, \"code\": %u, "
                "\"vertex_state\": %u, \"always_live\": %u, \"not_always_live\": %u, \"data\": "
                "%u, \"mean_bytes\": %.1f, \"tiles_used\": %u, \"sram_bytes\": %u},\n",
-               p->balance, p->busy_tiles, p->busiest, p->top.total, p->top_tile, p->top.code,
-               p->top.state, p->top.always, p->top.other, p->top.data, p->sum.mean_bytes,
-               p->sum.tiles_used, p->m.sram_bytes);
+               p->balance.percent, p->balance.tiles, p->balance.busiest, p->balance.io_tiles,
+               p->balance.io_percent, p->top.total, p->top_tile, p->top.code, p->top.state,
+               p->top.always, p->top.other, p->top.data, p->sum.mean_bytes, p->sum.tiles_used,
+               p->m.sram_bytes);
     json_ipus(b, p);
     json_layer_tiles(b, p);
     json_plans(b, p);
@@ -757,6 +772,7 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
         profile_attach(s->pf, &c.ctl.watch);
         if (rc == 0) {
             cli_machine_sets(&o->mo, &c.m, s->sets, sizeof s->sets);
+            s->io_tiles = c.io_tiles;
             print_head(o, &c, s->sets, dir, d);
             uint64_t w0, n0, w1, n1;
             rank_waited(o->ranks, &w0, &n0);

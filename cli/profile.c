@@ -929,7 +929,7 @@ static void exec_summary(profile *p, const eng *g, const eng_stats *st)
     }
     row_label(b, "Tile Balance");
     for (uint32_t i = 0; i < p->nipus; i++)
-        txt_printf(b, " %14.2f%%", cli_tile_balance(g, i, NULL, NULL));
+        txt_printf(b, " %14.2f%%", cli_tile_balance(g, i, 0).percent);
     txt_printf(b, "\n");
     for (int k = 0; k < NB; k++) {
         if (!any_bytes(g, k))
@@ -1051,8 +1051,7 @@ static void json_summary(profile *p, const eng *g, const gr_exe *x, const eng_st
         for (unsigned c = 0; c < ENG_NCAT; c++)
             txt_printf(b, "%s\"%s\": %llu", c ? ", " : "", cats[c].key,
                        (unsigned long long)is.cat[c]);
-        txt_printf(b, "},\n     \"tile_balance_percent\": %.4f",
-                   cli_tile_balance(g, i, NULL, NULL));
+        txt_printf(b, "},\n     \"tile_balance_percent\": %.4f", cli_tile_balance(g, i, 0).percent);
         for (int k = 0; k < NB; k++)
             txt_printf(b, ", \"%s\": %llu", bytes_tab[k].key,
                        (unsigned long long)ipu_bytes(g, i, k));

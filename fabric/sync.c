@@ -37,10 +37,8 @@ void sync_classify(const mach *m, const chip *c, eng_sync *s)
     const chip_census *n = chip_census_of(c, &tmp);
     memset(s, 0, sizeof *s);
     s->at = n->at;
-    s->first = n->at;
     for (uint32_t gr = 0; gr < ISA_NGROUPS; gr++)
-        if (n->ngrp[gr] && n->all_grp[gr] < s->first)
-            s->first = n->all_grp[gr];
+        s->grp_at[gr] = n->ngrp[gr] ? n->all_grp[gr] : 0;
     s->runnable = n->nrun > 0;
     if (n->nhalt + n->nidle == c->ntiles) {
         s->what = ENG_WAIT_DONE;

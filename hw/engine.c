@@ -414,9 +414,13 @@ static void add(eng *g, uint32_t i, eng_settled *r, unsigned cat, uint64_t *t, u
 
 /* Account an IPU-wide superstep of IPU i, from g->last[i] to its release `rel`: the tiles'
  * work up to `work_end` (compute, or exchange if it moved any), then either the host copy
- * (starting at `copy_at`: Begin, Mid, remote, and End up to the release) or the sync. With a
- * profile hook, the spans go to it as they are counted. */
-static void account(eng *g, uint32_t i, uint64_t first, uint64_t work_end, eng_moved m,
+ * (starting at `copy_at`: Begin, Mid, remote, and End up to the release) or the sync. With
+ * sync groups that copied from the host meanwhile (I/O tiles), `grp_at` gives when each group's
+ * tiles had all arrived: when the last group to arrive is one that copied, the time the IPU
+ * waited for it after the others were in is the part of its copies that did not hide under
+ * their work (Begin, then Mid, then End); a copy that ended before the others did costs
+ * nothing. With a profile hook, the spans go to it as they are counted. */
+static void account(eng *g, uint32_t i, const uint64_t *grp_at, uint64_t work_end, eng_moved m,
                     uint64_t copy_at, const eng_htime *ht, uint64_t rel)
 {
     eng_settled rec, *r = g->cfg.watch.settled ? &rec : NULL;
@@ -425,13 +429,18 @@ static void account(eng *g, uint32_t i, uint64_t first, uint64_t work_end, eng_m
         rec = (eng_settled){
             .ipu = i, .index = g->chips[i].supersteps, .start = t, .end = rel, .last = g->done[i]};
     unsigned kind = m.global ? ENG_CAT_GLOBAL : m.onchip ? ENG_CAT_EXCHANGE : ENG_CAT_COMPUTE;
-    /* the IPU waited for a sync group (I/O tiles) still copying from the host: that wait is
-     * the part of their copies that did not hide under the others' work */
-    if (first > t && first < work_end && kind == ENG_CAT_COMPUTE) {
-        add(g, i, r, kind, &t, first - t);
+    uint32_t last = 0;
+    uint64_t others = t; /* when every group but the last had arrived */
+    for (uint32_t gr = 1; grp_at && gr < ISA_NGROUPS; gr++)
+        last = grp_at[gr] > grp_at[last] ? gr : last;
+    for (uint32_t gr = 0; grp_at && gr < ISA_NGROUPS; gr++)
+        others = gr != last ? max_u64(others, grp_at[gr]) : others;
+    const uint64_t *pend = g->pend[i][last];
+    if (grp_at && pend[0] + pend[1] + pend[2] && others < work_end && kind == ENG_CAT_COMPUTE) {
+        add(g, i, r, kind, &t, others - t);
         static const unsigned part[3] = {ENG_CAT_BEGIN, ENG_CAT_MID, ENG_CAT_END};
         for (unsigned k = 0; k < 3 && t < work_end; k++)
-            add(g, i, r, part[k], &t, min_u64(g->pend[i][k], work_end - t));
+            add(g, i, r, part[k], &t, min_u64(pend[k], work_end - t));
     }
     memset(g->pend[i], 0, sizeof g->pend[i]);
     if (work_end > t)
@@ -460,7 +469,7 @@ static int finish_ipu(eng *g, uint32_t i, const eng_sync *s, err *e)
     chip *c = &g->chips[i];
     g->done[i] = 1;
     c->finish = max_u64(s->at, moved.end);
-    account(g, i, c->finish, c->finish, moved, c->finish, NULL, c->finish);
+    account(g, i, NULL, c->finish, moved, c->finish, NULL, c->finish);
     return ERR_OK;
 }
 
@@ -477,7 +486,7 @@ static int release_ipu(eng *g, uint32_t i, const eng_sync *s, err *e)
     if (s->host && (rc = eng_host_copy(g, i, -1, start, &ht, e)) != ERR_OK)
         return rc;
     uint64_t rel = start + copy_cycles(&ht) + s->latency;
-    account(g, i, s->first, start, moved, start, s->host ? &ht : NULL, rel);
+    account(g, i, s->grp_at, start, moved, start, s->host ? &ht : NULL, rel);
     schedule_release(g, (int)i, -1, rel);
     return ERR_OK;
 }
@@ -499,9 +508,10 @@ static int release_groups(eng *g, uint32_t i, const eng_sync *s, int *progress, 
             g->ipu[i].io[0] += ht.begin;
             g->ipu[i].io[1] += ht.mid + ht.remote;
             g->ipu[i].io[2] += ht.end;
-            g->pend[i][0] += ht.begin;
-            g->pend[i][1] += ht.mid + ht.remote;
-            g->pend[i][2] += ht.end + w->latency;
+            uint64_t *p = g->pend[i][w->group];
+            p[0] += ht.begin;
+            p[1] += ht.mid + ht.remote;
+            p[2] += ht.end + w->latency;
         }
         schedule_release(g, (int)i, (int)w->group, w->at + copy_cycles(&ht) + w->latency);
         *progress = 1;
@@ -532,8 +542,8 @@ static int release_external(eng *g, const eng_sync *s, uint64_t at, err *e)
     uint64_t rel = end + s[0].latency;
     for (uint32_t i = 0; i < g->nipus; i++) {
         uint64_t own = s[i].at;
-        account(g, i, own, max_u64(own, moved.onchip || moved.global ? moved.end : 0), moved, start,
-                s[0].host ? &ht[i] : NULL, rel);
+        account(g, i, NULL, max_u64(own, moved.onchip || moved.global ? moved.end : 0), moved,
+                start, s[0].host ? &ht[i] : NULL, rel);
     }
     free(ht);
     if (g->has_host && g->host.retire)

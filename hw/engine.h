@@ -146,9 +146,10 @@ typedef struct eng_sync {
     int host;         /* the zone takes the host's copies */
     uint64_t latency; /* cycles from the last arrival to the release, host copies aside */
     uint64_t at;      /* the latest arrival (or halt) of any tile of the IPU */
-    uint64_t first;   /* the latest arrival of the sync group whose tiles arrived first */
-    int runnable;     /* some tile is still runnable */
-    uint32_t ngroups; /* ENG_WAIT_NONE: the complete sync groups, in group order */
+    uint64_t grp_at[ISA_NGROUPS]; /* the latest arrival (or halt) of each sync group's tiles,
+                                   * 0 for a group without tiles */
+    int runnable;                 /* some tile is still runnable */
+    uint32_t ngroups;             /* ENG_WAIT_NONE: the complete sync groups, in group order */
     eng_group_wait group[ISA_NGROUPS];
 } eng_sync;
 

@@ -31,11 +31,12 @@ struct eng {
     tile_cfg tcfg;
     tile **run; /* the runnable tiles: those the next round runs */
     size_t nrun;
-    release *rel;        /* pending releases: [ipu * (ISA_NGROUPS + 1) + group + 1], then
+    release *rel;   /* pending releases: [ipu * (ISA_NGROUPS + 1) + group + 1], then
                              one for external at [nipus * (ISA_NGROUPS + 1)] */
-    uint64_t *last;      /* per IPU: the cycle its last IPU-wide superstep began */
-    uint64_t (*pend)[3]; /* per IPU: group host copies (begin, mid, end + sync) since then */
-    uint8_t *done;       /* per IPU: all tiles halted */
+    uint64_t *last; /* per IPU: the cycle its last IPU-wide superstep began */
+    uint64_t (*pend)[ISA_NGROUPS][3]; /* per IPU and sync group: its host copies (begin, mid,
+                                       * end + sync) since then */
+    uint8_t *done;                    /* per IPU: all tiles halted */
     uint64_t rounds;
     uint64_t last_ns; /* host time the last compute round took */
     int faulted;      /* some tile faulted since the program was loaded */

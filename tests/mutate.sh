@@ -139,7 +139,7 @@ MUTATIONS=(
     "the config's overrides name the wrong parameter"
     cli/rundir.c 's/    if (lead \&\& rc == 0 \&\& file_dir_commit(stage, dir, \&e) != 0) {/    if (lead \&\& file_dir_commit(stage, dir, \&e) != 0) {/'
     "--out puts a failed run's directory in place"
-    cli/rundir.c 's/        cli_json_argv(\&cfg, argc, argv);/        cli_json_argv(\&cfg, 1, argv);/'
+    cli/rundir.c 's/        cli_json_argv(\&cfg, argc, argv);/        cli_json_argv(\&cfg, argc - 2, argv);/'
     "--out's config.json loses the command line"
     workloads/mnist/mnet.c 's/    hio_cfg hc = {.in = c->host,/    hio_cfg hc = {.in = host_cfg_default(),/'
     "mnist's host options do not reach the infeed"

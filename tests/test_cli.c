@@ -592,6 +592,43 @@ static void test_mnist_simulated(void **state)
     }
     assert_true(c1 >= 2120000);
     assert_true(c4 < c1);
+    /* I/O tiles take the images while the others compute: the tile balance is over the same
+     * compute tiles as without them, the I/O tiles reported apart. */
+    double bal[2];
+    for (int io = 0; io < 2; io++) {
+        snprintf(json, sizeof json, "%s/io%d.json", tmpdir, io);
+        assert_int_equal(run(out, sizeof out,
+                             "mnist --dataset %s --epochs 1 --batch-size 4 "
+                             "--gradient-accumulation 2 --device-iterations 2 --ipus 1 "
+                             "--test-images 8 --io-tiles %d --json %s",
+                             dir, io ? 8 : 0, json),
+                         0);
+        assert_true((strstr(out, "; 8 I/O tiles: their mean ") != NULL) == io);
+        char *bj = tu_read_file(json), msg[SWEEP_MSG];
+        sweep_metrics bm = {0};
+        assert_int_equal(sweep_json_flatten(bj, strlen(bj), &bm, msg), 0);
+        bal[io] = json_num(&bm, "simulated.train.tile_balance.percent");
+        assert_true(json_num(&bm, "simulated.train.tile_balance.io_tiles") == (io ? 8 : 0));
+        sweep_metrics_free(&bm);
+        free(bj);
+    }
+    assert_true(fabs(bal[1] - bal[0]) < 1.0);
+    /* The ideal utilisation printed is the schedule's own (docs/pipelining.md): grouped
+     * G/(G+N-1) = 4/5; sequential, one IPU at a time, 1/N = 1/2. */
+    static const struct {
+        const char *schedule, *ideal;
+    } ideal[] = {{"grouped", ", ideal G/(G+N-1) = 80.0%"}, {"sequential", ", ideal 1/N = 50.0%"}};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(run(out, sizeof out,
+                             "mnist --dataset %s --epochs 1 --batch-size 4 "
+                             "--gradient-accumulation 4 --device-iterations 1 --ipus 2 "
+                             "--test-images 8 --schedule %s",
+                             dir, ideal[k].schedule),
+                         0);
+        const char *u = strstr(out, "\n  pipeline utilisation ");
+        assert_non_null(u);
+        assert_non_null(strstr(u, ideal[k].ideal));
+    }
     /* --steps 4: the program's first steps (mnet_graph.c: the accumulators zeroed, the
      * convolutions' weights broadcast, the layouts, the first infeed), cycles each */
     assert_int_equal(run(out, sizeof out,
@@ -705,7 +742,7 @@ static void test_mnist_simulated(void **state)
         strstr(out, "; pipelined (grouped, recompute): B1 on IPU 0, B2 on 0, B3 on 1, B4 on 1\n"));
     assert_non_null(strstr(out, "\n  ipu 0                  3 micro-batches in flight, stash 3 "
                                 "slots "));
-    assert_non_null(strstr(out, "\n  ipu 1                  1 micro-batches in flight, stash 0 "
+    assert_non_null(strstr(out, "\n  ipu 1                  1 micro-batch in flight, stash 0 "
                                 "slots 0 B; "));
     assert_non_null(strstr(out, "\n  pipeline utilisation   "));
     assert_non_null(strstr(out, ", ideal G/(G+N-1) = 80.0%")); /* G 4, N 2: 4 / 5 */

@@ -133,7 +133,8 @@ const char *mnet_layer_name(int k);
  * stash's bytes on the IPU. */
 typedef struct mnet_pipe_info {
     uint32_t stages;
-    uint32_t micro; /* micro-batches in one pipeline run: G (the test pass: its device
+    pipe_kind schedule; /* the pipeline's schedule (mnet_cfg.schedule) */
+    uint32_t micro;     /* micro-batches in one pipeline run: G (the test pass: its device
                      * iterations, the last run's fewer) */
     uint32_t in_flight[4], slots[4];
     uint64_t stash_bytes[4];

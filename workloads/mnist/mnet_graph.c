@@ -2693,6 +2693,7 @@ static int pipelined(net *n, const mnet_cfg *c, uint32_t updates, uint32_t per_c
     uint32_t N = b->pipe.stages = b->ipu[MNET_B4] + 1;
     pipe_cfg pc = {c->schedule, N, b->train ? b->G : c->test_iters, b->train};
     b->pipe.micro = pc.G;
+    b->pipe.schedule = c->schedule;
     if (b->train && c->out_mode == STRM_SUM) /* the outfeed's sum over a call */
         sum_acc(n);
     gr_tensor labs[MNET_BLOCKS];
