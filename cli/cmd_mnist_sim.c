@@ -192,7 +192,8 @@ static void report_plans(const phase *p)
 }
 
 /* The device iterations' boundaries for the profile: an iteration begins at IPU 0's first
- * stream copy after its weight update (the compute set "adamw"), the first at cycle 0. */
+ * infeed step after its weight update (the compute set "adamw"), the first at cycle 0: the
+ * stream copy "infeed", or with I/O tiles the hand-over Copy of that name. */
 static void mark_iterations(profile *pf, const eng *g, const gr_exe *x)
 {
     size_t n = profile_steps(pf, g, 0);
@@ -202,7 +203,7 @@ static void mark_iterations(profile *pf, const eng *g, const gr_exe *x)
     for (size_t k = 0; k < n; k++) {
         if (strcmp(st[k].what, "execute") == 0 && strcmp(st[k].name, "adamw") == 0) {
             updated = 1;
-        } else if (updated && strcmp(st[k].what, "stream in") == 0) {
+        } else if (updated && strcmp(st[k].name, "infeed") == 0) {
             profile_mark(pf, PROFILE_ITER, profile_step_start(pf, g, 0, k));
             updated = 0;
         }

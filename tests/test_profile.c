@@ -452,6 +452,29 @@ static void test_mnist_iteration(void **state)
     }
     sweep_metrics_free(&sum);
 
+    /* With I/O tiles the infeed lands on them and a device iteration begins at its hand-over
+     * Copy: with G 10 (grouped pipelining with I/O tiles needs G >= 2N + 2), one call of 2
+     * device iterations, the window keeps IPU 0's one weight update (the others' too, IPU 2's
+     * first one ending inside the window) and ten hand-overs. */
+    char dir2[300];
+    snprintf(dir2, sizeof dir2, "%s-io", dir);
+    rc = run(out, sizeof out,
+             "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 10 "
+             "--device-iterations 2 --test-batch-size 4 --threads 1 --io-tiles 16 --profile "
+             "--profile-dir %s --profile-window iterations:1",
+             data, dir2);
+    if (rc != 0)
+        fail_msg("exit %d:\n%s", rc, out);
+    assert_non_null(strstr(out, "window iterations:1 of 2 device iterations"));
+    snprintf(path, sizeof path, "%s/trace.json", dir2);
+    text = tu_read_file(path);
+    for (int i = 0; i < 4; i++) {
+        snprintf(needle, sizeof needle, "{\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"name\":\"adamw\"", i);
+        assert_true(count(text, needle) >= 1 && (i || count(text, needle) == 1));
+    }
+    assert_int_equal(count(text, "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"copy infeed\""), 10);
+    free(text);
+
     /* the whole run (about 2 MiB of trace) under a 1 MiB bound: cut, still valid JSON, and
      * cut in time, so every IPU keeps its first steps */
     rc = run(out, sizeof out,
