@@ -113,7 +113,9 @@ static void test_classify_groups(void **state)
     assert_int_equal(s.group[0].at, 8);
     assert_int_equal(s.group[0].latency, 1090);
     assert_int_equal(s.at, 40);
-    assert_int_equal(s.first, 8); /* group 1 arrived first, its last at 8 */
+    assert_int_equal(s.grp_at[0], 40); /* each group's last arrival */
+    assert_int_equal(s.grp_at[1], 8);
+    assert_int_equal(s.grp_at[2], 0); /* no tiles */
     /* now group 0 complete too, without the host: both, in group order */
     wait_at(&c, 2, ISA_ZONE_GROUP, 30);
     sync_classify(&m, &c, &s);
