@@ -55,7 +55,9 @@ static const cli_cmd commands[] = {
     {"disasm", cli_cmd_disasm, "disassemble a binary image (or a .s file) to assembly",
      "usage: ipusim disasm PROG.bin|PROG.s [-o OUT.s]\n"
      "\n"
-     "Prints assembly that `ipusim asm` turns back into the same bytes.\n"
+     "Prints assembly that `ipusim asm` turns back into the same bytes, symbol table\n"
+     "included: every label where it was (.global for the global ones), branch targets and\n"
+     "worker entries by their labels.\n"
      "\n"
      "Exit status: 0 ok, 1 assembly errors (a .s input), 2 bad options or files.\n"},
     {"gemm", cli_cmd_gemm, "C = A x B spread over every tile and worker of one IPU",

@@ -411,6 +411,14 @@ static int build_prog(asm_unit *u, isa_prog *out, uint8_t *image, uint64_t text,
         s->global = c->syms[i].global;
         out->nsyms++;
     }
+    /* in address order (labels at one address in the order written): the order a listing
+     * shows them in, so that disassembly re-assembles to the same symbol table */
+    for (size_t i = 1; i < out->nsyms; i++)
+        for (size_t j = i; j > 0 && out->syms[j - 1].addr > out->syms[j].addr; j--) {
+            isa_sym tmp = out->syms[j];
+            out->syms[j] = out->syms[j - 1];
+            out->syms[j - 1] = tmp;
+        }
     uint32_t pc;
     err tmp;
     err_clear(&tmp);

@@ -60,6 +60,23 @@ unquote() {
            print out }' "$1"
 }
 
+# YREL: each Y column of the prepared data $1 also as "rel.COLUMN", in % of the row with
+# SERIES = YREL and the same X (NaN where there is none); rel_y gets those columns' names.
+# Fails when no row has SERIES = YREL.
+relative() {
+    sc=$(col "$SERIES" "$1") xc=$(col "$X" "$1") ycs="" rel_y=""
+    for c in $Y; do ycs="$ycs $(col "$c" "$1")"; rel_y="$rel_y rel.$c"; done
+    awk -F, -v OFS=, -v sc="$sc" -v xc="$xc" -v ycs="$ycs" -v base="$YREL" -v names="$Y" '
+        BEGIN { n = split(ycs, yc, " "); split(names, nm, " ") }
+        NR == FNR { if (FNR > 1 && $sc == base) { for (k = 1; k <= n; k++) b[$xc, k] = $yc[k]; found = 1 }
+                    next }
+        !found { exit 1 }
+        FNR == 1 { l = $0; for (k = 1; k <= n; k++) l = l OFS "rel." nm[k]; print l; next }
+        { l = $0
+          for (k = 1; k <= n; k++) l = l OFS (($xc, k) in b && b[$xc, k] != 0 ? 100 * $yc[k] / b[$xc, k] : "NaN")
+          print l }' "$1" "$1" > "$1.rel" && mv "$1.rel" "$1" || { rm -f "$1.rel"; return 1; }
+}
+
 # A gnuplot string literal's inside: ' doubled.
 gq() { printf "%s" "$1" | sed "s/'/''/g"; }
 
@@ -84,7 +101,7 @@ render() {
     f=$sdir/$name.sweep csv=$odir/$name.csv base=$odir/$name
     case $f in */*) ;; *) f=./$f ;; esac
     PLOT="" TITLE="" MACHINE="" FIXED="" X="" XLABEL="" Y="" YTITLES="" YLABEL="" SERIES=""
-    LOGX="" YMIN="" YSCALE=1 MARKX="" MARKLABEL="" LABEL="" FROM=""
+    LOGX="" YMIN="" YSCALE=1 MARKX="" MARKLABEL="" LABEL="" FROM="" YREL=""
     . "$f"
     [ -z "$FROM" ] || csv=$odir/$FROM.csv # another view of that sweep's rows
     titles_from_tables
@@ -118,6 +135,11 @@ render() {
         [ -z "$SERIES" ] || keys=$(skey "$(col "$SERIES" "$csv")" "$csv")
         keys="$keys $(skey "$(col "$X" "$csv")" "$csv")"
         { head -n 1 "$csv"; awk -F, -v s="$st" 'NR > 1 && $s == "0"' "$csv" | sort -t, $keys; } > "$data"
+        if [ -n "$YREL" ]; then
+            [ -n "$SERIES" ] || { fail "YREL needs SERIES"; rm -f "$data" "$csv"; return 0; }
+            relative "$data" && Y=$rel_y || { fail "YREL=$YREL: no row with $SERIES = $YREL"; rm -f "$data" "$csv"; return 0; }
+            [ -n "$YLABEL" ] || YLABEL="% of $SERIES = $YREL"
+        fi
     else
         [ -n "$Y" ] || { fail "PLOT=stacked needs Y"; return 0; }
         if [ -z "$LABEL" ]; then # the parameters: every column before status

@@ -590,6 +590,18 @@ static void roundtrip(const char *src)
     assert_int_equal(q.size, p.size);
     assert_int_equal(q.entry, p.entry);
     assert_memory_equal(q.image, p.image, p.size);
+    /* the symbols too: every label, where it was, global or not, in the same order */
+    assert_int_equal(q.nsyms, p.nsyms);
+    for (size_t i = 0; i < p.nsyms; i++) {
+        if (strcmp(q.syms[i].name, p.syms[i].name) != 0 || q.syms[i].addr != p.syms[i].addr ||
+            q.syms[i].global != p.syms[i].global)
+            fail_msg("symbol %zu: %s at 0x%x (global %d), want %s at 0x%x (global %d):\n%s", i,
+                     q.syms[i].name, q.syms[i].addr, q.syms[i].global, p.syms[i].name,
+                     p.syms[i].addr, p.syms[i].global, text);
+        if (i && p.syms[i].addr < p.syms[i - 1].addr)
+            fail_msg("symbols out of address order: %s after %s", p.syms[i].name,
+                     p.syms[i - 1].name);
+    }
     free(text);
     isa_prog_free(&p);
     isa_prog_free(&q);
@@ -638,6 +650,24 @@ static void test_disasm_roundtrip(void **state)
     roundtrip("nop\n.data\n.byte 1, 2\nmain:\n");              /* entry at the image end */
     roundtrip(".byte 1, 2, 3\nmain: .byte 4, 5, 6, 7, 8\n");   /* entry inside a text slot */
     roundtrip(".space 65544\n.data\n.align 65536\n.word 3\n"); /* the largest .align */
+    /* labels: a data label written before text ones (the table is in address order), two at
+     * one address, one inside a slot, at the text's end, at the image's end, a global one */
+    roundtrip(".data\nd0: .word 7\n.text\nb: a: nop\n.word 1\nmid: .word 2\nl7: br l7\nbr a\n"
+              "tend:\n.data\nd1: .byte 1\nend:\n.global a\n");
+}
+
+/* The listing names branch targets and worker entries by their labels. */
+static void test_disasm_labels(void **state)
+{
+    (void)state;
+    isa_prog p = assemble_ok("main: runall work, r0\n join\n brnz r1, main\n halt\n"
+                             "work: exit\n");
+    char *text = isa_disasm_prog(&p);
+    assert_non_null(strstr(text, "\nmain:\n    runall work, r0 "));
+    assert_non_null(strstr(text, "\n    brnz r1, main "));
+    assert_non_null(strstr(text, "\nwork:\n    exit "));
+    free(text);
+    isa_prog_free(&p);
 }
 
 static void test_assemble_file(void **state)
@@ -703,6 +733,7 @@ int main(void)
         cmocka_unit_test(test_many_errors),
         cmocka_unit_test(test_error_limits),
         cmocka_unit_test(test_disasm_roundtrip),
+        cmocka_unit_test(test_disasm_labels),
         cmocka_unit_test(test_assemble_file),
     };
     return cmocka_run_group_tests_name("asm", tests, NULL, NULL);

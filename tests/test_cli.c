@@ -895,6 +895,43 @@ static void test_asm_disasm_roundtrip(void **state)
     assert_int_equal(system(cmd), 0);
     /* the binary runs like the source */
     assert_int_equal(run(out, sizeof out, "run %s --tiles 2", b1), 0);
+    /* every program in the tree: asm, disasm, asm again gives the same file, labels and all */
+    FILE *ls = popen("ls tests/isa/*.s workloads/codelets/*.s prog.s", "r");
+    assert_non_null(ls);
+    char src[256];
+    int n = 0;
+    while (fgets(src, sizeof src, ls)) {
+        src[strcspn(src, "\n")] = '\0';
+        assert_int_equal(run(out, sizeof out, "asm %s -o %s", src, b1), 0);
+        assert_int_equal(run(out, sizeof out, "disasm %s -o %s", b1, s2), 0);
+        assert_int_equal(run(out, sizeof out, "asm %s -o %s", s2, b2), 0);
+        snprintf(cmd, sizeof cmd, "cmp -s %s %s", b1, b2);
+        if (system(cmd) != 0)
+            fail_msg("%s: disasm does not re-assemble to the same file", src);
+        n++;
+    }
+    pclose(ls);
+    assert_true(n > 40);
+}
+
+/* The README's sample program is prog.s, and it runs as the README says: worker w of tile 3
+ * stores 6 x 3 + w at 0x100 + 4 w. */
+static void test_readme_program(void **state)
+{
+    (void)state;
+    char *readme = tu_read_file("README.md"), *prog = tu_read_file("prog.s"), out[8192];
+    assert_non_null(readme);
+    assert_non_null(prog);
+    const char *code = strstr(prog, "\nmain:");
+    assert_non_null(code);
+    char block[2048];
+    snprintf(block, sizeof block, "```\n%s```\n", code + 1);
+    assert_non_null(strstr(readme, block));
+    free(readme);
+    free(prog);
+    assert_int_equal(run(out, sizeof out, "run prog.s --tiles 16 --dump-mem 0:3:0x100:24"), 0);
+    assert_non_null(strstr(out, "  0x000100: 12000000 13000000 14000000 15000000\n"
+                                "  0x000110: 16000000 17000000\n"));
 }
 
 /* asm and disasm refuse to write over their input, by name or through another path. */
@@ -1269,6 +1306,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_mnist_simulated),
         cmocka_unit_test(test_option_numbers),
         cmocka_unit_test(test_asm_disasm_roundtrip),
+        cmocka_unit_test(test_readme_program),
         cmocka_unit_test(test_asm_output_is_input),
         cmocka_unit_test(test_directories),
         cmocka_unit_test(test_help_exit_status),
