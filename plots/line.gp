@@ -14,6 +14,8 @@
 #   logx     a base (2, 10) for a logarithmic x axis (optional)
 #   ymin     the lower end of the y axis, e.g. 0 (optional; default: automatic)
 #   markx    an x value to mark with a dashed vertical line (optional); marklabel its label
+#   xstep    a whole-number tick step for an x axis of whole numbers (optional; render.sh
+#            gives it, so that 1, 2, 3 are not ticked 1, 1.5, 2)
 
 if (!exists("plotsdir")) plotsdir = "plots"
 load plotsdir."/common.gp"
@@ -23,8 +25,10 @@ if (!exists("logx")) logx = ""
 if (!exists("ymin")) ymin = ""
 if (!exists("markx")) markx = ""
 if (!exists("marklabel")) marklabel = ""
+if (!exists("xstep")) xstep = ""
 
 if (logx ne "") { eval "set logscale x ".logx }
+if (xstep ne "" && logx eq "") { eval "set xtics ".xstep }
 if (ymin ne "") { eval "set yrange [".ymin.":*]" }
 if (markx ne "") {
     eval "markx_v = 1.0 * (".markx.")"
@@ -33,7 +37,8 @@ if (markx ne "") {
 }
 ny = words(ycols)
 ns = words(series_values)
-set key top left box opaque
+set key below box
+set bmargin 6 # the x label, then the key under it
 if (ny == 1 && series eq "") { unset key }
 
 if (series eq "") {

@@ -170,6 +170,13 @@ render() {
         [ -n "$c" ] || { fail "MARKX column '${mx#@}' is not in $shown"; rm -f "$data" "$csv"; return 0; }
         mx=$(awk -F, -v c="$c" 'NR == 2 { print $c }' "$data") ;;
     esac
+    # an x axis of whole numbers: ticks a whole number apart (at most about ten of them)
+    xstep=""
+    if [ "$PLOT" = line ]; then
+        xstep=$(awk -F, -v c="$(col "$X" "$data")" 'NR > 1 { if ($c !~ /^-?[0-9]+$/) { bad = 1; exit }
+                    v = $c + 0; if (n++ == 0 || v < lo) lo = v; if (n == 1 || v > hi) hi = v }
+                END { if (!bad && n) { s = int((hi - lo + 9) / 10); print (s < 1 ? 1 : s) } }' "$data")
+    fi
     sv=""
     if [ -n "$SERIES" ]; then
         sv=$(awk -F, -v c="$(col "$SERIES" "$data")" 'NR > 1 && !seen[$c]++ { printf "%s ", $c }' "$data")
@@ -182,6 +189,7 @@ render() {
                 -e "xcol='$(gq "$X")'; ycols='$(gq "$Y")'; ytitles='$(gq "$YTITLES")'" \
                 -e "series='$(gq "$SERIES")'; series_values='$(gq "$sv")'; logx='$(gq "$LOGX")'" \
                 -e "ymin='$(gq "$YMIN")'; markx='$(gq "$mx")'; marklabel='$(gq "$MARKLABEL")'" \
+                -e "xstep='$xstep'" \
                 "$plotsdir/$PLOT.gp" || { fail "gnuplot failed"; rm -f "$base.$fmt.tmp"; break; }
         mv "$base.$fmt.tmp" "$base.$fmt"
         done_fmts="$done_fmts $base.$fmt"
