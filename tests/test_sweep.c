@@ -842,6 +842,34 @@ static void test_make_plots(void **state)
     assert_non_null(strstr(svg, "s=0;1"));
     assert_non_null(strstr(svg, "s=2;'3"));
     free(svg);
+    /* YREL: each curve in % of series s = 0 at the same x (50 -> 75 is 150%, 40 -> 20 is
+     * 50%: the y axis spans them), its default y label; a YREL no row has fails. */
+    snprintf(path, sizeof path, "%s/r.sweep", tmpdir);
+    tu_write_file(path, "SWEEP=\"--param s=0 -- gemm\"\nPLOT=line\nTITLE=\"r\"\nX=x\nY=y\n"
+                        "SERIES=s\nYREL=0\n");
+    snprintf(path, sizeof path, "%s/r.csv", tmpdir);
+    tu_write_file(path, "s,x,status,y\n0,1,0,50\n0,2,0,40\n1,1,0,75\n1,2,0,20\n");
+    snprintf(cmd, sizeof cmd,
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory plots "
+             "SWEEP_DIR=%s PLOT_OUT=%s SWEEPS=r >%s/make.log 2>&1",
+             tmpdir, tmpdir, tmpdir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/r.svg", tmpdir);
+    svg = tu_read_file(path);
+    assert_non_null(svg);
+    assert_non_null(strstr(svg, "% of s = 0"));
+    assert_non_null(strstr(svg, "> 160<")); /* the ticks: 40 to 160 */
+    assert_non_null(strstr(svg, "> 40<"));
+    assert_null(strstr(svg, "> 200<"));
+    free(svg);
+    snprintf(path, sizeof path, "%s/r.sweep", tmpdir);
+    tu_write_file(path, "SWEEP=\"--param s=0 -- gemm\"\nPLOT=line\nTITLE=\"r\"\nX=x\nY=y\n"
+                        "SERIES=s\nYREL=9\n");
+    assert_int_not_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/make.log", tmpdir);
+    char *mlog = tu_read_file(path);
+    assert_non_null(strstr(mlog, "YREL=9: no row with s = 9"));
+    free(mlog);
 }
 
 static int setup(void **state)
