@@ -618,7 +618,7 @@ static void test_mnist_simulated(void **state)
     static const struct {
         const char *schedule, *ideal;
     } ideal[] = {{"grouped", ", ideal G/(G+N-1) = 80.0%"}, {"sequential", ", ideal 1/N = 50.0%"}};
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 2 * tu_slow_tests(); k++) { /* not under the sanitizers: CLI only */
         assert_int_equal(run(out, sizeof out,
                              "mnist --dataset %s --epochs 1 --batch-size 4 "
                              "--gradient-accumulation 4 --device-iterations 1 --ipus 2 "
