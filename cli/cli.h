@@ -183,9 +183,11 @@ int cli_stopped(void);
 enum { CLI_BEAT_NONE, CLI_BEAT_LINES, CLI_BEAT_REDRAW };
 typedef struct cli_watch {
     const char *cmd;
-    double t0; /* cli_now() at cli_watch_begin: the heartbeat's host seconds count from it */
-    int mode;  /* CLI_BEAT_* */
-    int shown; /* CLI_BEAT_REDRAW: a heartbeat is on the terminal's line */
+    double t0;       /* cli_now() at cli_watch_begin: the heartbeat's host seconds count from it */
+    int mode;        /* CLI_BEAT_* */
+    int shown;       /* CLI_BEAT_REDRAW: a heartbeat is on the terminal's line */
+    uint64_t expect; /* the cycles the run is expected to reach, 0 unknown: set by the command,
+                      * the heartbeat then shows the share done and the host time left */
 } cli_watch;
 /* Install the handlers and choose the heartbeat: lines with --progress (progress set), else
  * one redrawn line when stdout and stderr are terminals, else none. */
@@ -193,8 +195,10 @@ void cli_watch_begin(cli_watch *w, const char *cmd, int progress);
 /* The engine's side of it: the stop flag, and the heartbeat (once a second) if any. w must
  * outlive the run. */
 eng_watch cli_watch_eng(cli_watch *w);
-/* The run is over: erase a redrawn heartbeat line (before any report). */
-void cli_watch_end(cli_watch *w);
+/* Erase a redrawn heartbeat line, so that what the command prints next starts a line of its
+ * own: before a line printed while the run goes on (mnist's calls), and when it is over. */
+void cli_watch_clear(cli_watch *w);
+#define cli_watch_end cli_watch_clear
 
 /* ---- subcommands ---- */
 int cli_cmd_run(int argc, char **argv);

@@ -68,6 +68,7 @@ typedef struct sim {
 
 static void on_epoch(void *ctx, int epoch, int epochs)
 {
+    cli_watch_clear(&((sim *)ctx)->w);
     mnist_epoch(&((sim *)ctx)->r, epoch, epochs);
 }
 
@@ -82,7 +83,11 @@ static void on_call(void *ctx, const mnet_call *c)
              (unsigned long long)c->end_cycle, (unsigned long long)(c->end_cycle - prev));
     snprintf(epoch, sizeof epoch, ", \"cycles\": %llu",
              (unsigned long long)(c->end_cycle - s->epoch_end));
+    cli_watch_clear(&s->w);
     mnist_call(&s->r, &c->p, call, epoch);
+    /* the heartbeat's expectation: the calls so far at their mean pace (the test pass aside) */
+    uint64_t done = (uint64_t)(c->p.epoch - 1) * (uint64_t)c->p.calls + (uint64_t)c->p.call;
+    s->w.expect = c->end_cycle / done * (uint64_t)c->p.calls * (uint64_t)c->p.epochs;
     if (s->pf && !(c->p.call == c->p.calls && c->p.epoch == c->p.epochs))
         profile_mark(s->pf, PROFILE_CALL, c->end_cycle); /* the last call ends the run */
     if (c->p.call == c->p.calls)

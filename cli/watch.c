@@ -9,9 +9,11 @@
  * cleared, so the points of a sweep running beside each other all see it.
  *
  * The heartbeat, at most once a second: with --progress, a line
- * "ipusim CMD: cycle N, S supersteps, H.H s" on stderr each time; without it, when stdout
- * and stderr are both terminals (an interactive run, not a sweep's point, whose stdout is
- * /dev/null), the same text redrawn in place on one line, erased when the run ends. */
+ * "ipusim CMD: cycle N, S supersteps, H.H s" on stderr each time, and "; P% done, about T s
+ * left" after it once the command has said how many cycles it expects (mnist: from its
+ * calls so far); without it, when stdout and stderr are both terminals (an interactive run,
+ * not a sweep's point, whose stdout is /dev/null), the same text redrawn in place on one line,
+ * erased before the command prints a line and when the run ends. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,9 +75,15 @@ void cli_watch_begin(cli_watch *w, const char *cmd, int progress)
 static void beat(void *ctx, uint64_t cycle, uint64_t supersteps)
 {
     cli_watch *w = ctx;
-    char line[160];
-    snprintf(line, sizeof line, "ipusim %s: cycle %llu, %llu supersteps, %.1f s", w->cmd,
-             (unsigned long long)cycle, (unsigned long long)supersteps, cli_now() - w->t0);
+    char line[200];
+    double host = cli_now() - w->t0;
+    int n = snprintf(line, sizeof line, "ipusim %s: cycle %llu, %llu supersteps, %.1f s", w->cmd,
+                     (unsigned long long)cycle, (unsigned long long)supersteps, host);
+    if (w->expect && cycle > 0 && cycle < w->expect) {
+        double f = (double)cycle / (double)w->expect;
+        snprintf(line + n, sizeof line - (size_t)n, "; %.0f%% done, about %.0f s left", 100 * f,
+                 host * (1 - f) / f);
+    }
     if (w->mode == CLI_BEAT_LINES) {
         fprintf(stderr, "%s\n", line);
     } else {
@@ -96,7 +104,7 @@ eng_watch cli_watch_eng(cli_watch *w)
     return x;
 }
 
-void cli_watch_end(cli_watch *w)
+void cli_watch_clear(cli_watch *w)
 {
     if (w->shown)
         fprintf(stderr, "\r%79s\r", "");

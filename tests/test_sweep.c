@@ -1,4 +1,5 @@
-/* test_sweep: the sweep module (bench/sweep/) and `ipusim sweep` — the grid (lists, ranges,
+/* test_sweep: the sweep module (bench/sweep/) and `ipusim sweep` (and the heartbeat the points
+ * share, cli/watch.c) — the grid (lists, ranges,
  * steps, several parameters: exact point lists), the argv of a point, the JSON reader (good
  * input, malformed input and its position), the CSV (header once, whole rows, quoting, resume runs only the missing points,
  * a torn line, a foreign header), the same rows for any -j, an end-to-end sweep of `gemm`
@@ -673,6 +674,46 @@ static void test_two_sweeps_one_csv(void **state)
     free(s);
 }
 
+/* The heartbeat (cli/watch.c, which the sweeps' points use too): the share done and the time
+ * left once the command expects a number of cycles, nothing of the kind before; a redrawn
+ * line erased before the command prints its own. */
+static void test_heartbeat(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/beat.txt", tmpdir);
+    fflush(stderr);
+    int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    cli_watch w;
+    cli_watch_begin(&w, "x", 1);
+    eng_watch x = cli_watch_eng(&w);
+    x.progress(x.progress_ctx, 250, 10);
+    w.expect = 1000;
+    x.progress(x.progress_ctx, 250, 10);
+    w.mode = CLI_BEAT_REDRAW;
+    x.progress(x.progress_ctx, 500, 20);
+    cli_watch_clear(&w);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char *t = tu_read_file(path);
+    const char *a = strstr(t, "ipusim x: cycle 250, 10 supersteps, ");
+    assert_non_null(a);
+    char first[160];
+    snprintf(first, sizeof first, "%.*s", (int)(strchr(a, '\n') - a), a);
+    assert_null(strstr(first, "done")); /* no expectation yet */
+    const char *b = strstr(a + 1, "ipusim x: cycle 250, 10 supersteps, ");
+    assert_non_null(b);
+    assert_non_null(strstr(b, "; 25% done, about "));
+    assert_non_null(strstr(b, " s left\n\ripusim x: cycle 500, 20 supersteps, "));
+    assert_non_null(strstr(b, "; 50% done, about "));
+    assert_int_equal(t[strlen(t) - 1], '\r'); /* erased: the next line starts clean */
+    free(t);
+}
+
 /* ---- the command, end to end ---- */
 
 static int sweep_argv_run(const char *line)
@@ -948,6 +989,7 @@ int main(void)
         cmocka_unit_test(test_gemm_end_to_end),    cmocka_unit_test(test_command_errors),
         cmocka_unit_test(test_make_plots),         cmocka_unit_test(test_csv_union),
         cmocka_unit_test(test_point_reports),      cmocka_unit_test(test_two_sweeps_one_csv),
+        cmocka_unit_test(test_heartbeat),
     };
     return cmocka_run_group_tests_name("sweep", tests, setup, teardown);
 }
