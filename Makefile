@@ -1,8 +1,12 @@
 # ipusim: top-level build.
 #
-#   make            build/ipusim and build/libipusim.a (-std=c11 -O2 -Wall -Wextra -Werror)
-#   make deps       install missing Debian packages (no-op when all are present)
-#   make run        set up, then run the demo (GEMM on one Mk2 IPU)
+#   make            build/ipusim and build/libipusim.a (-std=c11 -O2 -Wall -Wextra -Werror),
+#                   NPROC compilers at once
+#   make deps       install missing Debian packages (no-op when all are present): libnuma,
+#                   cmocka, zlib, libinih, gnuplot, Open MPI
+#   make data       fetch the real MNIST digits and Fashion-MNIST (workloads/mnist/mnist.mk)
+#   make run        set up, then train the PopTorch tutorial's MNIST network pipelined over
+#                   four simulated IPUs (ipusim mnist)
 #   make test       set up, build and run every cmocka suite and the tests/isa/*.s programs
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
 #   make bench-speed   simulator speed benchmark (bench/speed.c, then bench/mnist.sh with 1 and
@@ -68,10 +72,14 @@ SELECTED_TESTS := $(if $(TESTS),$(foreach t,$(TEST_BINS),$(if $(findstring $(TES
 DEB_PKGS := libnuma-dev libcmocka-dev zlib1g-dev libinih-dev gnuplot-nox libopenmpi-dev openmpi-bin
 FUZZ_PKGS := clang libclang-rt-14-dev
 
-.PHONY: all deps deps-fuzz run test fuzz bench-speed bench-mpi docs clean check-layers check-sources format check-format
+.PHONY: all build-all deps deps-fuzz run test fuzz bench-speed bench-mpi docs clean check-layers check-sources format check-format
 .DEFAULT_GOAL := all
 
-all: $(BIN) $(LIB) ipusim
+# `make` compiles NPROC files at once: the build runs in a sub-make with -j, while the top
+# level stays in order (make run: deps, then data, then the build).
+all:
+	@$(MAKE) --no-print-directory -j$(NPROC) build-all
+build-all: $(BIN) $(LIB) ipusim
 
 # Install what is missing; sudo only when not root. Quiet no-op when everything is present.
 define install_missing

@@ -22,7 +22,7 @@ SWEEPS    ?= $(patsubst $(SWEEP_DIR)/%.sweep,%,$(sort $(wildcard $(SWEEP_DIR)/*.
 .PHONY: sweep plots
 
 # Every sweep runs even when an earlier one has a failed point; the target then fails.
-sweep: deps $(BIN)
+sweep: deps all
 	@mkdir -p $(PLOT_OUT)
 	@fail=0; for n in $(SWEEPS); do \
 	  sh plots/sweep.sh $(BIN) $(SWEEP_DIR)/$$n.sweep $(PLOT_OUT)/$$n.csv $(SWEEP_J) || fail=1; \
@@ -30,7 +30,7 @@ sweep: deps $(BIN)
 
 # After `sweep` when both are asked for (make sweep plots).
 # The binary lists the statistics' titles and units (ipusim metrics).
-plots: deps $(BIN) | $(filter sweep,$(MAKECMDGOALS))
+plots: deps all | $(filter sweep,$(MAKECMDGOALS))
 	@mkdir -p $(PLOT_OUT)
 	@IPUSIM=$(BIN) sh plots/render.sh $(SWEEP_DIR) $(PLOT_OUT) $(SWEEPS)
 	@if [ -f $(PROFILE_DIR)/summary.json ]; then sh plots/profile.sh $(PROFILE_DIR); \

@@ -25,7 +25,7 @@ MNIST_DIGITS_STAMP := $(MNIST_DIGITS)/train-images-idx3-ubyte
 
 data: $(MNIST_DIGITS_STAMP) data-fashion-mnist
 
-test run: data
+test run sweep: data
 
 # node and npm: from Debian when missing (a node installed otherwise is used as it is). After
 # `deps` (order only), so two apt-gets never run at once under make -j.
