@@ -62,3 +62,21 @@ void txt_free(txt *b)
     b->p = NULL;
     b->len = b->cap = 0;
 }
+
+char *text_num(double v, char buf[TEXT_NUM])
+{
+    if (v != v || v - v != 0) { /* NaN or an infinity: JSON has no number for them */
+        snprintf(buf, TEXT_NUM, "null");
+        return buf;
+    }
+    if (v == (double)(long long)v && v > -9007199254740992.0 && v < 9007199254740992.0) {
+        snprintf(buf, TEXT_NUM, "%.0f", v); /* a whole number: all its digits, no exponent */
+        return buf;
+    }
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, TEXT_NUM, "%.*g", p, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return buf;
+}

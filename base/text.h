@@ -23,4 +23,11 @@ const char *txt_str(const txt *b);
 /* Drop the text; the buffer can be used again. */
 void txt_free(txt *b);
 
+/* v as the shortest decimal that reads back as exactly v (%.Pg with the least P from 1 to 17:
+ * 8567.510188, not 8567.5101880000002; 0.1, not 0.10000000000000001), as JSON and CSV want
+ * numbers; a whole number below 2^53 with all its digits (730, not 7.3e+02); "null" for NaN
+ * and infinities. Returns buf. */
+enum { TEXT_NUM = 32 };
+char *text_num(double v, char buf[TEXT_NUM]);
+
 #endif

@@ -126,6 +126,8 @@ void cli_report_ipus(FILE *f, const struct eng *g);
 void cli_report_split(FILE *f, const struct eng *g, uint32_t ipu);
 /* The IPU's time categories as JSON members "NAME": cycles, ", "-separated, into b. */
 void cli_json_split(struct txt *b, const struct eng *g, uint32_t ipu);
+/* The same from an IPU's statistics read earlier. */
+void cli_json_cats(struct txt *b, const eng_ipu_stats *is, const mach *m);
 /* The same as a JSON object, written whole to path, with the run's "config"
  * (cli_json_config); `extra` (may be NULL) is inserted as further members (without braces),
  * e.g. "\"gemm\": {...}". Returns 0 or 2. */

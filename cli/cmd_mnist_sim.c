@@ -471,12 +471,14 @@ static void json_ipus(txt *b, const phase *p)
                    "%s{\"ipu\": %u, \"in_flight\": %u, \"stash_slots\": %u, \"stash_bytes\": "
                    "%llu, \"stream_in_bytes\": %llu, \"stream_out_bytes\": %llu, "
                    "\"global_tx_bytes\": %llu, \"global_rx_bytes\": %llu, \"peak_tile_bytes\": %u, "
-                   "\"tile_balance\": %.4f, \"busy_percent\": %.4f}",
+                   "\"tile_balance\": %.4f, \"busy_percent\": %.4f, \"split\": {",
                    i ? ",\n        " : "", i, p->pipe.stages ? p->pipe.in_flight[st] : 1,
                    p->pipe.slots[st], (unsigned long long)p->pipe.stash_bytes[st],
                    (unsigned long long)q->host_in_bytes, (unsigned long long)q->host_out_bytes,
                    (unsigned long long)q->global_tx_bytes, (unsigned long long)q->global_rx_bytes,
                    p->ipu_peak[i], p->ipu_balance[i], busy_pct(p, i));
+        cli_json_cats(b, q, &p->m);
+        txt_printf(b, "}}");
         sum += busy_pct(p, i);
     }
     txt_printf(b, "],\n      \"utilisation_percent\": %.4f,\n", sum / p->m.nipus);
@@ -536,18 +538,19 @@ static void json_plans(txt *b, const phase *p)
 static void json_phase(txt *b, const phase *p)
 {
     double sec = sim_seconds(p, p->st.cycles);
+    char num[TEXT_NUM];
     txt_printf(b,
                "{\"images\": %ld, \"cycles\": %llu, \"seconds\": %.9g, "
                "\"images_per_simulated_second\": %.6g, \"host_seconds\": %.4f, "
-               "\"instructions\": %.17g, \"instructions_per_host_second\": %.6g,\n      "
+               "\"instructions\": %s, \"instructions_per_host_second\": %.6g,\n      "
                "\"stats\": {",
                p->images, (unsigned long long)p->st.cycles, sec,
-               sec > 0 ? (double)p->images / sec : 0.0, p->host_s, instructions(p),
+               sec > 0 ? (double)p->images / sec : 0.0, p->host_s, text_num(instructions(p), num),
                p->host_s > 0 ? instructions(p) / p->host_s : 0.0);
     const eng_stat *tab = eng_stat_table();
     for (unsigned i = 0; i < ENG_NSTAT; i++)
-        txt_printf(b, "%s\"%s\": %.17g", i ? ", " : "", tab[i].key,
-                   eng_stat_value(&tab[i], &p->st, &p->m));
+        txt_printf(b, "%s\"%s\": %s", i ? ", " : "", tab[i].key,
+                   text_num(eng_stat_value(&tab[i], &p->st, &p->m), num));
     txt_printf(b, "},\n      \"split\": {%s},\n", txt_str(&p->split_json));
     txt_printf(b,
                "      \"tile_balance\": {\"percent\": %.4f, \"tiles\": %u, \"busiest_tile\": %u, "
@@ -670,8 +673,8 @@ static char *sim_options(const mnist_opts *o, const mnet_cfg *c)
                "\"%s\", \"recompute\": %d, \"stages\": [%u, %u, %u, %u],\n      \"io_tiles\": %u, "
                "\"dtype\": \"%s\", \"depth\": %u, \"output_mode\": \"%s\", "
                "\"offload_optimiser\": %d, \"mapping\": \"%s\", \"threads\": %u, \"max_calls\": "
-               "%d, \"test_images\": %d,\n      \"host\": {\"loaders\": %u, \"prep_us\": %.17g, "
-               "\"dist\": \"%s\", \"seed\": %llu, \"callback_us\": %.17g, \"drain_us\": %.17g}",
+               "%d, \"test_images\": %d,\n      \"host\": {\"loaders\": %u, \"prep_us\": %.9g, "
+               "\"dist\": \"%s\", \"seed\": %llu, \"callback_us\": %.9g, \"drain_us\": %.9g}",
                o->ipus, c->replicas, strategy, pipe_kind_name(c->schedule), c->recompute,
                c->stage_ipu[0], c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3], c->io_tiles,
                mnet_dtype_name(c->dtype), c->depth, mode_name(c, mode, sizeof mode), c->offload,

@@ -178,14 +178,20 @@ void cli_report_split(FILE *f, const eng *g, uint32_t ipu)
     fputc('\n', f);
 }
 
+void cli_json_cats(txt *b, const eng_ipu_stats *is, const mach *m)
+{
+    char num[TEXT_NUM];
+    const eng_stat *tab = eng_cat_table();
+    for (unsigned k = 0; k < ENG_NCAT; k++)
+        txt_printf(b, "%s\"%s\": %s", k ? ", " : "", tab[k].key,
+                   text_num(eng_stat_value(&tab[k], is, m), num));
+}
+
 void cli_json_split(txt *b, const eng *g, uint32_t ipu)
 {
-    const eng_stat *tab = eng_cat_table();
     eng_ipu_stats is;
     eng_get_ipu_stats(g, ipu, &is);
-    for (unsigned k = 0; k < ENG_NCAT; k++)
-        txt_printf(b, "%s\"%s\": %.17g", k ? ", " : "", tab[k].key,
-                   eng_stat_value(&tab[k], &is, eng_machine(g)));
+    cli_json_cats(b, &is, eng_machine(g));
 }
 
 void cli_jstr(txt *b, const char *s)
@@ -347,8 +353,10 @@ cli_balance cli_tile_balance(const eng *g, uint32_t ipu, uint32_t io_tiles)
 static void json_rows(FILE *f, const eng_stat *tab, unsigned n, const void *stats, const mach *m,
                       const char *sep)
 {
+    char num[TEXT_NUM];
     for (unsigned i = 0; i < n; i++)
-        fprintf(f, "%s\"%s\": %.17g", i ? sep : "", tab[i].key, eng_stat_value(&tab[i], stats, m));
+        fprintf(f, "%s\"%s\": %s", i ? sep : "", tab[i].key,
+                text_num(eng_stat_value(&tab[i], stats, m), num));
 }
 
 int cli_report_json(const cli_inv *inv, const char *path, const eng *g, const char *what,
@@ -387,7 +395,10 @@ int cli_report_json(const cli_inv *inv, const char *path, const eng *g, const ch
         eng_get_ipu_stats(g, i, &is);
         fprintf(f, "%s\n    {\"ipu\": %u, ", i ? "," : "", i);
         json_rows(f, eng_ipu_stat_table(), ENG_NIPU_STAT, &is, m, ", ");
-        fprintf(f, "}");
+        txt split = {0};
+        cli_json_cats(&split, &is, m);
+        fprintf(f, ", \"split\": {%s}}", txt_str(&split));
+        txt_free(&split);
     }
     fprintf(f, "\n  ],\n");
     if (extra && *extra)

@@ -22,6 +22,7 @@
 #include "base/file.h"
 #include "base/num.h"
 #include "base/rng.h"
+#include "base/text.h"
 #include "testutil.h"
 
 /* ---- alloc ------------------------------------------------------------------------------ */
@@ -307,12 +308,58 @@ static void test_rng(void **state)
     assert_true(u == (double)(0x99ec5f36cb75f2b4ull >> 11) * 0x1.0p-53);
 }
 
+/* Numbers in their shortest exact form: known cases, and on random doubles (every bit pattern
+ * class: tiny, huge, whole) the text reads back as the number and one digit fewer does not. */
+static void test_text_num(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        const char *want;
+    } cases[] = {{0.1, "0.1"},
+                 {8567.510188, "8567.510188"},
+                 {1.0 / 3, "0.3333333333333333"},
+                 {3, "3"},
+                 {-0.0, "-0"},
+                 {1e21, "1e+21"},
+                 {123456789012, "123456789012"},
+                 {5e-324, "5e-324"},
+                 {730, "730"},
+                 {1e15, "1000000000000000"},
+                 {1e17, "1e+17"}};
+    char buf[TEXT_NUM];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        assert_string_equal(text_num(cases[k].v, buf), cases[k].want);
+    assert_string_equal(text_num(0.0 / 0.0, buf), "null");
+    assert_string_equal(text_num(1.0 / 0.0, buf), "null");
+    rng r;
+    rng_seed(&r, 7);
+    for (int i = 0; i < 20000; i++) {
+        uint64_t bits = rng_next(&r);
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        if (v != v || v - v != 0)
+            continue;
+        text_num(v, buf);
+        assert_true(strtod(buf, NULL) == v);
+        int digits = 0, lead = 1; /* significant digits: from the first that is not 0 */
+        for (const char *p = buf; *p && *p != 'e'; p++) {
+            lead &= *p == '-' || *p == '0' || *p == '.';
+            digits += !lead && *p >= '0' && *p <= '9';
+        }
+        char shorter[400];
+        snprintf(shorter, sizeof shorter, "%.*g", digits - 1 > 0 ? digits - 1 : 1, v);
+        if (digits > 1 && strpbrk(buf, ".e")) /* whole numbers keep every digit */
+            assert_true(strtod(shorter, NULL) != v);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grow), cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_read), cmocka_unit_test(test_write),
-        cmocka_unit_test(test_rng),
+        cmocka_unit_test(test_rng),  cmocka_unit_test(test_text_num),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

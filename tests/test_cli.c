@@ -836,7 +836,17 @@ static void test_report_tables(void **state)
     assert_non_null(strstr(j, "{\"ipu\": 0, \"finish\": 116, \"supersteps\": 1, "
                               "\"do_exchange_bytes\": 8, \"do_exchange_cycles\": 11, "
                               "\"global_exchange_tx_bytes\": 0, \"global_exchange_rx_bytes\": 0, "
-                              "\"global_exchange_cycles\": 0}"));
+                              "\"global_exchange_cycles\": 0, \"split\": {\"OnTileExecute\": "));
+    /* the IPU's time split: every cycle of its 116 in one category */
+    sweep_metrics sm = {0};
+    char msg[SWEEP_MSG];
+    assert_int_equal(sweep_json_flatten(j, strlen(j), &sm, msg), 0);
+    double cats = 0;
+    for (size_t k = 0; k < sm.n; k++)
+        if (strncmp(sm.m[k].name, "per_ipu.0.split.", 16) == 0)
+            cats += strtod(sm.m[k].text, NULL);
+    assert_true(cats == 116);
+    sweep_metrics_free(&sm);
     assert_non_null(strstr(j, "\"instructions\": 61,\n"));
     assert_non_null(strstr(j, "\"time_us\": \"us\""));
     free(j);
