@@ -100,12 +100,22 @@ static const eng_stat ipu_stat_table[ENG_NIPU_STAT] = {
 };
 
 static const eng_stat cat_table[ENG_NCAT] = {
-#define CAT(id, name, meaning)                                                                     \
+#define CAT(id, name, colour, meaning)                                                             \
     {name,    name, NULL,      "cycles",                                                           \
      meaning, 0,    get_field, offsetof(eng_ipu_stats, cat) + ENG_CAT_##id * sizeof(uint64_t)},
 #include "hw/cats.def"
 #undef CAT
 };
+
+const char *eng_cat_colour(unsigned cat)
+{
+    static const char *const colour[ENG_NCAT] = {
+#define CAT(id, name, colour, meaning) colour,
+#include "hw/cats.def"
+#undef CAT
+    };
+    return cat < ENG_NCAT ? colour[cat] : "#000000";
+}
 
 const eng_stat *eng_stat_table(void)
 {

@@ -31,7 +31,7 @@ typedef struct eng_stats {
 
 /* Time categories per IPU (hw/cats.def); they add up to the total cycles. */
 enum {
-#define CAT(id, name, meaning) ENG_CAT_##id,
+#define CAT(id, name, colour, meaning) ENG_CAT_##id,
 #include "hw/cats.def"
 #undef CAT
     ENG_NCAT
@@ -98,6 +98,8 @@ enum {
 const eng_stat *eng_stat_table(void);
 const eng_stat *eng_ipu_stat_table(void);
 const eng_stat *eng_cat_table(void);
+/* Category cat's colour in every picture, "#rrggbb" (hw/cats.def). */
+const char *eng_cat_colour(unsigned cat);
 /* The row of tab (n rows) with this key, or NULL. */
 const eng_stat *eng_stat_find(const eng_stat *tab, size_t n, const char *key);
 /* A row's value: stats is the eng_stats or eng_ipu_stats its table reads (see eng_stat.get);

@@ -22,6 +22,14 @@ machine=$(sed -n 's/^  "machine": "\(.*\)",*$/\1/p' "$dir/summary.json")
 run=$(sed -n 's/^  "run": "\(.*\)",*$/\1/p' "$dir/summary.json")
 nipus=$(num nipus) sram=$(num sram_bytes)
 cats="OnTileExecute DoExchange GlobalExchange Sync StreamCopyBegin StreamCopyMid StreamCopyEnd StreamCopyMidRemoteBuffer Idle"
+# The categories' colours, from the engine's table as `ipusim metrics` lists them (IPUSIM: the
+# binary; `ipusim profile --plot` sets it to itself), so every picture colours them alike.
+ipusim=${IPUSIM:-build/ipusim}
+colours=""
+for c in $cats; do
+    colours="$colours $("$ipusim" metrics 2>/dev/null | awk -F '\t' -v k="iobench.split.$c" '$1 == k { print $5 }')"
+done
+[ "$(echo $colours | wc -w)" = 9 ] || { echo "profile.sh: no colours from '$ipusim metrics' (build it: make)" >&2; exit 2; }
 
 render() { # NAME SCRIPT GNUPLOT-SETTINGS...
     name=$1 script=$2
@@ -35,10 +43,10 @@ render() { # NAME SCRIPT GNUPLOT-SETTINGS...
     echo "profile.sh: $dir/$name.png $dir/$name.svg" >&2
 }
 
-render timeline timeline.gp -e "csv='$(gq "$dir/timeline.csv")'; nipus='$nipus'" \
+render timeline timeline.gp -e "csv='$(gq "$dir/timeline.csv")'; nipus='$nipus'; colours='$colours'" \
     -e "title='$(gq "$run"): the steps of each IPU by category'"
 render proportions stacked.gp -e "csv='$(gq "$dir/proportions.csv")'; labelcol='label'" \
-    -e "ycols='$cats'; ylabel='share of the total cycles (%)'" \
+    -e "ycols='$cats'; ycolours='$colours'; ylabel='share of the total cycles (%)'" \
     -e "title='$(gq "$run"): execution summary, proportions per IPU'"
 render tile-memory tilemem.gp -e "csv='$(gq "$dir/tile_memory.csv")'; sram='$sram'" \
     -e "title='$(gq "$run"): tile memory'"

@@ -101,7 +101,7 @@ render() {
     f=$sdir/$name.sweep csv=$odir/$name.csv base=$odir/$name
     case $f in */*) ;; *) f=./$f ;; esac
     PLOT="" TITLE="" MACHINE="" FIXED="" X="" XLABEL="" Y="" YTITLES="" YLABEL="" SERIES=""
-    LOGX="" YMIN="" YSCALE=1 MARKX="" MARKLABEL="" LABEL="" FROM="" YREL=""
+    LOGX="" YMIN="" YSCALE=1 MARKX="" MARKLABEL="" LABEL="" FROM="" YREL="" ycolours=""
     . "$f"
     [ -z "$FROM" ] || csv=$odir/$FROM.csv # another view of that sweep's rows
     titles_from_tables
@@ -158,6 +158,9 @@ render() {
                         print l "," $0 }' "$csv" > "$data.u"
         { head -n 1 "$data.u"; tail -n +2 "$data.u" | sort -t, $keys; } > "$data"
         rm -f "$data.u"
+        ycolours="" # the time categories' own colours, when every bar part is one
+        for c in $Y; do ycolours="$ycolours $(meta "$c" 5)"; done
+        [ "$(echo $ycolours | wc -w)" = "$(echo $Y | wc -w)" ] || ycolours=""
     fi
     if [ "$(wc -l < "$data")" -lt 2 ]; then
         fail "$shown has no row with status 0"
@@ -189,7 +192,7 @@ render() {
                 -e "xcol='$(gq "$X")'; ycols='$(gq "$Y")'; ytitles='$(gq "$YTITLES")'" \
                 -e "series='$(gq "$SERIES")'; series_values='$(gq "$sv")'; logx='$(gq "$LOGX")'" \
                 -e "ymin='$(gq "$YMIN")'; markx='$(gq "$mx")'; marklabel='$(gq "$MARKLABEL")'" \
-                -e "xstep='$xstep'" \
+                -e "xstep='$xstep'; ycolours='$(echo $ycolours)'" \
                 "$plotsdir/$PLOT.gp" || { fail "gnuplot failed"; rm -f "$base.$fmt.tmp"; break; }
         mv "$base.$fmt.tmp" "$base.$fmt"
         done_fmts="$done_fmts $base.$fmt"

@@ -9,10 +9,13 @@
 # Variables besides those of common.gp:
 #   csv       the CSV                 labelcol  the column naming each bar (default "label")
 #   ycols     the stacked columns' names, separated by spaces, bottom first
+#   ycolours  their colours, "#rrggbb" separated by spaces (optional: a time category's own,
+#             from `ipusim metrics`; default gnuplot's)
 
 if (!exists("plotsdir")) plotsdir = "plots"
 load plotsdir."/common.gp"
 if (!exists("labelcol")) labelcol = "label"
+if (!exists("ycolours")) ycolours = ""
 
 ny = words(ycols)
 set style data histograms
@@ -23,4 +26,9 @@ set key outside right top vertical reverse Left
 set yrange [0:*]
 set xtics nomirror rotate by -25 left
 set grid noxtics ytics
-plot for [i=1:ny] csv using (column(word(ycols, i)) * yscale_v):xtic(strcol(labelcol)) title ytitle(i)
+if (words(ycolours) == ny) {
+    plot for [i=1:ny] csv using (column(word(ycols, i)) * yscale_v):xtic(strcol(labelcol)) \
+         lc rgb word(ycolours, i) title ytitle(i)
+} else {
+    plot for [i=1:ny] csv using (column(word(ycols, i)) * yscale_v):xtic(strcol(labelcol)) title ytitle(i)
+}

@@ -8,16 +8,19 @@
 #
 # Variables besides those of common.gp:
 #   csv      the timeline           nipus   the IPUs (rows)
+#   colours  the categories' colours in the order of hw/cats.def, "#rrggbb" separated by spaces
+#            (`ipusim metrics` gives them; plots/profile.sh passes them)
 
 if (!exists("plotsdir")) plotsdir = "plots"
 load plotsdir."/common.gp"
 if (!exists("nipus")) nipus = 1
 eval "nipus_v = int(".nipus.")"
 
-# The categories in the order of hw/cats.def, and a colour each.
+# The categories in the order of hw/cats.def, and their colours from it.
 cats = "OnTileExecute DoExchange GlobalExchange Sync StreamCopyBegin StreamCopyMid StreamCopyEnd StreamCopyMidRemoteBuffer Idle"
-colours = "#2e8b57 #4682b4 #8a2be2 #c0c0c0 #ff8c00 #d2691e #ffd700 #dc143c #f5f5f5"
-array rgb[9] = [0x2e8b57, 0x4682b4, 0x8a2be2, 0xc0c0c0, 0xff8c00, 0xd2691e, 0xffd700, 0xdc143c, 0xf5f5f5]
+if (!exists("colours") || words(colours) != 9) { print "timeline.gp: colours must give the 9 categories' colours"; exit status 1 }
+array rgb[9]
+do for [i=1:9] { eval sprintf("rgb[%d] = 0x%s", i, word(colours, i)[2:]) }
 colour(c) = rgb[int(c) + 1]
 
 set ytics nomirror scale 0 ("IPU 0" 0)

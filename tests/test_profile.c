@@ -499,6 +499,47 @@ static void test_mnist_iteration(void **state)
     free(t.e);
 }
 
+/* `ipusim profile DIR --plot`: the timeline and the proportions colour each time category
+ * alike, with the colour `ipusim metrics` gives it (hw/cats.def), OnTileExecute and Idle
+ * apart. Skipped without gnuplot. */
+static void test_plot_palette(void **state)
+{
+    (void)state;
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        print_message("skipped: gnuplot is not installed (make deps)\n");
+        return;
+    }
+    char dir[256], report[256], out[16384], path[512];
+    snprintf(dir, sizeof dir, "%s/plot", tmpdir);
+    snprintf(report, sizeof report, "%s/plot.json", tmpdir);
+    profile_xchg(dir, 2, report);
+    assert_int_equal(run(out, sizeof out, "profile %s --plot", dir), 0);
+    static char metrics[65536];
+    assert_int_equal(run(metrics, sizeof metrics, "metrics"), 0);
+    static const char *const cats[] = {"OnTileExecute", "Sync", "GlobalExchange", "Idle"};
+    char rgb[4][32];
+    for (int k = 0; k < 4; k++) {
+        char key[64];
+        snprintf(key, sizeof key, "\niobench.split.%s\t", cats[k]);
+        const char *l = strstr(metrics, key), *hash = l ? strchr(l + 1, '#') : NULL;
+        assert_non_null(hash);
+        unsigned c = (unsigned)strtoul(hash + 1, NULL, 16);
+        snprintf(rgb[k], sizeof rgb[k], "rgb(%3u, %3u, %3u)", c >> 16, c >> 8 & 255, c & 255);
+        for (int j = 0; j < k; j++)
+            assert_string_not_equal(rgb[j], rgb[k]);
+    }
+    static const char *const pics[] = {"timeline.svg", "proportions.svg"};
+    for (int p = 0; p < 2; p++) {
+        snprintf(path, sizeof path, "%s/%s", dir, pics[p]);
+        char *svg = tu_read_file(path);
+        assert_non_null(svg);
+        for (int k = 0; k < 4; k++)
+            if (!strstr(svg, rgb[k]))
+                fail_msg("%s has no %s for %s", pics[p], rgb[k], cats[k]);
+        free(svg);
+    }
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -508,7 +549,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_adds_up),   cmocka_unit_test(test_same_for_any_threads),
         cmocka_unit_test(test_bad_dir),         cmocka_unit_test(test_window),
-        cmocka_unit_test(test_mnist_iteration),
+        cmocka_unit_test(test_mnist_iteration), cmocka_unit_test(test_plot_palette),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_rmdir(tmpdir);
