@@ -382,23 +382,21 @@ static void free_args(char **args, int n)
     free(args);
 }
 
-/* The commands that spread over MPI ranks (docs/scale-out.md). */
-/* The commands that write a JSON report, and so take --out DIR (cli/rundir.c). */
-static int writes_report(const char *name)
+/* What a command does beyond its own work: SPREADS, it spreads over MPI ranks
+ * (docs/scale-out.md); REPORT, it writes a JSON report and so takes --out DIR (cli/rundir.c). */
+enum { SPREADS = 1, REPORT = 2 };
+static int has_trait(const char *name, unsigned trait)
 {
-    static const char *const names[] = {"run", "gemm", "io-bench", "mnist"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(name, names[i]) == 0)
-            return 1;
-    return 0;
-}
-
-static int spreads(const char *name)
-{
-    static const char *const names[] = {"run", "micro", "io-bench", "mnist"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(name, names[i]) == 0)
-            return 1;
+    static const struct {
+        const char *name;
+        unsigned traits;
+    } traits[] = {
+        {"run", SPREADS | REPORT},   {"micro", SPREADS}, {"io-bench", SPREADS | REPORT},
+        {"mnist", SPREADS | REPORT}, {"gemm", REPORT},
+    };
+    for (size_t i = 0; i < sizeof traits / sizeof traits[0]; i++)
+        if (strcmp(name, traits[i].name) == 0)
+            return (traits[i].traits & trait) != 0;
     return 0;
 }
 
@@ -462,9 +460,9 @@ int main(int argc, char **argv)
             return 0;
         }
     }
-    int rc = !spreads(name) && rank_launched() ? not_spread(name, &argc, &argv)
-             : writes_report(name)             ? cli_rundir(c, n, args)
-                                               : c->fn(n, args);
+    int rc = !has_trait(name, SPREADS) && rank_launched() ? not_spread(name, &argc, &argv)
+             : has_trait(name, REPORT)                    ? cli_rundir(c, n, args)
+                                                          : c->fn(n, args);
     free_args(args, n);
     return rc;
 }

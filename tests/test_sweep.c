@@ -805,6 +805,22 @@ static void test_command_errors(void **state)
 
 /* ---- make plots ---- */
 
+/* The sweep file and CSV of sweep NAME into tmpdir, and in cmd the `make plots` that renders it
+ * there (its output in tmpdir/make.log). */
+static char plot_cmd[1024];
+static void plot_setup(const char *name, const char *sweep, const char *csv)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s.sweep", tmpdir, name);
+    tu_write_file(path, sweep);
+    snprintf(path, sizeof path, "%s/%s.csv", tmpdir, name);
+    tu_write_file(path, csv);
+    snprintf(plot_cmd, sizeof plot_cmd,
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory plots "
+             "SWEEP_DIR=%s PLOT_OUT=%s SWEEPS=%s >%s/make.log 2>&1",
+             tmpdir, tmpdir, name, tmpdir);
+}
+
 static void test_make_plots(void **state)
 {
     (void)state;
@@ -816,20 +832,14 @@ static void test_make_plots(void **state)
         print_message("test_make_plots: skipped, not run from the repository root\n");
         return;
     }
-    char path[128], cmd[1024];
-    snprintf(path, sizeof path, "%s/t.sweep", tmpdir);
-    tu_write_file(path,
-                  "# a test plot\nMACHINE=mk2\nSWEEP=\"--param k=64,128 -- gemm\"\nPLOT=line\n"
-                  "TITLE=\"test: x against k\"\nFIXED=\"n = 64\"\nX=k\nXLABEL=\"k (elements)\"\n"
-                  "Y=\"x y\"\nYTITLES=\"x's|y\"\nYLABEL=\"x (cycles)\"\nSERIES=m\nLOGX=2\n");
-    snprintf(path, sizeof path, "%s/t.csv", tmpdir);
-    tu_write_file(path, "k,m,status,x,y\n128,1,0,20,5\n64,1,0,10,4\n64,2,0,15,3\n128,2,0,30,2\n"
-                        "256,2,3,,\n");
-    snprintf(cmd, sizeof cmd,
-             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory plots "
-             "SWEEP_DIR=%s PLOT_OUT=%s SWEEPS=t >%s/make.log 2>&1",
-             tmpdir, tmpdir, tmpdir);
-    int rc = system(cmd);
+    char path[128];
+    plot_setup("t",
+               "# a test plot\nMACHINE=mk2\nSWEEP=\"--param k=64,128 -- gemm\"\nPLOT=line\n"
+               "TITLE=\"test: x against k\"\nFIXED=\"n = 64\"\nX=k\nXLABEL=\"k (elements)\"\n"
+               "Y=\"x y\"\nYTITLES=\"x's|y\"\nYLABEL=\"x (cycles)\"\nSERIES=m\nLOGX=2\n",
+               "k,m,status,x,y\n128,1,0,20,5\n64,1,0,10,4\n64,2,0,15,3\n128,2,0,30,2\n"
+               "256,2,3,,\n");
+    int rc = system(plot_cmd);
     snprintf(path, sizeof path, "%s/make.log", tmpdir);
     char *log = tu_read_file(path);
     if (rc != 0)
@@ -851,16 +861,11 @@ static void test_make_plots(void **state)
     assert_non_null(strstr(svg, "x (cycles)"));
     free(svg);
     /* A statistic with no YLABEL or YTITLES: its title and unit from the engine's tables. */
-    snprintf(path, sizeof path, "%s/u.sweep", tmpdir);
-    tu_write_file(path, "SWEEP=\"--param k=64,128 -- gemm\"\nPLOT=line\nTITLE=\"u\"\nX=k\n"
-                        "Y=stats.time_us\n");
-    snprintf(path, sizeof path, "%s/u.csv", tmpdir);
-    tu_write_file(path, "k,status,stats.time_us\n64,0,1.5\n128,0,2.5\n");
-    snprintf(cmd, sizeof cmd,
-             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory plots "
-             "SWEEP_DIR=%s PLOT_OUT=%s SWEEPS=u >%s/make.log 2>&1",
-             tmpdir, tmpdir, tmpdir);
-    assert_int_equal(system(cmd), 0);
+    plot_setup("u",
+               "SWEEP=\"--param k=64,128 -- gemm\"\nPLOT=line\nTITLE=\"u\"\nX=k\n"
+               "Y=stats.time_us\n",
+               "k,status,stats.time_us\n64,0,1.5\n128,0,2.5\n");
+    assert_int_equal(system(plot_cmd), 0);
     snprintf(path, sizeof path, "%s/u.svg", tmpdir);
     svg = tu_read_file(path);
     assert_non_null(svg);
@@ -868,15 +873,9 @@ static void test_make_plots(void **state)
     free(svg);
     /* Quoted values with commas: one bar each, labelled with ; for their commas (and ' for a
      * quote). */
-    snprintf(path, sizeof path, "%s/v.sweep", tmpdir);
-    tu_write_file(path, "SWEEP=\"--param s=x -- gemm\"\nPLOT=stacked\nTITLE=\"v\"\nY=\"a b\"\n");
-    snprintf(path, sizeof path, "%s/v.csv", tmpdir);
-    tu_write_file(path, "s,status,a,b\n\"0,1\",0,1,2\n\"2,\"\"3\",0,3,4\n");
-    snprintf(cmd, sizeof cmd,
-             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory plots "
-             "SWEEP_DIR=%s PLOT_OUT=%s SWEEPS=v >%s/make.log 2>&1",
-             tmpdir, tmpdir, tmpdir);
-    assert_int_equal(system(cmd), 0);
+    plot_setup("v", "SWEEP=\"--param s=x -- gemm\"\nPLOT=stacked\nTITLE=\"v\"\nY=\"a b\"\n",
+               "s,status,a,b\n\"0,1\",0,1,2\n\"2,\"\"3\",0,3,4\n");
+    assert_int_equal(system(plot_cmd), 0);
     snprintf(path, sizeof path, "%s/v.svg", tmpdir);
     svg = tu_read_file(path);
     assert_non_null(svg);
@@ -885,16 +884,11 @@ static void test_make_plots(void **state)
     free(svg);
     /* YREL: each curve in % of series s = 0 at the same x (50 -> 75 is 150%, 40 -> 20 is
      * 50%: the y axis spans them), its default y label; a YREL no row has fails. */
-    snprintf(path, sizeof path, "%s/r.sweep", tmpdir);
-    tu_write_file(path, "SWEEP=\"--param s=0 -- gemm\"\nPLOT=line\nTITLE=\"r\"\nX=x\nY=y\n"
-                        "SERIES=s\nYREL=0\n");
-    snprintf(path, sizeof path, "%s/r.csv", tmpdir);
-    tu_write_file(path, "s,x,status,y\n0,1,0,50\n0,2,0,40\n1,1,0,75\n1,2,0,20\n");
-    snprintf(cmd, sizeof cmd,
-             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory plots "
-             "SWEEP_DIR=%s PLOT_OUT=%s SWEEPS=r >%s/make.log 2>&1",
-             tmpdir, tmpdir, tmpdir);
-    assert_int_equal(system(cmd), 0);
+    plot_setup("r",
+               "SWEEP=\"--param s=0 -- gemm\"\nPLOT=line\nTITLE=\"r\"\nX=x\nY=y\n"
+               "SERIES=s\nYREL=0\n",
+               "s,x,status,y\n0,1,0,50\n0,2,0,40\n1,1,0,75\n1,2,0,20\n");
+    assert_int_equal(system(plot_cmd), 0);
     snprintf(path, sizeof path, "%s/r.svg", tmpdir);
     svg = tu_read_file(path);
     assert_non_null(svg);
@@ -906,7 +900,7 @@ static void test_make_plots(void **state)
     snprintf(path, sizeof path, "%s/r.sweep", tmpdir);
     tu_write_file(path, "SWEEP=\"--param s=0 -- gemm\"\nPLOT=line\nTITLE=\"r\"\nX=x\nY=y\n"
                         "SERIES=s\nYREL=9\n");
-    assert_int_not_equal(system(cmd), 0);
+    assert_int_not_equal(system(plot_cmd), 0);
     snprintf(path, sizeof path, "%s/make.log", tmpdir);
     char *mlog = tu_read_file(path);
     assert_non_null(strstr(mlog, "YREL=9: no row with s = 9"));
