@@ -7,6 +7,7 @@
 
 #include "base/alloc.h"
 #include "base/rank.h"
+#include "base/text.h"
 #include "cli/cli.h"
 #include "workloads/micro/micro.h"
 
@@ -57,10 +58,48 @@ static void print_table(FILE *f, const mach *m, const wl_micro_table *t, double 
                "gaps over 10%%).\n");
 }
 
+/* The table as JSON members: "micro": [{"bench", "what", "unit", "simulated", "implied",
+ * "published"}, ...] (null where a figure is missing), "host_seconds". */
+static char *json_table(const wl_micro_table *t, double host)
+{
+    txt b = {0};
+    char n1[TEXT_NUM], n2[TEXT_NUM], n3[TEXT_NUM];
+    txt_printf(&b, "\"micro\": [");
+    for (size_t i = 0; i < t->n; i++) {
+        const wl_micro_row *r = &t->rows[i];
+        txt_printf(&b, "%s\n    {\"bench\": ", i ? "," : "");
+        cli_jstr(&b, r->bench);
+        txt_printf(&b, ", \"what\": ");
+        cli_jstr(&b, r->what);
+        txt_printf(&b, ", \"unit\": ");
+        cli_jstr(&b, r->unit);
+        txt_printf(&b, ", \"simulated\": %s, \"implied\": %s, \"published\": %s}",
+                   text_num(r->sim, n1), text_num(r->implied, n2), text_num(r->published, n3));
+    }
+    txt_printf(&b, "\n  ],\n  \"host_seconds\": %.3f", host);
+    return txt_take(&b);
+}
+
+/* The JSON report: the table, then the config. 0 or 2. */
+static int write_json(const cli_inv *inv, const char *path, const mach *m, const wl_micro_table *t,
+                      double host)
+{
+    char *table = json_table(t, host);
+    txt b = {0};
+    txt_printf(&b, "{\n  %s,\n  ", table);
+    cli_json_config(&b, inv, m, NULL);
+    txt_printf(&b, "\n}\n");
+    int rc = cli_write_file(inv->cmd, path, b.p, b.len);
+    txt_free(&b);
+    free(table);
+    return rc;
+}
+
 static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
 {
-    const char *cmd = "micro", *name = NULL, *csv = NULL;
+    const char *cmd = "micro", *name = NULL, *csv = NULL, *json = NULL;
     cli_machine mo = {0};
+    const cli_inv inv = {cmd, argc, argv, &mo};
     uint64_t threads = 0;
     int rc = 0, mr, progress = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
@@ -71,6 +110,8 @@ static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &threads);
         else if (strcmp(a, "--csv") == 0)
             rc = cli_value(cmd, argc, argv, &i, &csv);
+        else if (strcmp(a, "--json") == 0)
+            rc = cli_value(cmd, argc, argv, &i, &json);
         else if (strcmp(a, "--progress") == 0)
             progress = 1;
         else if (a[0] == '-')
@@ -108,6 +149,8 @@ static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
             rc = cli_write_file(cmd, csv, text, strlen(text));
             free(text);
         }
+        if (json && rank_id(ranks) == 0 && rc == 0)
+            rc = write_json(&inv, json, &m, &t, host);
     }
     wl_micro_table_free(&t);
     free(e);

@@ -117,6 +117,9 @@ static const cli_cmd commands[] = {
      CLI_MACHINE_HELP
      "  --threads N              host threads (default: online CPUs)\n"
      "  --csv FILE               also write the table as CSV (whole or not at all)\n"
+     "  --json FILE              also write it as JSON, with the config (how it was run)\n"
+     "  --out DIR                the run as a directory: config.json, stats.json, report.txt,\n"
+     "                           written whole when the run succeeds\n"
      CLI_PROGRESS_HELP
      "\n"
      "Under 'mpirun -np R ipusim micro ...' each program's IPUs are shared out among the R\n"
@@ -391,8 +394,11 @@ static int has_trait(const char *name, unsigned trait)
         const char *name;
         unsigned traits;
     } traits[] = {
-        {"run", SPREADS | REPORT},   {"micro", SPREADS}, {"io-bench", SPREADS | REPORT},
-        {"mnist", SPREADS | REPORT}, {"gemm", REPORT},
+        {"run", SPREADS | REPORT},
+        {"micro", SPREADS | REPORT},
+        {"io-bench", SPREADS | REPORT},
+        {"mnist", SPREADS | REPORT},
+        {"gemm", REPORT},
     };
     for (size_t i = 0; i < sizeof traits / sizeof traits[0]; i++)
         if (strcmp(name, traits[i].name) == 0)

@@ -285,19 +285,24 @@ static void test_report_and_json(void **state)
 
 /* metrics: one line per statistic of the reports: the 14 members of a run report's "stats"
  * (cycles, time_us, instructions, supersteps, workers_started, tiles, worker_instructions,
- * util_sup, util_w0..w5), the 7 of each "per_ipu" object besides "ipu", and io-bench's 9
- * categories of docs/sources.md, Profiles (with Idle). */
+ * util_sup, util_w0..w5), the 7 of each "per_ipu" object besides "ipu", and the 9 categories
+ * of docs/sources.md, Profiles (with Idle) twice: io-bench's split and each IPU's, each with
+ * its colour. */
 static void test_metrics(void **state)
 {
     (void)state;
     char out[16384];
     assert_int_equal(run(out, sizeof out, "metrics"), 0);
-    assert_int_equal(tu_count_lines(out), 14 + 7 + 9);
+    assert_int_equal(tu_count_lines(out), 14 + 7 + 2 * 9);
     assert_non_null(strstr(out, "stats.cycles\tcycles\ttotal cycles\t"));
     assert_non_null(strstr(out, "\nstats.time_us\tus\tsimulated time\t"));
     assert_non_null(strstr(out, "\nstats.util_w5\t%\tcontext utilisation w5\t"));
     assert_non_null(strstr(out, "\nper_ipu.N.global_exchange_rx_bytes\tB\t"));
     assert_non_null(strstr(out, "\niobench.split.StreamCopyMidRemoteBuffer\tcycles\t"));
+    const char *idle = strstr(out, "\nper_ipu.N.split.Idle\tcycles\tIdle\t");
+    assert_non_null(idle);
+    const char *eol = strchr(idle + 1, '\n'), *hash = strchr(idle + 1, '#');
+    assert_true(hash && hash < eol && eol - hash == 7); /* its colour, #rrggbb, last */
     assert_int_equal(run(out, sizeof out, "metrics --bogus"), 2);
 }
 
@@ -1209,6 +1214,19 @@ static void test_out_dir(void **state)
     snprintf(path, sizeof path, "%s/runs", tmpdir);
     list_dir(path, names, sizeof names);
     assert_string_equal(names, "g1 other ");
+    /* micro too: its table as JSON (the internal sync: Mk2's sync_internal, 90 cycles) */
+    snprintf(path, sizeof path, "%s/runs/micro", tmpdir);
+    assert_int_equal(run(out, sizeof out, "micro sync --threads 1 --out %s", path), 0);
+    list_dir(path, names, sizeof names);
+    assert_string_equal(names, "config.json report.txt stats.json ");
+    char mpath[600];
+    snprintf(mpath, sizeof mpath, "%s/stats.json", path);
+    char *mj = must_read(mpath);
+    assert_int_equal(sweep_json_flatten(mj, strlen(mj), &m, msg), 0);
+    assert_true(json_num(&m, "micro.0.simulated") == 90);
+    sweep_metrics_free(&m);
+    assert_non_null(strstr(mj, "{\"bench\": \"sync\", \"what\": \"internal sync, 1472 tiles\""));
+    free(mj);
 }
 
 static void test_help_exit_status(void **state)
