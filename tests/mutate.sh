@@ -147,6 +147,16 @@ MUTATIONS=(
     "the assembler keeps symbols in the order written"
     isa/disasm.c 's/                txt_printf(b, "    .global %s\\n", prog->syms\[i\].name);/                ;/'
     "disasm drops .global"
+    hw/engine.c 's/        last = grp_at\[gr\] > grp_at\[last\] ? gr : last;/        last = grp_at[gr] < grp_at[last] ? gr : last;/'
+    "a group's host copies charged from the first group's arrival, hidden or not"
+    cli/report.c 's/            if (t + io_tiles >= eng_ntiles(g)) {/            if (0) {/'
+    "tile balance counts the I/O tiles"
+    cli/cmd_mnist_sim.c 's/    return seq ? 100.0 \/ N : 100.0 \* G \/ (G + N - 1.0);/    return 100.0 * G \/ (G + N - 1.0);/'
+    "sequential's ideal utilisation is grouped's"
+    base/text.c 's/    for (int p = 1; p <= 17; p++) {/    for (int p = 17; p <= 17; p++) {/'
+    "JSON numbers with 17 digits"
+    cli/watch.c 's/    if (w->expect \&\& cycle > 0 \&\& cycle < w->expect) {/    if (0) {/'
+    "the heartbeat shows no share done"
     workloads/graph/graph_copy.c 's/while (r < c->rounds \&\& (sends\[r \* tiles + s\] || recvs\[r \* tiles + d\]))/while (r < c->rounds \&\& 0)/'
     "global copy rounds ignore busy receivers"
     workloads/graph/graph_copy.c 's/        if (d->r\[b\].end - de < len)/        if (0)/'
