@@ -129,10 +129,11 @@ void cli_json_split(struct txt *b, const struct eng *g, uint32_t ipu);
 /* The same from an IPU's statistics read earlier. */
 void cli_json_cats(struct txt *b, const eng_ipu_stats *is, const mach *m);
 /* The same as a JSON object, written whole to path, with the run's "config"
- * (cli_json_config); `extra` (may be NULL) is inserted as further members (without braces),
- * e.g. "\"gemm\": {...}". Returns 0 or 2. */
+ * (cli_json_config, the command's resolved options: JSON members without braces, or NULL);
+ * `extra` (may be NULL) is inserted as further members (without braces), e.g.
+ * "\"gemm\": {...}". Returns 0 or 2. */
 int cli_report_json(const cli_inv *inv, const char *path, const struct eng *g, const char *what,
-                    double host_seconds, const char *extra);
+                    double host_seconds, const char *extra, const char *options);
 /* Tile balance, as PopVision shows it: the mean over the max of the issue cycles (every
  * context's) of the compute tiles holding a program, of IPU ipu (UINT32_MAX: of every IPU).
  * The last io_tiles tiles of each IPU are I/O tiles (they take the host's copies while the

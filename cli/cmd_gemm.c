@@ -108,7 +108,14 @@ int cli_cmd_gemm(int argc, char **argv)
             (unsigned long long)M, (unsigned long long)N, (unsigned long long)K, r.grid_m, r.grid_n,
             r.tflops, r.peak_tflops, r.pct_peak, r.checked ? "true" : "false",
             (unsigned long long)r.mismatches, (unsigned long long)r.inexact, r.max_abs_err);
-        if (cli_report_json(&inv, json, g, what, host, extra) != 0)
+        char opts[256];
+        snprintf(opts, sizeof opts,
+                 "\"m\": %llu, \"n\": %llu, \"k\": %llu, \"seed\": %llu, \"check\": %d, "
+                 "\"threads\": %u, \"max_cycles\": %llu, \"max_superstep_cycles\": %llu",
+                 (unsigned long long)M, (unsigned long long)N, (unsigned long long)K,
+                 (unsigned long long)seed, check, eng_threads(g), (unsigned long long)max_cycles,
+                 (unsigned long long)max_step);
+        if (cli_report_json(&inv, json, g, what, host, extra, opts) != 0)
             rc = 2;
     }
     if (pf) {

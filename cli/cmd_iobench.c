@@ -163,8 +163,24 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
         cli_json_split(&x, g, 0);
         txt_printf(&x, "}, \"io_overlapped\": [%llu, %llu, %llu]}", (unsigned long long)r.io[0],
                    (unsigned long long)r.io[1], (unsigned long long)r.io[2]);
-        rc = cli_report_json(&inv, json, g, what, host_s, x.p);
+        txt o = {0};
+        char dist[64], mode[32];
+        txt_printf(
+            &o,
+            "\"batch\": %u, \"sample_px\": %u, \"dtype\": \"%s\", \"work\": %llu, "
+            "\"steps\": %u, \"io_tiles\": %u, \"outfeed\": \"%s\", \"out_bytes\": %u, "
+            "\"depth\": %u, \"loaders\": %u, \"prep_us\": %.9g, \"host_dist\": \"%s\", "
+            "\"callback_us\": %.9g, \"drain_us\": %.9g, \"seed\": %llu, \"threads\": %u, "
+            "\"max_superstep_cycles\": %llu",
+            c.batch, c.sample_px, wl_iobench_dtype_name(c.dtype), (unsigned long long)c.work_macs,
+            c.steps, c.io_tiles, strm_mode_format(c.out_mode, c.out_n, mode, sizeof mode),
+            c.out_bytes, c.host.depth, c.host.loaders, (double)c.host.prep_ps / 1e6,
+            host_dist_format(&c.host.dist, dist, sizeof dist), (double)c.host.callback_ps / 1e6,
+            (double)c.drain_ps / 1e6, (unsigned long long)c.host.seed, eng_threads(g),
+            (unsigned long long)c.ctl.max_superstep_cycles);
+        rc = cli_report_json(&inv, json, g, what, host_s, x.p, o.p);
         free(x.p);
+        free(o.p);
     }
     if (pf) {
         profile_finish(pf, g, NULL, what);

@@ -82,12 +82,16 @@ static char *json_table(const wl_micro_table *t, double host)
 
 /* The JSON report: the table, then the config. 0 or 2. */
 static int write_json(const cli_inv *inv, const char *path, const mach *m, const wl_micro_table *t,
-                      double host)
+                      double host, const char *name, unsigned threads)
 {
     char *table = json_table(t, host);
-    txt b = {0};
+    txt b = {0}, o = {0};
+    txt_printf(&o, "\"bench\": ");
+    cli_jstr(&o, name ? name : "all");
+    txt_printf(&o, ", \"threads\": %u", threads);
     txt_printf(&b, "{\n  %s,\n  ", table);
-    cli_json_config(&b, inv, m, NULL);
+    cli_json_config(&b, inv, m, o.p);
+    txt_free(&o);
     txt_printf(&b, "\n}\n");
     int rc = cli_write_file(inv->cmd, path, b.p, b.len);
     txt_free(&b);
@@ -150,7 +154,7 @@ static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
             free(text);
         }
         if (json && rank_id(ranks) == 0 && rc == 0)
-            rc = write_json(&inv, json, &m, &t, host);
+            rc = write_json(&inv, json, &m, &t, host, name, (unsigned)threads);
     }
     wl_micro_table_free(&t);
     free(e);

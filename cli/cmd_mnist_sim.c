@@ -257,11 +257,7 @@ static void on_finished(void *ctx, int test, eng *g, const gr_exe *x, const mnet
 /* The outfeed mode as --output-mode takes it: all, final, sum, every:N. */
 static const char *mode_name(const mnet_cfg *c, char *buf, size_t len)
 {
-    if (c->out_mode == STRM_EVERYN)
-        snprintf(buf, len, "every:%u", c->out_n);
-    else
-        snprintf(buf, len, "%s", strm_mode_name(c->out_mode));
-    return buf;
+    return strm_mode_format(c->out_mode, c->out_n, buf, len);
 }
 
 /* ---- the report ---- */

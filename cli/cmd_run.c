@@ -8,12 +8,16 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/rank.h"
+#include "base/text.h"
 #include "cli/cli.h"
 #include "cli/profile.h"
 #include "host/system.h"
 #include "hw/engine.h"
 #include "isa/isa.h"
+
+#include <zlib.h>
 
 #define MAX_DUMPS 16
 
@@ -74,6 +78,27 @@ static int run_again(const sys_cfg *cfg, const isa_prog *prog, const eng_stop *a
         return rc;
     eng_stop_at(sys_engine(*s), at);
     return eng_run(sys_engine(*s), e);
+}
+
+/* The JSON report, its config's options: the program (its path, size and CRC-32: which file
+ * ran), the host threads and the limits. 0 or 2. */
+static int json_report(const cli_inv *inv, const char *json, const eng *g, const char *path,
+                       double host, uint64_t max_cycles)
+{
+    err e;
+    size_t len = 0;
+    char *bytes = file_read(path, (size_t)1 << 30, &len, &e);
+    unsigned long crc =
+        crc32_z(crc32(0L, Z_NULL, 0), (const unsigned char *)bytes, bytes ? len : 0);
+    free(bytes);
+    txt o = {0};
+    txt_printf(&o, "\"program\": {\"path\": ");
+    cli_jstr(&o, path);
+    txt_printf(&o, ", \"bytes\": %zu, \"crc32\": \"%08lx\"}, \"threads\": %u, \"max_cycles\": %llu",
+               len, crc, eng_threads(g), (unsigned long long)max_cycles);
+    int rc = cli_report_json(inv, json, g, path, host, NULL, o.p);
+    txt_free(&o);
+    return rc;
 }
 
 static int run_cmd(int argc, char **argv, rank_comm *ranks)
@@ -204,8 +229,8 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
             if (print_dump(g, &dumps[d]) != 0 && rc == ERR_OK)
                 rc = ERR_INPUT;
         }
-        if (json && rank_id(ranks) == 0 && cli_report_json(&inv, json, g, path, host, NULL) != 0 &&
-            rc == ERR_OK)
+        if (json && rank_id(ranks) == 0 &&
+            json_report(&inv, json, g, path, host, max_cycles) != 0 && rc == ERR_OK)
             rc = ERR_INPUT;
         if (pf && rc == ERR_OK) {
             profile_finish(pf, g, NULL, path);

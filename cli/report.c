@@ -360,7 +360,7 @@ static void json_rows(FILE *f, const eng_stat *tab, unsigned n, const void *stat
 }
 
 int cli_report_json(const cli_inv *inv, const char *path, const eng *g, const char *what,
-                    double host_seconds, const char *extra)
+                    double host_seconds, const char *extra, const char *options)
 {
     const mach *m = eng_machine(g);
     eng_stats st;
@@ -373,7 +373,7 @@ int cli_report_json(const cli_inv *inv, const char *path, const eng *g, const ch
         xoom(BUFSIZ); /* open_memstream fails only for memory */
     txt head = {0}, cfg = {0};
     cli_jstr(&head, what);
-    cli_json_config(&cfg, inv, m, NULL);
+    cli_json_config(&cfg, inv, m, options);
     fprintf(f, "{\n  \"what\": %s", txt_str(&head));
     txt_free(&head);
     fprintf(f,

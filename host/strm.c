@@ -11,6 +11,7 @@
 #include "host/strm.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -298,6 +299,15 @@ const char *strm_mode_name(strm_mode mode)
 {
     static const char *names[] = {"all", "final", "sum", "every"};
     return (unsigned)mode < 4 ? names[mode] : "?";
+}
+
+char *strm_mode_format(strm_mode mode, uint32_t n, char *buf, size_t len)
+{
+    if (mode == STRM_EVERYN)
+        snprintf(buf, len, "every:%u", n);
+    else
+        snprintf(buf, len, "%s", strm_mode_name(mode));
+    return buf;
 }
 
 uint64_t strm_outfeed_copies(strm_mode mode, uint32_t n, uint64_t iters, uint64_t i, uint64_t bytes)

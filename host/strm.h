@@ -125,6 +125,8 @@ typedef enum strm_mode {
  * "outfeed mode 'some': unknown (all, final, sum or every:N)". *n is 1 unless every:N. */
 int strm_mode_parse(const char *text, strm_mode *mode, uint32_t *n, err *e);
 const char *strm_mode_name(strm_mode mode); /* "all", "final", "sum", "every" */
+/* The mode as strm_mode_parse reads it: "all", "final", "sum", "every:N". Returns buf. */
+char *strm_mode_format(strm_mode mode, uint32_t n, char *buf, size_t len);
 
 /* Bytes the device copies out at iteration i (0-based) of iters: bytes if this iteration
  * copies a buffer out in this mode, 0 if not. */

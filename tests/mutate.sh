@@ -145,11 +145,11 @@ MUTATIONS=(
     "mnist's host options do not reach the infeed"
     isa/asm.c 's/        for (size_t j = i; j > 0 \&\& out->syms\[j - 1\].addr > out->syms\[j\].addr; j--) {/        for (size_t j = i; 0; j--) {/'
     "the assembler keeps symbols in the order written"
-    isa/disasm.c 's/                txt_printf(b, "    .global %s\\n", prog->syms\[i\].name);/                ;/'
+    isa/disasm.c 's/                txt_printf(b, "    .global %s\\n", prog->syms\[i\].name);/                txt_printf(b, "    # %s\\n", prog->syms[i].name);/'
     "disasm drops .global"
     hw/engine.c 's/        last = grp_at\[gr\] > grp_at\[last\] ? gr : last;/        last = grp_at[gr] < grp_at[last] ? gr : last;/'
     "a group's host copies charged from the first group's arrival, hidden or not"
-    cli/report.c 's/            if (t + io_tiles >= eng_ntiles(g)) {/            if (0) {/'
+    cli/report.c 's/            if (t + io_tiles >= eng_ntiles(g)) {/            if (0 \&\& t + io_tiles >= eng_ntiles(g)) {/'
     "tile balance counts the I/O tiles"
     cli/cmd_mnist_sim.c 's/    return seq ? 100.0 \/ N : 100.0 \* G \/ (G + N - 1.0);/    return 100.0 * G \/ (G + N - 1.0);/'
     "sequential's ideal utilisation is grouped's"

@@ -1023,6 +1023,22 @@ static char *must_read(const char *path)
     return s;
 }
 
+/* CRC-32 (IEEE 802.3, reflected), bit by bit, of the file at path after its first `skip`
+ * bytes, continuing from crc (start with 0xffffffff; the result is crc ^ 0xffffffff). */
+static uint32_t crc_file(uint32_t crc, const char *path, size_t skip)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, (long)skip, SEEK_SET);
+    for (int c; (c = fgetc(f)) != EOF;) {
+        crc ^= (uint32_t)c;
+        for (int b = 0; b < 8; b++)
+            crc = crc & 1 ? (crc >> 1) ^ 0xedb88320u : crc >> 1;
+    }
+    fclose(f);
+    return crc;
+}
+
 /* Every report says how it was made: the header names each --set override with the value it
  * took (the last of a key given twice), and the JSON's config holds the program's version as
  * --version prints it, the argv, the machine's overrides and every parameter as simulated
@@ -1063,6 +1079,14 @@ static void test_config_in_reports(void **state)
     }
     sweep_metrics_free(&m);
     free(j);
+    /* run: the program that ran, by path, size and CRC-32 */
+    assert_int_equal(run(out, sizeof out, "run prog.s --tiles 4 --json %s", json), 0);
+    j = must_read(json);
+    assert_non_null(strstr(j, "\"program\": {\"path\": \"prog.s\", \"bytes\": "));
+    snprintf(want, sizeof want, ", \"crc32\": \"%08x\"}",
+             crc_file(0xffffffffu, "prog.s", 0) ^ 0xffffffffu);
+    assert_non_null(strstr(j, want));
+    free(j);
     /* Without --set: no override in the header, an empty set in the JSON. */
     assert_int_equal(run(out, sizeof out, "gemm --m 16 --n 16 --k 16 --tiles 4 --json %s", json),
                      0);
@@ -1092,18 +1116,10 @@ static void test_config_dataset(void **state)
                  {"train-labels-idx1-ubyte", 8},
                  {"t10k-images-idx3-ubyte", 16},
                  {"t10k-labels-idx1-ubyte", 8}};
-    uint32_t crc = 0xffffffffu; /* CRC-32 (IEEE 802.3, reflected), bit by bit */
+    uint32_t crc = 0xffffffffu;
     for (size_t k = 0; k < 4; k++) {
         snprintf(path, sizeof path, "%s/%s", dir, parts[k].file);
-        FILE *f = fopen(path, "rb");
-        assert_non_null(f);
-        fseek(f, (long)parts[k].header, SEEK_SET);
-        for (int c; (c = fgetc(f)) != EOF;) {
-            crc ^= (uint32_t)c;
-            for (int b = 0; b < 8; b++)
-                crc = crc & 1 ? (crc >> 1) ^ 0xedb88320u : crc >> 1;
-        }
-        fclose(f);
+        crc = crc_file(crc, path, parts[k].header);
     }
     char *j = must_read(json);
     assert_non_null(strstr(j, "\"machine\": null"));
