@@ -538,6 +538,22 @@ static void test_plot_palette(void **state)
                 fail_msg("%s has no %s for %s", pics[p], rgb[k], cats[k]);
         free(svg);
     }
+    /* The timeline names a compute step long enough to hold its name (a 3,000-pass loop, some
+     * 18,000 cycles), not the one-cycle step after it. */
+    char src[512];
+    snprintf(src, sizeof src, "%s/spin.s", tmpdir);
+    tu_write_file(src, "main: li r2, 3000\nloop: brnzdec r2, loop\n sync internal\n halt\n");
+    snprintf(dir, sizeof dir, "%s/spin", tmpdir);
+    assert_int_equal(run(out, sizeof out,
+                         "run %s --tiles 4 --profile --profile-dir %s --profile-window all", src,
+                         dir),
+                     0);
+    assert_int_equal(run(out, sizeof out, "profile %s --plot", dir), 0);
+    snprintf(path, sizeof path, "%s/timeline.svg", dir);
+    char *svg = tu_read_file(path);
+    assert_non_null(strstr(svg, ">superstep 0<"));
+    assert_null(strstr(svg, ">end<"));
+    free(svg);
 }
 
 int main(int argc, char **argv)
