@@ -79,8 +79,9 @@ sim1() {
     cycles=$(sed -n 's/.*"train": {"images": [0-9]*, "cycles": \([0-9]*\).*/\1/p' "$j" | head -n 1)
     sim_ips=$(field images_per_simulated_second "$j")
     compile=$(sed -n 's/.*"compile": {.*"seconds": \([0-9.]*\)}.*/\1/p' "$j" | head -n 1)
-    printf '%-10s %9.2f s  %8.1f images/s  test accuracy %.2f%%  (%s host threads; %s)\n' \
+    printf '%-10s %9.2f s  %8.1f images/s  test accuracy %.2f%%  (%s host thread%s; %s)\n' \
         "$label" "$sim_s" "$(awk "BEGIN { print $imgs / $sim_s }")" "$sim_acc" "$threads" \
+        "$([ "$threads" = 1 ] || echo s)" \
         "$([ "$sim_runs" -lt "$RUNS" ] && echo "one run: it took over a minute" || echo "median of $sim_runs runs")"
     printf '           of which graph compile %.2f s; %s simulated cycles, %.0f images per simulated second\n' \
         "$compile" "$cycles" "$sim_ips"
