@@ -95,11 +95,40 @@ static int write_all(int fd, const char *p, size_t len)
     return 0;
 }
 
+/* path names something that is not a regular file (a device, a FIFO, a socket: /dev/stdout
+ * through its link): write into it as it is, refusing a FIFO nobody reads (it would block). */
+static int write_through(const char *path, const void *buf, size_t len, err *e)
+{
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return err_set(e, ERR_INPUT, "%s: cannot write: %s", path,
+                       errno == ENXIO ? "a FIFO that nobody reads" : strerror(errno));
+    int fl = fcntl(fd, F_GETFL);
+    int ok = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 && write_all(fd, buf, len) == 0;
+    int saved = errno;
+    ok = close(fd) == 0 && ok;
+    return ok ? ERR_OK
+              : err_set(e, ERR_INPUT, "%s: cannot write: %s", path, strerror(saved ? saved : EIO));
+}
+
 int file_write_atomic(const char *path, const void *buf, size_t len, err *e)
 {
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    struct stat st, lst;
+    int exists = stat(path, &st) == 0, link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+    if (exists && S_ISDIR(st.st_mode))
         return err_set(e, ERR_INPUT, "%s: is a directory", path);
+    if (exists && !S_ISREG(st.st_mode))
+        return write_through(path, buf, len, e);
+    if (link && !exists)
+        return err_set(e, ERR_INPUT, "%s: a symbolic link to nothing; nothing written", path);
+    if (link) { /* the file it names is replaced, the link stays */
+        char *real = realpath(path, NULL);
+        if (!real)
+            return err_set(e, ERR_INPUT, "%s: cannot write: %s", path, strerror(errno));
+        int rc = file_write_atomic(real, buf, len, e);
+        free(real);
+        return rc;
+    }
     size_t plen = strlen(path);
     char *tmp = xmalloc(plen + 8);
     memcpy(tmp, path, plen);

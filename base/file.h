@@ -22,7 +22,10 @@ char *file_read(const char *path, size_t max, size_t *len, err *e);
 
 /* Write buf[0, len) to `path` whole or not at all: into a temporary file in the same
  * directory, fsync, then rename over `path` (mode 0644). On failure `path`
- * keeps its old content, no temporary file is left, and ERR_INPUT is returned with *e set. */
+ * keeps its old content, no temporary file is left, and ERR_INPUT is returned with *e set.
+ * A symbolic link stays a link: the file it names is replaced (a dangling one is refused).
+ * Something that is not a regular file (a device, a FIFO, /dev/stdout) is written into as it
+ * is, never replaced; a FIFO nobody reads is refused rather than waited for. */
 int file_write_atomic(const char *path, const void *buf, size_t len, err *e);
 
 /* A set of files written whole (a directory: a run's outputs, a weight set): made under a

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +266,49 @@ static void test_write(void **state)
     assert_int_equal(tu_rmdir(dir), 0);
 }
 
+/* What an output is pointed at is kept: a symbolic link stays one (the file it names is
+ * replaced), a dangling one is refused, a FIFO is written into (never replaced by a file), and
+ * a FIFO nobody reads is refused at once rather than waited for. */
+static void test_write_targets(void **state)
+{
+    (void)state;
+    char dir[64], path[128], link[128], fifo[128], want[300];
+    assert_int_equal(tu_mkdtemp(dir, sizeof dir, "base"), 0);
+    snprintf(path, sizeof path, "%s/real.json", dir);
+    snprintf(link, sizeof link, "%s/link.json", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    err e;
+    assert_int_equal(file_write_atomic(path, "old", 3, &e), ERR_OK);
+    assert_int_equal(symlink("real.json", link), 0);
+    assert_int_equal(file_write_atomic(link, "new", 3, &e), ERR_OK);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    char *s = tu_read_file(path);
+    assert_string_equal(s, "new");
+    free(s);
+    assert_int_equal(count_entries(dir), 2);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(file_write_atomic(link, "x", 1, &e), ERR_INPUT);
+    snprintf(want, sizeof want, "%s: a symbolic link to nothing; nothing written", link);
+    assert_string_equal(e.msg, want);
+    assert_int_equal(count_entries(dir), 1);
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    assert_int_equal(file_write_atomic(fifo, "x", 1, &e), ERR_INPUT);
+    snprintf(want, sizeof want, "%s: cannot write: a FIFO that nobody reads", fifo);
+    assert_string_equal(e.msg, want);
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+    assert_true(rd >= 0);
+    assert_int_equal(file_write_atomic(fifo, "through", 7, &e), ERR_OK);
+    char got[16] = "";
+    assert_int_equal(read(rd, got, sizeof got), 7);
+    assert_memory_equal(got, "through", 7);
+    close(rd);
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    assert_int_equal(tu_rmdir(dir), 0);
+}
+
 /* ---- the generator ---------------------------------------------------------------------- */
 
 /* Expected values from a direct Python transcription of Vigna's reference C code
@@ -357,9 +401,10 @@ static void test_text_num(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_grow), cmocka_unit_test(test_out_of_memory),
-        cmocka_unit_test(test_read), cmocka_unit_test(test_write),
-        cmocka_unit_test(test_rng),  cmocka_unit_test(test_text_num),
+        cmocka_unit_test(test_grow),          cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_read),          cmocka_unit_test(test_write),
+        cmocka_unit_test(test_write_targets), cmocka_unit_test(test_rng),
+        cmocka_unit_test(test_text_num),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
