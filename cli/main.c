@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/alloc.h"
 #include "base/rank.h"
@@ -385,6 +386,33 @@ static void free_args(char **args, int n)
     free(args);
 }
 
+/* An output option naming a file or directory that the command line also names elsewhere
+ * (the program, the machine file, a data set): refused before anything runs, as writing it
+ * would destroy an input. 0, or 2 after one line. (--save-weights onto --load-weights is a
+ * training that goes on from its weights: the set is replaced whole.) */
+static int output_is_input(const char *cmd, int n, char **args)
+{
+    static const char *const outputs[] = {"--json", "--csv", "--out", "-o", "--profile-dir"};
+    for (int i = 1; i + 1 < n; i++) {
+        int is_out = 0;
+        for (size_t k = 0; k < sizeof outputs / sizeof outputs[0]; k++)
+            is_out |= strcmp(args[i], outputs[k]) == 0;
+        struct stat so, si;
+        if (!is_out || stat(args[i + 1], &so) != 0)
+            continue;
+        for (int j = 1; j < n; j++)
+            if (j != i + 1 && args[j][0] != '-' && stat(args[j], &si) == 0 &&
+                si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+                fprintf(stderr,
+                        "ipusim %s: %s %s: the output is also an input of the command ('%s'); "
+                        "nothing written\n",
+                        cmd, args[i], args[i + 1], args[j]);
+                return 2;
+            }
+    }
+    return 0;
+}
+
 /* What a command does beyond its own work: SPREADS, it spreads over MPI ranks
  * (docs/scale-out.md); REPORT, it writes a JSON report and so takes --out DIR (cli/rundir.c). */
 enum { SPREADS = 1, REPORT = 2 };
@@ -465,6 +493,10 @@ int main(int argc, char **argv)
             free_args(args, n);
             return 0;
         }
+    }
+    if (output_is_input(name, n, args)) {
+        free_args(args, n);
+        return 2;
     }
     int rc = !has_trait(name, SPREADS) && rank_launched() ? not_spread(name, &argc, &argv)
              : has_trait(name, REPORT)                    ? cli_rundir(c, n, args)

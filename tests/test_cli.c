@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include "bench/sweep/sweep.h"
+#include "hw/machine.h"
 #include "workloads/mnist/idx.h"
 
 #include <libgen.h>
@@ -949,7 +950,8 @@ static void test_readme_program(void **state)
                                 "  0x000110: 16000000 17000000\n"));
 }
 
-/* asm and disasm refuse to write over their input, by name or through another path. */
+/* asm and disasm refuse to write over their input, by name or through another path; so does
+ * any command over a file its command line names as an input. */
 static void test_asm_output_is_input(void **state)
 {
     (void)state;
@@ -963,17 +965,35 @@ static void test_asm_output_is_input(void **state)
     for (int c = 0; c < 2; c++) {
         assert_int_equal(run(out, sizeof out, "%s %s -o %s", cmds[c], src, src), 2);
         snprintf(want, sizeof want,
-                 "ipusim %s: -o %s: the output is the input file; nothing written\n", cmds[c], src);
+                 "ipusim %s: -o %s: the output is also an input of the command ('%s'); nothing "
+                 "written\n",
+                 cmds[c], src, src);
         assert_string_equal(out, want);
         assert_int_equal(run(out, sizeof out, "%s %s -o %s/./same.s", cmds[c], src, tmpdir), 2);
         assert_int_equal(run(out, sizeof out, "%s %s -o %s", cmds[c], link, src), 2);
-        assert_non_null(strstr(out, "the output is the input file"));
+        assert_non_null(strstr(out, "the output is also an input of the command"));
         char *now = tu_read_file(src);
         assert_non_null(now);
         assert_string_equal(now, text);
         free(now);
     }
     assert_int_equal(unlink(link), 0);
+    /* any command: an output onto its program, its machine file (untouched) */
+    char ini[256], *before = NULL;
+    snprintf(ini, sizeof ini, "%s/my.ini", tmpdir);
+    tu_write_file(ini, mach_preset_text("mk2"));
+    before = tu_read_file(ini);
+    assert_int_equal(run(out, sizeof out, "run %s --json %s", src, src), 2);
+    assert_non_null(strstr(out, "ipusim run: --json "));
+    assert_int_equal(run(out, sizeof out, "micro sync --machine %s --csv %s", ini, ini), 2);
+    assert_non_null(strstr(out, "the output is also an input of the command"));
+    char *after = tu_read_file(ini);
+    assert_string_equal(after, before);
+    free(after);
+    free(before);
+    char *now = tu_read_file(src);
+    assert_string_equal(now, text);
+    free(now);
     assert_int_equal(unlink(src), 0);
 }
 
