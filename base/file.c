@@ -195,7 +195,9 @@ int file_dir_commit(const char *tmp, const char *dir, err *e)
 {
     struct stat st;
     int exists = lstat(dir, &st) == 0, rc = ERR_OK;
-    if (exists && !S_ISDIR(st.st_mode))
+    if (exists && S_ISLNK(st.st_mode))
+        rc = err_set(e, ERR_INPUT, "'%s' is a symbolic link: give the directory it names", dir);
+    else if (exists && !S_ISDIR(st.st_mode))
         rc = err_set(e, ERR_INPUT, "'%s' is not a directory", dir);
     else if (exists && renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) != 0)
         rc = err_set(e, ERR_INPUT, "cannot put the new set in place of '%s': %s", dir,

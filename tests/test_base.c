@@ -306,6 +306,26 @@ static void test_write_targets(void **state)
     close(rd);
     assert_int_equal(lstat(fifo, &st), 0);
     assert_true(S_ISFIFO(st.st_mode));
+    /* a set of files onto a link to a directory: refused, the link and what it names kept */
+    char target[160], set[160], keep[200];
+    snprintf(target, sizeof target, "%s/target", dir);
+    snprintf(set, sizeof set, "%s/set", dir);
+    snprintf(keep, sizeof keep, "%s/keep.txt", target);
+    assert_int_equal(mkdir(target, 0755), 0);
+    tu_write_file(keep, "kept");
+    assert_int_equal(symlink("target", set), 0);
+    char *tmp = file_dir_stage(set, &e);
+    assert_non_null(tmp);
+    assert_int_equal(file_dir_commit(tmp, set, &e), ERR_INPUT);
+    snprintf(want, sizeof want, "'%s' is a symbolic link: give the directory it names", set);
+    assert_string_equal(e.msg, want);
+    free(tmp);
+    assert_int_equal(lstat(set, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    s = tu_read_file(keep);
+    assert_string_equal(s, "kept");
+    free(s);
+    assert_int_equal(count_entries(dir), 4); /* link.json, fifo, target, set: no staged one */
     assert_int_equal(tu_rmdir(dir), 0);
 }
 
