@@ -1,4 +1,5 @@
 /* main: `ipusim COMMAND [OPTIONS]` — the dispatch table and the help texts. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,6 +387,18 @@ static void free_args(char **args, int n)
     free(args);
 }
 
+/* The command's report reached standard output whole (a full disk, a closed pipe would cut
+ * it short): else one line and exit status 2, unless the command had failed already. */
+static int report_written(const char *cmd, int rc)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    fprintf(stderr, "ipusim %s: cannot write the report to standard output: %s\n", cmd,
+            strerror(errno ? errno : EIO));
+    return rc ? rc : 2;
+}
+
 /* An output option naming a file or directory that the command line also names elsewhere
  * (the program, the machine file, a data set): refused before anything runs, as writing it
  * would destroy an input. 0, or 2 after one line. (--save-weights onto --load-weights is a
@@ -502,5 +515,5 @@ int main(int argc, char **argv)
              : has_trait(name, REPORT)                    ? cli_rundir(c, n, args)
                                                           : c->fn(n, args);
     free_args(args, n);
-    return rc;
+    return report_written(name, rc);
 }

@@ -930,6 +930,30 @@ static void test_asm_disasm_roundtrip(void **state)
     assert_true(n > 40);
 }
 
+/* A report cut short (standard output on a full disk) is an error, not exit status 0. */
+static void test_stdout_full(void **state)
+{
+    (void)state;
+    if (access("/dev/full", W_OK) != 0) {
+        print_message("skipped: no /dev/full\n");
+        return;
+    }
+    static const char *const cmds[] = {"run prog.s --tiles 4", "metrics", "disasm prog.s",
+                                       "micro sync --threads 1"};
+    char cmd[4700], path[256];
+    snprintf(path, sizeof path, "%s/full.txt", tmpdir);
+    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
+        snprintf(cmd, sizeof cmd, "%s %s > /dev/full 2> %s", bin, cmds[k], path);
+        int st = system(cmd);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 2);
+        char *err = tu_read_file(path);
+        assert_non_null(strstr(err, ": cannot write the report to standard output: "));
+        assert_int_equal(tu_count_lines(err), 1);
+        free(err);
+    }
+}
+
 /* The README's sample program is prog.s, and it runs as the README says: worker w of tile 3
  * stores 6 x 3 + w at 0x100 + 4 w. */
 static void test_readme_program(void **state)
@@ -1371,6 +1395,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_option_numbers),
         cmocka_unit_test(test_asm_disasm_roundtrip),
         cmocka_unit_test(test_readme_program),
+        cmocka_unit_test(test_stdout_full),
         cmocka_unit_test(test_asm_output_is_input),
         cmocka_unit_test(test_directories),
         cmocka_unit_test(test_help_exit_status),
