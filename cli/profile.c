@@ -104,7 +104,7 @@ struct profile {
 
 void profile_opts_init(profile_opts *o)
 {
-    *o = (profile_opts){0, "profile", "calls:0,1,-1", NULL, 64};
+    *o = (profile_opts){0, "profile", "calls:0,1,-1", NULL, 64, NULL};
 }
 
 int profile_opt(const char *cmd, int argc, char **argv, int *i, profile_opts *o)
@@ -114,6 +114,8 @@ int profile_opt(const char *cmd, int argc, char **argv, int *i, profile_opts *o)
         o->on = 1;
         return 0;
     }
+    if (strncmp(a, "--profile-", 10) == 0 && !o->shaping)
+        o->shaping = a;
     if (strcmp(a, "--profile-dir") == 0)
         return cli_value(cmd, argc, argv, i, &o->dir);
     if (strcmp(a, "--profile-window") == 0)
@@ -233,6 +235,10 @@ static int prepare_dir(const char *cmd, const char *dir)
 int profile_new(const char *cmd, const profile_opts *o, profile **out)
 {
     *out = NULL;
+    if (!o->on && o->shaping) {
+        fprintf(stderr, "ipusim %s: %s shapes a profile: give --profile too\n", cmd, o->shaping);
+        return 2;
+    }
     if (!o->on)
         return 0;
     profile *p = xcalloc(1, sizeof *p);

@@ -21,11 +21,13 @@
 
 /* The options, as given. */
 typedef struct profile_opts {
-    int on;             /* --profile */
-    const char *dir;    /* --profile-dir (default "profile") */
-    const char *window; /* --profile-window (default "calls:0,1,-1") */
-    const char *tiles;  /* --profile-tiles (NULL: none) */
-    uint64_t max_mb;    /* --profile-max-mb (default 64) */
+    int on;              /* --profile */
+    const char *dir;     /* --profile-dir (default "profile") */
+    const char *window;  /* --profile-window (default "calls:0,1,-1") */
+    const char *tiles;   /* --profile-tiles (NULL: none) */
+    uint64_t max_mb;     /* --profile-max-mb (default 64) */
+    const char *shaping; /* the first of the options above given, or NULL: without --profile
+                          * it would shape nothing, and is refused */
 } profile_opts;
 
 #define PROFILE_HELP                                                                               \

@@ -306,6 +306,16 @@ static void test_bad_dir(void **state)
     assert_int_equal(tu_count_lines(out), 1);
     assert_non_null(strstr(out, "ipusim run: --profile-dir "));
     assert_non_null(strstr(out, "cannot create: Not a directory"));
+    /* a profile's options without --profile would shape nothing: refused, nothing made */
+    assert_int_equal(run(out, sizeof out,
+                         "run tests/isa/sync_tiles.s --tiles 2 --profile-window all "
+                         "--profile-dir %s/never",
+                         tmpdir),
+                     2);
+    assert_string_equal(out, "ipusim run: --profile-window shapes a profile: give --profile too\n");
+    char never[300];
+    snprintf(never, sizeof never, "%s/never", tmpdir);
+    assert_int_equal(access(never, F_OK), -1);
     assert_int_equal(run(out, sizeof out,
                          "gemm --m 64 --n 64 --k 16 --tiles 4 --profile --profile-dir %s", file),
                      2);
