@@ -546,7 +546,7 @@ static void check_sim_json(const char *path, const double *loss, double test_acc
 static void test_mnist_simulated(void **state)
 {
     (void)state;
-    char dir[256], json[256], wdir[256], out[16384], want[64];
+    char dir[256], json[256], wdir[256], out[16384], want[256];
     double loss[2], acc;
     snprintf(dir, sizeof dir, "%s/digits", tmpdir);
     snprintf(json, sizeof json, "%s/sim.json", tmpdir);
