@@ -362,6 +362,8 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
     }
     if (strcmp(a, "--strategy") == 0)
         return parse_strategy(a, v, &o->sharded);
+    if (strcmp(a, "--schedule") == 0 || strcmp(a, "--recompute") == 0)
+        o->pipe_only = o->pipe_only ? o->pipe_only : a;
     if (strcmp(a, "--schedule") == 0) {
         err e;
         err_clear(&e);
@@ -520,6 +522,11 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
     }
     if (!o->ipus) /* the tutorial's four blocks, one an IPU; another table on one IPU */
         o->ipus = o->net == mspec_tutorial() ? 4 : 1;
+    if (o->pipe_only && (o->sharded || o->ipus == 1) && !o->reference) {
+        fprintf(stderr, "ipusim %s: %s shapes a pipeline over several IPUs; %s runs none\n", CMD,
+                o->pipe_only, o->sharded ? "--strategy sharded" : "--ipus 1");
+        return 2;
+    }
     if (o->reference && o->sim_only) {
         fprintf(stderr,
                 "ipusim %s: %s is an option of the simulated run; --reference does not "

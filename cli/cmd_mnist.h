@@ -40,6 +40,8 @@ typedef struct mnist_opts {
     uint64_t max_step;     /* --max-superstep-cycles */
     int sharded;           /* --strategy sharded (else pipelined) */
     int schedule;          /* --schedule: a pipe_kind */
+    const char *pipe_only; /* the first of --schedule, --recompute given: only a pipeline
+                            * over several IPUs takes them */
     int recompute;         /* --recompute on|off (default on, as PopTorch pipelines) */
     int replicas;          /* --replicas R */
     int io_tiles;          /* --io-tiles N */

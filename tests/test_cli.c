@@ -348,6 +348,11 @@ static void test_mnist_option_errors(void **state)
         {"--schedule bad", "ipusim mnist: --schedule: schedule 'bad': one of grouped, "
                            "interleaved, sequential\n"},
         {"--recompute maybe", "ipusim mnist: --recompute maybe: expected on or off\n"},
+        {"--strategy sharded --schedule interleaved",
+         "ipusim mnist: --schedule shapes a pipeline over several IPUs; --strategy sharded runs "
+         "none\n"},
+        {"--ipus 1 --recompute off", "ipusim mnist: --recompute shapes a pipeline over several "
+                                     "IPUs; --ipus 1 runs none\n"},
         {"--output-mode every:3", "ipusim mnist: outfeed mode every:3: N must divide the gradient "
                                   "accumulation (10) or be a multiple of it that divides the 100 "
                                   "micro-batches of a host call\n"},
