@@ -201,7 +201,6 @@ eng_watch cli_watch_eng(cli_watch *w);
 /* Erase a redrawn heartbeat line, so that what the command prints next starts a line of its
  * own: before a line printed while the run goes on (mnist's calls), and when it is over. */
 void cli_watch_clear(cli_watch *w);
-#define cli_watch_end cli_watch_clear
 
 /* ---- subcommands ---- */
 int cli_cmd_run(int argc, char **argv);

@@ -75,7 +75,7 @@ int cli_cmd_gemm(int argc, char **argv)
     wl_gemm_result r;
     sys *s = NULL;
     rc = wl_gemm_run_ctl(&m, &cfg, &ctl, &r, &s, &e);
-    cli_watch_end(&w);
+    cli_watch_clear(&w);
     double host = r.host_seconds;
     if (rc != ERR_OK) {
         profile_free(pf);

@@ -122,7 +122,7 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
     double t0 = cli_now();
     rc = wl_iobench_run(&m, &c, &r, &s, &e);
     double host_s = cli_now() - t0;
-    cli_watch_end(&w);
+    cli_watch_clear(&w);
     if (rc != ERR_OK) {
         profile_free(pf);
         return cli_report_err(cmd, &e);

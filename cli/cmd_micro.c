@@ -143,7 +143,7 @@ static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
     double t0 = cli_now();
     rc = wl_micro_run_ctl(&m, name, &cfg, &ctl, &t, e);
     double host = cli_now() - t0;
-    cli_watch_end(&w);
+    cli_watch_clear(&w);
     if (rc != ERR_OK) {
         rc = cli_report_err(cmd, e);
     } else {

@@ -698,14 +698,14 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
     if (rank_size(o->ranks) > 1 && (rc = cli_ranks_agree(o->ranks, rc)) && !e->status)
         err_set(e, rc, "rank 0 could not save the weights"); /* rank 0 says why */
     if (rc) {
-        cli_watch_end(&s->w);
+        cli_watch_clear(&s->w);
         return rc;
     }
     t0 = cli_now();
     mnet_cfg tc = *c; /* the profile is the training run's */
     tc.ctl.watch.settled = NULL;
     rc = mnet_test(&tc, &d->test, params, acc, &h, e);
-    cli_watch_end(&s->w);
+    cli_watch_clear(&s->w);
     if (rc)
         return rc;
     s->ph[PH_TEST].host_s = cli_now() - t0;

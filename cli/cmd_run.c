@@ -211,7 +211,7 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
     if (rc == ERR_FAULT && eng_fault_stop(g, &at)) /* several ranks */
         rc = run_again(&cfg, &prog, &at, &s, &e);
     if (!s) { /* no memory for the second system: every rank alike */
-        cli_watch_end(&w);
+        cli_watch_clear(&w);
         isa_prog_free(&prog);
         profile_free(pf);
         return cli_report_err(cmd, &e);
@@ -219,7 +219,7 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
     g = sys_engine(s);
     double host = cli_now() - t0;
     rank_waited(ranks, &wait1, &calls1);
-    cli_watch_end(&w);
+    cli_watch_clear(&w);
     if (rc == ERR_OK || rc == ERR_FAULT) { /* stopped: no report, no dump, no JSON */
         if (rc == ERR_FAULT)
             cli_report_err(cmd, &e);
