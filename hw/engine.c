@@ -878,8 +878,11 @@ static void heartbeat(eng *g)
     if (w->progress_ns && now < g->beat_at)
         return;
     g->beat_at = now + w->progress_ns;
+    /* a tile's context may move back (a later worker of a runall after an earlier one ran
+     * ahead): the cycles already reached stay reached */
     uint64_t steps, cycle = reached(g, &steps);
-    w->progress(w->progress_ctx, cycle, steps);
+    g->beat_cycle = max_u64(g->beat_cycle, cycle);
+    w->progress(w->progress_ctx, g->beat_cycle, steps);
 }
 
 /* A round of more than one tile is shared among the threads while they are still spinning
@@ -1020,6 +1023,7 @@ static int run_loop(eng *g, err *e)
         g->host = *h;
     const volatile sig_atomic_t *stop = g->cfg.watch.stop;
     g->beat_at = host_ns() + g->cfg.watch.progress_ns;
+    g->beat_cycle = 0;
     g->last_ns = 0; /* the first round: as after a short one */
     collect_runnable(g);
     for (;;) {

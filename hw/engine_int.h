@@ -47,6 +47,7 @@ struct eng {
     size_t sync_cap, *sync_n;
     uint32_t sync_ipu;
     uint64_t beat_at;          /* host time (ns, monotonic) from which the next heartbeat is due */
+    uint64_t beat_cycle;       /* the latest cycle a heartbeat reported (it never goes back) */
     sim_port *pfabric, *phost; /* "fabric", "host" */
     eng_fabric fabric;         /* read from the ports at eng_run */
     eng_host host;

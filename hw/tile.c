@@ -95,12 +95,12 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-/* The last cycle an instruction may issue at in this step: --max-cycles, the superstep's
- * limit, or the end of the chunk, whichever comes first. */
-static uint64_t step_limit(const tile *t, const tile_cfg *cfg)
+/* The last cycle an instruction may issue at in this step, for a context going on from cycle
+ * `now`: --max-cycles, the superstep's limit, or the end of the chunk, whichever comes first. */
+static uint64_t step_limit(const tile *t, const tile_cfg *cfg, uint64_t now)
 {
     uint64_t lim = min_u64(cfg->limit, add_sat(t->step_start, cfg->step_max));
-    return min_u64(lim, add_sat(tile_now(t), cfg->chunk));
+    return min_u64(lim, add_sat(now, cfg->chunk));
 }
 
 /* The context's view of the tile (set up by tile_init; what comes from cfg, and this step's
@@ -112,7 +112,7 @@ static const isa_env *step_env(tile *t, const tile_cfg *cfg)
         isa_env_set_mem(env, env->mem, cfg->memsize);
     env->ntiles = cfg->ntiles;
     env->nipus = cfg->nipus;
-    env->limit = step_limit(t, cfg);
+    env->limit = step_limit(t, cfg, tile_now(t));
     return env;
 }
 
@@ -239,6 +239,9 @@ static int resume_workers(tile *t, const tile_cfg *cfg, const isa_env *env)
     unsigned k = t->in_worker - 1u;
     int all = in->op == OP_runall;
     int rc = run_worker(t, cfg, env, k, (unsigned)((c + (all ? k : 0)) % ISA_BARREL));
+    /* The contexts after it go on from the run/runall's cycle, far behind where this worker
+     * got to: their chunk counts from there (else a chunk would be all their work) */
+    t->env.limit = step_limit(t, cfg, c);
     if (rc == 0 && all)
         rc = start_all(t, cfg, env, in, c, k + 1);
     if (rc == 0)

@@ -170,6 +170,35 @@ static void test_stop_many_and_at_once(void **state)
     sys_free(s);
 }
 
+/* A chunk bounds every context of a runall, not only the one it ran out in: six workers,
+ * each 20,001 issues (li, then 10,000 x addi + brnz, then exit; a worker issues every 6
+ * cycles) so 120,006 cycles each, 720,036 in all, with a chunk of 1,000. A round runs the
+ * context the last one stopped in up to 1,000 cycles past where it stopped and, when it exits,
+ * the next worker up to 1,000 cycles past the runall: at most 2,000 cycles of work a round, so
+ * at least 720,036 / 2,000 > 360 rounds (a heartbeat each). Counting the later workers' chunk
+ * from where the first had got to would run workers 1..5 whole in one round (some 121). */
+static void test_chunks_bound_every_worker(void **state)
+{
+    (void)state;
+    const char *src = "main:   runall  w, r0\n"
+                      "        join\n"
+                      "        halt\n"
+                      "w:      li      r1, 10000\n"
+                      "l:      addi    r1, r1, -1\n"
+                      "        brnz    r1, l\n"
+                      "        exit\n";
+    beat_log b = {0};
+    sys_ctl ctl = {.watch = {.stop = &b.stop, .progress = on_beat, .progress_ctx = &b}};
+    sys *s = make_sys(src, 1, 1, 1, 1000, &ctl);
+    err e;
+    err_clear(&e);
+    if (eng_run(sys_engine(s), &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    if (b.beats < 360)
+        fail_msg("%u rounds: a round ran more than 2,000 cycles of work", b.beats);
+    sys_free(s);
+}
+
 /* ---- the superstep limit ---- */
 
 /* Every tile: a first superstep released at 6 + 90 = 96; then li at 96, brnzdec at 97 + 6j
@@ -402,7 +431,7 @@ int main(void)
         cmocka_unit_test(test_stop_parked),      cmocka_unit_test(test_stop_many_and_at_once),
         cmocka_unit_test(test_superstep_fault),  cmocka_unit_test(test_superstep_within_limit),
         cmocka_unit_test(test_superstep_worker), cmocka_unit_test(test_chunks_change_nothing),
-        cmocka_unit_test(test_chunks_amp_rpt),
+        cmocka_unit_test(test_chunks_amp_rpt),   cmocka_unit_test(test_chunks_bound_every_worker),
     };
     return cmocka_run_group_tests_name("stop", tests, NULL, NULL);
 }
