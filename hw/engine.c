@@ -52,30 +52,70 @@ static void make_releases(eng *g)
     }
 }
 
-/* This host's physical memory, in bytes (0 if unknown). */
+/* The host memory this process may still take, in bytes (0 if unknown): MemAvailable of
+ * /proc/meminfo (free memory and the caches the kernel can drop), else the physical memory. */
 static uint64_t host_memory(void)
 {
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    unsigned long long kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    if (kib)
+        return (uint64_t)kib * 1024;
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
     return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
 }
 
-/* Refuse a system whose host memory would exceed this host's: `bytes` is the estimate. */
-static int check_host_memory(uint64_t bytes, const char *what, err *e)
+/* Refuse a system whose host memory would exceed what this host has available: `bytes` is
+ * the estimate, `each` what it counts per tile. */
+static int check_host_memory(uint64_t bytes, uint64_t tiles, const char *what, err *e)
 {
     uint64_t have = host_memory();
     if (have && bytes > have)
         return err_set(e, ERR_INPUT,
-                       "%s needs about %.1f GiB of host memory, more than this machine's %.1f GiB",
-                       what, (double)bytes / (1u << 30), (double)have / (1u << 30));
+                       "%s needs about %.1f GiB of host memory (%.1f KiB a tile), more than the "
+                       "%.1f GiB this machine has available",
+                       what, (double)bytes / (1u << 30),
+                       (double)bytes / (double)(tiles ? tiles : 1) / 1024,
+                       (double)have / (1u << 30));
     return ERR_OK;
 }
 
-/* Host memory of a system before any program: per tile its state and the engine's slot for
- * it (SRAM is mapped lazily and counted when a program is loaded). */
-static uint64_t state_bytes(uint64_t nipus, uint64_t ntiles)
+static uint64_t page_bytes(void)
 {
-    return nipus * ntiles * (sizeof(tile) + sizeof(tile *)) +
+    long size = sysconf(_SC_PAGESIZE);
+    return size > 0 ? (uint64_t)size : 4096;
+}
+
+/* Host memory of a tile's SRAM holding `image` bytes: the pages it touches (SRAM is mapped
+ * lazily: a tile costs nothing until its program is written; at least a page then) and its
+ * share of the page tables that map them (a page of tables maps page / 8 pages; tiles
+ * sram_bytes apart share it when they are closer than that span). Measured on x86-64 Linux
+ * with 4 KiB pages (tests/test_engine.c, test_host_memory_measured): a tile of mk2 running
+ * a one-instruction program costs 8.1 KiB of resident memory and 1.2 KiB of page tables. */
+static uint64_t sram_bytes_used(uint64_t sram_bytes, uint64_t image)
+{
+    uint64_t page = page_bytes(), span = page / 8 * page;
+    uint64_t pages = image ? (image + page - 1) / page : 1;
+    uint64_t tables = sram_bytes >= span ? page : page * sram_bytes / span;
+    return pages * page + tables;
+}
+
+/* Host memory of a system: per tile its state, the engine's slot for it and its SRAM holding
+ * a small program (every tile of `ipusim run` gets one), and per IPU its records. */
+static uint64_t state_bytes(const mach *m, uint64_t nipus, uint64_t ntiles)
+{
+    return nipus * ntiles * (sizeof(tile) + sizeof(tile *) + sram_bytes_used(m->sram_bytes, 0)) +
            nipus * (sizeof(chip) + sizeof(eng_ipu_stats) + sizeof(eng_sync));
+}
+
+uint64_t eng_host_bytes(const mach *m)
+{
+    return state_bytes(m, m->nipus ? m->nipus : 1, m->tiles_per_ipu);
 }
 
 eng *eng_new(sim *k, sim_module *parent, const eng_cfg *cfg, err *e)
@@ -84,7 +124,8 @@ eng *eng_new(sim *k, sim_module *parent, const eng_cfg *cfg, err *e)
     char what[96];
     snprintf(what, sizeof what, "a system of %llu IPUs x %u tiles", (unsigned long long)nip,
              cfg->m.tiles_per_ipu);
-    if (check_host_memory(state_bytes(nip, cfg->m.tiles_per_ipu), what, e) != ERR_OK)
+    if (check_host_memory(state_bytes(&cfg->m, nip, cfg->m.tiles_per_ipu),
+                          nip * cfg->m.tiles_per_ipu, what, e) != ERR_OK)
         return NULL;
     eng *g = xcalloc(1, sizeof *g);
     g->cfg = *cfg;
@@ -232,17 +273,19 @@ int eng_load_tiles(eng *g, const isa_prog *const *progs, err *e)
                            "ipu %zu tile %zu: program image of %u bytes does not fit in %u bytes "
                            "of tile memory",
                            x / g->ntiles, x % g->ntiles, progs[x]->size, g->m.sram_bytes);
-    uint64_t touched = 0, text = 0; /* SRAM the images fill; decoded text (a run of tiles
-                                        sharing a program counted once) */
+    /* what loading adds to the tiles' state (allocated, so no longer available): the SRAM
+     * the images fill, and the decoded text (a run of tiles sharing a program counted once) */
+    uint64_t touched = 0, text = 0, loaded = 0;
     for (size_t x = 0; x < total; x++)
         if (progs[x]) {
-            touched += progs[x]->size;
+            loaded++;
+            touched += sram_bytes_used(g->m.sram_bytes, progs[x]->size);
             if (x == 0 || progs[x] != progs[x - 1])
                 text += (uint64_t)(progs[x]->ncode + 1) * sizeof(isa_insn);
         }
     char what[96];
     snprintf(what, sizeof what, "loading the program on %zu tiles", total);
-    if (check_host_memory(state_bytes(g->nipus, g->ntiles) + touched + text, what, e) != ERR_OK)
+    if (check_host_memory(touched + text, loaded, what, e) != ERR_OK)
         return ERR_INPUT;
     free_codes(g);
     isa_insn **code = xmalloc(total * sizeof *code);

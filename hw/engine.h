@@ -197,6 +197,11 @@ typedef struct eng_host {
     void (*retire)(void *ctx, uint64_t cycle);
 } eng_host;
 
+/* The host memory a system of m's IPUs and tiles takes, in bytes, when every tile runs a small
+ * program: each tile's state, its SRAM's first page and page tables (the estimate eng_new
+ * checks against the memory this host has available, MemAvailable). */
+uint64_t eng_host_bytes(const mach *m);
+
 /* Build the engine as module "eng" under `parent` on kernel k (lazily mapped tile memory,
  * the thread pool, one release event per IPU, sync group and the system). NULL and e set on
  * failure. The system constructor (host/system.h) is the one caller. */
