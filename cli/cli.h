@@ -158,8 +158,11 @@ int cli_spread(const char *cmd, int argc, char **argv,
                int (*fn)(int argc, char **argv, struct rank_comm *ranks));
 /* Every rank brings its status (a collective: every rank calls it); every rank returns the
  * first non-zero one in rank order, or 0. For a step only some ranks take (rank 0 writing a
- * file), so that the others stop with it rather than wait for it. */
-int cli_ranks_agree(struct rank_comm *ranks, int rc);
+ * file), so that the others stop with it rather than wait for it, and for a command's set-up
+ * (a rank that could not start stops them all). When that rank is not 0, rank 0 prints its
+ * last error line as `ipusim CMD: rank R: ...`. cli_spread has already made every rank run
+ * the same command line on the same files (a CRC-32 of both, compared once). */
+int cli_ranks_agree(struct rank_comm *ranks, const char *cmd, int rc);
 /* --rank-stats (a collective): per rank, the run's host time run_s, the part of it spent in
  * the ranks' collectives (wait_ns over `calls` calls: base/rank.h, rank_waited) and the
  * process's peak resident memory, gathered to rank 0, which prints a line for each. */

@@ -695,7 +695,7 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
     s->ph[PH_TRAIN].images = mnist_trained(o, &d->train);
     if (rc == 0 && o->save && rank_id(o->ranks) == 0)
         rc = mref_save(net, o->save, e);
-    if (rank_size(o->ranks) > 1 && (rc = cli_ranks_agree(o->ranks, rc)) && !e->status)
+    if (rank_size(o->ranks) > 1 && (rc = cli_ranks_agree(o->ranks, CMD, rc)) && !e->status)
         err_set(e, rc, "rank 0 could not save the weights"); /* rank 0 says why */
     if (rc) {
         cli_watch_clear(&s->w);

@@ -195,13 +195,19 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
     memset(&prog, 0, sizeof prog);
     rc = cli_load_prog(cmd, path, &prog);
     sys *s = rc ? NULL : sys_new(&cfg, &e);
-    if (!s) {
+    if (!rc && !s)
+        rc = cli_report_err(cmd, &e);
+    if (!rc && (rc = eng_load(sys_engine(s), &prog, &e)) != ERR_OK)
+        rc = cli_report_err(cmd, &e);
+    if (rank_size(ranks) > 1) /* a rank that could not start stops them all */
+        rc = cli_ranks_agree(ranks, cmd, rc);
+    if (rc) {
+        sys_free(s);
         isa_prog_free(&prog);
         profile_free(pf);
-        return rc ? rc : cli_report_err(cmd, &e);
+        return rc;
     }
     eng *g = sys_engine(s);
-    rc = eng_load(g, &prog, &e);
     uint64_t wait0, calls0, wait1, calls1;
     rank_waited(ranks, &wait0, &calls0);
     double t0 = cli_now();

@@ -1200,7 +1200,7 @@ int profile_done(profile *p, const char *cmd, FILE *f)
         return 0;
     int rc = rank_id(p->ranks) == 0 ? write_files(p, cmd) : 0;
     if (rank_size(p->ranks) > 1) /* rank 0 wrote them: every rank stops if it failed */
-        rc = cli_ranks_agree(p->ranks, rc);
+        rc = cli_ranks_agree(p->ranks, cmd, rc);
     if (rc)
         return rc;
     fputs(txt_str(&p->summary), f);

@@ -354,6 +354,9 @@ const uint64_t *eng_sync_log(const eng *g, uint32_t ipu, size_t *n)
 static void step_one(void *ctx, size_t i)
 {
     eng *g = ctx;
+    const volatile sig_atomic_t *stop = g->cfg.watch.stop;
+    if (stop && *stop) /* the round ends at once: its tiles not yet stepped stay as they were */
+        return;
     if (i + 2 < g->nrun) /* the lines a short step reads (tile.h: the front, sup's first) */
         tile_prefetch(g->run[i + 2]);
     tile_step(g->run[i], &g->tcfg);
@@ -685,12 +688,18 @@ static int stopped(eng *g, err *e)
     txt b = {0};
     uint64_t steps;
     txt_printf(&b, "stopped at cycle %llu", (unsigned long long)reached(g, &steps));
-    for (uint32_t i = 0; i < g->nipus && i < NAMED_IPUS; i++) {
-        txt_printf(&b, i ? "; " : ": ");
+    /* several ranks: this one knows only its own IPUs' tiles */
+    uint32_t lo = rank_size(g->ranks) > 1 ? g->lo : 0,
+             hi = rank_size(g->ranks) > 1 ? g->hi : g->nipus;
+    for (uint32_t i = lo; i < hi && i < lo + NAMED_IPUS; i++) {
+        txt_printf(&b, i > lo ? "; " : ": ");
         ipu_state(&b, g, i);
     }
-    if (g->nipus > NAMED_IPUS)
-        txt_printf(&b, "; and %u more IPUs", g->nipus - NAMED_IPUS);
+    if (hi - lo > NAMED_IPUS)
+        txt_printf(&b, "; and %u more IPUs", hi - lo - NAMED_IPUS);
+    if (hi - lo < g->nipus)
+        txt_printf(&b, "; %u IPU%s on the other ranks", g->nipus - (hi - lo),
+                   g->nipus - (hi - lo) == 1 ? "" : "s");
     int rc = err_set(e, ERR_STOPPED, "%s", txt_str(&b));
     txt_free(&b);
     return rc;
@@ -1070,8 +1079,14 @@ static int run_loop(eng *g, err *e)
     g->last_ns = 0; /* the first round: as after a short one */
     collect_runnable(g);
     for (;;) {
-        if (stop && *stop && rank_size(g->ranks) == 1) /* several ranks: at the next meeting */
+        if (stop && *stop && rank_size(g->ranks) == 1)
             return stopped(g, e);
+        if (stop && *stop) { /* several ranks: every one got the signal (mpirun passes it on):
+                              * meet now, even with tiles still runnable, and stop together */
+            uint64_t at[2] = {0, 0};
+            int progress;
+            return meet(g, ERR_OK, at, &progress, e);
+        }
         int more = compute_round(g);
         heartbeat(g);
         if (more)

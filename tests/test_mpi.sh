@@ -236,5 +236,60 @@ else
   fail=1
 fi
 
+# Ranks that do not run one command on the same files never start (they hung, or overflowed
+# the exchange's buffers, each rank sizing them from its own configuration): every rank exits
+# 2 within the timeout and rank 0 says which rank differs and how. mpmd NAME WANT A -- B runs
+# rank 0 with arguments A in $TMP/a and rank 1 with B in $TMP/b.
+mpmd() {
+  local name=$1 want=$2 a=() b=() bin
+  shift 2
+  while [ "$1" != "--" ]; do a+=("$1"); shift; done
+  shift
+  b=("$@")
+  bin=$(realpath "$BIN")
+  timeout 60 "${MPIRUN[@]}" -np 1 -wdir "$TMP/a" "$bin" "${a[@]}" : -np 1 -wdir "$TMP/b" "$bin" \
+    "${b[@]}" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  if [ "$rc" = 2 ] && [ "$(errors "$TMP/err")" = "$want" ]; then
+    echo "test_mpi: ok: $name"
+    pass=$((pass + 1))
+  else
+    echo "test_mpi: FAILED: $name: status $rc, stderr:"
+    head -n 5 "$TMP/err"
+    fail=1
+  fi
+}
+mkdir -p "$TMP/a" "$TMP/b"
+cp tests/isa/sync_external.s "$TMP/a/s.s"
+cp tests/isa/sync_external.s "$TMP/b/s.s"
+OTHER="ipusim run: rank 1 reads other files than rank 0 (a program or machine file that differs, or cannot be read) for 'run s.s --ipus 2 --tiles 2'"
+mpmd "ranks with other IPU counts are refused" \
+  "ipusim run: the ranks must run one command line: rank 0 runs 'run s.s --ipus 2 --tiles 2', rank 1 'run s.s --ipus 4 --tiles 2'" \
+  run s.s --ipus 2 --tiles 2 -- run s.s --ipus 4 --tiles 2
+echo "main: halt" >"$TMP/b/s.s"
+mpmd "a rank whose program differs is refused" "$OTHER" \
+  run s.s --ipus 2 --tiles 2 -- run s.s --ipus 2 --tiles 2
+rm "$TMP/b/s.s"
+mpmd "a rank that cannot open its program is refused" "$OTHER" \
+  run s.s --ipus 2 --tiles 2 -- run s.s --ipus 2 --tiles 2
+
+# Ctrl-C under mpirun: mpirun passes SIGTERM to the ranks and kills them a moment later;
+# each ends its compute round at once and they meet: rank 0 prints where its IPUs are.
+echo "main: br main" >"$TMP/spin.s"
+"${MPIRUN[@]}" -np 2 "$BIN" run "$TMP/spin.s" --ipus 2 --max-superstep-cycles 0 \
+  >"$TMP/out" 2>"$TMP/err" &
+job=$!
+sleep 3
+kill -INT "$job"
+wait "$job"
+if grep -qE '^ipusim run: stopped at cycle [0-9]+: ipu 0: tiles 0 \(pc 0x0\).* still computing, 0 waiting at syncs; 1 IPU on the other ranks$' "$TMP/err"; then
+  echo "test_mpi: ok: Ctrl-C under mpirun: one line from rank 0"
+  pass=$((pass + 1))
+else
+  echo "test_mpi: FAILED: Ctrl-C under mpirun, stderr:"
+  head -n 5 "$TMP/err"
+  fail=1
+fi
+
 [ $fail = 0 ] && echo "test_mpi: all $pass checks passed"
 exit $fail
