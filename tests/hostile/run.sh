@@ -31,16 +31,20 @@ export MNIST_SIM="mnist --ipus 1 --epochs 1 --max-calls 1 --batch-size 4 --gradi
 # The sanitizers' own exit check on leaks stays on; their reports are a crash here.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}abort_on_error=0"
 
-# signal_after SIG CMD...: run CMD in its own process group (so that SIGINT is not ignored, as
-# it is for a background job without job control), wait until it has installed its handler for
-# SIG and run a little, send SIG, and return CMD's exit status.
-signal_after() {
-  local sig=$1 bit
-  shift
+# signal_after SIG CMD...: run CMD in a process group of its own (so that SIGINT is not ignored,
+# as it is for a background job without job control), wait until it has installed its handler
+# for SIG and run a little, send SIG, and return CMD's exit status. CMD's stderr is the
+# caller's; the shell's own job notices go nowhere. signal_twice: SIG again 0.2 s later.
+signal_after() { signal_n 1 "$@"; }
+signal_twice() { signal_n 2 "$@"; }
+signal_n() {
+  local times=$1 sig=$2 bit pid i caught rc
+  shift 2
   case $sig in INT) bit=2 ;; TERM) bit=15 ;; *) echo "signal_after: $sig?" >&2; return 99 ;; esac
+  exec 3>&2 2>/dev/null
   set -m
-  "$@" &
-  local pid=$! i caught
+  "$@" 2>&3 &
+  pid=$!
   for i in $(seq 200); do
     caught=$(awk '/^SigCgt:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
     [ -n "$caught" ] && (( (16#$caught >> (bit - 1)) & 1 )) && break
@@ -48,7 +52,11 @@ signal_after() {
   done
   sleep 0.3
   kill -"$sig" "$pid"
+  if [ "$times" = 2 ]; then sleep 0.2; kill -"$sig" "$pid"; fi
   wait "$pid"
+  rc=$?
+  set +m
+  return $rc
 }
 # wait_for FILE LINES: wait (at most 10 s) until FILE has at least LINES lines.
 wait_for() {
@@ -59,30 +67,31 @@ wait_for() {
   done
   return 1
 }
-export -f signal_after wait_for
+export -f signal_after signal_twice signal_n wait_for
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ipusim-hostile.XXXXXX")
 trap 'chmod -R u+rwx "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
 chmod 755 "$TMP" # a case run as another user must reach its scratch directory
 
 ME=$(id -u)
+# every scratch directory starts with p.s (prog.s, the README's program) and m.ini (mk2's preset)
+FIX_PROG=$(<prog.s)
+FIX_MACHINE=$(<machines/mk2.ini)
 declare -A NPASS NFAIL NSKIP
 KINDS="crash hang lost unclear"
 for k in $KINDS; do NPASS[$k]=0 NFAIL[$k]=0 NSKIP[$k]=0; done
 declare -A SEEN
 
-# The scratch directory's state: one line per entry, sorted: its path, a tab, then its type,
-# mode, size, modification time (ns), inode and a link's target (a directory: its type and mode,
-# so a temporary file made and removed in it is no change). A file written (in place or
-# replaced by a rename) or re-moded shows as changed. Snapshots are read into SNAPA / NOWA
-# (path -> the rest) by index_snap.
-snapshot() {
-  find "$1" -mindepth 1 \( -type d -printf '%P\t%y %m\n' \) -o -printf '%P\t%y %m %s %T@ %i %l\n' | sort
-}
-index_snap() { # NAME TEXT
-  local -n arr=$1
+# The scratch directory's state, read into an associative array (path -> type, mode, size,
+# modification time in ns, inode and a link's target; a directory: its type and mode, so a
+# temporary file made and removed in it is no change). A file written (in place or replaced by
+# a rename) or re-moded shows as changed. One find, no sort: the cases run many at once on
+# small machines, and every process counts.
+snapshot() { # DIR FILE ARRAY
+  find "$1" -mindepth 1 \( -type d -printf '%P\t%y %m\n' \) -o -printf '%P\t%y %m %s %T@ %i %l\n' >"$2"
+  local -n arr=$3
   local p rest
-  while IFS=$'\t' read -r p rest; do [ -n "$p" ] && arr[$p]=$rest; done <<<"$2"
+  while IFS=$'\t' read -r p rest; do arr[$p]=$rest; done <"$2"
 }
 
 # One disk check, run in the scratch directory; adds why it fails to WHY (nothing when it
@@ -92,7 +101,10 @@ check_one() {
   shift
   case $what in
     unchanged)
-      [ "$NOW" = "$SNAP" ] || WHY+="the directory changed: $(diff <(echo "$SNAP") <(echo "$NOW") | grep '^[<>]' | head -4 | tr '\n\t' '  ') "
+      for p in "${!SNAPA[@]}"; do
+        [ "${SNAPA[$p]}" = "${NOWA[$p]:-}" ] || WHY+="$p changed (${SNAPA[$p]} -> ${NOWA[$p]:-gone}); "
+      done
+      for p in "${!NOWA[@]}"; do [ -n "${SNAPA[$p]:-}" ] || WHY+="$p added; "; done
       ;;
     same)
       for p in "$@"; do
@@ -102,15 +114,16 @@ check_one() {
       ;;
     new)
       # the entries added since the setup are exactly those matching the patterns (each
-      # pattern matching one); nothing was removed
+      # pattern matching one, unless it starts with '?'); nothing was removed
       for p in "${!SNAPA[@]}"; do [ -n "${NOWA[$p]:-}" ] || WHY+="removed: $p; "; done
       for p in "${!NOWA[@]}"; do
         [ -z "${SNAPA[$p]:-}" ] || continue
         hit=0
-        for pat in "$@"; do [[ $p == $pat ]] && hit=1; done
+        for pat in "$@"; do [[ $p == ${pat#\?} ]] && hit=1; done
         [ $hit = 1 ] || WHY+="stray: $p; "
       done
       for pat in "$@"; do
+        [ "${pat:0:1}" != "?" ] || continue
         hit=0
         for p in "${!NOWA[@]}"; do [ -z "${SNAPA[$p]:-}" ] && [[ $p == $pat ]] && hit=1; done
         [ $hit = 1 ] || WHY+="not written: $pat; "
@@ -162,6 +175,7 @@ check_err() {
 }
 
 NCASE=0
+RUNNING=0
 BAD=0 # malformed cases (no kind to count them under)
 # The verdict of case N goes to $TMP/N.verdict: "ok|FAIL|SKIP KIND NAME[: why]" (and a second
 # line with where the case is and its command, for a failure); the lines are printed in the
@@ -190,8 +204,9 @@ run_case() {
     verdict $NCASE "FAIL $kind $name: a case needs run, status, stderr (or diag) and a check ($C_WHERE)"
     return
   fi
-  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+  if [ "$RUNNING" -ge "$JOBS" ]; then wait -n; RUNNING=$((RUNNING - 1)); fi
   case_body $NCASE &
+  RUNNING=$((RUNNING + 1))
 }
 
 # Run case N (C_* set) in $TMP/N/work and write its verdict.
@@ -202,11 +217,11 @@ case_body() {
   local -a pre=()
   local -A SNAPA=() NOWA=()
   WHY=""
-  OUTF=$d/stdout
+  export OUTF=$d/stdout
   mkdir -p "$W"
-  cp "$ROOT/prog.s" "$W/p.s"
-  cp "$ROOT/machines/mk2.ini" "$W/m.ini"
   cd "$W" || return
+  printf '%s\n' "$FIX_PROG" >p.s
+  printf '%s\n' "$FIX_MACHINE" >m.ini
   for s in "${C_SETUP[@]}"; do
     if ! bash -c "$s" >"$d/setup.log" 2>&1; then
       WHY="setup failed: $s: $(head -c 200 "$d/setup.log")"
@@ -224,14 +239,15 @@ case_body() {
     fi
   fi
   if [ -z "$WHY" ]; then
-    SNAP=$(snapshot "$W")
+    snapshot "$W" "$d/snap" SNAPA
     "${pre[@]}" timeout -k 2 "$C_TIMEOUT" bash -c "$C_RUN" >"$OUTF" 2>"$d/stderr" </dev/null
     rc=$?
     mapfile -t ERR <"$d/stderr"
     if [ $rc = 124 ] || [ $rc = 137 ]; then
       WHY="hang: still running after $C_TIMEOUT s"
     elif [[ ${ERR[*]} =~ (Address|Leak|Thread|UndefinedBehavior)Sanitizer|runtime\ error: ]]; then
-      WHY="crash: sanitizer report: ${BASH_REMATCH[0]} ($d/stderr)"
+      for c in "${ERR[@]}"; do [[ $c =~ Sanitizer|runtime\ error: ]] && break; done
+      WHY="crash: sanitizer report: ${c:0:200}"
     elif [ $rc -ge 128 ] && [ "$C_STATUS" -lt 128 ]; then
       WHY="crash: killed by signal $((rc - 128))"
     elif [ "$rc" != "$C_STATUS" ]; then
@@ -240,9 +256,7 @@ case_body() {
       check_err "$C_ERRMODE" "$C_ERR"
     fi
     if [ -z "$WHY" ]; then
-      NOW=$(snapshot "$W")
-      index_snap SNAPA "$SNAP"
-      index_snap NOWA "$NOW"
+      snapshot "$W" "$d/snap" NOWA
       for c in "${C_CHECKS[@]}"; do
         eval "check_one $c"
         [ -z "$WHY" ] || break
@@ -256,7 +270,6 @@ case_body() {
   else
     local us=$((${EPOCHREALTIME/./} - t0))
     verdict "$n" "ok   $kind $name ($((us / 1000000)).$(printf '%02d' $((us / 10000 % 100))) s)"
-    rm -rf "$d" 2>/dev/null || { chmod -R u+rwx "$d"; rm -rf "$d"; }
   fi
 }
 
