@@ -18,7 +18,7 @@ BIN=${1:-build/ipusim}
 FILTER=${2:-}
 JOBS=${HOSTILE_JOBS:-$(($(nproc 2>/dev/null || echo 1) < 2 ? 2 : $(nproc 2>/dev/null || echo 1)))}
 case $BIN in /*) ;; *) BIN=$ROOT/$BIN ;; esac
-if [ ! -x "$BIN" ]; then
+if [ ! -f "$BIN" ] || [ ! -x "$BIN" ]; then
   echo "hostile: $BIN: no such program (make builds it)" >&2
   exit 2
 fi
@@ -34,7 +34,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}abort_on_error=0"
 # signal_after SIG CMD...: run CMD in a process group of its own (so that SIGINT is not ignored,
 # as it is for a background job without job control), wait until it has installed its handler
 # for SIG and run a little, send SIG, and return CMD's exit status. CMD's stderr is the
-# caller's; the shell's own job notices go nowhere. signal_twice: SIG again 0.2 s later.
+# caller's; the shell's own job notices go nowhere. signal_twice: SIG again 0.3 s later.
 signal_after() { signal_n 1 "$@"; }
 signal_twice() { signal_n 2 "$@"; }
 signal_n() {
@@ -46,13 +46,13 @@ signal_n() {
   "$@" 2>&3 &
   pid=$!
   for i in $(seq 200); do
-    caught=$(awk '/^SigCgt:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+    caught=$(awk '/^SigCgt:/ {print $2}' "/proc/$pid/status" 2>/dev/null) || break
     [ -n "$caught" ] && (( (16#$caught >> (bit - 1)) & 1 )) && break
     sleep 0.05
   done
   sleep 0.3
   kill -"$sig" "$pid"
-  if [ "$times" = 2 ]; then sleep 0.2; kill -"$sig" "$pid"; fi
+  if [ "$times" = 2 ]; then sleep 0.3; kill -"$sig" "$pid"; fi
   wait "$pid"
   rc=$?
   set +m
