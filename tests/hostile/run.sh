@@ -12,7 +12,7 @@ set -u
 export LC_ALL=C
 VERBOSE=0
 if [ "${1:-}" = -v ]; then VERBOSE=1; shift; fi
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 ROOT=$(pwd)
 BIN=${1:-build/ipusim}
 FILTER=${2:-}
@@ -89,8 +89,9 @@ declare -A SEEN
 # small machines, and every process counts.
 snapshot() { # DIR FILE ARRAY
   find "$1" -mindepth 1 \( -type d -printf '%P\t%y %m\n' \) -o -printf '%P\t%y %m %s %T@ %i %l\n' >"$2"
-  local -n arr=$3
+  local -n arr=$3 # the caller's array
   local p rest
+  # shellcheck disable=SC2034
   while IFS=$'\t' read -r p rest; do arr[$p]=$rest; done <"$2"
 }
 
@@ -119,12 +120,14 @@ check_one() {
       for p in "${!NOWA[@]}"; do
         [ -z "${SNAPA[$p]:-}" ] || continue
         hit=0
+        # shellcheck disable=SC2053 # the patterns are globs
         for pat in "$@"; do [[ $p == ${pat#\?} ]] && hit=1; done
         [ $hit = 1 ] || WHY+="stray: $p; "
       done
       for pat in "$@"; do
         [ "${pat:0:1}" != "?" ] || continue
         hit=0
+        # shellcheck disable=SC2053
         for p in "${!NOWA[@]}"; do [ -z "${SNAPA[$p]:-}" ] && [[ $p == $pat ]] && hit=1; done
         [ $hit = 1 ] || WHY+="not written: $pat; "
       done
