@@ -7,7 +7,8 @@
 #   make data       fetch the real MNIST digits and Fashion-MNIST (workloads/mnist/mnist.mk)
 #   make run        set up, then train the PopTorch tutorial's MNIST network pipelined over
 #                   four simulated IPUs (ipusim mnist)
-#   make test       set up, build and run every cmocka suite and the tests/isa/*.s programs
+#   make test       set up, build and run every cmocka suite and the tests/isa/*.s programs,
+#                   the MPI equivalence tests and the hostile-input suite (tests/hostile/)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each (default 60)
 #   make bench-speed   simulator speed benchmark (bench/speed.c, then bench/mnist.sh with 1 and
 #                      2 threads); bench-reference, bench-mnist: MNIST (workloads/mnist/mnist.mk)
@@ -193,6 +194,10 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 # The MPI equivalence tests (tests/test_mpi.sh: mpirun -np 2 and 4 against one process; they
 # skip themselves, saying why, without mpirun) run with the suites, or alone with TESTS=mpi.
 RUN_MPI_TEST := $(if $(TESTS),$(findstring $(TESTS),test_mpi),test_mpi)
+# The hostile-input suite (tests/hostile/run.sh: every case's exit status, message and what is
+# left on disk) runs with the suites, or alone with TESTS=hostile; it runs $(BIN), so the
+# sanitizer builds run it too.
+RUN_HOSTILE := $(if $(TESTS),$(findstring $(TESTS),hostile),hostile)
 
 # Every suite runs even when an earlier one fails; the target fails if any did.
 test: deps
@@ -203,6 +208,9 @@ test: deps
 	done; \
 	if [ -n "$(RUN_MPI_TEST)" ]; then \
 	  echo "== tests/test_mpi.sh"; bash tests/test_mpi.sh $(BIN) || { echo "FAILED: tests/test_mpi.sh"; fail=1; }; \
+	fi; \
+	if [ -n "$(RUN_HOSTILE)" ]; then \
+	  echo "== tests/hostile/run.sh"; bash tests/hostile/run.sh $(BIN) || { echo "FAILED: tests/hostile/run.sh"; fail=1; }; \
 	fi; \
 	if [ $$fail = 0 ]; then echo "make test: all suites passed"; else echo "make test: some suites FAILED"; fi; \
 	exit $$fail
