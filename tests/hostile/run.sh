@@ -67,7 +67,26 @@ wait_for() {
   done
   return 1
 }
-export -f signal_after signal_twice signal_n wait_for
+# mpi_run ARGS...: mpirun ARGS (oversubscribed; allowed as root; LeakSanitizer's exit check
+# off in the ranks, as tests/test_mpi.sh says why), with only the program's own lines on
+# stderr (mpirun adds its banner when a rank exits non-zero); mpirun's exit status. With
+# MPI_INT_AFTER=S: Ctrl-C (SIGINT) to mpirun S seconds after it started.
+mpi_run() {
+  local root=() rc
+  [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+  exec 4>&1
+  if [ -n "${MPI_INT_AFTER:-}" ]; then
+    (ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" mpirun --oversubscribe "${root[@]}" "$@" &
+      p=$!; sleep "$MPI_INT_AFTER"; kill -INT "$p"; wait "$p") 2>&1 >&4 | grep -E '^ipu' >&2
+  else
+    ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" mpirun --oversubscribe "${root[@]}" "$@" \
+      2>&1 >&4 | grep -E '^ipu' >&2
+  fi
+  rc=${PIPESTATUS[0]}
+  exec 4>&-
+  return "$rc"
+}
+export -f signal_after signal_twice signal_n wait_for mpi_run
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ipusim-hostile.XXXXXX")
 trap 'chmod -R u+rwx "$TMP" 2>/dev/null; rm -rf "$TMP"' EXIT
