@@ -14,6 +14,7 @@
 #include "workloads/gemm/gemm.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -297,10 +298,19 @@ int wl_gemm_run_ctl(const mach *m, const wl_gemm_cfg *cfg, const sys_ctl *ctl, w
     eng *g = sy ? sys_engine(sy) : NULL;
     int rc = g ? eng_load(g, &prog, e) : e->status;
     isa_prog_free(&prog); /* the engine decoded its own copy of the text at eng_load */
-    /* tiles outside the grid keep zero memory: their workers find no block */
-    for (uint32_t ti = 0; rc == ERR_OK && ti < L.gm; ti++)
-        for (uint32_t tj = 0; tj < L.gn; tj++)
+    /* tiles outside the grid keep zero memory: their workers find no block. Placing takes
+     * seconds on a whole IPU (its SRAM's pages touched for the first time): a stop request
+     * is honoured between rows of tiles. */
+    const volatile sig_atomic_t *stop = ctl ? ctl->watch.stop : NULL;
+    for (uint32_t ti = 0; rc == ERR_OK && ti < L.gm; ti++) {
+        if (stop && *stop)
+            rc = err_set(e, ERR_STOPPED,
+                         "stopped before the run, placing the operands (row %u of "
+                         "%u of the tile grid)",
+                         ti, L.gm);
+        for (uint32_t tj = 0; rc == ERR_OK && tj < L.gn; tj++)
             place_tile(&L, eng_tile_mem(g, 0, ti * L.gn + tj), ti, tj, A, B);
+    }
 
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
