@@ -394,8 +394,13 @@ static int report_written(const char *cmd, int rc)
     errno = 0;
     if (fflush(stdout) == 0 && !ferror(stdout))
         return rc;
+    /* an earlier write may have failed, its errno long gone: a write of nothing says why on
+     * a device or a closed descriptor (ENOSPC from /dev/full, EBADF) */
+    int why = errno;
+    if (write(STDOUT_FILENO, "", 0) < 0)
+        why = errno;
     fprintf(stderr, "ipusim %s: cannot write the report to standard output: %s\n", cmd,
-            strerror(errno ? errno : EIO));
+            strerror(why ? why : EIO));
     return rc ? rc : 2;
 }
 
@@ -472,16 +477,16 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         usage(stdout);
-        return 0;
+        return report_written("--help", 0);
     }
     if (strcmp(name, "--version") == 0) {
         printf("ipusim %s\n", cli_version());
-        return 0;
+        return report_written("--version", 0);
     }
     if (strcmp(name, "help") == 0) {
         if (argc < 3 || strcmp(argv[2], "help") == 0) {
             usage(stdout);
-            return 0;
+            return report_written("help", 0);
         }
         const cli_cmd *c = cli_find(argv[2]);
         if (!c) {
@@ -489,7 +494,7 @@ int main(int argc, char **argv)
             return 2;
         }
         fputs(c->usage, stdout);
-        return 0;
+        return report_written("help", 0);
     }
     const cli_cmd *c = cli_find(name);
     if (!c) {
@@ -504,7 +509,7 @@ int main(int argc, char **argv)
         if (strcmp(args[i], "--help") == 0 || strcmp(args[i], "-h") == 0) {
             fputs(c->usage, stdout);
             free_args(args, n);
-            return 0;
+            return report_written(name, 0);
         }
     }
     if (output_is_input(name, n, args)) {
