@@ -283,6 +283,18 @@ MUTATIONS=(
     "table-built training: the accumulators not zeroed after an update"
     workloads/graph/graph_lower.c 's/        if (++wave == ISA_NWORKERS) {/        if (++wave == ISA_NWORKERS - 1) {/'
     "a compute set joins its workers after five, not six"
+    cli/cmd_mnist_sim.c 's/    uint64_t busy = q->cat\[ENG_CAT_COMPUTE\] + q->cat\[ENG_CAT_EXCHANGE\];/    uint64_t busy = q->cat[ENG_CAT_COMPUTE];/'
+    "an IPU's busy share leaves out DoExchange"
+    workloads/mnist/mnet_graph.c 's/b->opt_m = flat(b, "adamw.m", !b->offload);/b->opt_m = flat(b, "adamw.m", 1);/; s/b->opt_v = flat(b, "adamw.v", !b->offload);/b->opt_v = flat(b, "adamw.v", 1);/'
+    "offloaded m and v kept always-live on the tiles"
+    hw/engine.c 's/unsigned kind = m.global ? ENG_CAT_GLOBAL : m.onchip ? ENG_CAT_EXCHANGE : ENG_CAT_COMPUTE;/unsigned kind = m.onchip ? ENG_CAT_EXCHANGE : m.global ? ENG_CAT_GLOBAL : ENG_CAT_COMPUTE;/'
+    "a superstep moving on-chip and global data counted as DoExchange"
+    hw/engine.c 's/            p\[2\] += ht.end + w->latency;/            p[2] += ht.end;/'
+    "a group's overlapped End leaves out its sync's latency"
+    workloads/mnist/mnet_graph.c 's/for (uint32_t m = c->out_n - 1; m < b->G; m += c->out_n)/for (uint32_t m = 0; m < b->G; m += c->out_n)/'
+    "pipelined every:N sends micro-batches 0, N, ..."
+    hw/engine_rank.c 's/        \*v = max_u64(\*v, all\[r\].at\[0\]);/        *v = all[0].at[0];/'
+    "MPI: an external_host release at rank 0's copy end"
 )
 
 suite=${1:-}
