@@ -211,8 +211,8 @@ MUTATIONS=(
     "a view's run ignores the layout's inner dimensions"
     workloads/ops/act.c 's/min_u64(n\[3\] - x, min_u64(op_act_run(src, b, c, y, x),$/min_u64(n[3] - x, min_u64(n[3],/'
     "a copy through a view takes the destination's stretches for the source's"
-    workloads/mnist/mnet_pipe.c 's/^        if (i + 1 < c->N)$/        if (i + 1 < c->N \&\& s->on[i] \& (1u << PIPE_FWD | 1u << PIPE_FUSED))/'
-    "pipeline copies only what a step produced (not PopART's every cycle)"
+    workloads/mnist/mnet_pipe.c 's/^    if (copies != GR_NONE)$/    if (copies != GR_NONE \&\& s->on[0] \& (1u << PIPE_FWD | 1u << PIPE_FUSED))/'
+    "pipeline copies only in steps where IPU 0 runs forward (not PopART's every cycle)"
     fabric/xchg.c 's/^            cycle_at_or_after(clk, link_route_latency(/            sim_clock_cycles(clk, link_route_latency(/'
     "link latency rounded down a cycle"
     workloads/micro/micro_coll.c 's/chunk(a, p, (int32_t)st));/chunk(a, p, (int32_t)st + 1));/'
