@@ -192,7 +192,8 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # The MPI equivalence tests (tests/test_mpi.sh: mpirun -np 2 and 4 against one process; they
-# skip themselves, saying why, without mpirun) run with the suites, or alone with TESTS=mpi.
+# skip themselves, saying why, without mpirun) run with the suites, or alone with TESTS=mpi;
+# tests/mpi/host_release.c, a program on the library that the script runs, is built for them.
 RUN_MPI_TEST := $(if $(TESTS),$(findstring $(TESTS),test_mpi),test_mpi)
 # The hostile-input suite (tests/hostile/run.sh: every case's exit status, message and what is
 # left on disk) runs with the suites, or alone with TESTS=hostile; it runs $(BIN), so the
@@ -201,7 +202,7 @@ RUN_HOSTILE := $(if $(TESTS),$(findstring $(TESTS),hostile),hostile)
 
 # Every suite runs even when an earlier one fails; the target fails if any did.
 test: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) $(BIN) $(SELECTED_TESTS)
+	@$(MAKE) --no-print-directory -j$(NPROC) $(BIN) $(SELECTED_TESTS) $(if $(RUN_MPI_TEST),$(BUILD)/tests/mpi/host_release)
 	@fail=0; bash tests/check_layers.sh || fail=1; bash tests/check_sources.sh || fail=1; for t in $(SELECTED_TESTS); do \
 	  echo "== $$t"; s=$$(date +%s); $$t || { echo "FAILED: $$t"; fail=1; }; \
 	  echo "== $$t: $$(( $$(date +%s) - s )) s"; \

@@ -211,8 +211,8 @@ MUTATIONS=(
     "a view's run ignores the layout's inner dimensions"
     workloads/ops/act.c 's/min_u64(n\[3\] - x, min_u64(op_act_run(src, b, c, y, x),$/min_u64(n[3] - x, min_u64(n[3],/'
     "a copy through a view takes the destination's stretches for the source's"
-    workloads/mnist/mnet_pipe.c 's/^        if (i + 1 < c->N)$/        if (i + 1 < c->N \&\& s->on[i] \& (1u << PIPE_FWD | 1u << PIPE_FUSED))/'
-    "pipeline copies only what a step produced (not PopART's every cycle)"
+    workloads/mnist/mnet_pipe.c 's/^    if (copies != GR_NONE)$/    if (copies != GR_NONE \&\& s->on[0] \& (1u << PIPE_FWD | 1u << PIPE_FUSED))/'
+    "pipeline copies only in steps where IPU 0 runs forward (not PopART's every cycle)"
     fabric/xchg.c 's/^            cycle_at_or_after(clk, link_route_latency(/            sim_clock_cycles(clk, link_route_latency(/'
     "link latency rounded down a cycle"
     workloads/micro/micro_coll.c 's/chunk(a, p, (int32_t)st));/chunk(a, p, (int32_t)st + 1));/'
@@ -285,6 +285,20 @@ MUTATIONS=(
     "a runall's later workers run their chunk from where the first got to"
     hw/engine.c 's/^    return pages \* page + tables;$/    return tables + 0 * pages;/'
     "host memory estimate leaves out the SRAM pages a program touches"
+    workloads/graph/graph_lower.c 's/        if (++wave == ISA_NWORKERS) {/        if (++wave == ISA_NWORKERS - 1) {/'
+    "a compute set joins its workers after five, not six"
+    cli/cmd_mnist_sim.c 's/    uint64_t busy = q->cat\[ENG_CAT_COMPUTE\] + q->cat\[ENG_CAT_EXCHANGE\];/    uint64_t busy = q->cat[ENG_CAT_COMPUTE];/'
+    "an IPU's busy share leaves out DoExchange"
+    workloads/mnist/mnet_graph.c 's/b->opt_m = flat(b, "adamw.m", !b->offload);/b->opt_m = flat(b, "adamw.m", 1);/; s/b->opt_v = flat(b, "adamw.v", !b->offload);/b->opt_v = flat(b, "adamw.v", 1);/'
+    "offloaded m and v kept always-live on the tiles"
+    hw/engine.c 's/unsigned kind = m.global ? ENG_CAT_GLOBAL : m.onchip ? ENG_CAT_EXCHANGE : ENG_CAT_COMPUTE;/unsigned kind = m.onchip ? ENG_CAT_EXCHANGE : m.global ? ENG_CAT_GLOBAL : ENG_CAT_COMPUTE;/'
+    "a superstep moving on-chip and global data counted as DoExchange"
+    hw/engine.c 's/            p\[2\] += ht.end + w->latency;/            p[2] += ht.end;/'
+    "a group's overlapped End leaves out its sync's latency"
+    workloads/mnist/mnet_graph.c 's/for (uint32_t m = c->out_n - 1; m < b->G; m += c->out_n)/for (uint32_t m = 0; m < b->G; m += c->out_n)/'
+    "pipelined every:N sends micro-batches 0, N, ..."
+    hw/engine_rank.c 's/        \*v = max_u64(\*v, all\[r\].at\[0\]);/        *v = all[0].at[0];/'
+    "MPI: an external_host release at rank 0's copy end"
 )
 
 suite=${1:-}

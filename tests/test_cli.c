@@ -762,16 +762,41 @@ static void test_mnist_simulated(void **state)
     assert_non_null(strstr(out, "\n  pipeline utilisation   "));
     assert_non_null(strstr(out, ", ideal G/(G+N-1) = 80.0%")); /* G 4, N 2: 4 / 5 */
     /* --max-calls 1, --test-images 8: the first host call's 16 images, one test batch */
+    snprintf(json, sizeof json, "%s/busy.json", tmpdir);
     assert_int_equal(run(out, sizeof out,
                          "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 4 "
                          "--device-iterations 1 --test-batch-size 8 --ipus 2 --max-calls 1 "
-                         "--test-images 8",
-                         dir),
+                         "--test-images 8 --json %s",
+                         dir, json),
                      0);
     assert_non_null(strstr(out, "): 16 training, 8 test images\n"));
     assert_non_null(strstr(out, "\nLoss:"));
     assert_non_null(strstr(out, ": 1/1\n"));
     assert_non_null(strstr(out, "\n  test pass              8 images: "));
+    /* an IPU's busy share is its OnTileExecute and DoExchange over the training's cycles
+     * (docs/mnist.md), from the JSON's own split; the utilisation their mean */
+    {
+        char *uj = tu_read_file(json), msg[SWEEP_MSG], key[96];
+        sweep_metrics um = {0};
+        assert_int_equal(sweep_json_flatten(uj, strlen(uj), &um, msg), 0);
+        double cycles = json_num(&um, "simulated.train.cycles"), mean = 0.0;
+        for (int i = 0; i < 2; i++) {
+            snprintf(key, sizeof key, "simulated.train.ipus.%d.split.OnTileExecute", i);
+            double busy = json_num(&um, key);
+            snprintf(key, sizeof key, "simulated.train.ipus.%d.split.DoExchange", i);
+            assert_true(json_num(&um, key) > 0); /* else the sum tells nothing */
+            busy += json_num(&um, key);
+            snprintf(key, sizeof key, "simulated.train.ipus.%d.busy_percent", i);
+            double got = json_num(&um, key);
+            if (fabs(got - 100.0 * busy / cycles) > 1e-4)
+                fail_msg("ipu %d: busy %.4f%%, OnTileExecute + DoExchange give %.4f%%", i, got,
+                         100.0 * busy / cycles);
+            mean += got / 2;
+        }
+        assert_true(fabs(json_num(&um, "simulated.train.utilisation_percent") - mean) < 2e-4);
+        sweep_metrics_free(&um);
+        free(uj);
+    }
     /* the optimiser state in remote buffers: the same progress lines (the same arithmetic),
      * the plan says so, and the remote copies show in the time split */
     char g4o[256];

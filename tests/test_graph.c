@@ -187,6 +187,52 @@ static void test_repeat_exact(void **state)
     rig_free(&r);
 }
 
+/* Seven addone vertices of one element each on tile 0 of a 16-tile IPU, one Execute: the
+ * lowering runs six workers (all the contexts), joins them, runs the seventh and joins it.
+ * Each worker takes S = 5 + 3 = 8 slots, exiting 42 cycles after its first issue. By the
+ * barrel's rules (docs/timing.md: li 1 cycle, run 6, the supervisor in the first slot no
+ * worker owns, a run at c starts its worker at c + 6 in slot c mod 6, a worker exiting at e
+ * frees its slot from e + 1, join at c goes on at max(c + 6, last exit + 1)):
+ *   li 0; run 1 (slot 1): worker 0 issues 7..49;    li 8;  run 9 (slot 3): 15..57;
+ *   li 16; run 17 (slot 5): 23..65;  li 24 (25 is worker 0's slot); run 26 (slot 2): 32..74;
+ *   li 34 (35 owned); run 36 (slot 0): 42..84;  li 46 (47..51 owned); run 52 (slot 4): 58..100;
+ *   join 61 (58..60 owned) goes on at max(67, 101) = 101;
+ *   li 101; run 102 (slot 0): 108..150; join 109 goes on at 151;
+ *   sync 151 arrives at 157 and releases at 157 + 90 = 247; halt 247 finishes at 248.
+ * (Joining after five instead: join 46 goes on at 85, the last two run at 86 and 94, the
+ * join at 101 goes on at 143, halt at 239 finishes at 240.) */
+static void test_seven_workers(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 16);
+    uint32_t shape[1] = {7};
+    gr_tensor a = gr_tensor_new(r.gr, "a", GR_F32, 1, shape);
+    gr_map_linear(r.gr, a, 0, 0, 1, 7);
+    gr_cs cs = gr_cs_new(r.gr, "addone");
+    for (uint32_t k = 0; k < 7; k++) {
+        gr_field f[2] = {gr_region(a, k, k + 1), gr_u32(1)};
+        gr_vertex(r.gr, cs, "addone", 0, 0, 0, f, 2);
+    }
+    gr_exe *x = compile_ok(r.gr, gr_execute(r.gr, cs));
+    load_ok(x, r.g);
+    float in[7], out[7];
+    for (int i = 0; i < 7; i++)
+        in[i] = 0.5f * (float)i;
+    gr_write(x, r.g, a, 0, in, 7);
+    run_ok(r.g);
+    eng_stats st;
+    eng_get_stats(r.g, &st);
+    assert_int_equal(st.cycles, 248);
+    gr_read(x, r.g, a, 0, out, 7);
+    for (int i = 0; i < 7; i++) {
+        float want = in[i] + 1.0f;
+        assert_memory_equal(&out[i], &want, 4);
+    }
+    gr_exe_free(x);
+    rig_free(&r);
+}
+
 /* a on tiles 0..7, b on tiles 1..8 with another grain (5): a copy moves every element to
  * another tile or keeps it, then addone runs on b's tiles. b[i] = a[i] + 1 + 1 (once on a
  * before the copy, once on b after). */
@@ -1297,6 +1343,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         /* clang-format off */
         cmocka_unit_test(test_repeat_exact),
+        cmocka_unit_test(test_seven_workers),
         cmocka_unit_test(test_copy_values),
         cmocka_unit_test(test_too_big),
         cmocka_unit_test(test_field_at_region_start),

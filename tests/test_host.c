@@ -1031,6 +1031,64 @@ static void test_outfeed_drain(void **state)
     assert_memory_equal(times0, times, sizeof times);
 }
 
+/* A sync group's host copy under the other tiles' wait (I/O tiles, docs/host.md "Time
+ * split"): tile 1 joins group 1 and takes 8 infeed bytes at its own group_host sync, tile 0
+ * goes straight to the whole-IPU sync. Supervisor cycles (docs/timing.md: ALU, get, put and
+ * hin 1, branches 6, a sync at c arrives at c + 6):
+ *   tile 0: get 0, brz 1 (taken), sync internal 7: arrives 13;
+ *   tile 1: get 0, brz 1, li 7, put 8, li 9..11, hin 12, sync group_host 13: arrives 19; the
+ *           group's copy (Begin B, Mid M, End E: the engine's io counters) and the zone's
+ *           latency, sync_internal + sync_host = 90 + 1000, release it at 19 + B + M + E +
+ *           1090; its sync internal there arrives 6 later;
+ *   the IPU's sync releases 90 later; halt at that release finishes a cycle later.
+ * Tile 0 waited from 13 for all of the copy, so the split charges it whole: Begin B, Mid M,
+ * and End E + 1090 (the group's release is part of what it waited for); OnTileExecute the
+ * 13 before, the 12 after (19 - 13 + 6) and the halt's 1; Sync 90. */
+static void test_group_copy_split(void **state)
+{
+    (void)state;
+    static const char src[] = "main:   get     r1, $tile\n"
+                              "        brz     r1, main.wait\n"
+                              "        li      r2, 1\n"
+                              "        put     $group, r2\n"
+                              "        li      r3, 0x800\n"
+                              "        li      r4, 8\n"
+                              "        li      r5, 0\n"
+                              "        hin     r3, r4, r5\n"
+                              "        sync    group_host\n"
+                              "main.wait:\n"
+                              "        sync    internal\n"
+                              "        halt\n";
+    err e;
+    err_clear(&e);
+    hio_cfg hc = {.in = host_cfg_default(), .out = host_cfg_default()};
+    hc.in.bytes_per_buffer = 8;
+    sys_cfg cfg = {.threads = 1, .host = &hc};
+    assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
+    cfg.m.nipus = 1;
+    cfg.m.tiles_per_ipu = 2;
+    assert_int_equal(cfg.m.sync_internal + cfg.m.sync_host, 1090);
+    isa_prog prog;
+    tu_assemble("group_copy", src, &prog);
+    sys *s = sys_new(&cfg, &e);
+    if (!s || eng_load(sys_engine(s), &prog, &e) != ERR_OK || eng_run(sys_engine(s), &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    eng_stats st;
+    eng_ipu_stats is;
+    eng_get_stats(sys_engine(s), &st);
+    eng_get_ipu_stats(sys_engine(s), 0, &is);
+    const uint64_t B = is.io[0], M = is.io[1], E = is.io[2];
+    assert_true(B > 0 && M > 0 && E > 0); /* depth 1: the callback and the fill waited for */
+    assert_int_equal(st.cycles, 19 + B + M + E + 1090 + 6 + 90 + 1);
+    assert_int_equal(is.cat[ENG_CAT_BEGIN], B);
+    assert_int_equal(is.cat[ENG_CAT_MID], M);
+    assert_int_equal(is.cat[ENG_CAT_END], E + 1090);
+    assert_int_equal(is.cat[ENG_CAT_COMPUTE], 13 + 12 + 1);
+    assert_int_equal(is.cat[ENG_CAT_SYNC], 90);
+    sys_free(s);
+    isa_prog_free(&prog);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1052,6 +1110,7 @@ int main(void)
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_stat_tables),
         cmocka_unit_test(test_outfeed_drain),
+        cmocka_unit_test(test_group_copy_split),
     };
     return cmocka_run_group_tests_name("host", tests, NULL, NULL);
 }

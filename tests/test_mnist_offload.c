@@ -13,6 +13,9 @@
  *   10 x 256 + 10 = 2,570 on B4's. Pipelined: 16 x 260 = 4,160, 16 x 5,020 = 80,320,
  *   16 x 82,176 = 1,314,816, 16 x 2,570 = 41,120 B; one IPU: 16 x (260 + 5,020 + 82,176 +
  *   2,570) = 16 x 90,026 = 1,440,416 B an update. Without offload: none;
+ * - each IPU's always-live tile bytes (gr_tile_mem.always, summed over its tiles) are m's and
+ *   v's there, 2 x 4 B x its parameters, fewer with offload (they live from their remote read
+ *   to their write back);
  * - StreamCopyMidRemoteBuffer cycles > 0 on every IPU exactly when offloading, and at least
  *   the bytes' time through the IPU's own host attachment (every remote byte crosses it:
  *   host/host.c, path) plus one remote latency for each of the four copies (read m, read v,
@@ -50,11 +53,13 @@ static int teardown(void **state)
     return 0;
 }
 
-/* A training run's IPUs' statistics and the peak tile image. */
+/* A training run's IPUs' statistics, the peak tile image and each IPU's always-live bytes
+ * (over its tiles). */
 typedef struct ipus {
     uint32_t n;
     eng_ipu_stats st[4];
     uint32_t peak;
+    uint64_t always[4];
 } ipus;
 
 static void on_done(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pipe_info *p)
@@ -64,8 +69,11 @@ static void on_done(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pip
     if (test)
         return;
     r->n = eng_nipus(g);
-    for (uint32_t i = 0; i < r->n && i < 4; i++)
+    for (uint32_t i = 0; i < r->n && i < 4; i++) {
         eng_get_ipu_stats(g, i, &r->st[i]);
+        for (uint32_t t = 0; t < eng_ntiles(g); t++)
+            r->always[i] += gr_exe_tile(x, i, t)->always;
+    }
     r->peak = gr_exe_summary(x)->max_bytes;
 }
 
@@ -134,6 +142,14 @@ static void check(const uint32_t map[4], int pipelined, uint32_t updates,
                          (unsigned long long)s->remote_bytes, bound);
         }
     }
+    /* offloaded, m and v are live on the tiles only from their remote read to their write
+     * back, no longer always: each IPU's always-live bytes drop by m's and v's there, 2 x 4 B
+     * x its parameters, i.e. want_bytes / 2 (want_bytes is 2 x 2 x 4 B x the parameters) */
+    for (uint32_t i = 0; i < nipus; i++)
+        if (r[0].always[i] - r[1].always[i] != want_bytes[i] / 2)
+            fail_msg("ipu %u: always-live %llu B without offload, %llu B with; want %llu B less", i,
+                     (unsigned long long)r[0].always[i], (unsigned long long)r[1].always[i],
+                     (unsigned long long)(want_bytes[i] / 2));
     printf("peak tile image %u B without offload, %u B with\n", r[0].peak, r[1].peak);
     free(w[0]);
     free(w[1]);

@@ -33,6 +33,8 @@
  *   for bit.
  * - I/O tiles (the images land on them, then are handed over): the same math again, on one
  *   IPU and pipelined.
+ * - The outfeed every:N inside the pipeline: the call's loss is the mean of micro-batches
+ *   N - 1, 2N - 1, ... as the reference trainer computes them from the same weights.
  * - The rules: too small a gradient accumulation, a bad stage map, grouped pipelining with
  *   I/O tiles and G < 2N + 2, each a one-line error naming the rule. */
 #include <setjmp.h>
@@ -49,6 +51,7 @@
 #include "tests/testutil.h"
 
 #include "workloads/graph/pipe.h"
+#include "workloads/mnist/feed.h"
 #include "workloads/mnist/mnet.h"
 #include "workloads/mnist/mref.h"
 
@@ -483,6 +486,59 @@ static void test_replicas(void **state)
     free(w2);
 }
 
+/* The outfeed every:N inside a pipelined run (grouped over 4 IPUs, G = 8, N dividing G):
+ * the last stage sends the passes over micro-batches N - 1, 2N - 1, ... (the N-th, the 2N-th,
+ * ...), so the call's loss is the mean of theirs. Every micro-batch's loss comes from the
+ * initial weights (the one update follows the run), so it is the reference's to fp32 rounding
+ * (mref_forward_backward on the feed's micro-batches gives r[0..7]; test_mnist_sim's bound,
+ * 1e-5 relative); the micro-batches 0, N, ... give another mean, far outside it. */
+static void test_every_n(void **state)
+{
+    (void)state;
+    static run r;
+    err e;
+    err_clear(&e);
+    mnet_cfg c = cfg(four, 1, PIPE_GROUPED, 0);
+    c.log_steps = 0;
+    mdata_split set = digits.train;
+    set.n = (size_t)B * GA;
+    mref_net *n = mref_create(B, &e);
+    assert_non_null(n);
+    mref_init(n, 0);
+    mfeed *f = mfeed_new(&set, c.run.seed, 1, B, GA);
+    uint8_t *buf = malloc(mfeed_bytes(f));
+    double ref[GA];
+    for (int k = 0; k < GA; k++) {
+        int lab[B], right = 0;
+        mfeed_fill(f, (uint64_t)k, 0, buf, mfeed_bytes(f));
+        memcpy(mref_input(n), buf, 4 * B * 784);
+        for (int i = 0; i < B; i++)
+            memcpy(&lab[i], buf + 4 * B * 784 + 4 * i, 4);
+        ref[k] = mref_forward_backward(n, B, mref_input(n), lab, &right);
+    }
+    free(buf);
+    mfeed_free(f);
+    mref_destroy(n);
+    float *w = malloc(sizeof(float) * MREF_NPARAMS);
+    static const uint32_t every[2] = {4, 2};
+    for (int k = 0; k < 2; k++) {
+        uint32_t N_ = every[k];
+        double want = 0.0, early = 0.0;
+        for (uint32_t m = 0; m < GA; m += N_) {
+            want += ref[m + N_ - 1] / (GA / N_);
+            early += ref[m] / (GA / N_);
+        }
+        assert_true(fabs(early - want) > 1e-4 * want); /* the test tells them apart */
+        c.out_mode = STRM_EVERYN;
+        c.out_n = N_;
+        train(&c, &r, w);
+        if (fabs(r.loss - want) > 1e-5 * want)
+            fail_msg("every:%u: loss %.7f, want %.7f (micro-batches 0, N, ...: %.7f)", N_, r.loss,
+                     want, early);
+    }
+    free(w);
+}
+
 static void refused(mnet_cfg c, const char *want)
 {
     err e;
@@ -521,6 +577,7 @@ int main(void)
         cmocka_unit_test(test_replicas),
         cmocka_unit_test(test_sharded),
         cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_every_n),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -98,6 +98,24 @@ check "skewed internal supersteps" 2 --ipus 4 --tiles 2 tests/isa/sync_ipus_skew
 check "more ranks than IPUs (2 own none), a sync with the host" 4 --ipus 2 --tiles 2 \
   tests/isa/sync_host.s
 
+# An external_host sync whose host copies end later on rank 1's IPUs than on rank 0's, through
+# the library (tests/mpi/host_release.c: no command reaches it): the release is the latest copy
+# end over every rank, so the cycles and every IPU's time split are one process's.
+HR=$(dirname "$BIN")/tests/mpi/host_release
+"$HR" >"$TMP/one.out" 2>&1
+rc1=$?
+timeout 120 "${MPIRUN[@]}" -np 2 "$HR" >"$TMP/many.out" 2>&1
+rcn=$?
+if [ "$rc1" = 0 ] && [ "$rcn" = 0 ] && cmp -s "$TMP/one.out" "$TMP/many.out"; then
+  echo "test_mpi: ok: an external_host release after every rank's host copies"
+  pass=$((pass + 1))
+else
+  echo "test_mpi: FAILED: an external_host release under 2 ranks (exit status $rc1 vs $rcn;" \
+    "make test builds $HR)"
+  diff "$TMP/one.out" "$TMP/many.out" | head -n 10
+  fail=1
+fi
+
 # The POD benchmark's program (bench/pod.s, make bench-mpi) on 8 IPUs of 4 tiles: the same
 # under 2 ranks, and its ring all-reduce right: word k of tile t's acc after it is the sum
 # over the 8 IPUs of (ipu + 1)(k + 1) + t = 36 (k + 1) + 8 t.

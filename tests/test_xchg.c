@@ -266,6 +266,59 @@ static void test_ring_four_ipus(void **state)
     }
 }
 
+/* One superstep that moves data both ways: tile t of IPU i sends its word to tile t of IPU
+ * i + 1 (gsend, to 0x2000) and to tile t + 1 of its own IPU (send, to 0x3000), then the four
+ * IPUs meet at the external sync. A superstep that moved global data is GlobalExchange,
+ * whatever else it moved (docs/host.md, the time split's categories): every IPU's
+ * GlobalExchange runs from 0 to the last stream's end (the global streams land last: 149
+ * cycles after their send, on_trace; an on-chip word lands at most 8 + 7 after its send, 32
+ * tiles being 8 supertiles of one column), there is no
+ * DoExchange, and the sync is the external one of 4 IPUs, 170 (test_ring_four_ipus). */
+static const char mixed_src[] = "main:   get     r1, $tile\n"
+                                "        get     r2, $ipu\n"
+                                "        get     r3, $nipus\n"
+                                "        li      r10, 0x1000\n"
+                                "        shli    r4, r2, 16\n"
+                                "        or      r4, r4, r1\n"
+                                "        st32    r4, [r10+0]\n"
+                                "        addi    r5, r2, 1\n"
+                                "        cmpeq   r6, r5, r3\n"
+                                "        brz     r6, nowrap\n"
+                                "        li      r5, 0\n"
+                                "nowrap: shli    r5, r5, 16\n"
+                                "        or      r5, r5, r1\n"
+                                "        li      r7, 4\n"
+                                "        li      r8, 0x2000\n"
+                                "        gsend   r10, r7, r5, r8\n"
+                                "        get     r3, $ntiles\n"
+                                "        addi    r5, r1, 1\n"
+                                "        cmpeq   r6, r5, r3\n"
+                                "        brz     r6, nw2\n"
+                                "        li      r5, 0\n"
+                                "nw2:    li      r9, 0x3000\n"
+                                "        send    r10, r7, r5, r9\n"
+                                "        sync    external\n"
+                                "        halt\n";
+
+static void test_mixed_superstep(void **state)
+{
+    (void)state;
+    run_out a;
+    run_prog(mixed_src, 4, 32, 2, NULL, &a);
+    if (a.rc != ERR_OK)
+        fail_msg("%s", a.msg);
+    assert_int_equal(a.tr.n, 4 * 32 * 2);
+    assert_int_equal(a.tr.nglobal, 4 * 32);
+    assert_int_equal(a.tr.gbad, 0);
+    assert_int_equal(a.tr.max_end, a.tr.gend_max);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(a.ipu[i].cat[ENG_CAT_GLOBAL], a.tr.gend_max);
+        assert_int_equal(a.ipu[i].cat[ENG_CAT_EXCHANGE], 0);
+        assert_int_equal(a.ipu[i].cat[ENG_CAT_SYNC], 170);
+        assert_int_equal(a.st.cycles, a.tr.gend_max + 170 + a.ipu[i].cat[ENG_CAT_COMPUTE]);
+    }
+}
+
 /* ---- delivery order: two streams that write the same word of one receiver ----
  *
  * In every column of 64 tiles (mk2: 16 supertiles of 4, rows 0..15), for j < k:
@@ -375,9 +428,10 @@ static void test_later_landing_wins(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_latency_model),     cmocka_unit_test(test_single_send),
-        cmocka_unit_test(test_conflict_reported), cmocka_unit_test(test_multicast),
-        cmocka_unit_test(test_ring_four_ipus),    cmocka_unit_test(test_later_landing_wins),
+        cmocka_unit_test(test_latency_model),      cmocka_unit_test(test_single_send),
+        cmocka_unit_test(test_conflict_reported),  cmocka_unit_test(test_multicast),
+        cmocka_unit_test(test_ring_four_ipus),     cmocka_unit_test(test_mixed_superstep),
+        cmocka_unit_test(test_later_landing_wins),
     };
     return cmocka_run_group_tests_name("xchg", tests, NULL, NULL);
 }
