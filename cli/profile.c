@@ -14,6 +14,7 @@
  * order), the order one process's records are sorted into too. */
 #include "cli/profile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/file.h"
 #include "base/rank.h"
 #include "base/text.h"
 #include "cli/cli.h"
@@ -211,24 +213,63 @@ static int parse_tiles(const char *cmd, profile *p)
     return 0;
 }
 
-/* The directory exists (made if missing) and takes files. */
+/* What a profile directory may hold: the set profile_done writes and the pictures `ipusim
+ * profile DIR --plot` adds (plots/profile.sh). */
+static int profile_name(const char *name)
+{
+    static const char *const own[] = {"trace.json",      "summary.json",    "summary.txt",
+                                      "timeline.csv",    "proportions.csv", "tile_memory.csv",
+                                      "timeline.png",    "timeline.svg",    "proportions.png",
+                                      "proportions.svg", "tile-memory.png", "tile-memory.svg"};
+    for (size_t k = 0; k < sizeof own / sizeof own[0]; k++)
+        if (strcmp(name, own[k]) == 0)
+            return 1;
+    return 0;
+}
+
+/* --profile-dir is checked before the run: nothing is made until the set is written whole
+ * (profile_done), which replaces an existing profile directory in one step. So an existing
+ * DIR must be a profile's (only its files: replacing it loses nothing else), and a new one's
+ * parent must take a directory. */
 static int prepare_dir(const char *cmd, const char *dir)
 {
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "ipusim %s: --profile-dir %s: cannot create: %s\n", cmd, dir,
-                strerror(errno));
-        return 2;
-    }
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "ipusim %s: --profile-dir %s: is not a directory\n", cmd, dir);
+    if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+        fprintf(stderr,
+                "ipusim %s: --profile-dir %s: is a symbolic link: a profile is written "
+                "whole in its place, give the directory itself\n",
+                cmd, dir);
         return 2;
     }
-    if (access(dir, W_OK | X_OK) != 0) {
-        fprintf(stderr, "ipusim %s: --profile-dir %s: cannot write: %s\n", cmd, dir,
-                strerror(errno));
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "ipusim %s: --profile-dir %s: is not a directory\n", cmd, dir);
+            return 2;
+        }
+        DIR *d = opendir(dir);
+        struct dirent *ent;
+        while (d && (ent = readdir(d)) != NULL)
+            if (strcmp(ent->d_name, ".") && strcmp(ent->d_name, "..") &&
+                !profile_name(ent->d_name)) {
+                fprintf(stderr,
+                        "ipusim %s: --profile-dir %s: holds '%s', which is not a profile's file: "
+                        "give a new or empty directory, or a profile's\n",
+                        cmd, dir, ent->d_name);
+                closedir(d);
+                return 2;
+            }
+        if (d)
+            closedir(d);
+    }
+    err e;
+    err_clear(&e);
+    char *stage = file_dir_stage(dir, &e); /* the parent takes a directory: try it */
+    if (!stage) {
+        fprintf(stderr, "ipusim %s: --profile-dir %s: %s\n", cmd, dir, e.msg);
         return 2;
     }
+    file_remove_tree(stage);
+    free(stage);
     return 0;
 }
 
@@ -1180,18 +1221,29 @@ static const struct {
     {"proportions.csv", offsetof(profile, props)}, {"tile_memory.csv", offsetof(profile, tilemem)},
 };
 
+/* The set, whole: into a directory staged beside --profile-dir, then put in its place in one
+ * step (base/file.h), so the directory holds the old profile or the new one, never a mix. */
 static int write_files(const profile *p, const char *cmd)
 {
-    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+    err e;
+    err_clear(&e);
+    char *stage = file_dir_stage(p->o.dir, &e);
+    if (!stage)
+        return cli_report_err(cmd, &e);
+    int rc = 0;
+    for (size_t k = 0; k < sizeof files / sizeof files[0] && rc == 0; k++) {
         const txt *t = (const txt *)((const char *)p + files[k].off);
-        char *path = xmalloc(strlen(p->o.dir) + strlen(files[k].file) + 2);
-        sprintf(path, "%s/%s", p->o.dir, files[k].file);
-        int rc = cli_write_file(cmd, path, t->len ? txt_str(t) : "", t->len);
+        char *path = xmalloc(strlen(stage) + strlen(files[k].file) + 2);
+        sprintf(path, "%s/%s", stage, files[k].file);
+        rc = cli_write_file(cmd, path, t->len ? txt_str(t) : "", t->len);
         free(path);
-        if (rc)
-            return rc;
     }
-    return 0;
+    if (rc == 0 && file_dir_commit(stage, p->o.dir, &e) != ERR_OK)
+        rc = cli_report_err(cmd, &e);
+    if (rc)
+        file_remove_tree(stage);
+    free(stage);
+    return rc;
 }
 
 int profile_done(profile *p, const char *cmd, FILE *f)

@@ -299,6 +299,10 @@ MUTATIONS=(
     "pipelined every:N sends micro-batches 0, N, ..."
     hw/engine_rank.c 's/        \*v = max_u64(\*v, all\[r\].at\[0\]);/        *v = all[0].at[0];/'
     "MPI: an external_host release at rank 0's copy end"
+    cli/profile.c 's|        sprintf(path, "%s/%s", stage, files\[k\].file);|        sprintf(path, "%s/%s", p->o.dir, files[k].file);|'
+    "a profile's files written into the old directory, not the staged one"
+    cli/profile.c 's/^                !profile_name(ent->d_name)) {$/                !profile_name(ent->d_name) \&\& 0) {/'
+    "a profile directory holding other files is replaced anyway"
 )
 
 suite=${1:-}
