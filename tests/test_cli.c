@@ -78,6 +78,10 @@ static void test_iobench_errors(void **state)
         if (rc != 2 || tu_count_lines(out) != 1)
             fail_msg("io-bench %s: exit %d, output:\n%s", bad[k], rc, out);
     }
+    /* the rule mnist's --io-tiles follows too: 16 tiles, 16 of them I/O tiles, none left */
+    assert_int_equal(run(out, sizeof out, "io-bench --tiles 16 --steps 1 --io-tiles 16"), 2);
+    assert_string_equal(out, "ipusim io-bench: --io-tiles 16 leaves no compute tile: an IPU has "
+                             "16 tiles (at most 15 can be I/O tiles)\n");
     assert_int_equal(run(out, sizeof out, "io-bench --tiles 16 --steps 2 --depth 2"), 0);
     assert_non_null(strstr(out, "time split (ipu 0)"));
 }
@@ -396,6 +400,13 @@ static void test_mnist_option_errors(void **state)
         {"--mapping", "ipusim mnist: --mapping needs a value\n"},
         {"--reference --plan", "ipusim mnist: --plan is an option of the simulated run; "
                                "--reference does not take it\n"},
+        /* 64 tiles: I/O tiles 0..63 leave at least one to compute; 64 and 100 leave none */
+        {"--io-tiles 100 --set tiles_per_ipu=64",
+         "ipusim mnist: --io-tiles 100 leaves no compute tile: an IPU has 64 tiles (at most 63 "
+         "can be I/O tiles)\n"},
+        {"--io-tiles 64 --set tiles_per_ipu=64 --ipus 1",
+         "ipusim mnist: --io-tiles 64 leaves no compute tile: an IPU has 64 tiles (at most 63 "
+         "can be I/O tiles)\n"},
     };
     setenv("IPUSIM_DATA", tmpdir, 1);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
