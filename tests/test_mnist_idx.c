@@ -260,13 +260,27 @@ static void test_dataset_dir(void **state)
     assert_int_equal(idx_write(p, IDX_U8, 1, (uint32_t[]){11}, lab, 0, &e), 0);
     assert_int_equal(mdata_load(&m, d, &e), ERR_INPUT);
     assert_non_null(strstr(e.msg, "11 labels"));
-    /* images that are not 28 x 28 */
+    /* images that are not 28 x 28: the file, the size found (rows x columns, the header's
+     * dimensions 1 and 2 at byte offsets 8 and 12) and the size wanted */
     make_set(d, "t10k", 12, 0);
     snprintf(p, sizeof p, "%s/t10k-images-idx3-ubyte", d);
-    unsigned char small[12 * 16] = {0};
-    assert_int_equal(idx_write(p, IDX_U8, 3, (uint32_t[]){12, 4, 4}, small, 0, &e), 0);
+    static unsigned char big[12 * 32 * 30];
+    char want[400];
+    assert_int_equal(idx_write(p, IDX_U8, 3, (uint32_t[]){12, 32, 30}, big, 0, &e), 0);
     assert_int_equal(mdata_load(&m, d, &e), ERR_INPUT);
-    assert_non_null(strstr(e.msg, "N x 28 x 28"));
+    snprintf(want, sizeof want,
+             "%s: images of 32x30 pixels at byte offset 8, expected 28x28 "
+             "(MNIST's size)",
+             p);
+    assert_string_equal(e.msg, want);
+    assert_int_equal(idx_write(p, IDX_U8, 3, (uint32_t[]){12, 28, 32}, big, 0, &e), 0);
+    assert_int_equal(mdata_load(&m, d, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "images of 28x32 pixels"));
+    /* a wrong element type or dimension count is named as such */
+    assert_int_equal(idx_write(p, IDX_U8, 2, (uint32_t[]){12, 784}, big, 0, &e), 0);
+    assert_int_equal(mdata_load(&m, d, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "N x 28 x 28 (IDX type 0x08, 3 dimensions) at byte offset 2, "
+                                  "found type 0x08 with 2 dimensions"));
     /* a missing file and a missing directory */
     remove(p);
     assert_int_equal(mdata_load(&m, d, &e), ERR_INPUT);
