@@ -281,6 +281,12 @@ MUTATIONS=(
     "table-built training: input gradient's kernel not flipped"
     workloads/mnist/gnet_train.c '/^static gr_prog update/,/^}/ s|    gnet_add(\&q, zero);|    (void)zero;|'
     "table-built training: the accumulators not zeroed after an update"
+    host/system.c 's/    if (io_tiles < tiles)/    if (io_tiles <= tiles)/'
+    "--io-tiles may take every tile of an IPU"
+    bench/sweep/sweep_grid.c 's/        if (q >= SWEEP_MAX_VALUES) {/        if (q + 1 > SWEEP_MAX_VALUES) {/'
+    "sweep: a range's point count wraps (2^64 values: none)"
+    bench/sweep/sweep_csv.c 's/memcmp(s, "\\xef\\xbb\\xbf", 3) == 0 ? 3 : 0;/memcmp(s, "\\xef\\xbb\\xbf", 3) == 0 ? 0 : 0;/'
+    "sweep: a resume CSV's byte-order mark read as part of its first column"
 )
 
 suite=${1:-}
