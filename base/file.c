@@ -81,14 +81,19 @@ char *file_read(const char *path, size_t max, size_t *len, err *e)
     return buf;
 }
 
-static int write_all(int fd, const char *p, size_t len)
+int file_write_all(int fd, const void *buf, size_t len)
 {
+    const char *p = buf;
     while (len > 0) {
         ssize_t n = write(fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             return -1;
+        if (n == 0) { /* (not for files; a device might) */
+            errno = EIO;
+            return -1;
+        }
         p += n;
         len -= (size_t)n;
     }
@@ -104,7 +109,8 @@ static int write_through(const char *path, const void *buf, size_t len, err *e)
         return err_set(e, ERR_INPUT, "%s: cannot write: %s", path,
                        errno == ENXIO ? "a FIFO that nobody reads" : strerror(errno));
     int fl = fcntl(fd, F_GETFL);
-    int ok = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 && write_all(fd, buf, len) == 0;
+    int ok =
+        fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 && file_write_all(fd, buf, len) == 0;
     int saved = errno;
     ok = close(fd) == 0 && ok;
     return ok ? ERR_OK
@@ -140,7 +146,7 @@ int file_write_atomic(const char *path, const void *buf, size_t len, err *e)
         return ERR_INPUT;
     }
     /* mkstemp makes 0600 */
-    int ok = fchmod(fd, 0644) == 0 && write_all(fd, buf, len) == 0 && fsync(fd) == 0;
+    int ok = fchmod(fd, 0644) == 0 && file_write_all(fd, buf, len) == 0 && fsync(fd) == 0;
     int saved = errno;
     if (close(fd) != 0 && ok) {
         ok = 0;

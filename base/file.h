@@ -20,6 +20,11 @@ int file_open(const char *path, err *e);
  * the data (so text can be used as a string); *len gets the size. NULL with *e set on failure. */
 char *file_read(const char *path, size_t max, size_t *len, err *e);
 
+/* Write all of buf[0, len) to fd, going on after a short write (a disk that fills part way
+ * through: the next write says why). 0, or -1 with errno set (ENOSPC, EFBIG, EIO, ...), so the
+ * caller names the reason with strerror, never just "short write". */
+int file_write_all(int fd, const void *buf, size_t len);
+
 /* Write buf[0, len) to `path` whole or not at all: into a temporary file in the same
  * directory, fsync, then rename over `path` (mode 0644). On failure `path`
  * keeps its old content, no temporary file is left, and ERR_INPUT is returned with *e set.

@@ -287,6 +287,12 @@ MUTATIONS=(
     "sweep: a range's point count wraps (2^64 values: none)"
     bench/sweep/sweep_csv.c 's/memcmp(s, "\\xef\\xbb\\xbf", 3) == 0 ? 3 : 0;/memcmp(s, "\\xef\\xbb\\xbf", 3) == 0 ? 0 : 0;/'
     "sweep: a resume CSV's byte-order mark read as part of its first column"
+    workloads/mnist/digits2idx.js 's/^      fs.unlinkSync(t);$/      void t;/'
+    "digits2idx: a failed write leaves its temporary files"
+    workloads/mnist/digits2idx.js 's/^    failIo(f, e);$/    throw e;/'
+    "digits2idx: a failed write is a Node stack trace"
+    base/file.c 's/^    while (len > 0) {$/    if (len > 0) {/'
+    "file_write_all: a short write taken as whole"
 )
 
 suite=${1:-}

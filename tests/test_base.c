@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -242,6 +243,36 @@ static void test_write(void **state)
     assert_string_equal(s, "old content\n");
     free(s);
     assert_int_equal(count_entries(dir), 1);
+
+    /* /dev/full takes nothing: the reason is ENOSPC, named as strerror words it */
+    int full = open("/dev/full", O_WRONLY);
+    if (full >= 0) {
+        errno = 0;
+        assert_int_equal(file_write_all(full, "x", 1), -1);
+        assert_int_equal(errno, ENOSPC);
+        close(full);
+        assert_int_equal(file_write_atomic("/dev/full", "x", 1, &e), ERR_INPUT);
+        assert_string_equal(e.msg, "/dev/full: cannot write: No space left on device");
+    }
+    /* a short write goes on, and the next write's failure is the reason */
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit rl = {10, 10};
+        signal(SIGXFSZ, SIG_IGN);
+        int fd = open(path, O_WRONLY | O_TRUNC);
+        if (fd < 0 || setrlimit(RLIMIT_FSIZE, &rl) != 0)
+            _exit(2);
+        errno = 0;
+        _exit(file_write_all(fd, "0123456789abcdef", 16) == -1 && errno == EFBIG ? 0 : 1);
+    }
+    assert_int_equal(waitpid(pid, &wst, 0), pid);
+    assert_true(WIFEXITED(wst));
+    assert_int_equal(WEXITSTATUS(wst), 0);
+    s = tu_read_file(path);
+    assert_string_equal(s, "0123456789"); /* the 10 bytes the limit let through */
+    free(s);
+    assert_int_equal(file_write_atomic(path, "old content\n", 12, &e), ERR_OK);
 
     /* into a missing directory */
     char bad[160];
