@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,39 @@ static int write_through(const char *path, const void *buf, size_t len, err *e)
               : err_set(e, ERR_INPUT, "%s: cannot write: %s", path, strerror(saved ? saved : EIO));
 }
 
+/* A temporary name beside path[0, n) (malloc'd): its directory, then its last name, cut so
+ * that it and `suffix` fit in NAME_MAX bytes (a 255-byte name is legal; its temporary twin
+ * must be too), then the suffix. mkstemp and mkdtemp make it unique. */
+static char *tmp_beside(const char *path, size_t n, const char *suffix)
+{
+    const char *slash = memrchr(path, '/', n);
+    size_t dir = slash ? (size_t)(slash + 1 - path) : 0, name = n - dir, sl = strlen(suffix);
+    if (name + sl > NAME_MAX)
+        name = NAME_MAX - sl;
+    char *tmp = xmalloc(dir + name + sl + 1);
+    memcpy(tmp, path, dir + name);
+    memcpy(tmp + dir + name, suffix, sl + 1);
+    return tmp;
+}
+
+int file_name_check(const char *path, err *e)
+{
+    size_t n = strlen(path);
+    if (n + sizeof FILE_TMP_SUFFIX > PATH_MAX)
+        return err_set(e, ERR_INPUT, "%zu bytes long, more than a path may be (%d)", n,
+                       PATH_MAX - (int)sizeof FILE_TMP_SUFFIX);
+    for (const char *p = path; *p;) {
+        size_t k = strcspn(p, "/");
+        if (k > NAME_MAX)
+            return err_set(e, ERR_INPUT,
+                           "a name in it ('%.32s...') is %zu bytes, more than a file name may "
+                           "have (%d)",
+                           p, k, NAME_MAX);
+        p += k + (p[k] == '/');
+    }
+    return ERR_OK;
+}
+
 int file_write_atomic(const char *path, const void *buf, size_t len, err *e)
 {
     struct stat st, lst;
@@ -135,10 +169,7 @@ int file_write_atomic(const char *path, const void *buf, size_t len, err *e)
         free(real);
         return rc;
     }
-    size_t plen = strlen(path);
-    char *tmp = xmalloc(plen + 8);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".XXXXXX", 8);
+    char *tmp = tmp_beside(path, strlen(path), ".XXXXXX");
     int fd = mkstemp(tmp);
     if (fd < 0) {
         err_set(e, ERR_INPUT, "%s: cannot write: %s", path, strerror(errno));
@@ -169,9 +200,7 @@ char *file_dir_stage(const char *dir, err *e)
     size_t n = strlen(dir);
     while (n > 1 && dir[n - 1] == '/')
         n--; /* "out/" -> "out.tmp-...", beside it, not inside */
-    char *tmp = xmalloc(n + 12);
-    memcpy(tmp, dir, n);
-    memcpy(tmp + n, ".tmp-XXXXXX", 12);
+    char *tmp = tmp_beside(dir, n, FILE_TMP_SUFFIX);
     if (!mkdtemp(tmp)) {
         err_set(e, ERR_INPUT, "cannot create a directory beside '%s': %s", dir, strerror(errno));
         free(tmp);

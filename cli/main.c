@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 
 #include "base/alloc.h"
+#include "base/err.h"
+#include "base/file.h"
 #include "base/rank.h"
 #include "cli/cli.h"
 #include "cli/profile.h"
@@ -428,6 +430,25 @@ static int output_is_input(const char *cmd, int n, char **args)
     return 0;
 }
 
+/* An output option whose file or directory could never be written (a name in it longer than
+ * NAME_MAX, the whole longer than PATH_MAX): refused before anything runs, rather than after
+ * a whole run ends in "File name too long". 0, or 2 after one line. */
+static int output_name_fits(const char *cmd, int n, char **args)
+{
+    static const char *const outputs[] = {"--json", "--csv",         "--out",
+                                          "-o",     "--profile-dir", "--save-weights"};
+    for (int i = 1; i + 1 < n; i++)
+        for (size_t k = 0; k < sizeof outputs / sizeof outputs[0]; k++) {
+            err e;
+            if (strcmp(args[i], outputs[k]) != 0 || file_name_check(args[i + 1], &e) == ERR_OK)
+                continue;
+            fprintf(stderr, "ipusim %s: %s %.60s%s: %s; nothing run\n", cmd, args[i], args[i + 1],
+                    strlen(args[i + 1]) > 60 ? "..." : "", e.msg);
+            return 2;
+        }
+    return 0;
+}
+
 /* What a command does beyond its own work: SPREADS, it spreads over MPI ranks
  * (docs/scale-out.md); REPORT, it writes a JSON report and so takes --out DIR (cli/rundir.c). */
 enum { SPREADS = 1, REPORT = 2 };
@@ -509,7 +530,7 @@ int main(int argc, char **argv)
             return 0;
         }
     }
-    if (output_is_input(name, n, args)) {
+    if (output_is_input(name, n, args) || output_name_fits(name, n, args)) {
         free_args(args, n);
         return 2;
     }

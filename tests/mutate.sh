@@ -293,6 +293,10 @@ MUTATIONS=(
     "digits2idx: a failed write is a Node stack trace"
     base/file.c 's/^    while (len > 0) {$/    if (len > 0) {/'
     "file_write_all: a short write taken as whole"
+    base/file.c 's/^    if (name + sl > NAME_MAX)$/    if (0)/'
+    "temporary names beside a 255-byte output not cut to fit"
+    base/file.c 's/^        if (k > NAME_MAX)$/        if (k > NAME_MAX + 1)/'
+    "file_name_check: a 256-byte name let through"
 )
 
 suite=${1:-}

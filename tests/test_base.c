@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -360,6 +361,64 @@ static void test_write_targets(void **state)
     assert_int_equal(tu_rmdir(dir), 0);
 }
 
+/* A name of 255 bytes (NAME_MAX, legal) is written, as a file and as a set of files: the
+ * temporary names beside it are cut to fit (the whole name plus ".XXXXXX" or ".tmp-XXXXXX"
+ * would be 262 or 266 bytes). 256 bytes, or a path of PATH_MAX, is refused by the check the
+ * commands make before they start. */
+static void test_long_names(void **state)
+{
+    (void)state;
+    char dir[64], name[256], path[400], set[400], inside[420];
+    assert_int_equal(tu_mkdtemp(dir, sizeof dir, "base"), 0);
+    memset(name, 'n', 255);
+    name[255] = '\0';
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    err e;
+    assert_int_equal(file_name_check(path, &e), ERR_OK);
+    assert_int_equal(file_write_atomic(path, "file", 4, &e), ERR_OK);
+    char *s = tu_read_file(path);
+    assert_string_equal(s, "file");
+    free(s);
+    assert_int_equal(unlink(path), 0);
+    name[254] = '\0'; /* and "DIR/" with its slash */
+    snprintf(set, sizeof set, "%s/%s/", dir, name);
+    char *tmp = file_dir_stage(set, &e);
+    if (!tmp)
+        fail_msg("%s", e.msg);
+    snprintf(inside, sizeof inside, "%s/w.npy", tmp);
+    tu_write_file(inside, "set");
+    assert_int_equal(file_dir_commit(tmp, set, &e), ERR_OK);
+    free(tmp);
+    snprintf(inside, sizeof inside, "%sw.npy", set);
+    s = tu_read_file(inside);
+    assert_string_equal(s, "set");
+    free(s);
+    assert_int_equal(count_entries(dir), 1); /* the set, nothing staged left */
+
+    /* 256 bytes: the name is refused, and what is too long is said */
+    memset(name, 'n', 255);
+    snprintf(path, sizeof path, "%s/%sx/out.json", dir, name);
+    assert_int_equal(file_name_check(path, &e), ERR_INPUT);
+    assert_string_equal(e.msg, "a name in it ('nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn...') is 256 "
+                               "bytes, more than a file name may have (255)");
+    /* a path of PATH_MAX - 11 bytes ("a/a/.../a", short names) leaves no room for the
+     * temporary suffix ".tmp-XXXXXX" and the NUL (12 bytes) within PATH_MAX; one byte less
+     * does */
+    char *longp = xmalloc(PATH_MAX);
+    for (int i = 0; i < PATH_MAX - 11; i++)
+        longp[i] = i % 2 ? '/' : 'a';
+    longp[PATH_MAX - 11] = '\0';
+    assert_int_equal(file_name_check(longp, &e), ERR_INPUT);
+    char want[100];
+    snprintf(want, sizeof want, "%d bytes long, more than a path may be (%d)", PATH_MAX - 11,
+             PATH_MAX - 12);
+    assert_string_equal(e.msg, want);
+    longp[PATH_MAX - 12] = '\0';
+    assert_int_equal(file_name_check(longp, &e), ERR_OK);
+    free(longp);
+    assert_int_equal(tu_rmdir(dir), 0);
+}
+
 /* ---- the generator ---------------------------------------------------------------------- */
 
 /* Expected values from a direct Python transcription of Vigna's reference C code
@@ -455,7 +514,7 @@ int main(void)
         cmocka_unit_test(test_grow),          cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_read),          cmocka_unit_test(test_write),
         cmocka_unit_test(test_write_targets), cmocka_unit_test(test_rng),
-        cmocka_unit_test(test_text_num),
+        cmocka_unit_test(test_text_num),      cmocka_unit_test(test_long_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

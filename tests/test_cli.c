@@ -836,6 +836,49 @@ static void test_signal_stops_mnist(void **state)
     assert_int_equal(access(npy, F_OK), -1);
 }
 
+/* Output names at the limits: a 255-byte --save-weights DIR (legal; its staging name beside
+ * it, DIR.tmp-XXXXXX, is cut to fit) gets the weights after the run; a 256-byte --json name
+ * (or any output option's) is refused before anything runs, and nothing is written. */
+static void test_long_output_names(void **state)
+{
+    (void)state;
+    char dir[128], name[300], wdir[400], npy[450], out[16384], want[600];
+    snprintf(dir, sizeof dir, "%s/long", tmpdir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    tu_write_digits(dir, "train", 32);
+    tu_write_digits(dir, "t10k", 16);
+    memset(name, 'w', 255);
+    name[255] = '\0';
+    snprintf(wdir, sizeof wdir, "%s/%s", tmpdir, name);
+    int rc = run(out, sizeof out,
+                 "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 2 "
+                 "--device-iterations 2 --test-batch-size 8 --ipus 1 --save-weights %s",
+                 dir, wdir);
+    if (rc != 0)
+        fail_msg("exit %d:\n%s", rc, out);
+    snprintf(npy, sizeof npy, "%s/layer1.conv.weight.npy", wdir);
+    assert_int_equal(access(npy, F_OK), 0);
+    /* 256 bytes */
+    snprintf(wdir, sizeof wdir, "%s/%sj.json", tmpdir, name);
+    rc = run(out, sizeof out, "run tests/isa/sup_alu.s --json %s", wdir);
+    assert_int_equal(rc, 2);
+    snprintf(want, sizeof want,
+             "ipusim run: --json %.60s...: a name in it ('wwwwwwwwwwwwwwwwwwwwwwwwwwwwwwww...') "
+             "is 261 bytes, more than a file name may have (255); nothing run\n",
+             wdir);
+    assert_string_equal(out, want);
+    rc = run(out, sizeof out,
+             "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 2 "
+             "--device-iterations 2 --ipus 1 --save-weights %s",
+             dir, wdir);
+    assert_int_equal(rc, 2);
+    assert_int_equal(tu_count_lines(out), 1);
+    assert_non_null(strstr(out, "ipusim mnist: --save-weights "));
+    assert_non_null(strstr(out, "is 261 bytes, more than a file name may have (255); nothing run"));
+    snprintf(want, sizeof want, "test -z \"$(ls -A %s | grep j.json)\"", tmpdir);
+    assert_int_equal(system(want), 0);
+}
+
 /* The report's lines and keys from the statistics tables, on tests/isa/xchg_pair.s with 8
  * tiles (derivation in its comments): tile 0 sends 8 B at cycle 11, the last word lands so the
  * stream ends at 22 (DoExchange 11 cycles), one sync release, halt at 116. Instructions: tile 0
@@ -1423,6 +1466,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_signal_stops_sweep),
         cmocka_unit_test(test_signal_stops_mnist),
         cmocka_unit_test(test_machine_presets),
+        cmocka_unit_test(test_long_output_names),
     };
     int rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
     if (tu_rmdir(tmpdir) != 0)

@@ -307,8 +307,9 @@ static int lock_dir(run *r)
     const char *out = r->o->out;
     size_t n = strlen(out);
     n -= n > 4 && strcmp(out + n - 4, ".csv") == 0 ? 4 : 0;
-    if (n + sizeof ".points" > sizeof r->dir) {
-        say(r->o, "'%s': the name is too long", out);
+    if (n + sizeof ".points" + 64 > sizeof r->dir) { /* 64: DIR/.point-I.json, its twin */
+        say(r->o, "'%.60s...': %zu bytes, too long a path for the reports beside it (at most %zu)",
+            out, strlen(out), sizeof r->dir - sizeof ".points" - 64);
         return 2;
     }
     snprintf(r->dir, sizeof r->dir, "%.*s.points", (int)n, out);
