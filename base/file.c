@@ -82,6 +82,15 @@ char *file_read(const char *path, size_t max, size_t *len, err *e)
     return buf;
 }
 
+char *file_read_text(const char *path, size_t max, size_t *len, err *e)
+{
+    char *buf = file_read(path, max, len, e);
+    for (size_t i = 0; buf && i < *len; i++)
+        if (buf[i] == '\r' && (i + 1 == *len || buf[i + 1] != '\n'))
+            buf[i] = '\n';
+    return buf;
+}
+
 int file_write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;

@@ -20,6 +20,12 @@ int file_open(const char *path, err *e);
  * the data (so text can be used as a string); *len gets the size. NULL with *e set on failure. */
 char *file_read(const char *path, size_t max, size_t *len, err *e);
 
+/* file_read for text files (assembly, machine presets, a sweep's CSV): every reader ends a
+ * line at LF, CRLF or a lone CR (old Mac line ends), so a lone CR is made an LF here, in place
+ * (offsets and columns stay as they are in the file; CRLF is left for the readers, which take
+ * it). */
+char *file_read_text(const char *path, size_t max, size_t *len, err *e);
+
 /* Write all of buf[0, len) to fd, going on after a short write (a disk that fills part way
  * through: the next write says why). 0, or -1 with errno set (ENOSPC, EFBIG, EIO, ...), so the
  * caller names the reason with strerror, never just "short write". */

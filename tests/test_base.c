@@ -147,6 +147,14 @@ static void test_read(void **state)
     assert_int_equal(n, 6);
     assert_memory_equal(s, "hello\n", 7); /* with the NUL */
     free(s);
+    /* text: a lone CR (old Mac) is a line end, made an LF in place; CRLF stays as it is */
+    tu_write_file(path, "a\rb\r\nc\r\rd\r");
+    s = file_read_text(path, 100, &n, &e);
+    assert_non_null(s);
+    assert_int_equal(n, 10);
+    assert_memory_equal(s, "a\nb\r\nc\n\nd\n", 11);
+    free(s);
+    tu_write_file(path, "hello\n");
 
     char want[256];
     assert_null(file_read(path, 5, &n, &e));

@@ -480,6 +480,14 @@ static void test_csv_resume(void **state)
                            "a,b,status,x,nested.arr.0,nested.arr.1,ran\n1,1,0,1,,,\n"
                            "1,2,0,2,1,2,1\n");
     free(s);
+    /* CR (old Mac) line ends are line ends: the point there is done, the other runs */
+    tu_write_file(csv, "a,b,status,x,nested.arr.0,nested.arr.1,ran\r1,1,0,1,1,1,0\r");
+    assert_int_equal(sweep_fake(csv, 1, "a=1", "b=1,2", NULL, 0), 0);
+    assert_non_null(strstr(errtext, "2 points, 1 already in"));
+    s = tu_read_file(csv);
+    assert_string_equal(s, "a,b,status,x,nested.arr.0,nested.arr.1,ran\r1,1,0,1,1,1,0\r"
+                           "1,2,0,2,1,2,1\n");
+    free(s);
     /* A row whose field count is not the header's: refused with its line. */
     tu_write_file(csv, "a,b,status,x\n1,1,0\n");
     assert_int_equal(sweep_fake(csv, 1, "a=1", "b=1,2", NULL, 0), 2);
@@ -904,6 +912,18 @@ static void test_make_plots(void **state)
     assert_non_null(strstr(svg, "test: x against k"));
     assert_non_null(strstr(svg, "machine mk2; n = 64"));
     assert_non_null(strstr(svg, "x (cycles)"));
+    free(svg);
+    /* The same sweep file saved with CR (old Mac) line ends: read as the LF one (as a shell
+     * sources it, the whole file would be one comment line and nothing would be plotted) */
+    plot_setup("c",
+               "# a test plot\rMACHINE=mk2\rSWEEP=\"--param k=64,128 -- gemm\"\rPLOT=line\r"
+               "TITLE=\"test: CR\"\rX=k\rY=x\rSERIES=m\r",
+               "k,m,status,x,y\n128,1,0,20,5\n64,1,0,10,4\n");
+    assert_int_equal(system(plot_cmd), 0);
+    snprintf(path, sizeof path, "%s/c.svg", tmpdir);
+    svg = tu_read_file(path);
+    assert_non_null(svg);
+    assert_non_null(strstr(svg, "test: CR"));
     free(svg);
     /* A statistic with no YLABEL or YTITLES: its title and unit from the engine's tables. */
     plot_setup("u",

@@ -189,7 +189,7 @@ int sweep_csv_load(const char *path, const sweep_grid *g, sweep_csv *c, char *ms
         return 0; /* a fresh sweep */
     err e;
     size_t len = 0;
-    char *s = file_read(path, (size_t)1 << 34, &len, &e);
+    char *s = file_read_text(path, (size_t)1 << 34, &len, &e);
     if (!s) {
         snprintf(msg, SWEEP_MSG, "%.*s", SWEEP_MSG - 1, e.msg);
         return 2;
@@ -318,7 +318,7 @@ int sweep_csv_rewrite(const char *path, const sweep_cols *to, char *msg)
 {
     err e;
     size_t len = 0, at = 0;
-    char *s = file_read(path, (size_t)1 << 34, &len, &e), *buf = NULL;
+    char *s = file_read_text(path, (size_t)1 << 34, &len, &e), *buf = NULL;
     if (!s) {
         snprintf(msg, SWEEP_MSG, "%.*s", SWEEP_MSG - 1, e.msg);
         return 2;
