@@ -291,12 +291,18 @@ MUTATIONS=(
     "digits2idx: a failed write leaves its temporary files"
     workloads/mnist/digits2idx.js 's/^    failIo(f, e);$/    throw e;/'
     "digits2idx: a failed write is a Node stack trace"
-    base/file.c 's/^    while (len > 0) {$/    if (len > 0) {/'
+    base/file.c 's/^        p += n;$/        return 0;/'
     "file_write_all: a short write taken as whole"
     base/file.c 's/^    if (name + sl > NAME_MAX)$/    if (0)/'
     "temporary names beside a 255-byte output not cut to fit"
     base/file.c 's/^        if (k > NAME_MAX)$/        if (k > NAME_MAX + 1)/'
     "file_name_check: a 256-byte name let through"
+    base/file.c 's/(i + 1 == \*len || buf\[i + 1\] != .\\n.)/(0)/'
+    "file_read_text: a lone CR not a line end"
+    cli/cmd_profile.c 's/        txt_show(&shown, text + at, n - crlf, NULL, 0);/        txt_printf(\&shown, "%.*s", (int)(n - crlf), text + at);/'
+    "ipusim profile: a summary's control bytes printed raw"
+    plots/render.sh 's/^    text=$(tr .\\r. .\\n. <"$f")/    text=$(cat "$f")/'
+    "make plots: a sweep file's CR line ends not line ends"
 )
 
 suite=${1:-}

@@ -101,6 +101,23 @@ static void test_asm_errors_exit_1(void **state)
     assert_non_null(strstr(out, "^"));
 }
 
+/* A program saved with CR (old Mac) line ends reads as the same program with LF ones: it runs,
+ * and an error names its line and column as in the LF file. */
+static void test_asm_cr_line_ends(void **state)
+{
+    (void)state;
+    char path[256], out[8192], want[400];
+    snprintf(path, sizeof path, "%s/cr.s", tmpdir);
+    tu_write_file(path, "main: li r1, 40\r      addi r1, r1, 2\r      halt\r");
+    assert_int_equal(run(out, sizeof out, "run %s", path), 0);
+    assert_non_null(strstr(out, "total cycles           3\n")); /* li 0, addi 1, halt 2 (+1) */
+    tu_write_file(path, "main: li r1, 40\r      addi r1, r1, 2\r      bogus\r      halt\r");
+    assert_int_equal(run(out, sizeof out, "run %s", path), 1);
+    snprintf(want, sizeof want, "%s:3:7: error: unknown mnemonic `bogus`\n      bogus\n      ^\n",
+             path);
+    assert_string_equal(out, want);
+}
+
 static void test_fault_exit_3(void **state)
 {
     (void)state;
@@ -1467,6 +1484,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_signal_stops_mnist),
         cmocka_unit_test(test_machine_presets),
         cmocka_unit_test(test_long_output_names),
+        cmocka_unit_test(test_asm_cr_line_ends),
     };
     int rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
     if (tu_rmdir(tmpdir) != 0)
