@@ -1028,6 +1028,19 @@ static void test_stdout_full(void **state)
         assert_int_equal(tu_count_lines(err), 1);
         free(err);
     }
+    /* with --out DIR standard output reaches the terminal through a copier: its failure is
+     * the same line, with the reason, and DIR is not made (the run is a failed one) */
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/full-out", tmpdir);
+    snprintf(cmd, sizeof cmd, "%s run prog.s --tiles 4 --out %s > /dev/full 2> %s", bin, dir, path);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 2);
+    char *err = tu_read_file(path);
+    assert_string_equal(err, "ipusim run: cannot write the report to standard output: No space "
+                             "left on device\n");
+    free(err);
+    assert_int_equal(access(dir, F_OK), -1);
 }
 
 /* The README's sample program is prog.s, and it runs as the README says: worker w of tile 3
