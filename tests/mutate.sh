@@ -303,6 +303,8 @@ MUTATIONS=(
     "ipusim profile: a summary's control bytes printed raw"
     plots/render.sh 's/^    text=$(tr .\\r. .\\n. <"$f")/    text=$(cat "$f")/'
     "make plots: a sweep file's CR line ends not line ends"
+    cli/rundir.c 's/        if (lead \&\& t.to_err \&\& rc == 0) {/        if (0) {/'
+    "--out DIR: a report that cannot reach standard output taken as written"
 )
 
 suite=${1:-}
