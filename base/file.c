@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,14 +82,28 @@ char *file_read(const char *path, size_t max, size_t *len, err *e)
     return buf;
 }
 
-static int write_all(int fd, const char *p, size_t len)
+char *file_read_text(const char *path, size_t max, size_t *len, err *e)
 {
+    char *buf = file_read(path, max, len, e);
+    for (size_t i = 0; buf && i < *len; i++)
+        if (buf[i] == '\r' && (i + 1 == *len || buf[i + 1] != '\n'))
+            buf[i] = '\n';
+    return buf;
+}
+
+int file_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
     while (len > 0) {
         ssize_t n = write(fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             return -1;
+        if (n == 0) { /* (not for files; a device might) */
+            errno = EIO;
+            return -1;
+        }
         p += n;
         len -= (size_t)n;
     }
@@ -104,11 +119,45 @@ static int write_through(const char *path, const void *buf, size_t len, err *e)
         return err_set(e, ERR_INPUT, "%s: cannot write: %s", path,
                        errno == ENXIO ? "a FIFO that nobody reads" : strerror(errno));
     int fl = fcntl(fd, F_GETFL);
-    int ok = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 && write_all(fd, buf, len) == 0;
+    int ok =
+        fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 && file_write_all(fd, buf, len) == 0;
     int saved = errno;
     ok = close(fd) == 0 && ok;
     return ok ? ERR_OK
               : err_set(e, ERR_INPUT, "%s: cannot write: %s", path, strerror(saved ? saved : EIO));
+}
+
+/* A temporary name beside path[0, n) (malloc'd): its directory, then its last name, cut so
+ * that it and `suffix` fit in NAME_MAX bytes (a 255-byte name is legal; its temporary twin
+ * must be too), then the suffix. mkstemp and mkdtemp make it unique. */
+static char *tmp_beside(const char *path, size_t n, const char *suffix)
+{
+    const char *slash = memrchr(path, '/', n);
+    size_t dir = slash ? (size_t)(slash + 1 - path) : 0, name = n - dir, sl = strlen(suffix);
+    if (name + sl > NAME_MAX)
+        name = NAME_MAX - sl;
+    char *tmp = xmalloc(dir + name + sl + 1);
+    memcpy(tmp, path, dir + name);
+    memcpy(tmp + dir + name, suffix, sl + 1);
+    return tmp;
+}
+
+int file_name_check(const char *path, err *e)
+{
+    size_t n = strlen(path);
+    if (n + sizeof FILE_TMP_SUFFIX > PATH_MAX)
+        return err_set(e, ERR_INPUT, "%zu bytes long, more than a path may be (%d)", n,
+                       PATH_MAX - (int)sizeof FILE_TMP_SUFFIX);
+    for (const char *p = path; *p;) {
+        size_t k = strcspn(p, "/");
+        if (k > NAME_MAX)
+            return err_set(e, ERR_INPUT,
+                           "a name in it ('%.32s...') is %zu bytes, more than a file name may "
+                           "have (%d)",
+                           p, k, NAME_MAX);
+        p += k + (p[k] == '/');
+    }
+    return ERR_OK;
 }
 
 int file_write_atomic(const char *path, const void *buf, size_t len, err *e)
@@ -129,10 +178,7 @@ int file_write_atomic(const char *path, const void *buf, size_t len, err *e)
         free(real);
         return rc;
     }
-    size_t plen = strlen(path);
-    char *tmp = xmalloc(plen + 8);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".XXXXXX", 8);
+    char *tmp = tmp_beside(path, strlen(path), ".XXXXXX");
     int fd = mkstemp(tmp);
     if (fd < 0) {
         err_set(e, ERR_INPUT, "%s: cannot write: %s", path, strerror(errno));
@@ -140,7 +186,7 @@ int file_write_atomic(const char *path, const void *buf, size_t len, err *e)
         return ERR_INPUT;
     }
     /* mkstemp makes 0600 */
-    int ok = fchmod(fd, 0644) == 0 && write_all(fd, buf, len) == 0 && fsync(fd) == 0;
+    int ok = fchmod(fd, 0644) == 0 && file_write_all(fd, buf, len) == 0 && fsync(fd) == 0;
     int saved = errno;
     if (close(fd) != 0 && ok) {
         ok = 0;
@@ -163,9 +209,7 @@ char *file_dir_stage(const char *dir, err *e)
     size_t n = strlen(dir);
     while (n > 1 && dir[n - 1] == '/')
         n--; /* "out/" -> "out.tmp-...", beside it, not inside */
-    char *tmp = xmalloc(n + 12);
-    memcpy(tmp, dir, n);
-    memcpy(tmp + n, ".tmp-XXXXXX", 12);
+    char *tmp = tmp_beside(dir, n, FILE_TMP_SUFFIX);
     if (!mkdtemp(tmp)) {
         err_set(e, ERR_INPUT, "cannot create a directory beside '%s': %s", dir, strerror(errno));
         free(tmp);

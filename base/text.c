@@ -63,6 +63,40 @@ void txt_free(txt *b)
     b->len = b->cap = 0;
 }
 
+/* Length of the UTF-8 sequence at s (n bytes left) that a terminal may show as it is: a
+ * valid sequence of a character that is not a C1 control; 0 otherwise. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t k = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
+               : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+               : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+                                              : 0;
+    if (!k || k > n || (s[0] == 0xc2 && s[1] < 0xa0))
+        return 0;
+    for (size_t i = 1; i < k; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return k;
+}
+
+void txt_show(txt *b, const char *s, size_t n, txt *pad, size_t upto)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t k = u[i] >= 0x80 ? utf8_len(u + i, n - i) : 1;
+        int esc = k == 0 || (u[i] < 0x20 && u[i] != '\t') || u[i] == 0x7f;
+        if (esc) {
+            txt_printf(b, "\\x%02x", u[i]);
+            k = 1;
+        } else {
+            txt_printf(b, "%.*s", (int)k, s + i);
+        }
+        if (pad && i < upto)
+            txt_printf(pad, "%s", u[i] == '\t' ? "\t" : esc ? "    " : " ");
+        i += k;
+    }
+}
+
 char *text_num(double v, char buf[TEXT_NUM])
 {
     if (v != v || v - v != 0) { /* NaN or an infinity: JSON has no number for them */

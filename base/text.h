@@ -23,6 +23,13 @@ const char *txt_str(const txt *b);
 /* Drop the text; the buffer can be used again. */
 void txt_free(txt *b);
 
+/* Append n bytes of text read from a file (source, a profile's summary) to b as a terminal can
+ * show them, so that no input can drive the terminal: control bytes (ESC, CR, a line feed
+ * too, so it is one line; a tab stays) and bytes that are not UTF-8 become \xNN. With pad,
+ * also the blanks that put a caret under byte `upto` (tabs stay tabs, a character takes one
+ * column). */
+void txt_show(txt *b, const char *s, size_t n, txt *pad, size_t upto);
+
 /* v as the shortest decimal that reads back as exactly v (%.Pg with the least P from 1 to 17:
  * 8567.510188, not 8567.5101880000002; 0.1, not 0.10000000000000001), as JSON and CSV want
  * numbers; a whole number below 2^53 with all its digits (730, not 7.3e+02); "null" for NaN

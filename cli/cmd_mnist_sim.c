@@ -749,7 +749,8 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
                        o->ipus, o->replicas, o->ipus * o->replicas);
     c->offload = o->offload;
     c->ranks = o->ranks;
-    if (mnet_check_network(c, o->cfg.epochs > 0, e) || mnet_check_output(c, e) ||
+    if (sys_io_tiles_check(c->io_tiles, c->m.tiles_per_ipu, e) ||
+        mnet_check_network(c, o->cfg.epochs > 0, e) || mnet_check_output(c, e) ||
         (o->cfg.epochs > 0 && mnet_check_pipeline(c, 1, e)) || mnet_check_pipeline(c, 0, e))
         return e->status;
     return 0;

@@ -1,5 +1,5 @@
 /* cmd_profile: `ipusim profile DIR [--plot]` — a profile written by --profile (cli/profile.h),
- * again: its summary (DIR/summary.txt, as the run printed it) and, with --plot, its pictures
+ * again: its summary (DIR/summary.txt, as the run printed it; control bytes shown as \xNN) and, with --plot, its pictures
  * (plots/profile.sh with gnuplot: the timeline, the proportions, the tile memory). The script
  * is looked for in the plots/ folder next to the build folder of this binary, then in ./plots. */
 #include <errno.h>
@@ -12,6 +12,7 @@
 
 #include "base/alloc.h"
 #include "base/file.h"
+#include "base/text.h"
 #include "cli/cli.h"
 
 #define CMD "profile"
@@ -95,11 +96,22 @@ int cli_cmd_profile(int argc, char **argv)
     err e;
     err_clear(&e);
     size_t len;
-    char *text = file_read(path, 1u << 24, &len, &e);
+    char *text = file_read_text(path, 1u << 24, &len, &e);
     free(path);
     if (!text)
         return cli_report_err(CMD, &e);
-    fwrite(text, 1, len, stdout);
+    /* as a terminal can show it: the file is an input like any other, and a byte in it (ESC,
+     * say) must not drive the terminal; each line's control bytes become \xNN (txt_show) */
+    txt shown = {0};
+    for (size_t at = 0; at < len;) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - (text + at)) : len - at, crlf = nl && n && nl[-1] == '\r';
+        txt_show(&shown, text + at, n - crlf, NULL, 0);
+        txt_put(&shown, nl ? "\n" : "");
+        at += n + (nl != NULL);
+    }
+    fwrite(txt_str(&shown), 1, shown.len, stdout);
+    txt_free(&shown);
     free(text);
     return want_plot ? plot(dir) : 0;
 }

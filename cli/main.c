@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 
 #include "base/alloc.h"
+#include "base/err.h"
+#include "base/file.h"
 #include "base/rank.h"
 #include "cli/cli.h"
 #include "cli/profile.h"
@@ -215,6 +217,7 @@ static const cli_cmd commands[] = {
      "  --schedule S               pipelined: grouped (default), interleaved or sequential\n"
      "  --io-tiles N               N I/O tiles on the IPU taking the images: each micro-batch\n"
      "                             lands there while the others compute, then is handed over\n"
+     "                             (fewer than the IPU's tiles: one at least computes)\n"
      "  --replicas R               R copies of the model on R x --ipus IPUs, each its share of\n"
      "                             the data, gradients all-reduced over the IPU-Links before\n"
      "                             the update (a host call: batch x G x iterations x R images)\n"
@@ -273,7 +276,8 @@ static const cli_cmd commands[] = {
      "  --dtype fp32|fp16|int8  bytes on the link per pixel: 4, 2, 1 (default fp32)\n"
      "  --work N             fp32 MACs per sample on the device (default 10000)\n"
      "  --steps N            micro-batches per IPU (default 20)\n"
-     "  --io-tiles N         I/O tiles per IPU, even (default 0: stream copies are a phase)\n"
+     "  --io-tiles N         I/O tiles per IPU, even, fewer than its tiles (default 0: stream\n"
+     "                       copies are a phase)\n"
      "  --outfeed MODE       all | final | sum | every:N (default all)\n"
      "  --out-bytes N        result bytes per sample (default 40)\n"
      "  --depth D            buffering (prefetch) depth, 1..255 (default 1)\n"
@@ -431,6 +435,25 @@ static int output_is_input(const char *cmd, int n, char **args)
     return 0;
 }
 
+/* An output option whose file or directory could never be written (a name in it longer than
+ * NAME_MAX, the whole longer than PATH_MAX): refused before anything runs, rather than after
+ * a whole run ends in "File name too long". 0, or 2 after one line. */
+static int output_name_fits(const char *cmd, int n, char **args)
+{
+    static const char *const outputs[] = {"--json", "--csv",         "--out",
+                                          "-o",     "--profile-dir", "--save-weights"};
+    for (int i = 1; i + 1 < n; i++)
+        for (size_t k = 0; k < sizeof outputs / sizeof outputs[0]; k++) {
+            err e;
+            if (strcmp(args[i], outputs[k]) != 0 || file_name_check(args[i + 1], &e) == ERR_OK)
+                continue;
+            fprintf(stderr, "ipusim %s: %s %.60s%s: %s; nothing run\n", cmd, args[i], args[i + 1],
+                    strlen(args[i + 1]) > 60 ? "..." : "", e.msg);
+            return 2;
+        }
+    return 0;
+}
+
 /* What a command does beyond its own work: SPREADS, it spreads over MPI ranks
  * (docs/scale-out.md); REPORT, it writes a JSON report and so takes --out DIR (cli/rundir.c). */
 enum { SPREADS = 1, REPORT = 2 };
@@ -512,7 +535,7 @@ int main(int argc, char **argv)
             return report_written(name, 0);
         }
     }
-    if (output_is_input(name, n, args)) {
+    if (output_is_input(name, n, args) || output_name_fits(name, n, args)) {
         free_args(args, n);
         return 2;
     }

@@ -80,19 +80,9 @@ static int check_dir(const char *cmd, const char *dir)
 typedef struct copier {
     int from, to, file;
     pthread_t th;
-    int saved; /* the original standard output */
+    int saved;            /* the original standard output */
+    int to_err, file_err; /* the first write error (errno) on each side; 0: none */
 } copier;
-
-/* n bytes to fd, retrying short writes; gives up on an error (the other copy goes on). */
-static void put(int fd, const char *buf, ssize_t n)
-{
-    for (ssize_t k = 0, w; k < n; k += w) {
-        w = write(fd, buf + k, (size_t)(n - k));
-        if (w < 0 && errno != EINTR)
-            return;
-        w = w < 0 ? 0 : w;
-    }
-}
 
 static void *copy_run(void *arg)
 {
@@ -104,8 +94,12 @@ static void *copy_run(void *arg)
             continue;
         if (n <= 0)
             return NULL;
-        put(t->to, buf, n);
-        put(t->file, buf, n);
+        /* after an error on one side the other goes on, and the pipe is drained all the same
+         * (the command never blocks on it) */
+        if (!t->to_err && file_write_all(t->to, buf, (size_t)n) != 0)
+            t->to_err = errno;
+        if (!t->file_err && file_write_all(t->file, buf, (size_t)n) != 0)
+            t->file_err = errno;
     }
 }
 
@@ -130,7 +124,8 @@ static int copy_begin(copier *t, const char *path)
     return 0;
 }
 
-/* Standard output back; the copy finished. 0, or -1 when report.txt could not be written. */
+/* Standard output back; the copy finished. 0, or -1 with errno when report.txt could not be
+ * written (t->to_err: when the terminal's copy could not). */
 static int copy_end(copier *t)
 {
     fflush(stdout);
@@ -138,7 +133,10 @@ static int copy_end(copier *t)
     pthread_join(t->th, NULL);
     close(t->saved);
     close(t->from);
-    return fsync(t->file) == 0 && close(t->file) == 0 ? 0 : -1;
+    int ok = !t->file_err && fsync(t->file) == 0, saved = t->file_err ? t->file_err : errno;
+    ok = close(t->file) == 0 && ok;
+    errno = ok ? 0 : saved ? saved : EIO;
+    return ok ? 0 : -1;
 }
 
 /* ---- the report split in two ---- */
@@ -239,7 +237,13 @@ int cli_rundir(const cli_cmd *c, int argc, char **argv)
     } else {
         rc = c->fn(n, args);
         if (lead && copy_end(&t) != 0 && rc == 0) {
-            fprintf(stderr, "ipusim %s: --out %s: cannot write '%s'\n", c->name, dir, txtpath);
+            fprintf(stderr, "ipusim %s: --out %s: cannot write '%s': %s\n", c->name, dir, txtpath,
+                    strerror(errno));
+            rc = 2;
+        }
+        if (lead && t.to_err && rc == 0) { /* as without --out (main.c): the set is not kept */
+            fprintf(stderr, "ipusim %s: cannot write the report to standard output: %s\n", c->name,
+                    strerror(t.to_err));
             rc = 2;
         }
     }

@@ -63,3 +63,13 @@ xchg_sys *sys_fabric(const sys *s)
 {
     return s->fabric;
 }
+
+int sys_io_tiles_check(uint32_t io_tiles, uint32_t tiles, err *e)
+{
+    if (io_tiles < tiles)
+        return ERR_OK;
+    return err_set(e, ERR_INPUT,
+                   "--io-tiles %u leaves no compute tile: an IPU has %u tiles (at most %u can be "
+                   "I/O tiles)",
+                   io_tiles, tiles, tiles ? tiles - 1 : 0);
+}

@@ -48,4 +48,9 @@ void sys_free(sys *s);
 eng *sys_engine(const sys *s);
 xchg_sys *sys_fabric(const sys *s);
 
+/* The one rule for a workload's I/O tiles (--io-tiles): the last io_tiles of an IPU of
+ * `tiles` tiles take the host's stream copies, and at least one tile must be left to compute.
+ * ERR_INPUT with e naming --io-tiles, the value and the IPU's tiles otherwise. */
+int sys_io_tiles_check(uint32_t io_tiles, uint32_t tiles, err *e);
+
 #endif

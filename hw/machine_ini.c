@@ -275,7 +275,7 @@ static char *read_text(const char *path, err *e)
 {
     err fe;
     size_t n;
-    char *buf = file_read(path, FILE_MAX_BYTES, &n, &fe);
+    char *buf = file_read_text(path, FILE_MAX_BYTES, &n, &fe);
     if (!buf) { /* the reader's "PATH: why" in this file's "PATH: error: why" form */
         err_set(e, fe.status, "%s: error: %s", path, fe.msg + strlen(path) + 2);
         return NULL;

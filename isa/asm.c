@@ -285,43 +285,6 @@ static void line_text(const asm_ctx *c, int line, const char **s, size_t *len)
     *len = e - b;
 }
 
-/* Length of the UTF-8 sequence at s (n bytes left) that a terminal may show as it is: a
- * valid sequence of a character that is not a C1 control; 0 otherwise. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    size_t k = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
-               : s[0] >= 0xe0 && s[0] <= 0xef ? 3
-               : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
-                                              : 0;
-    if (!k || k > n || (s[0] == 0xc2 && s[1] < 0xa0))
-        return 0;
-    for (size_t i = 1; i < k; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return k;
-}
-
-/* Append n bytes of source text to b as a terminal can show them: control bytes (ESC
- * included) and bytes that are not UTF-8 become \xNN. With pad, also the blanks that put a
- * caret under byte `upto` (tabs stay tabs, a character takes one column). */
-static void show_text(txt *b, const char *s, size_t n, txt *pad, size_t upto)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        size_t k = u[i] >= 0x80 ? utf8_len(u + i, n - i) : 1;
-        int esc = k == 0 || (u[i] < 0x20 && u[i] != '\t') || u[i] == 0x7f;
-        if (esc) {
-            txt_printf(b, "\\x%02x", u[i]);
-            k = 1;
-        } else {
-            txt_printf(b, "%.*s", (int)k, s + i);
-        }
-        if (pad && i < upto)
-            txt_printf(pad, "%s", u[i] == '\t' ? "\t" : esc ? "    " : " ");
-        i += k;
-    }
-}
-
 enum {
     MAX_SHOWN = 100,  /* errors shown; the rest are counted */
     SHOW_LINE = 160,  /* bytes of a long source line shown around the caret */
@@ -342,11 +305,11 @@ static void report_one(const asm_ctx *c, const asm_diag *d, txt *b)
     }
     txt pad = {0};
     txt_printf(b, "%s:%d:%d: error: ", c->file, d->line, d->col);
-    show_text(b, d->msg, strlen(d->msg), NULL, 0);
+    txt_show(b, d->msg, strlen(d->msg), NULL, 0);
     txt_printf(b, "\n%s", from ? "..." : "");
     if (from)
         txt_printf(&pad, "   ");
-    show_text(b, ls + from, n, &pad, at - from);
+    txt_show(b, ls + from, n, &pad, at - from);
     if (from + n < ll)
         txt_printf(b, "...");
     for (size_t k = from + n; k < at; k++) /* a column past the end of the line */
@@ -512,7 +475,7 @@ int asm_assemble_file(const char *path, isa_prog *out, err *e)
 {
     memset(out, 0, sizeof *out);
     size_t n = 0;
-    char *buf = file_read(path, (size_t)1 << 30, &n, e);
+    char *buf = file_read_text(path, (size_t)1 << 30, &n, e);
     if (!buf)
         return ERR_INPUT;
     /* A file that starts like an image (isa_prog_save: the magic "IPUSIMX1", then five

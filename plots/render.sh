@@ -102,7 +102,8 @@ render() {
     case $f in */*) ;; *) f=./$f ;; esac
     PLOT="" TITLE="" MACHINE="" FIXED="" X="" XLABEL="" Y="" YTITLES="" YLABEL="" SERIES=""
     LOGX="" YMIN="" YSCALE=1 MARKX="" MARKLABEL="" LABEL="" FROM="" YREL="" ycolours=""
-    . "$f"
+    text=$(tr '\r' '\n' <"$f") || { fail "cannot read $f"; return 0; }
+    eval "$text" # CR and CRLF line ends read as LF ones, as in plots/sweep.sh
     [ -z "$FROM" ] || csv=$odir/$FROM.csv # another view of that sweep's rows
     titles_from_tables
     case $PLOT in

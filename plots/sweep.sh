@@ -10,7 +10,9 @@ set -eu
 ipusim=$1 f=$2 csv=$3 jobs=$4
 case $f in */*) ;; *) f=./$f ;; esac
 SWEEP="" FROM=""
-. "$f"
+# CR and CRLF line ends read as LF ones, as ipusim's readers do (base/file.h, file_read_text)
+text=$(tr '\r' '\n' <"$f") || exit 2
+eval "$text"
 if [ -n "$FROM" ]; then
     exec sh "$0" "$ipusim" "$(dirname "$f")/$FROM.sweep" "$(dirname "$csv")/$FROM.csv" "$jobs"
 fi

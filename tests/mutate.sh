@@ -303,6 +303,30 @@ MUTATIONS=(
     "a profile's files written into the old directory, not the staged one"
     cli/profile.c 's/^                !profile_name(ent->d_name)) {$/                !profile_name(ent->d_name) \&\& 0) {/'
     "a profile directory holding other files is replaced anyway"
+    host/system.c 's/    if (io_tiles < tiles)/    if (io_tiles <= tiles)/'
+    "--io-tiles may take every tile of an IPU"
+    bench/sweep/sweep_grid.c 's/        if (q >= SWEEP_MAX_VALUES) {/        if (q + 1 > SWEEP_MAX_VALUES) {/'
+    "sweep: a range's point count wraps (2^64 values: none)"
+    bench/sweep/sweep_csv.c 's/memcmp(s, "\\xef\\xbb\\xbf", 3) == 0 ? 3 : 0;/memcmp(s, "\\xef\\xbb\\xbf", 3) == 0 ? 0 : 0;/'
+    "sweep: a resume CSV's byte-order mark read as part of its first column"
+    workloads/mnist/digits2idx.js 's/^      fs.unlinkSync(t);$/      void t;/'
+    "digits2idx: a failed write leaves its temporary files"
+    workloads/mnist/digits2idx.js 's/^    failIo(f, e);$/    throw e;/'
+    "digits2idx: a failed write is a Node stack trace"
+    base/file.c 's/^        p += n;$/        return 0;/'
+    "file_write_all: a short write taken as whole"
+    base/file.c 's/^    if (name + sl > NAME_MAX)$/    if (0)/'
+    "temporary names beside a 255-byte output not cut to fit"
+    base/file.c 's/^        if (k > NAME_MAX)$/        if (k > NAME_MAX + 1)/'
+    "file_name_check: a 256-byte name let through"
+    base/file.c 's/(i + 1 == \*len || buf\[i + 1\] != .\\n.)/(0)/'
+    "file_read_text: a lone CR not a line end"
+    cli/cmd_profile.c 's/        txt_show(&shown, text + at, n - crlf, NULL, 0);/        txt_printf(\&shown, "%.*s", (int)(n - crlf), text + at);/'
+    "ipusim profile: a summary's control bytes printed raw"
+    plots/render.sh 's/^    text=$(tr .\\r. .\\n. <"$f")/    text=$(cat "$f")/'
+    "make plots: a sweep file's CR line ends not line ends"
+    cli/rundir.c 's/        if (lead \&\& t.to_err \&\& rc == 0) {/        if (0) {/'
+    "--out DIR: a report that cannot reach standard output taken as written"
 )
 
 suite=${1:-}

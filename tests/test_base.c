@@ -9,6 +9,8 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -145,6 +147,14 @@ static void test_read(void **state)
     assert_int_equal(n, 6);
     assert_memory_equal(s, "hello\n", 7); /* with the NUL */
     free(s);
+    /* text: a lone CR (old Mac) is a line end, made an LF in place; CRLF stays as it is */
+    tu_write_file(path, "a\rb\r\nc\r\rd\r");
+    s = file_read_text(path, 100, &n, &e);
+    assert_non_null(s);
+    assert_int_equal(n, 10);
+    assert_memory_equal(s, "a\nb\r\nc\n\nd\n", 11);
+    free(s);
+    tu_write_file(path, "hello\n");
 
     char want[256];
     assert_null(file_read(path, 5, &n, &e));
@@ -243,6 +253,36 @@ static void test_write(void **state)
     free(s);
     assert_int_equal(count_entries(dir), 1);
 
+    /* /dev/full takes nothing: the reason is ENOSPC, named as strerror words it */
+    int full = open("/dev/full", O_WRONLY);
+    if (full >= 0) {
+        errno = 0;
+        assert_int_equal(file_write_all(full, "x", 1), -1);
+        assert_int_equal(errno, ENOSPC);
+        close(full);
+        assert_int_equal(file_write_atomic("/dev/full", "x", 1, &e), ERR_INPUT);
+        assert_string_equal(e.msg, "/dev/full: cannot write: No space left on device");
+    }
+    /* a short write goes on, and the next write's failure is the reason */
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit rl = {10, 10};
+        signal(SIGXFSZ, SIG_IGN);
+        int fd = open(path, O_WRONLY | O_TRUNC);
+        if (fd < 0 || setrlimit(RLIMIT_FSIZE, &rl) != 0)
+            _exit(2);
+        errno = 0;
+        _exit(file_write_all(fd, "0123456789abcdef", 16) == -1 && errno == EFBIG ? 0 : 1);
+    }
+    assert_int_equal(waitpid(pid, &wst, 0), pid);
+    assert_true(WIFEXITED(wst));
+    assert_int_equal(WEXITSTATUS(wst), 0);
+    s = tu_read_file(path);
+    assert_string_equal(s, "0123456789"); /* the 10 bytes the limit let through */
+    free(s);
+    assert_int_equal(file_write_atomic(path, "old content\n", 12, &e), ERR_OK);
+
     /* into a missing directory */
     char bad[160];
     snprintf(bad, sizeof bad, "%s/nodir/out.txt", dir);
@@ -326,6 +366,64 @@ static void test_write_targets(void **state)
     assert_string_equal(s, "kept");
     free(s);
     assert_int_equal(count_entries(dir), 4); /* link.json, fifo, target, set: no staged one */
+    assert_int_equal(tu_rmdir(dir), 0);
+}
+
+/* A name of 255 bytes (NAME_MAX, legal) is written, as a file and as a set of files: the
+ * temporary names beside it are cut to fit (the whole name plus ".XXXXXX" or ".tmp-XXXXXX"
+ * would be 262 or 266 bytes). 256 bytes, or a path of PATH_MAX, is refused by the check the
+ * commands make before they start. */
+static void test_long_names(void **state)
+{
+    (void)state;
+    char dir[64], name[256], path[400], set[400], inside[420];
+    assert_int_equal(tu_mkdtemp(dir, sizeof dir, "base"), 0);
+    memset(name, 'n', 255);
+    name[255] = '\0';
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    err e;
+    assert_int_equal(file_name_check(path, &e), ERR_OK);
+    assert_int_equal(file_write_atomic(path, "file", 4, &e), ERR_OK);
+    char *s = tu_read_file(path);
+    assert_string_equal(s, "file");
+    free(s);
+    assert_int_equal(unlink(path), 0);
+    name[254] = '\0'; /* and "DIR/" with its slash */
+    snprintf(set, sizeof set, "%s/%s/", dir, name);
+    char *tmp = file_dir_stage(set, &e);
+    if (!tmp)
+        fail_msg("%s", e.msg);
+    snprintf(inside, sizeof inside, "%s/w.npy", tmp);
+    tu_write_file(inside, "set");
+    assert_int_equal(file_dir_commit(tmp, set, &e), ERR_OK);
+    free(tmp);
+    snprintf(inside, sizeof inside, "%sw.npy", set);
+    s = tu_read_file(inside);
+    assert_string_equal(s, "set");
+    free(s);
+    assert_int_equal(count_entries(dir), 1); /* the set, nothing staged left */
+
+    /* 256 bytes: the name is refused, and what is too long is said */
+    memset(name, 'n', 255);
+    snprintf(path, sizeof path, "%s/%sx/out.json", dir, name);
+    assert_int_equal(file_name_check(path, &e), ERR_INPUT);
+    assert_string_equal(e.msg, "a name in it ('nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn...') is 256 "
+                               "bytes, more than a file name may have (255)");
+    /* a path of PATH_MAX - 11 bytes ("a/a/.../a", short names) leaves no room for the
+     * temporary suffix ".tmp-XXXXXX" and the NUL (12 bytes) within PATH_MAX; one byte less
+     * does */
+    char *longp = xmalloc(PATH_MAX);
+    for (int i = 0; i < PATH_MAX - 11; i++)
+        longp[i] = i % 2 ? '/' : 'a';
+    longp[PATH_MAX - 11] = '\0';
+    assert_int_equal(file_name_check(longp, &e), ERR_INPUT);
+    char want[100];
+    snprintf(want, sizeof want, "%d bytes long, more than a path may be (%d)", PATH_MAX - 11,
+             PATH_MAX - 12);
+    assert_string_equal(e.msg, want);
+    longp[PATH_MAX - 12] = '\0';
+    assert_int_equal(file_name_check(longp, &e), ERR_OK);
+    free(longp);
     assert_int_equal(tu_rmdir(dir), 0);
 }
 
@@ -424,7 +522,7 @@ int main(void)
         cmocka_unit_test(test_grow),          cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_read),          cmocka_unit_test(test_write),
         cmocka_unit_test(test_write_targets), cmocka_unit_test(test_rng),
-        cmocka_unit_test(test_text_num),
+        cmocka_unit_test(test_text_num),      cmocka_unit_test(test_long_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

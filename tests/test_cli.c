@@ -78,6 +78,10 @@ static void test_iobench_errors(void **state)
         if (rc != 2 || tu_count_lines(out) != 1)
             fail_msg("io-bench %s: exit %d, output:\n%s", bad[k], rc, out);
     }
+    /* the rule mnist's --io-tiles follows too: 16 tiles, 16 of them I/O tiles, none left */
+    assert_int_equal(run(out, sizeof out, "io-bench --tiles 16 --steps 1 --io-tiles 16"), 2);
+    assert_string_equal(out, "ipusim io-bench: --io-tiles 16 leaves no compute tile: an IPU has "
+                             "16 tiles (at most 15 can be I/O tiles)\n");
     assert_int_equal(run(out, sizeof out, "io-bench --tiles 16 --steps 2 --depth 2"), 0);
     assert_non_null(strstr(out, "time split (ipu 0)"));
 }
@@ -95,6 +99,23 @@ static void test_asm_errors_exit_1(void **state)
     snprintf(want, sizeof want, "%s:2:", path);
     assert_non_null(strstr(out, want)); /* every error, not only the first */
     assert_non_null(strstr(out, "^"));
+}
+
+/* A program saved with CR (old Mac) line ends reads as the same program with LF ones: it runs,
+ * and an error names its line and column as in the LF file. */
+static void test_asm_cr_line_ends(void **state)
+{
+    (void)state;
+    char path[256], out[8192], want[400];
+    snprintf(path, sizeof path, "%s/cr.s", tmpdir);
+    tu_write_file(path, "main: li r1, 40\r      addi r1, r1, 2\r      halt\r");
+    assert_int_equal(run(out, sizeof out, "run %s", path), 0);
+    assert_non_null(strstr(out, "total cycles           3\n")); /* li 0, addi 1, halt 2 (+1) */
+    tu_write_file(path, "main: li r1, 40\r      addi r1, r1, 2\r      bogus\r      halt\r");
+    assert_int_equal(run(out, sizeof out, "run %s", path), 1);
+    snprintf(want, sizeof want, "%s:3:7: error: unknown mnemonic `bogus`\n      bogus\n      ^\n",
+             path);
+    assert_string_equal(out, want);
 }
 
 static void test_fault_exit_3(void **state)
@@ -400,6 +421,13 @@ static void test_mnist_option_errors(void **state)
         {"--mapping", "ipusim mnist: --mapping needs a value\n"},
         {"--reference --plan", "ipusim mnist: --plan is an option of the simulated run; "
                                "--reference does not take it\n"},
+        /* 64 tiles: I/O tiles 0..63 leave at least one to compute; 64 and 100 leave none */
+        {"--io-tiles 100 --set tiles_per_ipu=64",
+         "ipusim mnist: --io-tiles 100 leaves no compute tile: an IPU has 64 tiles (at most 63 "
+         "can be I/O tiles)\n"},
+        {"--io-tiles 64 --set tiles_per_ipu=64 --ipus 1",
+         "ipusim mnist: --io-tiles 64 leaves no compute tile: an IPU has 64 tiles (at most 63 "
+         "can be I/O tiles)\n"},
     };
     setenv("IPUSIM_DATA", tmpdir, 1);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -854,6 +882,49 @@ static void test_signal_stops_mnist(void **state)
     assert_int_equal(access(npy, F_OK), -1);
 }
 
+/* Output names at the limits: a 255-byte --save-weights DIR (legal; its staging name beside
+ * it, DIR.tmp-XXXXXX, is cut to fit) gets the weights after the run; a 256-byte --json name
+ * (or any output option's) is refused before anything runs, and nothing is written. */
+static void test_long_output_names(void **state)
+{
+    (void)state;
+    char dir[128], name[300], wdir[400], npy[450], out[16384], want[600];
+    snprintf(dir, sizeof dir, "%s/long", tmpdir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    tu_write_digits(dir, "train", 32);
+    tu_write_digits(dir, "t10k", 16);
+    memset(name, 'w', 255);
+    name[255] = '\0';
+    snprintf(wdir, sizeof wdir, "%s/%s", tmpdir, name);
+    int rc = run(out, sizeof out,
+                 "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 2 "
+                 "--device-iterations 2 --test-batch-size 8 --ipus 1 --save-weights %s",
+                 dir, wdir);
+    if (rc != 0)
+        fail_msg("exit %d:\n%s", rc, out);
+    snprintf(npy, sizeof npy, "%s/layer1.conv.weight.npy", wdir);
+    assert_int_equal(access(npy, F_OK), 0);
+    /* 256 bytes */
+    snprintf(wdir, sizeof wdir, "%s/%sj.json", tmpdir, name);
+    rc = run(out, sizeof out, "run tests/isa/sup_alu.s --json %s", wdir);
+    assert_int_equal(rc, 2);
+    snprintf(want, sizeof want,
+             "ipusim run: --json %.60s...: a name in it ('wwwwwwwwwwwwwwwwwwwwwwwwwwwwwwww...') "
+             "is 261 bytes, more than a file name may have (255); nothing run\n",
+             wdir);
+    assert_string_equal(out, want);
+    rc = run(out, sizeof out,
+             "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 2 "
+             "--device-iterations 2 --ipus 1 --save-weights %s",
+             dir, wdir);
+    assert_int_equal(rc, 2);
+    assert_int_equal(tu_count_lines(out), 1);
+    assert_non_null(strstr(out, "ipusim mnist: --save-weights "));
+    assert_non_null(strstr(out, "is 261 bytes, more than a file name may have (255); nothing run"));
+    snprintf(want, sizeof want, "test -z \"$(ls -A %s | grep j.json)\"", tmpdir);
+    assert_int_equal(system(want), 0);
+}
+
 /* The report's lines and keys from the statistics tables, on tests/isa/xchg_pair.s with 8
  * tiles (derivation in its comments): tile 0 sends 8 B at cycle 11, the last word lands so the
  * stream ends at 22 (DoExchange 11 cycles), one sync release, halt at 116. Instructions: tile 0
@@ -986,6 +1057,19 @@ static void test_stdout_full(void **state)
         assert_int_equal(tu_count_lines(err), 1);
         free(err);
     }
+    /* with --out DIR standard output reaches the terminal through a copier: its failure is
+     * the same line, with the reason, and DIR is not made (the run is a failed one) */
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/full-out", tmpdir);
+    snprintf(cmd, sizeof cmd, "%s run prog.s --tiles 4 --out %s > /dev/full 2> %s", bin, dir, path);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 2);
+    char *err = tu_read_file(path);
+    assert_string_equal(err, "ipusim run: cannot write the report to standard output: No space "
+                             "left on device\n");
+    free(err);
+    assert_int_equal(access(dir, F_OK), -1);
 }
 
 /* The README's sample program is prog.s, and it runs as the README says: worker w of tile 3
@@ -1441,6 +1525,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_signal_stops_sweep),
         cmocka_unit_test(test_signal_stops_mnist),
         cmocka_unit_test(test_machine_presets),
+        cmocka_unit_test(test_long_output_names),
+        cmocka_unit_test(test_asm_cr_line_ends),
     };
     int rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
     if (tu_rmdir(tmpdir) != 0)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "hw/machine.h"
+#include "tests/testutil.h"
 
 /* ---- helpers ---- */
 
@@ -146,6 +147,37 @@ static void test_builtin_equals_file(void **state)
         assert_memory_equal(&a, &c, sizeof a);
         assert_int_equal(mach_check(&a, e), ERR_OK);
     }
+    /* the same preset saved with CR (old Mac) or CRLF line ends: the same machine, and an
+     * error in such a file names its line as an LF file would */
+    char dir[64];
+    assert_int_equal(tu_mkdtemp(dir, sizeof dir, "mach"), 0);
+    char *lf = tu_read_file("machines/mk2.ini");
+    assert_non_null(lf);
+    for (int k = 0; k < 2; k++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/mk2.ini", dir);
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        for (const char *p = lf; *p; p++)
+            fputs(*p != '\n' ? (char[]){*p, 0} : k ? "\r\n" : "\r", f);
+        fclose(f);
+        mach a, c;
+        memset(&a, 0, sizeof a), memset(&c, 0, sizeof c);
+        assert_int_equal(mach_builtin(&a, "mk2", e), ERR_OK);
+        if (mach_load(&c, NULL, path, e) != ERR_OK)
+            fail_msg("%s line ends: %s", k ? "CRLF" : "CR", e->msg);
+        assert_memory_equal(&a, &c, sizeof a);
+        snprintf(path, sizeof path, "%s/bad.ini", dir);
+        tu_write_file(path, k ? "[chip]\r\ntiles_per_ipu = 4\r\nbogus = 1\r\n"
+                              : "[chip]\rtiles_per_ipu = 4\rbogus = 1\r");
+        assert_int_equal(mach_load(&c, NULL, path, e), ERR_INPUT);
+        char want[160];
+        snprintf(want, sizeof want, "%s:3: error: ", path);
+        if (strncmp(e->msg, want, strlen(want)) != 0)
+            fail_msg("%s line ends: '%s', want '%s...'", k ? "CRLF" : "CR", e->msg, want);
+    }
+    free(lf);
+    assert_int_equal(tu_rmdir(dir), 0);
     assert_null(mach_preset_text("mk9"));
     assert_int_equal(mach_builtin(&(mach){0}, "mk9", e), ERR_INPUT);
     assert_non_null(strstr(e->msg, "unknown machine 'mk9' (known: mk1, mk2"));

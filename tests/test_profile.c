@@ -342,6 +342,13 @@ static void test_bad_dir(void **state)
     assert_non_null(strstr(out, again)); /* the run printed the same table */
     assert_int_equal(run(out, sizeof out, "profile %s/none", tmpdir), 2);
     assert_int_equal(tu_count_lines(out), 1);
+    /* a summary is an input like any other: its control bytes (ESC, a lone CR) are shown as
+     * \xNN, never sent to the terminal; a tab and UTF-8 stay, CRLF and CR end lines */
+    char sum[300];
+    snprintf(sum, sizeof sum, "%s/summary.txt", dir);
+    tu_write_file(sum, "name \033[2J\033]0;title\007 \xc3\xa9\tx\r\ny\x7f\x9b\rz");
+    assert_int_equal(run(again, sizeof again, "profile %s", dir), 0);
+    assert_string_equal(again, "name \\x1b[2J\\x1b]0;title\\x07 \xc3\xa9\tx\ny\\x7f\\x9b\nz");
 }
 
 /* Six supersteps on one IPU, cut into three host calls of two steps each by marks at the

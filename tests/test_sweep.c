@@ -111,6 +111,15 @@ static void test_grid_ranges(void **state)
     POINTS("k=1;k=3;k=9", "k=1..10:x3");
     POINTS("f=0.5;f=1;f=2", "f=0.5..2:x2");
     POINTS("d=1 k=64;d=1 k=128;d=2 k=64;d=2 k=128;d=3 k=64;d=3 k=128", "d=1..3", "k=64..128:x2");
+    /* the ends of int64: INT64_MIN + (2^63 - 1) = -1, and -1 + (2^63 - 1) = 2^63 - 2 (the next
+     * step, 2^63 + ..., would pass B); A + 2 STEP overflows on the way, the points do not */
+    POINTS("k=-9223372036854775808;k=-1;k=9223372036854775806",
+           "k=-9223372036854775808..9223372036854775807:9223372036854775807");
+    POINTS("k=9223372036854775805;k=9223372036854775806;k=9223372036854775807",
+           "k=9223372036854775805..9223372036854775807");
+    POINTS("k=-9223372036854775806;k=-9223372036854775807;k=-9223372036854775808",
+           "k=-9223372036854775806..-9223372036854775808");
+    POINTS("k=4611686018427387904", "k=4611686018427387904..9223372036854775807:x2");
     sweep_grid g = {0};
     char msg[SWEEP_MSG];
     assert_int_equal(sweep_grid_add(&g, "a=1..4", msg), 0);
@@ -149,6 +158,15 @@ static void test_grid_errors(void **state)
         {"k=0..64:x2", "needs 0 < A <= B"},
         {"k=64..1:x2", "needs 0 < A <= B"},
         {"k=0..1000000", "more than 100000 values"},
+        {"k=0..100000", "more than 100000 values"}, /* 100001 */
+        /* 2^64 values: span / STEP + 1 wraps to 0 in 64 bits */
+        {"k=-9223372036854775808..9223372036854775807",
+         "--param k=-9223372036854775808..9223372036854775807: "
+         "'-9223372036854775808..9223372036854775807' has more than 100000 values (the most one "
+         "--param takes)"},
+        {"k=9223372036854775807..-9223372036854775808:2", "more than 100000 values"},
+        {"k=0..1e300:1e-300", "more than 100000 values"},
+        {"k=-1e308..1e308", "more than 100000 values"},
         {"status=0,1", "the CSV's own column"},
         {"s=\"1,2", "a quote is never closed"},
         {"s=\"1\"x,2", "text after a closing quote"},
@@ -171,6 +189,10 @@ static void test_grid_errors(void **state)
     assert_int_equal(sweep_grid_add(&g, "a=1..1000", msg), 0);
     assert_int_equal(sweep_grid_add(&g, "b=1..1000", msg), 2); /* 2 000 000 points */
     assert_non_null(strstr(msg, "more than 1000000 points"));
+    sweep_grid_free(&g);
+    assert_int_equal(sweep_grid_add(&g, "c=0..99999", msg), 0); /* 100000 values: the most */
+    assert_int_equal(g.p[0].nvalues, 100000);
+    assert_string_equal(g.p[0].values[99999], "99999");
     sweep_grid_free(&g);
 }
 
@@ -436,6 +458,34 @@ static void test_csv_resume(void **state)
     assert_non_null(strstr(errtext, "cutting off a torn last line"));
     s = tu_read_file(csv);
     assert_string_equal(s, "a,b,status,x,nested.arr.0,nested.arr.1,ran\n1,1,0,1,1,1,0\n"
+                           "1,2,0,2,1,2,1\n");
+    free(s);
+    /* A UTF-8 byte-order mark (a spreadsheet's save) is not part of the first column's name:
+     * the point there is done, the other runs, and the mark stays where it was */
+    tu_write_file(csv, "\xef\xbb\xbf"
+                       "a,b,status,x,nested.arr.0,nested.arr.1,ran\n1,1,0,1,1,1,0\n");
+    assert_int_equal(sweep_fake(csv, 1, "a=1", "b=1,2", NULL, 0), 0);
+    assert_non_null(strstr(errtext, "2 points, 1 already in"));
+    s = tu_read_file(csv);
+    assert_string_equal(s, "\xef\xbb\xbf"
+                           "a,b,status,x,nested.arr.0,nested.arr.1,ran\n1,1,0,1,1,1,0\n"
+                           "1,2,0,2,1,2,1\n");
+    free(s);
+    /* ... and when the new point's columns make the file be rewritten whole */
+    tu_write_file(csv, "\xef\xbb\xbf"
+                       "a,b,status,x\n1,1,0,1\n");
+    assert_int_equal(sweep_fake(csv, 1, "a=1", "b=1,2", NULL, 0), 0);
+    s = tu_read_file(csv);
+    assert_string_equal(s, "\xef\xbb\xbf"
+                           "a,b,status,x,nested.arr.0,nested.arr.1,ran\n1,1,0,1,,,\n"
+                           "1,2,0,2,1,2,1\n");
+    free(s);
+    /* CR (old Mac) line ends are line ends: the point there is done, the other runs */
+    tu_write_file(csv, "a,b,status,x,nested.arr.0,nested.arr.1,ran\r1,1,0,1,1,1,0\r");
+    assert_int_equal(sweep_fake(csv, 1, "a=1", "b=1,2", NULL, 0), 0);
+    assert_non_null(strstr(errtext, "2 points, 1 already in"));
+    s = tu_read_file(csv);
+    assert_string_equal(s, "a,b,status,x,nested.arr.0,nested.arr.1,ran\r1,1,0,1,1,1,0\r"
                            "1,2,0,2,1,2,1\n");
     free(s);
     /* A row whose field count is not the header's: refused with its line. */
@@ -792,6 +842,9 @@ static void test_command_errors(void **state)
         {"sweep --param k=1 --out x.csv -- gemm --json y", "--json is the sweep's own"},
         {"sweep --param k=1 --out /nonexistent-dir/x.csv -- gemm", "cannot make a directory"},
         {"sweep --param", "--param needs a value"},
+        /* 2^64 points, which wrapped to 0 ("all 0 points are already in 'x.csv'", exit 0) */
+        {"sweep --param k=-9223372036854775808..9223372036854775807 --out x.csv -- gemm",
+         "'-9223372036854775808..9223372036854775807' has more than 100000 values"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = sweep_argv_run(bad[i].line);
@@ -859,6 +912,18 @@ static void test_make_plots(void **state)
     assert_non_null(strstr(svg, "test: x against k"));
     assert_non_null(strstr(svg, "machine mk2; n = 64"));
     assert_non_null(strstr(svg, "x (cycles)"));
+    free(svg);
+    /* The same sweep file saved with CR (old Mac) line ends: read as the LF one (as a shell
+     * sources it, the whole file would be one comment line and nothing would be plotted) */
+    plot_setup("c",
+               "# a test plot\rMACHINE=mk2\rSWEEP=\"--param k=64,128 -- gemm\"\rPLOT=line\r"
+               "TITLE=\"test: CR\"\rX=k\rY=x\rSERIES=m\r",
+               "k,m,status,x,y\n128,1,0,20,5\n64,1,0,10,4\n");
+    assert_int_equal(system(plot_cmd), 0);
+    snprintf(path, sizeof path, "%s/c.svg", tmpdir);
+    svg = tu_read_file(path);
+    assert_non_null(svg);
+    assert_non_null(strstr(svg, "test: CR"));
     free(svg);
     /* A statistic with no YLABEL or YTITLES: its title and unit from the engine's tables. */
     plot_setup("u",
@@ -960,14 +1025,20 @@ static void test_csv_write_fails(void **state)
     waitpid(pid, &status, 0);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 2);
-    assert_non_null(strstr(text, "cannot write"));
+    /* the 43-byte header and five 14-byte rows fit in 120 bytes; the sixth row's write is
+     * cut short at 7 bytes, and the write of the rest says why (not "short write") */
+    char want[300];
+    snprintf(want, sizeof want, "cannot write '%s': File too large; stopping\n", csv);
+    assert_non_null(strstr(text, want));
+    assert_null(strstr(text, "short write"));
     assert_non_null(strstr(text, "not recorded: its row could not be written to"));
     int ok = 0;
     for (const char *p = text; (p = strstr(p, ": ok, ")) != NULL; p++)
         ok++;
     char *s = tu_read_file(csv);
     assert_int_equal(tu_count_lines(s) - 1, ok); /* the header, then one row per "ok" */
-    assert_true(ok >= 1 && ok < 12);
+    assert_int_equal(ok, 5);
+    assert_int_equal(strlen(s), 120); /* and the torn sixth row, cut off on resume */
     free(s);
 }
 

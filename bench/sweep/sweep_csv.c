@@ -117,9 +117,16 @@ char *sweep_point_key(const sweep_grid *g, size_t point)
     return join_key(vals, g->np);
 }
 
+/* The length of a UTF-8 byte-order mark at the start of s[0, len) (3), or 0. Spreadsheets
+ * save CSV with one; it is no part of the first column's name, and a rewrite keeps it. */
+static size_t bom_len(const char *s, size_t len)
+{
+    return len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+}
+
 static int parse(const char *path, const char *s, const sweep_grid *g, sweep_csv *c, char *msg)
 {
-    size_t at = 0, cap = 0;
+    size_t at = bom_len(s, c->valid_len), cap = 0;
     rec r = {0};
     int rc = 0;
     while (at < c->valid_len && !rc) {
@@ -182,7 +189,7 @@ int sweep_csv_load(const char *path, const sweep_grid *g, sweep_csv *c, char *ms
         return 0; /* a fresh sweep */
     err e;
     size_t len = 0;
-    char *s = file_read(path, (size_t)1 << 34, &len, &e);
+    char *s = file_read_text(path, (size_t)1 << 34, &len, &e);
     if (!s) {
         snprintf(msg, SWEEP_MSG, "%.*s", SWEEP_MSG - 1, e.msg);
         return 2;
@@ -311,12 +318,13 @@ int sweep_csv_rewrite(const char *path, const sweep_cols *to, char *msg)
 {
     err e;
     size_t len = 0, at = 0;
-    char *s = file_read(path, (size_t)1 << 34, &len, &e), *buf = NULL;
+    char *s = file_read_text(path, (size_t)1 << 34, &len, &e), *buf = NULL;
     if (!s) {
         snprintf(msg, SWEEP_MSG, "%.*s", SWEEP_MSG - 1, e.msg);
         return 2;
     }
     rec hdr = {0};
+    at = bom_len(s, len);
     int rc = read_rec(s, len, &at, &hdr);
     int *from = xmalloc((to->n + 1) * sizeof *from);
     for (size_t j = 0; j < to->n; j++)
@@ -325,6 +333,7 @@ int sweep_csv_rewrite(const char *path, const sweep_cols *to, char *msg)
     FILE *f = open_memstream(&buf, &blen);
     if (!f)
         xoom(BUFSIZ); /* open_memstream fails only for memory */
+    fwrite(s, 1, bom_len(s, len), f);
     for (size_t j = 0; j < to->n; j++)
         sweep_csv_field(f, to->name[j], j == 0);
     fputc('\n', f);

@@ -122,23 +122,31 @@ static int expand_range(const char *r, const char *dots, vlist *l, char *msg)
         }
         return 0;
     }
-    int down = a > z;
+    int down = isint ? ai > zi : a > z; /* (as doubles, -2^63 + 2 is -2^63) */
     if (isint) {
         unsigned long long span = down ? (unsigned long long)ai - (unsigned long long)zi
                                        : (unsigned long long)zi - (unsigned long long)ai;
-        unsigned long long n = span / (unsigned long long)si + 1;
-        if (n > SWEEP_MAX_VALUES) {
-            snprintf(msg, SWEEP_MSG, "'%s' has more than %d values", r, SWEEP_MAX_VALUES);
+        /* the points are span / si + 1, which overflows for the whole int64 range: compare
+         * before adding; each point is then computed in unsigned arithmetic (it lies between
+         * A and B, so it fits, but A + i * STEP on the way there need not) */
+        unsigned long long q = span / (unsigned long long)si;
+        if (q >= SWEEP_MAX_VALUES) {
+            snprintf(msg, SWEEP_MSG, "'%s' has more than %d values (the most one --param takes)", r,
+                     SWEEP_MAX_VALUES);
             return 2;
         }
-        for (unsigned long long i = 0; i < n; i++)
-            if (vpushf(l, 1, down ? ai - (long long)(i * si) : ai + (long long)(i * si), 0, msg))
+        for (unsigned long long i = 0, a0 = (unsigned long long)ai; i <= q; i++)
+            if (vpushf(l, 1,
+                       (long long)(down ? a0 - i * (unsigned long long)si
+                                        : a0 + i * (unsigned long long)si),
+                       0, msg))
                 return 2;
         return 0;
     }
     double n = floor(fabs(z - a) / s * (1 + 1e-12) + 1e-9) + 1;
-    if (n > SWEEP_MAX_VALUES) {
-        snprintf(msg, SWEEP_MSG, "'%s' has more than %d values", r, SWEEP_MAX_VALUES);
+    if (!(n <= SWEEP_MAX_VALUES)) {
+        snprintf(msg, SWEEP_MSG, "'%s' has more than %d values (the most one --param takes)", r,
+                 SWEEP_MAX_VALUES);
         return 2;
     }
     for (size_t i = 0; i < (size_t)n; i++)
@@ -155,6 +163,8 @@ static int cmp_str(const void *x, const void *y)
 /* One value given twice would be one point run twice (and one CSV row for both). */
 static int check_distinct(const vlist *l, char *msg)
 {
+    if (l->n < 2)
+        return 0; /* (and l->v may be NULL) */
     char **s = xmalloc(l->n * sizeof *s);
     memcpy(s, l->v, l->n * sizeof *s);
     qsort(s, l->n, sizeof *s, cmp_str);

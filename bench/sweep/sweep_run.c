@@ -81,16 +81,18 @@ typedef struct run {
     int io_error;
 } run;
 
-/* 0 when all of buf reached the file; after the first failure nothing more is written. */
+/* 0 when all of buf reached the file; after the first failure nothing more is written. A
+ * short write (the disk filled part way through the row) goes on, so the reason is named
+ * ("No space left on device"); the torn row is cut off when the sweep resumes. */
 static int put_all(run *r, const char *buf, size_t len)
 {
-    ssize_t n = r->io_error ? -1 : write(r->fd, buf, len);
-    if (n != (ssize_t)len && !r->io_error) {
-        say(r->o, "cannot write '%s': %s; stopping", r->o->out,
-            n < 0 ? strerror(errno) : "short write");
-        r->io_error = 1;
-    }
-    return n == (ssize_t)len ? 0 : -1;
+    if (r->io_error)
+        return -1;
+    if (file_write_all(r->fd, buf, len) == 0)
+        return 0;
+    say(r->o, "cannot write '%s': %s; stopping", r->o->out, strerror(errno));
+    r->io_error = 1;
+    return -1;
 }
 
 /* Format one row and append it with one write(); a metric the point lacks is empty. 0 when
@@ -305,8 +307,9 @@ static int lock_dir(run *r)
     const char *out = r->o->out;
     size_t n = strlen(out);
     n -= n > 4 && strcmp(out + n - 4, ".csv") == 0 ? 4 : 0;
-    if (n + sizeof ".points" > sizeof r->dir) {
-        say(r->o, "'%s': the name is too long", out);
+    if (n + sizeof ".points" + 64 > sizeof r->dir) { /* 64: DIR/.point-I.json, its twin */
+        say(r->o, "'%.60s...': %zu bytes, too long a path for the reports beside it (at most %zu)",
+            out, strlen(out), sizeof r->dir - sizeof ".points" - 64);
         return 2;
     }
     snprintf(r->dir, sizeof r->dir, "%.*s.points", (int)n, out);

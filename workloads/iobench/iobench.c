@@ -207,10 +207,7 @@ static int check_cfg(const mach *m, const wl_iobench_cfg *c, err *e)
     if (c->io_tiles % 2)
         return err_set(e, ERR_INPUT, "io-bench: --io-tiles %u is odd (it must be even)",
                        c->io_tiles);
-    if (c->io_tiles + 1 > m->tiles_per_ipu)
-        return err_set(e, ERR_INPUT, "io-bench: --io-tiles %u leaves no compute tile of %u",
-                       c->io_tiles, m->tiles_per_ipu);
-    return ERR_OK;
+    return sys_io_tiles_check(c->io_tiles, m->tiles_per_ipu, e);
 }
 
 /* The hand-over exchange for buffers at L->base: I/O tile j holds words [j W / N, (j+1) W / N)

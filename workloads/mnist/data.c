@@ -27,12 +27,18 @@ int mdata_load_pair(const char *images_path, const char *labels_path, mdata_spli
     memset(s, 0, sizeof *s);
     if (idx_read(images_path, img, e))
         return ERR_INPUT;
-    if (img->type != IDX_U8 || img->ndim != 3 || img->dims[1] != MDATA_ROWS ||
-        img->dims[2] != MDATA_COLS) {
+    if (img->type != IDX_U8 || img->ndim != 3) {
         err_set(e, ERR_INPUT,
                 "%s: expected u8 images of N x %d x %d (IDX type 0x08, 3 dimensions) at byte "
                 "offset 2, found type 0x%02x with %d dimensions",
                 images_path, MDATA_ROWS, MDATA_COLS, img->type, img->ndim);
+        idx_free(img);
+        return ERR_INPUT;
+    }
+    if (img->dims[1] != MDATA_ROWS || img->dims[2] != MDATA_COLS) { /* sizes at offsets 8, 12 */
+        err_set(e, ERR_INPUT,
+                "%s: images of %ux%u pixels at byte offset 8, expected %dx%d (MNIST's size)",
+                images_path, img->dims[1], img->dims[2], MDATA_ROWS, MDATA_COLS);
         idx_free(img);
         return ERR_INPUT;
     }

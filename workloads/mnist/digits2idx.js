@@ -10,7 +10,9 @@
 // Split: Fisher-Yates shuffle of that order with splitmix64 seeded with SPLIT_SEED (the same
 // generator as workloads/mnist/rng.h: state = seed; i from n-1 down to 1, j = next() % (i+1)),
 // then the first 8,000 are the training set and the last 2,000 the test set, in shuffled order.
-// Files are written under temporary names and renamed, so a run leaves all or nothing.
+// Files are written under temporary names and renamed, so a run leaves all or nothing; a write
+// that fails (a full disk) is one line naming the file and the reason, exit status 1, and the
+// temporary files are removed.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -80,13 +82,35 @@ function idx(dims, body) {
   return Buffer.concat([h, body]);
 }
 
+// A failed system call as one line: the file and the reason as strerror words it ("No space
+// left on device"), the temporary files written so far removed, exit status 1.
+const tmps = [];
+function failIo(file, e) {
+  for (const t of tmps) {
+    try {
+      fs.unlinkSync(t);
+    } catch (_) { /* already gone */ }
+  }
+  const why = String(e && e.message || e).replace(/^[A-Z0-9]+: /, '').replace(/, \w+( '.*')?$/, '');
+  fail(`${file}: cannot write: ${why.charAt(0).toUpperCase()}${why.slice(1)}`);
+}
+
 function write(name, buf) {
   const f = path.join(out, name), tmp = `${f}.tmp.${process.pid}`;
-  fs.writeFileSync(tmp, buf);
+  tmps.push(tmp);
+  try {
+    fs.writeFileSync(tmp, buf);
+  } catch (e) {
+    failIo(f, e);
+  }
   return [tmp, f];
 }
 
-fs.mkdirSync(out, { recursive: true });
+try {
+  fs.mkdirSync(out, { recursive: true });
+} catch (e) {
+  failIo(out, e);
+}
 const pick = (ids) => ({
   img: Buffer.concat(ids.map((i) => images[i])),
   lab: Buffer.from(ids.map((i) => labels[i])),
@@ -98,7 +122,14 @@ const done = [
   write('t10k-labels-idx1-ubyte', idx([N_TEST], te.lab)),
   write('train-images-idx3-ubyte', idx([N_TRAIN, 28, 28], tr.img)), // last: make's target
 ];
-for (const [tmp, f] of done) fs.renameSync(tmp, f);
+for (const [tmp, f] of done) {
+  try {
+    fs.renameSync(tmp, f);
+  } catch (e) {
+    failIo(f, e);
+  }
+  tmps.shift();
+}
 const count = (l) => Array.from({ length: 10 }, (_, d) => l.filter((x) => x === d).length);
 process.stdout.write(`digits2idx: wrote ${out}: ${N_TRAIN} train, ${N_TEST} test ` +
   `(split seed ${SPLIT_SEED}); train per class ${count(Array.from(tr.lab)).join(' ')}; ` +
