@@ -56,8 +56,8 @@ int cli_cmd_gemm(int argc, char **argv)
     rc = cli_machine_resolve(cmd, &mo, &m);
     if (rc)
         return rc;
-    if (tiles)
-        m.tiles_per_ipu = (uint32_t)tiles;
+    if ((rc = cli_tiles(cmd, tiles, &m)) != 0)
+        return rc;
     profile *pf;
     if ((rc = profile_new(cmd, &po, &pf)) != 0)
         return rc;

@@ -103,8 +103,8 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
     if ((rc = cli_machine_resolve(cmd, &mo, &m)) != 0)
         return rc;
     m.nipus = (uint32_t)ipus;
-    if (tiles)
-        m.tiles_per_ipu = (uint32_t)tiles;
+    if ((rc = cli_tiles(cmd, tiles, &m)) != 0)
+        return rc;
     err e;
     err_clear(&e);
     if (host_cfg_check(&c.host, &e) != ERR_OK)

@@ -172,8 +172,8 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
         return rc;
     if (ipus) /* --ipus N is --set nipus=N */
         cfg.m.nipus = (uint32_t)ipus;
-    if (tiles)
-        cfg.m.tiles_per_ipu = (uint32_t)tiles;
+    if ((rc = cli_tiles(cmd, tiles, &cfg.m)) != 0)
+        return rc;
     for (unsigned d = 0; d < ndumps; d++) { /* checked before the run, not after it */
         const dump *x = &dumps[d];
         if (x->ipu >= cfg.m.nipus || x->tile >= cfg.m.tiles_per_ipu ||

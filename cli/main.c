@@ -21,7 +21,7 @@ static const cli_cmd commands[] = {
      CLI_MACHINE_HELP
      "  --ipus N                 IPUs in the system (default: the machine's nipus, 1);\n"
      "                           the same as --set nipus=N\n"
-     "  --tiles N                tiles per IPU (default: the machine's)\n"
+     CLI_TILES_HELP
      "  --threads N              host threads (default: online CPUs)\n"
      "  --max-cycles N           fault when an instruction would issue after cycle N\n"
      "                           (default 10000000000)\n"
@@ -71,7 +71,7 @@ static const cli_cmd commands[] = {
      "\n"
      "  --m M --n N --k K        sizes (default 1536 1472 512)\n"
      CLI_MACHINE_HELP
-     "  --tiles N                tiles to use (default: all of the IPU)\n"
+     CLI_TILES_HELP
      "  --threads N              host threads (default: online CPUs)\n"
      "  --seed N                 seed of the random inputs (default 1)\n"
      "  --max-cycles N           cycle limit (default 10000000000)\n"
@@ -97,6 +97,7 @@ static const cli_cmd commands[] = {
      "after the --set overrides, with its unit and the source comment from the INI file,\n"
      "then figures derived from them (fp32 peak, SRAM, exchange and link bandwidth, sync).\n"
      "list: the built-in presets. keys: the table of keys as Markdown (docs/machines.md).\n"
+     "NAME|FILE and --machine choose the same thing: give one (both are refused).\n"
      "\n"
      CLI_MACHINE_HELP
      "\n"
@@ -283,7 +284,9 @@ static const cli_cmd commands[] = {
      "  --callback-us X      request -> host starts filling, us (default 5)\n"
      "  --drain-us X         host time to consume an outfeed buffer, us (default 0)\n"
      "  --seed N             host randomness (default 1)\n"
-     "  --ipus N --tiles N --threads N\n"
+     "  --ipus N --threads N IPUs (default 1), host threads (default: online CPUs)\n"
+     "  --tiles N            tiles per IPU, at most the machine's (default: all of them; a\n"
+     "                       larger IPU: --set tiles_per_ipu=N)\n"
      CLI_MACHINE_HELP
      CLI_WATCH_HELP
      "  --json FILE          also write the report as JSON (its config: how it was run)\n"

@@ -248,3 +248,18 @@ int cli_machine_resolve(const char *cmd, const cli_machine *mo, mach *out)
 {
     return cli_machine_resolve_src(cmd, mo, out, NULL);
 }
+
+int cli_tiles(const char *cmd, uint64_t tiles, mach *m)
+{
+    if (tiles > m->tiles_per_ipu) {
+        fprintf(stderr,
+                "ipusim %s: --tiles %llu: %s has %u tiles per IPU; for a larger IPU, --set "
+                "tiles_per_ipu=%llu\n",
+                cmd, (unsigned long long)tiles, m->name, m->tiles_per_ipu,
+                (unsigned long long)tiles);
+        return 2;
+    }
+    if (tiles)
+        m->tiles_per_ipu = (uint32_t)tiles;
+    return 0;
+}
