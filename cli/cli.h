@@ -183,6 +183,11 @@ void cli_rank_stats(struct rank_comm *ranks, double run_s, uint64_t wait_ns, uin
     "  --progress               a heartbeat line on stderr every second (cycle, supersteps,\n"     \
     "                           host seconds); without it, one line redrawn in place when\n"       \
     "                           stdout and stderr are terminals\n"
+/* --max-cycles N, with the command's default (a string): every command whose runs have a
+ * cycle limit takes it, as the fault of a run past it names it ("run exceeds --max-cycles N"). */
+#define CLI_MAX_CYCLES_HELP(dflt)                                                                  \
+    "  --max-cycles N           fault when an instruction would issue after cycle N\n"            \
+    "                           (default " dflt ")\n"
 #define CLI_WATCH_HELP                                                                             \
     "  --max-superstep-cycles N fault when an instruction would issue more than N cycles\n"        \
     "                           after its tile's last sync (default "                              \

@@ -68,6 +68,8 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
             rc = us_opt(cmd, argc, argv, &i, &c.host.callback_ps);
         } else if (!strcmp(a, "--drain-us")) {
             rc = us_opt(cmd, argc, argv, &i, &c.drain_ps);
+        } else if (!strcmp(a, "--max-cycles")) {
+            rc = cli_opt_u64(cmd, argc, argv, &i, 1, UINT64_MAX / 2, &c.max_cycles);
         } else if (!strcmp(a, "--max-superstep-cycles")) {
             rc = cli_opt_u64(cmd, argc, argv, &i, 0, UINT64_MAX / 2, &c.ctl.max_superstep_cycles);
         } else if (!strcmp(a, "--progress")) {
@@ -171,13 +173,13 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
             "\"steps\": %u, \"io_tiles\": %u, \"outfeed\": \"%s\", \"out_bytes\": %u, "
             "\"depth\": %u, \"loaders\": %u, \"prep_us\": %.9g, \"host_dist\": \"%s\", "
             "\"callback_us\": %.9g, \"drain_us\": %.9g, \"seed\": %llu, \"threads\": %u, "
-            "\"max_superstep_cycles\": %llu",
+            "\"max_cycles\": %llu, \"max_superstep_cycles\": %llu",
             c.batch, c.sample_px, wl_iobench_dtype_name(c.dtype), (unsigned long long)c.work_macs,
             c.steps, c.io_tiles, strm_mode_format(c.out_mode, c.out_n, mode, sizeof mode),
             c.out_bytes, c.host.depth, c.host.loaders, (double)c.host.prep_ps / 1e6,
             host_dist_format(&c.host.dist, dist, sizeof dist), (double)c.host.callback_ps / 1e6,
             (double)c.drain_ps / 1e6, (unsigned long long)c.host.seed, eng_threads(g),
-            (unsigned long long)c.ctl.max_superstep_cycles);
+            (unsigned long long)c.max_cycles, (unsigned long long)c.ctl.max_superstep_cycles);
         rc = cli_report_json(&inv, json, g, what, host_s, x.p, o.p);
         free(x.p);
         free(o.p);

@@ -23,8 +23,7 @@ static const cli_cmd commands[] = {
      "                           the same as --set nipus=N\n"
      CLI_TILES_HELP
      "  --threads N              host threads (default: online CPUs)\n"
-     "  --max-cycles N           fault when an instruction would issue after cycle N\n"
-     "                           (default 10000000000)\n"
+     CLI_MAX_CYCLES_HELP("10000000000")
      CLI_WATCH_HELP
      "  --dump-mem I:T:ADDR:LEN  print LEN bytes of tile T of IPU I from ADDR (repeatable)\n"
      "  --json FILE              also write the report as JSON (its config: how it was run)\n"
@@ -74,7 +73,7 @@ static const cli_cmd commands[] = {
      CLI_TILES_HELP
      "  --threads N              host threads (default: online CPUs)\n"
      "  --seed N                 seed of the random inputs (default 1)\n"
-     "  --max-cycles N           cycle limit (default 10000000000)\n"
+     CLI_MAX_CYCLES_HELP("10000000000")
      CLI_WATCH_HELP
      "  --no-check               skip the reference comparison\n"
      "  --json FILE              also write the report as JSON (its config: how it was run)\n"
@@ -119,6 +118,7 @@ static const cli_cmd commands[] = {
      "\n"
      CLI_MACHINE_HELP
      "  --threads N              host threads (default: online CPUs)\n"
+     CLI_MAX_CYCLES_HELP("100000000000, a program")
      "  --csv FILE               also write the table as CSV (whole or not at all)\n"
      "  --json FILE              also write it as JSON, with the config (how it was run)\n"
      "  --out DIR                the run as a directory: config.json, stats.json, report.txt,\n"
@@ -288,6 +288,7 @@ static const cli_cmd commands[] = {
      "  --tiles N            tiles per IPU, at most the machine's (default: all of them; a\n"
      "                       larger IPU: --set tiles_per_ipu=N)\n"
      CLI_MACHINE_HELP
+     CLI_MAX_CYCLES_HELP("100000000000")
      CLI_WATCH_HELP
      "  --json FILE          also write the report as JSON (its config: how it was run)\n"
      "  --out DIR            the run as a directory: config.json, stats.json, report.txt\n"
