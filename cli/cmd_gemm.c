@@ -77,6 +77,10 @@ int cli_cmd_gemm(int argc, char **argv)
     rc = wl_gemm_run_ctl(&m, &cfg, &ctl, &r, &s, &e);
     cli_watch_clear(&w);
     double host = r.host_seconds;
+    if (rc == ERR_OK && cli_stopped()) { /* asked for after the check's last look */
+        rc = err_set(&e, ERR_STOPPED, "stopped after the reference check; no report written");
+        sys_free(s);
+    }
     if (rc != ERR_OK) {
         profile_free(pf);
         return cli_report_err(cmd, &e);

@@ -81,6 +81,9 @@ static const cli_cmd commands[] = {
      "                           (and profile/), written whole when the run succeeds\n"
      PROFILE_HELP
      "\n"
+     "Ctrl-C or SIGTERM stops the run, or the reference check after it (which takes longer),\n"
+     "with one line saying where; no report, no JSON.\n"
+     "\n"
      "Exit status: 0 ok, 2 bad options or files, 3 a simulated fault (or C failed the\n"
      "reference check), or stopped by Ctrl-C or SIGTERM (no report, no JSON).\n"},
     {"isa-doc", cli_cmd_isa_doc, "print docs/isa.md, generated from the opcode table",
