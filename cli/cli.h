@@ -86,7 +86,7 @@ int cli_machine_resolve_src(const char *cmd, const cli_machine *mo, mach *out, m
  * the preset's name. 0 or 2. */
 int cli_tiles(const char *cmd, uint64_t tiles, mach *m);
 #define CLI_TILES_HELP                                                                             \
-    "  --tiles N                tiles per IPU, at most the machine's (default: all of them;\n"    \
+    "  --tiles N                tiles per IPU, at most the machine's (default: all of them;\n"     \
     "                           a larger IPU: --set tiles_per_ipu=N)\n"
 
 /* The program's release and the commit it was built from ("0.16 (commit 0123456789ab)";
@@ -186,7 +186,7 @@ void cli_rank_stats(struct rank_comm *ranks, double run_s, uint64_t wait_ns, uin
 /* --max-cycles N, with the command's default (a string): every command whose runs have a
  * cycle limit takes it, as the fault of a run past it names it ("run exceeds --max-cycles N"). */
 #define CLI_MAX_CYCLES_HELP(dflt)                                                                  \
-    "  --max-cycles N           fault when an instruction would issue after cycle N\n"            \
+    "  --max-cycles N           fault when an instruction would issue after cycle N\n"             \
     "                           (default " dflt ")\n"
 #define CLI_WATCH_HELP                                                                             \
     "  --max-superstep-cycles N fault when an instruction would issue more than N cycles\n"        \
@@ -206,6 +206,8 @@ typedef struct cli_watch {
     int shown;       /* CLI_BEAT_REDRAW: a heartbeat is on the terminal's line */
     uint64_t expect; /* the cycles the run is expected to reach, 0 unknown: set by the command,
                       * the heartbeat then shows the share done and the host time left */
+    const char *phase; /* NULL, or the part of the command under way, named after CMD in the
+                        * heartbeat ("ipusim mnist: test pass: cycle N, ..."): set by it */
 } cli_watch;
 /* Install the handlers and choose the heartbeat: lines with --progress (progress set), else
  * one redrawn line when stdout and stderr are terminals, else none. */

@@ -59,7 +59,7 @@ int cli_cmd_gemm(int argc, char **argv)
     if ((rc = cli_tiles(cmd, tiles, &m)) != 0)
         return rc;
     profile *pf;
-    if ((rc = profile_new(cmd, &po, &pf)) != 0)
+    if ((rc = profile_new(cmd, &po, &m, &pf)) != 0)
         return rc;
     cli_watch w;
     cli_watch_begin(&w, cmd, progress);

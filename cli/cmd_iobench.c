@@ -112,7 +112,7 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
     if (host_cfg_check(&c.host, &e) != ERR_OK)
         return cli_report_err(cmd, &e);
     profile *pf;
-    if ((rc = profile_new(cmd, &po, &pf)) != 0)
+    if ((rc = profile_new(cmd, &po, &m, &pf)) != 0)
         return rc;
     wl_iobench_result r;
     sys *s = NULL;

@@ -85,8 +85,8 @@ static int cmd_show(int argc, char **argv)
             rc = r;
         } else if (a[0] != '-') {
             if (named) {
-                fprintf(stderr, "ipusim %s: more than one machine given ('%s', '%s')\n", cmd,
-                        named, a);
+                fprintf(stderr, "ipusim %s: more than one machine given ('%s', '%s')\n", cmd, named,
+                        a);
                 return 2;
             }
             named = a;
@@ -97,8 +97,9 @@ static int cmd_show(int argc, char **argv)
     if (rc)
         return rc;
     if (named && mo.machine) { /* two names for the one machine shown: refused, not chosen */
-        fprintf(stderr, "ipusim %s: '%s' and --machine %s both name the machine to show; give one\n",
-                cmd, named, mo.machine);
+        fprintf(stderr,
+                "ipusim %s: '%s' and --machine %s both name the machine to show; give one\n", cmd,
+                named, mo.machine);
         return 2;
     }
     if (named)

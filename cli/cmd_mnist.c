@@ -591,13 +591,14 @@ static int ref_run(const mnist_opts *o, const char *dir, const mdata *d)
     if (cfg->epochs > 0)
         printf("Trained %ld images in %.2f s (%.0f images/s)\n", res.trained, res.train_s,
                res.train_s > 0 ? (double)res.trained / res.train_s : 0.0);
-    if ((rc = o->save && mref_save(net, o->save, e)))
-        goto out;
     t0 = cli_now();
     if ((rc = mref_test(net, cfg->test_batch, &d->test, &res.test_acc, e)) ||
         (rc = stopped(e, "during the test pass")))
         goto out;
     res.test_s = cli_now() - t0;
+    /* once the whole run is over, so that a stop anywhere in it writes no weights */
+    if ((rc = o->save && mref_save(net, o->save, e)))
+        goto out;
     printf("Accuracy on test set: %0.2f%%\n", res.test_acc);
     fflush(stdout);
 out:

@@ -188,7 +188,7 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
     }
 
     profile *pf;
-    if ((rc = profile_new(cmd, &po, &pf)) != 0)
+    if ((rc = profile_new(cmd, &po, &cfg.m, &pf)) != 0)
         return rc;
     profile_attach(pf, &cfg.ctl.watch);
     isa_prog prog;

@@ -199,7 +199,8 @@ static const cli_cmd commands[] = {
      "  --test-batch-size N        batch of the test pass (default 8)\n"
      "  --learning-rate X          AdamW learning rate (default 0.001)\n"
      "  --seed N                   seed of initialisation and shuffling (default 0)\n"
-     "  --save-weights DIR         write one .npy per PyTorch state_dict key after training\n"
+     "  --save-weights DIR         write one .npy per PyTorch state_dict key once the run\n"
+     "                             (training and test pass) is over\n"
      "  --load-weights DIR         start from such .npy files instead of the seeded initialisation\n"
      "  --json FILE                also write per-call losses/accuracies, test accuracy, timings\n"
      "                             and the config (version, command line, machine, options)\n"
@@ -254,8 +255,10 @@ static const cli_cmd commands[] = {
      PROFILE_HELP
      CLI_WATCH_HELP CLI_MACHINE_HELP
      "\n"
-     "Ctrl-C or SIGTERM stops the run (the simulated one within a round, the reference before\n"
-     "the next host call) with one line; no weights and no JSON are written.\n"
+     "Ctrl-C or SIGTERM stops the run, in training or in the test pass (the simulated one\n"
+     "within a round, the reference before the next host call or after its test pass), with\n"
+     "one line; no weights, no JSON and no --out are written. With --progress the test pass's\n"
+     "heartbeat says so: 'ipusim mnist: test pass: cycle N, ...'.\n"
      "\n"
      "Under 'mpirun -np R ipusim mnist ...' the simulated run's IPUs are shared out among the\n"
      "R processes in whole host-link groups (a box of 4 Mk2 IPUs: a replica each with\n"

@@ -825,6 +825,58 @@ static void test_signal_stops_mnist(void **state)
     assert_int_equal(access(npy, F_OK), -1);
 }
 
+/* Ctrl-C in the simulated run's test pass, after the training: the weights are written only
+ * once the whole run is over, so none are (the help says a stop writes none), nor the JSON.
+ * The test pass's heartbeat names it ("ipusim mnist: test pass: cycle ..."), so the signal
+ * lands in it: 8,000 test images take some 6 s, the first beat comes after 1 s. */
+static void test_signal_mnist_test_pass(void **state)
+{
+    (void)state;
+    char dir[256], json[256], wdir[256], out[256], err[16384];
+    snprintf(dir, sizeof dir, "%s/digits-tstop", tmpdir);
+    snprintf(json, sizeof json, "%s/tstop.json", tmpdir);
+    snprintf(wdir, sizeof wdir, "%s/tstop-w", tmpdir);
+    snprintf(out, sizeof out, "%s/stdout.txt", tmpdir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    tu_write_digits(dir, "train", 32);
+    tu_write_digits(dir, "t10k", 8000);
+    char *args[] = {bin,
+                    "mnist",
+                    "--dataset",
+                    dir,
+                    "--epochs",
+                    "1",
+                    "--batch-size",
+                    "4",
+                    "--gradient-accumulation",
+                    "2",
+                    "--device-iterations",
+                    "2",
+                    "--ipus",
+                    "1",
+                    "--threads",
+                    "1",
+                    "--progress",
+                    "--json",
+                    json,
+                    "--save-weights",
+                    wdir,
+                    NULL};
+    int rc = signal_run(args, out, "ipusim mnist: test pass: cycle ", SIGINT, err, sizeof err);
+    if (rc != 3)
+        fail_msg("exit %d, stderr:\n%s", rc, err);
+    const char *stop = strstr(err, "ipusim mnist: stopped in the test pass at cycle ");
+    assert_non_null(stop);
+    assert_int_equal(tu_count_lines(stop), 1);
+    assert_int_equal(access(json, F_OK), -1);
+    assert_int_equal(access(wdir, F_OK), -1); /* not even the directory */
+    char *o = tu_read_file(out);
+    assert_non_null(o);
+    assert_non_null(strstr(o, "Epoch 1/1\n"));      /* it had trained */
+    assert_null(strstr(o, "Accuracy on test set")); /* and not finished testing */
+    free(o);
+}
+
 /* The report's lines and keys from the statistics tables, on tests/isa/xchg_pair.s with 8
  * tiles (derivation in its comments): tile 0 sends 8 B at cycle 11, the last word lands so the
  * stream ends at 22 (DoExchange 11 cycles), one sync release, halt at 116. Instructions: tile 0
@@ -1411,6 +1463,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_signal_stops_run),
         cmocka_unit_test(test_signal_stops_sweep),
         cmocka_unit_test(test_signal_stops_mnist),
+        cmocka_unit_test(test_signal_mnist_test_pass),
         cmocka_unit_test(test_machine_presets),
     };
     int rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
