@@ -79,6 +79,13 @@ int cli_machine_resolve(const char *cmd, const cli_machine *mo, mach *out);
 /* The same, also recording each value's source (for `ipusim machine show`). */
 int cli_machine_resolve_src(const char *cmd, const cli_machine *mo, mach *out, mach_src *src);
 
+/* The IPUs of a command's system, where the machine's nipus may come from --set nipus=N:
+ * ipus is the command's own --ipus (0: not given), `fixed` NULL when nipus is the command's
+ * to take, else why the command chooses its IPUs itself ("gemm runs on one IPU"). --ipus and
+ * --set nipus with different values, or --set nipus where the command chooses, are refused
+ * in one line naming both; else m->nipus = ipus when given. 0 or 2. */
+int cli_ipus(const char *cmd, uint64_t ipus, const cli_machine *mo, const char *fixed, mach *m);
+
 /* --tiles N of a command that simulates part of an IPU: at most the machine's tiles_per_ipu
  * (after --set), which it then replaces in m; 0 (not given) leaves m as it is. More tiles
  * than the machine has are refused in one line ("--tiles 2000: mk2 has 1472 tiles per IPU;

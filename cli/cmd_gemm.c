@@ -54,7 +54,7 @@ int cli_cmd_gemm(int argc, char **argv)
     err_clear(&e);
     mach m;
     rc = cli_machine_resolve(cmd, &mo, &m);
-    if (rc)
+    if (rc || (rc = cli_ipus(cmd, 0, &mo, "gemm runs on one IPU", &m)) != 0)
         return rc;
     if ((rc = cli_tiles(cmd, tiles, &m)) != 0)
         return rc;

@@ -25,7 +25,7 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
     const cli_inv inv = {cmd, argc, argv, &mo};
     wl_iobench_cfg c = wl_iobench_defaults();
     c.ctl.max_superstep_cycles = CLI_MAX_SUPERSTEP_CYCLES;
-    uint64_t u, ipus = 1, tiles = 0;
+    uint64_t u, ipus = 0, tiles = 0;
     int rc = 0, mr, progress = 0;
     profile_opts po;
     profile_opts_init(&po);
@@ -104,8 +104,7 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
     mach m;
     if ((rc = cli_machine_resolve(cmd, &mo, &m)) != 0)
         return rc;
-    m.nipus = (uint32_t)ipus;
-    if ((rc = cli_tiles(cmd, tiles, &m)) != 0)
+    if ((rc = cli_ipus(cmd, ipus, &mo, NULL, &m)) != 0 || (rc = cli_tiles(cmd, tiles, &m)) != 0)
         return rc;
     err e;
     err_clear(&e);

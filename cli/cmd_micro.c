@@ -134,7 +134,7 @@ static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
         return rc;
     mach m;
     rc = cli_machine_resolve(cmd, &mo, &m);
-    if (rc)
+    if (rc || (rc = cli_ipus(cmd, 0, &mo, "each benchmark takes the IPUs it needs", &m)) != 0)
         return rc;
     err *e = xmalloc(sizeof *e);
     err_clear(e);

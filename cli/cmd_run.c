@@ -170,8 +170,8 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
     rc = cli_machine_resolve(cmd, &mo, &cfg.m);
     if (rc)
         return rc;
-    if (ipus) /* --ipus N is --set nipus=N */
-        cfg.m.nipus = (uint32_t)ipus;
+    if ((rc = cli_ipus(cmd, ipus, &mo, NULL, &cfg.m)) != 0) /* --ipus N is --set nipus=N */
+        return rc;
     if ((rc = cli_tiles(cmd, tiles, &cfg.m)) != 0)
         return rc;
     for (unsigned d = 0; d < ndumps; d++) { /* checked before the run, not after it */

@@ -255,6 +255,14 @@ static const cli_cmd commands[] = {
      PROFILE_HELP
      CLI_WATCH_HELP CLI_MACHINE_HELP
      "\n"
+     "Which run takes which option, one rule refused in one line naming both: the options\n"
+     "under 'The simulated run only' (with --machine, --set, the profile's and the heartbeat's)\n"
+     "not with --reference; training's (--batch-size, --gradient-accumulation,\n"
+     "--device-iterations, --learning-rate, --max-calls, --steps, --recompute,\n"
+     "--offload-optimiser, --profile) not with --epochs 0, which only tests; a pipeline's\n"
+     "(--schedule, --recompute) not with --strategy sharded or --ipus 1. --strategy on one\n"
+     "IPU is moot (the JSON says one-ipu), kept so that sweeps cross it with --ipus.\n"
+     "\n"
      "Ctrl-C or SIGTERM stops the run, in training or in the test pass (the simulated one\n"
      "within a round, the reference before the next host call or after its test pass), with\n"
      "one line; no weights, no JSON and no --out are written. With --progress the test pass's\n"
@@ -290,7 +298,8 @@ static const cli_cmd commands[] = {
      "  --callback-us X      request -> host starts filling, us (default 5)\n"
      "  --drain-us X         host time to consume an outfeed buffer, us (default 0)\n"
      "  --seed N             host randomness (default 1)\n"
-     "  --ipus N --threads N IPUs (default 1), host threads (default: online CPUs)\n"
+     "  --ipus N --threads N IPUs (default: the machine's nipus, 1; the same as --set\n"
+     "                       nipus=N), host threads (default: online CPUs)\n"
      "  --tiles N            tiles per IPU, at most the machine's (default: all of them; a\n"
      "                       larger IPU: --set tiles_per_ipu=N)\n"
      CLI_MACHINE_HELP
