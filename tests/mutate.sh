@@ -289,13 +289,13 @@ MUTATIONS=(
     "opts-cli: --tiles above the machine's accepted"
     cli/cmd_machine.c 's/    if (named \&\& mo.machine) {/    if (0) {/'
     "opts-cli: machine show NAME --machine OTHER accepted"
-    workloads/gemm/gemm.c 's/^                if (stop \&\& \*stop)$/                if (0)/'
+    workloads/gemm/gemm.c 's/^                if (stop \&\& \*stop)$/                if (stop \&\& 0)/'
     "opts-stop: gemm's reference check ignores a stop"
     cli/cmd_mnist_sim.c 's/^    s->ph\[PH_TRAIN\].images = mnist_trained(o, \&d->train);$/&\n    if (rc == 0 \&\& o->save)\n        rc = mref_save(net, o->save, e);/'
     "opts-cli: mnist saves the weights before the test pass"
     cli/profile.c 's/        if (p->tiles\[k\].hi >= (long)m->tiles_per_ipu) {/        if (0) {/'
     "opts-profile: --profile-tiles past the IPU accepted"
-    cli/profile.c 's/    if (window_past_run(p, cmd))/    if (0)/'
+    cli/profile.c 's/    if (window_past_run(p, cmd))/    if (0 \&\& window_past_run(p, cmd))/'
     "opts-profile: --profile-window past the run accepted"
     cli/profile.c 's/        if (hi >= 0 \&\& lo < n \&\& lo <= hi)/        if (hi >= 0 \&\& lo <= n \&\& lo <= hi)/'
     "opts-profile: --profile-window one past the run's last period accepted"
