@@ -54,12 +54,12 @@ int cli_cmd_gemm(int argc, char **argv)
     err_clear(&e);
     mach m;
     rc = cli_machine_resolve(cmd, &mo, &m);
-    if (rc)
+    if (rc || (rc = cli_ipus(cmd, 0, &mo, "gemm runs on one IPU", &m)) != 0)
         return rc;
-    if (tiles)
-        m.tiles_per_ipu = (uint32_t)tiles;
+    if ((rc = cli_tiles(cmd, tiles, &m)) != 0)
+        return rc;
     profile *pf;
-    if ((rc = profile_new(cmd, &po, &pf)) != 0)
+    if ((rc = profile_new(cmd, &po, &m, &pf)) != 0)
         return rc;
     cli_watch w;
     cli_watch_begin(&w, cmd, progress);
@@ -77,6 +77,10 @@ int cli_cmd_gemm(int argc, char **argv)
     rc = wl_gemm_run_ctl(&m, &cfg, &ctl, &r, &s, &e);
     cli_watch_clear(&w);
     double host = r.host_seconds;
+    if (rc == ERR_OK && cli_stopped()) { /* asked for after the check's last look */
+        rc = err_set(&e, ERR_STOPPED, "stopped after the reference check; no report written");
+        sys_free(s);
+    }
     if (rc != ERR_OK) {
         profile_free(pf);
         return cli_report_err(cmd, &e);

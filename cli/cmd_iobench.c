@@ -25,7 +25,7 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
     const cli_inv inv = {cmd, argc, argv, &mo};
     wl_iobench_cfg c = wl_iobench_defaults();
     c.ctl.max_superstep_cycles = CLI_MAX_SUPERSTEP_CYCLES;
-    uint64_t u, ipus = 1, tiles = 0;
+    uint64_t u, ipus = 0, tiles = 0;
     int rc = 0, mr, progress = 0;
     profile_opts po;
     profile_opts_init(&po);
@@ -68,6 +68,8 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
             rc = us_opt(cmd, argc, argv, &i, &c.host.callback_ps);
         } else if (!strcmp(a, "--drain-us")) {
             rc = us_opt(cmd, argc, argv, &i, &c.drain_ps);
+        } else if (!strcmp(a, "--max-cycles")) {
+            rc = cli_opt_u64(cmd, argc, argv, &i, 1, UINT64_MAX / 2, &c.max_cycles);
         } else if (!strcmp(a, "--max-superstep-cycles")) {
             rc = cli_opt_u64(cmd, argc, argv, &i, 0, UINT64_MAX / 2, &c.ctl.max_superstep_cycles);
         } else if (!strcmp(a, "--progress")) {
@@ -102,15 +104,14 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
     mach m;
     if ((rc = cli_machine_resolve(cmd, &mo, &m)) != 0)
         return rc;
-    m.nipus = (uint32_t)ipus;
-    if (tiles)
-        m.tiles_per_ipu = (uint32_t)tiles;
+    if ((rc = cli_ipus(cmd, ipus, &mo, NULL, &m)) != 0 || (rc = cli_tiles(cmd, tiles, &m)) != 0)
+        return rc;
     err e;
     err_clear(&e);
     if (host_cfg_check(&c.host, &e) != ERR_OK)
         return cli_report_err(cmd, &e);
     profile *pf;
-    if ((rc = profile_new(cmd, &po, &pf)) != 0)
+    if ((rc = profile_new(cmd, &po, &m, &pf)) != 0)
         return rc;
     wl_iobench_result r;
     sys *s = NULL;
@@ -171,13 +172,13 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
             "\"steps\": %u, \"io_tiles\": %u, \"outfeed\": \"%s\", \"out_bytes\": %u, "
             "\"depth\": %u, \"loaders\": %u, \"prep_us\": %.9g, \"host_dist\": \"%s\", "
             "\"callback_us\": %.9g, \"drain_us\": %.9g, \"seed\": %llu, \"threads\": %u, "
-            "\"max_superstep_cycles\": %llu",
+            "\"max_cycles\": %llu, \"max_superstep_cycles\": %llu",
             c.batch, c.sample_px, wl_iobench_dtype_name(c.dtype), (unsigned long long)c.work_macs,
             c.steps, c.io_tiles, strm_mode_format(c.out_mode, c.out_n, mode, sizeof mode),
             c.out_bytes, c.host.depth, c.host.loaders, (double)c.host.prep_ps / 1e6,
             host_dist_format(&c.host.dist, dist, sizeof dist), (double)c.host.callback_ps / 1e6,
             (double)c.drain_ps / 1e6, (unsigned long long)c.host.seed, eng_threads(g),
-            (unsigned long long)c.ctl.max_superstep_cycles);
+            (unsigned long long)c.max_cycles, (unsigned long long)c.ctl.max_superstep_cycles);
         rc = cli_report_json(&inv, json, g, what, host_s, x.p, o.p);
         free(x.p);
         free(o.p);

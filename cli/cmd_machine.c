@@ -76,6 +76,7 @@ static int cmd_show(int argc, char **argv)
 {
     const char *cmd = "machine show";
     cli_machine mo = {0};
+    const char *named = NULL; /* the machine named as the argument */
     int rc = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i];
@@ -83,18 +84,26 @@ static int cmd_show(int argc, char **argv)
         if (r >= 0) {
             rc = r;
         } else if (a[0] != '-') {
-            if (mo.machine) {
-                fprintf(stderr, "ipusim %s: more than one machine given ('%s', '%s')\n", cmd,
-                        mo.machine, a);
+            if (named) {
+                fprintf(stderr, "ipusim %s: more than one machine given ('%s', '%s')\n", cmd, named,
+                        a);
                 return 2;
             }
-            mo.machine = a;
+            named = a;
         } else {
             return cli_unknown("machine", a);
         }
     }
     if (rc)
         return rc;
+    if (named && mo.machine) { /* two names for the one machine shown: refused, not chosen */
+        fprintf(stderr,
+                "ipusim %s: '%s' and --machine %s both name the machine to show; give one\n", cmd,
+                named, mo.machine);
+        return 2;
+    }
+    if (named)
+        mo.machine = named;
     mach m;
     mach_src *src = xmalloc(sizeof *src);
     rc = cli_machine_resolve_src(cmd, &mo, &m, src);

@@ -82,13 +82,14 @@ static char *json_table(const wl_micro_table *t, double host)
 
 /* The JSON report: the table, then the config. 0 or 2. */
 static int write_json(const cli_inv *inv, const char *path, const mach *m, const wl_micro_table *t,
-                      double host, const char *name, unsigned threads)
+                      double host, const char *name, unsigned threads, uint64_t max_cycles)
 {
     char *table = json_table(t, host);
     txt b = {0}, o = {0};
     txt_printf(&o, "\"bench\": ");
     cli_jstr(&o, name ? name : "all");
-    txt_printf(&o, ", \"threads\": %u", threads);
+    txt_printf(&o, ", \"threads\": %u, \"max_cycles\": %llu", threads,
+               (unsigned long long)max_cycles);
     txt_printf(&b, "{\n  %s,\n  ", table);
     cli_json_config(&b, inv, m, o.p);
     txt_free(&o);
@@ -104,7 +105,7 @@ static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
     const char *cmd = "micro", *name = NULL, *csv = NULL, *json = NULL;
     cli_machine mo = {0};
     const cli_inv inv = {cmd, argc, argv, &mo};
-    uint64_t threads = 0;
+    uint64_t threads = 0, max_cycles = WL_MICRO_MAX_CYCLES;
     int rc = 0, mr, progress = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i];
@@ -112,6 +113,8 @@ static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
             rc = mr;
         else if (strcmp(a, "--threads") == 0)
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &threads);
+        else if (strcmp(a, "--max-cycles") == 0)
+            rc = cli_opt_u64(cmd, argc, argv, &i, 1, UINT64_MAX / 2, &max_cycles);
         else if (strcmp(a, "--csv") == 0)
             rc = cli_value(cmd, argc, argv, &i, &csv);
         else if (strcmp(a, "--json") == 0)
@@ -131,13 +134,13 @@ static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
         return rc;
     mach m;
     rc = cli_machine_resolve(cmd, &mo, &m);
-    if (rc)
+    if (rc || (rc = cli_ipus(cmd, 0, &mo, "each benchmark takes the IPUs it needs", &m)) != 0)
         return rc;
     err *e = xmalloc(sizeof *e);
     err_clear(e);
     cli_watch w;
     cli_watch_begin(&w, cmd, progress);
-    wl_micro_cfg cfg = {.threads = (unsigned)threads, .ranks = ranks};
+    wl_micro_cfg cfg = {.threads = (unsigned)threads, .max_cycles = max_cycles, .ranks = ranks};
     sys_ctl ctl = {CLI_MAX_SUPERSTEP_CYCLES, cli_watch_eng(&w)};
     wl_micro_table t = {0};
     double t0 = cli_now();
@@ -154,7 +157,7 @@ static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
             free(text);
         }
         if (json && rank_id(ranks) == 0 && rc == 0)
-            rc = write_json(&inv, json, &m, &t, host, name, (unsigned)threads);
+            rc = write_json(&inv, json, &m, &t, host, name, (unsigned)threads, max_cycles);
     }
     wl_micro_table_free(&t);
     free(e);

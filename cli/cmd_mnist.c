@@ -362,8 +362,6 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
     }
     if (strcmp(a, "--strategy") == 0)
         return parse_strategy(a, v, &o->sharded);
-    if (strcmp(a, "--schedule") == 0 || strcmp(a, "--recompute") == 0)
-        o->pipe_only = o->pipe_only ? o->pipe_only : a;
     if (strcmp(a, "--schedule") == 0) {
         err e;
         err_clear(&e);
@@ -404,93 +402,117 @@ static int parse_value(mnist_opts *o, const char *a, const char *v)
     return 0;
 }
 
-/* The options that take a value, and whether only the simulated run takes them. */
+/* Which run an option belongs to, the one rule the checks after parsing apply (and the help
+ * states): SIM, the simulated run only (refused with --reference); TRAIN, training only
+ * (refused with --epochs 0, which trains nothing); PIPE, a pipeline over several IPUs only
+ * (refused with --strategy sharded or --ipus 1). VALUE: the option takes a value. */
+enum { SIM = 1, TRAIN = 2, PIPE = 4, VALUE = 8 };
 static const struct {
     const char *name;
-    int sim;
-} with_value[] = {
-    {"--dataset", 0},
-    {"--network", 0},
-    {"--epochs", 0},
-    {"--batch-size", 0},
-    {"--gradient-accumulation", 0},
-    {"--device-iterations", 0},
-    {"--test-batch-size", 0},
-    {"--learning-rate", 0},
-    {"--seed", 0},
-    {"--save-weights", 0},
-    {"--load-weights", 0},
-    {"--json", 0},
-    {"--max-calls", 0},
-    {"--test-images", 0},
-    {"--ipus", 1},
-    {"--threads", 1},
-    {"--depth", 1},
-    {"--output-mode", 1},
-    {"--steps", 1},
-    {"--strategy", 1},
-    {"--schedule", 1},
-    {"--recompute", 1},
-    {"--replicas", 1},
-    {"--io-tiles", 1},
-    {"--stages", 1},
-    {"--max-superstep-cycles", 1},
-    {"--dtype", 1},
-    {"--mapping", 1},
-    {"--loaders", 1},
-    {"--prep-us", 1},
-    {"--host-dist", 1},
-    {"--callback-us", 1},
-    {"--drain-us", 1},
+    unsigned modes;
+} options[] = {
+    {"--reference", 0},
+    {"--dataset", VALUE},
+    {"--network", VALUE},
+    {"--epochs", VALUE},
+    {"--batch-size", VALUE | TRAIN},
+    {"--gradient-accumulation", VALUE | TRAIN},
+    {"--device-iterations", VALUE | TRAIN},
+    {"--test-batch-size", VALUE},
+    {"--learning-rate", VALUE | TRAIN},
+    {"--seed", VALUE},
+    {"--save-weights", VALUE},
+    {"--load-weights", VALUE},
+    {"--json", VALUE},
+    {"--max-calls", VALUE | TRAIN},
+    {"--test-images", VALUE},
+    {"--ipus", VALUE | SIM},
+    {"--threads", VALUE | SIM},
+    {"--depth", VALUE | SIM},
+    {"--output-mode", VALUE | SIM},
+    {"--steps", VALUE | SIM | TRAIN},
+    {"--strategy", VALUE | SIM},
+    {"--schedule", VALUE | SIM | PIPE},
+    {"--recompute", VALUE | SIM | PIPE | TRAIN},
+    {"--replicas", VALUE | SIM},
+    {"--io-tiles", VALUE | SIM},
+    {"--stages", VALUE | SIM},
+    {"--max-superstep-cycles", VALUE | SIM},
+    {"--dtype", VALUE | SIM},
+    {"--mapping", VALUE | SIM},
+    {"--loaders", VALUE | SIM},
+    {"--prep-us", VALUE | SIM},
+    {"--host-dist", VALUE | SIM},
+    {"--callback-us", VALUE | SIM},
+    {"--drain-us", VALUE | SIM},
+    {"--progress", SIM},
+    {"--rank-stats", SIM},
+    {"--plan", SIM},
+    {"--offload-optimiser", SIM | TRAIN},
+    {"--profile", SIM | TRAIN}, /* and --profile-*: the training run's profile */
+    {"--machine", VALUE | SIM},
+    {"--set", VALUE | SIM},
 };
+enum { NOPTIONS = sizeof options / sizeof options[0] };
+
+/* The table's modes of option a (--profile-* as --profile), or 0 for one it lacks. */
+static unsigned modes_of(const char *a)
+{
+    if (strncmp(a, "--profile-", 10) == 0)
+        a = "--profile";
+    for (size_t k = 0; k < NOPTIONS; k++)
+        if (strcmp(a, options[k].name) == 0)
+            return options[k].modes;
+    return 0;
+}
+
+/* Note the first option given of each restricted kind, for the checks after parsing. */
+static void note_modes(mnist_opts *o, const char *a)
+{
+    unsigned m = modes_of(a);
+    if ((m & SIM) && !o->sim_only)
+        o->sim_only = a;
+    if ((m & TRAIN) && !o->train_only)
+        o->train_only = a;
+    if ((m & PIPE) && !o->pipe_only)
+        o->pipe_only = a;
+}
 
 /* One argument at argv[*i] (and its value): 0, 2 after one error line, or -1 for --help. */
 static int parse_arg(mnist_opts *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i], *v = NULL;
     int rc;
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+        return -1;
+    note_modes(o, a);
     if (strcmp(a, "--reference") == 0) {
         o->reference = 1;
         return 0;
     }
     if (strcmp(a, "--progress") == 0) {
         o->progress = 1;
-        o->sim_only = o->sim_only ? o->sim_only : a;
         return 0;
     }
     if (strcmp(a, "--rank-stats") == 0) {
         o->rank_stats = 1;
-        o->sim_only = o->sim_only ? o->sim_only : a;
         return 0;
     }
     if (strcmp(a, "--plan") == 0) {
         o->plan = 1;
         o->mapping = MNET_MAP_PLANNED;
-        o->sim_only = o->sim_only ? o->sim_only : a;
         return 0;
     }
     if (strcmp(a, "--offload-optimiser") == 0) {
         o->offload = 1;
-        o->sim_only = o->sim_only ? o->sim_only : a;
         return 0;
     }
-    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
-        return -1;
-    if ((rc = cli_machine_opt(CMD, argc, argv, i, &o->mo)) >= 0) {
-        o->sim_only = o->sim_only ? o->sim_only : a;
+    if ((rc = cli_machine_opt(CMD, argc, argv, i, &o->mo)) >= 0)
         return rc;
-    }
-    if ((rc = profile_opt(CMD, argc, argv, i, &o->prof)) >= 0) {
-        o->sim_only = o->sim_only ? o->sim_only : a;
+    if ((rc = profile_opt(CMD, argc, argv, i, &o->prof)) >= 0)
         return rc;
-    }
-    size_t k = 0, n = sizeof with_value / sizeof with_value[0];
-    while (k < n && strcmp(a, with_value[k].name) != 0)
-        k++;
-    if (k == n)
+    if (!(modes_of(a) & VALUE))
         return cli_unknown(CMD, a);
-    if (with_value[k].sim && !o->sim_only)
-        o->sim_only = a;
     if ((rc = cli_value(CMD, argc, argv, i, &v)))
         return rc;
     return parse_value(o, a, v);
@@ -534,7 +556,15 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
                 CMD, o->sim_only);
         return 2;
     }
-    if (!o->reference && (cli_machine_resolve(CMD, &o->mo, &o->m) || resolve_stages(o)))
+    if (o->cfg.epochs == 0 && o->train_only) {
+        fprintf(stderr, "ipusim %s: %s shapes training; --epochs 0 trains nothing\n", CMD,
+                o->train_only);
+        return 2;
+    }
+    if (!o->reference &&
+        (cli_machine_resolve(CMD, &o->mo, &o->m) ||
+         cli_ipus(CMD, 0, &o->mo, "the run's IPUs are --ipus x --replicas", &o->m) ||
+         resolve_stages(o)))
         return 2;
     if (!o->reference) { /* the simulated run's rules, before any data is read */
         err e;
@@ -591,13 +621,14 @@ static int ref_run(const mnist_opts *o, const char *dir, const mdata *d)
     if (cfg->epochs > 0)
         printf("Trained %ld images in %.2f s (%.0f images/s)\n", res.trained, res.train_s,
                res.train_s > 0 ? (double)res.trained / res.train_s : 0.0);
-    if ((rc = o->save && mref_save(net, o->save, e)))
-        goto out;
     t0 = cli_now();
     if ((rc = mref_test(net, cfg->test_batch, &d->test, &res.test_acc, e)) ||
         (rc = stopped(e, "during the test pass")))
         goto out;
     res.test_s = cli_now() - t0;
+    /* once the whole run is over, so that a stop anywhere in it writes no weights */
+    if ((rc = o->save && mref_save(net, o->save, e)))
+        goto out;
     printf("Accuracy on test set: %0.2f%%\n", res.test_acc);
     fflush(stdout);
 out:

@@ -54,6 +54,8 @@ typedef struct mnist_opts {
     int test_images;       /* --test-images: test on the first N test images (0: all) */
     profile_opts prof;     /* --profile and its options: the training run's profile */
     const char *sim_only;  /* the first option given that only the simulated run takes, or NULL */
+    const char *train_only;  /* the first option given that only training takes, or NULL: with
+                             * --epochs 0 it would shape nothing (cmd_mnist.c, the table) */
     struct rank_comm *ranks; /* the run's MPI ranks (base/rank.h): the simulated run spreads */
     int rank_stats;          /* --rank-stats */
     cli_inv inv;             /* the command as given, for the reports' config */

@@ -681,8 +681,9 @@ static char *sim_options(const mnist_opts *o, const mnet_cfg *c)
     return txt_take(&b);
 }
 
-/* Train (if there are epochs), save the weights, test, report, as the reference run does. 0
- * or the err's status. */
+/* Train (if there are epochs), test, save the weights, report, as the reference run does.
+ * The weights are saved once the whole run is over, so that a stop anywhere in it (training
+ * or the test pass: ERR_STOPPED) writes none. 0 or the err's status. */
 static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d, sim *s,
                           mref_net *net, double *acc, err *e)
 {
@@ -693,10 +694,6 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
     int rc = c->run.epochs > 0 ? mnet_train(c, &d->train, params, &h, e) : 0;
     s->ph[PH_TRAIN].host_s = cli_now() - t0;
     s->ph[PH_TRAIN].images = mnist_trained(o, &d->train);
-    if (rc == 0 && o->save && rank_id(o->ranks) == 0)
-        rc = mref_save(net, o->save, e);
-    if (rank_size(o->ranks) > 1 && (rc = cli_ranks_agree(o->ranks, CMD, rc)) && !e->status)
-        err_set(e, rc, "rank 0 could not save the weights"); /* rank 0 says why */
     if (rc) {
         cli_watch_clear(&s->w);
         return rc;
@@ -704,8 +701,21 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
     t0 = cli_now();
     mnet_cfg tc = *c; /* the profile is the training run's */
     tc.ctl.watch.settled = NULL;
+    s->w.phase = "test pass"; /* its heartbeat says so, without the training's expectation */
+    s->w.expect = 0;
     rc = mnet_test(&tc, &d->test, params, acc, &h, e);
     cli_watch_clear(&s->w);
+    if (rc == ERR_STOPPED && strncmp(e->msg, "stopped at ", 11) == 0) { /* say which run */
+        char *at = xstrdup(e->msg + 11);
+        err_set(e, rc, "stopped in the test pass at %s", at);
+        free(at);
+    }
+    if (rc == 0 && cli_stopped()) /* asked for after the engine's last look */
+        rc = err_set(e, ERR_STOPPED, "stopped after the test pass");
+    if (rc == 0 && o->save && rank_id(o->ranks) == 0)
+        rc = mref_save(net, o->save, e);
+    if (rank_size(o->ranks) > 1 && (rc = cli_ranks_agree(o->ranks, CMD, rc)) && !e->status)
+        err_set(e, rc, "rank 0 could not save the weights"); /* rank 0 says why */
     if (rc)
         return rc;
     s->ph[PH_TEST].host_s = cli_now() - t0;
@@ -766,7 +776,7 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
     mref_net *net = NULL;
     double acc = 0.0;
     int rc = mnist_sim_cfg(o, &c, e) || initial_weights(o, &net, e);
-    if (rc == 0 && profile_new(CMD, &o->prof, &s->pf) != 0) {
+    if (rc == 0 && profile_new(CMD, &o->prof, &c.m, &s->pf) != 0) {
         mref_destroy(net);
         free(s);
         free(e);

@@ -170,10 +170,10 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
     rc = cli_machine_resolve(cmd, &mo, &cfg.m);
     if (rc)
         return rc;
-    if (ipus) /* --ipus N is --set nipus=N */
-        cfg.m.nipus = (uint32_t)ipus;
-    if (tiles)
-        cfg.m.tiles_per_ipu = (uint32_t)tiles;
+    if ((rc = cli_ipus(cmd, ipus, &mo, NULL, &cfg.m)) != 0) /* --ipus N is --set nipus=N */
+        return rc;
+    if ((rc = cli_tiles(cmd, tiles, &cfg.m)) != 0)
+        return rc;
     for (unsigned d = 0; d < ndumps; d++) { /* checked before the run, not after it */
         const dump *x = &dumps[d];
         if (x->ipu >= cfg.m.nipus || x->tile >= cfg.m.tiles_per_ipu ||
@@ -188,7 +188,7 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
     }
 
     profile *pf;
-    if ((rc = profile_new(cmd, &po, &pf)) != 0)
+    if ((rc = profile_new(cmd, &po, &cfg.m, &pf)) != 0)
         return rc;
     profile_attach(pf, &cfg.ctl.watch);
     isa_prog prog;

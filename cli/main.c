@@ -23,10 +23,9 @@ static const cli_cmd commands[] = {
      CLI_MACHINE_HELP
      "  --ipus N                 IPUs in the system (default: the machine's nipus, 1);\n"
      "                           the same as --set nipus=N\n"
-     "  --tiles N                tiles per IPU (default: the machine's)\n"
+     CLI_TILES_HELP
      "  --threads N              host threads (default: online CPUs)\n"
-     "  --max-cycles N           fault when an instruction would issue after cycle N\n"
-     "                           (default 10000000000)\n"
+     CLI_MAX_CYCLES_HELP("10000000000")
      CLI_WATCH_HELP
      "  --dump-mem I:T:ADDR:LEN  print LEN bytes of tile T of IPU I from ADDR (repeatable)\n"
      "  --json FILE              also write the report as JSON (its config: how it was run)\n"
@@ -73,16 +72,19 @@ static const cli_cmd commands[] = {
      "\n"
      "  --m M --n N --k K        sizes (default 1536 1472 512)\n"
      CLI_MACHINE_HELP
-     "  --tiles N                tiles to use (default: all of the IPU)\n"
+     CLI_TILES_HELP
      "  --threads N              host threads (default: online CPUs)\n"
      "  --seed N                 seed of the random inputs (default 1)\n"
-     "  --max-cycles N           cycle limit (default 10000000000)\n"
+     CLI_MAX_CYCLES_HELP("10000000000")
      CLI_WATCH_HELP
      "  --no-check               skip the reference comparison\n"
      "  --json FILE              also write the report as JSON (its config: how it was run)\n"
      "  --out DIR                the run as a directory: config.json, stats.json, report.txt\n"
      "                           (and profile/), written whole when the run succeeds\n"
      PROFILE_HELP
+     "\n"
+     "Ctrl-C or SIGTERM stops the run, or the reference check after it (which takes longer),\n"
+     "with one line saying where; no report, no JSON.\n"
      "\n"
      "Exit status: 0 ok, 2 bad options or files, 3 a simulated fault (or C failed the\n"
      "reference check), or stopped by Ctrl-C or SIGTERM (no report, no JSON).\n"},
@@ -99,6 +101,7 @@ static const cli_cmd commands[] = {
      "after the --set overrides, with its unit and the source comment from the INI file,\n"
      "then figures derived from them (fp32 peak, SRAM, exchange and link bandwidth, sync).\n"
      "list: the built-in presets. keys: the table of keys as Markdown (docs/machines.md).\n"
+     "NAME|FILE and --machine choose the same thing: give one (both are refused).\n"
      "\n"
      CLI_MACHINE_HELP
      "\n"
@@ -120,6 +123,7 @@ static const cli_cmd commands[] = {
      "\n"
      CLI_MACHINE_HELP
      "  --threads N              host threads (default: online CPUs)\n"
+     CLI_MAX_CYCLES_HELP("100000000000, a program")
      "  --csv FILE               also write the table as CSV (whole or not at all)\n"
      "  --json FILE              also write it as JSON, with the config (how it was run)\n"
      "  --out DIR                the run as a directory: config.json, stats.json, report.txt,\n"
@@ -197,7 +201,8 @@ static const cli_cmd commands[] = {
      "  --test-batch-size N        batch of the test pass (default 8)\n"
      "  --learning-rate X          AdamW learning rate (default 0.001)\n"
      "  --seed N                   seed of initialisation and shuffling (default 0)\n"
-     "  --save-weights DIR         write one .npy per PyTorch state_dict key after training\n"
+     "  --save-weights DIR         write one .npy per PyTorch state_dict key once the run\n"
+     "                             (training and test pass) is over\n"
      "  --load-weights DIR         start from such .npy files instead of the seeded initialisation\n"
      "  --json FILE                also write per-call losses/accuracies, test accuracy, timings\n"
      "                             and the config (version, command line, machine, options)\n"
@@ -253,8 +258,18 @@ static const cli_cmd commands[] = {
      PROFILE_HELP
      CLI_WATCH_HELP CLI_MACHINE_HELP
      "\n"
-     "Ctrl-C or SIGTERM stops the run (the simulated one within a round, the reference before\n"
-     "the next host call) with one line; no weights and no JSON are written.\n"
+     "Which run takes which option, one rule refused in one line naming both: the options\n"
+     "under 'The simulated run only' (with --machine, --set, the profile's and the heartbeat's)\n"
+     "not with --reference; training's (--batch-size, --gradient-accumulation,\n"
+     "--device-iterations, --learning-rate, --max-calls, --steps, --recompute,\n"
+     "--offload-optimiser, --profile) not with --epochs 0, which only tests; a pipeline's\n"
+     "(--schedule, --recompute) not with --strategy sharded or --ipus 1. --strategy on one\n"
+     "IPU is moot (the JSON says one-ipu), kept so that sweeps cross it with --ipus.\n"
+     "\n"
+     "Ctrl-C or SIGTERM stops the run, in training or in the test pass (the simulated one\n"
+     "within a round, the reference before the next host call or after its test pass), with\n"
+     "one line; no weights, no JSON and no --out are written. With --progress the test pass's\n"
+     "heartbeat says so: 'ipusim mnist: test pass: cycle N, ...'.\n"
      "\n"
      "Under 'mpirun -np R ipusim mnist ...' the simulated run's IPUs are shared out among the\n"
      "R processes in whole host-link groups (a box of 4 Mk2 IPUs: a replica each with\n"
@@ -287,8 +302,12 @@ static const cli_cmd commands[] = {
      "  --callback-us X      request -> host starts filling, us (default 5)\n"
      "  --drain-us X         host time to consume an outfeed buffer, us (default 0)\n"
      "  --seed N             host randomness (default 1)\n"
-     "  --ipus N --tiles N --threads N\n"
+     "  --ipus N --threads N IPUs (default: the machine's nipus, 1; the same as --set\n"
+     "                       nipus=N), host threads (default: online CPUs)\n"
+     "  --tiles N            tiles per IPU, at most the machine's (default: all of them; a\n"
+     "                       larger IPU: --set tiles_per_ipu=N)\n"
      CLI_MACHINE_HELP
+     CLI_MAX_CYCLES_HELP("100000000000")
      CLI_WATCH_HELP
      "  --json FILE          also write the report as JSON (its config: how it was run)\n"
      "  --out DIR            the run as a directory: config.json, stats.json, report.txt\n"

@@ -248,3 +248,38 @@ int cli_machine_resolve(const char *cmd, const cli_machine *mo, mach *out)
 {
     return cli_machine_resolve_src(cmd, mo, out, NULL);
 }
+
+int cli_ipus(const char *cmd, uint64_t ipus, const cli_machine *mo, const char *fixed, mach *m)
+{
+    const char *set = NULL; /* the last --set nipus=, as it took effect */
+    for (unsigned k = 0; k < mo->nsets; k++)
+        if (strncmp(mo->sets[k], "nipus=", 6) == 0)
+            set = mo->sets[k];
+    if (set && fixed) {
+        fprintf(stderr, "ipusim %s: --set %s: %s; nipus is not set here\n", cmd, set, fixed);
+        return 2;
+    }
+    if (set && ipus && ipus != m->nipus) {
+        fprintf(stderr, "ipusim %s: --ipus %llu and --set %s both set the IPUs; give one\n", cmd,
+                (unsigned long long)ipus, set);
+        return 2;
+    }
+    if (ipus)
+        m->nipus = (uint32_t)ipus;
+    return 0;
+}
+
+int cli_tiles(const char *cmd, uint64_t tiles, mach *m)
+{
+    if (tiles > m->tiles_per_ipu) {
+        fprintf(stderr,
+                "ipusim %s: --tiles %llu: %s has %u tiles per IPU; for a larger IPU, --set "
+                "tiles_per_ipu=%llu\n",
+                cmd, (unsigned long long)tiles, m->name, m->tiles_per_ipu,
+                (unsigned long long)tiles);
+        return 2;
+    }
+    if (tiles)
+        m->tiles_per_ipu = (uint32_t)tiles;
+    return 0;
+}

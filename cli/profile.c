@@ -106,7 +106,7 @@ struct profile {
 
 void profile_opts_init(profile_opts *o)
 {
-    *o = (profile_opts){0, "profile", "calls:0,1,-1", NULL, 64, NULL};
+    *o = (profile_opts){0, "profile", "calls:0,1,-1", 0, NULL, 64, NULL};
 }
 
 int profile_opt(const char *cmd, int argc, char **argv, int *i, profile_opts *o)
@@ -120,8 +120,10 @@ int profile_opt(const char *cmd, int argc, char **argv, int *i, profile_opts *o)
         o->shaping = a;
     if (strcmp(a, "--profile-dir") == 0)
         return cli_value(cmd, argc, argv, i, &o->dir);
-    if (strcmp(a, "--profile-window") == 0)
+    if (strcmp(a, "--profile-window") == 0) {
+        o->window_given = 1;
         return cli_value(cmd, argc, argv, i, &o->window);
+    }
     if (strcmp(a, "--profile-tiles") == 0)
         return cli_value(cmd, argc, argv, i, &o->tiles);
     if (strcmp(a, "--profile-max-mb") == 0)
@@ -189,7 +191,7 @@ static int parse_window(const char *cmd, profile *p)
     return 0;
 }
 
-static int parse_tiles(const char *cmd, profile *p)
+static int parse_tiles(const char *cmd, profile *p, const mach *m)
 {
     if (!p->o.tiles)
         return 0;
@@ -210,6 +212,14 @@ static int parse_tiles(const char *cmd, profile *p)
         return 2;
     }
     p->ntiles = (size_t)n;
+    for (long k = 0; k < n; k++) /* the list is in any order: its largest tile */
+        if (p->tiles[k].hi >= (long)m->tiles_per_ipu) {
+            fprintf(stderr,
+                    "ipusim %s: --profile-tiles %s: tile %ld does not exist (the run's %s IPUs "
+                    "have tiles 0..%u)\n",
+                    cmd, p->o.tiles, p->tiles[k].hi, m->name, m->tiles_per_ipu - 1);
+            return 2;
+        }
     return 0;
 }
 
@@ -273,7 +283,7 @@ static int prepare_dir(const char *cmd, const char *dir)
     return 0;
 }
 
-int profile_new(const char *cmd, const profile_opts *o, profile **out)
+int profile_new(const char *cmd, const profile_opts *o, const mach *m, profile **out)
 {
     *out = NULL;
     if (!o->on && o->shaping) {
@@ -286,7 +296,7 @@ int profile_new(const char *cmd, const profile_opts *o, profile **out)
     p->o = *o;
     int rc = parse_window(cmd, p);
     if (!rc)
-        rc = parse_tiles(cmd, p);
+        rc = parse_tiles(cmd, p, m);
     if (!rc && rank_launched_id() == 0) /* under mpirun, rank 0 writes the files */
         rc = prepare_dir(cmd, o->dir);
     if (rc) {
@@ -1246,10 +1256,45 @@ static int write_files(const profile *p, const char *cmd)
     return rc;
 }
 
+/* A window given that names periods the run did not have: one line, 2 (every rank finds the
+ * same: the marks are the run's). */
+static int window_past_run(const profile *p, const char *cmd)
+{
+    if (!p->o.window_given || p->all)
+        return 0;
+    long n = (long)nperiods(p, p->unit);
+    const char *what = units[p->unit].text;
+    for (size_t k = 0; k < p->nwin; k++) {
+        const range *w = &p->win[k];
+        long lo = w->lo < 0 ? n + w->lo : w->lo, hi = w->hi < 0 ? n + w->hi : w->hi;
+        if (hi >= 0 && lo < n && lo <= hi)
+            continue;
+        char item[64];
+        if (w->lo == w->hi)
+            snprintf(item, sizeof item, "%ld", w->lo);
+        else
+            snprintf(item, sizeof item, "%ld..%ld", w->lo, w->hi);
+        if (!p->nmarks[p->unit])
+            fprintf(stderr,
+                    "ipusim %s: --profile-window %s: %s names no period of the run, which marks "
+                    "no %s: it is one period, 0 (or -1); no profile written\n",
+                    cmd, p->o.window, item, what);
+        else
+            fprintf(stderr,
+                    "ipusim %s: --profile-window %s: %s names none of the run's %ld %ss (0..%ld, "
+                    "or -%ld..-1 from the end); no profile written\n",
+                    cmd, p->o.window, item, n, what, n - 1, n);
+        return 2;
+    }
+    return 0;
+}
+
 int profile_done(profile *p, const char *cmd, FILE *f)
 {
     if (!p || !p->finished)
         return 0;
+    if (window_past_run(p, cmd))
+        return 2;
     int rc = rank_id(p->ranks) == 0 ? write_files(p, cmd) : 0;
     if (rank_size(p->ranks) > 1) /* rank 0 wrote them: every rank stops if it failed */
         rc = cli_ranks_agree(p->ranks, cmd, rc);

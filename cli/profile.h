@@ -24,6 +24,7 @@ typedef struct profile_opts {
     int on;              /* --profile */
     const char *dir;     /* --profile-dir (default "profile") */
     const char *window;  /* --profile-window (default "calls:0,1,-1") */
+    int window_given;    /* --profile-window was given: each of its items must name a period */
     const char *tiles;   /* --profile-tiles (NULL: none) */
     uint64_t max_mb;     /* --profile-max-mb (default 64) */
     const char *shaping; /* the first of the options above given, or NULL: without --profile
@@ -37,9 +38,10 @@ typedef struct profile_opts {
     "  --profile-dir DIR        where (default ./profile)\n"                                       \
     "  --profile-window SPEC    [calls:|iterations:]LIST or all: the host calls or device\n"       \
     "                           iterations traced, LIST of indices and ranges A..B from 0,\n"      \
-    "                           negative from the end (default calls:0,1,-1)\n"                    \
+    "                           negative from the end (default calls:0,1,-1); an item naming\n"    \
+    "                           none of the run's is an error after the run\n"                     \
     "  --profile-tiles LIST     tracks of the supervisor and workers of these tiles of each\n"     \
-    "                           IPU (T or A..B, comma-separated, at most 64)\n"                    \
+    "                           IPU (T or A..B, comma-separated, at most 64, that exist)\n"        \
     "  --profile-max-mb N       the trace's size bound in MiB: it stops where it reaches it,\n"    \
     "                           at about the same cycle on every IPU (default 64)\n"
 
@@ -51,10 +53,11 @@ int profile_opt(const char *cmd, int argc, char **argv, int *i, profile_opts *o)
 
 typedef struct profile profile;
 
-/* With --profile: check the options, create the directory (its parent must exist) and check
+/* With --profile: check the options against the machine m that will run (--profile-tiles
+ * must name tiles its IPUs have), create the directory (its parent must exist) and check
  * that it is writable, before the run; NULL (o->on 0) or the profile in *out. 0, or 2 after
  * one error line. */
-int profile_new(const char *cmd, const profile_opts *o, profile **out);
+int profile_new(const char *cmd, const profile_opts *o, const mach *m, profile **out);
 void profile_free(profile *p);
 
 /* Hook the profile into a run's watch (before the system is built): it records each settled
@@ -80,7 +83,9 @@ uint64_t profile_step_start(profile *p, const eng *g, uint32_t ipu, size_t k);
 void profile_finish(profile *p, const eng *g, const gr_exe *x, const char *what);
 /* After a run that finished: write the files into the directory, each whole or not at all,
  * and print the summary (as summary.txt) to f, then where the files are and the trace's
- * size. 0, or 2 after one line. NULL p: 0. Under several ranks rank 0 writes the files and
+ * size. 0, or 2 after one line. NULL p: 0. A --profile-window given with an item that names
+ * none of the run's periods (calls:7 of a run of 3 host calls; a run without host calls or
+ * iterations is one period) is that line, and no file is written. Under several ranks rank 0 writes the files and
  * every rank returns its status. */
 int profile_done(profile *p, const char *cmd, FILE *f);
 

@@ -9,7 +9,8 @@
  * cleared, so the points of a sweep running beside each other all see it.
  *
  * The heartbeat, at most once a second: with --progress, a line
- * "ipusim CMD: cycle N, S supersteps, H.H s" on stderr each time, and "; P% done, about T s
+ * "ipusim CMD: cycle N, S supersteps, H.H s" on stderr each time (with "PHASE: " before
+ * "cycle" when the command names the part under way, as mnist's test pass), and "; P% done, about T s
  * left" after it once the command has said how many cycles it expects (mnist: from its
  * calls so far); without it, when stdout and stderr are both terminals (an interactive run,
  * not a sweep's point, whose stdout is /dev/null), the same text redrawn in place on one line,
@@ -77,7 +78,8 @@ static void beat(void *ctx, uint64_t cycle, uint64_t supersteps)
     cli_watch *w = ctx;
     char line[200];
     double host = cli_now() - w->t0;
-    int n = snprintf(line, sizeof line, "ipusim %s: cycle %llu, %llu supersteps, %.1f s", w->cmd,
+    int n = snprintf(line, sizeof line, "ipusim %s: %s%scycle %llu, %llu supersteps, %.1f s",
+                     w->cmd, w->phase ? w->phase : "", w->phase ? ": " : "",
                      (unsigned long long)cycle, (unsigned long long)supersteps, host);
     if (w->expect && cycle > 0 && cycle < w->expect) {
         double f = (double)cycle / (double)w->expect;

@@ -129,6 +129,7 @@ static int past_limit(tile *t, const tile_cfg *cfg, isa_cpu *c)
 {
     if (c->t > cfg->limit) {
         c->fault = FAULT_LIMIT;
+        t->fault_limit = cfg->limit;
         return 1;
     }
     if (c->t > add_sat(t->step_start, cfg->step_max)) {
@@ -377,6 +378,7 @@ static void run_super(tile *t, const tile_cfg *cfg, const isa_env *env)
         uint64_t c = s->t; /* issue cycle of the stopping instruction */
         if (c > cfg->limit) {
             s->fault = FAULT_LIMIT;
+            t->fault_limit = cfg->limit;
             fault(t, 0);
             return;
         }
@@ -429,6 +431,9 @@ void tile_fault_text(const tile *t, char *buf, size_t len)
         snprintf(why, sizeof why,
                  "superstep exceeds --max-superstep-cycles %llu (started at cycle %llu)",
                  (unsigned long long)t->fault_step_max, (unsigned long long)t->step_start);
+    else if (c->fault == FAULT_LIMIT) /* every command with a cycle limit takes the option */
+        snprintf(why, sizeof why, "run exceeds --max-cycles %llu",
+                 (unsigned long long)t->fault_limit);
     else
         isa_fault_text(c, why, sizeof why);
     snprintf(buf, len, "ipu %u tile %u ctx %d pc 0x%x cycle %llu: %s", t->ipu, t->id, t->fault_ctx,

@@ -100,6 +100,7 @@ typedef struct tile {
     uint32_t scratch;         /* CSR_SCRATCH */
     int fault_ctx;            /* context that faulted (0 supervisor, 1..6) */
     uint64_t fault_step_max;  /* FAULT_SUPERSTEP: the limit it ran past */
+    uint64_t fault_limit;     /* FAULT_LIMIT: the cycle limit it ran past (--max-cycles) */
 } tile;
 _Static_assert(offsetof(tile, parked) == 64, "a tile's second line starts at `parked`");
 

@@ -327,6 +327,34 @@ MUTATIONS=(
     "make plots: a sweep file's CR line ends not line ends"
     cli/rundir.c 's/        if (lead \&\& t.to_err \&\& rc == 0) {/        if (0) {/'
     "--out DIR: a report that cannot reach standard output taken as written"
+    hw/tile.c 's/        t->fault_limit = cfg->limit;/        (void)0;/'
+    "opts-cli: the cycle limit's fault without its value"
+    cli/cmd_micro.c 's/ .max_cycles = max_cycles, .ranks = ranks}/ .ranks = ranks}/'
+    "opts-cli: micro --max-cycles ignored"
+    cli/opts.c 's/    if (tiles > m->tiles_per_ipu) {/    if (0) {/'
+    "opts-cli: --tiles above the machine's accepted"
+    cli/cmd_machine.c 's/    if (named \&\& mo.machine) {/    if (0) {/'
+    "opts-cli: machine show NAME --machine OTHER accepted"
+    workloads/gemm/gemm.c 's/^                if (stop \&\& \*stop)$/                if (stop \&\& 0)/'
+    "opts-stop: gemm's reference check ignores a stop"
+    cli/cmd_mnist_sim.c 's/^    s->ph\[PH_TRAIN\].images = mnist_trained(o, \&d->train);$/&\n    if (rc == 0 \&\& o->save)\n        rc = mref_save(net, o->save, e);/'
+    "opts-cli: mnist saves the weights before the test pass"
+    cli/profile.c 's/        if (p->tiles\[k\].hi >= (long)m->tiles_per_ipu) {/        if (0) {/'
+    "opts-profile: --profile-tiles past the IPU accepted"
+    cli/profile.c 's/    if (window_past_run(p, cmd))/    if (0 \&\& window_past_run(p, cmd))/'
+    "opts-profile: --profile-window past the run accepted"
+    cli/profile.c 's/        if (hi >= 0 \&\& lo < n \&\& lo <= hi)/        if (hi >= 0 \&\& lo <= n \&\& lo <= hi)/'
+    "opts-profile: --profile-window one past the run's last period accepted"
+    cli/cmd_mnist.c 's/    if (o->cfg.epochs == 0 \&\& o->train_only) {/    if (0) {/'
+    "opts-cli: mnist training options with --epochs 0 accepted"
+    cli/cmd_mnist.c 's/{"--batch-size", VALUE | TRAIN},/{"--batch-size", VALUE},/'
+    "opts-cli: mnist --batch-size not in the table's training options"
+    cli/opts.c 's/    if (set \&\& ipus \&\& ipus != m->nipus) {/    if (0) {/'
+    "opts-cli: --ipus and --set nipus disagreeing accepted"
+    cli/opts.c 's/    if (set \&\& fixed) {/    if (0) {/'
+    "opts-cli: --set nipus accepted where the command chooses its IPUs"
+    cli/cmd_iobench.c 's/    uint64_t u, ipus = 0, tiles = 0;/    uint64_t u, ipus = 1, tiles = 0;/'
+    "opts-cli: io-bench ignores the machine's nipus"
 )
 
 suite=${1:-}

@@ -126,7 +126,26 @@ static void test_fault_exit_3(void **state)
     assert_non_null(
         strstr(out, "ipu 0 tile 0 ctx 1 pc 0x20 cycle 12: misaligned memory access at 0x2"));
     assert_int_equal(run(out, sizeof out, "run tests/isa/fault_limit.s --max-cycles 50"), 3);
-    assert_non_null(strstr(out, "cycle 54: ran past the cycle limit"));
+    assert_non_null(strstr(out, "cycle 54: run exceeds --max-cycles 50\n"));
+    /* io-bench and micro, whose limits were internal, take the option the fault names; no
+     * CSV or JSON after a fault */
+    char csv[256], json[256];
+    snprintf(csv, sizeof csv, "%s/limit.csv", tmpdir);
+    snprintf(json, sizeof json, "%s/limit.json", tmpdir);
+    assert_int_equal(
+        run(out, sizeof out, "io-bench --tiles 16 --steps 1 --max-cycles 1000 --json %s", json), 3);
+    assert_non_null(strstr(out, ": run exceeds --max-cycles 1000\n"));
+    assert_int_equal(tu_count_lines(out), 1);
+    assert_int_equal(access(json, F_OK), -1);
+    assert_int_equal(run(out, sizeof out, "micro sync --max-cycles 100 --csv %s", csv), 3);
+    assert_non_null(strstr(out, ": run exceeds --max-cycles 100\n"));
+    assert_int_equal(tu_count_lines(out), 1);
+    assert_int_equal(access(csv, F_OK), -1);
+    static const char *const with[] = {"run", "gemm", "io-bench", "micro"};
+    for (size_t k = 0; k < sizeof with / sizeof with[0]; k++) {
+        assert_int_equal(run(out, sizeof out, "help %s", with[k]), 0);
+        assert_non_null(strstr(out, "  --max-cycles N "));
+    }
 }
 
 /* A runaway program (br costs 6: issues at 0, 6, ...) under --max-superstep-cycles 100000:
@@ -428,6 +447,17 @@ static void test_mnist_option_errors(void **state)
         {"--io-tiles 64 --set tiles_per_ipu=64 --ipus 1",
          "ipusim mnist: --io-tiles 64 leaves no compute tile: an IPU has 64 tiles (at most 63 "
          "can be I/O tiles)\n"},
+        /* training's options with --epochs 0 (the table's TRAIN), in either run */
+        {"--epochs 0 --learning-rate 0.1",
+         "ipusim mnist: --learning-rate shapes training; --epochs 0 trains nothing\n"},
+        {"--reference --batch-size 8 --epochs 0",
+         "ipusim mnist: --batch-size shapes training; --epochs 0 trains nothing\n"},
+        {"--epochs 0 --offload-optimiser",
+         "ipusim mnist: --offload-optimiser shapes training; --epochs 0 trains nothing\n"},
+        {"--epochs 0 --profile-window all --profile",
+         "ipusim mnist: --profile-window shapes training; --epochs 0 trains nothing\n"},
+        {"--epochs 0 --max-calls 1 --steps 3",
+         "ipusim mnist: --max-calls shapes training; --epochs 0 trains nothing\n"},
     };
     setenv("IPUSIM_DATA", tmpdir, 1);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -925,6 +955,58 @@ static void test_long_output_names(void **state)
     assert_int_equal(system(want), 0);
 }
 
+/* Ctrl-C in the simulated run's test pass, after the training: the weights are written only
+ * once the whole run is over, so none are (the help says a stop writes none), nor the JSON.
+ * The test pass's heartbeat names it ("ipusim mnist: test pass: cycle ..."), so the signal
+ * lands in it: 8,000 test images take some 6 s, the first beat comes after 1 s. */
+static void test_signal_mnist_test_pass(void **state)
+{
+    (void)state;
+    char dir[256], json[256], wdir[256], out[256], err[16384];
+    snprintf(dir, sizeof dir, "%s/digits-tstop", tmpdir);
+    snprintf(json, sizeof json, "%s/tstop.json", tmpdir);
+    snprintf(wdir, sizeof wdir, "%s/tstop-w", tmpdir);
+    snprintf(out, sizeof out, "%s/stdout.txt", tmpdir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    tu_write_digits(dir, "train", 32);
+    tu_write_digits(dir, "t10k", 8000);
+    char *args[] = {bin,
+                    "mnist",
+                    "--dataset",
+                    dir,
+                    "--epochs",
+                    "1",
+                    "--batch-size",
+                    "4",
+                    "--gradient-accumulation",
+                    "2",
+                    "--device-iterations",
+                    "2",
+                    "--ipus",
+                    "1",
+                    "--threads",
+                    "1",
+                    "--progress",
+                    "--json",
+                    json,
+                    "--save-weights",
+                    wdir,
+                    NULL};
+    int rc = signal_run(args, out, "ipusim mnist: test pass: cycle ", SIGINT, err, sizeof err);
+    if (rc != 3)
+        fail_msg("exit %d, stderr:\n%s", rc, err);
+    const char *stop = strstr(err, "ipusim mnist: stopped in the test pass at cycle ");
+    assert_non_null(stop);
+    assert_int_equal(tu_count_lines(stop), 1);
+    assert_int_equal(access(json, F_OK), -1);
+    assert_int_equal(access(wdir, F_OK), -1); /* not even the directory */
+    char *o = tu_read_file(out);
+    assert_non_null(o);
+    assert_non_null(strstr(o, "Epoch 1/1\n"));      /* it had trained */
+    assert_null(strstr(o, "Accuracy on test set")); /* and not finished testing */
+    free(o);
+}
+
 /* The report's lines and keys from the statistics tables, on tests/isa/xchg_pair.s with 8
  * tiles (derivation in its comments): tile 0 sends 8 B at cycle 11, the last word lands so the
  * stream ends at 22 (DoExchange 11 cycles), one sync release, halt at 116. Instructions: tile 0
@@ -983,6 +1065,28 @@ static void test_option_numbers(void **state)
                              "(at most 65536)\n");
     assert_int_equal(run(out, sizeof out, "run --tiles 70000 %s", prog), 2);
     assert_string_equal(out, "ipusim run: --tiles: '70000' is too large (at most 65536)\n");
+    /* more tiles than the machine's IPU has: refused (no report calls a made-up IPU "mk2"),
+     * naming the way to a larger one; as many is the whole IPU */
+    static const struct {
+        const char *args, *want;
+    } over[] = {
+        {"gemm --tiles 2000", "ipusim gemm: --tiles 2000: mk2 has 1472 tiles per IPU; for a "
+                              "larger IPU, --set tiles_per_ipu=2000\n"},
+        {"gemm --machine mk1 --tiles 1217", "ipusim gemm: --tiles 1217: mk1 has 1216 tiles per "
+                                            "IPU; for a larger IPU, --set tiles_per_ipu=1217\n"},
+        {"io-bench --tiles 1473", "ipusim io-bench: --tiles 1473: mk2 has 1472 tiles per IPU; "
+                                  "for a larger IPU, --set tiles_per_ipu=1473\n"},
+        {"run tests/isa/sup_alu.s --set tiles_per_ipu=8 --tiles 9",
+         "ipusim run: --tiles 9: mk2 has 8 tiles per IPU; for a larger IPU, --set "
+         "tiles_per_ipu=9\n"},
+    };
+    for (size_t k = 0; k < sizeof over / sizeof over[0]; k++) {
+        int rc = run(out, sizeof out, "%s", over[k].args);
+        if (rc != 2 || strcmp(out, over[k].want) != 0)
+            fail_msg("%s: exit %d, output:\n%s", over[k].args, rc, out);
+    }
+    assert_int_equal(run(out, sizeof out, "run %s --tiles 1472 --threads 1", prog), 0);
+    assert_non_null(strstr(out, "(1472 tiles each"));
     assert_int_equal(run(out, sizeof out, "run --tiles -3 %s", prog), 2);
     assert_string_equal(out, "ipusim run: --tiles: '-3' must not be negative\n");
     assert_int_equal(run(out, sizeof out, "run --tiles 0x %s", prog), 2);
@@ -1477,8 +1581,17 @@ static void test_machine_presets(void **state)
     assert_int_equal(run(out, sizeof out, "machine show %s/none.ini", tmpdir), 2);
     assert_non_null(strstr(out, "none.ini: error: cannot open: No such file"));
     assert_int_equal(tu_count_lines(out), 1);
+    /* the machine named twice, as the argument and by --machine: refused naming both */
+    assert_int_equal(run(out, sizeof out, "machine show mk1 --machine mk2"), 2);
+    assert_string_equal(out, "ipusim machine show: 'mk1' and --machine mk2 both name the machine "
+                             "to show; give one\n");
+    assert_int_equal(run(out, sizeof out, "machine show --machine mk2 mk2"), 2);
+    assert_int_equal(tu_count_lines(out), 1);
+    assert_int_equal(run(out, sizeof out, "machine show --machine mk1"), 0);
+    assert_non_null(strstr(out, "machine mk1 from "));
 
-    /* a preset file and --set drive a run; --ipus is --set nipus */
+    /* a preset file and --set drive a run; --ipus is --set nipus, so the two saying different
+     * things is refused naming both (the same number is no contradiction) */
     assert_int_equal(run(out, sizeof out,
                          "run --machine machines/mk1.ini --set nipus=2 "
                          "--tiles 2 tests/isa/sup_alu.s"),
@@ -1487,8 +1600,34 @@ static void test_machine_presets(void **state)
     assert_int_equal(run(out, sizeof out,
                          "run --set nipus=2 --ipus 4 --tiles 2 "
                          "tests/isa/sup_alu.s"),
-                     0);
+                     2);
+    assert_string_equal(out, "ipusim run: --ipus 4 and --set nipus=2 both set the IPUs; give "
+                             "one\n");
+    assert_int_equal(
+        run(out, sizeof out, "run --set nipus=4 --ipus 4 --tiles 2 tests/isa/sup_alu.s"), 0);
     assert_non_null(strstr(out, "on 4 x mk2 IPU"));
+    /* io-bench takes the machine's nipus as run does (it used to run one IPU whatever --set
+     * said); gemm, micro and mnist choose their IPUs themselves: --set nipus names nothing */
+    assert_int_equal(run(out, sizeof out, "io-bench --set nipus=2 --tiles 16 --steps 1"), 0);
+    assert_non_null(strstr(out, "on 2 x mk2 IPU"));
+    assert_int_equal(run(out, sizeof out, "io-bench --ipus 2 --set nipus=4 --tiles 16"), 2);
+    assert_string_equal(out, "ipusim io-bench: --ipus 2 and --set nipus=4 both set the IPUs; "
+                             "give one\n");
+    static const struct {
+        const char *args, *want;
+    } fixed[] = {
+        {"gemm --set nipus=2", "ipusim gemm: --set nipus=2: gemm runs on one IPU; nipus is not "
+                               "set here\n"},
+        {"micro sync --set nipus=8", "ipusim micro: --set nipus=8: each benchmark takes the IPUs "
+                                     "it needs; nipus is not set here\n"},
+        {"mnist --set nipus=2", "ipusim mnist: --set nipus=2: the run's IPUs are --ipus x "
+                                "--replicas; nipus is not set here\n"},
+    };
+    for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++) {
+        int rc = run(out, sizeof out, "%s", fixed[k].args);
+        if (rc != 2 || strcmp(out, fixed[k].want) != 0)
+            fail_msg("%s: exit %d, output:\n%s", fixed[k].args, rc, out);
+    }
     assert_int_equal(run(out, sizeof out, "help gemm"), 0);
     assert_non_null(strstr(out, "--set KEY=VALUE"));
 }
@@ -1524,6 +1663,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_signal_stops_run),
         cmocka_unit_test(test_signal_stops_sweep),
         cmocka_unit_test(test_signal_stops_mnist),
+        cmocka_unit_test(test_signal_mnist_test_pass),
         cmocka_unit_test(test_machine_presets),
         cmocka_unit_test(test_long_output_names),
         cmocka_unit_test(test_asm_cr_line_ends),

@@ -368,7 +368,9 @@ static void test_parked_loop_then_run(void **state)
         assert_counts(&r, 74, 7, 4 * 14, 4 * 74);
         assert_int_equal(r.st.parked, 4 * 5);
         uint64_t r3 = 31 + 3 * r.lat;
-        assert_limit(&prog, threads, r3 + 5, 0x8, r3 + 6, " ran past the cycle limit");
+        char then[64]; /* the limit it ran past, by the option that sets it */
+        snprintf(then, sizeof then, " run exceeds --max-cycles %llu", (unsigned long long)(r3 + 5));
+        assert_limit(&prog, threads, r3 + 5, 0x8, r3 + 6, then);
     }
     isa_prog_free(&prog);
 }

@@ -15,6 +15,9 @@
 #include "cli/profile.h"
 #include "tests/testutil.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 static char bin[1024], tmpdir[128];
 
 /* Two IPUs of 8 tiles. Each IPU's tile 0 sends 8 bytes to its tile 5 (on-chip), every tile
@@ -331,6 +334,31 @@ static void test_bad_dir(void **state)
     char sub[512];
     snprintf(sub, sizeof sub, "%s/sub", file);
     assert_int_not_equal(stat(sub, &st), 0);
+    /* tiles the run's IPUs do not have (2 tiles: 0 and 1): refused before the run, no
+     * directory made */
+    assert_int_equal(run(out, sizeof out,
+                         "run tests/isa/sync_tiles.s --tiles 2 --profile --profile-tiles 0,2..3 "
+                         "--profile-dir %s/never",
+                         tmpdir),
+                     2);
+    assert_string_equal(out, "ipusim run: --profile-tiles 0,2..3: tile 3 does not exist (the "
+                             "run's mk2 IPUs have tiles 0..1)\n");
+    assert_int_equal(access(never, F_OK), -1);
+    /* a window past a run that marks no host call (run: the whole run is call 0): refused
+     * after the run, naming it; the report was printed, no profile file written */
+    char past[300], trace_path[400];
+    snprintf(past, sizeof past, "%s/past-run", tmpdir);
+    assert_int_equal(run(out, sizeof out,
+                         "run tests/isa/sync_tiles.s --tiles 2 --profile --profile-window "
+                         "calls:1 --profile-dir %s",
+                         past),
+                     2);
+    assert_non_null(strstr(out, "total cycles"));
+    assert_non_null(strstr(out, "ipusim run: --profile-window calls:1: 1 names no period of "
+                                "the run, which marks no host call: it is one period, 0 (or "
+                                "-1); no profile written\n"));
+    snprintf(trace_path, sizeof trace_path, "%s/trace.json", past);
+    assert_int_equal(access(trace_path, F_OK), -1);
 
     char dir[256], again[16384];
     snprintf(dir, sizeof dir, "%s/again", tmpdir);
@@ -352,32 +380,30 @@ static void test_bad_dir(void **state)
 }
 
 /* Six supersteps on one IPU, cut into three host calls of two steps each by marks at the
- * starts of steps 2 and 4: the window "calls:0,-1" keeps the first call (steps 0, 1) and the
- * last (steps 4, 5 and the end, 6), nothing of the second. */
-static void test_window(void **state)
+ * starts of steps 2 and 4, profiled with `window` in dir (given: as --profile-window, whose
+ * items must each name a call). profile_done's status; its line on stderr into msg. */
+static int window_run(const char *dir, const char *window, int given, char *msg, size_t cap)
 {
-    (void)state;
     static const char prog[] = "main:   li      r1, 5\n"
                                "loop:   sync    internal\n"
                                "        brnzdec r1, loop\n"
                                "        halt\n";
-    char dir[256], path[512];
-    snprintf(dir, sizeof dir, "%s/window", tmpdir);
-    profile_opts o;
-    profile_opts_init(&o);
-    o.on = 1;
-    o.dir = dir;
-    o.window = "calls:0,-1";
-    profile *p;
-    assert_int_equal(profile_new("test", &o, &p), 0);
-    isa_prog ip;
-    tu_assemble("window.s", prog, &ip);
     err e;
     err_clear(&e);
     sys_cfg cfg = {.threads = 1};
     assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
     cfg.m.nipus = 1;
     cfg.m.tiles_per_ipu = 2;
+    profile_opts o;
+    profile_opts_init(&o);
+    o.on = 1;
+    o.dir = dir;
+    o.window = window;
+    o.window_given = given;
+    profile *p;
+    assert_int_equal(profile_new("test", &o, &cfg.m, &p), 0);
+    isa_prog ip;
+    tu_assemble("window.s", prog, &ip);
     profile_attach(p, &cfg.ctl.watch);
     sys *s = sys_new(&cfg, &e);
     assert_non_null(s);
@@ -388,8 +414,37 @@ static void test_window(void **state)
     profile_mark(p, PROFILE_CALL, profile_step_start(p, sys_engine(s), 0, 2));
     profile_finish(p, sys_engine(s), NULL, "window");
     FILE *devnull = fopen("/dev/null", "w");
-    assert_int_equal(profile_done(p, "test", devnull), 0);
+    char errpath[300];
+    snprintf(errpath, sizeof errpath, "%s.stderr", dir);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO), fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    int rc = profile_done(p, "test", devnull);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
     fclose(devnull);
+    char *text = tu_read_file(errpath);
+    snprintf(msg, cap, "%s", text ? text : "");
+    free(text);
+    profile_free(p);
+    sys_free(s);
+    isa_prog_free(&ip);
+    return rc;
+}
+
+/* The three calls of window_run: "calls:0,-1" keeps the first call (steps 0, 1) and the last
+ * (steps 4, 5 and the end, 6), nothing of the second. A window given with an item that names
+ * none of the three calls (3, -4, 5..9) is one line naming it and the count, status 2, and
+ * no file; 2..9 names the last call, and -3 the first: accepted. */
+static void test_window(void **state)
+{
+    (void)state;
+    char dir[256], path[512], err[1024];
+    snprintf(dir, sizeof dir, "%s/window", tmpdir);
+    assert_int_equal(window_run(dir, "calls:0,-1", 1, err, sizeof err), 0);
+    assert_string_equal(err, "");
     snprintf(path, sizeof path, "%s/trace.json", dir);
     trace t = read_trace(path);
     check_tracks(&t);
@@ -401,9 +456,29 @@ static void test_window(void **state)
     for (int k = 0; k < 8; k++)
         assert_int_equal(seen[k], want[k]);
     free(t.e);
-    profile_free(p);
-    sys_free(s);
-    isa_prog_free(&ip);
+
+    static const char *const past[] = {"calls:3", "calls:0,-4", "calls:5..9"};
+    static const char *const item[] = {"3", "-4", "5..9"};
+    for (int k = 0; k < 3; k++) {
+        char d[300], want_line[300];
+        snprintf(d, sizeof d, "%s/past%d", tmpdir, k);
+        assert_int_equal(mkdir(d, 0755), 0);
+        assert_int_equal(window_run(d, past[k], 1, err, sizeof err), 2);
+        snprintf(want_line, sizeof want_line,
+                 "ipusim test: --profile-window %s: %s names none of the run's 3 host calls "
+                 "(0..2, or -3..-1 from the end); no profile written\n",
+                 past[k], item[k]);
+        assert_string_equal(err, want_line);
+        snprintf(path, sizeof path, "%s/trace.json", d);
+        assert_int_equal(access(path, F_OK), -1);
+        snprintf(path, sizeof path, "%s/summary.json", d);
+        assert_int_equal(access(path, F_OK), -1);
+    }
+    snprintf(dir, sizeof dir, "%s/window-in", tmpdir);
+    assert_int_equal(window_run(dir, "calls:2..9,-3", 1, err, sizeof err), 0);
+    /* the default window (calls:0,1,-1) on a run with fewer calls is not the user's: kept */
+    snprintf(dir, sizeof dir, "%s/window-default", tmpdir);
+    assert_int_equal(window_run(dir, "calls:0,7", 0, err, sizeof err), 0);
 }
 
 /* Occurrences of needle in s. */

@@ -21,6 +21,7 @@
 #include "host/system.h"
 #include "hw/stats.h"
 #include "hw/tile.h"
+#include "workloads/gemm/gemm.h"
 
 /* A system of nipus x ntiles mk2 IPUs running src, with a chunk and controls. */
 static sys *make_sys(const char *src, uint32_t nipus, uint32_t ntiles, unsigned threads,
@@ -197,6 +198,54 @@ static void test_chunks_bound_every_worker(void **state)
     if (b.beats < 360)
         fail_msg("%u rounds: a round ran more than 2,000 cycles of work", b.beats);
     sys_free(s);
+}
+
+/* A stop asked for after the simulation, before gemm's reference check (the check takes
+ * longer than the run): the check honours it too, ERR_STOPPED naming the check, and no
+ * system (so no report). Deterministic: the heartbeat (progress_ns 0) is called after every
+ * compute round, the last one too, and the engine reads the flag only before a round; so a
+ * stop set at the last beat of an unstopped run reaches the check alone. 13 x 20 x 20 on one
+ * tile is one tile's block (test_engine's test_gemm_one_tile_cycles). */
+static void test_stop_gemm_check(void **state)
+{
+    (void)state;
+    err e;
+    err_clear(&e);
+    mach m;
+    assert_int_equal(mach_builtin(&m, "mk2", &e), ERR_OK);
+    m.tiles_per_ipu = 1;
+    wl_gemm_cfg cfg = {13, 20, 20, 5, 1, 1, 1000000};
+    wl_gemm_result r;
+    sys *sy = NULL;
+    beat_log all = {0}; /* stop_at 0: never */
+    sys_ctl ctl = {.watch = {.stop = &all.stop, .progress = on_beat, .progress_ctx = &all}};
+    assert_int_equal(wl_gemm_run_ctl(&m, &cfg, &ctl, &r, &sy, &e), ERR_OK);
+    assert_true(r.checked && all.beats >= 1);
+    uint64_t cycles = r.cycles;
+    sys_free(sy);
+
+    beat_log last = {.stop_at = all.beats};
+    ctl.watch.stop = &last.stop;
+    ctl.watch.progress_ctx = &last;
+    sy = (sys *)&last; /* must come back NULL */
+    assert_int_equal(wl_gemm_run_ctl(&m, &cfg, &ctl, &r, &sy, &e), ERR_STOPPED);
+    assert_null(sy);
+    assert_int_equal(last.beats, all.beats); /* the whole run was simulated */
+    char want[160];
+    snprintf(want, sizeof want,
+             "stopped in the reference check of C, after the run's %llu cycles: 0 of 1 tiles "
+             "compared",
+             (unsigned long long)cycles);
+    assert_string_equal(e.msg, want);
+
+    /* without a check there is nothing left to stop: the run is whole */
+    beat_log nocheck = {.stop_at = all.beats};
+    ctl.watch.stop = &nocheck.stop;
+    ctl.watch.progress_ctx = &nocheck;
+    cfg.check = 0;
+    assert_int_equal(wl_gemm_run_ctl(&m, &cfg, &ctl, &r, &sy, &e), ERR_OK);
+    assert_false(r.checked);
+    sys_free(sy);
 }
 
 /* ---- the superstep limit ---- */
@@ -432,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_superstep_fault),  cmocka_unit_test(test_superstep_within_limit),
         cmocka_unit_test(test_superstep_worker), cmocka_unit_test(test_chunks_change_nothing),
         cmocka_unit_test(test_chunks_amp_rpt),   cmocka_unit_test(test_chunks_bound_every_worker),
+        cmocka_unit_test(test_stop_gemm_check),
     };
     return cmocka_run_group_tests_name("stop", tests, NULL, NULL);
 }

@@ -327,9 +327,18 @@ int wl_gemm_run_ctl(const mach *m, const wl_gemm_cfg *cfg, const sys_ctl *ctl, w
         r->peak_tflops = mach_fp32_peak_flops(m) / 1e12;
         r->pct_peak = 100.0 * r->tflops / r->peak_tflops;
         r->checked = cfg->check;
-        for (uint32_t ti = 0; cfg->check && ti < L.gm; ti++)
-            for (uint32_t tj = 0; tj < L.gn; tj++)
-                check_tile(&L, eng_tile_mem(g, 0, ti * L.gn + tj), ti, tj, A, B, r);
+        /* the check takes longer than the run: a stop request ends it too, between tiles */
+        const volatile sig_atomic_t *stop = ctl ? ctl->watch.stop : NULL;
+        for (uint32_t ti = 0; cfg->check && rc == ERR_OK && ti < L.gm; ti++)
+            for (uint32_t tj = 0; rc == ERR_OK && tj < L.gn; tj++) {
+                if (stop && *stop)
+                    rc = err_set(e, ERR_STOPPED,
+                                 "stopped in the reference check of C, after the run's %llu "
+                                 "cycles: %u of %u tiles compared",
+                                 (unsigned long long)r->cycles, ti * L.gn + tj, L.gm * L.gn);
+                else
+                    check_tile(&L, eng_tile_mem(g, 0, ti * L.gn + tj), ti, tj, A, B, r);
+            }
     }
     free(A);
     free(B);

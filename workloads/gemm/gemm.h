@@ -37,7 +37,9 @@ typedef struct wl_gemm_result {
  * the reference is not an error here: see r->mismatches. */
 int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **out, err *e);
 /* The same under a command's controls (a superstep limit, a stop flag: ERR_STOPPED, a
- * heartbeat); ctl NULL: none. */
+ * heartbeat); ctl NULL: none. The stop flag ends the reference check too (read between
+ * tiles): ERR_STOPPED, "stopped in the reference check of C, after the run's N cycles: T of
+ * G tiles compared", and no system returned. */
 int wl_gemm_run_ctl(const mach *m, const wl_gemm_cfg *cfg, const sys_ctl *ctl, wl_gemm_result *r,
                     sys **out, err *e);
 

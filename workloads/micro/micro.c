@@ -72,7 +72,9 @@ int wl_micro_run(const mach *m, const char *name, const wl_micro_cfg *cfg, wl_mi
 int wl_micro_run_ctl(const mach *m, const char *name, const wl_micro_cfg *cfg, const sys_ctl *ctl,
                      wl_micro_table *t, err *e)
 {
-    micro_cfg mc = {.threads = cfg ? cfg->threads : 0, .ranks = cfg ? cfg->ranks : NULL};
+    micro_cfg mc = {.threads = cfg ? cfg->threads : 0,
+                    .max_cycles = cfg && cfg->max_cycles ? cfg->max_cycles : WL_MICRO_MAX_CYCLES,
+                    .ranks = cfg ? cfg->ranks : NULL};
     if (ctl)
         mc.ctl = *ctl;
     int all = !name || strcmp(name, "all") == 0, found = 0;
@@ -167,7 +169,7 @@ int micro_run_prog(const mach *m, const micro_prog *p, const micro_cfg *cfg, mic
     }
     sys_cfg sc = {.m = *m,
                   .threads = cfg ? cfg->threads : 0,
-                  .max_cycles = 100000000000ull,
+                  .max_cycles = cfg ? cfg->max_cycles : WL_MICRO_MAX_CYCLES,
                   .ranks = cfg ? cfg->ranks : NULL};
     if (cfg)
         sc.ctl = cfg->ctl;

@@ -11,6 +11,7 @@
 #define IPUSIM_WL_MICRO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/err.h"
 #include "host/system.h"
@@ -31,8 +32,13 @@ typedef struct wl_micro_table {
     size_t n, cap;
 } wl_micro_table;
 
+/* A microbenchmark program's default cycle limit: 10^11, far past the longest of them. */
+#define WL_MICRO_MAX_CYCLES 100000000000ull
+
 typedef struct wl_micro_cfg {
     unsigned threads;        /* host threads (0: online CPUs) */
+    uint64_t max_cycles;     /* no instruction of a program issues after this cycle (0: the
+                                default, WL_MICRO_MAX_CYCLES) */
     struct rank_comm *ranks; /* the run's ranks (base/rank.h); NULL: this process alone. Each
                                 program's IPUs are shared out among them, and every rank
                                 computes the same table */

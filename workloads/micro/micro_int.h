@@ -14,6 +14,7 @@
 /* What every benchmark runs with: the caller's host threads and controls. */
 typedef struct micro_cfg {
     unsigned threads;
+    uint64_t max_cycles; /* wl_micro_cfg's, 0 replaced by WL_MICRO_MAX_CYCLES */
     sys_ctl ctl;
     struct rank_comm *ranks;
 } micro_cfg;
