@@ -698,7 +698,7 @@ static void test_assemble_file(void **state)
     assert_int_equal(isa_prog_save(&p, path, &e), ERR_OK);
     isa_prog_free(&p);
     assert_int_equal(asm_assemble_file(path, &p, &e), ERR_INPUT);
-    char want[200];
+    char want[400];
     snprintf(want, sizeof want, "%s: an ipusim image, not assembly source", path);
     assert_string_equal(e.msg, want);
     f = fopen(path, "r+");
