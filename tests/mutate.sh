@@ -313,7 +313,7 @@ MUTATIONS=(
     "messages: a file neither image nor text assembled"
     isa/asm.c 's/strcmp(path + n - 2, ".s") == 0 ||/strcmp(path + n - 2, ".s") == 1 ||/'
     "messages: a binary .s file refused, not given its diagnostics"
-    plots/sweep.sh 's/^if \[ ! -e "\$f" \]; then why=/if false; then why=/'
+    plots/sweep.sh 's/^if \[ -n "\$why" \]; then$/if false; then/'
     "messages: an absent sweep file sourced with ."
 )
 
@@ -321,6 +321,7 @@ suite=${1:-}
 only=${2:-}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 scratch=$(mktemp -d /tmp/ipusim-mutate-XXXXXX)
+chmod 755 "$scratch" # the hostile suite runs some cases as nobody (its `user` key)
 trap 'rm -rf "$scratch"' EXIT
 
 (cd "$repo" && git ls-files -co --exclude-standard -z |
