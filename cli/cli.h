@@ -35,6 +35,8 @@ const cli_cmd *cli_find(const char *name);
 int cli_u64(const char *cmd, const char *opt, const char *text, uint64_t min, uint64_t max,
             uint64_t *out);
 int cli_int(const char *cmd, const char *opt, const char *text, long min, long max, int *out);
+/* A finite decimal number (strtod's syntax, not inf or nan): "'TEXT' is not a number", or
+ * "TEXT is out of range [MIN, MAX]", also for one past the doubles (1e999). */
 int cli_double(const char *cmd, const char *opt, const char *text, double min, double max,
                double *out);
 /* A time in microseconds (decimals allowed, 0 to 10^9) into picoseconds, rounded. */

@@ -34,10 +34,13 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
         uint64_t min, max;
         uint32_t *dst;
     } u32[] = {
-        {"--batch", 1, 1u << 20, &c.batch},         {"--sample-px", 1, 1u << 24, &c.sample_px},
-        {"--steps", 1, 1u << 20, &c.steps},         {"--io-tiles", 0, 1u << 16, &c.io_tiles},
-        {"--out-bytes", 0, 1u << 20, &c.out_bytes}, {"--loaders", 1, 4096, &c.host.loaders},
-        {"--depth", 0, 1u << 20, &c.host.depth},
+        {"--batch", 1, 1u << 20, &c.batch},
+        {"--sample-px", 1, 1u << 24, &c.sample_px},
+        {"--steps", 1, 1u << 20, &c.steps},
+        {"--io-tiles", 0, 1u << 16, &c.io_tiles},
+        {"--out-bytes", 0, 1u << 20, &c.out_bytes},
+        {"--loaders", 1, 4096, &c.host.loaders},
+        {"--depth", 1, HOST_MAX_DEPTH, &c.host.depth},
     };
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i];

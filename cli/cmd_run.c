@@ -2,6 +2,7 @@
  * Under `mpirun -np R` the R processes share the IPUs (hw/engine.h, eng_cfg.ranks) and
  * rank 0 alone writes the report, the dumps and the JSON; the others stay silent and exit
  * with the same status. */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +22,11 @@
 
 #define MAX_DUMPS 16
 
+/* One --dump-mem IPU:TILE:ADDR:LEN: the fields as given (any 64-bit value; a larger one is
+ * kept as UINT64_MAX), checked against the machine before the run. */
 typedef struct dump {
-    uint32_t ipu, tile, addr, len;
+    uint64_t ipu, tile, addr, len;
+    const char *text;
 } dump;
 
 static int parse_dump(const char *text, dump *d)
@@ -31,35 +35,54 @@ static int parse_dump(const char *text, dump *d)
     const char *p = text;
     for (int k = 0; k < 4; k++) {
         const char *end;
-        if (cli_whole(p, &end, &v[k]) != 0 || (k < 3 && *end != ':') || (k == 3 && *end != '\0') ||
-            v[k] > UINT32_MAX)
+        int r = cli_whole(p, &end, &v[k]);
+        if (r < 0 || (k < 3 && *end != ':') || (k == 3 && *end != '\0'))
             goto bad;
+        if (r > 0)
+            v[k] = UINT64_MAX;
         p = end + (k < 3);
     }
-    *d = (dump){(uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], (uint32_t)v[3]};
+    *d = (dump){v[0], v[1], v[2], v[3], text};
     return 0;
 bad:
     fprintf(stderr, "ipusim run: --dump-mem: '%s' is not IPU:TILE:ADDR:LEN\n", text);
     return 2;
 }
 
-static int print_dump(eng *g, const dump *d)
+/* 0 when d lies inside the machine m; otherwise one line naming what is outside, and 2. */
+static int check_dump(const dump *d, const mach *m)
 {
-    uint8_t *m = eng_tile_mem(g, d->ipu, d->tile);
-    uint32_t size = eng_machine(g)->sram_bytes;
-    if (!m || (uint64_t)d->addr + d->len > size) {
-        fprintf(stderr, "ipusim run: --dump-mem %u:%u:0x%x:%u is outside the system\n", d->ipu,
-                d->tile, d->addr, d->len);
+    if (d->ipu >= m->nipus || d->tile >= m->tiles_per_ipu) {
+        fprintf(stderr,
+                "ipusim run: --dump-mem %s is outside the system (%u IPUs of %u tiles, %u bytes of "
+                "SRAM each)\n",
+                d->text, m->nipus, m->tiles_per_ipu, m->sram_bytes);
         return 2;
     }
-    printf("memory of ipu %u tile %u from 0x%x (%u bytes):\n", d->ipu, d->tile, d->addr, d->len);
-    for (uint32_t o = 0; o < d->len; o += 16) {
-        printf("  0x%06x:", d->addr + o);
-        for (uint32_t b = o; b < o + 16 && b < d->len; b++)
-            printf("%s%02x", (b - o) % 4 ? "" : " ", m[d->addr + b]);
-        printf("\n");
+    if (d->addr > m->sram_bytes || d->len > m->sram_bytes - d->addr) {
+        fprintf(stderr,
+                "ipusim run: --dump-mem %s: ADDR + LEN is past the end of the tile's %u bytes of "
+                "SRAM\n",
+                d->text, m->sram_bytes);
+        return 2;
     }
     return 0;
+}
+
+/* d checked against the machine before the run (check_dump): its fields fit in 32 bits. */
+static void print_dump(eng *g, const dump *d)
+{
+    uint32_t addr = (uint32_t)d->addr, len = (uint32_t)d->len;
+    const uint8_t *m = eng_tile_mem(g, (uint32_t)d->ipu, (uint32_t)d->tile);
+    assert(m);
+    printf("memory of ipu %u tile %u from 0x%x (%u bytes):\n", (uint32_t)d->ipu, (uint32_t)d->tile,
+           addr, len);
+    for (uint32_t o = 0; o < len; o += 16) {
+        printf("  0x%06x:", addr + o);
+        for (uint32_t b = o; b < o + 16 && b < len; b++)
+            printf("%s%02x", (b - o) % 4 ? "" : " ", m[addr + b]);
+        printf("\n");
+    }
 }
 
 /* Several ranks, after an error met in a superstep: a rank may have run on past it before
@@ -174,18 +197,9 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
         return rc;
     if ((rc = cli_tiles(cmd, tiles, &cfg.m)) != 0)
         return rc;
-    for (unsigned d = 0; d < ndumps; d++) { /* checked before the run, not after it */
-        const dump *x = &dumps[d];
-        if (x->ipu >= cfg.m.nipus || x->tile >= cfg.m.tiles_per_ipu ||
-            (uint64_t)x->addr + x->len > cfg.m.sram_bytes) {
-            fprintf(stderr,
-                    "ipusim run: --dump-mem %u:%u:0x%x:%u is outside the system (%u IPUs of %u "
-                    "tiles, %u bytes of SRAM each)\n",
-                    x->ipu, x->tile, x->addr, x->len, cfg.m.nipus, cfg.m.tiles_per_ipu,
-                    cfg.m.sram_bytes);
-            return 2;
-        }
-    }
+    for (unsigned d = 0; d < ndumps; d++) /* checked before the run, not after it */
+        if ((rc = check_dump(&dumps[d], &cfg.m)) != 0)
+            return rc;
 
     profile *pf;
     if ((rc = profile_new(cmd, &po, &cfg.m, &pf)) != 0)
@@ -231,9 +245,9 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
             cli_report_err(cmd, &e);
         cli_report_text(stdout, &inv, g, path, host);
         for (unsigned d = 0; d < ndumps; d++) {
-            eng_share_mem(g, dumps[d].ipu, dumps[d].tile, dumps[d].addr, dumps[d].len);
-            if (print_dump(g, &dumps[d]) != 0 && rc == ERR_OK)
-                rc = ERR_INPUT;
+            eng_share_mem(g, (uint32_t)dumps[d].ipu, (uint32_t)dumps[d].tile,
+                          (uint32_t)dumps[d].addr, (uint32_t)dumps[d].len);
+            print_dump(g, &dumps[d]);
         }
         if (json && rank_id(ranks) == 0 &&
             json_report(&inv, json, g, path, host, max_cycles) != 0 && rc == ERR_OK)

@@ -18,7 +18,9 @@ static const cli_cmd commands[] = {
      "usage: ipusim run PROG.s|PROG.bin [options]\n"
      "\n"
      "Loads the program on every tile of every IPU (each tile reads its ids from the control\n"
-     "registers $tile and $ipu), runs it to completion and prints a report.\n"
+     "registers $tile and $ipu), runs it to completion and prints a report. PROG is an image\n"
+     "(it starts with the magic IPUSIMX1) or assembly text; a file that is neither (a NUL or\n"
+     "another control byte than tab, CR, LF, FF early on), unless named .s, is refused.\n"
      "\n"
      CLI_MACHINE_HELP
      "  --ipus N                 IPUs in the system (default: the machine's nipus, 1);\n"
@@ -51,8 +53,9 @@ static const cli_cmd commands[] = {
      "usage: ipusim asm PROG.s [-o OUT.bin]\n"
      "\n"
      "Assembles PROG.s and writes the image (default: PROG.bin). Every error in the file is\n"
-     "reported as file:line:col: error: message, with the line and a caret. An -o that is the\n"
-     "input file (by any path) is refused.\n"
+     "reported as file:line:col: error: message, with the line and a caret; a file without\n"
+     "instructions is one (there is nothing to run). An -o that is the input file (by any\n"
+     "path) is refused.\n"
      "\n"
      "Exit status: 0 ok, 1 assembly errors, 2 bad options or files.\n"},
     {"disasm", cli_cmd_disasm, "disassemble a binary image (or a .s file) to assembly",

@@ -134,11 +134,14 @@ int cli_double(const char *cmd, const char *opt, const char *text, double min, d
     char *end = NULL;
     errno = 0;
     double v = text && *text ? strtod(text, &end) : 0;
-    if (!text || !*text || errno == ERANGE || *end != '\0' || !isfinite(v)) {
+    /* a number past the doubles (1e999: strtod's ERANGE and an infinity) is one all the same,
+     * out of range; an underflow (1e-999) is taken as the tiny value strtod returns */
+    int huge = text && *text && errno == ERANGE && isinf(v);
+    if (!text || !*text || *end != '\0' || (!isfinite(v) && !huge)) {
         fprintf(stderr, "ipusim %s: %s: '%s' is not a number\n", cmd, opt, text ? text : "");
         return 2;
     }
-    if (v < min || v > max) {
+    if (huge || v < min || v > max) {
         fprintf(stderr, "ipusim %s: %s: %s is out of range [%g, %g]\n", cmd, opt, text, min, max);
         return 2;
     }

@@ -437,7 +437,10 @@ int asm_symbol_address(const char *name, const char *src, size_t len, const char
     return status;
 }
 
-int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, err *e)
+/* asm_assemble; need_text: a source without instructions is an error (a file given to run),
+ * not an empty program. */
+static int assemble(const char *name, const char *src, size_t len, int need_text, isa_prog *out,
+                    err *e)
 {
     memset(out, 0, sizeof *out);
     asm_unit u = {.c = {.file = name, .src = src, .srclen = len}, .sect = SEC_TEXT};
@@ -456,6 +459,10 @@ int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, e
         memset(slot_stmt, 0xff, (text / 8 + 1) * sizeof *slot_stmt);
     }
     emit(&u, fits ? image : NULL, slot_stmt);
+    if (need_text && text == 0 && c->ndiags == 0) /* the pc would start outside the text */
+        asm_error(c, 1, 1,
+                  "no instructions (the program is empty, or only comments, labels "
+                  "and data)");
     if (c->ndiags == 0) {
         build_prog(&u, out, image, text, total, slot_stmt); /* its errors land in c->diags */
         image = NULL;                                       /* owned by out now */
@@ -469,6 +476,33 @@ int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, e
     }
     unit_free(&u);
     return status;
+}
+
+/* A name that says the file is source (.s, .S, .asm): assembled whatever it holds, so that a
+ * stray byte in it gets its line and column. */
+static int named_source(const char *path)
+{
+    size_t n = strlen(path);
+    return (n > 2 && (strcmp(path + n - 2, ".s") == 0 || strcmp(path + n - 2, ".S") == 0)) ||
+           (n > 4 && strcmp(path + n - 4, ".asm") == 0);
+}
+
+/* Text, as far as its first 4 KiB show: no NUL byte and no control byte other than tab, line
+ * feed, form feed and carriage return (what an image, an object file or a compressed file
+ * holds early on, and assembly source never does). */
+static int looks_like_text(const char *buf, size_t n)
+{
+    for (size_t i = 0; i < n && i < 4096; i++) {
+        unsigned char ch = (unsigned char)buf[i];
+        if ((ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\f' && ch != '\r') || ch == 0x7f)
+            return 0;
+    }
+    return 1;
+}
+
+int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, err *e)
+{
+    return assemble(name, src, len, 0, out, e);
 }
 
 int asm_assemble_file(const char *path, isa_prog *out, err *e)
@@ -491,7 +525,13 @@ int asm_assemble_file(const char *path, isa_prog *out, err *e)
                        same == 8 ? "an ipusim image, not assembly source"
                                  : "not an ipusim image (bad magic)");
     }
-    int st = asm_assemble(path, buf, n, out, e);
+    if (!named_source(path) && !looks_like_text(buf, n)) {
+        free(buf);
+        return err_set(e, ERR_INPUT,
+                       "%s: not an ipusim program image (no IPUSIMX1 magic) nor assembly text",
+                       path);
+    }
+    int st = assemble(path, buf, n, 1, out, e);
     free(buf);
     return st;
 }

@@ -42,7 +42,12 @@ int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, e
 int asm_symbol_address(const char *name, const char *src, size_t len, const char *sym,
                        uint32_t *addr, err *e);
 
-/* Read and assemble a file; a missing file is ERR_INPUT. */
+/* Read and assemble a file (the program a user gives). ERR_ASM as asm_assemble, and also for
+ * a file without instructions ("PATH:1:1: error: no instructions ...": an empty program that
+ * asm_assemble takes would start outside its text). ERR_INPUT for a file that cannot be read
+ * or is not source: an image (or most of its magic) and, unless its name ends in .s, .S or
+ * .asm, a file whose first 4 KiB hold a NUL or another control byte than tab, LF, FF and CR
+ * ("PATH: not an ipusim program image (no IPUSIMX1 magic) nor assembly text"). */
 int asm_assemble_file(const char *path, isa_prog *out, err *e);
 
 #endif

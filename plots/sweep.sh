@@ -8,6 +8,17 @@
 set -eu
 [ $# -eq 4 ] || { echo "usage: plots/sweep.sh IPUSIM SWEEPFILE CSV JOBS" >&2; exit 2; }
 ipusim=$1 f=$2 csv=$3 jobs=$4
+# '.' of a file that is not there, or not readable, stops with the shell's own words: one line
+# naming the sweep file instead
+why=""
+if [ ! -e "$f" ]; then why="no such sweep file"
+elif [ -d "$f" ]; then why="a directory, not a sweep file"
+elif [ ! -r "$f" ]; then why="cannot read the sweep file (permission denied)"
+fi
+if [ -n "$why" ]; then
+    echo "make sweep: $f: $why" >&2
+    exit 2
+fi
 case $f in */*) ;; *) f=./$f ;; esac
 SWEEP="" FROM=""
 # CR and CRLF line ends read as LF ones, as ipusim's readers do (base/file.h, file_read_text)

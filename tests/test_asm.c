@@ -698,7 +698,7 @@ static void test_assemble_file(void **state)
     assert_int_equal(isa_prog_save(&p, path, &e), ERR_OK);
     isa_prog_free(&p);
     assert_int_equal(asm_assemble_file(path, &p, &e), ERR_INPUT);
-    char want[200];
+    char want[400];
     snprintf(want, sizeof want, "%s: an ipusim image, not assembly source", path);
     assert_string_equal(e.msg, want);
     f = fopen(path, "r+");
@@ -713,6 +713,54 @@ static void test_assemble_file(void **state)
     fclose(f);
     assert_int_equal(asm_assemble_file(path, &p, &e), ERR_OK);
     isa_prog_free(&p);
+
+    /* a file without instructions is refused (asm_assemble takes it as an empty program) */
+    static const char *const none[] = {"", "# only\n; comments\n\n", "main:\n.data\nx: .word 1\n"};
+    for (size_t k = 0; k < sizeof none / sizeof none[0]; k++) {
+        f = fopen(path, "w");
+        fputs(none[k], f);
+        fclose(f);
+        assert_int_equal(asm_assemble_file(path, &p, &e), ERR_ASM);
+        snprintf(want, sizeof want,
+                 "%s:1:1: error: no instructions (the program is empty, or only comments, labels "
+                 "and data)\n",
+                 path);
+        assert_int_equal(strncmp(e.msg, want, strlen(want)), 0);
+        assert_null(p.image);
+    }
+
+    /* a file that is not text (a NUL or a control byte other than tab, LF, FF, CR in its
+     * first 4 KiB) is neither image nor source, in one line; unless it is named as source,
+     * where each stray byte gets its line and column */
+    char bin[128];
+    snprintf(bin, sizeof bin, "%s/x.bin", dir);
+    static const char elf[] = "\177ELF\002\001\001";
+    f = fopen(bin, "w");
+    fwrite(elf, 1, sizeof elf, f); /* with its NUL */
+    fclose(f);
+    assert_int_equal(asm_assemble_file(bin, &p, &e), ERR_INPUT);
+    snprintf(want, sizeof want,
+             "%s: not an ipusim program image (no IPUSIMX1 magic) nor assembly text", bin);
+    assert_string_equal(e.msg, want);
+    assert_null(p.image);
+    f = fopen(bin, "w"); /* text under any name is source: tab, CR, FF are text */
+    fputs("main:\tli r1, 5\r\n\f  halt\n", f);
+    fclose(f);
+    assert_int_equal(asm_assemble_file(bin, &p, &e), ERR_OK);
+    assert_int_equal(p.ncode, 2);
+    isa_prog_free(&p);
+    f = fopen(bin, "w"); /* one control byte, past long comments, still in the first 4 KiB */
+    for (int k = 0; k < 4000; k++)
+        fputc(k % 80 == 79 ? '\n' : '#', f);
+    fputs("\nmain: halt\x1b\n", f);
+    fclose(f);
+    assert_int_equal(asm_assemble_file(bin, &p, &e), ERR_INPUT);
+    f = fopen(path, "w"); /* the same bytes as the ELF in a .s file: diagnostics */
+    fwrite(elf, 1, sizeof elf, f);
+    fclose(f);
+    assert_int_equal(asm_assemble_file(path, &p, &e), ERR_ASM);
+    assert_non_null(strstr(e.msg, ":1:1: error: unexpected byte 0x7f (a control character)"));
+    unlink(bin);
 
     unlink(path);
     assert_int_equal(asm_assemble_file(path, &p, &e), ERR_INPUT);

@@ -56,8 +56,19 @@ static void test_usage_errors(void **state)
     assert_int_equal(run(out, sizeof out, "run --dump-mem 0:0:zz tests/isa/sup_alu.s"), 2);
     /* a --dump-mem outside the SRAM is refused before the run, with the SRAM's size */
     assert_int_equal(run(out, sizeof out, "run --dump-mem 0:0:0x9c000:4 tests/isa/sup_alu.s"), 2);
-    assert_non_null(strstr(out, "outside the system (1 IPUs of 1472 tiles, 638976 bytes of SRAM"));
+    assert_non_null(strstr(out, "--dump-mem 0:0:0x9c000:4: ADDR + LEN is past the end of the "
+                                "tile's 638976 bytes of SRAM"));
     assert_null(strstr(out, "total cycles"));
+    /* a length past 32 bits, or past 64, is a length too large, not a malformed option */
+    assert_int_equal(run(out, sizeof out, "run --dump-mem 0:0:0:99999999999 tests/isa/sup_alu.s"),
+                     2);
+    assert_non_null(strstr(out, "0:0:0:99999999999: ADDR + LEN is past the end of the tile's"));
+    assert_int_equal(
+        run(out, sizeof out, "run --dump-mem 0:0:4:99999999999999999999 tests/isa/sup_alu.s"), 2);
+    assert_non_null(strstr(out, "ADDR + LEN is past the end of the tile's 638976 bytes"));
+    assert_int_equal(run(out, sizeof out, "run --dump-mem 0:1472:0:4 tests/isa/sup_alu.s"), 2);
+    assert_non_null(strstr(out, "--dump-mem 0:1472:0:4 is outside the system (1 IPUs of 1472 "
+                                "tiles, 638976 bytes of SRAM each)"));
     assert_int_equal(run(out, sizeof out, "gemm --m 0"), 2);
     assert_int_equal(run(out, sizeof out, "--help"), 0);
     assert_non_null(strstr(out, "commands:"));
