@@ -205,8 +205,7 @@ static int check_cfg(const mach *m, const wl_iobench_cfg *c, err *e)
     if (c->dtype < IOB_FP32 || c->dtype > IOB_INT8)
         return err_set(e, ERR_INPUT, "io-bench: unknown dtype %d", c->dtype);
     if (c->io_tiles % 2)
-        return err_set(e, ERR_INPUT, "--io-tiles %u is odd (it must be even)",
-                       c->io_tiles);
+        return err_set(e, ERR_INPUT, "--io-tiles %u is odd (it must be even)", c->io_tiles);
     return sys_io_tiles_check(c->io_tiles, m->tiles_per_ipu, e);
 }
 
