@@ -3,7 +3,7 @@
 #   make            build/ipusim and build/libipusim.a (-std=c11 -O2 -Wall -Wextra -Werror),
 #                   NPROC compilers at once
 #   make deps       install missing Debian packages (no-op when all are present): libnuma,
-#                   cmocka, zlib, libinih, gnuplot, Open MPI
+#                   cmocka, zlib, libinih, json-c, gnuplot, Open MPI
 #   make data       fetch the real MNIST digits and Fashion-MNIST (workloads/mnist/mnist.mk)
 #   make run        set up, then train the PopTorch tutorial's MNIST network pipelined over
 #                   four simulated IPUs (ipusim mnist)
@@ -41,7 +41,7 @@ ifneq ($(SAN),)
 CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SAN)
 endif
-LDLIBS  := -lnuma -linih -lz -lm -pthread
+LDLIBS  := -lnuma -linih -ljson-c -lz -lm -pthread
 
 # MPI (Open MPI from Debian): found through mpicc's wrapper flags; then base/rank.c is built
 # for several ranks and everything links against it. MPI=0 builds without it (one rank).
@@ -70,7 +70,7 @@ TEST_BINS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BINS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 SELECTED_TESTS := $(if $(TESTS),$(foreach t,$(TEST_BINS),$(if $(findstring $(TESTS),$(notdir $(t))),$(t))),$(TEST_BINS))
 
-DEB_PKGS := libnuma-dev libcmocka-dev zlib1g-dev libinih-dev gnuplot-nox libopenmpi-dev openmpi-bin
+DEB_PKGS := libnuma-dev libcmocka-dev zlib1g-dev libinih-dev libjson-c-dev gnuplot-nox libopenmpi-dev openmpi-bin
 FUZZ_PKGS := clang libclang-rt-14-dev
 
 .PHONY: all build-all deps deps-fuzz run test fuzz bench-speed bench-mpi docs clean check-layers check-sources format check-format

@@ -44,6 +44,14 @@ void txt_put(txt *b, const char *s)
     b->len += n;
 }
 
+void txt_cut(txt *b, size_t n)
+{
+    if (b->p && n < b->len) {
+        b->len = n;
+        b->p[n] = '\0';
+    }
+}
+
 char *txt_take(txt *b)
 {
     char *p = b->p ? b->p : xcalloc(1, 1);

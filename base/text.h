@@ -14,9 +14,11 @@ typedef struct txt {
 } txt;
 
 void txt_printf(txt *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Hand over the string (an empty one if nothing was written; never NULL); the txt is zeroed. */
 /* Append the string s as it is (no formatting: for long texts, as txt_printf(b, "%s", s)). */
 void txt_put(txt *b, const char *s);
+/* Keep the first n bytes (n at most the length). */
+void txt_cut(txt *b, size_t n);
+/* Hand over the string (an empty one if nothing was written; never NULL); the txt is zeroed. */
 char *txt_take(txt *b);
 /* The text so far ("" when empty); valid until the next txt_printf. */
 const char *txt_str(const txt *b);
