@@ -81,8 +81,8 @@ static void last_err_line(const char *cmd, char *line, size_t n)
 }
 
 /* The CRC-32 of the command line and of every regular file it names (a program, a machine
- * file): what the ranks compare before they start. A file this rank cannot read counts as
- * its name and errno. */
+ * file): what the ranks compare before they start, read as every input is (base/file's
+ * file_open). A file this rank cannot open counts as the message saying why. */
 static uint32_t command_digest(int argc, char **argv, char *text, size_t n)
 {
     unsigned long c = crc32(0L, Z_NULL, 0);
@@ -95,15 +95,17 @@ static uint32_t command_digest(int argc, char **argv, char *text, size_t n)
         struct stat st;
         if (stat(argv[i], &st) != 0 || !S_ISREG(st.st_mode))
             continue;
-        FILE *f = fopen(argv[i], "rb");
+        err e;
+        int fd = file_open(argv[i], &e);
+        if (fd < 0) { /* its name and why it cannot be read */
+            c = crc32_z(c, (const unsigned char *)e.msg, strlen(e.msg));
+            continue;
+        }
         unsigned char buf[65536];
-        size_t got;
-        int bad = f ? 0 : errno;
-        while (f && (got = fread(buf, 1, sizeof buf, f)) > 0)
-            c = crc32_z(c, buf, got);
-        if (f)
-            fclose(f);
-        c = crc32_z(c, (const unsigned char *)&bad, sizeof bad);
+        ssize_t got;
+        while ((got = read(fd, buf, sizeof buf)) > 0)
+            c = crc32_z(c, buf, (size_t)got);
+        close(fd);
     }
     return (uint32_t)c;
 }

@@ -877,26 +877,31 @@ static void test_mnist_simulated(void **state)
     assert_non_null(strstr(out, " StreamCopyMidRemoteBuffer "));
 }
 
-/* Ctrl-C on the simulated MNIST run: once a heartbeat is on stderr, SIGINT stops the engine
- * within a round; one line "ipusim mnist: stopped at cycle ...", exit status 3, no JSON and no
- * weights written. */
-static void test_signal_stops_mnist(void **state)
-{
-    (void)state;
+/* What the two mnist signal tests share: a data set of 32 training and `test_images` test
+ * images in TMP/NAME, then `mnist --batch-size 4 --gradient-accumulation 2 --device-iterations 2
+ * --ipus 1 --threads THREADS --epochs EPOCHS --progress --json --save-weights` (into TMP/NAME.json
+ * and TMP/NAME-w), interrupted with SIGINT once `beat` is on its stderr. Returns the exit
+ * status; standard output is in c->out, standard error in c->err. */
+typedef struct mnist_sig {
     char dir[256], json[256], wdir[256], out[256], err[16384];
-    snprintf(dir, sizeof dir, "%s/digits-stop", tmpdir);
-    snprintf(json, sizeof json, "%s/stop.json", tmpdir);
-    snprintf(wdir, sizeof wdir, "%s/stop-w", tmpdir);
-    snprintf(out, sizeof out, "%s/stdout.txt", tmpdir);
-    assert_int_equal(mkdir(dir, 0755), 0);
-    tu_write_digits(dir, "train", 32);
-    tu_write_digits(dir, "t10k", 16);
+} mnist_sig;
+
+static int mnist_signal(mnist_sig *c, const char *name, int test_images, const char *epochs,
+                        const char *threads, const char *beat)
+{
+    snprintf(c->dir, sizeof c->dir, "%s/%s", tmpdir, name);
+    snprintf(c->json, sizeof c->json, "%s/%s.json", tmpdir, name);
+    snprintf(c->wdir, sizeof c->wdir, "%s/%s-w", tmpdir, name);
+    snprintf(c->out, sizeof c->out, "%s/%s.txt", tmpdir, name);
+    assert_int_equal(mkdir(c->dir, 0755), 0);
+    tu_write_digits(c->dir, "train", 32);
+    tu_write_digits(c->dir, "t10k", test_images);
     char *args[] = {bin,
                     "mnist",
                     "--dataset",
-                    dir,
+                    c->dir,
                     "--epochs",
-                    "2000",
+                    (char *)epochs,
                     "--batch-size",
                     "4",
                     "--gradient-accumulation",
@@ -905,21 +910,33 @@ static void test_signal_stops_mnist(void **state)
                     "2",
                     "--ipus",
                     "1",
+                    "--threads",
+                    (char *)threads,
                     "--progress",
                     "--json",
-                    json,
+                    c->json,
                     "--save-weights",
-                    wdir,
+                    c->wdir,
                     NULL};
-    int rc = signal_run(args, out, "ipusim mnist: cycle ", SIGINT, err, sizeof err);
+    return signal_run(args, c->out, beat, SIGINT, c->err, sizeof c->err);
+}
+
+/* Ctrl-C on the simulated MNIST run: once a heartbeat is on stderr, SIGINT stops the engine
+ * within a round; one line "ipusim mnist: stopped at cycle ...", exit status 3, no JSON and no
+ * weights written. */
+static void test_signal_stops_mnist(void **state)
+{
+    (void)state;
+    mnist_sig c;
+    int rc = mnist_signal(&c, "digits-stop", 16, "2000", "2", "ipusim mnist: cycle ");
     if (rc != 3)
-        fail_msg("exit %d, stderr:\n%s", rc, err);
-    const char *stop = strstr(err, "ipusim mnist: stopped at cycle ");
+        fail_msg("exit %d, stderr:\n%s", rc, c.err);
+    const char *stop = strstr(c.err, "ipusim mnist: stopped at cycle ");
     assert_non_null(stop);
     assert_int_equal(tu_count_lines(stop), 1);
-    assert_int_equal(access(json, F_OK), -1);
+    assert_int_equal(access(c.json, F_OK), -1);
     char npy[300];
-    snprintf(npy, sizeof npy, "%s/layer1.conv.weight.npy", wdir);
+    snprintf(npy, sizeof npy, "%s/layer1.conv.weight.npy", c.wdir);
     assert_int_equal(access(npy, F_OK), -1);
 }
 
@@ -973,45 +990,16 @@ static void test_long_output_names(void **state)
 static void test_signal_mnist_test_pass(void **state)
 {
     (void)state;
-    char dir[256], json[256], wdir[256], out[256], err[16384];
-    snprintf(dir, sizeof dir, "%s/digits-tstop", tmpdir);
-    snprintf(json, sizeof json, "%s/tstop.json", tmpdir);
-    snprintf(wdir, sizeof wdir, "%s/tstop-w", tmpdir);
-    snprintf(out, sizeof out, "%s/stdout.txt", tmpdir);
-    assert_int_equal(mkdir(dir, 0755), 0);
-    tu_write_digits(dir, "train", 32);
-    tu_write_digits(dir, "t10k", 8000);
-    char *args[] = {bin,
-                    "mnist",
-                    "--dataset",
-                    dir,
-                    "--epochs",
-                    "1",
-                    "--batch-size",
-                    "4",
-                    "--gradient-accumulation",
-                    "2",
-                    "--device-iterations",
-                    "2",
-                    "--ipus",
-                    "1",
-                    "--threads",
-                    "1",
-                    "--progress",
-                    "--json",
-                    json,
-                    "--save-weights",
-                    wdir,
-                    NULL};
-    int rc = signal_run(args, out, "ipusim mnist: test pass: cycle ", SIGINT, err, sizeof err);
+    mnist_sig c;
+    int rc = mnist_signal(&c, "digits-tstop", 8000, "1", "1", "ipusim mnist: test pass: cycle ");
     if (rc != 3)
-        fail_msg("exit %d, stderr:\n%s", rc, err);
-    const char *stop = strstr(err, "ipusim mnist: stopped in the test pass at cycle ");
+        fail_msg("exit %d, stderr:\n%s", rc, c.err);
+    const char *stop = strstr(c.err, "ipusim mnist: stopped in the test pass at cycle ");
     assert_non_null(stop);
     assert_int_equal(tu_count_lines(stop), 1);
-    assert_int_equal(access(json, F_OK), -1);
-    assert_int_equal(access(wdir, F_OK), -1); /* not even the directory */
-    char *o = tu_read_file(out);
+    assert_int_equal(access(c.json, F_OK), -1);
+    assert_int_equal(access(c.wdir, F_OK), -1); /* not even the directory */
+    char *o = tu_read_file(c.out);
     assert_non_null(o);
     assert_non_null(strstr(o, "Epoch 1/1\n"));      /* it had trained */
     assert_null(strstr(o, "Accuracy on test set")); /* and not finished testing */
