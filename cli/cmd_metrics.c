@@ -17,7 +17,7 @@
 typedef struct want {
     const char **columns; /* the columns asked for; none: every statistic */
     int ncolumns;
-    size_t found; /* statistics that one of them matched */
+    size_t found; /* count: the statistics that match columns[0] */
 } want;
 
 static void print(void *ctx, const cli_stat *s)
@@ -26,11 +26,9 @@ static void print(void *ctx, const cli_stat *s)
     int hit = w->ncolumns == 0;
     for (int i = 0; i < w->ncolumns && !hit; i++)
         hit = cli_metric_match(s->column, w->columns[i]);
-    if (!hit)
-        return;
-    w->found++;
-    printf("%s\t%s\t%s\t%s\t%s\t%s\n", s->column, s->unit, s->title, s->meaning,
-           s->colour ? s->colour : "", s->row->commands);
+    if (hit)
+        printf("%s\t%s\t%s\t%s\t%s\t%s\n", s->column, s->unit, s->title, s->meaning,
+               s->colour ? s->colour : "", s->row->commands);
 }
 
 /* Count the statistics that match column (ctx: a want of one column). */
@@ -70,12 +68,14 @@ int cli_cmd_metrics(int argc, char **argv)
     want w = {xmalloc((size_t)argc * sizeof *w.columns), 0, 0};
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {
-        if (strcmp(argv[i], "--command") == 0 && !(rc = cli_value("metrics", argc, argv, &i, &cmd)))
-            rc = check_command(cmd);
-        else if (argv[i][0] == '-')
+        if (strcmp(argv[i], "--command") == 0) {
+            rc = cli_value("metrics", argc, argv, &i, &cmd);
+            rc = rc ? rc : check_command(cmd);
+        } else if (argv[i][0] == '-') {
             rc = cli_unknown("metrics", argv[i]);
-        else
+        } else {
             w.columns[w.ncolumns++] = argv[i];
+        }
     }
     for (int i = 0; i < w.ncolumns && !rc; i++) {
         want one = {w.columns + i, 1, 0};
