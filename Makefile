@@ -187,6 +187,12 @@ $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) -lcmocka $(LDLIBS)
 
+# The metrics suite checks the statistics' tables, which the CLI gathers (cli/metrics.c),
+# against the binary's reports: it links that one object of the CLI.
+$(BUILD)/tests/test_metrics: tests/test_metrics.c $(BUILD)/cli/metrics.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/cli/metrics.o $(LIB) -lcmocka $(LDLIBS)
+
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)

@@ -139,15 +139,23 @@ static const cli_cmd commands[] = {
      "\n"
      "Exit status: 0 ok, 2 bad options or preset, 3 simulated fault or stopped by Ctrl-C or\n"
      "SIGTERM (no table, no CSV).\n"},
-    {"metrics", cli_cmd_metrics, "list the report statistics: CSV column, unit, title",
-     "usage: ipusim metrics\n"
+    {"metrics", cli_cmd_metrics, "list every statistic of the JSON reports: column, unit, meaning",
+     "usage: ipusim metrics [--command CMD] [COLUMN ...]\n"
      "\n"
-     "Prints every statistic of the run reports, one line each, tab-separated: the CSV column a\n"
-     "sweep gives it (per_ipu.N.KEY for IPU N), its unit, its title and its meaning. The rows\n"
-     "come from the engine's tables (hw/stats.def, hw/ipu_stats.def, hw/cats.def), which the\n"
-     "text and JSON reports read too; 'make plots' takes key titles and axis labels from here.\n"
+     "Prints every statistic a command's JSON report can hold, one line each, tab-separated:\n"
+     "its path in the report, which is the CSV column a sweep gives it (N stands for an index,\n"
+     "PHASE for train or test, LAYER for a layer, STEP for a step of a planned convolution),\n"
+     "its unit ('' a count, text a string), a title, its meaning, a time category's colour\n"
+     "(else empty) and the commands whose report holds it. The lines come from the tables that\n"
+     "declare the statistics (cli/metrics.h lists them; docs/sweep.md, \"The statistics'\n"
+     "names\"); 'make plots' takes key titles, axis labels and colours from here.\n"
      "\n"
-     "Exit status: 0 ok, 2 bad options.\n"},
+     "  --command CMD            only the statistics of CMD's report (run, gemm, io-bench,\n"
+     "                           micro, mnist)\n"
+     "  COLUMN ...               only the lines of these columns (per_ipu.2.finish: the line\n"
+     "                           per_ipu.N.finish); one that is no statistic is an error\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options or a COLUMN that is no statistic.\n"},
     {"sweep", cli_cmd_sweep, "run a command over a grid of parameters, one CSV row per point",
      "usage: ipusim sweep --param SPEC [--param SPEC ...] [-j N] --out FILE.csv -- COMMAND ARGS\n"
      "\n"

@@ -5,7 +5,7 @@
 #                 ipusim binary is newer than its CSV)
 #   make plots    render each plots/out/NAME.csv whose bench/NAME.sweep asks for a plot into
 #                 plots/out/NAME.png and NAME.svg (gnuplot; plots/line.gp, plots/stacked.gp);
-#                 statistics are titled as the engine's tables name them (ipusim metrics);
+#                 statistics are titled as their tables name them (ipusim metrics);
 #                 and the pictures of the profile in PROFILE_DIR (default profile, as
 #                 `ipusim mnist --profile` writes it) when there is one (plots/profile.sh)
 #

@@ -21,15 +21,16 @@ gq() { printf "%s" "$1" | sed "s/'/''/g"; }
 machine=$(sed -n 's/^  "machine": "\(.*\)",*$/\1/p' "$dir/summary.json")
 run=$(sed -n 's/^  "run": "\(.*\)",*$/\1/p' "$dir/summary.json")
 nipus=$(num nipus) sram=$(num sram_bytes)
-cats="OnTileExecute DoExchange GlobalExchange Sync StreamCopyBegin StreamCopyMid StreamCopyEnd StreamCopyMidRemoteBuffer Idle"
-# The categories' colours, from the engine's table as `ipusim metrics` lists them (IPUSIM: the
-# binary; `ipusim profile --plot` sets it to itself), so every picture colours them alike.
+# The categories and their colours, from the engine's table (hw/cats.def) as `ipusim metrics`
+# lists them: io-bench's split, a line each, the colour fifth (IPUSIM: the binary; `ipusim
+# profile --plot` sets it to itself), so every picture names and colours them alike.
 ipusim=${IPUSIM:-build/ipusim}
-colours=""
-for c in $cats; do
-    colours="$colours $("$ipusim" metrics 2>/dev/null | awk -F '\t' -v k="iobench.split.$c" '$1 == k { print $5 }')"
-done
-[ "$(echo $colours | wc -w)" = 9 ] || { echo "profile.sh: no colours from '$ipusim metrics' (build it: make)" >&2; exit 2; }
+split=$("$ipusim" metrics --command io-bench 2>/dev/null |
+        awk -F '\t' '$1 ~ /^iobench\.split\./ { sub(/^iobench\.split\./, "", $1); print $1, $5 }') || split=""
+cats=$(printf "%s\n" "$split" | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $1 }')
+colours=$(printf "%s\n" "$split" | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $2 }')
+[ -n "$cats" ] && [ "$(echo $colours | wc -w)" = "$(echo $cats | wc -w)" ] ||
+    { echo "profile.sh: no categories from '$ipusim metrics' (build it: make)" >&2; exit 2; }
 
 render() { # NAME SCRIPT GNUPLOT-SETTINGS...
     name=$1 script=$2

@@ -8,8 +8,8 @@
 # ("depth=3 io=64"). A quoted field (a value with commas, "0,1,2,3") is read as one, its commas
 # shown as ';', a quote inside it as ' (a field may not hold a line break). Statistics the
 # sweep file leaves untitled take their key titles and, for a single Y, the y label "TITLE
-# (UNIT)" from the engine's tables, as `$IPUSIM metrics` lists them (IPUSIM: the ipusim binary,
-# default build/ipusim). `make plots` calls this.
+# (UNIT)" from the statistics' tables, as `$IPUSIM metrics` lists them (IPUSIM: the ipusim
+# binary, default build/ipusim). `make plots` calls this.
 set -eu
 [ $# -ge 2 ] || { echo "usage: plots/render.sh SWEEP_DIR OUT_DIR NAME..." >&2; exit 2; }
 sdir=$1 odir=$2
@@ -17,15 +17,14 @@ shift 2
 plotsdir=$(dirname "$0")
 command -v gnuplot >/dev/null 2>&1 || { echo "make plots: gnuplot is missing (make deps)" >&2; exit 2; }
 
-# The statistics' columns, units and titles (cli/cmd_metrics.c, from hw/stats.def,
-# hw/ipu_stats.def, hw/cats.def); empty without the binary.
+# The statistics' units and titles, from the tables that declare them (cli/metrics.h), as
+# `ipusim metrics` lists them; empty without the binary.
 ipusim=${IPUSIM:-build/ipusim}
-metrics=$("$ipusim" metrics 2>/dev/null) || metrics=""
 
-# Field $2 (2: unit, 3: title) of the statistic in column $1 (per_ipu.I.KEY is per_ipu.N.KEY).
+# Field $2 (2: unit, 3: title) of the statistic in column $1 (`ipusim metrics COLUMN` gives its
+# line: per_ipu.2.finish is per_ipu.N.finish); empty for a column that is no statistic.
 meta() {
-    printf "%s\n" "$metrics" | awk -F '\t' -v c="$1" -v f="$2" \
-        'BEGIN { sub(/^per_ipu\.[0-9]+\./, "per_ipu.N.", c) } $1 == c { print $f; exit }'
+    "$ipusim" metrics "$1" 2>/dev/null | awk -F '\t' -v f="$2" 'NR == 1 { print $f }'
 }
 
 # YTITLES and YLABEL from the tables where the sweep file leaves them empty.

@@ -371,8 +371,21 @@ MUTATIONS=(
     "messages: a binary .s file refused, not given its diagnostics"
     plots/sweep.sh 's/^if \[ -n "\$why" \]; then$/if false; then/'
     "messages: an absent sweep file sourced with ."
+    workloads/mnist/mnist_stats.def 's/"simulated.PHASE.tile_balance.busiest_tile"/"simulated.PHASE.tile_balance.busiest"/'
+    "metrics: a table's row renamed"
+    cli/report_stats.def 's/^METRIC("host.seconds", "s", ENGINE,/METRIC("host.minutes", "min", ENGINE, "x")\n&/'
+    "metrics: a row no report writes"
+    cli/cmd_gemm.c 's/"pct_peak/"pct_of_peak/'
+    "metrics: a writer's member renamed"
+    bench/gemm-k.sweep 's/^Y=gemm.pct_peak/Y=gemm.percent_of_peak/'
+    "metrics: a sweep plots an undeclared column"
+    cli/profile.c '/"%s\\"%s\\": %llu", c ? ", " : "", cats\[c\].key,/ s/cats\[c\]\.key,/cats[ENG_NCAT - 1 - c].key,/'
+    "metrics: the profile summary's categories reordered"
+    cli/cmd_metrics.c 's/s->colour ? s->colour : ""/""/'
+    "metrics: the listing without the categories' colours"
+    cli/metrics.c 's/if (strncmp(e.key, p, k) == 0 \&\& match_rest(we, p + k))/if (k \&\& match_rest(we, p + strcspn(p, ".")))/'
+    "metrics: a placeholder matches any word"
 )
-
 suite=${1:-}
 only=${2:-}
 repo=$(cd "$(dirname "$0")/.." && pwd)

@@ -339,29 +339,6 @@ static void test_report_and_json(void **state)
     assert_true(buf[n - 2] == '}');
 }
 
-/* metrics: one line per statistic of the reports: the 14 members of a run report's "stats"
- * (cycles, time_us, instructions, supersteps, workers_started, tiles, worker_instructions,
- * util_sup, util_w0..w5), the 7 of each "per_ipu" object besides "ipu", and the 9 categories
- * of docs/sources.md, Profiles (with Idle) twice: io-bench's split and each IPU's, each with
- * its colour. */
-static void test_metrics(void **state)
-{
-    (void)state;
-    char out[16384];
-    assert_int_equal(run(out, sizeof out, "metrics"), 0);
-    assert_int_equal(tu_count_lines(out), 14 + 7 + 2 * 9);
-    assert_non_null(strstr(out, "stats.cycles\tcycles\ttotal cycles\t"));
-    assert_non_null(strstr(out, "\nstats.time_us\tus\tsimulated time\t"));
-    assert_non_null(strstr(out, "\nstats.util_w5\t%\tcontext utilisation w5\t"));
-    assert_non_null(strstr(out, "\nper_ipu.N.global_exchange_rx_bytes\tB\t"));
-    assert_non_null(strstr(out, "\niobench.split.StreamCopyMidRemoteBuffer\tcycles\t"));
-    const char *idle = strstr(out, "\nper_ipu.N.split.Idle\tcycles\tIdle\t");
-    assert_non_null(idle);
-    const char *eol = strchr(idle + 1, '\n'), *hash = strchr(idle + 1, '#');
-    assert_true(hash && hash < eol && eol - hash == 7); /* its colour, #rrggbb, last */
-    assert_int_equal(run(out, sizeof out, "metrics --bogus"), 2);
-}
-
 /* mnist: a missing dataset is one line naming the file and the make target that fetches it,
  * exit status 2; the command installs nothing. */
 static void test_mnist_missing_data(void **state)
@@ -1644,7 +1621,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fault_exit_3),
         cmocka_unit_test(test_report_and_json),
         cmocka_unit_test(test_report_tables),
-        cmocka_unit_test(test_metrics),
         cmocka_unit_test(test_mnist_missing_data),
         cmocka_unit_test(test_mnist_option_errors),
         cmocka_unit_test(test_mnist_simulated),
