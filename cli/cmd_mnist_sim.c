@@ -34,7 +34,7 @@ typedef struct phase {
     gr_summary sum;  /* the compile */
     gr_tile_mem top; /* the tile with the largest image */
     uint32_t top_tile;
-    cli_balance balance; /* of every IPU's compute tiles (the I/O tiles apart) */
+    eng_balance balance; /* of every IPU's compute tiles (the I/O tiles apart) */
     txt steps;           /* --steps: the first program steps, a line each */
     uint64_t plan_sim[MNET_MAX_PLANS]
                      [OP_S_N]; /* the planned operations' steps, simulated (pipe.plan) */
@@ -124,8 +124,8 @@ static const char *tile_name(const phase *p, uint32_t gt, char *buf, size_t len)
 static void tile_balance(phase *p, const eng *g, uint32_t io_tiles)
 {
     for (uint32_t i = 0; i < eng_nipus(g) && i < 64; i++)
-        p->ipu_balance[i] = cli_tile_balance(g, i, io_tiles).percent;
-    p->balance = cli_tile_balance(g, UINT32_MAX, io_tiles);
+        p->ipu_balance[i] = eng_tile_balance(g, i, io_tiles).percent;
+    p->balance = eng_tile_balance(g, UINT32_MAX, io_tiles);
 }
 
 /* The program steps the engine logged (mnet_cfg.log_steps), each with the cycles from the
@@ -722,7 +722,7 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
     s->ph[PH_TEST].images = (long)d->test.n;
     printf("Accuracy on test set: %0.2f%%\n", *acc);
     report(s);
-    return profile_done(s->pf, CMD, stdout) ? ERR_INPUT : 0;
+    return cli_profile_done(s->pf, CMD, stdout) ? ERR_INPUT : 0;
 }
 
 int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
@@ -776,7 +776,7 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
     mref_net *net = NULL;
     double acc = 0.0;
     int rc = mnist_sim_cfg(o, &c, e) || initial_weights(o, &net, e);
-    if (rc == 0 && profile_new(CMD, &o->prof, &c.m, &s->pf) != 0) {
+    if (rc == 0 && cli_profile_new(CMD, &o->prof, &c.m, &s->pf) != 0) {
         mref_destroy(net);
         free(s);
         free(e);

@@ -1,4 +1,4 @@
-/* test_profile: --profile (cli/profile.c). The trace is valid JSON whose slices nest on their
+/* test_profile: --profile (bench/profile/). The trace is valid JSON whose slices nest on their
  * tracks and never go back in time; each IPU's category slices add up to the run's total
  * cycles and, per category, to the engine's split; the bytes of the step slices are those the
  * program sends; the same run gives the same file for any --threads; the window keeps the
@@ -12,10 +12,9 @@
 #include <cmocka.h>
 
 #include "bench/sweep/sweep.h"
-#include "cli/profile.h"
+#include "bench/profile/profile.h"
 #include "tests/testutil.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 static char bin[1024], tmpdir[128];
@@ -381,7 +380,7 @@ static void test_bad_dir(void **state)
 
 /* Six supersteps on one IPU, cut into three host calls of two steps each by marks at the
  * starts of steps 2 and 4, profiled with `window` in dir (given: as --profile-window, whose
- * items must each name a call). profile_done's status; its line on stderr into msg. */
+ * items must each name a call). profile_write's status; its error line into msg. */
 static int window_run(const char *dir, const char *window, int given, char *msg, size_t cap)
 {
     static const char prog[] = "main:   li      r1, 5\n"
@@ -396,12 +395,11 @@ static int window_run(const char *dir, const char *window, int given, char *msg,
     cfg.m.tiles_per_ipu = 2;
     profile_opts o;
     profile_opts_init(&o);
-    o.on = 1;
     o.dir = dir;
     o.window = window;
     o.window_given = given;
     profile *p;
-    assert_int_equal(profile_new("test", &o, &cfg.m, &p), 0);
+    assert_int_equal(profile_new(&o, &cfg.m, &p, &e), 0);
     isa_prog ip;
     tu_assemble("window.s", prog, &ip);
     profile_attach(p, &cfg.ctl.watch);
@@ -413,21 +411,11 @@ static int window_run(const char *dir, const char *window, int given, char *msg,
     profile_mark(p, PROFILE_CALL, profile_step_start(p, sys_engine(s), 0, 4)); /* any order */
     profile_mark(p, PROFILE_CALL, profile_step_start(p, sys_engine(s), 0, 2));
     profile_finish(p, sys_engine(s), NULL, "window");
-    FILE *devnull = fopen("/dev/null", "w");
-    char errpath[300];
-    snprintf(errpath, sizeof errpath, "%s.stderr", dir);
-    fflush(stderr);
-    int saved = dup(STDERR_FILENO), fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, STDERR_FILENO);
-    close(fd);
-    int rc = profile_done(p, "test", devnull);
-    fflush(stderr);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-    fclose(devnull);
-    char *text = tu_read_file(errpath);
-    snprintf(msg, cap, "%s", text ? text : "");
-    free(text);
+    err_clear(&e);
+    int rc = profile_write(p, &e);
+    size_t len = strlen(e.msg) < cap ? strlen(e.msg) : cap - 1;
+    memcpy(msg, e.msg, len);
+    msg[len] = '\0';
     profile_free(p);
     sys_free(s);
     isa_prog_free(&ip);
@@ -465,8 +453,8 @@ static void test_window(void **state)
         assert_int_equal(mkdir(d, 0755), 0);
         assert_int_equal(window_run(d, past[k], 1, err, sizeof err), 2);
         snprintf(want_line, sizeof want_line,
-                 "ipusim test: --profile-window %s: %s names none of the run's 3 host calls "
-                 "(0..2, or -3..-1 from the end); no profile written\n",
+                 "--profile-window %s: %s names none of the run's 3 host calls (0..2, or -3..-1 "
+                 "from the end); no profile written",
                  past[k], item[k]);
         assert_string_equal(err, want_line);
         snprintf(path, sizeof path, "%s/trace.json", d);
