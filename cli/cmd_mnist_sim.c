@@ -13,6 +13,7 @@
 #include "base/alloc.h"
 #include "base/rank.h"
 #include "base/text.h"
+#include "bench/profile/csets.h"
 #include "cli/cli.h"
 #include "cli/cmd_mnist.h"
 #include "hw/engine.h"
@@ -31,6 +32,8 @@ typedef struct phase {
     eng_stats st;
     char *split;     /* cli_report_split's line */
     txt split_json;  /* cli_json_split's members */
+    json *csets;     /* the compute sets' table (cset_json), NULL without one */
+    txt csets_text;  /* its top 5 per IPU, a line each (cset_text_engine) */
     gr_summary sum;  /* the compile */
     gr_tile_mem top; /* the tile with the largest image */
     uint32_t top_tile;
@@ -246,6 +249,10 @@ static void on_finished(void *ctx, int test, eng *g, const gr_exe *x, const mnet
         cli_report_split(f, g, i);
     fclose(f);
     cli_json_split(&p->split_json, g, 0);
+    json_object_put(p->csets);
+    p->csets = cset_json(g);
+    txt_free(&p->csets_text);
+    cset_text_engine(g, 5, &p->csets_text);
     p->sum = *gr_exe_summary(x);
     p->top = (gr_tile_mem){0};
     tile_memory(p, x, eng_nipus(g), eng_ntiles(g));
@@ -400,6 +407,7 @@ static void report_train(const sim *s)
     printf("  %-22s %.0f images per simulated second\n", "throughput",
            sec > 0 ? (double)p->images / sec : 0.0);
     fputs(p->split, stdout);
+    fputs(txt_str(&p->csets_text), stdout);
     report_ipus(p, s->ncalls ? mean / (double)s->iters : 0.0, (uint64_t)s->ncalls * s->iters);
     char w[48];
     printf("  %-22s %.1f%% (mean / max issue cycles of the %u compute tiles with a program; "
@@ -531,6 +539,16 @@ static void json_plans(txt *b, const phase *p)
     txt_printf(b, "],\n");
 }
 
+/* "compute_sets": {"ipus": [...]}, the phase's compute sets' table (csets.h), with a comma
+ * and a line's indent after it; nothing without one. */
+static void json_csets(txt *b, const phase *p)
+{
+    if (p->csets)
+        txt_printf(b, "      \"compute_sets\": %s,\n",
+                   json_object_to_json_string_ext(p->csets, JSON_C_TO_STRING_PLAIN |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
 static void json_phase(txt *b, const phase *p)
 {
     double sec = sim_seconds(p, p->st.cycles);
@@ -559,6 +577,7 @@ static void json_phase(txt *b, const phase *p)
                p->top.always, p->top.other, p->top.data, p->sum.mean_bytes, p->sum.tiles_used,
                p->m.sram_bytes);
     json_ipus(b, p);
+    json_csets(b, p);
     json_layer_tiles(b, p);
     json_plans(b, p);
     txt_printf(b,
@@ -819,6 +838,8 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
         free(s->ph[k].split);
         txt_free(&s->ph[k].split_json);
         txt_free(&s->ph[k].steps);
+        json_object_put(s->ph[k].csets);
+        txt_free(&s->ph[k].csets_text);
     }
     txt_free(&s->r.calls);
     txt_free(&s->r.epochs);

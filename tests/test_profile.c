@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "base/json.h"
 #include "bench/sweep/sweep.h"
 #include "bench/profile/profile.h"
 #include "tests/testutil.h"
@@ -478,6 +479,66 @@ static int count(const char *s, const char *needle)
     return n;
 }
 
+/* A count at a dotted path of a JSON tree (the test fails if there is none). */
+static uint64_t at_u64(json *root, const char *fmt, ...)
+{
+    char path[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof path, fmt, ap);
+    va_end(ap);
+    json *v = json_at(root, path);
+    if (!v)
+        fail_msg("no %s", path);
+    return json_object_get_uint64(v);
+}
+
+/* The mnist run's compute sets (simulated.PHASE.compute_sets.ipus.I.sets, the engine's
+ * tally): each IPU's rows add up to the IPU's time split in the same report (the engine's
+ * counters: simulated.PHASE.ipus.I.split), in training and in the test pass; and the
+ * training's rows are those the profile's summary.json derives from its own records
+ * (ipus.I.compute_sets), row for row: name, supersteps, cycles and split. */
+static void check_csets(const char *report, const char *summary, int nipus)
+{
+    err e;
+    json *rep = json_load(report, 1u << 26, &e), *sum = json_load(summary, 1u << 26, &e);
+    assert_non_null(rep);
+    assert_non_null(sum);
+    static const char *const phase[] = {"train", "test"};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < nipus; i++) {
+            char path[128];
+            snprintf(path, sizeof path, "simulated.%s.compute_sets.ipus.%d.sets", phase[k], i);
+            json *sets = json_at(rep, path);
+            assert_non_null(sets);
+            size_t n = json_object_array_length(sets);
+            uint64_t all = 0, split = 0;
+            for (size_t j = 0; j < n; j++)
+                all += at_u64(sets, "%zu.cycles", j);
+            snprintf(path, sizeof path, "simulated.%s.ipus.%d.split", phase[k], i);
+            json_object_object_foreach(json_at(rep, path), key, val)
+            {
+                (void)key;
+                split += json_object_get_uint64(val);
+            }
+            assert_true(split > 0);
+            assert_int_equal(all, split);
+            if (k)
+                continue;
+            snprintf(path, sizeof path, "ipus.%d.compute_sets", i);
+            json *prof = json_at(sum, path);
+            assert_non_null(prof);
+            assert_int_equal(json_object_array_length(prof), n);
+            for (size_t j = 0; j < n; j++) {
+                json *a = json_object_array_get_idx(sets, j),
+                     *b = json_object_array_get_idx(prof, j);
+                assert_string_equal(json_object_to_json_string(a), json_object_to_json_string(b));
+            }
+        }
+    json_object_put(rep);
+    json_object_put(sum);
+}
+
 /* With I/O tiles the infeed lands on them and a device iteration begins at its hand-over Copy:
  * with G 10 (grouped pipelining with I/O tiles needs G >= 2N + 2), one call of 2 device
  * iterations, the window keeps IPU 0's one weight update (the others' too, IPU 2's first one
@@ -521,11 +582,16 @@ static void test_mnist_iteration(void **state)
     int rc = run(out, sizeof out,
                  "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 8 "
                  "--device-iterations 2 --test-batch-size 4 --threads 1 --profile "
-                 "--profile-dir %s --profile-window iterations:1",
-                 data, dir);
+                 "--profile-dir %s --profile-window iterations:1 --json %s/mnist.json",
+                 data, dir, tmpdir);
     if (rc != 0)
         fail_msg("exit %d:\n%s", rc, out);
     assert_non_null(strstr(out, "window iterations:1 of 4 device iterations"));
+    char report[300];
+    snprintf(report, sizeof report, "%s/mnist.json", tmpdir);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    check_csets(report, path, 4);
+    assert_non_null(strstr(out, "\n  compute sets (ipu 3)   "));
     snprintf(path, sizeof path, "%s/trace.json", dir);
     trace t = read_trace(path);
     check_tracks(&t);
