@@ -40,5 +40,12 @@ int cli_cmd_metrics(int argc, char **argv)
             snprintf(col, sizeof col, split[k], t[i].key);
             row(col, &t[i], t[i].label, eng_cat_colour(i));
         }
+    /* the compute sets' table (bench/profile/csets.h): mnist's train and test sections */
+    printf("simulated.PHASE.compute_sets.ipus.N.sets.K.supersteps\t\tcompute set supersteps\t"
+           "the supersteps of IPU N that ran program step K (sorted by cycles)\n"
+           "simulated.PHASE.compute_sets.ipus.N.sets.K.cycles\tcycles\tcompute set cycles\t"
+           "their cycles summed over the run\n"
+           "simulated.PHASE.compute_sets.ipus.N.sets.K.split.CATEGORY\tcycles\tcompute set "
+           "split\tthose cycles in one time category (hw/cats.def)\n");
     return 0;
 }

@@ -371,6 +371,12 @@ MUTATIONS=(
     "messages: a binary .s file refused, not given its diagnostics"
     plots/sweep.sh 's/^if \[ -n "\$why" \]; then$/if false; then/'
     "messages: an absent sweep file sourced with ."
+    hw/engine.c 's/^        cs->cat\[cat\] += d;$/        cs->cat[cat] += cat == ENG_CAT_SYNC ? 0 : d;/'
+    "compute sets drop their Sync cycles"
+    hw/engine.c 's/k < c->n ? c->of\[k\] : c->nclass + 1/k + 1 < c->n ? c->of[k + 1] : c->nclass + 1/'
+    "compute sets: superstep k named after step k + 1"
+    hw/engine.c 's/^        cs->supersteps++;$/        (void)0;/'
+    "compute sets count no supersteps"
 )
 
 suite=${1:-}

@@ -343,13 +343,14 @@ static void test_report_and_json(void **state)
  * (cycles, time_us, instructions, supersteps, workers_started, tiles, worker_instructions,
  * util_sup, util_w0..w5), the 7 of each "per_ipu" object besides "ipu", and the 9 categories
  * of docs/sources.md, Profiles (with Idle) twice: io-bench's split and each IPU's, each with
- * its colour. */
+ * its colour; then the 3 of mnist's compute sets' table. */
 static void test_metrics(void **state)
 {
     (void)state;
     char out[16384];
     assert_int_equal(run(out, sizeof out, "metrics"), 0);
-    assert_int_equal(tu_count_lines(out), 14 + 7 + 2 * 9);
+    assert_int_equal(tu_count_lines(out), 14 + 7 + 2 * 9 + 3);
+    assert_non_null(strstr(out, "\nsimulated.PHASE.compute_sets.ipus.N.sets.K.cycles\tcycles\t"));
     assert_non_null(strstr(out, "stats.cycles\tcycles\ttotal cycles\t"));
     assert_non_null(strstr(out, "\nstats.time_us\tus\tsimulated time\t"));
     assert_non_null(strstr(out, "\nstats.util_w5\t%\tcontext utilisation w5\t"));
