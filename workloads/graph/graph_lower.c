@@ -820,8 +820,7 @@ static gr_step *all_steps(const gr_exe *x, uint32_t ipu, size_t *n)
     }
 }
 
-/* The class of step s: the index of its label among names[0..*n), added when new. Steps are
- * looked up by their fields first (the last few seen), as most repeat the step before. */
+/* The class of step s: the index of its label among names[0..*n), added when new. */
 static uint32_t class_of(const gr_step *s, char ***names, uint32_t *n, size_t *cap)
 {
     char label[160];
@@ -836,7 +835,8 @@ static uint32_t class_of(const gr_step *s, char ***names, uint32_t *n, size_t *c
 
 /* The engine's compute sets' tally (eng_class_steps): each IPU's supersteps by the name of
  * their program step. A step whose fields (static strings and names the graph keeps) equal
- * an earlier one's has its class. */
+ * one of the 8 before it has its class (a loop's steps repeat): only the others are named
+ * and looked up among the names. */
 static void load_classes(const gr_exe *x, eng *g)
 {
     for (uint32_t i = 0; i < eng_nipus(g); i++) {
