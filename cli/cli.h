@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "base/err.h"
+#include "bench/profile/profile.h"
 #include "hw/engine.h"
 #include "hw/machine.h"
 
@@ -57,6 +58,42 @@ int cli_unknown(const char *cmd, const char *opt);
 int cli_report_err(const char *cmd, const err *e);
 /* Write `len` bytes to path whole or not at all (temporary name, then rename). 0 or 2. */
 int cli_write_file(const char *cmd, const char *path, const char *data, size_t len);
+
+/* ---- the profile's options (cli/profile_opts.c; the profile: bench/profile/profile.h) ---- */
+typedef struct cli_profile {
+    int on;              /* --profile */
+    const char *shaping; /* the first --profile-* option given, or NULL: without --profile it
+                          * would shape nothing, and is refused */
+    profile_opts o;      /* --profile-dir, --profile-window, --profile-tiles, --profile-max-mb */
+} cli_profile;
+
+#define PROFILE_HELP                                                                               \
+    "  --profile                write a profile to --profile-dir: trace.json (Perfetto, chrome:\n" \
+    "                           //tracing), summary.json and summary.txt, CSV for the plots\n"     \
+    "                           (docs/profiling.md)\n"                                             \
+    "  --profile-dir DIR        where (default ./profile)\n"                                       \
+    "  --profile-window SPEC    [calls:|iterations:]LIST or all: the host calls or device\n"       \
+    "                           iterations traced, LIST of indices and ranges A..B from 0,\n"      \
+    "                           negative from the end (default calls:0,1,-1); an item naming\n"    \
+    "                           none of the run's is an error after the run\n"                     \
+    "  --profile-tiles LIST     tracks of the supervisor and workers of these tiles of each\n"     \
+    "                           IPU (T or A..B, comma-separated, at most 64, that exist)\n"        \
+    "  --profile-max-mb N       the trace's size bound in MiB: it stops where it reaches it,\n"    \
+    "                           at about the same cycle on every IPU (default 64)\n"
+
+/* The defaults: no profile. */
+void cli_profile_init(cli_profile *o);
+/* If argv[*i] is a profile option, take it (and its value) and return 0, or 2 after one error
+ * line; any other argument: -1, nothing consumed. */
+int cli_profile_opt(const char *cmd, int argc, char **argv, int *i, cli_profile *o);
+/* With --profile: the profile for a run on machine m (profile_new's checks, before the run)
+ * in *out; without it, NULL. 0, or 2 after one error line (a --profile-* option without
+ * --profile too). */
+int cli_profile_new(const char *cmd, const cli_profile *o, const mach *m, profile **out);
+/* After a run that finished: write the files (profile_write), then print the summary and
+ * where the files are to f. 0, or the status after one line. NULL p: 0. Under several ranks
+ * every rank returns rank 0's status. */
+int cli_profile_done(profile *p, const char *cmd, FILE *f);
 
 /* ---- machine options, shared by every command (cli/opts.c) ----
  * --machine NAME|FILE picks a preset (default mk2; a FILE contains '/' or ends in .ini) and
@@ -153,18 +190,6 @@ void cli_json_cats(struct txt *b, const eng_ipu_stats *is, const mach *m);
  * "\"gemm\": {...}". Returns 0 or 2. */
 int cli_report_json(const cli_inv *inv, const char *path, const struct eng *g, const char *what,
                     double host_seconds, const char *extra, const char *options);
-/* Tile balance, as PopVision shows it: the mean over the max of the issue cycles (every
- * context's) of the compute tiles holding a program, of IPU ipu (UINT32_MAX: of every IPU).
- * The last io_tiles tiles of each IPU are I/O tiles (they take the host's copies while the
- * others compute): left out of the balance and reported apart. */
-typedef struct cli_balance {
-    double percent;    /* mean / max, % */
-    uint32_t tiles;    /* the compute tiles counted */
-    uint32_t busiest;  /* the busiest of them: ipu x tiles per IPU + tile */
-    uint32_t io_tiles; /* the I/O tiles holding a program */
-    double io_percent; /* their mean issue cycles, % of the busiest compute tile's */
-} cli_balance;
-cli_balance cli_tile_balance(const struct eng *g, uint32_t ipu, uint32_t io_tiles);
 /* Seconds from a monotonic clock. */
 double cli_now(void);
 

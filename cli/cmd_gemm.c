@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/profile.h"
+#include "bench/profile/profile.h"
 #include "hw/engine.h"
 #include "workloads/gemm/gemm.h"
 
@@ -15,13 +15,13 @@ int cli_cmd_gemm(int argc, char **argv)
     uint64_t M = 1536, N = 1472, K = 512, tiles = 0, threads = 0, seed = 1;
     uint64_t max_cycles = 10000000000ull, max_step = CLI_MAX_SUPERSTEP_CYCLES;
     int check = 1, rc = 0, mr, progress = 0;
-    profile_opts po;
-    profile_opts_init(&po);
+    cli_profile po;
+    cli_profile_init(&po);
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i];
         if ((mr = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0)
             rc = mr;
-        else if ((mr = profile_opt(cmd, argc, argv, &i, &po)) >= 0)
+        else if ((mr = cli_profile_opt(cmd, argc, argv, &i, &po)) >= 0)
             rc = mr;
         else if (strcmp(a, "--m") == 0)
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1u << 20, &M);
@@ -59,7 +59,7 @@ int cli_cmd_gemm(int argc, char **argv)
     if ((rc = cli_tiles(cmd, tiles, &m)) != 0)
         return rc;
     profile *pf;
-    if ((rc = profile_new(cmd, &po, &m, &pf)) != 0)
+    if ((rc = cli_profile_new(cmd, &po, &m, &pf)) != 0)
         return rc;
     cli_watch w;
     cli_watch_begin(&w, cmd, progress);
@@ -124,7 +124,7 @@ int cli_cmd_gemm(int argc, char **argv)
     }
     if (pf) {
         profile_finish(pf, g, NULL, what);
-        if (profile_done(pf, cmd, stdout) != 0)
+        if (cli_profile_done(pf, cmd, stdout) != 0)
             rc = 2;
         profile_free(pf);
     }

@@ -8,7 +8,7 @@
 #include "base/rank.h"
 #include "base/text.h"
 #include "cli/cli.h"
-#include "cli/profile.h"
+#include "bench/profile/profile.h"
 #include "workloads/iobench/iobench.h"
 
 static int us_opt(const char *cmd, int argc, char **argv, int *i, sim_time *out)
@@ -27,8 +27,8 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
     c.ctl.max_superstep_cycles = CLI_MAX_SUPERSTEP_CYCLES;
     uint64_t u, ipus = 0, tiles = 0;
     int rc = 0, mr, progress = 0;
-    profile_opts po;
-    profile_opts_init(&po);
+    cli_profile po;
+    cli_profile_init(&po);
     struct {
         const char *name;
         uint64_t min, max;
@@ -52,7 +52,7 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
                 *u32[k].dst = (uint32_t)u;
         } else if ((mr = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0) {
             rc = mr;
-        } else if ((mr = profile_opt(cmd, argc, argv, &i, &po)) >= 0) {
+        } else if ((mr = cli_profile_opt(cmd, argc, argv, &i, &po)) >= 0) {
             rc = mr;
         } else if (!strcmp(a, "--ipus")) {
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &ipus);
@@ -114,7 +114,7 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
     if (host_cfg_check(&c.host, &e) != ERR_OK)
         return cli_report_err(cmd, &e);
     profile *pf;
-    if ((rc = profile_new(cmd, &po, &m, &pf)) != 0)
+    if ((rc = cli_profile_new(cmd, &po, &m, &pf)) != 0)
         return rc;
     wl_iobench_result r;
     sys *s = NULL;
@@ -188,7 +188,7 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
     }
     if (pf) {
         profile_finish(pf, g, NULL, what);
-        if (profile_done(pf, cmd, stdout) != 0)
+        if (cli_profile_done(pf, cmd, stdout) != 0)
             rc = 2;
         profile_free(pf);
     }

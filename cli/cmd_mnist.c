@@ -509,7 +509,7 @@ static int parse_arg(mnist_opts *o, int argc, char **argv, int *i)
     }
     if ((rc = cli_machine_opt(CMD, argc, argv, i, &o->mo)) >= 0)
         return rc;
-    if ((rc = profile_opt(CMD, argc, argv, i, &o->prof)) >= 0)
+    if ((rc = cli_profile_opt(CMD, argc, argv, i, &o->prof)) >= 0)
         return rc;
     if (!(modes_of(a) & VALUE))
         return cli_unknown(CMD, a);
@@ -531,7 +531,7 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
                       .recompute = 1,
                       .replicas = 1,
                       .max_step = CLI_MAX_SUPERSTEP_CYCLES};
-    profile_opts_init(&o->prof);
+    cli_profile_init(&o->prof);
     for (int i = 1; i < argc; i++) {
         int rc = parse_arg(o, argc, argv, &i);
         if (rc == -1) {

@@ -9,7 +9,7 @@
 
 #include "base/text.h"
 #include "cli/cli.h"
-#include "cli/profile.h"
+#include "bench/profile/profile.h"
 #include "host/strm.h"
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/mnet.h"
@@ -52,7 +52,7 @@ typedef struct mnist_opts {
     uint32_t stage_ipu[4]; /* resolved */
     int max_calls;         /* --max-calls: train on the first N host calls' images (0: all) */
     int test_images;       /* --test-images: test on the first N test images (0: all) */
-    profile_opts prof;     /* --profile and its options: the training run's profile */
+    cli_profile prof;      /* --profile and its options: the training run's profile */
     const char *sim_only;  /* the first option given that only the simulated run takes, or NULL */
     const char *train_only;  /* the first option given that only training takes, or NULL: with
                              * --epochs 0 it would shape nothing (cmd_mnist.c, the table) */

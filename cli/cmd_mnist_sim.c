@@ -13,6 +13,7 @@
 #include "base/alloc.h"
 #include "base/rank.h"
 #include "base/text.h"
+#include "bench/profile/csets.h"
 #include "cli/cli.h"
 #include "cli/cmd_mnist.h"
 #include "hw/engine.h"
@@ -31,10 +32,12 @@ typedef struct phase {
     eng_stats st;
     char *split;     /* cli_report_split's line */
     txt split_json;  /* cli_json_split's members */
+    json *csets;     /* the compute sets' table (cset_json), NULL without one */
+    txt csets_text;  /* its top 5 per IPU, a line each (cset_text_engine) */
     gr_summary sum;  /* the compile */
     gr_tile_mem top; /* the tile with the largest image */
     uint32_t top_tile;
-    cli_balance balance; /* of every IPU's compute tiles (the I/O tiles apart) */
+    eng_balance balance; /* of every IPU's compute tiles (the I/O tiles apart) */
     txt steps;           /* --steps: the first program steps, a line each */
     uint64_t plan_sim[MNET_MAX_PLANS]
                      [OP_S_N]; /* the planned operations' steps, simulated (pipe.plan) */
@@ -124,8 +127,8 @@ static const char *tile_name(const phase *p, uint32_t gt, char *buf, size_t len)
 static void tile_balance(phase *p, const eng *g, uint32_t io_tiles)
 {
     for (uint32_t i = 0; i < eng_nipus(g) && i < 64; i++)
-        p->ipu_balance[i] = cli_tile_balance(g, i, io_tiles).percent;
-    p->balance = cli_tile_balance(g, UINT32_MAX, io_tiles);
+        p->ipu_balance[i] = eng_tile_balance(g, i, io_tiles).percent;
+    p->balance = eng_tile_balance(g, UINT32_MAX, io_tiles);
 }
 
 /* The program steps the engine logged (mnet_cfg.log_steps), each with the cycles from the
@@ -246,6 +249,10 @@ static void on_finished(void *ctx, int test, eng *g, const gr_exe *x, const mnet
         cli_report_split(f, g, i);
     fclose(f);
     cli_json_split(&p->split_json, g, 0);
+    json_object_put(p->csets);
+    p->csets = cset_json(g);
+    txt_free(&p->csets_text);
+    cset_text_engine(g, 5, &p->csets_text);
     p->sum = *gr_exe_summary(x);
     p->top = (gr_tile_mem){0};
     tile_memory(p, x, eng_nipus(g), eng_ntiles(g));
@@ -400,6 +407,7 @@ static void report_train(const sim *s)
     printf("  %-22s %.0f images per simulated second\n", "throughput",
            sec > 0 ? (double)p->images / sec : 0.0);
     fputs(p->split, stdout);
+    fputs(txt_str(&p->csets_text), stdout);
     report_ipus(p, s->ncalls ? mean / (double)s->iters : 0.0, (uint64_t)s->ncalls * s->iters);
     char w[48];
     printf("  %-22s %.1f%% (mean / max issue cycles of the %u compute tiles with a program; "
@@ -531,6 +539,16 @@ static void json_plans(txt *b, const phase *p)
     txt_printf(b, "],\n");
 }
 
+/* "compute_sets": {"ipus": [...]}, the phase's compute sets' table (csets.h), with a comma
+ * and a line's indent after it; nothing without one. */
+static void json_csets(txt *b, const phase *p)
+{
+    if (p->csets)
+        txt_printf(b, "      \"compute_sets\": %s,\n",
+                   json_object_to_json_string_ext(p->csets, JSON_C_TO_STRING_PLAIN |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
 static void json_phase(txt *b, const phase *p)
 {
     double sec = sim_seconds(p, p->st.cycles);
@@ -559,6 +577,7 @@ static void json_phase(txt *b, const phase *p)
                p->top.always, p->top.other, p->top.data, p->sum.mean_bytes, p->sum.tiles_used,
                p->m.sram_bytes);
     json_ipus(b, p);
+    json_csets(b, p);
     json_layer_tiles(b, p);
     json_plans(b, p);
     txt_printf(b,
@@ -722,7 +741,7 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
     s->ph[PH_TEST].images = (long)d->test.n;
     printf("Accuracy on test set: %0.2f%%\n", *acc);
     report(s);
-    return profile_done(s->pf, CMD, stdout) ? ERR_INPUT : 0;
+    return cli_profile_done(s->pf, CMD, stdout) ? ERR_INPUT : 0;
 }
 
 int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
@@ -776,7 +795,7 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
     mref_net *net = NULL;
     double acc = 0.0;
     int rc = mnist_sim_cfg(o, &c, e) || initial_weights(o, &net, e);
-    if (rc == 0 && profile_new(CMD, &o->prof, &c.m, &s->pf) != 0) {
+    if (rc == 0 && cli_profile_new(CMD, &o->prof, &c.m, &s->pf) != 0) {
         mref_destroy(net);
         free(s);
         free(e);
@@ -819,6 +838,8 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
         free(s->ph[k].split);
         txt_free(&s->ph[k].split_json);
         txt_free(&s->ph[k].steps);
+        json_object_put(s->ph[k].csets);
+        txt_free(&s->ph[k].csets_text);
     }
     txt_free(&s->r.calls);
     txt_free(&s->r.epochs);

@@ -1,4 +1,4 @@
-/* cmd_profile: `ipusim profile DIR [--plot]` — a profile written by --profile (cli/profile.h),
+/* cmd_profile: `ipusim profile DIR [--plot]` — a profile written by --profile (bench/profile/profile.h),
  * again: its summary (DIR/summary.txt, as the run printed it; control bytes shown as \xNN) and, with --plot, its pictures
  * (plots/profile.sh with gnuplot: the timeline, the proportions, the tile memory). The script
  * is looked for in the plots/ folder next to the build folder of this binary, then in ./plots. */

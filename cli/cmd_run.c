@@ -13,7 +13,7 @@
 #include "base/rank.h"
 #include "base/text.h"
 #include "cli/cli.h"
-#include "cli/profile.h"
+#include "bench/profile/profile.h"
 #include "host/system.h"
 #include "hw/engine.h"
 #include "isa/isa.h"
@@ -134,8 +134,8 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
     dump dumps[MAX_DUMPS];
     unsigned ndumps = 0;
     int rc = 0, r, progress = 0, rank_stats = 0;
-    profile_opts po;
-    profile_opts_init(&po);
+    cli_profile po;
+    cli_profile_init(&po);
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i], *v = NULL;
         if (a[0] != '-' || a[1] == '\0') {
@@ -146,7 +146,7 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
             path = a;
         } else if ((r = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0) {
             rc = r;
-        } else if ((r = profile_opt(cmd, argc, argv, &i, &po)) >= 0) {
+        } else if ((r = cli_profile_opt(cmd, argc, argv, &i, &po)) >= 0) {
             rc = r;
         } else if (strcmp(a, "--ipus") == 0) {
             rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &ipus);
@@ -202,7 +202,7 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
             return rc;
 
     profile *pf;
-    if ((rc = profile_new(cmd, &po, &cfg.m, &pf)) != 0)
+    if ((rc = cli_profile_new(cmd, &po, &cfg.m, &pf)) != 0)
         return rc;
     profile_attach(pf, &cfg.ctl.watch);
     isa_prog prog;
@@ -254,7 +254,7 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
             rc = ERR_INPUT;
         if (pf && rc == ERR_OK) {
             profile_finish(pf, g, NULL, path);
-            if (profile_done(pf, cmd, stdout) != 0)
+            if (cli_profile_done(pf, cmd, stdout) != 0)
                 rc = ERR_INPUT;
         }
     } else {

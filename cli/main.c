@@ -10,7 +10,7 @@
 #include "base/file.h"
 #include "base/rank.h"
 #include "cli/cli.h"
-#include "cli/profile.h"
+#include "bench/profile/profile.h"
 
 /* clang-format off */
 static const cli_cmd commands[] = {

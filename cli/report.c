@@ -428,38 +428,6 @@ void cli_report_text(FILE *f, const cli_inv *inv, const eng *g, const char *what
                 eng_stat_value(insn, &st, m) / host_seconds / 1e6);
 }
 
-cli_balance cli_tile_balance(const eng *g, uint32_t ipu, uint32_t io_tiles)
-{
-    cli_balance r = {0};
-    uint64_t max = 0, sum = 0, io_sum = 0;
-    for (uint32_t i = 0; i < eng_nipus(g); i++) {
-        if (ipu != UINT32_MAX && i != ipu)
-            continue;
-        for (uint32_t t = 0; t < eng_ntiles(g); t++) {
-            const tile *x = eng_tile(g, i, t);
-            if (!eng_tile_image(g, i, t)) /* no program (on any rank) */
-                continue;
-            uint64_t b = x->sup.busy;
-            for (unsigned k = 0; k < ISA_NWORKERS; k++)
-                b += x->wk[k].busy;
-            if (t + io_tiles >= eng_ntiles(g)) {
-                io_sum += b;
-                r.io_tiles++;
-                continue;
-            }
-            sum += b;
-            r.tiles++;
-            if (b > max) {
-                max = b;
-                r.busiest = i * eng_ntiles(g) + t;
-            }
-        }
-    }
-    r.percent = max ? 100.0 * (double)sum / r.tiles / (double)max : 0.0;
-    r.io_percent = max && r.io_tiles ? 100.0 * (double)io_sum / r.io_tiles / (double)max : 0.0;
-    return r;
-}
-
 /* "KEY": VALUE for every row of tab, from stats, separated by sep. */
 static void json_rows(FILE *f, const eng_stat *tab, unsigned n, const void *stats, const mach *m,
                       const char *sep)

@@ -177,6 +177,15 @@ static void free_codes(eng *g)
     g->ncodes = 0;
 }
 
+static void free_classes(eng_classes *c)
+{
+    for (uint32_t k = 0; c->sum && k < c->nclass; k++)
+        free((char *)c->sum[k].name);
+    free(c->of);
+    free(c->sum);
+    memset(c, 0, sizeof *c);
+}
+
 void eng_free(eng *g)
 {
     if (!g)
@@ -187,6 +196,9 @@ void eng_free(eng *g)
     free(g->chips);
     free(g->sync_log);
     free(g->sync_n);
+    for (uint32_t i = 0; g->cls && i < g->nipus; i++)
+        free_classes(&g->cls[i]);
+    free(g->cls);
     free(g->run);
     free(g->rel);
     free(g->last);
@@ -345,6 +357,43 @@ void eng_log_syncs(eng *g, uint32_t ipu, size_t cap)
     g->sync_ipu = ipu;
 }
 
+void eng_class_steps(eng *g, uint32_t ipu, const uint32_t *of, size_t n, const char *const *names,
+                     uint32_t nclass)
+{
+    if (ipu >= g->nipus)
+        return;
+    if (!g->cls)
+        g->cls = xcalloc(g->nipus, sizeof *g->cls);
+    eng_classes *c = &g->cls[ipu];
+    free_classes(c);
+    c->of = xmalloc((n ? n : 1) * sizeof *c->of);
+    memcpy(c->of, of, n * sizeof *of);
+    c->n = n;
+    c->nclass = nclass;
+    c->sum = xcalloc((size_t)nclass + 2, sizeof *c->sum);
+    for (uint32_t k = 0; k < nclass; k++)
+        c->sum[k].name = xstrdup(names[k]);
+    c->sum[nclass].name = "end";
+    c->sum[nclass + 1].name = "other";
+}
+
+const eng_class_sum *eng_class_sums(const eng *g, uint32_t ipu, uint32_t *n)
+{
+    const eng_classes *c = g->cls && ipu < g->nipus ? &g->cls[ipu] : NULL;
+    *n = c && c->sum ? c->nclass + 2 : 0;
+    return *n ? c->sum : NULL;
+}
+
+/* The tally's row of IPU i's superstep being accounted (NULL: no tally). */
+static eng_class_sum *class_row(const eng *g, uint32_t i)
+{
+    const eng_classes *c = g->cls ? &g->cls[i] : NULL;
+    if (!c || !c->sum)
+        return NULL;
+    uint64_t k = g->chips[i].supersteps;
+    return &c->sum[g->done[i] ? c->nclass : k < c->n ? c->of[k] : c->nclass + 1];
+}
+
 const uint64_t *eng_sync_log(const eng *g, uint32_t ipu, size_t *n)
 {
     *n = g->sync_n && ipu < g->nipus ? g->sync_n[ipu] : 0;
@@ -447,12 +496,16 @@ static uint64_t copy_cycles(const eng_htime *t)
     return t->begin + t->mid + t->remote + t->end;
 }
 
-/* Add d cycles of category cat at *t to IPU i's split (and to the record, when profiling). */
-static void add(eng *g, uint32_t i, eng_settled *r, unsigned cat, uint64_t *t, uint64_t d)
+/* Add d cycles of category cat at *t to IPU i's split (and to the record, when profiling, and
+ * the compute sets' row cs, when tallied). */
+static void add(eng *g, uint32_t i, eng_settled *r, eng_class_sum *cs, unsigned cat, uint64_t *t,
+                uint64_t d)
 {
     if (d == 0)
         return;
     g->ipu[i].cat[cat] += d;
+    if (cs)
+        cs->cat[cat] += d;
     if (r)
         r->span[r->nspans++] = (eng_span){cat, *t, *t + d};
     *t += d;
@@ -471,6 +524,9 @@ static void account(eng *g, uint32_t i, const uint64_t *grp_at, uint64_t work_en
 {
     eng_settled rec, *r = g->cfg.watch.settled ? &rec : NULL;
     uint64_t t = g->last[i];
+    eng_class_sum *cs = class_row(g, i);
+    if (cs)
+        cs->supersteps++;
     if (r)
         rec = (eng_settled){
             .ipu = i, .index = g->chips[i].supersteps, .start = t, .end = rel, .last = g->done[i]};
@@ -483,23 +539,23 @@ static void account(eng *g, uint32_t i, const uint64_t *grp_at, uint64_t work_en
         others = gr != last ? max_u64(others, grp_at[gr]) : others;
     const uint64_t *pend = g->pend[i][last];
     if (grp_at && pend[0] + pend[1] + pend[2] && others < work_end && kind == ENG_CAT_COMPUTE) {
-        add(g, i, r, kind, &t, others - t);
+        add(g, i, r, cs, kind, &t, others - t);
         static const unsigned part[3] = {ENG_CAT_BEGIN, ENG_CAT_MID, ENG_CAT_END};
         for (unsigned k = 0; k < 3 && t < work_end; k++)
-            add(g, i, r, part[k], &t, min_u64(pend[k], work_end - t));
+            add(g, i, r, cs, part[k], &t, min_u64(pend[k], work_end - t));
     }
     memset(g->pend[i], 0, sizeof g->pend[i]);
     if (work_end > t)
-        add(g, i, r, kind, &t, work_end - t);
+        add(g, i, r, cs, kind, &t, work_end - t);
     if (ht) {
         if (copy_at > t)
-            add(g, i, r, ENG_CAT_SYNC, &t, copy_at - t);
-        add(g, i, r, ENG_CAT_BEGIN, &t, ht->begin);
-        add(g, i, r, ENG_CAT_MID, &t, ht->mid);
-        add(g, i, r, ENG_CAT_REMOTE, &t, ht->remote);
-        add(g, i, r, ENG_CAT_END, &t, ht->end);
+            add(g, i, r, cs, ENG_CAT_SYNC, &t, copy_at - t);
+        add(g, i, r, cs, ENG_CAT_BEGIN, &t, ht->begin);
+        add(g, i, r, cs, ENG_CAT_MID, &t, ht->mid);
+        add(g, i, r, cs, ENG_CAT_REMOTE, &t, ht->remote);
+        add(g, i, r, cs, ENG_CAT_END, &t, ht->end);
     }
-    add(g, i, r, ENG_CAT_SYNC, &t, rel > t ? rel - t : 0);
+    add(g, i, r, cs, ENG_CAT_SYNC, &t, rel > t ? rel - t : 0);
     g->last[i] = rel;
     if (r)
         g->cfg.watch.settled(g->cfg.watch.settled_ctx, g, r);

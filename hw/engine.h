@@ -229,6 +229,23 @@ uint32_t eng_tile_image(const eng *g, uint32_t ipu, uint32_t tile);
 void eng_log_syncs(eng *g, uint32_t ipu, size_t cap);
 const uint64_t *eng_sync_log(const eng *g, uint32_t ipu, size_t *n);
 
+/* The compute sets' tally: each IPU's cycles by category summed over the supersteps of each
+ * class (a compiled graph's program steps of one name: workloads/graph/graph.h, gr_load).
+ * Superstep k of IPU `ipu` (eng_settled.index) is of class of[k] (< nclass) for k < n; the
+ * IPU's last record, from its last release to its halt, is the row "end", and a superstep
+ * past the n the row "other". names (nclass) and of are copied. Set before the run; costs
+ * an add per span the engine counts anyway. */
+typedef struct eng_class_sum {
+    const char *name;
+    uint64_t supersteps;    /* the records of the class (the "end" row: 1) */
+    uint64_t cat[ENG_NCAT]; /* their cycles by time category (Idle: none) */
+} eng_class_sum;
+void eng_class_steps(eng *g, uint32_t ipu, const uint32_t *of, size_t n, const char *const *names,
+                     uint32_t nclass);
+/* IPU ipu's rows (nclass + 2, *n), or NULL (*n 0) when none were set. Under several ranks
+ * every IPU's, from its owner, once the run is over. */
+const eng_class_sum *eng_class_sums(const eng *g, uint32_t ipu, uint32_t *n);
+
 /* Run to completion. ERR_OK, or ERR_FAULT with "ipu I tile T ctx C pc P cycle N: reason",
  * or ERR_STOPPED when cfg.watch.stop was set (the run cannot go on; its statistics are those
  * of a run cut short). */

@@ -17,6 +17,14 @@ typedef struct release {
     sim_event *ev;  /* notified for the release's time; its process carries it out */
 } release;
 
+/* eng_class_steps of one IPU: each superstep's class, and the rows (nclass + 2). */
+typedef struct eng_classes {
+    uint32_t *of;
+    size_t n;
+    uint32_t nclass;
+    eng_class_sum *sum;
+} eng_classes;
+
 struct eng {
     eng_cfg cfg;
     mach m;
@@ -46,6 +54,7 @@ struct eng {
     uint64_t *sync_log;
     size_t sync_cap, *sync_n;
     uint32_t sync_ipu;
+    eng_classes *cls;          /* per IPU, eng_class_steps (NULL: none set) */
     uint64_t beat_at;          /* host time (ns, monotonic) from which the next heartbeat is due */
     uint64_t beat_cycle;       /* the latest cycle a heartbeat reported (it never goes back) */
     sim_port *pfabric, *phost; /* "fabric", "host" */

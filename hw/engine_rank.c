@@ -283,11 +283,40 @@ enum { TILE_COUNTERS = 3 + 2 * ISA_NWORKERS };
 
 /* An IPU's results: supersteps and finish, its statistics, its tiles' counters, then its
  * sync log (eng_log_syncs: the count, then sync_cap entries). */
+/* The compute sets' rows of an IPU as they travel (eng_class_steps: every rank set the
+ * same): each row's supersteps and categories, as many rows as the IPU with the most. */
+enum { CLS_WORDS = 1 + ENG_NCAT };
+static size_t cls_bytes(const eng *g)
+{
+    size_t rows = 0;
+    for (uint32_t i = 0; g->cls && i < g->nipus; i++)
+        rows = g->cls[i].sum && g->cls[i].nclass + 2u > rows ? g->cls[i].nclass + 2u : rows;
+    return rows * CLS_WORDS * sizeof(uint64_t);
+}
+
 static size_t ipu_bytes(const eng *g)
 {
     return 2 * sizeof(uint64_t) + sizeof(eng_ipu_stats) +
            (size_t)g->ntiles * TILE_COUNTERS * sizeof(uint64_t) +
-           (g->sync_n ? (1 + g->sync_cap) * sizeof(uint64_t) : 0);
+           (g->sync_n ? (1 + g->sync_cap) * sizeof(uint64_t) : 0) + cls_bytes(g);
+}
+
+/* IPU i's rows at p (pack: 1) or from p (0). */
+static void move_cls(eng *g, uint32_t i, uint8_t *p, int pack)
+{
+    eng_classes *c = g->cls ? &g->cls[i] : NULL;
+    for (uint32_t k = 0; c && c->sum && k < c->nclass + 2; k++, p += CLS_WORDS * sizeof(uint64_t)) {
+        uint64_t w[CLS_WORDS];
+        if (pack) {
+            w[0] = c->sum[k].supersteps;
+            memcpy(w + 1, c->sum[k].cat, sizeof c->sum[k].cat);
+            memcpy(p, w, sizeof w);
+        } else {
+            memcpy(w, p, sizeof w);
+            c->sum[k].supersteps = w[0];
+            memcpy(c->sum[k].cat, w + 1, sizeof c->sum[k].cat);
+        }
+    }
 }
 
 static size_t log_at(const eng *g)
@@ -337,6 +366,7 @@ static void pack_ipu(const eng *g, uint32_t i, uint8_t *p)
     memcpy(p + sizeof head + sizeof g->ipu[i], v, (size_t)g->ntiles * TILE_COUNTERS * sizeof *v);
     free(v);
     pack_log(g, i, p + log_at(g));
+    move_cls((eng *)g, i, p + ipu_bytes(g) - cls_bytes(g), 1);
 }
 
 static void unpack_ipu(eng *g, uint32_t i, const uint8_t *p)
@@ -362,6 +392,7 @@ static void unpack_ipu(eng *g, uint32_t i, const uint8_t *p)
     }
     free(v);
     unpack_log(g, i, p + log_at(g));
+    move_cls(g, i, (uint8_t *)p + ipu_bytes(g) - cls_bytes(g), 0);
 }
 
 void eng_rank_results(eng *g)

@@ -111,4 +111,17 @@ struct eng;
 void eng_get_ipu_stats(const struct eng *g, uint32_t ipu, eng_ipu_stats *st);
 void eng_get_stats(const struct eng *g, eng_stats *st);
 
+/* Tile balance, as PopVision shows it: the mean over the max of the issue cycles (every
+ * context's) of the compute tiles holding a program, of IPU ipu (UINT32_MAX: of every IPU).
+ * The last io_tiles tiles of each IPU are I/O tiles (they take the host's copies while the
+ * others compute): left out of the balance and reported apart. */
+typedef struct eng_balance {
+    double percent;    /* mean / max, % */
+    uint32_t tiles;    /* the compute tiles counted */
+    uint32_t busiest;  /* the busiest of them: ipu x tiles per IPU + tile */
+    uint32_t io_tiles; /* the I/O tiles holding a program */
+    double io_percent; /* their mean issue cycles, % of the busiest compute tile's */
+} eng_balance;
+eng_balance eng_tile_balance(const struct eng *g, uint32_t ipu, uint32_t io_tiles);
+
 #endif

@@ -149,7 +149,7 @@ MUTATIONS=(
     "disasm drops .global"
     hw/engine.c 's/        last = grp_at\[gr\] > grp_at\[last\] ? gr : last;/        last = grp_at[gr] < grp_at[last] ? gr : last;/'
     "a group's host copies charged from the first group's arrival, hidden or not"
-    cli/report.c 's/            if (t + io_tiles >= eng_ntiles(g)) {/            if (0 \&\& t + io_tiles >= eng_ntiles(g)) {/'
+    hw/engine_stats.c 's/            if (t + io_tiles >= eng_ntiles(g)) {/            if (0 \&\& t + io_tiles >= eng_ntiles(g)) {/'
     "tile balance counts the I/O tiles"
     cli/cmd_mnist_sim.c 's/    return seq ? 100.0 \/ N : 100.0 \* G \/ (G + N - 1.0);/    return 100.0 * G \/ (G + N - 1.0);/'
     "sequential's ideal utilisation is grouped's"
@@ -299,9 +299,9 @@ MUTATIONS=(
     "pipelined every:N sends micro-batches 0, N, ..."
     hw/engine_rank.c 's/        \*v = max_u64(\*v, all\[r\].at\[0\]);/        *v = all[0].at[0];/'
     "MPI: an external_host release at rank 0's copy end"
-    cli/profile.c 's|        sprintf(path, "%s/%s", stage, files\[k\].file);|        sprintf(path, "%s/%s", p->o.dir, files[k].file);|'
+    bench/profile/profile_out.c 's|        sprintf(path, "%s/%s", stage, files\[k\].file);|        sprintf(path, "%s/%s", p->o.dir, files[k].file);|'
     "a profile's files written into the old directory, not the staged one"
-    cli/profile.c 's/^                !profile_name(ent->d_name)) {$/                !profile_name(ent->d_name) \&\& 0) {/'
+    bench/profile/profile.c 's/ \&\& !profile_name(ent->d_name))$/ \&\& !profile_name(ent->d_name) \&\& 0)/'
     "a profile directory holding other files is replaced anyway"
     host/system.c 's/    if (io_tiles < tiles)/    if (io_tiles <= tiles)/'
     "--io-tiles may take every tile of an IPU"
@@ -339,11 +339,11 @@ MUTATIONS=(
     "opts-stop: gemm's reference check ignores a stop"
     cli/cmd_mnist_sim.c 's/^    s->ph\[PH_TRAIN\].images = mnist_trained(o, \&d->train);$/&\n    if (rc == 0 \&\& o->save)\n        rc = mref_save(net, o->save, e);/'
     "opts-cli: mnist saves the weights before the test pass"
-    cli/profile.c 's/        if (p->tiles\[k\].hi >= (long)m->tiles_per_ipu) {/        if (0) {/'
+    bench/profile/profile.c 's/        if (p->tiles\[k\].hi >= (long)m->tiles_per_ipu)$/        if (0)/'
     "opts-profile: --profile-tiles past the IPU accepted"
-    cli/profile.c 's/    if (window_past_run(p, cmd))/    if (0 \&\& window_past_run(p, cmd))/'
+    bench/profile/profile_out.c 's/    if (window_past_run(p, e))/    if (0 \&\& window_past_run(p, e))/'
     "opts-profile: --profile-window past the run accepted"
-    cli/profile.c 's/        if (hi >= 0 \&\& lo < n \&\& lo <= hi)/        if (hi >= 0 \&\& lo <= n \&\& lo <= hi)/'
+    bench/profile/profile_out.c 's/        if (hi >= 0 \&\& lo < n \&\& lo <= hi)/        if (hi >= 0 \&\& lo <= n \&\& lo <= hi)/'
     "opts-profile: --profile-window one past the run's last period accepted"
     cli/cmd_mnist.c 's/    if (o->cfg.epochs == 0 \&\& o->train_only) {/    if (0) {/'
     "opts-cli: mnist training options with --epochs 0 accepted"
@@ -379,12 +379,18 @@ MUTATIONS=(
     "metrics: a writer's member renamed"
     bench/gemm-k.sweep 's/^Y=gemm.pct_peak/Y=gemm.percent_of_peak/'
     "metrics: a sweep plots an undeclared column"
-    cli/profile.c '/"%s\\"%s\\": %llu", c ? ", " : "", cats\[c\].key,/ s/cats\[c\]\.key,/cats[ENG_NCAT - 1 - c].key,/'
+    bench/profile/profile_out.c 's/^        json_put_u64(c, cats\[k\].key, is.cat\[k\]);$/        json_put_u64(c, cats[ENG_NCAT - 1 - k].key, is.cat[k]);/'
     "metrics: the profile summary's categories reordered"
     cli/cmd_metrics.c 's/s->colour ? s->colour : ""/""/'
     "metrics: the listing without the categories' colours"
     cli/metrics.c 's/if (strncmp(e.key, p, k) == 0 \&\& match_rest(we, p + k))/if (k \&\& match_rest(we, p + strcspn(p, ".")))/'
     "metrics: a placeholder matches any word"
+    hw/engine.c 's/^        cs->cat\[cat\] += d;$/        cs->cat[cat] += cat == ENG_CAT_SYNC ? 0 : d;/'
+    "compute sets drop their Sync cycles"
+    hw/engine.c 's/k < c->n ? c->of\[k\] : c->nclass + 1/k + 1 < c->n ? c->of[k + 1] : c->nclass + 1/'
+    "compute sets: superstep k named after step k + 1"
+    hw/engine.c 's/^        cs->supersteps++;$/        (void)0;/'
+    "compute sets count no supersteps"
 )
 suite=${1:-}
 only=${2:-}

@@ -166,6 +166,20 @@ static void test_repeat_exact(void **state)
         assert_string_equal(steps[k].name, "addone");
     }
     assert_int_equal(gr_exe_steps(x, 0, steps, 2), 2);
+    /* the compute sets' tally (gr_load named the steps): three supersteps of addone, each its
+     * compute then the 90 cycles of the sync, to the third release at 613 (3 x 90 of Sync,
+     * 613 - 270 computing); then the end, from 613 to the halt at 620 */
+    uint32_t nrow;
+    const eng_class_sum *row = eng_class_sums(r.g, 0, &nrow);
+    assert_int_equal(nrow, 3); /* addone, end, other */
+    assert_string_equal(row[0].name, "addone");
+    assert_int_equal(row[0].supersteps, 3);
+    assert_int_equal(row[0].cat[ENG_CAT_COMPUTE], 613 - 270);
+    assert_int_equal(row[0].cat[ENG_CAT_SYNC], 270);
+    assert_string_equal(row[1].name, "end");
+    assert_int_equal(row[1].supersteps, 1);
+    assert_int_equal(row[1].cat[ENG_CAT_COMPUTE], 620 - 613);
+    assert_int_equal(row[2].supersteps, 0);
     gr_read(x, r.g, a, 0, out, 32);
     for (int i = 0; i < 32; i++) {
         float want = in[i];

@@ -1,4 +1,4 @@
-/* test_profile: --profile (cli/profile.c). The trace is valid JSON whose slices nest on their
+/* test_profile: --profile (bench/profile/). The trace is valid JSON whose slices nest on their
  * tracks and never go back in time; each IPU's category slices add up to the run's total
  * cycles and, per category, to the engine's split; the bytes of the step slices are those the
  * program sends; the same run gives the same file for any --threads; the window keeps the
@@ -11,11 +11,11 @@
 
 #include <cmocka.h>
 
+#include "base/json.h"
 #include "bench/sweep/sweep.h"
-#include "cli/profile.h"
+#include "bench/profile/profile.h"
 #include "tests/testutil.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 static char bin[1024], tmpdir[128];
@@ -381,7 +381,7 @@ static void test_bad_dir(void **state)
 
 /* Six supersteps on one IPU, cut into three host calls of two steps each by marks at the
  * starts of steps 2 and 4, profiled with `window` in dir (given: as --profile-window, whose
- * items must each name a call). profile_done's status; its line on stderr into msg. */
+ * items must each name a call). profile_write's status; its error line into msg. */
 static int window_run(const char *dir, const char *window, int given, char *msg, size_t cap)
 {
     static const char prog[] = "main:   li      r1, 5\n"
@@ -396,12 +396,11 @@ static int window_run(const char *dir, const char *window, int given, char *msg,
     cfg.m.tiles_per_ipu = 2;
     profile_opts o;
     profile_opts_init(&o);
-    o.on = 1;
     o.dir = dir;
     o.window = window;
     o.window_given = given;
     profile *p;
-    assert_int_equal(profile_new("test", &o, &cfg.m, &p), 0);
+    assert_int_equal(profile_new(&o, &cfg.m, &p, &e), 0);
     isa_prog ip;
     tu_assemble("window.s", prog, &ip);
     profile_attach(p, &cfg.ctl.watch);
@@ -413,21 +412,11 @@ static int window_run(const char *dir, const char *window, int given, char *msg,
     profile_mark(p, PROFILE_CALL, profile_step_start(p, sys_engine(s), 0, 4)); /* any order */
     profile_mark(p, PROFILE_CALL, profile_step_start(p, sys_engine(s), 0, 2));
     profile_finish(p, sys_engine(s), NULL, "window");
-    FILE *devnull = fopen("/dev/null", "w");
-    char errpath[300];
-    snprintf(errpath, sizeof errpath, "%s.stderr", dir);
-    fflush(stderr);
-    int saved = dup(STDERR_FILENO), fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, STDERR_FILENO);
-    close(fd);
-    int rc = profile_done(p, "test", devnull);
-    fflush(stderr);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-    fclose(devnull);
-    char *text = tu_read_file(errpath);
-    snprintf(msg, cap, "%s", text ? text : "");
-    free(text);
+    err_clear(&e);
+    int rc = profile_write(p, &e);
+    size_t len = strlen(e.msg) < cap ? strlen(e.msg) : cap - 1;
+    memcpy(msg, e.msg, len);
+    msg[len] = '\0';
     profile_free(p);
     sys_free(s);
     isa_prog_free(&ip);
@@ -465,8 +454,8 @@ static void test_window(void **state)
         assert_int_equal(mkdir(d, 0755), 0);
         assert_int_equal(window_run(d, past[k], 1, err, sizeof err), 2);
         snprintf(want_line, sizeof want_line,
-                 "ipusim test: --profile-window %s: %s names none of the run's 3 host calls "
-                 "(0..2, or -3..-1 from the end); no profile written\n",
+                 "--profile-window %s: %s names none of the run's 3 host calls (0..2, or -3..-1 "
+                 "from the end); no profile written",
                  past[k], item[k]);
         assert_string_equal(err, want_line);
         snprintf(path, sizeof path, "%s/trace.json", d);
@@ -488,6 +477,66 @@ static int count(const char *s, const char *needle)
     for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
         n++;
     return n;
+}
+
+/* A count at a dotted path of a JSON tree (the test fails if there is none). */
+static uint64_t at_u64(json *root, const char *fmt, ...)
+{
+    char path[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof path, fmt, ap);
+    va_end(ap);
+    json *v = json_at(root, path);
+    if (!v)
+        fail_msg("no %s", path);
+    return json_object_get_uint64(v);
+}
+
+/* The mnist run's compute sets (simulated.PHASE.compute_sets.ipus.I.sets, the engine's
+ * tally): each IPU's rows add up to the IPU's time split in the same report (the engine's
+ * counters: simulated.PHASE.ipus.I.split), in training and in the test pass; and the
+ * training's rows are those the profile's summary.json derives from its own records
+ * (ipus.I.compute_sets), row for row: name, supersteps, cycles and split. */
+static void check_csets(const char *report, const char *summary, int nipus)
+{
+    err e;
+    json *rep = json_load(report, 1u << 26, &e), *sum = json_load(summary, 1u << 26, &e);
+    assert_non_null(rep);
+    assert_non_null(sum);
+    static const char *const phase[] = {"train", "test"};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < nipus; i++) {
+            char path[128];
+            snprintf(path, sizeof path, "simulated.%s.compute_sets.ipus.%d.sets", phase[k], i);
+            json *sets = json_at(rep, path);
+            assert_non_null(sets);
+            size_t n = json_object_array_length(sets);
+            uint64_t all = 0, split = 0;
+            for (size_t j = 0; j < n; j++)
+                all += at_u64(sets, "%zu.cycles", j);
+            snprintf(path, sizeof path, "simulated.%s.ipus.%d.split", phase[k], i);
+            json_object_object_foreach(json_at(rep, path), key, val)
+            {
+                (void)key;
+                split += json_object_get_uint64(val);
+            }
+            assert_true(split > 0);
+            assert_int_equal(all, split);
+            if (k)
+                continue;
+            snprintf(path, sizeof path, "ipus.%d.compute_sets", i);
+            json *prof = json_at(sum, path);
+            assert_non_null(prof);
+            assert_int_equal(json_object_array_length(prof), n);
+            for (size_t j = 0; j < n; j++) {
+                json *a = json_object_array_get_idx(sets, j),
+                     *b = json_object_array_get_idx(prof, j);
+                assert_string_equal(json_object_to_json_string(a), json_object_to_json_string(b));
+            }
+        }
+    json_object_put(rep);
+    json_object_put(sum);
 }
 
 /* With I/O tiles the infeed lands on them and a device iteration begins at its hand-over Copy:
@@ -533,11 +582,16 @@ static void test_mnist_iteration(void **state)
     int rc = run(out, sizeof out,
                  "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 8 "
                  "--device-iterations 2 --test-batch-size 4 --threads 1 --profile "
-                 "--profile-dir %s --profile-window iterations:1",
-                 data, dir);
+                 "--profile-dir %s --profile-window iterations:1 --json %s/mnist.json",
+                 data, dir, tmpdir);
     if (rc != 0)
         fail_msg("exit %d:\n%s", rc, out);
     assert_non_null(strstr(out, "window iterations:1 of 4 device iterations"));
+    char report[300];
+    snprintf(report, sizeof report, "%s/mnist.json", tmpdir);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    check_csets(report, path, 4);
+    assert_non_null(strstr(out, "\n  compute sets (ipu 3)   "));
     snprintf(path, sizeof path, "%s/trace.json", dir);
     trace t = read_trace(path);
     check_tracks(&t);

@@ -219,6 +219,9 @@ typedef struct gr_step {
     uint32_t rounds;
 } gr_step;
 size_t gr_exe_steps(const gr_exe *x, uint32_t ipu, gr_step *out, size_t cap);
+/* A step's name as the profile and the compute sets' table show it: an execute's compute
+ * set ("conv2"), else what it does and to what ("stream in infeed", "copy x (round 1/3)"). */
+void gr_step_label(const gr_step *s, char *buf, size_t len);
 /* How many tiles of IPU `ipu` (a replica's: its IPU in replica 0) hold a vertex of a compute
  * set named `layer`, or `layer` then a dot and anything ("conv1" counts "conv1.amp" and
  * "conv1.dw.reduce", not "conv10"): the tiles a layer's compute sets use, named as a workload

@@ -808,8 +808,62 @@ uint32_t gr_exe_layer_tiles(const gr_exe *x, const char *layer, uint32_t ipu)
     return gr_exe_layers_tiles(x, &layer, 1, ipu);
 }
 
+/* IPU ipu's steps, loops unrolled (*n of them; the caller frees). */
+static gr_step *all_steps(const gr_exe *x, uint32_t ipu, size_t *n)
+{
+    size_t cap = 1024;
+    gr_step *st = NULL;
+    for (;; cap *= 2) {
+        st = xrealloc(st, cap * sizeof *st);
+        if ((*n = gr_exe_steps(x, ipu, st, cap)) < cap)
+            return st;
+    }
+}
+
+/* The class of step s: the index of its label among names[0..*n), added when new. */
+static uint32_t class_of(const gr_step *s, char ***names, uint32_t *n, size_t *cap)
+{
+    char label[160];
+    gr_step_label(s, label, sizeof label);
+    for (uint32_t k = 0; k < *n; k++)
+        if (strcmp((*names)[k], label) == 0)
+            return k;
+    *names = xgrow(*names, cap, (size_t)*n + 1, sizeof **names);
+    (*names)[*n] = xstrdup(label);
+    return (*n)++;
+}
+
+/* The engine's compute sets' tally (eng_class_steps): each IPU's supersteps by the name of
+ * their program step. A step whose fields (static strings and names the graph keeps) equal
+ * one of the 8 before it has its class (a loop's steps repeat): only the others are named
+ * and looked up among the names. */
+static void load_classes(const gr_exe *x, eng *g)
+{
+    for (uint32_t i = 0; i < eng_nipus(g); i++) {
+        size_t n, cap = 0;
+        gr_step *st = all_steps(x, i, &n);
+        uint32_t *of = xmalloc((n ? n : 1) * sizeof *of), nclass = 0;
+        char **names = NULL;
+        for (size_t k = 0; k < n; k++) {
+            size_t j = k;
+            while (j > 0 && j + 8 > k &&
+                   !(st[j - 1].what == st[k].what && st[j - 1].name == st[k].name &&
+                     st[j - 1].round == st[k].round && st[j - 1].rounds == st[k].rounds))
+                j--;
+            of[k] = j > 0 && j + 8 > k ? of[j - 1] : class_of(&st[k], &names, &nclass, &cap);
+        }
+        eng_class_steps(g, i, of, n, (const char *const *)names, nclass);
+        for (uint32_t k = 0; k < nclass; k++)
+            free(names[k]);
+        free(names);
+        free(of);
+        free(st);
+    }
+}
+
 int gr_load(const gr_exe *x, eng *g, err *e)
 {
+    load_classes(x, g);
     size_t total = (size_t)x->replicas * x->nipus * x->ntiles;
     const isa_prog **p = xmalloc(total * sizeof *p);
     for (size_t t = 0; t < total; t++)
@@ -956,4 +1010,14 @@ size_t gr_exe_steps(const gr_exe *x, uint32_t ipu, gr_step *out, size_t cap)
     steps w = {x, ipu % x->nipus, out, 0, cap}; /* every replica's IPU runs the same steps */
     step_walk(&w, x->main);
     return w.n < cap ? w.n : cap;
+}
+
+void gr_step_label(const gr_step *s, char *buf, size_t len)
+{
+    if (strcmp(s->what, "execute") == 0)
+        snprintf(buf, len, "%s", s->name);
+    else if (s->round)
+        snprintf(buf, len, "%s %s (round %u/%u)", s->what, s->name, s->round, s->rounds);
+    else
+        snprintf(buf, len, "%s %s", s->what, s->name);
 }
