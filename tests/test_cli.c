@@ -486,6 +486,7 @@ static const char *const sim_report[] = {
     "  per host call          ",
     "  throughput             ",
     "  time split (ipu 0)     OnTileExecute ",
+    "  compute sets (ipu 0)   ",
     "  tile balance           ",
     /* the per-sample mapping (docs/mnist.md): the convolutions and pools a sample a tile (a
      * batch of 4), layer3 on its 16 tiles, layer4 and the loss on one */

@@ -309,8 +309,9 @@ static void test_profile_categories(void **state)
 
 /* ---- the listing ---- */
 
-/* `ipusim metrics`: a line per statistic, six fields; the time categories' lines (the four
- * splits: run's per IPU, io-bench's, mnist's per pass and per IPU and pass) carry a colour;
+/* `ipusim metrics`: a line per statistic, six fields; the time categories' lines (the five
+ * splits: run's per IPU, io-bench's, mnist's per pass, per IPU and pass, and per compute set)
+ * carry a colour;
  * --command keeps one command's; a COLUMN gives the line that stands for it. */
 static void test_listing(void **state)
 {
@@ -330,7 +331,7 @@ static void test_listing(void **state)
             fail_msg("not six fields: %.*s", (int)(eol - l), l);
         coloured += *colour == '#';
     }
-    assert_int_equal(coloured, 4 * ENG_NCAT);
+    assert_int_equal(coloured, 5 * ENG_NCAT);
     assert_non_null(strstr(out, "stats.cycles\tcycles\ttotal cycles\t"));
     assert_non_null(strstr(out, "\nstats.util_w5\t%\tcontext utilisation w5\t"));
     assert_non_null(strstr(out, "\nper_ipu.N.split.Idle\tcycles\tIdle\t"));

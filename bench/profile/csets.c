@@ -88,8 +88,7 @@ json *cset_json_ipu(const cset_table *t, uint32_t ipu)
         json_put_u64(s, "supersteps", r->supersteps);
         json_put_u64(s, "cycles", r->cycles);
         for (unsigned c = 0; c < ENG_NCAT; c++)
-            if (r->cat[c])
-                json_put_u64(split, cats[c].key, r->cat[c]);
+            json_put_u64(split, cats[c].key, r->cat[c]);
         json_put(s, "split", split);
     }
     return o;
