@@ -235,8 +235,15 @@ static void retire(void *ctx, uint64_t cycle)
     host_retire(h->host, sim_clock_time(sim_clock_hz(h->m.clock_hz), cycle));
 }
 
+static void meet(void *ctx, uint64_t cycle)
+{
+    hio *h = ctx;
+    if (h->cfg.meet)
+        h->cfg.meet(h->cfg.meet_ctx, cycle);
+}
+
 const eng_host *hio_iface(hio *h)
 {
-    h->iface = (eng_host){.ctx = h, .copy = copy, .retire = retire};
+    h->iface = (eng_host){.ctx = h, .copy = copy, .retire = retire, .meet = meet};
     return &h->iface;
 }

@@ -37,6 +37,10 @@ typedef struct hio_cfg {
     void *fill_ctx;
     hio_drain_fn drain;
     void *drain_ctx;
+    /* NULL, or told the cycle at which every IPU and the host met at an external sync with
+     * the host (eng_host.meet: a host call's end, where the program marks one) */
+    void (*meet)(void *ctx, uint64_t cycle);
+    void *meet_ctx;
 } hio_cfg;
 
 typedef struct hio hio;

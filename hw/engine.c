@@ -650,6 +650,8 @@ static int release_external(eng *g, const eng_sync *s, uint64_t at, err *e)
     free(ht);
     if (g->has_host && g->host.retire)
         g->host.retire(g->host.ctx, start);
+    if (s[0].host && g->has_host && g->host.meet)
+        g->host.meet(g->host.ctx, rel);
     schedule_release(g, -1, -1, rel);
     return ERR_OK;
 }

@@ -195,6 +195,10 @@ typedef struct eng_host {
     /* Optional: every IPU has passed cycle `cycle` (an external sync released): no later copy
      * starts before it, so the host may forget its bookings before then. */
     void (*retire)(void *ctx, uint64_t cycle);
+    /* Optional: every IPU and the host met at an external sync with the host
+     * (`external_host`, `gs2_host`), released at `cycle`: the host has the IPUs' attention
+     * (the end of a host call, when a program marks its calls with one). */
+    void (*meet)(void *ctx, uint64_t cycle);
 } eng_host;
 
 /* The host memory a system of m's IPUs and tiles takes, in bytes, when every tile runs a small

@@ -157,6 +157,10 @@ MUTATIONS=(
     "JSON numbers with 17 digits"
     cli/watch.c 's/    if (w->expect \&\& cycle > 0 \&\& cycle < w->expect) {/    if (0) {/'
     "the heartbeat shows no share done"
+    workloads/mnist/mnet_graph.c 's/(gr_prog\[\]){body, gr_sync(g, ISA_ZONE_EXTERNAL_HOST)}/(gr_prog[]){gr_sync(g, ISA_ZONE_EXTERNAL_HOST), body}/'
+    "a host call's sync with the host at its start, not after its update"
+    workloads/graph/graph_lower.c 's/        brz     r1, E%u/        brnz    r1, E%u/'
+    "a loop nested past the registers runs its body once"
     workloads/graph/graph_copy.c 's/while (r < c->rounds \&\& (sends\[r \* tiles + s\] || recvs\[r \* tiles + d\]))/while (r < c->rounds \&\& 0)/'
     "global copy rounds ignore busy receivers"
     workloads/graph/graph_copy.c 's/        if (d->r\[b\].end - de < len)/        if (0)/'

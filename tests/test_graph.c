@@ -201,6 +201,36 @@ static void test_repeat_exact(void **state)
     rig_free(&r);
 }
 
+/* Loops nested five deep (Repeat 2, 3, 2, 2, 2 of one Execute of addone): the three outer
+ * ones count in r12..r14, the two inner ones in words of tile memory; the body runs
+ * 2 x 3 x 2 x 2 x 2 = 48 times, so each element is its input plus 48 (exact: small integers
+ * added to values of magnitude below 2). */
+static void test_repeat_deep(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 16);
+    uint32_t shape[1] = {8};
+    gr_tensor a = gr_tensor_new(r.gr, "a", GR_F32, 1, shape);
+    gr_map_linear(r.gr, a, 0, 0, 2, 4);
+    gr_prog p = gr_execute(r.gr, addone_cs(r.gr, a, 0, 2, 4));
+    static const uint32_t count[5] = {2, 2, 2, 3, 2}; /* innermost first */
+    for (int k = 0; k < 5; k++)
+        p = gr_repeat(r.gr, count[k], p);
+    gr_exe *x = compile_ok(r.gr, p);
+    load_ok(x, r.g);
+    float in[8], out[8];
+    for (int i = 0; i < 8; i++)
+        in[i] = 0.25f * (float)i - 1.0f;
+    gr_write(x, r.g, a, 0, in, 8);
+    run_ok(r.g);
+    gr_read(x, r.g, a, 0, out, 8);
+    for (int i = 0; i < 8; i++)
+        assert_true(out[i] == in[i] + 48.0f);
+    gr_exe_free(x);
+    rig_free(&r);
+}
+
 /* Seven addone vertices of one element each on tile 0 of a 16-tile IPU, one Execute: the
  * lowering runs six workers (all the contexts), joins them, runs the seventh and joins it.
  * Each worker takes S = 5 + 3 = 8 slots, exiting 42 cycles after its first issue. By the
@@ -1357,6 +1387,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         /* clang-format off */
         cmocka_unit_test(test_repeat_exact),
+        cmocka_unit_test(test_repeat_deep),
         cmocka_unit_test(test_seven_workers),
         cmocka_unit_test(test_copy_values),
         cmocka_unit_test(test_too_big),

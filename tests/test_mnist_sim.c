@@ -539,6 +539,71 @@ static void test_output_modes(void **state)
     assert_non_null(strstr(e.msg, "every:3: N must divide the gradient accumulation (10)"));
 }
 
+/* What a training run's end showed: the release of the AdamW step's sync (IPU 0's last step
+ * named "adamw" in the sync log) and the training program's cycles. */
+typedef struct upd_end {
+    rec r;
+    uint64_t adamw, cycles;
+} upd_end;
+
+static void adamw_end(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pipe_info *p)
+{
+    (void)p;
+    upd_end *u = ctx;
+    if (test)
+        return;
+    size_t n;
+    const uint64_t *rel = eng_sync_log(g, 0, &n);
+    gr_step *st = malloc((n ? n : 1) * sizeof *st);
+    n = gr_exe_steps(x, 0, st, n);
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(st[k].what, "execute") == 0 && strcmp(st[k].name, "adamw") == 0)
+            u->adamw = rel[k];
+    free(st);
+    eng_stats es;
+    eng_get_stats(g, &es);
+    u->cycles = es.cycles;
+}
+
+/* A host call's cycles include its weight update, whatever the outfeed mode: one IPU, one
+ * call of one update (10 micro-batches of 40). The call returns when its program has ended
+ * on every IPU (PopTorch's run), so its end is at or after the release of the AdamW step,
+ * which follows the last micro-batch's outfeed (the old accounting ended the call at that
+ * outfeed, before the update); only the loop's branch and the halt follow it. `all` and
+ * `sum` train the same weights bit for bit, and `sum` (one outfeed copy a call, not ten, and
+ * an add a micro-batch on one tile) ends no later than `all`. */
+static void test_call_includes_update(void **state)
+{
+    (void)state;
+    mdata_split set = digits.train;
+    set.n = 400;
+    err e;
+    err_clear(&e);
+    static const strm_mode mode[2] = {STRM_ALL, STRM_SUM};
+    upd_end u[2];
+    float *w[2];
+    for (int k = 0; k < 2; k++) {
+        mnet_cfg c = cfg_of(1, 1, 2);
+        c.out_mode = mode[k];
+        c.log_steps = 4096; /* every step of the run (about 600) */
+        w[k] = seeded(0);
+        memset(&u[k], 0, sizeof u[k]);
+        mnet_hooks h = {.call_done = sim_call, .finished = adamw_end, .ctx = &u[k]};
+        if (mnet_train(&c, &set, w[k], &h, &e) != ERR_OK)
+            fail_msg("%s", e.msg);
+        assert_int_equal(u[k].r.n, 1);
+        assert_true(u[k].adamw > 0);
+        if (u[k].r.end < u[k].adamw)
+            fail_msg("mode %d: the call ends at %llu, before the update at %llu", k,
+                     (unsigned long long)u[k].r.end, (unsigned long long)u[k].adamw);
+        assert_true(u[k].r.end <= u[k].cycles && u[k].cycles - u[k].r.end < 16);
+    }
+    assert_memory_equal(w[0], w[1], sizeof(float) * MREF_NPARAMS);
+    assert_true(u[1].r.end <= u[0].r.end);
+    free(w[0]);
+    free(w[1]);
+}
+
 /* A tile's SRAM cut to 400 KiB: a sample tile (383,396 B) fits, the first layer3 tile (its
  * group's 40 samples' inputs in three layouts, with the partials: 439,032 B) does not; one
  * line names it. */
@@ -598,8 +663,8 @@ int main(void)
         cmocka_unit_test(test_first_call),   cmocka_unit_test(test_threads),
         cmocka_unit_test(test_test_pass),    cmocka_unit_test(test_sharded),
         cmocka_unit_test(test_u8_infeed),    cmocka_unit_test(test_fp16_infeed),
-        cmocka_unit_test(test_output_modes), cmocka_unit_test(test_too_big),
-        cmocka_unit_test(test_three_epochs),
+        cmocka_unit_test(test_output_modes), cmocka_unit_test(test_call_includes_update),
+        cmocka_unit_test(test_too_big),      cmocka_unit_test(test_three_epochs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

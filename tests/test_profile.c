@@ -567,9 +567,12 @@ static void check_io_iteration(const char *data, const char *dir)
 
 /* The tutorial's network pipelined over four IPUs on 128 images: batch 4, G 8, 2 device
  * iterations a call, so 4 device iterations of 8 micro-batches. The window "iterations:1"
- * keeps one: on each IPU one weight update (adamw), on IPU 0 eight infeed copies of 4 images
- * of 784 fp32 pixels and a label each (4 x 3140 B). The whole run's infeed is 128 x 3140 B;
- * the summary's rows are the report's time split. */
+ * keeps one, the last of the first call: it ends at IPU 0's next infeed, after the call's
+ * sync with the host, so it holds every IPU's second weight update (adamw) whole; IPU 2's
+ * first one (layer3's 82,176 parameters: the longest update) is still running when IPU 0
+ * starts the iteration, so IPU 2 shows two. On IPU 0 eight infeed copies of 4 images of 784
+ * fp32 pixels and a label each (4 x 3140 B). The whole run's infeed is 128 x 3140 B; the
+ * summary's rows are the report's time split. */
 static void test_mnist_iteration(void **state)
 {
     (void)state;
@@ -604,7 +607,7 @@ static void test_mnist_iteration(void **state)
     char *text = tu_read_file(path);
     for (int i = 0; i < 4; i++) {
         snprintf(needle, sizeof needle, "{\"ph\":\"X\",\"pid\":%d,\"tid\":0,\"name\":\"adamw\"", i);
-        assert_int_equal(count(text, needle), 1);
+        assert_int_equal(count(text, needle), i == 2 ? 2 : 1);
     }
     assert_int_equal(count(text, "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"stream in infeed\""),
                      8);

@@ -19,7 +19,8 @@
  *   StreamIn/Out on an IPU holding regions of the tensor: `hin`/`hout` of the tile's regions,
  *                then `sync internal_host`;
  *   Remote r/w   `rbin`/`rbout` likewise, at the region's place in the buffer;
- *   Repeat(n, p) a counted loop in r12, r13 or r14 (three deep at most), not unrolled;
+ *   Repeat(n, p) a counted loop in r12, r13 or r14, not unrolled; nested deeper, its count
+ *                in a word of tile memory;
  *   Seq          in order.
  * Tensor regions lie in the tile's data pool POOL at offsets from graph_mem.c (tensors never
  * live together share memory). Labels are local to a tile (POOL, vertex states V<j>), so tiles
@@ -45,7 +46,8 @@ enum { LOOP_REGS = 3 }; /* r12, r13, r14 */
 /* What one tile holds while its text is built. */
 typedef struct tbuild {
     txt code, sub, data;
-    txt xdata; /* data of the replica being emitted (the all-reduce's buffers and states) */
+    txt xdata; /* data rebuilt with the code: the replica's (the all-reduce's buffers and
+                * states), the counters of loops nested past the registers */
     int used;
     const char **codelets; /* distinct codelet names */
     size_t ncl, ccl;
@@ -306,14 +308,34 @@ static int emit_copy(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog i
                         &b->sub, &b->inst, L->e);
 }
 
+/* A loop nested deeper than the registers go: its count in a word of tile memory (C<at>),
+ * read, tested, decremented and written back after each pass through r1 and r2 (free
+ * between steps: the codelets the supervisor calls clobber r0..r11). */
+static int emit_repeat_mem(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr_prog_s *p,
+                           int depth)
+{
+    unsigned at = b->inst++;
+    txt_printf(&b->xdata, "        .align  4\nC%u:     .word   0\n", at);
+    txt_printf(&b->code,
+               "        li      r1, %u\n        li      r2, C%u\n        st32    r1, [r2+0]\n"
+               "R%u:\n",
+               p->a - 1, at, at);
+    int rc = emit_prog(L, b, ipu, tile, p->b, depth + 1);
+    txt_printf(&b->code,
+               "        li      r2, C%u\n        ld32    r1, [r2+0]\n        brz     r1, E%u\n"
+               "        addi    r1, r1, -1\n        st32    r1, [r2+0]\n        br      R%u\n"
+               "E%u:\n",
+               at, at, at, at);
+    return rc;
+}
+
 static int emit_repeat(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr_prog_s *p,
                        int depth)
 {
     if (p->a == 0)
         return ERR_OK;
     if (depth >= LOOP_REGS)
-        return err_set(L->e, ERR_INPUT, "repeat: loops nest %d deep, the lowering has %d counters",
-                       depth + 1, LOOP_REGS);
+        return emit_repeat_mem(L, b, ipu, tile, p, depth);
     unsigned at = b->inst++;
     txt_printf(&b->code, "        li      r%d, %u\nR%u:\n", 12 + depth, p->a - 1, at);
     int rc = emit_prog(L, b, ipu, tile, p->b, depth + 1);

@@ -5,9 +5,12 @@
  *
  * The AdamW step's two per-step scalars (PyTorch computes them on the host in Python floats)
  * are tabulated for every step of the run and written with the initial weights; the device
- * walks the table. Left out: the host's time between host calls (PopTorch returns to Python
- * after each; here the device program runs the calls back to back, as with a large number of
- * device iterations), and uploading the weights (written before the run, outside the timeline). */
+ * walks the table. The calls run in one device program, each ended by a sync of every IPU with
+ * the host (mnet_int.h, mnet_loop): as PopTorch's run, a call is over when its program has
+ * ended on every IPU (the pipeline's flush, the last update and outfeed included, whatever the
+ * output mode), and the next starts after it. Left out: the host's own time between calls
+ * (PopTorch returns to Python after each; here the next call starts at the sync's release),
+ * and uploading the weights (written before the run, outside the timeline). */
 #include "workloads/mnist/mnet.h"
 
 #include <math.h>
@@ -78,7 +81,8 @@ typedef struct host_side {
      * and replica), counts, end cycle */
     double *loss_sum;
     long *correct, *images, *outs;
-    uint64_t *end, ncall; /* end: the last outfeed's cycle; ncall: calls in the run */
+    uint64_t *end, ncall; /* end: the call's end (hs_meet); ncall: calls in the run */
+    uint64_t met;         /* calls whose end has come */
     uint64_t reported;    /* calls reported so far, in order */
     /* test */
     long test_correct;
@@ -158,14 +162,16 @@ static uint64_t outs_per_call(const host_side *hs)
     return per / every * hs->R;
 }
 
-/* Report, in order, the calls whose every outfeed has arrived: the loss is the mean of the
+/* Report, in order, the calls that have ended and whose every outfeed has arrived: the loss
+ * is the mean of the
  * replicas' sums taken in replica order (each replica's in its own order), so it is the same
  * whatever order the replicas' outfeeds arrived in. */
 static void report_calls(host_side *hs)
 {
     const mnet_cfg *c = hs->c;
     uint64_t per = hs->per_call_mb;
-    for (uint64_t q = hs->reported; q < hs->ncall && (uint64_t)hs->outs[q] == outs_per_call(hs);
+    for (uint64_t q = hs->reported;
+         q < hs->met && q < hs->ncall && (uint64_t)hs->outs[q] == outs_per_call(hs);
          q = ++hs->reported) {
         int epoch = (int)(q / (uint64_t)hs->calls_per_epoch) + 1;
         int in_epoch = (int)(q % (uint64_t)hs->calls_per_epoch) + 1;
@@ -194,7 +200,7 @@ static void report_calls(host_side *hs)
  * compute it on what PopTorch returns, and means little). A call is reported, in order, once
  * every replica's outfeeds of it have arrived: the mean of their losses, the accuracy over
  * their images. */
-static void train_out(host_side *hs, uint32_t r, uint64_t k, uint64_t cycle)
+static void train_out(host_side *hs, uint32_t r, uint64_t k)
 {
     const mnet_cfg *c = hs->c;
     uint32_t B = hs->b->B;
@@ -211,7 +217,6 @@ static void train_out(host_side *hs, uint32_t r, uint64_t k, uint64_t cycle)
     hs->correct[call] += right((const float *)hs->res, labels, B);
     hs->images[call] += B;
     hs->outs[call]++;
-    hs->end[call] = cycle > hs->end[call] ? cycle : hs->end[call];
     free(labels);
     report_calls(hs);
 }
@@ -235,6 +240,7 @@ static void drain(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, const ui
                   uint32_t bytes, uint64_t cycle)
 {
     host_side *hs = ctx;
+    (void)cycle; /* a call ends at the host's sync (meet), not at its last outfeed */
     size_t total = 4 * (size_t)mnet_res_words(hs->b);
     if (offset + bytes > total) {
         hs->failed = 1;
@@ -244,9 +250,20 @@ static void drain(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, const ui
     if (offset + bytes < total)
         return;
     if (hs->feed)
-        train_out(hs, ipu / hs->N, k, cycle);
+        train_out(hs, ipu / hs->N, k);
     else
         test_out(hs, global_mb(hs, ipu / hs->N, k));
+}
+
+/* Every IPU and the host met at the sync that ends a host call (mnet_int.h, mnet_loop), at
+ * `cycle`: the call's end, its program over on every IPU. */
+static void meet(void *ctx, uint64_t cycle)
+{
+    host_side *hs = ctx;
+    if (!hs->feed || hs->met >= hs->ncall)
+        return;
+    hs->end[hs->met++] = cycle;
+    report_calls(hs);
 }
 
 /* ---- several ranks ---- */
@@ -306,6 +323,7 @@ static void merge_ranks(host_side *hs, rank_comm *rk)
         hs->outs[q] = (long)v[CALL_OUTS];
         hs->end[q] = (uint64_t)v[CALL_END];
     }
+    hs->met = hs->ncall; /* the run is over: every call has ended */
     free(d);
     free(c);
     free(mine);
@@ -386,7 +404,9 @@ static int run(const mnet_cfg *c, mnet_b *b, host_side *hs, float *params, int t
                   .fill = fill,
                   .fill_ctx = hs,
                   .drain = drain,
-                  .drain_ctx = hs};
+                  .drain_ctx = hs,
+                  .meet = meet,
+                  .meet_ctx = hs};
     hc.in.depth = hc.out.depth = c->depth;
     hc.out.drain_ps = c->drain_ps;
     hc.in.samples_per_buffer = b->B;

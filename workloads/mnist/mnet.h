@@ -107,7 +107,8 @@ void mnet_as_sharded(mnet_cfg *c);
 typedef struct mnet_call {
     mref_progress p;    /* loss: mean of the outfed micro-batch losses; accuracy: percent of
                          * their images whose largest logit is the label */
-    uint64_t end_cycle; /* the device cycle at which the call's last outfeed copy ended */
+    uint64_t end_cycle; /* the device cycle at which the call ended: the release of the sync
+                         * of every IPU with the host that ends its program (mnet_loop) */
 } mnet_call;
 
 /* One planned operation of a run: its name (its compute sets are "<name>.amp" and so on) and

@@ -2266,6 +2266,18 @@ static void sum_acc(net *n)
     }
 }
 
+/* `calls` host calls, each `n` passes of `unit` then a sync of every tile of every IPU with
+ * the host: PopTorch's run returns when the call's program has ended on every IPU (its
+ * pipeline's flush, its last weight update and outfeed copy included, whatever the output
+ * mode), and the host makes the next call only then; mnet.c takes each call's end from
+ * that sync's release. */
+static gr_prog host_calls(graph *g, uint32_t calls, uint32_t n, gr_prog unit)
+{
+    gr_prog body = n == 1 ? unit : gr_repeat(g, n, unit);
+    gr_prog call = gr_seq(g, (gr_prog[]){body, gr_sync(g, ISA_ZONE_EXTERNAL_HOST)}, 2);
+    return gr_repeat(g, calls, call);
+}
+
 /* mnet_int.h (mnet_check_output has refused other N). */
 gr_prog mnet_loop(graph *g, const mnet_cfg *c, uint32_t G, const mnet_mb *mb, gr_tensor res,
                   const mnet_sum *sum, uint32_t updates, uint32_t per_call)
@@ -2279,7 +2291,7 @@ gr_prog mnet_loop(graph *g, const mnet_cfg *c, uint32_t G, const mnet_mb *mb, gr
                               (gr_prog[]){gr_execute(g, sum->zero), gr_repeat(g, per_call, step),
                                           gr_stream_out(g, sum->acc)},
                               3);
-        return gr_repeat(g, updates / per_call, call);
+        return host_calls(g, updates / per_call, 1, call);
     }
     gr_prog out = gr_stream_out(g, res);
     if (c->out_mode != STRM_FINAL && G % every == 0) {
@@ -2287,12 +2299,12 @@ gr_prog mnet_loop(graph *g, const mnet_cfg *c, uint32_t G, const mnet_mb *mb, gr
         gr_prog grp =
             every == 1 ? mbo : gr_seq(g, (gr_prog[]){gr_repeat(g, every - 1, one), mbo}, 2);
         gr_prog step = gr_seq(g, (gr_prog[]){gr_repeat(g, G / every, grp), mb->upd}, 2);
-        return gr_repeat(g, updates, step);
+        return host_calls(g, updates / per_call, per_call, step);
     }
     uint32_t k = every / G;
     gr_prog step = gr_seq(g, (gr_prog[]){gr_repeat(g, G, one), mb->upd}, 2);
     gr_prog grp = gr_seq(g, (gr_prog[]){gr_repeat(g, k, step), out}, 2);
-    return gr_repeat(g, updates / k, grp);
+    return host_calls(g, updates / per_call, per_call / k, grp);
 }
 
 /* The training loop for the outfeed mode (mnet_loop), its sum accumulator made here. */
@@ -2652,7 +2664,7 @@ static void one_at_a_time(net *n, seq *pre, seq *post)
  * and the update; the outfeed inside the run (all: every micro-batch's pass; every:N with N
  * dividing G: the passes over micro-batches N - 1, 2N - 1, ...), or after k runs (final: k a
  * call's updates; every:N: k = N / G), or the call's sum (sum: added after each loss, sent
- * and zeroed once a call). */
+ * and zeroed once a call); each host call ended by the host's sync (host_calls). */
 static gr_prog pipe_train_loop(net *n, const mnet_cfg *c, const pipe_cfg *pc, const mnet_stage *st,
                                gr_prog upd, uint32_t updates, uint32_t per_call)
 {
@@ -2672,14 +2684,13 @@ static gr_prog pipe_train_loop(net *n, const mnet_cfg *c, const pipe_cfg *pc, co
     gr_prog one = gr_seq(g, (gr_prog[]){mnet_pipe_run(g, pc, st, out), upd}, 2);
     free(out);
     if (!k)
-        return gr_repeat(g, updates, one);
+        return host_calls(g, updates / per_call, per_call, one);
     gr_tensor sent = c->out_mode == STRM_SUM ? n->acc.t : b->res;
     gr_prog call[3] = {gr_repeat(g, k, one), gr_stream_out(g, sent),
                        c->out_mode == STRM_SUM ? gr_execute(g, n->acc_zero) : GR_NONE};
-    return gr_repeat(g, updates / k,
-                     gr_seq(g,
-                            c->out_mode == STRM_SUM ? (gr_prog[]){call[2], call[0], call[1]} : call,
-                            c->out_mode == STRM_SUM ? 3 : 2));
+    gr_prog grp = gr_seq(g, c->out_mode == STRM_SUM ? (gr_prog[]){call[2], call[0], call[1]} : call,
+                         c->out_mode == STRM_SUM ? 3 : 2);
+    return host_calls(g, updates / per_call, per_call / k, grp);
 }
 
 /* The pipelined program (after init): training, updates x { one pipeline run of G

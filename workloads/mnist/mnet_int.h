@@ -138,12 +138,14 @@ typedef struct mnet_sum {
 } mnet_sum;
 
 /* The training loop of `updates` weight updates, `per_call` a host call, for c's outfeed
- * mode (res: the outfeed buffer; sum: used in mode sum only):
- *   all:  updates x { G x mb with out, upd }
- *   every:N (N divides G):  updates x { G / N x { N - 1 x mb, mb with out }, upd }
- *   final, every:N (N = k G, k divides per_call): updates / k x { k x step, out }
- *   sum:  calls x { acc = 0, per_call x { G x { pre, acc += res, post }, upd }, out(acc) }
- * where mb is pre then post, "with out" the outfeed between them, step G x mb then upd. */
+ * mode (res: the outfeed buffer; sum: used in mode sum only), as calls x { call, host }:
+ *   all:  call = per_call x { G x mb with out, upd }
+ *   every:N (N divides G):  call = per_call x { G / N x { N - 1 x mb, mb with out }, upd }
+ *   final, every:N (N = k G, k divides per_call): call = per_call / k x { k x step, out }
+ *   sum:  call = acc = 0, per_call x { G x { pre, acc += res, post }, upd }, out(acc)
+ * where mb is pre then post, "with out" the outfeed between them, step G x mb then upd, and
+ * host a sync of every IPU with the host (external_host): the call's end, its program ended
+ * on every IPU whatever the outfeed mode (mnet.c reports the call from its release). */
 gr_prog mnet_loop(graph *g, const mnet_cfg *c, uint32_t G, const mnet_mb *mb, gr_tensor res,
                   const mnet_sum *sum, uint32_t updates, uint32_t per_call);
 
