@@ -2,9 +2,13 @@
  *
  * Models nothing. json-c prints a double with 17 significant digits unless the object carries
  * its own text, so every number made here carries text_num's shortest exact form; json-c's
- * parser keeps a number's text as read, so a value read and written again is unchanged. Left
- * out: streaming (each file is one tree in memory; the largest, a profile's trace, is written
- * a record at a time by its writer with json_text per record). */
+ * parser keeps a double's text as read, so a value read and written again is unchanged (a
+ * whole number is kept as its value: "-0" reads back as 0). The parser runs in json-c's strict
+ * mode (no trailing commas, no leading zeros, no single quotes). Left out: streaming (each
+ * file is one tree in memory; the largest, a profile's trace, is written a record at a time
+ * by its writer with json_text per record); what json-c's strict mode still takes (NaN and
+ * Infinity, "1.", control characters inside strings, whole numbers past 64 bits, clamped): no
+ * writer here produces them. */
 #include "base/json.h"
 
 #include <stdlib.h>
