@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "base/rank.h"
-#include "base/text.h"
 #include "cli/cli.h"
 #include "cli/profile.h"
 #include "workloads/iobench/iobench.h"

@@ -7,7 +7,6 @@
 
 #include "base/alloc.h"
 #include "base/rank.h"
-#include "base/text.h"
 #include "cli/cli.h"
 #include "workloads/micro/micro.h"
 

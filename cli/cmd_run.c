@@ -11,7 +11,6 @@
 #include "base/alloc.h"
 #include "base/file.h"
 #include "base/rank.h"
-#include "base/text.h"
 #include "cli/cli.h"
 #include "cli/profile.h"
 #include "host/system.h"

@@ -1,7 +1,8 @@
-/* report: the end-of-run report in text and JSON, from the engine's statistics tables
- * (hw/stats.h: run statistics, per-IPU statistics, time categories; every line and key comes
- * from a row), loading a program from assembly or from a binary image, and what the commands
- * that spread over MPI ranks share: joining the ranks, agreeing on a status, --rank-stats. */
+/* report: the end-of-run report in text and JSON (a json-c tree, base/json.h), from the
+ * engine's statistics tables (hw/stats.h: run statistics, per-IPU statistics, time
+ * categories; every line and key comes from a row), loading a program from assembly or from a
+ * binary image, and what the commands that spread over MPI ranks share: joining the ranks,
+ * agreeing on a status, --rank-stats. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,6 @@
 #include "base/alloc.h"
 #include "base/file.h"
 #include "base/json.h"
-#include "base/text.h"
 #include "base/rank.h"
 #include "cli/cli.h"
 #include "hw/engine.h"

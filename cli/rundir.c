@@ -25,7 +25,6 @@
 #include "base/file.h"
 #include "base/json.h"
 #include "base/rank.h"
-#include "base/text.h"
 #include "cli/cli.h"
 
 /* The index of "--out" in argv, 0 when absent, -1 after an error line. */
