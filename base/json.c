@@ -2,9 +2,13 @@
  *
  * Models nothing. json-c prints a double with 17 significant digits unless the object carries
  * its own text, so every number made here carries text_num's shortest exact form; json-c's
- * parser keeps a number's text as read, so a value read and written again is unchanged. Left
- * out: streaming (each file is one tree in memory; the largest, a profile's trace, is written
- * a record at a time by its writer with json_text per record). */
+ * parser keeps a double's text as read, so a value read and written again is unchanged (a
+ * whole number is kept as its value: "-0" reads back as 0). The parser runs in json-c's strict
+ * mode (no trailing commas, no leading zeros, no single quotes). Left out: streaming (each
+ * file is one tree in memory; the largest, a profile's trace, is written a record at a time
+ * by its writer with json_text per record); what json-c's strict mode still takes (NaN and
+ * Infinity, "1.", control characters inside strings, whole numbers past 64 bits, clamped): no
+ * writer here produces them. */
 #include "base/json.h"
 
 #include <stdlib.h>
@@ -25,6 +29,11 @@ json *json_num(double v)
 json *json_u64(uint64_t v)
 {
     return json_object_new_uint64(v);
+}
+
+json *json_boolean(int v)
+{
+    return json_object_new_boolean(v != 0);
 }
 
 json *json_str(const char *s)
@@ -64,6 +73,17 @@ void json_put_u64(json *o, const char *key, uint64_t v)
 void json_put_str(json *o, const char *key, const char *s)
 {
     json_put(o, key, json_str(s));
+}
+
+void json_append(json *o, json *more)
+{
+    if (!more)
+        return;
+    json_object_object_foreach(more, k, v)
+    {
+        json_put(o, k, json_object_get(v)); /* a reference of its own: more is freed next */
+    }
+    json_object_put(more);
 }
 
 char *json_text(json *o)
@@ -117,6 +137,7 @@ json *json_parse(const char *name, const char *text, size_t len, err *e)
     json_tokener *tok = json_tokener_new_ex(64);
     if (!tok)
         abort();
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
     json *o = json_tokener_parse_ex(tok, text, (int)len);
     enum json_tokener_error je = json_tokener_get_error(tok);
     size_t end = json_tokener_get_parse_end(tok);
@@ -125,7 +146,7 @@ json *json_parse(const char *name, const char *text, size_t len, err *e)
         return parse_error(name, text, len, "the JSON text ends before its value does", e);
     if (je != json_tokener_success)
         return parse_error(name, text, end, json_tokener_error_desc(je), e);
-    while (end < len && strchr(" \t\r\n", text[end]))
+    while (end < len && text[end] && strchr(" \t\r\n", text[end]))
         end++;
     if (end < len) {
         json_object_put(o);

@@ -21,6 +21,8 @@ typedef struct json_object json;
 json *json_num(double v);
 /* A count: all its digits. */
 json *json_u64(uint64_t v);
+/* true or false. */
+json *json_boolean(int v);
 /* A string (NULL: JSON null). */
 json *json_str(const char *s);
 /* An empty object, an empty array. */
@@ -34,6 +36,8 @@ json *json_put(json *o, const char *key, json *v);
 void json_put_num(json *o, const char *key, double v);
 void json_put_u64(json *o, const char *key, uint64_t v);
 void json_put_str(json *o, const char *key, const char *s);
+/* Add every member of the object `more` to o, in their order, and free more (NULL: nothing). */
+void json_append(json *o, json *more);
 
 /* o's text as the project prints JSON (two-space indent, "key": value, no "\/"), ending with a
  * newline; owned by the caller (free). */

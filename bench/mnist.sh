@@ -76,9 +76,9 @@ sim1() {
     j="$TMP/$label.1.json"
     sim_acc=$(field test_accuracy "$j")
     threads=$(field host_threads "$j")
-    cycles=$(sed -n 's/.*"train": {"images": [0-9]*, "cycles": \([0-9]*\).*/\1/p' "$j" | head -n 1)
+    cycles=$(sed -n '/"train": {/,/"cycles"/s/^ *"cycles": \([0-9]*\),*$/\1/p' "$j" | head -n 1)
     sim_ips=$(field images_per_simulated_second "$j")
-    compile=$(sed -n 's/.*"compile": {.*"seconds": \([0-9.]*\)}.*/\1/p' "$j" | head -n 1)
+    compile=$(sed -n '/"compile": {/,/"seconds"/s/^ *"seconds": \([0-9.e+-]*\),*$/\1/p' "$j" | head -n 1)
     printf '%-10s %9.2f s  %8.1f images/s  test accuracy %.2f%%  (%s host thread%s; %s)\n' \
         "$label" "$sim_s" "$(awk "BEGIN { print $imgs / $sim_s }")" "$sim_acc" "$threads" \
         "$([ "$threads" = 1 ] || echo s)" \

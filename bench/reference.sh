@@ -10,7 +10,7 @@ RUNS=${2:-3}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-field() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2" | head -n 1; }
+field() { sed -n "s/.*\"$1\": \([0-9.e+-]*\).*/\1/p" "$2" | head -n 1; }
 
 bench() { # name dataset epochs
     i=1

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "base/err.h"
+#include "base/json.h"
 #include "bench/profile/profile.h"
 #include "hw/engine.h"
 #include "hw/machine.h"
@@ -142,7 +143,6 @@ const char *cli_version(void);
 /* ---- reports and program loading (cli/report.c) ---- */
 struct eng;
 struct isa_prog;
-struct txt;
 /* How a command was run, for its reports: its name, its argv as given (argv[0] the command's
  * name) and its machine options. */
 typedef struct cli_inv {
@@ -151,20 +151,21 @@ typedef struct cli_inv {
     char **argv;
     const cli_machine *mo;
 } cli_inv;
-/* A JSON string literal of s (quotes, backslashes and control characters escaped), into b. */
-void cli_jstr(struct txt *b, const char *s);
 /* The --set overrides as a report's header names them, each with the value it took (the last
  * of a key given twice), after the clock in its parentheses: "; --set clock_hz=1000000000
  * sync_internal=100", or "" without one, into buf. */
 void cli_machine_sets(const cli_machine *mo, const mach *m, char *buf, size_t len);
-/* The member "config": {...} of every JSON report, into b: the program and its version, the
+/* The object "config" of every JSON report (base/json.h): the program and its version, the
  * command and its argv, the machine as simulated (its preset, the overrides given with --set
  * and the values they took, and every parameter's value; null when m is NULL: nothing was
- * simulated), and, when options is not NULL, the command's resolved options (JSON members
- * without braces) as "options". */
-void cli_json_config(struct txt *b, const cli_inv *inv, const mach *m, const char *options);
-/* The config's member "argv": ["CMD", "ARG", ...], into b. */
-void cli_json_argv(struct txt *b, int argc, char **argv);
+ * simulated), and, when options is not NULL, the command's resolved options (an object, owned
+ * by the config from then on) as "options". */
+json *cli_json_config(const cli_inv *inv, const mach *m, json *options);
+/* The config's "argv": ["CMD", "ARG", ...]. */
+json *cli_json_argv(int argc, char **argv);
+/* Write o to path as JSON (json_text), whole or not at all (cli_write_file), and free it.
+ * 0 or 2. */
+int cli_write_json(const char *cmd, const char *path, json *o);
 /* Run the command c with `--out DIR` handled (cli/rundir.c): without it, c->fn(argc, argv);
  * with it, the run's files (config.json, stats.json, report.txt, profile/) written whole into
  * DIR. Returns the exit status. */
@@ -180,16 +181,16 @@ void cli_report_text(FILE *f, const cli_inv *inv, const struct eng *g, const cha
 void cli_report_ipus(FILE *f, const struct eng *g);
 /* "time split (ipu N)": the IPU's non-zero time categories, as % of the total cycles. */
 void cli_report_split(FILE *f, const struct eng *g, uint32_t ipu);
-/* The IPU's time categories as JSON members "NAME": cycles, ", "-separated, into b. */
-void cli_json_split(struct txt *b, const struct eng *g, uint32_t ipu);
+/* The IPU's time categories as a JSON object {"NAME": cycles, ...}. */
+json *cli_json_split(const struct eng *g, uint32_t ipu);
 /* The same from an IPU's statistics read earlier. */
-void cli_json_cats(struct txt *b, const eng_ipu_stats *is, const mach *m);
-/* The same as a JSON object, written whole to path, with the run's "config"
- * (cli_json_config, the command's resolved options: JSON members without braces, or NULL);
- * `extra` (may be NULL) is inserted as further members (without braces), e.g.
- * "\"gemm\": {...}". Returns 0 or 2. */
+json *cli_json_cats(const eng_ipu_stats *is, const mach *m);
+/* The report as a JSON object, written whole to path, with the run's "config" last
+ * (cli_json_config, with the command's resolved options or NULL); the members of `extra` (an
+ * object, or NULL), e.g. "gemm": {...}, come before "host". Both objects are the report's from
+ * then on. Returns 0 or 2. */
 int cli_report_json(const cli_inv *inv, const char *path, const struct eng *g, const char *what,
-                    double host_seconds, const char *extra, const char *options);
+                    double host_seconds, json *extra, json *options);
 /* Seconds from a monotonic clock. */
 double cli_now(void);
 

@@ -7,9 +7,39 @@
 #include "hw/engine.h"
 #include "workloads/gemm/gemm.h"
 
+/* The JSON report: the run's figures as "gemm", the options as resolved. 0 or 2. */
+static int gemm_json(const cli_inv *inv, const char *path, const eng *g, const char *what,
+                     double host, const wl_gemm_cfg *c, const wl_gemm_result *r, uint64_t max_step)
+{
+    json *extra = json_obj(), *x = json_put(extra, "gemm", json_obj()), *opts = json_obj();
+    const struct {
+        const char *key;
+        uint32_t v;
+    } dims[] = {{"m", c->m}, {"n", c->n}, {"k", c->k}};
+    for (int d = 0; d < 3; d++) {
+        json_put_u64(x, dims[d].key, dims[d].v);
+        json_put_u64(opts, dims[d].key, dims[d].v);
+    }
+    json_put_u64(x, "grid_m", r->grid_m);
+    json_put_u64(x, "grid_n", r->grid_n);
+    json_put_num(x, "tflops", r->tflops);
+    json_put_num(x, "peak_tflops", r->peak_tflops);
+    json_put_num(x, "pct_peak", r->pct_peak);
+    json_put(x, "checked", json_boolean(r->checked));
+    json_put_u64(x, "mismatches", r->mismatches);
+    json_put_u64(x, "inexact", r->inexact);
+    json_put_num(x, "max_abs_err", r->max_abs_err);
+    json_put_u64(opts, "seed", c->seed);
+    json_put_u64(opts, "check", (uint64_t)c->check);
+    json_put_u64(opts, "threads", eng_threads(g));
+    json_put_u64(opts, "max_cycles", c->max_cycles);
+    json_put_u64(opts, "max_superstep_cycles", max_step);
+    return cli_report_json(inv, path, g, what, host, extra, opts);
+}
+
 int cli_cmd_gemm(int argc, char **argv)
 {
-    const char *cmd = "gemm", *json = NULL;
+    const char *cmd = "gemm", *json_path = NULL;
     cli_machine mo = {0};
     const cli_inv inv = {cmd, argc, argv, &mo};
     uint64_t M = 1536, N = 1472, K = 512, tiles = 0, threads = 0, seed = 1;
@@ -42,7 +72,7 @@ int cli_cmd_gemm(int argc, char **argv)
         else if (strcmp(a, "--progress") == 0)
             progress = 1;
         else if (strcmp(a, "--json") == 0)
-            rc = cli_value(cmd, argc, argv, &i, &json);
+            rc = cli_value(cmd, argc, argv, &i, &json_path);
         else if (strcmp(a, "--no-check") == 0)
             check = 0;
         else
@@ -102,26 +132,8 @@ int cli_cmd_gemm(int argc, char **argv)
         printf("  %-22s %s: %llu elements differ from the fp32 loop c = c + a*b in k order\n",
                "bit-exact check", r.inexact ? "FAILED" : "passed", (unsigned long long)r.inexact);
     }
-    if (json) {
-        char extra[512];
-        snprintf(
-            extra, sizeof extra,
-            "\"gemm\": {\"m\": %llu, \"n\": %llu, \"k\": %llu, \"grid_m\": %u, \"grid_n\": %u, "
-            "\"tflops\": %.6g, \"peak_tflops\": %.6g, \"pct_peak\": %.6g, \"checked\": %s, "
-            "\"mismatches\": %llu, \"inexact\": %llu, \"max_abs_err\": %.6g}",
-            (unsigned long long)M, (unsigned long long)N, (unsigned long long)K, r.grid_m, r.grid_n,
-            r.tflops, r.peak_tflops, r.pct_peak, r.checked ? "true" : "false",
-            (unsigned long long)r.mismatches, (unsigned long long)r.inexact, r.max_abs_err);
-        char opts[256];
-        snprintf(opts, sizeof opts,
-                 "\"m\": %llu, \"n\": %llu, \"k\": %llu, \"seed\": %llu, \"check\": %d, "
-                 "\"threads\": %u, \"max_cycles\": %llu, \"max_superstep_cycles\": %llu",
-                 (unsigned long long)M, (unsigned long long)N, (unsigned long long)K,
-                 (unsigned long long)seed, check, eng_threads(g), (unsigned long long)max_cycles,
-                 (unsigned long long)max_step);
-        if (cli_report_json(&inv, json, g, what, host, extra, opts) != 0)
-            rc = 2;
-    }
+    if (json_path && gemm_json(&inv, json_path, g, what, host, &cfg, &r, max_step) != 0)
+        rc = 2;
     if (pf) {
         profile_finish(pf, g, NULL, what);
         if (cli_profile_done(pf, cmd, stdout) != 0)

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "base/rank.h"
-#include "base/text.h"
 #include "cli/cli.h"
 #include "bench/profile/profile.h"
 #include "workloads/iobench/iobench.h"
@@ -18,9 +17,63 @@ static int us_opt(const char *cmd, int argc, char **argv, int *i, sim_time *out)
     return rc ? rc : cli_us(cmd, opt, v, out);
 }
 
+/* The JSON report's "iobench": the run's figures and its time split. */
+static json *iobench_figures(const eng *g, const wl_iobench_cfg *c, const wl_iobench_result *r)
+{
+    json *x = json_obj();
+    json_put_u64(x, "batch", c->batch);
+    json_put_u64(x, "sample_px", c->sample_px);
+    json_put_str(x, "dtype", wl_iobench_dtype_name(c->dtype));
+    json_put_u64(x, "work_macs", c->work_macs);
+    json_put_u64(x, "steps", c->steps);
+    json_put_u64(x, "io_tiles", c->io_tiles);
+    json_put_u64(x, "depth", c->host.depth);
+    json_put_u64(x, "loaders", c->host.loaders);
+    json_put_num(x, "prep_us", (double)c->host.prep_ps / 1e6);
+    json_put_u64(x, "batch_bytes", r->batch_bytes);
+    json_put_u64(x, "rule_of_thumb", r->rule_of_thumb);
+    json_put_num(x, "steps_per_s", r->steps_per_s);
+    json_put_num(x, "samples_per_s", r->samples_per_s);
+    json_put_num(x, "step_us", r->steps_per_s > 0 ? 1e6 / r->steps_per_s : 0);
+    json_put_u64(x, "handover_cycles", r->handover_cycles);
+    json_put(x, "split", cli_json_split(g, 0));
+    json *io = json_put(x, "io_overlapped", json_arr());
+    for (int k = 0; k < 3; k++)
+        json_put_u64(io, NULL, r->io[k]);
+    return x;
+}
+
+/* The JSON report: the figures, and the options as resolved in its config. 0 or 2. */
+static int iobench_json(const cli_inv *inv, const char *path, const eng *g, const char *what,
+                        double host_s, const wl_iobench_cfg *c, const wl_iobench_result *r)
+{
+    json *extra = json_obj(), *o = json_obj();
+    json_put(extra, "iobench", iobench_figures(g, c, r));
+    char dist[64], mode[32];
+    json_put_u64(o, "batch", c->batch);
+    json_put_u64(o, "sample_px", c->sample_px);
+    json_put_str(o, "dtype", wl_iobench_dtype_name(c->dtype));
+    json_put_u64(o, "work", c->work_macs);
+    json_put_u64(o, "steps", c->steps);
+    json_put_u64(o, "io_tiles", c->io_tiles);
+    json_put_str(o, "outfeed", strm_mode_format(c->out_mode, c->out_n, mode, sizeof mode));
+    json_put_u64(o, "out_bytes", c->out_bytes);
+    json_put_u64(o, "depth", c->host.depth);
+    json_put_u64(o, "loaders", c->host.loaders);
+    json_put_num(o, "prep_us", (double)c->host.prep_ps / 1e6);
+    json_put_str(o, "host_dist", host_dist_format(&c->host.dist, dist, sizeof dist));
+    json_put_num(o, "callback_us", (double)c->host.callback_ps / 1e6);
+    json_put_num(o, "drain_us", (double)c->drain_ps / 1e6);
+    json_put_u64(o, "seed", c->host.seed);
+    json_put_u64(o, "threads", eng_threads(g));
+    json_put_u64(o, "max_cycles", c->max_cycles);
+    json_put_u64(o, "max_superstep_cycles", c->ctl.max_superstep_cycles);
+    return cli_report_json(inv, path, g, what, host_s, extra, o);
+}
+
 static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
 {
-    const char *cmd = "io-bench", *json = NULL, *v = NULL;
+    const char *cmd = "io-bench", *json_path = NULL, *v = NULL;
     cli_machine mo = {0};
     const cli_inv inv = {cmd, argc, argv, &mo};
     wl_iobench_cfg c = wl_iobench_defaults();
@@ -78,7 +131,7 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
         } else if (!strcmp(a, "--progress")) {
             progress = 1;
         } else if (!strcmp(a, "--json")) {
-            rc = cli_value(cmd, argc, argv, &i, &json);
+            rc = cli_value(cmd, argc, argv, &i, &json_path);
         } else if (!strcmp(a, "--dtype") || !strcmp(a, "--outfeed") || !strcmp(a, "--host-dist")) {
             if ((rc = cli_value(cmd, argc, argv, &i, &v)))
                 break;
@@ -151,41 +204,8 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
         printf("  %-22s Begin %llu, Mid %llu, End %llu cycles; hand-over %llu cycles per step\n",
                "I/O tiles (overlapped)", (unsigned long long)r.io[0], (unsigned long long)r.io[1],
                (unsigned long long)r.io[2], (unsigned long long)r.handover_cycles);
-    if (json && rank_id(ranks) == 0) {
-        txt x = {0};
-        txt_printf(
-            &x,
-            "\"iobench\": {\"batch\": %u, \"sample_px\": %u, \"dtype\": \"%s\", "
-            "\"work_macs\": %llu, \"steps\": %u, \"io_tiles\": %u, \"depth\": %u, "
-            "\"loaders\": %u, \"prep_us\": %.6g, \"batch_bytes\": %llu, "
-            "\"rule_of_thumb\": %u, \"steps_per_s\": %.9g, \"samples_per_s\": %.9g, "
-            "\"step_us\": %.9g, \"handover_cycles\": %llu, \"split\": {",
-            c.batch, c.sample_px, wl_iobench_dtype_name(c.dtype), (unsigned long long)c.work_macs,
-            c.steps, c.io_tiles, c.host.depth, c.host.loaders, (double)c.host.prep_ps / 1e6,
-            (unsigned long long)r.batch_bytes, r.rule_of_thumb, r.steps_per_s, r.samples_per_s,
-            r.steps_per_s > 0 ? 1e6 / r.steps_per_s : 0, (unsigned long long)r.handover_cycles);
-        cli_json_split(&x, g, 0);
-        txt_printf(&x, "}, \"io_overlapped\": [%llu, %llu, %llu]}", (unsigned long long)r.io[0],
-                   (unsigned long long)r.io[1], (unsigned long long)r.io[2]);
-        txt o = {0};
-        char dist[64], mode[32];
-        txt_printf(
-            &o,
-            "\"batch\": %u, \"sample_px\": %u, \"dtype\": \"%s\", \"work\": %llu, "
-            "\"steps\": %u, \"io_tiles\": %u, \"outfeed\": \"%s\", \"out_bytes\": %u, "
-            "\"depth\": %u, \"loaders\": %u, \"prep_us\": %.9g, \"host_dist\": \"%s\", "
-            "\"callback_us\": %.9g, \"drain_us\": %.9g, \"seed\": %llu, \"threads\": %u, "
-            "\"max_cycles\": %llu, \"max_superstep_cycles\": %llu",
-            c.batch, c.sample_px, wl_iobench_dtype_name(c.dtype), (unsigned long long)c.work_macs,
-            c.steps, c.io_tiles, strm_mode_format(c.out_mode, c.out_n, mode, sizeof mode),
-            c.out_bytes, c.host.depth, c.host.loaders, (double)c.host.prep_ps / 1e6,
-            host_dist_format(&c.host.dist, dist, sizeof dist), (double)c.host.callback_ps / 1e6,
-            (double)c.drain_ps / 1e6, (unsigned long long)c.host.seed, eng_threads(g),
-            (unsigned long long)c.max_cycles, (unsigned long long)c.ctl.max_superstep_cycles);
-        rc = cli_report_json(&inv, json, g, what, host_s, x.p, o.p);
-        free(x.p);
-        free(o.p);
-    }
+    if (json_path && rank_id(ranks) == 0)
+        rc = iobench_json(&inv, json_path, g, what, host_s, &c, &r);
     if (pf) {
         profile_finish(pf, g, NULL, what);
         if (cli_profile_done(pf, cmd, stdout) != 0)

@@ -7,7 +7,6 @@
 
 #include "base/alloc.h"
 #include "base/rank.h"
-#include "base/text.h"
 #include "cli/cli.h"
 #include "workloads/micro/micro.h"
 
@@ -58,51 +57,33 @@ static void print_table(FILE *f, const mach *m, const wl_micro_table *t, double 
                "gaps over 10%%).\n");
 }
 
-/* The table as JSON members: "micro": [{"bench", "what", "unit", "simulated", "implied",
- * "published"}, ...] (null where a figure is missing), "host_seconds". */
-static char *json_table(const wl_micro_table *t, double host)
-{
-    txt b = {0};
-    char n1[TEXT_NUM], n2[TEXT_NUM], n3[TEXT_NUM];
-    txt_printf(&b, "\"micro\": [");
-    for (size_t i = 0; i < t->n; i++) {
-        const wl_micro_row *r = &t->rows[i];
-        txt_printf(&b, "%s\n    {\"bench\": ", i ? "," : "");
-        cli_jstr(&b, r->bench);
-        txt_printf(&b, ", \"what\": ");
-        cli_jstr(&b, r->what);
-        txt_printf(&b, ", \"unit\": ");
-        cli_jstr(&b, r->unit);
-        txt_printf(&b, ", \"simulated\": %s, \"implied\": %s, \"published\": %s}",
-                   text_num(r->sim, n1), text_num(r->implied, n2), text_num(r->published, n3));
-    }
-    txt_printf(&b, "\n  ],\n  \"host_seconds\": %.3f", host);
-    return txt_take(&b);
-}
-
-/* The JSON report: the table, then the config. 0 or 2. */
+/* The JSON report: "micro": [{"bench", "what", "unit", "simulated", "implied", "published"},
+ * ...] (null where a figure is missing), "host_seconds", then the config. 0 or 2. */
 static int write_json(const cli_inv *inv, const char *path, const mach *m, const wl_micro_table *t,
                       double host, const char *name, unsigned threads, uint64_t max_cycles)
 {
-    char *table = json_table(t, host);
-    txt b = {0}, o = {0};
-    txt_printf(&o, "\"bench\": ");
-    cli_jstr(&o, name ? name : "all");
-    txt_printf(&o, ", \"threads\": %u, \"max_cycles\": %llu", threads,
-               (unsigned long long)max_cycles);
-    txt_printf(&b, "{\n  %s,\n  ", table);
-    cli_json_config(&b, inv, m, o.p);
-    txt_free(&o);
-    txt_printf(&b, "\n}\n");
-    int rc = cli_write_file(inv->cmd, path, b.p, b.len);
-    txt_free(&b);
-    free(table);
-    return rc;
+    json *doc = json_obj(), *rows = json_put(doc, "micro", json_arr()), *o = json_obj();
+    for (size_t i = 0; i < t->n; i++) {
+        const wl_micro_row *r = &t->rows[i];
+        json *x = json_put(rows, NULL, json_obj());
+        json_put_str(x, "bench", r->bench);
+        json_put_str(x, "what", r->what);
+        json_put_str(x, "unit", r->unit);
+        json_put_num(x, "simulated", r->sim);
+        json_put_num(x, "implied", r->implied);
+        json_put_num(x, "published", r->published);
+    }
+    json_put_num(doc, "host_seconds", host);
+    json_put_str(o, "bench", name ? name : "all");
+    json_put_u64(o, "threads", threads);
+    json_put_u64(o, "max_cycles", max_cycles);
+    json_put(doc, "config", cli_json_config(inv, m, o));
+    return cli_write_json(inv->cmd, path, doc);
 }
 
 static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
 {
-    const char *cmd = "micro", *name = NULL, *csv = NULL, *json = NULL;
+    const char *cmd = "micro", *name = NULL, *csv = NULL, *json_path = NULL;
     cli_machine mo = {0};
     const cli_inv inv = {cmd, argc, argv, &mo};
     uint64_t threads = 0, max_cycles = WL_MICRO_MAX_CYCLES;
@@ -118,7 +99,7 @@ static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
         else if (strcmp(a, "--csv") == 0)
             rc = cli_value(cmd, argc, argv, &i, &csv);
         else if (strcmp(a, "--json") == 0)
-            rc = cli_value(cmd, argc, argv, &i, &json);
+            rc = cli_value(cmd, argc, argv, &i, &json_path);
         else if (strcmp(a, "--progress") == 0)
             progress = 1;
         else if (a[0] == '-')
@@ -156,8 +137,8 @@ static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
             rc = cli_write_file(cmd, csv, text, strlen(text));
             free(text);
         }
-        if (json && rank_id(ranks) == 0 && rc == 0)
-            rc = write_json(&inv, json, &m, &t, host, name, (unsigned)threads, max_cycles);
+        if (json_path && rank_id(ranks) == 0 && rc == 0)
+            rc = write_json(&inv, json_path, &m, &t, host, name, (unsigned)threads, max_cycles);
     }
     wl_micro_table_free(&t);
     free(e);

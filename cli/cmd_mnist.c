@@ -40,27 +40,40 @@ void mnist_epoch(mnist_run *r, int epoch, int epochs)
     r->ep_calls = 0;
 }
 
-void mnist_call(mnist_run *r, const mref_progress *p, const char *call_extra,
-                const char *epoch_extra)
+void mnist_call(mnist_run *r, const mref_progress *p)
 {
     printf("Loss:%0.4f | Accuracy:%0.2f%%: %d/%d\n", p->loss, p->accuracy, p->call, p->calls);
     fflush(stdout);
-    txt_printf(&r->calls,
-               "%s\n    {\"epoch\": %d, \"call\": %d, \"images\": %ld, \"loss\": %.6f, "
-               "\"accuracy\": %.4f%s}",
-               r->calls.len ? "," : "", p->epoch, p->call, p->images, p->loss, p->accuracy,
-               call_extra);
+    if (!r->calls) {
+        r->calls = json_arr();
+        r->epochs = json_arr();
+    }
+    json *c = json_put(r->calls, NULL, json_obj());
+    json_put_u64(c, "epoch", (uint64_t)p->epoch);
+    json_put_u64(c, "call", (uint64_t)p->call);
+    json_put_u64(c, "images", (uint64_t)p->images);
+    json_put_num(c, "loss", p->loss);
+    json_put_num(c, "accuracy", p->accuracy);
     r->ep_loss += p->loss;
     r->ep_acc += p->accuracy;
     r->ep_calls++;
-    if (p->call == p->calls)
-        txt_printf(&r->epochs,
-                   "%s\n    {\"epoch\": %d, \"calls\": %d, \"last_loss\": %.6f, "
-                   "\"last_accuracy\": %.4f, \"mean_loss\": %.6f, \"mean_accuracy\": %.4f, "
-                   "\"seconds\": %.3f%s}",
-                   r->epochs.len ? "," : "", p->epoch, p->calls, p->loss, p->accuracy,
-                   r->ep_loss / r->ep_calls, r->ep_acc / r->ep_calls, cli_now() - r->t_epoch,
-                   epoch_extra);
+    if (p->call != p->calls)
+        return;
+    json *e = json_put(r->epochs, NULL, json_obj());
+    json_put_u64(e, "epoch", (uint64_t)p->epoch);
+    json_put_u64(e, "calls", (uint64_t)p->calls);
+    json_put_num(e, "last_loss", p->loss);
+    json_put_num(e, "last_accuracy", p->accuracy);
+    json_put_num(e, "mean_loss", r->ep_loss / r->ep_calls);
+    json_put_num(e, "mean_accuracy", r->ep_acc / r->ep_calls);
+    json_put_num(e, "seconds", cli_now() - r->t_epoch);
+}
+
+void mnist_run_free(mnist_run *r)
+{
+    json_object_put(r->calls);
+    json_object_put(r->epochs);
+    r->calls = r->epochs = NULL;
 }
 
 static void ref_epoch(void *ctx, int epoch, int epochs)
@@ -70,7 +83,7 @@ static void ref_epoch(void *ctx, int epoch, int epochs)
 
 static void ref_call(void *ctx, const mref_progress *p)
 {
-    mnist_call(ctx, p, "", "");
+    mnist_call(ctx, p);
 }
 
 long mnist_per_call(const mnist_opts *o)
@@ -192,41 +205,60 @@ static unsigned long data_crc(const mdata *d)
     return c;
 }
 
+/* The config's "options": the network, the data set (its name, directory, sizes and
+ * digest), the training's settings, then the simulated run's (res->options). */
+static json *mnist_options(const mnist_opts *o, const char *dir, const mdata *d,
+                           const mnist_result *res)
+{
+    const mref_cfg *cfg = &o->cfg;
+    json *x = json_obj(), *ds = json_obj();
+    char crc[16];
+    snprintf(crc, sizeof crc, "%08lx", data_crc(d));
+    json_put_str(x, "network", o->net->name);
+    json_put_str(ds, "name", o->dataset);
+    json_put_str(ds, "dir", dir);
+    json_put_u64(ds, "train_images", d->train.n);
+    json_put_u64(ds, "test_images", d->test.n);
+    json_put_str(ds, "crc32", crc);
+    json_put(x, "dataset", ds);
+    const struct {
+        const char *key;
+        int v;
+    } ints[] = {{"epochs", cfg->epochs},
+                {"batch_size", cfg->batch},
+                {"gradient_accumulation", cfg->grad_accum},
+                {"device_iterations", cfg->device_iters},
+                {"test_batch_size", cfg->test_batch}};
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
+        json_put_u64(x, ints[k].key, (uint64_t)ints[k].v);
+    json_put_num(x, "learning_rate", cfg->opt.lr);
+    json *betas = json_put(x, "betas", json_arr());
+    json_put_num(betas, NULL, cfg->opt.beta1);
+    json_put_num(betas, NULL, cfg->opt.beta2);
+    json_put_num(x, "eps", cfg->opt.eps);
+    json_put_num(x, "weight_decay", cfg->opt.weight_decay);
+    json_put_u64(x, "seed", cfg->seed);
+    json_append(x, res->options);
+    return x;
+}
+
 int mnist_json(const mnist_opts *o, const char *dir, const mdata *d, const mnist_run *r,
                const mnist_result *res)
 {
-    const mref_cfg *cfg = &o->cfg;
-    txt opts = {0}, b = {0};
-    txt_printf(&opts, "\n      \"network\": ");
-    cli_jstr(&opts, o->net->name);
-    txt_printf(&opts, ",\n      \"dataset\": {\"name\": ");
-    cli_jstr(&opts, o->dataset);
-    txt_printf(&opts, ", \"dir\": ");
-    cli_jstr(&opts, dir);
-    txt_printf(&opts,
-               ", \"train_images\": %zu, \"test_images\": %zu, \"crc32\": \"%08lx\"},\n      "
-               "\"epochs\": %d, \"batch_size\": %d, \"gradient_accumulation\": %d, "
-               "\"device_iterations\": %d, \"test_batch_size\": %d, \"learning_rate\": %.9g, "
-               "\"betas\": [%.9g, %.9g], \"eps\": %.9g, \"weight_decay\": %.9g, \"seed\": %llu%s",
-               d->train.n, d->test.n, data_crc(d), cfg->epochs, cfg->batch, cfg->grad_accum,
-               cfg->device_iters, cfg->test_batch, cfg->opt.lr, cfg->opt.beta1, cfg->opt.beta2,
-               cfg->opt.eps, cfg->opt.weight_decay, (unsigned long long)cfg->seed,
-               res->options ? res->options : "");
-    txt_printf(&b, "{\n  \"command\": \"mnist\",\n  \"mode\": \"%s\",\n", res->mode);
-    txt_printf(&b, "  \"calls\": [%s\n  ],\n", txt_str(&r->calls));
-    txt_printf(&b, "  \"epochs\": [%s\n  ],\n", txt_str(&r->epochs));
-    txt_printf(&b,
-               "  \"test_accuracy\": %.4f,\n  \"images_trained\": %ld,\n  \"train_seconds\": "
-               "%.4f,\n  \"train_images_per_second\": %.1f,\n  \"test_seconds\": %.4f%s%s,\n  ",
-               res->test_acc, res->trained, res->train_s,
-               res->train_s > 0 ? (double)res->trained / res->train_s : 0.0, res->test_s,
-               res->extra ? ",\n  " : "", res->extra ? res->extra : "");
-    cli_json_config(&b, &o->inv, res->m, txt_str(&opts));
-    txt_printf(&b, "\n}\n");
-    txt_free(&opts);
-    int rc = cli_write_file(CMD, o->json, b.p, b.len);
-    free(b.p);
-    return rc;
+    json *doc = json_obj();
+    json_put_str(doc, "command", "mnist");
+    json_put_str(doc, "mode", res->mode);
+    json_put(doc, "calls", r->calls ? json_object_get(r->calls) : json_arr());
+    json_put(doc, "epochs", r->epochs ? json_object_get(r->epochs) : json_arr());
+    json_put_num(doc, "test_accuracy", res->test_acc);
+    json_put_u64(doc, "images_trained", (uint64_t)res->trained);
+    json_put_num(doc, "train_seconds", res->train_s);
+    json_put_num(doc, "train_images_per_second",
+                 res->train_s > 0 ? (double)res->trained / res->train_s : 0.0);
+    json_put_num(doc, "test_seconds", res->test_s);
+    json_append(doc, res->extra);
+    json_put(doc, "config", cli_json_config(&o->inv, res->m, mnist_options(o, dir, d, res)));
+    return cli_write_json(CMD, o->json, doc);
 }
 
 /* ---- the options ---- */
@@ -633,8 +665,7 @@ static int ref_run(const mnist_opts *o, const char *dir, const mdata *d)
     fflush(stdout);
 out:
     rc = rc ? cli_report_err(CMD, e) : o->json ? mnist_json(o, dir, d, &r, &res) : 0;
-    txt_free(&r.calls);
-    txt_free(&r.epochs);
+    mnist_run_free(&r);
     mref_destroy(net);
     free(e);
     return rc;

@@ -61,9 +61,10 @@ typedef struct mnist_opts {
     cli_inv inv;             /* the command as given, for the reports' config */
 } mnist_opts;
 
-/* The progress of a training run: the JSON items of its calls and epochs. */
+/* The progress of a training run: the JSON items of its calls and epochs (arrays, NULL before
+ * the first call). */
 typedef struct mnist_run {
-    txt calls, epochs;
+    json *calls, *epochs;
     double t_epoch;
     double ep_loss, ep_acc;
     int ep_calls;
@@ -71,11 +72,12 @@ typedef struct mnist_run {
 
 /* Print "Epoch e/E" and start the epoch's summary. */
 void mnist_epoch(mnist_run *r, int epoch, int epochs);
-/* Print the call's "Loss:... | Accuracy:...: c/C" line and record it; call_extra (added to
- * the call's JSON item) and epoch_extra (to the epoch's, on its last call) are further
- * members, ", "-led, or "". */
-void mnist_call(mnist_run *r, const mref_progress *p, const char *call_extra,
-                const char *epoch_extra);
+/* Print the call's "Loss:... | Accuracy:...: c/C" line and record it: the last item of
+ * r->calls, and on an epoch's last call of r->epochs (the simulated run adds its members to
+ * both). */
+void mnist_call(mnist_run *r, const mref_progress *p);
+/* Free the items. */
+void mnist_run_free(mnist_run *r);
 /* Images in one host call: batch x gradient accumulation x device iterations x replicas. */
 long mnist_per_call(const mnist_opts *o);
 /* Images a run trains on: every epoch's whole host calls. */
@@ -89,12 +91,12 @@ typedef struct mnist_result {
     const char *mode; /* "reference" or "simulated" */
     double test_acc, train_s, test_s;
     long trained;
-    const char *extra; /* further members, without a leading or trailing comma, or NULL */
-    const mach *m;     /* the machine simulated, or NULL (the reference run) */
-    const char
-        *options; /* the simulated run's resolved options (JSON members, ", "-led), or NULL */
+    json *extra;   /* further members of the document (an object), or NULL */
+    const mach *m; /* the machine simulated, or NULL (the reference run) */
+    json *options; /* the simulated run's resolved options (an object), or NULL */
 } mnist_result;
-/* Write the JSON document to o->json whole (0) or not at all (2, after one line). */
+/* Write the JSON document to o->json whole (0) or not at all (2, after one line); res->extra
+ * and res->options are freed. */
 int mnist_json(const mnist_opts *o, const char *dir, const mdata *d, const mnist_run *r,
                const mnist_result *res);
 

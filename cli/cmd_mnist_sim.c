@@ -30,12 +30,12 @@ typedef struct phase {
     mach m;
     unsigned threads;
     eng_stats st;
-    char *split;     /* cli_report_split's line */
-    txt split_json;  /* cli_json_split's members */
-    json *csets;     /* the compute sets' table (cset_json), NULL without one */
-    txt csets_text;  /* its top 5 per IPU, a line each (cset_text_engine) */
-    gr_summary sum;  /* the compile */
-    gr_tile_mem top; /* the tile with the largest image */
+    char *split;      /* cli_report_split's line */
+    json *split_json; /* cli_json_split's object */
+    json *csets;      /* the compute sets' table (cset_json), NULL without one */
+    txt csets_text;   /* its top 5 per IPU, a line each (cset_text_engine) */
+    gr_summary sum;   /* the compile */
+    gr_tile_mem top;  /* the tile with the largest image */
     uint32_t top_tile;
     eng_balance balance; /* of every IPU's compute tiles (the I/O tiles apart) */
     txt steps;           /* --steps: the first program steps, a line each */
@@ -81,13 +81,15 @@ static void on_call(void *ctx, const mnet_call *c)
     uint64_t prev = s->ncalls ? s->ends[s->ncalls - 1] : 0;
     s->ends = xgrow(s->ends, &s->cap, s->ncalls + 1, sizeof *s->ends);
     s->ends[s->ncalls++] = c->end_cycle;
-    char call[96], epoch[48];
-    snprintf(call, sizeof call, ", \"end_cycle\": %llu, \"cycles\": %llu",
-             (unsigned long long)c->end_cycle, (unsigned long long)(c->end_cycle - prev));
-    snprintf(epoch, sizeof epoch, ", \"cycles\": %llu",
-             (unsigned long long)(c->end_cycle - s->epoch_end));
     cli_watch_clear(&s->w);
-    mnist_call(&s->r, &c->p, call, epoch);
+    mnist_call(&s->r, &c->p);
+    json *call = json_object_array_get_idx(s->r.calls, json_object_array_length(s->r.calls) - 1);
+    json_put_u64(call, "end_cycle", c->end_cycle);
+    json_put_u64(call, "cycles", c->end_cycle - prev);
+    if (c->p.call == c->p.calls)
+        json_put_u64(
+            json_object_array_get_idx(s->r.epochs, json_object_array_length(s->r.epochs) - 1),
+            "cycles", c->end_cycle - s->epoch_end);
     /* the heartbeat's expectation: the calls so far at their mean pace (the test pass aside) */
     uint64_t done = (uint64_t)(c->p.epoch - 1) * (uint64_t)c->p.calls + (uint64_t)c->p.call;
     s->w.expect = c->end_cycle / done * (uint64_t)c->p.calls * (uint64_t)c->p.epochs;
@@ -236,7 +238,7 @@ static void on_finished(void *ctx, int test, eng *g, const gr_exe *x, const mnet
                 p->ipu_peak[i] = gr_exe_tile(x, i, t)->total;
     }
     free(p->split);
-    txt_free(&p->split_json);
+    json_object_put(p->split_json);
     p->seen = 1;
     p->m = *eng_machine(g);
     p->threads = eng_threads(g);
@@ -248,7 +250,7 @@ static void on_finished(void *ctx, int test, eng *g, const gr_exe *x, const mnet
     for (uint32_t i = 0; i < eng_nipus(g); i++)
         cli_report_split(f, g, i);
     fclose(f);
-    cli_json_split(&p->split_json, g, 0);
+    p->split_json = cli_json_split(g, 0);
     json_object_put(p->csets);
     p->csets = cset_json(g);
     txt_free(&p->csets_text);
@@ -461,159 +463,183 @@ static void report(const sim *s)
 
 /* ---- the JSON document's "simulated" object ---- */
 
-/* "ipus": [...]: the report's line per IPU (several IPUs), then the utilisation. */
-static void json_ipus(txt *b, const phase *p)
+/* "ipus": [...]: the report's line per IPU (several IPUs), then the utilisation, into o. */
+static void json_ipus(json *o, const phase *p)
 {
     if (p->m.nipus < 2)
         return;
     double sum = 0.0;
-    txt_printf(b, "      \"ipus\": [");
+    json *a = json_put(o, "ipus", json_arr());
     for (uint32_t i = 0; i < p->m.nipus && i < 64; i++) {
         const eng_ipu_stats *q = &p->ipu[i];
         uint32_t st = p->pipe.stages ? i % p->pipe.stages : 0;
-        txt_printf(b,
-                   "%s{\"ipu\": %u, \"in_flight\": %u, \"stash_slots\": %u, \"stash_bytes\": "
-                   "%llu, \"stream_in_bytes\": %llu, \"stream_out_bytes\": %llu, "
-                   "\"global_tx_bytes\": %llu, \"global_rx_bytes\": %llu, \"peak_tile_bytes\": %u, "
-                   "\"tile_balance\": %.4f, \"busy_percent\": %.4f, \"split\": {",
-                   i ? ",\n        " : "", i, p->pipe.stages ? p->pipe.in_flight[st] : 1,
-                   p->pipe.slots[st], (unsigned long long)p->pipe.stash_bytes[st],
-                   (unsigned long long)q->host_in_bytes, (unsigned long long)q->host_out_bytes,
-                   (unsigned long long)q->global_tx_bytes, (unsigned long long)q->global_rx_bytes,
-                   p->ipu_peak[i], p->ipu_balance[i], busy_pct(p, i));
-        cli_json_cats(b, q, &p->m);
-        txt_printf(b, "}}");
+        json *x = json_put(a, NULL, json_obj());
+        json_put_u64(x, "ipu", i);
+        json_put_u64(x, "in_flight", p->pipe.stages ? p->pipe.in_flight[st] : 1);
+        json_put_u64(x, "stash_slots", p->pipe.slots[st]);
+        json_put_u64(x, "stash_bytes", p->pipe.stash_bytes[st]);
+        json_put_u64(x, "stream_in_bytes", q->host_in_bytes);
+        json_put_u64(x, "stream_out_bytes", q->host_out_bytes);
+        json_put_u64(x, "global_tx_bytes", q->global_tx_bytes);
+        json_put_u64(x, "global_rx_bytes", q->global_rx_bytes);
+        json_put_u64(x, "peak_tile_bytes", p->ipu_peak[i]);
+        json_put_num(x, "tile_balance", p->ipu_balance[i]);
+        json_put_num(x, "busy_percent", busy_pct(p, i));
+        json_put(x, "split", cli_json_cats(q, &p->m));
         sum += busy_pct(p, i);
     }
-    txt_printf(b, "],\n      \"utilisation_percent\": %.4f,\n", sum / p->m.nipus);
+    json_put_num(o, "utilisation_percent", sum / p->m.nipus);
     const char *formula;
     if (p->pipe.stages > 1)
-        txt_printf(b, "      \"ideal_utilisation_percent\": %.4f,\n", ideal_pct(p, &formula));
+        json_put_num(o, "ideal_utilisation_percent", ideal_pct(p, &formula));
 }
 
 /* "layer_tiles": {"conv1": [tiles on IPU 0, 1, ...], ...}: the tiles each layer's compute
- * sets use on each IPU. */
-static void json_layer_tiles(txt *b, const phase *p)
+ * sets use on each IPU; "mm_tiles": [...], into o. */
+static void json_layer_tiles(json *o, const phase *p)
 {
-    txt_printf(b, "      \"layer_tiles\": {");
+    json *lt = json_put(o, "layer_tiles", json_obj());
     for (int k = 0; k < MNET_NLAYERS; k++) {
-        txt_printf(b, "%s\"%s\": [", k ? ", " : "", mnet_layer_name(k));
+        json *a = json_put(lt, mnet_layer_name(k), json_arr());
         for (uint32_t i = 0; i < p->m.nipus && i < 4; i++)
-            txt_printf(b, "%s%u", i ? ", " : "", p->pipe.layer_tiles[k][i]);
-        txt_printf(b, "]");
+            json_put_u64(a, NULL, p->pipe.layer_tiles[k][i]);
     }
-    txt_printf(b, "},\n      \"mm_tiles\": [");
+    json *mm = json_put(o, "mm_tiles", json_arr());
     for (uint32_t i = 0; i < p->m.nipus && i < 4; i++)
-        txt_printf(b, "%s%u", i ? ", " : "", p->pipe.mm_tiles[i]);
-    txt_printf(b, "],\n");
+        json_put_u64(mm, NULL, p->pipe.mm_tiles[i]);
 }
 
-/* "plans": [...]: each planned operation, its partition, tiles, and each step's estimated
- * and simulated cycles (mapping planned). */
-static void json_plans(txt *b, const phase *p)
+/* One planned operation: its partition, tiles, and each step's estimated and simulated
+ * cycles. */
+static json *json_plan(const phase *p, uint32_t k)
+{
+    const mnet_plan *pl = &p->pipe.plan[k];
+    static const struct {
+        const char *key;
+        int at;
+    } parts[] = {{"b", OP_PB},   {"y", OP_PY},   {"x", OP_PX},
+                 {"ci", OP_PCI}, {"co", OP_PCO}, {"ky", OP_PK}};
+    json *x = json_obj();
+    json_put_str(x, "name", pl->name);
+    json_put_u64(x, "ipu", pl->ipu);
+    json_put_u64(x, "tiles", pl->est.tiles);
+    json *part = json_put(x, "partition", json_obj());
+    for (size_t j = 0; j < sizeof parts / sizeof parts[0]; j++)
+        json_put_u64(part, parts[j].key, pl->part.p[parts[j].at]);
+    json_put_u64(x, "estimated_run", pl->est.run);
+    json_put_u64(x, "estimated_prep", pl->est.prep);
+    json *steps = json_put(x, "steps", json_obj());
+    for (int j = 0; j < OP_S_N; j++) {
+        if (!pl->est.step[j] && !p->plan_sim[k][j])
+            continue;
+        json *st = json_put(steps, op_conv_step_name(j), json_obj());
+        json_put_u64(st, "estimated", pl->est.step[j]);
+        json_put_u64(st, "simulated", p->plan_sim[k][j]);
+    }
+    return x;
+}
+
+/* "plans": [...]: each planned operation (mapping planned), into o. */
+static void json_plans(json *o, const phase *p)
 {
     if (!p->pipe.nplans)
         return;
-    txt_printf(b, "      \"plans\": [");
-    for (uint32_t k = 0; k < p->pipe.nplans && k < MNET_MAX_PLANS; k++) {
-        const mnet_plan *pl = &p->pipe.plan[k];
-        const uint32_t *q = pl->part.p;
-        txt_printf(b,
-                   "%s{\"name\": \"%s\", \"ipu\": %u, \"tiles\": %u, \"partition\": {\"b\": %u, "
-                   "\"y\": %u, \"x\": %u, \"ci\": %u, \"co\": %u, \"ky\": %u}, "
-                   "\"estimated_run\": %llu, \"estimated_prep\": %llu, \"steps\": {",
-                   k ? ",\n        " : "", pl->name, pl->ipu, pl->est.tiles, q[OP_PB], q[OP_PY],
-                   q[OP_PX], q[OP_PCI], q[OP_PCO], q[OP_PK], (unsigned long long)pl->est.run,
-                   (unsigned long long)pl->est.prep);
-        int first = 1;
-        for (int j = 0; j < OP_S_N; j++) {
-            if (!pl->est.step[j] && !p->plan_sim[k][j])
-                continue;
-            txt_printf(b, "%s\"%s\": {\"estimated\": %llu, \"simulated\": %llu}", first ? "" : ", ",
-                       op_conv_step_name(j), (unsigned long long)pl->est.step[j],
-                       (unsigned long long)p->plan_sim[k][j]);
-            first = 0;
-        }
-        txt_printf(b, "}}");
-    }
-    txt_printf(b, "],\n");
+    json *a = json_put(o, "plans", json_arr());
+    for (uint32_t k = 0; k < p->pipe.nplans && k < MNET_MAX_PLANS; k++)
+        json_put(a, NULL, json_plan(p, k));
 }
 
-/* "compute_sets": {"ipus": [...]}, the phase's compute sets' table (csets.h), with a comma
- * and a line's indent after it; nothing without one. */
-static void json_csets(txt *b, const phase *p)
+/* "tile_balance" and "tile_memory", into o. */
+static void json_tiles(json *o, const phase *p)
 {
-    if (p->csets)
-        txt_printf(b, "      \"compute_sets\": %s,\n",
-                   json_object_to_json_string_ext(p->csets, JSON_C_TO_STRING_PLAIN |
-                                                                JSON_C_TO_STRING_NOSLASHESCAPE));
+    json *b = json_put(o, "tile_balance", json_obj());
+    json_put_num(b, "percent", p->balance.percent);
+    json_put_u64(b, "tiles", p->balance.tiles);
+    json_put_u64(b, "busiest_tile", p->balance.busiest);
+    json_put_u64(b, "io_tiles", p->balance.io_tiles);
+    json_put_num(b, "io_percent", p->balance.io_percent);
+    json *m = json_put(o, "tile_memory", json_obj());
+    json_put_u64(m, "peak_bytes", p->top.total);
+    json_put_u64(m, "peak_tile", p->top_tile);
+    json_put_u64(m, "code", p->top.code);
+    json_put_u64(m, "vertex_state", p->top.state);
+    json_put_u64(m, "always_live", p->top.always);
+    json_put_u64(m, "not_always_live", p->top.other);
+    json_put_u64(m, "data", p->top.data);
+    json_put_num(m, "mean_bytes", p->sum.mean_bytes);
+    json_put_u64(m, "tiles_used", p->sum.tiles_used);
+    json_put_u64(m, "sram_bytes", p->m.sram_bytes);
 }
 
-static void json_phase(txt *b, const phase *p)
+/* "compile": the graph's compile summary. */
+static json *json_compile(const gr_summary *c)
+{
+    json *x = json_obj();
+    json_put_u64(x, "compute_sets", c->compute_sets);
+    json_put_u64(x, "vertices", c->vertices);
+    json_put_u64(x, "exchanges", c->exchanges);
+    json_put_u64(x, "exchange_bytes", c->exchange_bytes);
+    json_put_u64(x, "tiles_used", c->tiles_used);
+    json_put_u64(x, "max_tile", c->max_tile);
+    json_put_u64(x, "max_bytes", c->max_bytes);
+    json_put_num(x, "mean_bytes", c->mean_bytes);
+    json_put_u64(x, "programs", c->programs);
+    json_put_num(x, "seconds", c->compile_seconds);
+    return x;
+}
+
+static json *json_phase(const phase *p)
 {
     double sec = sim_seconds(p, p->st.cycles);
-    char num[TEXT_NUM];
-    txt_printf(b,
-               "{\"images\": %ld, \"cycles\": %llu, \"seconds\": %.9g, "
-               "\"images_per_simulated_second\": %.6g, \"host_seconds\": %.4f, "
-               "\"instructions\": %s, \"instructions_per_host_second\": %.6g,\n      "
-               "\"stats\": {",
-               p->images, (unsigned long long)p->st.cycles, sec,
-               sec > 0 ? (double)p->images / sec : 0.0, p->host_s, text_num(instructions(p), num),
-               p->host_s > 0 ? instructions(p) / p->host_s : 0.0);
+    json *x = json_obj();
+    json_put_u64(x, "images", (uint64_t)p->images);
+    json_put_u64(x, "cycles", p->st.cycles);
+    json_put_num(x, "seconds", sec);
+    json_put_num(x, "images_per_simulated_second", sec > 0 ? (double)p->images / sec : 0.0);
+    json_put_num(x, "host_seconds", p->host_s);
+    json_put_num(x, "instructions", instructions(p));
+    json_put_num(x, "instructions_per_host_second",
+                 p->host_s > 0 ? instructions(p) / p->host_s : 0.0);
+    json *st = json_put(x, "stats", json_obj());
     const eng_stat *tab = eng_stat_table();
     for (unsigned i = 0; i < ENG_NSTAT; i++)
-        txt_printf(b, "%s\"%s\": %s", i ? ", " : "", tab[i].key,
-                   text_num(eng_stat_value(&tab[i], &p->st, &p->m), num));
-    txt_printf(b, "},\n      \"split\": {%s},\n", txt_str(&p->split_json));
-    txt_printf(b,
-               "      \"tile_balance\": {\"percent\": %.4f, \"tiles\": %u, \"busiest_tile\": %u, "
-               "\"io_tiles\": %u, \"io_percent\": %.4f},\n"
-               "      \"tile_memory\": {\"peak_bytes\": %u, \"peak_tile\": %u, \"code\": %u, "
-               "\"vertex_state\": %u, \"always_live\": %u, \"not_always_live\": %u, \"data\": "
-               "%u, \"mean_bytes\": %.1f, \"tiles_used\": %u, \"sram_bytes\": %u},\n",
-               p->balance.percent, p->balance.tiles, p->balance.busiest, p->balance.io_tiles,
-               p->balance.io_percent, p->top.total, p->top_tile, p->top.code, p->top.state,
-               p->top.always, p->top.other, p->top.data, p->sum.mean_bytes, p->sum.tiles_used,
-               p->m.sram_bytes);
-    json_ipus(b, p);
-    json_csets(b, p);
-    json_layer_tiles(b, p);
-    json_plans(b, p);
-    txt_printf(b,
-               "      \"compile\": {\"compute_sets\": %u, \"vertices\": %u, \"exchanges\": %u, "
-               "\"exchange_bytes\": %llu, \"tiles_used\": %u, \"max_tile\": %u, \"max_bytes\": "
-               "%u, \"mean_bytes\": %.1f, \"programs\": %u, \"seconds\": %.4f}}",
-               p->sum.compute_sets, p->sum.vertices, p->sum.exchanges,
-               (unsigned long long)p->sum.exchange_bytes, p->sum.tiles_used, p->sum.max_tile,
-               p->sum.max_bytes, p->sum.mean_bytes, p->sum.programs, p->sum.compile_seconds);
+        json_put_num(st, tab[i].key, eng_stat_value(&tab[i], &p->st, &p->m));
+    json_put(x, "split", json_object_get(p->split_json));
+    json_tiles(x, p);
+    json_ipus(x, p);
+    if (p->csets)
+        json_put(x, "compute_sets", json_object_get(p->csets));
+    json_layer_tiles(x, p);
+    json_plans(x, p);
+    json_put(x, "compile", json_compile(&p->sum));
+    return x;
 }
 
-/* "simulated": {...}, the member the simulated run adds to the JSON document. */
-static char *json_simulated(const sim *s, const mnet_cfg *c)
+/* {"simulated": {...}}: the member the simulated run adds to the JSON document. */
+static json *json_simulated(const sim *s, const mnet_cfg *c)
 {
-    txt b = {0};
     char mode[32];
     double mean = 0.0;
     uint64_t min = 0, max = 0;
     if (s->ncalls)
         call_cycles(s, &mean, &min, &max);
-    txt_printf(&b,
-               "\"simulated\": {\n    \"machine\": \"%s\", \"ipus\": %u, \"tiles_per_ipu\": %u, "
-               "\"clock_hz\": %llu, \"host_threads\": %u, \"depth\": %u, \"output_mode\": "
-               "\"%s\",\n    \"host_calls\": %zu, \"call_cycles\": {\"mean\": %.1f, \"min\": "
-               "%llu, \"max\": %llu}",
-               c->m.name, c->m.nipus, c->m.tiles_per_ipu, (unsigned long long)c->m.clock_hz,
-               s->ph[s->ph[PH_TRAIN].seen ? PH_TRAIN : PH_TEST].threads, c->depth,
-               mode_name(c, mode, sizeof mode), s->ncalls, mean, (unsigned long long)min,
-               (unsigned long long)max);
+    json *doc = json_obj(), *x = json_put(doc, "simulated", json_obj());
+    json_put_str(x, "machine", c->m.name);
+    json_put_u64(x, "ipus", c->m.nipus);
+    json_put_u64(x, "tiles_per_ipu", c->m.tiles_per_ipu);
+    json_put_u64(x, "clock_hz", c->m.clock_hz);
+    json_put_u64(x, "host_threads", s->ph[s->ph[PH_TRAIN].seen ? PH_TRAIN : PH_TEST].threads);
+    json_put_u64(x, "depth", c->depth);
+    json_put_str(x, "output_mode", mode_name(c, mode, sizeof mode));
+    json_put_u64(x, "host_calls", s->ncalls);
+    json *cc = json_put(x, "call_cycles", json_obj());
+    json_put_num(cc, "mean", mean);
+    json_put_u64(cc, "min", min);
+    json_put_u64(cc, "max", max);
     for (int k = 0; k < PH_N; k++)
-        if (s->ph[k].seen) {
-            txt_printf(&b, ",\n    \"%s\": ", phase_key[k]);
-            json_phase(&b, &s->ph[k]);
-        }
-    txt_printf(&b, "\n  }");
-    return txt_take(&b);
+        if (s->ph[k].seen)
+            json_put(x, phase_key[k], json_phase(&s->ph[k]));
+    return doc;
 }
 
 /* ---- the run ---- */
@@ -676,28 +702,37 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *sets,
     fflush(stdout);
 }
 
-/* The simulated run's options as they were resolved, for the JSON's config: JSON members,
- * ", "-led (switches as 0 or 1, so that a sweep's CSV has them as columns). */
-static char *sim_options(const mnist_opts *o, const mnet_cfg *c)
+/* The simulated run's options as they were resolved, for the JSON's config (switches as 0
+ * or 1, so that a sweep's CSV has them as columns). */
+static json *sim_options(const mnist_opts *o, const mnet_cfg *c)
 {
-    txt b = {0};
     char mode[32], dist[64];
-    const char *strategy = o->ipus < 2 ? "one-ipu" : c->pipelined ? "pipelined" : "sharded";
-    txt_printf(&b,
-               ",\n      \"ipus\": %d, \"replicas\": %u, \"strategy\": \"%s\", \"schedule\": "
-               "\"%s\", \"recompute\": %d, \"stages\": [%u, %u, %u, %u],\n      \"io_tiles\": %u, "
-               "\"dtype\": \"%s\", \"depth\": %u, \"output_mode\": \"%s\", "
-               "\"offload_optimiser\": %d, \"mapping\": \"%s\", \"threads\": %u, \"max_calls\": "
-               "%d, \"test_images\": %d,\n      \"host\": {\"loaders\": %u, \"prep_us\": %.9g, "
-               "\"dist\": \"%s\", \"seed\": %llu, \"callback_us\": %.9g, \"drain_us\": %.9g}",
-               o->ipus, c->replicas, strategy, pipe_kind_name(c->schedule), c->recompute,
-               c->stage_ipu[0], c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3], c->io_tiles,
-               mnet_dtype_name(c->dtype), c->depth, mode_name(c, mode, sizeof mode), c->offload,
-               c->mapping == MNET_MAP_PLANNED ? "planned" : "sample", c->threads, o->max_calls,
-               o->test_images, c->host.loaders, (double)c->host.prep_ps / 1e6,
-               host_dist_format(&c->host.dist, dist, sizeof dist), (unsigned long long)c->host.seed,
-               (double)c->host.callback_ps / 1e6, (double)c->drain_ps / 1e6);
-    return txt_take(&b);
+    json *x = json_obj();
+    json_put_u64(x, "ipus", (uint64_t)o->ipus);
+    json_put_u64(x, "replicas", c->replicas);
+    json_put_str(x, "strategy", o->ipus < 2 ? "one-ipu" : c->pipelined ? "pipelined" : "sharded");
+    json_put_str(x, "schedule", pipe_kind_name(c->schedule));
+    json_put_u64(x, "recompute", (uint64_t)c->recompute);
+    json *st = json_put(x, "stages", json_arr());
+    for (int k = 0; k < 4; k++)
+        json_put_u64(st, NULL, c->stage_ipu[k]);
+    json_put_u64(x, "io_tiles", c->io_tiles);
+    json_put_str(x, "dtype", mnet_dtype_name(c->dtype));
+    json_put_u64(x, "depth", c->depth);
+    json_put_str(x, "output_mode", mode_name(c, mode, sizeof mode));
+    json_put_u64(x, "offload_optimiser", (uint64_t)c->offload);
+    json_put_str(x, "mapping", c->mapping == MNET_MAP_PLANNED ? "planned" : "sample");
+    json_put_u64(x, "threads", c->threads);
+    json_put_u64(x, "max_calls", (uint64_t)o->max_calls);
+    json_put_u64(x, "test_images", (uint64_t)o->test_images);
+    json *h = json_put(x, "host", json_obj());
+    json_put_u64(h, "loaders", c->host.loaders);
+    json_put_num(h, "prep_us", (double)c->host.prep_ps / 1e6);
+    json_put_str(h, "dist", host_dist_format(&c->host.dist, dist, sizeof dist));
+    json_put_u64(h, "seed", c->host.seed);
+    json_put_num(h, "callback_us", (double)c->host.callback_ps / 1e6);
+    json_put_num(h, "drain_us", (double)c->drain_ps / 1e6);
+    return x;
 }
 
 /* Train (if there are epochs), test, save the weights, report, as the reference run does.
@@ -821,28 +856,24 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
     if (rc) {
         rc = cli_report_err(CMD, e);
     } else if (o->json && rank_id(o->ranks) == 0) {
-        char *extra = json_simulated(s, &c), *opts = sim_options(o, &c);
         mnist_result res = {.mode = "simulated",
                             .m = &c.m,
-                            .options = opts,
+                            .options = sim_options(o, &c),
                             .test_acc = acc,
                             .train_s = s->ph[PH_TRAIN].host_s,
                             .test_s = s->ph[PH_TEST].host_s,
                             .trained = s->ph[PH_TRAIN].images,
-                            .extra = extra};
+                            .extra = json_simulated(s, &c)};
         rc = mnist_json(o, dir, d, &s->r, &res);
-        free(extra);
-        free(opts);
     }
     for (int k = 0; k < PH_N; k++) {
         free(s->ph[k].split);
-        txt_free(&s->ph[k].split_json);
+        json_object_put(s->ph[k].split_json);
         txt_free(&s->ph[k].steps);
         json_object_put(s->ph[k].csets);
         txt_free(&s->ph[k].csets_text);
     }
-    txt_free(&s->r.calls);
-    txt_free(&s->r.epochs);
+    mnist_run_free(&s->r);
     free(s->ends);
     profile_free(s->pf);
     free(s);

@@ -11,7 +11,6 @@
 #include "base/alloc.h"
 #include "base/file.h"
 #include "base/rank.h"
-#include "base/text.h"
 #include "cli/cli.h"
 #include "bench/profile/profile.h"
 #include "host/system.h"
@@ -105,7 +104,7 @@ static int run_again(const sys_cfg *cfg, const isa_prog *prog, const eng_stop *a
 
 /* The JSON report, its config's options: the program (its path, size and CRC-32: which file
  * ran), the host threads and the limits. 0 or 2. */
-static int json_report(const cli_inv *inv, const char *json, const eng *g, const char *path,
+static int json_report(const cli_inv *inv, const char *json_path, const eng *g, const char *path,
                        double host, uint64_t max_cycles)
 {
     err e;
@@ -114,19 +113,21 @@ static int json_report(const cli_inv *inv, const char *json, const eng *g, const
     unsigned long crc =
         crc32_z(crc32(0L, Z_NULL, 0), (const unsigned char *)bytes, bytes ? len : 0);
     free(bytes);
-    txt o = {0};
-    txt_printf(&o, "\"program\": {\"path\": ");
-    cli_jstr(&o, path);
-    txt_printf(&o, ", \"bytes\": %zu, \"crc32\": \"%08lx\"}, \"threads\": %u, \"max_cycles\": %llu",
-               len, crc, eng_threads(g), (unsigned long long)max_cycles);
-    int rc = cli_report_json(inv, json, g, path, host, NULL, o.p);
-    txt_free(&o);
+    json *o = json_obj(), *prog = json_put(o, "program", json_obj());
+    char hex[16];
+    snprintf(hex, sizeof hex, "%08lx", crc);
+    json_put_str(prog, "path", path);
+    json_put_u64(prog, "bytes", len);
+    json_put_str(prog, "crc32", hex);
+    json_put_u64(o, "threads", eng_threads(g));
+    json_put_u64(o, "max_cycles", max_cycles);
+    int rc = cli_report_json(inv, json_path, g, path, host, NULL, o);
     return rc;
 }
 
 static int run_cmd(int argc, char **argv, rank_comm *ranks)
 {
-    const char *cmd = "run", *path = NULL, *json = NULL;
+    const char *cmd = "run", *path = NULL, *json_path = NULL;
     cli_machine mo = {0};
     const cli_inv inv = {cmd, argc, argv, &mo};
     uint64_t ipus = 0, tiles = 0, threads = 0, max_cycles = 10000000000ull;
@@ -171,7 +172,7 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
             if (!rc)
                 rc = parse_dump(v, &dumps[ndumps++]);
         } else if (strcmp(a, "--json") == 0) {
-            rc = cli_value(cmd, argc, argv, &i, &json);
+            rc = cli_value(cmd, argc, argv, &i, &json_path);
         } else {
             return cli_unknown(cmd, a);
         }
@@ -249,8 +250,8 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
                           (uint32_t)dumps[d].addr, (uint32_t)dumps[d].len);
             print_dump(g, &dumps[d]);
         }
-        if (json && rank_id(ranks) == 0 &&
-            json_report(&inv, json, g, path, host, max_cycles) != 0 && rc == ERR_OK)
+        if (json_path && rank_id(ranks) == 0 &&
+            json_report(&inv, json_path, g, path, host, max_cycles) != 0 && rc == ERR_OK)
             rc = ERR_INPUT;
         if (pf && rc == ERR_OK) {
             profile_finish(pf, g, NULL, path);

@@ -1,7 +1,8 @@
-/* report: the end-of-run report in text and JSON, from the engine's statistics tables
- * (hw/stats.h: run statistics, per-IPU statistics, time categories; every line and key comes
- * from a row), loading a program from assembly or from a binary image, and what the commands
- * that spread over MPI ranks share: joining the ranks, agreeing on a status, --rank-stats. */
+/* report: the end-of-run report in text and JSON (a json-c tree, base/json.h), from the
+ * engine's statistics tables (hw/stats.h: run statistics, per-IPU statistics, time
+ * categories; every line and key comes from a row), loading a program from assembly or from a
+ * binary image, and what the commands that spread over MPI ranks share: joining the ranks,
+ * agreeing on a status, --rank-stats. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 
 #include "base/alloc.h"
 #include "base/file.h"
-#include "base/text.h"
+#include "base/json.h"
 #include "base/rank.h"
 #include "cli/cli.h"
 #include "hw/engine.h"
@@ -289,35 +290,29 @@ void cli_report_split(FILE *f, const eng *g, uint32_t ipu)
     fputc('\n', f);
 }
 
-void cli_json_cats(txt *b, const eng_ipu_stats *is, const mach *m)
+json *cli_json_cats(const eng_ipu_stats *is, const mach *m)
 {
-    char num[TEXT_NUM];
+    json *o = json_obj();
     const eng_stat *tab = eng_cat_table();
     for (unsigned k = 0; k < ENG_NCAT; k++)
-        txt_printf(b, "%s\"%s\": %s", k ? ", " : "", tab[k].key,
-                   text_num(eng_stat_value(&tab[k], is, m), num));
+        json_put_num(o, tab[k].key, eng_stat_value(&tab[k], is, m));
+    return o;
 }
 
-void cli_json_split(txt *b, const eng *g, uint32_t ipu)
+json *cli_json_split(const eng *g, uint32_t ipu)
 {
     eng_ipu_stats is;
     eng_get_ipu_stats(g, ipu, &is);
-    cli_json_cats(b, &is, eng_machine(g));
+    return cli_json_cats(&is, eng_machine(g));
 }
 
-void cli_jstr(txt *b, const char *s)
+int cli_write_json(const char *cmd, const char *path, json *o)
 {
-    txt_printf(b, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            txt_printf(b, "\\%c", c);
-        else if (c < 0x20)
-            txt_printf(b, "\\u%04x", c);
-        else
-            txt_printf(b, "%c", c);
-    }
-    txt_printf(b, "\"");
+    char *s = json_text(o);
+    int rc = cli_write_file(cmd, path, s, strlen(s));
+    free(s);
+    json_object_put(o);
+    return rc;
 }
 
 /* The parameter that --set number i names, unless a later --set names it again (the last one
@@ -350,63 +345,50 @@ void cli_machine_sets(const cli_machine *mo, const mach *m, char *buf, size_t le
     }
 }
 
-/* "KEY": VALUE of one machine parameter (a word as a string), into b. */
-static void json_param(txt *b, const mach *m, const mach_param *p, const char *sep)
+/* One machine parameter's value: a word as a string, a whole number as a count. */
+static json *json_param(const mach *m, const mach_param *p)
 {
     char v[64];
-    txt_printf(b, "%s\"%s\": ", sep, p->key);
-    if (p->type == MACH_ENUM)
-        cli_jstr(b, mach_param_format(m, p, v, sizeof v));
-    else
-        txt_printf(b, "%s", mach_param_format(m, p, v, sizeof v));
+    mach_param_format(m, p, v, sizeof v);
+    return p->type == MACH_ENUM ? json_str(v) : json_u64(strtoull(v, NULL, 10));
 }
 
-/* The config's "machine": {...}. */
-static void json_machine(txt *b, const cli_inv *inv, const mach *m)
+/* The config's "machine": {"preset", "overrides", "params"}. */
+static json *json_machine(const cli_inv *inv, const mach *m)
 {
-    txt_printf(b, "{\"preset\": ");
-    cli_jstr(b, inv->mo && inv->mo->machine ? inv->mo->machine : "mk2");
-    txt_printf(b, ", \"overrides\": {");
-    const char *sep = "";
+    json *o = json_obj();
+    json_put_str(o, "preset", inv->mo && inv->mo->machine ? inv->mo->machine : "mk2");
+    json *over = json_put(o, "overrides", json_obj());
     for (unsigned i = 0; inv->mo && i < inv->mo->nsets; i++) {
         const mach_param *p = set_param(inv->mo, i);
-        if (p) {
-            json_param(b, m, p, sep);
-            sep = ", ";
-        }
+        if (p)
+            json_put(over, p->key, json_param(m, p));
     }
-    txt_printf(b, "},\n      \"params\": {");
+    json *params = json_put(o, "params", json_obj());
     for (size_t i = 0; i < MACH_NPARAMS; i++)
-        json_param(b, m, &mach_params()[i], i ? ", " : "");
-    txt_printf(b, "}}");
+        json_put(params, mach_params()[i].key, json_param(m, &mach_params()[i]));
+    return o;
 }
 
-void cli_json_argv(txt *b, int argc, char **argv)
+json *cli_json_argv(int argc, char **argv)
 {
-    txt_printf(b, "\"argv\": [");
-    for (int i = 0; i < argc; i++) {
-        txt_printf(b, "%s", i ? ", " : "");
-        cli_jstr(b, argv[i]);
-    }
-    txt_printf(b, "]");
+    json *a = json_arr();
+    for (int i = 0; i < argc; i++)
+        json_put_str(a, NULL, argv[i]);
+    return a;
 }
 
-void cli_json_config(txt *b, const cli_inv *inv, const mach *m, const char *options)
+json *cli_json_config(const cli_inv *inv, const mach *m, json *options)
 {
-    txt_printf(b, "\"config\": {\n    \"program\": \"ipusim\", \"version\": ");
-    cli_jstr(b, cli_version());
-    txt_printf(b, ", \"command\": ");
-    cli_jstr(b, inv->cmd);
-    txt_printf(b, ",\n    ");
-    cli_json_argv(b, inv->argc, inv->argv);
-    txt_printf(b, ",\n    \"machine\": ");
-    if (m)
-        json_machine(b, inv, m);
-    else
-        txt_printf(b, "null"); /* not simulated */
+    json *o = json_obj();
+    json_put_str(o, "program", "ipusim");
+    json_put_str(o, "version", cli_version());
+    json_put_str(o, "command", inv->cmd);
+    json_put(o, "argv", cli_json_argv(inv->argc, inv->argv));
+    json_put(o, "machine", m ? json_machine(inv, m) : NULL); /* null: not simulated */
     if (options)
-        txt_printf(b, ",\n    \"options\": {%s}", options);
-    txt_printf(b, "\n  }");
+        json_put(o, "options", options);
+    return o;
 }
 
 void cli_report_text(FILE *f, const cli_inv *inv, const eng *g, const char *what,
@@ -428,65 +410,54 @@ void cli_report_text(FILE *f, const cli_inv *inv, const eng *g, const char *what
                 eng_stat_value(insn, &st, m) / host_seconds / 1e6);
 }
 
-/* "KEY": VALUE for every row of tab, from stats, separated by sep. */
-static void json_rows(FILE *f, const eng_stat *tab, unsigned n, const void *stats, const mach *m,
-                      const char *sep)
+/* "KEY": VALUE for every row of tab, from stats, into the object o. */
+static void json_rows(json *o, const eng_stat *tab, unsigned n, const void *stats, const mach *m)
 {
-    char num[TEXT_NUM];
     for (unsigned i = 0; i < n; i++)
-        fprintf(f, "%s\"%s\": %s", i ? sep : "", tab[i].key,
-                text_num(eng_stat_value(&tab[i], stats, m), num));
+        json_put_num(o, tab[i].key, eng_stat_value(&tab[i], stats, m));
+}
+
+/* "per_ipu": [{"ipu": I, the per-IPU rows, "split": {...}}, ...]. */
+static json *json_per_ipu(const eng *g)
+{
+    json *a = json_arr();
+    for (uint32_t i = 0; i < eng_nipus(g); i++) {
+        eng_ipu_stats is;
+        eng_get_ipu_stats(g, i, &is);
+        json *o = json_put(a, NULL, json_obj());
+        json_put_u64(o, "ipu", i);
+        json_rows(o, eng_ipu_stat_table(), ENG_NIPU_STAT, &is, eng_machine(g));
+        json_put(o, "split", cli_json_cats(&is, eng_machine(g)));
+    }
+    return a;
 }
 
 int cli_report_json(const cli_inv *inv, const char *path, const eng *g, const char *what,
-                    double host_seconds, const char *extra, const char *options)
+                    double host_seconds, json *extra, json *options)
 {
     const mach *m = eng_machine(g);
     eng_stats st;
     eng_get_stats(g, &st);
     const eng_stat *tab = eng_stat_table();
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        xoom(BUFSIZ); /* open_memstream fails only for memory */
-    txt head = {0}, cfg = {0};
-    cli_jstr(&head, what);
-    cli_json_config(&cfg, inv, m, options);
-    fprintf(f, "{\n  \"what\": %s", txt_str(&head));
-    txt_free(&head);
-    fprintf(f,
-            ",\n  \"machine\": \"%s\",\n  \"ipus\": %u,\n  \"tiles_per_ipu\": %u,\n"
-            "  \"clock_hz\": %llu,\n",
-            m->name, eng_nipus(g), eng_ntiles(g), (unsigned long long)m->clock_hz);
-    fprintf(f, "  \"stats\": {\n    ");
-    json_rows(f, tab, ENG_NSTAT, &st, m, ",\n    ");
-    fprintf(f, "\n  },\n  \"instructions_per_context\": [");
+    json *r = json_obj();
+    json_put_str(r, "what", what);
+    json_put_str(r, "machine", m->name);
+    json_put_u64(r, "ipus", eng_nipus(g));
+    json_put_u64(r, "tiles_per_ipu", eng_ntiles(g));
+    json_put_u64(r, "clock_hz", m->clock_hz);
+    json_rows(json_put(r, "stats", json_obj()), tab, ENG_NSTAT, &st, m);
+    json *ninsn = json_put(r, "instructions_per_context", json_arr());
     for (unsigned c = 0; c < TILE_NCTX; c++)
-        fprintf(f, "%s%llu", c ? ", " : "", (unsigned long long)st.ninsn[c]);
-    fprintf(f, "],\n  \"units\": {");
+        json_put_u64(ninsn, NULL, st.ninsn[c]);
+    json *units = json_put(r, "units", json_obj());
     for (unsigned i = 0; i < ENG_NSTAT; i++)
-        fprintf(f, "%s\"%s\": \"%s\"", i ? ", " : "", tab[i].key, tab[i].unit);
-    fprintf(f, "},\n");
-    fprintf(f, "  \"per_ipu\": [");
-    for (uint32_t i = 0; i < eng_nipus(g); i++) {
-        eng_ipu_stats is;
-        eng_get_ipu_stats(g, i, &is);
-        fprintf(f, "%s\n    {\"ipu\": %u, ", i ? "," : "", i);
-        json_rows(f, eng_ipu_stat_table(), ENG_NIPU_STAT, &is, m, ", ");
-        txt split = {0};
-        cli_json_cats(&split, &is, m);
-        fprintf(f, ", \"split\": {%s}}", txt_str(&split));
-        txt_free(&split);
-    }
-    fprintf(f, "\n  ],\n");
-    if (extra && *extra)
-        fprintf(f, "  %s,\n", extra);
-    fprintf(f, "  \"host\": {\"threads\": %u, \"numa_nodes\": %d, \"seconds\": %.6f},\n  %s\n}\n",
-            eng_threads(g), eng_numa_nodes(g), host_seconds, txt_str(&cfg));
-    txt_free(&cfg);
-    fclose(f);
-    int rc = cli_write_file(inv->cmd, path, buf, len);
-    free(buf);
-    return rc;
+        json_put_str(units, tab[i].key, tab[i].unit);
+    json_put(r, "per_ipu", json_per_ipu(g));
+    json_append(r, extra);
+    json *host = json_put(r, "host", json_obj());
+    json_put_u64(host, "threads", eng_threads(g));
+    json_put_num(host, "numa_nodes", eng_numa_nodes(g));
+    json_put_num(host, "seconds", host_seconds);
+    json_put(r, "config", cli_json_config(inv, m, options));
+    return cli_write_json(inv->cmd, path, r);
 }

@@ -23,9 +23,8 @@
 
 #include "base/alloc.h"
 #include "base/file.h"
+#include "base/json.h"
 #include "base/rank.h"
-#include "base/text.h"
-#include "bench/sweep/sweep.h"
 #include "cli/cli.h"
 
 /* The index of "--out" in argv, 0 when absent, -1 after an error line. */
@@ -148,39 +147,22 @@ static int split_report(const char *cmd, const char *stage, int argc, char **arg
     char *path = xmalloc(strlen(stage) + 16);
     sprintf(path, "%s/stats.json", stage);
     err e;
-    size_t len = 0;
-    char *s = file_read(path, (size_t)1 << 32, &len, &e), msg[SWEEP_MSG];
-    const char *key = ",\n  \"config\": ", *at = NULL;
-    for (const char *p = s; p && (p = strstr(p, key)); p++)
-        at = p; /* the config is the report's last member */
-    const char *obj = at ? at + strlen(key) : NULL;
-    const char *argv_at = obj ? strstr(obj, "\"argv\": [") : NULL;
-    const char *argv_end = argv_at ? strstr(argv_at, "],\n") : NULL;
-    const char *end = s && len > 3 ? s + len - 3 : NULL; /* the report's closing "\n}\n" */
-    int rc = argv_end && argv_end < end && strcmp(end, "\n}\n") == 0 ? 0 : 2;
-    txt cfg = {0}, stats = {0};
+    err_clear(&e);
+    json *r = json_load(path, (size_t)1 << 32, &e), *cfg = r ? json_at(r, "config") : NULL;
+    int rc = cfg && json_at(cfg, "argv") ? 0 : 2;
     if (!rc) {
-        txt_printf(&cfg, "%.*s", (int)(argv_at - obj), obj);
-        cli_json_argv(&cfg, argc, argv); /* the command line as typed, with --out DIR */
-        txt_printf(&cfg, "%.*s\n", (int)(end - argv_end - 1), argv_end + 1);
-        txt_printf(&stats, "%.*s\n}\n", (int)(at - s), s);
-        sweep_metrics m = {0};
-        rc = sweep_json_flatten(cfg.p, cfg.len, &m, msg);
-        sweep_metrics_free(&m);
-        rc = rc || sweep_json_flatten(stats.p, stats.len, &m, msg);
-        sweep_metrics_free(&m);
-    }
-    if (!rc) {
-        rc = file_write_atomic(path, stats.p, stats.len, &e);
+        json_object_get(cfg);
+        json_object_object_del(r, "config");
+        json_put(cfg, "argv", cli_json_argv(argc, argv)); /* as typed, with --out DIR; in place */
+        rc = json_save(path, r, &e);
         sprintf(path, "%s/config.json", stage);
-        rc = rc || file_write_atomic(path, cfg.p, cfg.len, &e);
+        rc = rc || json_save(path, cfg, &e);
+        json_object_put(cfg);
     }
     if (rc)
         fprintf(stderr, "ipusim %s: --out: the report could not be split in config and stats\n",
                 cmd);
-    txt_free(&cfg);
-    txt_free(&stats);
-    free(s);
+    json_object_put(r);
     free(path);
     return rc ? 2 : 0;
 }

@@ -23,6 +23,7 @@
 
 #include "base/alloc.h"
 #include "base/file.h"
+#include "base/json.h"
 #include "base/num.h"
 #include "base/rng.h"
 #include "base/text.h"
@@ -516,6 +517,160 @@ static void test_text_num(void **state)
     }
 }
 
+/* ---- json (base/json.h) ---- */
+
+/* Numbers as text_num prints them (the expected texts written by hand), a count with all its
+ * digits, strings escaped as JSON wants and '/' left alone, the project's layout; and the text
+ * reads back as the same values and prints the same, but for -0: json-c reads it as the whole
+ * number 0 and keeps no text for whole numbers. */
+static void test_json_write(void **state)
+{
+    (void)state;
+    json *o = json_obj();
+    json_put_num(o, "a", 0.1);
+    json_put_num(o, "b", 8567.510188);
+    json_put_num(o, "c", 1e300);
+    json_put_num(o, "d", 9007199254740994.0); /* 2^53 + 2 */
+    json_put_num(o, "e", -0.0);
+    json_put_num(o, "f", 1.0 / 3);
+    json_put_u64(o, "max", UINT64_MAX);
+    json_put_str(o, "s", "a\"b\\c\n/");
+    json_put_num(o, "nan", 0.0 / 0.0);
+    json *arr = json_put(o, "arr", json_arr());
+    json_put_num(arr, NULL, 1);
+    json_put(arr, NULL, json_boolean(1));
+    json *more = json_obj();
+    json_put_str(more, "x", "y");
+    json_put(more, "z", NULL);
+    json_append(o, more);
+    const char *want = "{\n"
+                       "  \"a\": 0.1,\n"
+                       "  \"b\": 8567.510188,\n"
+                       "  \"c\": 1e+300,\n"
+                       "  \"d\": 9007199254740994,\n"
+                       "  \"e\": -0,\n"
+                       "  \"f\": 0.3333333333333333,\n"
+                       "  \"max\": 18446744073709551615,\n"
+                       "  \"s\": \"a\\\"b\\\\c\\n/\",\n"
+                       "  \"nan\": null,\n"
+                       "  \"arr\": [\n"
+                       "    1,\n"
+                       "    true\n"
+                       "  ],\n"
+                       "  \"x\": \"y\",\n"
+                       "  \"z\": null\n"
+                       "}\n";
+    char *text = json_text(o);
+    assert_string_equal(text, want);
+    err e;
+    err_clear(&e);
+    json *back = json_parse("t.json", text, strlen(text), &e);
+    assert_non_null(back);
+    assert_true(json_object_get_double(json_at(back, "b")) == 8567.510188);
+    assert_true(json_object_get_uint64(json_at(back, "max")) == UINT64_MAX);
+    assert_string_equal(json_object_get_string(json_at(back, "s")), "a\"b\\c\n/");
+    char *again = json_text(back), *minus = strstr(text, "\"e\": -0,");
+    assert_non_null(minus);
+    memmove(minus + 5, minus + 6, strlen(minus + 6) + 1); /* "e": -0 -> "e": 0 */
+    assert_string_equal(again, text);
+    free(again);
+    free(text);
+    json_object_put(back);
+    json_object_put(o);
+}
+
+/* Each error is one "NAME:LINE:COL: error: ..." line at the first byte that cannot be JSON
+ * (columns by hand), and nothing is returned. */
+static void test_json_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *at;
+    } bad[] = {
+        /* a bad token on line 3: two spaces, "b", ':', a space, then the '@' at column 8 */
+        {"{\n  \"a\": 1,\n  \"b\": @ }\n", "x.json:3:8: error: "},
+        /* truncated: the text's 11 bytes end inside the array, "column 12" is its end */
+        {"{\"a\": [1, 2", "x.json:1:12: error: the JSON text ends before its value does"},
+        {"", "x.json:1:1: error: the JSON text ends before its value does"},
+        /* text after the value: a second value, and a NUL byte, at column 5 */
+        {"[1] [2]", "x.json:1:5: error: "},
+        {"[1] \0", "x.json:1:5: error: text after the JSON value"},
+        /* strict JSON: a trailing comma, a name without quotes, a leading zero (json-c names
+         * the byte after the number) */
+        {"[1, ]", "x.json:1:5: error: "},
+        {"{a: 1}", "x.json:1:2: error: "},
+        {"[01]", "x.json:1:4: error: "},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        err e;
+        err_clear(&e);
+        size_t len = strlen(bad[k].text) + (k == 4); /* the NUL byte is part of the text */
+        json *o = json_parse("x.json", bad[k].text, len, &e);
+        if (o || strncmp(e.msg, bad[k].at, strlen(bad[k].at)) != 0 || strchr(e.msg, '\n') ||
+            e.status != ERR_INPUT)
+            fail_msg("case %zu: '%s', want '%s...'", k, e.msg, bad[k].at);
+    }
+    char deep[70];
+    memset(deep, '[', sizeof deep);
+    err e;
+    err_clear(&e);
+    assert_null(json_parse("x.json", deep, sizeof deep, &e));
+    assert_string_equal(e.msg, "x.json:1:65: error: nesting too deep"); /* 64 levels */
+}
+
+/* Lookups by dotted path through objects and arrays; a missing key, an index out of range or
+ * not a number, and a step into a number are NULL. */
+static void test_json_at(void **state)
+{
+    (void)state;
+    const char *text = "{\"a\": {\"b\": [10, {\"c\": \"x\"}], \"d.e\": 1}, \"n\": 5}";
+    err e;
+    err_clear(&e);
+    json *o = json_parse("t.json", text, strlen(text), &e);
+    assert_non_null(o);
+    assert_ptr_equal(json_at(o, ""), o);
+    assert_int_equal(json_object_get_int(json_at(o, "a.b.0")), 10);
+    assert_string_equal(json_object_get_string(json_at(o, "a.b.1.c")), "x");
+    assert_int_equal(json_object_array_length(json_at(o, "a.b")), 2);
+    static const char *const none[] = {"z", "a.z", "a.b.2", "a.b.x", "a.b.-1", "n.0", "a.d.e"};
+    for (size_t k = 0; k < sizeof none / sizeof none[0]; k++)
+        if (json_at(o, none[k]))
+            fail_msg("json_at '%s' is not NULL", none[k]);
+    json_object_put(o);
+}
+
+typedef struct leaves_got {
+    char text[512];
+} leaves_got;
+
+static void add_leaf(void *ctx, const char *path, const char *value, json_type type)
+{
+    leaves_got *g = ctx;
+    size_t n = strlen(g->text);
+    snprintf(g->text + n, sizeof g->text - n, "%s=%s(%s) ", path, value, json_type_to_name(type));
+}
+
+/* Every leaf in member order with its path and text: numbers as the text read, strings
+ * unquoted, booleans and null by name; empty containers have none. */
+static void test_json_leaves(void **state)
+{
+    (void)state;
+    const char *text = "{\"a\": 1.50, \"b\": [true, null, \"s t\"], \"c\": {}, \"d\": {\"e\": -2, "
+                       "\"f\": []}, \"g\": 18446744073709551615, \"h\": 2E+3}";
+    err e;
+    err_clear(&e);
+    json *o = json_parse("t.json", text, strlen(text), &e);
+    assert_non_null(o);
+    leaves_got g = {""};
+    json_leaves(o, NULL, add_leaf, &g);
+    assert_string_equal(g.text, "a=1.50(double) b.0=true(boolean) b.1=null(null) b.2=s t(string) "
+                                "d.e=-2(int) g=18446744073709551615(int) h=2E+3(double) ");
+    g.text[0] = '\0';
+    json_leaves(json_at(o, "d"), "p", add_leaf, &g);
+    assert_string_equal(g.text, "p.e=-2(int) ");
+    json_object_put(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -523,6 +678,8 @@ int main(void)
         cmocka_unit_test(test_read),          cmocka_unit_test(test_write),
         cmocka_unit_test(test_write_targets), cmocka_unit_test(test_rng),
         cmocka_unit_test(test_text_num),      cmocka_unit_test(test_long_names),
+        cmocka_unit_test(test_json_write),    cmocka_unit_test(test_json_errors),
+        cmocka_unit_test(test_json_at),       cmocka_unit_test(test_json_leaves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,11 +28,12 @@ fail=0
 pass=0
 
 # The run's output without what host time decides (host seconds and the rates from them, the
-# compile's seconds) and the JSON's argv (each run names its own --json file).
+# compile's seconds) and the JSON's argv, an array over lines (each run names its own --json
+# file).
 stable() {
   grep -v -e '^  host time' "$1" |
     sed -E -e 's/"(seconds|host_seconds|train_seconds|test_seconds)": [0-9.e+-]*/"\1": -/g' \
-      -e 's/"argv": \[.*\]/"argv": -/' \
+      -e '/"argv": \[/,/^ *\],?$/d' \
       -e 's/"(train_images_per_second|instructions_per_host_second)": [0-9.e+-]*/"\1": -/g' \
       -e 's/(compile|programs,) [0-9.]+ s/\1 - s/'
 }

@@ -88,8 +88,8 @@ static sweep_metrics read_json(const char *path)
     assert_non_null(text);
     sweep_metrics m = {0};
     char msg[SWEEP_MSG];
-    if (sweep_json_flatten(text, strlen(text), &m, msg) != 0)
-        fail_msg("%s: %s", path, msg);
+    if (sweep_json_flatten(path, text, strlen(text), &m, msg) != 0)
+        fail_msg("%s", msg);
     free(text);
     return m;
 }

@@ -5,7 +5,7 @@
  *
  *   sweep_grid.c  parameters (NAME=V1,V2 | NAME=A..B[:STEP] | NAME=A..B:xF), the grid they
  *                 span, and the argv of each point
- *   sweep_json.c  a small JSON reader that flattens every number into a named metric
+ *   sweep_json.c  a point's JSON report (read with base/json) as named metrics, one per number
  *   sweep_csv.c   the CSV: reading an earlier one (resume), quoting, formatting rows, the
  *                 columns (the union of the points'), rewriting it whole when they grow
  *   sweep_run.c   the runner: N pthreads, stdout to /dev/null, one write() per row, each
@@ -19,6 +19,8 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+
+#include "base/json.h"
 
 enum {
     SWEEP_MSG = 512,            /* size of every msg buffer */
@@ -76,10 +78,12 @@ typedef struct sweep_metrics {
     size_t n, cap;
 } sweep_metrics;
 
-/* Parse text (len bytes; RFC 8259 grammar, nesting at most 64 deep) and append every number
- * it contains to out; strings, true, false and null are read and left out. On malformed
- * input: 2 and "line L col C: ..." (1-based, bytes) in msg. */
-int sweep_json_flatten(const char *text, size_t len, sweep_metrics *out, char *msg);
+/* Append every number below o (base/json.h) to out, under its path, as the text it has. */
+void sweep_json_metrics(json *o, sweep_metrics *out);
+/* Parse text (len bytes, named name in messages) and append its numbers to out. On malformed
+ * input: 2 and one "name:line:col: error: ..." line in msg (json_parse). */
+int sweep_json_flatten(const char *name, const char *text, size_t len, sweep_metrics *out,
+                       char *msg);
 void sweep_metrics_free(sweep_metrics *m);
 
 /* ---- CSV (sweep_csv.c) ---- */

@@ -206,22 +206,23 @@ static void report_path(const run *r, size_t point, char *buf, size_t len)
     snprintf(buf, len, "%s/%s.json", r->dir, name);
 }
 
-/* 0: the report read into m; 1: no report file; 2: unreadable or malformed (msg). */
+/* 0: the report read into m; 1: no report file; 2: unreadable or malformed (msg: one
+ * "path:line:col: error: ..." line for a report that is not JSON). */
 static int read_report(const char *path, sweep_metrics *m, char *msg)
 {
     struct stat sb;
     if (stat(path, &sb) != 0)
         return 1;
     err e;
-    size_t n = 0;
-    char *s = file_read(path, MAX_JSON_BYTES, &n, &e);
-    if (!s) {
+    err_clear(&e);
+    json *o = json_load(path, MAX_JSON_BYTES, &e);
+    if (!o) {
         snprintf(msg, SWEEP_MSG, "%.*s", SWEEP_MSG - 1, e.msg);
         return 2;
     }
-    int rc = sweep_json_flatten(s, n, m, msg);
-    free(s);
-    return rc;
+    sweep_json_metrics(o, m);
+    json_object_put(o);
+    return 0;
 }
 
 /* A stop was asked for (Ctrl-C, SIGTERM). */
