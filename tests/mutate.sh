@@ -149,7 +149,7 @@ MUTATIONS=(
     "the JSON reader takes trailing commas (not strict)"
     base/json.c 's/    while (end < len \&\& text\[end\] \&\& strchr(/    while (end < len \&\& strchr(/'
     "a NUL byte after a JSON value reads as white space"
-    bench/sweep/sweep_json.c 's/    if (type != json_type_double \&\& type != json_type_int)/    if (type == json_type_null)/'
+    bench/sweep/sweep_json.c 's/    if ((type != json_type_double \&\& type != json_type_int) || in_table(path))/    if (type == json_type_null || in_table(path))/'
     "the sweep keeps strings and booleans as metrics"
     cli/cmd_mnist_sim.c 's/        json_put_num(x, "busy_percent", busy_pct(p, i));/        json_put_num(x, "busy_percent", (double)(long)(busy_pct(p, i) * 1e4 + 0.5) \/ 1e4);/'
     "mnist's busy shares rounded to four decimals, as they once were printed"
@@ -407,6 +407,10 @@ MUTATIONS=(
     "compute sets: superstep k named after step k + 1"
     hw/engine.c 's/^        cs->supersteps++;$/        (void)0;/'
     "compute sets count no supersteps"
+    bench/sweep/sweep_json.c 's/    return t \&\& (t == path || t\[-1\] == '"'"'.'"'"');/    return 0 \&\& t;/'
+    "sweep: the compute sets' tables as columns"
+    bench/sweep/sweep_json.c 's/    return t \&\& (t == path || t\[-1\] == '"'"'.'"'"');/    return t != NULL;/'
+    "sweep: a member ending in compute_sets taken for the table"
 )
 suite=${1:-}
 only=${2:-}

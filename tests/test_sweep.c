@@ -259,6 +259,14 @@ static void test_json_good(void **state)
     assert_int_equal(m.n, 1);
     assert_string_equal(m.m[0].name, "value");
     sweep_metrics_free(&m);
+    /* a compute sets' table is no column; a member that only ends in the name is */
+    const char *sets = "{\"s\": {\"compute_sets\": {\"ipus\": [{\"ipu\": 0, \"sets\": "
+                       "[{\"cycles\": 3}]}]}, \"cycles\": 5}, \"no_compute_sets\": {\"x\": 1}}";
+    assert_int_equal(sweep_json_flatten("t.json", sets, strlen(sets), &m, msg), 0);
+    assert_int_equal(m.n, 2);
+    assert_string_equal(m.m[0].name, "s.cycles");
+    assert_string_equal(m.m[1].name, "no_compute_sets.x");
+    sweep_metrics_free(&m);
     assert_int_equal(sweep_json_flatten("t.json", "[1,[2]]", 7, &m, msg), 0);
     assert_int_equal(m.n, 2);
     assert_string_equal(m.m[1].name, "1.0");
