@@ -68,6 +68,11 @@ typedef struct cli_profile {
     profile_opts o;      /* --profile-dir, --profile-window, --profile-tiles, --profile-max-mb */
 } cli_profile;
 
+/* The options every simulating command shares, as its JSON config echoes them: "progress"
+ * (1: --progress) and "profile": {"on", "dir", "window", "tiles" (null: none), "max_mb"}, into
+ * the options object o. */
+void cli_json_common(json *o, int progress, const cli_profile *p);
+
 #define PROFILE_HELP                                                                               \
     "  --profile                write a profile to --profile-dir: trace.json (Perfetto, chrome:\n" \
     "                           //tracing), summary.json and summary.txt, CSV for the plots\n"     \

@@ -9,7 +9,8 @@
 
 /* The JSON report: the run's figures as "gemm", the options as resolved. 0 or 2. */
 static int gemm_json(const cli_inv *inv, const char *path, const eng *g, const char *what,
-                     double host, const wl_gemm_cfg *c, const wl_gemm_result *r, uint64_t max_step)
+                     double host, const wl_gemm_cfg *c, const wl_gemm_result *r, uint64_t max_step,
+                     int progress, const cli_profile *po)
 {
     json *extra = json_obj(), *x = json_put(extra, "gemm", json_obj()), *opts = json_obj();
     const struct {
@@ -34,6 +35,7 @@ static int gemm_json(const cli_inv *inv, const char *path, const eng *g, const c
     json_put_u64(opts, "threads", eng_threads(g));
     json_put_u64(opts, "max_cycles", c->max_cycles);
     json_put_u64(opts, "max_superstep_cycles", max_step);
+    cli_json_common(opts, progress, po);
     return cli_report_json(inv, path, g, what, host, extra, opts);
 }
 
@@ -132,7 +134,8 @@ int cli_cmd_gemm(int argc, char **argv)
         printf("  %-22s %s: %llu elements differ from the fp32 loop c = c + a*b in k order\n",
                "bit-exact check", r.inexact ? "FAILED" : "passed", (unsigned long long)r.inexact);
     }
-    if (json_path && gemm_json(&inv, json_path, g, what, host, &cfg, &r, max_step) != 0)
+    if (json_path &&
+        gemm_json(&inv, json_path, g, what, host, &cfg, &r, max_step, progress, &po) != 0)
         rc = 2;
     if (pf) {
         profile_finish(pf, g, NULL, what);

@@ -45,7 +45,8 @@ static json *iobench_figures(const eng *g, const wl_iobench_cfg *c, const wl_iob
 
 /* The JSON report: the figures, and the options as resolved in its config. 0 or 2. */
 static int iobench_json(const cli_inv *inv, const char *path, const eng *g, const char *what,
-                        double host_s, const wl_iobench_cfg *c, const wl_iobench_result *r)
+                        double host_s, const wl_iobench_cfg *c, const wl_iobench_result *r,
+                        int progress, const cli_profile *po)
 {
     json *extra = json_obj(), *o = json_obj();
     json_put(extra, "iobench", iobench_figures(g, c, r));
@@ -68,6 +69,7 @@ static int iobench_json(const cli_inv *inv, const char *path, const eng *g, cons
     json_put_u64(o, "threads", eng_threads(g));
     json_put_u64(o, "max_cycles", c->max_cycles);
     json_put_u64(o, "max_superstep_cycles", c->ctl.max_superstep_cycles);
+    cli_json_common(o, progress, po);
     return cli_report_json(inv, path, g, what, host_s, extra, o);
 }
 
@@ -205,7 +207,7 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
                "I/O tiles (overlapped)", (unsigned long long)r.io[0], (unsigned long long)r.io[1],
                (unsigned long long)r.io[2], (unsigned long long)r.handover_cycles);
     if (json_path && rank_id(ranks) == 0)
-        rc = iobench_json(&inv, json_path, g, what, host_s, &c, &r);
+        rc = iobench_json(&inv, json_path, g, what, host_s, &c, &r, progress, &po);
     if (pf) {
         profile_finish(pf, g, NULL, what);
         if (cli_profile_done(pf, cmd, stdout) != 0)

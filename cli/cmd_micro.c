@@ -60,7 +60,8 @@ static void print_table(FILE *f, const mach *m, const wl_micro_table *t, double 
 /* The JSON report: "micro": [{"bench", "what", "unit", "simulated", "implied", "published"},
  * ...] (null where a figure is missing), "host_seconds", then the config. 0 or 2. */
 static int write_json(const cli_inv *inv, const char *path, const mach *m, const wl_micro_table *t,
-                      double host, const char *name, unsigned threads, uint64_t max_cycles)
+                      double host, const char *name, unsigned threads, uint64_t max_cycles,
+                      int progress)
 {
     json *doc = json_obj(), *rows = json_put(doc, "micro", json_arr()), *o = json_obj();
     for (size_t i = 0; i < t->n; i++) {
@@ -77,6 +78,7 @@ static int write_json(const cli_inv *inv, const char *path, const mach *m, const
     json_put_str(o, "bench", name ? name : "all");
     json_put_u64(o, "threads", threads);
     json_put_u64(o, "max_cycles", max_cycles);
+    json_put_u64(o, "progress", (uint64_t)progress);
     json_put(doc, "config", cli_json_config(inv, m, o));
     return cli_write_json(inv->cmd, path, doc);
 }
@@ -138,7 +140,8 @@ static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
             free(text);
         }
         if (json_path && rank_id(ranks) == 0 && rc == 0)
-            rc = write_json(&inv, json_path, &m, &t, host, name, (unsigned)threads, max_cycles);
+            rc = write_json(&inv, json_path, &m, &t, host, name, (unsigned)threads, max_cycles,
+                            progress);
     }
     wl_micro_table_free(&t);
     free(e);

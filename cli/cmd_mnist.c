@@ -238,6 +238,8 @@ static json *mnist_options(const mnist_opts *o, const char *dir, const mdata *d,
     json_put_num(x, "eps", cfg->opt.eps);
     json_put_num(x, "weight_decay", cfg->opt.weight_decay);
     json_put_u64(x, "seed", cfg->seed);
+    json_put_str(x, "save_weights", o->save);
+    json_put_str(x, "load_weights", o->load);
     json_append(x, res->options);
     return x;
 }

@@ -732,6 +732,11 @@ static json *sim_options(const mnist_opts *o, const mnet_cfg *c)
     json_put_u64(h, "seed", c->host.seed);
     json_put_num(h, "callback_us", (double)c->host.callback_ps / 1e6);
     json_put_num(h, "drain_us", (double)c->drain_ps / 1e6);
+    json_put_u64(x, "max_superstep_cycles", o->max_step);
+    json_put_u64(x, "steps", (uint64_t)o->steps);
+    json_put_u64(x, "plan", (uint64_t)o->plan);
+    json_put_u64(x, "rank_stats", (uint64_t)o->rank_stats);
+    cli_json_common(x, o->progress, &o->prof);
     return x;
 }
 

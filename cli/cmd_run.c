@@ -102,10 +102,19 @@ static int run_again(const sys_cfg *cfg, const isa_prog *prog, const eng_stop *a
     return eng_run(sys_engine(*s), e);
 }
 
+/* What the JSON config echoes besides the program: the options as resolved. */
+typedef struct run_echo {
+    uint64_t max_cycles, max_step;
+    int progress, rank_stats;
+    const dump *dumps;
+    unsigned ndumps;
+    const cli_profile *po;
+} run_echo;
+
 /* The JSON report, its config's options: the program (its path, size and CRC-32: which file
- * ran), the host threads and the limits. 0 or 2. */
+ * ran), the host threads, the limits, the dumps and the rest (run_echo). 0 or 2. */
 static int json_report(const cli_inv *inv, const char *json_path, const eng *g, const char *path,
-                       double host, uint64_t max_cycles)
+                       double host, const run_echo *x)
 {
     err e;
     size_t len = 0;
@@ -120,7 +129,13 @@ static int json_report(const cli_inv *inv, const char *json_path, const eng *g, 
     json_put_u64(prog, "bytes", len);
     json_put_str(prog, "crc32", hex);
     json_put_u64(o, "threads", eng_threads(g));
-    json_put_u64(o, "max_cycles", max_cycles);
+    json_put_u64(o, "max_cycles", x->max_cycles);
+    json_put_u64(o, "max_superstep_cycles", x->max_step);
+    json *dumps = json_put(o, "dump_mem", json_arr());
+    for (unsigned d = 0; d < x->ndumps; d++)
+        json_put_str(dumps, NULL, x->dumps[d].text);
+    json_put_u64(o, "rank_stats", (uint64_t)x->rank_stats);
+    cli_json_common(o, x->progress, x->po);
     int rc = cli_report_json(inv, json_path, g, path, host, NULL, o);
     return rc;
 }
@@ -250,8 +265,9 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
                           (uint32_t)dumps[d].addr, (uint32_t)dumps[d].len);
             print_dump(g, &dumps[d]);
         }
+        const run_echo x = {max_cycles, max_step, progress, rank_stats, dumps, ndumps, &po};
         if (json_path && rank_id(ranks) == 0 &&
-            json_report(&inv, json_path, g, path, host, max_cycles) != 0 && rc == ERR_OK)
+            json_report(&inv, json_path, g, path, host, &x) != 0 && rc == ERR_OK)
             rc = ERR_INPUT;
         if (pf && rc == ERR_OK) {
             profile_finish(pf, g, NULL, path);

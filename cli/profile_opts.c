@@ -1,5 +1,6 @@
 /* profile_opts: the command line's --profile options (PROFILE_HELP), turned into the profile
- * library's options (bench/profile/profile.h), and the profile's errors and summary printed.
+ * library's options (bench/profile/profile.h) and echoed in a report's config with --progress,
+ * and the profile's errors and summary printed.
  * Models nothing. */
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +35,17 @@ int cli_profile_opt(const char *cmd, int argc, char **argv, int *i, cli_profile 
     if (strcmp(a, "--profile-max-mb") == 0)
         return cli_opt_u64(cmd, argc, argv, i, 1, 1u << 20, &o->o.max_mb);
     return -1;
+}
+
+void cli_json_common(json *o, int progress, const cli_profile *p)
+{
+    json_put_u64(o, "progress", (uint64_t)(progress != 0));
+    json *x = json_put(o, "profile", json_obj());
+    json_put_u64(x, "on", (uint64_t)p->on);
+    json_put_str(x, "dir", p->o.dir);
+    json_put_str(x, "window", p->o.window);
+    json_put_str(x, "tiles", p->o.tiles);
+    json_put_u64(x, "max_mb", p->o.max_mb);
 }
 
 int cli_profile_new(const char *cmd, const cli_profile *o, const mach *m, profile **out)

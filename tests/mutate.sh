@@ -407,6 +407,12 @@ MUTATIONS=(
     "compute sets: superstep k named after step k + 1"
     hw/engine.c 's/^        cs->supersteps++;$/        (void)0;/'
     "compute sets count no supersteps"
+    cli/profile_opts.c 's/    json_put_str(x, "window", p->o.window);/    json_put_str(x, "window", p->o.dir);/'
+    "config: the profile's window echoed as its directory"
+    cli/cmd_run.c 's/        json_put_str(dumps, NULL, x->dumps\[d\].text);/        json_put_str(dumps, NULL, x->dumps[0].text);/'
+    "config: every --dump-mem echoed as the first"
+    cli/profile_opts.c 's/    json_put_u64(o, "progress", (uint64_t)(progress != 0));/    (void)progress;/'
+    "config: --progress not echoed"
     bench/sweep/sweep_json.c 's/    return t \&\& (t == path || t\[-1\] == '"'"'.'"'"');/    return 0 \&\& t;/'
     "sweep: the compute sets' tables as columns"
     bench/sweep/sweep_json.c 's/    return t \&\& (t == path || t\[-1\] == '"'"'.'"'"');/    return t != NULL;/'

@@ -346,6 +346,50 @@ static void test_signal_stops_sweep(void **state)
     free(c);
 }
 
+/* The config echoes every option as resolved, given or not (README, "Results that describe
+ * themselves"): the dumps as typed, --progress, the profile's options (its defaults from
+ * PROFILE_HELP: dir profile, window calls:0,1,-1, no tiles, 64 MiB) and the superstep limit's
+ * default, 2^23 = 8388608 (docs/timing.md). */
+static void test_config_every_option(void **state)
+{
+    (void)state;
+    char out[8192], jpath[256], pdir[256];
+    snprintf(jpath, sizeof jpath, "%s/opts.json", tmpdir);
+    snprintf(pdir, sizeof pdir, "%s/opts-prof", tmpdir);
+    assert_int_equal(run(out, sizeof out,
+                         "run tests/isa/worker_six.s --tiles 4 --progress --dump-mem 0:1:0:4 "
+                         "--dump-mem 0:2:4:8 --json %s",
+                         jpath),
+                     0);
+    json *j = load_json(jpath);
+    assert_true(num_at(j, "config.options.progress") == 1);
+    assert_string_equal(str_at(j, "config.options.dump_mem.0"), "0:1:0:4");
+    assert_string_equal(str_at(j, "config.options.dump_mem.1"), "0:2:4:8");
+    assert_true(num_at(j, "config.options.max_superstep_cycles") == 8388608);
+    assert_true(num_at(j, "config.options.rank_stats") == 0);
+    assert_true(num_at(j, "config.options.profile.on") == 0);
+    assert_string_equal(str_at(j, "config.options.profile.dir"), "profile");
+    assert_string_equal(str_at(j, "config.options.profile.window"), "calls:0,1,-1");
+    assert_true(json_at(j, "config.options.profile.tiles") == NULL); /* null */
+    assert_true(num_at(j, "config.options.profile.max_mb") == 64);
+    json_object_put(j);
+    assert_int_equal(run(out, sizeof out,
+                         "gemm --m 16 --n 16 --k 16 --tiles 2 --profile --profile-dir %s "
+                         "--profile-window all --profile-tiles 0..1 --profile-max-mb 2 "
+                         "--max-superstep-cycles 0 --json %s",
+                         pdir, jpath),
+                     0);
+    j = load_json(jpath);
+    assert_true(num_at(j, "config.options.progress") == 0);
+    assert_true(num_at(j, "config.options.profile.on") == 1);
+    assert_string_equal(str_at(j, "config.options.profile.dir"), pdir);
+    assert_string_equal(str_at(j, "config.options.profile.window"), "all");
+    assert_string_equal(str_at(j, "config.options.profile.tiles"), "0..1");
+    assert_true(num_at(j, "config.options.profile.max_mb") == 2);
+    assert_true(num_at(j, "config.options.max_superstep_cycles") == 0);
+    json_object_put(j);
+}
+
 static void test_report_and_json(void **state)
 {
     (void)state;
@@ -1654,33 +1698,20 @@ int main(int argc, char **argv)
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "cli") != 0)
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_usage_errors),
-        cmocka_unit_test(test_iobench_errors),
-        cmocka_unit_test(test_asm_errors_exit_1),
-        cmocka_unit_test(test_fault_exit_3),
-        cmocka_unit_test(test_report_and_json),
-        cmocka_unit_test(test_report_tables),
-        cmocka_unit_test(test_mnist_missing_data),
-        cmocka_unit_test(test_mnist_option_errors),
-        cmocka_unit_test(test_mnist_simulated),
-        cmocka_unit_test(test_option_numbers),
-        cmocka_unit_test(test_asm_disasm_roundtrip),
-        cmocka_unit_test(test_readme_program),
-        cmocka_unit_test(test_stdout_full),
-        cmocka_unit_test(test_asm_output_is_input),
-        cmocka_unit_test(test_directories),
-        cmocka_unit_test(test_help_exit_status),
-        cmocka_unit_test(test_config_in_reports),
-        cmocka_unit_test(test_config_dataset),
-        cmocka_unit_test(test_out_dir),
-        cmocka_unit_test(test_superstep_limit),
-        cmocka_unit_test(test_signal_stops_run),
-        cmocka_unit_test(test_signal_stops_sweep),
-        cmocka_unit_test(test_signal_stops_mnist),
-        cmocka_unit_test(test_signal_mnist_test_pass),
-        cmocka_unit_test(test_machine_presets),
-        cmocka_unit_test(test_long_output_names),
-        cmocka_unit_test(test_asm_cr_line_ends),
+        cmocka_unit_test(test_usage_errors),           cmocka_unit_test(test_iobench_errors),
+        cmocka_unit_test(test_asm_errors_exit_1),      cmocka_unit_test(test_fault_exit_3),
+        cmocka_unit_test(test_report_and_json),        cmocka_unit_test(test_config_every_option),
+        cmocka_unit_test(test_report_tables),          cmocka_unit_test(test_mnist_missing_data),
+        cmocka_unit_test(test_mnist_option_errors),    cmocka_unit_test(test_mnist_simulated),
+        cmocka_unit_test(test_option_numbers),         cmocka_unit_test(test_asm_disasm_roundtrip),
+        cmocka_unit_test(test_readme_program),         cmocka_unit_test(test_stdout_full),
+        cmocka_unit_test(test_asm_output_is_input),    cmocka_unit_test(test_directories),
+        cmocka_unit_test(test_help_exit_status),       cmocka_unit_test(test_config_in_reports),
+        cmocka_unit_test(test_config_dataset),         cmocka_unit_test(test_out_dir),
+        cmocka_unit_test(test_superstep_limit),        cmocka_unit_test(test_signal_stops_run),
+        cmocka_unit_test(test_signal_stops_sweep),     cmocka_unit_test(test_signal_stops_mnist),
+        cmocka_unit_test(test_signal_mnist_test_pass), cmocka_unit_test(test_machine_presets),
+        cmocka_unit_test(test_long_output_names),      cmocka_unit_test(test_asm_cr_line_ends),
     };
     int rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
     if (tu_rmdir(tmpdir) != 0)

@@ -87,7 +87,8 @@ static const struct report {
     const char *cmd, *args, *files[2], *prefix[2];
 } reports[] = {
     {"run",
-     "run tests/isa/sup_alu.s --tiles 4 --set sync_internal=100 --json $D/run.json",
+     "run tests/isa/sup_alu.s --tiles 4 --set sync_internal=100 --dump-mem 0:1:0:4 --json "
+     "$D/run.json",
      {"run.json"},
      {NULL}},
     {"gemm",
@@ -338,9 +339,10 @@ static void test_listing(void **state)
     assert_non_null(strstr(out, "\t#e8e8e8\trun gemm io-bench\n"));
     assert_non_null(strstr(out, "\nconfig.machine.params.sram_bytes\tbytes\t"));
     /* micro's report: 6 members a row and host_seconds; the config: program, version, command,
-     * argv, preset, overrides, the 31 machine parameters and 3 options */
+     * argv, preset, overrides, the 31 machine parameters and 4 options (bench, threads,
+     * max_cycles, progress) */
     assert_int_equal(run("metrics --command micro"), 0);
-    assert_int_equal(tu_count_lines(out), 7 + 6 + MACH_NPARAMS + 3);
+    assert_int_equal(tu_count_lines(out), 7 + 6 + MACH_NPARAMS + 4);
     assert_int_equal(run("metrics per_ipu.3.split.Idle"), 0);
     assert_int_equal(tu_count_lines(out), 1);
     assert_non_null(strstr(out, "per_ipu.N.split.Idle\tcycles\tIdle\t"));
