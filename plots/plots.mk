@@ -47,8 +47,8 @@ $(BUILD)/tests/test_sweep: tests/test_sweep.c $(SWEEP_TEST_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SWEEP_TEST_OBJ) $(LIB) -lcmocka $(LDLIBS)
 
-# The profile suite calls cli/profile.c directly and runs the binary, so it links the same
-# objects as the sweep suite.
+# The profile suite calls the profile library (bench/profile/) and the sweep's reader directly
+# and runs the binary, so it links the same objects as the sweep suite.
 $(BUILD)/tests/test_profile: tests/test_profile.c $(SWEEP_TEST_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(SWEEP_TEST_OBJ) $(LIB) -lcmocka $(LDLIBS)

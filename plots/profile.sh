@@ -1,5 +1,5 @@
 #!/bin/sh
-# profile.sh DIR: render the pictures of a profile written by --profile (cli/profile.c) into
+# profile.sh DIR: render the pictures of a profile written by --profile (bench/profile/) into
 # DIR: timeline.png/svg (the steps of each IPU over one device iteration, or the window's
 # first period, coloured by category; plots/timeline.gp), proportions.png/svg (each IPU's
 # cycles by category, stacked; plots/stacked.gp) and tile-memory.png/svg (every tile's memory
