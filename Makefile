@@ -206,13 +206,12 @@ RUN_MPI_TEST := $(if $(TESTS),$(findstring $(TESTS),test_mpi),test_mpi)
 # sanitizer builds run it too.
 RUN_HOSTILE := $(if $(TESTS),$(findstring $(TESTS),hostile),hostile)
 
-# Every suite runs even when an earlier one fails; the target fails if any did.
+# Every suite runs even when an earlier one fails; the target fails if any did. The suites run
+# $(NPROC) at a time (tests/run_suites.sh: each one's output printed whole when it ends).
 test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(BIN) $(SELECTED_TESTS) $(if $(RUN_MPI_TEST),$(BUILD)/tests/mpi/host_release)
-	@fail=0; bash tests/check_layers.sh || fail=1; bash tests/check_sources.sh || fail=1; for t in $(SELECTED_TESTS); do \
-	  echo "== $$t"; s=$$(date +%s); $$t || { echo "FAILED: $$t"; fail=1; }; \
-	  echo "== $$t: $$(( $$(date +%s) - s )) s"; \
-	done; \
+	@fail=0; bash tests/check_layers.sh || fail=1; bash tests/check_sources.sh || fail=1; \
+	JOBS=$(NPROC) bash tests/run_suites.sh $(SELECTED_TESTS) || fail=1; \
 	if [ -n "$(RUN_MPI_TEST)" ]; then \
 	  echo "== tests/test_mpi.sh"; bash tests/test_mpi.sh $(BIN) || { echo "FAILED: tests/test_mpi.sh"; fail=1; }; \
 	fi; \
