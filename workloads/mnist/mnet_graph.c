@@ -1,6 +1,6 @@
 /* mnet_graph: the tutorial's network as a graph, each layer planned over tiles, its four
- * blocks on one IPU or sharded over several (docs/mnist.md, "The simulated run", gives the
- * plan with its figures).
+ * blocks on one IPU, or sharded or pipelined (mnet_pipe.c schedules the stages) over several
+ * (docs/mnist.md, "The simulated run", gives the plan with its figures).
  *
  * Tiles: one per sample of the micro-batch runs that sample's convolutions, pooling and their
  * gradients (tiles 0..B-1: the batch split over tiles, rows split over the six workers);
@@ -8,8 +8,9 @@
  * at most 40 samples (a larger micro-batch runs in K groups side by side, each on tiles of its
  * own, their weight gradients summed at the update); about 11 K tiles update the convolutions'
  * parameters (conv1's on K, conv2's on 10 K of whole pairs). Each block's tiles are on its IPU
- * (mnet_cfg.stage_ipu); tensors between blocks on different IPUs cross by global exchange. The linear layers run transposed (activations as [features]
- * [batch]), so that a bias is per row as bias_add and bias_grad take it. Weight gradients
+ * (mnet_cfg.stage_ipu); tensors between blocks on different IPUs cross by global exchange.
+ * The linear layers run transposed (activations as [features][batch]), so that a bias is per
+ * row as bias_add and bias_grad take it. Weight gradients
  * accumulate over the G micro-batches where they are made (each sample tile its own, the
  * linear layers' in the AMP's partials); at the update the sample tiles' parts are gathered by
  * exchange onto the update tiles and reduced (reduce_add, scaled by 1/G), and the AdamW step
@@ -390,9 +391,6 @@ static rt conv_split(mnet_b *b, const char *name)
     return (rt){t, MNET_CONVP};
 }
 
-/* Convolution k's forward (conv1: k = 0, from x1; conv2: 1, from a1b) as a planned operation
- * over its block's IPU, its output copied to y1 or y2 on the sample tiles (where pooling and
- * the backward take it); the weights and bias read from the sample tiles' copies. */
 /* The Copy of pool1's output and argmax, pooled in place (c->pooled), to the sample tiles'
  * a1 and arg1 (the current ones: a recomputing stage's a1 is a copy of its own), as pool1 on
  * the sample tiles leaves them. */
@@ -411,6 +409,9 @@ static gr_prog pool1_copy(mnet_b *b, const conv_t *c)
     return p;
 }
 
+/* Convolution k's forward (conv1: k = 0, from x1; conv2: 1, from a1b) as a planned operation
+ * over its block's IPU, its output copied to y1 or y2 on the sample tiles (where pooling and
+ * the backward take it); the weights and bias read from the sample tiles' copies. */
 static void conv_op(mnet_b *b, conv_t *c, int k)
 {
     static const size_t pw[2] = {P_W1, P_W2}, pb[2] = {P_B1, P_B2};
