@@ -88,7 +88,14 @@ static void torus_dims(uint32_t B, uint32_t *X, uint32_t *Y)
     *X = B / *Y;
 }
 
-static int build_m2000(link_net *net, const mach *m, err *e)
+/* An m2000 system's sizes: IPUs a box (fewer below one box), boxes a POD, PODs, the physical
+ * links between two IPUs of a box, the POD's torus X x Y. */
+typedef struct m2000_dims {
+    uint32_t box, boxes, pods, inbox, X, Y;
+} m2000_dims;
+
+/* Check m's sizes against the m2000 wiring and fill d; ERR_INPUT naming the rule broken. */
+static int m2000_size(const mach *m, m2000_dims *d, err *e)
 {
     uint32_t n = m->nipus, box = m->ipus_per_box;
     if (box == 0)
@@ -125,39 +132,61 @@ static int build_m2000(link_net *net, const mach *m, err *e)
                            box);
         }
     }
-    uint32_t X, Y, pod_ipus = boxes * box;
-    torus_dims(boxes, &X, &Y);
-    for (uint32_t p = 0; p < pods; p++) {
-        for (uint32_t b = 0; b < boxes; b++) {
+    *d = (m2000_dims){box, boxes, pods, inbox, 0, 0};
+    torus_dims(boxes, &d->X, &d->Y);
+    return ERR_OK;
+}
+
+/* The IPU-Links: every pair of IPUs in a box, and the boxes of a POD in a torus. */
+static void m2000_torus(link_net *net, const mach *m, const m2000_dims *d)
+{
+    uint32_t box = d->box, X = d->X, Y = d->Y, pod_ipus = d->boxes * box;
+    for (uint32_t p = 0; p < d->pods; p++) {
+        for (uint32_t b = 0; b < d->boxes; b++) {
             uint32_t base = p * pod_ipus + b * box, x = b % X, y = b / X;
             for (uint32_t i = 0; i < box; i++)
                 for (uint32_t j = i + 1; j < box; j++)
-                    connect(net, base + i, base + j, inbox, m->link_bytes_per_s, m->link_latency_ns,
-                            LINK_IPU);
+                    connect(net, base + i, base + j, d->inbox, m->link_bytes_per_s,
+                            m->link_latency_ns, LINK_IPU);
             /* +x and +y neighbours only: each pair of boxes is joined once per direction of
              * the torus, twice when a dimension has 2 boxes (+1 and -1 are the same box). */
             uint32_t nb[2] = {y * X + (x + 1) % X, ((y + 1) % Y) * X + x};
-            for (int d = 0; d < 2; d++) {
-                if (nb[d] == b)
+            for (int k = 0; k < 2; k++) {
+                if (nb[k] == b)
                     continue;
                 for (uint32_t i = 0; i < box; i++)
-                    connect(net, base + i, p * pod_ipus + nb[d] * box + i, 1, m->link_bytes_per_s,
+                    connect(net, base + i, p * pod_ipus + nb[k] * box + i, 1, m->link_bytes_per_s,
                             m->link_latency_ns, LINK_IPU);
             }
         }
     }
-    if (pods > 1) {
-        /* One gateway per box (node n + global box index), wired to its IPUs (PCIe); box b of
-         * POD p has a GW-Link to box b of PODs p-1 and p+1 (the "east/west" ports). */
-        for (uint32_t g = 0; g < pods * boxes; g++) {
-            for (uint32_t i = 0; i < box; i++)
-                connect(net, g * box + i, n + g, 1, m->gw_bytes_per_s, 0, LINK_PCIE);
-            uint32_t p = g / boxes, b = g % boxes;
-            connect(net, n + g, n + ((p + 1) % pods) * boxes + b, 1, m->gw_bytes_per_s,
-                    m->gw_latency_ns, LINK_GW);
-        }
-        net->nnodes = n + pods * boxes;
+}
+
+/* Several PODs: one gateway per box (node n + global box index), wired to its IPUs (PCIe); box
+ * b of POD p has a GW-Link to box b of PODs p-1 and p+1 (the "east/west" ports). */
+static void m2000_gateways(link_net *net, const mach *m, const m2000_dims *d)
+{
+    uint32_t n = m->nipus, pods = d->pods, boxes = d->boxes;
+    for (uint32_t g = 0; g < pods * boxes; g++) {
+        for (uint32_t i = 0; i < d->box; i++)
+            connect(net, g * d->box + i, n + g, 1, m->gw_bytes_per_s, 0, LINK_PCIE);
+        uint32_t p = g / boxes, b = g % boxes;
+        connect(net, n + g, n + ((p + 1) % pods) * boxes + b, 1, m->gw_bytes_per_s,
+                m->gw_latency_ns, LINK_GW);
     }
+    net->nnodes = n + pods * boxes;
+}
+
+static int build_m2000(link_net *net, const mach *m, err *e)
+{
+    m2000_dims d = {0};
+    int rc = m2000_size(m, &d, e);
+    if (rc != ERR_OK)
+        return rc;
+    uint32_t box = d.box, boxes = d.boxes, pods = d.pods, X = d.X, Y = d.Y, pod_ipus = boxes * box;
+    m2000_torus(net, m, &d);
+    if (pods > 1)
+        m2000_gateways(net, m, &d);
     if (pods > 1)
         snprintf(net->shape, sizeof net->shape,
                  "m2000: %u PODs of %u boxes of %u IPUs (%ux%u torus), PODs in a ring over "

@@ -138,63 +138,72 @@ static void drain_out(const hio *h, uint32_t ipu, uint64_t k, const eng_hcopy *c
     }
 }
 
-static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, size_t n,
-                eng_htime *t, err *e)
+/* A sync's host copies as they go: the time now, and the phases' sums so far. */
+typedef struct phases {
+    sim_time now, begin, mid, rem, end;
+} phases;
+
+/* The tiles' copies of one stream (kind TILE_HIN: the infeed, TILE_HOUT: the outfeed), if any:
+ * one buffer over the host link, the data moved; ERR_FAULT for a copy to another stream or
+ * copies that do not make one buffer. */
+static int stream_copy(hio *h, uint32_t ipu, uint64_t at, int kind, eng_hcopy *c, size_t n,
+                       uint64_t port, phases *ph, err *e)
 {
-    (void)group;
-    hio *h = ctx;
-    sim_clock clk = sim_clock_hz(h->m.clock_hz);
-    sim_time now = sim_clock_time(clk, at), begin = 0, mid = 0, rem = 0, end = 0;
-    uint64_t port = (uint64_t)h->m.xchg_bytes_per_cycle * h->m.clock_hz;
-    for (int kind = TILE_HIN; kind <= TILE_HOUT; kind++) {
-        uint64_t bytes = 0, tiles = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (c[i].kind != kind)
-                continue;
-            if (c[i].id != (kind == TILE_HIN ? HIO_INFEED : HIO_OUTFEED))
-                return err_set(e, ERR_FAULT,
-                               "ipu %u tile %u cycle %llu: %s to stream %u: the "
-                               "host has infeed 0 and outfeed 1",
-                               ipu, c[i].tile, (unsigned long long)at,
-                               kind == TILE_HIN ? "hin" : "hout", c[i].id);
-            bytes += c[i].bytes;
-            tiles++;
-        }
-        if (!tiles)
+    uint64_t bytes = 0, tiles = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].kind != kind)
             continue;
-        const host_cfg *hc = kind == TILE_HIN ? &h->cfg.in : &h->cfg.out;
-        if (bytes != hc->bytes_per_buffer)
+        if (c[i].id != (kind == TILE_HIN ? HIO_INFEED : HIO_OUTFEED))
             return err_set(e, ERR_FAULT,
-                           "ipu %u cycle %llu: the tiles' %s copies total %llu "
-                           "bytes, the stream's buffer is %llu",
-                           ipu, (unsigned long long)at, kind == TILE_HIN ? "hin" : "hout",
-                           (unsigned long long)bytes, (unsigned long long)hc->bytes_per_buffer);
-        uint64_t k = kind == TILE_HIN ? h->kin[ipu]++ : h->kout[ipu]++;
-        strm_copy sc = kind == TILE_HIN
-                           ? strm_in_copy(h->in[ipu], h->host, ipu, k, now, tiles * port)
-                           : strm_out_copy(h->out[ipu], h->host, ipu, k, now, tiles * port);
-        begin += sc.begin;
-        mid += sc.mid;
-        now = sc.end;
-        /* Unbuffered (depth 1), the host's callback for the copy runs while the IPU waits:
-         * infeed, the callback that hands the buffer back; outfeed, the host consuming it.
-         * Buffered, the host does this from its ring while the IPU goes on. */
-        if (hc->depth == 1) {
-            sim_time wait = kind == TILE_HIN ? hc->callback_ps : hc->drain_ps;
-            end += wait;
-            now += wait;
-            strm_add_end(kind == TILE_HIN ? h->in[ipu] : h->out[ipu], wait);
-        }
-        /* The outfeed's bytes are the host's once its last byte has arrived, at sc.end: a time
-         * on the kernel's timeline, which started this sync at `at`'s time, so sc.end is `at`
-         * plus the infeed's Begin, Mid and (depth 1) End plus this copy's Begin and Mid, and
-         * to_cycles rounds it up to the tile cycle by which the copy has ended (never later than
-         * the release, whose parts are each rounded up). */
-        if (kind == TILE_HIN)
-            fill_in(h, ipu, k, c, n);
-        else
-            drain_out(h, ipu, k, c, n, to_cycles(&h->m, sc.end));
+                           "ipu %u tile %u cycle %llu: %s to stream %u: the "
+                           "host has infeed 0 and outfeed 1",
+                           ipu, c[i].tile, (unsigned long long)at,
+                           kind == TILE_HIN ? "hin" : "hout", c[i].id);
+        bytes += c[i].bytes;
+        tiles++;
     }
+    if (!tiles)
+        return ERR_OK;
+    const host_cfg *hc = kind == TILE_HIN ? &h->cfg.in : &h->cfg.out;
+    if (bytes != hc->bytes_per_buffer)
+        return err_set(e, ERR_FAULT,
+                       "ipu %u cycle %llu: the tiles' %s copies total %llu "
+                       "bytes, the stream's buffer is %llu",
+                       ipu, (unsigned long long)at, kind == TILE_HIN ? "hin" : "hout",
+                       (unsigned long long)bytes, (unsigned long long)hc->bytes_per_buffer);
+    uint64_t k = kind == TILE_HIN ? h->kin[ipu]++ : h->kout[ipu]++;
+    strm_copy sc = kind == TILE_HIN
+                       ? strm_in_copy(h->in[ipu], h->host, ipu, k, ph->now, tiles * port)
+                       : strm_out_copy(h->out[ipu], h->host, ipu, k, ph->now, tiles * port);
+    ph->begin += sc.begin;
+    ph->mid += sc.mid;
+    ph->now = sc.end;
+    /* Unbuffered (depth 1), the host's callback for the copy runs while the IPU waits:
+     * infeed, the callback that hands the buffer back; outfeed, the host consuming it.
+     * Buffered, the host does this from its ring while the IPU goes on. */
+    if (hc->depth == 1) {
+        sim_time wait = kind == TILE_HIN ? hc->callback_ps : hc->drain_ps;
+        ph->end += wait;
+        ph->now += wait;
+        strm_add_end(kind == TILE_HIN ? h->in[ipu] : h->out[ipu], wait);
+    }
+    /* The outfeed's bytes are the host's once its last byte has arrived, at sc.end: a time
+     * on the kernel's timeline, which started this sync at `at`'s time, so sc.end is `at`
+     * plus the infeed's Begin, Mid and (depth 1) End plus this copy's Begin and Mid, and
+     * to_cycles rounds it up to the tile cycle by which the copy has ended (never later than
+     * the release, whose parts are each rounded up). */
+    if (kind == TILE_HIN)
+        fill_in(h, ipu, k, c, n);
+    else
+        drain_out(h, ipu, k, c, n, to_cycles(&h->m, sc.end));
+    return ERR_OK;
+}
+
+/* The tiles' remote-buffer copies: the data moved, then the reads and the writes as one
+ * transfer each; ERR_FAULT when a buffer cannot hold the copy (remote). */
+static int remote_copies(hio *h, uint32_t ipu, const eng_hcopy *c, size_t n, uint64_t port,
+                         phases *ph, err *e)
+{
     uint64_t rbytes[2] = {0, 0}, rtiles[2] = {0, 0};
     uint32_t last[2] = {UINT32_MAX, UINT32_MAX};
     for (size_t i = 0; i < n; i++) {
@@ -217,15 +226,34 @@ static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, s
     for (int in = 1; in >= 0; in--) { /* the reads, then the writes: one transfer each */
         if (!rtiles[in])
             continue;
-        sim_time end = host_remote_transfer(h->host, ipu, in ? HOST_IN : HOST_OUT, rbytes[in], now,
-                                            rtiles[in] * port);
-        rem += end - now;
-        now = end;
+        sim_time done = host_remote_transfer(h->host, ipu, in ? HOST_IN : HOST_OUT, rbytes[in],
+                                             ph->now, rtiles[in] * port);
+        ph->rem += done - ph->now;
+        ph->now = done;
     }
-    t->begin = to_cycles(&h->m, begin);
-    t->mid = to_cycles(&h->m, mid);
-    t->remote = to_cycles(&h->m, rem);
-    t->end = to_cycles(&h->m, end);
+    return ERR_OK;
+}
+
+static int copy(void *ctx, uint32_t ipu, int group, uint64_t at, eng_hcopy *c, size_t n,
+                eng_htime *t, err *e)
+{
+    (void)group;
+    hio *h = ctx;
+    sim_clock clk = sim_clock_hz(h->m.clock_hz);
+    phases ph = {.now = sim_clock_time(clk, at)};
+    uint64_t port = (uint64_t)h->m.xchg_bytes_per_cycle * h->m.clock_hz;
+    for (int kind = TILE_HIN; kind <= TILE_HOUT; kind++) {
+        int rc = stream_copy(h, ipu, at, kind, c, n, port, &ph, e);
+        if (rc != ERR_OK)
+            return rc;
+    }
+    int rc = remote_copies(h, ipu, c, n, port, &ph, e);
+    if (rc != ERR_OK)
+        return rc;
+    t->begin = to_cycles(&h->m, ph.begin);
+    t->mid = to_cycles(&h->m, ph.mid);
+    t->remote = to_cycles(&h->m, ph.rem);
+    t->end = to_cycles(&h->m, ph.end);
     return ERR_OK;
 }
 

@@ -100,7 +100,8 @@ static void heap_replace_min(sim_time *h, uint32_t n, sim_time v)
     h[i] = v;
 }
 
-/* Fill buffer k: its samples queue at `fill` behind the earlier ones; returns its ready time. */
+/* Fill a buffer: its samples queue at `fill_at` behind the earlier ones; returns its ready
+ * time. */
 static sim_time fill(strm *s, sim_time fill_at)
 {
     sim_time ready = fill_at;

@@ -4,12 +4,12 @@
  * instructions, directives) whose operands keep their expressions unevaluated. Layout:
  * statements get section offsets in order and labels get defined; text sits at 0, data after
  * it aligned to 16 (or to its largest .align). Emit: expressions are evaluated with every
- * label known and the bytes are written. Errors do not stop any step, so every error in the
- * file is reported, sorted by position. The image is then decoded (isa_prog_decode), which
- * checks rpt bodies. Left out: macros, includes, local numeric labels, .equ, relocations. */
+ * label known and the bytes are written. Errors do not stop any step (each is recorded by
+ * asm_error, asm_expr.c), so every error in the file is reported, sorted by position. The
+ * image is then decoded (isa_prog_decode), which checks rpt bodies. Left out: macros,
+ * includes, local numeric labels, .equ, relocations. */
 #include "isa/asm.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,19 +21,6 @@
 
 #define MAX_SIZE (1u << 24)  /* largest image, 16 MiB (an Mk2 tile has 624 KiB) */
 #define MAX_ALIGN (1u << 16) /* largest .align */
-
-void asm_error(asm_ctx *c, int line, int col, const char *fmt, ...)
-{
-    c->diags = xgrow(c->diags, &c->capdiags, c->ndiags + 1, sizeof *c->diags);
-    asm_diag *d = &c->diags[c->ndiags];
-    d->line = line;
-    d->col = col;
-    d->seq = c->ndiags++;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- layout: section offsets and label addresses ---- */
 

@@ -1,7 +1,9 @@
-/* asm_expr: the assembler's tokens, constant expressions and symbol table.
+/* asm_expr: the assembler's bottom layer: its error list, tokens, constant expressions and
+ * symbol table. asm_parse.c and asm.c call down into it; it calls neither of them.
  *
- * Tokens are read one line at a time. Expressions follow C precedence (| ^ & << >> + - * / %,
- * unary - ~ +, parentheses) over 128-bit integers checked for overflow; labels and `.` are their operands.
+ * Errors are recorded (position and text) and shown later, sorted, by asm.c. Tokens are read
+ * one line at a time. Expressions follow C precedence (| ^ & << >> + - * / %, unary - ~ +,
+ * parentheses) over 128-bit integers checked for overflow; labels and `.` are their operands.
  * An expression is parsed once into nodes and evaluated when its value is needed, so forward
  * references work. Left out: floating-point expressions, strings, macros. */
 #include <stdarg.h>
@@ -13,6 +15,21 @@
 #include "isa/asm_int.h"
 
 enum { MAX_DEPTH = 200 }; /* nesting of parentheses and height of an expression tree */
+
+/* ---- diagnostics: every error is kept, with its position; asm.c sorts and shows them ---- */
+
+void asm_error(asm_ctx *c, int line, int col, const char *fmt, ...)
+{
+    c->diags = xgrow(c->diags, &c->capdiags, c->ndiags + 1, sizeof *c->diags);
+    asm_diag *d = &c->diags[c->ndiags];
+    d->line = line;
+    d->col = col;
+    d->seq = c->ndiags++;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    va_end(ap);
+}
 
 /* ---- tokens ---- */
 

@@ -1,5 +1,7 @@
-/* asm_int: the assembler's private state, shared by asm_parse.c (lines to statements),
- * asm_expr.c (tokens, constant expressions, symbols) and asm.c (layout, emission, errors).
+/* asm_int: the assembler's private state, shared by its three files, which call in one
+ * direction: asm.c (layout, emission, showing the errors) -> asm_parse.c (lines to
+ * statements) -> asm_expr.c (the error list, tokens, constant expressions, symbols). State is
+ * passed down (asm_ctx, asm_unit), results come back; no file calls one above it.
  * Not part of the public API. */
 #ifndef IPUSIM_ASM_INT_H
 #define IPUSIM_ASM_INT_H
@@ -94,7 +96,7 @@ typedef struct asm_ctx {
     uint32_t data_addr; /* known once layout is done */
 } asm_ctx;
 
-/* Report an error at line:col (1-based). */
+/* Record an error at line:col (1-based); asm.c sorts and shows them all at the end. */
 void asm_error(asm_ctx *c, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

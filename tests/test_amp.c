@@ -585,18 +585,24 @@ static void pipe_run(const char *what, const char *body, uint8_t *m, const uint8
     check_img(what, m, want);
 }
 
-/* The pipeline: a finished row waits for the next row's steps or ampst. */
-static void test_pipeline(void **state)
+/* The pipeline: a finished row waits for the next row's steps or ampst. pd's data (seed 3,
+ * distinct), and rows 0 and 1 of the reference into row0 and row1. */
+static void pipe_data(float row0[16], float row1[16])
 {
-    (void)state;
     f32_gen(&pd, 3);
     f32_distinct(&pd);
-    float row0[16], row1[16];
     f32_ref(&pd, 0, pd.p[0], M_REF, row0);
     f32_ref(&pd, 1, pd.p[1], M_REF, row1);
+}
+
+/* A row waits for the next row's steps or ampst: nothing is stored without them. */
+static void test_pipeline_stops(void **state)
+{
+    (void)state;
+    float row0[16], row1[16];
+    pipe_data(row0, row1);
     char body[4096];
     sbuf b;
-
     /* one row, no ampst: nothing stored */
     {
         uint8_t *m = pipe_img(), *want = img_copy(m);
@@ -624,6 +630,15 @@ static void test_pipeline(void **state)
         free(m);
         free(want);
     }
+}
+
+/* ampz drops the waiting row, or the row in progress. */
+static void test_pipeline_ampz(void **state)
+{
+    (void)state;
+    float row0[16], row1[16];
+    pipe_data(row0, row1);
+    sbuf b;
     /* ampz drops a waiting row: ampst after it stores nothing; a row after it stores only
        itself */
     {
@@ -670,6 +685,15 @@ static void test_pipeline(void **state)
         free(m);
         free(want);
     }
+}
+
+/* Rows whose partials overlap the row being stored. */
+static void test_pipeline_overlap(void **state)
+{
+    (void)state;
+    float row0[16], row1[16];
+    pipe_data(row0, row1);
+    sbuf b;
     /* in place: the second row reads its partials where the first row is being stored; a step
        loads before it stores, so row 1 = the original partials + x1 W */
     {
@@ -717,6 +741,15 @@ static void test_pipeline(void **state)
         free(m);
         free(want);
     }
+}
+
+/* Where a row reads its inputs and where it is stored. */
+static void test_pipeline_places(void **state)
+{
+    (void)state;
+    float row0[16], row1[16];
+    pipe_data(row0, row1);
+    sbuf b;
     /* a row's inputs read where the row before is being stored: row 1 reads its input j at
        PART + 8 + 4 j in step j, after steps 0 .. j - 1 stored lanes 0 .. 2 j - 1 of row 0 at
        PART .. PART + 8 j: inputs 0-2 are row 0's original partials 2-4, inputs 3-7 are row 0's
@@ -761,6 +794,15 @@ static void test_pipeline(void **state)
         free(m);
         free(want);
     }
+}
+
+/* A worker starts with an empty pipeline. */
+static void test_pipeline_fresh_worker(void **state)
+{
+    (void)state;
+    float row0[16], row1[16];
+    pipe_data(row0, row1);
+    sbuf b;
     /* a worker starts with an empty pipeline: the first leaves a row waiting and exits; the
        second (same context) stores nothing with ampst and may start an f16 row at once */
     {
@@ -797,18 +839,24 @@ static void wprog(sbuf *b, uint32_t in, uint32_t part, unsigned n, const char *s
     sb(b, "bad:    %s\n        exit\n", last);
 }
 
-/* Faults: the run stops with the fault's kind, context and pc; memory is as it was. */
-static void test_faults(void **state)
+/* Faults: the run stops with the fault's kind, context and pc; memory is as it was. The
+ * image they run on: d (seed 4) placed as in test_f32_rows. */
+static uint8_t *faults_img(f32set *d)
+{
+    f32_gen(d, 4);
+    uint8_t *m = img_new();
+    f32_place(m, d, WTS, XIN, PART);
+    return m;
+}
+
+/* The AMP's faults: a row's kind or ampst out of turn. */
+static void test_faults_amp(void **state)
 {
     (void)state;
     static f32set d;
-    f32_gen(&d, 4);
     sbuf b;
     const char *f32 = "f32amp  r2, r1", *f16 = "f16amp  r2, r1";
-    uint8_t *m = img_new();
-    f32_place(m, &d, WTS, XIN, PART);
-    uint8_t *want = img_copy(m);
-
+    uint8_t *m = faults_img(&d), *want = img_copy(m);
     /* ampst with a row in progress; a kind changed mid-row; a new row of the other kind while
        a finished row waits */
     wprog(&b, XIN, PART, 3, f32, "ampst");
@@ -835,7 +883,18 @@ static void test_faults(void **state)
     uint8_t *ok = img_copy(m);
     run_ok(b.s, ok);
     free(ok);
+    free(m);
+    free(want);
+}
 
+/* ldcw while a worker runs is a fault; between workers it is not. */
+static void test_faults_ldcw(void **state)
+{
+    (void)state;
+    static f32set d;
+    sbuf b;
+    const char *f32 = "f32amp  r2, r1";
+    uint8_t *m = faults_img(&d), *want = img_copy(m);
     /* ldcw while a worker runs (the worker spins 40 slots) */
     b.n = 0;
     sb(&b,
@@ -881,6 +940,24 @@ static void test_faults(void **state)
         free(w2);
     }
 
+    /* ldcw of an unaligned address */
+    b.n = 0;
+    sb(&b, "main:   li      r1, 0x%x\nbad:    ldcw    3, r1\n        halt\n", WTS + 8);
+    run_fault("ldcw unaligned", b.s, m, FAULT_MISALIGNED, 0, "misaligned", WTS + 8);
+
+    check_img("after all the faults", m, want);
+    free(m);
+    free(want);
+}
+
+/* Misaligned and out-of-range accesses. */
+static void test_faults_range(void **state)
+{
+    (void)state;
+    static f32set d;
+    sbuf b;
+    const char *f32 = "f32amp  r2, r1", *f16 = "f16amp  r2, r1";
+    uint8_t *m = faults_img(&d), *want = img_copy(m);
     /* misaligned partials: nothing changes, the pointer registers included */
     wprog(&b, XIN, PART + 4, 0, f32, f32);
     run_fault("f32amp misaligned partials", b.s, m, FAULT_MISALIGNED, 1, "misaligned", PART + 4);
@@ -894,11 +971,6 @@ static void test_faults(void **state)
     }
     wprog(&b, XIN, PART + 12, 0, f16, f16);
     run_fault("f16amp misaligned partials", b.s, m, FAULT_MISALIGNED, 1, "misaligned", PART + 12);
-
-    /* ldcw of an unaligned address */
-    b.n = 0;
-    sb(&b, "main:   li      r1, 0x%x\nbad:    ldcw    3, r1\n        halt\n", WTS + 8);
-    run_fault("ldcw unaligned", b.s, m, FAULT_MISALIGNED, 0, "misaligned", WTS + 8);
 
     /* inputs or partials out of range; the last in-range ones are fine */
     wprog(&b, MEMSZ, PART, 0, f32, f32);
@@ -915,7 +987,7 @@ static void test_faults(void **state)
        "        li      r1, 0x%x\n        li      r2, 0x%x\n        f32amp  r2, r1\n"
        "        ampz\n        li      r1, 0x%x\n        f16amp  r2, r1\n        exit\n",
        MEMSZ - 4, MEMSZ - 16, MEMSZ - 8);
-    ok = img_copy(m);
+    uint8_t *ok = img_copy(m);
     run_ok(b.s, ok);
     free(ok);
     free(m);
@@ -1181,9 +1253,12 @@ static void test_determinism(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fp16_reference), cmocka_unit_test(test_f32_rows),
-        cmocka_unit_test(test_f16_rows),       cmocka_unit_test(test_pipeline),
-        cmocka_unit_test(test_faults),         cmocka_unit_test(test_costs),
+        cmocka_unit_test(test_fp16_reference),  cmocka_unit_test(test_f32_rows),
+        cmocka_unit_test(test_f16_rows),        cmocka_unit_test(test_pipeline_stops),
+        cmocka_unit_test(test_pipeline_ampz),   cmocka_unit_test(test_pipeline_overlap),
+        cmocka_unit_test(test_pipeline_places), cmocka_unit_test(test_pipeline_fresh_worker),
+        cmocka_unit_test(test_faults_amp),      cmocka_unit_test(test_faults_ldcw),
+        cmocka_unit_test(test_faults_range),    cmocka_unit_test(test_costs),
         cmocka_unit_test(test_determinism),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -352,133 +352,138 @@ static void test_error_exact(void **state)
     }
 }
 
+/* Sources with one error each, and the exact first line of its message. */
+static const struct {
+    const char *src, *want;
+} error_kinds[] = {
+    {"br nowhere\n", "t.s:1:4: error: undefined label `nowhere`"},
+    {"a: nop\na: nop\n", "t.s:2:1: error: duplicate label `a` (first defined on line 1)"},
+    {"nop\n  frob r1\n", "t.s:2:3: error: unknown mnemonic `frob`"},
+    {"add r1, r2\n", "t.s:1:1: error: `add` takes 3 operands (add rd, ra, rb)"},
+    {"nop r1\n", "t.s:1:5: error: too many operands for `nop` (nop)"},
+    {"add r1, r2, r3, r4\n", "t.s:1:17: error: too many operands for `add` (add rd, ra, rb)"},
+    {"add r1, r2, 5\n", "t.s:1:13: error: `add` expects a register here (add rd, ra, rb)"},
+    {"li r1, r2\n", "t.s:1:8: error: `li` expects an immediate here (li rd, imm)"},
+    {"ld32 r1, r2\n",
+     "t.s:1:10: error: `ld32` expects a memory operand [ra+imm] here (ld32 rd, [ra+imm])"},
+    {"ld32pi r1, [r2+4]\n", "t.s:1:12: error: `ld32pi` expects a post-increment operand "
+                            "[ra]+=imm here (ld32pi rd, [ra]+=imm)"},
+    {"mov r16, r1\n", "t.s:1:5: error: register `r16` out of range (r0..r15)"},
+    {"v2add r2, r3, r4\n",
+     "t.s:1:11: error: `v2add` needs an even register (the low half of a pair), not r3"},
+    {"ld64 r5, [r2]\n",
+     "t.s:1:6: error: `ld64` needs an even register (the low half of a pair), not r5"},
+    {"li r1, 0x100000000\n", "t.s:1:8: error: value 4294967296 does not fit in 32 bits"},
+    {"li r1, -2147483649\n", "t.s:1:8: error: value -2147483649 does not fit in 32 bits"},
+    {".data\n.word 1, 1<<32\n", "t.s:2:10: error: value 4294967296 does not fit in 32 bits"},
+    {".data\n.byte 256\n", "t.s:2:7: error: value 256 does not fit in a byte"},
+    {".wrd 1\n", "t.s:1:1: error: unknown directive `.wrd`"},
+    {"li r1, 4/(2-2)\n", "t.s:1:9: error: division by zero"},
+    {"li r1, 4%0\n", "t.s:1:9: error: division by zero"},
+    {"li r1, 1<<64\n", "t.s:1:9: error: shift count 64 out of range (0..63)"},
+    /* 64-bit steps do not wrap: the true value is reported */
+    {"li r1, 0x7fffffffffffffff*0x7fffffffffffffff\n",
+     "t.s:1:8: error: value 85070591730234615847396907784232501249 does not fit in 32 bits"},
+    {"li r1, 1<<63\n", "t.s:1:8: error: value 9223372036854775808 does not fit in 32 bits"},
+    {"li r1, 0x7fffffffffffffff+1\n",
+     "t.s:1:8: error: value 9223372036854775808 does not fit in 32 bits"},
+    {"li r1, -0x7fffffffffffffff-2\n",
+     "t.s:1:8: error: value -9223372036854775809 does not fit in 32 bits"},
+    {".data\n.byte 1<<63\n", "t.s:2:7: error: value 9223372036854775808 does not fit in a byte"},
+    {"li r1, 0x7fffffffffffffff*0x7fffffffffffffff*4\n",
+     "t.s:1:45: error: value overflows (more than 127 bits)"},
+    {"get r1, $tilee\n", "t.s:1:9: error: unknown control register `$tilee` ($tile, $ipu, "
+                         "$wid, $ccount, $ccounth, $ntiles, $nipus, $scratch, $group)"},
+    {"get r1, $7\n",
+     "t.s:1:9: error: control registers are named, not numbered: `$7` is "
+     "none of $tile, $ipu, $wid, $ccount, $ccounth, $ntiles, $nipus, $scratch, $group"},
+    {"put $0x10, r1\n",
+     "t.s:1:5: error: control registers are named, not numbered: `$0x10` "
+     "is none of $tile, $ipu, $wid, $ccount, $ccounth, $ntiles, $nipus, $scratch, $group"},
+    {"sync 99\n", "t.s:1:6: error: sync zone 99 does not exist (0..7)"},
+    {"sync 8\n", "t.s:1:6: error: sync zone 8 does not exist (0..7)"},
+    {"ldcw 32, r1\n", "t.s:1:6: error: weight slot 32 does not exist (0..31)"},
+    {"ldcw -1, r1\n", "t.s:1:6: error: weight slot -1 does not exist (0..31)"},
+    {"ldcw r1, r1\n", "t.s:1:6: error: `ldcw` expects a weight slot (0..31) here (ldcw slot, ra)"},
+    {"sync r1\n", "t.s:1:6: error: `sync` expects a sync zone here (sync zone)"},
+    {"br r1\n", "t.s:1:4: error: `br` expects a branch target here (br target)"},
+    {"brz 4, 8\n", "t.s:1:5: error: `brz` expects a register here (brz ra, target)"},
+    {"run r1, r2\n", "t.s:1:5: error: `run` expects a worker entry address here (run entry, ra)"},
+    {"get r1, 3\n", "t.s:1:9: error: `get` expects a control register ($tile, $scratch, "
+                    "...) here (get rd, $csr)"},
+    {"put r1, r2\n", "t.s:1:5: error: `put` expects a control register ($tile, $scratch, "
+                     "...) here (put $csr, ra)"},
+    {"ld128pi r2, [r1]+=16\n",
+     "t.s:1:9: error: `ld128pi` needs r0, r4, r8 or r12 (the first of four registers), not r2"},
+    {"v2fma r0, r2, r4, r7\n",
+     "t.s:1:19: error: `v2fma` needs an even register (the low half of a pair), not r7"},
+    {"st64pi r3, [r2]+=8\n",
+     "t.s:1:8: error: `st64pi` needs an even register (the low half of a pair), not r3"},
+    {".align 3\n", "t.s:1:8: error: `.align` needs a power of two from 1 to 65536, not 3"},
+    {".data\n.space -1\n", "t.s:2:8: error: `.space` needs a size from 0 to 16777216, not -1"},
+    {".space n\nn: nop\n",
+     "t.s:1:8: error: `n` must be a label defined before this line (.space/.align)"},
+    {".data\nnop\n", "t.s:2:1: error: instruction outside .text"},
+    {".global nothing\n", "t.s:1:9: error: `.global` names an undefined label `nothing`"},
+    {".global\n", "t.s:1:8: error: expected a label name, found end of line"},
+    {".global r1\n", "t.s:1:9: error: expected a label name, found `r1`"},
+    {"li r1, (1+2\n", "t.s:1:12: error: expected `)`, found end of line"},
+    {"li r1,\n", "t.s:1:7: error: expected an operand, found end of line"},
+    {"li r1 5\n", "t.s:1:7: error: expected `,`, found `5`"},
+    {"li r1, 0x\n", "t.s:1:8: error: malformed number"},
+    {"li r1, 99999999999999999999\n", "t.s:1:8: error: number too large"},
+    {"li r1, 'ab'\n", "t.s:1:8: error: malformed character constant"},
+    {"li r1, @\n", "t.s:1:8: error: unexpected character `@`"},
+    {"nop\x7f\n", "t.s:1:4: error: unexpected byte 0x7f (a control character)"},
+    {"li r1, 1\xff\n", "t.s:1:9: error: unexpected byte 0xff (not ASCII)"},
+    {"caf\xc3\xa9: nop\n", "t.s:1:4: error: unexpected byte 0xc3 (not ASCII)"},
+    {"ld32 r1, [r2*4]\n", "t.s:1:13: error: expected `]`, `+` or `-`, found `*`"},
+    {"ld32 r1, [r2+4\n", "t.s:1:15: error: expected `]`, found end of line"},
+    {".data\n.float 1.5e\n", "t.s:2:8: error: bad float `1.5e`"},
+    {".data\n.float 1e99\n", "t.s:2:8: error: bad float `1e99`"},
+    {".data\n.float\n", "t.s:2:7: error: expected a float"},
+    {"r3: nop\n", "t.s:1:1: error: `r3` cannot be a label name"},
+    {"42\n", "t.s:1:1: error: expected a label, directive or instruction, found `42`"},
+    {"nop\n.word 1\nnop\n",
+     "t.s:3:1: error: instruction at 0xc is not 8-aligned (.word in .text comes in pairs)"},
+    {"nop\n.word 1\n",
+     "t.s:2:1: error: text ends at 0xc, not a multiple of 8 (.word in .text comes in pairs)"},
+    {"nop\nrpt r1, e\nbrz r2, e\ne: halt\n",
+     "t.s:2:1: error: rpt body [0x10, 0x18) contains the branch `brz` at 0x10"},
+    {"rpt r1, e\ne: halt\n", "t.s:1:1: error: rpt body [0x8, 0x8) is empty"},
+    {"rpt r1, 0x20\nnop\n",
+     "t.s:1:1: error: rpt body [0x8, 0x20) runs past the end of the text (0x10)"},
+    {"rpt r1, 0x0c\nnop\nnop\n", "t.s:1:1: error: rpt end 0xc is not a multiple of 8"},
+};
+
+/* Case i: src has exactly one error (three lines: heading, source, caret), whose heading is
+ * exactly `want`. */
+static void assert_one_error(size_t i, const char *src, const char *want)
+{
+    err e;
+    assemble_bad(src, &e);
+    size_t n = strcspn(e.msg, "\n");
+    if (n != strlen(want) || strncmp(e.msg, want, n) != 0)
+        fail_msg("case %zu:\n got: %.*s\nwant: %s", i, (int)n, e.msg, want);
+    const char *p = e.msg;
+    int lines = 1;
+    while ((p = strchr(p, '\n')) != NULL)
+        p++, lines++;
+    if (lines != 3)
+        fail_msg("case %zu: %d lines:\n%s", i, lines, e.msg);
+}
+
 /* Each source has one error; the message's first line must be exactly `want`. */
 static void test_error_kinds(void **state)
 {
     (void)state;
-    static const struct {
-        const char *src, *want;
-    } cases[] = {
-        {"br nowhere\n", "t.s:1:4: error: undefined label `nowhere`"},
-        {"a: nop\na: nop\n", "t.s:2:1: error: duplicate label `a` (first defined on line 1)"},
-        {"nop\n  frob r1\n", "t.s:2:3: error: unknown mnemonic `frob`"},
-        {"add r1, r2\n", "t.s:1:1: error: `add` takes 3 operands (add rd, ra, rb)"},
-        {"nop r1\n", "t.s:1:5: error: too many operands for `nop` (nop)"},
-        {"add r1, r2, r3, r4\n", "t.s:1:17: error: too many operands for `add` (add rd, ra, rb)"},
-        {"add r1, r2, 5\n", "t.s:1:13: error: `add` expects a register here (add rd, ra, rb)"},
-        {"li r1, r2\n", "t.s:1:8: error: `li` expects an immediate here (li rd, imm)"},
-        {"ld32 r1, r2\n",
-         "t.s:1:10: error: `ld32` expects a memory operand [ra+imm] here (ld32 rd, [ra+imm])"},
-        {"ld32pi r1, [r2+4]\n", "t.s:1:12: error: `ld32pi` expects a post-increment operand "
-                                "[ra]+=imm here (ld32pi rd, [ra]+=imm)"},
-        {"mov r16, r1\n", "t.s:1:5: error: register `r16` out of range (r0..r15)"},
-        {"v2add r2, r3, r4\n",
-         "t.s:1:11: error: `v2add` needs an even register (the low half of a pair), not r3"},
-        {"ld64 r5, [r2]\n",
-         "t.s:1:6: error: `ld64` needs an even register (the low half of a pair), not r5"},
-        {"li r1, 0x100000000\n", "t.s:1:8: error: value 4294967296 does not fit in 32 bits"},
-        {"li r1, -2147483649\n", "t.s:1:8: error: value -2147483649 does not fit in 32 bits"},
-        {".data\n.word 1, 1<<32\n", "t.s:2:10: error: value 4294967296 does not fit in 32 bits"},
-        {".data\n.byte 256\n", "t.s:2:7: error: value 256 does not fit in a byte"},
-        {".wrd 1\n", "t.s:1:1: error: unknown directive `.wrd`"},
-        {"li r1, 4/(2-2)\n", "t.s:1:9: error: division by zero"},
-        {"li r1, 4%0\n", "t.s:1:9: error: division by zero"},
-        {"li r1, 1<<64\n", "t.s:1:9: error: shift count 64 out of range (0..63)"},
-        /* 64-bit steps do not wrap: the true value is reported */
-        {"li r1, 0x7fffffffffffffff*0x7fffffffffffffff\n",
-         "t.s:1:8: error: value 85070591730234615847396907784232501249 does not fit in 32 bits"},
-        {"li r1, 1<<63\n", "t.s:1:8: error: value 9223372036854775808 does not fit in 32 bits"},
-        {"li r1, 0x7fffffffffffffff+1\n",
-         "t.s:1:8: error: value 9223372036854775808 does not fit in 32 bits"},
-        {"li r1, -0x7fffffffffffffff-2\n",
-         "t.s:1:8: error: value -9223372036854775809 does not fit in 32 bits"},
-        {".data\n.byte 1<<63\n",
-         "t.s:2:7: error: value 9223372036854775808 does not fit in a byte"},
-        {"li r1, 0x7fffffffffffffff*0x7fffffffffffffff*4\n",
-         "t.s:1:45: error: value overflows (more than 127 bits)"},
-        {"get r1, $tilee\n", "t.s:1:9: error: unknown control register `$tilee` ($tile, $ipu, "
-                             "$wid, $ccount, $ccounth, $ntiles, $nipus, $scratch, $group)"},
-        {"get r1, $7\n",
-         "t.s:1:9: error: control registers are named, not numbered: `$7` is "
-         "none of $tile, $ipu, $wid, $ccount, $ccounth, $ntiles, $nipus, $scratch, $group"},
-        {"put $0x10, r1\n",
-         "t.s:1:5: error: control registers are named, not numbered: `$0x10` "
-         "is none of $tile, $ipu, $wid, $ccount, $ccounth, $ntiles, $nipus, $scratch, $group"},
-        {"sync 99\n", "t.s:1:6: error: sync zone 99 does not exist (0..7)"},
-        {"sync 8\n", "t.s:1:6: error: sync zone 8 does not exist (0..7)"},
-        {"ldcw 32, r1\n", "t.s:1:6: error: weight slot 32 does not exist (0..31)"},
-        {"ldcw -1, r1\n", "t.s:1:6: error: weight slot -1 does not exist (0..31)"},
-        {"ldcw r1, r1\n",
-         "t.s:1:6: error: `ldcw` expects a weight slot (0..31) here (ldcw slot, ra)"},
-        {"sync r1\n", "t.s:1:6: error: `sync` expects a sync zone here (sync zone)"},
-        {"br r1\n", "t.s:1:4: error: `br` expects a branch target here (br target)"},
-        {"brz 4, 8\n", "t.s:1:5: error: `brz` expects a register here (brz ra, target)"},
-        {"run r1, r2\n",
-         "t.s:1:5: error: `run` expects a worker entry address here (run entry, ra)"},
-        {"get r1, 3\n", "t.s:1:9: error: `get` expects a control register ($tile, $scratch, "
-                        "...) here (get rd, $csr)"},
-        {"put r1, r2\n", "t.s:1:5: error: `put` expects a control register ($tile, $scratch, "
-                         "...) here (put $csr, ra)"},
-        {"ld128pi r2, [r1]+=16\n",
-         "t.s:1:9: error: `ld128pi` needs r0, r4, r8 or r12 (the first of four registers), not r2"},
-        {"v2fma r0, r2, r4, r7\n",
-         "t.s:1:19: error: `v2fma` needs an even register (the low half of a pair), not r7"},
-        {"st64pi r3, [r2]+=8\n",
-         "t.s:1:8: error: `st64pi` needs an even register (the low half of a pair), not r3"},
-        {".align 3\n", "t.s:1:8: error: `.align` needs a power of two from 1 to 65536, not 3"},
-        {".data\n.space -1\n", "t.s:2:8: error: `.space` needs a size from 0 to 16777216, not -1"},
-        {".space n\nn: nop\n",
-         "t.s:1:8: error: `n` must be a label defined before this line (.space/.align)"},
-        {".data\nnop\n", "t.s:2:1: error: instruction outside .text"},
-        {".global nothing\n", "t.s:1:9: error: `.global` names an undefined label `nothing`"},
-        {".global\n", "t.s:1:8: error: expected a label name, found end of line"},
-        {".global r1\n", "t.s:1:9: error: expected a label name, found `r1`"},
-        {"li r1, (1+2\n", "t.s:1:12: error: expected `)`, found end of line"},
-        {"li r1,\n", "t.s:1:7: error: expected an operand, found end of line"},
-        {"li r1 5\n", "t.s:1:7: error: expected `,`, found `5`"},
-        {"li r1, 0x\n", "t.s:1:8: error: malformed number"},
-        {"li r1, 99999999999999999999\n", "t.s:1:8: error: number too large"},
-        {"li r1, 'ab'\n", "t.s:1:8: error: malformed character constant"},
-        {"li r1, @\n", "t.s:1:8: error: unexpected character `@`"},
-        {"nop\x7f\n", "t.s:1:4: error: unexpected byte 0x7f (a control character)"},
-        {"li r1, 1\xff\n", "t.s:1:9: error: unexpected byte 0xff (not ASCII)"},
-        {"caf\xc3\xa9: nop\n", "t.s:1:4: error: unexpected byte 0xc3 (not ASCII)"},
-        {"ld32 r1, [r2*4]\n", "t.s:1:13: error: expected `]`, `+` or `-`, found `*`"},
-        {"ld32 r1, [r2+4\n", "t.s:1:15: error: expected `]`, found end of line"},
-        {".data\n.float 1.5e\n", "t.s:2:8: error: bad float `1.5e`"},
-        {".data\n.float 1e99\n", "t.s:2:8: error: bad float `1e99`"},
-        {".data\n.float\n", "t.s:2:7: error: expected a float"},
-        {"r3: nop\n", "t.s:1:1: error: `r3` cannot be a label name"},
-        {"42\n", "t.s:1:1: error: expected a label, directive or instruction, found `42`"},
-        {"nop\n.word 1\nnop\n",
-         "t.s:3:1: error: instruction at 0xc is not 8-aligned (.word in .text comes in pairs)"},
-        {"nop\n.word 1\n",
-         "t.s:2:1: error: text ends at 0xc, not a multiple of 8 (.word in .text comes in pairs)"},
-        {"nop\nrpt r1, e\nbrz r2, e\ne: halt\n",
-         "t.s:2:1: error: rpt body [0x10, 0x18) contains the branch `brz` at 0x10"},
-        {"rpt r1, e\ne: halt\n", "t.s:1:1: error: rpt body [0x8, 0x8) is empty"},
-        {"rpt r1, 0x20\nnop\n",
-         "t.s:1:1: error: rpt body [0x8, 0x20) runs past the end of the text (0x10)"},
-        {"rpt r1, 0x0c\nnop\nnop\n", "t.s:1:1: error: rpt end 0xc is not a multiple of 8"},
-    };
     err e;
     assemble_bad("sync everywhere\n", &e); /* the message lists every zone */
     assert_non_null(strstr(e.msg, "t.s:1:6: error: unknown sync zone `everywhere` (internal, "));
     for (unsigned z = 0; z < ISA_NZONES; z++)
         assert_non_null(strstr(e.msg, isa_zone_name(z)));
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        assemble_bad(cases[i].src, &e);
-        size_t n = strcspn(e.msg, "\n");
-        if (n != strlen(cases[i].want) || strncmp(e.msg, cases[i].want, n) != 0)
-            fail_msg("case %zu:\n got: %.*s\nwant: %s", i, (int)n, e.msg, cases[i].want);
-        /* exactly one error, three lines */
-        const char *p = e.msg;
-        int lines = 1;
-        while ((p = strchr(p, '\n')) != NULL)
-            p++, lines++;
-        if (lines != 3)
-            fail_msg("case %zu: %d lines:\n%s", i, lines, e.msg);
-    }
+    for (size_t i = 0; i < sizeof error_kinds / sizeof error_kinds[0]; i++)
+        assert_one_error(i, error_kinds[i].src, error_kinds[i].want);
 }
 
 static void test_many_errors(void **state)
@@ -670,25 +675,35 @@ static void test_disasm_labels(void **state)
     isa_prog_free(&p);
 }
 
+/* A temporary directory for a test's files, and the path of NAME in it. */
+static void temp_dir(char dir[32], char *path, size_t len, const char *name)
+{
+    snprintf(dir, 32, "/tmp/ipusim_asm_XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, len, "%s/%s", dir, name);
+}
+
+/* path now holds n bytes of text (n = SIZE_MAX: the string). */
+static void write_file(const char *path, const char *text, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fwrite(text, 1, n == SIZE_MAX ? strlen(text) : n, f);
+    fclose(f);
+}
+
 static void test_assemble_file(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/ipusim_asm_XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char path[128];
-    snprintf(path, sizeof path, "%s/x.s", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("main: li r1, 5\n  halt\n", f);
-    fclose(f);
+    char dir[32], path[128];
+    temp_dir(dir, path, sizeof path, "x.s");
+    write_file(path, "main: li r1, 5\n  halt\n", SIZE_MAX);
     err e;
     isa_prog p;
     assert_int_equal(asm_assemble_file(path, &p, &e), ERR_OK);
     assert_int_equal(p.ncode, 2);
     isa_prog_free(&p);
-    f = fopen(path, "w");
-    fputs("  halt r1\n", f);
-    fclose(f);
+    write_file(path, "  halt r1\n", SIZE_MAX);
     assert_int_equal(asm_assemble_file(path, &p, &e), ERR_ASM);
     assert_int_equal(strncmp(e.msg, path, strlen(path)), 0);
 
@@ -701,25 +716,35 @@ static void test_assemble_file(void **state)
     char want[400];
     snprintf(want, sizeof want, "%s: an ipusim image, not assembly source", path);
     assert_string_equal(e.msg, want);
-    f = fopen(path, "r+");
+    FILE *f = fopen(path, "r+");
     fputs("IPUSIMX2", f);
     fclose(f);
     assert_int_equal(asm_assemble_file(path, &p, &e), ERR_INPUT);
     snprintf(want, sizeof want, "%s: not an ipusim image (bad magic)", path);
     assert_string_equal(e.msg, want);
     assert_null(p.image);
-    f = fopen(path, "w"); /* source that starts with the magic's letters is still source */
-    fputs("IPUSIMX2: li r1, 5\n  halt\n", f);
-    fclose(f);
+    /* source that starts with the magic's letters is still source */
+    write_file(path, "IPUSIMX2: li r1, 5\n  halt\n", SIZE_MAX);
     assert_int_equal(asm_assemble_file(path, &p, &e), ERR_OK);
     isa_prog_free(&p);
 
-    /* a file without instructions is refused (asm_assemble takes it as an empty program) */
+    unlink(path);
+    assert_int_equal(asm_assemble_file(path, &p, &e), ERR_INPUT);
+    assert_null(p.image);
+    rmdir(dir);
+}
+
+/* A file without instructions is refused (asm_assemble takes it as an empty program). */
+static void test_assemble_file_empty(void **state)
+{
+    (void)state;
+    char dir[32], path[128], want[400];
+    temp_dir(dir, path, sizeof path, "x.s");
+    err e;
+    isa_prog p;
     static const char *const none[] = {"", "# only\n; comments\n\n", "main:\n.data\nx: .word 1\n"};
     for (size_t k = 0; k < sizeof none / sizeof none[0]; k++) {
-        f = fopen(path, "w");
-        fputs(none[k], f);
-        fclose(f);
+        write_file(path, none[k], SIZE_MAX);
         assert_int_equal(asm_assemble_file(path, &p, &e), ERR_ASM);
         snprintf(want, sizeof want,
                  "%s:1:1: error: no instructions (the program is empty, or only comments, labels "
@@ -728,43 +753,44 @@ static void test_assemble_file(void **state)
         assert_int_equal(strncmp(e.msg, want, strlen(want)), 0);
         assert_null(p.image);
     }
+    unlink(path);
+    rmdir(dir);
+}
 
-    /* a file that is not text (a NUL or a control byte other than tab, LF, FF, CR in its
-     * first 4 KiB) is neither image nor source, in one line; unless it is named as source,
-     * where each stray byte gets its line and column */
-    char bin[128];
+/* A file that is not text (a NUL or a control byte other than tab, LF, FF, CR in its first
+ * 4 KiB) is neither image nor source, in one line; unless it is named as source, where each
+ * stray byte gets its line and column. */
+static void test_assemble_file_binary(void **state)
+{
+    (void)state;
+    char dir[32], path[128], bin[128], want[400];
+    temp_dir(dir, path, sizeof path, "x.s");
     snprintf(bin, sizeof bin, "%s/x.bin", dir);
+    err e;
+    isa_prog p;
     static const char elf[] = "\177ELF\002\001\001";
-    f = fopen(bin, "w");
-    fwrite(elf, 1, sizeof elf, f); /* with its NUL */
-    fclose(f);
+    write_file(bin, elf, sizeof elf); /* with its NUL */
     assert_int_equal(asm_assemble_file(bin, &p, &e), ERR_INPUT);
     snprintf(want, sizeof want,
              "%s: not an ipusim program image (no IPUSIMX1 magic) nor assembly text", bin);
     assert_string_equal(e.msg, want);
     assert_null(p.image);
-    f = fopen(bin, "w"); /* text under any name is source: tab, CR, FF are text */
-    fputs("main:\tli r1, 5\r\n\f  halt\n", f);
-    fclose(f);
+    /* text under any name is source: tab, CR, FF are text */
+    write_file(bin, "main:\tli r1, 5\r\n\f  halt\n", SIZE_MAX);
     assert_int_equal(asm_assemble_file(bin, &p, &e), ERR_OK);
     assert_int_equal(p.ncode, 2);
     isa_prog_free(&p);
-    f = fopen(bin, "w"); /* one control byte, past long comments, still in the first 4 KiB */
+    FILE *f = fopen(bin, "w"); /* one control byte, past long comments, still in the first 4 KiB */
     for (int k = 0; k < 4000; k++)
         fputc(k % 80 == 79 ? '\n' : '#', f);
     fputs("\nmain: halt\x1b\n", f);
     fclose(f);
     assert_int_equal(asm_assemble_file(bin, &p, &e), ERR_INPUT);
-    f = fopen(path, "w"); /* the same bytes as the ELF in a .s file: diagnostics */
-    fwrite(elf, 1, sizeof elf, f);
-    fclose(f);
+    write_file(path, elf, sizeof elf); /* the same bytes as the ELF in a .s file: diagnostics */
     assert_int_equal(asm_assemble_file(path, &p, &e), ERR_ASM);
     assert_non_null(strstr(e.msg, ":1:1: error: unexpected byte 0x7f (a control character)"));
     unlink(bin);
-
     unlink(path);
-    assert_int_equal(asm_assemble_file(path, &p, &e), ERR_INPUT);
-    assert_null(p.image);
     rmdir(dir);
 }
 
@@ -783,6 +809,8 @@ int main(void)
         cmocka_unit_test(test_disasm_roundtrip),
         cmocka_unit_test(test_disasm_labels),
         cmocka_unit_test(test_assemble_file),
+        cmocka_unit_test(test_assemble_file_empty),
+        cmocka_unit_test(test_assemble_file_binary),
     };
     return cmocka_run_group_tests_name("asm", tests, NULL, NULL);
 }

@@ -224,6 +224,28 @@ static void write_past_limit(const char *path)
               : 1);
 }
 
+/* In a child: a write of 16 bytes into path limited to 10 goes on after the short write,
+ * and fails with the next write's reason (EFBIG); exits 0 when it does. */
+static void write_short(const char *path)
+{
+    struct rlimit rl = {10, 10};
+    signal(SIGXFSZ, SIG_IGN);
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    if (fd < 0 || setrlimit(RLIMIT_FSIZE, &rl) != 0)
+        _exit(2);
+    errno = 0;
+    _exit(file_write_all(fd, "0123456789abcdef", 16) == -1 && errno == EFBIG ? 0 : 1);
+}
+
+/* Child pid exited, with status 0. */
+static void child_ok(pid_t pid)
+{
+    int wst;
+    assert_int_equal(waitpid(pid, &wst, 0), pid);
+    assert_true(WIFEXITED(wst));
+    assert_int_equal(WEXITSTATUS(wst), 0);
+}
+
 static void test_write(void **state)
 {
     (void)state;
@@ -245,10 +267,7 @@ static void test_write(void **state)
     assert_true(pid >= 0);
     if (pid == 0)
         write_past_limit(path);
-    int wst;
-    assert_int_equal(waitpid(pid, &wst, 0), pid);
-    assert_true(WIFEXITED(wst));
-    assert_int_equal(WEXITSTATUS(wst), 0);
+    child_ok(pid);
     s = tu_read_file(path);
     assert_string_equal(s, "old content\n");
     free(s);
@@ -267,18 +286,9 @@ static void test_write(void **state)
     /* a short write goes on, and the next write's failure is the reason */
     pid = fork();
     assert_true(pid >= 0);
-    if (pid == 0) {
-        struct rlimit rl = {10, 10};
-        signal(SIGXFSZ, SIG_IGN);
-        int fd = open(path, O_WRONLY | O_TRUNC);
-        if (fd < 0 || setrlimit(RLIMIT_FSIZE, &rl) != 0)
-            _exit(2);
-        errno = 0;
-        _exit(file_write_all(fd, "0123456789abcdef", 16) == -1 && errno == EFBIG ? 0 : 1);
-    }
-    assert_int_equal(waitpid(pid, &wst, 0), pid);
-    assert_true(WIFEXITED(wst));
-    assert_int_equal(WEXITSTATUS(wst), 0);
+    if (pid == 0)
+        write_short(path);
+    child_ok(pid);
     s = tu_read_file(path);
     assert_string_equal(s, "0123456789"); /* the 10 bytes the limit let through */
     free(s);

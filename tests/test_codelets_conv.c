@@ -868,6 +868,37 @@ static void test_wgrad(void **state)
     check_wgrad(&conv1, 2, 0, "conv1 dw");
 }
 
+/* Worker v of 6 of conv_pack: its share of wp's blocks from w (nw floats) into blocks. */
+static void pack_vertex(graph *gr, gr_cs cs, const cplan_pack *wp, uint32_t v, gr_tensor blocks,
+                        gr_tensor w, uint32_t nw, gr_tensor plist)
+{
+    uint32_t b0 = wp->nblocks * v / 6, b1 = wp->nblocks * (v + 1) / 6;
+    gr_field f[8] = {gr_region(blocks, 128 * b0, 128 * b1),
+                     gr_region(w, 0, nw),
+                     gr_u32(b1 - b0),
+                     gr_region(plist, 3 * b0, 3 * b1),
+                     gr_u32(wp->R),
+                     gr_u32(wp->C),
+                     gr_u32(wp->sr),
+                     gr_u32(wp->sc)};
+    gr_vertex(gr, cs, "conv_pack", 0, 0, 0, f, 8);
+}
+
+/* Worker v of 6 of conv_ungroup: its share of Co channels of P positions from yg (G groups)
+ * into y. */
+static void ungroup_vertex(graph *gr, gr_cs cs, uint32_t v, gr_tensor y, gr_tensor yg, uint32_t Co,
+                           uint32_t P, uint32_t G)
+{
+    uint32_t c0 = Co * v / 6, c1 = Co * (v + 1) / 6;
+    gr_field u[6] = {gr_region(y, c0 * P, c1 * P),
+                     gr_region(yg, 0, G * P * 16),
+                     gr_u32(c0),
+                     gr_u32(c1 - c0),
+                     gr_u32(P),
+                     gr_u32(0)};
+    gr_vertex(gr, cs, "conv_ungroup", 0, 0, 0, u, 6);
+}
+
 /* conv2's forward as a one-tile graph: the state layouts as vertex fields (tensor regions
  * and scalars), conv_amp as a supervisor vertex (called by the lowered control program, which
  * keeps its loop counter in r12 across it: Repeat(2, ...)), the tables as I32 tensors written
@@ -906,24 +937,8 @@ static void test_graph_fwd(void **state)
     gr_cs cs_pack = gr_cs_new(gr, "pack"), cs_amp = gr_cs_new(gr, "amp");
     gr_cs cs_ung = gr_cs_new(gr, "ungroup");
     for (uint32_t v = 0; v < 6; v++) {
-        uint32_t b0 = wp->nblocks * v / 6, b1 = wp->nblocks * (v + 1) / 6;
-        gr_field f[8] = {gr_region(blocks, 128 * b0, 128 * b1),
-                         gr_region(w, 0, nw),
-                         gr_u32(b1 - b0),
-                         gr_region(plist, 3 * b0, 3 * b1),
-                         gr_u32(wp->R),
-                         gr_u32(wp->C),
-                         gr_u32(wp->sr),
-                         gr_u32(wp->sc)};
-        gr_vertex(gr, cs_pack, "conv_pack", 0, 0, 0, f, 8);
-        uint32_t c0 = Co * v / 6, c1 = Co * (v + 1) / 6;
-        gr_field u[6] = {gr_region(y, c0 * P, c1 * P),
-                         gr_region(yg, 0, G * P * 16),
-                         gr_u32(c0),
-                         gr_u32(c1 - c0),
-                         gr_u32(P),
-                         gr_u32(0)};
-        gr_vertex(gr, cs_ung, "conv_ungroup", 0, 0, 0, u, 6);
+        pack_vertex(gr, cs_pack, wp, v, blocks, w, nw, plist);
+        ungroup_vertex(gr, cs_ung, v, y, yg, Co, P, G);
     }
     gr_field a[9] = {gr_region(x, 0, nx + 8),
                      gr_region(yg, 0, G * P * 16),

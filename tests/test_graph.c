@@ -785,9 +785,21 @@ static void test_remote(void **state)
     sys_free(s);
 }
 
-/* A compute set with worker vertices and a supervisor vertex on one tile: the supervisor
- * codelet loads AMP weights (ldcw), which faults while a worker runs, so the lowering must
- * join the workers before calling it. */
+/* The codelets test_vertex_fields_checked makes vertices of: a good header, and headers
+ * without a State section or with a malformed one. */
+static void state_codelets(graph *g)
+{
+    gr_codelet_src(g, "addone", addone_src);
+    gr_codelet_src(g, "nostate", "nostate:\n        exit\n");
+    gr_codelet_src(g, "badkind", "# State:\n#   +0  x  region\n#   +4  n  word\nbadkind: exit\n");
+    gr_codelet_src(g, "gap", "# State:\n#   +0  x  region\n#   +8  n  u32\ngap: exit\n");
+    gr_codelet_src(g, "pair", "# State:\n#   +0  x  region\n#   +4  n  u32x1\npair: exit\n");
+    gr_codelet_src(
+        g, "later",
+        "# see # State below\n# State:\n#   +0  x  region\n#   +4  n  u32\nlater: exit\n");
+    gr_codelet_src(g, "midline", "# no # State here\nmidline: exit\n");
+}
+
 /* Every vertex is checked where it is made against its codelet's header (its "# State"
  * entries, docs/codelets.md): the number of fields, each field's kind, worker or supervisor;
  * a header without a State section, or with a malformed entry, is refused by name. Each
@@ -820,16 +832,7 @@ static void test_vertex_fields_checked(void **state)
     for (size_t q = 0; q < sizeof cases / sizeof *cases; q++) {
         rig r;
         rig_new(&r, 2);
-        gr_codelet_src(r.gr, "addone", addone_src);
-        gr_codelet_src(r.gr, "nostate", "nostate:\n        exit\n");
-        gr_codelet_src(r.gr, "badkind",
-                       "# State:\n#   +0  x  region\n#   +4  n  word\nbadkind: exit\n");
-        gr_codelet_src(r.gr, "gap", "# State:\n#   +0  x  region\n#   +8  n  u32\ngap: exit\n");
-        gr_codelet_src(r.gr, "pair", "# State:\n#   +0  x  region\n#   +4  n  u32x1\npair: exit\n");
-        gr_codelet_src(
-            r.gr, "later",
-            "# see # State below\n# State:\n#   +0  x  region\n#   +4  n  u32\nlater: exit\n");
-        gr_codelet_src(r.gr, "midline", "# no # State here\nmidline: exit\n");
+        state_codelets(r.gr);
         gr_tensor a = gr_tensor_new(r.gr, "a", GR_F32, 1, shape);
         gr_map_region(r.gr, a, 0, 1, 0, 8);
         gr_cs cs = gr_cs_new(r.gr, "cs");
@@ -850,7 +853,12 @@ static void test_vertex_fields_checked(void **state)
         }
         rig_free(&r);
     }
-    /* every codelet of the library declares its vertex: each header's State reads */
+}
+
+/* Every codelet of the library declares its vertex: each header's State reads. */
+static void test_library_states(void **state)
+{
+    (void)state;
     static const char *const lib[] = {"acc_add",
                                       "adamw_hyper",
                                       "adamw_step",
@@ -891,6 +899,9 @@ static void test_vertex_fields_checked(void **state)
     }
 }
 
+/* A compute set with worker vertices and a supervisor vertex on one tile: the supervisor
+ * codelet loads AMP weights (ldcw), which faults while a worker runs, so the lowering must
+ * join the workers before calling it. */
 static void test_supervisor_vertex(void **state)
 {
     (void)state;
@@ -1412,7 +1423,7 @@ int main(void)
         cmocka_unit_test(test_copy_errors),
         cmocka_unit_test(test_first_tile_error),
         cmocka_unit_test(test_layer_tiles),
-        cmocka_unit_test(test_vertex_fields_checked),
+        cmocka_unit_test(test_vertex_fields_checked), cmocka_unit_test(test_library_states),
         cmocka_unit_test(test_copy_whole_counts),
         /* clang-format on */
     };

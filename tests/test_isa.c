@@ -554,40 +554,31 @@ static uint8_t *read_file(const char *path, size_t *n)
     return b;
 }
 
-static void test_save_load(void **state)
+/* q, loaded from p's file, is p: the header, image, decoded text and symbols. */
+static void assert_same_prog(const isa_prog *p, const isa_prog *q)
 {
-    (void)state;
-    err e;
-    isa_prog p, q;
-    assert_int_equal(asm_assemble("p.s", prog_src, strlen(prog_src), &p, &e), ERR_OK);
-    char *dir = temp_dir(), path[256], bad[256];
-    snprintf(path, sizeof path, "%s/p.ipx", dir);
-    snprintf(bad, sizeof bad, "%s/bad.ipx", dir);
-    assert_int_equal(isa_prog_save(&p, path, &e), ERR_OK);
-    assert_int_equal(isa_prog_load(&q, path, &e), ERR_OK);
-
-    assert_int_equal(q.text_size, p.text_size);
-    assert_int_equal(q.data_addr, p.data_addr);
-    assert_int_equal(q.size, p.size);
-    assert_int_equal(q.entry, p.entry);
-    assert_memory_equal(q.image, p.image, p.size);
-    assert_int_equal(q.ncode, p.ncode);
-    assert_memory_equal(q.code, p.code, p.ncode * sizeof *p.code);
-    assert_int_equal(q.nsyms, p.nsyms);
-    for (size_t i = 0; i < p.nsyms; i++) {
-        assert_string_equal(q.syms[i].name, p.syms[i].name);
-        assert_int_equal(q.syms[i].addr, p.syms[i].addr);
-        assert_int_equal(q.syms[i].global, p.syms[i].global);
+    assert_int_equal(q->text_size, p->text_size);
+    assert_int_equal(q->data_addr, p->data_addr);
+    assert_int_equal(q->size, p->size);
+    assert_int_equal(q->entry, p->entry);
+    assert_memory_equal(q->image, p->image, p->size);
+    assert_int_equal(q->ncode, p->ncode);
+    assert_memory_equal(q->code, p->code, p->ncode * sizeof *p->code);
+    assert_int_equal(q->nsyms, p->nsyms);
+    for (size_t i = 0; i < p->nsyms; i++) {
+        assert_string_equal(q->syms[i].name, p->syms[i].name);
+        assert_int_equal(q->syms[i].addr, p->syms[i].addr);
+        assert_int_equal(q->syms[i].global, p->syms[i].global);
     }
-    assert_int_equal(isa_prog_sym(&q, "table"), p.data_addr);
-    assert_int_equal(isa_prog_sym(&q, "main"), 0);
-    assert_int_equal(isa_prog_sym(&q, "nothere"), -1);
-    isa_prog_free(&q);
+}
 
-    size_t n;
-    uint8_t *file = read_file(path, &n);
-    assert_true(n > 28);
-
+/* Corruptions of p's file (n bytes) written at `bad` are each refused: every truncation,
+ * trailing bytes, bad magic, lengths and layout, a symbol name past the end, an rpt body
+ * holding a branch. */
+static void assert_bad_files(const char *bad, const uint8_t *file, size_t n, const isa_prog *p)
+{
+    err e;
+    isa_prog q;
     /* every truncation is rejected */
     for (size_t k = 0; k < n; k++) {
         write_file(bad, file, k);
@@ -619,7 +610,7 @@ static void test_save_load(void **state)
     }
     /* a symbol name length running past the end */
     memcpy(m, file, n);
-    size_t sym0 = 28 + p.size;
+    size_t sym0 = 28 + p->size;
     m[sym0 + 5] = 0xff;
     write_file(bad, m, n);
     assert_int_equal(isa_prog_load(&q, bad, &e), ERR_INPUT);
@@ -631,6 +622,32 @@ static void test_save_load(void **state)
     write_file(bad, m, n);
     assert_int_equal(isa_prog_load(&q, bad, &e), ERR_INPUT);
     assert_non_null(strstr(e.msg, "contains the branch `br`"));
+    free(m);
+}
+
+static void test_save_load(void **state)
+{
+    (void)state;
+    err e;
+    isa_prog p, q;
+    assert_int_equal(asm_assemble("p.s", prog_src, strlen(prog_src), &p, &e), ERR_OK);
+    char *dir = temp_dir(), path[256], bad[256];
+    snprintf(path, sizeof path, "%s/p.ipx", dir);
+    snprintf(bad, sizeof bad, "%s/bad.ipx", dir);
+    assert_int_equal(isa_prog_save(&p, path, &e), ERR_OK);
+    assert_int_equal(isa_prog_load(&q, path, &e), ERR_OK);
+
+    assert_same_prog(&p, &q);
+    assert_int_equal(isa_prog_sym(&q, "table"), p.data_addr);
+    assert_int_equal(isa_prog_sym(&q, "main"), 0);
+    assert_int_equal(isa_prog_sym(&q, "nothere"), -1);
+    isa_prog_free(&q);
+
+    size_t n;
+    uint8_t *file = read_file(path, &n);
+    assert_true(n > 28);
+
+    assert_bad_files(bad, file, n, &p);
     /* a missing file */
     snprintf(bad, sizeof bad, "%s/none.ipx", dir);
     assert_int_equal(isa_prog_load(&q, bad, &e), ERR_INPUT);
@@ -638,7 +655,6 @@ static void test_save_load(void **state)
     snprintf(bad, sizeof bad, "%s/no/such/dir.ipx", dir);
     assert_int_equal(isa_prog_save(&p, bad, &e), ERR_INPUT);
 
-    free(m);
     free(file);
     snprintf(bad, sizeof bad, "%s/bad.ipx", dir);
     unlink(bad);

@@ -355,26 +355,11 @@ static double ref_update(const mdata_split *set, uint32_t (*via)(uint32_t), floa
     return loss / 10.0;
 }
 
-/* The infeed as the normalised images rounded to fp16 (--dtype fp16), widened on the device by
- * f16_to_f32:
- * - the feed's halves are the nearest-even binary16 of the fp32 feed's floats (tu_f32_to_f16),
- *   two to a word, the labels after them unchanged; among these 400 images some pixels round
- *   up (nearest even differs from cutting the fraction), so a truncating host fails here;
- * - half the image bytes: 10 micro-batches of 40 x (392 x 4 + 4) bytes;
- * - the call's loss and the weights after its update are the reference trainer's on the
- *   rounded images (to summation order: loss 1e-6 relative, weights 1e-5 as test_first_call),
- *   and the loss is nearer that than by a quarter of the distance to the reference's on the
- *   cut images (rounding that truncated, on the host or the device, would land there); the
- *   weights differ from the fp32 run's; pipelined over four IPUs (grouped, recompute) the
- *   same loss and weights bit for bit as on one;
- * - the test pass with fp16 images gives the reference's forward on the rounded images, to
- *   one image of 404. */
-static void test_fp16_infeed(void **state)
+/* The fp16 feed of set's first 10 micro-batches: each pixel the fp32 feed's, rounded to the
+ * nearest half (some round up), and the labels as they are. */
+static void check_f16_feed(const mdata_split *set)
 {
-    (void)state;
-    mdata_split set = digits.train;
-    set.n = 400;
-    mfeed *f = mfeed_new(&set, 0, 1, 40, 10), *h = mfeed_new(&set, 0, 1, 40, 10);
+    mfeed *f = mfeed_new(set, 0, 1, 40, 10), *h = mfeed_new(set, 0, 1, 40, 10);
     mfeed_format(h, MFEED_F16);
     assert_int_equal(mfeed_bytes(h), 40 * (784 * 2 + 4));
     uint8_t *bf = malloc(mfeed_bytes(f)), *bh = malloc(mfeed_bytes(h));
@@ -399,6 +384,59 @@ static void test_fp16_infeed(void **state)
     free(bh);
     mfeed_free(f);
     mfeed_free(h);
+}
+
+/* The test pass with fp16 images and weights w: the reference's forward on the rounded images,
+ * to one image of 404. */
+static void check_f16_test(const float *w)
+{
+    err e;
+    err_clear(&e);
+    mnet_cfg c = cfg_of(1, 1, 2);
+    c.dtype = MNET_FP16;
+    mdata_split ts = digits.test;
+    ts.n = 404;
+    double sim = -1.0;
+    if (mnet_test(&c, &ts, w, &sim, NULL, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    mref_net *n = mref_create(4, &e);
+    memcpy(mref_params(n), w, sizeof(float) * MREF_NPARAMS);
+    float lut[256];
+    mdata_norm_table(lut);
+    long right = 0;
+    for (size_t i = 0; i < ts.n; i++) {
+        float *x = mref_input(n);
+        for (int p = 0; p < 784; p++)
+            x[p] = tu_bf(via_half_rne(tu_fb(lut[ts.images[784 * i + (size_t)p]])));
+        right += mlayer_argmax(mref_forward(n, 1, x), 10) == ts.labels[i];
+    }
+    double ref = 100.0 * (double)right / 404.0;
+    printf("test accuracy with fp16 images %.4f%%, reference %.4f%%\n", sim, ref);
+    if (fabs(sim - ref) > 100.0 / 404 + 1e-9)
+        fail_msg("test accuracy %.4f%%, reference %.4f%%", sim, ref);
+    mref_destroy(n);
+}
+
+/* The infeed as the normalised images rounded to fp16 (--dtype fp16), widened on the device by
+ * f16_to_f32:
+ * - the feed's halves are the nearest-even binary16 of the fp32 feed's floats (tu_f32_to_f16),
+ *   two to a word, the labels after them unchanged; among these 400 images some pixels round
+ *   up (nearest even differs from cutting the fraction), so a truncating host fails here;
+ * - half the image bytes: 10 micro-batches of 40 x (392 x 4 + 4) bytes;
+ * - the call's loss and the weights after its update are the reference trainer's on the
+ *   rounded images (to summation order: loss 1e-6 relative, weights 1e-5 as test_first_call),
+ *   and the loss is nearer that than by a quarter of the distance to the reference's on the
+ *   cut images (rounding that truncated, on the host or the device, would land there); the
+ *   weights differ from the fp32 run's; pipelined over four IPUs (grouped, recompute) the
+ *   same loss and weights bit for bit as on one;
+ * - the test pass with fp16 images gives the reference's forward on the rounded images, to
+ *   one image of 404. */
+static void test_fp16_infeed(void **state)
+{
+    (void)state;
+    mdata_split set = digits.train;
+    set.n = 400;
+    check_f16_feed(&set);
 
     float *rw = malloc(sizeof(float) * MREF_NPARAMS), *cw = malloc(sizeof(float) * MREF_NPARAMS);
     double rl = ref_update(&set, via_half_rne, rw), cl = ref_update(&set, via_half_cut, cw);
@@ -439,31 +477,7 @@ static void test_fp16_infeed(void **state)
     assert_true(loss[2] == loss[1]);
     assert_memory_equal(w[2], w[1], sizeof(float) * MREF_NPARAMS);
 
-    err e;
-    err_clear(&e);
-    mnet_cfg c = cfg_of(1, 1, 2);
-    c.dtype = MNET_FP16;
-    mdata_split ts = digits.test;
-    ts.n = 404;
-    double sim = -1.0;
-    if (mnet_test(&c, &ts, w[1], &sim, NULL, &e) != ERR_OK)
-        fail_msg("%s", e.msg);
-    mref_net *n = mref_create(4, &e);
-    memcpy(mref_params(n), w[1], sizeof(float) * MREF_NPARAMS);
-    float lut[256];
-    mdata_norm_table(lut);
-    long right = 0;
-    for (size_t i = 0; i < ts.n; i++) {
-        float *x = mref_input(n);
-        for (int p = 0; p < 784; p++)
-            x[p] = tu_bf(via_half_rne(tu_fb(lut[ts.images[784 * i + (size_t)p]])));
-        right += mlayer_argmax(mref_forward(n, 1, x), 10) == ts.labels[i];
-    }
-    double ref = 100.0 * (double)right / 404.0;
-    printf("test accuracy with fp16 images %.4f%%, reference %.4f%%\n", sim, ref);
-    if (fabs(sim - ref) > 100.0 / 404 + 1e-9)
-        fail_msg("test accuracy %.4f%%, reference %.4f%%", sim, ref);
-    mref_destroy(n);
+    check_f16_test(w[1]);
     free(w[0]);
     free(w[1]);
     free(w[2]);

@@ -295,7 +295,7 @@ static void test_same_for_any_threads(void **state)
 }
 
 /* A profile directory that cannot be made or is not a directory: one line, status 2, no
- * files; and `ipusim profile` prints the summary again. */
+ * files. */
 static void test_bad_dir(void **state)
 {
     (void)state;
@@ -359,8 +359,13 @@ static void test_bad_dir(void **state)
                                 "-1); no profile written\n"));
     snprintf(trace_path, sizeof trace_path, "%s/trace.json", past);
     assert_int_equal(access(trace_path, F_OK), -1);
+}
 
-    char dir[256], again[16384];
+/* `ipusim profile DIR` prints the summary again; a directory without one is one line. */
+static void test_profile_again(void **state)
+{
+    (void)state;
+    char out[8192], dir[256], again[16384];
     snprintf(dir, sizeof dir, "%s/again", tmpdir);
     assert_int_equal(run(out, sizeof out,
                          "run tests/isa/sync_tiles.s --tiles 2 --profile --profile-dir %s", dir),
@@ -713,9 +718,10 @@ int main(int argc, char **argv)
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "profile") != 0)
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_trace_adds_up),   cmocka_unit_test(test_same_for_any_threads),
-        cmocka_unit_test(test_bad_dir),         cmocka_unit_test(test_window),
-        cmocka_unit_test(test_mnist_iteration), cmocka_unit_test(test_plot_palette),
+        cmocka_unit_test(test_trace_adds_up), cmocka_unit_test(test_same_for_any_threads),
+        cmocka_unit_test(test_bad_dir),       cmocka_unit_test(test_profile_again),
+        cmocka_unit_test(test_window),        cmocka_unit_test(test_mnist_iteration),
+        cmocka_unit_test(test_plot_palette),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_rmdir(tmpdir);

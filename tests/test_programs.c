@@ -62,6 +62,69 @@ static const char *parse_where(const char *p, unsigned *ipu, unsigned *t, int *w
     }
 }
 
+/* The program's "; config:" lines into cfg: tiles=, ipus=, max-cycles=, threads=, machine=
+ * (a preset, keeping the tiles and IPUs given). */
+static void read_config(const char *src, sys_cfg *cfg, err *e)
+{
+    for (const char *l = strstr(src, "; config:"); l; l = strstr(l + 1, "; config:")) {
+        const char *p = l + 9;
+        const char *eol = strchr(p, '\n');
+        while (p && *p && (!eol || p < eol)) {
+            while (*p == ' ')
+                p++;
+            if (strncmp(p, "tiles=", 6) == 0)
+                cfg->m.tiles_per_ipu = (uint32_t)strtoul(p + 6, NULL, 0);
+            else if (strncmp(p, "ipus=", 5) == 0)
+                cfg->m.nipus = (uint32_t)strtoul(p + 5, NULL, 0);
+            else if (strncmp(p, "max-cycles=", 11) == 0)
+                cfg->max_cycles = strtoull(p + 11, NULL, 0);
+            else if (strncmp(p, "threads=", 8) == 0)
+                cfg->threads = (unsigned)strtoul(p + 8, NULL, 0);
+            else if (strncmp(p, "machine=", 8) == 0) {
+                char name[8] = {0};
+                sscanf(p + 8, "%7s", name);
+                uint32_t tiles = cfg->m.tiles_per_ipu, ipus = cfg->m.nipus;
+                assert_int_equal(mach_builtin(&cfg->m, name, e), ERR_OK);
+                cfg->m.tiles_per_ipu = tiles;
+                cfg->m.nipus = ipus;
+            }
+            p = strchr(p, ' ');
+        }
+    }
+}
+
+/* Each "; expect: [iI.][tT.][wK.]WHAT = VALUE" line of src against the run's tiles: WHAT a
+ * register (rN, lr) or mem32[ADDR]. */
+static void check_expect(const char *path, const char *src, eng *g)
+{
+    for (const char *l = strstr(src, "; expect:"); l; l = strstr(l + 1, "; expect:")) {
+        const char *p = l + 9;
+        while (*p == ' ')
+            p++;
+        unsigned ipu, t;
+        int w;
+        p = parse_where(p, &ipu, &t, &w);
+        const tile *x = eng_tile(g, ipu, t);
+        assert_non_null(x);
+        const char *eq = strchr(p, '=');
+        assert_non_null(eq);
+        uint32_t want = parse_value(eq + 1), got;
+        if (strncmp(p, "mem32[", 6) == 0) {
+            uint32_t addr = (uint32_t)strtoul(p + 6, NULL, 0);
+            memcpy(&got, eng_tile_mem(g, ipu, t) + addr, 4);
+        } else if (p[0] == 'r' || strncmp(p, "lr", 2) == 0) {
+            unsigned r = p[0] == 'r' ? (unsigned)strtoul(p + 1, NULL, 10) : ISA_LR;
+            assert_true(r < ISA_NREGS);
+            got = w < 0 ? x->sup.r[r] : x->wk[w].r[r];
+        } else {
+            fail_msg("%s: cannot read expectation '%.40s'", path, l);
+        }
+        if (got != want)
+            fail_msg("%s: %.*s: got %u (0x%x), want %u (0x%x)", path, (int)strcspn(l, "\n"), l, got,
+                     got, want, want);
+    }
+}
+
 static void run_program(void **state)
 {
     const char *path = *state;
@@ -73,31 +136,7 @@ static void run_program(void **state)
     err_clear(&e);
     assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
     cfg.m.tiles_per_ipu = 1;
-    for (const char *l = strstr(src, "; config:"); l; l = strstr(l + 1, "; config:")) {
-        const char *p = l + 9;
-        const char *eol = strchr(p, '\n');
-        while (p && *p && (!eol || p < eol)) {
-            while (*p == ' ')
-                p++;
-            if (strncmp(p, "tiles=", 6) == 0)
-                cfg.m.tiles_per_ipu = (uint32_t)strtoul(p + 6, NULL, 0);
-            else if (strncmp(p, "ipus=", 5) == 0)
-                cfg.m.nipus = (uint32_t)strtoul(p + 5, NULL, 0);
-            else if (strncmp(p, "max-cycles=", 11) == 0)
-                cfg.max_cycles = strtoull(p + 11, NULL, 0);
-            else if (strncmp(p, "threads=", 8) == 0)
-                cfg.threads = (unsigned)strtoul(p + 8, NULL, 0);
-            else if (strncmp(p, "machine=", 8) == 0) {
-                char name[8] = {0};
-                sscanf(p + 8, "%7s", name);
-                uint32_t tiles = cfg.m.tiles_per_ipu, ipus = cfg.m.nipus;
-                assert_int_equal(mach_builtin(&cfg.m, name, &e), ERR_OK);
-                cfg.m.tiles_per_ipu = tiles;
-                cfg.m.nipus = ipus;
-            }
-            p = strchr(p, ' ');
-        }
-    }
+    read_config(src, &cfg, &e);
 
     isa_prog prog;
     int rc = asm_assemble(path, src, strlen(src), &prog, &e);
@@ -136,32 +175,7 @@ static void run_program(void **state)
     if ((l = strstr(src, "; expect-supersteps:")))
         assert_int_equal(st.supersteps, strtoull(l + 20, NULL, 0));
 
-    for (l = strstr(src, "; expect:"); l; l = strstr(l + 1, "; expect:")) {
-        const char *p = l + 9;
-        while (*p == ' ')
-            p++;
-        unsigned ipu, t;
-        int w;
-        p = parse_where(p, &ipu, &t, &w);
-        const tile *x = eng_tile(g, ipu, t);
-        assert_non_null(x);
-        const char *eq = strchr(p, '=');
-        assert_non_null(eq);
-        uint32_t want = parse_value(eq + 1), got;
-        if (strncmp(p, "mem32[", 6) == 0) {
-            uint32_t addr = (uint32_t)strtoul(p + 6, NULL, 0);
-            memcpy(&got, eng_tile_mem(g, ipu, t) + addr, 4);
-        } else if (p[0] == 'r' || strncmp(p, "lr", 2) == 0) {
-            unsigned r = p[0] == 'r' ? (unsigned)strtoul(p + 1, NULL, 10) : ISA_LR;
-            assert_true(r < ISA_NREGS);
-            got = w < 0 ? x->sup.r[r] : x->wk[w].r[r];
-        } else {
-            fail_msg("%s: cannot read expectation '%.40s'", path, l);
-        }
-        if (got != want)
-            fail_msg("%s: %.*s: got %u (0x%x), want %u (0x%x)", path, (int)strcspn(l, "\n"), l, got,
-                     got, want, want);
-    }
+    check_expect(path, src, g);
     sys_free(sy);
     isa_prog_free(&prog);
     free(src);

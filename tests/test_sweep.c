@@ -883,17 +883,37 @@ static void plot_setup(const char *name, const char *sweep, const char *csv)
              tmpdir, tmpdir, name, tmpdir);
 }
 
+/* Whether `make plots` can run here (gnuplot installed, run from the repository root); else
+ * why not, under the test's name. */
+static int plots_can_run(const char *test)
+{
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        print_message("%s: skipped, gnuplot is not installed (make deps)\n", test);
+        return 0;
+    }
+    if (access("plots/plots.mk", F_OK) != 0) {
+        print_message("%s: skipped, not run from the repository root\n", test);
+        return 0;
+    }
+    return 1;
+}
+
+/* Run plot_cmd (it must succeed) and read the SVG of plot NAME it made. */
+static char *plot_svg(const char *name)
+{
+    char path[160];
+    assert_int_equal(system(plot_cmd), 0);
+    snprintf(path, sizeof path, "%s/%s.svg", tmpdir, name);
+    char *svg = tu_read_file(path);
+    assert_non_null(svg);
+    return svg;
+}
+
 static void test_make_plots(void **state)
 {
     (void)state;
-    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
-        print_message("test_make_plots: skipped, gnuplot is not installed (make deps)\n");
+    if (!plots_can_run("test_make_plots"))
         return;
-    }
-    if (access("plots/plots.mk", F_OK) != 0) {
-        print_message("test_make_plots: skipped, not run from the repository root\n");
-        return;
-    }
     char path[128];
     plot_setup("t",
                "# a test plot\nMACHINE=mk2\nSWEEP=\"--param k=64,128 -- gemm\"\nPLOT=line\n"
@@ -928,10 +948,7 @@ static void test_make_plots(void **state)
                "# a test plot\rMACHINE=mk2\rSWEEP=\"--param k=64,128 -- gemm\"\rPLOT=line\r"
                "TITLE=\"test: CR\"\rX=k\rY=x\rSERIES=m\r",
                "k,m,status,x,y\n128,1,0,20,5\n64,1,0,10,4\n");
-    assert_int_equal(system(plot_cmd), 0);
-    snprintf(path, sizeof path, "%s/c.svg", tmpdir);
-    svg = tu_read_file(path);
-    assert_non_null(svg);
+    svg = plot_svg("c");
     assert_non_null(strstr(svg, "test: CR"));
     free(svg);
     /* A statistic with no YLABEL or YTITLES: its title and unit from the engine's tables. */
@@ -939,33 +956,33 @@ static void test_make_plots(void **state)
                "SWEEP=\"--param k=64,128 -- gemm\"\nPLOT=line\nTITLE=\"u\"\nX=k\n"
                "Y=stats.time_us\n",
                "k,status,stats.time_us\n64,0,1.5\n128,0,2.5\n");
-    assert_int_equal(system(plot_cmd), 0);
-    snprintf(path, sizeof path, "%s/u.svg", tmpdir);
-    svg = tu_read_file(path);
-    assert_non_null(svg);
+    svg = plot_svg("u");
     assert_non_null(strstr(svg, "simulated time (us)"));
     free(svg);
     /* Quoted values with commas: one bar each, labelled with ; for their commas (and ' for a
      * quote). */
     plot_setup("v", "SWEEP=\"--param s=x -- gemm\"\nPLOT=stacked\nTITLE=\"v\"\nY=\"a b\"\n",
                "s,status,a,b\n\"0,1\",0,1,2\n\"2,\"\"3\",0,3,4\n");
-    assert_int_equal(system(plot_cmd), 0);
-    snprintf(path, sizeof path, "%s/v.svg", tmpdir);
-    svg = tu_read_file(path);
-    assert_non_null(svg);
+    svg = plot_svg("v");
     assert_non_null(strstr(svg, "s=0;1"));
     assert_non_null(strstr(svg, "s=2;'3"));
     free(svg);
-    /* YREL: each curve in % of series s = 0 at the same x (50 -> 75 is 150%, 40 -> 20 is
-     * 50%: the y axis spans them), its default y label; a YREL no row has fails. */
+}
+
+/* YREL: each curve in % of series s = 0 at the same x (50 -> 75 is 150%, 40 -> 20 is 50%: the
+ * y axis spans them), its default y label; a YREL no row has fails. */
+static void test_plot_yrel(void **state)
+{
+    (void)state;
+    if (!plots_can_run("test_plot_yrel"))
+        return;
+    char path[128];
+    char *svg;
     plot_setup("r",
                "SWEEP=\"--param s=0 -- gemm\"\nPLOT=line\nTITLE=\"r\"\nX=x\nY=y\n"
                "SERIES=s\nYREL=0\n",
                "s,x,status,y\n0,1,0,50\n0,2,0,40\n1,1,0,75\n1,2,0,20\n");
-    assert_int_equal(system(plot_cmd), 0);
-    snprintf(path, sizeof path, "%s/r.svg", tmpdir);
-    svg = tu_read_file(path);
-    assert_non_null(svg);
+    svg = plot_svg("r");
     assert_non_null(strstr(svg, "% of s = 0"));
     assert_non_null(strstr(svg, "> 160<")); /* the ticks: 40 to 160 */
     assert_non_null(strstr(svg, "> 40<"));
@@ -1061,9 +1078,9 @@ int main(void)
         cmocka_unit_test(test_csv_write_fails),    cmocka_unit_test(test_failed_points),
         cmocka_unit_test(test_same_rows_any_jobs), cmocka_unit_test(test_csv_quoting),
         cmocka_unit_test(test_gemm_end_to_end),    cmocka_unit_test(test_command_errors),
-        cmocka_unit_test(test_make_plots),         cmocka_unit_test(test_csv_union),
-        cmocka_unit_test(test_point_reports),      cmocka_unit_test(test_two_sweeps_one_csv),
-        cmocka_unit_test(test_heartbeat),
+        cmocka_unit_test(test_make_plots),         cmocka_unit_test(test_plot_yrel),
+        cmocka_unit_test(test_csv_union),          cmocka_unit_test(test_point_reports),
+        cmocka_unit_test(test_two_sweeps_one_csv), cmocka_unit_test(test_heartbeat),
     };
     return cmocka_run_group_tests_name("sweep", tests, setup, teardown);
 }

@@ -244,6 +244,53 @@ static int too_big(layout *L, const mach *m, err *e)
         share > with_k ? "smaller --m or --n" : "a smaller --k (or --m, --n)");
 }
 
+/* Every tile of the grid's operands into its memory (tiles outside the grid keep zero memory:
+ * their workers find no block). Placing takes seconds on a whole IPU (its SRAM's pages touched
+ * for the first time): a stop request is honoured between rows of tiles. */
+static int place_all(const layout *L, eng *g, const float *A, const float *B,
+                     const volatile sig_atomic_t *stop, err *e)
+{
+    for (uint32_t ti = 0; ti < L->gm; ti++) {
+        if (stop && *stop)
+            return err_set(e, ERR_STOPPED,
+                           "stopped before the run, placing the operands (row %u of "
+                           "%u of the tile grid)",
+                           ti, L->gm);
+        for (uint32_t tj = 0; tj < L->gn; tj++)
+            place_tile(L, eng_tile_mem(g, 0, ti * L->gn + tj), ti, tj, A, B);
+    }
+    return ERR_OK;
+}
+
+/* The run's cycles, time and rate against the machine's peak. */
+static void run_figures(const layout *L, const mach *m, eng *g, wl_gemm_result *r)
+{
+    eng_stats st;
+    eng_get_stats(g, &st);
+    r->cycles = st.cycles;
+    r->seconds = (double)st.cycles / (double)m->clock_hz;
+    r->tflops = 2.0 * L->M * L->N * (double)L->K / r->seconds / 1e12;
+    r->peak_tflops = mach_fp32_peak_flops(m) / 1e12;
+    r->pct_peak = 100.0 * r->tflops / r->peak_tflops;
+}
+
+/* C checked tile by tile against the reference (check_tile); the check takes longer than the
+ * run: a stop request ends it too, between tiles. */
+static int check_all(const layout *L, eng *g, const float *A, const float *B,
+                     const volatile sig_atomic_t *stop, wl_gemm_result *r, err *e)
+{
+    for (uint32_t ti = 0; ti < L->gm; ti++)
+        for (uint32_t tj = 0; tj < L->gn; tj++) {
+            if (stop && *stop)
+                return err_set(e, ERR_STOPPED,
+                               "stopped in the reference check of C, after the run's %llu "
+                               "cycles: %u of %u tiles compared",
+                               (unsigned long long)r->cycles, ti * L->gn + tj, L->gm * L->gn);
+            check_tile(L, eng_tile_mem(g, 0, ti * L->gn + tj), ti, tj, A, B, r);
+        }
+    return ERR_OK;
+}
+
 int wl_gemm_run(const mach *m, const wl_gemm_cfg *cfg, wl_gemm_result *r, sys **out, err *e)
 {
     return wl_gemm_run_ctl(m, cfg, NULL, r, out, e);
@@ -298,19 +345,9 @@ int wl_gemm_run_ctl(const mach *m, const wl_gemm_cfg *cfg, const sys_ctl *ctl, w
     eng *g = sy ? sys_engine(sy) : NULL;
     int rc = g ? eng_load(g, &prog, e) : e->status;
     isa_prog_free(&prog); /* the engine decoded its own copy of the text at eng_load */
-    /* tiles outside the grid keep zero memory: their workers find no block. Placing takes
-     * seconds on a whole IPU (its SRAM's pages touched for the first time): a stop request
-     * is honoured between rows of tiles. */
     const volatile sig_atomic_t *stop = ctl ? ctl->watch.stop : NULL;
-    for (uint32_t ti = 0; rc == ERR_OK && ti < L.gm; ti++) {
-        if (stop && *stop)
-            rc = err_set(e, ERR_STOPPED,
-                         "stopped before the run, placing the operands (row %u of "
-                         "%u of the tile grid)",
-                         ti, L.gm);
-        for (uint32_t tj = 0; rc == ERR_OK && tj < L.gn; tj++)
-            place_tile(&L, eng_tile_mem(g, 0, ti * L.gn + tj), ti, tj, A, B);
-    }
+    if (rc == ERR_OK)
+        rc = place_all(&L, g, A, B, stop, e);
 
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -319,26 +356,10 @@ int wl_gemm_run_ctl(const mach *m, const wl_gemm_cfg *cfg, const sys_ctl *ctl, w
     clock_gettime(CLOCK_MONOTONIC, &t1);
     r->host_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     if (rc == ERR_OK) {
-        eng_stats st;
-        eng_get_stats(g, &st);
-        r->cycles = st.cycles;
-        r->seconds = (double)st.cycles / (double)m->clock_hz;
-        r->tflops = 2.0 * M * N * (double)K / r->seconds / 1e12;
-        r->peak_tflops = mach_fp32_peak_flops(m) / 1e12;
-        r->pct_peak = 100.0 * r->tflops / r->peak_tflops;
+        run_figures(&L, m, g, r);
         r->checked = cfg->check;
-        /* the check takes longer than the run: a stop request ends it too, between tiles */
-        const volatile sig_atomic_t *stop = ctl ? ctl->watch.stop : NULL;
-        for (uint32_t ti = 0; cfg->check && rc == ERR_OK && ti < L.gm; ti++)
-            for (uint32_t tj = 0; rc == ERR_OK && tj < L.gn; tj++) {
-                if (stop && *stop)
-                    rc = err_set(e, ERR_STOPPED,
-                                 "stopped in the reference check of C, after the run's %llu "
-                                 "cycles: %u of %u tiles compared",
-                                 (unsigned long long)r->cycles, ti * L.gn + tj, L.gm * L.gn);
-                else
-                    check_tile(&L, eng_tile_mem(g, 0, ti * L.gn + tj), ti, tj, A, B, r);
-            }
+        if (cfg->check)
+            rc = check_all(&L, g, A, B, stop, r, e);
     }
     free(A);
     free(B);

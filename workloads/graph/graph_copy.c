@@ -254,8 +254,6 @@ static uint32_t at(uint32_t *const *addr, gr_tensor t, uint32_t region, uint32_t
     return addr ? addr[t][region] + off : 0;
 }
 
-/* The tile's on-chip send code (from its own transfers, x[k0 .. k0 + n)), as a subroutine in
- * sub; its call in code; then the sync that delivers every tile's sends. */
 void gr_subs_free(gr_subs *s)
 {
     free(s->key);
@@ -282,6 +280,8 @@ static void sub_add(gr_subs *s, const void *c, unsigned label)
     s->label[s->n++] = label;
 }
 
+/* The tile's on-chip send code (from its own transfers, x[k0 .. k0 + n)), as a subroutine in
+ * sub; its call in code; then the sync that delivers every tile's sends. */
 static int emit_onchip(const graph *g, const gr_copy_plan *c, uint32_t *const *addr, gr_subs *subs,
                        uint32_t tile, size_t k0, size_t n, const char *zone, txt *code, txt *sub,
                        unsigned *inst, err *e)

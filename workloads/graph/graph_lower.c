@@ -115,9 +115,9 @@ static void place_tensors(lower *L, gr_prog main)
         }
 }
 
-/* The label expression of elements from `begin` of tensor t on (ipu, tile). */
-/* The address of elements [begin, end) of a tensor on a tile, in the region gr_vertex found
- * them in (a region that ends where the next begins is not the one). */
+/* The address of elements [begin, end) of tensor `id` on (ipu, tile), as a label expression
+ * (POOL+offset), in the region gr_vertex found them in (a region that ends where the next
+ * begins is not the one). */
 static void region_ref(lower *L, txt *out, gr_tensor id, uint32_t ipu, uint32_t tile, size_t begin,
                        size_t end)
 {

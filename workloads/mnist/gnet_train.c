@@ -112,25 +112,23 @@ static op_act laid_as(trn *t, const char *name, const op_act *as)
 
 /* ---- the layers' backward: t->g from the gradient at the output to that at the input ---- */
 
-static int conv_bwd(trn *t, int l)
+/* A convolution's bias gradient: bias_grad of each block of dy (a sample and channels) on its
+ * tile into partial sums, the B partial sums onto one tile, reduced there and added into
+ * grads' bias at the update. */
+static void conv_bias_grad(trn *t, int l, const op_act *dy)
 {
     gnet_bld *b = t->b;
     const mspec_net *n = b->net->n;
     const mspec_layer *L = &n->s->layer[l];
-    mspec_dims in = n->in[l], out = n->out[l];
+    mspec_dims out = n->out[l];
     uint32_t B = t->B, co = (uint32_t)out.c, P = (uint32_t)(out.h * out.w), cp = (co + 1) & ~1u;
     char n1[64];
-    /* dy row-major in blocks of a sample and channels (gnet_spread): the weight gradient's
-     * "weights", and bias_grad's rows on each block's tile */
-    op_act dy = gnet_spread(b, nm(n1, sizeof n1, L->name, "dy"),
-                            (uint32_t[]){B, co, (uint32_t)out.h, (uint32_t)out.w});
-    gnet_add(&t->bwd, op_act_copy(b->g, &t->g, &dy));
     uint32_t shape[1] = {B * cp};
     gr_tensor dbp = gr_tensor_new(b->g, nm(n1, sizeof n1, L->name, "db.parts"), GR_F32, 1, shape);
-    uint32_t pc = dy.part[OP_C];
+    uint32_t pc = dy->part[OP_C];
     for (uint32_t s = 0; s < B; s++)
         for (uint32_t j = 0; j < pc; j++) {
-            uint32_t c0 = op_lo(&dy, OP_C, j), c1 = op_lo(&dy, OP_C, j + 1);
+            uint32_t c0 = op_lo(dy, OP_C, j), c1 = op_lo(dy, OP_C, j + 1);
             gr_map_region(b->g, dbp, b->net->ipu, s * pc + j, (size_t)s * cp + c0,
                           (size_t)s * cp + (j + 1 == pc ? cp : c1));
         }
@@ -139,8 +137,8 @@ static int conv_bwd(trn *t, int l)
     gr_cs cs = gr_cs_new(b->g, nm(n1, sizeof n1, L->name, "bias.grad"));
     for (uint32_t s = 0; s < B; s++)
         for (uint32_t j = 0; j < pc; j++) {
-            uint32_t c0 = op_lo(&dy, OP_C, j), c1 = op_lo(&dy, OP_C, j + 1);
-            op_sl rows = {dy.t, ((size_t)s * co + c0) * P, (size_t)(c1 - c0) * P};
+            uint32_t c0 = op_lo(dy, OP_C, j), c1 = op_lo(dy, OP_C, j + 1);
+            op_sl rows = {dy->t, ((size_t)s * co + c0) * P, (size_t)(c1 - c0) * P};
             op_v_bias(b->g, cs, b->net->ipu, s * pc + j, rows,
                       (op_sl){dbp, (size_t)s * cp + c0, c1 - c0}, c1 - c0, P, 1, 0, 1);
         }
@@ -160,7 +158,18 @@ static int conv_bwd(trn *t, int l)
     op_act sum = op_act_make(dbs, (uint32_t[]){co, 1, 1, 1}, (uint32_t[]){1, 1, 1, 1});
     op_act gb = param_act(t, n->param[l] + 1);
     xfers(&t->ux, &t->nux, &t->cux, &sum, &gb);
-    /* dW^T [cin][cout][k][k] = the input [cin][B][h][w] convolved with dy [cout][B][ho][wo] */
+}
+
+/* dW^T [cin][cout][k][k] = the input [cin][B][h][w] convolved with dy [cout][B][ho][wo],
+ * accumulated, into grads' weights at the update. */
+static int conv_weight_grad(trn *t, int l, const op_act *dy)
+{
+    gnet_bld *b = t->b;
+    const mspec_net *n = b->net->n;
+    const mspec_layer *L = &n->s->layer[l];
+    mspec_dims in = n->in[l], out = n->out[l];
+    uint32_t B = t->B, co = (uint32_t)out.c;
+    char n1[64];
     static const uint8_t swap[OP_DIMS] = {1, 0, 2, 3};
     op_conv_shape ws = {(uint32_t)in.c,
                         B,
@@ -174,8 +183,8 @@ static int conv_bwd(trn *t, int l)
                         1,
                         0};
     op_act xv = op_act_view(&b->net->layer[l].in, swap);
-    op_conv dw, dx;
-    gnet_w wd = {-1, 0, {dy.t, 0, 1, 0}, B * pc};
+    op_conv dw;
+    gnet_w wd = {-1, 0, {dy->t, 0, 1, 0}, B * dy->part[OP_C]};
     if (gnet_plan(b, nm(n1, sizeof n1, L->name, "dw"), "weight gradient", &ws, &xv,
                   b->net->layer[l].held, 0, &wd, 0, 1, &dw) != ERR_OK)
         return ERR_INPUT;
@@ -184,11 +193,19 @@ static int conv_bwd(trn *t, int l)
     op_act acc = accumulate(t, L->name, &dw), accv = op_act_view(&acc, swap);
     op_act gw = param_act(t, n->param[l]);
     xfers(&t->ux, &t->nux, &t->cux, &accv, &gw);
-    if (l == 0)
-        return ERR_OK;
-    /* dx = dy convolved with w flipped, channels swapped, padded by k - 1 - p */
-    op_conv_shape xs = {B,
-                        co,
+    return ERR_OK;
+}
+
+/* dx = dy convolved with w flipped, channels swapped, padded by k - 1 - p: t->g from here. */
+static int conv_input_grad(trn *t, int l)
+{
+    gnet_bld *b = t->b;
+    const mspec_net *n = b->net->n;
+    const mspec_layer *L = &n->s->layer[l];
+    mspec_dims in = n->in[l], out = n->out[l];
+    char n1[64];
+    op_conv_shape xs = {t->B,
+                        (uint32_t)out.c,
                         (uint32_t)out.h,
                         (uint32_t)out.w,
                         (uint32_t)in.c,
@@ -199,6 +216,7 @@ static int conv_bwd(trn *t, int l)
                         1,
                         0};
     gnet_w wf = {l, 1, {GR_NONE, 0, 0, 0}, 0};
+    op_conv dx;
     if (gnet_plan(b, nm(n1, sizeof n1, L->name, "dx"), "input gradient", &xs, &t->g, t->gheld, 0,
                   &wf, 0, t->mb->G, &dx) != ERR_OK)
         return ERR_INPUT;
@@ -207,6 +225,24 @@ static int conv_bwd(trn *t, int l)
     t->g = dx.y;
     t->gheld = b->net->plan[b->net->nplans - 1].est.tiles;
     return ERR_OK;
+}
+
+static int conv_bwd(trn *t, int l)
+{
+    gnet_bld *b = t->b;
+    const mspec_net *n = b->net->n;
+    const mspec_layer *L = &n->s->layer[l];
+    mspec_dims out = n->out[l];
+    char n1[64];
+    /* dy row-major in blocks of a sample and channels (gnet_spread): the weight gradient's
+     * "weights", and bias_grad's rows on each block's tile */
+    op_act dy = gnet_spread(b, nm(n1, sizeof n1, L->name, "dy"),
+                            (uint32_t[]){t->B, (uint32_t)out.c, (uint32_t)out.h, (uint32_t)out.w});
+    gnet_add(&t->bwd, op_act_copy(b->g, &t->g, &dy));
+    conv_bias_grad(t, l, &dy);
+    if (conv_weight_grad(t, l, &dy) != ERR_OK)
+        return ERR_INPUT;
+    return l == 0 ? ERR_OK : conv_input_grad(t, l);
 }
 
 static int pool_bwd(trn *t, int l)

@@ -58,13 +58,13 @@ void mlayer_linear_bwd(int batch, int in, int out, const float *x, const float *
 void mlayer_relu_fwd(size_t n, float *x);
 void mlayer_relu_bwd(size_t n, const float *out, float *dx);
 
-/* nn.CrossEntropyLoss (mean over the batch) on logits z[B][classes]. Returns the mean loss;
- * dz (if not NULL) = (softmax(z) - onehot) / batch; *correct (if not NULL) += the number of
- * rows whose first largest logit is the label. */
 /* The index of the first largest of z[0..n) (ties: the first), as argmax is taken for the
  * accuracy (n >= 1). */
 int mlayer_argmax(const float *z, int n);
 
+/* nn.CrossEntropyLoss (mean over the batch) on logits z[B][classes]. Returns the mean loss;
+ * dz (if not NULL) = (softmax(z) - onehot) / batch; *correct (if not NULL) += the number of
+ * rows whose first largest logit is the label. */
 float mlayer_xent(int batch, int classes, const float *z, const int *labels, float *dz,
                   int *correct);
 

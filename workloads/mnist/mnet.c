@@ -1,5 +1,6 @@
-/* mnet: the simulated MNIST run (mnet.h): one system of one IPU with a host, the network's
- * graph (mnet_graph.c) compiled and loaded, the host's data loaders serving the reference
+/* mnet: the simulated MNIST run (mnet.h): one system of the run's IPUs (one, or the blocks'
+ * IPUs pipelined or sharded, times the replicas) with a host, the network's graph
+ * (mnet_graph.c) compiled and loaded, the host's data loaders serving the reference
  * trainer's micro-batches through the infeed, and the outfeed's logits and losses turned
  * into the tutorial's per-call loss and accuracy as they reach the host.
  *

@@ -1,6 +1,6 @@
 /* mnet_graph: the tutorial's network as a graph, each layer planned over tiles, its four
- * blocks on one IPU or sharded over several (docs/mnist.md, "The simulated run", gives the
- * plan with its figures).
+ * blocks on one IPU, or sharded or pipelined (mnet_pipe.c schedules the stages) over several
+ * (docs/mnist.md, "The simulated run", gives the plan with its figures).
  *
  * Tiles: one per sample of the micro-batch runs that sample's convolutions, pooling and their
  * gradients (tiles 0..B-1: the batch split over tiles, rows split over the six workers);
@@ -8,8 +8,9 @@
  * at most 40 samples (a larger micro-batch runs in K groups side by side, each on tiles of its
  * own, their weight gradients summed at the update); about 11 K tiles update the convolutions'
  * parameters (conv1's on K, conv2's on 10 K of whole pairs). Each block's tiles are on its IPU
- * (mnet_cfg.stage_ipu); tensors between blocks on different IPUs cross by global exchange. The linear layers run transposed (activations as [features]
- * [batch]), so that a bias is per row as bias_add and bias_grad take it. Weight gradients
+ * (mnet_cfg.stage_ipu); tensors between blocks on different IPUs cross by global exchange.
+ * The linear layers run transposed (activations as [features][batch]), so that a bias is per
+ * row as bias_add and bias_grad take it. Weight gradients
  * accumulate over the G micro-batches where they are made (each sample tile its own, the
  * linear layers' in the AMP's partials); at the update the sample tiles' parts are gathered by
  * exchange onto the update tiles and reduced (reduce_add, scaled by 1/G), and the AdamW step
@@ -390,9 +391,6 @@ static rt conv_split(mnet_b *b, const char *name)
     return (rt){t, MNET_CONVP};
 }
 
-/* Convolution k's forward (conv1: k = 0, from x1; conv2: 1, from a1b) as a planned operation
- * over its block's IPU, its output copied to y1 or y2 on the sample tiles (where pooling and
- * the backward take it); the weights and bias read from the sample tiles' copies. */
 /* The Copy of pool1's output and argmax, pooled in place (c->pooled), to the sample tiles'
  * a1 and arg1 (the current ones: a recomputing stage's a1 is a copy of its own), as pool1 on
  * the sample tiles leaves them. */
@@ -411,6 +409,9 @@ static gr_prog pool1_copy(mnet_b *b, const conv_t *c)
     return p;
 }
 
+/* Convolution k's forward (conv1: k = 0, from x1; conv2: 1, from a1b) as a planned operation
+ * over its block's IPU, its output copied to y1 or y2 on the sample tiles (where pooling and
+ * the backward take it); the weights and bias read from the sample tiles' copies. */
 static void conv_op(mnet_b *b, conv_t *c, int k)
 {
     static const size_t pw[2] = {P_W1, P_W2}, pb[2] = {P_B1, P_B2};
@@ -2019,150 +2020,170 @@ enum { ON_B, ON_FC, ON_ONE, ON_L3 };
  * through a transposing view (op_conv_ctx.x_run): layer3's is regrouped first. */
 enum { PL_LIN = 1, PL_EVERY = 2 };
 
+/* conv2's input gradient: dy2 [B][20][8][8] padded by 4, with conv2's weights transposed
+ * and flipped, no bias, into [B][10][12][12]. layer3's weight gradient reads its output
+ * gradient as dy^T [256][B] (OP_W_FWD); layer4's is made transposed, dW^T = x^T dz (the
+ * input dz [B][10] by rows, the weights layer4's input as rows [256][B]), so that no
+ * operand is read word by word. x_run: the input read through a transposing view. */
+typedef struct plan_row {
+    const char *name, *pass;
+    int blk, mm, x, w, flags;
+    op_conv_shape s; /* conv: B, cin 0 for the batch; mm: K, N in cin, cout */
+} plan_row;
+
+static const plan_row plan_tab[MNET_PL_N] = {
+    /* name, pass, block, matrix product's pass (-1: a convolution), where the input and
+     * the weights are held, flags; the shape */
+    [MNET_PL_C1] = {"conv1",
+                    "forward",
+                    MNET_B1,
+                    -1,
+                    ON_B,
+                    ON_B,
+                    0,
+                    {0, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0, 0}},
+    [MNET_PL_C2] = {"conv2",
+                    "forward",
+                    MNET_B2,
+                    -1,
+                    ON_B,
+                    ON_B,
+                    0,
+                    {0, 10, 12, 12, 20, 5, 1, 0, OP_W_FWD, 0, 0}},
+    [MNET_PL_L3] = {"layer3",
+                    "forward",
+                    MNET_B3,
+                    OP_MM_FWD,
+                    ON_FC,
+                    ON_FC,
+                    PL_LIN,
+                    {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 0, 0}},
+    [MNET_PL_L4] = {"layer4",
+                    "forward",
+                    MNET_B4,
+                    OP_MM_FWD,
+                    ON_L3,
+                    ON_ONE,
+                    PL_LIN,
+                    {0, MNET_H3, 0, 0, 10, 0, 0, 0, OP_W_FWD, 0, 0}},
+    [MNET_PL_C2DX] = {"conv2.dx",
+                      "input gradient",
+                      MNET_B2,
+                      -1,
+                      ON_B,
+                      ON_B,
+                      0,
+                      {0, 20, 8, 8, 10, 5, 1, 4, OP_W_DX, 1, 0}},
+    [MNET_PL_L4DX] = {"layer4.dx",
+                      "input gradient",
+                      MNET_B4,
+                      OP_MM_DX,
+                      ON_ONE,
+                      ON_ONE,
+                      PL_LIN,
+                      {0, MNET_H3, 0, 0, 10, 0, 0, 0, OP_W_DX, 1, 0}},
+    [MNET_PL_L4DW] = {"layer4.dw",
+                      "weight gradient",
+                      MNET_B4,
+                      OP_MM_DW,
+                      ON_FC,
+                      ON_FC,
+                      PL_LIN | PL_EVERY,
+                      {0, 10, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 1, 1}},
+    [MNET_PL_L3DX] = {"layer3.dx",
+                      "input gradient",
+                      MNET_B3,
+                      OP_MM_DX,
+                      ON_L3,
+                      ON_FC,
+                      PL_LIN,
+                      {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_DX, 1, 0}},
+    [MNET_PL_L3DW] = {"layer3.dw",
+                      "weight gradient",
+                      MNET_B3,
+                      OP_MM_DW,
+                      ON_B,
+                      ON_FC,
+                      PL_LIN | PL_EVERY,
+                      {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 1, 1}},
+    [MNET_PL_C2DW] = {"conv2.dw",
+                      "weight gradient",
+                      MNET_B2,
+                      -1,
+                      ON_B,
+                      ON_B,
+                      PL_EVERY,
+                      {10, 0, 12, 12, 20, 8, 1, 0, OP_W_T, 1, 0}},
+    [MNET_PL_C1DW] = {"conv1.dw",
+                      "weight gradient",
+                      MNET_B1,
+                      -1,
+                      ON_B,
+                      ON_B,
+                      PL_EVERY,
+                      {1, 0, 28, 28, 10, 24, 1, 0, OP_W_T, 1, 0}},
+};
+
 /* The planned operations over the tiles their block's IPU gives (the I/O tiles left out):
  * the convolutions from tile 0, the linear layers from lin_first; the weights change once a
  * weight update (G calls) in training, once in a test pass; a weight gradient's "weights"
  * (the output gradient) every call; each tile keeps MNET_PLAN_RESERVE bytes for the rest of
  * the network's tensors. */
+/* Row r's shape for b's micro-batch: a matrix product's from its K and N, a convolution's
+ * with the batch where the table has 0. */
+static op_conv_shape plan_shape(const mnet_b *b, const plan_row *r)
+{
+    op_conv_shape sk = r->s;
+    if (r->mm >= 0) {
+        sk = op_mm_shape((op_mm_pass)r->mm, b->B, r->s.cin, r->s.cout, r->s.acc);
+        sk.form = r->s.form;
+    } else { /* 0: the batch */
+        sk.B = sk.B ? sk.B : b->B;
+        sk.cin = sk.cin ? sk.cin : b->B;
+    }
+    return sk;
+}
+
+/* Plan k's context: the tiles from its first, where its input and weights are held, how
+ * often its weights change, the memory it leaves (reserve: the earlier linear plans' on its
+ * IPU). */
+static op_conv_ctx plan_ctx(const mnet_b *b, uint32_t k, uint32_t tiles, uint32_t reserve)
+{
+    const plan_row *r = &plan_tab[k];
+    uint32_t held[4] = {b->B, MNET_FC, 1, k > MNET_PL_L3 ? b->pipe.plan[MNET_PL_L3].est.tiles : 1};
+    uint32_t first = r->flags & PL_LIN ? lin_first(b) : 0;
+    op_conv_ctx ctx = {tiles > first ? tiles - first : 0,
+                       held[r->x],
+                       held[r->w],
+                       r->flags & PL_EVERY ? 1
+                       : b->train          ? b->G
+                                           : b->updates,
+                       MNET_PLAN_RESERVE,
+                       0,
+                       0};
+    /* the linear layers' plans share their tiles: each leaves room for the ones before it
+     * on its IPU (their blocks and patches stay) */
+    if (r->flags & PL_LIN)
+        ctx.reserve += reserve;
+    return ctx;
+}
+
 static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
 {
-    /* conv2's input gradient: dy2 [B][20][8][8] padded by 4, with conv2's weights transposed
-     * and flipped, no bias, into [B][10][12][12]. layer3's weight gradient reads its output
-     * gradient as dy^T [256][B] (OP_W_FWD); layer4's is made transposed, dW^T = x^T dz (the
-     * input dz [B][10] by rows, the weights layer4's input as rows [256][B]), so that no
-     * operand is read word by word. x_run: the input read through a transposing view. */
-    static const struct {
-        const char *name, *pass;
-        int blk, mm, x, w, flags;
-        op_conv_shape s; /* conv: B, cin 0 for the batch; mm: K, N in cin, cout */
-    } tab[MNET_PL_N] = {
-        /* name, pass, block, matrix product's pass (-1: a convolution), where the input and
-         * the weights are held, flags; the shape */
-        [MNET_PL_C1] = {"conv1",
-                        "forward",
-                        MNET_B1,
-                        -1,
-                        ON_B,
-                        ON_B,
-                        0,
-                        {0, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0, 0}},
-        [MNET_PL_C2] = {"conv2",
-                        "forward",
-                        MNET_B2,
-                        -1,
-                        ON_B,
-                        ON_B,
-                        0,
-                        {0, 10, 12, 12, 20, 5, 1, 0, OP_W_FWD, 0, 0}},
-        [MNET_PL_L3] = {"layer3",
-                        "forward",
-                        MNET_B3,
-                        OP_MM_FWD,
-                        ON_FC,
-                        ON_FC,
-                        PL_LIN,
-                        {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 0, 0}},
-        [MNET_PL_L4] = {"layer4",
-                        "forward",
-                        MNET_B4,
-                        OP_MM_FWD,
-                        ON_L3,
-                        ON_ONE,
-                        PL_LIN,
-                        {0, MNET_H3, 0, 0, 10, 0, 0, 0, OP_W_FWD, 0, 0}},
-        [MNET_PL_C2DX] = {"conv2.dx",
-                          "input gradient",
-                          MNET_B2,
-                          -1,
-                          ON_B,
-                          ON_B,
-                          0,
-                          {0, 20, 8, 8, 10, 5, 1, 4, OP_W_DX, 1, 0}},
-        [MNET_PL_L4DX] = {"layer4.dx",
-                          "input gradient",
-                          MNET_B4,
-                          OP_MM_DX,
-                          ON_ONE,
-                          ON_ONE,
-                          PL_LIN,
-                          {0, MNET_H3, 0, 0, 10, 0, 0, 0, OP_W_DX, 1, 0}},
-        [MNET_PL_L4DW] = {"layer4.dw",
-                          "weight gradient",
-                          MNET_B4,
-                          OP_MM_DW,
-                          ON_FC,
-                          ON_FC,
-                          PL_LIN | PL_EVERY,
-                          {0, 10, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 1, 1}},
-        [MNET_PL_L3DX] = {"layer3.dx",
-                          "input gradient",
-                          MNET_B3,
-                          OP_MM_DX,
-                          ON_L3,
-                          ON_FC,
-                          PL_LIN,
-                          {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_DX, 1, 0}},
-        [MNET_PL_L3DW] = {"layer3.dw",
-                          "weight gradient",
-                          MNET_B3,
-                          OP_MM_DW,
-                          ON_B,
-                          ON_FC,
-                          PL_LIN | PL_EVERY,
-                          {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 1, 1}},
-        [MNET_PL_C2DW] = {"conv2.dw",
-                          "weight gradient",
-                          MNET_B2,
-                          -1,
-                          ON_B,
-                          ON_B,
-                          PL_EVERY,
-                          {10, 0, 12, 12, 20, 8, 1, 0, OP_W_T, 1, 0}},
-        [MNET_PL_C1DW] = {"conv1.dw",
-                          "weight gradient",
-                          MNET_B1,
-                          -1,
-                          ON_B,
-                          ON_B,
-                          PL_EVERY,
-                          {1, 0, 28, 28, 10, 24, 1, 0, OP_W_T, 1, 0}},
-    };
     uint32_t n = b->train ? MNET_PL_N : MNET_PL_FWD, kept[64] = {0}; /* setup: at most 64 IPUs */
     for (uint32_t k = 0; k < n; k++) {
-        op_conv_shape sk = tab[k].s;
-        if (tab[k].mm >= 0) {
-            sk =
-                op_mm_shape((op_mm_pass)tab[k].mm, b->B, tab[k].s.cin, tab[k].s.cout, tab[k].s.acc);
-            sk.form = tab[k].s.form;
-        } else { /* 0: the batch */
-            sk.B = sk.B ? sk.B : b->B;
-            sk.cin = sk.cin ? sk.cin : b->B;
-        }
-        uint32_t held[4] = {b->B, MNET_FC, 1,
-                            k > MNET_PL_L3 ? b->pipe.plan[MNET_PL_L3].est.tiles : 1};
-        uint32_t first = tab[k].flags & PL_LIN ? lin_first(b) : 0;
-        op_conv_ctx ctx = {tiles > first ? tiles - first : 0,
-                           held[tab[k].x],
-                           held[tab[k].w],
-                           tab[k].flags & PL_EVERY ? 1
-                           : b->train              ? b->G
-                                                   : b->updates,
-                           MNET_PLAN_RESERVE,
-                           0,
-                           0};
-        uint32_t ipu = b->ipu[tab[k].blk];
-        /* the linear layers' plans share their tiles: each leaves room for the ones before it
-         * on its IPU (their blocks and patches stay) */
-        if (tab[k].flags & PL_LIN)
-            ctx.reserve += kept[ipu];
+        const plan_row *r = &plan_tab[k];
+        op_conv_shape sk = plan_shape(b, r);
+        uint32_t ipu = b->ipu[r->blk];
+        op_conv_ctx ctx = plan_ctx(b, k, tiles, kept[ipu]);
         mnet_plan *p = &b->pipe.plan[k];
-        *p = (mnet_plan){"", tab[k].pass, ipu, sk, {{0}}, {0}};
-        snprintf(p->name, sizeof p->name, "%s", tab[k].name);
+        *p = (mnet_plan){"", r->pass, ipu, sk, {{0}}, {0}};
+        snprintf(p->name, sizeof p->name, "%s", r->name);
         err pe;
         err_clear(&pe);
         if (op_conv_plan(&c->m, &sk, &ctx, &p->part, &p->est, &pe) != ERR_OK)
             return err_set(e, ERR_INPUT, "%s (%s): %s", p->name, p->pass, pe.msg);
-        if (tab[k].flags & PL_LIN)
+        if (r->flags & PL_LIN)
             kept[ipu] += p->est.bytes;
     }
     b->pipe.nplans = n;
@@ -2544,6 +2565,49 @@ static void stage_fwd(net *n, net *nr, const stage_b *sb, seq *q, int recompute)
     }
 }
 
+/* Stage s's stash (sb->slots > 0): what it keeps of a micro-batch (stash_list) in rings
+ * stashed by cs_s and restored by cs_r, the stage's output restored into nr's own copy (so
+ * that the backward reads it there). */
+static void stage_stash(net *n, net *nr, const stage_b *sb, uint32_t s, stash *sl, gr_cs cs_s,
+                        gr_cs cs_r)
+{
+    mnet_b *b = n->b;
+    stash_list(n, sb->k0, sb->k1, sb->recompute, sl);
+    gr_tensor sent = GR_NONE;
+    if (!(b->planned && sb->k1 == MNET_B3)) { /* planned, it sends y3s, read by no one */
+        rt *o = out_of(nr, sb->k1);
+        sent = o->t;
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s.restored", stage_out_name[sb->k1]);
+        *o = (rt){rows(b, nm, GR_F32, block_first(b, sb->k1), block_count(b, sb->k1), o->per),
+                  o->per};
+    }
+    for (size_t i = 0; i < sl->n; i++) {
+        if (sent != GR_NONE && sl->v[i].t == sent)
+            sl->v[i].to = out_of(nr, sb->k1)->t;
+        b->pipe.stash_bytes[s] += ring(n, &sl->v[i], sb->slots, cs_s, cs_r);
+    }
+}
+
+/* The crossings from stage s (not the last) to the next: its forward ones up, with the labels
+ * in training, and its backward ones down. */
+static void stage_crossings(net *n, const stage_b *sb, const gr_tensor *labs, const gr_tensor *lin,
+                            mnet_stage *st, uint32_t s)
+{
+    mnet_b *b = n->b;
+    const xing *u = &n->fx[sb->k1], *d = &n->bx[sb->k1];
+    st->nup = u->n + (b->train ? 1 : 0);
+    st->up = xmalloc((st->nup ? st->nup : 1) * sizeof *st->up);
+    if (u->n)
+        memcpy(st->up, u->x, u->n * sizeof *st->up);
+    if (b->train)
+        st->up[u->n] = (gr_xfer){labs[s], s ? 0 : (size_t)b->px * b->B, lin[s + 1], 0, b->B};
+    st->ndown = b->train ? d->n : 0;
+    st->down = xmalloc((st->ndown ? st->ndown : 1) * sizeof *st->down);
+    if (st->ndown) /* the test pass has no backward crossings */
+        memcpy(st->down, d->x, st->ndown * sizeof *st->down);
+}
+
 /* Stage sb's passes and crossings into st. */
 static void stage_build(net *n, const mnet_cfg *c, const stage_b *sb, const gr_tensor *labs,
                         const gr_tensor *lin, mnet_stage *st, uint32_t s, uint32_t N)
@@ -2558,21 +2622,7 @@ static void stage_build(net *n, const mnet_cfg *c, const stage_b *sb, const gr_t
     if (sb->slots) {
         cs_s = cs(n, "stash");
         cs_r = cs(n, "restore");
-        stash_list(n, sb->k0, sb->k1, sb->recompute, &sl);
-        gr_tensor sent = GR_NONE;
-        if (!(b->planned && sb->k1 == MNET_B3)) { /* planned, it sends y3s, read by no one */
-            rt *o = out_of(&nr, sb->k1);
-            sent = o->t;
-            char nm[64];
-            snprintf(nm, sizeof nm, "%s.restored", stage_out_name[sb->k1]);
-            *o = (rt){rows(b, nm, GR_F32, block_first(b, sb->k1), block_count(b, sb->k1), o->per),
-                      o->per};
-        }
-        for (size_t i = 0; i < sl.n; i++) {
-            if (sent != GR_NONE && sl.v[i].t == sent)
-                sl.v[i].to = out_of(&nr, sb->k1)->t;
-            b->pipe.stash_bytes[s] += ring(n, &sl.v[i], sb->slots, cs_s, cs_r);
-        }
+        stage_stash(n, &nr, sb, s, &sl, cs_s, cs_r);
     }
     if (s == 0)
         infeed(n, &f);
@@ -2614,19 +2664,8 @@ static void stage_build(net *n, const mnet_cfg *c, const stage_b *sb, const gr_t
         st->fused = gr_seq(b->g, (gr_prog[]){st->fwd, st->bwd}, 2);
         st->fused_out = gr_seq(b->g, (gr_prog[]){st->fwd_out, st->bwd}, 2);
     }
-    if (!last) {
-        const xing *u = &n->fx[sb->k1], *d = &n->bx[sb->k1];
-        st->nup = u->n + (b->train ? 1 : 0);
-        st->up = xmalloc((st->nup ? st->nup : 1) * sizeof *st->up);
-        if (u->n)
-            memcpy(st->up, u->x, u->n * sizeof *st->up);
-        if (b->train)
-            st->up[u->n] = (gr_xfer){labs[s], s ? 0 : (size_t)b->px * b->B, lin[s + 1], 0, b->B};
-        st->ndown = b->train ? d->n : 0;
-        st->down = xmalloc((st->ndown ? st->ndown : 1) * sizeof *st->down);
-        if (st->ndown) /* the test pass has no backward crossings */
-            memcpy(st->down, d->x, st->ndown * sizeof *st->down);
-    }
+    if (!last)
+        stage_crossings(n, sb, labs, lin, st, s);
     for (size_t i = 0; i < sl.n; i++)
         free(sl.v[i].p);
 }

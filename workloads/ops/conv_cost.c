@@ -211,18 +211,12 @@ static uint64_t exch_cycles(const mach *m, uint64_t recv, uint64_t words, uint64
     return XCOMP_PROLOGUE + busy + hop + 6 + m->sync_internal;
 }
 
-/* Steps and memory of one block shape; the estimate keeps the largest of each. */
-static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *p,
-                     const op_conv_ctx *ctx, uint64_t tiles, const blk *b, op_conv_est *e)
+/* The steps of worker vertices on a block (S: room for their slots): ungrouping the AMP's
+ * output, the bias, packing the weights into the AMP's blocks (one a pass). */
+static void worker_steps(const mach *m, const op_conv_shape *s, const blk *b, uint64_t passes,
+                         uint64_t *S, uint64_t st[OP_S_N])
 {
-    uint64_t K = s->k, P = b->oh * b->ow, sd = s->stride ? s->stride : 1;
-    uint64_t R = (uint64_t)p->p[OP_PCI] * p->p[OP_PK]; /* the partial sums of a block */
-    uint64_t hp = (b->oh - 1) * sd + b->nky, wp = (b->ow - 1) * sd + K;
-    uint64_t *S = xmalloc((size_t)(b->nb + 1) * NW * sizeof *S);      /* the vertices' slots */
-    uint64_t nk = (K + 7) / 8, passes = b->go * b->nci * b->nky * nk; /* 8 kernel columns a pass */
-    uint64_t st[OP_S_N] = {0};
-    st[OP_S_AMP] =
-        amp_cycles(m, passes, b->nci * b->nky * nk, b->nb * b->oh, b->ow) + m->sync_internal;
+    uint64_t K = s->k, P = b->oh * b->ow, nk = (K + 7) / 8;
     size_t n = 0;
     for (uint64_t i = 0; i < b->nb; i++)
         for (uint64_t v = 0; v < NW; v++) {
@@ -248,6 +242,23 @@ static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *
             S[n++] = pack_S(b0, b1, nk, K, min_u64(16, b->nco));
     }
     st[OP_S_PACK] = workers_cycles(S, n) + m->sync_internal;
+}
+
+/* Steps and memory of one block shape; the estimate keeps the largest of each. */
+static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *p,
+                     const op_conv_ctx *ctx, uint64_t tiles, const blk *b, op_conv_est *e)
+{
+    uint64_t K = s->k, P = b->oh * b->ow, sd = s->stride ? s->stride : 1;
+    uint64_t R = (uint64_t)p->p[OP_PCI] * p->p[OP_PK]; /* the partial sums of a block */
+    uint64_t hp = (b->oh - 1) * sd + b->nky, wp = (b->ow - 1) * sd + K;
+    uint64_t *S = xmalloc((size_t)(b->nb + 1) * NW * sizeof *S);      /* the vertices' slots */
+    uint64_t nk = (K + 7) / 8, passes = b->go * b->nci * b->nky * nk; /* 8 kernel columns a pass */
+    uint64_t st[OP_S_N] = {0};
+    st[OP_S_AMP] =
+        amp_cycles(m, passes, b->nci * b->nky * nk, b->nb * b->oh, b->ow) + m->sync_internal;
+    worker_steps(m, s, b, passes, S, st);
+    uint64_t blocks = passes;
+    size_t n = 0;
     /* the input, its receivers: the patch's rows and columns that lie in the input (the
      * padding is not sent), at most the input's (op_conv_estimate adds the senders' side) */
     uint64_t rin = min_u64(hp, s->h), cin = min_u64(wp, s->w);
