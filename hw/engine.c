@@ -8,11 +8,15 @@
  * rounds each IPU is classified: all tiles halted (done); all waiting at an internal sync
  * (released at the latest arrival + the machine's internal latency); all waiting at an
  * external sync (ready; released with every other IPU at the latest arrival over all IPUs +
- * the external latency); anything else is a deadlock. Releases are events on the simulation
- * kernel at their time in picoseconds, so later fabric and host modules share one timeline.
- * With several ranks this process steps only its own IPUs and meets the other ranks when
- * they can go no further alone (engine_rank.c). Left out here: exchange between tiles and
- * IPUs (fabric/), host streams (host/). */
+ * the external latency); anything else is a deadlock. Releases are timed events on the
+ * simulation kernel, at their time in picoseconds, and the kernel owns what is pending: the
+ * engine asks it when the next release is due and runs it there. The exchange and the host
+ * copies a release waits for are analytic: the fabric and the host (through the engine's
+ * ports) compute when they end, and that folds into the release's time; nothing of theirs is
+ * scheduled. With several ranks this process steps only its own IPUs and meets the other
+ * ranks when they can go no further alone (engine_rank.c); the reports that name tiles are
+ * engine_report.c's. Left out here: exchange between tiles and IPUs (fabric/), host streams
+ * (host/). */
 #include "hw/engine.h"
 
 #include <stdio.h>
