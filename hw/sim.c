@@ -57,7 +57,6 @@ struct sim_event {
     obj h;
     vec stat;       /* processes statically sensitive to this event */
     int pending;    /* PEND_* */
-    bool in_deltas; /* listed in k->deltas (maybe stale after a cancel) */
     sim_time when;  /* PEND_TIMED: when it fires */
     uint64_t timer; /* PEND_TIMED: the callback id */
 };
@@ -345,11 +344,8 @@ void sim_event_notify_delta(sim_event *e)
         return;
     if (e->pending == PEND_TIMED) /* a delta notification beats a timed one */
         cancel(e->h.k, e->timer);
-    e->pending = PEND_DELTA;
-    if (!e->in_deltas) {
-        e->in_deltas = true;
-        vec_push(&e->h.k->deltas, e);
-    }
+    e->pending = PEND_DELTA; /* listed once: nothing takes a delta notification back */
+    vec_push(&e->h.k->deltas, e);
 }
 
 static void event_fire(sim *k, void *arg)
@@ -500,11 +496,8 @@ static void delta(sim *k)
     /* Delta notification: fire events, making processes runnable for the next delta. */
     for (size_t i = 0; i < k->deltas.n; i++) {
         sim_event *e = k->deltas.v[i];
-        e->in_deltas = false;
-        if (e->pending == PEND_DELTA) {
-            e->pending = PEND_NONE;
-            trigger(k, e);
-        }
+        e->pending = PEND_NONE;
+        trigger(k, e);
     }
     k->deltas.n = 0;
 }
