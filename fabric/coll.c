@@ -4,7 +4,10 @@
  * it: R-1 reduce-scatter steps then R-1 all-gather steps, every position sending one chunk to
  * its ring successor per step, the steps separated by a sync. The data really moves (sums in a
  * fixed order, see coll.h) and each step's transfers go through link_transfers, so shared links
- * and multi-hop ring edges cost what the link model says.
+ * and multi-hop ring edges cost what the link model says. The schedule (coll_step_chunk) and
+ * the alpha-beta inputs are also what the simulated all-reduces are built from: the lowered
+ * all-reduce of a replicated graph (workloads/graph/graph_coll.c) and the all-reduce
+ * microbenchmark (workloads/micro/micro_coll.c) emit tile programs that follow it.
  *
  * Left out: bidirectional or multiple concurrent rings (which would use more of an IPU's ten
  * links), pipelining of chunks within a step, the compute time of the additions on the tiles,
@@ -56,13 +59,13 @@ static int check_ring(const link_net *net, const uint32_t *ring, uint32_t R, err
     return ERR_OK;
 }
 
-/* The chunk position p sends in step s, and whether the receiver adds (else copies). */
-static uint32_t step_chunk(coll_op op, uint32_t R, uint32_t s, uint32_t p, int *add)
+uint32_t coll_step_chunk(coll_op op, uint32_t R, uint32_t s, uint32_t p, int *add)
 {
     int rs = op == COLL_REDUCE_SCATTER || (op == COLL_ALLREDUCE && s < R - 1);
     if (op == COLL_ALLREDUCE && !rs)
         s -= R - 1;
-    *add = rs;
+    if (add)
+        *add = rs;
     /* reduce-scatter: (p - s - 1) mod R; all-gather: (p - s) mod R */
     return (uint32_t)((p + 2 * (uint64_t)R - s - (rs ? 1 : 0)) % R);
 }
@@ -81,7 +84,7 @@ int coll_run(link_net *net, const sim *k, coll_op op, const uint32_t *ring, uint
         t += step_sync;
         for (uint32_t p = 0; p < R; p++) {
             int add;
-            uint32_t c = step_chunk(op, R, s, p, &add);
+            uint32_t c = coll_step_chunk(op, R, s, p, &add);
             size_t n = coll_chunk_begin(count, R, c + 1) - coll_chunk_begin(count, R, c);
             x[p] = (link_xfer){ring[p], ring[(p + 1) % R], (uint64_t)n * sizeof(float), t, 0};
             res->bytes += x[p].bytes;
@@ -96,7 +99,7 @@ int coll_run(link_net *net, const sim *k, coll_op op, const uint32_t *ring, uint
          * (position p sends chunk c and receives chunk c-1), so in place is safe. */
         for (uint32_t p = 0; bufs && p < R; p++) {
             int add;
-            uint32_t c = step_chunk(op, R, s, p, &add);
+            uint32_t c = coll_step_chunk(op, R, s, p, &add);
             size_t lo = coll_chunk_begin(count, R, c), hi = coll_chunk_begin(count, R, c + 1);
             const float *src = bufs[p];
             float *dst = bufs[(p + 1) % R];

@@ -46,6 +46,14 @@ uint32_t coll_steps(coll_op op, uint32_t R);
 /* First float of chunk c of a count-float message cut R ways (c = R gives count). */
 size_t coll_chunk_begin(size_t count, uint32_t R, uint32_t c);
 
+/* The ring's schedule, the one every ring collective of ipusim follows: coll_run here, the
+ * lowered all-reduce of a replicated graph (workloads/graph/graph_coll.c) and the all-reduce
+ * microbenchmark (workloads/micro/micro_coll.c). The chunk ring position p sends to its
+ * successor in step s of op (as above), and, when add is not NULL, whether the successor adds
+ * it into its own copy (*add = 1: a reduce-scatter step) or copies it (0: an all-gather step).
+ * What position p receives in step s is what position p - 1 (mod R) sends. */
+uint32_t coll_step_chunk(coll_op op, uint32_t R, uint32_t s, uint32_t p, int *add);
+
 typedef struct coll_result {
     sim_time start; /* sim_now(k) when called */
     sim_time end;   /* when the last transfer of the last step arrived (ps) */

@@ -8,11 +8,15 @@
  * rounds each IPU is classified: all tiles halted (done); all waiting at an internal sync
  * (released at the latest arrival + the machine's internal latency); all waiting at an
  * external sync (ready; released with every other IPU at the latest arrival over all IPUs +
- * the external latency); anything else is a deadlock. Releases are events on the simulation
- * kernel at their time in picoseconds, so later fabric and host modules share one timeline.
- * With several ranks this process steps only its own IPUs and meets the other ranks when
- * they can go no further alone (engine_rank.c). Left out here: exchange between tiles and
- * IPUs (fabric/), host streams (host/). */
+ * the external latency); anything else is a deadlock. Releases are timed events on the
+ * simulation kernel, at their time in picoseconds, and the kernel owns what is pending: the
+ * engine asks it when the next release is due and runs it there. The exchange and the host
+ * copies a release waits for are analytic: the fabric and the host (through the engine's
+ * ports) compute when they end, and that folds into the release's time; nothing of theirs is
+ * scheduled. With several ranks this process steps only its own IPUs and meets the other
+ * ranks when they can go no further alone (engine_rank.c); the reports that name tiles are
+ * engine_report.c's. Left out here: exchange between tiles and IPUs (fabric/), host streams
+ * (host/). */
 #include "hw/engine.h"
 
 #include <stdio.h>
@@ -446,7 +450,7 @@ static void on_release(sim *k, void *arg)
     (void)k;
     release *r = arg;
     eng *g = r->g;
-    r->pending = 0;
+    g->now = r->cycle;
     uint32_t lo = r->ipu < 0 ? 0 : (uint32_t)r->ipu;
     uint32_t hi = r->ipu < 0 ? g->nipus : lo + 1;
     for (uint32_t i = lo; i < hi; i++) {
@@ -476,11 +480,18 @@ static release *rel_of(eng *g, int ipu, int group)
     return &g->rel[slot];
 }
 
+/* Whether the release of an IPU (-1: all) and sync group (-1: every tile) is pending. */
+static int rel_pending(eng *g, int ipu, int group)
+{
+    return sim_event_pending(rel_of(g, ipu, group)->ev);
+}
+
+/* Put the release on the kernel's timeline at `cycle` (not before the releases carried out
+ * last: the kernel's time never goes back). */
 static void schedule_release(eng *g, int ipu, int group, uint64_t cycle)
 {
     release *r = rel_of(g, ipu, group);
     r->cycle = cycle;
-    r->pending = 1;
     sim_event_notify_at(r->ev, mach_cycles_to_ps(&g->m, cycle) - sim_now(g->k));
 }
 
@@ -600,7 +611,7 @@ static int release_groups(eng *g, uint32_t i, const eng_sync *s, int *progress, 
 {
     for (uint32_t k = 0; k < s->ngroups; k++) {
         const eng_group_wait *w = &s->group[k];
-        if (rel_of(g, (int)i, (int)w->group)->pending)
+        if (rel_pending(g, (int)i, (int)w->group))
             continue;
         eng_htime ht = {0, 0, 0, 0};
         if (w->host) {
@@ -656,57 +667,7 @@ static int release_external(eng *g, const eng_sync *s, uint64_t at, err *e)
     return ERR_OK;
 }
 
-/* ---- reports naming tiles ---- */
-
-/* "T (pc 0xP)", or "T (ctx C pc 0xP)" for a worker context: a tile where it is now. */
-static void name_tile(txt *b, const tile *x)
-{
-    int ctx = tile_ctx(x);
-    if (ctx)
-        txt_printf(b, "%u (ctx %d pc 0x%x)", x->id, ctx, tile_cpu(x)->pc);
-    else
-        txt_printf(b, "%u (pc 0x%x)", x->id, tile_cpu(x)->pc);
-}
-
-enum { NAMED_TILES = 8, NAMED_IPUS = 8 };
-
-/* "tiles A (pc P), B (pc P), ... and M more" (or "tile A (pc P)") for the tiles of IPU i
- * that `keep` accepts, but `skip`: the first NAMED_TILES named. Returns how many there are
- * (nothing is written for none). */
-static uint32_t list_tiles(txt *b, const eng *g, uint32_t i, int (*keep)(const tile *),
-                           const tile *skip)
-{
-    uint32_t n = 0;
-    for (uint32_t t = 0; t < g->ntiles; t++) {
-        const tile *x = &g->chips[i].tiles[t];
-        n += x != skip && keep(x);
-    }
-    uint32_t named = 0;
-    for (uint32_t t = 0; t < g->ntiles && named < NAMED_TILES; t++) {
-        const tile *x = &g->chips[i].tiles[t];
-        if (x == skip || !keep(x))
-            continue;
-        txt_printf(b, "%s", named == 0 ? (n == 1 ? "tile " : "tiles ") : ", ");
-        name_tile(b, x);
-        named++;
-    }
-    if (n > named)
-        txt_printf(b, " and %u more", n - named);
-    return n;
-}
-
-static int is_runnable(const tile *x)
-{
-    return x->state == TILE_RUNNABLE;
-}
-
-static uint32_t count_state(const chip *c, tile_state st)
-{
-    uint32_t n = 0;
-    for (uint32_t t = 0; t < c->ntiles; t++)
-        n += c->tiles[t].state == st;
-    return n;
-}
+/* ---- reports ---- */
 
 /* The latest cycle any tile has reached (parked tiles brought up to date first);
  * *supersteps: the most of any IPU. */
@@ -725,21 +686,6 @@ static uint64_t reached(eng *g, uint64_t *supersteps)
     return cycle;
 }
 
-/* "ipu I: tiles ... still computing, K waiting at syncs[, H halted][, F faulted]". */
-static void ipu_state(txt *b, const eng *g, uint32_t i)
-{
-    const chip *c = &g->chips[i];
-    txt_printf(b, "ipu %u: ", i);
-    if (list_tiles(b, g, i, is_runnable, NULL) == 0)
-        txt_printf(b, "no tile");
-    txt_printf(b, " still computing, %u waiting at syncs", count_state(c, TILE_SYNC));
-    uint32_t h = count_state(c, TILE_HALTED), f = count_state(c, TILE_FAULTED);
-    if (h)
-        txt_printf(b, ", %u halted", h);
-    if (f)
-        txt_printf(b, ", %u faulted", f);
-}
-
 /* The run was stopped between rounds: ERR_STOPPED naming where every IPU is. */
 static int stopped(eng *g, err *e)
 {
@@ -751,7 +697,7 @@ static int stopped(eng *g, err *e)
              hi = rank_size(g->ranks) > 1 ? g->hi : g->nipus;
     for (uint32_t i = lo; i < hi && i < lo + NAMED_IPUS; i++) {
         txt_printf(&b, i > lo ? "; " : ": ");
-        ipu_state(&b, g, i);
+        eng_ipu_state(&b, g, i);
     }
     if (hi - lo > NAMED_IPUS)
         txt_printf(&b, "; and %u more IPUs", hi - lo - NAMED_IPUS);
@@ -761,43 +707,6 @@ static int stopped(eng *g, err *e)
     int rc = err_set(e, ERR_STOPPED, "%s", txt_str(&b));
     txt_free(&b);
     return rc;
-}
-
-static int past_superstep(const tile *x)
-{
-    return x->state == TILE_FAULTED && tile_cpu(x)->fault == FAULT_SUPERSTEP;
-}
-
-void eng_past_lines(const eng *g, uint32_t lo, uint32_t hi, uint32_t first_ipu, uint32_t first_tile,
-                    txt *out)
-{
-    const tile *first = &g->chips[first_ipu].tiles[first_tile];
-    for (uint32_t i = lo; i < hi; i++) {
-        txt part = {0};
-        if (list_tiles(&part, g, i, past_superstep, first))
-            txt_printf(out, "ipu %u %s\n", i, txt_str(&part));
-        txt_free(&part);
-    }
-}
-
-void eng_past_text(txt *b, const char *lines)
-{
-    uint32_t ipus = 0;
-    for (const char *p = lines, *nl; p && (nl = strchr(p, '\n')); p = nl + 1, ipus++)
-        if (ipus < NAMED_IPUS)
-            txt_printf(b, "%s%.*s", ipus ? "; " : "; also past it: ", (int)(nl - p), p);
-    if (ipus > NAMED_IPUS)
-        txt_printf(b, "; and tiles of %u more IPUs", ipus - NAMED_IPUS);
-}
-
-/* After a superstep fault of `first`: "; also past it: ipu I tiles ..." for the others (with
- * several ranks, the meeting adds every rank's: eng_rank_meet). */
-static void also_past(txt *b, const eng *g, const tile *first)
-{
-    txt lines = {0};
-    eng_past_lines(g, 0, g->nipus, first->ipu, first->id, &lines);
-    eng_past_text(b, txt_str(&lines));
-    txt_free(&lines);
 }
 
 /* The run's error for the earliest fault by (cycle, ipu, tile), or ERR_OK when none; at[0]
@@ -829,11 +738,11 @@ static int first_fault(eng *g, uint64_t *at, err *e)
     txt b = {0};
     txt_printf(&b, "%s", buf);
     g->past_first[0] = g->past_first[1] = UINT32_MAX;
-    if (past_superstep(first) && rank_size(g->ranks) > 1) { /* the others at the meeting */
+    if (eng_past_superstep(first) && rank_size(g->ranks) > 1) { /* the others at the meeting */
         g->past_first[0] = first->ipu;
         g->past_first[1] = first->id;
-    } else if (past_superstep(first)) {
-        also_past(&b, g, first);
+    } else if (eng_past_superstep(first)) {
+        eng_also_past(&b, g, first);
     }
     at[0] = first->step_start;
     at[1] = first_t;
@@ -842,14 +751,12 @@ static int first_fault(eng *g, uint64_t *at, err *e)
     return rc;
 }
 
-/* Whether a release is pending (at or before eng_stop_at's cycle). */
+/* Whether a release is pending (at or before eng_stop_at's cycle): the kernel's next time. */
 static int any_pending(const eng *g)
 {
-    size_t nrel = (size_t)g->nipus * (ISA_NGROUPS + 1) + 1;
-    for (size_t x = 0; x < nrel; x++)
-        if (g->rel[x].pending && g->rel[x].cycle <= g->stop.cycle)
-            return 1;
-    return 0;
+    sim_time next = sim_next_time(g->k);
+    return next != SIM_FOREVER &&
+           (g->stop.cycle == UINT64_MAX || next <= mach_cycles_to_ps(&g->m, g->stop.cycle));
 }
 
 /* eng_stop_at: the releases at its cycle have been carried out and their rounds run, and
@@ -878,7 +785,7 @@ static int settle_ipu(eng *g, uint32_t i, int *progress, ext_wait *x, err *e)
         s->what = ENG_WAIT_DONE;
         return ERR_OK;
     }
-    if (rel_of(g, (int)i, -1)->pending) {
+    if (rel_pending(g, (int)i, -1)) {
         x->all = 0;
         return ERR_OK;
     }
@@ -938,7 +845,7 @@ static int resolve(eng *g, int *progress, err *e)
     int rc = first_fault(g, at, e), ranks = rank_size(g->ranks) > 1;
     if (rc != ERR_OK)
         return ranks ? meet(g, rc, at, progress, e) : rc;
-    *progress = rel_of(g, -1, -1)->pending; /* the whole system waits for that */
+    *progress = rel_pending(g, -1, -1); /* the whole system waits for that */
     if (*progress)
         return ERR_OK;
     if (ranks && at_stop(g)) /* one process found its fault here, before settling anything */
@@ -1090,21 +997,16 @@ static int compute_round(eng *g)
     return after_round(g);
 }
 
-/* Carry out only the earliest releases: IPUs run ahead of each other between external syncs,
- * and one released now may reach its next sync before another's pending release; every
- * blocked IPU resumes at or after the earliest, so nothing can be scheduled before it (the
- * kernel's time never goes back). */
+/* Carry out only the earliest releases, the kernel's next time step (each sets g->now to
+ * its cycle): IPUs run ahead of each other between external syncs, and one released now may
+ * reach its next sync before another's pending release; every blocked IPU resumes at or
+ * after the earliest, so nothing can be scheduled before it (the kernel's time never goes
+ * back). */
 static void run_releases(eng *g)
 {
-    uint64_t first = UINT64_MAX;
-    size_t nrel = (size_t)g->nipus * (ISA_NGROUPS + 1) + 1;
-    for (size_t x = 0; x < nrel; x++)
-        if (g->rel[x].pending && g->rel[x].cycle < first)
-            first = g->rel[x].cycle;
-    if (first != UINT64_MAX) {
-        g->now = first;
-        sim_run(g->k, mach_cycles_to_ps(&g->m, first));
-    }
+    sim_time next = sim_next_time(g->k);
+    if (next != SIM_FOREVER)
+        sim_run(g->k, next);
 }
 
 static int run_loop(eng *g, err *e);

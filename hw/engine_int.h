@@ -1,5 +1,7 @@
-/* engine_int: the engine's private layout, shared by engine.c, engine_host.c and
- * engine_stats.c. */
+/* engine_int: the engine's private layout, shared by its files, and the small interfaces
+ * between them. Calls between the files run one way: engine.c calls engine_rank.c,
+ * engine_host.c and engine_report.c; engine_rank.c calls engine_report.c; engine_stats.c
+ * reads the layout and engine.h's accessors (engine.c); nothing calls back. */
 #ifndef IPUSIM_ENGINE_INT_H
 #define IPUSIM_ENGINE_INT_H
 
@@ -8,12 +10,13 @@
 #include "hw/pool.h"
 #include "hw/sim.h"
 
+/* A release: a timed event on the kernel, and the process it triggers to carry it out. The
+ * kernel holds whether and when it is pending (sim_event_pending, sim_next_time). */
 typedef struct release {
     struct eng *g;
     int ipu;        /* -1: every IPU (external sync) */
     int group;      /* -1: every tile of the IPU(s); else one sync group */
-    uint64_t cycle; /* the cycle the tiles resume at */
-    int pending;    /* scheduled, not yet carried out */
+    uint64_t cycle; /* while pending: the cycle the tiles resume at (the event's time) */
     sim_event *ev;  /* notified for the release's time; its process carries it out */
 } release;
 
@@ -39,9 +42,9 @@ struct eng {
     tile_cfg tcfg;
     tile **run; /* the runnable tiles: those the next round runs */
     size_t nrun;
-    release *rel;   /* pending releases: [ipu * (ISA_NGROUPS + 1) + group + 1], then
+    release *rel;                     /* the releases: [ipu * (ISA_NGROUPS + 1) + group + 1], then
                              one for external at [nipus * (ISA_NGROUPS + 1)] */
-    uint64_t *last; /* per IPU: the cycle its last IPU-wide superstep began */
+    uint64_t *last;                   /* per IPU: the cycle its last IPU-wide superstep began */
     uint64_t (*pend)[ISA_NGROUPS][3]; /* per IPU and sync group: its host copies (begin, mid,
                                        * end + sync) since then */
     uint8_t *done;                    /* per IPU: all tiles halted */
@@ -71,7 +74,28 @@ struct eng {
     uint32_t past_first[2];  /* this rank's superstep fault (ipu, tile), for the meeting */
 };
 
-/* ---- several ranks (engine_rank.c) ---- */
+/* ---- reports naming tiles (engine_report.c; it calls none of the files below) ---- */
+
+enum { NAMED_TILES = 8, NAMED_IPUS = 8 }; /* tiles, IPUs a report names; the rest counted */
+
+/* "ipu I: tiles ... still computing, K waiting at syncs[, H halted][, F faulted]". */
+void eng_ipu_state(txt *b, const struct eng *g, uint32_t i);
+
+/* Whether the tile faulted past the superstep limit. */
+int eng_past_superstep(const tile *x);
+
+/* A superstep fault's others past the limit: a line "ipu I tiles ..." for each of IPUs
+ * [lo, hi) with tiles past it, but tile first_tile of IPU first_ipu; and the fault message's
+ * part for such lines ("; also past it: ...", NAMED_IPUS of them named). */
+void eng_past_lines(const struct eng *g, uint32_t lo, uint32_t hi, uint32_t first_ipu,
+                    uint32_t first_tile, txt *out);
+void eng_past_text(txt *b, const char *lines);
+
+/* After a superstep fault of `first`: "; also past it: ipu I tiles ..." for the others (with
+ * several ranks, the meeting adds every rank's: eng_rank_meet). */
+void eng_also_past(txt *b, const struct eng *g, const tile *first);
+
+/* ---- several ranks (engine_rank.c; engine.c calls it, it calls only engine_report.c) ---- */
 
 /* The IPUs of rank `id` of `size`, in whole boxes where there are boxes (whole host-link
  * groups at least when `whole_links`). */
@@ -93,13 +117,6 @@ int eng_rank_agree(struct eng *g, int rc, uint64_t *v, err *e);
 int eng_rank_meet(struct eng *g, int rc, const uint64_t fault_at[2], eng_wait *decide, uint64_t *at,
                   err *e);
 
-/* A superstep fault's others past the limit: a line "ipu I tiles ..." (list_tiles) for each
- * of IPUs [lo, hi) with tiles past it, but tile first_tile of IPU first_ipu; and the fault
- * message's part for such lines ("; also past it: ...", NAMED_IPUS of them named). */
-void eng_past_lines(const struct eng *g, uint32_t lo, uint32_t hi, uint32_t first_ipu,
-                    uint32_t first_tile, txt *out);
-void eng_past_text(txt *b, const char *lines);
-
 /* Before a deadlock report with several ranks: every tile's state and sync zone from its
  * IPU's owner (what the fabric's report reads), on every rank. */
 void eng_rank_states(struct eng *g);
@@ -107,6 +124,8 @@ void eng_rank_states(struct eng *g);
 /* At the end of a run of several ranks: every IPU's statistics (supersteps, finish, time
  * split, and its tiles' counters) from its owner, on every rank. */
 void eng_rank_results(struct eng *g);
+
+/* ---- host copies (engine_host.c; engine.c calls it, it calls none of the engine's files) ---- */
 
 /* Carry out the host copies of the tiles of IPU `ipu` (group -1: all its tiles; else those
  * in the sync group) that arrived by `at`: ERR_OK with *t filled (zero when there were

@@ -1,12 +1,14 @@
-/* sim: a SystemC-style discrete-event kernel with integer picosecond time. It models what the
- * IEEE 1666 scheduler does for method processes: the evaluate / delta-notification cycle,
- * immediate, delta and timed event notification, static and dynamic (next_trigger)
- * sensitivity, and named modules with interface ports (sc_port<IF>) checked at elaboration.
- * Underneath sits a Redis-ae-style callback scheduler: a binary heap of callbacks keyed on
- * (time, sequence number), cancelled by id lazily (marked, dropped when they surface).
- * It leaves out threads (SC_THREAD/wait), time units, event and/or lists, channels with an
- * update phase (signals, FIFOs) and a delta-loop limit. Everything lives in the `sim` object;
- * no globals. See docs/kernel.md. */
+/* sim: a SystemC-style discrete-event kernel with integer picosecond time, the one timeline
+ * of a system's pending time. It models what the IEEE 1666 scheduler does for method
+ * processes: the evaluate / delta-notification cycle, delta and timed event notification,
+ * static and timed dynamic (next_trigger) sensitivity, and named modules with interface ports
+ * (sc_port<IF>) checked at elaboration. Underneath sits a Redis-ae-style callback scheduler:
+ * a binary heap of callbacks keyed on (time, sequence number); an event's timed notification
+ * replaced by an earlier one is cancelled lazily (marked, dropped when it surfaces). It leaves
+ * out what no model uses: threads (SC_THREAD/wait), time units, immediate notification,
+ * next_trigger on events, hierarchical port binding, channels with an update phase (signals,
+ * FIFOs), stopping a run and a delta-loop limit. Everything lives in the `sim` object; no
+ * globals. See docs/kernel.md. */
 #include "hw/sim.h"
 
 #include <assert.h>
@@ -18,7 +20,7 @@
 
 __extension__ typedef unsigned __int128 u128;
 
-/* ---- Small helpers ---------------------------------------------------------------------- */
+/* ---- Small helpers -------------------------------------------------------------------------- */
 
 /* A growable array of pointers. */
 typedef struct vec {
@@ -32,7 +34,7 @@ static void vec_push(vec *a, void *p)
     a->v[a->n++] = p;
 }
 
-/* ---- Objects ---------------------------------------------------------------------------- */
+/* ---- Objects -------------------------------------------------------------------------------- */
 
 /* Every kernel-owned object starts with this header; the kernel keeps them in creation order
  * and frees them in sim_free. */
@@ -47,7 +49,6 @@ typedef struct obj {
 
 struct sim_module {
     obj h;
-    sim_module *parent;
 };
 
 enum { PEND_NONE, PEND_DELTA, PEND_TIMED };
@@ -55,23 +56,18 @@ enum { PEND_NONE, PEND_DELTA, PEND_TIMED };
 struct sim_event {
     obj h;
     vec stat;       /* processes statically sensitive to this event */
-    vec dyn;        /* processes whose next_trigger is this event */
     int pending;    /* PEND_* */
-    bool in_deltas; /* listed in k->deltas (maybe stale after a cancel) */
     sim_time when;  /* PEND_TIMED: when it fires */
     uint64_t timer; /* PEND_TIMED: the callback id */
 };
-
-enum { DYN_NONE, DYN_EVENT, DYN_TIME }; /* what a process waits for; NONE = static */
 
 struct sim_proc {
     obj h;
     sim_fn fn;
     void *arg;
     bool runnable;
-    int dyn;  /* DYN_*: the trigger installed for the next activation */
-    int next; /* DYN_*: set by next_trigger during the running activation */
-    sim_event *next_ev;
+    bool timed;      /* waits for a next_trigger_time, not for its events */
+    bool next_timed; /* next_trigger_time was called during the running activation */
     sim_time next_delay;
 };
 
@@ -79,13 +75,11 @@ struct sim_port {
     obj h;
     char *iface;       /* the interface the port wants */
     unsigned flags;    /* SIM_PORT_* */
-    size_t index;      /* creation order among the kernel's ports */
-    char *bound_iface; /* the interface of impl; NULL when not bound to an implementation */
+    char *bound_iface; /* the interface of impl; NULL when not bound */
     const void *impl;  /* the implementation bound to, or NULL */
-    sim_port *outer;   /* the port bound to, or NULL (at most one of impl, outer is set) */
 };
 
-/* ---- The kernel ------------------------------------------------------------------------- */
+/* ---- The kernel ----------------------------------------------------------------------------- */
 
 /* A heap entry: the key, and the slot holding the callback. Slots give ids a stable home:
  * id = generation << 32 | slot, and the generation changes each time the slot is freed, so an
@@ -116,16 +110,13 @@ struct sim {
     size_t nheap, capheap;
     slot *slots;
     uint32_t nslots, capslots, free_slot;
-    uint64_t npending; /* scheduled, not run, not cancelled */
 
     vec runq; /* runnable processes, run from runq_head in order */
     size_t runq_head;
-    vec deltas;    /* events with a delta notification */
-    size_t nports; /* ports created: no binding chain is longer without a cycle */
+    vec deltas; /* events with a delta notification */
     sim_proc *current;
-    bool stop, need_elab, running;
+    bool need_elab, running;
 
-    uint64_t ndeltas, ncallbacks, nactivations;
     obj *objs, *objs_tail;
 };
 
@@ -144,7 +135,6 @@ void sim_free(sim *k)
         next = o->next;
         if (o->kind == OBJ_EVENT) {
             free(((sim_event *)o)->stat.v);
-            free(((sim_event *)o)->dyn.v);
         } else if (o->kind == OBJ_PORT) {
             free(((sim_port *)o)->iface);
             free(((sim_port *)o)->bound_iface);
@@ -162,26 +152,6 @@ void sim_free(sim *k)
 sim_time sim_now(const sim *k)
 {
     return k->now;
-}
-uint64_t sim_delta_count(const sim *k)
-{
-    return k->ndeltas;
-}
-uint64_t sim_pending(const sim *k)
-{
-    return k->npending;
-}
-uint64_t sim_callbacks_run(const sim *k)
-{
-    return k->ncallbacks;
-}
-uint64_t sim_activations(const sim *k)
-{
-    return k->nactivations;
-}
-sim_proc *sim_current(const sim *k)
-{
-    return k->current;
 }
 
 /* "prefix.name", or a copy of name when prefix is NULL; NULL when name is NULL. */
@@ -213,7 +183,8 @@ static void *obj_new(sim *k, size_t size, int kind, const sim_module *m, const c
     return o;
 }
 
-const char *sim_name(const void *p)
+/* The full name of a kernel object; "" when anonymous. */
+static const char *obj_name(const void *p)
 {
     const obj *o = p;
     return o->name ? o->name : "";
@@ -221,17 +192,10 @@ const char *sim_name(const void *p)
 
 sim_module *sim_module_new(sim *k, sim_module *parent, const char *name)
 {
-    sim_module *m = obj_new(k, sizeof *m, OBJ_MODULE, parent, name);
-    m->parent = parent;
-    return m;
+    return obj_new(k, sizeof(sim_module), OBJ_MODULE, parent, name);
 }
 
-sim_module *sim_module_parent(const sim_module *m)
-{
-    return m->parent;
-}
-
-/* ---- Time ------------------------------------------------------------------------------- */
+/* ---- Time ----------------------------------------------------------------------------------- */
 
 sim_time sim_clock_time(sim_clock c, uint64_t cycles)
 {
@@ -248,7 +212,7 @@ uint64_t sim_clock_cycles(sim_clock c, sim_time t)
     return x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
 }
 
-/* ---- Callback heap ---------------------------------------------------------------------- */
+/* ---- Callback heap -------------------------------------------------------------------------- */
 
 static bool hless(const hent *a, const hent *b)
 {
@@ -305,7 +269,8 @@ static const hent *heap_top(sim *k)
     return k->nheap > 0 ? &k->heap[0] : NULL;
 }
 
-uint64_t sim_schedule_at(sim *k, sim_time at, sim_fn fn, void *arg)
+/* Schedule fn(k, arg) at `at`; returns an id (never 0) for cancel. */
+static uint64_t schedule(sim *k, sim_time at, sim_fn fn, void *arg)
 {
     assert(fn && at >= k->now);
     uint32_t i = k->free_slot;
@@ -325,27 +290,24 @@ uint64_t sim_schedule_at(sim *k, sim_time at, sim_fn fn, void *arg)
     s->arg = arg;
     s->state = SLOT_PENDING;
     heap_push(k, (hent){at, k->seq++, i});
-    k->npending++;
     return (uint64_t)s->gen << 32 | i;
 }
 
-uint64_t sim_schedule(sim *k, sim_time delay, sim_fn fn, void *arg)
+void sim_schedule_at(sim *k, sim_time at, sim_fn fn, void *arg)
 {
-    assert(delay <= SIM_FOREVER - k->now);
-    return sim_schedule_at(k, k->now + delay, fn, arg);
+    schedule(k, at, fn, arg);
 }
 
-int sim_cancel(sim *k, uint64_t id)
+/* Cancel the callback `id` if it is still pending (it is marked, and dropped when it reaches
+ * the top of the heap); a stale id, of a callback that ran or was cancelled, does nothing. */
+static void cancel(sim *k, uint64_t id)
 {
     uint32_t i = (uint32_t)id, gen = (uint32_t)(id >> 32);
-    if (i >= k->nslots || k->slots[i].gen != gen || k->slots[i].state != SLOT_PENDING)
-        return -1;
-    k->slots[i].state = SLOT_CANCELLED; /* dropped when it reaches the top of the heap */
-    k->npending--;
-    return 0;
+    if (i < k->nslots && k->slots[i].gen == gen && k->slots[i].state == SLOT_PENDING)
+        k->slots[i].state = SLOT_CANCELLED;
 }
 
-/* ---- Events and processes --------------------------------------------------------------- */
+/* ---- Events and processes ------------------------------------------------------------------- */
 
 static void make_runnable(sim *k, sim_proc *p)
 {
@@ -355,22 +317,15 @@ static void make_runnable(sim *k, sim_proc *p)
     vec_push(&k->runq, p);
 }
 
-/* The event happens now: wake its dynamic waiters and, for processes without a dynamic
- * trigger, its static ones. */
+/* The event happens now: wake the processes statically sensitive to it, but those waiting
+ * for a next_trigger_time. */
 static void trigger(sim *k, sim_event *e)
 {
     for (size_t i = 0; i < e->stat.n; i++) {
         sim_proc *p = e->stat.v[i];
-        if (p->dyn == DYN_NONE)
+        if (!p->timed)
             make_runnable(k, p);
     }
-    for (size_t i = 0; i < e->dyn.n; i++) {
-        sim_proc *p = e->dyn.v[i];
-        assert(p->dyn == DYN_EVENT);
-        p->dyn = DYN_NONE;
-        make_runnable(k, p);
-    }
-    e->dyn.n = 0;
 }
 
 sim_event *sim_event_new(sim *k, sim_module *m, const char *name)
@@ -378,34 +333,19 @@ sim_event *sim_event_new(sim *k, sim_module *m, const char *name)
     return obj_new(k, sizeof(sim_event), OBJ_EVENT, m, name);
 }
 
-void sim_event_cancel(sim_event *e)
-{
-    if (e->pending == PEND_TIMED)
-        sim_cancel(e->h.k, e->timer);
-    e->pending = PEND_NONE; /* a stale k->deltas entry is skipped */
-}
-
 bool sim_event_pending(const sim_event *e)
 {
     return e->pending != PEND_NONE;
-}
-
-void sim_event_notify(sim_event *e)
-{
-    sim_event_cancel(e);
-    trigger(e->h.k, e);
 }
 
 void sim_event_notify_delta(sim_event *e)
 {
     if (e->pending == PEND_DELTA)
         return;
-    sim_event_cancel(e);
-    e->pending = PEND_DELTA;
-    if (!e->in_deltas) {
-        e->in_deltas = true;
-        vec_push(&e->h.k->deltas, e);
-    }
+    if (e->pending == PEND_TIMED) /* a delta notification beats a timed one */
+        cancel(e->h.k, e->timer);
+    e->pending = PEND_DELTA; /* listed once: nothing takes a delta notification back */
+    vec_push(&e->h.k->deltas, e);
 }
 
 static void event_fire(sim *k, void *arg)
@@ -426,10 +366,11 @@ void sim_event_notify_at(sim_event *e, sim_time delay)
     sim_time t = k->now + delay;
     if (e->pending == PEND_DELTA || (e->pending == PEND_TIMED && e->when <= t))
         return;
-    sim_event_cancel(e);
+    if (e->pending == PEND_TIMED) /* an earlier timed notification beats a later one */
+        cancel(k, e->timer);
     e->pending = PEND_TIMED;
     e->when = t;
-    e->timer = sim_schedule_at(k, t, event_fire, e);
+    e->timer = schedule(k, t, event_fire, e);
 }
 
 sim_proc *sim_method(sim *k, sim_module *m, const char *name, sim_fn fn, void *arg,
@@ -440,55 +381,40 @@ sim_proc *sim_method(sim *k, sim_module *m, const char *name, sim_fn fn, void *a
     p->fn = fn;
     p->arg = arg;
     for (size_t i = 0; i < nsens; i++)
-        sim_sensitive(p, sens[i]);
+        vec_push(&sens[i]->stat, p);
     if (!(flags & SIM_DONT_INIT))
         make_runnable(k, p);
     return p;
 }
 
-void sim_sensitive(sim_proc *p, sim_event *e)
-{
-    vec_push(&e->stat, p);
-}
-
-void sim_next_trigger_event(sim *k, sim_event *e)
-{
-    assert(k->current && e);
-    k->current->next = DYN_EVENT;
-    k->current->next_ev = e;
-}
-
 void sim_next_trigger_time(sim *k, sim_time delay)
 {
-    assert(k->current);
-    k->current->next = DYN_TIME;
+    assert(k->current && delay <= SIM_FOREVER - k->now);
+    k->current->next_timed = true;
     k->current->next_delay = delay;
 }
 
 static void proc_timeout(sim *k, void *arg)
 {
     sim_proc *p = arg;
-    assert(p->dyn == DYN_TIME);
-    p->dyn = DYN_NONE;
+    assert(p->timed);
+    p->timed = false;
     make_runnable(k, p);
 }
 
 static void run_proc(sim *k, sim_proc *p)
 {
     p->runnable = false;
-    p->next = DYN_NONE;
+    p->next_timed = false;
     k->current = p;
-    k->nactivations++;
     p->fn(k, p->arg);
     k->current = NULL;
-    p->dyn = p->next;
-    if (p->next == DYN_EVENT)
-        vec_push(&p->next_ev->dyn, p);
-    else if (p->next == DYN_TIME)
-        sim_schedule(k, p->next_delay, proc_timeout, p);
+    p->timed = p->next_timed;
+    if (p->timed)
+        schedule(k, k->now + p->next_delay, proc_timeout, p);
 }
 
-/* ---- Interface ports and elaboration ---------------------------------------------------- */
+/* ---- Interface ports and elaboration -------------------------------------------------------- */
 
 sim_port *sim_port_new(sim *k, sim_module *m, const char *name, const char *iface, unsigned flags)
 {
@@ -496,93 +422,33 @@ sim_port *sim_port_new(sim *k, sim_module *m, const char *name, const char *ifac
     sim_port *p = obj_new(k, sizeof *p, OBJ_PORT, m, name);
     p->iface = join_name(NULL, iface);
     p->flags = flags;
-    p->index = k->nports++;
     k->need_elab = true;
     return p;
-}
-
-/* Forget p's binding (a new one replaces it). */
-static void port_unbind(sim_port *p)
-{
-    free(p->bound_iface);
-    p->bound_iface = NULL;
-    p->impl = NULL;
-    p->outer = NULL;
-    p->h.k->need_elab = true;
 }
 
 void sim_port_bind(sim_port *p, const char *iface, const void *impl)
 {
     assert(iface && impl);
-    port_unbind(p);
+    free(p->bound_iface);
     p->bound_iface = join_name(NULL, iface);
     p->impl = impl;
-}
-
-void sim_port_bind_port(sim_port *p, sim_port *outer)
-{
-    assert(outer && outer->h.k == p->h.k);
-    port_unbind(p);
-    p->outer = outer;
-}
-
-/* The last port of p's chain (bound to an implementation, or unbound), or NULL when the chain
- * runs into a cycle: a chain through n ports without one follows at most n - 1 links. */
-static const sim_port *port_end(const sim_port *p)
-{
-    for (size_t links = 0; p->outer; links++) {
-        if (links == p->h.k->nports)
-            return NULL;
-        p = p->outer;
-    }
-    return p;
+    p->h.k->need_elab = true;
 }
 
 const void *sim_port_get(const sim_port *p)
 {
-    const sim_port *end = port_end(p);
-    return end ? end->impl : NULL; /* a cycle, which sim_elaborate reports, gives NULL */
+    return p->impl;
 }
 
-/* Whether p, whose chain runs into a cycle, lies on the cycle and was created first of its
- * ports, so that each cycle is reported once. */
-static bool cycle_first(const sim_port *p)
-{
-    const sim_port *q = p;
-    for (size_t i = 0; i < p->h.k->nports; i++)
-        q = q->outer; /* now q is on the cycle */
-    bool on = false;
-    const sim_port *r = q;
-    do {
-        if (r->index < p->index)
-            return false;
-        on = on || r == p;
-        r = r->outer;
-    } while (r != q);
-    return on;
-}
-
-/* p's problem, if any, as one line: a binding cycle (from its first port), an interface other
- * than the one p wants, or a required port whose chain ends unbound. */
+/* p's problem, if any, as one line: an interface other than the one p wants, or a required
+ * port left unbound. */
 static void port_check(const sim_port *p, txt *line)
 {
-    const sim_port *end = port_end(p);
-    const char *got = p->outer ? p->outer->iface : p->bound_iface;
-    if (!end) {
-        if (!cycle_first(p))
-            return;
-        txt_printf(line, "port %s is in a binding cycle: %s", sim_name(p), sim_name(p));
-        const sim_port *r = p;
-        do {
-            r = r->outer;
-            txt_printf(line, " -> %s", sim_name(r));
-        } while (r != p);
-    } else if (got && strcmp(got, p->iface) != 0) {
-        txt_printf(line, "port %s wants interface %s but is bound to %s", sim_name(p), p->iface,
-                   got);
-    } else if (!end->impl && !(p->flags & SIM_PORT_OPTIONAL)) {
-        txt_printf(line, "port %s is not bound", sim_name(p));
-    }
+    if (p->bound_iface && strcmp(p->bound_iface, p->iface) != 0)
+        txt_printf(line, "port %s wants interface %s but is bound to %s", obj_name(p), p->iface,
+                   p->bound_iface);
+    else if (!p->impl && !(p->flags & SIM_PORT_OPTIONAL))
+        txt_printf(line, "port %s is not bound", obj_name(p));
 }
 
 int sim_elaborate(sim *k, err *e)
@@ -606,7 +472,7 @@ int sim_elaborate(sim *k, err *e)
     return ERR_OK;
 }
 
-/* ---- The scheduler ---------------------------------------------------------------------- */
+/* ---- The scheduler -------------------------------------------------------------------------- */
 
 /* One delta cycle at the current time. */
 static void delta(sim *k)
@@ -621,8 +487,6 @@ static void delta(sim *k)
         void *arg = k->slots[i].arg;
         heap_pop(k);
         slot_free(k, i); /* before the call: the running callback's id is already stale */
-        k->npending--;
-        k->ncallbacks++;
         fn(k, arg);
     }
     while (k->runq_head < k->runq.n)
@@ -632,14 +496,10 @@ static void delta(sim *k)
     /* Delta notification: fire events, making processes runnable for the next delta. */
     for (size_t i = 0; i < k->deltas.n; i++) {
         sim_event *e = k->deltas.v[i];
-        e->in_deltas = false;
-        if (e->pending == PEND_DELTA) {
-            e->pending = PEND_NONE;
-            trigger(k, e);
-        }
+        e->pending = PEND_NONE;
+        trigger(k, e);
     }
     k->deltas.n = 0;
-    k->ndeltas++;
 }
 
 /* Whether a delta cycle is due at the current time. */
@@ -651,9 +511,12 @@ static bool work_now(sim *k)
     return h && h->t == k->now;
 }
 
-void sim_stop(sim *k)
+sim_time sim_next_time(sim *k)
 {
-    k->stop = true;
+    if (work_now(k))
+        return k->now;
+    const hent *h = heap_top(k);
+    return h ? h->t : SIM_FOREVER;
 }
 
 int sim_run(sim *k, sim_time until)
@@ -662,7 +525,6 @@ int sim_run(sim *k, sim_time until)
     if (k->need_elab && sim_elaborate(k, NULL) != ERR_OK)
         return SIM_ERROR;
     k->running = true;
-    k->stop = false;
     int status;
     for (;;) {
         if (!work_now(k)) {
@@ -679,11 +541,6 @@ int sim_run(sim *k, sim_time until)
             break;
         }
         delta(k);
-        if (k->stop) {
-            k->stop = false;
-            status = SIM_STOPPED;
-            break;
-        }
     }
     k->running = false;
     return status;

@@ -1,8 +1,9 @@
 /* graph_coll: the sum of a tensor over the replicas of a replicated graph (gr_all_reduce),
- * lowered onto each tile as the ring all-reduce the fabric's collectives run (docs/graph.md):
- * each of the tile's regions of the tensor is cut in R chunks (whole 8-byte pairs, the last
- * chunk takes the rest); in round s of R - 1, replica r sends chunk (r - s) mod R of each
- * region to the same tile of replica r + 1 (gsend, over the IPU-Links, then `sync
+ * lowered onto each tile as the ring all-reduce the fabric's collectives run, on the ring's
+ * one schedule (coll_step_chunk, fabric/coll.h; replica r is ring position r + 1)
+ * (docs/graph.md): each of the tile's regions of the tensor is cut in R chunks (whole 8-byte
+ * pairs, the last chunk takes the rest); in round s of R - 1, replica r sends chunk
+ * (r - s) mod R of each region to the same tile of replica r + 1 (gsend, over the IPU-Links, then `sync
  * external`), which adds it to its own copy of that chunk (reduce_add: own + received, the
  * six workers each a part, then `sync internal`); after them replica r holds the whole sum of
  * chunk (r + 1) mod R, and R - 1 rounds of all-gather pass the sums on round the ring,
@@ -17,13 +18,22 @@
 #include "workloads/graph/graph_int.h"
 
 #include "base/num.h"
+#include "fabric/coll.h"
 
 enum { NW = 6 }; /* workers a tile */
 
-/* Start of chunk c of R over n elements. */
+/* Start of chunk c of R over n elements: the ring's chunks of the n / 2 pairs, the last
+ * chunk taking an odd element too. */
 static size_t chunk(size_t n, uint32_t c, uint32_t R)
 {
-    return c >= R ? n : n / 2 * c / R * 2;
+    return c >= R ? n : 2 * coll_chunk_begin(n / 2, R, c);
+}
+
+/* Replica rep's ring position: rep + 1, so that the reduce-scatter leaves it the sum of
+ * chunk rep + 1 (mod R). */
+static uint32_t position(uint32_t rep, uint32_t R)
+{
+    return (rep + 1) % R;
 }
 
 /* Region k is the tile's j-th region of t (in t's order). */
@@ -127,12 +137,16 @@ void gr_all_reduce_emit(const graph *g, const gr_prog_s *p, const uint32_t *pool
             most = max_u64(most, chunk(n, c + 1, R) - chunk(n, c, R));
         txt_printf(data, "        .align  8\nA%uB%zu:  .space  %zu\n", id, k, 4 * most);
     }
+    uint32_t pos = position(rep, R), prev = (pos + R - 1) % R; /* what prev sends arrives */
     for (uint32_t j = 0, n = slots(t); j < n; j++) {
         for (uint32_t s = 0; s + 1 < R; s++) { /* reduce-scatter */
-            sends(g, t, pool_off, ipu, tile, rep, j, (rep + R - s) % R, id, 1, code);
-            adds(g, t, pool_off, ipu, tile, j, (rep + 2 * R - 1 - s) % R, id, s, code, data);
+            sends(g, t, pool_off, ipu, tile, rep, j,
+                  coll_step_chunk(COLL_ALLREDUCE, R, s, pos, NULL), id, 1, code);
+            adds(g, t, pool_off, ipu, tile, j, coll_step_chunk(COLL_ALLREDUCE, R, s, prev, NULL),
+                 id, s, code, data);
         }
-        for (uint32_t s = 0; s + 1 < R; s++) /* all-gather */
-            sends(g, t, pool_off, ipu, tile, rep, j, (rep + 1 + R - s) % R, id, 0, code);
+        for (uint32_t s = R - 1; s < coll_steps(COLL_ALLREDUCE, R); s++) /* all-gather */
+            sends(g, t, pool_off, ipu, tile, rep, j,
+                  coll_step_chunk(COLL_ALLREDUCE, R, s, pos, NULL), id, 0, code);
     }
 }

@@ -21,13 +21,15 @@
  * element i = 8R (i mod 251) + p + 1 (exact in fp32), and the benchmark checks that every
  * element of every tile of every IPU ends as the sum, 8R^2 (i mod 251) + R(R+1)/2.
  *
- * The collective library (fabric/coll.h, timed by the link model alone) is not used here.
- * Left out: bidirectional rings, overlapping a step's additions with its transfers, and
+ * The steps follow the ring's one schedule (coll_step_chunk, fabric/coll.h), and the
+ * alpha-beta inputs are the collective library's (coll_alpha_beta); the time is the tile
+ * program's, not the library's (timed by the link model alone). Left out: bidirectional rings, overlapping a step's additions with its transfers, and
  * messages over 16 MiB (a 128-tile IPU, the tests' short mode, cannot hold them). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric/coll.h"
 #include "fabric/link.h"
 #include "isa/isa.h"
 #include "workloads/micro/micro_int.h"
@@ -74,10 +76,12 @@ static int ar_layout(const mach *m, uint64_t bytes, ar_plan *a, err *e)
     return ERR_OK;
 }
 
-static uint32_t chunk(const ar_plan *a, uint32_t p, int32_t back)
+/* The address of the chunk position p sends in step s of the all-reduce (the ring's
+ * schedule), or, with `got`, of the one it received in step s (what p - 1 sent). */
+static uint32_t chunk(const ar_plan *a, uint32_t p, uint32_t s, int got)
 {
-    int32_t R = (int32_t)a->R;
-    return a->data + (uint32_t)((((int32_t)p - back) % R + R) % R) * a->C;
+    uint32_t from = got ? (p + a->R - 1) % a->R : p;
+    return a->data + coll_step_chunk(COLL_ALLREDUCE, a->R, s, from, NULL) * a->C;
 }
 
 /* Position p's code: the aligning sync, reduce-scatter, the last addition, all-gather. */
@@ -92,19 +96,19 @@ static void ar_position(txt *s, const ar_plan *a, uint32_t p)
     for (uint32_t st = 0; st + 1 < a->R; st++) {
         if (st > 0)
             txt_printf(s, "        li      r7, %u\n        runall  wadd, r7\n        join\n",
-                       chunk(a, p, (int32_t)st + 1));
+                       chunk(a, p, st - 1, 1));
         txt_printf(s,
                    "        li      r5, %u\n        gsend   r5, r4, r3, r6\n"
                    "        sync    external\n",
-                   chunk(a, p, (int32_t)st + 1));
+                   chunk(a, p, st, 0));
     }
     txt_printf(s, "        li      r7, %u\n        runall  wadd, r7\n        join\n",
-               chunk(a, p, 0));
-    for (uint32_t st = 0; st + 1 < a->R; st++)
+               chunk(a, p, a->R - 2, 1));
+    for (uint32_t st = a->R - 1; st < coll_steps(COLL_ALLREDUCE, a->R); st++)
         txt_printf(s,
                    "        li      r5, %u\n        gsend   r5, r4, r3, r5\n"
                    "        sync    external\n",
-                   chunk(a, p, (int32_t)st));
+                   chunk(a, p, st, 0));
     txt_printf(s,
                "        get     r11, $ccount\n        li      r12, %u\n"
                "        st32    r10, [r12+0]\n        st32    r11, [r12+4]\n        halt\n",
@@ -218,22 +222,21 @@ static int ar_run(const mach *m, const micro_cfg *cfg, ar_plan *a, uint64_t byte
 }
 
 /* The alpha-beta inputs: alpha = external sync + tile-to-tile latency of the slowest ring hop
- * (2 x xchg_base + the route's link latency), seconds; beta = the slowest hop's bandwidth. */
-static void ar_alpha_beta(const mach *m, const link_net *net, const uint32_t *ring, uint32_t R,
-                          double *alpha, double *beta)
+ * (2 x xchg_base + the route's link latency: coll_alpha_beta's alpha without a step sync),
+ * seconds; beta = the slowest hop's bandwidth. */
+static int ar_alpha_beta(const mach *m, const link_net *net, const uint32_t *ring, uint32_t R,
+                         double *alpha, double *beta, err *e)
 {
-    double lat = 0, bw = INFINITY, f = (double)m->clock_hz;
-    for (uint32_t p = 0; p < R; p++) {
-        uint32_t a = ring[p], b = ring[(p + 1) % R];
-        double l = (double)link_route_latency(net, a, b) * 1e-12,
-               w = (double)link_route_bandwidth(net, a, b);
-        lat = l > lat ? l : lat;
-        bw = w < bw ? w : bw;
-    }
+    coll_ab ab;
+    int rc = coll_alpha_beta(net, COLL_ALLREDUCE, ring, R, 0, 0, &ab, e);
+    if (rc != ERR_OK)
+        return rc;
     mach mr = *m;
     mr.nipus = R;
-    *alpha = (mach_sync_external(&mr) + 2.0 * m->xchg_base) / f + lat;
-    *beta = bw;
+    *alpha =
+        (mach_sync_external(&mr) + 2.0 * m->xchg_base) / (double)m->clock_hz + ab.alpha_ps * 1e-12;
+    *beta = ab.beta;
+    return ERR_OK;
 }
 
 int micro_allreduce(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err *e)
@@ -249,9 +252,8 @@ int micro_allreduce(const mach *m, const micro_cfg *cfg, wl_micro_table *t, err 
     uint32_t ring[RMAX];
     link_ring(net, ring);
     double alpha, beta, f = (double)m->clock_hz;
-    ar_alpha_beta(m, net, ring, R, &alpha, &beta);
+    int rc = ar_alpha_beta(m, net, ring, R, &alpha, &beta, e);
     link_net_free(net);
-    int rc = ERR_OK;
     for (uint64_t bytes = 1024; bytes <= MAX_BYTES && rc == ERR_OK; bytes *= 4) {
         ar_plan a = {.R = R, .ring = ring};
         uint64_t T = 0;
