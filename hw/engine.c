@@ -152,6 +152,7 @@ eng *eng_new(sim *k, sim_module *parent, const eng_cfg *cfg, err *e)
     g->ranks = cfg->ranks;
     g->stop.cycle = g->fault.cycle = UINT64_MAX;
     g->park = cfg->watch.settled == NULL; /* the profile reads every tile each superstep */
+    g->fused = ISA_FUSED_ALL;
     g->past_first[0] = g->past_first[1] = UINT32_MAX;
     eng_rank_share(&g->m, g->nipus, cfg->whole_host_links, rank_id(g->ranks), rank_size(g->ranks),
                    &g->lo, &g->hi);
@@ -267,13 +268,18 @@ static void decode_all(eng *g, const isa_prog *const *progs, size_t total, isa_i
             continue;
         }
         if (x == 0 || r[x].p != r[x - 1].p) {
-            isa_insn *c = isa_code_build(r[x].p);
+            isa_insn *c = isa_code_build(r[x].p, g->fused);
             isa_code_rate(c, r[x].p->ncode, &rates);
             g->codes[g->ncodes++] = c;
         }
         code[r[x].tile] = g->codes[g->ncodes - 1];
     }
     free(r);
+}
+
+void eng_set_fused(eng *g, uint32_t fused)
+{
+    g->fused = fused;
 }
 
 int eng_load_tiles(eng *g, const isa_prog *const *progs, err *e)

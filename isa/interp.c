@@ -329,6 +329,13 @@ static uint64_t super_slot(uint64_t c, const uint64_t *free_from)
 #define INTERP_ONE_COPY __attribute__((noinline))
 #endif
 
+/* The handlers' addresses a worker's code stores (isa_insn.wgo): by opcode, and by fused
+ * operation (NULL with switch dispatch). */
+typedef struct interp_labels {
+    const void *const *op;    /* [OP_COUNT + 1]: OP_ILLEGAL's last */
+    const void *const *fused; /* [ISA_FUSED_COUNT] */
+} interp_labels;
+
 #define IS_WORKER 1
 #define RUN_FN run_worker
 #include "isa/interp_loop.inc"
@@ -522,25 +529,20 @@ uint32_t isa_sync_pass(const isa_insn *code, uint32_t ncode, uint32_t k, uint32_
     return p->n;
 }
 
-isa_insn *isa_code_build(const isa_prog *prog)
+isa_insn *isa_code_build(const isa_prog *prog, uint32_t fused)
 {
     isa_insn *code = xcalloc((size_t)prog->ncode + 1, sizeof *code);
     if (prog->ncode)
         memcpy(code, prog->code, prog->ncode * sizeof *code);
-    for (uint32_t k = 0; k + 8 <= prog->ncode; k++) {
-        const isa_insn *c = &code[k];
-        int row = c->op == OP_f32amp && c->rd != c->ra;
-        for (uint32_t q = 1; row && q < 8; q++)
-            row = c[q].op == OP_f32amp && c[q].rd == c->rd && c[q].ra == c->ra;
-        code[k].row = (uint8_t)row;
-    }
+    isa_fuse(code, prog->ncode, fused);
     mark_passes(code, prog->ncode);
     code[prog->ncode].op = OP_ILLEGAL;
     code[prog->ncode].imm = -1; /* marks the end-of-text sentinel */
     code[prog->ncode].target = UINT32_MAX;
-    const void *const *jt;
+    interp_labels jt;
     run_worker(NULL, NULL, &jt);
-    for (uint32_t k = 0; jt && k <= prog->ncode; k++)
-        code[k].wgo = jt[code[k].op <= OP_COUNT ? code[k].op : OP_COUNT];
+    for (uint32_t k = 0; jt.op && k <= prog->ncode; k++)
+        code[k].wgo = code[k].fused ? jt.fused[code[k].fused]
+                                    : jt.op[code[k].op <= OP_COUNT ? code[k].op : OP_COUNT];
     return code;
 }

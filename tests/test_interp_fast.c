@@ -6,8 +6,8 @@
  *
  * Each case is run twice from the same registers, memory and AMP weights: as `rpt rN, e;
  * BODY; e: exit`, and as `nop` followed by N copies of BODY and `exit` (the same issues at
- * the same cycles: rpt and nop take one slot each), where no fast path applies (the copies'
- * whole-row marks, isa_insn.row, are cleared), with the table's costs and again with memory
+ * the same cycles: rpt and nop take one slot each), where no fast path applies (built with
+ * no fused operation, isa_code_build's mask 0), with the table's costs and again with memory
  * and AMP rates that make loads, stores and f32amp take several slots (isa_code_rate). Both
  * runs are stopped by every cycle limit
  * from the first issue to past the exit, and then resumed without a limit; at each stop and
@@ -74,13 +74,10 @@ static void build(machine *m, const char *src, int unrolled, const uint8_t *mem,
     isa_prog p;
     tu_assemble("fast", src, &p);
     memset(m, 0, sizeof *m);
-    m->code = isa_code_build(&p);
+    m->code = isa_code_build(&p, unrolled ? 0 : ISA_FUSED_ALL); /* unrolled: no fused op */
     m->ncode = p.ncode;
     if (rates)
         isa_code_rate(m->code, p.ncode, rates);
-    if (unrolled)
-        for (uint32_t k = 0; k < p.ncode; k++)
-            m->code[k].row = 0; /* one step per dispatch */
     memcpy(m->mem, mem, MEMSZ);
     memcpy(m->cw, cw, sizeof m->cw);
     m->env = (isa_env){.code = m->code,
