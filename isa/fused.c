@@ -41,6 +41,27 @@ static int match_amprow(const isa_insn *code, uint32_t n, uint32_t k)
     return amp_row(code, n, k);
 }
 
+static int match_copy32(const isa_insn *code, uint32_t n, uint32_t k)
+{
+    if (k + 2 > n || !rpt_body(code, k, 2))
+        return 0;
+    const isa_insn *ld = &code[k], *st = &code[k + 1];
+    return ld->op == OP_ld32pi && st->op == OP_st32pi && st->rd == ld->rd && ld->ra != ld->rd &&
+           st->ra != ld->rd && st->ra != ld->ra;
+}
+
+static int match_fill32(const isa_insn *code, uint32_t n, uint32_t k)
+{
+    return k < n && code[k].op == OP_st32pi && code[k].ra != code[k].rd && rpt_body(code, k, 1);
+}
+
+static int match_fill64(const isa_insn *code, uint32_t n, uint32_t k)
+{
+    const isa_insn *in = &code[k];
+    return k < n && in->op == OP_st64pi && in->ra != in->rd && in->ra != in->rd + 1 &&
+           rpt_body(code, k, 1);
+}
+
 static const struct {
     uint8_t base;
     int (*match)(const isa_insn *code, uint32_t n, uint32_t k);

@@ -4,7 +4,9 @@
  * structs, through macros so that a switch or GCC's computed goto can be used
  * (isa/interp_loop.inc is included twice: once for workers, once for the supervisor; with
  * computed goto a worker jumps to the handler address isa_code_build stored in each
- * instruction, the supervisor through its table). What
+ * instruction, the supervisor through its table). The fast paths are fused operations
+ * (isa/fused.def: a short loop of base instructions run at once, with handlers of their own
+ * in isa/interp_fused.inc) that isa_code_build puts on the text for workers. What
  * the table says is enforced at dispatch, not in handlers: an opcode the context may not run
  * (FL_SUPER, FL_WORKER) faults; after an FL_LOAD opcode the supervisor's stall tracks the
  * registers it loaded (isa_insn.loads); before each issue it waits for those it reads
