@@ -76,7 +76,8 @@ void isa_fuse(isa_insn *code, uint32_t n, uint32_t mask)
     for (uint32_t k = 0; k < n; k++) {
         code[k].fused = ISA_FUSED_NONE;
         for (unsigned f = ISA_FUSED_NONE + 1; f < ISA_FUSED_COUNT; f++)
-            if ((mask >> f & 1) && code[k].op == fused_tab[f].base && fused_tab[f].match(code, n, k)) {
+            if ((mask >> f & 1) && code[k].op == fused_tab[f].base &&
+                fused_tab[f].match(code, n, k)) {
                 code[k].fused = (uint8_t)f;
                 break;
             }
