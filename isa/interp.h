@@ -169,12 +169,16 @@ typedef enum isa_fused {
  * malloc'd; caller frees. */
 isa_insn *isa_code_build(const isa_prog *prog, uint32_t fused);
 
+/* Set isa_insn.park of code[0..n) (isa/pass.c; the sentinel's stays 0). */
+void isa_mark_passes(isa_insn *code, uint32_t n);
+
 /* Set isa_insn.fused of code[0..n): the first row of isa/fused.def in `mask` whose pattern
  * starts at each instruction (isa/fused.c), else ISA_FUSED_NONE. */
 void isa_fuse(isa_insn *code, uint32_t n, uint32_t mask);
 
 /* ---- passes: what a supervisor waiting at a sync does from its release to its next sync,
- * when that is the same many times in a row ---- */
+ * when that is the same many times in a row (isa/pass.c; the engine parks such a tile,
+ * hw/park.h) ---- */
 
 enum { ISA_PASS_MAX = 8 }; /* instructions a loop's pass may have, its sync included */
 
