@@ -1,8 +1,7 @@
-/* test_interp_fast: the worker interpreter's fast paths for short rpt bodies (isa/
- * interp_loop.inc: a one-instruction st32pi or st64pi fill run as a loop of its own, f32amp's
- * passes as whole rows, an ld32pi-st32pi copy, and conv_amp's loop of a row and an add)
- * against the same instructions one
- * dispatch at a time.
+/* test_interp_fast: the worker interpreter's fast paths, the fused operations of
+ * isa/fused.def (isa/interp_fused.inc: a one-instruction st32pi or st64pi fill run as a loop
+ * of its own, f32amp's passes as whole rows, an ld32pi-st32pi copy, and conv_amp's loop of a
+ * row and an add) against the same instructions one dispatch at a time.
  *
  * Each case is run twice from the same registers, memory and AMP weights: as `rpt rN, e;
  * BODY; e: exit`, and as `nop` followed by N copies of BODY and `exit` (the same issues at
