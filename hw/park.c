@@ -123,8 +123,8 @@ static void release_parked(chip *c, int group, uint64_t cycle, const tile_cfg *c
     p->passes += p->n;
 }
 
-void park_release(chip *c, int group, uint64_t cycle, const tile_cfg *cfg, int may_park,
-                  tile **run, size_t *nrun)
+void park_release(chip *c, int group, uint64_t cycle, const tile_cfg *cfg, int may_park, tile **run,
+                  size_t *nrun)
 {
     uint32_t grp = group < 0 ? UINT32_MAX : (uint32_t)group, keep = 0;
     size_t n = *nrun;

@@ -44,8 +44,8 @@ static inline int park_tile(chip *c, tile *x, const tile_cfg *cfg)
  * and is counted into the census and, with may_park, parked where it can be; the others are
  * appended to run[*nrun], the tiles the next round steps. The census starts again from the
  * halted tiles (after a group's release it is counted afresh until the next IPU-wide one). */
-void park_release(chip *c, int group, uint64_t cycle, const tile_cfg *cfg, int may_park,
-                  tile **run, size_t *nrun);
+void park_release(chip *c, int group, uint64_t cycle, const tile_cfg *cfg, int may_park, tile **run,
+                  size_t *nrun);
 
 /* Bring every parked tile of c up to date and back into c->act: before anything reads their
  * times or counters (their state and zone are always current). */
