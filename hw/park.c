@@ -123,12 +123,15 @@ static void release_parked(chip *c, int group, uint64_t cycle, const tile_cfg *c
     p->passes += p->n;
 }
 
-void park_release(chip *c, int group, uint64_t cycle, const tile_cfg *cfg, int may_park, tile **run,
-                  size_t *nrun)
+/* Resume the tiles of c->act waiting at a sync that a release at `cycle` frees (grp: its
+ * sync group, UINT32_MAX: all): park_release's visit, out of line so that a release that
+ * visits no tile (every one parked) does not pay for its registers. */
+static __attribute__((noinline)) void release_act(chip *c, uint32_t grp, uint64_t cycle,
+                                                  const tile_cfg *cfg, int may_park, tile **run,
+                                                  size_t *nrun)
 {
-    uint32_t grp = group < 0 ? UINT32_MAX : (uint32_t)group, keep = 0;
+    uint32_t keep = 0;
     size_t n = *nrun;
-    release_parked(c, group, cycle, cfg);
     for (uint32_t k = 0; k < c->nact; k++) {
         tile *x = &c->tiles[c->act[k]];
         if (k + 4 < c->nact) /* what a release and tile_sync_at_once touch */
@@ -151,4 +154,12 @@ void park_release(chip *c, int group, uint64_t cycle, const tile_cfg *cfg, int m
     }
     c->nact = keep;
     *nrun = n;
+}
+
+void park_release(chip *c, int group, uint64_t cycle, const tile_cfg *cfg, int may_park, tile **run,
+                  size_t *nrun)
+{
+    release_parked(c, group, cycle, cfg);
+    if (c->nact)
+        release_act(c, group < 0 ? UINT32_MAX : (uint32_t)group, cycle, cfg, may_park, run, nrun);
 }
