@@ -265,7 +265,7 @@ static void amp_drain(isa_amp *a, uint8_t *mem)
     a->out_lanes = 0;
 }
 
-/* A whole f32amp row at once (isa_insn.row: 8 steps from the pipeline's step 0, checked by
+/* A whole f32amp row at once (the fused amprow, amprows, ampsteps: 8 steps from step 0, checked by
  * the caller as each step would be: amp_may, the 32 input bytes at in and the 64 partial
  * bytes at pp aligned and in range). The 8 steps read inputs and partials and store the
  * finished row's lanes in turn; when those stores cannot touch what the row reads, storing
