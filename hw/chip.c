@@ -3,8 +3,9 @@
  * The block is an anonymous private mapping with MAP_NORESERVE: pages cost host memory only
  * once a tile touches them, so 64 IPUs of 1472 x 624 KiB fit in a modest host. The chip
  * also keeps what the engine's per-superstep passes visit: the live tiles, the tiles with
- * copies to carry out, the census of arrivals, and the parked tiles (loops and runs of
- * syncs, moved on by each IPU-wide release without being visited). Left out:
+ * copies to carry out, the census of arrivals, and the record of the parked tiles (loops
+ * and runs of syncs, moved on by each IPU-wide release without being visited: hw/park.c).
+ * Left out:
  * the exchange and the IPU's links (fabric/), and memory banks and their conflicts. */
 #include "hw/chip.h"
 
@@ -85,77 +86,6 @@ const chip_census *chip_census_of(const chip *c, chip_census *tmp)
     for (uint32_t gr = 0; gr < ISA_NGROUPS; gr++)
         tmp->at = max_u64(tmp->at, tmp->all_grp[gr]);
     return tmp;
-}
-
-/* Add census s, its cycles counted from `base`, into d. */
-static void census_merge(chip_census *d, const chip_census *s, uint64_t base)
-{
-    d->ncounted += s->ncounted;
-    d->nhalt += s->nhalt;
-    d->nrun += s->nrun;
-    for (unsigned z = 0; z < ISA_NZONES; z++)
-        d->nzone[z] += s->nzone[z];
-    for (unsigned gr = 0; gr < ISA_NGROUPS; gr++) {
-        if (s->ngrp[gr])
-            d->all_grp[gr] = max_u64(d->all_grp[gr], base + s->all_grp[gr]);
-        if (s->ngz[gr][0] + s->ngz[gr][1])
-            d->at_grp[gr] = max_u64(d->at_grp[gr], base + s->at_grp[gr]);
-        d->ngrp[gr] += s->ngrp[gr];
-        d->ngz[gr][0] += s->ngz[gr][0];
-        d->ngz[gr][1] += s->ngz[gr][1];
-    }
-}
-
-void chip_release_begin(chip *c, int group, uint64_t cycle, const tile_cfg *cfg)
-{
-    chip_parked *p = &c->park;
-    uint64_t limit = cfg->limit;
-    if (p->n &&
-        (group >= 0 || p->wide + 1 == p->expiry || cycle > limit || p->lead > limit - cycle))
-        chip_unpark(c, cfg);
-    c->census_ok = group < 0;
-    if (group >= 0)
-        return;
-    c->census = c->halted;
-    p->wide++;
-    p->wide_at = cycle;
-    if (p->n)
-        census_merge(&c->census, &p->census, cycle);
-    p->passes += p->n;
-}
-
-int chip_park_tile(chip *c, tile *x, const tile_cfg *cfg)
-{
-    isa_pass pass;
-    if (x->zone >= ISA_NZONES || chip_zone_kind[x->zone].group)
-        return 0; /* a group's release would unpark it at once */
-    if (tile_pass_of(x, cfg, &pass) == 0)
-        return 0;
-    chip_parked *p = &c->park;
-    x->parked = p->wide + 1;
-    chip_census_add_at(&p->census, x, pass.cost);
-    if (p->n == 0 || p->wide + pass.n + 1 < p->expiry) /* the first release past its passes */
-        p->expiry = p->wide + pass.n + 1;
-    p->lead = max_u64(p->lead, pass.lead);
-    p->n++;
-    return 1;
-}
-
-void chip_unpark(chip *c, const tile_cfg *cfg)
-{
-    chip_parked *p = &c->park;
-    if (p->n == 0)
-        return;
-    for (uint32_t k = 0; k < c->nlive; k++) {
-        tile *x = &c->tiles[c->live[k]];
-        if (x->parked)
-            tile_unpark(x, cfg, p->wide + 1 - x->parked, p->wide_at);
-    }
-    memcpy(c->act, c->live, c->nlive * sizeof *c->act);
-    c->nact = c->nlive;
-    p->n = 0;
-    p->lead = 0;
-    memset(&p->census, 0, sizeof p->census);
 }
 
 void chip_queue_out(chip *c, uint32_t t)

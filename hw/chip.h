@@ -20,10 +20,9 @@ typedef struct chip_census {
     uint64_t at, at_grp[ISA_NGROUPS], all_grp[ISA_NGROUPS];
 } chip_census;
 
-/* The parked tiles of an IPU: those in a loop of syncs, or a run of syncs, at an IPU-wide
- * zone (tile_pass_of). An IPU-wide release moves each on by one pass without
- * visiting it, and counts them into the census at once; chip_unpark brings them up to
- * date, before anything reads them or a pass would differ. */
+/* The record of an IPU's parked tiles: those in a loop of syncs, or a run of syncs, at an
+ * IPU-wide zone. An IPU-wide release moves each on by one pass without visiting it, and
+ * counts them into the census at once. hw/park.c alone reads and writes it (hw/park.h). */
 typedef struct chip_parked {
     uint32_t n;         /* tiles parked */
     uint64_t wide;      /* IPU-wide releases carried out on this IPU since loading */
@@ -45,7 +44,7 @@ typedef struct chip {
     uint32_t *live; /* the tiles holding a program (not idle), ascending: what the
                           * per-superstep loops visit (chip_index_live after loading) */
     uint32_t nlive;
-    uint32_t *act; /* the live tiles not parked, ascending: what a release visits */
+    uint32_t *act; /* the live tiles not parked, ascending: what a release visits (park.h) */
     uint32_t nact;
     chip_parked park;
     uint32_t *outq; /* the tiles whose outbox may hold copies not yet carried out, ascending
@@ -118,29 +117,6 @@ static inline void chip_census_add(chip_census *n, const tile *x)
 /* The census of c's live tiles: c->census when it is kept and counts every live tile, else
  * counted afresh into *tmp. */
 const chip_census *chip_census_of(const chip *c, chip_census *tmp);
-
-/* Before a release at `cycle` visits c->act (group -1: IPU-wide; else a sync group's):
- * unpark the tiles when it is a group's, when one would meet it differently, or when a
- * parked tile's sync would pass `limit`; then the census starts again from the halted
- * tiles (after a group's release it is counted afresh until the next IPU-wide one) and,
- * for an IPU-wide release, the parked tiles arrive again. */
-void chip_release_begin(chip *c, int group, uint64_t cycle, const tile_cfg *cfg);
-
-/* chip_park's work, once the cheap tests have passed. */
-int chip_park_tile(chip *c, tile *x, const tile_cfg *cfg);
-
-/* Park tile x, which has just arrived at a sync (returns 1; it leaves c->act at the next
- * release), or return 0 when it cannot be (tile_pass_of). Inline: the first tests, which
- * turn away most tiles, are asked of every tile that arrives. */
-static inline int chip_park(chip *c, tile *x, const tile_cfg *cfg)
-{
-    if (x->state != TILE_SYNC || !tile_may_park(x))
-        return 0;
-    return chip_park_tile(c, x, cfg);
-}
-
-/* Bring every parked tile up to date and back into c->act. */
-void chip_unpark(chip *c, const tile_cfg *cfg);
 
 /* Memory of one tile. */
 uint8_t *chip_tile_mem(const chip *c, uint32_t tile);

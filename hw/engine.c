@@ -30,6 +30,7 @@
 #include "base/rank.h"
 #include "base/text.h"
 #include "hw/engine_int.h"
+#include "hw/park.h"
 #include "isa/interp.h"
 
 static void on_release(sim *k, void *arg);
@@ -156,6 +157,7 @@ eng *eng_new(sim *k, sim_module *parent, const eng_cfg *cfg, err *e)
     g->ranks = cfg->ranks;
     g->stop.cycle = g->fault.cycle = UINT64_MAX;
     g->park = cfg->watch.settled == NULL; /* the profile reads every tile each superstep */
+    g->fused = ISA_FUSED_ALL;
     g->past_first[0] = g->past_first[1] = UINT32_MAX;
     eng_rank_share(&g->m, g->nipus, cfg->whole_host_links, rank_id(g->ranks), rank_size(g->ranks),
                    &g->lo, &g->hi);
@@ -271,13 +273,18 @@ static void decode_all(eng *g, const isa_prog *const *progs, size_t total, isa_i
             continue;
         }
         if (x == 0 || r[x].p != r[x - 1].p) {
-            isa_insn *c = isa_code_build(r[x].p);
+            isa_insn *c = isa_code_build(r[x].p, g->fused);
             isa_code_rate(c, r[x].p->ncode, &rates);
             g->codes[g->ncodes++] = c;
         }
         code[r[x].tile] = g->codes[g->ncodes - 1];
     }
     free(r);
+}
+
+void eng_set_fused(eng *g, uint32_t fused)
+{
+    g->fused = fused;
 }
 
 int eng_load_tiles(eng *g, const isa_prog *const *progs, err *e)
@@ -415,34 +422,11 @@ static void step_one(void *ctx, size_t i)
     tile_step(g->run[i], &g->tcfg);
 }
 
-/* Resume the tiles of chip c that release r frees (the parked move on by themselves): each
- * that only syncs again does so at once (and parks, where it can), the others go to the
- * next round. */
+/* Resume the tiles of chip c that release r frees (hw/park.h: the parked move on by
+ * themselves, those that only sync again do so at once, the others go to the next round). */
 static void release_chip(eng *g, chip *c, const release *r)
 {
-    uint32_t group = r->group < 0 ? UINT32_MAX : (uint32_t)r->group, keep = 0;
-    chip_release_begin(c, r->group, r->cycle, &g->tcfg);
-    for (uint32_t k = 0; k < c->nact; k++) {
-        tile *x = &c->tiles[c->act[k]];
-        if (k + 4 < c->nact) /* what a release and tile_sync_at_once touch */
-            tile_prefetch(&c->tiles[c->act[k + 4]]);
-        if (x->parked) /* since the last round: it leaves act */
-            continue;
-        if (x->state != TILE_SYNC || (group != UINT32_MAX && x->group != group)) {
-            c->act[keep++] = x->id;
-            continue;
-        }
-        tile_release(x, r->cycle);
-        if (!tile_sync_at_once(x, &g->tcfg)) { /* the next round runs it */
-            g->run[g->nrun++] = x;
-            c->act[keep++] = x->id;
-            continue;
-        }
-        chip_census_add(&c->census, x); /* a tile with nothing to do but sync again */
-        if (!g->park || !chip_park(c, x, &g->tcfg))
-            c->act[keep++] = x->id;
-    }
-    c->nact = keep;
+    park_release(c, r->group, r->cycle, &g->tcfg, g->park, g->run, &g->nrun);
 }
 
 static void on_release(sim *k, void *arg)
@@ -469,7 +453,7 @@ static void on_release(sim *k, void *arg)
 static void unpark_all(eng *g)
 {
     for (uint32_t i = g->lo; i < g->hi; i++)
-        chip_unpark(&g->chips[i], &g->tcfg);
+        park_wake(&g->chips[i], &g->tcfg);
 }
 
 /* The release record of an IPU (-1: all) and sync group (-1: every tile). */
@@ -953,7 +937,7 @@ static int after_round(eng *g)
         if (t->state == TILE_HALTED)
             chip_census_add(&c->halted, t);
         else if (g->park)
-            chip_park(c, t, &g->tcfg);
+            park_tile(c, t, &g->tcfg);
         g->faulted |= t->state == TILE_FAULTED;
     }
     g->nrun = keep;

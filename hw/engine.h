@@ -221,6 +221,11 @@ int eng_load(eng *g, const isa_prog *prog, err *e);
  * program pointer share one decoded copy; the programs may be freed afterwards. */
 int eng_load_tiles(eng *g, const isa_prog *const *progs, err *e);
 
+/* The fused operations (isa/interp.h, ISA_FUSED_*) the programs loaded from now on may use:
+ * ISA_FUSED_ALL (the default), or fewer for the differential tests (0: the base instructions
+ * alone); no result depends on it. */
+void eng_set_fused(eng *g, uint32_t fused);
+
 /* Bytes of the program image loaded on a tile (0 for an idle tile): its memory in use. */
 uint32_t eng_tile_image(const eng *g, uint32_t ipu, uint32_t tile);
 

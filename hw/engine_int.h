@@ -51,7 +51,8 @@ struct eng {
     uint64_t rounds;
     uint64_t last_ns; /* host time the last compute round took */
     int faulted;      /* some tile faulted since the program was loaded */
-    int park;         /* releases may park tiles (chip.h): nothing reads tiles between supersteps */
+    int park;         /* releases may park tiles (park.h): nothing reads tiles between supersteps */
+    uint32_t fused;   /* the fused operations loaded code may use (eng_set_fused) */
     /* eng_log_syncs: release cycles of whole-IPU syncs, in order, sync_cap per IPU (of IPU
      * sync_ipu, or of every IPU), sync_n[i] of IPU i so far */
     uint64_t *sync_log;

@@ -28,37 +28,6 @@ void tile_free(tile *t)
     memset(&t->out, 0, sizeof t->out);
 }
 
-uint32_t tile_pass_of(const tile *t, const tile_cfg *cfg, isa_pass *p)
-{
-    const isa_cpu *s = &t->sup;
-    uint32_t n = 0;
-    *p = (isa_pass){0, 0, 0, 0, 0, 0};
-    if (!s->rpt_left && s->pc % ISA_INSN_BYTES == 0)
-        n = isa_sync_pass(t->code, t->ncode, s->pc / ISA_INSN_BYTES, t->zone, s->r, p);
-    if (n == 0 || p->lead > cfg->step_max)
-        return p->n = 0;
-    return n;
-}
-
-void tile_unpark(tile *t, const tile_cfg *cfg, uint64_t passes, uint64_t cycle)
-{
-    isa_cpu *s = &t->sup;
-    isa_pass p;
-    tile_pass_of(t, cfg, &p); /* what it was parked with: nothing it reads has changed */
-    for (unsigned r = 0; r < ISA_NREGS; r++)
-        if (p.counters >> r & 1)
-            s->r[r] -= (uint32_t)passes;
-    if (p.run)
-        s->pc += (uint32_t)passes * ISA_INSN_BYTES;
-    s->ninsn += passes * p.len;
-    s->busy += passes * p.cost;
-    t->parked = 0;
-    if (passes == 0)
-        return;
-    t->step_start = cycle;
-    t->at = s->t = cycle + p.cost; /* its workers and port were idle at the release */
-}
-
 void tile_init(tile *t, uint32_t ipu, uint32_t id, uint8_t *mem, const isa_insn *code,
                uint32_t ncode, uint32_t image, uint32_t entry)
 {

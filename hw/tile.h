@@ -84,7 +84,7 @@ typedef struct tile {
                           started by the run/runall before sup.pc (0: none) */
     uint32_t ipu;
     /* the second line: what a release and the rounds' bookkeeping read besides */
-    uint64_t parked; /* parked (chip.h): 1 + the IPU's count of IPU-wide releases when it
+    uint64_t parked; /* parked (park.h): 1 + the IPU's count of IPU-wide releases when it
                         parked; 0: not parked */
     uint32_t id;
     uint32_t image;  /* bytes of its program image (code and data): its memory in use */
@@ -183,24 +183,6 @@ static inline int tile_sync_at_once(tile *t, const tile_cfg *cfg)
     tile_arrive(t, in, c, TILE_SYNC);
     return 1;
 }
-
-/* The pass of tile t, which waits at a sync (or did: only its pc, registers and zone are
- * read): isa_sync_pass, with no rpt under way and the sync issuing within cfg->step_max of
- * the release; returns p->n (0: none). The caller checks cfg->limit at each release. Such
- * a tile can be parked (chip.h). */
-uint32_t tile_pass_of(const tile *t, const tile_cfg *cfg, isa_pass *p);
-
-/* Whether tile_pass_of can find a pass for t at all (isa_insn.park of its next
- * instruction): the cheap test first (inline: asked of every tile that arrives). */
-static inline int tile_may_park(const tile *t)
-{
-    uint32_t k = t->sup.pc / ISA_INSN_BYTES;
-    return k < t->ncode && t->code[k].park;
-}
-
-/* Bring a parked tile up to date: `passes` passes (tile_pass_of, from where it parked)
- * were made since it parked, the last released at `cycle`. */
-void tile_unpark(tile *t, const tile_cfg *cfg, uint64_t passes, uint64_t cycle);
 
 /* The context a tile goes on in, or stopped in: a runnable tile's unfinished worker (1..6)
  * or its supervisor (0); a faulted tile's faulting context; else 0 (the supervisor). */

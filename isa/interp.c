@@ -4,7 +4,9 @@
  * structs, through macros so that a switch or GCC's computed goto can be used
  * (isa/interp_loop.inc is included twice: once for workers, once for the supervisor; with
  * computed goto a worker jumps to the handler address isa_code_build stored in each
- * instruction, the supervisor through its table). What
+ * instruction, the supervisor through its table). The fast paths are fused operations
+ * (isa/fused.def: a short loop of base instructions run at once, with handlers of their own
+ * in isa/interp_fused.inc) that isa_code_build puts on the text for workers. What
  * the table says is enforced at dispatch, not in handlers: an opcode the context may not run
  * (FL_SUPER, FL_WORKER) faults; after an FL_LOAD opcode the supervisor's stall tracks the
  * registers it loaded (isa_insn.loads); before each issue it waits for those it reads
@@ -263,7 +265,7 @@ static void amp_drain(isa_amp *a, uint8_t *mem)
     a->out_lanes = 0;
 }
 
-/* A whole f32amp row at once (isa_insn.row: 8 steps from the pipeline's step 0, checked by
+/* A whole f32amp row at once (the fused amprow, amprows, ampsteps: 8 steps from step 0, checked by
  * the caller as each step would be: amp_may, the 32 input bytes at in and the 64 partial
  * bytes at pp aligned and in range). The 8 steps read inputs and partials and store the
  * finished row's lanes in turn; when those stores cannot touch what the row reads, storing
@@ -328,6 +330,13 @@ static uint64_t super_slot(uint64_t c, const uint64_t *free_from)
 #else
 #define INTERP_ONE_COPY __attribute__((noinline))
 #endif
+
+/* The handlers' addresses a worker's code stores (isa_insn.wgo): by opcode, and by fused
+ * operation (NULL with switch dispatch). */
+typedef struct interp_labels {
+    const void *const *op;    /* [OP_COUNT + 1]: OP_ILLEGAL's last */
+    const void *const *fused; /* [ISA_FUSED_COUNT] */
+} interp_labels;
 
 #define IS_WORKER 1
 #define RUN_FN run_worker
@@ -419,128 +428,20 @@ void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len)
     }
 }
 
-/* What an instruction is to a loop's pass (isa_sync_pass). */
-typedef enum pass_kind { PASS_NO, PASS_SYNC, PASS_COUNT, PASS_COND, PASS_JUMP, PASS_ON } pass_kind;
-
-static pass_kind pass_kind_of(unsigned op)
-{
-    switch (op) {
-    case OP_sync: return PASS_SYNC;
-    case OP_brnzdec: return PASS_COUNT;
-    case OP_brnz:
-    case OP_brz: return PASS_COND;
-    case OP_br: return PASS_JUMP;
-    case OP_nop: return PASS_ON;
-    default: return PASS_NO;
-    }
-}
-
-/* Whether some registers make a loop's pass from code[k], now at code[j] after len
- * instructions, reach the sync at k - 1 (isa_insn.park: what isa_sync_pass can find). */
-static int may_loop(const isa_insn *code, uint32_t ncode, uint32_t k, uint32_t j, unsigned len)
-{
-    if (j >= ncode || len >= ISA_PASS_MAX)
-        return 0;
-    const isa_insn *in = &code[j];
-    switch (pass_kind_of(in->op)) {
-    case PASS_SYNC: return j + 1 == k;
-    case PASS_COND: /* either way */
-        return may_loop(code, ncode, k, j + 1, len + 1) ||
-               may_loop(code, ncode, k, in->target, len + 1);
-    case PASS_COUNT: /* taken in a pass */
-    case PASS_JUMP: return may_loop(code, ncode, k, in->target, len + 1);
-    case PASS_ON: return may_loop(code, ncode, k, j + 1, len + 1);
-    default: return 0;
-    }
-}
-
-/* isa_insn.park of code[0..n), and of the sentinel (0). */
-static void mark_passes(isa_insn *code, uint32_t n)
-{
-    for (uint32_t k = n; k-- > 0;) { /* from the end: each run of syncs counted once */
-        const isa_insn *next = &code[k + 1];
-        if (code[k].op == OP_sync) {
-            int same = k + 1 < n && next->op == OP_sync && next->imm == code[k].imm;
-            code[k].park = (uint16_t)(same && next->park < UINT16_MAX ? next->park + 1 : 1);
-        }
-    }
-    for (uint32_t k = 1; k < n; k++)
-        if (code[k - 1].op == OP_sync && code[k].op != OP_sync)
-            code[k].park = (uint16_t)may_loop(code, n, k, k, 0);
-}
-
-/* A loop's pass from code[k] with registers r (isa_sync_pass). */
-static uint32_t loop_pass(const isa_insn *code, uint32_t ncode, uint32_t k, const uint32_t *r,
-                          isa_pass *p)
-{
-    uint32_t reads = 0, n = UINT32_MAX;
-    for (uint32_t j = k, len = 0; len < ISA_PASS_MAX && j < ncode; len++) {
-        const isa_insn *in = &code[j];
-        uint32_t next = j + 1;
-        switch (pass_kind_of(in->op)) {
-        case PASS_SYNC:
-            if (j + 1 != k || (p->counters & reads))
-                return 0;
-            p->n = n;
-            p->len = len + 1;
-            p->cost = p->lead + in->scycles;
-            return n;
-        case PASS_COUNT:
-            if ((p->counters >> in->ra & 1) || r[in->ra] == 0)
-                return 0;
-            p->counters |= 1u << in->ra;
-            n = n < r[in->ra] ? n : r[in->ra];
-            next = in->target;
-            break;
-        case PASS_COND:
-            reads |= 1u << in->ra;
-            if ((r[in->ra] != 0) == (in->op == OP_brnz))
-                next = in->target;
-            break;
-        case PASS_JUMP: next = in->target; break;
-        case PASS_ON: break;
-        default: return 0;
-        }
-        p->lead += in->scycles;
-        j = next;
-    }
-    return 0;
-}
-
-uint32_t isa_sync_pass(const isa_insn *code, uint32_t ncode, uint32_t k, uint32_t zone,
-                       const uint32_t *r, isa_pass *p)
-{
-    *p = (isa_pass){0, 0, 0, 0, 0, 0};
-    if (k == 0 || k >= ncode || code[k - 1].op != OP_sync || code[k].park == 0)
-        return 0;
-    const isa_insn *in = &code[k];
-    if (in->op != OP_sync)
-        return loop_pass(code, ncode, k, r, p);
-    if (in->imm != (int32_t)zone)
-        return 0;
-    *p = (isa_pass){in->park, 1, 0, 1, 0, in->scycles};
-    return p->n;
-}
-
-isa_insn *isa_code_build(const isa_prog *prog)
+isa_insn *isa_code_build(const isa_prog *prog, uint32_t fused)
 {
     isa_insn *code = xcalloc((size_t)prog->ncode + 1, sizeof *code);
     if (prog->ncode)
         memcpy(code, prog->code, prog->ncode * sizeof *code);
-    for (uint32_t k = 0; k + 8 <= prog->ncode; k++) {
-        const isa_insn *c = &code[k];
-        int row = c->op == OP_f32amp && c->rd != c->ra;
-        for (uint32_t q = 1; row && q < 8; q++)
-            row = c[q].op == OP_f32amp && c[q].rd == c->rd && c[q].ra == c->ra;
-        code[k].row = (uint8_t)row;
-    }
-    mark_passes(code, prog->ncode);
+    isa_fuse(code, prog->ncode, fused);
+    isa_mark_passes(code, prog->ncode);
     code[prog->ncode].op = OP_ILLEGAL;
     code[prog->ncode].imm = -1; /* marks the end-of-text sentinel */
     code[prog->ncode].target = UINT32_MAX;
-    const void *const *jt;
+    interp_labels jt;
     run_worker(NULL, NULL, &jt);
-    for (uint32_t k = 0; jt && k <= prog->ncode; k++)
-        code[k].wgo = jt[code[k].op <= OP_COUNT ? code[k].op : OP_COUNT];
+    for (uint32_t k = 0; jt.op && k <= prog->ncode; k++)
+        code[k].wgo = code[k].fused ? jt.fused[code[k].fused]
+                                    : jt.op[code[k].op <= OP_COUNT ? code[k].op : OP_COUNT];
     return code;
 }

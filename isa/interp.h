@@ -150,14 +150,35 @@ uint32_t isa_float_bits_to_half(uint32_t f);
 /* A short text for a fault ("misaligned 4-byte access at 0x102", ...). */
 void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len);
 
+/* The fused pseudo-operations (isa/fused.def): the interpreter's fast paths, a bit each in
+ * isa_code_build's mask. */
+typedef enum isa_fused {
+    ISA_FUSED_NONE, /* isa_insn.fused of an instruction no fused operation stands on */
+#define FUSED(name, base, pattern) ISA_FUSED_##name,
+#include "isa/fused.def"
+#undef FUSED
+    ISA_FUSED_COUNT
+} isa_fused;
+#define ISA_FUSED_ALL (((1u << ISA_FUSED_COUNT) - 1u) & ~1u) /* every fast path */
+
 /* Build the executable code array for a program: the decoded text plus a sentinel that
- * faults with FAULT_BAD_PC when execution falls off the end, each entry with its worker
- * dispatch (isa_insn.wgo), whole-row mark (isa_insn.row) and what a tile at a sync may
- * repeat from it (isa_insn.park). malloc'd; caller frees. */
-isa_insn *isa_code_build(const isa_prog *prog);
+ * faults with FAULT_BAD_PC when execution falls off the end, each entry with the fused
+ * operation standing on it (isa_insn.fused: those of `fused`, a mask of 1 << ISA_FUSED_x
+ * bits; 0 runs the base instructions alone, the differential tests' reference), its worker
+ * dispatch (isa_insn.wgo) and what a tile at a sync may repeat from it (isa_insn.park).
+ * malloc'd; caller frees. */
+isa_insn *isa_code_build(const isa_prog *prog, uint32_t fused);
+
+/* Set isa_insn.park of code[0..n) (isa/pass.c; the sentinel's stays 0). */
+void isa_mark_passes(isa_insn *code, uint32_t n);
+
+/* Set isa_insn.fused of code[0..n): the first row of isa/fused.def in `mask` whose pattern
+ * starts at each instruction (isa/fused.c), else ISA_FUSED_NONE. */
+void isa_fuse(isa_insn *code, uint32_t n, uint32_t mask);
 
 /* ---- passes: what a supervisor waiting at a sync does from its release to its next sync,
- * when that is the same many times in a row ---- */
+ * when that is the same many times in a row (isa/pass.c; the engine parks such a tile,
+ * hw/park.h) ---- */
 
 enum { ISA_PASS_MAX = 8 }; /* instructions a loop's pass may have, its sync included */
 

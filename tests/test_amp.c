@@ -17,7 +17,9 @@
  * here. The inputs are checked to tell the right order of rounding from the wrong ones
  * (fused, reverse k order, partial added last, summed in double) before they are used.
  * Every run compares the whole data area of tile memory (0x8000..0xc000), not only the
- * outputs, so a stray or missing store shows. */
+ * outputs, so a stray or missing store shows; each single-tile run is also made with no fused
+ * operation (isa/fused.def: the base instructions one dispatch at a time), and the two must
+ * agree on the outcome, its message, the cycles and the data area. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -398,9 +400,10 @@ typedef struct run_ctx {
     int rc;
 } run_ctx;
 
-/* Assemble src and load it on nipus x ntiles tiles of MEMSZ bytes. */
-static void rc_open(run_ctx *r, const char *src, const amp_mach *am, uint32_t nipus,
-                    uint32_t ntiles, unsigned threads)
+/* Assemble src and load it on nipus x ntiles tiles of MEMSZ bytes, with the fused operations
+ * `fused` (isa/fused.def). */
+static void rc_open_fused(run_ctx *r, const char *src, const amp_mach *am, uint32_t nipus,
+                          uint32_t ntiles, unsigned threads, uint32_t fused)
 {
     memset(r, 0, sizeof *r);
     err_clear(&r->e);
@@ -421,8 +424,15 @@ static void rc_open(run_ctx *r, const char *src, const amp_mach *am, uint32_t ni
     if (!r->sy)
         fail_msg("%s", r->e.msg);
     r->g = sys_engine(r->sy);
+    eng_set_fused(r->g, fused);
     if (eng_load(r->g, &r->prog, &r->e) != ERR_OK)
         fail_msg("%s", r->e.msg);
+}
+
+static void rc_open(run_ctx *r, const char *src, const amp_mach *am, uint32_t nipus,
+                    uint32_t ntiles, unsigned threads)
+{
+    rc_open_fused(r, src, am, nipus, ntiles, threads, ISA_FUSED_ALL);
 }
 
 static void rc_close(run_ctx *r)
@@ -439,15 +449,55 @@ static uint32_t rc_sym(const run_ctx *r, const char *name)
     return (uint32_t)a;
 }
 
+/* Run src on one Mk2 tile from the data area of m with no fused operation (the base
+ * instructions one dispatch at a time): the outcome, the message into msg, the cycles, and
+ * the data area into m0. What every run below must agree with. */
+static int run_unfused(const char *src, const uint8_t *m, uint8_t *m0, char *msg, size_t len,
+                       uint64_t *cycles)
+{
+    run_ctx r;
+    rc_open_fused(&r, src, &mk2, 1, 1, 1, 0);
+    memcpy(eng_tile_mem(r.g, 0, 0) + LO, m + LO, HI - LO);
+    int rc = eng_run(r.g, &r.e);
+    snprintf(msg, len, "%s", r.e.msg);
+    eng_stats st;
+    eng_get_stats(r.g, &st);
+    *cycles = st.cycles;
+    memcpy(m0 + LO, eng_tile_mem(r.g, 0, 0) + LO, HI - LO);
+    rc_close(&r);
+    return rc;
+}
+
+/* The run r (its data area now in m) against the same program with no fused operation. */
+static void same_unfused(run_ctx *r, int rc, const char *src, const uint8_t *m, const uint8_t *m0,
+                         int rc0, const char *msg0, uint64_t cycles0)
+{
+    eng_stats st;
+    eng_get_stats(r->g, &st);
+    if (rc != rc0 || strcmp(r->e.msg, msg0) != 0 || st.cycles != cycles0 ||
+        memcmp(m + LO, m0 + LO, HI - LO) != 0)
+        fail_msg("with and without fused operations: %d \"%s\" %llu cycles, %d \"%s\" %llu "
+                 "cycles, data %s\n%s",
+                 rc, r->e.msg, (unsigned long long)st.cycles, rc0, msg0,
+                 (unsigned long long)cycles0,
+                 memcmp(m + LO, m0 + LO, HI - LO) ? "differs" : "the same", src);
+}
+
 /* Run src on one Mk2 tile with its data area from m; m gets the data area back. */
 static void run_ok(const char *src, uint8_t *m)
 {
+    static uint8_t m0[MEMSZ];
+    char msg0[ERR_MSG_MAX];
+    uint64_t cycles0;
+    int rc0 = run_unfused(src, m, m0, msg0, sizeof msg0, &cycles0);
     run_ctx r;
     rc_open(&r, src, &mk2, 1, 1, 1);
     memcpy(eng_tile_mem(r.g, 0, 0) + LO, m + LO, HI - LO);
-    if (eng_run(r.g, &r.e) != ERR_OK)
+    int rc = eng_run(r.g, &r.e);
+    if (rc != ERR_OK)
         fail_msg("%s\n%s", r.e.msg, src);
     memcpy(m + LO, eng_tile_mem(r.g, 0, 0) + LO, HI - LO);
+    same_unfused(&r, rc, src, m, m0, rc0, msg0, cycles0);
     rc_close(&r);
 }
 
@@ -457,11 +507,16 @@ static void run_ok(const char *src, uint8_t *m)
 static void run_fault(const char *what, const char *src, uint8_t *m, isa_fault kind, int ctx,
                       const char *text, uint32_t addr)
 {
+    static uint8_t m0[MEMSZ];
+    char msg0[ERR_MSG_MAX];
+    uint64_t cycles0;
+    int rc0 = run_unfused(src, m, m0, msg0, sizeof msg0, &cycles0);
     run_ctx r;
     rc_open(&r, src, &mk2, 1, 1, 1);
     memcpy(eng_tile_mem(r.g, 0, 0) + LO, m + LO, HI - LO);
     uint32_t pc = rc_sym(&r, "bad");
-    if (eng_run(r.g, &r.e) == ERR_OK)
+    int rc = eng_run(r.g, &r.e);
+    if (rc == ERR_OK)
         fail_msg("%s: ran without a fault", what);
     char pcs[32], ctxs[32];
     snprintf(pcs, sizeof pcs, "pc 0x%x ", pc);
@@ -478,6 +533,7 @@ static void run_fault(const char *what, const char *src, uint8_t *m, isa_fault k
     if (addr != ~0u)
         assert_int_equal(c->fault_addr, addr);
     memcpy(m + LO, eng_tile_mem(r.g, 0, 0) + LO, HI - LO);
+    same_unfused(&r, rc, src, m, m0, rc0, msg0, cycles0);
     rc_close(&r);
 }
 

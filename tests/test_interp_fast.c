@@ -1,13 +1,12 @@
-/* test_interp_fast: the worker interpreter's fast paths for short rpt bodies (isa/
- * interp_loop.inc: a one-instruction st32pi or st64pi fill run as a loop of its own, f32amp's
- * passes as whole rows, an ld32pi-st32pi copy, and conv_amp's loop of a row and an add)
- * against the same instructions one
- * dispatch at a time.
+/* test_interp_fast: the worker interpreter's fast paths, the fused operations of
+ * isa/fused.def (isa/interp_fused.inc: a one-instruction st32pi or st64pi fill run as a loop
+ * of its own, f32amp's passes as whole rows, an ld32pi-st32pi copy, and conv_amp's loop of a
+ * row and an add) against the same instructions one dispatch at a time.
  *
  * Each case is run twice from the same registers, memory and AMP weights: as `rpt rN, e;
  * BODY; e: exit`, and as `nop` followed by N copies of BODY and `exit` (the same issues at
- * the same cycles: rpt and nop take one slot each), where no fast path applies (the copies'
- * whole-row marks, isa_insn.row, are cleared), with the table's costs and again with memory
+ * the same cycles: rpt and nop take one slot each), where no fast path applies (built with
+ * no fused operation, isa_code_build's mask 0), with the table's costs and again with memory
  * and AMP rates that make loads, stores and f32amp take several slots (isa_code_rate). Both
  * runs are stopped by every cycle limit
  * from the first issue to past the exit, and then resumed without a limit; at each stop and
@@ -74,13 +73,10 @@ static void build(machine *m, const char *src, int unrolled, const uint8_t *mem,
     isa_prog p;
     tu_assemble("fast", src, &p);
     memset(m, 0, sizeof *m);
-    m->code = isa_code_build(&p);
+    m->code = isa_code_build(&p, unrolled ? 0 : ISA_FUSED_ALL); /* unrolled: no fused op */
     m->ncode = p.ncode;
     if (rates)
         isa_code_rate(m->code, p.ncode, rates);
-    if (unrolled)
-        for (uint32_t k = 0; k < p.ncode; k++)
-            m->code[k].row = 0; /* one step per dispatch */
     memcpy(m->mem, mem, MEMSZ);
     memcpy(m->cw, cw, sizeof m->cw);
     m->env = (isa_env){.code = m->code,
@@ -368,12 +364,55 @@ static void test_amp_row_loops(void **state)
     assert_true(tried > 1000);
 }
 
+/* Where isa_code_build puts the fused operations (isa/fused.def): on a pattern's first
+ * instruction after its rpt, the first row that matches; not where a register is shared,
+ * the rpt's body is longer or shorter, or the mask leaves the row out. */
+static void test_fused_marks(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *src;
+        uint32_t at, mask;
+        unsigned want;
+    } c[] = {
+        {"rpt r9, e\nst32pi r4, [r1]+=4\ne: exit\n", 1, ISA_FUSED_ALL, ISA_FUSED_fill32},
+        {"rpt r9, e\nst32pi r1, [r1]+=4\ne: exit\n", 1, ISA_FUSED_ALL, ISA_FUSED_NONE},
+        {"rpt r9, e\nst32pi r4, [r1]+=4\ne: exit\n", 1, ISA_FUSED_ALL & ~(1u << ISA_FUSED_fill32),
+         ISA_FUSED_NONE},
+        {"rpt r9, e\nst64pi r4, [r1]+=8\ne: exit\n", 1, ISA_FUSED_ALL, ISA_FUSED_fill64},
+        {"rpt r9, e\nst64pi r0, [r1]+=8\ne: exit\n", 1, ISA_FUSED_ALL, ISA_FUSED_NONE},
+        {"rpt r9, e\nst32pi r4, [r1]+=4\nnop\ne: exit\n", 1, ISA_FUSED_ALL, ISA_FUSED_NONE},
+        {"rpt r9, e\nld32pi r4, [r1]+=4\nst32pi r4, [r2]+=4\ne: exit\n", 1, ISA_FUSED_ALL,
+         ISA_FUSED_copy32},
+        {"rpt r9, e\nld32pi r4, [r1]+=4\nst32pi r4, [r1]+=4\ne: exit\n", 1, ISA_FUSED_ALL,
+         ISA_FUSED_NONE},
+        {"ld32pi r4, [r1]+=4\nst32pi r4, [r2]+=4\nexit\n", 0, ISA_FUSED_ALL, ISA_FUSED_NONE},
+        {"rpt r9, e\nf32amp r2, r1\ne: exit\n", 1, ISA_FUSED_ALL, ISA_FUSED_ampsteps},
+        {"rpt r9, e\nf32amp r1, r1\ne: exit\n", 1, ISA_FUSED_ALL, ISA_FUSED_NONE},
+        {"rpt r9, e\n" ROW8 "add r1, r1, r3\ne: exit\n", 1, ISA_FUSED_ALL, ISA_FUSED_amprows},
+        {"rpt r9, e\n" ROW8 "add r1, r1, r3\ne: exit\n", 2, ISA_FUSED_ALL, ISA_FUSED_NONE},
+        {"rpt r9, e\n" ROW8 "add r1, r1, r3\ne: exit\n", 1,
+         ISA_FUSED_ALL & ~(1u << ISA_FUSED_amprows), ISA_FUSED_amprow},
+        {ROW8 "exit\n", 0, ISA_FUSED_ALL, ISA_FUSED_amprow},
+        {ROW8 "exit\n", 0, 0, ISA_FUSED_NONE},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+        isa_prog p;
+        tu_assemble("marks", c[k].src, &p);
+        isa_insn *code = isa_code_build(&p, c[k].mask);
+        if (code[c[k].at].fused != c[k].want)
+            fail_msg("case %zu: fused %u at %u, not %u", k, code[c[k].at].fused, c[k].at,
+                     c[k].want);
+        free(code);
+        isa_prog_free(&p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fills),
-        cmocka_unit_test(test_copies),
-        cmocka_unit_test(test_amp_rows),
+        cmocka_unit_test(test_fused_marks),   cmocka_unit_test(test_fills),
+        cmocka_unit_test(test_copies),        cmocka_unit_test(test_amp_rows),
         cmocka_unit_test(test_amp_row_loops),
     };
     return cmocka_run_group_tests_name("interp_fast", tests, NULL, NULL);

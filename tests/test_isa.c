@@ -375,7 +375,7 @@ typedef struct machine {
 static void machine_init(machine *m, const isa_prog *p, int worker)
 {
     memset(m, 0, sizeof *m);
-    m->code = isa_code_build(p);
+    m->code = isa_code_build(p, ISA_FUSED_ALL);
     assert_non_null(m->code);
     m->env = (isa_env){.code = m->code,
                        .ncode = p->ncode,
@@ -686,7 +686,7 @@ static void test_sync_runs(void **state)
     err_clear(&e);
     assert_int_equal(asm_assemble("runs.s", src, strlen(src), &p, &e), ERR_OK);
     free(src);
-    isa_insn *c = isa_code_build(&p);
+    isa_insn *c = isa_code_build(&p, ISA_FUSED_ALL);
     static const uint16_t want[6] = {3, 2, 1, 1, 1, 0};
     for (unsigned k = 0; k < 6; k++)
         assert_int_equal(c[k].park, want[k]);
@@ -726,7 +726,7 @@ static void test_loop_marks(void **state)
         err e;
         err_clear(&e);
         assert_int_equal(asm_assemble("loop.s", c[k].src, strlen(c[k].src), &p, &e), ERR_OK);
-        isa_insn *code = isa_code_build(&p);
+        isa_insn *code = isa_code_build(&p, ISA_FUSED_ALL);
         if (code[1].park != c[k].park)
             fail_msg("case %u: park %u, not %u", k, code[1].park, c[k].park);
         free(code);

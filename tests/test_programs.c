@@ -8,7 +8,10 @@
  *   ; expect-supersteps: N              sync releases summed over IPUs
  *   ; expect-fault: TEXT                the run faults and the message contains TEXT
  * V is an integer (C syntax, may be negative) or a float written with a trailing f (1.5f).
- * The expected numbers are derived by hand in each file from the timing model. */
+ * The expected numbers are derived by hand in each file from the timing model. Each program
+ * also runs with no fused operation (eng_set_fused 0: the base instructions one dispatch at a
+ * time, isa/fused.def), and the two runs must agree on everything: the outcome and its
+ * message, the statistics, and every tile's state, contexts and memory. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -125,6 +128,62 @@ static void check_expect(const char *path, const char *src, eng *g)
     }
 }
 
+/* Load prog on a system of cfg with the fused operations `fused` and run it: the system, and
+ * the run's outcome in *rc and e. */
+static sys *run_fused(const char *path, const sys_cfg *cfg, const isa_prog *prog, uint32_t fused,
+                      int *rc, err *e)
+{
+    sys *sy = sys_new(cfg, e);
+    if (!sy)
+        fail_msg("%s: %s", path, e->msg);
+    eng *g = sys_engine(sy);
+    eng_set_fused(g, fused);
+    assert_int_equal(eng_load(g, prog, e), ERR_OK);
+    *rc = eng_run(g, e);
+    return sy;
+}
+
+/* Two contexts agree on what a program can see or the engine reports of them. */
+static int same_cpu(const isa_cpu *a, const isa_cpu *b)
+{
+    return a->pc == b->pc && a->t == b->t && a->ninsn == b->ninsn && a->busy == b->busy &&
+           a->rpt_left == b->rpt_left && !memcmp(a->r, b->r, sizeof a->r) && a->fault == b->fault &&
+           a->fault_addr == b->fault_addr && a->amp.step == b->amp.step &&
+           a->amp.out_lanes == b->amp.out_lanes;
+}
+
+/* Run prog again with no fused operation: the same outcome and message (rc, e), statistics,
+ * and every tile's state, time, contexts and memory as g's run. */
+static void same_as_unfused(const char *path, const sys_cfg *cfg, const isa_prog *prog, eng *g,
+                            int rc, const err *e)
+{
+    int rc0;
+    err e0;
+    err_clear(&e0);
+    sys *sy0 = run_fused(path, cfg, prog, 0, &rc0, &e0);
+    eng *g0 = sys_engine(sy0);
+    if (rc0 != rc || strcmp(e0.msg, e->msg) != 0)
+        fail_msg("%s: %d \"%s\" with fused operations, %d \"%s\" without", path, rc, e->msg, rc0,
+                 e0.msg);
+    eng_stats a, b;
+    eng_get_stats(g, &a);
+    eng_get_stats(g0, &b);
+    if (memcmp(&a, &b, sizeof a) != 0)
+        fail_msg("%s: statistics differ without fused operations (cycles %llu, %llu)", path,
+                 (unsigned long long)a.cycles, (unsigned long long)b.cycles);
+    for (uint32_t i = 0; i < cfg->m.nipus; i++)
+        for (uint32_t t = 0; t < cfg->m.tiles_per_ipu; t++) {
+            const tile *x = eng_tile(g, i, t), *y = eng_tile(g0, i, t);
+            int same = x->state == y->state && x->at == y->at && same_cpu(&x->sup, &y->sup);
+            for (unsigned w = 0; same && w < ISA_NWORKERS; w++)
+                same = same_cpu(&x->wk[w], &y->wk[w]);
+            if (!same ||
+                memcmp(eng_tile_mem(g, i, t), eng_tile_mem(g0, i, t), cfg->m.sram_bytes) != 0)
+                fail_msg("%s: ipu %u tile %u differs without fused operations", path, i, t);
+        }
+    sys_free(sy0);
+}
+
 static void run_program(void **state)
 {
     const char *path = *state;
@@ -142,12 +201,9 @@ static void run_program(void **state)
     int rc = asm_assemble(path, src, strlen(src), &prog, &e);
     if (rc != ERR_OK)
         fail_msg("%s: does not assemble:\n%s", path, e.msg);
-    sys *sy = sys_new(&cfg, &e);
-    if (!sy)
-        fail_msg("%s: %s", path, e.msg);
+    sys *sy = run_fused(path, &cfg, &prog, ISA_FUSED_ALL, &rc, &e);
     eng *g = sys_engine(sy);
-    assert_int_equal(eng_load(g, &prog, &e), ERR_OK);
-    rc = eng_run(g, &e);
+    same_as_unfused(path, &cfg, &prog, g, rc, &e);
 
     const char *fault = strstr(src, "; expect-fault:");
     if (fault) {
