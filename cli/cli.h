@@ -8,24 +8,30 @@
 #define IPUSIM_CLI_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "base/err.h"
 #include "base/json.h"
 #include "bench/profile/profile.h"
+#include "host/system.h"
 #include "hw/engine.h"
 #include "hw/machine.h"
 
+struct cli_table;
 typedef struct cli_cmd {
     const char *name;
     int (*fn)(int argc, char **argv);
-    const char *summary; /* one line for `ipusim --help` */
-    const char *usage;   /* full text for `ipusim help NAME` */
+    const char *summary;          /* one line for `ipusim --help` */
+    const char *usage;            /* full text for `ipusim help NAME`, or NULL: */
+    const struct cli_table *opts; /* the command's option table writes it (cli_help) */
 } cli_cmd;
 
 /* The table of subcommands (cli/main.c). */
 const cli_cmd *cli_find(const char *name);
+/* Print the command's full help (`ipusim help NAME`) to f. */
+void cli_usage(const cli_cmd *c, FILE *f);
 
 /* ---- option helpers (cli/opts.c) ----
  * Each returns 0 on success; on failure it prints one line
@@ -264,6 +270,171 @@ eng_watch cli_watch_eng(cli_watch *w);
 /* Erase a redrawn heartbeat line, so that what the command prints next starts a line of its
  * own: before a line printed while the run goes on (mnist's calls), and when it is over. */
 void cli_watch_clear(cli_watch *w);
+
+/* ---- the run context (cli/ctx.c) ----
+ * What every simulating command opens and finishes around its own work: the options every
+ * one of them shares (the machine's, the profile's, --json, --ipus, --tiles, the watch's and
+ * --rank-stats), the machine they resolve to, the watch, the profile, the MPI ranks and the
+ * run's host time. A command's option table writes the shared options here (rows with .ctx)
+ * and its own into the workload's configuration. */
+typedef struct cli_ctx {
+    cli_inv inv;             /* the command as given (inv.mo is &mo) */
+    cli_machine mo;          /* --machine, --set */
+    cli_profile po;          /* --profile and its options */
+    const char *json;        /* --json FILE, or NULL */
+    uint64_t ipus, tiles;    /* --ipus, --tiles (0: not given) */
+    uint64_t max_step;       /* --max-superstep-cycles */
+    int progress;            /* --progress */
+    int rank_stats;          /* --rank-stats */
+    const char *first[4];    /* per mode bit (cli_opt.modes), the first option given of it */
+    struct rank_comm *ranks; /* the run's ranks (base/rank.h), NULL: this process alone */
+    /* opened (cli_ctx_machine, cli_ctx_begin) */
+    mach m;           /* the machine, --set, --ipus and --tiles applied */
+    cli_watch w;      /* Ctrl-C, SIGTERM and the heartbeat */
+    sys_ctl ctl;      /* the superstep limit and the watch, for the system */
+    profile *pf;      /* the profile (--profile), or NULL */
+    unsigned threads; /* the host threads the run used, for the echo (cli_ctx_stop) */
+    double t0, host;  /* the run's start (cli_now) and its host seconds */
+    uint64_t wait0, calls0, wait, calls; /* the ranks' collectives: rank_waited */
+} cli_ctx;
+
+/* The defaults: no option given, nothing opened; cmd, argv and the ranks as run. */
+void cli_ctx_init(cli_ctx *x, const char *cmd, int argc, char **argv, struct rank_comm *ranks);
+/* The machine: --machine and --set, then --ipus (`fixed`: see cli_ipus) and --tiles. 0 or 2
+ * after one line. */
+int cli_ctx_machine(cli_ctx *x, const char *fixed);
+/* The profile (cli_profile_new) and the watch (cli_watch_begin), attached to x->ctl. 0 or 2. */
+int cli_ctx_begin(cli_ctx *x);
+/* The run's clock: start it (with the ranks' collective counters), and stop it: x->host,
+ * the counters' difference, the threads of g (may be NULL) and the watch's line cleared. */
+void cli_ctx_start(cli_ctx *x);
+void cli_ctx_stop(cli_ctx *x, const struct eng *g);
+/* After a run that finished: the profile's files and summary (cli_profile_done) for the run
+ * `what` of g. 0, or 2 after one line; nothing without --profile. */
+int cli_ctx_profile(cli_ctx *x, const struct eng *g, const char *what);
+/* Close it: --rank-stats' lines (a collective), the profile freed. */
+void cli_ctx_close(cli_ctx *x);
+
+/* ---- option tables (cli/table.c) ----
+ * A command's options are one table of rows: the option's name, its kind, where its value
+ * lands (an offset into the command's configuration, or with .ctx into the run context), its
+ * range, its help text and its key in the JSON config's "options". One parser reads the
+ * command line through it, one writer prints the help from it (with the defaults as the
+ * configuration holds them: "{}" in a help text is the row's default, "{--NAME}" another
+ * row's), and one echo writes the options as resolved. */
+typedef enum cli_kind {
+    CLI_TEXT,  /* no option: .help printed as it is, or with .head as an option's lines */
+    CLI_FLAG,  /* no value: the int set to 1 */
+    CLI_CLEAR, /* no value: the int set to 0 (--no-check) */
+    CLI_U64,   /* a whole number in [min, max] (cli_u64) into a uint64_t */
+    CLI_U32,   /* the same into a uint32_t or an unsigned */
+    CLI_INT,   /* the same into an int (cli_int) */
+    CLI_DBL,   /* a number in [dmin, dmax] (cli_double) into a double */
+    CLI_US,    /* microseconds (cli_us) into picoseconds, a sim_time */
+    CLI_STR,   /* the text as given (a path, a name) into a const char * */
+    CLI_ENUM,  /* one of .names into an int: .vals[k] (or k); else "OPT V: expected A, B or C" */
+    CLI_VAL,   /* the text through .val */
+    CLI_TAKE,  /* the option and its value(s) through .take */
+} cli_kind;
+
+typedef struct cli_opt {
+    const char *name; /* "--batch" */
+    cli_kind kind;
+    int ctx;                  /* 1: the value lands in the run context, else in the configuration */
+    size_t off;               /* where: offsetof(...) */
+    uint64_t min, max;        /* whole numbers: the range */
+    double dmin, dmax;        /* CLI_DBL: the range */
+    const char *const *names; /* CLI_ENUM: the names, NULL-terminated */
+    const int *vals;          /* CLI_ENUM: each name's value (NULL: its index) */
+    int (*val)(const char *cmd, const char *opt, const char *v, void *dst);
+    int (*take)(const char *cmd, int argc, char **argv, int *i, void *dst);
+    const char *arg;  /* the value's name in the help ("N"), NULL: none */
+    const char *head; /* the help's left column when not "NAME ARG" */
+    const char *help; /* the help's right column, lines split by '\n'; NULL: no help lines */
+    int col;          /* the left column's width (0: the table's) */
+    const char *key;  /* its member in the config's "options" ("a.b": b of object a), or NULL */
+    int early;        /* 1: echoed before the rows without it */
+    json *(*echo)(const cli_ctx *x, const void *dst); /* the echo when not by its kind */
+    unsigned modes; /* the runs it applies to (bits: cli_ctx.first records each) */
+} cli_opt;
+
+typedef struct cli_table {
+    const char *cmd;
+    const cli_opt *rows;
+    size_t nrows;
+    int col;                             /* the left column's width in the help */
+    int profile;                         /* 1: takes the profile's options (and echoes them) */
+    size_t cfg_size;                     /* the configuration's size, for the help's defaults */
+    void (*init)(cli_ctx *x, void *cfg); /* the defaults (x's are cli_ctx_init's) */
+    /* an argument that is no option: 0 taken, 2 after one line, -1 not one */
+    int (*pos)(cli_ctx *x, void *cfg, const char *a);
+    const char *head, *tail; /* the help before and after the rows */
+} cli_table;
+#define CLI_ROWS(a) (a), sizeof(a) / sizeof((a)[0])
+
+/* Parse argv[1..] into x and cfg (initialised by the caller: t->init). 0, or 2 after one line. */
+int cli_parse(const cli_table *t, cli_ctx *x, void *cfg, int argc, char **argv);
+/* The help: head, a row's lines each, tail; the defaults from t->init. */
+void cli_help(const cli_table *t, FILE *f);
+/* The options as resolved, into the object o: the rows with a key (in table order, the early
+ * ones first), then "progress" and with t->profile "profile" (cli_json_common). */
+void cli_echo(const cli_table *t, const cli_ctx *x, const void *cfg, json *o);
+/* The echo of the threads the run used (x->threads). */
+json *cli_echo_threads(const cli_ctx *x, const void *dst);
+
+/* Rows every simulating command shares. */
+#define CLI_ROW_MACHINE                                                                            \
+    {                                                                                              \
+        .kind = CLI_TEXT, .help = CLI_MACHINE_HELP                                                 \
+    }
+#define CLI_ROW_PROFILE                                                                            \
+    {                                                                                              \
+        .kind = CLI_TEXT, .help = PROFILE_HELP                                                     \
+    }
+#define CLI_ROW_JSON(HELP)                                                                         \
+    {                                                                                              \
+        .name = "--json", .kind = CLI_STR, .ctx = 1, .off = offsetof(cli_ctx, json),               \
+        .arg = "FILE", .help = HELP                                                                \
+    }
+#define CLI_ROW_MAX_STEP                                                                           \
+    {                                                                                              \
+        .name = "--max-superstep-cycles", .kind = CLI_U64, .ctx = 1,                               \
+        .off = offsetof(cli_ctx, max_step), .max = UINT64_MAX / 2, .arg = "N", .col = 24,          \
+        .key = "max_superstep_cycles",                                                             \
+        .help = "fault when an instruction would issue more than N cycles\n"                       \
+                "after its tile's last sync (default {}, 2^23; 0: no limit)"                       \
+    }
+#define CLI_ROW_PROGRESS                                                                           \
+    {                                                                                              \
+        .name = "--progress", .kind = CLI_FLAG, .ctx = 1, .off = offsetof(cli_ctx, progress),      \
+        .col = 24,                                                                                 \
+        .help = "a heartbeat line on stderr every second (cycle, supersteps,\n"                    \
+                "host seconds); without it, one line redrawn in place when\n"                      \
+                "stdout and stderr are terminals"                                                  \
+    }
+#define CLI_ROW_RANK_STATS(COL)                                                                    \
+    {                                                                                              \
+        .name = "--rank-stats", .kind = CLI_FLAG, .ctx = 1, .off = offsetof(cli_ctx, rank_stats),  \
+        .col = COL, .key = "rank_stats",                                                           \
+        .help = "after the report, per rank (MPI process): the run's host\n"                       \
+                "time, the part spent in the ranks' collectives, peak memory"                      \
+    }
+#define CLI_ROW_MAX_CYCLES(T, FIELD, TAIL)                                                         \
+    {                                                                                              \
+        .name = "--max-cycles", .kind = CLI_U64, .off = offsetof(T, FIELD), .min = 1,              \
+        .max = UINT64_MAX / 2, .arg = "N", .col = 24, .key = "max_cycles",                         \
+        .help = "fault when an instruction would issue after cycle N\n(default {}" TAIL ")"        \
+    }
+#define CLI_ROW_TILES(MIN)                                                                         \
+    {                                                                                              \
+        .name = "--tiles", .kind = CLI_U64, .ctx = 1, .off = offsetof(cli_ctx, tiles), .min = MIN, \
+        .max = 1u << 16, .arg = "N", .col = 24,                                                    \
+        .help = "tiles per IPU, at most the machine's (default: all of them;\n"                    \
+                "a larger IPU: --set tiles_per_ipu=N)"                                             \
+    }
+
+/* The commands' option tables (cli/cmd_NAME.c). */
+extern const cli_table cli_run_opts, cli_gemm_opts, cli_iobench_opts, cli_micro_opts;
 
 /* ---- subcommands ---- */
 int cli_cmd_run(int argc, char **argv);

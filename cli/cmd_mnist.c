@@ -570,8 +570,8 @@ static int parse_opts(int argc, char **argv, mnist_opts *o)
         int rc = parse_arg(o, argc, argv, &i);
         if (rc == -1) {
             const cli_cmd *c = cli_find(CMD);
-            if (c && c->usage)
-                fputs(c->usage, stdout);
+            if (c)
+                cli_usage(c, stdout);
         }
         if (rc)
             return rc;
