@@ -338,7 +338,7 @@ typedef enum cli_kind {
 } cli_kind;
 
 typedef struct cli_opt {
-    const char *name; /* "--batch" */
+    const char *name; /* "--batch"; NULL: a row of the echo only */
     cli_kind kind;
     int ctx;                  /* 1: the value lands in the run context, else in the configuration */
     size_t off;               /* where: offsetof(...) */
@@ -353,88 +353,78 @@ typedef struct cli_opt {
     const char *help; /* the help's right column, lines split by '\n'; NULL: no help lines */
     int col;          /* the left column's width (0: the table's) */
     const char *key;  /* its member in the config's "options" ("a.b": b of object a), or NULL */
-    int early;        /* 1: echoed before the rows without it */
+    int pos;          /* the echo's order: rows by pos, ties in table order */
     json *(*echo)(const cli_ctx *x, const void *dst); /* the echo when not by its kind */
-    unsigned modes; /* the runs it applies to (bits: cli_ctx.first records each) */
+    unsigned modes; /* the runs it applies to (bits: cli_ctx.first records the first option
+                     * given of each; cli_echo leaves out the rows of the modes it skips) */
 } cli_opt;
 
 typedef struct cli_table {
     const char *cmd;
     const cli_opt *rows;
     size_t nrows;
-    int col;                             /* the left column's width in the help */
-    int profile;                         /* 1: takes the profile's options (and echoes them) */
-    size_t cfg_size;                     /* the configuration's size, for the help's defaults */
-    void (*init)(cli_ctx *x, void *cfg); /* the defaults (x's are cli_ctx_init's) */
+    int col;                               /* the left column's width in the help */
+    int profile;                           /* 1: takes the profile's options (and echoes them) */
+    unsigned machine_modes, profile_modes; /* the modes of --machine and --set, --profile* */
+    unsigned common_modes;                 /* the modes of the echo's "progress" and "profile" */
+    size_t cfg_size;                       /* the configuration's size, for the help's defaults */
+    void (*init)(cli_ctx *x, void *cfg);   /* the defaults (x's are cli_ctx_init's) */
     /* an argument that is no option: 0 taken, 2 after one line, -1 not one */
     int (*pos)(cli_ctx *x, void *cfg, const char *a);
     const char *head, *tail; /* the help before and after the rows */
 } cli_table;
 #define CLI_ROWS(a) (a), sizeof(a) / sizeof((a)[0])
 
-/* Parse argv[1..] into x and cfg (initialised by the caller: t->init). 0, or 2 after one line. */
+/* Parse argv[1..] into x and cfg (initialised by the caller: t->init). 0, or the status after
+ * one line (a row's .take may return another: mnist's --help, -1). */
 int cli_parse(const cli_table *t, cli_ctx *x, void *cfg, int argc, char **argv);
 /* The help: head, a row's lines each, tail; the defaults from t->init. */
 void cli_help(const cli_table *t, FILE *f);
-/* The options as resolved, into the object o: the rows with a key (in table order, the early
- * ones first), then "progress" and with t->profile "profile" (cli_json_common). */
-void cli_echo(const cli_table *t, const cli_ctx *x, const void *cfg, json *o);
+/* The options as resolved, into the object o: the rows with a key (by their pos, then in table
+ * order), then "progress" and with t->profile "profile" (cli_json_common); the rows (and the
+ * common tail) of the modes in `skip` left out. */
+void cli_echo(const cli_table *t, const cli_ctx *x, const void *cfg, json *o, unsigned skip);
 /* The echo of the threads the run used (x->threads). */
 json *cli_echo_threads(const cli_ctx *x, const void *dst);
 
-/* Rows every simulating command shares. */
-#define CLI_ROW_MACHINE                                                                            \
-    {                                                                                              \
-        .kind = CLI_TEXT, .help = CLI_MACHINE_HELP                                                 \
-    }
-#define CLI_ROW_PROFILE                                                                            \
-    {                                                                                              \
-        .kind = CLI_TEXT, .help = PROFILE_HELP                                                     \
-    }
+/* Rows every simulating command shares; the variadic ones take further fields (.modes, .pos). */
+/* clang-format off */
+#define CLI_ROW_MACHINE {.kind = CLI_TEXT, .help = CLI_MACHINE_HELP}
+#define CLI_ROW_PROFILE {.kind = CLI_TEXT, .help = PROFILE_HELP}
 #define CLI_ROW_JSON(HELP)                                                                         \
-    {                                                                                              \
-        .name = "--json", .kind = CLI_STR, .ctx = 1, .off = offsetof(cli_ctx, json),               \
-        .arg = "FILE", .help = HELP                                                                \
-    }
-#define CLI_ROW_MAX_STEP                                                                           \
-    {                                                                                              \
-        .name = "--max-superstep-cycles", .kind = CLI_U64, .ctx = 1,                               \
-        .off = offsetof(cli_ctx, max_step), .max = UINT64_MAX / 2, .arg = "N", .col = 24,          \
-        .key = "max_superstep_cycles",                                                             \
-        .help = "fault when an instruction would issue more than N cycles\n"                       \
-                "after its tile's last sync (default {}, 2^23; 0: no limit)"                       \
-    }
-#define CLI_ROW_PROGRESS                                                                           \
-    {                                                                                              \
-        .name = "--progress", .kind = CLI_FLAG, .ctx = 1, .off = offsetof(cli_ctx, progress),      \
-        .col = 24,                                                                                 \
-        .help = "a heartbeat line on stderr every second (cycle, supersteps,\n"                    \
-                "host seconds); without it, one line redrawn in place when\n"                      \
-                "stdout and stderr are terminals"                                                  \
-    }
-#define CLI_ROW_RANK_STATS(COL)                                                                    \
-    {                                                                                              \
-        .name = "--rank-stats", .kind = CLI_FLAG, .ctx = 1, .off = offsetof(cli_ctx, rank_stats),  \
-        .col = COL, .key = "rank_stats",                                                           \
-        .help = "after the report, per rank (MPI process): the run's host\n"                       \
-                "time, the part spent in the ranks' collectives, peak memory"                      \
-    }
+    {.name = "--json", .kind = CLI_STR, .ctx = 1, .off = offsetof(cli_ctx, json), .arg = "FILE",  \
+     .help = HELP}
+#define CLI_ROW_MAX_STEP(...)                                                                      \
+    {.name = "--max-superstep-cycles", .kind = CLI_U64, .ctx = 1,                                  \
+     .off = offsetof(cli_ctx, max_step), .max = UINT64_MAX / 2, .arg = "N", .col = 24,             \
+     .key = "max_superstep_cycles",                                                                \
+     .help = "fault when an instruction would issue more than N cycles\n"                          \
+             "after its tile's last sync (default {}, 2^23; 0: no limit)", __VA_ARGS__}
+#define CLI_ROW_PROGRESS(...)                                                                      \
+    {.name = "--progress", .kind = CLI_FLAG, .ctx = 1, .off = offsetof(cli_ctx, progress),         \
+     .col = 24,                                                                                    \
+     .help = "a heartbeat line on stderr every second (cycle, supersteps,\n"                       \
+             "host seconds); without it, one line redrawn in place when\n"                         \
+             "stdout and stderr are terminals", __VA_ARGS__}
+#define CLI_ROW_RANK_STATS(...)                                                                    \
+    {.name = "--rank-stats", .kind = CLI_FLAG, .ctx = 1, .off = offsetof(cli_ctx, rank_stats),     \
+     .key = "rank_stats",                                                                          \
+     .help = "after the report, per rank (MPI process): the run's host\n"                          \
+             "time, the part spent in the ranks' collectives, peak memory", __VA_ARGS__}
 #define CLI_ROW_MAX_CYCLES(T, FIELD, TAIL)                                                         \
-    {                                                                                              \
-        .name = "--max-cycles", .kind = CLI_U64, .off = offsetof(T, FIELD), .min = 1,              \
-        .max = UINT64_MAX / 2, .arg = "N", .col = 24, .key = "max_cycles",                         \
-        .help = "fault when an instruction would issue after cycle N\n(default {}" TAIL ")"        \
-    }
+    {.name = "--max-cycles", .kind = CLI_U64, .off = offsetof(T, FIELD), .min = 1,                 \
+     .max = UINT64_MAX / 2, .arg = "N", .col = 24, .key = "max_cycles",                            \
+     .help = "fault when an instruction would issue after cycle N\n(default {}" TAIL ")"}
 #define CLI_ROW_TILES(MIN)                                                                         \
-    {                                                                                              \
-        .name = "--tiles", .kind = CLI_U64, .ctx = 1, .off = offsetof(cli_ctx, tiles), .min = MIN, \
-        .max = 1u << 16, .arg = "N", .col = 24,                                                    \
-        .help = "tiles per IPU, at most the machine's (default: all of them;\n"                    \
-                "a larger IPU: --set tiles_per_ipu=N)"                                             \
-    }
+    {.name = "--tiles", .kind = CLI_U64, .ctx = 1, .off = offsetof(cli_ctx, tiles), .min = MIN,    \
+     .max = 1u << 16, .arg = "N", .col = 24,                                                       \
+     .help = "tiles per IPU, at most the machine's (default: all of them;\n"                       \
+             "a larger IPU: --set tiles_per_ipu=N)"}
+/* clang-format on */
 
 /* The commands' option tables (cli/cmd_NAME.c). */
-extern const cli_table cli_run_opts, cli_gemm_opts, cli_iobench_opts, cli_micro_opts;
+extern const cli_table cli_run_opts, cli_gemm_opts, cli_iobench_opts, cli_micro_opts,
+    cli_mnist_opts;
 
 /* ---- subcommands ---- */
 int cli_cmd_run(int argc, char **argv);

@@ -12,23 +12,23 @@
 static const cli_opt rows[] = {
     {.name = "--m", .kind = CLI_U32, .off = offsetof(wl_gemm_cfg, m), .min = 1, .max = 1u << 20,
      .head = "--m M --n N --k K", .help = "sizes (default {} {--n} {--k})", .key = "m",
-     .early = 1},
+     .pos = -1},
     {.name = "--n", .kind = CLI_U32, .off = offsetof(wl_gemm_cfg, n), .min = 1, .max = 1u << 20,
-     .key = "n", .early = 1},
+     .key = "n", .pos = -1},
     {.name = "--k", .kind = CLI_U32, .off = offsetof(wl_gemm_cfg, k), .min = 1, .max = 1u << 20,
-     .key = "k", .early = 1},
+     .key = "k", .pos = -1},
     CLI_ROW_MACHINE,
     CLI_ROW_TILES(1),
     {.name = "--threads", .kind = CLI_U32, .off = offsetof(wl_gemm_cfg, threads), .min = 1,
      .max = 1024, .arg = "N", .help = "host threads (default: online CPUs)", .key = "threads",
      .echo = cli_echo_threads},
     {.name = "--seed", .kind = CLI_U64, .off = offsetof(wl_gemm_cfg, seed), .max = UINT64_MAX,
-     .arg = "N", .help = "seed of the random inputs (default {})", .key = "seed", .early = 1},
+     .arg = "N", .help = "seed of the random inputs (default {})", .key = "seed", .pos = -1},
     CLI_ROW_MAX_CYCLES(wl_gemm_cfg, max_cycles, ""),
-    CLI_ROW_MAX_STEP,
-    CLI_ROW_PROGRESS,
+    CLI_ROW_MAX_STEP(),
+    CLI_ROW_PROGRESS(),
     {.name = "--no-check", .kind = CLI_CLEAR, .off = offsetof(wl_gemm_cfg, check),
-     .help = "skip the reference comparison", .key = "check", .early = 1},
+     .help = "skip the reference comparison", .key = "check", .pos = -1},
     CLI_ROW_JSON("also write the report as JSON (its config: how it was run)"),
     {.kind = CLI_TEXT, .head = "--out DIR",
      .help = "the run as a directory: config.json, stats.json, report.txt\n"
@@ -82,7 +82,7 @@ static int gemm_json(const cli_ctx *x, const eng *g, const char *what, const wl_
     json_put_u64(o, "mismatches", r->mismatches);
     json_put_u64(o, "inexact", r->inexact);
     json_put_num(o, "max_abs_err", r->max_abs_err);
-    cli_echo(&cli_gemm_opts, x, c, opts);
+    cli_echo(&cli_gemm_opts, x, c, opts, 0);
     return cli_report_json(&x->inv, x->json, g, what, x->host, extra, opts);
 }
 

@@ -136,8 +136,8 @@ static const cli_opt rows[] = {
              "larger IPU: --set tiles_per_ipu=N)"},
     CLI_ROW_MACHINE,
     CLI_ROW_MAX_CYCLES(wl_iobench_cfg, max_cycles, ""),
-    CLI_ROW_MAX_STEP,
-    CLI_ROW_PROGRESS,
+    CLI_ROW_MAX_STEP(),
+    CLI_ROW_PROGRESS(),
     CLI_ROW_JSON("also write the report as JSON (its config: how it was run)"),
     {.kind = CLI_TEXT, .head = "--out DIR",
      .help = "the run as a directory: config.json, stats.json, report.txt\n"
@@ -182,7 +182,7 @@ static int iobench_json(const cli_ctx *x, const eng *g, const char *what, const 
 {
     json *extra = json_obj(), *o = json_obj();
     json_put(extra, "iobench", iobench_figures(g, c, r));
-    cli_echo(&cli_iobench_opts, x, c, o);
+    cli_echo(&cli_iobench_opts, x, c, o, 0);
     return cli_report_json(&x->inv, x->json, g, what, x->host, extra, o);
 }
 

@@ -97,7 +97,7 @@ static const cli_opt rows[] = {
     {.kind = CLI_TEXT, .head = "--out DIR",
      .help = "the run as a directory: config.json, stats.json, report.txt,\n"
              "written whole when the run succeeds"},
-    CLI_ROW_PROGRESS,
+    CLI_ROW_PROGRESS(),
 };
 
 const cli_table cli_micro_opts = {
@@ -143,7 +143,7 @@ static int write_json(const cli_ctx *x, const micro_opts *mo, const wl_micro_tab
     }
     json_put_num(doc, "host_seconds", x->host);
     json_put_str(o, "bench", mo->name ? mo->name : "all");
-    cli_echo(&cli_micro_opts, x, mo, o);
+    cli_echo(&cli_micro_opts, x, mo, o, 0);
     json_put(doc, "config", cli_json_config(&x->inv, &x->m, o));
     return cli_write_json(x->inv.cmd, x->json, doc);
 }

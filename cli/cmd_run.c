@@ -171,8 +171,8 @@ static const cli_opt rows[] = {
      .max = 1024, .arg = "N", .help = "host threads (default: online CPUs)", .key = "threads",
      .echo = cli_echo_threads},
     CLI_ROW_MAX_CYCLES(run_opts, sys.max_cycles, ""),
-    CLI_ROW_MAX_STEP,
-    CLI_ROW_PROGRESS,
+    CLI_ROW_MAX_STEP(),
+    CLI_ROW_PROGRESS(),
     {.name = "--dump-mem", .kind = CLI_TAKE, .off = offsetof(run_opts, d), .take = take_dump,
      .arg = "I:T:ADDR:LEN", .key = "dump_mem", .echo = echo_dumps,
      .help = "print LEN bytes of tile T of IPU I from ADDR (repeatable)"},
@@ -180,7 +180,7 @@ static const cli_opt rows[] = {
     {.kind = CLI_TEXT, .head = "--out DIR",
      .help = "the run as a directory: config.json, stats.json, report.txt\n"
              "(and profile/), written whole when the run succeeds"},
-    CLI_ROW_RANK_STATS(0),
+    CLI_ROW_RANK_STATS(),
     CLI_ROW_PROFILE,
 };
 
@@ -228,7 +228,7 @@ static int json_report(const cli_ctx *x, const eng *g, const run_opts *o)
     json_put_str(prog, "path", o->path);
     json_put_u64(prog, "bytes", len);
     json_put_str(prog, "crc32", hex);
-    cli_echo(&cli_run_opts, x, o, opts);
+    cli_echo(&cli_run_opts, x, o, opts, 0);
     return cli_report_json(&x->inv, x->json, g, o->path, x->host, NULL, opts);
 }
 

@@ -76,6 +76,24 @@ static int take(const char *cmd, const cli_opt *r, int argc, char **argv, int *i
     }
 }
 
+/* The modes of argument a: its row's, or those of the machine's or the profile's options. */
+static unsigned modes_of(const cli_table *t, const cli_opt *r, const char *a)
+{
+    if (r)
+        return r->modes;
+    if (strcmp(a, "--machine") == 0 || strcmp(a, "--set") == 0)
+        return t->machine_modes;
+    return t->profile && strncmp(a, "--profile", 9) == 0 ? t->profile_modes : 0;
+}
+
+/* Note a, an option of the given modes, as the first of each mode given (cli_ctx.first). */
+static void note_modes(cli_ctx *x, const char *a, unsigned modes)
+{
+    for (unsigned b = 0; b < 4; b++)
+        if ((modes >> b & 1) && !x->first[b])
+            x->first[b] = a;
+}
+
 int cli_parse(const cli_table *t, cli_ctx *x, void *cfg, int argc, char **argv)
 {
     const char *cmd = t->cmd;
@@ -83,10 +101,8 @@ int cli_parse(const cli_table *t, cli_ctx *x, void *cfg, int argc, char **argv)
         const char *a = argv[i];
         const cli_opt *r = find(t, a);
         int rc;
+        note_modes(x, a, modes_of(t, r, a));
         if (r) {
-            for (unsigned b = 0; b < 4; b++)
-                if ((r->modes >> b & 1) && !x->first[b])
-                    x->first[b] = a;
             rc = take(cmd, r, argc, argv, &i, field(r, x, cfg));
         } else if ((rc = cli_machine_opt(cmd, argc, argv, &i, &x->mo)) >= 0) {
         } else if (t->profile && (rc = cli_profile_opt(cmd, argc, argv, &i, &x->po)) >= 0) {
@@ -237,16 +253,26 @@ static void put_key(json *o, const char *key, json *v)
     put_key(in, dot + 1, v);
 }
 
-void cli_echo(const cli_table *t, const cli_ctx *x, const void *cfg, json *o)
+void cli_echo(const cli_table *t, const cli_ctx *x, const void *cfg, json *o, unsigned skip)
 {
-    for (int early = 1; early >= 0; early--)
-        for (size_t k = 0; k < t->nrows; k++) {
-            const cli_opt *r = &t->rows[k];
-            if (!r->key || r->early != early)
-                continue;
-            const void *p = field(r, x, cfg);
-            put_key(o, r->key, r->echo ? r->echo(x, p) : echo_value(r, x, p));
-        }
+    const cli_opt **by = xmalloc(t->nrows * sizeof *by);
+    size_t n = 0;
+    for (size_t k = 0; k < t->nrows; k++) { /* the keyed rows by pos, ties in table order */
+        const cli_opt *r = &t->rows[k];
+        if (!r->key || (r->modes & skip))
+            continue;
+        size_t j = n++;
+        for (; j > 0 && by[j - 1]->pos > r->pos; j--)
+            by[j] = by[j - 1];
+        by[j] = r;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const void *p = field(by[k], x, cfg);
+        put_key(o, by[k]->key, by[k]->echo ? by[k]->echo(x, p) : echo_value(by[k], x, p));
+    }
+    free(by);
+    if (t->common_modes & skip)
+        return;
     if (t->profile)
         cli_json_common(o, x->progress, &x->po);
     else
