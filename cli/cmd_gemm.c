@@ -29,10 +29,8 @@ static const cli_opt rows[] = {
     CLI_ROW_PROGRESS(),
     {.name = "--no-check", .kind = CLI_CLEAR, .off = offsetof(wl_gemm_cfg, check),
      .help = "skip the reference comparison", .key = "check", .pos = -1},
-    CLI_ROW_JSON("also write the report as JSON (its config: how it was run)"),
-    {.kind = CLI_TEXT, .head = "--out DIR",
-     .help = "the run as a directory: config.json, stats.json, report.txt\n"
-             "(and profile/), written whole when the run succeeds"},
+    CLI_ROW_JSON_REPORT,
+    CLI_ROW_OUT(""),
     CLI_ROW_PROFILE,
 };
 /* clang-format on */

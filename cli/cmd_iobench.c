@@ -138,10 +138,8 @@ static const cli_opt rows[] = {
     CLI_ROW_MAX_CYCLES(wl_iobench_cfg, max_cycles, ""),
     CLI_ROW_MAX_STEP(),
     CLI_ROW_PROGRESS(),
-    CLI_ROW_JSON("also write the report as JSON (its config: how it was run)"),
-    {.kind = CLI_TEXT, .head = "--out DIR",
-     .help = "the run as a directory: config.json, stats.json, report.txt\n"
-             "(and profile/), written whole when the run succeeds"},
+    CLI_ROW_JSON_REPORT,
+    CLI_ROW_OUT(""),
     CLI_ROW_PROFILE,
 };
 /* clang-format on */

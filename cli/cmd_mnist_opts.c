@@ -285,10 +285,7 @@ static const cli_opt rows[] = {
      .help = "start from such .npy files instead of the seeded initialisation"},
     CLI_ROW_JSON("also write per-call losses/accuracies, test accuracy, timings\n"
                  "and the config (version, command line, machine, options)"),
-    {.kind = CLI_TEXT, .head = "--out DIR",
-     .help = "the run as a directory: config.json, stats.json, report.txt\n"
-             "(and profile/), written whole when the run succeeds\n"
-             "(and the simulated run's report)"},
+    CLI_ROW_OUT("\n(and the simulated run's report)"),
     INT("--max-calls", max_calls, 0, INT_MAX, "N", TRAIN | ECHO, "max_calls", 26,
         "train on the first N host calls' worth of images only\n"
         "(shuffled among themselves; 0: all), for quick sweeps"),

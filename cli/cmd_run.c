@@ -176,10 +176,8 @@ static const cli_opt rows[] = {
     {.name = "--dump-mem", .kind = CLI_TAKE, .off = offsetof(run_opts, d), .take = take_dump,
      .arg = "I:T:ADDR:LEN", .key = "dump_mem", .echo = echo_dumps,
      .help = "print LEN bytes of tile T of IPU I from ADDR (repeatable)"},
-    CLI_ROW_JSON("also write the report as JSON (its config: how it was run)"),
-    {.kind = CLI_TEXT, .head = "--out DIR",
-     .help = "the run as a directory: config.json, stats.json, report.txt\n"
-             "(and profile/), written whole when the run succeeds"},
+    CLI_ROW_JSON_REPORT,
+    CLI_ROW_OUT(""),
     CLI_ROW_RANK_STATS(),
     CLI_ROW_PROFILE,
 };
