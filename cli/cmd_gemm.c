@@ -1,4 +1,5 @@
 /* cmd_gemm: `ipusim gemm` — the GEMM workload with its report and reference check. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,142 +8,133 @@
 #include "hw/engine.h"
 #include "workloads/gemm/gemm.h"
 
-/* The JSON report: the run's figures as "gemm", the options as resolved. 0 or 2. */
-static int gemm_json(const cli_inv *inv, const char *path, const eng *g, const char *what,
-                     double host, const wl_gemm_cfg *c, const wl_gemm_result *r, uint64_t max_step,
-                     int progress, const cli_profile *po)
+/* clang-format off */
+static const cli_opt rows[] = {
+    {.name = "--m", .kind = CLI_U32, .off = offsetof(wl_gemm_cfg, m), .min = 1, .max = 1u << 20,
+     .head = "--m M --n N --k K", .help = "sizes (default {} {--n} {--k})", .key = "m",
+     .pos = -1},
+    {.name = "--n", .kind = CLI_U32, .off = offsetof(wl_gemm_cfg, n), .min = 1, .max = 1u << 20,
+     .key = "n", .pos = -1},
+    {.name = "--k", .kind = CLI_U32, .off = offsetof(wl_gemm_cfg, k), .min = 1, .max = 1u << 20,
+     .key = "k", .pos = -1},
+    CLI_ROW_MACHINE,
+    CLI_ROW_TILES(1),
+    {.name = "--threads", .kind = CLI_U32, .off = offsetof(wl_gemm_cfg, threads), .min = 1,
+     .max = 1024, .arg = "N", .help = "host threads (default: online CPUs)", .key = "threads",
+     .echo = cli_echo_threads},
+    {.name = "--seed", .kind = CLI_U64, .off = offsetof(wl_gemm_cfg, seed), .max = UINT64_MAX,
+     .arg = "N", .help = "seed of the random inputs (default {})", .key = "seed", .pos = -1},
+    CLI_ROW_MAX_CYCLES(wl_gemm_cfg, max_cycles, ""),
+    CLI_ROW_MAX_STEP(),
+    CLI_ROW_PROGRESS(),
+    {.name = "--no-check", .kind = CLI_CLEAR, .off = offsetof(wl_gemm_cfg, check),
+     .help = "skip the reference comparison", .key = "check", .pos = -1},
+    CLI_ROW_JSON_REPORT,
+    CLI_ROW_OUT(""),
+    CLI_ROW_PROFILE,
+};
+/* clang-format on */
+
+static void gemm_init(cli_ctx *x, void *cfg)
 {
-    json *extra = json_obj(), *x = json_put(extra, "gemm", json_obj()), *opts = json_obj();
-    const struct {
-        const char *key;
-        uint32_t v;
-    } dims[] = {{"m", c->m}, {"n", c->n}, {"k", c->k}};
-    for (int d = 0; d < 3; d++) {
-        json_put_u64(x, dims[d].key, dims[d].v);
-        json_put_u64(opts, dims[d].key, dims[d].v);
-    }
-    json_put_u64(x, "grid_m", r->grid_m);
-    json_put_u64(x, "grid_n", r->grid_n);
-    json_put_num(x, "tflops", r->tflops);
-    json_put_num(x, "peak_tflops", r->peak_tflops);
-    json_put_num(x, "pct_peak", r->pct_peak);
-    json_put(x, "checked", json_boolean(r->checked));
-    json_put_u64(x, "mismatches", r->mismatches);
-    json_put_u64(x, "inexact", r->inexact);
-    json_put_num(x, "max_abs_err", r->max_abs_err);
-    json_put_u64(opts, "seed", c->seed);
-    json_put_u64(opts, "check", (uint64_t)c->check);
-    json_put_u64(opts, "threads", eng_threads(g));
-    json_put_u64(opts, "max_cycles", c->max_cycles);
-    json_put_u64(opts, "max_superstep_cycles", max_step);
-    cli_json_common(opts, progress, po);
-    return cli_report_json(inv, path, g, what, host, extra, opts);
+    (void)x;
+    *(wl_gemm_cfg *)cfg = (wl_gemm_cfg){
+        .m = 1536, .n = 1472, .k = 512, .seed = 1, .check = 1, .max_cycles = 10000000000ull};
+}
+
+/* clang-format off */
+const cli_table cli_gemm_opts = {
+    .cmd = "gemm", CLI_ROWS(rows), .col = 24, .profile = 1, .cfg_size = sizeof(wl_gemm_cfg),
+    .init = gemm_init,
+    .head =
+     "usage: ipusim gemm [--m M] [--n N] [--k K] [options]\n"
+     "\n"
+     "Places random A (MxK) and B (KxN) in tile memory, runs the AMP codelet on all tiles\n"
+     "and their six workers, checks C against a plain C reference, and prints simulated\n"
+     "cycles and TFLOPS against the machine's fp32 peak.\n"
+     "\n",
+    .tail =
+     "\n"
+     "Ctrl-C or SIGTERM stops the run, or the reference check after it (which takes longer),\n"
+     "with one line saying where; no report, no JSON.\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options or files, 3 a simulated fault (or C failed the\n"
+     "reference check), or stopped by Ctrl-C or SIGTERM (no report, no JSON).\n",
+};
+/* clang-format on */
+
+/* The JSON report: the run's figures as "gemm", the options as resolved. 0 or 2. */
+static int gemm_json(const cli_ctx *x, const eng *g, const char *what, const wl_gemm_cfg *c,
+                     const wl_gemm_result *r)
+{
+    json *extra = json_obj(), *o = json_put(extra, "gemm", json_obj()), *opts = json_obj();
+    json_put_u64(o, "m", c->m);
+    json_put_u64(o, "n", c->n);
+    json_put_u64(o, "k", c->k);
+    json_put_u64(o, "grid_m", r->grid_m);
+    json_put_u64(o, "grid_n", r->grid_n);
+    json_put_num(o, "tflops", r->tflops);
+    json_put_num(o, "peak_tflops", r->peak_tflops);
+    json_put_num(o, "pct_peak", r->pct_peak);
+    json_put(o, "checked", json_boolean(r->checked));
+    json_put_u64(o, "mismatches", r->mismatches);
+    json_put_u64(o, "inexact", r->inexact);
+    json_put_num(o, "max_abs_err", r->max_abs_err);
+    cli_echo(&cli_gemm_opts, x, c, opts, 0);
+    return cli_report_json(&x->inv, x->json, g, what, x->host, extra, opts);
+}
+
+/* The report's lines after the run's statistics. */
+static void gemm_lines(const mach *m, const wl_gemm_result *r)
+{
+    printf("  %-22s %u x %u tiles used of %u, %u bytes on the busiest tile\n", "mapping", r->grid_m,
+           r->grid_n, m->tiles_per_ipu, r->tile_bytes);
+    printf("  %-22s %.2f TFLOPS fp32 = %.1f%% of the %.2f TFLOPS peak\n", "throughput", r->tflops,
+           r->pct_peak, r->peak_tflops);
+    if (!r->checked)
+        return;
+    printf("  %-22s %s: max |C - ref| = %.3g, worst error / bound = %.3g, %llu outside\n",
+           "reference check", r->mismatches ? "FAILED" : "passed", r->max_abs_err, r->worst_ratio,
+           (unsigned long long)r->mismatches);
+    printf("  %-22s %s: %llu elements differ from the fp32 loop c = c + a*b in k order\n",
+           "bit-exact check", r->inexact ? "FAILED" : "passed", (unsigned long long)r->inexact);
 }
 
 int cli_cmd_gemm(int argc, char **argv)
 {
-    const char *cmd = "gemm", *json_path = NULL;
-    cli_machine mo = {0};
-    const cli_inv inv = {cmd, argc, argv, &mo};
-    uint64_t M = 1536, N = 1472, K = 512, tiles = 0, threads = 0, seed = 1;
-    uint64_t max_cycles = 10000000000ull, max_step = CLI_MAX_SUPERSTEP_CYCLES;
-    int check = 1, rc = 0, mr, progress = 0;
-    cli_profile po;
-    cli_profile_init(&po);
-    for (int i = 1; i < argc && rc == 0; i++) {
-        const char *a = argv[i];
-        if ((mr = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0)
-            rc = mr;
-        else if ((mr = cli_profile_opt(cmd, argc, argv, &i, &po)) >= 0)
-            rc = mr;
-        else if (strcmp(a, "--m") == 0)
-            rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1u << 20, &M);
-        else if (strcmp(a, "--n") == 0)
-            rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1u << 20, &N);
-        else if (strcmp(a, "--k") == 0)
-            rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1u << 20, &K);
-        else if (strcmp(a, "--tiles") == 0)
-            rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1u << 16, &tiles);
-        else if (strcmp(a, "--threads") == 0)
-            rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &threads);
-        else if (strcmp(a, "--seed") == 0)
-            rc = cli_opt_u64(cmd, argc, argv, &i, 0, UINT64_MAX, &seed);
-        else if (strcmp(a, "--max-cycles") == 0)
-            rc = cli_opt_u64(cmd, argc, argv, &i, 1, UINT64_MAX / 2, &max_cycles);
-        else if (strcmp(a, "--max-superstep-cycles") == 0)
-            rc = cli_opt_u64(cmd, argc, argv, &i, 0, UINT64_MAX / 2, &max_step);
-        else if (strcmp(a, "--progress") == 0)
-            progress = 1;
-        else if (strcmp(a, "--json") == 0)
-            rc = cli_value(cmd, argc, argv, &i, &json_path);
-        else if (strcmp(a, "--no-check") == 0)
-            check = 0;
-        else
-            return cli_unknown(cmd, a);
-    }
-    if (rc)
+    cli_ctx x;
+    wl_gemm_cfg c;
+    cli_ctx_init(&x, "gemm", argc, argv, NULL);
+    gemm_init(&x, &c);
+    int rc = cli_parse(&cli_gemm_opts, &x, &c, argc, argv);
+    if (rc || (rc = cli_ctx_machine(&x, "gemm runs on one IPU")) != 0 ||
+        (rc = cli_ctx_begin(&x)) != 0)
         return rc;
     err e;
     err_clear(&e);
-    mach m;
-    rc = cli_machine_resolve(cmd, &mo, &m);
-    if (rc || (rc = cli_ipus(cmd, 0, &mo, "gemm runs on one IPU", &m)) != 0)
-        return rc;
-    if ((rc = cli_tiles(cmd, tiles, &m)) != 0)
-        return rc;
-    profile *pf;
-    if ((rc = cli_profile_new(cmd, &po, &m, &pf)) != 0)
-        return rc;
-    cli_watch w;
-    cli_watch_begin(&w, cmd, progress);
-    wl_gemm_cfg cfg = {.m = (uint32_t)M,
-                       .n = (uint32_t)N,
-                       .k = (uint32_t)K,
-                       .seed = seed,
-                       .check = check,
-                       .threads = (unsigned)threads,
-                       .max_cycles = max_cycles};
-    sys_ctl ctl = {max_step, cli_watch_eng(&w)};
-    profile_attach(pf, &ctl.watch);
     wl_gemm_result r;
     sys *s = NULL;
-    rc = wl_gemm_run_ctl(&m, &cfg, &ctl, &r, &s, &e);
-    cli_watch_clear(&w);
-    double host = r.host_seconds;
+    rc = wl_gemm_run_ctl(&x.m, &c, &x.ctl, &r, &s, &e);
+    cli_ctx_stop(&x, s ? sys_engine(s) : NULL);
+    x.host = r.host_seconds;
     if (rc == ERR_OK && cli_stopped()) { /* asked for after the check's last look */
         rc = err_set(&e, ERR_STOPPED, "stopped after the reference check; no report written");
         sys_free(s);
     }
     if (rc != ERR_OK) {
-        profile_free(pf);
-        return cli_report_err(cmd, &e);
+        cli_ctx_close(&x);
+        return cli_report_err(x.inv.cmd, &e);
     }
     eng *g = sys_engine(s);
-
     char what[96];
-    snprintf(what, sizeof what, "gemm %llux%llux%llu", (unsigned long long)M, (unsigned long long)N,
-             (unsigned long long)K);
-    cli_report_text(stdout, &inv, g, what, host);
-    printf("  %-22s %u x %u tiles used of %u, %u bytes on the busiest tile\n", "mapping", r.grid_m,
-           r.grid_n, m.tiles_per_ipu, r.tile_bytes);
-    printf("  %-22s %.2f TFLOPS fp32 = %.1f%% of the %.2f TFLOPS peak\n", "throughput", r.tflops,
-           r.pct_peak, r.peak_tflops);
-    if (r.checked) {
-        printf("  %-22s %s: max |C - ref| = %.3g, worst error / bound = %.3g, %llu outside\n",
-               "reference check", r.mismatches ? "FAILED" : "passed", r.max_abs_err, r.worst_ratio,
-               (unsigned long long)r.mismatches);
-        printf("  %-22s %s: %llu elements differ from the fp32 loop c = c + a*b in k order\n",
-               "bit-exact check", r.inexact ? "FAILED" : "passed", (unsigned long long)r.inexact);
-    }
-    if (json_path &&
-        gemm_json(&inv, json_path, g, what, host, &cfg, &r, max_step, progress, &po) != 0)
+    snprintf(what, sizeof what, "gemm %ux%ux%u", c.m, c.n, c.k);
+    cli_report_text(stdout, &x.inv, g, what, x.host);
+    gemm_lines(&x.m, &r);
+    if (x.json && gemm_json(&x, g, what, &c, &r) != 0)
         rc = 2;
-    if (pf) {
-        profile_finish(pf, g, NULL, what);
-        if (cli_profile_done(pf, cmd, stdout) != 0)
-            rc = 2;
-        profile_free(pf);
-    }
+    if (cli_ctx_profile(&x, g, what) != 0)
+        rc = 2;
+    cli_ctx_close(&x);
     sys_free(s);
     if (r.checked && (r.mismatches || r.inexact))
         return 3;

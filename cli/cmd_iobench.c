@@ -1,6 +1,7 @@
 /* cmd_iobench: `ipusim io-bench` — the host I/O trade-offs workload, with its report. Under
  * `mpirun -np R` the IPUs are shared out among the ranks in whole host-link groups
  * (docs/scale-out.md); rank 0 alone prints the report and writes the JSON. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,13 +10,6 @@
 #include "cli/cli.h"
 #include "bench/profile/profile.h"
 #include "workloads/iobench/iobench.h"
-
-static int us_opt(const char *cmd, int argc, char **argv, int *i, sim_time *out)
-{
-    const char *opt = argv[*i], *v = NULL;
-    int rc = cli_value(cmd, argc, argv, i, &v);
-    return rc ? rc : cli_us(cmd, opt, v, out);
-}
 
 /* The JSON report's "iobench": the run's figures and its time split. */
 static json *iobench_figures(const eng *g, const wl_iobench_cfg *c, const wl_iobench_result *r)
@@ -43,177 +37,211 @@ static json *iobench_figures(const eng *g, const wl_iobench_cfg *c, const wl_iob
     return x;
 }
 
+/* --dtype: the error line of its own. */
+static int take_dtype(const char *cmd, const char *opt, const char *v, void *dst)
+{
+    (void)opt;
+    if ((*(int *)dst = wl_iobench_dtype(v)) >= 0)
+        return 0;
+    fprintf(stderr, "ipusim %s: --dtype: unknown dtype '%s' (fp32, fp16, int8)\n", cmd, v);
+    return 2;
+}
+
+/* --outfeed MODE into the configuration's out_mode and out_n. */
+static int take_outfeed(const char *cmd, const char *opt, const char *v, void *dst)
+{
+    wl_iobench_cfg *c = dst;
+    err e;
+    err_clear(&e);
+    (void)opt;
+    return strm_mode_parse(v, &c->out_mode, &c->out_n, &e) != ERR_OK ? cli_report_err(cmd, &e) : 0;
+}
+
+static json *echo_outfeed(const cli_ctx *x, const void *dst)
+{
+    const wl_iobench_cfg *c = dst;
+    char mode[32];
+    (void)x;
+    return json_str(strm_mode_format(c->out_mode, c->out_n, mode, sizeof mode));
+}
+
+/* --host-dist D into the host's distribution. */
+static int take_dist(const char *cmd, const char *opt, const char *v, void *dst)
+{
+    err e;
+    err_clear(&e);
+    (void)opt;
+    return host_dist_parse(dst, v, &e) != ERR_OK ? cli_report_err(cmd, &e) : 0;
+}
+
+static json *echo_dist(const cli_ctx *x, const void *dst)
+{
+    char dist[64];
+    (void)x;
+    return json_str(host_dist_format(dst, dist, sizeof dist));
+}
+
+static const char *const dtypes[] = {"fp32", "fp16", "int8", NULL};
+static const int dtype_vals[] = {IOB_FP32, IOB_FP16, IOB_INT8};
+
+#define U32(NAME, FIELD, MIN, MAX, ARG, KEY, HELP)                                                 \
+    {                                                                                              \
+        .name = NAME, .kind = CLI_U32, .off = offsetof(wl_iobench_cfg, FIELD), .min = MIN,         \
+        .max = MAX, .arg = ARG, .key = KEY, .help = HELP                                           \
+    }
+#define US(NAME, FIELD, KEY, HELP)                                                                 \
+    {                                                                                              \
+        .name = NAME, .kind = CLI_US, .off = offsetof(wl_iobench_cfg, FIELD), .arg = "X",          \
+        .key = KEY, .help = HELP                                                                   \
+    }
+/* clang-format off */
+static const cli_opt rows[] = {
+    U32("--batch", batch, 1, 1u << 20, "N", "batch", "samples per micro-batch, per IPU (default {})"),
+    U32("--sample-px", sample_px, 1, 1u << 24, "N", "sample_px", "pixels per sample (default {})"),
+    {.name = "--dtype", .kind = CLI_VAL, .off = offsetof(wl_iobench_cfg, dtype), .val = take_dtype,
+     .names = dtypes, .vals = dtype_vals, .head = "--dtype fp32|fp16|int8 ", .key = "dtype",
+     .help = "bytes on the link per pixel: 4, 2, 1 (default {})"},
+    {.name = "--work", .kind = CLI_U64, .off = offsetof(wl_iobench_cfg, work_macs),
+     .max = (uint64_t)1 << 40, .arg = "N", .key = "work",
+     .help = "fp32 MACs per sample on the device (default {})"},
+    U32("--steps", steps, 1, 1u << 20, "N", "steps", "micro-batches per IPU (default {})"),
+    U32("--io-tiles", io_tiles, 0, 1u << 16, "N", "io_tiles",
+        "I/O tiles per IPU, even, fewer than its tiles (default {}: stream\ncopies are a phase)"),
+    {.name = "--outfeed", .kind = CLI_VAL, .val = take_outfeed, .arg = "MODE", .key = "outfeed",
+     .echo = echo_outfeed, .help = "all | final | sum | every:N (default {})"},
+    U32("--out-bytes", out_bytes, 0, 1u << 20, "N", "out_bytes",
+        "result bytes per sample (default {})"),
+    U32("--depth", host.depth, 1, HOST_MAX_DEPTH, "D", "depth",
+        "buffering (prefetch) depth, 1..255 (default {})"),
+    U32("--loaders", host.loaders, 1, 4096, "N", "loaders", "host data-loader workers (default {})"),
+    US("--prep-us", host.prep_ps, "prep_us",
+       "mean host preparation time per sample, us (default {})"),
+    {.name = "--host-dist", .kind = CLI_VAL, .off = offsetof(wl_iobench_cfg, host.dist),
+     .val = take_dist, .arg = "D", .key = "host_dist", .echo = echo_dist,
+     .help = "fixed | uniform:S | exp | bursty:P:K[:LEN] (default {})"},
+    US("--callback-us", host.callback_ps, "callback_us",
+       "request -> host starts filling, us (default {})"),
+    US("--drain-us", drain_ps, "drain_us", "host time to consume an outfeed buffer, us (default {})"),
+    {.name = "--seed", .kind = CLI_U64, .off = offsetof(wl_iobench_cfg, host.seed),
+     .max = UINT64_MAX, .arg = "N", .key = "seed", .help = "host randomness (default {})"},
+    {.name = "--ipus", .kind = CLI_U64, .ctx = 1, .off = offsetof(cli_ctx, ipus), .min = 1,
+     .max = 1024, .head = "--ipus N --threads N",
+     .help = "IPUs (default: the machine's nipus, 1; the same as --set\n"
+             "nipus=N), host threads (default: online CPUs)"},
+    {.name = "--threads", .kind = CLI_U32, .off = offsetof(wl_iobench_cfg, threads), .min = 1,
+     .max = 1024, .key = "threads", .echo = cli_echo_threads},
+    {.name = "--tiles", .kind = CLI_U64, .ctx = 1, .off = offsetof(cli_ctx, tiles), .min = 2,
+     .max = 1u << 16, .arg = "N",
+     .help = "tiles per IPU, at most the machine's (default: all of them; a\n"
+             "larger IPU: --set tiles_per_ipu=N)"},
+    CLI_ROW_MACHINE,
+    CLI_ROW_MAX_CYCLES(wl_iobench_cfg, max_cycles, ""),
+    CLI_ROW_MAX_STEP(),
+    CLI_ROW_PROGRESS(),
+    CLI_ROW_JSON_REPORT,
+    CLI_ROW_OUT(""),
+    CLI_ROW_PROFILE,
+};
+/* clang-format on */
+#undef U32
+#undef US
+
+static void iobench_init(cli_ctx *x, void *cfg)
+{
+    (void)x;
+    *(wl_iobench_cfg *)cfg = wl_iobench_defaults();
+}
+
+/* clang-format off */
+const cli_table cli_iobench_opts = {
+    .cmd = "io-bench", CLI_ROWS(rows), .col = 20, .profile = 1,
+    .cfg_size = sizeof(wl_iobench_cfg), .init = iobench_init,
+    .head =
+     "usage: ipusim io-bench [options]\n"
+     "\n"
+     "Per step each IPU streams in a micro-batch of images, converts and normalises them on the\n"
+     "tiles, does --work fp32 MACs per sample on the AMP units and streams results out. Reports\n"
+     "steps/s, samples/s and the time split by category (docs/host.md).\n"
+     "\n",
+    .tail =
+     "\n"
+     "Under 'mpirun -np R ipusim io-bench ...' the IPUs are shared out among the R processes\n"
+     "in whole host-link groups, so each host link's bookings stay in one process; the report,\n"
+     "JSON and profile are one process's, written by rank 0 (docs/scale-out.md).\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options or files, 3 simulated fault or stopped by Ctrl-C or\n"
+     "SIGTERM (no report, no JSON).\n",
+};
+/* clang-format on */
+
 /* The JSON report: the figures, and the options as resolved in its config. 0 or 2. */
-static int iobench_json(const cli_inv *inv, const char *path, const eng *g, const char *what,
-                        double host_s, const wl_iobench_cfg *c, const wl_iobench_result *r,
-                        int progress, const cli_profile *po)
+static int iobench_json(const cli_ctx *x, const eng *g, const char *what, const wl_iobench_cfg *c,
+                        const wl_iobench_result *r)
 {
     json *extra = json_obj(), *o = json_obj();
     json_put(extra, "iobench", iobench_figures(g, c, r));
-    char dist[64], mode[32];
-    json_put_u64(o, "batch", c->batch);
-    json_put_u64(o, "sample_px", c->sample_px);
-    json_put_str(o, "dtype", wl_iobench_dtype_name(c->dtype));
-    json_put_u64(o, "work", c->work_macs);
-    json_put_u64(o, "steps", c->steps);
-    json_put_u64(o, "io_tiles", c->io_tiles);
-    json_put_str(o, "outfeed", strm_mode_format(c->out_mode, c->out_n, mode, sizeof mode));
-    json_put_u64(o, "out_bytes", c->out_bytes);
-    json_put_u64(o, "depth", c->host.depth);
-    json_put_u64(o, "loaders", c->host.loaders);
-    json_put_num(o, "prep_us", (double)c->host.prep_ps / 1e6);
-    json_put_str(o, "host_dist", host_dist_format(&c->host.dist, dist, sizeof dist));
-    json_put_num(o, "callback_us", (double)c->host.callback_ps / 1e6);
-    json_put_num(o, "drain_us", (double)c->drain_ps / 1e6);
-    json_put_u64(o, "seed", c->host.seed);
-    json_put_u64(o, "threads", eng_threads(g));
-    json_put_u64(o, "max_cycles", c->max_cycles);
-    json_put_u64(o, "max_superstep_cycles", c->ctl.max_superstep_cycles);
-    cli_json_common(o, progress, po);
-    return cli_report_json(inv, path, g, what, host_s, extra, o);
+    cli_echo(&cli_iobench_opts, x, c, o, 0);
+    return cli_report_json(&x->inv, x->json, g, what, x->host, extra, o);
+}
+
+/* The report's lines: the run's statistics, then the workload's. */
+static void iobench_report(const cli_ctx *x, const eng *g, const char *what,
+                           const wl_iobench_cfg *c, const wl_iobench_result *r)
+{
+    char dist[64];
+    cli_report_text(stdout, &x->inv, g, what, x->host);
+    printf("  %-22s %llu bytes per micro-batch; %u compute tiles; rule of thumb %u I/O tiles\n",
+           "data", (unsigned long long)r->batch_bytes, r->compute_tiles, r->rule_of_thumb);
+    printf("  %-22s %.1f steps/s, %.1f samples/s (host: %u loader%s, %s, %.2f us/sample)\n",
+           "throughput", r->steps_per_s, r->samples_per_s, c->host.loaders,
+           c->host.loaders == 1 ? "" : "s", host_dist_format(&c->host.dist, dist, sizeof dist),
+           (double)c->host.prep_ps / 1e6);
+    cli_report_split(stdout, g, 0);
+    if (c->io_tiles)
+        printf("  %-22s Begin %llu, Mid %llu, End %llu cycles; hand-over %llu cycles per step\n",
+               "I/O tiles (overlapped)", (unsigned long long)r->io[0], (unsigned long long)r->io[1],
+               (unsigned long long)r->io[2], (unsigned long long)r->handover_cycles);
 }
 
 static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
 {
-    const char *cmd = "io-bench", *json_path = NULL, *v = NULL;
-    cli_machine mo = {0};
-    const cli_inv inv = {cmd, argc, argv, &mo};
-    wl_iobench_cfg c = wl_iobench_defaults();
-    c.ctl.max_superstep_cycles = CLI_MAX_SUPERSTEP_CYCLES;
-    uint64_t u, ipus = 0, tiles = 0;
-    int rc = 0, mr, progress = 0;
-    cli_profile po;
-    cli_profile_init(&po);
-    struct {
-        const char *name;
-        uint64_t min, max;
-        uint32_t *dst;
-    } u32[] = {
-        {"--batch", 1, 1u << 20, &c.batch},
-        {"--sample-px", 1, 1u << 24, &c.sample_px},
-        {"--steps", 1, 1u << 20, &c.steps},
-        {"--io-tiles", 0, 1u << 16, &c.io_tiles},
-        {"--out-bytes", 0, 1u << 20, &c.out_bytes},
-        {"--loaders", 1, 4096, &c.host.loaders},
-        {"--depth", 1, HOST_MAX_DEPTH, &c.host.depth},
-    };
-    for (int i = 1; i < argc && rc == 0; i++) {
-        const char *a = argv[i];
-        size_t k = 0;
-        while (k < sizeof u32 / sizeof u32[0] && strcmp(a, u32[k].name))
-            k++;
-        if (k < sizeof u32 / sizeof u32[0]) {
-            if (!(rc = cli_opt_u64(cmd, argc, argv, &i, u32[k].min, u32[k].max, &u)))
-                *u32[k].dst = (uint32_t)u;
-        } else if ((mr = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0) {
-            rc = mr;
-        } else if ((mr = cli_profile_opt(cmd, argc, argv, &i, &po)) >= 0) {
-            rc = mr;
-        } else if (!strcmp(a, "--ipus")) {
-            rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &ipus);
-        } else if (!strcmp(a, "--tiles")) {
-            rc = cli_opt_u64(cmd, argc, argv, &i, 2, 1u << 16, &tiles);
-        } else if (!strcmp(a, "--threads")) {
-            if (!(rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &u)))
-                c.threads = (unsigned)u;
-        } else if (!strcmp(a, "--work")) {
-            rc = cli_opt_u64(cmd, argc, argv, &i, 0, (uint64_t)1 << 40, &c.work_macs);
-        } else if (!strcmp(a, "--seed")) {
-            rc = cli_opt_u64(cmd, argc, argv, &i, 0, UINT64_MAX, &c.host.seed);
-        } else if (!strcmp(a, "--prep-us")) {
-            rc = us_opt(cmd, argc, argv, &i, &c.host.prep_ps);
-        } else if (!strcmp(a, "--callback-us")) {
-            rc = us_opt(cmd, argc, argv, &i, &c.host.callback_ps);
-        } else if (!strcmp(a, "--drain-us")) {
-            rc = us_opt(cmd, argc, argv, &i, &c.drain_ps);
-        } else if (!strcmp(a, "--max-cycles")) {
-            rc = cli_opt_u64(cmd, argc, argv, &i, 1, UINT64_MAX / 2, &c.max_cycles);
-        } else if (!strcmp(a, "--max-superstep-cycles")) {
-            rc = cli_opt_u64(cmd, argc, argv, &i, 0, UINT64_MAX / 2, &c.ctl.max_superstep_cycles);
-        } else if (!strcmp(a, "--progress")) {
-            progress = 1;
-        } else if (!strcmp(a, "--json")) {
-            rc = cli_value(cmd, argc, argv, &i, &json_path);
-        } else if (!strcmp(a, "--dtype") || !strcmp(a, "--outfeed") || !strcmp(a, "--host-dist")) {
-            if ((rc = cli_value(cmd, argc, argv, &i, &v)))
-                break;
-            err e;
-            err_clear(&e);
-            if (!strcmp(a, "--dtype")) {
-                if ((c.dtype = wl_iobench_dtype(v)) < 0) {
-                    fprintf(stderr,
-                            "ipusim io-bench: --dtype: unknown dtype '%s' (fp32, fp16, "
-                            "int8)\n",
-                            v);
-                    rc = 2;
-                }
-            } else if (!strcmp(a, "--outfeed")) {
-                if (strm_mode_parse(v, &c.out_mode, &c.out_n, &e) != ERR_OK)
-                    rc = cli_report_err(cmd, &e);
-            } else if (host_dist_parse(&c.host.dist, v, &e) != ERR_OK) {
-                rc = cli_report_err(cmd, &e);
-            }
-        } else {
-            return cli_unknown(cmd, a);
-        }
-    }
-    if (rc)
-        return rc;
-    mach m;
-    if ((rc = cli_machine_resolve(cmd, &mo, &m)) != 0)
-        return rc;
-    if ((rc = cli_ipus(cmd, ipus, &mo, NULL, &m)) != 0 || (rc = cli_tiles(cmd, tiles, &m)) != 0)
+    cli_ctx x;
+    wl_iobench_cfg c;
+    cli_ctx_init(&x, "io-bench", argc, argv, ranks);
+    iobench_init(&x, &c);
+    int rc = cli_parse(&cli_iobench_opts, &x, &c, argc, argv);
+    if (rc || (rc = cli_ctx_machine(&x, NULL)) != 0)
         return rc;
     err e;
     err_clear(&e);
     if (host_cfg_check(&c.host, &e) != ERR_OK)
-        return cli_report_err(cmd, &e);
-    profile *pf;
-    if ((rc = cli_profile_new(cmd, &po, &m, &pf)) != 0)
+        return cli_report_err(x.inv.cmd, &e);
+    if ((rc = cli_ctx_begin(&x)) != 0)
         return rc;
+    c.ctl = x.ctl;
+    c.ranks = ranks;
     wl_iobench_result r;
     sys *s = NULL;
-    cli_watch w;
-    cli_watch_begin(&w, cmd, progress);
-    c.ctl.watch = cli_watch_eng(&w);
-    c.ranks = ranks;
-    profile_attach(pf, &c.ctl.watch);
-    double t0 = cli_now();
-    rc = wl_iobench_run(&m, &c, &r, &s, &e);
-    double host_s = cli_now() - t0;
-    cli_watch_clear(&w);
+    cli_ctx_start(&x);
+    rc = wl_iobench_run(&x.m, &c, &r, &s, &e);
+    cli_ctx_stop(&x, s ? sys_engine(s) : NULL);
     if (rc != ERR_OK) {
-        profile_free(pf);
-        return cli_report_err(cmd, &e);
+        cli_ctx_close(&x);
+        return cli_report_err(x.inv.cmd, &e);
     }
     eng *g = sys_engine(s);
-
-    char what[160], dist[64];
+    char what[160];
     snprintf(what, sizeof what,
              "io-bench batch %u x %u px %s, work %llu MAC/sample, %u steps, "
              "%u I/O tiles, depth %u",
              c.batch, c.sample_px, wl_iobench_dtype_name(c.dtype), (unsigned long long)c.work_macs,
              c.steps, c.io_tiles, c.host.depth);
-    cli_report_text(stdout, &inv, g, what, host_s);
-    printf("  %-22s %llu bytes per micro-batch; %u compute tiles; rule of thumb %u I/O tiles\n",
-           "data", (unsigned long long)r.batch_bytes, r.compute_tiles, r.rule_of_thumb);
-    printf("  %-22s %.1f steps/s, %.1f samples/s (host: %u loader%s, %s, %.2f us/sample)\n",
-           "throughput", r.steps_per_s, r.samples_per_s, c.host.loaders,
-           c.host.loaders == 1 ? "" : "s", host_dist_format(&c.host.dist, dist, sizeof dist),
-           (double)c.host.prep_ps / 1e6);
-    cli_report_split(stdout, g, 0);
-    if (c.io_tiles)
-        printf("  %-22s Begin %llu, Mid %llu, End %llu cycles; hand-over %llu cycles per step\n",
-               "I/O tiles (overlapped)", (unsigned long long)r.io[0], (unsigned long long)r.io[1],
-               (unsigned long long)r.io[2], (unsigned long long)r.handover_cycles);
-    if (json_path && rank_id(ranks) == 0)
-        rc = iobench_json(&inv, json_path, g, what, host_s, &c, &r, progress, &po);
-    if (pf) {
-        profile_finish(pf, g, NULL, what);
-        if (cli_profile_done(pf, cmd, stdout) != 0)
-            rc = 2;
-        profile_free(pf);
-    }
+    iobench_report(&x, g, what, &c, &r);
+    if (x.json && rank_id(ranks) == 0)
+        rc = iobench_json(&x, g, what, &c, &r);
+    if (cli_ctx_profile(&x, g, what) != 0)
+        rc = 2;
+    cli_ctx_close(&x);
     sys_free(s);
     return rc;
 }

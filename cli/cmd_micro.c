@@ -1,6 +1,7 @@
 /* cmd_micro: `ipusim micro [NAME|all]` — run the microbenchmarks and print their table
  * (measured, implied by the preset, published, differences), optionally as CSV. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,92 +58,130 @@ static void print_table(FILE *f, const mach *m, const wl_micro_table *t, double 
                "gaps over 10%%).\n");
 }
 
+/* The command's configuration: the workload's, the benchmark named and the CSV's path. */
+typedef struct micro_opts {
+    wl_micro_cfg cfg;
+    const char *name, *csv;
+} micro_opts;
+
+/* NAME: one benchmark. */
+static int take_name(cli_ctx *x, void *cfg, const char *a)
+{
+    micro_opts *o = cfg;
+    if (a[0] == '-')
+        return -1;
+    if (o->name) {
+        fprintf(stderr, "ipusim %s: one benchmark name at a time ('%s', then '%s')\n", x->inv.cmd,
+                o->name, a);
+        return 2;
+    }
+    o->name = a;
+    return 0;
+}
+
+static void micro_init(cli_ctx *x, void *cfg)
+{
+    (void)x;
+    *(micro_opts *)cfg = (micro_opts){.cfg = {.max_cycles = WL_MICRO_MAX_CYCLES}};
+}
+
+/* clang-format off */
+static const cli_opt rows[] = {
+    CLI_ROW_MACHINE,
+    {.name = "--threads", .kind = CLI_U32, .off = offsetof(micro_opts, cfg.threads), .min = 1,
+     .max = 1024, .arg = "N", .help = "host threads (default: online CPUs)", .key = "threads"},
+    CLI_ROW_MAX_CYCLES(micro_opts, cfg.max_cycles, ", a program"),
+    {.name = "--csv", .kind = CLI_STR, .off = offsetof(micro_opts, csv), .arg = "FILE",
+     .help = "also write the table as CSV (whole or not at all)"},
+    CLI_ROW_JSON("also write it as JSON, with the config (how it was run)"),
+    {.kind = CLI_TEXT, .head = "--out DIR",
+     .help = "the run as a directory: config.json, stats.json, report.txt,\n"
+             "written whole when the run succeeds"},
+    CLI_ROW_PROGRESS(),
+};
+
+const cli_table cli_micro_opts = {
+    .cmd = "micro", CLI_ROWS(rows), .col = 24, .cfg_size = sizeof(micro_opts),
+    .init = micro_init, .pos = take_name,
+    .head =
+     "usage: ipusim micro [NAME|all] [options]\n"
+     "\n"
+     "Runs real tile programs on the simulated machine and prints what they measure next to\n"
+     "the figure the preset's parameters imply and the published figure (docs/sources.md,\n"
+     "Chip), with the differences in %. NAME is one of: xchg-latency, xchg-bandwidth, sync,\n"
+     "link, memory, amp, allreduce (default: all). Latencies (a ping-pong, less the fixed costs\n"
+     "of its instructions and syncs), syncs, memory, AMP and all-reduce come from the program's\n"
+     "own cycle counter ($ccount); the exchange and link bandwidths from the run's exchange\n"
+     "record.\n"
+     "docs/fabric.md, \"Microbenchmarks\", says what each row measures and how.\n"
+     "\n",
+    .tail =
+     "\n"
+     "Under 'mpirun -np R ipusim micro ...' each program's IPUs are shared out among the R\n"
+     "processes, which give the same table and CSV as one process; rank 0 writes them\n"
+     "(docs/scale-out.md).\n"
+     "\n"
+     "Exit status: 0 ok, 2 bad options or preset, 3 simulated fault or stopped by Ctrl-C or\n"
+     "SIGTERM (no table, no CSV).\n",
+};
+/* clang-format on */
+
 /* The JSON report: "micro": [{"bench", "what", "unit", "simulated", "implied", "published"},
  * ...] (null where a figure is missing), "host_seconds", then the config. 0 or 2. */
-static int write_json(const cli_inv *inv, const char *path, const mach *m, const wl_micro_table *t,
-                      double host, const char *name, unsigned threads, uint64_t max_cycles,
-                      int progress)
+static int write_json(const cli_ctx *x, const micro_opts *mo, const wl_micro_table *t)
 {
     json *doc = json_obj(), *rows = json_put(doc, "micro", json_arr()), *o = json_obj();
     for (size_t i = 0; i < t->n; i++) {
         const wl_micro_row *r = &t->rows[i];
-        json *x = json_put(rows, NULL, json_obj());
-        json_put_str(x, "bench", r->bench);
-        json_put_str(x, "what", r->what);
-        json_put_str(x, "unit", r->unit);
-        json_put_num(x, "simulated", r->sim);
-        json_put_num(x, "implied", r->implied);
-        json_put_num(x, "published", r->published);
+        json *j = json_put(rows, NULL, json_obj());
+        json_put_str(j, "bench", r->bench);
+        json_put_str(j, "what", r->what);
+        json_put_str(j, "unit", r->unit);
+        json_put_num(j, "simulated", r->sim);
+        json_put_num(j, "implied", r->implied);
+        json_put_num(j, "published", r->published);
     }
-    json_put_num(doc, "host_seconds", host);
-    json_put_str(o, "bench", name ? name : "all");
-    json_put_u64(o, "threads", threads);
-    json_put_u64(o, "max_cycles", max_cycles);
-    json_put_u64(o, "progress", (uint64_t)progress);
-    json_put(doc, "config", cli_json_config(inv, m, o));
-    return cli_write_json(inv->cmd, path, doc);
+    json_put_num(doc, "host_seconds", x->host);
+    json_put_str(o, "bench", mo->name ? mo->name : "all");
+    cli_echo(&cli_micro_opts, x, mo, o, 0);
+    json_put(doc, "config", cli_json_config(&x->inv, &x->m, o));
+    return cli_write_json(x->inv.cmd, x->json, doc);
+}
+
+/* The table, the CSV and the JSON of a run that finished. */
+static int micro_out(const cli_ctx *x, const micro_opts *o, const wl_micro_table *t)
+{
+    int rc = 0;
+    print_table(stdout, &x->m, t, x->host);
+    if (o->csv && rank_id(x->ranks) == 0) {
+        char *text = wl_micro_csv(t);
+        rc = cli_write_file(x->inv.cmd, o->csv, text, strlen(text));
+        free(text);
+    }
+    if (x->json && rank_id(x->ranks) == 0 && rc == 0)
+        rc = write_json(x, o, t);
+    return rc;
 }
 
 static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
 {
-    const char *cmd = "micro", *name = NULL, *csv = NULL, *json_path = NULL;
-    cli_machine mo = {0};
-    const cli_inv inv = {cmd, argc, argv, &mo};
-    uint64_t threads = 0, max_cycles = WL_MICRO_MAX_CYCLES;
-    int rc = 0, mr, progress = 0;
-    for (int i = 1; i < argc && rc == 0; i++) {
-        const char *a = argv[i];
-        if ((mr = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0)
-            rc = mr;
-        else if (strcmp(a, "--threads") == 0)
-            rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &threads);
-        else if (strcmp(a, "--max-cycles") == 0)
-            rc = cli_opt_u64(cmd, argc, argv, &i, 1, UINT64_MAX / 2, &max_cycles);
-        else if (strcmp(a, "--csv") == 0)
-            rc = cli_value(cmd, argc, argv, &i, &csv);
-        else if (strcmp(a, "--json") == 0)
-            rc = cli_value(cmd, argc, argv, &i, &json_path);
-        else if (strcmp(a, "--progress") == 0)
-            progress = 1;
-        else if (a[0] == '-')
-            return cli_unknown(cmd, a);
-        else if (name) {
-            fprintf(stderr, "ipusim %s: one benchmark name at a time ('%s', then '%s')\n", cmd,
-                    name, a);
-            return 2;
-        } else
-            name = a;
-    }
-    if (rc)
-        return rc;
-    mach m;
-    rc = cli_machine_resolve(cmd, &mo, &m);
-    if (rc || (rc = cli_ipus(cmd, 0, &mo, "each benchmark takes the IPUs it needs", &m)) != 0)
+    cli_ctx x;
+    micro_opts o;
+    cli_ctx_init(&x, "micro", argc, argv, ranks);
+    micro_init(&x, &o);
+    int rc = cli_parse(&cli_micro_opts, &x, &o, argc, argv);
+    if (rc || (rc = cli_ctx_machine(&x, "each benchmark takes the IPUs it needs")) != 0 ||
+        (rc = cli_ctx_begin(&x)) != 0)
         return rc;
     err *e = xmalloc(sizeof *e);
     err_clear(e);
-    cli_watch w;
-    cli_watch_begin(&w, cmd, progress);
-    wl_micro_cfg cfg = {.threads = (unsigned)threads, .max_cycles = max_cycles, .ranks = ranks};
-    sys_ctl ctl = {CLI_MAX_SUPERSTEP_CYCLES, cli_watch_eng(&w)};
+    o.cfg.ranks = ranks;
     wl_micro_table t = {0};
-    double t0 = cli_now();
-    rc = wl_micro_run_ctl(&m, name, &cfg, &ctl, &t, e);
-    double host = cli_now() - t0;
-    cli_watch_clear(&w);
-    if (rc != ERR_OK) {
-        rc = cli_report_err(cmd, e);
-    } else {
-        print_table(stdout, &m, &t, host);
-        if (csv && rank_id(ranks) == 0) {
-            char *text = wl_micro_csv(&t);
-            rc = cli_write_file(cmd, csv, text, strlen(text));
-            free(text);
-        }
-        if (json_path && rank_id(ranks) == 0 && rc == 0)
-            rc = write_json(&inv, json_path, &m, &t, host, name, (unsigned)threads, max_cycles,
-                            progress);
-    }
+    cli_ctx_start(&x);
+    rc = wl_micro_run_ctl(&x.m, o.name, &o.cfg, &x.ctl, &t, e);
+    cli_ctx_stop(&x, NULL);
+    rc = rc != ERR_OK ? cli_report_err(x.inv.cmd, e) : micro_out(&x, &o, &t);
+    cli_ctx_close(&x);
     wl_micro_table_free(&t);
     free(e);
     return rc;

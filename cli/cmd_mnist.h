@@ -1,7 +1,7 @@
-/* cmd_mnist.h: what `ipusim mnist`'s two halves share, internal to cli/: cmd_mnist.c (the
- * options, the datasets, the reference run) and cmd_mnist_sim.c (the run on a simulated IPU).
- * Both print the tutorial's progress lines through mnist_epoch and mnist_call, and write the
- * same JSON document through mnist_json, the simulated run adding its members. */
+/* cmd_mnist.h: what `ipusim mnist`'s files share, internal to cli/. Calls run one way:
+ * cmd_mnist.c (the command, the datasets, the reference run) -> cmd_mnist_sim.c (the run on
+ * simulated IPUs) -> cmd_mnist_opts.c (the option table, and what both runs print and write
+ * from the options: the progress lines, the plan line, the JSON document). */
 #ifndef IPUSIM_CLI_CMD_MNIST_H
 #define IPUSIM_CLI_CMD_MNIST_H
 
@@ -18,48 +18,35 @@
 
 #define MNIST_CMD "mnist"
 
-/* The command line, parsed. */
+/* The runs an option belongs to (cli_opt.modes), the one rule the checks after parsing apply
+ * (and the help states): MNIST_SIM, the simulated run only (refused with --reference);
+ * MNIST_TRAIN, training only (refused with --epochs 0, which trains nothing); MNIST_PIPE, a
+ * pipeline over several IPUs only (refused with --strategy sharded or --ipus 1);
+ * MNIST_SIM_ECHO, echoed in the simulated run's JSON only. */
+enum { MNIST_SIM = 1, MNIST_TRAIN = 2, MNIST_PIPE = 4, MNIST_SIM_ECHO = 8 };
+/* cli_ctx.first's index of each */
+enum { MNIST_FIRST_SIM, MNIST_FIRST_TRAIN, MNIST_FIRST_PIPE };
+
+/* The command line, parsed: the options write straight into the workload's configuration c
+ * (c.run is the reference trainer's), the shared ones into the run context x, and the few
+ * that are the command's own here. */
 typedef struct mnist_opts {
-    mref_cfg cfg;
-    int reference;
-    const char *dataset, *save, *load, *json;
-    const mspec *net; /* --network: the layer table trained (the simulated run: the tutorial's) */
-    /* the simulated run only */
-    cli_machine mo;
-    mach m;                /* --machine and --set, resolved */
-    int threads;           /* host threads; 0: the online CPUs */
-    int depth;             /* infeed and outfeed buffering */
-    host_cfg host;         /* the infeed's host: --loaders, --prep-us, --host-dist, --callback-us */
-    sim_time drain_ps;     /* the outfeed's host: --drain-us */
-    strm_mode out_mode;    /* --output-mode */
-    uint32_t out_n;        /* its N (every:N), else 1 */
-    int steps;             /* --steps: list the first N program steps of training */
-    int ipus;              /* --ipus */
-    int progress;          /* --progress */
-    mnet_dtype dtype;      /* --dtype */
-    uint64_t max_step;     /* --max-superstep-cycles */
-    int sharded;           /* --strategy sharded (else pipelined) */
-    int schedule;          /* --schedule: a pipe_kind */
-    const char *pipe_only; /* the first of --schedule, --recompute given: only a pipeline
-                            * over several IPUs takes them */
-    int recompute;         /* --recompute on|off (default on, as PopTorch pipelines) */
-    int replicas;          /* --replicas R */
-    int io_tiles;          /* --io-tiles N */
-    int offload;           /* --offload-optimiser: AdamW's m and v in remote buffers */
-    int mapping;           /* --mapping: mnet_mapping (sample, planned) */
-    int plan;              /* --plan: the planned operations' estimates against the run */
-    const char *stages;    /* --stages: the IPU of each block, or NULL */
-    uint32_t stage_ipu[4]; /* resolved */
-    int max_calls;         /* --max-calls: train on the first N host calls' images (0: all) */
-    int test_images;       /* --test-images: test on the first N test images (0: all) */
-    cli_profile prof;      /* --profile and its options: the training run's profile */
-    const char *sim_only;  /* the first option given that only the simulated run takes, or NULL */
-    const char *train_only;  /* the first option given that only training takes, or NULL: with
-                             * --epochs 0 it would shape nothing (cmd_mnist.c, the table) */
-    struct rank_comm *ranks; /* the run's MPI ranks (base/rank.h): the simulated run spreads */
-    int rank_stats;          /* --rank-stats */
-    cli_inv inv;             /* the command as given, for the reports' config */
+    mnet_cfg c;    /* as the options set it; the simulated run derives its own (mnist_sim_cfg) */
+    cli_ctx x;     /* the machine, the profile, --json, the watch's options, the ranks */
+    int reference; /* --reference */
+    const char *dataset; /* --dataset NAME|DIR */
+    const char *save;    /* --save-weights DIR, or NULL */
+    const char *load;    /* --load-weights DIR, or NULL */
+    const char *stages;  /* --stages as given, or NULL (resolved into c.stage_ipu) */
+    int ipus;            /* --ipus: a replica's IPUs (0 until resolved) */
+    int sharded;         /* --strategy sharded (else pipelined) */
+    int max_calls;       /* --max-calls: train on the first N host calls' images (0: all) */
+    int test_images;     /* --test-images: test on the first N test images (0: all) */
+    int plan;            /* --plan: the planned operations' estimates against the run */
 } mnist_opts;
+
+/* The defaults of the option table (cmd_mnist_opts.c: cli_mnist_opts). */
+void mnist_opts_init(cli_ctx *x, void *cfg);
 
 /* The progress of a training run: the JSON items of its calls and epochs (arrays, NULL before
  * the first call). */
@@ -85,6 +72,8 @@ long mnist_trained(const mnist_opts *o, const mdata_split *train);
 /* The run's plan, the line after the dataset's: batch, calls, AdamW, seed, weights; `more`
  * ends the line ("" or "; ..."). */
 void mnist_print_plan(const mnist_opts *o, const mdata_split *train, const char *more);
+/* The outfeed mode as --output-mode takes it: all, final, sum, every:N. */
+const char *mnist_mode_name(const mnet_cfg *c, char *buf, size_t len);
 
 /* What a run measured, for its JSON document. */
 typedef struct mnist_result {
@@ -93,10 +82,9 @@ typedef struct mnist_result {
     long trained;
     json *extra;   /* further members of the document (an object), or NULL */
     const mach *m; /* the machine simulated, or NULL (the reference run) */
-    json *options; /* the simulated run's resolved options (an object), or NULL */
 } mnist_result;
-/* Write the JSON document to o->json whole (0) or not at all (2, after one line); res->extra
- * and res->options are freed. */
+/* Write the JSON document to --json whole (0) or not at all (2, after one line), its config's
+ * options from the table (the simulated run's with a machine); res->extra is freed. */
 int mnist_json(const mnist_opts *o, const char *dir, const mdata *d, const mnist_run *r,
                const mnist_result *res);
 
@@ -105,6 +93,6 @@ int mnist_json(const mnist_opts *o, const char *dir, const mdata *d, const mnist
 int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e);
 
 /* The simulated run on the loaded dataset: train, test, report; the exit status. */
-int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d);
+int cli_mnist_sim(mnist_opts *o, const char *dir, const mdata *d);
 
 #endif

@@ -59,8 +59,8 @@ typedef struct sim {
     size_t ncalls, cap;
     uint64_t epoch_end; /* the end cycle of the previous epoch's last call */
     uint32_t iters;     /* device iterations per host call */
-    cli_watch w;        /* Ctrl-C, SIGTERM, the heartbeat */
-    profile *pf;        /* --profile: the training run's */
+    cli_watch *w;       /* Ctrl-C, SIGTERM, the heartbeat: the run context's */
+    profile *pf;        /* --profile: the training run's (the run context's) */
     size_t list_steps;  /* --steps: the steps to list */
     int plan_report;    /* --plan: report the plans */
     char sets[512];     /* the --set overrides, as the headers name them (cli_machine_sets) */
@@ -71,7 +71,7 @@ typedef struct sim {
 
 static void on_epoch(void *ctx, int epoch, int epochs)
 {
-    cli_watch_clear(&((sim *)ctx)->w);
+    cli_watch_clear(((sim *)ctx)->w);
     mnist_epoch(&((sim *)ctx)->r, epoch, epochs);
 }
 
@@ -81,7 +81,7 @@ static void on_call(void *ctx, const mnet_call *c)
     uint64_t prev = s->ncalls ? s->ends[s->ncalls - 1] : 0;
     s->ends = xgrow(s->ends, &s->cap, s->ncalls + 1, sizeof *s->ends);
     s->ends[s->ncalls++] = c->end_cycle;
-    cli_watch_clear(&s->w);
+    cli_watch_clear(s->w);
     mnist_call(&s->r, &c->p);
     json *call = json_object_array_get_idx(s->r.calls, json_object_array_length(s->r.calls) - 1);
     json_put_u64(call, "end_cycle", c->end_cycle);
@@ -92,7 +92,7 @@ static void on_call(void *ctx, const mnet_call *c)
             "cycles", c->end_cycle - s->epoch_end);
     /* the heartbeat's expectation: the calls so far at their mean pace (the test pass aside) */
     uint64_t done = (uint64_t)(c->p.epoch - 1) * (uint64_t)c->p.calls + (uint64_t)c->p.call;
-    s->w.expect = c->end_cycle / done * (uint64_t)c->p.calls * (uint64_t)c->p.epochs;
+    s->w->expect = c->end_cycle / done * (uint64_t)c->p.calls * (uint64_t)c->p.epochs;
     if (s->pf && !(c->p.call == c->p.calls && c->p.epoch == c->p.epochs))
         profile_mark(s->pf, PROFILE_CALL, c->end_cycle); /* the last call ends the run */
     if (c->p.call == c->p.calls)
@@ -261,12 +261,6 @@ static void on_finished(void *ctx, int test, eng *g, const gr_exe *x, const mnet
     tile_balance(p, g, s->io_tiles);
     step_lines(p, g, x, s->list_steps);
     plan_sims(p, g, x, pi);
-}
-
-/* The outfeed mode as --output-mode takes it: all, final, sum, every:N. */
-static const char *mode_name(const mnet_cfg *c, char *buf, size_t len)
-{
-    return strm_mode_format(c->out_mode, c->out_n, buf, len);
 }
 
 /* ---- the report ---- */
@@ -630,7 +624,7 @@ static json *json_simulated(const sim *s, const mnet_cfg *c)
     json_put_u64(x, "clock_hz", c->m.clock_hz);
     json_put_u64(x, "host_threads", s->ph[s->ph[PH_TRAIN].seen ? PH_TRAIN : PH_TEST].threads);
     json_put_u64(x, "depth", c->depth);
-    json_put_str(x, "output_mode", mode_name(c, mode, sizeof mode));
+    json_put_str(x, "output_mode", mnist_mode_name(c, mode, sizeof mode));
     json_put_u64(x, "host_calls", s->ncalls);
     json *cc = json_put(x, "call_cycles", json_obj());
     json_put_num(cc, "mean", mean);
@@ -648,13 +642,13 @@ static json *json_simulated(const sim *s, const mnet_cfg *c)
  * and the --save-weights directory checked before the long run. */
 static int initial_weights(const mnist_opts *o, mref_net **net, err *e)
 {
-    if (!(*net = mref_create_net(o->net, 1, e)))
+    if (!(*net = mref_create_net(o->c.net, 1, e)))
         return e->status;
     if (o->load) {
         if (mref_load(*net, o->load, e))
             return e->status;
     } else {
-        mref_init(*net, o->cfg.seed);
+        mref_init(*net, o->c.run.seed);
     }
     return o->save ? mref_prepare_save(*net, o->save, e) : 0;
 }
@@ -673,7 +667,7 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *sets,
         snprintf(more, sizeof more,
                  "; depth %u, output mode %s, images as %s; host: %u loader%s, %.3g us an "
                  "image (%s), callback %.3g us%s",
-                 c->depth, mode_name(c, mode, sizeof mode), mnet_dtype_name(c->dtype),
+                 c->depth, mnist_mode_name(c, mode, sizeof mode), mnet_dtype_name(c->dtype),
                  c->host.loaders, c->host.loaders == 1 ? "" : "s", (double)c->host.prep_ps / 1e6,
                  host_dist_format(&c->host.dist, dist, sizeof dist),
                  (double)c->host.callback_ps / 1e6, c->drain_ps ? ", drain " : "");
@@ -702,44 +696,6 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *sets,
     fflush(stdout);
 }
 
-/* The simulated run's options as they were resolved, for the JSON's config (switches as 0
- * or 1, so that a sweep's CSV has them as columns). */
-static json *sim_options(const mnist_opts *o, const mnet_cfg *c)
-{
-    char mode[32], dist[64];
-    json *x = json_obj();
-    json_put_u64(x, "ipus", (uint64_t)o->ipus);
-    json_put_u64(x, "replicas", c->replicas);
-    json_put_str(x, "strategy", o->ipus < 2 ? "one-ipu" : c->pipelined ? "pipelined" : "sharded");
-    json_put_str(x, "schedule", pipe_kind_name(c->schedule));
-    json_put_u64(x, "recompute", (uint64_t)c->recompute);
-    json *st = json_put(x, "stages", json_arr());
-    for (int k = 0; k < 4; k++)
-        json_put_u64(st, NULL, c->stage_ipu[k]);
-    json_put_u64(x, "io_tiles", c->io_tiles);
-    json_put_str(x, "dtype", mnet_dtype_name(c->dtype));
-    json_put_u64(x, "depth", c->depth);
-    json_put_str(x, "output_mode", mode_name(c, mode, sizeof mode));
-    json_put_u64(x, "offload_optimiser", (uint64_t)c->offload);
-    json_put_str(x, "mapping", c->mapping == MNET_MAP_PLANNED ? "planned" : "sample");
-    json_put_u64(x, "threads", c->threads);
-    json_put_u64(x, "max_calls", (uint64_t)o->max_calls);
-    json_put_u64(x, "test_images", (uint64_t)o->test_images);
-    json *h = json_put(x, "host", json_obj());
-    json_put_u64(h, "loaders", c->host.loaders);
-    json_put_num(h, "prep_us", (double)c->host.prep_ps / 1e6);
-    json_put_str(h, "dist", host_dist_format(&c->host.dist, dist, sizeof dist));
-    json_put_u64(h, "seed", c->host.seed);
-    json_put_num(h, "callback_us", (double)c->host.callback_ps / 1e6);
-    json_put_num(h, "drain_us", (double)c->drain_ps / 1e6);
-    json_put_u64(x, "max_superstep_cycles", o->max_step);
-    json_put_u64(x, "steps", (uint64_t)o->steps);
-    json_put_u64(x, "plan", (uint64_t)o->plan);
-    json_put_u64(x, "rank_stats", (uint64_t)o->rank_stats);
-    cli_json_common(x, o->progress, &o->prof);
-    return x;
-}
-
 /* Train (if there are epochs), test, save the weights, report, as the reference run does.
  * The weights are saved once the whole run is over, so that a stop anywhere in it (training
  * or the test pass: ERR_STOPPED) writes none. 0 or the err's status. */
@@ -754,16 +710,16 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
     s->ph[PH_TRAIN].host_s = cli_now() - t0;
     s->ph[PH_TRAIN].images = mnist_trained(o, &d->train);
     if (rc) {
-        cli_watch_clear(&s->w);
+        cli_watch_clear(s->w);
         return rc;
     }
     t0 = cli_now();
     mnet_cfg tc = *c; /* the profile is the training run's */
     tc.ctl.watch.settled = NULL;
-    s->w.phase = "test pass"; /* its heartbeat says so, without the training's expectation */
-    s->w.expect = 0;
+    s->w->phase = "test pass"; /* its heartbeat says so, without the training's expectation */
+    s->w->expect = 0;
     rc = mnet_test(&tc, &d->test, params, acc, &h, e);
-    cli_watch_clear(&s->w);
+    cli_watch_clear(s->w);
     if (rc == ERR_STOPPED && strncmp(e->msg, "stopped at ", 11) == 0) { /* say which run */
         char *at = xstrdup(e->msg + 11);
         err_set(e, rc, "stopped in the test pass at %s", at);
@@ -771,9 +727,9 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
     }
     if (rc == 0 && cli_stopped()) /* asked for after the engine's last look */
         rc = err_set(e, ERR_STOPPED, "stopped after the test pass");
-    if (rc == 0 && o->save && rank_id(o->ranks) == 0)
+    if (rc == 0 && o->save && rank_id(o->x.ranks) == 0)
         rc = mref_save(net, o->save, e);
-    if (rank_size(o->ranks) > 1 && (rc = cli_ranks_agree(o->ranks, CMD, rc)) && !e->status)
+    if (rank_size(o->x.ranks) > 1 && (rc = cli_ranks_agree(o->x.ranks, CMD, rc)) && !e->status)
         err_set(e, rc, "rank 0 could not save the weights"); /* rank 0 says why */
     if (rc)
         return rc;
@@ -786,91 +742,42 @@ static int train_and_test(const mnet_cfg *c, const mnist_opts *o, const mdata *d
 
 int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
 {
-    if (mnet_defaults(c, e))
-        return e->status;
-    c->net = o->net;
-    c->run = o->cfg;
-    c->m = o->m;
-    c->m.nipus = (uint32_t)(o->ipus * o->replicas);
-    c->replicas = (uint32_t)o->replicas;
-    c->io_tiles = (uint32_t)o->io_tiles;
-    memcpy(c->stage_ipu, o->stage_ipu, sizeof c->stage_ipu);
-    c->threads = (unsigned)o->threads;
-    c->depth = (uint32_t)o->depth;
-    c->host = o->host;
-    c->drain_ps = o->drain_ps;
-    c->out_mode = o->out_mode;
-    c->out_n = o->out_n;
-    c->log_steps = (uint32_t)o->steps;
-    c->mapping = (mnet_mapping)o->mapping;
-    if (o->net != mspec_tutorial()) /* built from its table: every layer planned */
-        c->mapping = MNET_MAP_PLANNED;
+    *c = o->c;
+    c->m = o->x.m;
+    c->m.nipus = (uint32_t)o->ipus * c->replicas;
     if (c->mapping == MNET_MAP_PLANNED && c->log_steps < MNIST_PLAN_STEPS)
         c->log_steps = MNIST_PLAN_STEPS; /* enough to reach every planned step's first run */
-    c->dtype = o->dtype;
     c->pipelined = o->ipus > 1 && !o->sharded;
-    c->schedule = (pipe_kind)o->schedule;
-    c->recompute = o->recompute;
     if (o->ipus > 1 && o->sharded)
         mnet_as_sharded(c);
-    if (o->ipus * o->replicas > 64)
-        return err_set(e, ERR_INPUT, "--ipus %d x --replicas %d = %d IPUs: at most 64 (a POD64)",
-                       o->ipus, o->replicas, o->ipus * o->replicas);
-    c->offload = o->offload;
-    c->ranks = o->ranks;
-    if (sys_io_tiles_check(c->io_tiles, c->m.tiles_per_ipu, e) ||
-        mnet_check_network(c, o->cfg.epochs > 0, e) || mnet_check_output(c, e) ||
-        (o->cfg.epochs > 0 && mnet_check_pipeline(c, 1, e)) || mnet_check_pipeline(c, 0, e))
+    if (c->m.nipus > 64)
+        return err_set(e, ERR_INPUT, "--ipus %d x --replicas %u = %u IPUs: at most 64 (a POD64)",
+                       o->ipus, c->replicas, c->m.nipus);
+    c->ranks = o->x.ranks;
+    int train = c->run.epochs > 0;
+    if (sys_io_tiles_check(c->io_tiles, c->m.tiles_per_ipu, e) || mnet_check_network(c, train, e) ||
+        mnet_check_output(c, e) || (train && mnet_check_pipeline(c, 1, e)) ||
+        mnet_check_pipeline(c, 0, e))
         return e->status;
     return 0;
 }
 
-int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
+/* The simulated run's JSON document (rank 0). */
+static int sim_json(const mnist_opts *o, const char *dir, const mdata *d, const sim *s,
+                    const mnet_cfg *c, double acc)
 {
-    err *e = xcalloc(1, sizeof *e);
-    sim *s = xcalloc(1, sizeof *s);
-    s->list_steps = (size_t)o->steps;
-    s->plan_report = o->plan;
-    mnet_cfg c;
-    mref_net *net = NULL;
-    double acc = 0.0;
-    int rc = mnist_sim_cfg(o, &c, e) || initial_weights(o, &net, e);
-    if (rc == 0 && cli_profile_new(CMD, &o->prof, &c.m, &s->pf) != 0) {
-        mref_destroy(net);
-        free(s);
-        free(e);
-        return 2;
-    }
-    if (rc == 0) {
-        cli_watch_begin(&s->w, CMD, o->progress);
-        c.ctl = (sys_ctl){o->max_step, cli_watch_eng(&s->w)};
-        profile_attach(s->pf, &c.ctl.watch);
-        if (rc == 0) {
-            cli_machine_sets(&o->mo, &c.m, s->sets, sizeof s->sets);
-            s->io_tiles = c.io_tiles;
-            print_head(o, &c, s->sets, dir, d);
-            uint64_t w0, n0, w1, n1;
-            rank_waited(o->ranks, &w0, &n0);
-            rc = train_and_test(&c, o, d, s, net, &acc, e);
-            rank_waited(o->ranks, &w1, &n1);
-            if (o->rank_stats)
-                cli_rank_stats(o->ranks, s->ph[PH_TRAIN].host_s + s->ph[PH_TEST].host_s, w1 - w0,
-                               n1 - n0);
-        }
-    }
-    if (rc) {
-        rc = cli_report_err(CMD, e);
-    } else if (o->json && rank_id(o->ranks) == 0) {
-        mnist_result res = {.mode = "simulated",
-                            .m = &c.m,
-                            .options = sim_options(o, &c),
-                            .test_acc = acc,
-                            .train_s = s->ph[PH_TRAIN].host_s,
-                            .test_s = s->ph[PH_TEST].host_s,
-                            .trained = s->ph[PH_TRAIN].images,
-                            .extra = json_simulated(s, &c)};
-        rc = mnist_json(o, dir, d, &s->r, &res);
-    }
+    mnist_result res = {.mode = "simulated",
+                        .m = &c->m,
+                        .test_acc = acc,
+                        .train_s = s->ph[PH_TRAIN].host_s,
+                        .test_s = s->ph[PH_TEST].host_s,
+                        .trained = s->ph[PH_TRAIN].images,
+                        .extra = json_simulated(s, c)};
+    return mnist_json(o, dir, d, &s->r, &res);
+}
+
+static void free_sim(sim *s)
+{
     for (int k = 0; k < PH_N; k++) {
         free(s->ph[k].split);
         json_object_put(s->ph[k].split_json);
@@ -880,8 +787,47 @@ int cli_mnist_sim(const mnist_opts *o, const char *dir, const mdata *d)
     }
     mnist_run_free(&s->r);
     free(s->ends);
-    profile_free(s->pf);
     free(s);
+}
+
+int cli_mnist_sim(mnist_opts *o, const char *dir, const mdata *d)
+{
+    cli_ctx *x = &o->x;
+    err *e = xcalloc(1, sizeof *e);
+    sim *s = xcalloc(1, sizeof *s);
+    s->list_steps = o->c.log_steps;
+    s->plan_report = o->plan;
+    mnet_cfg c;
+    mref_net *net = NULL;
+    double acc = 0.0;
+    int rc = mnist_sim_cfg(o, &c, e) || initial_weights(o, &net, e);
+    x->m = c.m; /* the profile's machine: every replica's IPUs */
+    if (rc == 0 && cli_ctx_begin(x) != 0) {
+        mref_destroy(net);
+        free_sim(s);
+        free(e);
+        return 2;
+    }
+    if (rc == 0) {
+        c.ctl = x->ctl;
+        s->w = &x->w;
+        s->pf = x->pf;
+        cli_machine_sets(&x->mo, &c.m, s->sets, sizeof s->sets);
+        s->io_tiles = c.io_tiles;
+        print_head(o, &c, s->sets, dir, d);
+        cli_ctx_start(x);
+        rc = train_and_test(&c, o, d, s, net, &acc, e);
+        cli_ctx_stop(x, NULL);
+        x->host = s->ph[PH_TRAIN].host_s + s->ph[PH_TEST].host_s;
+        if (x->rank_stats)
+            cli_rank_stats(x->ranks, x->host, x->wait, x->calls);
+    }
+    if (rc)
+        rc = cli_report_err(CMD, e);
+    else if (x->json && rank_id(x->ranks) == 0)
+        rc = sim_json(o, dir, d, s, &c, acc);
+    free_sim(s);
+    profile_free(x->pf);
     mref_destroy(net);
     free(e);
     return rc;

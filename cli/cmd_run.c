@@ -102,186 +102,221 @@ static int run_again(const sys_cfg *cfg, const isa_prog *prog, const eng_stop *a
     return eng_run(sys_engine(*s), e);
 }
 
-/* What the JSON config echoes besides the program: the options as resolved. */
-typedef struct run_echo {
-    uint64_t max_cycles, max_step;
-    int progress, rank_stats;
-    const dump *dumps;
-    unsigned ndumps;
-    const cli_profile *po;
-} run_echo;
+/* The command's configuration: the program, the system's (its threads and cycle limit; the
+ * machine and the rest come from the run context) and the dumps. */
+typedef struct dumps {
+    dump v[MAX_DUMPS];
+    unsigned n;
+} dumps;
+typedef struct run_opts {
+    const char *path;
+    sys_cfg sys;
+    dumps d;
+} run_opts;
+
+/* --dump-mem IPU:TILE:ADDR:LEN (repeatable). */
+static int take_dump(const char *cmd, int argc, char **argv, int *i, void *dst)
+{
+    dumps *d = dst;
+    const char *v = NULL;
+    if (d->n == MAX_DUMPS) {
+        fprintf(stderr, "ipusim run: at most %d --dump-mem options\n", MAX_DUMPS);
+        return 2;
+    }
+    int rc = cli_value(cmd, argc, argv, i, &v);
+    return rc ? rc : parse_dump(v, &d->v[d->n++]);
+}
+
+static json *echo_dumps(const cli_ctx *x, const void *dst)
+{
+    const dumps *d = dst;
+    json *a = json_arr();
+    (void)x;
+    for (unsigned k = 0; k < d->n; k++)
+        json_put_str(a, NULL, d->v[k].text);
+    return a;
+}
+
+/* PROG: one program. */
+static int take_prog(cli_ctx *x, void *cfg, const char *a)
+{
+    run_opts *o = cfg;
+    (void)x;
+    if (a[0] == '-' && a[1] != '\0')
+        return -1;
+    if (o->path) {
+        fprintf(stderr, "ipusim run: more than one program given ('%s', '%s')\n", o->path, a);
+        return 2;
+    }
+    o->path = a;
+    return 0;
+}
+
+static void run_init(cli_ctx *x, void *cfg)
+{
+    run_opts *o = cfg;
+    (void)x;
+    o->sys.max_cycles = 10000000000ull;
+}
+
+/* clang-format off */
+static const cli_opt rows[] = {
+    CLI_ROW_MACHINE,
+    {.name = "--ipus", .kind = CLI_U64, .ctx = 1, .off = offsetof(cli_ctx, ipus), .min = 1,
+     .max = 1024, .arg = "N",
+     .help = "IPUs in the system (default: the machine's nipus, 1);\n"
+             "the same as --set nipus=N"},
+    CLI_ROW_TILES(1),
+    {.name = "--threads", .kind = CLI_U32, .off = offsetof(run_opts, sys.threads), .min = 1,
+     .max = 1024, .arg = "N", .help = "host threads (default: online CPUs)", .key = "threads",
+     .echo = cli_echo_threads},
+    CLI_ROW_MAX_CYCLES(run_opts, sys.max_cycles, ""),
+    CLI_ROW_MAX_STEP(),
+    CLI_ROW_PROGRESS(),
+    {.name = "--dump-mem", .kind = CLI_TAKE, .off = offsetof(run_opts, d), .take = take_dump,
+     .arg = "I:T:ADDR:LEN", .key = "dump_mem", .echo = echo_dumps,
+     .help = "print LEN bytes of tile T of IPU I from ADDR (repeatable)"},
+    CLI_ROW_JSON_REPORT,
+    CLI_ROW_OUT(""),
+    CLI_ROW_RANK_STATS(),
+    CLI_ROW_PROFILE,
+};
+
+const cli_table cli_run_opts = {
+    .cmd = "run", CLI_ROWS(rows), .col = 24, .profile = 1, .cfg_size = sizeof(run_opts),
+    .init = run_init, .pos = take_prog,
+    .head =
+     "usage: ipusim run PROG.s|PROG.bin [options]\n"
+     "\n"
+     "Loads the program on every tile of every IPU (each tile reads its ids from the control\n"
+     "registers $tile and $ipu), runs it to completion and prints a report. PROG is an image\n"
+     "(it starts with the magic IPUSIMX1) or assembly text; a file that is neither (a NUL or\n"
+     "another control byte than tab, CR, LF, FF early on), unless named .s, is refused.\n"
+     "\n",
+    .tail =
+     "\n"
+     "A superstep past --max-superstep-cycles (0: no limit) is a fault naming the tiles still\n"
+     "running. Ctrl-C or SIGTERM stops the run when the compute round under way ends (a round\n"
+     "runs each tile at most 2^20 cycles), with one line naming, per IPU, the tiles still\n"
+     "computing (and their pc) and the tiles waiting at syncs; nothing else is printed or\n"
+     "written.\n"
+     "\n"
+     "Under 'mpirun -np R ipusim run ...' the R processes share the IPUs (whole boxes per\n"
+     "process where it can) and give the same report, dumps and JSON as one process; rank 0\n"
+     "writes them (docs/scale-out.md).\n"
+     "\n"
+     "Exit status: 0 ok, 1 assembly errors, 2 bad options or files, 3 simulated fault or\n"
+     "stopped (Ctrl-C, SIGTERM).\n",
+};
+/* clang-format on */
 
 /* The JSON report, its config's options: the program (its path, size and CRC-32: which file
- * ran), the host threads, the limits, the dumps and the rest (run_echo). 0 or 2. */
-static int json_report(const cli_inv *inv, const char *json_path, const eng *g, const char *path,
-                       double host, const run_echo *x)
+ * ran), then the table's echo. 0 or 2. */
+static int json_report(const cli_ctx *x, const eng *g, const run_opts *o)
 {
     err e;
     size_t len = 0;
-    char *bytes = file_read(path, (size_t)1 << 30, &len, &e);
+    char *bytes = file_read(o->path, (size_t)1 << 30, &len, &e);
     unsigned long crc =
         crc32_z(crc32(0L, Z_NULL, 0), (const unsigned char *)bytes, bytes ? len : 0);
     free(bytes);
-    json *o = json_obj(), *prog = json_put(o, "program", json_obj());
+    json *opts = json_obj(), *prog = json_put(opts, "program", json_obj());
     char hex[16];
     snprintf(hex, sizeof hex, "%08lx", crc);
-    json_put_str(prog, "path", path);
+    json_put_str(prog, "path", o->path);
     json_put_u64(prog, "bytes", len);
     json_put_str(prog, "crc32", hex);
-    json_put_u64(o, "threads", eng_threads(g));
-    json_put_u64(o, "max_cycles", x->max_cycles);
-    json_put_u64(o, "max_superstep_cycles", x->max_step);
-    json *dumps = json_put(o, "dump_mem", json_arr());
-    for (unsigned d = 0; d < x->ndumps; d++)
-        json_put_str(dumps, NULL, x->dumps[d].text);
-    json_put_u64(o, "rank_stats", (uint64_t)x->rank_stats);
-    cli_json_common(o, x->progress, x->po);
-    int rc = cli_report_json(inv, json_path, g, path, host, NULL, o);
+    cli_echo(&cli_run_opts, x, o, opts, 0);
+    return cli_report_json(&x->inv, x->json, g, o->path, x->host, NULL, opts);
+}
+
+/* The system with the program loaded (*s), every rank agreeing it started. 0 or the status
+ * after one line. */
+static int start(cli_ctx *x, run_opts *o, isa_prog *prog, sys **s, err *e)
+{
+    const char *cmd = x->inv.cmd;
+    int rc = cli_load_prog(cmd, o->path, prog);
+    *s = rc ? NULL : sys_new(&o->sys, e);
+    if (!rc && !*s)
+        rc = cli_report_err(cmd, e);
+    if (!rc && (rc = eng_load(sys_engine(*s), prog, e)) != ERR_OK)
+        rc = cli_report_err(cmd, e);
+    if (rank_size(x->ranks) > 1) /* a rank that could not start stops them all */
+        rc = cli_ranks_agree(x->ranks, cmd, rc);
     return rc;
+}
+
+/* After a run that finished or faulted: the report, the dumps, the JSON, the profile. */
+static int finish(cli_ctx *x, const run_opts *o, eng *g, int rc, const err *e)
+{
+    if (rc == ERR_FAULT)
+        cli_report_err(x->inv.cmd, e);
+    cli_report_text(stdout, &x->inv, g, o->path, x->host);
+    for (unsigned d = 0; d < o->d.n; d++) {
+        const dump *p = &o->d.v[d];
+        eng_share_mem(g, (uint32_t)p->ipu, (uint32_t)p->tile, (uint32_t)p->addr, (uint32_t)p->len);
+        print_dump(g, p);
+    }
+    if (x->json && rank_id(x->ranks) == 0 && json_report(x, g, o) != 0 && rc == ERR_OK)
+        rc = ERR_INPUT;
+    if (rc == ERR_OK && cli_ctx_profile(x, g, o->path) != 0)
+        rc = ERR_INPUT;
+    return rc;
+}
+
+/* Resolve the machine and check the dumps against it, then open the profile and the watch. */
+static int prepare(cli_ctx *x, run_opts *o)
+{
+    int rc = cli_ctx_machine(x, NULL);           /* --ipus N is --set nipus=N */
+    for (unsigned d = 0; d < o->d.n && !rc; d++) /* checked before the run, not after it */
+        rc = check_dump(&o->d.v[d], &x->m);
+    if (rc || (rc = cli_ctx_begin(x)) != 0)
+        return rc;
+    o->sys.m = x->m;
+    o->sys.ctl = x->ctl;
+    o->sys.ranks = x->ranks;
+    return 0;
 }
 
 static int run_cmd(int argc, char **argv, rank_comm *ranks)
 {
-    const char *cmd = "run", *path = NULL, *json_path = NULL;
-    cli_machine mo = {0};
-    const cli_inv inv = {cmd, argc, argv, &mo};
-    uint64_t ipus = 0, tiles = 0, threads = 0, max_cycles = 10000000000ull;
-    uint64_t max_step = CLI_MAX_SUPERSTEP_CYCLES;
-    dump dumps[MAX_DUMPS];
-    unsigned ndumps = 0;
-    int rc = 0, r, progress = 0, rank_stats = 0;
-    cli_profile po;
-    cli_profile_init(&po);
-    for (int i = 1; i < argc && rc == 0; i++) {
-        const char *a = argv[i], *v = NULL;
-        if (a[0] != '-' || a[1] == '\0') {
-            if (path) {
-                fprintf(stderr, "ipusim run: more than one program given ('%s', '%s')\n", path, a);
-                return 2;
-            }
-            path = a;
-        } else if ((r = cli_machine_opt(cmd, argc, argv, &i, &mo)) >= 0) {
-            rc = r;
-        } else if ((r = cli_profile_opt(cmd, argc, argv, &i, &po)) >= 0) {
-            rc = r;
-        } else if (strcmp(a, "--ipus") == 0) {
-            rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &ipus);
-        } else if (strcmp(a, "--tiles") == 0) {
-            rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1u << 16, &tiles);
-        } else if (strcmp(a, "--threads") == 0) {
-            rc = cli_opt_u64(cmd, argc, argv, &i, 1, 1024, &threads);
-        } else if (strcmp(a, "--max-cycles") == 0) {
-            rc = cli_opt_u64(cmd, argc, argv, &i, 1, UINT64_MAX / 2, &max_cycles);
-        } else if (strcmp(a, "--max-superstep-cycles") == 0) {
-            rc = cli_opt_u64(cmd, argc, argv, &i, 0, UINT64_MAX / 2, &max_step);
-        } else if (strcmp(a, "--progress") == 0) {
-            progress = 1;
-        } else if (strcmp(a, "--rank-stats") == 0) {
-            rank_stats = 1;
-        } else if (strcmp(a, "--dump-mem") == 0) {
-            if (ndumps == MAX_DUMPS) {
-                fprintf(stderr, "ipusim run: at most %d --dump-mem options\n", MAX_DUMPS);
-                return 2;
-            }
-            rc = cli_value(cmd, argc, argv, &i, &v);
-            if (!rc)
-                rc = parse_dump(v, &dumps[ndumps++]);
-        } else if (strcmp(a, "--json") == 0) {
-            rc = cli_value(cmd, argc, argv, &i, &json_path);
-        } else {
-            return cli_unknown(cmd, a);
-        }
-    }
+    cli_ctx x;
+    run_opts o = {0};
+    cli_ctx_init(&x, "run", argc, argv, ranks);
+    run_init(&x, &o);
+    int rc = cli_parse(&cli_run_opts, &x, &o, argc, argv);
     if (rc)
         return rc;
-    if (!path) {
+    if (!o.path) {
         fprintf(stderr, "ipusim run: no program given (see 'ipusim help run')\n");
         return 2;
     }
+    if ((rc = prepare(&x, &o)) != 0)
+        return rc;
     err e;
     err_clear(&e);
-    cli_watch w;
-    cli_watch_begin(&w, cmd, progress);
-    sys_cfg cfg = {.threads = (unsigned)threads,
-                   .max_cycles = max_cycles,
-                   .ctl = {max_step, cli_watch_eng(&w)},
-                   .ranks = ranks};
-    rc = cli_machine_resolve(cmd, &mo, &cfg.m);
-    if (rc)
-        return rc;
-    if ((rc = cli_ipus(cmd, ipus, &mo, NULL, &cfg.m)) != 0) /* --ipus N is --set nipus=N */
-        return rc;
-    if ((rc = cli_tiles(cmd, tiles, &cfg.m)) != 0)
-        return rc;
-    for (unsigned d = 0; d < ndumps; d++) /* checked before the run, not after it */
-        if ((rc = check_dump(&dumps[d], &cfg.m)) != 0)
-            return rc;
-
-    profile *pf;
-    if ((rc = cli_profile_new(cmd, &po, &cfg.m, &pf)) != 0)
-        return rc;
-    profile_attach(pf, &cfg.ctl.watch);
     isa_prog prog;
     memset(&prog, 0, sizeof prog);
-    rc = cli_load_prog(cmd, path, &prog);
-    sys *s = rc ? NULL : sys_new(&cfg, &e);
-    if (!rc && !s)
-        rc = cli_report_err(cmd, &e);
-    if (!rc && (rc = eng_load(sys_engine(s), &prog, &e)) != ERR_OK)
-        rc = cli_report_err(cmd, &e);
-    if (rank_size(ranks) > 1) /* a rank that could not start stops them all */
-        rc = cli_ranks_agree(ranks, cmd, rc);
-    if (rc) {
-        sys_free(s);
-        isa_prog_free(&prog);
-        profile_free(pf);
-        return rc;
+    sys *s = NULL;
+    if ((rc = start(&x, &o, &prog, &s, &e)) == 0) {
+        cli_ctx_start(&x);
+        rc = eng_run(sys_engine(s), &e);
+        eng_stop at;
+        if (rc == ERR_FAULT && eng_fault_stop(sys_engine(s), &at)) /* several ranks */
+            rc = run_again(&o.sys, &prog, &at, &s, &e);
+        cli_ctx_stop(&x, s ? sys_engine(s) : NULL);
+        if (!s) /* no memory for the second system: every rank alike */
+            rc = cli_report_err(x.inv.cmd, &e);
+        else if (rc == ERR_OK || rc == ERR_FAULT) /* stopped: no report, no dump, no JSON */
+            rc = finish(&x, &o, sys_engine(s), rc, &e);
+        else
+            rc = cli_report_err(x.inv.cmd, &e);
+        if (s)
+            cli_ctx_close(&x);
     }
-    eng *g = sys_engine(s);
-    uint64_t wait0, calls0, wait1, calls1;
-    rank_waited(ranks, &wait0, &calls0);
-    double t0 = cli_now();
-    if (rc == ERR_OK)
-        rc = eng_run(g, &e);
-    eng_stop at;
-    if (rc == ERR_FAULT && eng_fault_stop(g, &at)) /* several ranks */
-        rc = run_again(&cfg, &prog, &at, &s, &e);
-    if (!s) { /* no memory for the second system: every rank alike */
-        cli_watch_clear(&w);
-        isa_prog_free(&prog);
-        profile_free(pf);
-        return cli_report_err(cmd, &e);
-    }
-    g = sys_engine(s);
-    double host = cli_now() - t0;
-    rank_waited(ranks, &wait1, &calls1);
-    cli_watch_clear(&w);
-    if (rc == ERR_OK || rc == ERR_FAULT) { /* stopped: no report, no dump, no JSON */
-        if (rc == ERR_FAULT)
-            cli_report_err(cmd, &e);
-        cli_report_text(stdout, &inv, g, path, host);
-        for (unsigned d = 0; d < ndumps; d++) {
-            eng_share_mem(g, (uint32_t)dumps[d].ipu, (uint32_t)dumps[d].tile,
-                          (uint32_t)dumps[d].addr, (uint32_t)dumps[d].len);
-            print_dump(g, &dumps[d]);
-        }
-        const run_echo x = {max_cycles, max_step, progress, rank_stats, dumps, ndumps, &po};
-        if (json_path && rank_id(ranks) == 0 &&
-            json_report(&inv, json_path, g, path, host, &x) != 0 && rc == ERR_OK)
-            rc = ERR_INPUT;
-        if (pf && rc == ERR_OK) {
-            profile_finish(pf, g, NULL, path);
-            if (cli_profile_done(pf, cmd, stdout) != 0)
-                rc = ERR_INPUT;
-        }
-    } else {
-        rc = cli_report_err(cmd, &e);
-    }
-    if (rank_stats)
-        cli_rank_stats(ranks, host, wait1 - wait0, calls1 - calls0);
     sys_free(s);
     isa_prog_free(&prog);
-    profile_free(pf);
+    profile_free(x.pf);
     return rc;
 }
 

@@ -14,41 +14,8 @@
 
 /* clang-format off */
 static const cli_cmd commands[] = {
-    {"run", cli_cmd_run, "assemble a program and run it on every tile of the system",
-     "usage: ipusim run PROG.s|PROG.bin [options]\n"
-     "\n"
-     "Loads the program on every tile of every IPU (each tile reads its ids from the control\n"
-     "registers $tile and $ipu), runs it to completion and prints a report. PROG is an image\n"
-     "(it starts with the magic IPUSIMX1) or assembly text; a file that is neither (a NUL or\n"
-     "another control byte than tab, CR, LF, FF early on), unless named .s, is refused.\n"
-     "\n"
-     CLI_MACHINE_HELP
-     "  --ipus N                 IPUs in the system (default: the machine's nipus, 1);\n"
-     "                           the same as --set nipus=N\n"
-     CLI_TILES_HELP
-     "  --threads N              host threads (default: online CPUs)\n"
-     CLI_MAX_CYCLES_HELP("10000000000")
-     CLI_WATCH_HELP
-     "  --dump-mem I:T:ADDR:LEN  print LEN bytes of tile T of IPU I from ADDR (repeatable)\n"
-     "  --json FILE              also write the report as JSON (its config: how it was run)\n"
-     "  --out DIR                the run as a directory: config.json, stats.json, report.txt\n"
-     "                           (and profile/), written whole when the run succeeds\n"
-     "  --rank-stats             after the report, per rank (MPI process): the run's host\n"
-     "                           time, the part spent in the ranks' collectives, peak memory\n"
-     PROFILE_HELP
-     "\n"
-     "A superstep past --max-superstep-cycles (0: no limit) is a fault naming the tiles still\n"
-     "running. Ctrl-C or SIGTERM stops the run when the compute round under way ends (a round\n"
-     "runs each tile at most 2^20 cycles), with one line naming, per IPU, the tiles still\n"
-     "computing (and their pc) and the tiles waiting at syncs; nothing else is printed or\n"
-     "written.\n"
-     "\n"
-     "Under 'mpirun -np R ipusim run ...' the R processes share the IPUs (whole boxes per\n"
-     "process where it can) and give the same report, dumps and JSON as one process; rank 0\n"
-     "writes them (docs/scale-out.md).\n"
-     "\n"
-     "Exit status: 0 ok, 1 assembly errors, 2 bad options or files, 3 simulated fault or\n"
-     "stopped (Ctrl-C, SIGTERM).\n"},
+    {"run", cli_cmd_run, "assemble a program and run it on every tile of the system", NULL,
+     &cli_run_opts},
     {"asm", cli_cmd_asm, "assemble a program into a binary image",
      "usage: ipusim asm PROG.s [-o OUT.bin]\n"
      "\n"
@@ -57,7 +24,7 @@ static const cli_cmd commands[] = {
      "instructions is one (there is nothing to run). An -o that is the input file (by any\n"
      "path) is refused.\n"
      "\n"
-     "Exit status: 0 ok, 1 assembly errors, 2 bad options or files.\n"},
+     "Exit status: 0 ok, 1 assembly errors, 2 bad options or files.\n", NULL},
     {"disasm", cli_cmd_disasm, "disassemble a binary image (or a .s file) to assembly",
      "usage: ipusim disasm PROG.bin|PROG.s [-o OUT.s]\n"
      "\n"
@@ -65,36 +32,14 @@ static const cli_cmd commands[] = {
      "included: every label where it was (.global for the global ones), branch targets and\n"
      "worker entries by their labels.\n"
      "\n"
-     "Exit status: 0 ok, 1 assembly errors (a .s input), 2 bad options or files.\n"},
-    {"gemm", cli_cmd_gemm, "C = A x B spread over every tile and worker of one IPU",
-     "usage: ipusim gemm [--m M] [--n N] [--k K] [options]\n"
-     "\n"
-     "Places random A (MxK) and B (KxN) in tile memory, runs the AMP codelet on all tiles\n"
-     "and their six workers, checks C against a plain C reference, and prints simulated\n"
-     "cycles and TFLOPS against the machine's fp32 peak.\n"
-     "\n"
-     "  --m M --n N --k K        sizes (default 1536 1472 512)\n"
-     CLI_MACHINE_HELP
-     CLI_TILES_HELP
-     "  --threads N              host threads (default: online CPUs)\n"
-     "  --seed N                 seed of the random inputs (default 1)\n"
-     CLI_MAX_CYCLES_HELP("10000000000")
-     CLI_WATCH_HELP
-     "  --no-check               skip the reference comparison\n"
-     "  --json FILE              also write the report as JSON (its config: how it was run)\n"
-     "  --out DIR                the run as a directory: config.json, stats.json, report.txt\n"
-     "                           (and profile/), written whole when the run succeeds\n"
-     PROFILE_HELP
-     "\n"
-     "Ctrl-C or SIGTERM stops the run, or the reference check after it (which takes longer),\n"
-     "with one line saying where; no report, no JSON.\n"
-     "\n"
-     "Exit status: 0 ok, 2 bad options or files, 3 a simulated fault (or C failed the\n"
-     "reference check), or stopped by Ctrl-C or SIGTERM (no report, no JSON).\n"},
+     "Exit status: 0 ok, 1 assembly errors (a .s input), 2 bad options or files.\n", NULL},
+    {"gemm", cli_cmd_gemm,
+     "C = A x B spread over every tile and worker of one IPU",
+     NULL, &cli_gemm_opts},
     {"isa-doc", cli_cmd_isa_doc, "print docs/isa.md, generated from the opcode table",
      "usage: ipusim isa-doc\n"
      "\n"
-     "Exit status: 0 ok, 2 bad options.\n"},
+     "Exit status: 0 ok, 2 bad options.\n", NULL},
     {"machine", cli_cmd_machine, "show a machine preset: every parameter, its unit and source",
      "usage: ipusim machine show [NAME|FILE] [--set KEY=VALUE ...]\n"
      "       ipusim machine list\n"
@@ -111,34 +56,10 @@ static const cli_cmd commands[] = {
      "Every command that simulates takes --machine and --set. Presets: machines/*.ini;\n"
      "how to write one: docs/machines.md.\n"
      "\n"
-     "Exit status: 0 ok, 2 bad options or preset files.\n"},
-    {"micro", cli_cmd_micro, "microbenchmarks: measured against implied and published figures",
-     "usage: ipusim micro [NAME|all] [options]\n"
-     "\n"
-     "Runs real tile programs on the simulated machine and prints what they measure next to\n"
-     "the figure the preset's parameters imply and the published figure (docs/sources.md,\n"
-     "Chip), with the differences in %. NAME is one of: xchg-latency, xchg-bandwidth, sync,\n"
-     "link, memory, amp, allreduce (default: all). Latencies (a ping-pong, less the fixed costs\n"
-     "of its instructions and syncs), syncs, memory, AMP and all-reduce come from the program's\n"
-     "own cycle counter ($ccount); the exchange and link bandwidths from the run's exchange\n"
-     "record.\n"
-     "docs/fabric.md, \"Microbenchmarks\", says what each row measures and how.\n"
-     "\n"
-     CLI_MACHINE_HELP
-     "  --threads N              host threads (default: online CPUs)\n"
-     CLI_MAX_CYCLES_HELP("100000000000, a program")
-     "  --csv FILE               also write the table as CSV (whole or not at all)\n"
-     "  --json FILE              also write it as JSON, with the config (how it was run)\n"
-     "  --out DIR                the run as a directory: config.json, stats.json, report.txt,\n"
-     "                           written whole when the run succeeds\n"
-     CLI_PROGRESS_HELP
-     "\n"
-     "Under 'mpirun -np R ipusim micro ...' each program's IPUs are shared out among the R\n"
-     "processes, which give the same table and CSV as one process; rank 0 writes them\n"
-     "(docs/scale-out.md).\n"
-     "\n"
-     "Exit status: 0 ok, 2 bad options or preset, 3 simulated fault or stopped by Ctrl-C or\n"
-     "SIGTERM (no table, no CSV).\n"},
+     "Exit status: 0 ok, 2 bad options or preset files.\n", NULL},
+    {"micro", cli_cmd_micro,
+     "microbenchmarks: measured against implied and published figures",
+     NULL, &cli_micro_opts},
     {"metrics", cli_cmd_metrics, "list every statistic of the JSON reports: column, unit, meaning",
      "usage: ipusim metrics [--command CMD] [COLUMN ...]\n"
      "\n"
@@ -155,7 +76,7 @@ static const cli_cmd commands[] = {
      "  COLUMN ...               only the lines of these columns (per_ipu.2.finish: the line\n"
      "                           per_ipu.N.finish); one that is no statistic is an error\n"
      "\n"
-     "Exit status: 0 ok, 2 bad options or a COLUMN that is no statistic.\n"},
+     "Exit status: 0 ok, 2 bad options or a COLUMN that is no statistic.\n", NULL},
     {"sweep", cli_cmd_sweep, "run a command over a grid of parameters, one CSV row per point",
      "usage: ipusim sweep --param SPEC [--param SPEC ...] [-j N] --out FILE.csv -- COMMAND ARGS\n"
      "\n"
@@ -184,153 +105,13 @@ static const cli_cmd commands[] = {
      "gets no row, so a re-run goes on from the rows written.\n"
      "\n"
      "Exit status: 0 every point ok, 1 some point failed (its status is in the CSV), 2 bad\n"
-     "options, unknown command, or a CSV that cannot be read or written, 3 stopped.\n"},
+     "options, unknown command, or a CSV that cannot be read or written, 3 stopped.\n", NULL},
     {"mnist", cli_cmd_mnist,
      "train the PopTorch tutorial's MNIST conv-net pipelined over simulated IPUs (--reference: on the host)",
-     "usage: ipusim mnist [--reference] [options]\n"
-     "\n"
-     "Trains the PopTorch tutorial's MNIST network (conv 1->10 k5, max-pool, ReLU; conv 10->20 k5,\n"
-     "max-pool, ReLU; linear 320->256, ReLU; linear 256->10; cross-entropy; AdamW) and tests it,\n"
-     "printing the tutorial's progress lines. By default as the tutorial: pipelined over four\n"
-     "simulated Mk2 IPUs (docs/pipelining.md), tested with pipelined inference, then a report of\n"
-     "the simulated run (docs/mnist.md, Report); --reference trains natively on the host in fp32\n"
-     "(the numerics oracle and speed baseline). The initial weights are the same in both.\n"
-     "\n"
-     "  --reference                train natively on the host\n"
-     "  --dataset NAME|DIR         mnist-digits (default; 8,000/2,000 real digits, 'make data'),\n"
-     "                             fashion-mnist (60,000/10,000; 'make data'), or a\n"
-     "                             directory with the four MNIST IDX files (raw or .gz)\n"
-     "  --network NAME             the layer table trained: tutorial (default) or wide (conv\n"
-     "                             1->16 k5 padding 2, pool, conv 16->32 k3 padding 1,\n"
-     "                             pool, linear 1568->128, linear 128->10); simulated, a\n"
-     "                             table other than the tutorial's runs on one IPU with\n"
-     "                             every layer planned (docs/mnist.md)\n"
-     "  --epochs N                 passes over the training set (default 3; 0: test only)\n"
-     "  --batch-size N             micro-batch (default 40)\n"
-     "  --gradient-accumulation N  micro-batches per weight update (default 10)\n"
-     "  --device-iterations N      weight updates per host call (default 10)\n"
-     "  --test-batch-size N        batch of the test pass (default 8)\n"
-     "  --learning-rate X          AdamW learning rate (default 0.001)\n"
-     "  --seed N                   seed of initialisation and shuffling (default 0)\n"
-     "  --save-weights DIR         write one .npy per PyTorch state_dict key once the run\n"
-     "                             (training and test pass) is over\n"
-     "  --load-weights DIR         start from such .npy files instead of the seeded initialisation\n"
-     "  --json FILE                also write per-call losses/accuracies, test accuracy, timings\n"
-     "                             and the config (version, command line, machine, options)\n"
-     "  --out DIR                  the run as a directory: config.json, stats.json, report.txt\n"
-     "                             (and profile/), written whole when the run succeeds\n"
-     "                             (and the simulated run's report)\n"
-     "  --max-calls N              train on the first N host calls' worth of images only\n"
-     "                             (shuffled among themselves; 0: all), for quick sweeps\n"
-     "  --test-images N            test on the first N test images only (0: all)\n"
-     "The simulated run only:\n"
-     "  --ipus N                   IPUs, 1 to 4 (default 4, 1 for a network other than the\n"
-     "                             tutorial's; 1: the whole network on one IPU)\n"
-     "  --strategy S               pipelined (default: each IPU a pipeline stage, micro-batches\n"
-     "                             in flight) or sharded (one micro-batch at a time)\n"
-     "  --stages a,b,c,d           the IPU of blocks B1 (conv1), B2 (conv2), B3 (layer3), B4\n"
-     "                             (layer4, loss); default block k on IPU floor(k N / 4)\n"
-     "  --schedule S               pipelined: grouped (default), interleaved or sequential\n"
-     "  --io-tiles N               N I/O tiles on the IPU taking the images: each micro-batch\n"
-     "                             lands there while the others compute, then is handed over\n"
-     "                             (fewer than the IPU's tiles: one at least computes)\n"
-     "  --replicas R               R copies of the model on R x --ipus IPUs, each its share of\n"
-     "                             the data, gradients all-reduced over the IPU-Links before\n"
-     "                             the update (a host call: batch x G x iterations x R images)\n"
-     "  --recompute on|off         pipelined training: stash only each stage's input and\n"
-     "                             recompute its forward before the backward (on, the default,\n"
-     "                             as PopTorch), or stash every activation the backward reads\n"
-     "  --offload-optimiser        keep AdamW's state (m, v) in remote buffers (Streaming\n"
-     "                             Memory), read in before each weight update, written back after\n"
-     "  --mapping sample|planned   the convolutions a sample a tile (default), or they and\n"
-     "                             the linear layers (forward and gradients) planned over the\n"
-     "                             whole IPU, pooling and the loss a sample a tile\n"
-     "                             (docs/planning.md)\n"
-     "  --steps N                  list the first N program steps of training with their cycles\n"
-     "  --dtype fp32|fp16|u8       the infeed's images: normalised fp32 (default); normalised\n"
-     "                             and rounded to fp16, widened on the device (f16_to_f32), half\n"
-     "                             the bytes; or their bytes, normalised on the device (norm_u8),\n"
-     "                             a quarter\n"
-     "  --threads N                host threads (default: the online CPUs)\n"
-     "  --depth N                  infeed and outfeed buffering depth, 1..255 (default 3)\n"
-     "  --loaders N                the infeed's host data-loader workers (default 1)\n"
-     "  --prep-us X                their mean time to prepare one image, us (default 1)\n"
-     "  --host-dist D              fixed | uniform:S | exp | bursty:P:K[:LEN] (default fixed;\n"
-     "                             docs/host.md)\n"
-     "  --callback-us X            the IPU asks for a buffer -> the host fills it, us (default 5)\n"
-     "  --drain-us X               host time to consume an outfeed buffer, us (default 0)\n"
-     "  --output-mode M            the outfeed: every micro-batch's loss and predictions (all,\n"
-     "                             the default, as the tutorial), each host call's last (final),\n"
-     "                             every N-th (every:N) or their sum over a call (sum)\n"
-     "  --rank-stats               after the report, per rank (MPI process): the run's host\n"
-     "                             time, the part spent in the ranks' collectives, peak memory\n"
-     "The training run's profile (docs/profiling.md; a window counts host calls or device\n"
-     "iterations):\n"
-     PROFILE_HELP
-     CLI_WATCH_HELP CLI_MACHINE_HELP
-     "\n"
-     "Which run takes which option, one rule refused in one line naming both: the options\n"
-     "under 'The simulated run only' (with --machine, --set, the profile's and the heartbeat's)\n"
-     "not with --reference; training's (--batch-size, --gradient-accumulation,\n"
-     "--device-iterations, --learning-rate, --max-calls, --steps, --recompute,\n"
-     "--offload-optimiser, --profile) not with --epochs 0, which only tests; a pipeline's\n"
-     "(--schedule, --recompute) not with --strategy sharded or --ipus 1. --strategy on one\n"
-     "IPU is moot (the JSON says one-ipu), kept so that sweeps cross it with --ipus.\n"
-     "\n"
-     "Ctrl-C or SIGTERM stops the run, in training or in the test pass (the simulated one\n"
-     "within a round, the reference before the next host call or after its test pass), with\n"
-     "one line; no weights, no JSON and no --out are written. With --progress the test pass's\n"
-     "heartbeat says so: 'ipusim mnist: test pass: cycle N, ...'.\n"
-     "\n"
-     "Under 'mpirun -np R ipusim mnist ...' the simulated run's IPUs are shared out among the\n"
-     "R processes in whole host-link groups (a box of 4 Mk2 IPUs: a replica each with\n"
-     "--replicas); the lines, report, weights and JSON are one process's, written by rank 0\n"
-     "(docs/scale-out.md). --reference runs as one process only.\n"
-     "\n"
-     "Exit status: 0 ok, 2 bad options, files or data, 3 a simulated fault or stopped\n"
-     "(Ctrl-C, SIGTERM).\n"},
+     NULL, &cli_mnist_opts},
     {"io-bench", cli_cmd_iobench,
      "stream micro-batches through the host link: prefetch depth, I/O tiles, dtype trade-offs",
-     "usage: ipusim io-bench [options]\n"
-     "\n"
-     "Per step each IPU streams in a micro-batch of images, converts and normalises them on the\n"
-     "tiles, does --work fp32 MACs per sample on the AMP units and streams results out. Reports\n"
-     "steps/s, samples/s and the time split by category (docs/host.md).\n"
-     "\n"
-     "  --batch N            samples per micro-batch, per IPU (default 40)\n"
-     "  --sample-px N        pixels per sample (default 784)\n"
-     "  --dtype fp32|fp16|int8  bytes on the link per pixel: 4, 2, 1 (default fp32)\n"
-     "  --work N             fp32 MACs per sample on the device (default 10000)\n"
-     "  --steps N            micro-batches per IPU (default 20)\n"
-     "  --io-tiles N         I/O tiles per IPU, even, fewer than its tiles (default 0: stream\n"
-     "                       copies are a phase)\n"
-     "  --outfeed MODE       all | final | sum | every:N (default all)\n"
-     "  --out-bytes N        result bytes per sample (default 40)\n"
-     "  --depth D            buffering (prefetch) depth, 1..255 (default 1)\n"
-     "  --loaders N          host data-loader workers (default 1)\n"
-     "  --prep-us X          mean host preparation time per sample, us (default 10)\n"
-     "  --host-dist D        fixed | uniform:S | exp | bursty:P:K[:LEN] (default fixed)\n"
-     "  --callback-us X      request -> host starts filling, us (default 5)\n"
-     "  --drain-us X         host time to consume an outfeed buffer, us (default 0)\n"
-     "  --seed N             host randomness (default 1)\n"
-     "  --ipus N --threads N IPUs (default: the machine's nipus, 1; the same as --set\n"
-     "                       nipus=N), host threads (default: online CPUs)\n"
-     "  --tiles N            tiles per IPU, at most the machine's (default: all of them; a\n"
-     "                       larger IPU: --set tiles_per_ipu=N)\n"
-     CLI_MACHINE_HELP
-     CLI_MAX_CYCLES_HELP("100000000000")
-     CLI_WATCH_HELP
-     "  --json FILE          also write the report as JSON (its config: how it was run)\n"
-     "  --out DIR            the run as a directory: config.json, stats.json, report.txt\n"
-     "                       (and profile/), written whole when the run succeeds\n"
-     PROFILE_HELP
-     "\n"
-     "Under 'mpirun -np R ipusim io-bench ...' the IPUs are shared out among the R processes\n"
-     "in whole host-link groups, so each host link's bookings stay in one process; the report,\n"
-     "JSON and profile are one process's, written by rank 0 (docs/scale-out.md).\n"
-     "\n"
-     "Exit status: 0 ok, 2 bad options or files, 3 simulated fault or stopped by Ctrl-C or\n"
-     "SIGTERM (no report, no JSON).\n"},
+     NULL, &cli_iobench_opts},
     {"profile", cli_cmd_profile, "a profile written by --profile: its summary again, its plots",
      "usage: ipusim profile DIR [--plot]\n"
      "\n"
@@ -343,9 +124,9 @@ static const cli_cmd commands[] = {
      "The trace, DIR/trace.json, opens in the Perfetto UI (ui.perfetto.dev) and in\n"
      "chrome://tracing; docs/profiling.md says how to read it and the pictures.\n"
      "\n"
-     "Exit status: 0 ok, 2 bad options, a missing or unreadable profile, or plotting failed.\n"},
+     "Exit status: 0 ok, 2 bad options, a missing or unreadable profile, or plotting failed.\n", NULL},
     /* ---- more subcommands register here ---- */
-    {NULL, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 /* clang-format on */
 
@@ -355,6 +136,14 @@ const cli_cmd *cli_find(const char *name)
         if (strcmp(c->name, name) == 0)
             return c;
     return NULL;
+}
+
+void cli_usage(const cli_cmd *c, FILE *f)
+{
+    if (c->opts)
+        cli_help(c->opts, f);
+    else
+        fputs(c->usage, f);
 }
 
 static void usage(FILE *f)
@@ -546,7 +335,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "ipusim help: unknown command '%s'\n", argv[2]);
             return 2;
         }
-        fputs(c->usage, stdout);
+        cli_usage(c, stdout);
         return report_written("help", 0);
     }
     const cli_cmd *c = cli_find(name);
@@ -560,7 +349,7 @@ int main(int argc, char **argv)
         return 2;
     for (int i = 1; i < n; i++) {
         if (strcmp(args[i], "--help") == 0 || strcmp(args[i], "-h") == 0) {
-            fputs(c->usage, stdout);
+            cli_usage(c, stdout);
             free_args(args, n);
             return report_written(name, 0);
         }
