@@ -208,6 +208,8 @@ double cli_now(void);
  * seconds (docs/timing.md, "Long runs"). The run context's default (cli_ctx_init), which the
  * help prints from there. */
 #define CLI_MAX_SUPERSTEP_CYCLES 8388608
+/* A fault past a cycle limit names the option that sets it. */
+#define CLI_LIMIT_NAMES ((tile_limit_names){"--max-cycles", "--max-superstep-cycles"})
 /* Install the SIGINT and SIGTERM handlers (once per process is enough; again is harmless):
  * the first signal sets the stop flag, the second ends the process. */
 void cli_stop_install(void);

@@ -755,9 +755,9 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
                        o->ipus, c->replicas, c->m.nipus);
     c->ranks = o->x.ranks;
     int train = c->run.epochs > 0;
-    if (sys_io_tiles_check(c->io_tiles, c->m.tiles_per_ipu, e) || mnet_check_network(c, train, e) ||
-        mnet_check_output(c, e) || (train && mnet_check_pipeline(c, 1, e)) ||
-        mnet_check_pipeline(c, 0, e))
+    if (sys_io_tiles_check("--io-tiles", c->io_tiles, c->m.tiles_per_ipu, e) ||
+        mnet_check_network(c, train, e) || mnet_check_output(c, e) ||
+        (train && mnet_check_pipeline(c, 1, e)) || mnet_check_pipeline(c, 0, e))
         return e->status;
     return 0;
 }

@@ -215,7 +215,7 @@ int cli_ctx_begin(cli_ctx *x)
     if (rc)
         return rc;
     cli_watch_begin(&x->w, x->inv.cmd, x->progress);
-    x->ctl = (sys_ctl){x->max_step, cli_watch_eng(&x->w)};
+    x->ctl = (sys_ctl){x->max_step, cli_watch_eng(&x->w), CLI_LIMIT_NAMES};
     profile_attach(x->pf, &x->ctl.watch);
     return 0;
 }

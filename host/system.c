@@ -25,6 +25,7 @@ sys *sys_new(const sys_cfg *c, err *e)
                   .threads = c->threads,
                   .max_cycles = c->max_cycles ? c->max_cycles : UINT64_MAX,
                   .max_superstep_cycles = c->ctl.max_superstep_cycles,
+                  .limit_names = c->ctl.limit_names,
                   .chunk_cycles = c->chunk_cycles,
                   .watch = c->ctl.watch,
                   .ranks = c->ranks,
@@ -64,12 +65,12 @@ xchg_sys *sys_fabric(const sys *s)
     return s->fabric;
 }
 
-int sys_io_tiles_check(uint32_t io_tiles, uint32_t tiles, err *e)
+int sys_io_tiles_check(const char *name, uint32_t io_tiles, uint32_t tiles, err *e)
 {
     if (io_tiles < tiles)
         return ERR_OK;
     return err_set(e, ERR_INPUT,
-                   "--io-tiles %u leaves no compute tile: an IPU has %u tiles (at most %u can be "
+                   "%s %u leaves no compute tile: an IPU has %u tiles (at most %u can be "
                    "I/O tiles)",
-                   io_tiles, tiles, tiles ? tiles - 1 : 0);
+                   name, io_tiles, tiles, tiles ? tiles - 1 : 0);
 }

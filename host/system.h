@@ -24,6 +24,9 @@ typedef struct sys_ctl {
      * last sync release (0: no limit; the CLI's default: CLI_MAX_SUPERSTEP_CYCLES) */
     uint64_t max_superstep_cycles;
     eng_watch watch; /* a stop flag and a heartbeat (hw/engine.h) */
+    /* how the command's user sets sys_cfg.max_cycles and the superstep limit, as a fault
+     * past one names them (the CLI: its options' names) */
+    tile_limit_names limit_names;
 } sys_ctl;
 
 typedef struct sys_cfg {
@@ -48,9 +51,10 @@ void sys_free(sys *s);
 eng *sys_engine(const sys *s);
 xchg_sys *sys_fabric(const sys *s);
 
-/* The one rule for a workload's I/O tiles (--io-tiles): the last io_tiles of an IPU of
- * `tiles` tiles take the host's stream copies, and at least one tile must be left to compute.
- * ERR_INPUT with e naming --io-tiles, the value and the IPU's tiles otherwise. */
-int sys_io_tiles_check(uint32_t io_tiles, uint32_t tiles, err *e);
+/* The one rule for a workload's I/O tiles: the last io_tiles of an IPU of `tiles` tiles take
+ * the host's stream copies, and at least one tile must be left to compute. ERR_INPUT with e
+ * naming the setting as the caller's user sets it (`name`: the CLI's "--io-tiles"), the value
+ * and the IPU's tiles otherwise. */
+int sys_io_tiles_check(const char *name, uint32_t io_tiles, uint32_t tiles, err *e);
 
 #endif

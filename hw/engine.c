@@ -718,7 +718,7 @@ static int first_fault(eng *g, uint64_t *at, err *e)
     if (!first)
         return ERR_OK;
     char buf[512];
-    tile_fault_text(first, buf, sizeof buf);
+    tile_fault_text(first, &g->cfg.limit_names, buf, sizeof buf);
     txt b = {0};
     txt_printf(&b, "%s", buf);
     g->past_first[0] = g->past_first[1] = UINT32_MAX;

@@ -75,6 +75,7 @@ typedef struct eng_cfg {
     /* A fault (FAULT_SUPERSTEP) when an instruction would issue more than this many cycles
      * after its tile's last sync release (or cycle 0); 0: no limit. */
     uint64_t max_superstep_cycles;
+    tile_limit_names limit_names; /* the two limits as a fault past one names them */
     uint64_t chunk_cycles; /* a round runs a tile at most this many cycles (0: ENG_CHUNK_CYCLES) */
     eng_watch watch;
     /* The run's ranks (base/rank.h); NULL or one rank: this process steps every IPU. With R

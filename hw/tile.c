@@ -65,7 +65,7 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 }
 
 /* The last cycle an instruction may issue at in this step, for a context going on from cycle
- * `now`: --max-cycles, the superstep's limit, or the end of the chunk, whichever comes first. */
+ * `now`: the run's cycle limit, the superstep's limit, or the end of the chunk, whichever comes first. */
 static uint64_t step_limit(const tile *t, const tile_cfg *cfg, uint64_t now)
 {
     uint64_t lim = min_u64(cfg->limit, add_sat(t->step_start, cfg->step_max));
@@ -92,7 +92,7 @@ static void fault(tile *t, int ctx)
 }
 
 /* A context stopped at this step's limit (its t: the cycle it would issue at next): past
- * --max-cycles or the superstep's limit is a fault (1, with c->fault set); else the chunk ran
+ * the run's cycle limit or the superstep's limit is a fault (1, with c->fault set); else the chunk ran
  * out (0): the context is saved as it was and goes on at the next step. */
 static int past_limit(tile *t, const tile_cfg *cfg, isa_cpu *c)
 {
@@ -392,17 +392,17 @@ void tile_set_fault(tile *t, isa_fault f, uint64_t cycle)
     fault(t, 0);
 }
 
-void tile_fault_text(const tile *t, char *buf, size_t len)
+void tile_fault_text(const tile *t, const tile_limit_names *names, char *buf, size_t len)
 {
     const isa_cpu *c = t->fault_ctx == 0 ? &t->sup : &t->wk[t->fault_ctx - 1];
-    char why[160];
+    char why[200];
     if (c->fault == FAULT_SUPERSTEP)
-        snprintf(why, sizeof why,
-                 "superstep exceeds --max-superstep-cycles %llu (started at cycle %llu)",
+        snprintf(why, sizeof why, "superstep exceeds %s %llu (started at cycle %llu)",
+                 names->superstep ? names->superstep : "the superstep limit",
                  (unsigned long long)t->fault_step_max, (unsigned long long)t->step_start);
-    else if (c->fault == FAULT_LIMIT) /* every command with a cycle limit takes the option */
-        snprintf(why, sizeof why, "run exceeds --max-cycles %llu",
-                 (unsigned long long)t->fault_limit);
+    else if (c->fault == FAULT_LIMIT)
+        snprintf(why, sizeof why, "run exceeds %s %llu",
+                 names->run ? names->run : "the cycle limit", (unsigned long long)t->fault_limit);
     else
         isa_fault_text(c, why, sizeof why);
     snprintf(buf, len, "ipu %u tile %u ctx %d pc 0x%x cycle %llu: %s", t->ipu, t->id, t->fault_ctx,

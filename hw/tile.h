@@ -31,8 +31,8 @@ typedef enum tile_state {
 typedef struct tile_cfg {
     uint32_t memsize;
     uint32_t ntiles, nipus;
-    uint64_t limit;    /* --max-cycles: last cycle an instruction may issue at */
-    uint64_t step_max; /* --max-superstep-cycles: an instruction may issue at most this many
+    uint64_t limit;    /* the run's cycle limit: last cycle an instruction may issue at */
+    uint64_t step_max; /* the superstep limit: an instruction may issue at most this many
                           cycles after the tile's superstep began (UINT64_MAX: no limit) */
     uint64_t chunk;    /* a step runs the tile at most this many cycles past where it went on
                           (>= 1); results do not depend on it */
@@ -100,7 +100,7 @@ typedef struct tile {
     uint32_t scratch;         /* CSR_SCRATCH */
     int fault_ctx;            /* context that faulted (0 supervisor, 1..6) */
     uint64_t fault_step_max;  /* FAULT_SUPERSTEP: the limit it ran past */
-    uint64_t fault_limit;     /* FAULT_LIMIT: the cycle limit it ran past (--max-cycles) */
+    uint64_t fault_limit;     /* FAULT_LIMIT: the run's cycle limit it ran past */
 } tile;
 _Static_assert(offsetof(tile, parked) == 64, "a tile's second line starts at `parked`");
 
@@ -213,7 +213,15 @@ static inline void tile_prefetch(const tile *t)
 /* Mark a tile as faulted by something outside it (a sync deadlock) at `cycle`. */
 void tile_set_fault(tile *t, isa_fault f, uint64_t cycle);
 
-/* "ipu I tile T ctx C pc 0xP cycle N: reason" for a faulted tile. */
-void tile_fault_text(const tile *t, char *buf, size_t len);
+/* How the run's user sets the two cycle limits, as a fault past one names it (the CLI's
+ * options, "--max-cycles" and "--max-superstep-cycles"); NULL: "the cycle limit", "the
+ * superstep limit". */
+typedef struct tile_limit_names {
+    const char *run, *superstep;
+} tile_limit_names;
+
+/* "ipu I tile T ctx C pc 0xP cycle N: reason" for a faulted tile; a limit's reason names the
+ * limit as `names` says. */
+void tile_fault_text(const tile *t, const tile_limit_names *names, char *buf, size_t len);
 
 #endif

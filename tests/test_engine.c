@@ -327,7 +327,9 @@ static void test_sync_loop_limit(void **state)
     err_clear(&e);
     isa_prog prog;
     tu_assemble("sll.s", src, &prog);
-    sys_cfg cfg = {.threads = 1, .max_cycles = 100000, .ctl = {.max_superstep_cycles = 5}};
+    sys_cfg cfg = {.threads = 1,
+                   .max_cycles = 100000,
+                   .ctl = {.max_superstep_cycles = 5, .limit_names = TU_LIMIT_NAMES}};
     assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);
     cfg.m.nipus = 1;
     cfg.m.tiles_per_ipu = 2;

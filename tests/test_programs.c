@@ -190,7 +190,7 @@ static void run_program(void **state)
     char *src = tu_read_file(path);
     assert_non_null(src);
 
-    sys_cfg cfg = {.threads = 1, .max_cycles = 10000000};
+    sys_cfg cfg = {.threads = 1, .max_cycles = 10000000, .ctl.limit_names = TU_LIMIT_NAMES};
     err e;
     err_clear(&e);
     assert_int_equal(mach_builtin(&cfg.m, "mk2", &e), ERR_OK);

@@ -34,6 +34,7 @@ static sys *make_sys(const char *src, uint32_t nipus, uint32_t ntiles, unsigned 
     sys_cfg cfg = {.threads = threads, .max_cycles = 100000000, .chunk_cycles = chunk};
     if (ctl)
         cfg.ctl = *ctl;
+    cfg.ctl.limit_names = TU_LIMIT_NAMES;
     if (mach_builtin(&cfg.m, "mk2", &e) != ERR_OK)
         fail_msg("%s", e.msg);
     cfg.m.nipus = nipus;

@@ -168,12 +168,16 @@ static inline void tu_assemble(const char *name, const char *src, isa_prog *prog
 
 /* A system of nipus Mk2 IPUs of ntiles tiles (0: the preset's) without a host, built with the
  * one constructor, its program loaded; fails the test on any error. */
+/* The cycle limits named as the CLI names them (sys_ctl.limit_names), as the tests of fault
+ * messages expect. */
+#define TU_LIMIT_NAMES ((tile_limit_names){"--max-cycles", "--max-superstep-cycles"})
+
 static inline sys *tu_system(uint32_t nipus, uint32_t ntiles, unsigned threads, uint64_t max_cycles,
                              const isa_prog *prog)
 {
     err e;
     err_clear(&e);
-    sys_cfg cfg = {.threads = threads, .max_cycles = max_cycles};
+    sys_cfg cfg = {.threads = threads, .max_cycles = max_cycles, .ctl.limit_names = TU_LIMIT_NAMES};
     if (mach_builtin(&cfg.m, "mk2", &e) != ERR_OK)
         fail_msg("%s", e.msg);
     cfg.m.nipus = nipus;

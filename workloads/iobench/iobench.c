@@ -206,7 +206,7 @@ static int check_cfg(const mach *m, const wl_iobench_cfg *c, err *e)
         return err_set(e, ERR_INPUT, "io-bench: unknown dtype %d", c->dtype);
     if (c->io_tiles % 2)
         return err_set(e, ERR_INPUT, "--io-tiles %u is odd (it must be even)", c->io_tiles);
-    return sys_io_tiles_check(c->io_tiles, m->tiles_per_ipu, e);
+    return sys_io_tiles_check("--io-tiles", c->io_tiles, m->tiles_per_ipu, e);
 }
 
 /* The hand-over exchange for buffers at L->base: I/O tile j holds words [j W / N, (j+1) W / N)

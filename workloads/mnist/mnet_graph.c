@@ -2209,7 +2209,7 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
         b->ipu[k] = c->stage_ipu[k];
         b->nipus = b->ipu[k] + 1 > b->nipus ? b->ipu[k] + 1 : b->nipus;
     }
-    if (sys_io_tiles_check(c->io_tiles, c->max_tiles ? c->max_tiles : b->T, e))
+    if (sys_io_tiles_check("--io-tiles", c->io_tiles, c->max_tiles ? c->max_tiles : b->T, e))
         return ERR_INPUT;
     uint32_t avail = (c->max_tiles ? c->max_tiles : b->T) - c->io_tiles;
     if (b->ntiles > avail)
