@@ -1,9 +1,10 @@
-/* cmd_mnist_sim: `ipusim mnist` on one simulated IPU (workloads/mnist/mnet.h). The initial
- * weights are the reference run's (the seeded initialisation, or --load-weights) and
- * --save-weights writes the same files, so weights move between the two runs as they are. It
- * prints the tutorial's lines as the reference run does (cli/cmd_mnist.c), then a report of
- * what the simulated IPU did: cycles per host call and in all, images per simulated second,
- * the IPU's time split and tile balance, tile memory, the compile summary, host time and
+/* cmd_mnist_sim: `ipusim mnist` on simulated IPUs (workloads/mnist/mnet.h): one, or several
+ * pipelined, sharded or replicated. The initial weights are the reference run's (the seeded
+ * initialisation, or --load-weights) and --save-weights writes the same files, so weights move
+ * between the two runs as they are. It prints the tutorial's lines as the reference run does
+ * (cli/cmd_mnist.c), then a report of what the simulated IPUs did: cycles per host call and in
+ * all, images per simulated second, each IPU's time split and tile balance, tile memory, the
+ * compile summary, host time and
  * simulation speed (docs/mnist.md, Report); --json writes all of it. The figures that need the
  * engine or the compiled graph are taken in mnet's `finished` hook, before they are freed. */
 #include <stdio.h>
@@ -99,7 +100,6 @@ static void on_call(void *ctx, const mnet_call *c)
         s->epoch_end = c->end_cycle;
 }
 
-/* The tile with the largest image. */
 /* The tile with the largest image, over every IPU (ipu x tiles per IPU + tile). */
 static void tile_memory(phase *p, const gr_exe *x, uint32_t nipus, uint32_t ntiles)
 {

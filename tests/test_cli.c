@@ -655,17 +655,28 @@ static void check_sim_json(const char *path, const double *loss, double test_acc
 /* mnist on one simulated IPU, on 32 training and 16 test images of a dataset the test writes:
  * the tutorial's lines as --reference prints them, the report, the JSON; the trained weights
  * it saves give the reference the same test accuracy. */
+/* The small data set the simulated mnist tests share (32 training, 16 test digits) in dir,
+ * made by the first that asks. */
+static void sim_digits(char *dir, size_t len)
+{
+    snprintf(dir, len, "%s/digits", tmpdir);
+    if (access(dir, F_OK) == 0)
+        return;
+    assert_int_equal(mkdir(dir, 0755), 0);
+    tu_write_digits(dir, "train", 32);
+    tu_write_digits(dir, "t10k", 16);
+}
+
+/* One simulated IPU: the progress lines and the JSON agree; its saved weights give the
+ * reference trainer the same test accuracy; --plan trains to the same progress lines. */
 static void test_mnist_simulated(void **state)
 {
     (void)state;
     char dir[256], jpath[256], wdir[256], out[16384], want[256];
     double loss[2], acc;
-    snprintf(dir, sizeof dir, "%s/digits", tmpdir);
+    sim_digits(dir, sizeof dir);
     snprintf(jpath, sizeof jpath, "%s/sim.json", tmpdir);
     snprintf(wdir, sizeof wdir, "%s/w", tmpdir);
-    assert_int_equal(mkdir(dir, 0755), 0);
-    tu_write_digits(dir, "train", 32);
-    tu_write_digits(dir, "t10k", 16);
     int rc = run(out, sizeof out,
                  "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 2 "
                  "--device-iterations 2 --test-batch-size 8 --ipus 1 --json %s --save-weights %s",
@@ -683,79 +694,6 @@ static void test_mnist_simulated(void **state)
                      0);
     snprintf(want, sizeof want, "Accuracy on test set: %0.2f%%\n", acc);
     assert_non_null(strstr(out, want));
-    /* The host model on the real workload: 1 loader preparing each image in 100 us must
-     * spend 16 x 100 us = 1.6 ms = 2,120,000 cycles at 1.325 GHz on a call's 16 images, so the
-     * first call (its infeed starts with it) takes at least that; 4 loaders share the images
-     * and the call is shorter; the header and the config name the host. */
-    double c1 = 0, c4 = 0;
-    for (int loaders = 1; loaders <= 4; loaders += 3) {
-        snprintf(jpath, sizeof jpath, "%s/host%d.json", tmpdir, loaders);
-        assert_int_equal(run(out, sizeof out,
-                             "mnist --dataset %s --epochs 1 --batch-size 4 "
-                             "--gradient-accumulation 2 --device-iterations 2 --ipus 1 "
-                             "--test-images 8 --prep-us 100 --loaders %d --json %s",
-                             dir, loaders, jpath),
-                         0);
-        snprintf(want, sizeof want, "; host: %d loader%s, 100 us an image (fixed), callback 5 us",
-                 loaders, loaders == 1 ? "" : "s");
-        assert_non_null(strstr(out, want));
-        json *hj = load_json(jpath);
-        *(loaders == 1 ? &c1 : &c4) = num_at(hj, "calls.0.cycles");
-        assert_true(num_at(hj, "config.options.host.loaders") == loaders);
-        assert_true(num_at(hj, "config.options.host.prep_us") == 100);
-        json_object_put(hj);
-    }
-    assert_true(c1 >= 2120000);
-    assert_true(c4 < c1);
-    /* I/O tiles take the images while the others compute: the tile balance is over the same
-     * compute tiles as without them, the I/O tiles reported apart. */
-    double bal[2];
-    for (int io = 0; io < 2; io++) {
-        snprintf(jpath, sizeof jpath, "%s/io%d.json", tmpdir, io);
-        assert_int_equal(run(out, sizeof out,
-                             "mnist --dataset %s --epochs 1 --batch-size 4 "
-                             "--gradient-accumulation 2 --device-iterations 2 --ipus 1 "
-                             "--test-images 8 --io-tiles %d --json %s",
-                             dir, io ? 8 : 0, jpath),
-                         0);
-        assert_true((strstr(out, "; 8 I/O tiles: their mean ") != NULL) == io);
-        json *bj = load_json(jpath);
-        bal[io] = num_at(bj, "simulated.train.tile_balance.percent");
-        assert_true(num_at(bj, "simulated.train.tile_balance.io_tiles") == (io ? 8 : 0));
-        json_object_put(bj);
-    }
-    assert_true(fabs(bal[1] - bal[0]) < 1.0);
-    /* The ideal utilisation printed is the schedule's own (docs/pipelining.md): grouped
-     * G/(G+N-1) = 4/5; sequential, one IPU at a time, 1/N = 1/2. */
-    static const struct {
-        const char *schedule, *ideal;
-    } ideal[] = {{"grouped", ", ideal G/(G+N-1) = 80.0%"}, {"sequential", ", ideal 1/N = 50.0%"}};
-    for (int k = 0; k < 2 * tu_slow_tests(); k++) { /* not under the sanitizers: CLI only */
-        assert_int_equal(run(out, sizeof out,
-                             "mnist --dataset %s --epochs 1 --batch-size 4 "
-                             "--gradient-accumulation 4 --device-iterations 1 --ipus 2 "
-                             "--test-images 8 --schedule %s",
-                             dir, ideal[k].schedule),
-                         0);
-        const char *u = strstr(out, "\n  pipeline utilisation ");
-        assert_non_null(u);
-        assert_non_null(strstr(u, ideal[k].ideal));
-    }
-    /* --steps 4: the program's first steps (mnet_graph.c: the accumulators zeroed, the
-     * convolutions' weights broadcast, the layouts, the first infeed), cycles each */
-    assert_int_equal(run(out, sizeof out,
-                         "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 2 "
-                         "--device-iterations 2 --ipus 1 --steps 4",
-                         dir),
-                     0);
-    const char *p = strstr(out, "  program steps          step  what       name");
-    assert_non_null(p);
-    static const char *const steps[] = {
-        "\n        0  execute    grads.zero ", "\n        1  copy       conv.params ",
-        "\n        2  execute    weights.layouts ", "\n        3  stream in  infeed "};
-    for (int k = 0; k < 4; k++)
-        assert_non_null(p = strstr(p, steps[k]));
-    assert_null(strstr(p, "\n        4  "));
     /* --plan: the convolutions and linear layers planned over the IPU, the same progress
      * lines as the
      * per-sample mapping (conv1's plan sums as the C loop; conv2's sums differ in the last
@@ -791,10 +729,124 @@ static void test_mnist_simulated(void **state)
     assert_true(num_at(doc, "simulated.train.plans.0.ipu") == 0);
     assert_true(num_at(doc, "simulated.train.plans.0.tiles") > 0);
     json_object_put(doc);
-    /* sharded over two IPUs (B1, B2 on IPU 0; B3, B4 on IPU 1), as PopTorch runs it: one
-     * micro-batch of batch x G = 8, gradient accumulation 1, so the progress lines are the
-     * reference trainer's with those (the same arithmetic but for the order of its sums:
-     * equal at the four decimals printed); a time split per IPU */
+}
+
+/* The host model on the real workload: 1 loader preparing each image in 100 us must
+ * spend 16 x 100 us = 1.6 ms = 2,120,000 cycles at 1.325 GHz on a call's 16 images, so the
+ * first call (its infeed starts with it) takes at least that; 4 loaders share the images
+ * and the call is shorter; the header and the config name the host. */
+static void test_mnist_host_model(void **state)
+{
+    (void)state;
+    if (!tu_slow_tests()) /* not under the sanitizers: the host and I/O tiles' code has
+                           * suites of its own */
+        skip();
+    char dir[256], jpath[256], out[16384], want[256];
+    sim_digits(dir, sizeof dir);
+    double c1 = 0, c4 = 0;
+    for (int loaders = 1; loaders <= 4; loaders += 3) {
+        snprintf(jpath, sizeof jpath, "%s/host%d.json", tmpdir, loaders);
+        assert_int_equal(run(out, sizeof out,
+                             "mnist --dataset %s --epochs 1 --batch-size 4 "
+                             "--gradient-accumulation 2 --device-iterations 2 --ipus 1 "
+                             "--test-images 8 --prep-us 100 --loaders %d --json %s",
+                             dir, loaders, jpath),
+                         0);
+        snprintf(want, sizeof want, "; host: %d loader%s, 100 us an image (fixed), callback 5 us",
+                 loaders, loaders == 1 ? "" : "s");
+        assert_non_null(strstr(out, want));
+        json *hj = load_json(jpath);
+        *(loaders == 1 ? &c1 : &c4) = num_at(hj, "calls.0.cycles");
+        assert_true(num_at(hj, "config.options.host.loaders") == loaders);
+        assert_true(num_at(hj, "config.options.host.prep_us") == 100);
+        json_object_put(hj);
+    }
+    assert_true(c1 >= 2120000);
+    assert_true(c4 < c1);
+}
+
+/* I/O tiles take the images while the others compute: the tile balance is over the same
+ * compute tiles as without them, the I/O tiles reported apart. */
+static void test_mnist_io_tiles(void **state)
+{
+    (void)state;
+    if (!tu_slow_tests()) /* not under the sanitizers: the host and I/O tiles' code has
+                           * suites of its own */
+        skip();
+    char dir[256], jpath[256], out[16384];
+    sim_digits(dir, sizeof dir);
+    double bal[2];
+    for (int io = 0; io < 2; io++) {
+        snprintf(jpath, sizeof jpath, "%s/io%d.json", tmpdir, io);
+        assert_int_equal(run(out, sizeof out,
+                             "mnist --dataset %s --epochs 1 --batch-size 4 "
+                             "--gradient-accumulation 2 --device-iterations 2 --ipus 1 "
+                             "--test-images 8 --io-tiles %d --json %s",
+                             dir, io ? 8 : 0, jpath),
+                         0);
+        assert_true((strstr(out, "; 8 I/O tiles: their mean ") != NULL) == io);
+        json *bj = load_json(jpath);
+        bal[io] = num_at(bj, "simulated.train.tile_balance.percent");
+        assert_true(num_at(bj, "simulated.train.tile_balance.io_tiles") == (io ? 8 : 0));
+        json_object_put(bj);
+    }
+    assert_true(fabs(bal[1] - bal[0]) < 1.0);
+}
+
+/* The ideal utilisation printed is the schedule's own (docs/pipelining.md): grouped
+ * G/(G+N-1) = 4/5; sequential, one IPU at a time, 1/N = 1/2. */
+static void test_mnist_ideal_utilisation(void **state)
+{
+    (void)state;
+    char dir[256], out[16384];
+    sim_digits(dir, sizeof dir);
+    static const struct {
+        const char *schedule, *ideal;
+    } ideal[] = {{"grouped", ", ideal G/(G+N-1) = 80.0%"}, {"sequential", ", ideal 1/N = 50.0%"}};
+    for (int k = 0; k < 2 * tu_slow_tests(); k++) { /* not under the sanitizers: CLI only */
+        assert_int_equal(run(out, sizeof out,
+                             "mnist --dataset %s --epochs 1 --batch-size 4 "
+                             "--gradient-accumulation 4 --device-iterations 1 --ipus 2 "
+                             "--test-images 8 --schedule %s",
+                             dir, ideal[k].schedule),
+                         0);
+        const char *u = strstr(out, "\n  pipeline utilisation ");
+        assert_non_null(u);
+        assert_non_null(strstr(u, ideal[k].ideal));
+    }
+}
+
+/* --steps 4: the program's first steps (mnet_graph.c: the accumulators zeroed, the
+ * convolutions' weights broadcast, the layouts, the first infeed), cycles each */
+static void test_mnist_steps(void **state)
+{
+    (void)state;
+    char dir[256], out[16384];
+    sim_digits(dir, sizeof dir);
+    assert_int_equal(run(out, sizeof out,
+                         "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 2 "
+                         "--device-iterations 2 --ipus 1 --steps 4",
+                         dir),
+                     0);
+    const char *p = strstr(out, "  program steps          step  what       name");
+    assert_non_null(p);
+    static const char *const steps[] = {
+        "\n        0  execute    grads.zero ", "\n        1  copy       conv.params ",
+        "\n        2  execute    weights.layouts ", "\n        3  stream in  infeed "};
+    for (int k = 0; k < 4; k++)
+        assert_non_null(p = strstr(p, steps[k]));
+    assert_null(strstr(p, "\n        4  "));
+}
+
+/* sharded over two IPUs (B1, B2 on IPU 0; B3, B4 on IPU 1), as PopTorch runs it: one
+ * micro-batch of batch x G = 8, gradient accumulation 1, so the progress lines are the
+ * reference trainer's with those (the same arithmetic but for the order of its sums:
+ * equal at the four decimals printed); a time split per IPU */
+static void test_mnist_sharded(void **state)
+{
+    (void)state;
+    char dir[256], out[16384];
+    sim_digits(dir, sizeof dir);
     assert_int_equal(run(out, sizeof out,
                          "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 2 "
                          "--device-iterations 2 --test-batch-size 8 --ipus 2 --strategy sharded",
@@ -810,8 +862,20 @@ static void test_mnist_simulated(void **state)
                          "--gradient-accumulation 1 --device-iterations 2 --test-batch-size 8",
                          dir),
                      0);
-    /* another layer table for the reference trainer: its line, then the tutorial's progress
-     * lines and a test accuracy; its 207,178 parameters (docs/mnist.md, networks as tables) */
+    for (char *l = strtok(lines2, "\n"); l; l = strtok(NULL, "\n")) /* its lines, in order */
+        if (!strstr(shout, l))
+            fail_msg("sharded: '%s' is not in the reference's output:\n%s", l, shout);
+    assert_non_null(strstr(out, "\nSimulated run on 2 x mk2 IPU "));
+    assert_non_null(strstr(out, "\n  time split (ipu 1)     OnTileExecute "));
+}
+
+/* another layer table for the reference trainer: its line, then the tutorial's progress
+ * lines and a test accuracy; its 207,178 parameters (docs/mnist.md, networks as tables) */
+static void test_mnist_wide(void **state)
+{
+    (void)state;
+    char dir[256];
+    sim_digits(dir, sizeof dir);
     char wout[8192];
     assert_int_equal(run(wout, sizeof wout,
                          "mnist --reference --network wide --dataset %s --epochs 1 --batch-size 4 "
@@ -838,13 +902,15 @@ static void test_mnist_simulated(void **state)
     if (!strstr(gout, wline) || !strstr(gout, strstr(wout, "\nAccuracy on test set: ")))
         fail_msg("mnist --network wide: not the reference's lines:\n%s\nthe reference's:\n%s", gout,
                  wout);
-    for (char *l = strtok(lines2, "\n"); l; l = strtok(NULL, "\n")) /* its lines, in order */
-        if (!strstr(shout, l))
-            fail_msg("sharded: '%s' is not in the reference's output:\n%s", l, shout);
-    assert_non_null(strstr(out, "\nSimulated run on 2 x mk2 IPU "));
-    assert_non_null(strstr(out, "\n  time split (ipu 1)     OnTileExecute "));
-    /* pipelined over two IPUs (the default strategy; G = 4 >= 2N - 1): the same progress
-     * lines as on one IPU with G = 4, the stages' stashes and the utilisation in the report */
+}
+
+/* pipelined over two IPUs (the default strategy; G = 4 >= 2N - 1): the same progress
+ * lines as on one IPU with G = 4, the stages' stashes and the utilisation in the report */
+static void test_mnist_pipelined_two(void **state)
+{
+    (void)state;
+    char dir[256], out[16384], lines[2048], lines2[2048];
+    sim_digits(dir, sizeof dir);
     const char *g4 = "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 4 "
                      "--device-iterations 2 --test-batch-size 8 --ipus %d";
     assert_int_equal(run(out, sizeof out, g4, dir, 1), 0);
@@ -860,7 +926,23 @@ static void test_mnist_simulated(void **state)
                                 "slots 0 B; "));
     assert_non_null(strstr(out, "\n  pipeline utilisation   "));
     assert_non_null(strstr(out, ", ideal G/(G+N-1) = 80.0%")); /* G 4, N 2: 4 / 5 */
-    /* --max-calls 1, --test-images 8: the first host call's 16 images, one test batch */
+    /* the optimiser state in remote buffers: the same progress lines (the same arithmetic),
+     * the plan says so, and the remote copies show in the time split */
+    char g4o[256];
+    snprintf(g4o, sizeof g4o, "%s --offload-optimiser", g4);
+    assert_int_equal(run(out, sizeof out, g4o, dir, 2), 0);
+    progress_lines(out, lines2, sizeof lines2);
+    assert_string_equal(lines2, lines);
+    assert_non_null(strstr(out, "B4 on 1; optimiser state in remote buffers\n"));
+    assert_non_null(strstr(out, " StreamCopyMidRemoteBuffer "));
+}
+
+/* --max-calls 1, --test-images 8: the first host call's 16 images, one test batch */
+static void test_mnist_busy_share(void **state)
+{
+    (void)state;
+    char dir[256], jpath[256], out[16384];
+    sim_digits(dir, sizeof dir);
     snprintf(jpath, sizeof jpath, "%s/busy.json", tmpdir);
     assert_int_equal(run(out, sizeof out,
                          "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 4 "
@@ -898,15 +980,6 @@ static void test_mnist_simulated(void **state)
         assert_true(num_at(um, "simulated.train.utilisation_percent") == sum / 2);
         json_object_put(um);
     }
-    /* the optimiser state in remote buffers: the same progress lines (the same arithmetic),
-     * the plan says so, and the remote copies show in the time split */
-    char g4o[256];
-    snprintf(g4o, sizeof g4o, "%s --offload-optimiser", g4);
-    assert_int_equal(run(out, sizeof out, g4o, dir, 2), 0);
-    progress_lines(out, lines2, sizeof lines2);
-    assert_string_equal(lines2, lines);
-    assert_non_null(strstr(out, "B4 on 1; optimiser state in remote buffers\n"));
-    assert_non_null(strstr(out, " StreamCopyMidRemoteBuffer "));
 }
 
 /* What the two mnist signal tests share: a data set of 32 training and `test_images` test
@@ -1326,7 +1399,6 @@ static void test_directories(void **state)
     assert_int_equal(unlink(file), 0);
 }
 
-/* Every command's help ends with its exit statuses; ipusim --help lists every docs/NAME.md. */
 /* The whole of a file, or fail. */
 static char *must_read(const char *path)
 {
@@ -1570,6 +1642,7 @@ static void test_out_dir(void **state)
     json_object_put(mj);
 }
 
+/* Every command's help ends with its exit statuses; ipusim --help lists every docs/NAME.md. */
 static void test_help_exit_status(void **state)
 {
     (void)state;
@@ -1698,20 +1771,42 @@ int main(int argc, char **argv)
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "cli") != 0)
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_usage_errors),           cmocka_unit_test(test_iobench_errors),
-        cmocka_unit_test(test_asm_errors_exit_1),      cmocka_unit_test(test_fault_exit_3),
-        cmocka_unit_test(test_report_and_json),        cmocka_unit_test(test_config_every_option),
-        cmocka_unit_test(test_report_tables),          cmocka_unit_test(test_mnist_missing_data),
-        cmocka_unit_test(test_mnist_option_errors),    cmocka_unit_test(test_mnist_simulated),
-        cmocka_unit_test(test_option_numbers),         cmocka_unit_test(test_asm_disasm_roundtrip),
-        cmocka_unit_test(test_readme_program),         cmocka_unit_test(test_stdout_full),
-        cmocka_unit_test(test_asm_output_is_input),    cmocka_unit_test(test_directories),
-        cmocka_unit_test(test_help_exit_status),       cmocka_unit_test(test_config_in_reports),
-        cmocka_unit_test(test_config_dataset),         cmocka_unit_test(test_out_dir),
-        cmocka_unit_test(test_superstep_limit),        cmocka_unit_test(test_signal_stops_run),
-        cmocka_unit_test(test_signal_stops_sweep),     cmocka_unit_test(test_signal_stops_mnist),
-        cmocka_unit_test(test_signal_mnist_test_pass), cmocka_unit_test(test_machine_presets),
-        cmocka_unit_test(test_long_output_names),      cmocka_unit_test(test_asm_cr_line_ends),
+        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_iobench_errors),
+        cmocka_unit_test(test_asm_errors_exit_1),
+        cmocka_unit_test(test_fault_exit_3),
+        cmocka_unit_test(test_report_and_json),
+        cmocka_unit_test(test_config_every_option),
+        cmocka_unit_test(test_report_tables),
+        cmocka_unit_test(test_mnist_missing_data),
+        cmocka_unit_test(test_mnist_option_errors),
+        cmocka_unit_test(test_mnist_simulated),
+        cmocka_unit_test(test_mnist_host_model),
+        cmocka_unit_test(test_mnist_io_tiles),
+        cmocka_unit_test(test_mnist_ideal_utilisation),
+        cmocka_unit_test(test_mnist_steps),
+        cmocka_unit_test(test_mnist_sharded),
+        cmocka_unit_test(test_mnist_wide),
+        cmocka_unit_test(test_mnist_pipelined_two),
+        cmocka_unit_test(test_mnist_busy_share),
+        cmocka_unit_test(test_option_numbers),
+        cmocka_unit_test(test_asm_disasm_roundtrip),
+        cmocka_unit_test(test_readme_program),
+        cmocka_unit_test(test_stdout_full),
+        cmocka_unit_test(test_asm_output_is_input),
+        cmocka_unit_test(test_directories),
+        cmocka_unit_test(test_help_exit_status),
+        cmocka_unit_test(test_config_in_reports),
+        cmocka_unit_test(test_config_dataset),
+        cmocka_unit_test(test_out_dir),
+        cmocka_unit_test(test_superstep_limit),
+        cmocka_unit_test(test_signal_stops_run),
+        cmocka_unit_test(test_signal_stops_sweep),
+        cmocka_unit_test(test_signal_stops_mnist),
+        cmocka_unit_test(test_signal_mnist_test_pass),
+        cmocka_unit_test(test_machine_presets),
+        cmocka_unit_test(test_long_output_names),
+        cmocka_unit_test(test_asm_cr_line_ends),
     };
     int rc = cmocka_run_group_tests_name("cli", tests, NULL, NULL);
     if (tu_rmdir(tmpdir) != 0)
