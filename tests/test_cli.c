@@ -431,97 +431,98 @@ static void test_mnist_missing_data(void **state)
     }
 }
 
+/* mnist's option errors: the arguments, and the one message they give (exit status 2). */
+static const struct {
+    const char *args, *want;
+} mnist_option_cases[] = {
+    {"--gradient-accumulation 6",
+     "ipusim mnist: pipelined training over 4 IPUs needs gradient accumulation >= 2N-1 = 7 "
+     "(each of the 2N-1 pipeline stages a micro-batch); got 6\n"},
+    {"--ipus 2 --stages 0,1,1,0", "ipusim mnist: pipelined: blocks B1..B4 on IPUs 0,1,1,0: "
+                                  "each IPU is one stage, so B1 goes on IPU 0 and each next "
+                                  "block on the same IPU or the next\n"},
+    {"--schedule bad", "ipusim mnist: --schedule: schedule 'bad': one of grouped, "
+                       "interleaved, sequential\n"},
+    {"--recompute maybe", "ipusim mnist: --recompute maybe: expected on or off\n"},
+    {"--strategy sharded --schedule interleaved",
+     "ipusim mnist: --schedule shapes a pipeline over several IPUs; --strategy sharded runs "
+     "none\n"},
+    {"--ipus 1 --recompute off", "ipusim mnist: --recompute shapes a pipeline over several "
+                                 "IPUs; --ipus 1 runs none\n"},
+    {"--output-mode every:3", "ipusim mnist: outfeed mode every:3: N must divide the gradient "
+                              "accumulation (10) or be a multiple of it that divides the 100 "
+                              "micro-batches of a host call\n"},
+    {"--ipus 5", "ipusim mnist: --ipus 5: the network has 4 blocks, one IPU each at most\n"},
+    {"--replicas 32", "ipusim mnist: --ipus 4 x --replicas 32 = 128 IPUs: at most 64 (a POD64)\n"},
+    {"--ipus 0", "ipusim mnist: --ipus: 0 is out of range [1, 64]\n"},
+    {"--ipus 5 --strategy sharded",
+     "ipusim mnist: --ipus 5: the network has 4 blocks, one IPU each at most\n"},
+    {"--strategy bad", "ipusim mnist: --strategy bad: expected pipelined or sharded\n"},
+    {"--dtype f16", "ipusim mnist: --dtype f16: expected fp32, fp16 or u8\n"},
+    {"--network lenet", "ipusim mnist: --network lenet: expected tutorial, wide\n"},
+    {"--network wide --ipus 2", "ipusim mnist: network wide: the simulated run of a network "
+                                "other than the tutorial's is on one IPU, without "
+                                "pipelining\n"},
+    {"--network wide --dtype u8", "ipusim mnist: network wide: the simulated run of a network "
+                                  "other than the tutorial's is on one IPU, without an infeed "
+                                  "other than fp32\n"},
+    {"--ipus 2 --strategy sharded --stages 0,1,2,1",
+     "ipusim mnist: --stages 0,1,2,1: expected four IPU numbers below --ipus 2, one per block "
+     "(B1 conv1, B2 conv2, B3 layer3, B4 layer4), e.g. 0,0,1,1\n"},
+    {"--ipus 2 --strategy sharded --stages 0,0,1",
+     "ipusim mnist: --stages 0,0,1: expected four IPU numbers below --ipus 2, one per block "
+     "(B1 conv1, B2 conv2, B3 layer3, B4 layer4), e.g. 0,0,1,1\n"},
+    {"--output-mode bad", "ipusim mnist: --output-mode: outfeed mode 'bad': unknown (all, "
+                          "final, sum or every:N)\n"},
+    {"--output-mode every:0", "ipusim mnist: --output-mode: outfeed mode 'every:0': N must be "
+                              "a whole number from 1 to 4294967295\n"},
+    {"--output-mode", "ipusim mnist: --output-mode needs a value\n"},
+    {"--depth 0", "ipusim mnist: --depth: 0 is out of range [1, 255]\n"},
+    {"--depth 256", "ipusim mnist: --depth: '256' is too large (at most 255)\n"},
+    {"--threads 0", "ipusim mnist: --threads: 0 is out of range [1, 1024]\n"},
+    {"--reference --depth 2", "ipusim mnist: --depth is an option of the simulated run; "
+                              "--reference does not take it\n"},
+    {"--machine mk1 --reference", "ipusim mnist: --machine is an option of the simulated "
+                                  "run; --reference does not take it\n"},
+    {"--reference --offload-optimiser", "ipusim mnist: --offload-optimiser is an option of "
+                                        "the simulated run; --reference does not take it\n"},
+    {"--set bogus=1", "ipusim mnist: --set bogus=1: unknown machine parameter 'bogus'\n"},
+    {"--mapping foo", "ipusim mnist: --mapping foo: expected sample or planned\n"},
+    {"--mapping", "ipusim mnist: --mapping needs a value\n"},
+    {"--reference --plan", "ipusim mnist: --plan is an option of the simulated run; "
+                           "--reference does not take it\n"},
+    /* 64 tiles: I/O tiles 0..63 leave at least one to compute; 64 and 100 leave none */
+    {"--io-tiles 100 --set tiles_per_ipu=64",
+     "ipusim mnist: --io-tiles 100 leaves no compute tile: an IPU has 64 tiles (at most 63 "
+     "can be I/O tiles)\n"},
+    {"--io-tiles 64 --set tiles_per_ipu=64 --ipus 1",
+     "ipusim mnist: --io-tiles 64 leaves no compute tile: an IPU has 64 tiles (at most 63 "
+     "can be I/O tiles)\n"},
+    /* training's options with --epochs 0 (the table's TRAIN), in either run */
+    {"--epochs 0 --learning-rate 0.1",
+     "ipusim mnist: --learning-rate shapes training; --epochs 0 trains nothing\n"},
+    {"--reference --batch-size 8 --epochs 0",
+     "ipusim mnist: --batch-size shapes training; --epochs 0 trains nothing\n"},
+    {"--epochs 0 --offload-optimiser",
+     "ipusim mnist: --offload-optimiser shapes training; --epochs 0 trains nothing\n"},
+    {"--epochs 0 --profile-window all --profile",
+     "ipusim mnist: --profile-window shapes training; --epochs 0 trains nothing\n"},
+    {"--epochs 0 --max-calls 1 --steps 3",
+     "ipusim mnist: --max-calls shapes training; --epochs 0 trains nothing\n"},
+};
+
 /* mnist: the simulated run's option errors are one line and exit status 2, found before any
  * data is read (IPUSIM_DATA names an empty directory). */
 static void test_mnist_option_errors(void **state)
 {
     (void)state;
     char out[8192];
-    const struct {
-        const char *args, *want;
-    } cases[] = {
-        {"--gradient-accumulation 6",
-         "ipusim mnist: pipelined training over 4 IPUs needs gradient accumulation >= 2N-1 = 7 "
-         "(each of the 2N-1 pipeline stages a micro-batch); got 6\n"},
-        {"--ipus 2 --stages 0,1,1,0", "ipusim mnist: pipelined: blocks B1..B4 on IPUs 0,1,1,0: "
-                                      "each IPU is one stage, so B1 goes on IPU 0 and each next "
-                                      "block on the same IPU or the next\n"},
-        {"--schedule bad", "ipusim mnist: --schedule: schedule 'bad': one of grouped, "
-                           "interleaved, sequential\n"},
-        {"--recompute maybe", "ipusim mnist: --recompute maybe: expected on or off\n"},
-        {"--strategy sharded --schedule interleaved",
-         "ipusim mnist: --schedule shapes a pipeline over several IPUs; --strategy sharded runs "
-         "none\n"},
-        {"--ipus 1 --recompute off", "ipusim mnist: --recompute shapes a pipeline over several "
-                                     "IPUs; --ipus 1 runs none\n"},
-        {"--output-mode every:3", "ipusim mnist: outfeed mode every:3: N must divide the gradient "
-                                  "accumulation (10) or be a multiple of it that divides the 100 "
-                                  "micro-batches of a host call\n"},
-        {"--ipus 5", "ipusim mnist: --ipus 5: the network has 4 blocks, one IPU each at most\n"},
-        {"--replicas 32",
-         "ipusim mnist: --ipus 4 x --replicas 32 = 128 IPUs: at most 64 (a POD64)\n"},
-        {"--ipus 0", "ipusim mnist: --ipus: 0 is out of range [1, 64]\n"},
-        {"--ipus 5 --strategy sharded",
-         "ipusim mnist: --ipus 5: the network has 4 blocks, one IPU each at most\n"},
-        {"--strategy bad", "ipusim mnist: --strategy bad: expected pipelined or sharded\n"},
-        {"--dtype f16", "ipusim mnist: --dtype f16: expected fp32, fp16 or u8\n"},
-        {"--network lenet", "ipusim mnist: --network lenet: expected tutorial, wide\n"},
-        {"--network wide --ipus 2", "ipusim mnist: network wide: the simulated run of a network "
-                                    "other than the tutorial's is on one IPU, without "
-                                    "pipelining\n"},
-        {"--network wide --dtype u8", "ipusim mnist: network wide: the simulated run of a network "
-                                      "other than the tutorial's is on one IPU, without an infeed "
-                                      "other than fp32\n"},
-        {"--ipus 2 --strategy sharded --stages 0,1,2,1",
-         "ipusim mnist: --stages 0,1,2,1: expected four IPU numbers below --ipus 2, one per block "
-         "(B1 conv1, B2 conv2, B3 layer3, B4 layer4), e.g. 0,0,1,1\n"},
-        {"--ipus 2 --strategy sharded --stages 0,0,1",
-         "ipusim mnist: --stages 0,0,1: expected four IPU numbers below --ipus 2, one per block "
-         "(B1 conv1, B2 conv2, B3 layer3, B4 layer4), e.g. 0,0,1,1\n"},
-        {"--output-mode bad", "ipusim mnist: --output-mode: outfeed mode 'bad': unknown (all, "
-                              "final, sum or every:N)\n"},
-        {"--output-mode every:0", "ipusim mnist: --output-mode: outfeed mode 'every:0': N must be "
-                                  "a whole number from 1 to 4294967295\n"},
-        {"--output-mode", "ipusim mnist: --output-mode needs a value\n"},
-        {"--depth 0", "ipusim mnist: --depth: 0 is out of range [1, 255]\n"},
-        {"--depth 256", "ipusim mnist: --depth: '256' is too large (at most 255)\n"},
-        {"--threads 0", "ipusim mnist: --threads: 0 is out of range [1, 1024]\n"},
-        {"--reference --depth 2", "ipusim mnist: --depth is an option of the simulated run; "
-                                  "--reference does not take it\n"},
-        {"--machine mk1 --reference", "ipusim mnist: --machine is an option of the simulated "
-                                      "run; --reference does not take it\n"},
-        {"--reference --offload-optimiser", "ipusim mnist: --offload-optimiser is an option of "
-                                            "the simulated run; --reference does not take it\n"},
-        {"--set bogus=1", "ipusim mnist: --set bogus=1: unknown machine parameter 'bogus'\n"},
-        {"--mapping foo", "ipusim mnist: --mapping foo: expected sample or planned\n"},
-        {"--mapping", "ipusim mnist: --mapping needs a value\n"},
-        {"--reference --plan", "ipusim mnist: --plan is an option of the simulated run; "
-                               "--reference does not take it\n"},
-        /* 64 tiles: I/O tiles 0..63 leave at least one to compute; 64 and 100 leave none */
-        {"--io-tiles 100 --set tiles_per_ipu=64",
-         "ipusim mnist: --io-tiles 100 leaves no compute tile: an IPU has 64 tiles (at most 63 "
-         "can be I/O tiles)\n"},
-        {"--io-tiles 64 --set tiles_per_ipu=64 --ipus 1",
-         "ipusim mnist: --io-tiles 64 leaves no compute tile: an IPU has 64 tiles (at most 63 "
-         "can be I/O tiles)\n"},
-        /* training's options with --epochs 0 (the table's TRAIN), in either run */
-        {"--epochs 0 --learning-rate 0.1",
-         "ipusim mnist: --learning-rate shapes training; --epochs 0 trains nothing\n"},
-        {"--reference --batch-size 8 --epochs 0",
-         "ipusim mnist: --batch-size shapes training; --epochs 0 trains nothing\n"},
-        {"--epochs 0 --offload-optimiser",
-         "ipusim mnist: --offload-optimiser shapes training; --epochs 0 trains nothing\n"},
-        {"--epochs 0 --profile-window all --profile",
-         "ipusim mnist: --profile-window shapes training; --epochs 0 trains nothing\n"},
-        {"--epochs 0 --max-calls 1 --steps 3",
-         "ipusim mnist: --max-calls shapes training; --epochs 0 trains nothing\n"},
-    };
     setenv("IPUSIM_DATA", tmpdir, 1);
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        int rc = run(out, sizeof out, "mnist %s", cases[k].args);
-        if (rc != 2 || strcmp(out, cases[k].want) != 0) {
+    for (size_t k = 0; k < sizeof mnist_option_cases / sizeof mnist_option_cases[0]; k++) {
+        int rc = run(out, sizeof out, "mnist %s", mnist_option_cases[k].args);
+        if (rc != 2 || strcmp(out, mnist_option_cases[k].want) != 0) {
             unsetenv("IPUSIM_DATA");
-            fail_msg("mnist %s: exit %d, output:\n%s", cases[k].args, rc, out);
+            fail_msg("mnist %s: exit %d, output:\n%s", mnist_option_cases[k].args, rc, out);
         }
     }
     unsetenv("IPUSIM_DATA");
@@ -1542,6 +1543,44 @@ static void list_dir(const char *dir, char *out, size_t len)
  * shown) and, with --profile, profile/; written whole: a failed run leaves an earlier run's
  * directory as it was, and no temporary directory behind; a directory that is not a run's and
  * --json beside --out are refused. */
+/* --out refuses a directory that is not a run's, and --json or --profile-dir beside it,
+ * leaving the runs' directory as it was (dir: a run's; jpath: a --json file). */
+static void out_dir_refusals(const char *dir, const char *jpath)
+{
+    char out[16384], names[1024], path[512], want[512];
+    snprintf(path, sizeof path, "%s/runs/other", tmpdir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(want, sizeof want, "%s/runs/other/keep", tmpdir);
+    tu_write_file(want, "x");
+    assert_int_equal(run(out, sizeof out, "gemm --m 32 --n 32 --k 32 --out %s", path), 2);
+    assert_non_null(strstr(out, "a directory that is not a run's (no config.json)"));
+    assert_int_equal(run(out, sizeof out, "gemm --out %s --json %s", dir, jpath), 2);
+    assert_non_null(strstr(out, "ipusim gemm: --json: --out DIR writes the run's files itself"));
+    assert_int_equal(
+        run(out, sizeof out, "run tests/isa/worker_six.s --out %s --profile-dir x", dir), 2);
+    snprintf(path, sizeof path, "%s/runs", tmpdir);
+    list_dir(path, names, sizeof names);
+    assert_string_equal(names, "g1 other ");
+}
+
+/* micro writes its --out directory too: its table as JSON (the internal sync: Mk2's
+ * sync_internal, 90 cycles). */
+static void out_dir_micro(void)
+{
+    char out[16384], names[1024], path[512];
+    snprintf(path, sizeof path, "%s/runs/micro", tmpdir);
+    assert_int_equal(run(out, sizeof out, "micro sync --threads 1 --out %s", path), 0);
+    list_dir(path, names, sizeof names);
+    assert_string_equal(names, "config.json report.txt stats.json ");
+    char mpath[600];
+    snprintf(mpath, sizeof mpath, "%s/stats.json", path);
+    json *mj = load_json(mpath);
+    assert_true(num_at(mj, "micro.0.simulated") == 90);
+    assert_string_equal(str_at(mj, "micro.0.bench"), "sync");
+    assert_string_equal(str_at(mj, "micro.0.what"), "internal sync, 1472 tiles");
+    json_object_put(mj);
+}
+
 static void test_out_dir(void **state)
 {
     (void)state;
@@ -1562,7 +1601,7 @@ static void test_out_dir(void **state)
     assert_string_equal(txt, out);
     free(txt);
     snprintf(path, sizeof path, "%s/config.json", dir);
-    char *cfg = must_read(path), want[512];
+    char *cfg = must_read(path);
     json *cj = load_json(path);
     assert_true(num_at(cj, "machine.overrides.sync_internal") == 99);
     assert_true(num_at(cj, "machine.params.tiles_per_ipu") == 4);
@@ -1614,32 +1653,8 @@ static void test_out_dir(void **state)
     assert_string_equal(names, "config.json profile report.txt stats.json ");
     snprintf(path, sizeof path, "%s/profile/summary.json", dir);
     assert_int_equal(access(path, F_OK), 0);
-    /* Refused: a directory that is not a run's, --json or --profile-dir beside --out. */
-    snprintf(path, sizeof path, "%s/runs/other", tmpdir);
-    assert_int_equal(mkdir(path, 0755), 0);
-    snprintf(want, sizeof want, "%s/runs/other/keep", tmpdir);
-    tu_write_file(want, "x");
-    assert_int_equal(run(out, sizeof out, "gemm --m 32 --n 32 --k 32 --out %s", path), 2);
-    assert_non_null(strstr(out, "a directory that is not a run's (no config.json)"));
-    assert_int_equal(run(out, sizeof out, "gemm --out %s --json %s", dir, jpath), 2);
-    assert_non_null(strstr(out, "ipusim gemm: --json: --out DIR writes the run's files itself"));
-    assert_int_equal(
-        run(out, sizeof out, "run tests/isa/worker_six.s --out %s --profile-dir x", dir), 2);
-    snprintf(path, sizeof path, "%s/runs", tmpdir);
-    list_dir(path, names, sizeof names);
-    assert_string_equal(names, "g1 other ");
-    /* micro too: its table as JSON (the internal sync: Mk2's sync_internal, 90 cycles) */
-    snprintf(path, sizeof path, "%s/runs/micro", tmpdir);
-    assert_int_equal(run(out, sizeof out, "micro sync --threads 1 --out %s", path), 0);
-    list_dir(path, names, sizeof names);
-    assert_string_equal(names, "config.json report.txt stats.json ");
-    char mpath[600];
-    snprintf(mpath, sizeof mpath, "%s/stats.json", path);
-    json *mj = load_json(mpath);
-    assert_true(num_at(mj, "micro.0.simulated") == 90);
-    assert_string_equal(str_at(mj, "micro.0.bench"), "sync");
-    assert_string_equal(str_at(mj, "micro.0.what"), "internal sync, 1472 tiles");
-    json_object_put(mj);
+    out_dir_refusals(dir, jpath);
+    out_dir_micro();
 }
 
 /* Every command's help ends with its exit statuses; ipusim --help lists every docs/NAME.md. */
@@ -1721,9 +1736,14 @@ static void test_machine_presets(void **state)
     assert_int_equal(tu_count_lines(out), 1);
     assert_int_equal(run(out, sizeof out, "machine show --machine mk1"), 0);
     assert_non_null(strstr(out, "machine mk1 from "));
+}
 
-    /* a preset file and --set drive a run; --ipus is --set nipus, so the two saying different
-     * things is refused naming both (the same number is no contradiction) */
+/* A preset file and --set drive a run; --ipus is --set nipus, so the two saying different
+ * things is refused naming both (the same number is no contradiction) */
+static void test_machine_nipus(void **state)
+{
+    (void)state;
+    char out[65536];
     assert_int_equal(run(out, sizeof out,
                          "run --machine machines/mk1.ini --set nipus=2 "
                          "--tiles 2 tests/isa/sup_alu.s"),
@@ -1805,6 +1825,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_signal_stops_mnist),
         cmocka_unit_test(test_signal_mnist_test_pass),
         cmocka_unit_test(test_machine_presets),
+        cmocka_unit_test(test_machine_nipus),
         cmocka_unit_test(test_long_output_names),
         cmocka_unit_test(test_asm_cr_line_ends),
     };
