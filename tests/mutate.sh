@@ -133,7 +133,7 @@ MUTATIONS=(
     "reports name an override given twice twice"
     cli/report.c 's/    json_put_str(o, "version", cli_version());/    json_put_str(o, "version", "unknown");/'
     "the reports' config names no version"
-    cli/cmd_mnist.c 's/        c = crc32_z(c, sp\[k\]->labels, sp\[k\]->n);/        (void)0;/'
+    cli/cmd_mnist_opts.c 's/        c = crc32_z(c, sp\[k\]->labels, sp\[k\]->n);/        (void)0;/'
     "the data set's digest leaves out the labels"
     cli/report.c 's/            json_put(over, p->key, json_param(m, p));/            json_put(over, p->key, json_param(m, \&mach_params()[0]));/'
     "the config's overrides name the wrong parameter"
@@ -231,7 +231,7 @@ MUTATIONS=(
     "pipeline copies only in steps where IPU 0 runs forward (not PopART's every cycle)"
     fabric/xchg.c 's/^            cycle_at_or_after(clk, link_route_latency(/            sim_clock_cycles(clk, link_route_latency(/'
     "link latency rounded down a cycle"
-    workloads/micro/micro_coll.c 's/chunk(a, p, (int32_t)st));/chunk(a, p, (int32_t)st + 1));/'
+    workloads/micro/micro_coll.c '/st < coll_steps(COLL_ALLREDUCE/,/chunk(a, p, st, 0));/s/chunk(a, p, st, 0));/chunk(a, p, st + 1, 0));/'
     "all-reduce gathers one step behind"
     hw/tile.c 's/start = c > t->port_free ? c : t->port_free;/start = c;/'
     "send port not serialised"
@@ -273,7 +273,7 @@ MUTATIONS=(
     "IPUs sync for other IPUs' steps"
     workloads/mnist/mnet_graph.c 's/U((uint32_t)dir)};/U((uint32_t)0)};/'
     "restore stashes instead"
-    workloads/graph/graph_coll.c 's/(rep + 1 + R - s) % R, id, 0, code);/(rep + R - s) % R, id, 0, code);/'
+    workloads/graph/graph_coll.c 's/coll_step_chunk(COLL_ALLREDUCE, R, s, pos, NULL), id, 0, code);/coll_step_chunk(COLL_ALLREDUCE, R, s, prev, NULL), id, 0, code);/'
     "all-gather sends the wrong chunk"
     workloads/mnist/mnet_graph.c 's/    if (b->R > 1) \/\* each replica/    if (0 \&\& b->R > 1) \/* each replica/'
     "replicas skip the all-reduce"
@@ -345,13 +345,13 @@ MUTATIONS=(
     "--out DIR: a report that cannot reach standard output taken as written"
     hw/tile.c 's/        t->fault_limit = cfg->limit;/        (void)0;/'
     "opts-cli: the cycle limit's fault without its value"
-    cli/cmd_micro.c 's/ .max_cycles = max_cycles, .ranks = ranks}/ .ranks = ranks}/'
+    cli/cmd_micro.c 's/^    o.cfg.ranks = ranks;$/&\n    o.cfg.max_cycles = 0;/'
     "opts-cli: micro --max-cycles ignored"
     cli/opts.c 's/    if (tiles > m->tiles_per_ipu) {/    if (0) {/'
     "opts-cli: --tiles above the machine's accepted"
     cli/cmd_machine.c 's/    if (named \&\& mo.machine) {/    if (0) {/'
     "opts-cli: machine show NAME --machine OTHER accepted"
-    workloads/gemm/gemm.c 's/^                if (stop \&\& \*stop)$/                if (stop \&\& 0)/'
+    workloads/gemm/gemm.c 's/^            if (stop \&\& \*stop)$/            if (stop \&\& 0)/'
     "opts-stop: gemm's reference check ignores a stop"
     cli/cmd_mnist_sim.c 's/^    s->ph\[PH_TRAIN\].images = mnist_trained(o, \&d->train);$/&\n    if (rc == 0 \&\& o->save)\n        rc = mref_save(net, o->save, e);/'
     "opts-cli: mnist saves the weights before the test pass"
@@ -361,15 +361,15 @@ MUTATIONS=(
     "opts-profile: --profile-window past the run accepted"
     bench/profile/profile_out.c 's/        if (hi >= 0 \&\& lo < n \&\& lo <= hi)/        if (hi >= 0 \&\& lo <= n \&\& lo <= hi)/'
     "opts-profile: --profile-window one past the run's last period accepted"
-    cli/cmd_mnist.c 's/    if (o->cfg.epochs == 0 \&\& o->train_only) {/    if (0) {/'
+    cli/cmd_mnist.c 's/    if (o->c.run.epochs == 0 \&\& first\[MNIST_FIRST_TRAIN\]) {/    if (0) {/'
     "opts-cli: mnist training options with --epochs 0 accepted"
-    cli/cmd_mnist.c 's/{"--batch-size", VALUE | TRAIN},/{"--batch-size", VALUE},/'
+    cli/cmd_mnist_opts.c 's/INT("--batch-size", c.run.batch, 1, 65536, "N", TRAIN,/INT("--batch-size", c.run.batch, 1, 65536, "N", 0,/'
     "opts-cli: mnist --batch-size not in the table's training options"
     cli/opts.c 's/    if (set \&\& ipus \&\& ipus != m->nipus) {/    if (0) {/'
     "opts-cli: --ipus and --set nipus disagreeing accepted"
     cli/opts.c 's/    if (set \&\& fixed) {/    if (0) {/'
     "opts-cli: --set nipus accepted where the command chooses its IPUs"
-    cli/cmd_iobench.c 's/    uint64_t u, ipus = 0, tiles = 0;/    uint64_t u, ipus = 1, tiles = 0;/'
+    cli/cmd_iobench.c 's/^    if (rc || (rc = cli_ctx_machine(\&x, NULL)) != 0)$/    x.ipus = x.ipus ? x.ipus : 1;\n&/'
     "opts-cli: io-bench ignores the machine's nipus"
     cli/opts.c 's/    int huge = text && \*text && errno == ERANGE && isinf(v);/    int huge = 0;/'
     "messages: a number past the doubles (1e999) called not a number"
@@ -377,7 +377,7 @@ MUTATIONS=(
     "messages: a --dump-mem field past 64 bits called malformed"
     cli/cmd_run.c 's/ || d->len > m->sram_bytes - d->addr) {/ || d->addr + d->len > m->sram_bytes) {/'
     "messages: --dump-mem ADDR + LEN checked in 64 bits that wrap"
-    cli/cmd_iobench.c 's/{"--depth", 1, HOST_MAX_DEPTH, \&c.host.depth}/{"--depth", 0, 1u << 20, \&c.host.depth}/'
+    cli/cmd_iobench.c 's/U32("--depth", host.depth, 1, HOST_MAX_DEPTH,/U32("--depth", host.depth, 0, 1u << 20,/'
     "messages: io-bench --depth left to the host's check"
     isa/asm.c 's/    if (need_text && text == 0 && c->ndiags == 0)/    if (0 \&\& need_text)/'
     "messages: a program file without instructions assembled"
@@ -409,7 +409,7 @@ MUTATIONS=(
     "compute sets count no supersteps"
     cli/profile_opts.c 's/    json_put_str(x, "window", p->o.window);/    json_put_str(x, "window", p->o.dir);/'
     "config: the profile's window echoed as its directory"
-    cli/cmd_run.c 's/        json_put_str(dumps, NULL, x->dumps\[d\].text);/        json_put_str(dumps, NULL, x->dumps[0].text);/'
+    cli/cmd_run.c 's/        json_put_str(a, NULL, d->v\[k\].text);/        json_put_str(a, NULL, d->v[0].text);/'
     "config: every --dump-mem echoed as the first"
     cli/profile_opts.c 's/    json_put_u64(o, "progress", (uint64_t)(progress != 0));/    (void)progress;/'
     "config: --progress not echoed"
