@@ -846,6 +846,8 @@ static void test_mnist_steps(void **state)
 static void test_mnist_sharded(void **state)
 {
     (void)state;
+    if (!tu_slow_tests()) /* not under the sanitizers: the mnist suites run these */
+        skip();
     char dir[256], out[16384];
     sim_digits(dir, sizeof dir);
     assert_int_equal(run(out, sizeof out,
@@ -875,6 +877,8 @@ static void test_mnist_sharded(void **state)
 static void test_mnist_wide(void **state)
 {
     (void)state;
+    if (!tu_slow_tests()) /* not under the sanitizers: the mnist suites run these */
+        skip();
     char dir[256];
     sim_digits(dir, sizeof dir);
     char wout[8192];
@@ -910,6 +914,8 @@ static void test_mnist_wide(void **state)
 static void test_mnist_pipelined_two(void **state)
 {
     (void)state;
+    if (!tu_slow_tests()) /* not under the sanitizers: the mnist suites run these */
+        skip();
     char dir[256], out[16384], lines[2048], lines2[2048];
     sim_digits(dir, sizeof dir);
     const char *g4 = "mnist --dataset %s --epochs 1 --batch-size 4 --gradient-accumulation 4 "
