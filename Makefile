@@ -187,11 +187,13 @@ $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) -lcmocka $(LDLIBS)
 
-# The metrics suite checks the statistics' tables, which the CLI gathers (cli/metrics.c),
-# against the binary's reports: it links that one object of the CLI.
-$(BUILD)/tests/test_metrics: tests/test_metrics.c $(BUILD)/cli/metrics.o $(LIB)
+# The metrics suite checks the statistics' tables, which the CLI gathers (cli/metrics.c: the
+# options' from the commands' tables), against the binary's reports: it links the CLI's
+# objects but its main.
+CLI_LIB_OBJ := $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
+$(BUILD)/tests/test_metrics: tests/test_metrics.c $(CLI_LIB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/cli/metrics.o $(LIB) -lcmocka $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_LIB_OBJ) $(LIB) -lcmocka $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(dir $@)

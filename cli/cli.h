@@ -28,10 +28,13 @@ typedef struct cli_cmd {
     const struct cli_table *opts; /* the command's option table writes it (cli_help) */
 } cli_cmd;
 
-/* The table of subcommands (cli/main.c). */
+/* The table of subcommands (cli/commands.c): every command, ended by one with a NULL name. */
+const cli_cmd *cli_commands(void);
 const cli_cmd *cli_find(const char *name);
 /* Print the command's full help (`ipusim help NAME`) to f. */
 void cli_usage(const cli_cmd *c, FILE *f);
+/* Print `ipusim --help`: the commands, each with its summary, and where the docs are. */
+void cli_usage_all(FILE *f);
 
 /* ---- option helpers (cli/opts.c) ----
  * Each returns 0 on success; on failure it prints one line
@@ -338,8 +341,11 @@ typedef struct cli_opt {
     const char *head; /* the help's left column when not "NAME ARG" */
     const char *help; /* the help's right column, lines split by '\n'; NULL: no help lines */
     int col;          /* the left column's width (0: the table's) */
-    const char *key;  /* its member in the config's "options" ("a.b": b of object a), or NULL */
-    int pos;          /* the echo's order: rows by pos, ties in table order */
+    /* its member in the config's "options" ("a.b": b of object a; "a.N": a is an array), or
+     * NULL; with a key, its unit and meaning as `ipusim metrics` lists config.options.KEY
+     * (cli/metrics.h's UNIT and MEANING) */
+    const char *key, *unit, *means;
+    int pos; /* the echo's order: rows by pos, ties in table order */
     json *(*echo)(const cli_ctx *x, const void *dst); /* the echo when not by its kind */
     unsigned modes; /* the runs it applies to (bits: cli_ctx.first records the first option
                      * given of each; cli_echo leaves out the rows of the modes it skips) */
@@ -358,6 +364,7 @@ typedef struct cli_table {
     /* an argument that is no option: 0 taken, 2 after one line, -1 not one */
     int (*pos)(cli_ctx *x, void *cfg, const char *a);
     const char *head, *tail; /* the help before and after the rows */
+    const char *file;        /* the file that declares it (__FILE__), for test_metrics */
 } cli_table;
 #define CLI_ROWS(a) (a), sizeof(a) / sizeof((a)[0])
 
@@ -388,7 +395,8 @@ json *cli_echo_threads(const cli_ctx *x, const void *dst);
 #define CLI_ROW_MAX_STEP(...)                                                                      \
     {.name = "--max-superstep-cycles", .kind = CLI_U64, .ctx = 1,                                  \
      .off = offsetof(cli_ctx, max_step), .max = UINT64_MAX / 2, .arg = "N", .col = 24,             \
-     .key = "max_superstep_cycles",                                                                \
+     .key = "max_superstep_cycles", .unit = "cycles",                                              \
+     .means = "a superstep's cycle limit (--max-superstep-cycles; 0: none)",                       \
      .help = "fault when an instruction would issue more than N cycles\n"                          \
              "after its tile's last sync (default {}, 2^23; 0: no limit)", __VA_ARGS__}
 #define CLI_ROW_PROGRESS(...)                                                                      \
@@ -399,13 +407,18 @@ json *cli_echo_threads(const cli_ctx *x, const void *dst);
              "stdout and stderr are terminals", __VA_ARGS__}
 #define CLI_ROW_RANK_STATS(...)                                                                    \
     {.name = "--rank-stats", .kind = CLI_FLAG, .ctx = 1, .off = offsetof(cli_ctx, rank_stats),     \
-     .key = "rank_stats",                                                                          \
+     .key = "rank_stats", .unit = "bool", .means = "1: a line per MPI rank (--rank-stats)",        \
      .help = "after the report, per rank (MPI process): the run's host\n"                          \
              "time, the part spent in the ranks' collectives, peak memory", __VA_ARGS__}
 #define CLI_ROW_MAX_CYCLES(T, FIELD, TAIL)                                                         \
     {.name = "--max-cycles", .kind = CLI_U64, .off = offsetof(T, FIELD), .min = 1,                 \
-     .max = UINT64_MAX / 2, .arg = "N", .col = 24, .key = "max_cycles",                            \
+     .max = UINT64_MAX / 2, .arg = "N", .col = 24, .key = "max_cycles", .unit = "cycles",          \
+     .means = "the run's cycle limit (--max-cycles)",                                              \
      .help = "fault when an instruction would issue after cycle N\n(default {}" TAIL ")"}
+#define CLI_ROW_THREADS(T, FIELD, HELP)                                                            \
+    {.name = "--threads", .kind = CLI_U32, .off = offsetof(T, FIELD), .min = 1, .max = 1024,       \
+     .arg = "N", .help = HELP, .key = "threads", .unit = "",                                       \
+     .means = "host threads (--threads; default: the online CPUs)", .echo = cli_echo_threads}
 #define CLI_ROW_TILES(MIN)                                                                         \
     {.name = "--tiles", .kind = CLI_U64, .ctx = 1, .off = offsetof(cli_ctx, tiles), .min = MIN,    \
      .max = 1u << 16, .arg = "N", .col = 24,                                                       \

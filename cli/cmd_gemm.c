@@ -11,24 +11,24 @@
 /* clang-format off */
 static const cli_opt rows[] = {
     {.name = "--m", .kind = CLI_U32, .off = offsetof(wl_gemm_cfg, m), .min = 1, .max = 1u << 20,
-     .head = "--m M --n N --k K", .help = "sizes (default {} {--n} {--k})", .key = "m",
+     .head = "--m M --n N --k K", .help = "sizes (default {} {--n} {--k})", .key = "m", .unit = "", .means = "rows of A and C (--m)",
      .pos = -1},
     {.name = "--n", .kind = CLI_U32, .off = offsetof(wl_gemm_cfg, n), .min = 1, .max = 1u << 20,
-     .key = "n", .pos = -1},
+     .key = "n", .unit = "", .means = "columns of B and C (--n)", .pos = -1},
     {.name = "--k", .kind = CLI_U32, .off = offsetof(wl_gemm_cfg, k), .min = 1, .max = 1u << 20,
-     .key = "k", .pos = -1},
+     .key = "k", .unit = "", .means = "columns of A, rows of B (--k)", .pos = -1},
     CLI_ROW_MACHINE,
     CLI_ROW_TILES(1),
-    {.name = "--threads", .kind = CLI_U32, .off = offsetof(wl_gemm_cfg, threads), .min = 1,
-     .max = 1024, .arg = "N", .help = "host threads (default: online CPUs)", .key = "threads",
-     .echo = cli_echo_threads},
+    CLI_ROW_THREADS(wl_gemm_cfg, threads, "host threads (default: online CPUs)"),
     {.name = "--seed", .kind = CLI_U64, .off = offsetof(wl_gemm_cfg, seed), .max = UINT64_MAX,
-     .arg = "N", .help = "seed of the random inputs (default {})", .key = "seed", .pos = -1},
+     .arg = "N", .help = "seed of the random inputs (default {})", .key = "seed", .unit = "",
+     .means = "the seed of the random inputs (--seed)", .pos = -1},
     CLI_ROW_MAX_CYCLES(wl_gemm_cfg, max_cycles, ""),
     CLI_ROW_MAX_STEP(),
     CLI_ROW_PROGRESS(),
     {.name = "--no-check", .kind = CLI_CLEAR, .off = offsetof(wl_gemm_cfg, check),
-     .help = "skip the reference comparison", .key = "check", .pos = -1},
+     .help = "skip the reference comparison", .key = "check", .unit = "bool",
+     .means = "1: C was checked against the reference (0: --no-check)", .pos = -1},
     CLI_ROW_JSON_REPORT,
     CLI_ROW_OUT(""),
     CLI_ROW_PROFILE,
@@ -44,7 +44,7 @@ static void gemm_init(cli_ctx *x, void *cfg)
 
 /* clang-format off */
 const cli_table cli_gemm_opts = {
-    .cmd = "gemm", CLI_ROWS(rows), .col = 24, .profile = 1, .cfg_size = sizeof(wl_gemm_cfg),
+    .cmd = "gemm", CLI_ROWS(rows), .file = __FILE__, .col = 24, .profile = 1, .cfg_size = sizeof(wl_gemm_cfg),
     .init = gemm_init,
     .head =
      "usage: ipusim gemm [--m M] [--n N] [--k K] [options]\n"

@@ -84,52 +84,64 @@ static json *echo_dist(const cli_ctx *x, const void *dst)
 static const char *const dtypes[] = {"fp32", "fp16", "int8", NULL};
 static const int dtype_vals[] = {IOB_FP32, IOB_FP16, IOB_INT8};
 
-#define U32(NAME, FIELD, MIN, MAX, ARG, KEY, HELP)                                                 \
+#define U32(NAME, FIELD, MIN, MAX, ARG, KEY, UNIT, MEANS, HELP)                                    \
     {                                                                                              \
         .name = NAME, .kind = CLI_U32, .off = offsetof(wl_iobench_cfg, FIELD), .min = MIN,         \
-        .max = MAX, .arg = ARG, .key = KEY, .help = HELP                                           \
+        .max = MAX, .arg = ARG, .key = KEY, .unit = UNIT, .means = MEANS, .help = HELP             \
     }
-#define US(NAME, FIELD, KEY, HELP)                                                                 \
+#define US(NAME, FIELD, KEY, MEANS, HELP)                                                          \
     {                                                                                              \
         .name = NAME, .kind = CLI_US, .off = offsetof(wl_iobench_cfg, FIELD), .arg = "X",          \
-        .key = KEY, .help = HELP                                                                   \
+        .key = KEY, .unit = "us", .means = MEANS, .help = HELP                                     \
     }
 /* clang-format off */
 static const cli_opt rows[] = {
-    U32("--batch", batch, 1, 1u << 20, "N", "batch", "samples per micro-batch, per IPU (default {})"),
-    U32("--sample-px", sample_px, 1, 1u << 24, "N", "sample_px", "pixels per sample (default {})"),
+    U32("--batch", batch, 1, 1u << 20, "N", "batch", "", "samples a step (--batch)",
+        "samples per micro-batch, per IPU (default {})"),
+    U32("--sample-px", sample_px, 1, 1u << 24, "N", "sample_px", "",
+        "pixels a sample (--sample-px)", "pixels per sample (default {})"),
     {.name = "--dtype", .kind = CLI_VAL, .off = offsetof(wl_iobench_cfg, dtype), .val = take_dtype,
      .names = dtypes, .vals = dtype_vals, .head = "--dtype fp32|fp16|int8 ", .key = "dtype",
+     .unit = "text", .means = "the infeed's element type (--dtype)",
      .help = "bytes on the link per pixel: 4, 2, 1 (default {})"},
     {.name = "--work", .kind = CLI_U64, .off = offsetof(wl_iobench_cfg, work_macs),
-     .max = (uint64_t)1 << 40, .arg = "N", .key = "work",
+     .max = (uint64_t)1 << 40, .arg = "N", .key = "work", .unit = "MAC",
+     .means = "compute a sample (--work)",
      .help = "fp32 MACs per sample on the device (default {})"},
-    U32("--steps", steps, 1, 1u << 20, "N", "steps", "micro-batches per IPU (default {})"),
-    U32("--io-tiles", io_tiles, 0, 1u << 16, "N", "io_tiles",
+    U32("--steps", steps, 1, 1u << 20, "N", "steps", "", "steps run (--steps)",
+        "micro-batches per IPU (default {})"),
+    U32("--io-tiles", io_tiles, 0, 1u << 16, "N", "io_tiles", "", "I/O tiles (--io-tiles)",
         "I/O tiles per IPU, even, fewer than its tiles (default {}: stream\ncopies are a phase)"),
     {.name = "--outfeed", .kind = CLI_VAL, .val = take_outfeed, .arg = "MODE", .key = "outfeed",
+     .unit = "text", .means = "the outfeed's mode (--outfeed)",
      .echo = echo_outfeed, .help = "all | final | sum | every:N (default {})"},
-    U32("--out-bytes", out_bytes, 0, 1u << 20, "N", "out_bytes",
+    U32("--out-bytes", out_bytes, 0, 1u << 20, "N", "out_bytes", "B",
+        "outfeed bytes a step (--out-bytes)",
         "result bytes per sample (default {})"),
-    U32("--depth", host.depth, 1, HOST_MAX_DEPTH, "D", "depth",
+    U32("--depth", host.depth, 1, HOST_MAX_DEPTH, "D", "depth", "",
+        "infeed and outfeed buffering depth (--depth)",
         "buffering (prefetch) depth, 1..255 (default {})"),
-    U32("--loaders", host.loaders, 1, 4096, "N", "loaders", "host data-loader workers (default {})"),
-    US("--prep-us", host.prep_ps, "prep_us",
+    U32("--loaders", host.loaders, 1, 4096, "N", "loaders", "",
+        "host data-loader workers (--loaders)", "host data-loader workers (default {})"),
+    US("--prep-us", host.prep_ps, "prep_us", "their mean time to prepare a sample (--prep-us)",
        "mean host preparation time per sample, us (default {})"),
     {.name = "--host-dist", .kind = CLI_VAL, .off = offsetof(wl_iobench_cfg, host.dist),
-     .val = take_dist, .arg = "D", .key = "host_dist", .echo = echo_dist,
+     .val = take_dist, .arg = "D", .key = "host_dist", .unit = "text",
+     .means = "the distribution of that time (--host-dist)", .echo = echo_dist,
      .help = "fixed | uniform:S | exp | bursty:P:K[:LEN] (default {})"},
     US("--callback-us", host.callback_ps, "callback_us",
+       "the IPU asks for a buffer -> the host fills it (--callback-us)",
        "request -> host starts filling, us (default {})"),
-    US("--drain-us", drain_ps, "drain_us", "host time to consume an outfeed buffer, us (default {})"),
+    US("--drain-us", drain_ps, "drain_us", "host time to consume an outfeed buffer (--drain-us)",
+       "host time to consume an outfeed buffer, us (default {})"),
     {.name = "--seed", .kind = CLI_U64, .off = offsetof(wl_iobench_cfg, host.seed),
-     .max = UINT64_MAX, .arg = "N", .key = "seed", .help = "host randomness (default {})"},
+     .max = UINT64_MAX, .arg = "N", .key = "seed", .unit = "",
+     .means = "the seed of the host's random draws (--seed)", .help = "host randomness (default {})"},
     {.name = "--ipus", .kind = CLI_U64, .ctx = 1, .off = offsetof(cli_ctx, ipus), .min = 1,
      .max = 1024, .head = "--ipus N --threads N",
      .help = "IPUs (default: the machine's nipus, 1; the same as --set\n"
              "nipus=N), host threads (default: online CPUs)"},
-    {.name = "--threads", .kind = CLI_U32, .off = offsetof(wl_iobench_cfg, threads), .min = 1,
-     .max = 1024, .key = "threads", .echo = cli_echo_threads},
+    CLI_ROW_THREADS(wl_iobench_cfg, threads, NULL),
     {.name = "--tiles", .kind = CLI_U64, .ctx = 1, .off = offsetof(cli_ctx, tiles), .min = 2,
      .max = 1u << 16, .arg = "N",
      .help = "tiles per IPU, at most the machine's (default: all of them; a\n"
@@ -154,7 +166,7 @@ static void iobench_init(cli_ctx *x, void *cfg)
 
 /* clang-format off */
 const cli_table cli_iobench_opts = {
-    .cmd = "io-bench", CLI_ROWS(rows), .col = 20, .profile = 1,
+    .cmd = "io-bench", CLI_ROWS(rows), .file = __FILE__, .col = 20, .profile = 1,
     .cfg_size = sizeof(wl_iobench_cfg), .init = iobench_init,
     .head =
      "usage: ipusim io-bench [options]\n"

@@ -28,7 +28,7 @@ static void print(void *ctx, const cli_stat *s)
         hit = cli_metric_match(s->column, w->columns[i]);
     if (hit)
         printf("%s\t%s\t%s\t%s\t%s\t%s\n", s->column, s->unit, s->title, s->meaning,
-               s->colour ? s->colour : "", s->row->commands);
+               s->colour ? s->colour : "", s->commands);
 }
 
 /* Count the statistics that match column (ctx: a want of one column). */

@@ -79,6 +79,13 @@ static int take_name(cli_ctx *x, void *cfg, const char *a)
     return 0;
 }
 
+static json *echo_name(const cli_ctx *x, const void *dst)
+{
+    const char *name = *(const char *const *)dst;
+    (void)x;
+    return json_str(name ? name : "all");
+}
+
 static void micro_init(cli_ctx *x, void *cfg)
 {
     (void)x;
@@ -88,8 +95,11 @@ static void micro_init(cli_ctx *x, void *cfg)
 /* clang-format off */
 static const cli_opt rows[] = {
     CLI_ROW_MACHINE,
+    {.off = offsetof(micro_opts, name), .key = "bench", .unit = "text",
+     .means = "the benchmark run, or all", .pos = -1, .echo = echo_name},
     {.name = "--threads", .kind = CLI_U32, .off = offsetof(micro_opts, cfg.threads), .min = 1,
-     .max = 1024, .arg = "N", .help = "host threads (default: online CPUs)", .key = "threads"},
+     .max = 1024, .arg = "N", .help = "host threads (default: online CPUs)", .key = "threads",
+     .unit = "", .means = "host threads (--threads; 0: the online CPUs)"},
     CLI_ROW_MAX_CYCLES(micro_opts, cfg.max_cycles, ", a program"),
     {.name = "--csv", .kind = CLI_STR, .off = offsetof(micro_opts, csv), .arg = "FILE",
      .help = "also write the table as CSV (whole or not at all)"},
@@ -101,7 +111,7 @@ static const cli_opt rows[] = {
 };
 
 const cli_table cli_micro_opts = {
-    .cmd = "micro", CLI_ROWS(rows), .col = 24, .cfg_size = sizeof(micro_opts),
+    .cmd = "micro", CLI_ROWS(rows), .file = __FILE__, .col = 24, .cfg_size = sizeof(micro_opts),
     .init = micro_init, .pos = take_name,
     .head =
      "usage: ipusim micro [NAME|all] [options]\n"
@@ -142,7 +152,6 @@ static int write_json(const cli_ctx *x, const micro_opts *mo, const wl_micro_tab
         json_put_num(j, "published", r->published);
     }
     json_put_num(doc, "host_seconds", x->host);
-    json_put_str(o, "bench", mo->name ? mo->name : "all");
     cli_echo(&cli_micro_opts, x, mo, o, 0);
     json_put(doc, "config", cli_json_config(&x->inv, &x->m, o));
     return cli_write_json(x->inv.cmd, x->json, doc);

@@ -200,6 +200,12 @@ static json *echo_schedule(const cli_ctx *x, const void *dst)
     return json_str(pipe_kind_name(*(const pipe_kind *)dst));
 }
 
+static json *echo_network(const cli_ctx *x, const void *dst)
+{
+    (void)x;
+    return json_str((*(const mspec *const *)dst)->name);
+}
+
 static json *echo_stages(const cli_ctx *x, const void *dst)
 {
     const uint32_t *st = dst;
@@ -231,10 +237,10 @@ static json *echo_dist(const cli_ctx *x, const void *dst)
 #define PIPE MNIST_PIPE
 #define ECHO MNIST_SIM_ECHO
 #define AT(F) offsetof(mnist_opts, F)
-#define INT(NAME, F, MIN, MAX, ARG, MODES, KEY, POS, HELP)                                         \
+#define INT(NAME, F, MIN, MAX, ARG, MODES, KEY, MEANS, POS, HELP)                                  \
     {                                                                                              \
         .name = NAME, .kind = CLI_INT, .off = AT(F), .min = MIN, .max = MAX, .arg = ARG,           \
-        .modes = MODES, .key = KEY, .pos = POS, .help = HELP                                       \
+        .modes = MODES, .key = KEY, .unit = "", .means = MEANS, .pos = POS, .help = HELP           \
     }
 static const char *const dtypes[] = {"fp32", "fp16", "u8", NULL};
 static const int dtype_vals[] = {MNET_FP32, MNET_FP16, MNET_U8};
@@ -249,118 +255,150 @@ static const cli_opt rows[] = {
     {.name = "--reference", .kind = CLI_FLAG, .off = AT(reference),
      .help = "train natively on the host"},
     {.name = "--dataset", .kind = CLI_STR, .off = AT(dataset), .arg = "NAME|DIR",
+     .key = "dataset.name", .unit = "text", .means = "the data set (--dataset)", .pos = -1,
      .help = "mnist-digits (default; 8,000/2,000 real digits, 'make data'),\n"
              "fashion-mnist (60,000/10,000; 'make data'), or a\n"
              "directory with the four MNIST IDX files (raw or .gz)"},
     {.name = "--network", .kind = CLI_VAL, .off = AT(c.net), .val = take_network, .arg = "NAME",
+     .key = "network", .unit = "text", .means = "the layer table trained (--network)", .pos = -2,
+     .echo = echo_network,
      .help = "the layer table trained: tutorial (default) or wide (conv\n"
              "1->16 k5 padding 2, pool, conv 16->32 k3 padding 1,\n"
              "pool, linear 1568->128, linear 128->10); simulated, a\n"
              "table other than the tutorial's runs on one IPU with\n"
              "every layer planned (docs/mnist.md)"},
-    INT("--epochs", c.run.epochs, 0, 100000, "N", 0, "epochs", 1,
+    INT("--epochs", c.run.epochs, 0, 100000, "N", 0, "epochs",
+        "passes over the training set (--epochs)", 1,
         "passes over the training set (default {}; 0: test only)"),
-    INT("--batch-size", c.run.batch, 1, 65536, "N", TRAIN, "batch_size", 2,
+    INT("--batch-size", c.run.batch, 1, 65536, "N", TRAIN, "batch_size",
+        "the micro-batch (--batch-size)", 2,
         "micro-batch (default {})"),
     INT("--gradient-accumulation", c.run.grad_accum, 1, 65536, "N", TRAIN,
-        "gradient_accumulation", 3, "micro-batches per weight update (default {})"),
-    INT("--device-iterations", c.run.device_iters, 1, 65536, "N", TRAIN, "device_iterations", 4,
+        "gradient_accumulation", "micro-batches a weight update (--gradient-accumulation)", 3, "micro-batches per weight update (default {})"),
+    INT("--device-iterations", c.run.device_iters, 1, 65536, "N", TRAIN,
+        "device_iterations", "weight updates a host call (--device-iterations)", 4,
         "weight updates per host call (default {})"),
-    INT("--test-batch-size", c.run.test_batch, 1, 65536, "N", 0, "test_batch_size", 5,
+    INT("--test-batch-size", c.run.test_batch, 1, 65536, "N", 0, "test_batch_size",
+        "the test pass's batch (--test-batch-size)", 5,
         "batch of the test pass (default {})"),
     {.name = "--learning-rate", .kind = CLI_DBL, .off = AT(c.run.opt.lr), .dmin = 0.0,
      .dmax = 1000.0, .arg = "X", .modes = TRAIN, .key = "learning_rate", .pos = 6,
+     .unit = "", .means = "AdamW's learning rate (--learning-rate)",
      .help = "AdamW learning rate (default {})"},
-    {.off = AT(c.run.opt), .key = "betas", .pos = 7, .echo = echo_betas},
-    {.kind = CLI_DBL, .off = AT(c.run.opt.eps), .key = "eps", .pos = 8},
-    {.kind = CLI_DBL, .off = AT(c.run.opt.weight_decay), .key = "weight_decay", .pos = 9},
+    {.off = AT(c.run.opt), .key = "betas.N", .unit = "",
+     .means = "AdamW's beta1 (N = 0) and beta2 (N = 1)", .pos = 7, .echo = echo_betas},
+    {.kind = CLI_DBL, .off = AT(c.run.opt.eps), .key = "eps", .unit = "",
+     .means = "AdamW's epsilon", .pos = 8},
+    {.kind = CLI_DBL, .off = AT(c.run.opt.weight_decay), .key = "weight_decay",
+     .unit = "", .means = "AdamW's weight decay", .pos = 9},
     {.name = "--seed", .kind = CLI_U64, .off = AT(c.run.seed), .max = UINT64_MAX, .arg = "N",
-     .key = "seed", .pos = 10, .help = "seed of initialisation and shuffling (default {})"},
+     .key = "seed", .unit = "", .means = "the seed of initialisation and shuffling (--seed)",
+     .pos = 10, .help = "seed of initialisation and shuffling (default {})"},
     {.name = "--save-weights", .kind = CLI_STR, .off = AT(save), .arg = "DIR",
-     .key = "save_weights", .pos = 11,
+     .key = "save_weights", .unit = "text", .pos = 11,
+     .means = "the directory the weights were saved to (--save-weights; null: none)",
      .help = "write one .npy per PyTorch state_dict key once the run\n"
              "(training and test pass) is over"},
     {.name = "--load-weights", .kind = CLI_STR, .off = AT(load), .arg = "DIR",
-     .key = "load_weights", .pos = 12,
+     .key = "load_weights", .unit = "text", .pos = 12,
+     .means = "the directory the weights were loaded from (--load-weights; null: none)",
      .help = "start from such .npy files instead of the seeded initialisation"},
     CLI_ROW_JSON("also write per-call losses/accuracies, test accuracy, timings\n"
                  "and the config (version, command line, machine, options)"),
     CLI_ROW_OUT("\n(and the simulated run's report)"),
-    INT("--max-calls", max_calls, 0, INT_MAX, "N", TRAIN | ECHO, "max_calls", 26,
+    INT("--max-calls", max_calls, 0, INT_MAX, "N", TRAIN | ECHO, "max_calls",
+        "host calls' worth of images trained (--max-calls; 0: all)", 26,
         "train on the first N host calls' worth of images only\n"
         "(shuffled among themselves; 0: all), for quick sweeps"),
-    INT("--test-images", test_images, 0, INT_MAX, "N", ECHO, "test_images", 27,
+    INT("--test-images", test_images, 0, INT_MAX, "N", ECHO, "test_images",
+        "test images used (--test-images; 0: all)", 27,
         "test on the first N test images only (0: all)"),
     {.kind = CLI_TEXT, .help = "The simulated run only:\n"},
-    INT("--ipus", ipus, 1, 64, "N", SIM, "ipus", 13,
+    INT("--ipus", ipus, 1, 64, "N", SIM, "ipus", "IPUs a replica (--ipus)", 13,
         "IPUs, 1 to 4 (default 4, 1 for a network other than the\n"
         "tutorial's; 1: the whole network on one IPU)"),
     {.name = "--strategy", .kind = CLI_ENUM, .off = AT(sharded), .names = strategies,
      .arg = "S", .modes = SIM,
      .help = "pipelined (default: each IPU a pipeline stage, micro-batches\n"
              "in flight) or sharded (one micro-batch at a time)"},
-    {.off = 0, .modes = ECHO, .key = "strategy", .pos = 15, .echo = echo_strategy},
+    {.off = 0, .modes = ECHO, .key = "strategy", .unit = "text",
+     .means = "pipelined, sharded or one-ipu (--strategy)", .pos = 15, .echo = echo_strategy},
     {.name = "--stages", .kind = CLI_STR, .off = AT(stages), .arg = "a,b,c,d", .modes = SIM,
      .help = "the IPU of blocks B1 (conv1), B2 (conv2), B3 (layer3), B4\n"
              "(layer4, loss); default block k on IPU floor(k N / 4)"},
-    {.off = AT(c.stage_ipu), .modes = ECHO, .key = "stages", .pos = 18, .echo = echo_stages},
+    {.off = AT(c.stage_ipu), .modes = ECHO, .key = "stages.N", .unit = "",
+     .means = "the IPU of block N + 1 (--stages)", .pos = 18, .echo = echo_stages},
     {.name = "--schedule", .kind = CLI_VAL, .off = AT(c.schedule), .val = take_schedule,
-     .arg = "S", .modes = SIM | PIPE, .key = "schedule", .pos = 16, .echo = echo_schedule,
+     .arg = "S", .modes = SIM | PIPE, .key = "schedule", .pos = 16,
+     .unit = "text", .means = "the pipeline's schedule (--schedule)", .echo = echo_schedule,
      .help = "pipelined: grouped (default), interleaved or sequential"},
-    INT("--io-tiles", c.io_tiles, 0, 1024, "N", SIM, "io_tiles", 19,
+    INT("--io-tiles", c.io_tiles, 0, 1024, "N", SIM, "io_tiles", "I/O tiles (--io-tiles)", 19,
         "N I/O tiles on the IPU taking the images: each micro-batch\n"
         "lands there while the others compute, then is handed over\n"
         "(fewer than the IPU's tiles: one at least computes)"),
-    INT("--replicas", c.replicas, 1, 64, "R", SIM, "replicas", 14,
+    INT("--replicas", c.replicas, 1, 64, "R", SIM, "replicas", "copies of the model (--replicas)", 14,
         "R copies of the model on R x --ipus IPUs, each its share of\n"
         "the data, gradients all-reduced over the IPU-Links before\n"
         "the update (a host call: batch x G x iterations x R images)"),
     {.name = "--recompute", .kind = CLI_ENUM, .off = AT(c.recompute), .names = on_off,
      .vals = on_off_vals, .arg = "on|off", .modes = SIM | PIPE | TRAIN, .key = "recompute",
-     .pos = 17, .echo = echo_int,
+     .unit = "bool", .means = "1: recompute on (--recompute)", .pos = 17, .echo = echo_int,
      .help = "pipelined training: stash only each stage's input and\n"
              "recompute its forward before the backward (on, the default,\n"
              "as PopTorch), or stash every activation the backward reads"},
     {.name = "--offload-optimiser", .kind = CLI_FLAG, .off = AT(c.offload), .modes = SIM | TRAIN,
-     .key = "offload_optimiser", .pos = 23,
+     .key = "offload_optimiser", .unit = "bool", .pos = 23,
+     .means = "1: AdamW's state in remote buffers (--offload-optimiser)",
      .help = "keep AdamW's state (m, v) in remote buffers (Streaming\n"
              "Memory), read in before each weight update, written back after"},
     {.name = "--mapping", .kind = CLI_ENUM, .off = AT(c.mapping), .names = mappings,
      .vals = mapping_vals, .arg = "sample|planned", .modes = SIM, .key = "mapping", .pos = 24,
+     .unit = "text", .means = "sample or planned (--mapping)",
      .help = "the convolutions a sample a tile (default), or they and\n"
              "the linear layers (forward and gradients) planned over the\n"
              "whole IPU, pooling and the loss a sample a tile\n"
              "(docs/planning.md)"},
-    INT("--steps", c.log_steps, 0, 100000, "N", SIM | TRAIN, "steps", 35,
+    INT("--steps", c.log_steps, 0, 100000, "N", SIM | TRAIN, "steps",
+        "program steps listed (--steps; 0: none)", 35,
         "list the first N program steps of training with their cycles"),
     {.name = "--dtype", .kind = CLI_ENUM, .off = AT(c.dtype), .names = dtypes,
      .vals = dtype_vals, .arg = "fp32|fp16|u8", .modes = SIM, .key = "dtype", .pos = 20,
+     .unit = "text", .means = "the infeed's element type (--dtype)",
      .help = "the infeed's images: normalised fp32 (default); normalised\n"
              "and rounded to fp16, widened on the device (f16_to_f32), half\n"
              "the bytes; or their bytes, normalised on the device (norm_u8),\n"
              "a quarter"},
-    INT("--threads", c.threads, 1, 1024, "N", SIM, "threads", 25,
+    INT("--threads", c.threads, 1, 1024, "N", SIM, "threads",
+        "host threads (--threads; 0: the online CPUs)", 25,
         "host threads (default: the online CPUs)"),
-    INT("--depth", c.depth, 1, HOST_MAX_DEPTH, "N", SIM, "depth", 21,
+    INT("--depth", c.depth, 1, HOST_MAX_DEPTH, "N", SIM, "depth",
+        "infeed and outfeed buffering depth (--depth)", 21,
         "infeed and outfeed buffering depth, 1..255 (default {})"),
     {.name = "--loaders", .kind = CLI_U32, .off = AT(c.host.loaders), .min = 1, .max = 4096,
      .arg = "N", .modes = SIM, .key = "host.loaders", .pos = 28,
+     .unit = "", .means = "host data-loader workers (--loaders)",
      .help = "the infeed's host data-loader workers (default {})"},
     {.name = "--prep-us", .kind = CLI_US, .off = AT(c.host.prep_ps), .arg = "X", .modes = SIM,
-     .key = "host.prep_us", .pos = 29,
+     .key = "host.prep_us", .pos = 29, .unit = "us",
+     .means = "their mean time to prepare an image (--prep-us)",
      .help = "their mean time to prepare one image, us (default {})"},
     {.name = "--host-dist", .kind = CLI_VAL, .off = AT(c.host.dist), .val = take_dist,
-     .arg = "D", .modes = SIM, .key = "host.dist", .pos = 30, .echo = echo_dist,
+     .arg = "D", .modes = SIM, .key = "host.dist", .pos = 30,
+     .unit = "text", .means = "the distribution of that time (--host-dist)", .echo = echo_dist,
      .help = "fixed | uniform:S | exp | bursty:P:K[:LEN] (default {};\ndocs/host.md)"},
-    {.kind = CLI_U64, .off = AT(c.host.seed), .modes = ECHO, .key = "host.seed", .pos = 31},
+    {.kind = CLI_U64, .off = AT(c.host.seed), .modes = ECHO, .key = "host.seed", .pos = 31,
+     .unit = "", .means = "the seed of that distribution's draws"},
     {.name = "--callback-us", .kind = CLI_US, .off = AT(c.host.callback_ps), .arg = "X",
-     .modes = SIM, .key = "host.callback_us", .pos = 32,
+     .modes = SIM, .key = "host.callback_us", .pos = 32, .unit = "us",
+     .means = "the IPU asks for a buffer -> the host fills it (--callback-us)",
      .help = "the IPU asks for a buffer -> the host fills it, us (default {})"},
     {.name = "--drain-us", .kind = CLI_US, .off = AT(c.drain_ps), .arg = "X", .modes = SIM,
-     .key = "host.drain_us", .pos = 33,
+     .key = "host.drain_us", .pos = 33, .unit = "us",
+     .means = "host time to consume an outfeed buffer (--drain-us)",
      .help = "host time to consume an outfeed buffer, us (default {})"},
     {.name = "--output-mode", .kind = CLI_VAL, .off = AT(c), .val = take_output_mode,
-     .arg = "M", .modes = SIM, .key = "output_mode", .pos = 22, .echo = echo_output_mode,
+     .arg = "M", .modes = SIM, .key = "output_mode", .pos = 22,
+     .unit = "text", .means = "the outfeed's mode (--output-mode)", .echo = echo_output_mode,
      .help = "the outfeed: every micro-batch's loss and predictions (all,\n"
              "the default, as the tutorial), each host call's last (final),\n"
              "every N-th (every:N) or their sum over a call (sum)"},
@@ -373,7 +411,7 @@ static const cli_opt rows[] = {
     CLI_ROW_PROGRESS(.modes = SIM),
     CLI_ROW_MACHINE,
     {.name = "--plan", .kind = CLI_TAKE, .off = 0, .take = take_plan, .modes = SIM, .key = "plan",
-     .pos = 36, .echo = echo_plan},
+     .unit = "bool", .means = "1: the plans' estimates printed (--plan)", .pos = 36, .echo = echo_plan},
     {.name = "--help", .kind = CLI_TAKE, .take = take_help},
     {.name = "-h", .kind = CLI_TAKE, .take = take_help},
 };
@@ -394,6 +432,7 @@ void mnist_opts_init(cli_ctx *x, void *cfg)
 const cli_table cli_mnist_opts = {
     .cmd = CMD,
     CLI_ROWS(rows),
+    .file = __FILE__,
     .col = 26,
     .profile = 1,
     .machine_modes = SIM,
@@ -459,17 +498,15 @@ static unsigned long data_crc(const mdata *d)
  * digest), then the table's echo (the simulated run's options only in a simulated run). */
 static json *mnist_options(const mnist_opts *o, const char *dir, const mdata *d)
 {
-    json *x = json_obj(), *ds = json_obj();
+    json *x = json_obj();
     char crc[16];
     snprintf(crc, sizeof crc, "%08lx", data_crc(d));
-    json_put_str(x, "network", o->c.net->name);
-    json_put_str(ds, "name", o->dataset);
+    cli_echo(&cli_mnist_opts, &o->x, o, x, o->reference ? MNIST_SIM | MNIST_SIM_ECHO : 0);
+    json *ds = json_at(x, "dataset"); /* network and dataset.name first */
     json_put_str(ds, "dir", dir);
     json_put_u64(ds, "train_images", d->train.n);
     json_put_u64(ds, "test_images", d->test.n);
     json_put_str(ds, "crc32", crc);
-    json_put(x, "dataset", ds);
-    cli_echo(&cli_mnist_opts, &o->x, o, x, o->reference ? MNIST_SIM | MNIST_SIM_ECHO : 0);
     return x;
 }
 

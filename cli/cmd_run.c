@@ -161,20 +161,21 @@ static void run_init(cli_ctx *x, void *cfg)
 
 /* clang-format off */
 static const cli_opt rows[] = {
+    {.kind = CLI_STR, .off = offsetof(run_opts, path), .key = "program.path", .unit = "text",
+     .means = "the program run, as named", .pos = -1},
     CLI_ROW_MACHINE,
     {.name = "--ipus", .kind = CLI_U64, .ctx = 1, .off = offsetof(cli_ctx, ipus), .min = 1,
      .max = 1024, .arg = "N",
      .help = "IPUs in the system (default: the machine's nipus, 1);\n"
              "the same as --set nipus=N"},
     CLI_ROW_TILES(1),
-    {.name = "--threads", .kind = CLI_U32, .off = offsetof(run_opts, sys.threads), .min = 1,
-     .max = 1024, .arg = "N", .help = "host threads (default: online CPUs)", .key = "threads",
-     .echo = cli_echo_threads},
+    CLI_ROW_THREADS(run_opts, sys.threads, "host threads (default: online CPUs)"),
     CLI_ROW_MAX_CYCLES(run_opts, sys.max_cycles, ""),
     CLI_ROW_MAX_STEP(),
     CLI_ROW_PROGRESS(),
     {.name = "--dump-mem", .kind = CLI_TAKE, .off = offsetof(run_opts, d), .take = take_dump,
-     .arg = "I:T:ADDR:LEN", .key = "dump_mem", .echo = echo_dumps,
+     .arg = "I:T:ADDR:LEN", .key = "dump_mem.N", .unit = "text",
+     .means = "a --dump-mem IPU:TILE:ADDR:LEN, as given", .echo = echo_dumps,
      .help = "print LEN bytes of tile T of IPU I from ADDR (repeatable)"},
     CLI_ROW_JSON_REPORT,
     CLI_ROW_OUT(""),
@@ -183,7 +184,7 @@ static const cli_opt rows[] = {
 };
 
 const cli_table cli_run_opts = {
-    .cmd = "run", CLI_ROWS(rows), .col = 24, .profile = 1, .cfg_size = sizeof(run_opts),
+    .cmd = "run", CLI_ROWS(rows), .file = __FILE__, .col = 24, .profile = 1, .cfg_size = sizeof(run_opts),
     .init = run_init, .pos = take_prog,
     .head =
      "usage: ipusim run PROG.s|PROG.bin [options]\n"
@@ -220,13 +221,13 @@ static int json_report(const cli_ctx *x, const eng *g, const run_opts *o)
     unsigned long crc =
         crc32_z(crc32(0L, Z_NULL, 0), (const unsigned char *)bytes, bytes ? len : 0);
     free(bytes);
-    json *opts = json_obj(), *prog = json_put(opts, "program", json_obj());
+    json *opts = json_obj();
+    cli_echo(&cli_run_opts, x, o, opts, 0); /* program.path first */
+    json *prog = json_at(opts, "program");
     char hex[16];
     snprintf(hex, sizeof hex, "%08lx", crc);
-    json_put_str(prog, "path", o->path);
     json_put_u64(prog, "bytes", len);
     json_put_str(prog, "crc32", hex);
-    cli_echo(&cli_run_opts, x, o, opts, 0);
     return cli_report_json(&x->inv, x->json, g, o->path, x->host, NULL, opts);
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "cli/metrics.h"
 #include "hw/machine.h"
 #include "hw/stats.h"
@@ -194,6 +195,8 @@ static void plain(const cli_metric *r, cli_stat *s)
     snprintf(s->meaning, sizeof s->meaning, "%s", r->meaning);
     s->unit = r->unit;
     s->colour = NULL;
+    snprintf(s->commands, sizeof s->commands, "%s", r->commands);
+    s->table = r->table;
     const char *last = r->pattern;
     for (const char *w = r->pattern; *w;) {
         size_t n = strcspn(w, ".");
@@ -225,18 +228,77 @@ static void expand(const cli_metric *r, cli_stat *s, cli_stat_fn *fn, void *ctx)
     }
 }
 
+/* ---- the options ----
+ * config.options.KEY: a row with a key of a command's option table (cli/commands.c's table
+ * gives each command's). A key whose unit and meaning are the same in several tables is
+ * listed once, at its first table, with each of them as its commands. */
+
+static int same_option(const cli_opt *a, const cli_opt *b)
+{
+    return a->key && b->key && strcmp(a->key, b->key) == 0 && strcmp(a->unit, b->unit) == 0 &&
+           strcmp(a->means, b->means) == 0;
+}
+
+/* 1 when table t has a row as r. */
+static int table_has(const cli_table *t, const cli_opt *r)
+{
+    for (size_t k = 0; k < t->nrows; k++)
+        if (same_option(&t->rows[k], r))
+            return 1;
+    return 0;
+}
+
+/* 1 when a command before c (in cli/commands.c's table) has a row as r. */
+static int has_option(const cli_cmd *c, const cli_opt *r)
+{
+    for (const cli_cmd *b = cli_commands(); b != c; b++)
+        if (b->opts && table_has(b->opts, r))
+            return 1;
+    return 0;
+}
+
+/* Row r of c's table as a metric row: its pattern and commands into the buffers. */
+static cli_metric option_metric(const cli_cmd *c, const cli_opt *r, char *pattern, size_t plen,
+                                char *commands, size_t clen)
+{
+    assert(r->unit && r->means); /* a row with a key says what its echo is */
+    snprintf(pattern, plen, "config.options.%s", r->key);
+    size_t at = (size_t)snprintf(commands, clen, "%s", c->name);
+    for (const cli_cmd *d = c + 1; d->name && at < clen; d++)
+        if (d->opts && table_has(d->opts, r))
+            at += (size_t)snprintf(commands + at, clen - at, " %s", d->name);
+    return (cli_metric){pattern, r->unit, commands, r->means, c->opts->file};
+}
+
+static void options_each(const char *command, cli_stat_fn *fn, void *ctx)
+{
+    for (const cli_cmd *c = cli_commands(); c->name; c++)
+        for (size_t k = 0; c->opts && k < c->opts->nrows; k++) {
+            const cli_opt *r = &c->opts->rows[k];
+            if (!r->key || has_option(c, r))
+                continue;
+            char pattern[96], commands[64];
+            cli_metric m = option_metric(c, r, pattern, sizeof pattern, commands, sizeof commands);
+            if (command && !cli_metric_has(m.commands, command))
+                continue;
+            cli_stat s;
+            plain(&m, &s);
+            fn(ctx, &s);
+        }
+}
+
 void cli_stats_each(const char *command, cli_stat_fn *fn, void *ctx)
 {
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const cli_metric *r = &rows[i];
         if (command && !cli_metric_has(r->commands, command))
             continue;
-        cli_stat s = {.row = r};
-        if (r->unit) {
-            plain(r, &s);
+        cli_stat s;
+        plain(r, &s);
+        if (r->unit)
             fn(ctx, &s);
-        } else {
+        else
             expand(r, &s, fn, ctx);
-        }
     }
+    options_each(command, fn, ctx);
 }

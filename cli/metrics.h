@@ -10,7 +10,10 @@
  *   cli/report_stats.def     the report of a run on the engine (run, gemm, io-bench)
  *   workloads/gemm/gemm_stats.def, workloads/iobench/iobench_stats.def,
  *   workloads/micro/micro_stats.def, workloads/mnist/mnist_stats.def   each workload's
- *   cli/config_stats.def     the "config" member of every report: machine and options
+ *   cli/config_stats.def     the "config" member of every report: the machine, and those
+ *                            of "options" that are no option of a command's table
+ *   the commands' option tables (cli/cli.h's cli_opt, listed by cli/commands.c): each row
+ *   with a key is config.options.KEY, with the row's unit and meaning
  *
  * A row of the last six is METRIC(PATTERN, UNIT, COMMANDS, MEANING):
  *   PATTERN   the member's dotted path in the JSON report, which is the CSV column a sweep
@@ -28,7 +31,8 @@
  *   MEANING   one line; for a NULL unit, whose the entries are ("IPU N's time split")
  *
  * To add a statistic: write it in the command's writer and add its row to the table of its
- * family; test_metrics fails until both are there. */
+ * family; test_metrics fails until both are there. An option's echo needs no more than its
+ * row's key, unit and meaning. */
 #ifndef IPUSIM_METRICS_H
 #define IPUSIM_METRICS_H
 
@@ -51,7 +55,8 @@ typedef struct cli_stat {
     char meaning[320];  /* the row's meaning (and the entry's) */
     const char *unit;   /* as in the rows */
     const char *colour; /* a time category's colour, "#rrggbb" (hw/cats.def); else NULL */
-    const cli_metric *row;
+    char commands[64];  /* the commands whose report holds it, separated by spaces */
+    const char *table;  /* the file that declares it */
 } cli_stat;
 
 typedef void cli_stat_fn(void *ctx, const cli_stat *s);

@@ -237,12 +237,15 @@ static json *echo_value(const cli_opt *r, const cli_ctx *x, const void *p)
     }
 }
 
-/* Put v at key in o; "a.b" puts it as b of the object a (made when missing). */
+/* Put v at key in o; "a.b" puts it as b of the object a (made when missing); "a.N" puts it (an
+ * array) at a. */
 static void put_key(json *o, const char *key, json *v)
 {
     const char *dot = strchr(key, '.');
-    if (!dot) {
-        json_put(o, key, v);
+    if (!dot || strcmp(dot, ".N") == 0) {
+        char k[64];
+        snprintf(k, sizeof k, "%.*s", (int)(dot ? dot - key : (ptrdiff_t)strlen(key)), key);
+        json_put(o, k, v);
         return;
     }
     char outer[64];

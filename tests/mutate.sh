@@ -401,6 +401,10 @@ MUTATIONS=(
     "metrics: the listing without the categories' colours"
     cli/metrics.c 's/if (strncmp(e.key, p, k) == 0 \&\& match_rest(we, p + k))/if (k \&\& match_rest(we, p + strcspn(p, ".")))/'
     "metrics: a placeholder matches any word"
+    cli/cmd_micro.c 's/     .unit = "", .means = "host threads (--threads; 0: the online CPUs)"},/     .means = "host threads (--threads; 0: the online CPUs)"},/'
+    "an echoed option row without its unit"
+    cli/metrics.c 's/        if (d->opts \&\& table_has(d->opts, r))/        if (0 \&\& d->opts)/'
+    "a shared option listed for its first command only"
     hw/engine.c 's/^        cs->cat\[cat\] += d;$/        cs->cat[cat] += cat == ENG_CAT_SYNC ? 0 : d;/'
     "compute sets drop their Sync cycles"
     hw/engine.c 's/k < c->n ? c->of\[k\] : c->nclass + 1/k + 1 < c->n ? c->of[k + 1] : c->nclass + 1/'

@@ -18,6 +18,7 @@
 
 #include "base/json.h"
 #include "base/text.h"
+#include "cli/cli.h"
 #include "cli/metrics.h"
 #include "hw/stats.h"
 
@@ -174,7 +175,7 @@ static void test_reports_match_tables(void **state)
                 check_report(&reports[i], &t, &bad);
         for (size_t i = 0; i < t.n; i++)
             if (!t.seen[i])
-                txt_printf(&unseen, "  %s: %s (%s)\n", cmds[c], t.s[i].column, t.s[i].row->table);
+                txt_printf(&unseen, "  %s: %s (%s)\n", cmds[c], t.s[i].column, t.s[i].table);
         stats_free(&t);
     }
     if (bad.len || unseen.len)
@@ -338,6 +339,12 @@ static void test_listing(void **state)
     assert_non_null(strstr(out, "\nper_ipu.N.split.Idle\tcycles\tIdle\t"));
     assert_non_null(strstr(out, "\t#e8e8e8\trun gemm io-bench\n"));
     assert_non_null(strstr(out, "\nconfig.machine.params.sram_bytes\tbytes\t"));
+    /* options from the commands' tables: one line for a row that several tables share, its
+     * commands in cli/commands.c's order; an array's ".N" */
+    assert_non_null(strstr(out, "\nconfig.options.max_cycles\tcycles\tmax cycles\tthe run's cycle "
+                                "limit (--max-cycles)\t\trun gemm micro io-bench\n"));
+    assert_non_null(strstr(out, "\nconfig.options.stages.N\t\tstages\tthe IPU of block N + 1 "
+                                "(--stages)\t\tmnist\n"));
     /* micro's report: 6 members a row and host_seconds; the config: program, version, command,
      * argv, preset, overrides, the 31 machine parameters and 4 options (bench, threads,
      * max_cycles, progress) */
@@ -363,6 +370,30 @@ static void test_listing(void **state)
     assert_int_equal(run("metrics --bogus"), 2);
 }
 
+/* Every row of a command's option table with a key (an echoed option) says its unit and
+ * meaning, and its option, where it has one, is named in the meaning or the row is echo-only;
+ * no two rows of one table echo the same key. */
+static void test_option_rows(void **state)
+{
+    (void)state;
+    int keyed = 0;
+    for (const cli_cmd *c = cli_commands(); c->name; c++)
+        for (size_t k = 0; c->opts && k < c->opts->nrows; k++) {
+            const cli_opt *r = &c->opts->rows[k];
+            if (!r->key)
+                continue;
+            keyed++;
+            if (!r->unit || !r->means || !r->means[0])
+                fail_msg("%s: %s: no unit or meaning", c->name, r->key);
+            if (r->name && r->name[1] == '-' && !strstr(r->means, r->name))
+                fail_msg("%s: %s: its meaning does not name %s", c->name, r->key, r->name);
+            for (size_t j = 0; j < k; j++)
+                if (c->opts->rows[j].key && strcmp(c->opts->rows[j].key, r->key) == 0)
+                    fail_msg("%s: %s echoed twice", c->name, r->key);
+        }
+    assert_true(keyed > 50);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -371,6 +402,7 @@ int main(int argc, char **argv)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_listing),
+        cmocka_unit_test(test_option_rows),
         cmocka_unit_test(test_reports_match_tables),
         cmocka_unit_test(test_plotted_columns_are_statistics),
         cmocka_unit_test(test_profile_categories),
