@@ -270,15 +270,13 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
 fuzz: deps-fuzz
 	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=build-fuzz/lib CC=clang OPT=-O1 SAN=fuzzer-no-link,address,undefined $(FUZZ_LIB)
 	@$(MAKE) --no-print-directory -j$(NPROC) $(FUZZ_BINS)
-	@for f in $(FUZZ_BINS); do \
-	  n=$$(basename $$f); mkdir -p fuzz-corpus/$$n tests/fuzz/seeds/$$n; \
-	  echo "== $$n for $(FUZZ_SECONDS)s"; \
+	@printf '%s\n' $(FUZZ_BINS) | xargs -P$(NPROC) -I{} sh -c '\
+	  f={}; n=$$(basename $$f); mkdir -p fuzz-corpus/$$n tests/fuzz/seeds/$$n; \
 	  if ! $$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
 	       fuzz-corpus/$$n tests/fuzz/seeds/$$n > build-fuzz/$$n.log 2>&1; then \
-	    tail -n 40 build-fuzz/$$n.log; echo "FUZZ FAILED: $$n"; exit 1; \
+	    tail -n 40 build-fuzz/$$n.log; echo "FUZZ FAILED: $$n"; exit 255; \
 	  fi; \
-	  grep -E "stat::number_of_executed_units|Done" build-fuzz/$$n.log | tail -n 2; \
-	done
+	  echo "== $$n, $(FUZZ_SECONDS)s: $$(grep -E "stat::number_of_executed_units" build-fuzz/$$n.log | tail -n 1)"'
 
 clean:
 	rm -rf build build-* ipusim
