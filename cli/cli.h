@@ -289,6 +289,10 @@ void cli_rank_stats(struct rank_comm *ranks, double run_s, uint64_t wait_ns, uin
 
 /* The defaults: no option given, nothing opened; cmd, argv and the ranks as run. */
 void cli_ctx_init(cli_ctx *x, const char *cmd, int argc, char **argv, struct rank_comm *ranks);
+/* The command line through t into x and cfg: cfg's defaults (t->init), x's (cli_ctx_init),
+ * then cli_parse. 0, or cli_parse's status. */
+int cli_ctx_parse(cli_ctx *x, const struct cli_table *t, void *cfg, int argc, char **argv,
+                  struct rank_comm *ranks);
 /* The machine: --machine and --set, then --ipus (`fixed`: see cli_ipus) and --tiles. 0 or 2
  * after one line. */
 int cli_ctx_machine(cli_ctx *x, const char *fixed);

@@ -104,9 +104,7 @@ int cli_cmd_gemm(int argc, char **argv)
 {
     cli_ctx x;
     wl_gemm_cfg c;
-    cli_ctx_init(&x, "gemm", argc, argv, NULL);
-    gemm_init(&x, &c);
-    int rc = cli_parse(&cli_gemm_opts, &x, &c, argc, argv);
+    int rc = cli_ctx_parse(&x, &cli_gemm_opts, &c, argc, argv, NULL);
     if (rc || (rc = cli_ctx_machine(&x, "gemm runs on one IPU")) != 0 ||
         (rc = cli_ctx_begin(&x)) != 0)
         return rc;

@@ -219,9 +219,7 @@ static int iobench_cmd(int argc, char **argv, rank_comm *ranks)
 {
     cli_ctx x;
     wl_iobench_cfg c;
-    cli_ctx_init(&x, "io-bench", argc, argv, ranks);
-    iobench_init(&x, &c);
-    int rc = cli_parse(&cli_iobench_opts, &x, &c, argc, argv);
+    int rc = cli_ctx_parse(&x, &cli_iobench_opts, &c, argc, argv, ranks);
     if (rc || (rc = cli_ctx_machine(&x, NULL)) != 0)
         return rc;
     err e;

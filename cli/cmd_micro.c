@@ -176,9 +176,7 @@ static int micro_cmd(int argc, char **argv, struct rank_comm *ranks)
 {
     cli_ctx x;
     micro_opts o;
-    cli_ctx_init(&x, "micro", argc, argv, ranks);
-    micro_init(&x, &o);
-    int rc = cli_parse(&cli_micro_opts, &x, &o, argc, argv);
+    int rc = cli_ctx_parse(&x, &cli_micro_opts, &o, argc, argv, ranks);
     if (rc || (rc = cli_ctx_machine(&x, "each benchmark takes the IPUs it needs")) != 0 ||
         (rc = cli_ctx_begin(&x)) != 0)
         return rc;

@@ -193,9 +193,7 @@ static int check_sim(mnist_opts *o)
 /* Parse the command line into o: 0, 2 after one error line, or -1 after printing the help. */
 static int parse_opts(int argc, char **argv, rank_comm *ranks, mnist_opts *o)
 {
-    mnist_opts_init(&o->x, o);
-    cli_ctx_init(&o->x, CMD, argc, argv, ranks);
-    int rc = cli_parse(&cli_mnist_opts, &o->x, o, argc, argv);
+    int rc = cli_ctx_parse(&o->x, &cli_mnist_opts, o, argc, argv, ranks);
     if (rc)
         return rc;
     if (!o->ipus) /* the tutorial's four blocks, one an IPU; another table on one IPU */

@@ -283,9 +283,7 @@ static int run_cmd(int argc, char **argv, rank_comm *ranks)
 {
     cli_ctx x;
     run_opts o = {0};
-    cli_ctx_init(&x, "run", argc, argv, ranks);
-    run_init(&x, &o);
-    int rc = cli_parse(&cli_run_opts, &x, &o, argc, argv);
+    int rc = cli_ctx_parse(&x, &cli_run_opts, &o, argc, argv, ranks);
     if (rc)
         return rc;
     if (!o.path) {

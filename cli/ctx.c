@@ -200,6 +200,15 @@ void cli_ctx_init(cli_ctx *x, const char *cmd, int argc, char **argv, struct ran
     cli_profile_init(&x->po);
 }
 
+int cli_ctx_parse(cli_ctx *x, const cli_table *t, void *cfg, int argc, char **argv,
+                  struct rank_comm *ranks)
+{
+    if (t->init)
+        t->init(x, cfg); /* first: cfg may hold x (mnist's does) */
+    cli_ctx_init(x, t->cmd, argc, argv, ranks);
+    return cli_parse(t, x, cfg, argc, argv);
+}
+
 int cli_ctx_machine(cli_ctx *x, const char *fixed)
 {
     const char *cmd = x->inv.cmd;
