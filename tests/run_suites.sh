@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the test suites given as arguments, JOBS of them at a time (the environment's JOBS, by
-# default 1), each with its output kept aside and printed whole when it ends, with its time:
+# default 1), each with its output kept aside and printed whole when it ends, with its time
+# (an argument is a program, or a command line of words without spaces in them):
 #   == build/tests/test_x
 #   ...its output...
 #   == build/tests/test_x: 12 s
@@ -17,7 +18,7 @@ trap 'rm -rf "$logdir"' EXIT
 run_one() {
   local n=$1 t=$2 s
   s=$(date +%s)
-  "$t" >"$logdir/$n.out" 2>&1
+  $t >"$logdir/$n.out" 2>&1 # split into words: a command line
   echo "$? $(($(date +%s) - s))" >"$logdir/$n.rc"
 }
 
