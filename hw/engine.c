@@ -322,6 +322,7 @@ int eng_load_tiles(eng *g, const isa_prog *const *progs, err *e)
         .step_max = g->cfg.max_superstep_cycles ? g->cfg.max_superstep_cycles : UINT64_MAX,
         .chunk = g->cfg.chunk_cycles ? g->cfg.chunk_cycles : ENG_CHUNK_CYCLES,
         .xchg_bpc = g->m.xchg_bytes_per_cycle ? g->m.xchg_bytes_per_cycle : 4,
+        .inline_copy = g->fused != 0, /* with the fast paths: the differential tests' 0 stops */
     };
     load_job j = {g, progs, code, total};
     /* one item per thread: item k places tiles k, k + T, ... on thread k's node */

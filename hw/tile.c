@@ -72,8 +72,10 @@ static uint64_t step_limit(const tile *t, const tile_cfg *cfg, uint64_t now)
     return min_u64(lim, add_sat(now, cfg->chunk));
 }
 
+static int copy_inline(void *ctx, const isa_insn *in, uint32_t pc, uint64_t c);
+
 /* The context's view of the tile (set up by tile_init; what comes from cfg, and this step's
- * limit, here). */
+ * limit and copy callback, here). */
 static const isa_env *step_env(tile *t, const tile_cfg *cfg)
 {
     isa_env *env = &t->env;
@@ -82,6 +84,9 @@ static const isa_env *step_env(tile *t, const tile_cfg *cfg)
     env->ntiles = cfg->ntiles;
     env->nipus = cfg->nipus;
     env->limit = step_limit(t, cfg, tile_now(t));
+    t->cfg = cfg;
+    env->copy = cfg->inline_copy ? copy_inline : NULL;
+    env->copy_ctx = t;
     return env;
 }
 
@@ -219,30 +224,19 @@ static int resume_workers(tile *t, const tile_cfg *cfg, const isa_env *env)
     return rc;
 }
 
-/* send/gsend/hin/hout/rbin/rbout at cycle c: check it and log it (with the payload of an
- * outgoing copy). A send occupies the outgoing port for one cycle per xchg_bpc bytes from
- * max(c, port free); the supervisor goes on at once (the port streams on its own); sync and
- * halt wait for the port. Host copies are timed at the host sync. Returns the supervisor's
- * next issue cycle, or 0 after a fault (the tile is then marked faulted). */
-static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64_t c)
+/* A copy's checks (send/gsend/hin/hout/rbin/rbout): 0, or 1 with s->fault and its details
+ * set. Either way it leaves the supervisor's fault details as the copy does. */
+static int copy_faults(tile *t, const tile_cfg *cfg, const isa_insn *in)
 {
     isa_cpu *s = &t->sup;
     uint32_t addr = s->r[in->rd], bytes = s->r[in->ra], dst = s->r[in->rb];
-    uint32_t four =
-        in->op == OP_send || in->op == OP_gsend || in->op == OP_rbin || in->op == OP_rbout;
-    uint32_t daddr = four ? s->r[in->rc] : 0;
-    uint8_t kind = in->op == OP_send    ? TILE_SEND
-                   : in->op == OP_gsend ? TILE_GSEND
-                   : in->op == OP_hin   ? TILE_HIN
-                   : in->op == OP_hout  ? TILE_HOUT
-                   : in->op == OP_rbin  ? TILE_RBIN
-                                        : TILE_RBOUT;
-    int exchange = kind == TILE_SEND || kind == TILE_GSEND;
+    int exchange = in->op == OP_send || in->op == OP_gsend;
+    uint32_t daddr = exchange ? s->r[in->rc] : 0;
     s->fault_addr = 0;
     s->fault_op = (uint8_t)in->op;
     s->fault_len = bytes;
     s->fault_size = cfg->memsize;
-    if ((addr | bytes | (exchange ? daddr : 0)) & 3u) {
+    if ((addr | bytes | daddr) & 3u) {
         s->fault = FAULT_COPY_ALIGN;
         s->fault_what = addr & 3u ? 0 : bytes & 3u ? 1 : 2;
         s->fault_addr = addr & 3u ? addr : bytes & 3u ? bytes : daddr;
@@ -254,20 +248,35 @@ static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64
         s->fault = FAULT_COPY_RANGE;
         s->fault_what = 2;
         s->fault_addr = daddr;
-    } else if (kind == TILE_SEND && (dst & 0xffffu) + (dst >> 16) + 1 > cfg->ntiles) {
+    } else if (in->op == OP_send && (dst & 0xffffu) + (dst >> 16) + 1 > cfg->ntiles) {
         s->fault = FAULT_XCHG_DEST;
         s->fault_addr = dst;
-    } else if (kind == TILE_GSEND && ((dst >> 16) >= cfg->nipus || (dst & 0xffffu) >= cfg->ntiles ||
+    } else if (in->op == OP_gsend && ((dst >> 16) >= cfg->nipus || (dst & 0xffffu) >= cfg->ntiles ||
                                       (dst >> 16) == t->ipu)) {
         s->fault = FAULT_XCHG_DEST;
         s->fault_addr = dst;
     }
-    if (s->fault != FAULT_NONE) {
-        s->pc -= ISA_INSN_BYTES;
-        s->t = c;
-        fault(t, 0);
-        return 0;
-    }
+    return s->fault != FAULT_NONE;
+}
+
+/* Log a checked copy issued at cycle c from pc (with the payload of an outgoing one). A send
+ * occupies the outgoing port for one cycle per xchg_bpc bytes from max(c, port free); the
+ * supervisor goes on at once (the port streams on its own); sync and halt wait for the port.
+ * Host copies are timed at the host sync. */
+static void copy_log(tile *t, const tile_cfg *cfg, const isa_insn *in, uint32_t pc, uint64_t c)
+{
+    const isa_cpu *s = &t->sup;
+    uint32_t addr = s->r[in->rd], bytes = s->r[in->ra], dst = s->r[in->rb];
+    uint32_t four =
+        in->op == OP_send || in->op == OP_gsend || in->op == OP_rbin || in->op == OP_rbout;
+    uint32_t daddr = four ? s->r[in->rc] : 0;
+    uint8_t kind = in->op == OP_send    ? TILE_SEND
+                   : in->op == OP_gsend ? TILE_GSEND
+                   : in->op == OP_hin   ? TILE_HIN
+                   : in->op == OP_hout  ? TILE_HOUT
+                   : in->op == OP_rbin  ? TILE_RBIN
+                                        : TILE_RBOUT;
+    int exchange = kind == TILE_SEND || kind == TILE_GSEND;
     tile_outbox *o = &t->out;
     if (o->n == o->cap)
         o->s = xgrow(o->s, &o->cap, o->n + 1, sizeof *o->s);
@@ -286,7 +295,7 @@ static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64
         .dst_addr = exchange ? daddr : addr,
         .offset = (kind == TILE_RBIN || kind == TILE_RBOUT) ? daddr : 0,
         .data = (uint32_t)o->used,
-        .pc = s->pc - ISA_INSN_BYTES,
+        .pc = pc,
         .global = kind == TILE_GSEND,
         .kind = kind,
     };
@@ -294,7 +303,33 @@ static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64
         memcpy(o->data + o->used, t->mem + addr, bytes);
         o->used += bytes;
     }
+}
+
+/* A copy the supervisor stopped at (issued at c; pc already past it): check and log it.
+ * Returns the supervisor's next issue cycle, or 0 after a fault (the tile is then marked
+ * faulted). */
+static uint64_t do_copy(tile *t, const tile_cfg *cfg, const isa_insn *in, uint64_t c)
+{
+    isa_cpu *s = &t->sup;
+    if (copy_faults(t, cfg, in)) {
+        s->pc -= ISA_INSN_BYTES;
+        s->t = c;
+        fault(t, 0);
+        return 0;
+    }
+    copy_log(t, cfg, in, s->pc - ISA_INSN_BYTES, c);
     return c + in->scycles;
+}
+
+/* isa_env.copy: the same copy, in the interpreter (the tile's step's cfg in t->cfg); one that
+ * faults is left to the stop (do_copy), which sets the same details again. */
+static int copy_inline(void *ctx, const isa_insn *in, uint32_t pc, uint64_t c)
+{
+    tile *t = ctx;
+    if (copy_faults(t, t->cfg, in))
+        return 1;
+    copy_log(t, t->cfg, in, pc, c);
+    return 0;
 }
 
 /* Carry out the instruction the supervisor stopped at (issued at c; pc already past it).

@@ -37,6 +37,8 @@ typedef struct tile_cfg {
     uint64_t chunk;    /* a step runs the tile at most this many cycles past where it went on
                           (>= 1); results do not depend on it */
     uint32_t xchg_bpc; /* exchange bytes per cycle a tile sends */
+    int inline_copy;   /* the supervisor carries out its copies in the interpreter (isa_env.copy)
+                          rather than stopping at each; results do not depend on it */
 } tile_cfg;
 
 /* What a logged copy is. */
@@ -87,9 +89,10 @@ typedef struct tile {
     uint64_t parked; /* parked (park.h): 1 + the IPU's count of IPU-wide releases when it
                         parked; 0: not parked */
     uint32_t id;
-    uint32_t image;  /* bytes of its program image (code and data): its memory in use */
-    tile_outbox out; /* exchange sends not yet delivered */
-    isa_env env;     /* what its contexts see of it (tile_init; cfg's part per step) */
+    uint32_t image;      /* bytes of its program image (code and data): its memory in use */
+    tile_outbox out;     /* exchange sends not yet delivered */
+    isa_env env;         /* what its contexts see of it (tile_init; cfg's part per step) */
+    const tile_cfg *cfg; /* the step's, while it runs (isa_env.copy reads it) */
     uint64_t slot_free_from[ISA_BARREL]; /* the supervisor may use slot s from this cycle */
     _Alignas(64) isa_cpu sup;            /* pc, time, counts and r0-r7 on one line */
     uint8_t *mem;                        /* memsize bytes, owned by the chip */

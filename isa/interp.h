@@ -118,6 +118,14 @@ typedef struct isa_env {
     uint8_t *cw;                    /* the tile's AMP weights, ISA_CW_BYTES */
     int64_t lim4, lim8, lim16;      /* the last aligned 4-, 8-, 16-byte unit an access may
                                        touch, or -1 (isa_env_set_mem) */
+    /* The supervisor's copies (send, gsend, hin, hout, rbin, rbout) carried out without
+     * leaving the interpreter: copy(copy_ctx, in, pc, c) for the instruction in at pc, issued
+     * at cycle c, does what the tile does at a STOP_SEND and returns 0, and the supervisor
+     * goes on at c + scycles as after any instruction; or it returns 1, having done nothing
+     * the stop would not redo (a copy that faults), and the supervisor stops at it
+     * (STOP_SEND). NULL: it stops at every copy. */
+    int (*copy)(void *ctx, const isa_insn *in, uint32_t pc, uint64_t c);
+    void *copy_ctx;
 } isa_env;
 
 /* Set a context's memory: mem, memsize, and the access bounds derived from memsize. */
@@ -134,8 +142,8 @@ static inline void isa_env_set_mem(isa_env *env, uint8_t *mem, uint32_t memsize)
 isa_stop isa_run_worker(isa_cpu *cpu, const isa_env *env);
 
 /* Run the supervisor until run/runall/join/sync/halt, an exchange or host copy
- * (send/gsend/hin/hout/rbin/rbout), a fault or the limit. On those stops the instruction has
- * not been executed; cpu->pc and cpu->t name it. */
+ * (send/gsend/hin/hout/rbin/rbout) that env->copy does not carry out, a fault or the limit.
+ * On those stops the instruction has not been executed; cpu->pc and cpu->t name it. */
 isa_stop isa_run_super(isa_cpu *cpu, const isa_env *env);
 
 /* After the tile has carried out the instruction the supervisor stopped at (STOP_RUN ...
