@@ -93,9 +93,9 @@ MUTATIONS=(
     "outfeed slot frees before drain"
     hw/engine.c 's/w->at + copy_cycles(\&ht) + w->latency/w->at + ht.mid + ht.remote + w->latency/'
     "group release drops Begin/End"
-    fabric/xchg.c 's/s\[i\].end = c + x->m.xchg_base;/s[i].end = c;/'
+    fabric/xchg.c 's/s->end = c + x->m.xchg_base;/s->end = c;/'
     "global end skips the tile hop"
-    fabric/xchg.c 's/s\[i\].arrive = s\[i\].send + 2 \* (uint64_t)x->m.xchg_base + lat_c;/s[i].arrive = s[i].send + (uint64_t)x->m.xchg_base + lat_c;/'
+    fabric/xchg.c 's/s->arrive = s->send + 2 \* (uint64_t)x->m.xchg_base + lat_c;/s->arrive = s->send + (uint64_t)x->m.xchg_base + lat_c;/'
     "global arrive one base hop"
     isa/opcodes.def 's/^OP(br,      L,      1, 6,/OP(br,      L,      1, 5,/'
     "supervisor br costs 5"
@@ -215,7 +215,7 @@ MUTATIONS=(
     "partial sums reduced kernel-row part first"
     workloads/ops/conv_cost.c 's/passes = b->go \* b->nci \* b->nky \* nk;/passes = b->go * b->nci * b->nky;/'
     "the estimate counts one pass a kernel row however wide"
-    fabric/xchg.c 's/            sort_keys(keys + at\[k\], at\[k + 1\] - at\[k\]);/            (void)sort_keys;/'
+    fabric/xchg.c 's/            sort_keys(keys + at\[k\], m, g->tmp);/            (void)sort_keys, (void)m;/'
     "a receiver's streams left in gather order, not arrival"
     workloads/ops/conv_cost.c 's/uint64_t c = from + (s + NW - from % NW) % NW;/uint64_t c = from + (s + NW - from % NW) % NW + 1;/'
     "the estimate's barrel issues a cycle late"
@@ -229,7 +229,7 @@ MUTATIONS=(
     "a copy through a view takes the destination's stretches for the source's"
     workloads/mnist/mnet_pipe.c 's/^    if (copies != GR_NONE)$/    if (copies != GR_NONE \&\& s->on[0] \& (1u << PIPE_FWD | 1u << PIPE_FUSED))/'
     "pipeline copies only in steps where IPU 0 runs forward (not PopART's every cycle)"
-    fabric/xchg.c 's/^            cycle_at_or_after(clk, link_route_latency(/            sim_clock_cycles(clk, link_route_latency(/'
+    fabric/xchg.c 's/uint64_t lat_c = cycle_at_or_after(clk, link_route_latency(/uint64_t lat_c = sim_clock_cycles(clk, link_route_latency(/'
     "link latency rounded down a cycle"
     workloads/micro/micro_coll.c '/st < coll_steps(COLL_ALLREDUCE/,/chunk(a, p, st, 0));/s/chunk(a, p, st, 0));/chunk(a, p, st + 1, 0));/'
     "all-reduce gathers one step behind"
@@ -405,6 +405,10 @@ MUTATIONS=(
     "an echoed option row without its unit"
     cli/metrics.c 's/        if (d->opts \&\& table_has(d->opts, r))/        if (0 \&\& d->opts)/'
     "a shared option listed for its first command only"
+    fabric/xchg.c 's/sh < 64 \&\& (hi - lo) >> sh; sh += 8)/sh < 64 \&\& (hi - lo) >> sh; sh += 16)/'
+    "delivery's radix sort skips every other byte of the arrival"
+    hw/tile.c 's/^    copy_log(t, t->cfg, in, pc, c);$/    (void)pc, (void)c;/'
+    "a copy carried out in the interpreter is not logged (never delivered)"
     hw/engine.c 's/^        cs->cat\[cat\] += d;$/        cs->cat[cat] += cat == ENG_CAT_SYNC ? 0 : d;/'
     "compute sets drop their Sync cycles"
     hw/engine.c 's/k < c->n ? c->of\[k\] : c->nclass + 1/k + 1 < c->n ? c->of[k + 1] : c->nclass + 1/'

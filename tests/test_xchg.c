@@ -425,13 +425,85 @@ static void test_later_landing_wins(void **state)
     }
 }
 
+/* Many streams into one receiver, more than delivery sorts by insertion (64): tiles 1..100
+ * of a 128-tile IPU each send the same 8 bytes' place (0x2000 of tile 0), tile t after a wait
+ * of 20 (101 - t) brnzdec passes (6 cycles each: 120 cycles a tile), so the higher tiles, gathered
+ * last, send first, and the arrivals (the latency varies with distance by less than 120) come
+ * in the reverse of the gather order, spread over ~12,000 cycles (two radix passes). The last
+ * to land, tile 1's, must be what tile 0 holds; a delivery in gather order would leave tile
+ * 100's. */
+static const char many_src[] = "main:   get     r1, $tile\n"
+                               "        li      r3, 0x1000\n"
+                               "        li      r4, 8\n"
+                               "        li      r5, 0x2000\n"
+                               "        brz     r1, idle\n"
+                               "        cmplti  r6, r1, 101\n"
+                               "        brz     r6, idle\n"
+                               "        li      r8, 101\n"
+                               "        sub     r9, r8, r1\n"
+                               "        muli    r9, r9, 20\n"
+                               "wait:   brnzdec r9, wait\n"
+                               "        li      r7, 0\n"
+                               "        send    r3, r4, r7, r5\n"
+                               "idle:   sync    internal\n"
+                               "        halt\n";
+
+typedef struct many_log {
+    eng_stream s[128];
+    size_t n;
+} many_log;
+
+static void on_many(void *ctx, const eng_stream *s, int global)
+{
+    (void)global;
+    many_log *l = ctx;
+    assert_true(l->n < 128);
+    l->s[l->n++] = *s;
+}
+
+static void run_many(unsigned threads)
+{
+    isa_prog prog;
+    tu_assemble("many.s", many_src, &prog);
+    sys *sy = tu_system(1, 128, threads, 100000, &prog);
+    eng *g = sys_engine(sy);
+    many_log log = {.n = 0};
+    xchg_set_trace(sys_fabric(sy), on_many, &log);
+    for (uint32_t t = 0; t < 128; t++)
+        for (uint32_t i = 0; i < 8; i++)
+            eng_tile_mem(g, 0, t)[0x1000 + i] = sender_byte(t, i);
+    err e;
+    err_clear(&e);
+    if (eng_run(g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    assert_int_equal(log.n, 100);
+    /* the premise: each sender's stream lands after every higher tile's has ended */
+    for (size_t x = 0; x < log.n; x++)
+        for (size_t y = 0; y < log.n; y++)
+            if (log.s[x].src_tile < log.s[y].src_tile)
+                assert_true(log.s[x].arrive >= log.s[y].end);
+    uint8_t want[8];
+    for (uint32_t i = 0; i < 8; i++)
+        want[i] = sender_byte(1, i);
+    assert_memory_equal(eng_tile_mem(g, 0, 0) + 0x2000, want, sizeof want);
+    sys_free(sy);
+    isa_prog_free(&prog);
+}
+
+static void test_many_streams_one_receiver(void **state)
+{
+    (void)state;
+    run_many(1);
+    run_many(2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_latency_model),      cmocka_unit_test(test_single_send),
         cmocka_unit_test(test_conflict_reported),  cmocka_unit_test(test_multicast),
         cmocka_unit_test(test_ring_four_ipus),     cmocka_unit_test(test_mixed_superstep),
-        cmocka_unit_test(test_later_landing_wins),
+        cmocka_unit_test(test_later_landing_wins), cmocka_unit_test(test_many_streams_one_receiver),
     };
     return cmocka_run_group_tests_name("xchg", tests, NULL, NULL);
 }
