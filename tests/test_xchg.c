@@ -359,7 +359,7 @@ static uint8_t sender_byte(uint32_t t, uint32_t i)
 }
 
 typedef struct stream_log {
-    eng_stream s[64];
+    eng_stream s[128];
     size_t n;
 } stream_log;
 
@@ -367,8 +367,28 @@ static void on_stream(void *ctx, const eng_stream *s, int global)
 {
     (void)global;
     stream_log *l = ctx;
-    assert_true(l->n < 64);
+    assert_true(l->n < 128);
     l->s[l->n++] = *s;
+}
+
+/* Assemble src, run it on one IPU of ntiles tiles with every tile's 8 bytes at 0x1000 its
+ * sender_byte's, logging every stream into log; the system, run (the caller frees it and
+ * prog). */
+static sys *run_logged(const char *name, const char *src, uint32_t ntiles, unsigned threads,
+                       isa_prog *prog, stream_log *log)
+{
+    tu_assemble(name, src, prog);
+    sys *sy = tu_system(1, ntiles, threads, 100000, prog);
+    eng *g = sys_engine(sy);
+    xchg_set_trace(sys_fabric(sy), on_stream, log);
+    for (uint32_t t = 0; t < ntiles; t++)
+        for (uint32_t i = 0; i < 8; i++)
+            eng_tile_mem(g, 0, t)[0x1000 + i] = sender_byte(t, i);
+    err e;
+    err_clear(&e);
+    if (eng_run(g, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    return sy;
 }
 
 /* Run same_word_src with k receivers per column on ntiles tiles and `threads` host threads;
@@ -378,18 +398,9 @@ static void run_same_word(uint32_t ntiles, uint32_t k, unsigned threads)
     char src[sizeof same_word_src + 16];
     snprintf(src, sizeof src, same_word_src, k, k);
     isa_prog prog;
-    tu_assemble("same_word.s", src, &prog);
-    sys *sy = tu_system(1, ntiles, threads, 100000, &prog);
-    eng *g = sys_engine(sy);
     stream_log log = {.n = 0};
-    xchg_set_trace(sys_fabric(sy), on_stream, &log);
-    for (uint32_t t = 0; t < ntiles; t++)
-        for (uint32_t i = 0; i < 8; i++)
-            eng_tile_mem(g, 0, t)[0x1000 + i] = sender_byte(t, i);
-    err e;
-    err_clear(&e);
-    if (eng_run(g, &e) != ERR_OK)
-        fail_msg("%s", e.msg);
+    sys *sy = run_logged("same_word.s", src, ntiles, threads, &prog, &log);
+    eng *g = sys_engine(sy);
     uint32_t ncols = ntiles / 64;
     assert_int_equal(log.n, 2 * k * ncols);
     for (size_t x = 0; x < log.n; x++) {
@@ -448,34 +459,12 @@ static const char many_src[] = "main:   get     r1, $tile\n"
                                "idle:   sync    internal\n"
                                "        halt\n";
 
-typedef struct many_log {
-    eng_stream s[128];
-    size_t n;
-} many_log;
-
-static void on_many(void *ctx, const eng_stream *s, int global)
-{
-    (void)global;
-    many_log *l = ctx;
-    assert_true(l->n < 128);
-    l->s[l->n++] = *s;
-}
-
 static void run_many(unsigned threads)
 {
     isa_prog prog;
-    tu_assemble("many.s", many_src, &prog);
-    sys *sy = tu_system(1, 128, threads, 100000, &prog);
+    stream_log log = {.n = 0};
+    sys *sy = run_logged("many.s", many_src, 128, threads, &prog, &log);
     eng *g = sys_engine(sy);
-    many_log log = {.n = 0};
-    xchg_set_trace(sys_fabric(sy), on_many, &log);
-    for (uint32_t t = 0; t < 128; t++)
-        for (uint32_t i = 0; i < 8; i++)
-            eng_tile_mem(g, 0, t)[0x1000 + i] = sender_byte(t, i);
-    err e;
-    err_clear(&e);
-    if (eng_run(g, &e) != ERR_OK)
-        fail_msg("%s", e.msg);
     assert_int_equal(log.n, 100);
     /* the premise: each sender's stream lands after every higher tile's has ended */
     for (size_t x = 0; x < log.n; x++)
