@@ -255,7 +255,7 @@ typedef struct cli_ctx {
     uint64_t max_step;       /* --max-superstep-cycles */
     int progress;            /* --progress */
     int rank_stats;          /* --rank-stats */
-    const char *first[4];    /* per mode bit (cli_opt.modes), the first option given of it */
+    const char *first[8];    /* per mode bit (cli_opt.modes), the first option given of it */
     struct rank_comm *ranks; /* the run's ranks (base/rank.h), NULL: this process alone */
     /* opened (cli_ctx_machine, cli_ctx_begin) */
     mach m;           /* the machine, --set, --ipus and --tiles applied */

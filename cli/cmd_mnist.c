@@ -170,6 +170,13 @@ static int check_modes(const mnist_opts *o)
                 CMD, first[MNIST_FIRST_SIM]);
         return 2;
     }
+    if (first[MNIST_FIRST_PLAN] && o->c.mapping != MNET_MAP_PLANNED &&
+        o->c.net == mspec_tutorial() && !o->reference) {
+        fprintf(stderr,
+                "ipusim %s: %s shapes the planned mapping; --mapping sample plans nothing\n", CMD,
+                first[MNIST_FIRST_PLAN]);
+        return 2;
+    }
     if (o->c.run.epochs == 0 && first[MNIST_FIRST_TRAIN]) {
         fprintf(stderr, "ipusim %s: %s shapes training; --epochs 0 trains nothing\n", CMD,
                 first[MNIST_FIRST_TRAIN]);

@@ -22,10 +22,11 @@
  * (and the help states): MNIST_SIM, the simulated run only (refused with --reference);
  * MNIST_TRAIN, training only (refused with --epochs 0, which trains nothing); MNIST_PIPE, a
  * pipeline over several IPUs only (refused with --strategy sharded or --ipus 1);
- * MNIST_SIM_ECHO, echoed in the simulated run's JSON only. */
-enum { MNIST_SIM = 1, MNIST_TRAIN = 2, MNIST_PIPE = 4, MNIST_SIM_ECHO = 8 };
+ * MNIST_SIM_ECHO, echoed in the simulated run's JSON only; MNIST_PLAN, a planned mapping only
+ * (refused with the tutorial's network mapped a sample a tile). */
+enum { MNIST_SIM = 1, MNIST_TRAIN = 2, MNIST_PIPE = 4, MNIST_SIM_ECHO = 8, MNIST_PLAN = 16 };
 /* cli_ctx.first's index of each */
-enum { MNIST_FIRST_SIM, MNIST_FIRST_TRAIN, MNIST_FIRST_PIPE };
+enum { MNIST_FIRST_SIM, MNIST_FIRST_TRAIN, MNIST_FIRST_PIPE, MNIST_FIRST_PLAN = 4 };
 
 /* The command line, parsed: the options write straight into the workload's configuration c
  * (c.run is the reference trainer's), the shared ones into the run context x, and the few

@@ -235,6 +235,7 @@ static json *echo_dist(const cli_ctx *x, const void *dst)
 #define SIM MNIST_SIM
 #define TRAIN MNIST_TRAIN
 #define PIPE MNIST_PIPE
+#define PLAN MNIST_PLAN
 #define ECHO MNIST_SIM_ECHO
 #define AT(F) offsetof(mnist_opts, F)
 #define INT(NAME, F, MIN, MAX, ARG, MODES, KEY, MEANS, POS, HELP)                                  \
@@ -358,6 +359,14 @@ static const cli_opt rows[] = {
              "the linear layers (forward and gradients) planned over the\n"
              "whole IPU, pooling and the loss a sample a tile\n"
              "(docs/planning.md)"},
+    {.name = "--available-memory-proportion", .kind = CLI_DBL, .off = AT(c.mem_prop),
+     .dmin = 0.01, .dmax = 1.0, .arg = "X", .modes = SIM | PLAN, .key = "available_memory_proportion",
+     .pos = 38, .unit = "",
+     .means = "the share of a tile's SRAM a plan may take as working memory "
+              "(--available-memory-proportion)",
+     .help = "planned: the share of each tile's SRAM a convolution's or\n"
+             "matrix product's plan may take as working memory, 0.01 to 1\n"
+             "(default {}, PopLibs' availableMemoryProportion)"},
     INT("--steps", c.log_steps, 0, 100000, "N", SIM | TRAIN, "steps",
         "program steps listed (--steps; 0: none)", 35,
         "list the first N program steps of training with their cycles"),

@@ -184,12 +184,13 @@ static void report_plans(const phase *p)
         char more[64] = "";
         if (s->pad)
             snprintf(more, sizeof more, ", padding %u", s->pad);
-        printf("    %s (%s), ipu %u: x [%u][%u][%u][%u], w [%u][%u][%u][%u]%s%s: %s, %u tiles\n",
+        printf("    %s (%s), ipu %u: x [%u][%u][%u][%u], w [%u][%u][%u][%u]%s%s: %s, %u tiles, "
+               "%u B a tile (%u working)\n",
                pl->name, pl->pass, pl->ipu, s->B, s->cin, s->h, s->w, s->cout, s->cin, s->k, s->k,
                s->form == OP_W_DX  ? " read transposed and flipped"
                : s->form == OP_W_T ? " read transposed"
                                    : "",
-               more, part, pl->est.tiles);
+               more, part, pl->est.tiles, pl->est.bytes, pl->est.temp);
         for (int j = 0; j < OP_S_N; j++) {
             uint64_t sim = p->plan_sim[k][j], est = pl->est.step[j];
             if (est || sim)
@@ -517,6 +518,8 @@ static json *json_plan(const phase *p, uint32_t k)
     json_put_str(x, "name", pl->name);
     json_put_u64(x, "ipu", pl->ipu);
     json_put_u64(x, "tiles", pl->est.tiles);
+    json_put_u64(x, "bytes", pl->est.bytes);
+    json_put_u64(x, "working_bytes", pl->est.temp);
     json *part = json_put(x, "partition", json_obj());
     for (size_t j = 0; j < sizeof parts / sizeof parts[0]; j++)
         json_put_u64(part, parts[j].key, pl->part.p[parts[j].at]);

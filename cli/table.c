@@ -89,7 +89,7 @@ static unsigned modes_of(const cli_table *t, const cli_opt *r, const char *a)
 /* Note a, an option of the given modes, as the first of each mode given (cli_ctx.first). */
 static void note_modes(cli_ctx *x, const char *a, unsigned modes)
 {
-    for (unsigned b = 0; b < 4; b++)
+    for (unsigned b = 0; b < sizeof x->first / sizeof x->first[0]; b++)
         if ((modes >> b & 1) && !x->first[b])
             x->first[b] = a;
 }
@@ -185,7 +185,10 @@ static void help_row(const cli_table *t, const cli_opt *r, const cli_ctx *x, con
     txt body = {0};
     expand(t, r, x, cfg, &body);
     const char *line = txt_str(&body);
-    fprintf(f, "  %-*s ", col, head);
+    if ((int)strlen(head) > col) /* a long head: the text starts under the column */
+        fprintf(f, "  %s\n%*s", head, col + 3, "");
+    else
+        fprintf(f, "  %-*s ", col, head);
     for (const char *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1)
         fprintf(f, "%.*s\n%*s", (int)(nl - line), line, col + 3, "");
     fprintf(f, "%s\n", line);

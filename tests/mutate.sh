@@ -199,8 +199,12 @@ MUTATIONS=(
     "planned convolution reduces its parts in reverse"
     workloads/ops/conv.c 's/\* nky + (flip ? nky - 1 - ky : ky)) \* K;/* nky + ky) * K;/'
     "input-gradient weights not flipped by rows"
-    workloads/ops/conv_cost.c 's/^        if (est.bytes > limit)$/        if (0)/'
+    workloads/ops/conv_cost.c 's/^        if (est.bytes > limit || /        if ((0 \&\& est.bytes > limit) || /'
     "planner ignores the tile SRAM"
+    workloads/ops/conv_cost.c 's/ || (ctx->avail \&\& est.temp > ctx->avail))$/)/'
+    "the planner ignores the available memory proportion"
+    workloads/ops/conv_cost.c 's/uint64_t out = R > 1 ? chunk \* 4 :/uint64_t out = R > 1 ? 0 :/'
+    "a reduced plan's working memory counts its chunk of the output"
     workloads/ops/conv.c 's/                     b->s->acc != 0);/                     0);/'
     "accumulating convolution overwrites its output"
     workloads/ops/conv.c 's/t->nky, b->s->form == OP_W_DX);/t->nky, b->s->form != OP_W_FWD);/'

@@ -491,6 +491,11 @@ static const struct {
     {"--mapping", "ipusim mnist: --mapping needs a value\n"},
     {"--reference --plan", "ipusim mnist: --plan is an option of the simulated run; "
                            "--reference does not take it\n"},
+    {"--available-memory-proportion 0.5",
+     "ipusim mnist: --available-memory-proportion shapes the planned mapping; --mapping sample "
+     "plans nothing\n"},
+    {"--available-memory-proportion 0.001",
+     "ipusim mnist: --available-memory-proportion: 0.001 is out of range [0.01, 1]\n"},
     /* 64 tiles: I/O tiles 0..63 leave at least one to compute; 64 and 100 leave none */
     {"--io-tiles 100 --set tiles_per_ipu=64",
      "ipusim mnist: --io-tiles 100 leaves no compute tile: an IPU has 64 tiles (at most 63 "

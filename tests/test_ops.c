@@ -127,7 +127,7 @@ static void test_plan_refusals(void **state)
     err e;
     err_clear(&e);
     op_conv_shape s = {4, 3, 10, 10, 20, 3, 1, 0, OP_W_FWD, 0, 0};
-    op_conv_ctx ctx = {1472, 4, 4, 1, 0, 0, 0};
+    op_conv_ctx ctx = {1472, 4, 4, 1, 0, 0, 0, 0};
     op_conv_est est;
     op_conv_part p = {{5, 1, 1, 1, 1, 1}}; /* 5 parts of 4 samples */
     assert_int_equal(op_conv_estimate(&m, &s, &p, &ctx, &est, &e), ERR_INPUT);
@@ -165,7 +165,7 @@ static void test_plan_memory(void **state)
     (void)state;
     mach m = mk2(64);
     op_conv_shape s = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0, 0};
-    op_conv_ctx ctx = {64, 8, 8, 10, 0, 0, 0};
+    op_conv_ctx ctx = {64, 8, 8, 10, 0, 0, 0, 0};
     op_conv_part fast, fit;
     op_conv_est ef, es;
     err e;
@@ -181,6 +181,57 @@ static void test_plan_memory(void **state)
     assert_non_null(strstr(e.msg, "fits 1024 bytes a tile (the smallest needs "));
 }
 
+/* The available memory proportion (op_conv_ctx.avail) bounds a plan's working memory, its
+ * memory less its block of the output, as PopLibs bounds a plan's temporary memory: below the
+ * fastest plan's, the planner takes the cheapest plan within it; below every plan's, one line
+ * says the proportion is what refuses. */
+static void test_plan_avail(void **state)
+{
+    (void)state;
+    mach m = mk2(64);
+    op_conv_shape s = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0, 0};
+    op_conv_ctx ctx = {64, 8, 8, 10, 0, 0, 0, 0};
+    op_conv_part fast, fit;
+    op_conv_est ef, es;
+    err e;
+    err_clear(&e);
+    assert_int_equal(op_conv_plan(&m, &s, &ctx, &fast, &ef, &e), ERR_OK);
+    ctx.avail = ef.temp - 1; /* the fastest plan's working memory no longer fits */
+    assert_int_equal(op_conv_plan(&m, &s, &ctx, &fit, &es, &e), ERR_OK);
+    assert_true(memcmp(&fit, &fast, sizeof fit) != 0);
+    assert_true(es.temp <= ctx.avail);
+    assert_true(es.cost >= ef.cost);
+    ctx.avail = 1024;
+    assert_int_equal(op_conv_plan(&m, &s, &ctx, &fit, &es, &e), ERR_INPUT);
+    assert_non_null(strstr(e.msg, "with at most 1024 of working memory (the available memory "
+                                  "proportion; the smallest needs "));
+    /* 0.6 of 638,976 bytes is 383,385.6: rounded down; a proportion too small for one byte
+     * still bounds (1 byte), and 1 is the whole SRAM */
+    m.sram_bytes = 638976;
+    assert_int_equal(op_avail_bytes(&m, OP_AVAIL_DEFAULT), 383385);
+    assert_int_equal(op_avail_bytes(&m, 1e-9), 1);
+    assert_int_equal(op_avail_bytes(&m, 1.0), 638976);
+}
+
+/* What the working memory leaves out is the tile's block of the output. Layer s (8 samples,
+ * 20 channels of 24 x 24 out): b 8 y 2 x 2 gives every tile one sample's 20 channels of
+ * 12 x 12, 2,880 floats, 11,520 bytes; with the input channels in 2 parts (R = 2) a tile's
+ * output is its chunk of the block, 2,880 / 2 = 1,440 floats (whole pairs), 5,760 bytes, and
+ * the partial block it computes is working memory. */
+static void test_plan_working_memory(void **state)
+{
+    (void)state;
+    mach m = mk2(64);
+    op_conv_shape s = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0, 0};
+    op_conv_ctx ctx = {64, 8, 8, 10, 0, 0, 0, 0};
+    op_conv_part p = {{8, 2, 2, 1, 1, 1}}, q = {{8, 2, 2, 2, 1, 1}};
+    op_conv_est ep, eq;
+    assert_int_equal(op_conv_estimate(&m, &s, &p, &ctx, &ep, NULL), ERR_OK);
+    assert_int_equal(op_conv_estimate(&m, &s, &q, &ctx, &eq, NULL), ERR_OK);
+    assert_int_equal(ep.bytes - ep.temp, 11520);
+    assert_int_equal(eq.bytes - eq.temp, 5760);
+}
+
 /* A cap on the input senders' transfers (op_conv_ctx.x_sends: their exchange code) shapes
  * the plan as memory does: below the fastest plan's, the planner takes the cheapest plan
  * within the cap; below every plan's, one line says the senders' cap is what refuses. */
@@ -189,7 +240,7 @@ static void test_plan_send_cap(void **state)
     (void)state;
     mach m = mk2(64);
     op_conv_shape s = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0, 0};
-    op_conv_ctx ctx = {64, 8, 8, 10, 0, 0, 0};
+    op_conv_ctx ctx = {64, 8, 8, 10, 0, 0, 0, 0};
     op_conv_part fast, capped;
     op_conv_est ef, ec;
     err e;
@@ -217,7 +268,7 @@ static void test_plan_is_cheapest(void **state)
     op_conv_est be, est;
     err e;
     err_clear(&e);
-    op_conv_ctx ctx = {16, 4, 4, 10, 0, 0, 0};
+    op_conv_ctx ctx = {16, 4, 4, 10, 0, 0, 0, 0};
     assert_int_equal(op_conv_plan(&m, &s, &ctx, &best, &be, &e), ERR_OK);
     assert_true(be.tiles <= 16);
     uint32_t n = 0;
@@ -519,7 +570,7 @@ static void test_conv_pad_stride(void **state)
             free(want);
             free(r.y);
         }
-        op_conv_ctx ctx = {64, 8, 4, 1, 0, 0, 0};
+        op_conv_ctx ctx = {64, 8, 4, 1, 0, 0, 0, 0};
         op_conv_part best;
         op_conv_est est;
         err e;
@@ -541,7 +592,7 @@ static void test_conv_pad_stride(void **state)
     /* a padding as wide as the kernel reads nothing but zeros: refused */
     op_conv_shape bad = {1, 1, 8, 8, 16, 3, 1, 3, OP_W_FWD, 0, 0};
     op_conv_part one = {{1, 1, 1, 1, 1, 1}};
-    op_conv_ctx ctx = {64, 1, 1, 1, 0, 0, 0};
+    op_conv_ctx ctx = {64, 1, 1, 1, 0, 0, 0, 0};
     op_conv_est est;
     assert_int_equal(op_conv_estimate(&m, &bad, &one, &ctx, &est, NULL), ERR_INPUT);
 }
@@ -581,7 +632,7 @@ static void test_conv_dx(void **state)
     assert_int_equal(op_conv_ho(&s), H);
     static const op_conv_part parts[2] = {{{2, 2, 2, 4, 1, 1}}, {{1, 5, 5, 1, 1, 1}}};
     uint32_t xpart[OP_DIMS] = {NB, 1, 1, 1};
-    op_conv_ctx ctx = {64, NB, 4, 1, 0, 0, 0};
+    op_conv_ctx ctx = {64, NB, 4, 1, 0, 0, 0, 0};
     op_conv_part best;
     op_conv_est est;
     err e;
@@ -674,7 +725,7 @@ static void dw_case(uint32_t NB, uint32_t CI, uint32_t CO, uint32_t K, uint32_t 
                    (size_t)K * K * 4);
     op_conv_shape s = {CI, NB, H, H, CO, HO, 1, 0, OP_W_T, 1, 0};
     assert_int_equal(op_conv_ho(&s), K);
-    op_conv_ctx ctx = {64, NB, NB, 1, 0, 0, 0};
+    op_conv_ctx ctx = {64, NB, NB, 1, 0, 0, 0, 0};
     op_conv_part best;
     op_conv_est est;
     err e;
@@ -735,7 +786,7 @@ static void test_conv_wide(void **state)
     layer_new(&l, (op_conv_shape){2, 3, 14, 17, 20, 12, 1, 1, OP_W_FWD, 0, 0}, 31);
     assert_int_equal(op_conv_ho(&l.s), 5);
     uint32_t xblk[OP_DIMS] = {2, 1, 2, 2};
-    op_conv_ctx ctx = {64, 8, 4, 1, 0, 0, 0};
+    op_conv_ctx ctx = {64, 8, 4, 1, 0, 0, 0, 0};
     op_conv_part best, split[2] = {{{2, 5, 1, 3, 1, 1}}, {{1, 5, 1, 1, 1, 5}}};
     op_conv_est est;
     err e;
@@ -771,7 +822,7 @@ static void tutorial_layer(op_conv_shape s, uint32_t src_tiles, uint32_t seed)
     op_conv_est est;
     err e;
     err_clear(&e);
-    op_conv_ctx ctx = {m.tiles_per_ipu, src_tiles, 64, 10, 16384, 0, 0};
+    op_conv_ctx ctx = {m.tiles_per_ipu, src_tiles, 64, 10, 16384, 0, 0, 0};
     assert_int_equal(op_conv_plan(&m, &s, &ctx, &p, &est, &e), ERR_OK);
     char txt[96];
     op_conv_part_text(&p, txt, sizeof txt);
@@ -1005,7 +1056,7 @@ static void mm_pass(op_mm_pass pass, uint32_t M, uint32_t K, uint32_t N, const f
     mach m = mk2(1472);
     op_conv_shape s = op_mm_shape(pass, M, K, N, y0 != NULL);
     op_conv_ctx ctx = {m.tiles_per_ipu,          8, 64, pass == OP_MM_DW ? 1 : 10, 16384,
-                       pass == OP_MM_DW ? 0 : 1, 0};
+                       pass == OP_MM_DW ? 0 : 1, 0, 0};
     op_conv_part p;
     op_conv_est est;
     err e;
@@ -1087,14 +1138,24 @@ static void test_linear(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_layout),           cmocka_unit_test(test_plan_refusals),
-        cmocka_unit_test(test_plan_is_cheapest), cmocka_unit_test(test_conv_small),
-        cmocka_unit_test(test_conv_pad_stride),  cmocka_unit_test(test_conv_dx),
-        cmocka_unit_test(test_plan_memory),      cmocka_unit_test(test_plan_send_cap),
-        cmocka_unit_test(test_tutorial_conv1),   cmocka_unit_test(test_tutorial_conv2),
-        cmocka_unit_test(test_linear),           cmocka_unit_test(test_copy_view),
-        cmocka_unit_test(test_elementwise),      cmocka_unit_test(test_conv_dw),
-        cmocka_unit_test(test_conv_wide),        cmocka_unit_test(test_pool_in_place),
+        cmocka_unit_test(test_layout),
+        cmocka_unit_test(test_plan_refusals),
+        cmocka_unit_test(test_plan_is_cheapest),
+        cmocka_unit_test(test_conv_small),
+        cmocka_unit_test(test_conv_pad_stride),
+        cmocka_unit_test(test_conv_dx),
+        cmocka_unit_test(test_plan_memory),
+        cmocka_unit_test(test_plan_avail),
+        cmocka_unit_test(test_plan_working_memory),
+        cmocka_unit_test(test_plan_send_cap),
+        cmocka_unit_test(test_tutorial_conv1),
+        cmocka_unit_test(test_tutorial_conv2),
+        cmocka_unit_test(test_linear),
+        cmocka_unit_test(test_copy_view),
+        cmocka_unit_test(test_elementwise),
+        cmocka_unit_test(test_conv_dw),
+        cmocka_unit_test(test_conv_wide),
+        cmocka_unit_test(test_pool_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -162,7 +162,8 @@ int gnet_plan(gnet_bld *b, const char *name, const char *pass, const op_conv_sha
                        reuse,
                        GNET_RESERVE + b->kept,
                        x_run,
-                       GNET_SENDS};
+                       GNET_SENDS,
+                       b->avail};
     err pe;
     err_clear(&pe);
     if (op_conv_plan(b->m, s, &ctx, &pl->part, &pl->est, &pe) != ERR_OK)
@@ -319,7 +320,12 @@ int gnet_build(graph *g, const mach *m, const mspec_net *n, uint32_t batch, uint
     if (batch < 1 || batch > m->tiles_per_ipu)
         return err_set(e, ERR_INPUT, "network %s: a batch of %u on %u tiles (a sample a tile)",
                        n->s->name, batch, m->tiles_per_ipu);
-    gnet_bld b = {.g = g, .net = out, .m = m, .reuse = 1, .e = e};
+    gnet_bld b = {.g = g,
+                  .net = out,
+                  .m = m,
+                  .reuse = 1,
+                  .avail = op_avail_bytes(m, OP_AVAIL_DEFAULT),
+                  .e = e};
     gnet_params(&b);
     uint32_t dim[OP_DIMS] = {batch, (uint32_t)n->s->c, (uint32_t)n->s->h, (uint32_t)n->s->w};
     out->x = op_act_new(g, "input", ipu, 0, dim, (uint32_t[]){batch, 1, 1, 1});

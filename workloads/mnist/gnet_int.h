@@ -31,6 +31,7 @@ typedef struct gnet_bld {
     uint32_t w_held;      /* tiles holding the parameters */
     uint32_t kept;        /* bytes the plans so far keep on their tiles */
     uint32_t reuse;       /* calls of the forward per change of the weights */
+    uint32_t avail;       /* the plans' working memory a tile (op_conv_ctx.avail) */
     uint32_t holder;      /* the tile given the last piece of a weights' copy */
     uint32_t holders;     /* pieces given so far */
     err *e;

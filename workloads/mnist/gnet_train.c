@@ -588,7 +588,12 @@ int gnet_mnet(mnet_b *mb, const mnet_cfg *c, const mspec_net *n, int train, uint
     mb->g = gr_new(&c->m, 1);
     gnet *net = xcalloc(1, sizeof *net);
     *net = (gnet){.n = n, .batch = mb->B, .ipu = 0};
-    gnet_bld b = {.g = mb->g, .net = net, .m = &c->m, .reuse = train ? mb->G : updates, .e = e};
+    gnet_bld b = {.g = mb->g,
+                  .net = net,
+                  .m = &c->m,
+                  .reuse = train ? mb->G : updates,
+                  .avail = op_avail_bytes(&c->m, c->mem_prop),
+                  .e = e};
     trn t = {.b = &b, .mb = mb, .B = mb->B, .lt = mb->T - 1};
     int rc = build(&t, c, updates, per_call);
     mb->pipe.nplans = net->nplans;

@@ -43,6 +43,7 @@ int mnet_defaults(mnet_cfg *c, err *e)
     c->host = mnet_host_default();
     c->test_iters = 100;
     c->replicas = 1;
+    c->mem_prop = OP_AVAIL_DEFAULT;
     return mach_builtin(&c->m, "mk2", e);
 }
 

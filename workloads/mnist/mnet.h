@@ -82,6 +82,9 @@ typedef struct mnet_cfg {
                             * each micro-batch lands there while the compute tiles work on the
                             * previous one, then is handed over on-chip; 0: none */
     mnet_mapping mapping;    /* the layers' mapping onto tiles (default MNET_MAP_SAMPLE) */
+    double mem_prop;         /* planned: the available memory proportion, the share of a tile's
+                            * SRAM a plan may take as working memory (default OP_AVAIL_DEFAULT,
+                            * PopLibs' availableMemoryProportion) */
     int offload;             /* 1: the optimiser state (AdamW's m and v) lives in remote buffers
                             * (MNET_RB_M, MNET_RB_V: host memory, starting zeroed), read in
                             * before each AdamW step and written back after it (the tutorial's

@@ -2083,7 +2083,8 @@ static op_conv_shape plan_shape(const mnet_b *b, const plan_row *r)
 /* Plan k's context: the tiles from its first, where its input and weights are held, how
  * often its weights change, the memory it leaves (reserve: the earlier linear plans' on its
  * IPU). */
-static op_conv_ctx plan_ctx(const mnet_b *b, uint32_t k, uint32_t tiles, uint32_t reserve)
+static op_conv_ctx plan_ctx(const mnet_b *b, const mnet_cfg *c, uint32_t k, uint32_t tiles,
+                            uint32_t reserve)
 {
     const plan_row *r = &plan_tab[k];
     uint32_t held[4] = {b->B, MNET_FC, 1, k > MNET_PL_L3 ? b->pipe.plan[MNET_PL_L3].est.tiles : 1};
@@ -2096,7 +2097,8 @@ static op_conv_ctx plan_ctx(const mnet_b *b, uint32_t k, uint32_t tiles, uint32_
                                            : b->updates,
                        MNET_PLAN_RESERVE,
                        0,
-                       0};
+                       0,
+                       op_avail_bytes(&c->m, c->mem_prop)};
     /* the linear layers' plans share their tiles: each leaves room for the ones before it
      * on its IPU (their blocks and patches stay) */
     if (r->flags & PL_LIN)
@@ -2111,7 +2113,7 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
         const plan_row *r = &plan_tab[k];
         op_conv_shape sk = plan_shape(b, r);
         uint32_t ipu = b->ipu[r->blk];
-        op_conv_ctx ctx = plan_ctx(b, k, tiles, kept[ipu]);
+        op_conv_ctx ctx = plan_ctx(b, c, k, tiles, kept[ipu]);
         mnet_plan *p = &b->pipe.plan[k];
         *p = (mnet_plan){"", r->pass, ipu, sk, {{0}}, {0}};
         snprintf(p->name, sizeof p->name, "%s", r->name);

@@ -302,7 +302,10 @@ static void blk_cost(const mach *m, const op_conv_shape *s, const op_conv_part *
                    + b->nb * b->nco * P * 4                                /* y (or its partial) */
                    + (R > 1 ? R * chunk * 4 + chunk * 4 : 0)               /* gathered parts, y */
                    + (12 + 3 * (runs + NW) + 3 * passes + 3 * blocks) * 4; /* tables */
+    /* its output, which the next operation reads: the block, or with R parts its chunk of y */
+    uint64_t out = R > 1 ? chunk * 4 : b->nb * b->nco * P * 4;
     e->bytes = (uint32_t)max_u64(e->bytes, min_u64(mem, UINT32_MAX));
+    e->temp = (uint32_t)max_u64(e->temp, min_u64(mem - out, UINT32_MAX));
     e->in_bytes = max_u64(e->in_bytes, in);
     e->w_bytes = max_u64(e->w_bytes, wb);
     e->red_bytes = max_u64(e->red_bytes, R * chunk * 4);
@@ -486,7 +489,8 @@ int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *ctx, 
     for (int d = 0; d < OP_NPART; d++)
         nc[d] = candidates(dim[d], c[d], CAP);
     int found = 0, capped = 0;
-    uint32_t limit = m->sram_bytes > reserve ? m->sram_bytes - reserve : 0, least = UINT32_MAX;
+    uint32_t limit = m->sram_bytes > reserve ? m->sram_bytes - reserve : 0, least = UINT32_MAX,
+             least_temp = UINT32_MAX;
     unsigned i[OP_NPART] = {0};
     do {
         op_conv_part p;
@@ -497,7 +501,8 @@ int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *ctx, 
         if (t > tiles || op_conv_estimate(m, s, &p, ctx, &est, NULL) != ERR_OK)
             continue;
         least = est.bytes < least ? est.bytes : least;
-        if (est.bytes > limit)
+        least_temp = est.temp < least_temp ? est.temp : least_temp;
+        if (est.bytes > limit || (ctx->avail && est.temp > ctx->avail))
             continue;
         if (ctx->x_sends && est.in_sends > (uint64_t)ctx->x_sends * max_u64(ctx->x_tiles, 1)) {
             capped = 1;
@@ -527,12 +532,26 @@ int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *ctx, 
                        "most %u transfer%s each",
                        s->B, s->cin, s->h, s->w, s->cout, s->k, tiles, limit, ctx->x_tiles,
                        ctx->x_tiles == 1 ? "" : "s", ctx->x_sends, ctx->x_sends == 1 ? "" : "s");
+    if (!found && ctx->avail)
+        return err_set(e, ERR_INPUT,
+                       "convolution %ux%ux%ux%u -> %u channels (kernel %u): no partition over "
+                       "%u tiles fits %u bytes a tile (the smallest needs %u) with at most %u "
+                       "of working memory (the available memory proportion; the smallest "
+                       "needs %u)",
+                       s->B, s->cin, s->h, s->w, s->cout, s->k, tiles, limit, least, ctx->avail,
+                       least_temp);
     if (!found)
         return err_set(e, ERR_INPUT,
                        "convolution %ux%ux%ux%u -> %u channels (kernel %u): no partition over "
                        "%u tiles fits %u bytes a tile (the smallest needs %u)",
                        s->B, s->cin, s->h, s->w, s->cout, s->k, tiles, limit, least);
     return ERR_OK;
+}
+
+uint32_t op_avail_bytes(const mach *m, double prop)
+{
+    double b = prop * (double)m->sram_bytes;
+    return b < 1.0 ? 1 : b >= (double)m->sram_bytes ? m->sram_bytes : (uint32_t)b;
 }
 
 void op_conv_part_text(const op_conv_part *p, char *buf, size_t n)

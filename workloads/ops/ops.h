@@ -166,6 +166,8 @@ typedef struct op_conv_est {
     uint64_t run, prep;           /* their sums */
     uint64_t cost;                /* what the planner minimises: run + prep / reuse */
     uint32_t bytes;               /* the largest tile's estimated memory */
+    uint32_t temp;                /* the largest tile's working memory: its memory less its
+                                   * block of the output (what op_conv_ctx.avail bounds) */
     uint64_t in_bytes, red_bytes; /* bytes exchanged a call: input patches, partial sums */
     uint64_t w_bytes;             /* bytes exchanged a prep: weight slices */
     uint64_t in_sends, w_sends;   /* transfers of the input exchange and of the weights' (their
@@ -185,6 +187,9 @@ typedef struct op_conv_ctx {
                        * 0: a layout, a transfer a row */
     uint32_t x_sends; /* the most transfers of the input exchange one of its x_tiles may send
                        * (each is code on that tile: docs/planning.md); 0: no limit */
+    uint32_t avail;   /* the most working memory (op_conv_est.temp) a tile may give the plan:
+                       * PopLibs' availableMemoryProportion of its SRAM; 0: no bound but the
+                       * SRAM less reserve */
 } op_conv_ctx;
 
 /* ERR_OK if p is a partition op_conv_build can make of s: every part count from 1 to its
@@ -197,10 +202,16 @@ int op_conv_check(const op_conv_shape *s, const op_conv_part *p, err *e);
 int op_conv_estimate(const mach *m, const op_conv_shape *s, const op_conv_part *p,
                      const op_conv_ctx *c, op_conv_est *est, err *e);
 /* The cheapest valid partition over at most c->tiles tiles whose estimated tile memory fits
- * the SRAM less c->reserve (and whose input senders make at most c->x_sends transfers each);
- * ties go to fewer tiles. ERR_INPUT when none fits. */
+ * the SRAM less c->reserve, whose working memory fits c->avail (and whose input senders make
+ * at most c->x_sends transfers each); ties go to fewer tiles. ERR_INPUT when none fits. */
 int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *c, op_conv_part *best,
                  op_conv_est *est, err *e);
+/* PopLibs' default availableMemoryProportion: the share of a tile's SRAM a convolution or
+ * matrix product may take as working memory (docs/planning.md, "Memory"). */
+#define OP_AVAIL_DEFAULT 0.6
+/* op_conv_ctx.avail for the proportion `prop` (0 < prop <= 1) of a tile's SRAM on m: at
+ * least 1 byte, so that a tiny proportion bounds the plan rather than lifting the bound. */
+uint32_t op_avail_bytes(const mach *m, double prop);
 /* "b 40 y 2 x 3 ci 1 co 1" */
 void op_conv_part_text(const op_conv_part *p, char *buf, size_t n);
 
