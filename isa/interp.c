@@ -431,8 +431,7 @@ void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len)
 isa_insn *isa_code_build(const isa_prog *prog, uint32_t fused)
 {
     isa_insn *code = xcalloc((size_t)prog->ncode + 1, sizeof *code);
-    if (prog->ncode)
-        memcpy(code, prog->code, prog->ncode * sizeof *code);
+    isa_prog_decode_text(prog, code);
     isa_fuse(code, prog->ncode, fused);
     isa_mark_passes(code, prog->ncode);
     code[prog->ncode].op = OP_ILLEGAL;

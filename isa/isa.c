@@ -316,6 +316,18 @@ uint64_t isa_encode(const isa_insn *in)
 
 /* ---- program images ---- */
 
+void isa_prog_decode_text(const isa_prog *prog, isa_insn *out)
+{
+    for (uint32_t i = 0; i < prog->text_size / ISA_INSN_BYTES; i++)
+        out[i] = isa_decode_word(isa_rd64(prog->image + (size_t)i * ISA_INSN_BYTES));
+}
+
+void isa_prog_drop_code(isa_prog *prog)
+{
+    free(prog->code);
+    prog->code = NULL;
+}
+
 int isa_prog_decode_at(isa_prog *prog, uint32_t *bad_pc, err *e)
 {
     *bad_pc = UINT32_MAX;
@@ -328,8 +340,7 @@ int isa_prog_decode_at(isa_prog *prog, uint32_t *bad_pc, err *e)
                        prog->text_size, prog->data_addr, prog->size);
     uint32_t n = prog->text_size / ISA_INSN_BYTES;
     isa_insn *code = xcalloc(n, sizeof *code);
-    for (uint32_t i = 0; i < n; i++)
-        code[i] = isa_decode_word(isa_rd64(prog->image + (size_t)i * ISA_INSN_BYTES));
+    isa_prog_decode_text(prog, code);
 
     for (uint32_t i = 0; i < n; i++) {
         if (code[i].op != OP_rpt)

@@ -237,8 +237,8 @@ typedef struct isa_prog {
     uint32_t entry;     /* supervisor entry: symbol `main`, else 0 */
     isa_sym *syms;
     size_t nsyms;
-    isa_insn *code; /* decoded text: code[pc / 8] */
-    uint32_t ncode;
+    isa_insn *code; /* decoded text: code[pc / 8]; NULL once isa_prog_drop_code dropped it */
+    uint32_t ncode; /* the text's instructions (text_size / 8), code or not */
 } isa_prog;
 
 /* Build the decoded form of prog->image's text (prog->code, prog->ncode) and check every rpt
@@ -247,6 +247,13 @@ typedef struct isa_prog {
  * branch targets outside the text are not load errors: they fault when executed. */
 int isa_prog_decode(isa_prog *prog, err *e);
 void isa_prog_free(isa_prog *prog);
+/* Decode prog->image's text, text_size / 8 instructions, into out (what isa_prog_decode
+ * keeps in prog->code). */
+void isa_prog_decode_text(const isa_prog *prog, isa_insn *out);
+/* Free prog->code, the decoded copy, once it has been checked (isa_prog_decode): a loader
+ * decodes the image again (isa_code_build), so a program kept only to be loaded need not hold
+ * it (the planned MNIST's 3,834 programs held 313 MB of it). */
+void isa_prog_drop_code(isa_prog *prog);
 /* Address of a symbol, or -1. */
 int64_t isa_prog_sym(const isa_prog *prog, const char *name);
 

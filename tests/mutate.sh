@@ -203,6 +203,8 @@ MUTATIONS=(
     "planner ignores the tile SRAM"
     workloads/ops/conv_cost.c 's/ || (ctx->avail \&\& est.temp > ctx->avail))$/)/'
     "the planner ignores the available memory proportion"
+    isa/isa.c 's/    for (uint32_t i = 0; i < prog->text_size \/ ISA_INSN_BYTES; i++)/    for (uint32_t i = 1; i < prog->text_size \/ ISA_INSN_BYTES; i++)/'
+    "the decoder skips a program's first instruction"
     workloads/ops/conv_cost.c 's/uint64_t out = R > 1 ? chunk \* 4 :/uint64_t out = R > 1 ? 0 :/'
     "a reduced plan's working memory counts its chunk of the output"
     workloads/ops/conv.c 's/                     b->s->acc != 0);/                     0);/'

@@ -699,6 +699,37 @@ static void test_sync_runs(void **state)
     isa_prog_free(&p);
 }
 
+/* isa_code_build decodes the image itself: a program whose decoded copy was dropped
+ * (isa_prog_drop_code, as the graph compiler does once it has checked each program) builds
+ * the same code, entry for entry, as before the drop; the copy is gone and ncode stays. */
+static void test_code_after_drop(void **state)
+{
+    (void)state;
+    static const char src[] = "main: li r1, 3\nl: rpt r1, e\n  nop\ne: brnzdec r1, l\n"
+                              "  sync internal\n  halt\n";
+    isa_prog p;
+    err e;
+    err_clear(&e);
+    assert_int_equal(asm_assemble("drop.s", src, strlen(src), &p, &e), ERR_OK);
+    isa_insn *a = isa_code_build(&p, ISA_FUSED_ALL);
+    uint32_t n = p.ncode;
+    isa_prog_drop_code(&p);
+    assert_null(p.code);
+    assert_int_equal(p.ncode, n);
+    isa_insn *b = isa_code_build(&p, ISA_FUSED_ALL);
+    assert_memory_equal(a, b, (n + 1) * sizeof *a);
+    static const uint8_t ops[] = {OP_li, OP_rpt, OP_nop, OP_brnzdec, OP_sync, OP_halt};
+    assert_int_equal(n, sizeof ops);
+    for (uint32_t k = 0; k < n; k++)
+        assert_int_equal(b[k].op, ops[k]);
+    assert_int_equal(b[0].imm, 3);
+    assert_int_equal(b[3].target, 1); /* brnzdec r1, l: instruction 1 */
+    assert_int_equal(b[n].op, OP_ILLEGAL);
+    free(a);
+    free(b);
+    isa_prog_free(&p);
+}
+
 /* isa_insn.park after a sync that is not followed by another: 1 where some registers make
  * a loop back to it of branches, brnzdec, br and nop, at most ISA_PASS_MAX instructions
  * (the sync included); 0 for a loop with anything else, one too long, or none. */
@@ -743,7 +774,7 @@ int main(void)
         cmocka_unit_test(test_privilege),       cmocka_unit_test(test_load_use),
         cmocka_unit_test(test_prog_decode_rpt), cmocka_unit_test(test_docs_match),
         cmocka_unit_test(test_save_load),       cmocka_unit_test(test_sync_runs),
-        cmocka_unit_test(test_loop_marks),
+        cmocka_unit_test(test_code_after_drop), cmocka_unit_test(test_loop_marks),
     };
     return cmocka_run_group_tests_name("isa", tests, NULL, NULL);
 }

@@ -488,8 +488,8 @@ static void assemble_one(void *ctx, size_t k)
     err_clear(&P->errs[k]);
     if (P->layout_only)
         asm_symbol_address(name, P->text[k], P->len[k], "POOL", &P->pool[k], &P->errs[k]);
-    else
-        asm_assemble(name, P->text[k], P->len[k], &P->prog[k], &P->errs[k]);
+    else if (asm_assemble(name, P->text[k], P->len[k], &P->prog[k], &P->errs[k]) == ERR_OK)
+        isa_prog_drop_code(&P->prog[k]); /* checked; the engine decodes it as it loads it */
 }
 
 static void ptab_drop(ptab *P, int keep_progs)
