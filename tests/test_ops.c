@@ -157,28 +157,63 @@ static void test_plan_refusals(void **state)
     assert_int_equal(op_conv_plan(&m, &mm8, &ctx, &best, &est, &e), ERR_OK);
 }
 
+/* The layer the bounds below are tried on, over 64 tiles, its input and weights on 8. */
+static const op_conv_shape bound_s = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0, 0};
+static const op_conv_ctx bound_ctx = {64, 8, 8, 10, 0, 0, 0, 0};
+
+/* The layer's fastest plan with no bound, on a Mk2 of 64 tiles: what each test then bounds. */
+typedef struct bound_case {
+    mach m;
+    op_conv_ctx ctx;
+    op_conv_part fast;
+    op_conv_est ef;
+} bound_case;
+
+static bound_case bound_start(void)
+{
+    bound_case b = {mk2(64), bound_ctx, {{0}}, {0}};
+    assert_int_equal(op_conv_plan(&b.m, &bound_s, &b.ctx, &b.fast, &b.ef, NULL), ERR_OK);
+    return b;
+}
+
+/* A bound that the fastest plan (fast, ef) is over: the planner takes another plan, which
+ * costs at least as much (its estimate in *es). */
+static void plan_within(const mach *m, const op_conv_ctx *ctx, const op_conv_part *fast,
+                        const op_conv_est *ef, op_conv_est *es)
+{
+    op_conv_part fit;
+    err e;
+    err_clear(&e);
+    assert_int_equal(op_conv_plan(m, &bound_s, ctx, &fit, es, &e), ERR_OK);
+    assert_true(memcmp(&fit, fast, sizeof fit) != 0);
+    assert_true(es->cost >= ef->cost);
+}
+
+/* A bound that every plan is over: refused in one line that contains want. */
+static void plan_refused(const mach *m, const op_conv_ctx *ctx, const char *want)
+{
+    op_conv_part p;
+    op_conv_est est;
+    err e;
+    err_clear(&e);
+    assert_int_equal(op_conv_plan(m, &bound_s, ctx, &p, &est, &e), ERR_INPUT);
+    if (!strstr(e.msg, want))
+        fail_msg("message '%s' lacks '%s'", e.msg, want);
+}
+
 /* Tile memory shapes the plan: with a tile's memory less than the fastest plan needs, the
  * planner takes the cheapest plan that fits, which costs more cycles and needs less memory;
  * with too little for any, one line says how much the smallest needs. */
 static void test_plan_memory(void **state)
 {
     (void)state;
-    mach m = mk2(64);
-    op_conv_shape s = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0, 0};
-    op_conv_ctx ctx = {64, 8, 8, 10, 0, 0, 0, 0};
-    op_conv_part fast, fit;
-    op_conv_est ef, es;
-    err e;
-    err_clear(&e);
-    assert_int_equal(op_conv_plan(&m, &s, &ctx, &fast, &ef, &e), ERR_OK);
-    m.sram_bytes = ef.bytes - 1; /* the fastest plan no longer fits */
-    assert_int_equal(op_conv_plan(&m, &s, &ctx, &fit, &es, &e), ERR_OK);
-    assert_true(memcmp(&fit, &fast, sizeof fit) != 0);
-    assert_true(es.bytes <= m.sram_bytes);
-    assert_true(es.cost >= ef.cost);
-    m.sram_bytes = 1024;
-    assert_int_equal(op_conv_plan(&m, &s, &ctx, &fit, &es, &e), ERR_INPUT);
-    assert_non_null(strstr(e.msg, "fits 1024 bytes a tile (the smallest needs "));
+    bound_case b = bound_start();
+    op_conv_est es;
+    b.m.sram_bytes = b.ef.bytes - 1; /* the fastest plan no longer fits */
+    plan_within(&b.m, &b.ctx, &b.fast, &b.ef, &es);
+    assert_true(es.bytes <= b.m.sram_bytes);
+    b.m.sram_bytes = 1024;
+    plan_refused(&b.m, &b.ctx, "fits 1024 bytes a tile (the smallest needs ");
 }
 
 /* The available memory proportion (op_conv_ctx.avail) bounds a plan's working memory, its
@@ -188,32 +223,24 @@ static void test_plan_memory(void **state)
 static void test_plan_avail(void **state)
 {
     (void)state;
-    mach m = mk2(64);
-    op_conv_shape s = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0, 0};
-    op_conv_ctx ctx = {64, 8, 8, 10, 0, 0, 0, 0};
-    op_conv_part fast, fit;
-    op_conv_est ef, es;
-    err e;
-    err_clear(&e);
-    assert_int_equal(op_conv_plan(&m, &s, &ctx, &fast, &ef, &e), ERR_OK);
-    ctx.avail = ef.temp - 1; /* the fastest plan's working memory no longer fits */
-    assert_int_equal(op_conv_plan(&m, &s, &ctx, &fit, &es, &e), ERR_OK);
-    assert_true(memcmp(&fit, &fast, sizeof fit) != 0);
-    assert_true(es.temp <= ctx.avail);
-    assert_true(es.cost >= ef.cost);
-    ctx.avail = 1024;
-    assert_int_equal(op_conv_plan(&m, &s, &ctx, &fit, &es, &e), ERR_INPUT);
-    assert_non_null(strstr(e.msg, "with at most 1024 of working memory (the available memory "
-                                  "proportion; the smallest needs "));
+    bound_case b = bound_start();
+    op_conv_est es;
+    b.ctx.avail = b.ef.temp - 1; /* the fastest plan's working memory no longer fits */
+    plan_within(&b.m, &b.ctx, &b.fast, &b.ef, &es);
+    assert_true(es.temp <= b.ctx.avail);
+    b.ctx.avail = 1024;
+    plan_refused(&b.m, &b.ctx,
+                 "with at most 1024 of working memory (the available memory proportion; the "
+                 "smallest needs ");
     /* 0.6 of 638,976 bytes is 383,385.6: rounded down; a proportion too small for one byte
      * still bounds (1 byte), and 1 is the whole SRAM */
-    m.sram_bytes = 638976;
-    assert_int_equal(op_avail_bytes(&m, OP_AVAIL_DEFAULT), 383385);
-    assert_int_equal(op_avail_bytes(&m, 1e-9), 1);
-    assert_int_equal(op_avail_bytes(&m, 1.0), 638976);
+    b.m.sram_bytes = 638976;
+    assert_int_equal(op_avail_bytes(&b.m, OP_AVAIL_DEFAULT), 383385);
+    assert_int_equal(op_avail_bytes(&b.m, 1e-9), 1);
+    assert_int_equal(op_avail_bytes(&b.m, 1.0), 638976);
 }
 
-/* What the working memory leaves out is the tile's block of the output. Layer s (8 samples,
+/* What the working memory leaves out is the tile's block of the output. Layer bound_s (8 samples,
  * 20 channels of 24 x 24 out): b 8 y 2 x 2 gives every tile one sample's 20 channels of
  * 12 x 12, 2,880 floats, 11,520 bytes; with the input channels in 2 parts (R = 2) a tile's
  * output is its chunk of the block, 2,880 / 2 = 1,440 floats (whole pairs), 5,760 bytes, and
@@ -222,12 +249,10 @@ static void test_plan_working_memory(void **state)
 {
     (void)state;
     mach m = mk2(64);
-    op_conv_shape s = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0, 0};
-    op_conv_ctx ctx = {64, 8, 8, 10, 0, 0, 0, 0};
     op_conv_part p = {{8, 2, 2, 1, 1, 1}}, q = {{8, 2, 2, 2, 1, 1}};
     op_conv_est ep, eq;
-    assert_int_equal(op_conv_estimate(&m, &s, &p, &ctx, &ep, NULL), ERR_OK);
-    assert_int_equal(op_conv_estimate(&m, &s, &q, &ctx, &eq, NULL), ERR_OK);
+    assert_int_equal(op_conv_estimate(&m, &bound_s, &p, &bound_ctx, &ep, NULL), ERR_OK);
+    assert_int_equal(op_conv_estimate(&m, &bound_s, &q, &bound_ctx, &eq, NULL), ERR_OK);
     assert_int_equal(ep.bytes - ep.temp, 11520);
     assert_int_equal(eq.bytes - eq.temp, 5760);
 }
@@ -238,23 +263,14 @@ static void test_plan_working_memory(void **state)
 static void test_plan_send_cap(void **state)
 {
     (void)state;
-    mach m = mk2(64);
-    op_conv_shape s = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0, 0};
-    op_conv_ctx ctx = {64, 8, 8, 10, 0, 0, 0, 0};
-    op_conv_part fast, capped;
-    op_conv_est ef, ec;
-    err e;
-    err_clear(&e);
-    assert_int_equal(op_conv_plan(&m, &s, &ctx, &fast, &ef, &e), ERR_OK);
-    assert_true(ef.in_sends > ctx.x_tiles);                    /* more than a transfer a sender */
-    ctx.x_sends = (uint32_t)((ef.in_sends - 1) / ctx.x_tiles); /* the fastest plan is over */
-    assert_int_equal(op_conv_plan(&m, &s, &ctx, &capped, &ec, &e), ERR_OK);
-    assert_true(memcmp(&capped, &fast, sizeof capped) != 0);
-    assert_true(ec.in_sends <= (uint64_t)ctx.x_sends * ctx.x_tiles);
-    assert_true(ec.cost >= ef.cost);
-    ctx.x_sends = 1; /* every plan sends each sender's rows one by one: more than one */
-    assert_int_equal(op_conv_plan(&m, &s, &ctx, &capped, &ec, &e), ERR_INPUT);
-    assert_non_null(strstr(e.msg, "has its input's 8 senders make at most 1 transfer each"));
+    bound_case b = bound_start();
+    op_conv_est ec;
+    assert_true(b.ef.in_sends > b.ctx.x_tiles); /* more than a transfer a sender */
+    b.ctx.x_sends = (uint32_t)((b.ef.in_sends - 1) / b.ctx.x_tiles); /* the fastest is over */
+    plan_within(&b.m, &b.ctx, &b.fast, &b.ef, &ec);
+    assert_true(ec.in_sends <= (uint64_t)b.ctx.x_sends * b.ctx.x_tiles);
+    b.ctx.x_sends = 1; /* every plan sends each sender's rows one by one: more than one */
+    plan_refused(&b.m, &b.ctx, "has its input's 8 senders make at most 1 transfer each");
 }
 
 /* The plan is the cheapest valid partition within the tiles: every partition of at most 16
