@@ -153,30 +153,30 @@ static float *train(const mnet_cfg *c, run *r)
 
 static const uint32_t one[4] = {0, 0, 0, 0}, four[4] = {0, 1, 2, 3}, two[4] = {0, 0, 1, 1};
 
-/* One update on one IPU, 2 threads (trained the first time; a copy of its weights). */
-static float *one_ipu(run *r)
+/* One update with blocks on IPUs map (pipelined: grouped, recompute), 2 threads, trained the
+ * first time into *w and *kept; *r its run, and a copy of its weights. */
+static float *cached(const uint32_t map[4], int pipelined, float **w, run *kept, run *r)
 {
-    if (!one_w) {
-        mnet_cfg c = cfg_of(one, 0, PIPE_GROUPED, 1, 2);
-        one_w = train(&c, &one_run);
+    if (!*w) {
+        mnet_cfg c = cfg_of(map, pipelined, PIPE_GROUPED, 1, 2);
+        *w = train(&c, kept);
     }
-    *r = one_run;
-    float *w = malloc(sizeof(float) * MREF_NPARAMS);
-    memcpy(w, one_w, sizeof(float) * MREF_NPARAMS);
-    return w;
+    *r = *kept;
+    float *copy = malloc(sizeof(float) * MREF_NPARAMS);
+    memcpy(copy, *w, sizeof(float) * MREF_NPARAMS);
+    return copy;
 }
 
-/* One update pipelined over four IPUs (grouped, recompute), 2 threads: likewise. */
+/* One update on one IPU. */
+static float *one_ipu(run *r)
+{
+    return cached(one, 0, &one_w, &one_run, r);
+}
+
+/* One update pipelined over four IPUs. */
 static float *four_ipus(run *r)
 {
-    if (!four_w) {
-        mnet_cfg c = cfg_of(four, 1, PIPE_GROUPED, 1, 2);
-        four_w = train(&c, &four_run);
-    }
-    *r = four_run;
-    float *w = malloc(sizeof(float) * MREF_NPARAMS);
-    memcpy(w, four_w, sizeof(float) * MREF_NPARAMS);
-    return w;
+    return cached(four, 1, &four_w, &four_run, r);
 }
 
 static void test_against_reference(void **state)
