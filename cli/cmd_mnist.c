@@ -171,7 +171,7 @@ static int check_modes(const mnist_opts *o)
         return 2;
     }
     if (first[MNIST_FIRST_PLAN] && o->c.mapping != MNET_MAP_PLANNED &&
-        o->c.net == mspec_tutorial() && !o->reference) {
+        o->c.net == mspec_tutorial()) { /* --reference with it: refused above, as SIM */
         fprintf(stderr,
                 "ipusim %s: %s shapes the planned mapping; --mapping sample plans nothing\n", CMD,
                 first[MNIST_FIRST_PLAN]);
