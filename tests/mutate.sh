@@ -431,6 +431,14 @@ MUTATIONS=(
     "sweep: the compute sets' tables as columns"
     bench/sweep/sweep_json.c 's/    return t \&\& (t == path || t\[-1\] == '"'"'.'"'"');/    return t != NULL;/'
     "sweep: a member ending in compute_sets taken for the table"
+    workloads/ops/conv_cost.c 's/            if (op_split(dim\[d\], i, parts\[d\], 1) % pool)/            if (0)/'
+    "the planner keeps a plan whose rows pool1 cannot pool in place"
+    workloads/mnist/mnet_graph.c 's/min_u64(28, max_u64(1, avail \/ b->B))/min_u64(1, max_u64(1, avail \/ b->B))/'
+    "conv1's input lands a sample a tile (planned)"
+    workloads/graph/graph.c 's/ \&\& !in_stream_order(g, s))$/ \&\& 0 \&\& !in_stream_order(g, s))/'
+    "a stream copy into a tensor mapped out of tile order is accepted"
+    workloads/mnist/mnet_graph.c 's/^        add(b, \&q, c->op\[blk\].run);$/        add(b, \&q, c->op[blk].run);add(b, \&q, 0);/'
+    "a micro-batch's forward runs the graph's first program again"
 )
 suite=${1:-}
 only=${2:-}

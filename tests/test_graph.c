@@ -411,10 +411,11 @@ static void fill(void *ctx, uint32_t ipu, uint64_t k, uint64_t offset, uint8_t *
         dst[i] = (uint8_t)(ipu * 7 + k * 31 + (offset + i) * 3);
 }
 
-/* Stream in twice (Repeat 2) into a tensor of 24 words mapped unevenly over tiles 2, 0 and 5
- * (regions [0, 4) on tile 2, [4, 14) on tile 0, [14, 24) on tile 5): the host's buffer is
- * sliced in tile order, so tile 0's region takes bytes 0..39, tile 2's 40..55, tile 5's
- * 56..95; after the second copy the tensor holds buffer 1. */
+/* Stream in twice (Repeat 2) into a tensor of 24 words mapped unevenly over tiles 0, 2 and 5
+ * (regions [0, 4) on tile 0, [4, 14) on tile 2, [14, 24) on tile 5): the host's buffer is
+ * sliced in tile order, so tile 0's region takes bytes 0..15, tile 2's 16..55, tile 5's
+ * 56..95; after the second copy the tensor holds buffer 1. Mapped so that tile order is not
+ * element order ([0, 4) on tile 2, [4, 14) on tile 0), the stream copy is refused. */
 static void test_stream_in(void **state)
 {
     (void)state;
@@ -423,11 +424,24 @@ static void test_stream_in(void **state)
     hc.out.bytes_per_buffer = 4;
     sys_cfg cfg;
     sys *s = sys_of(&cfg, 1, 8, 1, &hc);
+    graph *bad = gr_new(&cfg.m, 1);
+    gr_tensor b = gr_tensor_new(bad, "in", GR_I32, 1, (uint32_t[]){24});
+    gr_map_region(bad, b, 0, 2, 0, 4);
+    gr_map_region(bad, b, 0, 0, 4, 14);
+    gr_map_region(bad, b, 0, 5, 14, 24);
+    assert_int_equal(gr_stream_in(bad, b), GR_NONE);
+    err e;
+    err_clear(&e);
+    assert_int_equal(gr_status(bad, &e), ERR_INPUT);
+    assert_string_equal(e.msg, "stream copy of in: region [4, 14) on ipu 0 tile 0 comes before "
+                               "earlier elements in (ipu, tile) order; the host fills a "
+                               "stream's tiles one after another");
+    gr_free(bad);
     graph *gr = gr_new(&cfg.m, 1);
     uint32_t shape[1] = {24};
     gr_tensor t = gr_tensor_new(gr, "in", GR_I32, 1, shape);
-    gr_map_region(gr, t, 0, 2, 0, 4);
-    gr_map_region(gr, t, 0, 0, 4, 14);
+    gr_map_region(gr, t, 0, 0, 0, 4);
+    gr_map_region(gr, t, 0, 2, 4, 14);
     gr_map_region(gr, t, 0, 5, 14, 24);
     gr_prog main = gr_repeat(gr, 2, gr_stream_in(gr, t));
     gr_exe *x = compile_ok(gr, main);
@@ -440,8 +454,8 @@ static void test_stream_in(void **state)
     uint8_t got[96], buf[96];
     gr_read(x, sys_engine(s), t, 0, got, 24);
     fill(NULL, 0, 1, 0, buf, 96);
-    assert_memory_equal(got + 16, buf + 0, 40);  /* elements 4..13: tile 0 */
-    assert_memory_equal(got + 0, buf + 40, 16);  /* elements 0..3: tile 2 */
+    assert_memory_equal(got + 0, buf + 0, 16);   /* elements 0..3: tile 0 */
+    assert_memory_equal(got + 16, buf + 16, 40); /* elements 4..13: tile 2 */
     assert_memory_equal(got + 56, buf + 56, 40); /* elements 14..23: tile 5 */
     gr_exe_free(x);
     gr_free(gr);

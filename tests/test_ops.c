@@ -127,7 +127,7 @@ static void test_plan_refusals(void **state)
     err e;
     err_clear(&e);
     op_conv_shape s = {4, 3, 10, 10, 20, 3, 1, 0, OP_W_FWD, 0, 0};
-    op_conv_ctx ctx = {1472, 4, 4, 1, 0, 0, 0, 0};
+    op_conv_ctx ctx = {1472, 4, 4, 1, 0, 0, 0, 0, 0};
     op_conv_est est;
     op_conv_part p = {{5, 1, 1, 1, 1, 1}}; /* 5 parts of 4 samples */
     assert_int_equal(op_conv_estimate(&m, &s, &p, &ctx, &est, &e), ERR_INPUT);
@@ -157,9 +157,43 @@ static void test_plan_refusals(void **state)
     assert_int_equal(op_conv_plan(&m, &mm8, &ctx, &best, &est, &e), ERR_OK);
 }
 
+/* Whether p's output blocks can be pooled 2 x 2 where they lie: no reduction, and the
+ * output's row and column cuts (the layouts' floor(n i / parts)) all even. */
+static int pool_in_place(const op_conv_shape *s, const op_conv_part *p)
+{
+    uint32_t dim[2] = {op_conv_ho(s), op_conv_wo(s)}, parts[2] = {p->p[OP_PY], p->p[OP_PX]};
+    for (int d = 0; d < 2; d++)
+        for (uint32_t i = 0; i <= parts[d]; i++)
+            if ((size_t)dim[d] * i / parts[d] % 2)
+                return 0;
+    return p->p[OP_PCI] * p->p[OP_PK] == 1;
+}
+
+/* op_conv_ctx.pool: conv1 of the tutorial for a micro-batch of 8, its input in row blocks on
+ * 224 tiles. Left free, the cheapest plan splits the kernel rows (a reduction leaves chunks
+ * of the output blocks); with pool = 2 the plan is one whose blocks pool in place, and it
+ * costs no less than the free one. */
+static void test_plan_pool(void **state)
+{
+    (void)state;
+    mach m = mk2(1472);
+    op_conv_shape s = {8, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0, 0};
+    op_conv_ctx ctx = {1472, 224, 8, 10, 0, 0, 0, 0, 0};
+    op_conv_part free_p, pooled;
+    op_conv_est free_e, pooled_e;
+    err e;
+    err_clear(&e);
+    assert_int_equal(op_conv_plan(&m, &s, &ctx, &free_p, &free_e, &e), ERR_OK);
+    assert_false(pool_in_place(&s, &free_p));
+    ctx.pool = 2;
+    assert_int_equal(op_conv_plan(&m, &s, &ctx, &pooled, &pooled_e, &e), ERR_OK);
+    assert_true(pool_in_place(&s, &pooled));
+    assert_true(pooled_e.cost >= free_e.cost);
+}
+
 /* The layer the bounds below are tried on, over 64 tiles, its input and weights on 8. */
 static const op_conv_shape bound_s = {8, 10, 28, 28, 20, 5, 1, 0, OP_W_FWD, 0, 0};
-static const op_conv_ctx bound_ctx = {64, 8, 8, 10, 0, 0, 0, 0};
+static const op_conv_ctx bound_ctx = {64, 8, 8, 10, 0, 0, 0, 0, 0};
 
 /* The layer's fastest plan with no bound, on a Mk2 of 64 tiles: what each test then bounds. */
 typedef struct bound_case {
@@ -284,7 +318,7 @@ static void test_plan_is_cheapest(void **state)
     op_conv_est be, est;
     err e;
     err_clear(&e);
-    op_conv_ctx ctx = {16, 4, 4, 10, 0, 0, 0, 0};
+    op_conv_ctx ctx = {16, 4, 4, 10, 0, 0, 0, 0, 0};
     assert_int_equal(op_conv_plan(&m, &s, &ctx, &best, &be, &e), ERR_OK);
     assert_true(be.tiles <= 16);
     uint32_t n = 0;
@@ -586,7 +620,7 @@ static void test_conv_pad_stride(void **state)
             free(want);
             free(r.y);
         }
-        op_conv_ctx ctx = {64, 8, 4, 1, 0, 0, 0, 0};
+        op_conv_ctx ctx = {64, 8, 4, 1, 0, 0, 0, 0, 0};
         op_conv_part best;
         op_conv_est est;
         err e;
@@ -608,7 +642,7 @@ static void test_conv_pad_stride(void **state)
     /* a padding as wide as the kernel reads nothing but zeros: refused */
     op_conv_shape bad = {1, 1, 8, 8, 16, 3, 1, 3, OP_W_FWD, 0, 0};
     op_conv_part one = {{1, 1, 1, 1, 1, 1}};
-    op_conv_ctx ctx = {64, 1, 1, 1, 0, 0, 0, 0};
+    op_conv_ctx ctx = {64, 1, 1, 1, 0, 0, 0, 0, 0};
     op_conv_est est;
     assert_int_equal(op_conv_estimate(&m, &bad, &one, &ctx, &est, NULL), ERR_INPUT);
 }
@@ -648,7 +682,7 @@ static void test_conv_dx(void **state)
     assert_int_equal(op_conv_ho(&s), H);
     static const op_conv_part parts[2] = {{{2, 2, 2, 4, 1, 1}}, {{1, 5, 5, 1, 1, 1}}};
     uint32_t xpart[OP_DIMS] = {NB, 1, 1, 1};
-    op_conv_ctx ctx = {64, NB, 4, 1, 0, 0, 0, 0};
+    op_conv_ctx ctx = {64, NB, 4, 1, 0, 0, 0, 0, 0};
     op_conv_part best;
     op_conv_est est;
     err e;
@@ -741,7 +775,7 @@ static void dw_case(uint32_t NB, uint32_t CI, uint32_t CO, uint32_t K, uint32_t 
                    (size_t)K * K * 4);
     op_conv_shape s = {CI, NB, H, H, CO, HO, 1, 0, OP_W_T, 1, 0};
     assert_int_equal(op_conv_ho(&s), K);
-    op_conv_ctx ctx = {64, NB, NB, 1, 0, 0, 0, 0};
+    op_conv_ctx ctx = {64, NB, NB, 1, 0, 0, 0, 0, 0};
     op_conv_part best;
     op_conv_est est;
     err e;
@@ -802,7 +836,7 @@ static void test_conv_wide(void **state)
     layer_new(&l, (op_conv_shape){2, 3, 14, 17, 20, 12, 1, 1, OP_W_FWD, 0, 0}, 31);
     assert_int_equal(op_conv_ho(&l.s), 5);
     uint32_t xblk[OP_DIMS] = {2, 1, 2, 2};
-    op_conv_ctx ctx = {64, 8, 4, 1, 0, 0, 0, 0};
+    op_conv_ctx ctx = {64, 8, 4, 1, 0, 0, 0, 0, 0};
     op_conv_part best, split[2] = {{{2, 5, 1, 3, 1, 1}}, {{1, 5, 1, 1, 1, 5}}};
     op_conv_est est;
     err e;
@@ -838,7 +872,7 @@ static void tutorial_layer(op_conv_shape s, uint32_t src_tiles, uint32_t seed)
     op_conv_est est;
     err e;
     err_clear(&e);
-    op_conv_ctx ctx = {m.tiles_per_ipu, src_tiles, 64, 10, 16384, 0, 0, 0};
+    op_conv_ctx ctx = {m.tiles_per_ipu, src_tiles, 64, 10, 16384, 0, 0, 0, 0};
     assert_int_equal(op_conv_plan(&m, &s, &ctx, &p, &est, &e), ERR_OK);
     char txt[96];
     op_conv_part_text(&p, txt, sizeof txt);
@@ -1071,8 +1105,15 @@ static void mm_pass(op_mm_pass pass, uint32_t M, uint32_t K, uint32_t N, const f
 {
     mach m = mk2(1472);
     op_conv_shape s = op_mm_shape(pass, M, K, N, y0 != NULL);
-    op_conv_ctx ctx = {m.tiles_per_ipu,          8, 64, pass == OP_MM_DW ? 1 : 10, 16384,
-                       pass == OP_MM_DW ? 0 : 1, 0, 0};
+    op_conv_ctx ctx = {m.tiles_per_ipu,
+                       8,
+                       64,
+                       pass == OP_MM_DW ? 1 : 10,
+                       16384,
+                       pass == OP_MM_DW ? 0 : 1,
+                       0,
+                       0,
+                       0};
     op_conv_part p;
     op_conv_est est;
     err e;
@@ -1154,23 +1195,15 @@ static void test_linear(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_layout),
-        cmocka_unit_test(test_plan_refusals),
-        cmocka_unit_test(test_plan_is_cheapest),
-        cmocka_unit_test(test_conv_small),
-        cmocka_unit_test(test_conv_pad_stride),
-        cmocka_unit_test(test_conv_dx),
-        cmocka_unit_test(test_plan_memory),
-        cmocka_unit_test(test_plan_avail),
-        cmocka_unit_test(test_plan_working_memory),
-        cmocka_unit_test(test_plan_send_cap),
-        cmocka_unit_test(test_tutorial_conv1),
-        cmocka_unit_test(test_tutorial_conv2),
-        cmocka_unit_test(test_linear),
-        cmocka_unit_test(test_copy_view),
-        cmocka_unit_test(test_elementwise),
-        cmocka_unit_test(test_conv_dw),
-        cmocka_unit_test(test_conv_wide),
+        cmocka_unit_test(test_layout),           cmocka_unit_test(test_plan_refusals),
+        cmocka_unit_test(test_plan_is_cheapest), cmocka_unit_test(test_conv_small),
+        cmocka_unit_test(test_conv_pad_stride),  cmocka_unit_test(test_conv_dx),
+        cmocka_unit_test(test_plan_memory),      cmocka_unit_test(test_plan_avail),
+        cmocka_unit_test(test_plan_pool),        cmocka_unit_test(test_plan_working_memory),
+        cmocka_unit_test(test_plan_send_cap),    cmocka_unit_test(test_tutorial_conv1),
+        cmocka_unit_test(test_tutorial_conv2),   cmocka_unit_test(test_linear),
+        cmocka_unit_test(test_copy_view),        cmocka_unit_test(test_elementwise),
+        cmocka_unit_test(test_conv_dw),          cmocka_unit_test(test_conv_wide),
         cmocka_unit_test(test_pool_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -568,6 +568,44 @@ gr_prog gr_sync(graph *g, unsigned zone)
     return add_prog(g, (gr_prog_s){.kind = GR_P_SYNC, .a = zone});
 }
 
+/* Regions in (ipu, tile, mapping) order, for in_stream_order. */
+static int by_tile(const void *a, const void *b, void *ctx)
+{
+    const gr_region_s *r = ctx;
+    const gr_region_s *x = &r[*(const size_t *)a], *y = &r[*(const size_t *)b];
+    if (x->ipu != y->ipu)
+        return x->ipu < y->ipu ? -1 : 1;
+    if (x->tile != y->tile)
+        return x->tile < y->tile ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* A stream copy's tiles take consecutive slices of the host's buffer in (IPU, tile) order,
+ * each tile its regions in the order they were mapped (hw/engine_host.c): the tensor's
+ * regions so visited must run through it one after another. */
+static int in_stream_order(graph *g, const gr_tensor_s *s)
+{
+    size_t *ix = xmalloc((s->nr ? s->nr : 1) * sizeof *ix), next = 0;
+    for (size_t k = 0; k < s->nr; k++)
+        ix[k] = k;
+    qsort_r(ix, s->nr, sizeof *ix, by_tile, s->r);
+    int ok = 1;
+    for (size_t k = 0; k < s->nr && ok; k++) {
+        const gr_region_s *r = &s->r[ix[k]];
+        if (r->begin != next) {
+            gr_fail(g,
+                    "stream copy of %s: region [%zu, %zu) on ipu %u tile %u comes %s in "
+                    "(ipu, tile) order; the host fills a stream's tiles one after another",
+                    s->name, r->begin, r->end, r->ipu, r->tile,
+                    r->begin < next ? "after later elements" : "before earlier elements");
+            ok = 0;
+        }
+        next = r->end;
+    }
+    free(ix);
+    return ok;
+}
+
 static gr_prog stream(graph *g, gr_tensor t, gr_pkind kind, uint32_t buf, uint64_t off)
 {
     gr_tensor_s *s = gr_t(g, t);
@@ -579,6 +617,8 @@ static gr_prog stream(graph *g, gr_tensor t, gr_pkind kind, uint32_t buf, uint64
                     s->r[k].begin, s->r[k].end);
             return GR_NONE;
         }
+    if ((kind == GR_P_STREAM_IN || kind == GR_P_STREAM_OUT) && !in_stream_order(g, s))
+        return GR_NONE;
     return add_prog(g, (gr_prog_s){.kind = kind, .a = t, .b = buf, .off = off});
 }
 

@@ -163,7 +163,8 @@ int gnet_plan(gnet_bld *b, const char *name, const char *pass, const op_conv_sha
                        GNET_RESERVE + b->kept,
                        x_run,
                        GNET_SENDS,
-                       b->avail};
+                       b->avail,
+                       0};
     err pe;
     err_clear(&pe);
     if (op_conv_plan(b->m, s, &ctx, &pl->part, &pl->est, &pe) != ERR_OK)

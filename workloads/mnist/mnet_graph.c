@@ -356,6 +356,7 @@ typedef struct conv_t {
     rt c1g, c2g, w1b, w2b, l_w1, l_w2;
     amp_tabs a1f, a2f;
     /* mapping planned: */
+    op_act x1s;       /* conv1's input [B][1][28][28], b->xrows row parts a sample (setup) */
     op_conv op[2];    /* conv1's and conv2's forward, planned over their IPU */
     op_act y[2];      /* y1 and y2 (a sample's output on its tile) as layouts */
     gr_prog ycopy[2]; /* the planned output to y1, y2 (conv1's: when pool1 is not in place) */
@@ -418,13 +419,14 @@ static void conv_op(mnet_b *b, conv_t *c, int k)
     const mnet_plan *pl = &b->pipe.plan[k]; /* plan_convs' shape and partition */
     const op_conv_shape *s = &pl->shape;
     uint32_t xd[OP_DIMS] = {s->B, s->cin, s->h, s->w}, parts[OP_DIMS] = {s->B, 1, 1, 1};
-    op_act x = op_act_make(k ? c->a1b.t : c->x1.t, xd, parts);
-    x.pad = 8; /* the 8 floats after each sample (the backward's AMP reads them) */
+    op_act x = k ? op_act_make(c->a1b.t, xd, parts) : c->x1s;
+    x.pad = k ? 8 : 0; /* a1b: the 8 floats after each sample (the backward's AMP reads them) */
     op_ref w = {c->cw.t, pw[k], b->B, MNET_CONVP}, bias = {c->cw.t, pb[k], b->B, MNET_CONVP};
     op_conv_build(b->g, pl->name, pl->ipu, 0, s, &pl->part, &x, w, bias, &c->op[k]);
     if (k == 0) {
         c->pooled =
             op_pool_fwd(b->g, "pool1", &c->op[0].y, &c->pool1cs, &c->p1y, &c->p1arg) == ERR_OK;
+        c->ycopy[0] = GR_NONE;
         if (c->pooled)
             return; /* conv1's output stays where it is made: no y1 on the sample tiles */
         c->y1 = srow(b, MNET_B1, "conv1.y", GR_F32, 5760);
@@ -467,8 +469,8 @@ static void dw_op(mnet_b *b, conv_t *c, int i)
               {MNET_PL_C2DW, 10, 20, 12, P_W2, "conv2.dw.acc"}};
     const mnet_plan *pl = &b->pipe.plan[L[i].plan];
     uint32_t xd[OP_DIMS] = {b->B, L[i].cin, L[i].hw, L[i].hw}, parts[OP_DIMS] = {b->B, 1, 1, 1};
-    op_act x = op_act_make(i ? c->a1b.t : c->x1.t, xd, parts);
-    x.pad = 8;
+    op_act x = i ? op_act_make(c->a1b.t, xd, parts) : c->x1s;
+    x.pad = i ? 8 : 0;
     static const uint8_t swap[OP_DIMS] = {1, 0, 2, 3};
     op_act xv = op_act_view(&x, swap);
     op_ref none = {GR_NONE, 0, 0, 0};
@@ -490,7 +492,8 @@ static void conv_fwd_tensors(mnet_b *b, conv_t *c)
 {
     const int k1 = MNET_B1, k2 = MNET_B2;
     c->split = b->ipu[k1] != b->ipu[k2];
-    c->x1 = srow(b, k1, "x1", GR_F32, 784 + 8);
+    if (!b->planned) /* planned, x1s (setup) */
+        c->x1 = srow(b, k1, "x1", GR_F32, 784 + 8);
     if (!b->planned)
         c->c1g = srow(b, k1, "conv1.partials", GR_F32, b->c1f.out_bytes / 4);
     if (!b->planned) /* planned, made with conv1's plan where pool1 needs it (conv_op) */
@@ -996,22 +999,21 @@ static void infeed(net *n, seq *q)
  * zero floats after them for the AMP's reads): a copy (reduce_add x 1), norm_u8 or
  * f16_to_f32, in 6 ranges of whole words (4 pixels: the halves' ranges start 8-byte aligned,
  * as f16_to_f32's ld64pi needs). */
-static void v_input(mnet_b *b, gr_cs cs, uint32_t gt, sl x, sl in)
+static void v_input(mnet_b *b, gr_cs cs, uint32_t gt, sl x, sl in, uint32_t pixels)
 {
     if (b->dtype == MNET_FP32) {
-        v_reduce(b, cs, gt, x, in, MDATA_PIXELS, 1, MDATA_PIXELS, 1.0f);
-        return;
-    }
-    if (b->dtype == MNET_FP16) {
-        for (unsigned v = 0; v < NW; v++) {
-            size_t a = op_split(MDATA_PIXELS, v, NW, 4), z = op_split(MDATA_PIXELS, v + 1, NW, 4);
-            gr_field f[3] = {R(in, a / 2, (z - a) / 2), R(x, a, z - a), U((uint32_t)(z - a))};
-            vtx(b, cs, "f16_to_f32", 0, gt, f, 3);
-        }
+        v_reduce(b, cs, gt, x, in, pixels, 1, pixels, 1.0f);
         return;
     }
     for (unsigned v = 0; v < NW; v++) {
-        size_t a = op_split(MDATA_PIXELS, v, NW, 4), z = op_split(MDATA_PIXELS, v + 1, NW, 4);
+        size_t a = op_split(pixels, v, NW, 4), z = op_split(pixels, v + 1, NW, 4);
+        if (z == a)
+            continue;
+        if (b->dtype == MNET_FP16) {
+            gr_field f[3] = {R(in, a / 2, (z - a) / 2), R(x, a, z - a), U((uint32_t)(z - a))};
+            vtx(b, cs, "f16_to_f32", 0, gt, f, 3);
+            continue;
+        }
         gr_field f[6] = {R(in, a / 4, (z - a) / 4), R(x, a, z - a),
                          U((uint32_t)(z - a)),      gr_f32(255.0f),
                          gr_f32(MDATA_MEAN),        gr_f32(MDATA_STD)};
@@ -1019,13 +1021,34 @@ static void v_input(mnet_b *b, gr_cs cs, uint32_t gt, sl x, sl in)
     }
 }
 
-/* Block B1's input: the infeed's images into x1 on each sample tile. */
+/* Infeed words [*a, *z) of row part p of sample s, the rows x1s's block (s, 0, p, 0) holds
+ * (mapping planned: each on that block's tile). */
+static void xin_rows(const mnet_b *b, const op_act *x1s, uint32_t s, uint32_t p, size_t *a,
+                     size_t *z)
+{
+    size_t row = b->px / 28; /* the infeed's words a row of 28 pixels */
+    *a = (size_t)s * b->px + op_lo(x1s, OP_H, p) * row;
+    *z = (size_t)s * b->px + op_lo(x1s, OP_H, p + 1) * row;
+}
+
+/* Block B1's input: the infeed's images into conv1's input where they landed: x1 on each
+ * sample tile, or (planned) x1s's row blocks. */
 static gr_prog fwd_input(net *n)
 {
     mnet_b *b = n->b;
     gr_cs k = cs(n, "input");
-    for (uint32_t s = 0; s < b->B; s++)
-        v_input(b, k, G(b, MNET_B1, s), at(n->c.x1, s), S(b->xin, (size_t)s * b->px, b->px));
+    for (uint32_t s = 0; s < b->B && !b->planned; s++)
+        v_input(b, k, G(b, MNET_B1, s), at(n->c.x1, s), S(b->xin, (size_t)s * b->px, b->px),
+                MDATA_PIXELS);
+    for (uint32_t s = 0; s < b->B && b->planned; s++)
+        for (uint32_t p = 0; p < b->xrows; p++) {
+            const op_act *x = &n->c.x1s;
+            uint32_t idx[OP_DIMS] = {s, 0, p, 0};
+            size_t a, z, at = op_block_at(x, idx), px = op_block_elems(x, idx);
+            xin_rows(b, x, s, p, &a, &z);
+            v_input(b, k, G(b, MNET_B1, s * b->xrows + p), S(x->t, at, px), S(b->xin, a, z - a),
+                    (uint32_t)px);
+        }
     return gr_execute(b->g, k);
 }
 
@@ -1064,16 +1087,17 @@ static gr_prog fwd_conv(net *n, int blk)
     mnet_b *b = n->b;
     conv_t *c = &n->c;
     seq q = {0};
+    if (b->planned && blk == MNET_B1 && c->pooled) { /* pool1 in place, made with conv1's plan */
+        add(b, &q, c->op[blk].run);
+        exec(b, &q, c->pool1cs);
+        add(b, &q, pool1_copy(b, c));
+        return seq_of(b, &q);
+    }
     if (b->planned) {
         add(b, &q, c->op[blk].run);
         add(b, &q, c->ycopy[blk]);
     } else {
         conv_per_sample(n, blk, &q);
-    }
-    if (b->planned && blk == MNET_B1 && c->pooled) { /* pool1 in place, made with conv1's plan */
-        exec(b, &q, c->pool1cs);
-        add(b, &q, pool1_copy(b, c));
-        return seq_of(b, &q);
     }
     gr_cs pool = cs(n, blk == MNET_B1 ? "pool1" : "pool2");
     for (uint32_t s = 0; s < b->B; s++) {
@@ -2014,11 +2038,12 @@ uint32_t mnet_res_words(const mnet_b *b)
 /* Where a plan's input and weights are held, for its exchanges' estimate: a sample a tile
  * (B; pool2's output landed on B3's IPU too), the fc tiles (16), one tile (t4), or the tiles
  * of layer3's plan (its output). */
-enum { ON_B, ON_FC, ON_ONE, ON_L3 };
+enum { ON_B, ON_FC, ON_ONE, ON_L3, ON_X1 };
 /* A plan's flags: PL_LIN, one of the linear layers' (from lin_first); PL_EVERY, its weights
- * change every call (a weight gradient's: the output gradient). No plan reads its input
+ * change every call (a weight gradient's: the output gradient); PL_POOL, its output pooled
+ * (2 x 2) where its blocks lie (op_conv_ctx.pool: conv1's, by pool1). No plan reads its input
  * through a transposing view (op_conv_ctx.x_run): layer3's is regrouped first. */
-enum { PL_LIN = 1, PL_EVERY = 2 };
+enum { PL_LIN = 1, PL_EVERY = 2, PL_POOL = 4 };
 
 /* conv2's input gradient: dy2 [B][20][8][8] padded by 4, with conv2's weights transposed
  * and flipped, no bias, into [B][10][12][12]. layer3's weight gradient reads its output
@@ -2035,8 +2060,8 @@ typedef struct plan_row {
 static const plan_row plan_tab[MNET_PL_N] = {
     /* name, pass, block, matrix product's pass (-1: a convolution), where the input and
      * the weights are held; flags, the shape */
-    [MNET_PL_C1] = {"conv1", "forward", MNET_B1, -1, ON_B, ON_B,
-                    0, {0, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0, 0}},
+    [MNET_PL_C1] = {"conv1", "forward", MNET_B1, -1, ON_X1, ON_B,
+                    PL_POOL, {0, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0, 0}},
     [MNET_PL_C2] = {"conv2", "forward", MNET_B2, -1, ON_B, ON_B,
                     0, {0, 10, 12, 12, 20, 5, 1, 0, OP_W_FWD, 0, 0}},
     [MNET_PL_L3] = {"layer3", "forward", MNET_B3, OP_MM_FWD, ON_FC, ON_FC,
@@ -2055,7 +2080,7 @@ static const plan_row plan_tab[MNET_PL_N] = {
                       PL_LIN | PL_EVERY, {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 1, 1}},
     [MNET_PL_C2DW] = {"conv2.dw", "weight gradient", MNET_B2, -1, ON_B, ON_B,
                       PL_EVERY, {10, 0, 12, 12, 20, 8, 1, 0, OP_W_T, 1, 0}},
-    [MNET_PL_C1DW] = {"conv1.dw", "weight gradient", MNET_B1, -1, ON_B, ON_B,
+    [MNET_PL_C1DW] = {"conv1.dw", "weight gradient", MNET_B1, -1, ON_X1, ON_B,
                       PL_EVERY, {1, 0, 28, 28, 10, 24, 1, 0, OP_W_T, 1, 0}},
 };
 /* clang-format on */
@@ -2087,7 +2112,8 @@ static op_conv_ctx plan_ctx(const mnet_b *b, const mnet_cfg *c, uint32_t k, uint
                             uint32_t reserve)
 {
     const plan_row *r = &plan_tab[k];
-    uint32_t held[4] = {b->B, MNET_FC, 1, k > MNET_PL_L3 ? b->pipe.plan[MNET_PL_L3].est.tiles : 1};
+    uint32_t held[5] = {b->B, MNET_FC, 1, k > MNET_PL_L3 ? b->pipe.plan[MNET_PL_L3].est.tiles : 1,
+                        b->B * b->xrows};
     uint32_t first = r->flags & PL_LIN ? lin_first(b) : 0;
     op_conv_ctx ctx = {tiles > first ? tiles - first : 0,
                        held[r->x],
@@ -2098,7 +2124,8 @@ static op_conv_ctx plan_ctx(const mnet_b *b, const mnet_cfg *c, uint32_t k, uint
                        MNET_PLAN_RESERVE,
                        0,
                        0,
-                       op_avail_bytes(&c->m, c->mem_prop)};
+                       op_avail_bytes(&c->m, c->mem_prop),
+                       r->flags & PL_POOL ? 2 : 0};
     /* the linear layers' plans share their tiles: each leaves room for the ones before it
      * on its IPU (their blocks and patches stay) */
     if (r->flags & PL_LIN)
@@ -2128,6 +2155,21 @@ static int plan_ops(mnet_b *b, const mnet_cfg *c, uint32_t tiles, err *e)
     return ERR_OK;
 }
 
+/* Mapping planned: conv1's input x1s in b->xrows row parts a sample, block (s, p) on tile
+ * s xrows + p of B1's IPU, and the infeed's images landed the same (xin_rows). */
+static void land_rows(mnet_b *b, conv_t *c)
+{
+    uint32_t dim[OP_DIMS] = {b->B, 1, 28, 28}, part[OP_DIMS] = {b->B, 1, b->xrows, 1};
+    uint32_t i1 = b->ipu[MNET_B1];
+    c->x1s = op_act_new(b->g, "x1", i1, 0, dim, part);
+    for (uint32_t s = 0; s < b->B; s++)
+        for (uint32_t p = 0; p < b->xrows; p++) {
+            size_t a, z;
+            xin_rows(b, &c->x1s, s, p, &a, &z);
+            gr_map_region(b->g, b->xin, i1, s * b->xrows + p, a, z);
+        }
+}
+
 static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
 {
     static const cplan_shape s1 = {1, 28, 28, 10, 5, 0}, s2 = {10, 12, 12, 20, 5, 0};
@@ -2150,6 +2192,7 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
     if (sys_io_tiles_check("--io-tiles", c->io_tiles, c->max_tiles ? c->max_tiles : b->T, e))
         return ERR_INPUT;
     uint32_t avail = (c->max_tiles ? c->max_tiles : b->T) - c->io_tiles;
+    b->xrows = (uint32_t)min_u64(28, max_u64(1, avail / b->B));
     if (b->ntiles > avail)
         return err_set(e, ERR_INPUT,
                        "mnet: a micro-batch of %u needs %u tiles (one a sample, %u for the linear "
@@ -2176,9 +2219,15 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
     uint32_t shape[1] = {b->px * b->B + b->B};
     b->xin = gr_tensor_new(b->g, "infeed", GR_F32, 1, shape);
     uint32_t i1 = b->ipu[MNET_B1];
-    for (uint32_t s = 0; s < b->B; s++)
+    if (b->planned)
+        land_rows(b, &n->c);
+    for (uint32_t s = 0; s < b->B && !b->planned; s++)
         gr_map_region(b->g, b->xin, i1, s, (size_t)b->px * s, (size_t)b->px * (s + 1));
-    map_by_group(b, b->xin, i1, (size_t)b->px * b->B, 1, b->B);
+    if (b->planned) /* after the rows, in the stream's tile order (gr_stream_in) */
+        gr_map_region(b->g, b->xin, i1, b->B * b->xrows - 1, (size_t)b->px * b->B,
+                      (size_t)b->px * b->B + b->B);
+    else
+        map_by_group(b, b->xin, i1, (size_t)b->px * b->B, 1, b->B);
     if (c->io_tiles) { /* the infeed lands on the I/O tiles, spread evenly, in element order */
         uint32_t io = c->io_tiles, first = b->T - io;
         gr_io_tiles(b->g, i1, first, io);
@@ -2196,10 +2245,11 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
     n->f.labels = S(b->xin, (size_t)b->px * b->B, b->B);
     n->labels = GR_NONE;
     n->lab = GR_NONE;
-    if (b->train && i1 != b->ipu[MNET_B4]) { /* the labels go where the loss is */
+    if (b->train && (i1 != b->ipu[MNET_B4] || b->planned)) { /* the labels to the loss */
         gr_tensor lt = by_group(b, "labels", b->ipu[MNET_B4], 1, b->B);
         gr_xfer x = {b->xin, (size_t)b->px * b->B, lt, 0, b->B};
-        if (!c->pipelined) /* pipelined, they travel with the activations (pipelined()) */
+        /* pipelined over IPUs, they travel with the activations (pipelined()) */
+        if (!c->pipelined || i1 == b->ipu[MNET_B4])
             n->labels = gr_copy_many(b->g, &x, 1);
         n->f.labels = S(lt, 0, b->B);
         n->lab = lt;
@@ -2392,6 +2442,15 @@ static void stv_regions(stash *st, mnet_b *b, const char *name, gr_tensor t)
     free(w);
 }
 
+/* conv1's input: x1 a sample a tile, or (planned) x1s where its blocks lie. */
+static void stv_x1(stash *st, mnet_b *b, const conv_t *c)
+{
+    if (b->planned)
+        stv_regions(st, b, "x1", c->x1s.t);
+    else
+        stv_rt(st, b, "x1", c->x1, GR_F32, MNET_B1);
+}
+
 /* The tensor block k sends to the next block. */
 static const char *const stage_out_name[] = {"pool1.y", "pool2.y", "layer3.yT"};
 static rt *out_of(net *n, int k)
@@ -2408,7 +2467,7 @@ static void stash_list(net *n, int k0, int k1, int recompute, stash *st)
     fc_t *f = &n->f;
     if (recompute) {
         if (k0 == MNET_B1)
-            stv_rt(st, b, "x1", c->x1, GR_F32, MNET_B1);
+            stv_x1(st, b, c);
         else if (k0 == MNET_B2)
             stv_rt(st, b, "conv2.x", c->a1b, GR_F32, MNET_B2);
         else
@@ -2417,7 +2476,7 @@ static void stash_list(net *n, int k0, int k1, int recompute, stash *st)
     }
     for (int k = k0; k <= k1; k++) {
         if (k == MNET_B1) {
-            stv_rt(st, b, "x1", c->x1, GR_F32, k);
+            stv_x1(st, b, c);
             stv_rt(st, b, "pool1.y", c->a1, GR_F32, k);
             stv_rt(st, b, "pool1.arg", c->arg1, GR_I32, k);
         } else if (k == MNET_B2) {
@@ -2564,6 +2623,8 @@ static void stage_build(net *n, const mnet_cfg *c, const stage_b *sb, const gr_t
     }
     if (s == 0)
         infeed(n, &f);
+    if (s == 0 && last) /* one IPU: the labels from the infeed to the loss */
+        add_some(b, &f, n->labels);
     if (b->train && s && !last)
         add(b, &f, gr_copy(b->g, lin[s], labs[s]));
     stage_fwd(n, &nr, sb, &f, 0);

@@ -91,6 +91,10 @@ typedef struct mnet_b {
      * and the linear layers planned over their IPU's tiles (ops.h; the plans in pipe.plan;
      * K is then 1: the matrix products split the batch themselves) */
     int planned;
+    /* planned: conv1's input (the infeed's images, then x1) in row parts a sample, a block a
+     * tile from tile 0 of B1's IPU (Poplar lays a convolution's input out for it: each tile
+     * holds rows, so that no 40 tiles send every patch) */
+    uint32_t xrows;
     /* plans of one sample's convolutions (the forward's only per sample) */
     cplan_conv c1f, c2f, c2d, c2w, c1w;
     /* tensors the run touches from the host */

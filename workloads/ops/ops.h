@@ -190,6 +190,10 @@ typedef struct op_conv_ctx {
     uint32_t avail;   /* the most working memory (op_conv_est.temp) a tile may give the plan:
                        * PopLibs' availableMemoryProportion of its SRAM; 0: no bound but the
                        * SRAM less reserve */
+    uint32_t pool;    /* the window of a pooling that reads the output blocks where they lie
+                       * (op_pool_fwd, 2): each block on the one tile that makes it (no split
+                       * of input channels or kernel rows, whose reduction leaves chunks) and
+                       * its rows and columns cut at multiples of it; 0: no such consumer */
 } op_conv_ctx;
 
 /* ERR_OK if p is a partition op_conv_build can make of s: every part count from 1 to its
@@ -203,7 +207,8 @@ int op_conv_estimate(const mach *m, const op_conv_shape *s, const op_conv_part *
                      const op_conv_ctx *c, op_conv_est *est, err *e);
 /* The cheapest valid partition over at most c->tiles tiles whose estimated tile memory fits
  * the SRAM less c->reserve, whose working memory fits c->avail (and whose input senders make
- * at most c->x_sends transfers each); ties go to fewer tiles. ERR_INPUT when none fits. */
+ * at most c->x_sends transfers each; with c->pool, whose output blocks it can pool); ties go
+ * to fewer tiles. ERR_INPUT when none fits. */
 int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *c, op_conv_part *best,
                  op_conv_est *est, err *e);
 /* PopLibs' default availableMemoryProportion: the share of a tile's SRAM a convolution or
