@@ -178,7 +178,7 @@ static void test_plan_pool(void **state)
     (void)state;
     mach m = mk2(1472);
     op_conv_shape s = {8, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0, 0};
-    op_conv_ctx ctx = {1472, 224, 8, 10, 0, 0, 0, 0, 0};
+    op_conv_ctx ctx = {1472, 224, 8, 10, 131072, 0, 0, op_avail_bytes(&m, 0.6), 0};
     op_conv_part free_p, pooled;
     op_conv_est free_e, pooled_e;
     err e;
@@ -187,6 +187,10 @@ static void test_plan_pool(void **state)
     assert_false(pool_in_place(&s, &free_p));
     ctx.pool = 2;
     assert_int_equal(op_conv_plan(&m, &s, &ctx, &pooled, &pooled_e, &e), ERR_OK);
+    char a[64], b[64];
+    op_conv_part_text(&free_p, a, sizeof a);
+    op_conv_part_text(&pooled, b, sizeof b);
+    printf("  free: %s; pooled: %s\n", a, b);
     assert_true(pool_in_place(&s, &pooled));
     assert_true(pooled_e.cost >= free_e.cost);
 }
