@@ -13,6 +13,7 @@
  * - the same weights bit for bit on one IPU and pipelined over four IPUs (grouped) and over
  *   two (interleaved, stashing every activation): each convolution is planned over a whole
  *   IPU in every placement, so the plans and their summation order are the same;
+ * - pipelined over four IPUs, AdamW on layer3's IPU as short as its spread weights make it;
  * - the same weights and cycles with 1 and 2 host threads.
  * IPUSIM_SLOW_TESTS=0 (the sanitizer builds of .ci/run) leaves out the placements and the
  * threads test: the one-IPU run covers the planned operations under the sanitizers. */
@@ -60,7 +61,8 @@ typedef struct run {
     char name[128][48];
     uint64_t cycles[128];
     int nsteps;
-    int w1copies; /* the Copies of conv1's weights to its plan's tiles (its prep) that ran */
+    int w1copies;    /* the Copies of conv1's weights to its plan's tiles (its prep) that ran */
+    uint64_t adamw3; /* the first AdamW step's cycles on layer3's IPU (0: not in the log) */
 } run;
 
 /* The one-IPU run every test compares with (its weights in one_w), made once, in the first
@@ -88,6 +90,14 @@ static void on_done(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pip
     size_t n1 = gr_exe_steps(x, p->plan[0].ipu, steps, CAP);
     for (size_t i = 0; i < n1 && i < CAP; i++)
         r->w1copies += !strcmp(steps[i].what, "copy") && !strcmp(steps[i].name, "conv1.w");
+    uint32_t ipu3 = 0; /* layer3's */
+    for (uint32_t k = 0; k < p->nplans; k++)
+        ipu3 = strcmp(p->plan[k].name, "layer3") ? ipu3 : p->plan[k].ipu;
+    size_t n3, ns3 = gr_exe_steps(x, ipu3, steps, CAP);
+    const uint64_t *rel3 = eng_sync_log(g, ipu3, &n3);
+    for (size_t i = 1; i < n3 && i < ns3 && !r->adamw3; i++)
+        if (!strcmp(steps[i].what, "execute") && !strcmp(steps[i].name, "adamw"))
+            r->adamw3 = rel3[i] - rel3[i - 1];
     for (uint32_t k = 0; k < p->nplans; k++) {
         size_t n, ns = gr_exe_steps(x, p->plan[k].ipu, steps, CAP);
         const uint64_t *rel = eng_sync_log(g, p->plan[k].ipu, &n);
@@ -286,6 +296,12 @@ static void test_placements(void **state)
     }
     for (int k = 0; k < n; k++)
         free(w[k]);
+    /* layer3's weights live spread over its IPU, 56 floats a tile (81,920 over 1,472 tiles
+     * in whole pairs), so AdamW on that IPU is a worker's 10 floats at most: adamw_step's
+     * 6 (14 + 46 x 5) = 1,464 cycles (its header), where the 16 fc tiles' 5,120 each took
+     * 6 (14 + 46 x 427) = 117,936 a worker. Bound: the step with its launch and sync. */
+    printf("  adamw on layer3's IPU: %llu cycles\n", (unsigned long long)r[1].adamw3);
+    assert_true(r[1].adamw3 > 1464 && r[1].adamw3 < 4000);
 }
 
 static void test_threads(void **state)

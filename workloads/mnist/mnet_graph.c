@@ -788,8 +788,8 @@ static void fc_tensors(mnet_b *b, fc_t *f)
     f->da3T = t4(b, "layer4.dxT", GR_F32, (size_t)MNET_H3 * Bp);
 }
 
-/* The parameters' home ranges: the convolutions' on the update tiles, layer3's rows and bias
- * on the fc tiles, layer4's on t4. */
+/* The parameters' home ranges: the convolutions' on the update tiles, layer3's rows (planned:
+ * spread, b->w3per a tile) and bias on the fc tiles, layer4's on t4. */
 static void add_upd(mnet_b *b, uint32_t gt, size_t begin, size_t end)
 {
     b->upd = xgrow(b->upd, &b->cupd, b->nupd + 1, sizeof *b->upd);
@@ -847,9 +847,13 @@ static void param_homes(mnet_b *b)
         add_upd(b, cu_tile(b, u), cu_begin(b, u), cu_begin(b, u + 1));
     for (uint32_t j = 0; j < MNET_FC; j++) {
         uint32_t t = fct(b, 0, j);
-        add_upd(b, t, P_W3 + (size_t)j * 16 * MNET_X3, P_W3 + (size_t)(j + 1) * 16 * MNET_X3);
+        if (!b->planned)
+            add_upd(b, t, P_W3 + (size_t)j * 16 * MNET_X3, P_W3 + (size_t)(j + 1) * 16 * MNET_X3);
         add_upd(b, t, P_B3 + 16 * (size_t)j, P_B3 + 16 * (size_t)(j + 1));
     }
+    for (uint32_t i = 0; i < b->w3tiles && b->planned; i++)
+        add_upd(b, G(b, MNET_B3, i), P_W3 + (size_t)i * b->w3per,
+                P_W3 + min_u64((size_t)(i + 1) * b->w3per, (size_t)MNET_H3 * MNET_X3));
     add_upd(b, t4t(b, 0), P_W4, P_B4);
     add_upd(b, t4t(b, 0), P_B4, P_END);
 }
@@ -1929,10 +1933,16 @@ static void update(net *n, seq *q)
                  S(parts, u * per, (size_t)b->B * len), len, b->B, len, k);
     }
     uint32_t K = b->K, w3 = 16 * MNET_X3, w4 = 10 * MNET_H3;
+    for (size_t u = 0; u < b->nupd && b->planned; u++) /* layer3's spread homes, in place */
+        if (b->upd[u].begin >= P_W3 && b->upd[u].begin < P_B3) {
+            uint32_t len = (uint32_t)(b->upd[u].end - b->upd[u].begin);
+            sl g = S(b->grads, b->upd[u].begin, len);
+            v_reduce(b, c1, b->upd[u].gt, g, g, len, 1, len, k);
+        }
     for (uint32_t j = 0; j < MNET_FC; j++) {
         uint32_t t = fct(b, 0, j);
         sl g = S(b->grads, P_W3 + (size_t)j * w3, w3);
-        if (K == 1) /* in place; else gsum_build's */
+        if (K == 1 && !b->planned) /* in place; else gsum_build's (planned: above) */
             v_reduce(b, c1, t, g, g, w3, 1, w3, k);
         v_reduce(b, c1, t, S(b->grads, P_B3 + 16 * (size_t)j, 16),
                  K > 1 ? at(f->b3all, j) : at(f->db3, j), 16, K, 16, k);
@@ -2038,7 +2048,7 @@ uint32_t mnet_res_words(const mnet_b *b)
 /* Where a plan's input and weights are held, for its exchanges' estimate: a sample a tile
  * (B; pool2's output landed on B3's IPU too), the fc tiles (16), one tile (t4), or the tiles
  * of layer3's plan (its output). */
-enum { ON_B, ON_FC, ON_ONE, ON_L3, ON_X1 };
+enum { ON_B, ON_FC, ON_ONE, ON_L3, ON_X1, ON_W3 };
 /* A plan's flags: PL_LIN, one of the linear layers' (from lin_first); PL_EVERY, its weights
  * change every call (a weight gradient's: the output gradient); PL_POOL, its output pooled
  * (2 x 2) where its blocks lie (op_conv_ctx.pool: conv1's, by pool1). No plan reads its input
@@ -2064,7 +2074,7 @@ static const plan_row plan_tab[MNET_PL_N] = {
                     PL_POOL, {0, 1, 28, 28, 10, 5, 1, 0, OP_W_FWD, 0, 0}},
     [MNET_PL_C2] = {"conv2", "forward", MNET_B2, -1, ON_B, ON_B,
                     0, {0, 10, 12, 12, 20, 5, 1, 0, OP_W_FWD, 0, 0}},
-    [MNET_PL_L3] = {"layer3", "forward", MNET_B3, OP_MM_FWD, ON_FC, ON_FC,
+    [MNET_PL_L3] = {"layer3", "forward", MNET_B3, OP_MM_FWD, ON_FC, ON_W3,
                     PL_LIN, {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 0, 0}},
     [MNET_PL_L4] = {"layer4", "forward", MNET_B4, OP_MM_FWD, ON_L3, ON_ONE,
                     PL_LIN, {0, MNET_H3, 0, 0, 10, 0, 0, 0, OP_W_FWD, 0, 0}},
@@ -2074,7 +2084,7 @@ static const plan_row plan_tab[MNET_PL_N] = {
                       PL_LIN, {0, MNET_H3, 0, 0, 10, 0, 0, 0, OP_W_DX, 1, 0}},
     [MNET_PL_L4DW] = {"layer4.dw", "weight gradient", MNET_B4, OP_MM_DW, ON_FC, ON_FC,
                       PL_LIN | PL_EVERY, {0, 10, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 1, 1}},
-    [MNET_PL_L3DX] = {"layer3.dx", "input gradient", MNET_B3, OP_MM_DX, ON_L3, ON_FC,
+    [MNET_PL_L3DX] = {"layer3.dx", "input gradient", MNET_B3, OP_MM_DX, ON_L3, ON_W3,
                       PL_LIN, {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_DX, 1, 0}},
     [MNET_PL_L3DW] = {"layer3.dw", "weight gradient", MNET_B3, OP_MM_DW, ON_B, ON_FC,
                       PL_LIN | PL_EVERY, {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 1, 1}},
@@ -2112,8 +2122,12 @@ static op_conv_ctx plan_ctx(const mnet_b *b, const mnet_cfg *c, uint32_t k, uint
                             uint32_t reserve)
 {
     const plan_row *r = &plan_tab[k];
-    uint32_t held[5] = {b->B, MNET_FC, 1, k > MNET_PL_L3 ? b->pipe.plan[MNET_PL_L3].est.tiles : 1,
-                        b->B * b->xrows};
+    uint32_t held[6] = {b->B,
+                        MNET_FC,
+                        1,
+                        k > MNET_PL_L3 ? b->pipe.plan[MNET_PL_L3].est.tiles : 1,
+                        b->B * b->xrows,
+                        b->w3tiles};
     uint32_t first = r->flags & PL_LIN ? lin_first(b) : 0;
     op_conv_ctx ctx = {tiles > first ? tiles - first : 0,
                        held[r->x],
@@ -2193,6 +2207,8 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
         return ERR_INPUT;
     uint32_t avail = (c->max_tiles ? c->max_tiles : b->T) - c->io_tiles;
     b->xrows = (uint32_t)min_u64(28, max_u64(1, avail / b->B));
+    b->w3per = 2 * ceil_div_u32(MNET_H3 * MNET_X3, 2 * avail); /* whole pairs (AdamW's) */
+    b->w3tiles = ceil_div_u32(MNET_H3 * MNET_X3, b->w3per);
     if (b->ntiles > avail)
         return err_set(e, ERR_INPUT,
                        "mnet: a micro-batch of %u needs %u tiles (one a sample, %u for the linear "
