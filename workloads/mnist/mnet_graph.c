@@ -788,8 +788,23 @@ static void fc_tensors(mnet_b *b, fc_t *f)
     f->da3T = t4(b, "layer4.dxT", GR_F32, (size_t)MNET_H3 * Bp);
 }
 
-/* The parameters' home ranges: the convolutions' on the update tiles, layer3's rows (planned:
- * spread, b->w3per a tile) and bias on the fc tiles, layer4's on t4. */
+/* The parameters' home ranges: the convolutions' on the update tiles, layer3's rows and bias
+ * on the fc tiles, layer4's on t4; planned, the two weights spread (SPREAD, b->wper a tile). */
+/* The weights spread over their block's IPU when planned (mnet_b.wper): layer3's, layer4's. */
+static const struct {
+    int blk;
+    size_t at, n;
+} SPREAD[2] = {{MNET_B3, P_W3, (size_t)MNET_H3 *MNET_X3}, {MNET_B4, P_W4, 10 * (size_t)MNET_H3}};
+
+/* Whether parameter p is one of SPREAD's (planned). */
+static int spread_param(const mnet_b *b, size_t p)
+{
+    for (int i = 0; i < 2 && b->planned; i++)
+        if (p >= SPREAD[i].at && p < SPREAD[i].at + SPREAD[i].n)
+            return 1;
+    return 0;
+}
+
 static void add_upd(mnet_b *b, uint32_t gt, size_t begin, size_t end)
 {
     b->upd = xgrow(b->upd, &b->cupd, b->nupd + 1, sizeof *b->upd);
@@ -851,11 +866,13 @@ static void param_homes(mnet_b *b)
             add_upd(b, t, P_W3 + (size_t)j * 16 * MNET_X3, P_W3 + (size_t)(j + 1) * 16 * MNET_X3);
         add_upd(b, t, P_B3 + 16 * (size_t)j, P_B3 + 16 * (size_t)(j + 1));
     }
-    for (uint32_t i = 0; i < b->w3tiles && b->planned; i++)
-        add_upd(b, G(b, MNET_B3, i), P_W3 + (size_t)i * b->w3per,
-                P_W3 + min_u64((size_t)(i + 1) * b->w3per, (size_t)MNET_H3 * MNET_X3));
-    add_upd(b, t4t(b, 0), P_W4, P_B4);
+    if (!b->planned)
+        add_upd(b, t4t(b, 0), P_W4, P_B4);
     add_upd(b, t4t(b, 0), P_B4, P_END);
+    for (int k = 0; k < 2 && b->planned; k++)
+        for (uint32_t i = 0; i < b->wtiles[k]; i++)
+            add_upd(b, G(b, SPREAD[k].blk, i), SPREAD[k].at + (size_t)i * b->wper[k],
+                    SPREAD[k].at + min_u64((size_t)(i + 1) * b->wper[k], SPREAD[k].n));
 }
 
 /* A flat [MREF_NPARAMS] tensor mapped on the homes; keep: always live. */
@@ -1933,8 +1950,8 @@ static void update(net *n, seq *q)
                  S(parts, u * per, (size_t)b->B * len), len, b->B, len, k);
     }
     uint32_t K = b->K, w3 = 16 * MNET_X3, w4 = 10 * MNET_H3;
-    for (size_t u = 0; u < b->nupd && b->planned; u++) /* layer3's spread homes, in place */
-        if (b->upd[u].begin >= P_W3 && b->upd[u].begin < P_B3) {
+    for (size_t u = 0; u < b->nupd; u++) /* the spread weights' homes, in place */
+        if (spread_param(b, b->upd[u].begin)) {
             uint32_t len = (uint32_t)(b->upd[u].end - b->upd[u].begin);
             sl g = S(b->grads, b->upd[u].begin, len);
             v_reduce(b, c1, b->upd[u].gt, g, g, len, 1, len, k);
@@ -1948,7 +1965,7 @@ static void update(net *n, seq *q)
                  K > 1 ? at(f->b3all, j) : at(f->db3, j), 16, K, 16, k);
     }
     sl gw4 = S(b->grads, P_W4, w4);
-    if (K == 1)
+    if (K == 1 && !b->planned)
         v_reduce(b, c1, t4t(b, 0), gw4, gw4, w4, 1, w4, k);
     v_reduce(b, c1, t4t(b, 0), S(b->grads, P_B4, 10), K > 1 ? at(f->b4all, 0) : at(f->db4, 0), 10,
              K, 10, k);
@@ -2046,9 +2063,10 @@ uint32_t mnet_res_words(const mnet_b *b)
 /* Plans, tiles and the tensors every run has. */
 
 /* Where a plan's input and weights are held, for its exchanges' estimate: a sample a tile
- * (B; pool2's output landed on B3's IPU too), the fc tiles (16), one tile (t4), or the tiles
- * of layer3's plan (its output). */
-enum { ON_B, ON_FC, ON_ONE, ON_L3, ON_X1, ON_W3 };
+ * (B; pool2's output landed on B3's IPU too), the fc tiles (16), one tile (t4), the tiles
+ * of layer3's plan (its output), conv1's input's row blocks (B xrows), or the homes of
+ * layer3's and layer4's spread weights (wtiles). */
+enum { ON_B, ON_FC, ON_ONE, ON_L3, ON_X1, ON_W3, ON_W4 };
 /* A plan's flags: PL_LIN, one of the linear layers' (from lin_first); PL_EVERY, its weights
  * change every call (a weight gradient's: the output gradient); PL_POOL, its output pooled
  * (2 x 2) where its blocks lie (op_conv_ctx.pool: conv1's, by pool1). No plan reads its input
@@ -2076,11 +2094,11 @@ static const plan_row plan_tab[MNET_PL_N] = {
                     0, {0, 10, 12, 12, 20, 5, 1, 0, OP_W_FWD, 0, 0}},
     [MNET_PL_L3] = {"layer3", "forward", MNET_B3, OP_MM_FWD, ON_FC, ON_W3,
                     PL_LIN, {0, MNET_X3, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 0, 0}},
-    [MNET_PL_L4] = {"layer4", "forward", MNET_B4, OP_MM_FWD, ON_L3, ON_ONE,
+    [MNET_PL_L4] = {"layer4", "forward", MNET_B4, OP_MM_FWD, ON_L3, ON_W4,
                     PL_LIN, {0, MNET_H3, 0, 0, 10, 0, 0, 0, OP_W_FWD, 0, 0}},
     [MNET_PL_C2DX] = {"conv2.dx", "input gradient", MNET_B2, -1, ON_B, ON_B,
                       0, {0, 20, 8, 8, 10, 5, 1, 4, OP_W_DX, 1, 0}},
-    [MNET_PL_L4DX] = {"layer4.dx", "input gradient", MNET_B4, OP_MM_DX, ON_ONE, ON_ONE,
+    [MNET_PL_L4DX] = {"layer4.dx", "input gradient", MNET_B4, OP_MM_DX, ON_ONE, ON_W4,
                       PL_LIN, {0, MNET_H3, 0, 0, 10, 0, 0, 0, OP_W_DX, 1, 0}},
     [MNET_PL_L4DW] = {"layer4.dw", "weight gradient", MNET_B4, OP_MM_DW, ON_FC, ON_FC,
                       PL_LIN | PL_EVERY, {0, 10, 0, 0, MNET_H3, 0, 0, 0, OP_W_FWD, 1, 1}},
@@ -2122,12 +2140,13 @@ static op_conv_ctx plan_ctx(const mnet_b *b, const mnet_cfg *c, uint32_t k, uint
                             uint32_t reserve)
 {
     const plan_row *r = &plan_tab[k];
-    uint32_t held[6] = {b->B,
+    uint32_t held[7] = {b->B,
                         MNET_FC,
                         1,
                         k > MNET_PL_L3 ? b->pipe.plan[MNET_PL_L3].est.tiles : 1,
                         b->B * b->xrows,
-                        b->w3tiles};
+                        b->wtiles[0],
+                        b->wtiles[1]};
     uint32_t first = r->flags & PL_LIN ? lin_first(b) : 0;
     op_conv_ctx ctx = {tiles > first ? tiles - first : 0,
                        held[r->x],
@@ -2207,8 +2226,10 @@ static int setup(mnet_b *b, net *n, const mnet_cfg *c, err *e)
         return ERR_INPUT;
     uint32_t avail = (c->max_tiles ? c->max_tiles : b->T) - c->io_tiles;
     b->xrows = (uint32_t)min_u64(28, max_u64(1, avail / b->B));
-    b->w3per = 2 * ceil_div_u32(MNET_H3 * MNET_X3, 2 * avail); /* whole pairs (AdamW's) */
-    b->w3tiles = ceil_div_u32(MNET_H3 * MNET_X3, b->w3per);
+    for (int i = 0; i < 2; i++) {
+        b->wper[i] = 2 * ceil_div_u32((uint32_t)SPREAD[i].n, 2 * avail); /* AdamW's pairs */
+        b->wtiles[i] = ceil_div_u32((uint32_t)SPREAD[i].n, b->wper[i]);
+    }
     if (b->ntiles > avail)
         return err_set(e, ERR_INPUT,
                        "mnet: a micro-batch of %u needs %u tiles (one a sample, %u for the linear "

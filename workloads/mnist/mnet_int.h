@@ -95,11 +95,11 @@ typedef struct mnet_b {
      * tile from tile 0 of B1's IPU (Poplar lays a convolution's input out for it: each tile
      * holds rows, so that no 40 tiles send every patch) */
     uint32_t xrows;
-    /* planned: layer3's weights' homes (params, gradients, AdamW's m and v) in stretches of
-     * w3per floats on w3tiles tiles from tile 0 of B3's IPU, as Poplar spreads a variable over
-     * the tiles (mapTensorLinearly), not 16 fc tiles of 5,120 each: their update and the
-     * plans' weight exchanges spread with them */
-    uint32_t w3per, w3tiles;
+    /* planned: layer3's (0) and layer4's (1) weights' homes (params, gradients, AdamW's m and
+     * v) in stretches of wper floats on wtiles tiles from tile 0 of their block's IPU, as
+     * Poplar spreads a variable over the tiles (mapTensorLinearly), not 16 fc tiles of 5,120
+     * each and one of 2,560: their update and the plans' weight exchanges spread with them */
+    uint32_t wper[2], wtiles[2];
     /* plans of one sample's convolutions (the forward's only per sample) */
     cplan_conv c1f, c2f, c2d, c2w, c1w;
     /* tensors the run touches from the host */
