@@ -439,8 +439,8 @@ MUTATIONS=(
     "a stream copy into a tensor mapped out of tile order is accepted"
     workloads/mnist/mnet_graph.c 's/^        add(b, \&q, c->op\[blk\].run);$/        add(b, \&q, c->op[blk].run);add(b, \&q, 0);/'
     "a micro-batch's forward runs the graph's first program again"
-    workloads/mnist/mnet_graph.c 's/b->w3per = 2 \* ceil_div_u32(MNET_H3 \* MNET_X3, 2 \* avail);/b->w3per = 5120;/'
-    "layer3's weights at home on 16 tiles of 5,120 (planned)"
+    workloads/mnist/mnet_graph.c 's/b->wper\[i\] = 2 \* ceil_div_u32((uint32_t)SPREAD\[i\].n, 2 \* avail);/b->wper[i] = (uint32_t)SPREAD[i].n \/ 16;/'
+    "the linear layers' weights at home on 16 tiles (planned)"
 )
 suite=${1:-}
 only=${2:-}
