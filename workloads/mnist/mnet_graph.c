@@ -788,13 +788,11 @@ static void fc_tensors(mnet_b *b, fc_t *f)
     f->da3T = t4(b, "layer4.dxT", GR_F32, (size_t)MNET_H3 * Bp);
 }
 
-/* The parameters' home ranges: the convolutions' on the update tiles, layer3's rows and bias
- * on the fc tiles, layer4's on t4; planned, the two weights spread (SPREAD, b->wper a tile). */
 /* The weights spread over their block's IPU when planned (mnet_b.wper): layer3's, layer4's. */
 static const struct {
     int blk;
     size_t at, n;
-} SPREAD[2] = {{MNET_B3, P_W3, (size_t)MNET_H3 *MNET_X3}, {MNET_B4, P_W4, 10 * (size_t)MNET_H3}};
+} SPREAD[2] = {{MNET_B3, P_W3, MNET_X3 *(size_t)MNET_H3}, {MNET_B4, P_W4, 10 * (size_t)MNET_H3}};
 
 /* Whether parameter p is one of SPREAD's (planned). */
 static int spread_param(const mnet_b *b, size_t p)
@@ -805,6 +803,8 @@ static int spread_param(const mnet_b *b, size_t p)
     return 0;
 }
 
+/* The parameters' home ranges: the convolutions' on the update tiles, layer3's rows and bias
+ * on the fc tiles, layer4's on t4; planned, the two weights spread (SPREAD, b->wper a tile). */
 static void add_upd(mnet_b *b, uint32_t gt, size_t begin, size_t end)
 {
     b->upd = xgrow(b->upd, &b->cupd, b->nupd + 1, sizeof *b->upd);
