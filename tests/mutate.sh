@@ -431,7 +431,7 @@ MUTATIONS=(
     "sweep: the compute sets' tables as columns"
     bench/sweep/sweep_json.c 's/    return t \&\& (t == path || t\[-1\] == '"'"'.'"'"');/    return t != NULL;/'
     "sweep: a member ending in compute_sets taken for the table"
-    workloads/ops/conv_cost.c 's/ i, parts\[d\], 1) % pool)$/ i, parts[d], 1) % 1)/'
+    workloads/ops/pool.c 's/            if (op_lo(y, d, i) % 2)/            if (op_lo(y, d, i) % 1)/'
     "the planner keeps a plan whose rows pool1 cannot pool in place"
     workloads/mnist/mnet_graph.c 's/min_u64(28, max_u64(1, avail \/ b->B))/min_u64(1, max_u64(1, avail \/ b->B))/'
     "conv1's input lands a sample a tile (planned)"

@@ -2158,7 +2158,7 @@ static op_conv_ctx plan_ctx(const mnet_b *b, const mnet_cfg *c, uint32_t k, uint
                        0,
                        0,
                        op_avail_bytes(&c->m, c->mem_prop),
-                       r->flags & PL_POOL ? 2 : 0};
+                       (r->flags & PL_POOL) != 0};
     /* the linear layers' plans share their tiles: each leaves room for the ones before it
      * on its IPU (their blocks and patches stay) */
     if (r->flags & PL_LIN)

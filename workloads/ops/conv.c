@@ -509,6 +509,15 @@ static gr_prog exec_of(graph *g, gr_cs cs)
     return cs == GR_NONE ? GR_NONE : gr_execute(g, cs);
 }
 
+op_act op_conv_out_layout(const op_conv_shape *s, const op_conv_part *p)
+{
+    uint32_t dim[OP_DIMS] = {s->B, s->cout, op_conv_ho(s), op_conv_wo(s)};
+    uint32_t part[OP_DIMS] = {p->p[OP_PB], p->p[OP_PCO], p->p[OP_PY], p->p[OP_PX]};
+    op_act y = op_act_make(GR_NONE, dim, part);
+    y.grain[OP_C] = 16;
+    return y;
+}
+
 void op_conv_build(graph *g, const char *name, uint32_t ipu, uint32_t first, const op_conv_shape *s,
                    const op_conv_part *p, const op_act *x, op_ref w, op_ref bias, op_conv *out)
 {
@@ -529,12 +538,10 @@ void op_conv_build(graph *g, const char *name, uint32_t ipu, uint32_t first, con
                s->pad, s,    p,   {0},   NULL, NULL, 0};
     for (int d = 0; d < OP_NPART; d++)
         b.tiles *= p->p[d];
-    uint32_t dim[OP_DIMS] = {s->B, s->cout, op_conv_ho(s), op_conv_wo(s)};
-    uint32_t part[OP_DIMS] = {p->p[OP_PB], p->p[OP_PCO], p->p[OP_PY], p->p[OP_PX]};
     char nm[96];
     snprintf(nm, sizeof nm, "%s.y", name);
-    b.y = op_act_make(gr_tensor_new(g, nm, GR_F32, OP_DIMS, dim), dim, part);
-    b.y.grain[OP_C] = 16;
+    b.y = op_conv_out_layout(s, p);
+    b.y.t = gr_tensor_new(g, nm, GR_F32, OP_DIMS, b.y.dim);
     if (s->acc)
         gr_keep(g, b.y.t); /* it sums over calls */
     shares(&b);

@@ -477,21 +477,14 @@ static unsigned candidates(uint32_t n, uint32_t *out, unsigned cap)
     return k;
 }
 
-/* Whether p leaves output blocks that a pooling of window `pool` reads where they lie
- * (op_conv_ctx.pool): no reduction, and the output rows and columns cut at multiples of pool
- * (the layouts' cut: op_split). */
+/* Whether p leaves output blocks that op_pool_fwd pools where they lie (op_conv_ctx.pool):
+ * no reduction (its chunks would split a block over tiles), and a layout pooling admits. */
 static int poolable(const op_conv_shape *s, const op_conv_part *p, uint32_t pool)
 {
     if (!pool)
         return 1;
-    if (p->p[OP_PCI] * p->p[OP_PK] > 1)
-        return 0;
-    uint32_t dim[2] = {op_conv_ho(s), op_conv_wo(s)}, parts[2] = {p->p[OP_PY], p->p[OP_PX]};
-    for (int d = 0; d < 2; d++)
-        for (uint32_t i = 0; i <= parts[d]; i++)
-            if (op_split(dim[d], i, parts[d], 1) % pool)
-                return 0;
-    return 1;
+    op_act y = op_conv_out_layout(s, p);
+    return p->p[OP_PCI] * p->p[OP_PK] == 1 && op_pool_layout(&y);
 }
 
 int op_conv_plan(const mach *m, const op_conv_shape *s, const op_conv_ctx *ctx, op_conv_part *best,

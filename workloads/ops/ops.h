@@ -190,10 +190,10 @@ typedef struct op_conv_ctx {
     uint32_t avail;   /* the most working memory (op_conv_est.temp) a tile may give the plan:
                        * PopLibs' availableMemoryProportion of its SRAM; 0: no bound but the
                        * SRAM less reserve */
-    uint32_t pool;    /* the window of a pooling that reads the output blocks where they lie
-                       * (op_pool_fwd, 2): each block on the one tile that makes it (no split
-                       * of input channels or kernel rows, whose reduction leaves chunks) and
-                       * its rows and columns cut at multiples of it; 0: no such consumer */
+    uint32_t pool;    /* 1: op_pool_fwd pools the output where its blocks lie, so each block
+                       * is on the one tile that makes it (no split of input channels or
+                       * kernel rows, whose reduction leaves chunks) and op_pool_layout admits
+                       * the output's layout; 0: no such consumer */
 } op_conv_ctx;
 
 /* ERR_OK if p is a partition op_conv_build can make of s: every part count from 1 to its
@@ -233,6 +233,9 @@ typedef struct op_conv {
  * first .. of IPU ipu, partitioned by p: tile first + (((ib py + iy) px + ix) pco + ico) pci
  * + ici takes output block (ib, ico, iy, ix) and input channels part ici. Errors go to the
  * graph (gr_status). */
+/* The layout of a convolution's output y under partition p (no tensor yet): op_conv_build's,
+ * for what a consumer needs of it before the build (op_pool_layout). */
+op_act op_conv_out_layout(const op_conv_shape *s, const op_conv_part *p);
 void op_conv_build(graph *g, const char *name, uint32_t ipu, uint32_t first, const op_conv_shape *s,
                    const op_conv_part *p, const op_act *x, op_ref w, op_ref bias, op_conv *out);
 
@@ -260,6 +263,10 @@ void op_zero(graph *g, gr_cs cs, gr_tensor t, const char *name);
  * name.y and name.arg. ERR_INPUT, nothing made, when y's layout does not allow it (the
  * caller pools elsewhere). */
 int op_pool_fwd(graph *g, const char *name, const op_act *y, gr_cs *cs, op_act *out, op_act *arg);
+/* Whether y's layout admits op_pool_fwd and op_pool_bwd: a plain layout (no view, no padding)
+ * whose every part boundary of rows and columns is even (where the blocks lie is theirs to
+ * check). */
+int op_pool_layout(const op_act *y);
 /* The gradient of op_pool_fwd's pooling of y (out, arg: its results): dout, the gradient at
  * the pool's output (a tensor mapped as out->t, element for element: op_like), routed to each
  * window's maximum where the output is > 0 (maxpool_relu_bwd, vertices in a new compute set

@@ -26,9 +26,7 @@ static int tile_of_block(const gr_where *w, size_t nw, size_t at, size_t n, uint
     return -1;
 }
 
-/* y's layout admits pooling in place: a plain layout (no view, no padding) whose every part
- * boundary of rows and columns is even. */
-static int poolable(const op_act *y)
+int op_pool_layout(const op_act *y)
 {
     for (int d = 0; d < OP_DIMS; d++)
         if (y->map[d] != d)
@@ -112,7 +110,7 @@ static pblock *blocks_of(graph *g, const op_act *y, const op_act *h, size_t *nb)
 
 int op_pool_fwd(graph *g, const char *name, const op_act *y, gr_cs *cs, op_act *out, op_act *arg)
 {
-    if (!poolable(y))
+    if (!op_pool_layout(y))
         return ERR_INPUT;
     op_act h = half_layout(y);
     size_t nb;
@@ -137,7 +135,7 @@ int op_pool_bwd(graph *g, const char *name, const op_act *y, const op_act *out, 
                 gr_tensor dout, gr_cs *cs, op_act *din)
 {
     size_t nb;
-    pblock *b = poolable(y) ? blocks_of(g, y, out, &nb) : NULL;
+    pblock *b = op_pool_layout(y) ? blocks_of(g, y, out, &nb) : NULL;
     if (!b)
         return ERR_INPUT;
     *din = with_tensor(g, blocked_as(y, y->dim), name, "din", GR_F32);
