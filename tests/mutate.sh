@@ -303,6 +303,8 @@ MUTATIONS=(
     "table-built training: input gradient's kernel not flipped"
     workloads/mnist/gnet_train.c '/^static gr_prog update/,/^}/ s|    gnet_add(\&q, zero);|    (void)zero;|'
     "table-built training: the accumulators not zeroed after an update"
+    workloads/mnist/gnet_train.c 's|{mb->xin, t->labels.at, l, 0, t->B}|{mb->xin, t->labels.at - 1, l, 0, t->B}|'
+    "sharded table-built training: the labels copied to the loss's IPU from a word early"
     hw/tile.c 's/^    t->env.limit = step_limit(t, cfg, c);$/    (void)0;/'
     "a runall's later workers run their chunk from where the first got to"
     hw/engine.c 's/^    return pages \* page + tables;$/    return tables + 0 * pages;/'

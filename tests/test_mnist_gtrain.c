@@ -82,6 +82,8 @@ static void on_done(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pip
     r->checked = tu_check_plans(x, g, p->plan, p->nplans, &r->worst);
 }
 
+static const uint32_t one_ipu[4] = {0, 0, 0, 0};
+
 static mnet_cfg cfg_of(const mspec *net, unsigned threads, int updates)
 {
     mnet_cfg c;
@@ -163,21 +165,26 @@ static void check_grads(const char *name, const float *g, mref_net *n, double to
 }
 
 /* net (a copy of a table, so that the tutorial's is built from its table too) trained on the
- * simulated IPU and by the reference, compared. */
-static void against_reference(const mspec *net)
+ * simulated IPUs (block k on IPU map[k], sharded) and by the reference, compared. */
+static void against_reference(const mspec *net, const uint32_t map[4])
 {
     err e;
     err_clear(&e);
     mnet_cfg c = cfg_of(net, 2, 1);
+    memcpy(c.stage_ipu, map, sizeof c.stage_ipu);
+    c.m.nipus = map[3] + 1;
     mref_net *n = mref_create_net(net, BATCH, &e);
     assert_non_null(n);
     run r;
     float *w = train(&c, n, &r);
-    printf("  %s: %u plans, the steps within %.1f%% of their estimates; %llu cycles; %u of %u "
-           "tiles in the convolutions' and linear layers' compute sets\n",
-           net->name, r.info.nplans, 100.0 * r.worst, (unsigned long long)r.end, r.info.mm_tiles[0],
-           TILES);
-    assert_true(r.info.mm_tiles[0] >= 0.9 * TILES); /* the whole IPU works on them */
+    for (uint32_t i = 0; i < c.m.nipus; i++) {
+        printf("  %s, blocks on IPUs %u,%u,%u,%u: IPU %u: %u plans, the steps within %.1f%% of "
+               "their estimates; %llu cycles; %u of %u tiles in the convolutions' and linear "
+               "layers' compute sets\n",
+               net->name, map[0], map[1], map[2], map[3], i, r.info.nplans, 100.0 * r.worst,
+               (unsigned long long)r.end, r.info.mm_tiles[i], TILES);
+        assert_true(r.info.mm_tiles[i] >= 0.9 * TILES); /* the whole IPU works on them */
+    }
     assert_true(r.checked >= 3 * (int)r.info.nplans);
     ref_train(n, &c, &r);
     /* The gradient, the mean of G micro-batches' (AdamW's step hides its scale): each within
@@ -239,7 +246,7 @@ static void second_update(const mspec *net)
 static void test_wide(void **state)
 {
     (void)state;
-    against_reference(mspec_find("wide"));
+    against_reference(mspec_find("wide"), one_ipu);
     if (tu_slow_tests()) /* the sanitizer builds: the same code as the first update's */
         second_update(mspec_find("wide"));
 }
@@ -250,8 +257,18 @@ static void test_tutorial_table(void **state)
     if (!tu_slow_tests()) /* the sanitizer builds: the wide network covers the same code */
         skip();
     mspec copy = *mspec_tutorial();
-    against_reference(&copy);
+    against_reference(&copy, one_ipu);
     second_update(&copy);
+}
+
+/* Sharded over two IPUs (conv1 and conv2 on IPU 0, the linear layers and the loss on IPU 1):
+ * each block planned over its IPU's tiles, the activation and its gradient crossing between
+ * them by Copies over the IPU-Links, the labels copied to the loss's IPU, each IPU's
+ * parameters updated where they live. */
+static void test_wide_sharded(void **state)
+{
+    (void)state;
+    against_reference(mspec_find("wide"), (const uint32_t[]){0, 0, 1, 1});
 }
 
 static void test_threads(void **state)
@@ -319,9 +336,8 @@ static void test_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_wide),
-        cmocka_unit_test(test_tutorial_table),
-        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_wide),         cmocka_unit_test(test_tutorial_table),
+        cmocka_unit_test(test_wide_sharded), cmocka_unit_test(test_threads),
         cmocka_unit_test(test_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -29,13 +29,19 @@ gr_tensor gnet_flat(gnet_bld *b, const char *name)
 {
     size_t n = b->net->n->nparams;
     gr_tensor t = gr_tensor_new(b->g, name, GR_F32, 1, (uint32_t[]){(uint32_t)n});
-    for (uint32_t i = 0; i < b->w_held; i++) {
-        size_t lo = op_split(n, i, b->w_held, 4), hi = op_split(n, i + 1, b->w_held, 4);
-        if (hi > lo)
-            gr_map_region(b->g, t, b->net->ipu, i, lo, hi);
-    }
+    for (uint32_t s = 0; s < b->nseg; s++)
+        for (uint32_t i = 0; i < b->seg[s].w_held; i++) {
+            size_t lo = gnet_seg_at(b, s, i), hi = gnet_seg_at(b, s, i + 1);
+            if (hi > lo)
+                gr_map_region(b->g, t, b->seg[s].ipu, i, lo, hi);
+        }
     gr_keep(b->g, t);
     return t;
+}
+
+size_t gnet_seg_at(const gnet_bld *b, uint32_t s, uint32_t i)
+{
+    return b->seg[s].lo + op_split(b->seg[s].hi - b->seg[s].lo, i, b->seg[s].w_held, 4);
 }
 
 /* A tile's share of the exchange code: the transfers one sender of a plan's input makes at
@@ -118,7 +124,7 @@ static op_ref weights(gnet_bld *b, int l, int flip, uint64_t sends, op_ref *bias
     snprintf(name, sizeof name, "%s.%s", n->s->layer[l].name, flip ? "w.flipped" : "w.copies");
     gr_tensor c = gr_tensor_new(b->g, name, GR_F32, 1, (uint32_t[]){(uint32_t)total});
     for (size_t j = 0; j < np; j++)
-        gr_map_region(b->g, c, b->net->ipu, next_holder(b),
+        gr_map_region(b->g, c, b->ipu, next_holder(b),
                       op_split(total, (unsigned)j, (unsigned)np, 4),
                       op_split(total, (unsigned)j + 1, (unsigned)np, 4));
     gr_xfer *x = xmalloc((flip && nw > copies ? nw : copies) * sizeof *x);
@@ -140,8 +146,25 @@ static op_ref weights(gnet_bld *b, int l, int flip, uint64_t sends, op_ref *bias
 
 gr_tensor gnet_params(gnet_bld *b)
 {
-    uint32_t parts = (uint32_t)((b->net->n->nparams + 1023) / 1024);
-    b->w_held = parts < b->m->tiles_per_ipu ? parts : b->m->tiles_per_ipu;
+    const mspec_net *n = b->net->n;
+    b->nseg = 0;
+    for (int l = 0; l < n->s->nlayers; l++) {
+        if (n->param[l] < 0)
+            continue;
+        const mspec_tensor *w = &n->t[n->param[l]];
+        size_t lo = w->offset, hi = w[1].offset + w[1].count; /* the weights, then the bias */
+        if (b->nseg && b->seg[b->nseg - 1].ipu == b->net->ipu[l]) {
+            b->seg[b->nseg - 1].hi = hi;
+            continue;
+        }
+        b->seg[b->nseg].ipu = b->net->ipu[l];
+        b->seg[b->nseg].lo = b->nseg ? b->seg[b->nseg - 1].hi : lo;
+        b->seg[b->nseg++].hi = hi;
+    }
+    for (uint32_t s = 0; s < b->nseg; s++) {
+        uint32_t parts = (uint32_t)((b->seg[s].hi - b->seg[s].lo + 1023) / 1024);
+        b->seg[s].w_held = parts < b->m->tiles_per_ipu ? parts : b->m->tiles_per_ipu;
+    }
     return b->net->params = gnet_flat(b, "params");
 }
 
@@ -154,13 +177,13 @@ int gnet_plan(gnet_bld *b, const char *name, const char *pass, const op_conv_sha
         return err_set(b->e, ERR_INPUT, "network %s: more than %d planned operations",
                        net->n->s->name, MNET_MAX_PLANS);
     mnet_plan *pl = &net->plan[net->nplans];
-    *pl = (mnet_plan){"", pass, net->ipu, *s, {{0}}, {0}};
+    *pl = (mnet_plan){"", pass, b->ipu, *s, {{0}}, {0}};
     snprintf(pl->name, sizeof pl->name, "%s", name);
     op_conv_ctx ctx = {b->m->tiles_per_ipu,
                        x_tiles,
                        w->layer >= 0 ? 32 : w->senders,
                        reuse,
-                       GNET_RESERVE + b->kept,
+                       GNET_RESERVE + b->kept[b->ipu],
                        x_run,
                        GNET_SENDS,
                        b->avail,
@@ -175,9 +198,9 @@ int gnet_plan(gnet_bld *b, const char *name, const char *pass, const op_conv_sha
         wr = weights(b, w->layer, w->flip, pl->est.w_sends, bias ? &br : NULL, &ctx.w_tiles);
         op_conv_estimate(b->m, s, &pl->part, &ctx, &pl->est, NULL);
     }
-    op_conv_build(b->g, name, net->ipu, b->m->tiles_per_ipu - pl->est.tiles, s, &pl->part, x, wr,
-                  br, c);
-    b->kept += pl->est.bytes;
+    op_conv_build(b->g, name, b->ipu, b->m->tiles_per_ipu - pl->est.tiles, s, &pl->part, x, wr, br,
+                  c);
+    b->kept[b->ipu] += pl->est.bytes;
     net->nplans++;
     return ERR_OK;
 }
@@ -207,7 +230,7 @@ op_act gnet_spread(gnet_bld *b, const char *name, const uint32_t dim[OP_DIMS])
 {
     uint32_t pc = b->m->tiles_per_ipu / dim[OP_B];
     pc = pc < dim[OP_C] ? pc : dim[OP_C];
-    return op_act_new(b->g, name, b->net->ipu, 0, dim, (uint32_t[]){dim[OP_B], pc ? pc : 1, 1, 1});
+    return op_act_new(b->g, name, b->ipu, 0, dim, (uint32_t[]){dim[OP_B], pc ? pc : 1, 1, 1});
 }
 
 /* A new layout of cur's dimensions, a sample a tile from tile 0 (spread: gnet_spread), and
@@ -220,7 +243,7 @@ static op_act per_sample(gnet_bld *b, const char *name, const char *what, int sp
     for (int d = 0; d < OP_DIMS; d++)
         dim[d] = op_act_dim(&b->cur, d);
     op_act s = spread ? gnet_spread(b, nm, dim)
-                      : op_act_new(b->g, nm, b->net->ipu, 0, dim, (uint32_t[]){dim[OP_B], 1, 1, 1});
+                      : op_act_new(b->g, nm, b->ipu, 0, dim, (uint32_t[]){dim[OP_B], 1, 1, 1});
     gnet_add(&b->run, op_act_copy(b->g, &b->cur, &s));
     b->held = s.part[OP_B] * s.part[OP_C];
     return s;
@@ -298,6 +321,16 @@ static int linear(gnet_bld *b, int l)
     return planned(b, l, &s, &x, x_run);
 }
 
+op_act gnet_cross(gnet_bld *b, gnet_progs *q, const op_act *a, uint32_t from, uint32_t ipu,
+                  const char *name)
+{
+    if (from == ipu)
+        return *a;
+    op_act x = op_act_like(b->g, name, ipu, 0, a);
+    gnet_add(q, op_act_copy(b->g, a, &x));
+    return x;
+}
+
 int gnet_forward(gnet_bld *b)
 {
     static int (*const step[])(gnet_bld *, int) = {[MSPEC_CONV] = conv,
@@ -306,6 +339,10 @@ int gnet_forward(gnet_bld *b)
                                                    [MSPEC_LINEAR] = linear};
     const mspec_net *n = b->net->n;
     for (int l = 0; l < n->s->nlayers; l++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s.x", n->s->layer[l].name);
+        b->ipu = b->net->ipu[l];
+        b->cur = gnet_cross(b, &b->run, &b->cur, l ? b->net->ipu[l - 1] : b->ipu, b->ipu, name);
         if (step[n->s->layer[l].kind](b, l) != ERR_OK)
             return ERR_INPUT;
         b->net->layer[l].out = b->cur;
@@ -317,13 +354,16 @@ int gnet_forward(gnet_bld *b)
 int gnet_build(graph *g, const mach *m, const mspec_net *n, uint32_t batch, uint32_t ipu, gnet *out,
                err *e)
 {
-    *out = (gnet){.n = n, .batch = batch, .ipu = ipu};
+    *out = (gnet){.n = n, .batch = batch};
+    for (int l = 0; l < n->s->nlayers; l++)
+        out->ipu[l] = ipu;
     if (batch < 1 || batch > m->tiles_per_ipu)
         return err_set(e, ERR_INPUT, "network %s: a batch of %u on %u tiles (a sample a tile)",
                        n->s->name, batch, m->tiles_per_ipu);
     gnet_bld b = {.g = g,
                   .net = out,
                   .m = m,
+                  .ipu = ipu,
                   .reuse = 1,
                   .avail = op_avail_bytes(m, OP_AVAIL_DEFAULT),
                   .e = e};

@@ -1,5 +1,5 @@
 /* gnet: a network built from its layer table (spec.h) with the operation library
- * (workloads/ops/ops.h), every layer over the tiles of one IPU: each convolution and linear
+ * (workloads/ops/ops.h), every layer over the tiles of its IPU: each convolution and linear
  * layer planned by op_conv_plan, each pool where its input lies (op_pool_fwd; where the
  * planned layout's blocks do not allow it, after a Copy into a sample a tile), each ReLU on
  * its input's mapping, a linear layer's input flattened by a Copy into a sample's row (or
@@ -7,10 +7,11 @@
  *
  * gnet_build makes the forward pass alone (tests/test_mnist_gnet.c checks it against the
  * reference's forward). gnet_mnet makes the simulated MNIST run's graph of a table other than
- * the tutorial's (the tutorial's own graph, mnet_graph.c, also pipelines and shards it): on
- * one IPU, the infeed, the forward, the loss and the backward of each micro-batch, the
- * gradients accumulated over G micro-batches and the AdamW step, or the test pass's forward
- * (docs/mnist.md, "Networks as tables"). */
+ * the tutorial's (the tutorial's own graph, mnet_graph.c, also pipelines it): on one IPU or
+ * sharded over several (each layer on its block's IPU, an activation and its gradient crossing
+ * by Copies where the IPU changes), the infeed, the forward, the loss and the backward of each
+ * micro-batch, the gradients accumulated over G micro-batches and the AdamW step, or the test
+ * pass's forward (docs/mnist.md, "Networks as tables"). */
 #ifndef IPUSIM_MNIST_GNET_H
 #define IPUSIM_MNIST_GNET_H
 
@@ -37,8 +38,10 @@ typedef struct gnet_layer {
 
 typedef struct gnet {
     const mspec_net *n;
-    uint32_t batch, ipu;
-    gr_tensor params; /* the flat parameter vector (state_dict order), mapped linearly */
+    uint32_t batch;
+    uint32_t ipu[MSPEC_MAX_LAYERS]; /* each layer's IPU: its block's (mnet_cfg.stage_ipu) */
+    gr_tensor params; /* the flat parameter vector (state_dict order), each IPU's layers'
+                       * stretch mapped linearly over its first tiles */
     op_act x;         /* the input [B][c][h][w], a sample a tile */
     op_act logits;    /* [B][classes][1][1] (a view of the last layer's output) */
     gr_prog prog;     /* gnet_build: the weights to their tiles, then the forward pass */
@@ -61,10 +64,11 @@ int gnet_check(const mnet_cfg *c, const mspec_net *n, int train, err *e);
 struct mnet_b;
 /* The simulated run's graph (mnet_int.h's mnet_b, as mnet_build makes the tutorial's) of
  * network n with c's run: train = 1, `updates` weight updates in host calls of `per_call`;
- * train = 0, the test pass over `updates` micro-batches. One IPU, fp32 images, no replicas,
- * I/O tiles or offloaded optimiser: ERR_INPUT (one line) for a configuration asking for
- * them, for a stride in training (its input gradient needs a dilated convolution) or a plan
- * that fits no tile. */
+ * train = 0, the test pass over `updates` micro-batches. One IPU or sharded (block k on IPU
+ * c->stage_ipu[k], B1 on IPU 0 and each next block on the same IPU or the next), fp32 images,
+ * no pipelining, replicas, I/O tiles or offloaded optimiser: ERR_INPUT (one line) for a
+ * configuration asking for them, for a stride in training (its input gradient needs a
+ * dilated convolution) or a plan that fits no tile. */
 int gnet_mnet(struct mnet_b *b, const mnet_cfg *c, const mspec_net *n, int train, uint32_t updates,
               uint32_t per_call, err *e);
 

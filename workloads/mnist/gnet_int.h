@@ -10,6 +10,9 @@
  * tiles add theirs (their blocks and patches stay). */
 enum { GNET_RESERVE = 96 * 1024 };
 
+/* The IPUs a network may take: one a block at most (mnet_cfg.stage_ipu), IPUs 0..3. */
+enum { GNET_IPUS = 4 };
+
 /* Programs in run order (GR_NONE ones left out). */
 typedef struct gnet_progs {
     gr_prog *p;
@@ -28,12 +31,19 @@ typedef struct gnet_bld {
     op_act cur;           /* the activation the next layer reads */
     int mm;               /* cur is a linear layer's output, y^T [1][N][1][B] */
     uint32_t held;        /* tiles holding cur (the next plan's input senders) */
-    uint32_t w_held;      /* tiles holding the parameters */
-    uint32_t kept;        /* bytes the plans so far keep on their tiles */
-    uint32_t reuse;       /* calls of the forward per change of the weights */
-    uint32_t avail;       /* the plans' working memory a tile (op_conv_ctx.avail) */
-    uint32_t holder;      /* the tile given the last piece of a weights' copy */
-    uint32_t holders;     /* pieces given so far */
+    uint32_t ipu;         /* the IPU of the layer being built */
+    /* the flat vector's stretches, one an IPU in layer order: [lo, hi) on its first w_held
+     * tiles */
+    uint32_t nseg;
+    struct {
+        uint32_t ipu, w_held;
+        size_t lo, hi;
+    } seg[GNET_IPUS];
+    uint32_t kept[GNET_IPUS]; /* per IPU: bytes the plans so far keep on their tiles */
+    uint32_t reuse;           /* calls of the forward per change of the weights */
+    uint32_t avail;           /* the plans' working memory a tile (op_conv_ctx.avail) */
+    uint32_t holder;          /* the tile given the last piece of a weights' copy */
+    uint32_t holders;         /* pieces given so far */
     err *e;
 } gnet_bld;
 
@@ -57,14 +67,23 @@ int gnet_plan(gnet_bld *b, const char *name, const char *pass, const op_conv_sha
  * block k on tile k: as many channel parts as B x parts fits the IPU's tiles (C at most), so
  * that the tensor is row-major (a plain [B][C][H][W]) yet spread over the IPU. */
 op_act gnet_spread(gnet_bld *b, const char *name, const uint32_t dim[OP_DIMS]);
-/* The flat parameter vector (b->net->params), in runs of about 1,024 floats over the IPU's
- * first tiles (b->w_held of them). */
+/* The flat parameter vector (b->net->params): each IPU's layers' stretch (b->seg) in runs of
+ * about 1,024 floats over that IPU's first tiles. */
 gr_tensor gnet_params(gnet_bld *b);
-/* A flat [nparams] fp32 tensor mapped as the parameters (the first b->w_held tiles, runs of
- * whole 16-byte groups): params, and in training its gradient and AdamW's m and v. */
+/* A flat [nparams] fp32 tensor mapped as the parameters (b->seg: each stretch over its IPU's
+ * first tiles, runs of whole 16-byte groups): params, and in training its gradient and
+ * AdamW's m and v. */
 gr_tensor gnet_flat(gnet_bld *b, const char *name);
-/* The layers of the table from b->cur (the input, a sample a tile) on: their runs into
- * b->run, their plans' preps into b->prep; b->net->layer and ->logits filled. */
+/* The layers of the table from b->cur (the input, a sample a tile) on, each on its IPU
+ * (b->net->ipu; cur crossing to it by a Copy where the IPU changes): their runs into b->run,
+ * their plans' preps into b->prep; b->net->layer and ->logits filled. */
 int gnet_forward(gnet_bld *b);
+/* Where tile i of stretch s's w_held tiles starts in the flat vector (i = w_held: the
+ * stretch's end): whole 16-byte groups. */
+size_t gnet_seg_at(const gnet_bld *b, uint32_t s, uint32_t i);
+/* a crossed to IPU ipu: a new tensor in its layout there (op_act_like) from tile 0, and the
+ * Copy into it appended to q; a as it is when it is on ipu already (from, its IPU). */
+op_act gnet_cross(gnet_bld *b, gnet_progs *q, const op_act *a, uint32_t from, uint32_t ipu,
+                  const char *name);
 
 #endif

@@ -1,5 +1,5 @@
 /* gnet_train: the simulated MNIST run's graph of a network from its layer table, on one IPU
- * (gnet.h, gnet_mnet). Per micro-batch: the infeed's images and labels, the forward
+ * or sharded over several (gnet.h, gnet_mnet). Per micro-batch: the infeed's images and labels, the forward
  * (gnet.c), the logits into the outfeed buffer, the softmax cross-entropy and its gradient
  * (xent_fwd_bwd) on one tile, then the backward layer by layer from the last, as PopLibs
  * computes it: a linear layer's input gradient dx^T = W^T dy^T and weight gradient
@@ -14,8 +14,10 @@
  * (mnet_adamw) where the parameters live, then lays the new weights out for the plans.
  *
  * What it models is the operation library's (each plan's steps and Copies; docs/planning.md)
- * and the run's (mnet.c). Left out: several IPUs (pipelining, sharding, replicas: the
- * tutorial's own graph, mnet_graph.c, does those), I/O tiles, the u8 and fp16 infeeds, the
+ * and the run's (mnet.c). Sharded, each layer works on its block's IPU: the activation and
+ * its gradient cross where the IPU changes (gnet_cross), the labels go from the infeed on IPU
+ * 0 to the loss's tile. Left out: pipelining and replicas (the tutorial's own graph,
+ * mnet_graph.c, does those), I/O tiles, the u8 and fp16 infeeds, the
  * offloaded optimiser, strides in training (their input gradient is a dilated convolution,
  * which the library does not build). The gradients' sums go in another order than the
  * reference trainer's where a plan splits them (docs/mnist.md). */
@@ -33,7 +35,11 @@ enum { GNET_ROW_TILES = 16 }; /* tiles holding a linear layer's dy^T rows */
 typedef struct trn {
     gnet_bld *b;
     mnet_b *mb;
-    uint32_t B, lt;   /* the batch; the loss's tile */
+    uint32_t B, lt; /* the batch; the loss's tile */
+    uint32_t lipu;  /* the loss's IPU: the last layer's */
+    /* the labels as the loss reads them: in the infeed after the images (on the loss's tile
+     * when it is on the first IPU), else a copy of them on the loss's tile (labels.at 0) */
+    op_sl labels;
     uint32_t scratch; /* the next tile for a layer's gradient rows or bias sums */
     gnet_progs bwd;   /* a micro-batch's backward */
     gnet_progs dprep; /* the input gradients' preps: after every update */
@@ -129,7 +135,7 @@ static void conv_bias_grad(trn *t, int l, const op_act *dy)
     for (uint32_t s = 0; s < B; s++)
         for (uint32_t j = 0; j < pc; j++) {
             uint32_t c0 = op_lo(dy, OP_C, j), c1 = op_lo(dy, OP_C, j + 1);
-            gr_map_region(b->g, dbp, b->net->ipu, s * pc + j, (size_t)s * cp + c0,
+            gr_map_region(b->g, dbp, b->ipu, s * pc + j, (size_t)s * cp + c0,
                           (size_t)s * cp + (j + 1 == pc ? cp : c1));
         }
     gr_keep(b->g, dbp);
@@ -139,7 +145,7 @@ static void conv_bias_grad(trn *t, int l, const op_act *dy)
         for (uint32_t j = 0; j < pc; j++) {
             uint32_t c0 = op_lo(dy, OP_C, j), c1 = op_lo(dy, OP_C, j + 1);
             op_sl rows = {dy->t, ((size_t)s * co + c0) * P, (size_t)(c1 - c0) * P};
-            op_v_bias(b->g, cs, b->net->ipu, s * pc + j, rows,
+            op_v_bias(b->g, cs, b->ipu, s * pc + j, rows,
                       (op_sl){dbp, (size_t)s * cp + c0, c1 - c0}, c1 - c0, P, 1, 0, 1);
         }
     gnet_add(&t->bwd, gr_execute(b->g, cs));
@@ -147,14 +153,14 @@ static void conv_bias_grad(trn *t, int l, const op_act *dy)
     uint32_t rt = t->scratch++;
     gr_tensor stage =
         gr_tensor_new(b->g, nm(n1, sizeof n1, L->name, "db.gather"), GR_F32, 1, shape);
-    gr_map_region(b->g, stage, b->net->ipu, rt, 0, shape[0]);
+    gr_map_region(b->g, stage, b->ipu, rt, 0, shape[0]);
     shape[0] = cp;
     gr_tensor dbs = gr_tensor_new(b->g, nm(n1, sizeof n1, L->name, "db.sum"), GR_F32, 1, shape);
-    gr_map_region(b->g, dbs, b->net->ipu, rt, 0, cp);
+    gr_map_region(b->g, dbs, b->ipu, rt, 0, cp);
     t->gx = xgrow(t->gx, &t->cgx, t->ngx + 1, sizeof *t->gx);
     t->gx[t->ngx++] = (gr_xfer){dbp, 0, stage, 0, (size_t)B * cp};
-    op_v_reduce(b->g, t->dbsum, b->net->ipu, rt, (op_sl){dbs, 0, co}, (op_sl){stage, 0, B * cp}, co,
-                B, cp, 1.0f);
+    op_v_reduce(b->g, t->dbsum, b->ipu, rt, (op_sl){dbs, 0, co}, (op_sl){stage, 0, B * cp}, co, B,
+                cp, 1.0f);
     op_act sum = op_act_make(dbs, (uint32_t[]){co, 1, 1, 1}, (uint32_t[]){1, 1, 1, 1});
     op_act gb = param_act(t, n->param[l] + 1);
     xfers(&t->ux, &t->nux, &t->cux, &sum, &gb);
@@ -290,14 +296,14 @@ static int linear_bwd(trn *t, int l)
     uint32_t parts = N < GNET_ROW_TILES ? N : GNET_ROW_TILES, first = t->scratch;
     t->scratch += parts;
     char n1[64];
-    op_act dyt = op_act_new(b->g, nm(n1, sizeof n1, L->name, "dyT"), b->net->ipu, first,
+    op_act dyt = op_act_new(b->g, nm(n1, sizeof n1, L->name, "dyT"), b->ipu, first,
                             (uint32_t[]){1, N, 1, M}, (uint32_t[]){1, parts, 1, 1});
     gnet_add(&t->bwd, op_act_copy(b->g, &t->g, &dyt));
-    op_act db = op_act_new(b->g, nm(n1, sizeof n1, L->name, "db"), b->net->ipu, first,
+    op_act db = op_act_new(b->g, nm(n1, sizeof n1, L->name, "db"), b->ipu, first,
                            (uint32_t[]){1, N, 1, 1}, (uint32_t[]){1, parts, 1, 1});
     gr_cs cs = gr_cs_new(b->g, nm(n1, sizeof n1, L->name, "bias.grad"));
     for (uint32_t c = 0; c < N; c++)
-        op_v_reduce(b->g, cs, b->net->ipu, first + op_part_of(&dyt, OP_C, c), (op_sl){db.t, c, 1},
+        op_v_reduce(b->g, cs, b->ipu, first + op_part_of(&dyt, OP_C, c), (op_sl){db.t, c, 1},
                     (op_sl){dyt.t, (size_t)c * M, M}, 1, M, 1, 1.0f);
     gnet_add(&t->bwd, gr_execute(b->g, cs));
     op_act dba = db;
@@ -333,7 +339,7 @@ static int linear_bwd(trn *t, int l)
         return ERR_OK;
     /* dx [B][K] a sample a tile, read as the flattened layer's [B][c][h][w] */
     op_act dxm = op_mm_out(&dx.y, OP_MM_DX);
-    op_act r = op_act_new(b->g, nm(n1, sizeof n1, L->name, "dx.rows"), b->net->ipu, 0,
+    op_act r = op_act_new(b->g, nm(n1, sizeof n1, L->name, "dx.rows"), b->ipu, 0,
                           (uint32_t[]){M, K, 1, 1}, (uint32_t[]){M, 1, 1, 1});
     gnet_add(&t->bwd, op_act_copy(b->g, &dxm, &r));
     mspec_dims d = n->in[l];
@@ -345,10 +351,11 @@ static int linear_bwd(trn *t, int l)
 
 /* ---- the loss, the update, the run ---- */
 
+/* n floats on a tile of the loss's IPU (the last layer's). */
 static gr_tensor on_tile(trn *t, const char *name, uint32_t tile, size_t n)
 {
     gr_tensor x = gr_tensor_new(t->b->g, name, GR_F32, 1, (uint32_t[]){(uint32_t)n});
-    gr_map_region(t->b->g, x, t->b->net->ipu, tile, 0, n);
+    gr_map_region(t->b->g, x, t->lipu, tile, 0, n);
     return x;
 }
 
@@ -359,7 +366,7 @@ static gr_tensor on_tile(trn *t, const char *name, uint32_t tile, size_t n)
 static void loss(trn *t, gnet_progs *pre)
 {
     gnet_bld *b = t->b;
-    uint32_t B = t->B, ipu = b->net->ipu, nv = B < 6 ? B : 6;
+    uint32_t B = t->B, ipu = t->lipu, nv = B < 6 ? B : 6;
     op_act res = op_act_make(t->mb->res, (uint32_t[]){B, 10, 1, 1}, (uint32_t[]){1, 1, 1, 1});
     gnet_add(pre, op_act_copy(b->g, &b->net->logits, &res));
     if (!t->mb->train)
@@ -367,11 +374,10 @@ static void loss(trn *t, gnet_progs *pre)
     gr_tensor dz = on_tile(t, "loss.dz", t->lt, 10 * (size_t)B);
     gr_tensor sums = on_tile(t, "loss.sums", t->lt, 2 * (size_t)nv);
     gr_cs k0 = gr_cs_new(b->g, "loss"), k1 = gr_cs_new(b->g, "loss.mean");
-    size_t lab = (size_t)B * t->mb->px;
     for (uint32_t v = 0; v < nv; v++) {
         uint32_t r0 = B * v / nv, r1 = B * (v + 1) / nv;
         gr_field f[7] = {gr_region(t->mb->res, 10 * (size_t)r0, 10 * (size_t)r1),
-                         gr_region(t->mb->xin, lab + r0, lab + r1),
+                         gr_region(t->labels.t, t->labels.at + r0, t->labels.at + r1),
                          gr_region(dz, 10 * (size_t)r0, 10 * (size_t)r1),
                          gr_u32(r1 - r0),
                          gr_u32(B),
@@ -425,13 +431,22 @@ int gnet_check(const mnet_cfg *c, const mspec_net *n, int train, err *e)
                       : c->pipelined          ? "pipelining"
                       : c->max_tiles          ? "a tile limit"
                                               : NULL;
-    for (int k = 0; !why && k < MNET_BLOCKS; k++)
-        why = c->stage_ipu[k] ? "more than one IPU" : NULL;
     if (why)
         return err_set(e, ERR_INPUT,
                        "network %s: the simulated run of a network other than the tutorial's is "
-                       "on one IPU, without %s",
+                       "on one IPU or sharded over several, without %s",
                        n->s->name, why);
+    const uint32_t *m = c->stage_ipu;
+    for (int k = 0; k < MNET_BLOCKS; k++)
+        if (m[k] != (k ? m[k - 1] : 0) && (!k || m[k] != m[k - 1] + 1))
+            return err_set(e, ERR_INPUT,
+                           "network %s: blocks B1..B4 on IPUs %u,%u,%u,%u: sharded, B1 goes on "
+                           "IPU 0 and each next block on the same IPU or the next",
+                           n->s->name, m[0], m[1], m[2], m[3]);
+    for (int l = 0; l < n->s->nlayers; l++)
+        if (n->s->layer[l].block < 1 || n->s->layer[l].block > MNET_BLOCKS)
+            return err_set(e, ERR_INPUT, "network %s: layer %s: block %d (1 to %d)", n->s->name,
+                           n->s->layer[l].name, n->s->layer[l].block, MNET_BLOCKS);
     if (n->s->c * n->s->h * n->s->w != MDATA_PIXELS || n->classes != MDATA_CLASSES)
         return err_set(e, ERR_INPUT, "network %s: the infeed takes %d-pixel images of %d classes",
                        n->s->name, MDATA_PIXELS, MDATA_CLASSES);
@@ -464,18 +479,19 @@ static void tensors(trn *t, gnet_bld *b)
         mb->grads = gnet_flat(b, "grads");
         mb->opt_m = gnet_flat(b, "adamw.m");
         mb->opt_v = gnet_flat(b, "adamw.v");
-        for (uint32_t i = 0; i < b->w_held; i++) {
-            size_t lo = op_split(mb->nparams, i, b->w_held, 4);
-            size_t hi = op_split(mb->nparams, i + 1, b->w_held, 4);
-            mb->upd = xgrow(mb->upd, &mb->cupd, mb->nupd + 1, sizeof *mb->upd);
-            mb->upd[mb->nupd++] = (mnet_upd){net->ipu * mb->T + i, lo, hi};
-        }
+        for (uint32_t s = 0; s < b->nseg; s++)
+            for (uint32_t i = 0; i < b->seg[s].w_held; i++) {
+                mb->upd = xgrow(mb->upd, &mb->cupd, mb->nupd + 1, sizeof *mb->upd);
+                mb->upd[mb->nupd++] = (mnet_upd){b->seg[s].ipu * mb->T + i, gnet_seg_at(b, s, i),
+                                                 gnet_seg_at(b, s, i + 1)};
+            }
     }
     uint32_t B = t->B, px = mb->px;
     mb->xin = gr_tensor_new(b->g, "infeed", GR_F32, 1, (uint32_t[]){B * px + B});
     for (uint32_t s = 0; s < B; s++)
-        gr_map_region(b->g, mb->xin, net->ipu, s, (size_t)s * px, (size_t)(s + 1) * px);
-    gr_map_region(b->g, mb->xin, net->ipu, t->lt, (size_t)B * px, (size_t)B * (px + 1));
+        gr_map_region(b->g, mb->xin, net->ipu[0], s, (size_t)s * px, (size_t)(s + 1) * px);
+    gr_map_region(b->g, mb->xin, net->ipu[0], t->lt, (size_t)B * px, (size_t)B * (px + 1));
+    t->labels = (op_sl){mb->xin, (size_t)B * px, B};
     uint32_t dim[OP_DIMS] = {B, (uint32_t)net->n->s->c, (uint32_t)net->n->s->h,
                              (uint32_t)net->n->s->w};
     net->x = op_act_make(mb->xin, dim, (uint32_t[]){B, 1, 1, 1});
@@ -491,10 +507,17 @@ static int backward(trn *t)
                                               [MSPEC_POOL_RELU] = pool_bwd,
                                               [MSPEC_RELU] = relu_bwd,
                                               [MSPEC_LINEAR] = linear_bwd};
-    const mspec_net *n = t->b->net->n;
-    for (int l = n->s->nlayers - 1; l >= 0; l--)
+    gnet_bld *b = t->b;
+    const mspec_net *n = b->net->n;
+    for (int l = n->s->nlayers - 1; l >= 0; l--) {
+        char name[64];
+        snprintf(name, sizeof name, "%s.dy", n->s->layer[l].name);
+        b->ipu = b->net->ipu[l];
+        t->g = gnet_cross(b, &t->bwd, &t->g, l + 1 < n->s->nlayers ? b->net->ipu[l + 1] : t->lipu,
+                          b->ipu, name);
         if (step[n->s->layer[l].kind](t, l) != ERR_OK)
             return ERR_INPUT;
+    }
     return ERR_OK;
 }
 
@@ -545,6 +568,11 @@ static int build(trn *t, const mnet_cfg *c, uint32_t updates, uint32_t per_call)
     t->scratch = t->B;
     gnet_progs pre = {0};
     gnet_add(&pre, gr_stream_in(b->g, mb->xin));
+    if (mb->train && t->lipu != b->net->ipu[0]) { /* the labels to the loss's IPU */
+        gr_tensor l = on_tile(t, "labels", t->lt, t->B);
+        gnet_add(&pre, gr_copy_many(b->g, &(gr_xfer){mb->xin, t->labels.at, l, 0, t->B}, 1));
+        t->labels = (op_sl){l, 0, t->B};
+    }
     int rc = gnet_forward(b);
     if (rc == ERR_OK) {
         gnet_add(&pre, gnet_seq(b->g, &b->run));
@@ -585,16 +613,20 @@ int gnet_mnet(mnet_b *mb, const mnet_cfg *c, const mspec_net *n, int train, uint
     if (mb->B < 1 || mb->B + 1 > mb->T)
         return err_set(e, ERR_INPUT, "network %s: a batch of %u on %u tiles (a sample a tile)",
                        n->s->name, mb->B, mb->T);
-    mb->g = gr_new(&c->m, 1);
     gnet *net = xcalloc(1, sizeof *net);
-    *net = (gnet){.n = n, .batch = mb->B, .ipu = 0};
+    *net = (gnet){.n = n, .batch = mb->B};
+    for (int l = 0; l < n->s->nlayers; l++) {
+        net->ipu[l] = c->stage_ipu[n->s->layer[l].block - 1];
+        mb->nipus = net->ipu[l] + 1 > mb->nipus ? net->ipu[l] + 1 : mb->nipus;
+    }
+    mb->g = gr_new(&c->m, mb->nipus);
     gnet_bld b = {.g = mb->g,
                   .net = net,
                   .m = &c->m,
                   .reuse = train ? mb->G : updates,
                   .avail = op_avail_bytes(&c->m, c->mem_prop),
                   .e = e};
-    trn t = {.b = &b, .mb = mb, .B = mb->B, .lt = mb->T - 1};
+    trn t = {.b = &b, .mb = mb, .B = mb->B, .lt = mb->T - 1, .lipu = net->ipu[n->s->nlayers - 1]};
     int rc = build(&t, c, updates, per_call);
     mb->pipe.nplans = net->nplans;
     memcpy(mb->pipe.plan, net->plan, sizeof net->plan);

@@ -149,20 +149,34 @@ size_t op_act_at(const op_act *a, uint32_t b, uint32_t c, uint32_t y, uint32_t x
     return op_block_at(a, idx) + in;
 }
 
+/* Block k of a (row-major block order) on tile first + k of IPU ipu, its padding with it. */
+static void map_blocks(graph *g, const op_act *a, uint32_t ipu, uint32_t first)
+{
+    uint32_t idx[OP_DIMS], k = 0;
+    for (idx[0] = 0; idx[0] < a->part[0]; idx[0]++)
+        for (idx[1] = 0; idx[1] < a->part[1]; idx[1]++)
+            for (idx[2] = 0; idx[2] < a->part[2]; idx[2]++)
+                for (idx[3] = 0; idx[3] < a->part[3]; idx[3]++, k++) {
+                    size_t at = op_block_at(a, idx), n = op_block_elems(a, idx);
+                    if (n)
+                        gr_map_region(g, a->t, ipu, first + k, at, at + n + a->pad);
+                }
+}
+
 op_act op_act_new(graph *g, const char *name, uint32_t ipu, uint32_t first,
                   const uint32_t dim[OP_DIMS], const uint32_t part[OP_DIMS])
 {
-    gr_tensor t = gr_tensor_new(g, name, GR_F32, OP_DIMS, dim);
-    op_act a = op_act_make(t, dim, part);
-    uint32_t idx[OP_DIMS], k = 0;
-    for (idx[0] = 0; idx[0] < a.part[0]; idx[0]++)
-        for (idx[1] = 0; idx[1] < a.part[1]; idx[1]++)
-            for (idx[2] = 0; idx[2] < a.part[2]; idx[2]++)
-                for (idx[3] = 0; idx[3] < a.part[3]; idx[3]++, k++) {
-                    size_t at = op_block_at(&a, idx), n = op_block_elems(&a, idx);
-                    if (n)
-                        gr_map_region(g, t, ipu, first + k, at, at + n);
-                }
+    op_act a = op_act_make(gr_tensor_new(g, name, GR_F32, OP_DIMS, dim), dim, part);
+    map_blocks(g, &a, ipu, first);
+    return a;
+}
+
+op_act op_act_like(graph *g, const char *name, uint32_t ipu, uint32_t first, const op_act *like)
+{
+    op_act a = *like;
+    a.at = 0;
+    a.t = gr_tensor_new(g, name, GR_F32, 1, (uint32_t[]){(uint32_t)op_act_elems(&a)});
+    map_blocks(g, &a, ipu, first);
     return a;
 }
 

@@ -78,6 +78,10 @@ size_t op_act_at(const op_act *a, uint32_t b, uint32_t c, uint32_t y, uint32_t x
  * IPU ipu: the layout a producer without a plan gives (the infeed's samples, say). */
 op_act op_act_new(graph *g, const char *name, uint32_t ipu, uint32_t first,
                   const uint32_t dim[OP_DIMS], const uint32_t part[OP_DIMS]);
+/* A new fp32 tensor in like's stored layout (its dims, parts, grains, padding and view), each
+ * block on tile first + its block number of IPU ipu: where a layout crosses to another IPU
+ * (a stage's input landing as its producer left it, so the Copy moves whole blocks). */
+op_act op_act_like(graph *g, const char *name, uint32_t ipu, uint32_t first, const op_act *like);
 /* One Copy moving every element of src to the same element of dst (the same view dims, any
  * two layouts or views): a piece per stretch contiguous in both, so that one operation's
  * output mapping feeds the next one's input (a transpose moves element by element); GR_NONE
