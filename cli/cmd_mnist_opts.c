@@ -267,8 +267,8 @@ static const cli_opt rows[] = {
              "1->16 k5 padding 2, pool, conv 16->32 k3 padding 1,\n"
              "pool, linear 1568->128, linear 128->10); simulated, a\n"
              "table other than the tutorial's runs on one IPU (or\n"
-             "sharded over several) with every layer planned\n"
-             "(docs/mnist.md)"},
+             "pipelined or sharded over several) with every layer\n"
+             "planned (docs/mnist.md)"},
     INT("--epochs", c.run.epochs, 0, 100000, "N", 0, "epochs",
         "passes over the training set (--epochs)", 1,
         "passes over the training set (default {}; 0: test only)"),

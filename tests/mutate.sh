@@ -169,7 +169,7 @@ MUTATIONS=(
     "JSON numbers with 17 digits"
     cli/watch.c 's/    if (w->expect \&\& cycle > 0 \&\& cycle < w->expect) {/    if (0) {/'
     "the heartbeat shows no share done"
-    workloads/mnist/mnet_graph.c 's/(gr_prog\[\]){body, gr_sync(g, ISA_ZONE_EXTERNAL_HOST)}/(gr_prog[]){gr_sync(g, ISA_ZONE_EXTERNAL_HOST), body}/'
+    workloads/mnist/mnet_pipe.c 's/(gr_prog\[\]){body, gr_sync(g, ISA_ZONE_EXTERNAL_HOST)}/(gr_prog[]){gr_sync(g, ISA_ZONE_EXTERNAL_HOST), body}/'
     "a host call's sync with the host at its start, not after its update"
     workloads/graph/graph_lower.c 's/        brz     r1, E%u/        brnz    r1, E%u/'
     "a loop nested past the registers runs its body once"
@@ -277,7 +277,7 @@ MUTATIONS=(
     "grouped backward a step early"
     workloads/graph/graph_lower.c 's/    if (!L->x->syncs\[((size_t)id/    if (0 \&\& !L->x->syncs[((size_t)id/'
     "IPUs sync for other IPUs' steps"
-    workloads/mnist/mnet_graph.c 's/U((uint32_t)dir)};/U((uint32_t)0)};/'
+    workloads/mnist/mnet_pipe.c 's/gr_u32((uint32_t)dir)};/gr_u32((uint32_t)0)};/'
     "restore stashes instead"
     workloads/graph/graph_coll.c 's/coll_step_chunk(COLL_ALLREDUCE, R, s, pos, NULL), id, 0, code);/coll_step_chunk(COLL_ALLREDUCE, R, s, prev, NULL), id, 0, code);/'
     "all-gather sends the wrong chunk"
@@ -305,6 +305,12 @@ MUTATIONS=(
     "table-built training: the accumulators not zeroed after an update"
     workloads/mnist/gnet_train.c 's|{mb->xin, t->labels.at, l, 0, t->B}|{mb->xin, t->labels.at - 1, l, 0, t->B}|'
     "sharded table-built training: the labels copied to the loss's IPU from a word early"
+    workloads/mnist/gnet_pipe.c 's|        gnet_add(r, gr_execute(g, cs_r));|        (void)cs_r;|'
+    "pipelined table-built training: a stage's backward recomputes without restoring its input"
+    workloads/mnist/gnet.c 's|    x->n = op_act_xfers(\&src, \&to, \&x->x);|    x->n = op_act_xfers(a, \&to, \&x->x);|'
+    "pipelined table-built training: the step's Copy sends the activation the recompute left"
+    workloads/mnist/gnet_train.c 's|op_mm_in_t(\&gl->yt, OP_MM_DW)|op_mm_in_t(\&b->net->layer[l - 1].out, OP_MM_DW)|'
+    "pipelined table-built training: a linear layer's weight gradient reads the previous IPU's output"
     hw/tile.c 's/^    t->env.limit = step_limit(t, cfg, c);$/    (void)0;/'
     "a runall's later workers run their chunk from where the first got to"
     hw/engine.c 's/^    return pages \* page + tables;$/    return tables + 0 * pages;/'

@@ -460,12 +460,13 @@ static const struct {
     {"--strategy bad", "ipusim mnist: --strategy bad: expected pipelined or sharded\n"},
     {"--dtype f16", "ipusim mnist: --dtype f16: expected fp32, fp16 or u8\n"},
     {"--network lenet", "ipusim mnist: --network lenet: expected tutorial, wide\n"},
-    {"--network wide --ipus 2", "ipusim mnist: network wide: the simulated run of a network "
-                                "other than the tutorial's is on one IPU or sharded over "
-                                "several, without pipelining\n"},
+    {"--network wide --ipus 2 --recompute off",
+     "ipusim mnist: network wide: the simulated run of a network other than the tutorial's is on "
+     "one IPU, sharded or pipelined over several, without stashing every activation (--recompute "
+     "off)\n"},
     {"--network wide --dtype u8", "ipusim mnist: network wide: the simulated run of a network "
-                                  "other than the tutorial's is on one IPU or sharded over "
-                                  "several, without an infeed other than fp32\n"},
+                                  "other than the tutorial's is on one IPU, sharded or pipelined "
+                                  "over several, without an infeed other than fp32\n"},
     {"--ipus 2 --strategy sharded --stages 0,1,2,1",
      "ipusim mnist: --stages 0,1,2,1: expected four IPU numbers below --ipus 2, one per block "
      "(B1 conv1, B2 conv2, B3 layer3, B4 layer4), e.g. 0,0,1,1\n"},

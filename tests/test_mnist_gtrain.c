@@ -105,7 +105,7 @@ static mnet_cfg cfg_of(const mspec *net, unsigned threads, int updates)
 static mdata_split train_set(const mnet_cfg *c)
 {
     mdata_split set = digits.train;
-    set.n = (size_t)BATCH * G * (size_t)c->run.device_iters;
+    set.n = (size_t)c->run.batch * (size_t)c->run.grad_accum * (size_t)c->run.device_iters;
     return set;
 }
 
@@ -271,6 +271,58 @@ static void test_wide_sharded(void **state)
     against_reference(mspec_find("wide"), (const uint32_t[]){0, 0, 1, 1});
 }
 
+/* Pipelined over the blocks' IPUs (each IPU a stage: the stash of its input, its restore and
+ * the recompute before the backward, the crossings in every step's Copy): the same weights
+ * and loss bit for bit as the same IPUs running the micro-batches one at a time (the plans,
+ * the partial sums' order and the gradient's accumulation order are the same), for each
+ * schedule; the gradient against the reference's. G = 7 micro-batches: the most that four
+ * IPUs need (2N - 1). */
+static void pipelined_as_sharded(const uint32_t map[4], const pipe_kind *kinds, size_t nk)
+{
+    err e;
+    err_clear(&e);
+    const mspec *net = mspec_find("wide");
+    mnet_cfg c = cfg_of(net, 2, 1);
+    memcpy(c.stage_ipu, map, sizeof c.stage_ipu);
+    c.m.nipus = map[3] + 1;
+    c.run.grad_accum = 7;
+    c.recompute = 1; /* as PopTorch (and the CLI) by default */
+    mref_net *n = mref_create_net(net, BATCH, &e);
+    run r0, r;
+    float *w0 = train(&c, n, &r0);
+    ref_train(n, &c, &r0);
+    check_grads("wide, one micro-batch at a time", r0.grads, n, 1e-5);
+    for (size_t k = 0; k < nk; k++) {
+        c.pipelined = 1;
+        c.schedule = kinds[k];
+        float *w = train(&c, n, &r);
+        printf("  wide pipelined (%s) over IPUs %u,%u,%u,%u: %llu cycles (one at a time %llu); "
+               "stash slots %u %u %u %u\n",
+               pipe_kind_name(kinds[k]), map[0], map[1], map[2], map[3], (unsigned long long)r.end,
+               (unsigned long long)r0.end, r.info.slots[0], r.info.slots[1], r.info.slots[2],
+               r.info.slots[3]);
+        if (r.loss != r0.loss || memcmp(w, w0, sizeof(float) * mref_nparams(n)) != 0)
+            fail_msg("%s: loss %.9g (one at a time %.9g), weights %s", pipe_kind_name(kinds[k]),
+                     r.loss, r0.loss,
+                     memcmp(w, w0, sizeof(float) * mref_nparams(n)) ? "differ" : "equal");
+        assert_int_equal(r.info.stages, map[3] + 1);
+        free(w);
+        free(r.grads);
+    }
+    free(w0);
+    free(r0.grads);
+    mref_destroy(n);
+}
+
+static void test_wide_pipelined(void **state)
+{
+    (void)state;
+    static const pipe_kind all[] = {PIPE_GROUPED, PIPE_INTERLEAVED, PIPE_SEQUENTIAL};
+    pipelined_as_sharded((const uint32_t[]){0, 0, 1, 1}, all, tu_slow_tests() ? 3 : 1);
+    if (tu_slow_tests())
+        pipelined_as_sharded((const uint32_t[]){0, 1, 2, 3}, all, 1);
+}
+
 static void test_threads(void **state)
 {
     (void)state;
@@ -306,12 +358,13 @@ static void test_refused(void **state)
                                       {MSPEC_POOL_RELU, "pool1", NULL, 1, 0, 0, 0, 0},
                                       {MSPEC_LINEAR, "layer2", "layer2", 2, 10, 0, 0, 0},
                                   }};
-    static const char *const want[] = {"pipelining", "replicas", "an infeed other than fp32",
+    static const char *const want[] = {"--recompute off", "replicas", "an infeed other than fp32",
                                        "stride 2"};
     for (size_t k = 0; k < 4; k++) {
         mnet_cfg c = cfg_of(mspec_find("wide"), 1, 1);
-        if (k == 0) {
+        if (k == 0) { /* pipelined, stashing every activation */
             c.pipelined = 1;
+            c.recompute = 0;
             c.stage_ipu[1] = c.stage_ipu[2] = c.stage_ipu[3] = 1;
             c.m.nipus = 2;
         } else if (k == 1) {
@@ -337,8 +390,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wide),         cmocka_unit_test(test_tutorial_table),
-        cmocka_unit_test(test_wide_sharded), cmocka_unit_test(test_threads),
-        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_wide_sharded), cmocka_unit_test(test_wide_pipelined),
+        cmocka_unit_test(test_threads),      cmocka_unit_test(test_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

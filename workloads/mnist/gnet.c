@@ -308,6 +308,7 @@ static int linear(gnet_bld *b, int l)
     b->net->layer[l].in.t = GR_NONE;
     uint32_t x_run = 0; /* y^T read as it is; rows [B][K] read transposed, word by word */
     if (b->mm) {
+        b->net->layer[l].yt = b->cur;
         x = op_mm_in_t(&b->cur, OP_MM_FWD);
     } else {
         x_run = 1;
@@ -321,14 +322,41 @@ static int linear(gnet_bld *b, int l)
     return planned(b, l, &s, &x, x_run);
 }
 
-op_act gnet_cross(gnet_bld *b, gnet_progs *q, const op_act *a, uint32_t from, uint32_t ipu,
-                  const char *name)
+op_act gnet_cross(gnet_bld *b, gnet_progs *q, gnet_xing *x, const op_act *a, const op_act *like,
+                  uint32_t from, uint32_t ipu, const char *name)
 {
     if (from == ipu)
         return *a;
-    op_act x = op_act_like(b->g, name, ipu, 0, a);
-    gnet_add(q, op_act_copy(b->g, a, &x));
-    return x;
+    op_act to = op_act_like(b->g, name, ipu, 0, like);
+    if (!x) {
+        gnet_add(q, op_act_copy(b->g, a, &to));
+        return to;
+    }
+    op_act src = *a;
+    if (q) {
+        char nm[80];
+        snprintf(nm, sizeof nm, "%s.sent", name);
+        src = op_act_like(b->g, nm, from, 0, a);
+        gnet_add(q, op_act_copy(b->g, a, &src));
+    }
+    x->n = op_act_xfers(&src, &to, &x->x);
+    x->to = to;
+    return to;
+}
+
+/* The layout an activation crossing to the next layer's IPU lands in: a linear layer's output
+ * y^T in its own (its blocks are whole rows of B, a multiple of 4 samples); else a sample a
+ * tile, each an even number of words (padded), so that a pipeline's stash_ring can keep it. */
+static op_act landing(const gnet_bld *b)
+{
+    if (b->mm)
+        return b->cur;
+    uint32_t dim[OP_DIMS];
+    for (int d = 0; d < OP_DIMS; d++)
+        dim[d] = op_act_dim(&b->cur, d);
+    op_act like = op_act_make(GR_NONE, dim, (uint32_t[]){dim[OP_B], 1, 1, 1});
+    like.pad = (dim[OP_C] * dim[OP_H] * dim[OP_W]) & 1;
+    return like;
 }
 
 int gnet_forward(gnet_bld *b)
@@ -342,9 +370,17 @@ int gnet_forward(gnet_bld *b)
         char name[64];
         snprintf(name, sizeof name, "%s.x", n->s->layer[l].name);
         b->ipu = b->net->ipu[l];
-        b->cur = gnet_cross(b, &b->run, &b->cur, l ? b->net->ipu[l - 1] : b->ipu, b->ipu, name);
+        uint32_t from = l ? b->net->ipu[l - 1] : b->ipu;
+        if (from != b->ipu) {
+            op_act like = landing(b);
+            b->cur = gnet_cross(b, &b->run, b->pipelined ? &b->up[l] : NULL, &b->cur, &like, from,
+                                b->ipu, name);
+            b->held = b->mm ? b->held : like.part[OP_B];
+        }
+        b->run_at[l] = b->run.n;
         if (step[n->s->layer[l].kind](b, l) != ERR_OK)
             return ERR_INPUT;
+        b->run_end[l] = b->run.n;
         b->net->layer[l].out = b->cur;
     }
     b->net->logits = op_mm_out(&b->cur, OP_MM_FWD);

@@ -7,9 +7,9 @@
  *
  * gnet_build makes the forward pass alone (tests/test_mnist_gnet.c checks it against the
  * reference's forward). gnet_mnet makes the simulated MNIST run's graph of a table other than
- * the tutorial's (the tutorial's own graph, mnet_graph.c, also pipelines it): on one IPU or
- * sharded over several (each layer on its block's IPU, an activation and its gradient crossing
- * by Copies where the IPU changes), the infeed, the forward, the loss and the backward of each
+ * the tutorial's: on one IPU, or sharded or pipelined over several (each layer on its block's
+ * IPU, an activation and its gradient crossing by Copies where the IPU changes; pipelined,
+ * each IPU a stage, gnet_pipe.c), the infeed, the forward, the loss and the backward of each
  * micro-batch, the gradients accumulated over G micro-batches and the AdamW step, or the test
  * pass's forward (docs/mnist.md, "Networks as tables"). */
 #ifndef IPUSIM_MNIST_GNET_H
@@ -27,8 +27,10 @@ typedef struct gnet_layer {
     op_act out; /* the layer's output as the next reads it */
     /* what the backward reads: a convolution's input; the activation a pool pooled (its
      * input, or the copy of it a sample a tile); a linear layer's input flattened into rows
-     * [B][K][1][1] (in.t GR_NONE after a linear layer: it reads that layer's y^T) */
+     * [B][K][1][1] (in.t GR_NONE after a linear layer: it reads that layer's y^T, yt) */
     op_act in;
+    op_act yt;         /* a linear layer after a linear layer: the y^T it read (where it lies
+                        * on the layer's IPU: the previous layer's output, or its crossing) */
     op_act arg;        /* a pool's maxima (op_pool_fwd) */
     uint32_t held;     /* a planned layer: the tiles holding its input (the plans' senders) */
     int planned;       /* a convolution or linear layer: its forward's plan below */
@@ -64,11 +66,11 @@ int gnet_check(const mnet_cfg *c, const mspec_net *n, int train, err *e);
 struct mnet_b;
 /* The simulated run's graph (mnet_int.h's mnet_b, as mnet_build makes the tutorial's) of
  * network n with c's run: train = 1, `updates` weight updates in host calls of `per_call`;
- * train = 0, the test pass over `updates` micro-batches. One IPU or sharded (block k on IPU
- * c->stage_ipu[k], B1 on IPU 0 and each next block on the same IPU or the next), fp32 images,
- * no pipelining, replicas, I/O tiles or offloaded optimiser: ERR_INPUT (one line) for a
- * configuration asking for them, for a stride in training (its input gradient needs a
- * dilated convolution) or a plan that fits no tile. */
+ * train = 0, the test pass over `updates` micro-batches. One IPU, sharded or pipelined (block
+ * k on IPU c->stage_ipu[k], B1 on IPU 0 and each next block on the same IPU or the next;
+ * pipelined: recompute, the outfeed all or final), fp32 images, no replicas, I/O tiles or
+ * offloaded optimiser: ERR_INPUT (one line) for a configuration asking for them, for a stride
+ * in training (its input gradient needs a dilated convolution) or a plan that fits no tile. */
 int gnet_mnet(struct mnet_b *b, const mnet_cfg *c, const mspec_net *n, int train, uint32_t updates,
               uint32_t per_call, err *e);
 

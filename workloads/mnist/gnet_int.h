@@ -23,6 +23,13 @@ void gnet_add(gnet_progs *q, gr_prog p);
 /* The programs in one sequence (GR_NONE for none); q is emptied. */
 gr_prog gnet_seq(graph *g, gnet_progs *q);
 
+/* A crossing a pipeline makes between IPUs (gnet_cross with a gnet_xing): its transfers. */
+typedef struct gnet_xing {
+    gr_xfer *x;
+    size_t n;
+    op_act to; /* where it lands */
+} gnet_xing;
+
 typedef struct gnet_bld {
     graph *g;
     gnet *net;
@@ -40,10 +47,15 @@ typedef struct gnet_bld {
         size_t lo, hi;
     } seg[GNET_IPUS];
     uint32_t kept[GNET_IPUS]; /* per IPU: bytes the plans so far keep on their tiles */
-    uint32_t reuse;           /* calls of the forward per change of the weights */
-    uint32_t avail;           /* the plans' working memory a tile (op_conv_ctx.avail) */
-    uint32_t holder;          /* the tile given the last piece of a weights' copy */
-    uint32_t holders;         /* pieces given so far */
+    /* layer l's programs in run: [run_at[l], run_end[l]) (a crossing's Copy before them,
+     * a pipeline's send copy after them); pipelined: the crossing into l, if any (up[l].n) */
+    size_t run_at[MSPEC_MAX_LAYERS], run_end[MSPEC_MAX_LAYERS];
+    int pipelined;
+    gnet_xing up[MSPEC_MAX_LAYERS];
+    uint32_t reuse;   /* calls of the forward per change of the weights */
+    uint32_t avail;   /* the plans' working memory a tile (op_conv_ctx.avail) */
+    uint32_t holder;  /* the tile given the last piece of a weights' copy */
+    uint32_t holders; /* pieces given so far */
     err *e;
 } gnet_bld;
 
@@ -81,9 +93,39 @@ int gnet_forward(gnet_bld *b);
 /* Where tile i of stretch s's w_held tiles starts in the flat vector (i = w_held: the
  * stretch's end): whole 16-byte groups. */
 size_t gnet_seg_at(const gnet_bld *b, uint32_t s, uint32_t i);
-/* a crossed to IPU ipu: a new tensor in its layout there (op_act_like) from tile 0, and the
- * Copy into it appended to q; a as it is when it is on ipu already (from, its IPU). */
-op_act gnet_cross(gnet_bld *b, gnet_progs *q, const op_act *a, uint32_t from, uint32_t ipu,
-                  const char *name);
+/* a crossed to IPU ipu (from: its IPU; a as it is when they are the same): a new tensor there
+ * in the layout of `like` (op_act_like, from tile 0) and the Copy into it appended to q; or,
+ * with x (a pipeline's crossing, gnet_pipe.c), its transfers into x instead, from a copy of
+ * a in its own layout from tile 0 (name.sent, the Copy into it appended to q) when q is not
+ * NULL: the step's Copy then sends what the forward left even after a recompute has
+ * overwritten a. */
+op_act gnet_cross(gnet_bld *b, gnet_progs *q, gnet_xing *x, const op_act *a, const op_act *like,
+                  uint32_t from, uint32_t ipu, const char *name);
+
+/* What the pipelined run's program is made of (gnet_train.c builds the parts, gnet_pipe.c
+ * cuts them into stages): the forward's programs and crossings (b), the loss's programs
+ * (with the logits into the outfeed buffer), the backward's programs, where each layer's
+ * start (bwd_at) and the gradients' crossings (down[l]: into layer l's backward), the
+ * labels as the loss reads them (lin, on the last stage's loss tile), and the update. */
+typedef struct gnet_pipe_in {
+    gnet_bld *b;
+    struct mnet_b *mb;
+    const mnet_cfg *c;
+    gr_prog loss;
+    gnet_progs *bwd;
+    const size_t *bwd_at;
+    const gnet_xing *down;
+    gr_tensor lin;
+    uint32_t lt; /* the loss's tile: each stage's labels on its tile lt */
+    gr_prog upd;
+    uint32_t updates, per_call;
+} gnet_pipe_in;
+
+/* The stages (each IPU's layers: their forward, the stash of their input and its restore
+ * and recompute before their backward; the last one's fused pass with the loss and the
+ * outfeed) and their crossings, scheduled by mnet_pipe_run: training, a call's updates of
+ * one pipeline run and the update each (the outfeed all or final); the test pass, runs of
+ * test_iters micro-batches. Into mb->main after what is there; mb->pipe filled. */
+void gnet_pipe_main(const gnet_pipe_in *in, gnet_progs *top);
 
 #endif

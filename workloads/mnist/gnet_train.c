@@ -1,5 +1,5 @@
-/* gnet_train: the simulated MNIST run's graph of a network from its layer table, on one IPU
- * or sharded over several (gnet.h, gnet_mnet). Per micro-batch: the infeed's images and labels, the forward
+/* gnet_train: the simulated MNIST run's graph of a network from its layer table, on one IPU,
+ * or sharded or pipelined over several (gnet.h, gnet_mnet; the stages: gnet_pipe.c). Per micro-batch: the infeed's images and labels, the forward
  * (gnet.c), the logits into the outfeed buffer, the softmax cross-entropy and its gradient
  * (xent_fwd_bwd) on one tile, then the backward layer by layer from the last, as PopLibs
  * computes it: a linear layer's input gradient dx^T = W^T dy^T and weight gradient
@@ -14,11 +14,11 @@
  * (mnet_adamw) where the parameters live, then lays the new weights out for the plans.
  *
  * What it models is the operation library's (each plan's steps and Copies; docs/planning.md)
- * and the run's (mnet.c). Sharded, each layer works on its block's IPU: the activation and
- * its gradient cross where the IPU changes (gnet_cross), the labels go from the infeed on IPU
- * 0 to the loss's tile. Left out: pipelining and replicas (the tutorial's own graph,
- * mnet_graph.c, does those), I/O tiles, the u8 and fp16 infeeds, the
- * offloaded optimiser, strides in training (their input gradient is a dilated convolution,
+ * and the run's (mnet.c). Over several IPUs each layer works on its block's IPU: the
+ * activation and its gradient cross where the IPU changes (gnet_cross), the labels go from
+ * the infeed on IPU 0 to the loss's tile; pipelined, gnet_pipe.c cuts the stages out of the
+ * programs built here. Left out: replicas (the tutorial's own graph, mnet_graph.c, does
+ * them), I/O tiles, the u8 and fp16 infeeds, the offloaded optimiser, strides in training (their input gradient is a dilated convolution,
  * which the library does not build). The gradients' sums go in another order than the
  * reference trainer's where a plan splits them (docs/mnist.md). */
 #include <stdio.h>
@@ -49,6 +49,9 @@ typedef struct trn {
     gr_cs dbsum, zero; /* update: the conv biases' sums; the accumulators zeroed */
     op_act g;          /* the gradient at the current layer's output */
     uint32_t gheld;    /* the tiles holding it */
+    /* where each layer's backward starts in bwd; pipelined: the gradient's crossing into it */
+    size_t bwd_at[MSPEC_MAX_LAYERS];
+    gnet_xing down[MSPEC_MAX_LAYERS];
 } trn;
 
 static void xfers(gr_xfer **x, size_t *n, size_t *cap, const op_act *src, const op_act *dst)
@@ -317,7 +320,7 @@ static int linear_bwd(trn *t, int l)
     ws.form = xs.form = OP_W_FWD;
     /* the weight gradient reads rows [B][K] as they are, a y^T [1][K][1][B] transposed */
     int rows = gl->in.t != GR_NONE;
-    op_act x = rows ? op_mm_in(&gl->in, OP_MM_DW) : op_mm_in_t(&b->net->layer[l - 1].out, OP_MM_DW);
+    op_act x = rows ? op_mm_in(&gl->in, OP_MM_DW) : op_mm_in_t(&gl->yt, OP_MM_DW);
     op_act dyin = op_mm_in_t(&dyt, OP_MM_DX);
     op_conv dw, dx;
     gnet_w wd = {-1, 0, {dyt.t, 0, 1, 0}, parts}, wt = {l, 1, {GR_NONE, 0, 0, 0}, 0};
@@ -424,24 +427,27 @@ static gr_prog update(trn *t, gr_prog zero, gr_prog preps)
 
 int gnet_check(const mnet_cfg *c, const mspec_net *n, int train, err *e)
 {
-    const char *why = c->replicas > 1         ? "replicas"
-                      : c->io_tiles           ? "I/O tiles"
-                      : c->dtype != MNET_FP32 ? "an infeed other than fp32"
-                      : c->offload            ? "an offloaded optimiser"
-                      : c->pipelined          ? "pipelining"
-                      : c->max_tiles          ? "a tile limit"
-                                              : NULL;
+    int pipe_train = c->pipelined && train;
+    const char *why = c->replicas > 1               ? "replicas"
+                      : c->io_tiles                 ? "I/O tiles"
+                      : c->dtype != MNET_FP32       ? "an infeed other than fp32"
+                      : c->offload                  ? "an offloaded optimiser"
+                      : c->max_tiles                ? "a tile limit"
+                      : pipe_train && !c->recompute ? "stashing every activation (--recompute off)"
+                      : pipe_train && c->out_mode != STRM_ALL && c->out_mode != STRM_FINAL
+                          ? "a pipelined outfeed other than all or final"
+                          : NULL;
     if (why)
         return err_set(e, ERR_INPUT,
                        "network %s: the simulated run of a network other than the tutorial's is "
-                       "on one IPU or sharded over several, without %s",
+                       "on one IPU, sharded or pipelined over several, without %s",
                        n->s->name, why);
     const uint32_t *m = c->stage_ipu;
     for (int k = 0; k < MNET_BLOCKS; k++)
         if (m[k] != (k ? m[k - 1] : 0) && (!k || m[k] != m[k - 1] + 1))
             return err_set(e, ERR_INPUT,
-                           "network %s: blocks B1..B4 on IPUs %u,%u,%u,%u: sharded, B1 goes on "
-                           "IPU 0 and each next block on the same IPU or the next",
+                           "network %s: blocks B1..B4 on IPUs %u,%u,%u,%u: B1 goes on IPU 0 and "
+                           "each next block on the same IPU or the next",
                            n->s->name, m[0], m[1], m[2], m[3]);
     for (int l = 0; l < n->s->nlayers; l++)
         if (n->s->layer[l].block < 1 || n->s->layer[l].block > MNET_BLOCKS)
@@ -513,8 +519,10 @@ static int backward(trn *t)
         char name[64];
         snprintf(name, sizeof name, "%s.dy", n->s->layer[l].name);
         b->ipu = b->net->ipu[l];
-        t->g = gnet_cross(b, &t->bwd, &t->g, l + 1 < n->s->nlayers ? b->net->ipu[l + 1] : t->lipu,
-                          b->ipu, name);
+        t->g =
+            gnet_cross(b, b->pipelined ? NULL : &t->bwd, b->pipelined ? &t->down[l] : NULL, &t->g,
+                       &t->g, l + 1 < n->s->nlayers ? b->net->ipu[l + 1] : t->lipu, b->ipu, name);
+        t->bwd_at[l] = t->bwd.n;
         if (step[n->s->layer[l].kind](t, l) != ERR_OK)
             return ERR_INPUT;
     }
@@ -556,6 +564,29 @@ static void programs(trn *t, const mnet_cfg *c, gnet_progs *pre, uint32_t update
     mb->main = gnet_seq(b->g, &q);
 }
 
+/* The pipelined programs: init (zero, preps) then the stages' schedule (gnet_pipe.c). b->run
+ * is left whole: the stages take their parts of it. */
+static void pipelined(trn *t, const mnet_cfg *c, gr_prog loss, uint32_t updates, uint32_t per_call)
+{
+    gnet_bld *b = t->b;
+    mnet_b *mb = t->mb;
+    gnet_progs q = {0};
+    for (size_t k = 0; k < t->dprep.n; k++)
+        gnet_add(&b->prep, t->dprep.p[k]);
+    gr_prog preps = gnet_seq(b->g, &b->prep), zero = GR_NONE;
+    if (mb->train) {
+        zero = gr_execute(b->g, t->zero);
+        gnet_add(&q, zero);
+    }
+    gnet_add(&q, preps);
+    gnet_pipe_in in = {
+        b,         mb,      c,           loss,  &t->bwd,
+        t->bwd_at, t->down, t->labels.t, t->lt, mb->train ? update(t, zero, preps) : GR_NONE,
+        updates,   per_call};
+    gnet_pipe_main(&in, &q);
+    mb->main = gnet_seq(b->g, &q);
+}
+
 static int build(trn *t, const mnet_cfg *c, uint32_t updates, uint32_t per_call)
 {
     gnet_bld *b = t->b;
@@ -566,26 +597,32 @@ static int build(trn *t, const mnet_cfg *c, uint32_t updates, uint32_t per_call)
         t->dbsum = gr_cs_new(b->g, "grads.bias");
     }
     t->scratch = t->B;
-    gnet_progs pre = {0};
+    gnet_progs pre = {0}, lq = {0};
     gnet_add(&pre, gr_stream_in(b->g, mb->xin));
-    if (mb->train && t->lipu != b->net->ipu[0]) { /* the labels to the loss's IPU */
-        gr_tensor l = on_tile(t, "labels", t->lt, t->B);
-        gnet_add(&pre, gr_copy_many(b->g, &(gr_xfer){mb->xin, t->labels.at, l, 0, t->B}, 1));
+    b->pipelined = c->pipelined;
+    if (mb->train && t->lipu != b->net->ipu[0]) { /* the labels to (or onto) the loss's IPU */
+        gr_tensor l = on_tile(t, b->pipelined ? "labels.in" : "labels", t->lt, t->B);
+        if (!b->pipelined)
+            gnet_add(&pre, gr_copy_many(b->g, &(gr_xfer){mb->xin, t->labels.at, l, 0, t->B}, 1));
         t->labels = (op_sl){l, 0, t->B};
     }
     int rc = gnet_forward(b);
     if (rc == ERR_OK) {
-        gnet_add(&pre, gnet_seq(b->g, &b->run));
-        loss(t, &pre);
+        if (!b->pipelined) /* pipelined, the stages take their parts of b->run */
+            gnet_add(&pre, gnet_seq(b->g, &b->run));
+        loss(t, b->pipelined ? &lq : &pre);
         if (mb->train)
             rc = backward(t);
     }
     if (rc == ERR_OK && t->scratch >= t->lt)
         rc = err_set(b->e, ERR_INPUT, "network %s: %u tiles are too few for a batch of %u",
                      b->net->n->s->name, mb->T, t->B);
-    if (rc == ERR_OK)
+    if (rc == ERR_OK && b->pipelined)
+        pipelined(t, c, gnet_seq(b->g, &lq), updates, per_call);
+    else if (rc == ERR_OK)
         programs(t, c, &pre, updates, per_call);
     free(pre.p);
+    free(lq.p);
     if (rc == ERR_OK)
         rc = gr_status(b->g, b->e);
     return rc;
@@ -636,6 +673,10 @@ int gnet_mnet(mnet_b *mb, const mnet_cfg *c, const mspec_net *n, int train, uint
     free(t.dprep.p);
     free(t.gx);
     free(t.ux);
+    for (int l = 0; l < n->s->nlayers; l++) {
+        free(b.up[l].x);
+        free(t.down[l].x);
+    }
     free(net);
     return rc;
 }

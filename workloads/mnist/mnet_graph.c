@@ -108,8 +108,7 @@ static gr_tensor on(mnet_b *b, const char *name, gr_type ty, uint32_t tile, size
 }
 
 /* Host data for t from element at, reps copies (tables every sample tile holds alike). */
-static void init_words(mnet_b *b, gr_tensor t, size_t at, const uint32_t *w, size_t n,
-                       uint32_t reps)
+void mnet_init_words(mnet_b *b, gr_tensor t, size_t at, const uint32_t *w, size_t n, uint32_t reps)
 {
     b->init = xgrow(b->init, &b->cinit, b->ninit + 1, sizeof *b->init);
     uint32_t *copy = xmalloc((n ? n : 1) * sizeof *copy);
@@ -303,8 +302,8 @@ static amp_tabs amp_tables(mnet_b *b, int k, const char *name, const cplan_amp *
     amp_tabs a = {p, srow(b, k, n1, GR_I32, nwl), srow(b, k, n2, GR_I32, 3 * (size_t)p->npasses)};
     uint32_t *wl = xmalloc(4 * (size_t)nwl);
     cplan_amp_worklists(p, wl);
-    init_words(b, a.wl.t, 0, wl, nwl, b->B);
-    init_words(b, a.ptab.t, 0, p->ptab, 3 * (size_t)p->npasses, b->B);
+    mnet_init_words(b, a.wl.t, 0, wl, nwl, b->B);
+    mnet_init_words(b, a.ptab.t, 0, p->ptab, 3 * (size_t)p->npasses, b->B);
     free(wl);
     return a;
 }
@@ -312,7 +311,7 @@ static amp_tabs amp_tables(mnet_b *b, int k, const char *name, const cplan_amp *
 static rt pack_list(mnet_b *b, int k, const char *name, const cplan_pack *p)
 {
     rt r = srow(b, k, name, GR_I32, 3 * (size_t)p->nblocks);
-    init_words(b, r.t, 0, p->list, 3 * (size_t)p->nblocks, b->B);
+    mnet_init_words(b, r.t, 0, p->list, 3 * (size_t)p->nblocks, b->B);
     return r;
 }
 
@@ -687,7 +686,7 @@ static void fc_lists(mnet_b *b, fc_t *f)
     for (uint32_t s = 0; s < b->Bc; s++)
         cplan_pack_block(&p, s * 4, 1, 10);
     f->l_logits = t4(b, "logits.list", GR_I32, 3 * (size_t)b->Bc);
-    init_words(b, f->l_logits.t, 0, p.list, 3 * (size_t)b->Bc, b->K);
+    mnet_init_words(b, f->l_logits.t, 0, p.list, 3 * (size_t)b->Bc, b->K);
     cplan_pack_free(&p);
     if (!b->train)
         return;
@@ -695,7 +694,7 @@ static void fc_lists(mnet_b *b, fc_t *f)
     for (uint32_t c = 0; c < 10; c++)
         cplan_pack_block(&p, c * 4, 1, b->Bc);
     f->l_dy4 = t4(b, "layer4.dy.list", GR_I32, 30);
-    init_words(b, f->l_dy4.t, 0, p.list, 30, b->K);
+    mnet_init_words(b, f->l_dy4.t, 0, p.list, 30, b->K);
     cplan_pack_free(&p);
 }
 
@@ -713,7 +712,7 @@ static void fc_planned(mnet_b *b, fc_t *f)
     for (uint32_t c = 0; c < 10; c++)
         cplan_pack_block(&p, c * 4, 1, b->Bc);
     f->l_dy4 = t4(b, "layer4.dy.list", GR_I32, 30);
-    init_words(b, f->l_dy4.t, 0, p.list, 30, 1);
+    mnet_init_words(b, f->l_dy4.t, 0, p.list, 30, 1);
     cplan_pack_free(&p);
     f->dz = t4(b, "loss.dz", GR_F32, 10 * (size_t)b->B);
     f->dy4T = t4(b, "layer4.dyT", GR_F32, 10 * (size_t)b->Bcp);
@@ -1197,7 +1196,7 @@ static void x3_transpose(net *n)
         cplan_pack_block(&pk, 4 * r, R4, b->B);
     gr_tensor list =
         rows(b, "layer3.xT.list", GR_I32, G(b, MNET_B3, b->fc0), MNET_FC, 3 * (size_t)pk.nblocks);
-    init_words(b, list, 0, pk.list, 3 * (size_t)pk.nblocks, MNET_FC);
+    mnet_init_words(b, list, 0, pk.list, 3 * (size_t)pk.nblocks, MNET_FC);
     p->x3tr = cs(n, "layer3.x.transpose");
     size_t per = (size_t)F * b->B;
     for (uint32_t j = 0; j < MNET_FC; j++)
@@ -2312,18 +2311,6 @@ static void sum_acc(net *n)
     }
 }
 
-/* `calls` host calls, each `n` passes of `unit` then a sync of every tile of every IPU with
- * the host: PopTorch's run returns when the call's program has ended on every IPU (its
- * pipeline's flush, its last weight update and outfeed copy included, whatever the output
- * mode), and the host makes the next call only then; mnet.c takes each call's end from
- * that sync's release. */
-static gr_prog host_calls(graph *g, uint32_t calls, uint32_t n, gr_prog unit)
-{
-    gr_prog body = n == 1 ? unit : gr_repeat(g, n, unit);
-    gr_prog call = gr_seq(g, (gr_prog[]){body, gr_sync(g, ISA_ZONE_EXTERNAL_HOST)}, 2);
-    return gr_repeat(g, calls, call);
-}
-
 /* mnet_int.h (mnet_check_output has refused other N). */
 gr_prog mnet_loop(graph *g, const mnet_cfg *c, uint32_t G, const mnet_mb *mb, gr_tensor res,
                   const mnet_sum *sum, uint32_t updates, uint32_t per_call)
@@ -2337,7 +2324,7 @@ gr_prog mnet_loop(graph *g, const mnet_cfg *c, uint32_t G, const mnet_mb *mb, gr
                               (gr_prog[]){gr_execute(g, sum->zero), gr_repeat(g, per_call, step),
                                           gr_stream_out(g, sum->acc)},
                               3);
-        return host_calls(g, updates / per_call, 1, call);
+        return mnet_host_calls(g, updates / per_call, 1, call);
     }
     gr_prog out = gr_stream_out(g, res);
     if (c->out_mode != STRM_FINAL && G % every == 0) {
@@ -2345,12 +2332,12 @@ gr_prog mnet_loop(graph *g, const mnet_cfg *c, uint32_t G, const mnet_mb *mb, gr
         gr_prog grp =
             every == 1 ? mbo : gr_seq(g, (gr_prog[]){gr_repeat(g, every - 1, one), mbo}, 2);
         gr_prog step = gr_seq(g, (gr_prog[]){gr_repeat(g, G / every, grp), mb->upd}, 2);
-        return host_calls(g, updates / per_call, per_call, step);
+        return mnet_host_calls(g, updates / per_call, per_call, step);
     }
     uint32_t k = every / G;
     gr_prog step = gr_seq(g, (gr_prog[]){gr_repeat(g, G, one), mb->upd}, 2);
     gr_prog grp = gr_seq(g, (gr_prog[]){gr_repeat(g, k, step), out}, 2);
-    return host_calls(g, updates / per_call, per_call / k, grp);
+    return mnet_host_calls(g, updates / per_call, per_call / k, grp);
 }
 
 /* The training loop for the outfeed mode (mnet_loop), its sum accumulator made here. */
@@ -2404,12 +2391,6 @@ static void add_some(mnet_b *b, seq *q, gr_prog p)
 
 /* ---- pipelined: each IPU a stage (docs/pipelining.md) ---- */
 
-/* A part of a tensor on one tile: elements [at, at + n) on global tile gt. */
-typedef struct piece {
-    uint32_t gt;
-    size_t at, n;
-} piece;
-
 /* A tensor a stage stashes, as its parts on tiles, and where its restore writes (the tensor
  * itself, or a copy of it when the tensor is also what the stage sends on: that must stay
  * as the step's forward left it until the step's copy). */
@@ -2417,7 +2398,7 @@ typedef struct stv {
     gr_tensor t, to;
     gr_type ty;
     const char *name;
-    piece *p;
+    mnet_piece *p;
     size_t np;
 } stv;
 
@@ -2433,7 +2414,7 @@ static void stv_rows(stash *st, const char *name, gr_tensor t, gr_type ty, uint3
     stv *v = &st->v[st->n++];
     *v = (stv){t, t, ty, name, xmalloc(count * sizeof *v->p), count};
     for (uint32_t i = 0; i < count; i++)
-        v->p[i] = (piece){first + i, i * per, per};
+        v->p[i] = (mnet_piece){first + i, i * per, per};
 }
 
 /* The first global tile and the number of the tiles block blk keeps rows on (B1, B2: the
@@ -2463,7 +2444,7 @@ static void stv_spread(stash *st, mnet_b *b, gr_tensor t)
     stv *v = &st->v[st->n++];
     *v = (stv){t, t, GR_F32, "layer3.x.in", xmalloc(b->B * sizeof *v->p), b->B};
     for (uint32_t s = 0; s < b->B; s++)
-        v->p[s] = (piece){spread_tile(b, s), (size_t)s * MNET_X3, MNET_X3};
+        v->p[s] = (mnet_piece){spread_tile(b, s), (size_t)s * MNET_X3, MNET_X3};
 }
 
 /* A tensor as its mapped regions (a planned operation's output). */
@@ -2475,7 +2456,7 @@ static void stv_regions(stash *st, mnet_b *b, const char *name, gr_tensor t)
     stv *v = &st->v[st->n++];
     *v = (stv){t, t, GR_F32, name, xmalloc((m ? m : 1) * sizeof *v->p), m};
     for (size_t i = 0; i < m; i++)
-        v->p[i] = (piece){w[i].ipu * b->T + w[i].tile, w[i].begin, w[i].end - w[i].begin};
+        v->p[i] = (mnet_piece){w[i].ipu * b->T + w[i].tile, w[i].begin, w[i].end - w[i].begin};
     free(w);
 }
 
@@ -2532,48 +2513,6 @@ static void stash_list(net *n, int k0, int k1, int recompute, stash *st)
     }
 }
 
-/* v's ring of D slots and cursors, and its stash_ring vertices: the stash into cs_s, the
- * restore into cs_r, each part split over the workers. Returns the ring's bytes. */
-static uint64_t ring(net *n, const stv *v, uint32_t D, gr_cs cs_s, gr_cs cs_r)
-{
-    mnet_b *b = n->b;
-    char nm[64];
-    size_t total = 0;
-    for (size_t i = 0; i < v->np; i++)
-        total += v->p[i].n;
-    snprintf(nm, sizeof nm, "%s.stash", v->name);
-    gr_tensor r = gr_tensor_new(b->g, nm, v->ty, 1, (uint32_t[]){(uint32_t)(total * D)});
-    snprintf(nm, sizeof nm, "%s.stash.cursors", v->name);
-    gr_tensor cur = gr_tensor_new(b->g, nm, GR_I32, 1, (uint32_t[]){(uint32_t)(12 * v->np)});
-    uint32_t zero[12] = {0};
-    for (size_t i = 0, off = 0; i < v->np; off += v->p[i].n, i++) {
-        const piece *p = &v->p[i];
-        gr_map_region(b->g, r, p->gt / b->T, p->gt % b->T, D * off, D * (off + p->n));
-        gr_map_region(b->g, cur, p->gt / b->T, p->gt % b->T, 12 * i, 12 * i + 12);
-        init_words(b, cur, 12 * i, zero, 12, 1);
-        for (unsigned w = 0; w < NW; w++) {
-            size_t a = op_split(p->n, w, NW, 2), z = op_split(p->n, w + 1, NW, 2);
-            if (z == a)
-                continue;
-            for (int dir = 0; dir < 2; dir++) {
-                gr_tensor work = dir ? v->to : v->t;
-                gr_field f[7] = {
-                    gr_region(work, p->at + a, p->at + z),
-                    gr_region(r, D * off + a, D * off + (D - 1) * p->n + z),
-                    U((uint32_t)(4 * (z - a))),
-                    U((uint32_t)(4 * p->n)),
-                    U(D),
-                    gr_region(cur, 12 * i + 6 * (size_t)dir + w, 12 * i + 6 * (size_t)dir + w + 1),
-                    U((uint32_t)dir)};
-                vtx(b, dir ? cs_r : cs_s, "stash_ring", 0, p->gt, f, 7);
-            }
-        }
-    }
-    gr_keep(b->g, r);
-    gr_keep(b->g, cur);
-    return 4 * (uint64_t)total * D;
-}
-
 typedef struct stage_b {
     int k0, k1;
     uint32_t ipu, slots;
@@ -2619,7 +2558,8 @@ static void stage_stash(net *n, net *nr, const stage_b *sb, uint32_t s, stash *s
     for (size_t i = 0; i < sl->n; i++) {
         if (sent != GR_NONE && sl->v[i].t == sent)
             sl->v[i].to = out_of(nr, sb->k1)->t;
-        b->pipe.stash_bytes[s] += ring(n, &sl->v[i], sb->slots, cs_s, cs_r);
+        b->pipe.stash_bytes[s] += mnet_ring(b, sl->v[i].name, sl->v[i].t, sl->v[i].to, sl->v[i].ty,
+                                            sl->v[i].p, sl->v[i].np, sb->slots, cs_s, cs_r);
     }
 }
 
@@ -2759,13 +2699,13 @@ static gr_prog pipe_train_loop(net *n, const mnet_cfg *c, const pipe_cfg *pc, co
     gr_prog one = gr_seq(g, (gr_prog[]){mnet_pipe_run(g, pc, st, out), upd}, 2);
     free(out);
     if (!k)
-        return host_calls(g, updates / per_call, per_call, one);
+        return mnet_host_calls(g, updates / per_call, per_call, one);
     gr_tensor sent = c->out_mode == STRM_SUM ? n->acc.t : b->res;
     gr_prog call[3] = {gr_repeat(g, k, one), gr_stream_out(g, sent),
                        c->out_mode == STRM_SUM ? gr_execute(g, n->acc_zero) : GR_NONE};
     gr_prog grp = gr_seq(g, c->out_mode == STRM_SUM ? (gr_prog[]){call[2], call[0], call[1]} : call,
                          c->out_mode == STRM_SUM ? 3 : 2);
-    return host_calls(g, updates / per_call, per_call / k, grp);
+    return mnet_host_calls(g, updates / per_call, per_call / k, grp);
 }
 
 /* The pipelined program (after init): training, updates x { one pipeline run of G

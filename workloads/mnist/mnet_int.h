@@ -128,6 +128,32 @@ typedef struct mnet_stage {
     size_t ndown;
 } mnet_stage;
 
+/* Host data written into t from element `at` once the graph is loaded: `reps` copies of the
+ * n words w (copied). */
+void mnet_init_words(mnet_b *b, gr_tensor t, size_t at, const uint32_t *w, size_t n, uint32_t reps);
+
+/* A part of a tensor on one tile: elements [at, at + n) on global tile gt (ipu x T + tile). */
+typedef struct mnet_piece {
+    uint32_t gt;
+    size_t at, n;
+} mnet_piece;
+
+/* A stash of D slots for tensor t's parts p[0..np) (named name.stash, with its cursors
+ * name.stash.cursors), each part's slots and cursors on its own tile, and the stash_ring
+ * vertices that move a micro-batch's parts in (from t, into cs_s) and back out (into `to`,
+ * into cs_r), each part split over the six workers. The stashes and the restores each step
+ * their own cursor round the ring, so the k-th restore gives back the k-th stash while at
+ * most D stashes wait. Returns the stash's bytes. */
+uint64_t mnet_ring(mnet_b *b, const char *name, gr_tensor t, gr_tensor to, gr_type ty,
+                   const mnet_piece *p, size_t np, uint32_t D, gr_cs cs_s, gr_cs cs_r);
+
+/* `calls` host calls, each `n` passes of `unit` then a sync of every tile of every IPU with
+ * the host: PopTorch's run returns when the call's program has ended on every IPU (its
+ * pipeline's flush, its last weight update and outfeed copy included, whatever the output
+ * mode), and the host makes the next call only then; mnet.c takes each call's end from that
+ * sync's release. */
+gr_prog mnet_host_calls(graph *g, uint32_t calls, uint32_t n, gr_prog unit);
+
 /* One run of the pipeline (c's G micro-batches) as a program: its steps, repeated ones as
  * loops (mnet_pipe.c). out: per micro-batch, whether the last stage's pass over it streams
  * out (fwd_out, fused_out), or NULL: none does beyond what fwd and fused do. */

@@ -15,6 +15,7 @@
  * schedule's micro-batches) become counted loops, so the program stays small for any G.
  * Left out: running the weight update one IPU after another (PopART's default); here every
  * IPU updates its own parameters at once after the flush. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,4 +151,52 @@ gr_prog mnet_pipe_run(graph *g, const pipe_cfg *c, const mnet_stage *st, const u
     free(p);
     free(body);
     return run;
+}
+
+gr_prog mnet_host_calls(graph *g, uint32_t calls, uint32_t n, gr_prog unit)
+{
+    gr_prog body = n == 1 ? unit : gr_repeat(g, n, unit);
+    gr_prog call = gr_seq(g, (gr_prog[]){body, gr_sync(g, ISA_ZONE_EXTERNAL_HOST)}, 2);
+    return gr_repeat(g, calls, call);
+}
+
+uint64_t mnet_ring(mnet_b *b, const char *name, gr_tensor t, gr_tensor to, gr_type ty,
+                   const mnet_piece *p, size_t np, uint32_t D, gr_cs cs_s, gr_cs cs_r)
+{
+    enum { NW = 6 }; /* workers a tile */
+    char nm[64];
+    size_t total = 0;
+    for (size_t i = 0; i < np; i++)
+        total += p[i].n;
+    snprintf(nm, sizeof nm, "%s.stash", name);
+    gr_tensor r = gr_tensor_new(b->g, nm, ty, 1, (uint32_t[]){(uint32_t)(total * D)});
+    snprintf(nm, sizeof nm, "%s.stash.cursors", name);
+    gr_tensor cur = gr_tensor_new(b->g, nm, GR_I32, 1, (uint32_t[]){(uint32_t)(12 * np)});
+    uint32_t zero[12] = {0};
+    for (size_t i = 0, off = 0; i < np; off += p[i].n, i++) {
+        uint32_t ipu = p[i].gt / b->T, tile = p[i].gt % b->T;
+        gr_map_region(b->g, r, ipu, tile, D * off, D * (off + p[i].n));
+        gr_map_region(b->g, cur, ipu, tile, 12 * i, 12 * i + 12);
+        mnet_init_words(b, cur, 12 * i, zero, 12, 1);
+        for (unsigned w = 0; w < NW; w++) {
+            size_t a = op_split(p[i].n, w, NW, 2), z = op_split(p[i].n, w + 1, NW, 2);
+            if (z == a)
+                continue;
+            for (int dir = 0; dir < 2; dir++) {
+                gr_tensor work = dir ? to : t;
+                gr_field f[7] = {
+                    gr_region(work, p[i].at + a, p[i].at + z),
+                    gr_region(r, D * off + a, D * off + (D - 1) * p[i].n + z),
+                    gr_u32((uint32_t)(4 * (z - a))),
+                    gr_u32((uint32_t)(4 * p[i].n)),
+                    gr_u32(D),
+                    gr_region(cur, 12 * i + 6 * (size_t)dir + w, 12 * i + 6 * (size_t)dir + w + 1),
+                    gr_u32((uint32_t)dir)};
+                gr_vertex(b->g, dir ? cs_r : cs_s, "stash_ring", 0, ipu, tile, f, 7);
+            }
+        }
+    }
+    gr_keep(b->g, r);
+    gr_keep(b->g, cur);
+    return 4 * (uint64_t)total * D;
 }
