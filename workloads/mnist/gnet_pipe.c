@@ -107,8 +107,8 @@ static void passes(const gnet_pipe_in *in, const stg *sg, uint32_t D, int last, 
     if (last && !mb->train)
         gnet_add(f, gr_stream_out(g, mb->res));
     if (mb->train)
-        gnet_add(r, part(g, in->bwd, in->bwd_at[sg->l1],
-                         sg->l0 ? in->bwd_at[sg->l0 - 1] : in->bwd->n));
+        gnet_add(
+            r, part(g, in->bwd, in->bwd_at[sg->l1], sg->l0 ? in->bwd_at[sg->l0 - 1] : in->bwd->n));
 }
 
 /* The crossings from stage sg (not the last) to the next: the activation and (training) the
@@ -205,8 +205,8 @@ static void schedule(const gnet_pipe_in *in, pipe_cfg *pc, const mnet_stage *st,
             gnet_add(top, mnet_host_calls(g, in->updates / in->per_call, in->per_call, one));
             return;
         }
-        gr_prog call = gr_seq(g, (gr_prog[]){gr_repeat(g, in->per_call, one),
-                                             gr_stream_out(g, mb->res)}, 2);
+        gr_prog call =
+            gr_seq(g, (gr_prog[]){gr_repeat(g, in->per_call, one), gr_stream_out(g, mb->res)}, 2);
         gnet_add(top, mnet_host_calls(g, in->updates / in->per_call, 1, call));
         return;
     }

@@ -443,12 +443,11 @@ int gnet_check(const mnet_cfg *c, const mspec_net *n, int train, err *e)
                        "on one IPU, sharded or pipelined over several, without %s",
                        n->s->name, why);
     const uint32_t *m = c->stage_ipu;
-    for (int k = 0; k < MNET_BLOCKS; k++)
-        if (m[k] != (k ? m[k - 1] : 0) && (!k || m[k] != m[k - 1] + 1))
-            return err_set(e, ERR_INPUT,
-                           "network %s: blocks B1..B4 on IPUs %u,%u,%u,%u: B1 goes on IPU 0 and "
-                           "each next block on the same IPU or the next",
-                           n->s->name, m[0], m[1], m[2], m[3]);
+    if (!mnet_stages_in_order(m))
+        return err_set(e, ERR_INPUT,
+                       "network %s: blocks B1..B4 on IPUs %u,%u,%u,%u: B1 goes on IPU 0 and each "
+                       "next block on the same IPU or the next",
+                       n->s->name, m[0], m[1], m[2], m[3]);
     for (int l = 0; l < n->s->nlayers; l++)
         if (n->s->layer[l].block < 1 || n->s->layer[l].block > MNET_BLOCKS)
             return err_set(e, ERR_INPUT, "network %s: layer %s: block %d (1 to %d)", n->s->name,
