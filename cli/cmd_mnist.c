@@ -121,30 +121,39 @@ static int find_fashion(char **out)
 
 /* ---- the options ---- */
 
-/* --stages a,b,c,d: the IPU of each of the four blocks, each below --ipus. */
+/* --stages a,b,...: the IPU of each of the network's blocks (the tutorial's four), each below
+ * --ipus; by default block k of K on IPU floor(k N / K). */
 static int resolve_stages(mnist_opts *o)
 {
     uint32_t *st = o->c.stage_ipu;
+    const mspec *net = o->c.net ? o->c.net : mspec_tutorial();
+    int K = mspec_blocks(net);
     if (!o->stages) {
-        if (o->ipus > 4) {
+        if (o->ipus > K) {
             fprintf(stderr,
-                    "ipusim %s: --ipus %d: the network has 4 blocks, one IPU each at most\n", CMD,
-                    o->ipus);
+                    "ipusim %s: --ipus %d: the network has %d blocks, one IPU each at most\n", CMD,
+                    o->ipus, K);
             return 2;
         }
-        for (int k = 0; k < 4; k++)
-            st[k] = (uint32_t)(k * o->ipus / 4); /* 2 IPUs: B1, B2 | B3, B4 */
+        for (int k = 0; k < K; k++)
+            st[k] = (uint32_t)(k * o->ipus / K); /* 2 IPUs: B1, B2 | B3, B4 */
         return 0;
     }
     const char *p = o->stages;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < K; k++) {
         char *end;
         long v = strtol(p, &end, 10);
-        if (end == p || v < 0 || v >= o->ipus || (k < 3 ? *end != ',' : *end != '\0')) {
-            fprintf(stderr,
-                    "ipusim %s: --stages %s: expected four IPU numbers below --ipus %d, one per "
-                    "block (B1 conv1, B2 conv2, B3 layer3, B4 layer4), e.g. 0,0,1,1\n",
-                    CMD, o->stages, o->ipus);
+        if (end == p || v < 0 || v >= o->ipus || (k < K - 1 ? *end != ',' : *end != '\0')) {
+            if (K == 4)
+                fprintf(stderr,
+                        "ipusim %s: --stages %s: expected four IPU numbers below --ipus %d, one "
+                        "per block (B1 conv1, B2 conv2, B3 layer3, B4 layer4), e.g. 0,0,1,1\n",
+                        CMD, o->stages, o->ipus);
+            else
+                fprintf(stderr,
+                        "ipusim %s: --stages %s: expected %d IPU numbers below --ipus %d, one per "
+                        "block of network %s\n",
+                        CMD, o->stages, K, o->ipus, net->name);
             return 2;
         }
         st[k] = (uint32_t)v;

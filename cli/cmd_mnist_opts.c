@@ -206,12 +206,15 @@ static json *echo_network(const cli_ctx *x, const void *dst)
     return json_str((*(const mspec *const *)dst)->name);
 }
 
+/* The IPU of each of the network's blocks (dst: the stage_ipu of an mnet_cfg, whose net says
+ * how many blocks it has). */
 static json *echo_stages(const cli_ctx *x, const void *dst)
 {
     const uint32_t *st = dst;
+    const mnet_cfg *c = (const mnet_cfg *)((const char *)dst - offsetof(mnet_cfg, stage_ipu));
     json *a = json_arr();
     (void)x;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < mspec_blocks(c->net ? c->net : mspec_tutorial()); k++)
         json_put_u64(a, NULL, st[k]);
     return a;
 }
@@ -263,12 +266,13 @@ static const cli_opt rows[] = {
     {.name = "--network", .kind = CLI_VAL, .off = AT(c.net), .val = take_network, .arg = "NAME",
      .key = "network", .unit = "text", .means = "the layer table trained (--network)", .pos = -2,
      .echo = echo_network,
-     .help = "the layer table trained: tutorial (default) or wide (conv\n"
+     .help = "the layer table trained: tutorial (default), wide (conv\n"
              "1->16 k5 padding 2, pool, conv 16->32 k3 padding 1,\n"
-             "pool, linear 1568->128, linear 128->10); simulated, a\n"
+             "pool, linear 1568->128, linear 128->10) or deep (eight\n"
+             "blocks: two conv and pool, six linear); simulated, a\n"
              "table other than the tutorial's runs on one IPU (or\n"
-             "pipelined or sharded over several) with every layer\n"
-             "planned (docs/mnist.md)"},
+             "pipelined or sharded over several, up to one a block)\n"
+             "with every layer planned (docs/mnist.md)"},
     INT("--epochs", c.run.epochs, 0, 100000, "N", 0, "epochs",
         "passes over the training set (--epochs)", 1,
         "passes over the training set (default {}; 0: test only)"),
@@ -317,8 +321,9 @@ static const cli_opt rows[] = {
         "test on the first N test images only (0: all)"),
     {.kind = CLI_TEXT, .help = "The simulated run only:\n"},
     INT("--ipus", ipus, 1, 64, "N", SIM, "ipus", "IPUs a replica (--ipus)", 13,
-        "IPUs, 1 to 4 (default 4, 1 for a network other than the\n"
-        "tutorial's; 1: the whole network on one IPU)"),
+        "IPUs, 1 to the network's blocks (the tutorial's 4; default\n"
+        "4, 1 for a network other than the tutorial's; 1: the\n"
+        "whole network on one IPU)"),
     {.name = "--strategy", .kind = CLI_ENUM, .off = AT(sharded), .names = strategies,
      .arg = "S", .modes = SIM,
      .help = "pipelined (default: each IPU a pipeline stage, micro-batches\n"

@@ -360,13 +360,13 @@ static void report_graph(const phase *p)
     printf("  %-22s", "tiles per layer");
     for (int k = 0; k < MNET_NLAYERS; k++) {
         printf("%s %s", k ? ";" : "", mnet_layer_name(k));
-        for (uint32_t i = 0; i < p->m.nipus && i < 4; i++)
+        for (uint32_t i = 0; i < p->m.nipus && i < MSPEC_MAX_BLOCKS; i++)
             if (p->pipe.layer_tiles[k][i])
                 printf(" %u on ipu %u", p->pipe.layer_tiles[k][i], i);
     }
     printf("\n");
     printf("  %-22s", "conv and linear tiles");
-    for (uint32_t i = 0; i < p->m.nipus && i < 4; i++)
+    for (uint32_t i = 0; i < p->m.nipus && i < MSPEC_MAX_BLOCKS; i++)
         printf("%s %u of %u on ipu %u (%.1f%%)", i ? ";" : "", p->pipe.mm_tiles[i],
                p->m.tiles_per_ipu, i, 100.0 * p->pipe.mm_tiles[i] / p->m.tiles_per_ipu);
     printf("\n");
@@ -496,11 +496,11 @@ static void json_layer_tiles(json *o, const phase *p)
     json *lt = json_put(o, "layer_tiles", json_obj());
     for (int k = 0; k < MNET_NLAYERS; k++) {
         json *a = json_put(lt, mnet_layer_name(k), json_arr());
-        for (uint32_t i = 0; i < p->m.nipus && i < 4; i++)
+        for (uint32_t i = 0; i < p->m.nipus && i < MSPEC_MAX_BLOCKS; i++)
             json_put_u64(a, NULL, p->pipe.layer_tiles[k][i]);
     }
     json *mm = json_put(o, "mm_tiles", json_arr());
-    for (uint32_t i = 0; i < p->m.nipus && i < 4; i++)
+    for (uint32_t i = 0; i < p->m.nipus && i < MSPEC_MAX_BLOCKS; i++)
         json_put_u64(mm, NULL, p->pipe.mm_tiles[i]);
 }
 
@@ -677,16 +677,16 @@ static void print_head(const mnist_opts *o, const mnet_cfg *c, const char *sets,
     if (c->drain_ps)
         n += snprintf(more + n, sizeof more - (size_t)n, "%.3g us a buffer",
                       (double)c->drain_ps / 1e6);
+    char on[128] = "";
+    for (int k = 0, at = 0; k < mspec_blocks(c->net ? c->net : mspec_tutorial()); k++)
+        at += snprintf(on + at, sizeof on - (size_t)at, "%sB%d on %s%u", k ? ", " : "", k + 1,
+                       k ? "" : "IPU ", c->stage_ipu[k]);
     if (o->ipus > 1 && c->pipelined)
-        snprintf(more + n, sizeof more - (size_t)n,
-                 "; pipelined (%s%s): B1 on IPU %u, B2 on %u, B3 on %u, B4 on %u",
-                 pipe_kind_name(c->schedule), c->recompute ? ", recompute" : "", c->stage_ipu[0],
-                 c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3]);
+        snprintf(more + n, sizeof more - (size_t)n, "; pipelined (%s%s): %s",
+                 pipe_kind_name(c->schedule), c->recompute ? ", recompute" : "", on);
     else if (o->ipus > 1)
         snprintf(more + n, sizeof more - (size_t)n,
-                 "; sharded (micro-batch %d, gradient accumulation 1): B1 on IPU %u, B2 on %u, "
-                 "B3 on %u, B4 on %u",
-                 c->run.batch, c->stage_ipu[0], c->stage_ipu[1], c->stage_ipu[2], c->stage_ipu[3]);
+                 "; sharded (micro-batch %d, gradient accumulation 1): %s", c->run.batch, on);
     size_t k = strlen(more);
     if (c->io_tiles)
         k += (size_t)snprintf(more + k, sizeof more - k, "; %u I/O tiles", c->io_tiles);

@@ -459,7 +459,7 @@ static const struct {
      "ipusim mnist: --ipus 5: the network has 4 blocks, one IPU each at most\n"},
     {"--strategy bad", "ipusim mnist: --strategy bad: expected pipelined or sharded\n"},
     {"--dtype f16", "ipusim mnist: --dtype f16: expected fp32, fp16 or u8\n"},
-    {"--network lenet", "ipusim mnist: --network lenet: expected tutorial, wide\n"},
+    {"--network lenet", "ipusim mnist: --network lenet: expected tutorial, wide, deep\n"},
     {"--network wide --ipus 2 --recompute off",
      "ipusim mnist: network wide: the simulated run of a network other than the tutorial's is on "
      "one IPU, sharded or pipelined over several, without stashing every activation (--recompute "

@@ -332,6 +332,44 @@ static void test_too_big(void **state)
     rig_free(&r);
 }
 
+/* Code that does not fit: 16 floats on one tile, run 300 times by a Seq of 300 Executes, each
+ * lowered in place (a few supervisor instructions and a sync each, 8 bytes an instruction:
+ * some 9,600 bytes), against an SRAM of 4,096 bytes: the error names the code's bytes before
+ * the tensors. */
+static void test_code_too_big(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 2);
+    mach m;
+    err e;
+    err_clear(&e);
+    assert_int_equal(mach_builtin(&m, "mk2", &e), ERR_OK);
+    m.tiles_per_ipu = 2;
+    m.sram_bytes = 4096;
+    gr_free(r.gr);
+    r.gr = gr_new(&m, 1);
+    gr_codelet_src(r.gr, "addone", addone_src);
+    uint32_t shape[1] = {16};
+    gr_tensor t = gr_tensor_new(r.gr, "t", GR_F32, 1, shape);
+    gr_map_region(r.gr, t, 0, 1, 0, 16);
+    gr_cs cs = gr_cs_new(r.gr, "cs");
+    gr_field f[2] = {gr_region(t, 0, 16), gr_u32(16)};
+    gr_vertex(r.gr, cs, "addone", 0, 0, 1, f, 2);
+    gr_prog p[300];
+    for (int k = 0; k < 300; k++)
+        p[k] = gr_execute(r.gr, cs);
+    assert_null(gr_compile(r.gr, gr_seq(r.gr, p, 300), eng_pool(r.g), &e));
+    unsigned need = 0, code = 0;
+    const char *at = strstr(e.msg, "ipu 0 tile 1 needs ");
+    assert_non_null(at);
+    assert_int_equal(
+        sscanf(at, "ipu 0 tile 1 needs %u bytes of its 4096 (code %u B;", &need, &code), 2);
+    assert_true(code > 300 * 8 * 3 && code < need); /* at least li, run, sync each */
+    assert_non_null(strstr(e.msg, "; largest tensors: t 64 B)"));
+    rig_free(&r);
+}
+
 /* Two regions of one tensor on one tile, [0, 4) and [4, 12): a field starting at element 4
  * lies in the second, not one past the end of the first (first-fit places the larger
  * second region at 0 and the first at 32, so the end of the first is byte 48, outside both).
@@ -1416,6 +1454,7 @@ int main(void)
         cmocka_unit_test(test_seven_workers),
         cmocka_unit_test(test_copy_values),
         cmocka_unit_test(test_too_big),
+        cmocka_unit_test(test_code_too_big),
         cmocka_unit_test(test_field_at_region_start),
         cmocka_unit_test(test_far_too_big),
         cmocka_unit_test(test_field_off_tile),

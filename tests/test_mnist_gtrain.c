@@ -171,7 +171,7 @@ static void against_reference(const mspec *net, const uint32_t map[4])
     err e;
     err_clear(&e);
     mnet_cfg c = cfg_of(net, 2, 1);
-    memcpy(c.stage_ipu, map, sizeof c.stage_ipu);
+    memcpy(c.stage_ipu, map, 4 * sizeof *map);
     c.m.nipus = map[3] + 1;
     mref_net *n = mref_create_net(net, BATCH, &e);
     assert_non_null(n);
@@ -277,35 +277,35 @@ static void test_wide_sharded(void **state)
  * the partial sums' order and the gradient's accumulation order are the same), for each
  * schedule; the gradient against the reference's. G = 7 micro-batches: the most that four
  * IPUs need (2N - 1). */
-static void pipelined_as_sharded(const uint32_t map[4], const pipe_kind *kinds, size_t nk)
+static void pipelined_as_sharded(const mspec *net, const uint32_t *map, const pipe_kind *kinds,
+                                 size_t nk)
 {
     err e;
     err_clear(&e);
-    const mspec *net = mspec_find("wide");
+    int K = mspec_blocks(net);
     mnet_cfg c = cfg_of(net, 2, 1);
-    memcpy(c.stage_ipu, map, sizeof c.stage_ipu);
-    c.m.nipus = map[3] + 1;
+    memcpy(c.stage_ipu, map, (size_t)K * sizeof *map);
+    c.m.nipus = map[K - 1] + 1;
     c.run.grad_accum = 7;
     c.recompute = 1; /* as PopTorch (and the CLI) by default */
     mref_net *n = mref_create_net(net, BATCH, &e);
     run r0, r;
     float *w0 = train(&c, n, &r0);
     ref_train(n, &c, &r0);
-    check_grads("wide, one micro-batch at a time", r0.grads, n, 1e-5);
+    check_grads(net->name, r0.grads, n, 1e-5);
     for (size_t k = 0; k < nk; k++) {
         c.pipelined = 1;
         c.schedule = kinds[k];
         float *w = train(&c, n, &r);
-        printf("  wide pipelined (%s) over IPUs %u,%u,%u,%u: %llu cycles (one at a time %llu); "
-               "stash slots %u %u %u %u\n",
-               pipe_kind_name(kinds[k]), map[0], map[1], map[2], map[3], (unsigned long long)r.end,
-               (unsigned long long)r0.end, r.info.slots[0], r.info.slots[1], r.info.slots[2],
-               r.info.slots[3]);
+        printf("  %s pipelined (%s) over %u IPUs: %llu cycles (one at a time %llu); stash "
+               "slots of the first two %u, %u\n",
+               net->name, pipe_kind_name(kinds[k]), c.m.nipus, (unsigned long long)r.end,
+               (unsigned long long)r0.end, r.info.slots[0], r.info.slots[1]);
         if (r.loss != r0.loss || memcmp(w, w0, sizeof(float) * mref_nparams(n)) != 0)
             fail_msg("%s: loss %.9g (one at a time %.9g), weights %s", pipe_kind_name(kinds[k]),
                      r.loss, r0.loss,
                      memcmp(w, w0, sizeof(float) * mref_nparams(n)) ? "differ" : "equal");
-        assert_int_equal(r.info.stages, map[3] + 1);
+        assert_int_equal(r.info.stages, c.m.nipus);
         free(w);
         free(r.grads);
     }
@@ -318,9 +318,13 @@ static void test_wide_pipelined(void **state)
 {
     (void)state;
     static const pipe_kind all[] = {PIPE_GROUPED, PIPE_INTERLEAVED, PIPE_SEQUENTIAL};
-    pipelined_as_sharded((const uint32_t[]){0, 0, 1, 1}, all, tu_slow_tests() ? 3 : 1);
-    if (tu_slow_tests())
-        pipelined_as_sharded((const uint32_t[]){0, 1, 2, 3}, all, 1);
+    const mspec *wide = mspec_find("wide");
+    pipelined_as_sharded(wide, (const uint32_t[]){0, 0, 1, 1}, all, tu_slow_tests() ? 3 : 1);
+    if (!tu_slow_tests())
+        return;
+    pipelined_as_sharded(wide, (const uint32_t[]){0, 1, 2, 3}, all, 1);
+    /* a table of eight blocks, two a stage over four IPUs */
+    pipelined_as_sharded(mspec_find("deep"), (const uint32_t[]){0, 0, 1, 1, 2, 2, 3, 3}, all, 1);
 }
 
 static void test_threads(void **state)

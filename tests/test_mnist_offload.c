@@ -102,7 +102,7 @@ static void train(const uint32_t map[4], int pipelined, int offload, uint32_t up
     c.run.epochs = 1;
     c.run.device_iters = 1;
     c.threads = 2;
-    memcpy(c.stage_ipu, map, sizeof c.stage_ipu);
+    memcpy(c.stage_ipu, map, 4 * sizeof *map);
     c.pipelined = pipelined;
     c.offload = offload;
     mdata_split set = digits.train;

@@ -131,7 +131,7 @@ static mnet_cfg cfg(const uint32_t map[4], int pipelined, pipe_kind k, int recom
     c.run.grad_accum = GA;
     c.run.device_iters = 1;
     c.threads = 2;
-    memcpy(c.stage_ipu, map, sizeof c.stage_ipu);
+    memcpy(c.stage_ipu, map, 4 * sizeof *map);
     c.pipelined = pipelined;
     c.schedule = k;
     c.recompute = recompute;

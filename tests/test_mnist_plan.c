@@ -128,7 +128,7 @@ static mnet_cfg cfg_of(const uint32_t map[4], int pipelined, pipe_kind k, int re
     c.run.epochs = 1;
     c.run.device_iters = 1;
     c.threads = threads;
-    memcpy(c.stage_ipu, map, sizeof c.stage_ipu);
+    memcpy(c.stage_ipu, map, 4 * sizeof *map);
     c.pipelined = pipelined;
     c.schedule = k;
     c.recompute = recompute;

@@ -245,7 +245,7 @@ static void test_sharded(void **state)
     double loss[3];
     for (int m = 0; m < 3; m++) {
         mnet_cfg c = cfg_of(1, 1, 2);
-        memcpy(c.stage_ipu, maps[m], sizeof c.stage_ipu);
+        memcpy(c.stage_ipu, maps[m], 4 * sizeof maps[m][0]);
         err e;
         err_clear(&e);
         w[m] = seeded(0);
@@ -447,7 +447,7 @@ static void test_fp16_infeed(void **state)
         c.dtype = half ? MNET_FP16 : MNET_FP32;
         if (half == 2) { /* pipelined over four IPUs: the input on stage 0 */
             static const uint32_t four[4] = {0, 1, 2, 3};
-            memcpy(c.stage_ipu, four, sizeof c.stage_ipu);
+            memcpy(c.stage_ipu, four, sizeof four);
             c.pipelined = 1;
             c.recompute = 1;
         }

@@ -70,6 +70,32 @@ static void test_wide_resolves(void **state)
     assert_null(mspec_find("none"));
 }
 
+/* deep: 28 x 28 -> conv1 k3 pad 1: (28 + 2 - 3) / 1 + 1 = 28 -> pool: 14 -> conv2 k3 pad 1:
+ * 14 -> pool: 7 -> 16 x 7 x 7 = 784 -> 256 -> 256 -> 256 -> 128 -> 128 -> 10, in eight
+ * blocks. Parameters: 8 x 9 + 8 = 80; 16 x 8 x 9 + 16 = 1,168; 784 x 256 + 256 = 200,960;
+ * 256 x 256 + 256 = 65,792 twice; 256 x 128 + 128 = 32,896; 128 x 128 + 128 = 16,512;
+ * 128 x 10 + 10 = 1,290: 384,490 in all; layer8's weight starts after the others (the
+ * sum of those before it: 80 + 1,168 + 200,960 + 2 x 65,792 + 32,896 + 16,512 = 383,200). */
+static void test_deep_resolves(void **state)
+{
+    (void)state;
+    mspec_net n;
+    err e;
+    err_clear(&e);
+    const mspec *s = mspec_find("deep");
+    assert_non_null(s);
+    assert_int_equal(mspec_resolve(s, &n, &e), ERR_OK);
+    assert_int_equal(mspec_blocks(s), 8);
+    assert_int_equal(mspec_blocks(mspec_tutorial()), 4);
+    assert_int_equal(n.out[3].c * n.out[3].h * n.out[3].w, 784);
+    assert_int_equal(n.ntensors, 16);
+    assert_int_equal(n.nparams, 384490);
+    assert_string_equal(n.t[14].name, "layer8.weight");
+    assert_int_equal(n.t[14].offset, 383200);
+    assert_int_equal(n.t[14].fan_in, 128);
+    assert_int_equal(n.classes, 10);
+}
+
 static void test_bad_tables(void **state)
 {
     (void)state;
@@ -104,6 +130,14 @@ static void test_bad_tables(void **state)
           {{MSPEC_RELU, "r", NULL, 1, 0, 0, 0, 0}, {MSPEC_LINEAR, "l", "l", 1, 2, 0, 0, 0}}},
          "network relu: layer r: a ReLU first (it works in place on the input)"},
         {{"none", "", 1, 4, 4, 0, {{0}}}, "network none: 0 layers (1 to 16)"},
+        {{"skip",
+          "",
+          1,
+          4,
+          4,
+          2,
+          {{MSPEC_LINEAR, "a", "a", 1, 2, 0, 0, 0}, {MSPEC_LINEAR, "b", "b", 3, 2, 0, 0, 0}}},
+         "network skip: layer b: block 3: the blocks go 1, 2, ... in layer order, 8 at most"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         mspec_net n;
@@ -198,9 +232,8 @@ static void test_wide_weights(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_wide_resolves),
-        cmocka_unit_test(test_bad_tables),
-        cmocka_unit_test(test_wide_gradients),
+        cmocka_unit_test(test_wide_resolves), cmocka_unit_test(test_deep_resolves),
+        cmocka_unit_test(test_bad_tables),    cmocka_unit_test(test_wide_gradients),
         cmocka_unit_test(test_wide_weights),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

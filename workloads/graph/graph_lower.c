@@ -600,8 +600,9 @@ static void find_addresses(lower *L, const ptab *P)
     }
 }
 
-/* The one-line error for a tile whose image does not fit: its largest tensors. */
-static int too_big(lower *L, uint32_t x, uint32_t need)
+/* The one-line error for a tile whose image does not fit: its code (when assembled; 0: not
+ * yet) and its largest tensors. */
+static int too_big(lower *L, uint32_t x, uint32_t need, uint32_t code)
 {
     graph *g = L->g;
     uint32_t ipu = x / L->ntiles, tile = x % L->ntiles;
@@ -626,10 +627,12 @@ static int too_big(lower *L, uint32_t x, uint32_t need)
     txt t = {0};
     for (int s = 0; s < 3 && top[s] != SIZE_MAX; s++)
         txt_printf(&t, "%s%s %zu B", s ? ", " : "", g->t[top[s]].name, bytes[s]);
-    char *list = txt_take(&t);
+    char *list = txt_take(&t), what[32] = "";
+    if (code)
+        snprintf(what, sizeof what, "code %u B; ", code);
     err_set(L->e, ERR_INPUT,
-            "graph does not fit: ipu %u tile %u needs %u bytes of its %u (largest tensors: %s)",
-            ipu, tile, need, g->m.sram_bytes, *list ? list : "none");
+            "graph does not fit: ipu %u tile %u needs %u bytes of its %u (%slargest tensors: %s)",
+            ipu, tile, need, g->m.sram_bytes, what, *list ? list : "none");
     free(list);
     return ERR_INPUT;
 }
@@ -645,7 +648,7 @@ static int account(lower *L, const ptab *P)
             continue;
         const isa_prog *p = &P->prog[x->which[t]];
         if (p->size > L->g->m.sram_bytes)
-            return too_big(L, t, p->size);
+            return too_big(L, t, p->size, p->text_size);
         x->mem[t] = (gr_tile_mem){.code = p->text_size,
                                   .state = L->tb[t].state,
                                   .always = L->pl.always[t],
@@ -704,7 +707,7 @@ static int early_fit(lower *L)
     for (uint32_t x = 0; x < L->total; x++) {
         uint64_t need = (uint64_t)L->pl.pool[x] + L->tb[x].state;
         if (need > L->g->m.sram_bytes)
-            return too_big(L, x, need > UINT32_MAX ? UINT32_MAX : (uint32_t)need);
+            return too_big(L, x, need > UINT32_MAX ? UINT32_MAX : (uint32_t)need, 0);
     }
     return ERR_OK;
 }

@@ -10,8 +10,8 @@
  * tiles add theirs (their blocks and patches stay). */
 enum { GNET_RESERVE = 96 * 1024 };
 
-/* The IPUs a network may take: one a block at most (mnet_cfg.stage_ipu), IPUs 0..3. */
-enum { GNET_IPUS = 4 };
+/* The IPUs a network may take: one a block at most (mnet_cfg.stage_ipu). */
+enum { GNET_IPUS = MSPEC_MAX_BLOCKS };
 
 /* Programs in run order (GR_NONE ones left out). */
 typedef struct gnet_progs {

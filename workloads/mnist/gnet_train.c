@@ -442,16 +442,13 @@ int gnet_check(const mnet_cfg *c, const mspec_net *n, int train, err *e)
                        "network %s: the simulated run of a network other than the tutorial's is "
                        "on one IPU, sharded or pipelined over several, without %s",
                        n->s->name, why);
-    const uint32_t *m = c->stage_ipu;
-    if (!mnet_stages_in_order(m))
+    int K = mspec_blocks(n->s);
+    char on[96];
+    if (!mnet_stages_in_order(c->stage_ipu, K))
         return err_set(e, ERR_INPUT,
-                       "network %s: blocks B1..B4 on IPUs %u,%u,%u,%u: B1 goes on IPU 0 and each "
-                       "next block on the same IPU or the next",
-                       n->s->name, m[0], m[1], m[2], m[3]);
-    for (int l = 0; l < n->s->nlayers; l++)
-        if (n->s->layer[l].block < 1 || n->s->layer[l].block > MNET_BLOCKS)
-            return err_set(e, ERR_INPUT, "network %s: layer %s: block %d (1 to %d)", n->s->name,
-                           n->s->layer[l].name, n->s->layer[l].block, MNET_BLOCKS);
+                       "network %s: blocks B1..B%d on IPUs %s: B1 goes on IPU 0 and each next "
+                       "block on the same IPU or the next",
+                       n->s->name, K, mnet_stages_text(c->stage_ipu, K, on, sizeof on));
     if (n->s->c * n->s->h * n->s->w != MDATA_PIXELS || n->classes != MDATA_CLASSES)
         return err_set(e, ERR_INPUT, "network %s: the infeed takes %d-pixel images of %d classes",
                        n->s->name, MDATA_PIXELS, MDATA_CLASSES);

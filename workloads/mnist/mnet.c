@@ -391,7 +391,7 @@ static void count_layer_tiles(mnet_b *b, const gr_exe *x, const mspec *net)
     for (int l = 0; l < net->nlayers; l++)
         if (net->layer[l].kind == MSPEC_CONV || net->layer[l].kind == MSPEC_LINEAR)
             mm[n++] = net->layer[l].name;
-    for (uint32_t i = 0; i < b->nipus && i < 4; i++) {
+    for (uint32_t i = 0; i < b->nipus && i < MSPEC_MAX_BLOCKS; i++) {
         for (int k = 0; k < MNET_NLAYERS; k++)
             b->pipe.layer_tiles[k][i] = gr_exe_layer_tiles(x, mnet_layer_name(k), i);
         b->pipe.mm_tiles[i] = gr_exe_layers_tiles(x, mm, n, i);

@@ -42,25 +42,26 @@ const char *mnet_dtype_name(mnet_dtype d);
 typedef enum mnet_mapping { MNET_MAP_SAMPLE, MNET_MAP_PLANNED } mnet_mapping;
 
 typedef struct mnet_cfg {
-    const mspec *net;      /* the network's table: NULL or mspec_tutorial(), the tutorial's own
+    const mspec *net;   /* the network's table: NULL or mspec_tutorial(), the tutorial's own
                             * graph (every mode below); another, built from its table on one
                             * IPU (gnet.h: gnet_mnet) */
-    mref_cfg run;          /* epochs, batch, gradient accumulation, device iterations, test batch,
+    mref_cfg run;       /* epochs, batch, gradient accumulation, device iterations, test batch,
                         * AdamW, seed: as the reference trainer */
-    mach m;                /* the machine (its first IPU is used) */
-    unsigned threads;      /* host threads (0: the online CPUs) */
-    uint32_t depth;        /* the infeed's and outfeed's buffering depth (the tutorial: 3) */
-    strm_mode out_mode;    /* what the outfeed returns of a host call's micro-batches (their
+    mach m;             /* the machine (its first IPU is used) */
+    unsigned threads;   /* host threads (0: the online CPUs) */
+    uint32_t depth;     /* the infeed's and outfeed's buffering depth (the tutorial: 3) */
+    strm_mode out_mode; /* what the outfeed returns of a host call's micro-batches (their
                             * loss and logits): STRM_ALL every one (OutputMode.All), STRM_FINAL
                             * the last, STRM_EVERYN every out_n-th, STRM_SUM their sum */
-    uint32_t out_n;        /* STRM_EVERYN: N (a divisor of G, or a multiple dividing a call) */
-    uint32_t stage_ipu[4]; /* the IPU of each block B1..B4 (conv1, conv2, layer3, layer4 and
-                            * the loss): all 0 on one IPU; 0, 1, 2, 3 sharded over four */
-    uint32_t max_tiles;    /* 0: the whole IPU; else the graph may use only tiles 0..max_tiles-1 */
-    mnet_dtype dtype;      /* the images in the infeed (default MNET_FP32) */
-    uint32_t log_steps;    /* record the release cycles of the first log_steps program steps
+    uint32_t out_n;     /* STRM_EVERYN: N (a divisor of G, or a multiple dividing a call) */
+    /* the IPU of each block: the tutorial's B1..B4 (conv1, conv2, layer3, layer4 and the
+     * loss), all 0 on one IPU, 0, 1, 2, 3 over four; a table's blocks (up to eight) */
+    uint32_t stage_ipu[MSPEC_MAX_BLOCKS];
+    uint32_t max_tiles; /* 0: the whole IPU; else the graph may use only tiles 0..max_tiles-1 */
+    mnet_dtype dtype;   /* the images in the infeed (default MNET_FP32) */
+    uint32_t log_steps; /* record the release cycles of the first log_steps program steps
                          * (eng_sync_log; gr_exe_steps names them); 0: none */
-    sys_ctl ctl;           /* the superstep limit, a stop flag and a heartbeat (zero: none) */
+    sys_ctl ctl;        /* the superstep limit, a stop flag and a heartbeat (zero: none) */
     struct rank_comm *ranks; /* the run's MPI ranks (base/rank.h); NULL: this process alone */
     host_cfg host;           /* the infeed's host: data loaders, the time to prepare one image, its
                             * distribution and seed, the callback (mnet_host_default); its depth
@@ -140,8 +141,8 @@ typedef struct mnet_pipe_info {
     pipe_kind schedule; /* the pipeline's schedule (mnet_cfg.schedule) */
     uint32_t micro;     /* micro-batches in one pipeline run: G (the test pass: its device
                      * iterations, the last run's fewer) */
-    uint32_t in_flight[4], slots[4];
-    uint64_t stash_bytes[4];
+    uint32_t in_flight[MSPEC_MAX_BLOCKS], slots[MSPEC_MAX_BLOCKS];
+    uint64_t stash_bytes[MSPEC_MAX_BLOCKS];
     /* mapping planned: the planned operations (the forward of conv1, conv2, layer3 and layer4;
      * in training conv2's input and weight gradients and the linear layers' input and weight
      * gradients),
@@ -150,10 +151,10 @@ typedef struct mnet_pipe_info {
     uint32_t nplans;
     mnet_plan plan[MNET_MAX_PLANS];
     /* per layer (mnet_layer_name) and IPU: the tiles holding its vertices */
-    uint32_t layer_tiles[MNET_NLAYERS][4];
+    uint32_t layer_tiles[MNET_NLAYERS][MSPEC_MAX_BLOCKS];
     /* per IPU: the tiles holding a vertex of any convolution's or linear layer's compute sets
      * (their forward and gradients; named after the layer, gr_exe_layers_tiles) */
-    uint32_t mm_tiles[4];
+    uint32_t mm_tiles[MSPEC_MAX_BLOCKS];
 } mnet_pipe_info;
 
 typedef struct mnet_hooks {

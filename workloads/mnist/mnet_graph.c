@@ -2353,12 +2353,20 @@ static gr_prog train_loop(net *n, const mnet_cfg *c, gr_prog pre, gr_prog post, 
     return mnet_loop(n->b->g, c, n->b->G, &mb, n->b->res, &sum, updates, per_call);
 }
 
-int mnet_stages_in_order(const uint32_t *m)
+int mnet_stages_in_order(const uint32_t *m, int K)
 {
-    for (int k = 0; k < MNET_BLOCKS; k++)
+    for (int k = 0; k < K; k++)
         if (m[k] != (k ? m[k - 1] : 0) && (!k || m[k] != m[k - 1] + 1))
             return 0;
     return 1;
+}
+
+const char *mnet_stages_text(const uint32_t *m, int K, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int k = 0, at = 0; k < K && (size_t)at < len; k++)
+        at += snprintf(buf + at, len - (size_t)at, "%s%u", k ? "," : "", m[k]);
+    return buf;
 }
 
 int mnet_check_pipeline(const mnet_cfg *c, int train, err *e)
@@ -2366,12 +2374,14 @@ int mnet_check_pipeline(const mnet_cfg *c, int train, err *e)
     if (!c->pipelined)
         return ERR_OK;
     const uint32_t *m = c->stage_ipu;
-    if (!mnet_stages_in_order(m))
+    int K = mspec_blocks(c->net ? c->net : mspec_tutorial());
+    char on[96];
+    if (!mnet_stages_in_order(m, K))
         return err_set(e, ERR_INPUT,
-                       "pipelined: blocks B1..B4 on IPUs %u,%u,%u,%u: each IPU is one stage, "
-                       "so B1 goes on IPU 0 and each next block on the same IPU or the next",
-                       m[0], m[1], m[2], m[3]);
-    pipe_cfg pc = {c->schedule, m[MNET_B4] + 1, train ? (uint32_t)c->run.grad_accum : c->test_iters,
+                       "pipelined: blocks B1..B%d on IPUs %s: each IPU is one stage, so B1 goes "
+                       "on IPU 0 and each next block on the same IPU or the next",
+                       K, mnet_stages_text(m, K, on, sizeof on));
+    pipe_cfg pc = {c->schedule, m[K - 1] + 1, train ? (uint32_t)c->run.grad_accum : c->test_iters,
                    train};
     return pipe_check(&pc, c->io_tiles, e);
 }

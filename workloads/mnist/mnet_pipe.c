@@ -25,7 +25,7 @@
 /* What each IPU runs in a step: a bit per pass (1 << pipe_pass), and whether the last
  * stage's pass streams out. */
 typedef struct step_sig {
-    uint8_t on[MNET_BLOCKS];
+    uint8_t on[MSPEC_MAX_BLOCKS];
     uint8_t out;
 } step_sig;
 
@@ -56,7 +56,7 @@ static int sig_eq(const step_sig *a, const step_sig *b)
 static gr_prog step_prog(graph *g, const pipe_cfg *c, const mnet_stage *st, const step_sig *s,
                          gr_prog copies)
 {
-    gr_prog p[2 * MNET_BLOCKS + 1];
+    gr_prog p[2 * MSPEC_MAX_BLOCKS + 1];
     size_t np = 0;
     for (uint32_t i = 0; i < c->N; i++) {
         if (s->on[i] & 1u << PIPE_FWD)

@@ -1,7 +1,8 @@
 /* mspec: the networks as tables, and what follows from a table (spec.h). It models no time:
  * shapes and the parameters' layout only. The tutorial's table is the PopTorch tutorial's
  * network (docs/sources.md, Tutorial); "wide" is a wider conv-net for Fashion-MNIST with the
- * padding and stride the tutorial's lacks. Left out: layers other than the four kinds, and
+ * padding and stride the tutorial's lacks; "deep" has eight blocks, for a pipeline over eight
+ * IPUs. Left out: layers other than the four kinds, and
  * inputs other than one image of c x h x w. */
 #include "workloads/mnist/spec.h"
 
@@ -41,6 +42,31 @@ static const mspec NETS[] = {
          {MSPEC_RELU, "relu3", NULL, 3, 0, 0, 0, 0},
          {MSPEC_LINEAR, "layer4", "layer4", 4, 10, 0, 0, 0},
      }},
+    {"deep",
+     "eight blocks, one an IPU: conv 1->8 k3 padding 1, pool | conv 8->16 k3 padding 1, pool | "
+     "linear 784->256, ReLU | 256->256, ReLU | 256->256, ReLU | 256->128, ReLU | 128->128, ReLU "
+     "| 128->10",
+     1,
+     28,
+     28,
+     15,
+     {
+         {MSPEC_CONV, "conv1", "layer1.conv", 1, 8, 3, 1, 1},
+         {MSPEC_POOL_RELU, "pool1", NULL, 1, 0, 0, 0, 0},
+         {MSPEC_CONV, "conv2", "layer2.conv", 2, 16, 3, 1, 1},
+         {MSPEC_POOL_RELU, "pool2", NULL, 2, 0, 0, 0, 0},
+         {MSPEC_LINEAR, "layer3", "layer3", 3, 256, 0, 0, 0},
+         {MSPEC_RELU, "relu3", NULL, 3, 0, 0, 0, 0},
+         {MSPEC_LINEAR, "layer4", "layer4", 4, 256, 0, 0, 0},
+         {MSPEC_RELU, "relu4", NULL, 4, 0, 0, 0, 0},
+         {MSPEC_LINEAR, "layer5", "layer5", 5, 256, 0, 0, 0},
+         {MSPEC_RELU, "relu5", NULL, 5, 0, 0, 0, 0},
+         {MSPEC_LINEAR, "layer6", "layer6", 6, 128, 0, 0, 0},
+         {MSPEC_RELU, "relu6", NULL, 6, 0, 0, 0, 0},
+         {MSPEC_LINEAR, "layer7", "layer7", 7, 128, 0, 0, 0},
+         {MSPEC_RELU, "relu7", NULL, 7, 0, 0, 0, 0},
+         {MSPEC_LINEAR, "layer8", "layer8", 8, 10, 0, 0, 0},
+     }},
 };
 
 const mspec *mspec_at(int i)
@@ -51,6 +77,11 @@ const mspec *mspec_at(int i)
 const mspec *mspec_tutorial(void)
 {
     return &NETS[0];
+}
+
+int mspec_blocks(const mspec *s)
+{
+    return s->nlayers ? s->layer[s->nlayers - 1].block : 0;
 }
 
 const mspec *mspec_find(const char *name)
@@ -139,6 +170,12 @@ int mspec_resolve(const mspec *s, mspec_net *n, err *e)
                        MSPEC_MAX_LAYERS);
     mspec_dims d = {s->c, s->h, s->w};
     for (int l = 0; l < s->nlayers; l++) {
+        int b = s->layer[l].block, prev = l ? s->layer[l - 1].block : 1;
+        if (b < 1 || b > MSPEC_MAX_BLOCKS || b < prev || b > prev + 1)
+            return err_set(e, ERR_INPUT,
+                           "network %s: layer %s: block %d: the blocks go 1, 2, ... in layer "
+                           "order, %d at most",
+                           s->name, s->layer[l].name, b, MSPEC_MAX_BLOCKS);
         n->in[l] = d;
         int rc = resolve_layer(n, l, e);
         if (rc != ERR_OK)

@@ -30,7 +30,12 @@ typedef struct mspec_layer {
     int k, stride, pad;
 } mspec_layer;
 
-enum { MSPEC_MAX_LAYERS = 16, MSPEC_MAX_TENSORS = 2 * MSPEC_MAX_LAYERS, MSPEC_NAME = 64 };
+enum {
+    MSPEC_MAX_LAYERS = 16,
+    MSPEC_MAX_TENSORS = 2 * MSPEC_MAX_LAYERS,
+    MSPEC_NAME = 64,
+    MSPEC_MAX_BLOCKS = 8 /* blocks 1, 2, ... in layer order: a pipeline's stages at most */
+};
 
 typedef struct mspec {
     const char *name;  /* as --network names it */
@@ -73,7 +78,9 @@ typedef struct mspec_net {
 
 /* The tutorial's network (docs/sources.md, Tutorial). */
 const mspec *mspec_tutorial(void);
-/* A network by name ("tutorial", "wide"), or NULL. */
+/* The blocks of a table (its last layer's). */
+int mspec_blocks(const mspec *s);
+/* A network by name ("tutorial", "wide", "deep"), or NULL. */
 const mspec *mspec_find(const char *name);
 /* The i-th of the networks there are (NULL past the last): for listing them. */
 const mspec *mspec_at(int i);
