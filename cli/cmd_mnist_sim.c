@@ -43,6 +43,7 @@ typedef struct phase {
     uint64_t plan_sim[MNET_MAX_PLANS]
                      [OP_S_N]; /* the planned operations' steps, simulated (pipe.plan) */
     mnet_pipe_info pipe;
+    mnet_pipe_steps pst;    /* a pipelined run's steps as simulated (pst.N 0: none) */
     eng_ipu_stats ipu[64];  /* per IPU */
     uint32_t ipu_peak[64];  /* per IPU: its largest tile image */
     double ipu_balance[64]; /* per IPU: its tiles' balance, % */
@@ -262,6 +263,31 @@ static void on_finished(void *ctx, int test, eng *g, const gr_exe *x, const mnet
     tile_balance(p, g, s->io_tiles);
     step_lines(p, g, x, s->list_steps);
     plan_sims(p, g, x, pi);
+    if (pi->stages < 2 || mnet_pipe_measure(g, x, pi, !test, &p->pst) != ERR_OK)
+        p->pst.N = 0; /* not pipelined, or its first run outgrew the step log */
+}
+
+/* The pipeline's steps: a main step's cycles, each IPU's passes in it and the Copy; each
+ * stage's passes alone. */
+static void report_pipe_steps(const phase *p)
+{
+    const mnet_pipe_steps *m = &p->pst;
+    if (!m->N)
+        return;
+    if (m->main_step) {
+        printf("  %-22s step %u of %u: %llu cycles: the passes", "main pipeline step", m->main_step,
+               m->steps, (unsigned long long)m->main);
+        for (uint32_t i = 0; i < m->N; i++)
+            printf("%s %llu", i ? "," : "", (unsigned long long)m->work[i]);
+        printf(" (IPU 0, 1, ...), then the Copy %llu\n", (unsigned long long)m->copy);
+    }
+    printf("  %-22s", "passes alone");
+    for (uint32_t i = 0; i < m->N; i++)
+        if (i + 1 < m->N)
+            printf(" ipu %u forward %llu backward %llu;", i, (unsigned long long)m->fwd[i],
+                   (unsigned long long)m->bwd[i]);
+        else
+            printf(" ipu %u fused %llu\n", i, (unsigned long long)m->fused);
 }
 
 /* ---- the report ---- */
@@ -406,6 +432,7 @@ static void report_train(const sim *s)
     fputs(p->split, stdout);
     fputs(txt_str(&p->csets_text), stdout);
     report_ipus(p, s->ncalls ? mean / (double)s->iters : 0.0, (uint64_t)s->ncalls * s->iters);
+    report_pipe_steps(p);
     char w[48];
     printf("  %-22s %.1f%% (mean / max issue cycles of the %u compute tiles with a program; "
            "busiest: %s)",
@@ -748,9 +775,10 @@ int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e)
     *c = o->c;
     c->m = o->x.m;
     c->m.nipus = (uint32_t)o->ipus * c->replicas;
-    if (c->mapping == MNET_MAP_PLANNED && c->log_steps < MNIST_PLAN_STEPS)
-        c->log_steps = MNIST_PLAN_STEPS; /* enough to reach every planned step's first run */
     c->pipelined = o->ipus > 1 && !o->sharded;
+    if ((c->mapping == MNET_MAP_PLANNED || c->pipelined) && c->log_steps < MNIST_PLAN_STEPS)
+        c->log_steps = MNIST_PLAN_STEPS; /* every planned step's first run, the first
+                                            pipeline run's steps */
     if (o->ipus > 1 && o->sharded)
         mnet_as_sharded(c);
     if (c->m.nipus > 64)

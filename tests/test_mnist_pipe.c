@@ -83,6 +83,7 @@ typedef struct run {
     uint64_t rel[N][CAP];
     uint32_t round[N][CAP], rounds[N][CAP];
     mnet_pipe_info pi;
+    mnet_pipe_steps ps; /* mnet_pipe_measure of the training run (ps.N 0: not measured) */
 } run;
 
 static void on_call(void *ctx, const mnet_call *c)
@@ -99,6 +100,8 @@ static void on_done(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pip
         return;
     r->pi = *p;
     r->nipus = eng_nipus(g);
+    if (p->stages < 2 || mnet_pipe_measure(g, x, p, !test, &r->ps) != ERR_OK)
+        r->ps.N = 0;
     eng_stats st;
     eng_get_stats(g, &st);
     r->cycles = st.cycles;
@@ -282,6 +285,20 @@ static void test_grouped_timeline(void **state)
         assert_int_equal(X[t], X[1]);
         total += pred[t] + X[t];
     }
+    /* mnet_pipe_measure (the report's "main pipeline step" and "passes alone") finds the same
+     * passes, Copy and main step as the derivation above from the same logs */
+    assert_int_equal(r.ps.N, N);
+    assert_int_equal(r.ps.main_step, 2 * N - 2);
+    assert_int_equal(r.ps.main, E[0][2 * N - 2] - E[0][2 * N - 3]);
+    assert_int_equal(r.ps.copy, X[1]);
+    for (uint32_t i = 0; i < N; i++) {
+        assert_int_equal(r.ps.work[i], L[i][2 * N - 2]);
+        if (i + 1 < N) {
+            assert_int_equal(r.ps.fwd[i], F[i]);
+            assert_int_equal(r.ps.bwd[i], Bk[i]);
+        }
+    }
+    assert_int_equal(r.ps.fused, F[N - 1]);
     /* the device iteration's pipeline from its passes alone: within DEV a step */
     uint64_t got = E[0][S - 2] - E[0][0];
     if (got + DEV * (S - 2) < total || got > total + DEV * (S - 2))

@@ -157,6 +157,27 @@ typedef struct mnet_pipe_info {
     uint32_t mm_tiles[MSPEC_MAX_BLOCKS];
 } mnet_pipe_info;
 
+/* A pipeline run's steps as simulated, from the engine's sync log of its first run (the
+ * training's first device iteration): each stage's passes alone (the first step in which the
+ * schedule gives the IPU that pass and nothing else; 0 when none does), the step's Copy
+ * between IPUs (a step's cycles less its slowest IPU's passes), and a main step (every IPU
+ * running all its passes: grouped, step 2N - 2; 0 when no step has them all). Steps 1 to S - 2
+ * only: the first also holds the program's start, the last the weight update. */
+typedef struct mnet_pipe_steps {
+    uint32_t N, steps; /* stages; the run's steps (pipe_steps) */
+    uint64_t fwd[MSPEC_MAX_BLOCKS], bwd[MSPEC_MAX_BLOCKS], fused;
+    uint64_t copy;
+    uint32_t main_step;
+    uint64_t main;                   /* its cycles */
+    uint64_t work[MSPEC_MAX_BLOCKS]; /* each IPU's passes in the main step */
+} mnet_pipe_steps;
+
+/* The steps of the pipeline run the engine g ran (x: its graph; p: its pipeline, p->stages >
+ * 1), from sync logs of every IPU (mnet_cfg.log_steps): ERR_OK, or ERR_INPUT when the logs end
+ * before the run's last step. */
+int mnet_pipe_measure(const eng *g, const gr_exe *x, const mnet_pipe_info *p, int train,
+                      mnet_pipe_steps *m);
+
 typedef struct mnet_hooks {
     void (*epoch_begin)(void *ctx, int epoch, int epochs);
     void (*call_done)(void *ctx, const mnet_call *c);

@@ -200,3 +200,99 @@ uint64_t mnet_ring(mnet_b *b, const char *name, gr_tensor t, gr_tensor to, gr_ty
     gr_keep(b->g, cur);
     return 4 * (uint64_t)total * D;
 }
+
+/* IPU i's work in each step (L[t]: the cycles of its own steps from the end of the Copy that
+ * ends step t - 1 to its arrival at the Copy that ends step t) and the end of each step (E[t]:
+ * the release of that Copy's last round): the steps are counted by the Copies. Returns how
+ * many the log holds. */
+static uint32_t segments(const eng *g, const gr_exe *x, uint32_t i, uint32_t cap, uint64_t *L,
+                         uint64_t *E)
+{
+    size_t n;
+    const uint64_t *rel = eng_sync_log(g, i, &n);
+    gr_step *st = xmalloc((n ? n : 1) * sizeof *st);
+    size_t ns = gr_exe_steps(x, i, st, n);
+    uint32_t t = 0;
+    uint64_t prev = 0;
+    L[0] = 0;
+    for (size_t k = 0; k < ns && t < cap; k++) {
+        if (!st[k].round) {
+            L[t] += rel[k] - prev;
+        } else if (st[k].round == st[k].rounds) {
+            E[t++] = rel[k];
+            L[t] = 0;
+        }
+        prev = rel[k];
+    }
+    free(st);
+    return t;
+}
+
+/* The passes IPU i runs in step t, a bit each. */
+static unsigned passes_at(const pipe_cfg *c, uint32_t t, uint32_t i)
+{
+    pipe_run r[2];
+    unsigned n = pipe_at(c, t, i, r), m = 0;
+    for (unsigned q = 0; q < n; q++)
+        m |= 1u << r[q].pass;
+    return m;
+}
+
+/* Each IPU's passes alone, and the main step (m->N, m->steps set; L, E from segments). */
+static void passes_alone(const pipe_cfg *c, uint64_t (*L)[MSPEC_MAX_BLOCKS], const uint64_t *E,
+                         mnet_pipe_steps *m)
+{
+    for (uint32_t t = 1; t + 1 < m->steps; t++) {
+        int all = 1;
+        for (uint32_t i = 0; i < m->N; i++) {
+            unsigned p = passes_at(c, t, i);
+            unsigned want = i + 1 < m->N && c->train ? 1u << PIPE_FWD | 1u << PIPE_BWD
+                            : c->train               ? 1u << PIPE_FUSED
+                                                     : 1u << PIPE_FWD;
+            all &= p == want;
+            uint64_t *slot = p == 1u << PIPE_FWD     ? &m->fwd[i]
+                             : p == 1u << PIPE_BWD   ? &m->bwd[i]
+                             : p == 1u << PIPE_FUSED ? &m->fused
+                                                     : NULL;
+            if (slot && !*slot)
+                *slot = L[t][i];
+        }
+        if (all && !m->main_step) {
+            m->main_step = t;
+            m->main = E[t] - E[t - 1];
+            for (uint32_t i = 0; i < m->N; i++)
+                m->work[i] = L[t][i];
+        }
+    }
+}
+
+int mnet_pipe_measure(const eng *g, const gr_exe *x, const mnet_pipe_info *p, int train,
+                      mnet_pipe_steps *m)
+{
+    pipe_cfg c = {p->schedule, p->stages, p->micro, train};
+    memset(m, 0, sizeof *m);
+    m->N = c.N;
+    m->steps = pipe_steps(&c);
+    uint64_t(*L)[MSPEC_MAX_BLOCKS] = xcalloc(m->steps + 1, sizeof *L);
+    uint64_t *E = xcalloc(m->steps + 1, sizeof *E), *Li = xcalloc(m->steps + 1, sizeof *Li);
+    uint64_t *Ei = xcalloc(m->steps + 1, sizeof *Ei);
+    int rc = ERR_OK;
+    for (uint32_t i = 0; i < c.N && rc == ERR_OK; i++) {
+        if (segments(g, x, i, m->steps, Li, i ? Ei : E) < m->steps)
+            rc = ERR_INPUT; /* the log ends before the run does */
+        for (uint32_t t = 0; t < m->steps; t++)
+            L[t][i] = Li[t];
+    }
+    if (rc == ERR_OK) {
+        passes_alone(&c, L, E, m);
+        uint64_t most = 0;
+        for (uint32_t i = 0; m->main_step && i < c.N; i++)
+            most = m->work[i] > most ? m->work[i] : most;
+        m->copy = m->main_step ? m->main - most : 0;
+    }
+    free(L);
+    free(E);
+    free(Li);
+    free(Ei);
+    return rc;
+}
