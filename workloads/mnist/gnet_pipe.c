@@ -40,7 +40,6 @@ typedef struct stg {
 static size_t input_pieces(const gnet_pipe_in *in, const stg *sg, gr_tensor *t, mnet_piece **p)
 {
     mnet_b *mb = in->mb;
-    graph *g = in->b->g;
     if (sg->s == 0) {
         *t = mb->xin;
         *p = xmalloc(mb->B * sizeof **p);
@@ -49,14 +48,7 @@ static size_t input_pieces(const gnet_pipe_in *in, const stg *sg, gr_tensor *t, 
         return mb->B;
     }
     *t = in->b->up[sg->l0].to.t;
-    size_t m = gr_regions(g, *t, NULL, 0);
-    gr_where *w = xmalloc((m ? m : 1) * sizeof *w);
-    gr_regions(g, *t, w, m);
-    *p = xmalloc((m ? m : 1) * sizeof **p);
-    for (size_t i = 0; i < m; i++)
-        (*p)[i] = (mnet_piece){w[i].ipu * mb->T + w[i].tile, w[i].begin, w[i].end - w[i].begin};
-    free(w);
-    return m;
+    return mnet_pieces(mb, *t, p);
 }
 
 /* The stage's stash of D slots of its input: the stash's compute set (the forward's first

@@ -525,6 +525,14 @@ static int backward(trn *t)
     return ERR_OK;
 }
 
+/* The new weights laid out for every plan: the forward's preps, then the input gradients'. */
+static gr_prog all_preps(trn *t)
+{
+    for (size_t k = 0; k < t->dprep.n; k++)
+        gnet_add(&t->b->prep, t->dprep.p[k]);
+    return gnet_seq(t->b->g, &t->b->prep);
+}
+
 /* The programs: training, init (zero, preps) then mnet_loop's; the test pass, the preps then
  * per micro-batch the infeed, the forward and the outfeed. */
 static void programs(trn *t, const mnet_cfg *c, gnet_progs *pre, uint32_t updates,
@@ -533,9 +541,7 @@ static void programs(trn *t, const mnet_cfg *c, gnet_progs *pre, uint32_t update
     gnet_bld *b = t->b;
     mnet_b *mb = t->mb;
     gnet_progs q = {0};
-    for (size_t k = 0; k < t->dprep.n; k++)
-        gnet_add(&b->prep, t->dprep.p[k]);
-    gr_prog preps = gnet_seq(b->g, &b->prep);
+    gr_prog preps = all_preps(t);
     if (!mb->train) {
         gnet_add(pre, gr_stream_out(b->g, mb->res));
         gnet_add(&q, preps);
@@ -567,9 +573,7 @@ static void pipelined(trn *t, const mnet_cfg *c, gr_prog loss, uint32_t updates,
     gnet_bld *b = t->b;
     mnet_b *mb = t->mb;
     gnet_progs q = {0};
-    for (size_t k = 0; k < t->dprep.n; k++)
-        gnet_add(&b->prep, t->dprep.p[k]);
-    gr_prog preps = gnet_seq(b->g, &b->prep), zero = GR_NONE;
+    gr_prog preps = all_preps(t), zero = GR_NONE;
     if (mb->train) {
         zero = gr_execute(b->g, t->zero);
         gnet_add(&q, zero);

@@ -2467,14 +2467,9 @@ static void stv_spread(stash *st, mnet_b *b, gr_tensor t)
 /* A tensor as its mapped regions (a planned operation's output). */
 static void stv_regions(stash *st, mnet_b *b, const char *name, gr_tensor t)
 {
-    size_t m = gr_regions(b->g, t, NULL, 0);
-    gr_where *w = xmalloc((m ? m : 1) * sizeof *w);
-    gr_regions(b->g, t, w, m);
     stv *v = &st->v[st->n++];
-    *v = (stv){t, t, GR_F32, name, xmalloc((m ? m : 1) * sizeof *v->p), m};
-    for (size_t i = 0; i < m; i++)
-        v->p[i] = (mnet_piece){w[i].ipu * b->T + w[i].tile, w[i].begin, w[i].end - w[i].begin};
-    free(w);
+    *v = (stv){t, t, GR_F32, name, NULL, 0};
+    v->np = mnet_pieces(b, t, &v->p);
 }
 
 /* conv1's input: x1 a sample a tile, or (planned) x1s where its blocks lie. */

@@ -138,6 +138,10 @@ typedef struct mnet_piece {
     size_t at, n;
 } mnet_piece;
 
+/* Tensor t's mapped regions as pieces, in mapping order, into *p (malloc'ed); returns how
+ * many. */
+size_t mnet_pieces(const mnet_b *b, gr_tensor t, mnet_piece **p);
+
 /* A stash of D slots for tensor t's parts p[0..np) (named name.stash, with its cursors
  * name.stash.cursors), each part's slots and cursors on its own tile, and the stash_ring
  * vertices that move a micro-batch's parts in (from t, into cs_s) and back out (into `to`,

@@ -160,6 +160,18 @@ gr_prog mnet_host_calls(graph *g, uint32_t calls, uint32_t n, gr_prog unit)
     return gr_repeat(g, calls, call);
 }
 
+size_t mnet_pieces(const mnet_b *b, gr_tensor t, mnet_piece **p)
+{
+    size_t m = gr_regions(b->g, t, NULL, 0);
+    gr_where *w = xmalloc((m ? m : 1) * sizeof *w);
+    gr_regions(b->g, t, w, m);
+    *p = xmalloc((m ? m : 1) * sizeof **p);
+    for (size_t i = 0; i < m; i++)
+        (*p)[i] = (mnet_piece){w[i].ipu * b->T + w[i].tile, w[i].begin, w[i].end - w[i].begin};
+    free(w);
+    return m;
+}
+
 uint64_t mnet_ring(mnet_b *b, const char *name, gr_tensor t, gr_tensor to, gr_type ty,
                    const mnet_piece *p, size_t np, uint32_t D, gr_cs cs_s, gr_cs cs_r)
 {
