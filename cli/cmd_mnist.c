@@ -128,6 +128,21 @@ static int resolve_stages(mnist_opts *o)
     uint32_t *st = o->c.stage_ipu;
     const mspec *net = o->c.net ? o->c.net : mspec_tutorial();
     int K = mspec_blocks(net);
+    if (o->stages && strcmp(o->stages, "auto") == 0) {
+        o->auto_stages = 1; /* the hand placement until the search has run */
+        o->stages = NULL;
+    }
+    if (o->balance || o->auto_stages) {
+        if (o->sharded || o->ipus < 2) {
+            fprintf(stderr,
+                    "ipusim %s: %s searches pipeline placements over --ipus 2 or more; %s runs "
+                    "none\n",
+                    CMD, o->balance ? "--balance" : "--stages auto",
+                    o->sharded ? "--strategy sharded" : "--ipus 1");
+            return 2;
+        }
+        o->auto_stages = 1;
+    }
     if (!o->stages) {
         if (o->ipus > K) {
             fprintf(stderr,
@@ -212,8 +227,10 @@ static int parse_opts(int argc, char **argv, rank_comm *ranks, mnist_opts *o)
     int rc = cli_ctx_parse(&o->x, &cli_mnist_opts, o, argc, argv, ranks);
     if (rc)
         return rc;
-    if (!o->ipus) /* the tutorial's four blocks, one an IPU; another table on one IPU */
-        o->ipus = o->c.net == mspec_tutorial() ? 4 : 1;
+    int search = o->balance || (o->stages && strcmp(o->stages, "auto") == 0);
+    if (!o->ipus) /* the tutorial's four blocks, one an IPU; another table on one IPU, or
+                   * searched over up to four */
+        o->ipus = o->c.net == mspec_tutorial() || search ? 4 : 1;
     if (o->c.net != mspec_tutorial()) /* built from its table: every layer planned */
         o->c.mapping = MNET_MAP_PLANNED;
     if ((rc = check_modes(o)) != 0 || (!o->reference && (rc = check_sim(o)) != 0))

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "bench/profile/profile.h"
 #include "host/strm.h"
+#include "workloads/mnist/balance.h"
 #include "workloads/mnist/data.h"
 #include "workloads/mnist/mnet.h"
 #include "workloads/mnist/mref.h"
@@ -44,6 +45,8 @@ typedef struct mnist_opts {
     int max_calls;       /* --max-calls: train on the first N host calls' images (0: all) */
     int test_images;     /* --test-images: test on the first N test images (0: all) */
     int plan;            /* --plan: the planned operations' estimates against the run */
+    int balance;         /* --balance: print the search of placements, run nothing more */
+    int auto_stages;     /* --stages auto: the search's fastest placement */
 } mnist_opts;
 
 /* The defaults of the option table (cmd_mnist_opts.c: cli_mnist_opts). */
@@ -92,6 +95,25 @@ int mnist_json(const mnist_opts *o, const char *dir, const mdata *d, const mnist
 /* The simulated run's configuration from the options, checked (the outfeed mode, the
  * pipeline's rules): 0, or the err's status with e set. */
 int mnist_sim_cfg(const mnist_opts *o, mnet_cfg *c, err *e);
+
+/* The search of pipeline placements (cmd_mnist_bal.c): what it measured and found. */
+typedef struct mnist_bal {
+    mbal_counts counts;
+    char m_name[32];
+    mbal_cal cal;
+    size_t nest;
+    mbal_est est[MBAL_MAX_RUNS]; /* fastest first */
+    mbal_est hand;               /* the default --stages of --ipus */
+} mnist_bal;
+/* Calibrate and search the placements of c's network over at most --ipus IPUs (training
+ * images train, initial weights params), printing the calibration's runs and the search's
+ * table; c takes the fastest placement (its stage_ipu and IPUs). 0, or the err's status. */
+int mnist_balance(const mnist_opts *o, mnet_cfg *c, const mdata_split *train, const float *params,
+                  mnist_bal *b, err *e);
+/* The report's line: the chosen placement's estimated main step beside the simulated one (m)
+ * and the hand placement's estimate; its JSON object. */
+void mnist_balance_report(const mnist_bal *b, const mnet_pipe_steps *m);
+json *mnist_balance_json(const mnist_bal *b, const mnet_pipe_steps *m);
 
 /* The simulated run on the loaded dataset: train, test, report; the exit status. */
 int cli_mnist_sim(mnist_opts *o, const char *dir, const mdata *d);

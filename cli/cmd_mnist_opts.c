@@ -332,7 +332,14 @@ static const cli_opt rows[] = {
      .means = "pipelined, sharded or one-ipu (--strategy)", .pos = 15, .echo = echo_strategy},
     {.name = "--stages", .kind = CLI_STR, .off = AT(stages), .arg = "a,b,c,d", .modes = SIM,
      .help = "the IPU of blocks B1 (conv1), B2 (conv2), B3 (layer3), B4\n"
-             "(layer4, loss); default block k on IPU floor(k N / 4)"},
+             "(layer4, loss); default block k on IPU floor(k N / 4); auto:\n"
+             "the placement over at most --ipus IPUs with the shortest\n"
+             "main pipeline step, estimated from calibration runs\n"
+             "(docs/pipelining.md, Balancing from measurements)"},
+    {.name = "--balance", .kind = CLI_FLAG, .off = AT(balance), .modes = SIM, .key = "balance",
+     .unit = "bool", .pos = 39, .means = "1: the search of placements printed alone (--balance)",
+     .help = "run --stages auto's calibration and print its search of\n"
+             "placements over at most --ipus IPUs, then stop"},
     {.off = AT(c.stage_ipu), .modes = ECHO, .key = "stages.N", .unit = "",
      .means = "the IPU of block N + 1 (--stages)", .pos = 18, .echo = echo_stages},
     {.name = "--schedule", .kind = CLI_VAL, .off = AT(c.schedule), .val = take_schedule,

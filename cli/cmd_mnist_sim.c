@@ -67,6 +67,7 @@ typedef struct sim {
     int plan_report;    /* --plan: report the plans */
     char sets[512];     /* the --set overrides, as the headers name them (cli_machine_sets) */
     uint32_t io_tiles;  /* I/O tiles per IPU (mnet_cfg.io_tiles) */
+    mnist_bal *bal;     /* --stages auto: the search, else NULL */
 } sim;
 
 /* ---- the hooks ---- */
@@ -433,6 +434,8 @@ static void report_train(const sim *s)
     fputs(txt_str(&p->csets_text), stdout);
     report_ipus(p, s->ncalls ? mean / (double)s->iters : 0.0, (uint64_t)s->ncalls * s->iters);
     report_pipe_steps(p);
+    if (s->bal)
+        mnist_balance_report(s->bal, &p->pst);
     char w[48];
     printf("  %-22s %.1f%% (mean / max issue cycles of the %u compute tiles with a program; "
            "busiest: %s)",
@@ -663,6 +666,8 @@ static json *json_simulated(const sim *s, const mnet_cfg *c)
     for (int k = 0; k < PH_N; k++)
         if (s->ph[k].seen)
             json_put(x, phase_key[k], json_phase(&s->ph[k]));
+    if (s->bal)
+        json_put(x, "balance", mnist_balance_json(s->bal, &s->ph[PH_TRAIN].pst));
     return doc;
 }
 
@@ -818,6 +823,7 @@ static void free_sim(sim *s)
     }
     mnist_run_free(&s->r);
     free(s->ends);
+    free(s->bal);
     free(s);
 }
 
@@ -832,6 +838,16 @@ int cli_mnist_sim(mnist_opts *o, const char *dir, const mdata *d)
     mref_net *net = NULL;
     double acc = 0.0;
     int rc = mnist_sim_cfg(o, &c, e) || initial_weights(o, &net, e);
+    if (rc == 0 && o->auto_stages) {
+        s->bal = xcalloc(1, sizeof *s->bal);
+        rc = mnist_balance(o, &c, &d->train, mref_params(net), s->bal, e);
+        if (rc == 0 && o->balance) { /* the search alone */
+            free_sim(s);
+            mref_destroy(net);
+            free(e);
+            return 0;
+        }
+    }
     x->m = c.m; /* the profile's machine: every replica's IPUs */
     if (rc == 0 && cli_ctx_begin(x) != 0) {
         mref_destroy(net);

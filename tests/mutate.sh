@@ -453,6 +453,14 @@ MUTATIONS=(
     "a micro-batch's forward runs the graph's first program again"
     workloads/mnist/mnet_graph.c 's/b->wper\[i\] = 2 \* ceil_div_u32((uint32_t)SPREAD\[i\].n, 2 \* avail);/b->wper[i] = (uint32_t)SPREAD[i].n \/ 16;/'
     "the linear layers' weights at home on 16 tiles (planned)"
+    workloads/mnist/balance.c 's/return (mbal_key)(in ? (out ? MBAL_BOTH : MBAL_TAKES) : (out ? MBAL_SENDS : MBAL_ALONE));/return (mbal_key)(in ? (out ? MBAL_BOTH : MBAL_SENDS) : (out ? MBAL_TAKES : MBAL_ALONE));/'
+    "balance: a block taking its input keyed as one sending its output"
+    workloads/mnist/balance.c 's/\*v = r->m.copy > others ? r->m.copy - others : 0;/*v = r->m.copy;/'
+    "balance: a cut's Copy derived from a run without its other cuts' taken off"
+    workloads/mnist/balance.c 's/        if (!tried(c, \*p = 1u << (cut - 1)))/        if (0)/'
+    "balance: the calibration does not measure each cut alone first"
+    workloads/mnist/balance.c 's/    a->work\[b\] += cycles;/    a->work[b] += b == a->first ? cycles : 0;/'
+    "balance: a stage's steps past its first block lost"
 )
 suite=${1:-}
 only=${2:-}

@@ -178,6 +178,14 @@ typedef struct mnet_pipe_steps {
 int mnet_pipe_measure(const eng *g, const gr_exe *x, const mnet_pipe_info *p, int train,
                       mnet_pipe_steps *m);
 
+/* Each step IPU `ipu` ran in the pipeline run the engine g ran (x: its graph), in run order,
+ * but for the rounds of the Copies between IPUs: `each` gets its pipeline step (counted by
+ * the Copies that end them), the step (gr_step) and its cycles (from the previous step's
+ * sync release to its own). Returns the pipeline steps the log holds, at most cap. */
+typedef void mnet_step_fn(void *ctx, uint32_t t, const gr_step *s, uint64_t cycles);
+uint32_t mnet_pipe_walk(const eng *g, const gr_exe *x, uint32_t ipu, uint32_t cap,
+                        mnet_step_fn *each, void *ctx);
+
 typedef struct mnet_hooks {
     void (*epoch_begin)(void *ctx, int epoch, int epochs);
     void (*call_done)(void *ctx, const mnet_call *c);
@@ -196,6 +204,12 @@ typedef struct mnet_hooks {
  * pipelining, several IPUs, I/O tiles, an infeed other than fp32, the offloaded optimiser, a
  * tile limit; train = 1: a strided convolution). The tutorial's: ERR_OK. */
 int mnet_check_network(const mnet_cfg *c, int train, err *e);
+
+/* 1 when blocks B1..BK on IPUs m[0..K) go B1 on IPU 0 and each next block on the same IPU or
+ * the next (a pipeline's stages, or a sharded table's), else 0. */
+int mnet_stages_in_order(const uint32_t *m, int K);
+/* "a,b,..." of m[0..K) into buf (len bytes); returns buf. */
+const char *mnet_stages_text(const uint32_t *m, int K, char *buf, size_t len);
 
 /* ERR_OK, or ERR_INPUT (one line) for an every:N outfeed the training loop cannot make: N
  * must divide the gradient accumulation G, or be a multiple of G dividing a host call. */

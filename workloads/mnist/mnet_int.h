@@ -158,12 +158,6 @@ uint64_t mnet_ring(mnet_b *b, const char *name, gr_tensor t, gr_tensor to, gr_ty
  * sync's release. */
 gr_prog mnet_host_calls(graph *g, uint32_t calls, uint32_t n, gr_prog unit);
 
-/* 1 when blocks B1..BK on IPUs m[0..K) go B1 on IPU 0 and each next block on the same IPU or
- * the next (a pipeline's stages, or a sharded table's), else 0. */
-int mnet_stages_in_order(const uint32_t *m, int K);
-/* "a,b,..." of m[0..K) into buf (len bytes); returns buf. */
-const char *mnet_stages_text(const uint32_t *m, int K, char *buf, size_t len);
-
 /* One run of the pipeline (c's G micro-batches) as a program: its steps, repeated ones as
  * loops (mnet_pipe.c). out: per micro-batch, whether the last stage's pass over it streams
  * out (fwd_out, fused_out), or NULL: none does beyond what fwd and fused do. */

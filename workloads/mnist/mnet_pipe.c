@@ -213,31 +213,44 @@ uint64_t mnet_ring(mnet_b *b, const char *name, gr_tensor t, gr_tensor to, gr_ty
     return 4 * (uint64_t)total * D;
 }
 
-/* IPU i's work in each step (L[t]: the cycles of its own steps from the end of the Copy that
- * ends step t - 1 to its arrival at the Copy that ends step t) and the end of each step (E[t]:
- * the release of that Copy's last round): the steps are counted by the Copies. Returns how
- * many the log holds. */
-static uint32_t segments(const eng *g, const gr_exe *x, uint32_t i, uint32_t cap, uint64_t *L,
-                         uint64_t *E)
+/* Walk IPU i's logged steps as pipeline steps: `each` (if any) gets every step that is not a
+ * round of a Copy between IPUs, with its pipeline step and cycles; L[t] (if any) sums them
+ * per pipeline step (the IPU's own work from the end of the Copy ending step t - 1 to its
+ * arrival at the Copy ending step t) and E[t] (if any) is the release of the last round of
+ * the Copy ending step t: the steps are counted by the Copies. Returns how many the log
+ * holds, at most cap. */
+static uint32_t walk(const eng *g, const gr_exe *x, uint32_t i, uint32_t cap, uint64_t *L,
+                     uint64_t *E, mnet_step_fn *each, void *ctx)
 {
     size_t n;
     const uint64_t *rel = eng_sync_log(g, i, &n);
     gr_step *st = xmalloc((n ? n : 1) * sizeof *st);
     size_t ns = gr_exe_steps(x, i, st, n);
     uint32_t t = 0;
-    uint64_t prev = 0;
-    L[0] = 0;
+    uint64_t prev = 0, sum = 0;
     for (size_t k = 0; k < ns && t < cap; k++) {
         if (!st[k].round) {
-            L[t] += rel[k] - prev;
+            sum += rel[k] - prev;
+            if (each)
+                each(ctx, t, &st[k], rel[k] - prev);
         } else if (st[k].round == st[k].rounds) {
-            E[t++] = rel[k];
-            L[t] = 0;
+            if (L)
+                L[t] = sum;
+            if (E)
+                E[t] = rel[k];
+            t++;
+            sum = 0;
         }
         prev = rel[k];
     }
     free(st);
     return t;
+}
+
+uint32_t mnet_pipe_walk(const eng *g, const gr_exe *x, uint32_t ipu, uint32_t cap,
+                        mnet_step_fn *each, void *ctx)
+{
+    return walk(g, x, ipu, cap, NULL, NULL, each, ctx);
 }
 
 /* The passes IPU i runs in step t, a bit each. */
@@ -250,7 +263,7 @@ static unsigned passes_at(const pipe_cfg *c, uint32_t t, uint32_t i)
     return m;
 }
 
-/* Each IPU's passes alone, and the main step (m->N, m->steps set; L, E from segments). */
+/* Each IPU's passes alone, and the main step (m->N, m->steps set; L, E from walk). */
 static void passes_alone(const pipe_cfg *c, uint64_t (*L)[MSPEC_MAX_BLOCKS], const uint64_t *E,
                          mnet_pipe_steps *m)
 {
@@ -290,7 +303,7 @@ int mnet_pipe_measure(const eng *g, const gr_exe *x, const mnet_pipe_info *p, in
     uint64_t *Ei = xcalloc(m->steps + 1, sizeof *Ei);
     int rc = ERR_OK;
     for (uint32_t i = 0; i < c.N && rc == ERR_OK; i++) {
-        if (segments(g, x, i, m->steps, Li, i ? Ei : E) < m->steps)
+        if (walk(g, x, i, m->steps, Li, i ? Ei : E, NULL, NULL) < m->steps)
             rc = ERR_INPUT; /* the log ends before the run does */
         for (uint32_t t = 0; t < m->steps; t++)
             L[t][i] = Li[t];
