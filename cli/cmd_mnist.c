@@ -131,6 +131,8 @@ static int resolve_stages(mnist_opts *o)
     if (o->stages && strcmp(o->stages, "auto") == 0) {
         o->auto_stages = 1; /* the hand placement until the search has run */
         o->stages = NULL;
+    } else if (o->stages && strcmp(o->stages, "hand") == 0) {
+        o->stages = NULL; /* the default, by name (a sweep's series beside auto) */
     }
     if (o->balance || o->auto_stages) {
         if (o->sharded || o->ipus < 2) {

@@ -332,10 +332,10 @@ static const cli_opt rows[] = {
      .means = "pipelined, sharded or one-ipu (--strategy)", .pos = 15, .echo = echo_strategy},
     {.name = "--stages", .kind = CLI_STR, .off = AT(stages), .arg = "a,b,c,d", .modes = SIM,
      .help = "the IPU of blocks B1 (conv1), B2 (conv2), B3 (layer3), B4\n"
-             "(layer4, loss); default block k on IPU floor(k N / 4); auto:\n"
-             "the placement over at most --ipus IPUs with the shortest\n"
-             "main pipeline step, estimated from calibration runs\n"
-             "(docs/pipelining.md, Balancing from measurements)"},
+             "(layer4, loss); default (or hand) block k of K on IPU\n"
+             "floor(k N / K); auto: the placement over at most --ipus\n"
+             "IPUs with the shortest main pipeline step, estimated from\n"
+             "calibration runs (docs/pipelining.md, Balancing)"},
     {.name = "--balance", .kind = CLI_FLAG, .off = AT(balance), .modes = SIM, .key = "balance",
      .unit = "bool", .pos = 39, .means = "1: the search of placements printed alone (--balance)",
      .help = "run --stages auto's calibration and print its search of\n"

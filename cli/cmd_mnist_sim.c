@@ -23,7 +23,9 @@
 #include "workloads/mnist/mnet.h"
 
 #define CMD MNIST_CMD
-#define MNIST_PLAN_STEPS 4096 /* --plan: program steps logged a run */
+#define MNIST_PLAN_STEPS                                                                           \
+    65536 /* program steps logged a run: the first pipeline run (of up to
+                                * eight stages), --plan's planned steps */
 
 /* One simulated run, the training or the test pass, as its `finished` hook saw it. */
 typedef struct phase {
@@ -615,6 +617,23 @@ static json *json_compile(const gr_summary *c)
     return x;
 }
 
+/* "pipeline": the report's main pipeline step (its number, cycles, each IPU's passes and the
+ * Copy), pipelined runs only. */
+static void json_pipe_steps(json *o, const phase *p)
+{
+    const mnet_pipe_steps *m = &p->pst;
+    if (!m->N || !m->main_step)
+        return;
+    json *x = json_put(o, "pipeline", json_obj());
+    json_put_u64(x, "steps", m->steps);
+    json_put_u64(x, "main_step", m->main_step);
+    json_put_u64(x, "main_step_cycles", m->main);
+    json_put_u64(x, "copy_cycles", m->copy);
+    json *w = json_put(x, "work_cycles", json_arr());
+    for (uint32_t i = 0; i < m->N; i++)
+        json_put(w, NULL, json_u64(m->work[i]));
+}
+
 static json *json_phase(const phase *p)
 {
     double sec = sim_seconds(p, p->st.cycles);
@@ -638,6 +657,7 @@ static json *json_phase(const phase *p)
         json_put(x, "compute_sets", json_object_get(p->csets));
     json_layer_tiles(x, p);
     json_plans(x, p);
+    json_pipe_steps(x, p);
     json_put(x, "compile", json_compile(&p->sum));
     return x;
 }

@@ -461,6 +461,8 @@ MUTATIONS=(
     "balance: the calibration does not measure each cut alone first"
     workloads/mnist/balance.c 's/    a->work\[b\] += cycles;/    a->work[b] += b == a->first ? cycles : 0;/'
     "balance: a stage's steps past its first block lost"
+    workloads/graph/graph_lower.c 's/: emit_seq(L, b, ipu, tile, \&L->g->p\[id\], (int)L->deep\[id\]);/: emit_seq(L, b, ipu, tile, \&L->g->p[id], 1);/'
+    "a called sequence's loops count in its shallowest caller's register"
 )
 suite=${1:-}
 only=${2:-}

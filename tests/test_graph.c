@@ -201,6 +201,68 @@ static void test_repeat_exact(void **state)
     rig_free(&r);
 }
 
+/* A sequence named in two places is lowered once a tile as a subroutine and called: main =
+ * Repeat(2, Seq(S, Repeat(2, S))), S = Seq(Copy a to b, addone, addone, Repeat(2, addone)).
+ * S runs at loop depths 1 and 2, so its own loop must count in r14 (a body emitted at depth 1
+ * would count in r13, the caller's loop register, and run the wrong number of times): every
+ * element of a gets 2 x 3 x 4 = 24 additions, and b holds a as the last call found it (20);
+ * the Copy's send code is itself a subroutine its tiles call, overwriting lr, which the
+ * call's return must survive. Against the same program with S written out twice (two
+ * sequences, each named once: no calls), the code is smaller, and each of the 6 calls costs
+ * call 6 + li 1 + st32 lr 1 (before the body) + li 1 + ld32 lr (ret waits for lr: 7, the
+ * load-use latency) + ret 6 = 22 cycles (docs/timing.md; nothing else runs on the tile). */
+static void test_called_seq(void **state)
+{
+    (void)state;
+    uint64_t cycles[2];
+    uint32_t code[2];
+    for (int once = 0; once < 2; once++) {
+        rig r;
+        rig_new(&r, 16);
+        uint32_t shape[1] = {32};
+        gr_tensor a = gr_tensor_new(r.gr, "a", GR_F32, 1, shape);
+        gr_map_linear(r.gr, a, 0, 0, 8, 4);
+        gr_tensor b = gr_tensor_new(r.gr, "b", GR_F32, 1, shape);
+        gr_map_linear(r.gr, b, 0, 8, 8, 4);
+        gr_cs cs = addone_cs(r.gr, a, 0, 8, 4);
+        gr_prog s[2];
+        for (int k = 0; k < 2; k++) {
+            gr_xfer xf = {a, 0, b, 0, 32};
+            gr_prog e4[4] = {gr_copy_many(r.gr, &xf, 1), gr_execute(r.gr, cs), gr_execute(r.gr, cs),
+                             gr_repeat(r.gr, 2, gr_execute(r.gr, cs))};
+            s[k] = k && once ? s[0] : gr_seq(r.gr, e4, 4);
+        }
+        gr_prog inner[2] = {s[0], gr_repeat(r.gr, 2, s[1])};
+        gr_prog main = gr_repeat(r.gr, 2, gr_seq(r.gr, inner, 2));
+        gr_exe *x = compile_ok(r.gr, main);
+        load_ok(x, r.g);
+        float in[32], out[32];
+        for (int i = 0; i < 32; i++)
+            in[i] = 0.1f * (float)i - 1.3f;
+        gr_write(x, r.g, a, 0, in, 32);
+        run_ok(r.g);
+        eng_stats st;
+        eng_get_stats(r.g, &st);
+        cycles[once] = st.cycles;
+        code[once] = gr_exe_tile(x, 0, 0)->code;
+        for (int t = 0; t < 2; t++) { /* a: 24 additions; b: a before the last S added 4 */
+            gr_read(x, r.g, t ? b : a, 0, out, 32);
+            for (int i = 0; i < 32; i++) {
+                float want = in[i];
+                for (int k = 0; k < 24 - 4 * t; k++)
+                    want = want + 1.0f;
+                assert_memory_equal(&out[i], &want, 4);
+            }
+        }
+        gr_step steps[40];
+        assert_int_equal(gr_exe_steps(x, 0, steps, 40), 30); /* the loops unrolled */
+        gr_exe_free(x);
+        rig_free(&r);
+    }
+    assert_true(code[1] < code[0]);
+    assert_int_equal(cycles[1] - cycles[0], 6 * 22);
+}
+
 /* Loops nested five deep (Repeat 2, 3, 2, 2, 2 of one Execute of addone): the three outer
  * ones count in r12..r14, the two inner ones in words of tile memory; the body runs
  * 2 x 3 x 2 x 2 x 2 = 48 times, so each element is its input plus 48 (exact: small integers
@@ -1451,6 +1513,7 @@ int main(void)
         /* clang-format off */
         cmocka_unit_test(test_repeat_exact),
         cmocka_unit_test(test_repeat_deep),
+        cmocka_unit_test(test_called_seq),
         cmocka_unit_test(test_seven_workers),
         cmocka_unit_test(test_copy_values),
         cmocka_unit_test(test_too_big),

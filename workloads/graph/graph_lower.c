@@ -22,6 +22,12 @@
  *   Repeat(n, p) a counted loop in r12, r13 or r14, not unrolled; nested deeper, its count
  *                in a word of tile memory;
  *   Seq          in order.
+ * A sequence or copy the control program names in two places or more (a pipeline's passes
+ * and its Copy, in every step that runs them) is written once a tile as a subroutine and
+ * `call`ed from each, as Poplar's Call program: the tile's code grows with the distinct
+ * programs, not with the steps. The subroutine keeps
+ * lr in a word of tile memory while it runs (the codelets and exchange code it calls overwrite
+ * lr), and runs its loops in the registers past those of its deepest caller.
  * Tensor regions lie in the tile's data pool POOL at offsets from graph_mem.c (tensors never
  * live together share memory). Labels are local to a tile (POOL, vertex states V<j>), so tiles
  * with the same work get the same text, assembled and decoded once. Addresses come from the
@@ -56,6 +62,8 @@ typedef struct tbuild {
     uint32_t state, bytes; /* vertex state and tensor bytes */
     unsigned inst;         /* labels emitted so far (repeat and copy instances) */
     gr_subs subs;          /* the exchange subroutines its text holds */
+    gr_prog *called;       /* the called programs its text holds (F<id>) */
+    size_t ncalled, ccalled;
 } tbuild;
 
 struct gr_exe {
@@ -83,6 +91,8 @@ typedef struct lower {
     gr_copy_plan *cp; /* per program (only copies filled) */
     int real;         /* 1: exchange code with real addresses (second pass) */
     uint32_t rep;     /* the replica whose text is being emitted */
+    uint32_t *refs;   /* per program: the places in reachable sequences and loops naming it */
+    uint32_t *deep;   /* per program: the deepest loop nesting it runs at */
     gr_exe *x;
     err *e;
 } lower;
@@ -374,6 +384,48 @@ static void emit_host(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog 
     txt_printf(&b->code, "        sync    %s\n", zone_of(L->x, id, ipu, 1));
 }
 
+static int emit_seq(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, const gr_prog_s *p, int depth)
+{
+    for (size_t k = 0; k < p->nkids; k++)
+        if (emit_prog(L, b, ipu, tile, p->kids[k], depth) != ERR_OK)
+            return ERR_INPUT;
+    return ERR_OK;
+}
+
+/* A call of sequence or copy id, its subroutine F<id> written into the tile's subroutines the
+ * first time (a sequence's body at the deepest nesting any caller has, so that its loops'
+ * registers are free). */
+static int emit_call(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id)
+{
+    int have = 0;
+    for (size_t k = 0; k < b->ncalled && !have; k++)
+        have = b->called[k] == id;
+    if (!have) {
+        b->called = xgrow(b->called, &b->ccalled, b->ncalled + 1, sizeof *b->called);
+        b->called[b->ncalled++] = id;
+        txt outer = b->code;
+        b->code = (txt){0};
+        int rc = L->g->p[id].kind == GR_P_COPY
+                     ? emit_copy(L, b, ipu, tile, id)
+                     : emit_seq(L, b, ipu, tile, &L->g->p[id], (int)L->deep[id]);
+        txt body = b->code;
+        b->code = outer;
+        if (rc == ERR_OK) {
+            txt_printf(&b->sub, "F%u:\n        li      r1, FL%u\n        st32    lr, [r1+0]\n", id,
+                       id);
+            txt_put(&b->sub, txt_str(&body));
+            txt_printf(&b->sub,
+                       "        li      r1, FL%u\n        ld32    lr, [r1+0]\n        ret\n", id);
+            txt_printf(&b->xdata, "        .align  4\nFL%u:    .word   0\n", id);
+        }
+        txt_free(&body);
+        if (rc != ERR_OK)
+            return rc;
+    }
+    txt_printf(&b->code, "        call    F%u\n", id);
+    return ERR_OK;
+}
+
 static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog id, int depth)
 {
     const gr_prog_s *p = &L->g->p[id];
@@ -385,7 +437,8 @@ static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog i
     case GR_P_REMOTE_READ:
     case GR_P_REMOTE_WRITE: emit_host(L, b, ipu, tile, id); return ERR_OK;
     case GR_P_EXEC: emit_exec(L, b, p->a, zone_of(L->x, id, ipu, 0)); return ERR_OK;
-    case GR_P_COPY: return emit_copy(L, b, ipu, tile, id);
+    case GR_P_COPY:
+        return L->refs[id] > 1 ? emit_call(L, b, ipu, tile, id) : emit_copy(L, b, ipu, tile, id);
     case GR_P_SYNC:
         txt_printf(&b->code, "        sync    %s\n", isa_zone_name(p->a));
         return ERR_OK;
@@ -395,10 +448,8 @@ static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog i
         return ERR_OK;
     case GR_P_REPEAT: return emit_repeat(L, b, ipu, tile, p, depth);
     case GR_P_SEQ:
-        for (size_t k = 0; k < p->nkids; k++)
-            if (emit_prog(L, b, ipu, tile, p->kids[k], depth) != ERR_OK)
-                return ERR_INPUT;
-        return ERR_OK;
+        return L->refs[id] > 1 ? emit_call(L, b, ipu, tile, id)
+                               : emit_seq(L, b, ipu, tile, p, depth);
     }
     return ERR_OK;
 }
@@ -414,6 +465,7 @@ static char *tile_text(lower *L, uint32_t x, gr_prog main)
     txt_free(&b->xdata);
     gr_subs_free(&b->subs);
     b->inst = 0;
+    b->ncalled = 0;
     if (emit_prog(L, b, x / L->ntiles, x % L->ntiles, main, 0) != ERR_OK)
         return NULL;
     txt t = {0};
@@ -683,6 +735,7 @@ static void lower_free(lower *L)
         txt_free(&L->tb[x].xdata);
         free(L->tb[x].codelets);
         free(L->tb[x].vtx);
+        free(L->tb[x].called);
         gr_subs_free(&L->tb[x].subs);
     }
     gr_placement_free(&L->pl, L->g->nt);
@@ -691,6 +744,8 @@ static void lower_free(lower *L)
     }
     free(L->tb);
     free(L->cp);
+    free(L->refs);
+    free(L->deep);
 }
 
 static double now_s(void)
@@ -714,8 +769,50 @@ static int early_fit(lower *L)
 
 /* Place data, plan copies, lay every text out (the addresses of its data), then assemble the
  * texts that hold those addresses, account. */
+/* L->refs: each reachable sequence's and loop's kids counted once per parent. */
+static void count_refs(lower *L, gr_prog id, uint8_t *seen)
+{
+    const gr_prog_s *p = &L->g->p[id];
+    if (seen[id]++)
+        return;
+    for (size_t k = 0; p->kind == GR_P_SEQ && k < p->nkids; k++) {
+        L->refs[p->kids[k]]++;
+        count_refs(L, p->kids[k], seen);
+    }
+    if (p->kind == GR_P_REPEAT) {
+        L->refs[p->b]++;
+        count_refs(L, p->b, seen);
+    }
+}
+
+/* L->deep: the deepest loop nesting each program is reached at (a program is walked again only
+ * when reached deeper than before). */
+static void find_depths(lower *L, gr_prog id, uint32_t depth)
+{
+    const gr_prog_s *p = &L->g->p[id];
+    if (L->deep[id] != UINT32_MAX && L->deep[id] >= depth)
+        return;
+    L->deep[id] = depth;
+    for (size_t k = 0; p->kind == GR_P_SEQ && k < p->nkids; k++)
+        find_depths(L, p->kids[k], depth);
+    if (p->kind == GR_P_REPEAT)
+        find_depths(L, p->b, depth + 1);
+}
+
+static void find_calls(lower *L, gr_prog main)
+{
+    uint8_t *seen = xcalloc(L->g->np, 1);
+    L->refs = xcalloc(L->g->np, sizeof *L->refs);
+    L->deep = xmalloc(L->g->np * sizeof *L->deep);
+    memset(L->deep, 0xff, L->g->np * sizeof *L->deep);
+    count_refs(L, main, seen);
+    find_depths(L, main, 0);
+    free(seen);
+}
+
 static int lower_all(lower *L, gr_prog main, ptab *P, pool *threads)
 {
+    find_calls(L, main);
     place_tensors(L, main);
     place_vertices(L);
     if (early_fit(L) != ERR_OK || plan_copies(L) != ERR_OK)

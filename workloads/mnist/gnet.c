@@ -359,6 +359,29 @@ static op_act landing(const gnet_bld *b)
     return like;
 }
 
+/* A linear layer's output y^T landed from another IPU, copied on-chip into blocks of a
+ * feature each (whole rows of B), one a tile: its own layout has a few large blocks, from
+ * which the next layer's weight gradient would gather element by element, a piece each, from
+ * a few tiles (over eight IPUs the deep table's tile 0 would need 837,352 B of send code);
+ * it lands in its own layout, which keeps the crossing's rounds few. */
+static void spread_features(gnet_bld *b, const char *name)
+{
+    op_act like = b->cur;
+    int f = like.map[OP_C];
+    for (int d = 0; d < OP_DIMS; d++) {
+        like.part[d] = d == f ? like.dim[d] : 1;
+        like.grain[d] = 1;
+    }
+    if (like.part[f] > b->m->tiles_per_ipu)
+        like.part[f] = b->m->tiles_per_ipu;
+    char nm[80];
+    snprintf(nm, sizeof nm, "%s.spread", name);
+    op_act to = op_act_like(b->g, nm, b->ipu, 0, &like);
+    gnet_add(&b->run, op_act_copy(b->g, &b->cur, &to));
+    b->cur = to;
+    b->held = like.part[f];
+}
+
 int gnet_forward(gnet_bld *b)
 {
     static int (*const step[])(gnet_bld *, int) = {[MSPEC_CONV] = conv,
@@ -378,6 +401,8 @@ int gnet_forward(gnet_bld *b)
             b->held = b->mm ? b->held : like.part[OP_B];
         }
         b->run_at[l] = b->run.n;
+        if (from != b->ipu && b->mm)
+            spread_features(b, name);
         if (step[n->s->layer[l].kind](b, l) != ERR_OK)
             return ERR_INPUT;
         b->run_end[l] = b->run.n;

@@ -30,7 +30,7 @@ typedef struct gnet_layer {
      * [B][K][1][1] (in.t GR_NONE after a linear layer: it reads that layer's y^T, yt) */
     op_act in;
     op_act yt;         /* a linear layer after a linear layer: the y^T it read (where it lies
-                        * on the layer's IPU: the previous layer's output, or its crossing) */
+                        * on the layer's IPU: the previous layer's output, or the on-chip copy of its crossing) */
     op_act arg;        /* a pool's maxima (op_pool_fwd) */
     uint32_t held;     /* a planned layer: the tiles holding its input (the plans' senders) */
     int planned;       /* a convolution or linear layer: its forward's plan below */
