@@ -463,6 +463,8 @@ MUTATIONS=(
     "balance: a stage's steps past its first block lost"
     workloads/graph/graph_lower.c 's/: emit_seq(L, b, ipu, tile, \&L->g->p\[id\], (int)L->deep\[id\]);/: emit_seq(L, b, ipu, tile, \&L->g->p[id], 1);/'
     "a called sequence's loops count in its shallowest caller's register"
+    workloads/mnist/balance.c 's/    b = b == 0 || b < a->first ? a->first : b > a->last ? a->last : b;/    b = b == 0 ? a->last : b < a->first ? a->first : b > a->last ? a->last : b;/'
+    "balance: a stage's unnamed steps (stash, infeed, labels) counted with its last block"
 )
 suite=${1:-}
 only=${2:-}

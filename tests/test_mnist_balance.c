@@ -9,7 +9,10 @@
  * - the tutorial's calibration on simulated IPUs (the real mnist-digits, 400 images a run):
  *   on each calibration run the estimate's stages are the IPUs' work in its main step as
  *   measured (the steps are attributed whole), the step within 1% (the Copy is the only
- *   part summed), and the search chooses the four-stage placement, the fastest simulated. */
+ *   part summed), and the search chooses the four-stage placement, the fastest simulated;
+ * - the deep table's eight blocks over at most four IPUs (IPUSIM_SLOW_TESTS=0 leaves it out):
+ *   two placements no calibration run measured simulated, each within 5% of its estimate,
+ *   and the same weights bit for bit from both. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +26,7 @@
 
 #include "workloads/mnist/balance.h"
 #include "workloads/mnist/mref.h"
+#include "workloads/mnist/spec.h"
 
 /* 0,1,1,2 of four blocks: cuts after B1 and B3. B1 sends; B2 takes (its input crossed, its
  * output stays); B3 sends; B4 is the last stage's first block. 0,0,1,1: B1 alone, B2 sends,
@@ -241,13 +245,125 @@ static void test_tutorial(void **state)
     free(e);
 }
 
+/* ---- the deep table: eight blocks, placements no calibration run measured ---- */
+
+typedef struct place_run {
+    mnet_pipe_steps m;
+    int rc;
+} place_run;
+
+static void measured(void *ctx, int test, eng *g, const gr_exe *x, const mnet_pipe_info *p)
+{
+    place_run *r = ctx;
+    if (!test)
+        r->rc = mnet_pipe_measure(g, x, p, 1, &r->m);
+}
+
+/* Train placement p of c's network one update from params; its main step into *m, the weights
+ * out (malloc'd). */
+static float *run_placement(const mnet_cfg *c0, mbal_cuts p, const float *params, size_t np,
+                            mnet_pipe_steps *m)
+{
+    err e;
+    err_clear(&e);
+    mnet_cfg c = *c0;
+    c.pipelined = 1;
+    c.m.nipus = mbal_stages(p);
+    c.log_steps = 65536;
+    mbal_to_ipus(p, mspec_blocks(c.net), c.stage_ipu);
+    mdata_split set = digits.train;
+    set.n = (size_t)c.run.batch * (size_t)c.run.grad_accum;
+    float *w = xmalloc(np * sizeof *w);
+    memcpy(w, params, np * sizeof *w);
+    place_run r = {.rc = ERR_INPUT};
+    mnet_hooks h = {.finished = measured, .ctx = &r};
+    if (mnet_train(&c, &set, w, &h, &e) != ERR_OK)
+        fail_msg("%s", e.msg);
+    assert_int_equal(r.rc, ERR_OK);
+    assert_true(r.m.main_step > 0);
+    *m = r.m;
+    return w;
+}
+
+/* The deep table (eight blocks) on IPUs of 184 tiles, micro-batches of 8, G = 7, over at
+ * most four IPUs (two or four stages: 7 + 35 candidates; 13 calibration runs, one of which
+ * does not fit). After the calibration every candidate that may fit has an estimate; two
+ * placements no calibration run measured, the search's fastest such and the hand placement
+ * (two blocks a stage), are simulated: each one's main step within 5% of its estimate (the
+ * model's test: the keys capture what a block's steps depend on; -0.2% and +2.2% here, +5.6%
+ * for the hand placement when a stage's unnamed steps go to its last block instead of its
+ * first, whose input they depend on), and the same weights bit for bit from both (a
+ * placement changes where and when each pass runs, not what it computes). */
+static void test_deep(void **state)
+{
+    (void)state;
+    if (!tu_slow_tests())
+        skip(); /* minutes under the sanitizers */
+    err *e = xcalloc(1, sizeof *e);
+    mnet_cfg c;
+    assert_int_equal(mnet_defaults(&c, e), ERR_OK);
+    c.net = mspec_find("deep");
+    c.mapping = MNET_MAP_PLANNED;
+    c.m.tiles_per_ipu = 184;
+    c.run.batch = 8;
+    c.run.grad_accum = 7;
+    c.run.epochs = 1;
+    c.run.device_iters = 1;
+    c.threads = 2;
+    c.recompute = 1;
+    mref_net *net = mref_create_net(c.net, 8, e);
+    assert_non_null(net);
+    mref_init(net, 0);
+    size_t np = mref_nparams(net);
+    mbal_counts n = mbal_counts_of(&c.m, 8, 4);
+    mbal_cal *cal = xcalloc(1, sizeof *cal);
+    if (mbal_calibrate(&c, &n, &digits.train, mref_params(net), cal, NULL, NULL, e))
+        fail_msg("%s", e->msg);
+    mbal_est *all = xcalloc(MBAL_MAX_RUNS, sizeof *all);
+    size_t k = mbal_search(cal, &n, all);
+    assert_int_equal(k + cal->nunfit, 7 + 35);
+    assert_true(cal->nruns < k);
+    printf("  deep: %zu calibration runs (%zu did not fit), %zu placements estimated\n",
+           cal->nruns + cal->nunfit, cal->nunfit, k);
+    const mbal_est *pick[2] = {NULL, NULL};
+    mbal_cuts hand = 0x2 | 0x8 | 0x20; /* 0,0,1,1,2,2,3,3 */
+    for (size_t i = 0; i < k; i++) {
+        if (all[i].run)
+            continue;
+        if (!pick[0])
+            pick[0] = &all[i];
+        else if (all[i].p == hand || (!pick[1] && all[i].stages == 4) ||
+                 (pick[1] && pick[1]->p != hand && all[i].stages == 4))
+            pick[1] = &all[i];
+    }
+    assert_non_null(pick[0]);
+    assert_non_null(pick[1]);
+    float *w[2];
+    for (int q = 0; q < 2; q++) {
+        mnet_pipe_steps m;
+        char on[64];
+        w[q] = run_placement(&c, pick[q]->p, mref_params(net), np, &m);
+        double rel = ((double)pick[q]->step - (double)m.main) / (double)m.main;
+        printf("  deep %s: main step estimated %llu, simulated %llu (%+.1f%%)\n",
+               mbal_text(pick[q]->p, 8, on, sizeof on), (unsigned long long)pick[q]->step,
+               (unsigned long long)m.main, 100.0 * rel);
+        assert_true(rel > -0.05 && rel < 0.05); /* the issue asks 10%; the model does better */
+    }
+    assert_memory_equal(w[0], w[1], np * sizeof *w[0]);
+    free(w[0]);
+    free(w[1]);
+    free(all);
+    free(cal);
+    mref_destroy(net);
+    free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_keys),
-        cmocka_unit_test(test_calibration_runs),
-        cmocka_unit_test(test_estimate),
-        cmocka_unit_test(test_tutorial),
+        cmocka_unit_test(test_keys),     cmocka_unit_test(test_calibration_runs),
+        cmocka_unit_test(test_estimate), cmocka_unit_test(test_tutorial),
+        cmocka_unit_test(test_deep),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
