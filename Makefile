@@ -68,7 +68,7 @@ LIB       := $(BUILD)/libipusim.a
 BIN       := $(BUILD)/ipusim
 # The longest suites first (they started last and ran alone at the end: test_mnist_plan took
 # 148 s of a 10-minute make test), then the rest in name order.
-LONG_TESTS := test_mnist_plan test_mnist_gtrain test_mnist_sim test_cli
+LONG_TESTS := test_mnist_gtrain test_mnist_balance test_mnist_plan test_mnist_sim test_cli
 TEST_BINS := $(LONG_TESTS:%=$(BUILD)/tests/%) \
   $(filter-out $(LONG_TESTS:%=$(BUILD)/tests/%),$(TEST_SRC:tests/%.c=$(BUILD)/tests/%))
 BENCH_BINS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)

@@ -86,21 +86,43 @@ static void print_est(const mnist_bal *b, const mbal_est *x, const char *tag)
     printf("\n");
 }
 
-static void print_search(const mnist_bal *b)
+enum { SHOWN = 12 }; /* placements listed, fastest first (and the hand one) */
+
+/* "conv1 pool1 | conv2 pool2 layer3 relu3 | layer4": each stage's layers. */
+static const char *stage_text(const mspec *net, mbal_cuts p, char *buf, size_t len)
+{
+    uint32_t ipu[MSPEC_MAX_BLOCKS];
+    mbal_to_ipus(p, mspec_blocks(net), ipu);
+    int at = 0;
+    buf[0] = '\0';
+    for (int l = 0; l < net->nlayers && (size_t)at < len; l++) {
+        int next = l && ipu[net->layer[l].block - 1] != ipu[net->layer[l - 1].block - 1];
+        at += snprintf(buf + at, len - (size_t)at, "%s%s", l ? (next ? " | " : " ") : "",
+                       net->layer[l].name);
+    }
+    return buf;
+}
+
+static void print_search(const mnist_bal *b, const mspec *net)
 {
     printf("  %-22s the main pipeline step estimated: the slowest stage's passes + the Copy, "
            "fastest first\n",
            "placements");
     for (size_t k = 0; k < b->nest; k++)
-        print_est(b, &b->est[k],
-                  b->est[k].p == b->hand.p ? "  <- hand"
-                  : k == 0                 ? "  <- chosen"
-                                           : "");
-    char on[64];
-    printf("  %-22s %s", "chosen", mbal_text(b->est[0].p, b->cal.B, on, sizeof on));
-    printf(" (estimated main step %llu); the hand placement %s: %llu\n",
-           (unsigned long long)b->est[0].step, mbal_text(b->hand.p, b->cal.B, on, sizeof on),
-           (unsigned long long)b->hand.step);
+        if (k < SHOWN || b->est[k].p == b->hand.p)
+            print_est(b, &b->est[k],
+                      b->est[k].p == b->hand.p ? "  <- hand"
+                      : k == 0                 ? "  <- chosen"
+                                               : "");
+    if (b->nest > SHOWN)
+        printf("    (%zu more, slower)\n", b->nest - SHOWN);
+    for (size_t k = 0; k < b->cal.nunfit; k++)
+        printf("    %-16s does not fit\n", mbal_text(b->cal.unfit[k], b->cal.B, (char[64]){0}, 64));
+    char on[64], st[256];
+    printf("  %-22s %s (estimated main step %llu; stages %s); the hand placement %s: %llu\n",
+           "chosen", mbal_text(b->est[0].p, b->cal.B, on, sizeof on),
+           (unsigned long long)b->est[0].step, stage_text(net, b->est[0].p, st, sizeof st),
+           mbal_text(b->hand.p, b->cal.B, (char[64]){0}, 64), (unsigned long long)b->hand.step);
 }
 
 int mnist_balance(const mnist_opts *o, mnet_cfg *c, const mdata_split *train, const float *params,
@@ -122,7 +144,7 @@ int mnist_balance(const mnist_opts *o, mnet_cfg *c, const mdata_split *train, co
     if (!b->nest || mbal_estimate(&b->cal, mbal_from_ipus(hand, B), &b->hand, e))
         return b->nest ? e->status
                        : err_set(e, ERR_INPUT, "balance: no placement of %d blocks to search", B);
-    print_search(b);
+    print_search(b, net);
     mbal_to_ipus(b->est[0].p, B, c->stage_ipu);
     c->m.nipus = b->est[0].stages;
     fflush(stdout);

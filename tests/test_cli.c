@@ -444,6 +444,10 @@ static const struct {
     {"--schedule bad", "ipusim mnist: --schedule: schedule 'bad': one of grouped, "
                        "interleaved, sequential\n"},
     {"--recompute maybe", "ipusim mnist: --recompute maybe: expected on or off\n"},
+    {"--stages auto --ipus 1", "ipusim mnist: --stages auto searches pipeline placements over "
+                               "--ipus 2 or more; --ipus 1 runs none\n"},
+    {"--balance --strategy sharded", "ipusim mnist: --balance searches pipeline placements over "
+                                     "--ipus 2 or more; --strategy sharded runs none\n"},
     {"--strategy sharded --schedule interleaved",
      "ipusim mnist: --schedule shapes a pipeline over several IPUs; --strategy sharded runs "
      "none\n"},
