@@ -287,13 +287,15 @@ static float *run_placement(const mnet_cfg *c0, mbal_cuts p, const float *params
 
 /* The deep table (eight blocks) on IPUs of 184 tiles, micro-batches of 8, G = 7, over at
  * most four IPUs (two or four stages: 7 + 35 candidates; 13 calibration runs, one of which
- * does not fit). After the calibration every candidate that may fit has an estimate; two
- * placements no calibration run measured, the search's fastest such and the hand placement
+ * does not fit, and the fastest estimate's). After the calibration every candidate that may
+ * fit has an estimate; two placements no calibration run measured with conv1 and conv2 on one
+ * IPU, the search's fastest such and the hand placement
  * (two blocks a stage), are simulated: each one's main step within 5% of its estimate (the
- * model's test: the keys capture what a block's steps depend on; -0.2% and +2.2% here, +5.6%
- * for the hand placement when a stage's unnamed steps go to its last block instead of its
- * first, whose input they depend on), and the same weights bit for bit from both (a
- * placement changes where and when each pass runs, not what it computes). */
+ * model's test: the keys capture what a block's steps depend on; +5.6% for the hand placement
+ * when a stage's unnamed steps go to its last block instead of its first, whose input they
+ * depend on), and the same weights bit for bit from both: both keep conv1 and conv2 on one
+ * IPU. (Apart, conv2's input lands a sample a tile and its weight gradient is planned from
+ * that layout, another partition: the last bits differ. docs/pipelining.md, "Balancing".) */
 static void test_deep(void **state)
 {
     (void)state;
@@ -328,7 +330,7 @@ static void test_deep(void **state)
     const mbal_est *pick[2] = {NULL, NULL};
     mbal_cuts hand = 0x2 | 0x8 | 0x20; /* 0,0,1,1,2,2,3,3 */
     for (size_t i = 0; i < k; i++) {
-        if (all[i].run)
+        if (all[i].run || (all[i].p & 1u)) /* measured, or conv1 and conv2 apart (below) */
             continue;
         if (!pick[0])
             pick[0] = &all[i];
@@ -336,10 +338,9 @@ static void test_deep(void **state)
                  (pick[1] && pick[1]->p != hand && all[i].stages == 4))
             pick[1] = &all[i];
     }
-    assert_non_null(pick[0]);
-    assert_non_null(pick[1]);
     float *w[2];
     for (int q = 0; q < 2; q++) {
+        assert_non_null(pick[q]);
         mnet_pipe_steps m;
         char on[64];
         w[q] = run_placement(&c, pick[q]->p, mref_params(net), np, &m);

@@ -218,9 +218,10 @@ int mbal_record(mbal_cal *c, const mspec *net, mbal_cuts p, const eng *g, const 
         mnet_pipe_walk(g, x, i, r->m.steps, attribute, &a);
         a.first = a.last + 1;
     }
-    for (int b = 1; b <= c->B; b++) {
+    for (int b = 1; b <= c->B; b++) { /* a key's first measurement stays */
         mbal_key k = mbal_key_of(p, c->B, b);
-        c->work[b - 1][k] = a.work[b];
+        if (!c->seen[b - 1][k])
+            c->work[b - 1][k] = a.work[b];
         c->seen[b - 1][k] = 1;
     }
     if (mbal_stages(p) == 2) {
@@ -339,51 +340,87 @@ static int does_not_fit(const err *e)
     return e->status == ERR_INPUT && strstr(e->msg, "graph does not fit") != NULL;
 }
 
+/* What every calibration run shares: the configuration (one device iteration of batch x G
+ * images, pipelined, one replica), the images, a buffer for the weights, the caller's hook. */
+typedef struct cal_runs {
+    mnet_cfg c;
+    const mspec *net;
+    mdata_split part;
+    const float *params;
+    float *w;
+    size_t np;
+    void (*done)(void *ctx, const mbal_cal *cal, const mbal_run *r, mbal_cuts p);
+    void *ctx;
+} cal_runs;
+
+static int runs_begin(cal_runs *k, const mnet_cfg *c, const mdata_split *train, const float *params,
+                      mbal_cal *cal, err *e)
+{
+    mspec_net rn;
+    memset(k, 0, sizeof *k);
+    k->net = c->net ? c->net : mspec_tutorial();
+    if (mspec_resolve(k->net, &rn, e))
+        return e->status;
+    cal->B = mspec_blocks(k->net);
+    k->part = *train;
+    size_t images = (size_t)c->run.batch * (size_t)c->run.grad_accum;
+    if (k->part.n < images)
+        return err_set(e, ERR_INPUT, "balance: %zu training images, fewer than batch x G = %zu",
+                       k->part.n, images);
+    k->part.n = images;
+    k->c = *c;
+    k->c.run.epochs = 1;
+    k->c.run.device_iters = 1;
+    k->c.pipelined = 1;
+    k->c.replicas = 1;
+    if (k->c.log_steps < MBAL_LOG_STEPS)
+        k->c.log_steps = MBAL_LOG_STEPS;
+    k->params = params;
+    k->np = rn.nparams;
+    k->w = xmalloc(k->np * sizeof *k->w);
+    return ERR_OK;
+}
+
+/* Simulate placement p into cal: a run, or a placement that does not fit. */
+static int run_one(cal_runs *k, mbal_cal *cal, mbal_cuts p, err *e)
+{
+    k->c.m.nipus = mbal_stages(p);
+    mbal_to_ipus(p, cal->B, k->c.stage_ipu);
+    cal_ctx cx = {cal, k->net, p, e, ERR_OK};
+    mnet_hooks h = {.finished = on_finished, .ctx = &cx};
+    memcpy(k->w, k->params, k->np * sizeof *k->w);
+    size_t had = cal->nruns;
+    int rc = mnet_train(&k->c, &k->part, k->w, &h, e);
+    if (rc == ERR_OK && (rc = cx.rc) == ERR_OK && cal->nruns == had)
+        rc = err_set(e, ERR_INPUT, "balance: a calibration run ended without its report");
+    if (rc != ERR_OK && does_not_fit(e)) {
+        mbal_unfit(cal, p, e->msg);
+        err_clear(e);
+        rc = ERR_OK;
+    }
+    if (rc == ERR_OK && k->done)
+        k->done(k->ctx, cal, cal->nruns > had ? &cal->run[had] : NULL, p);
+    return rc;
+}
+
 int mbal_calibrate(const mnet_cfg *c, const mbal_counts *n, const mdata_split *train,
                    const float *params, mbal_cal *cal,
                    void (*done)(void *ctx, const mbal_cal *cal, const mbal_run *r, mbal_cuts p),
                    void *ctx, err *e)
 {
-    const mspec *net = c->net ? c->net : mspec_tutorial();
-    mspec_net rn;
+    cal_runs k;
     memset(cal, 0, sizeof *cal);
-    if (mspec_resolve(net, &rn, e))
-        return e->status;
-    int B = cal->B = mspec_blocks(net);
-    mdata_split part = *train;
-    size_t images = (size_t)c->run.batch * (size_t)c->run.grad_accum;
-    if (part.n < images)
-        return err_set(e, ERR_INPUT, "balance: %zu training images, fewer than batch x G = %zu",
-                       part.n, images);
-    part.n = images;
-    mnet_cfg rc_cfg = *c;
-    rc_cfg.run.epochs = 1;
-    rc_cfg.run.device_iters = 1;
-    rc_cfg.pipelined = 1;
-    rc_cfg.replicas = 1;
-    if (rc_cfg.log_steps < MBAL_LOG_STEPS)
-        rc_cfg.log_steps = MBAL_LOG_STEPS;
-    float *w = xmalloc(rn.nparams * sizeof *w);
-    int rc = ERR_OK;
+    int rc = runs_begin(&k, c, train, params, cal, e);
+    k.done = done;
+    k.ctx = ctx;
     mbal_cuts p;
-    while (rc == ERR_OK && mbal_next(cal, n, &p)) {
-        rc_cfg.m.nipus = mbal_stages(p);
-        mbal_to_ipus(p, B, rc_cfg.stage_ipu);
-        cal_ctx cx = {cal, net, p, e, ERR_OK};
-        mnet_hooks h = {.finished = on_finished, .ctx = &cx};
-        memcpy(w, params, rn.nparams * sizeof *w);
-        size_t had = cal->nruns;
-        rc = mnet_train(&rc_cfg, &part, w, &h, e);
-        if (rc == ERR_OK && (rc = cx.rc) == ERR_OK && cal->nruns == had)
-            rc = err_set(e, ERR_INPUT, "balance: a calibration run ended without its report");
-        if (rc != ERR_OK && does_not_fit(e)) {
-            mbal_unfit(cal, p, e->msg);
-            err_clear(e);
-            rc = ERR_OK;
-        }
-        if (rc == ERR_OK && done)
-            done(ctx, cal, cal->nruns > had ? &cal->run[had] : NULL, p);
-    }
-    free(w);
+    while (rc == ERR_OK && mbal_next(cal, n, &p))
+        rc = run_one(&k, cal, p, e);
+    /* the fastest estimate simulated too: until it is a run (or none is left) */
+    mbal_est *x = xmalloc(MBAL_MAX_RUNS * sizeof *x);
+    while (rc == ERR_OK && mbal_search(cal, n, x) && !x[0].run)
+        rc = run_one(&k, cal, x[0].p, e);
+    free(x);
+    free(k.w);
     return rc;
 }

@@ -128,9 +128,11 @@ size_t mbal_search(const mbal_cal *c, const mbal_counts *n, mbal_est *out);
 
 /* Run the calibration of configuration c (the network, machine, batch, G, schedule, threads as
  * given; one device iteration of batch x G images of train from params, which are not
- * changed) for the stage counts n allows, into cal (mbal_next's runs). `done` (if any) is
- * called after each run with it (r) or, for a placement whose graph does not fit, NULL and
- * the placement. ERR_OK, or the failing run's error. */
+ * changed) for the stage counts n allows, into cal (mbal_next's runs), then simulate the
+ * fastest estimated placement until it is a run (one that does not fit drops out and the
+ * next is tried; a key keeps its first measurement). `done` (if any) is called after each
+ * run with it (r) or, for a placement whose graph does not fit, NULL and the placement.
+ * ERR_OK, or the failing run's error. */
 int mbal_calibrate(const mnet_cfg *c, const mbal_counts *n, const mdata_split *train,
                    const float *params, mbal_cal *cal,
                    void (*done)(void *ctx, const mbal_cal *cal, const mbal_run *r, mbal_cuts p),
