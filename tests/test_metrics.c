@@ -103,7 +103,7 @@ static const struct report {
     {"micro", "micro sync --set sync_internal=100 --json $D/micro.json", {"micro.json"}, {NULL}},
     {"mnist",
      "mnist --dataset $D/digits --epochs 1 --max-calls 1 --device-iterations 1 --batch-size 4 "
-     "--gradient-accumulation 3 --ipus 2 --test-batch-size 4 --mapping planned --set "
+     "--gradient-accumulation 3 --ipus 2 --stages auto --test-batch-size 4 --mapping planned --set "
      "tiles_per_ipu=128 --threads 1 --json $D/mnist.json",
      {"mnist.json"},
      {NULL}},
