@@ -146,7 +146,7 @@ int mnist_balance(const mnist_opts *o, mnet_cfg *c, const mdata_split *train, co
                        : err_set(e, ERR_INPUT, "balance: no placement of %d blocks to search", B);
     print_search(b, net);
     mbal_to_ipus(b->est[0].p, B, c->stage_ipu);
-    c->m.nipus = b->est[0].stages;
+    c->m.nipus = b->est[0].stages * c->replicas; /* each replica its IPUs */
     fflush(stdout);
     return 0;
 }
