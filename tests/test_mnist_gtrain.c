@@ -16,7 +16,7 @@
  *   planner's estimate, as the training program first runs it;
  * - the same weights and cycles with 1 and 2 host threads;
  * (IPUSIM_SLOW_TESTS=0, the sanitizer builds of .ci/run, leave out the tutorial's table, the
- * wide network's second update and the threads);
+ * wide network's second update, the sharded run and the threads);
  * - the test pass's accuracy equal to the reference's on the trained weights;
  * - what the graph does not build refused in one line (pipelining, replicas, a u8 infeed, a
  *   stride in training). */
@@ -268,6 +268,8 @@ static void test_tutorial_table(void **state)
 static void test_wide_sharded(void **state)
 {
     (void)state;
+    if (!tu_slow_tests())
+        skip(); /* its crossings are gnet_cross's, which test_wide_pipelined runs there too */
     against_reference(mspec_find("wide"), (const uint32_t[]){0, 0, 1, 1});
 }
 
