@@ -103,7 +103,9 @@ typedef struct mnist_bal {
     mbal_cal cal;
     size_t nest;
     mbal_est est[MBAL_MAX_RUNS]; /* fastest first */
-    mbal_est hand;               /* the default --stages of --ipus */
+    mbal_est hand;               /* the default --stages of --ipus (its step 0 when the
+                                  * calibration cannot estimate it: hand_why says why) */
+    char hand_why[256];
 } mnist_bal;
 /* Calibrate and search the placements of c's network over at most --ipus IPUs (training
  * images train, initial weights params), printing the calibration's runs and the search's

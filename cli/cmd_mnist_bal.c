@@ -67,10 +67,30 @@ static void print_blocks(const mnist_bal *b, const mspec *net)
                        (unsigned long long)b->cal.work[k - 1][key]);
         printf("\n");
     }
+    char on[64];
     printf("    %-24s", "the Copy of a cut alone");
-    for (int c = 1; c < b->cal.B; c++)
-        printf(" after B%d %llu%s", c, (unsigned long long)b->cal.copy[c - 1],
-               c + 1 < b->cal.B ? ";" : "\n");
+    for (int c = 1; c < b->cal.B; c++) {
+        uint64_t v;
+        size_t run;
+        if (!mbal_cut_copy(&b->cal, c, &v, &run))
+            printf(" after B%d unknown", c);
+        else if (run == SIZE_MAX)
+            printf(" after B%d %llu", c, (unsigned long long)v);
+        else
+            printf(" after B%d %llu (%s's less its other cuts')", c, (unsigned long long)v,
+                   mbal_text(b->cal.run[run].p, b->cal.B, on, sizeof on));
+        printf("%s", c + 1 < b->cal.B ? ";" : "\n");
+    }
+}
+
+/* The hand placement's estimated main step, or why there is none. */
+static const char *hand_step(const mnist_bal *b, char *buf, size_t len)
+{
+    if (b->hand.step)
+        snprintf(buf, len, "%llu", (unsigned long long)b->hand.step);
+    else
+        snprintf(buf, len, "none (%s)", b->hand_why);
+    return buf;
 }
 
 static void print_est(const mnist_bal *b, const mbal_est *x, const char *tag)
@@ -118,11 +138,11 @@ static void print_search(const mnist_bal *b, const mspec *net)
         printf("    (%zu more, slower)\n", b->nest - SHOWN);
     for (size_t k = 0; k < b->cal.nunfit; k++)
         printf("    %-16s does not fit\n", mbal_text(b->cal.unfit[k], b->cal.B, (char[64]){0}, 64));
-    char on[64], st[256];
-    printf("  %-22s %s (estimated main step %llu; stages %s); the hand placement %s: %llu\n",
+    char on[64], st[256], hs[300];
+    printf("  %-22s %s (estimated main step %llu; stages %s); the hand placement %s: %s\n",
            "chosen", mbal_text(b->est[0].p, b->cal.B, on, sizeof on),
            (unsigned long long)b->est[0].step, stage_text(net, b->est[0].p, st, sizeof st),
-           mbal_text(b->hand.p, b->cal.B, (char[64]){0}, 64), (unsigned long long)b->hand.step);
+           mbal_text(b->hand.p, b->cal.B, (char[64]){0}, 64), hand_step(b, hs, sizeof hs));
 }
 
 int mnist_balance(const mnist_opts *o, mnet_cfg *c, const mdata_split *train, const float *params,
@@ -141,9 +161,16 @@ int mnist_balance(const mnist_opts *o, mnet_cfg *c, const mdata_split *train, co
     uint32_t hand[MSPEC_MAX_BLOCKS];
     for (int k = 0; k < B; k++) /* the default --stages: block k on IPU floor(k N / K) */
         hand[k] = (uint32_t)(k * o->ipus / B);
-    if (!b->nest || mbal_estimate(&b->cal, mbal_from_ipus(hand, B), &b->hand, e))
-        return b->nest ? e->status
-                       : err_set(e, ERR_INPUT, "balance: no placement of %d blocks to search", B);
+    if (!b->nest)
+        return err_set(e, ERR_INPUT, "balance: no placement of %d blocks to search", B);
+    err he;
+    err_clear(&he);
+    if (mbal_estimate(&b->cal, mbal_from_ipus(hand, B), &b->hand, &he) != ERR_OK) {
+        b->hand = (mbal_est){.p = mbal_from_ipus(hand, B)};
+        size_t len = strnlen(he.msg, sizeof b->hand_why - 1);
+        memcpy(b->hand_why, he.msg, len);
+        b->hand_why[len] = '\0';
+    }
     print_search(b, net);
     mbal_to_ipus(b->est[0].p, B, c->stage_ipu);
     c->m.nipus = b->est[0].stages * c->replicas; /* each replica its IPUs */
@@ -157,12 +184,13 @@ void mnist_balance_report(const mnist_bal *b, const mnet_pipe_steps *m)
         return;
     char on[64], hand[64];
     const mbal_est *x = &b->est[0];
+    char hs[300];
     printf("  %-22s %s: main step estimated %llu, simulated %llu (%+.1f%%); the hand placement "
-           "%s: estimated %llu\n",
+           "%s: estimated %s\n",
            "balanced placement", mbal_text(x->p, b->cal.B, on, sizeof on),
            (unsigned long long)x->step, (unsigned long long)m->main,
            100.0 * ((double)x->step - (double)m->main) / (double)m->main,
-           mbal_text(b->hand.p, b->cal.B, hand, sizeof hand), (unsigned long long)b->hand.step);
+           mbal_text(b->hand.p, b->cal.B, hand, sizeof hand), hand_step(b, hs, sizeof hs));
 }
 
 json *mnist_balance_json(const mnist_bal *b, const mnet_pipe_steps *m)

@@ -465,6 +465,10 @@ MUTATIONS=(
     "a called sequence's loops count in its shallowest caller's register"
     workloads/mnist/balance.c 's/    b = b == 0 || b < a->first ? a->first : b > a->last ? a->last : b;/    b = b == 0 ? a->last : b < a->first ? a->first : b > a->last ? a->last : b;/'
     "balance: a stage's unnamed steps (stash, infeed, labels) counted with its last block"
+    workloads/mnist/gnet.c 's/        int conv_in = n->s->layer\[l\].kind == MSPEC_CONV;/        int conv_in = 0;/'
+    "a convolution's input landed from another IPU planned as it lands (another partition)"
+    workloads/mnist/balance.c 's/unseen(q, B, seen, 0) + copy_gain(c, q) : 0;/unseen(q, B, seen, 0) : 0;/'
+    "balance: no run chosen for a cut's Copy whose run alone did not fit"
 )
 suite=${1:-}
 only=${2:-}

@@ -135,6 +135,19 @@ static int candidate(const mbal_cal *c, const mbal_counts *n, mbal_cuts p)
     return 1;
 }
 
+/* 1 when a run of p would give the Copy of one more cut: exactly one of its cuts' Copies is
+ * not known (mbal_cut_copy), so the run's Copy less the others' gives it. */
+static int copy_gain(const mbal_cal *c, mbal_cuts p)
+{
+    int unknown = 0;
+    for (int cut = 1; cut < c->B; cut++) {
+        uint64_t v;
+        size_t r;
+        unknown += cut_after(p, cut) && !mbal_cut_copy(c, cut, &v, &r);
+    }
+    return unknown == 1;
+}
+
 int mbal_next(const mbal_cal *c, const mbal_counts *n, mbal_cuts *p)
 {
     int B = c->B;
@@ -148,7 +161,7 @@ int mbal_next(const mbal_cal *c, const mbal_counts *n, mbal_cuts *p)
     mbal_cuts best = 0;
     int most = 0;
     for (mbal_cuts q = 1; q < 1u << (B - 1); q++) {
-        int u = candidate(c, n, q) && !tried(c, q) ? unseen(q, B, seen, 0) : 0;
+        int u = candidate(c, n, q) && !tried(c, q) ? unseen(q, B, seen, 0) + copy_gain(c, q) : 0;
         if (u > most || (u == most && u && mbal_stages(q) < mbal_stages(best)))
             best = q, most = u;
     }
@@ -235,10 +248,9 @@ int mbal_record(mbal_cal *c, const mspec *net, mbal_cuts p, const eng *g, const 
 
 /* ---- estimates and the search ---- */
 
-/* The Copy of the cut after block `cut` (from 1): from its run alone, or else from the first
- * run holding it whose other cuts' Copies were measured alone. 1, or 0 when neither is. */
-static int cut_copy(const mbal_cal *c, int cut, uint64_t *v)
+int mbal_cut_copy(const mbal_cal *c, int cut, uint64_t *v, size_t *run)
 {
+    *run = SIZE_MAX;
     if (c->copy_seen[cut - 1]) {
         *v = c->copy[cut - 1];
         return 1;
@@ -254,6 +266,7 @@ static int cut_copy(const mbal_cal *c, int cut, uint64_t *v)
             }
         if (known) {
             *v = r->m.copy > others ? r->m.copy - others : 0;
+            *run = k;
             return 1;
         }
     }
@@ -278,7 +291,8 @@ int mbal_estimate(const mbal_cal *c, mbal_cuts p, mbal_est *out, err *e)
         uint64_t v;
         if (!cut_after(p, cut))
             continue;
-        if (!cut_copy(c, cut, &v))
+        size_t run;
+        if (!mbal_cut_copy(c, cut, &v, &run))
             return err_set(e, ERR_INPUT, "balance: the Copy of the cut after B%d was not measured",
                            cut);
         out->copy += v;

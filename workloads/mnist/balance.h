@@ -94,8 +94,10 @@ typedef struct mbal_cal {
 
 /* The next calibration run for the stage counts n allows, given what c holds (its B set):
  * 1 and *p, or 0 when it has all it needs. First every cut alone (its Copy), then the
- * placement giving the most keys not yet seen of the placements still candidates (ties: fewer
- * stages, then the lower number), never one already run or found not to fit. */
+ * placement giving the most keys not yet seen, plus one where it would give a cut's Copy not
+ * yet known (a cut whose run alone did not fit: exactly one of the placement's cuts unknown),
+ * of the placements still candidates (ties: fewer stages, then the lower number), never one
+ * already run or found not to fit. */
 int mbal_next(const mbal_cal *c, const mbal_counts *n, mbal_cuts *p);
 
 /* Record that placement p does not fit (why: the compile's message). */
@@ -119,6 +121,11 @@ typedef struct mbal_est {
 /* The estimate of p from c: ERR_OK, or ERR_INPUT when c has not seen a key p needs or a
  * Copy it crosses (a cut's Copy comes from its run alone, or, where that did not fit, from a
  * run holding it whose other cuts are known: that run's Copy less theirs). */
+/* The Copy of the cut after block `cut` (from 1): from its run alone (*run = SIZE_MAX), or
+ * else from calibration run *run, the first holding it whose other cuts' Copies were measured
+ * alone (its Copy less theirs, at least 0). 1, or 0 when neither is. */
+int mbal_cut_copy(const mbal_cal *c, int cut, uint64_t *v, size_t *run);
+
 int mbal_estimate(const mbal_cal *c, mbal_cuts p, mbal_est *out, err *e);
 
 /* Every placement of the stage counts n allows that c can estimate and has not found not to

@@ -1,7 +1,10 @@
-/* gnet: a network's forward pass from its layer table, over one IPU (gnet.h). It models what
- * the operation library models (each plan's steps, the Copies between one operation's output
- * layout and the next one's input); it adds no timing of its own. Left out here: training
- * (gnet_train.c), several IPUs. */
+/* gnet: a network's forward pass from its layer table, each layer on its block's IPU (gnet.h).
+ * It models what the operation library models (each plan's steps, the Copies between one
+ * operation's output layout and the next one's input); it adds no timing of its own. Where
+ * the IPU changes, the activation crosses into a landing layout (gnet_cross); a
+ * convolution's landed input is copied into its producer's layout first, so that every
+ * layer's plan, and the order of its sums, is the same in any placement. Left out here:
+ * training (gnet_train.c), the pipeline's stages (gnet_pipe.c). */
 #include "workloads/mnist/gnet_int.h"
 
 #include <stdio.h>
@@ -382,6 +385,18 @@ static void spread_features(gnet_bld *b, const char *name)
     b->held = like.part[f];
 }
 
+/* A convolution's input landed from another IPU (a sample a tile), copied on-chip into the
+ * layout its producer left it in on its own IPU: the layer is planned from that layout, so
+ * its plan, and the order of its sums, are those of any placement. */
+static void relayout(gnet_bld *b, const char *name, const op_act *prod)
+{
+    char nm[80];
+    snprintf(nm, sizeof nm, "%s.relaid", name);
+    op_act to = op_act_like(b->g, nm, b->ipu, 0, prod);
+    gnet_add(&b->run, op_act_copy(b->g, &b->cur, &to));
+    b->cur = to;
+}
+
 int gnet_forward(gnet_bld *b)
 {
     static int (*const step[])(gnet_bld *, int) = {[MSPEC_CONV] = conv,
@@ -394,15 +409,19 @@ int gnet_forward(gnet_bld *b)
         snprintf(name, sizeof name, "%s.x", n->s->layer[l].name);
         b->ipu = b->net->ipu[l];
         uint32_t from = l ? b->net->ipu[l - 1] : b->ipu;
+        op_act prod = b->cur;
+        int conv_in = n->s->layer[l].kind == MSPEC_CONV;
         if (from != b->ipu) {
             op_act like = landing(b);
             b->cur = gnet_cross(b, &b->run, b->pipelined ? &b->up[l] : NULL, &b->cur, &like, from,
                                 b->ipu, name);
-            b->held = b->mm ? b->held : like.part[OP_B];
+            b->held = b->mm || conv_in ? b->held : like.part[OP_B];
         }
         b->run_at[l] = b->run.n;
         if (from != b->ipu && b->mm)
             spread_features(b, name);
+        else if (from != b->ipu && conv_in)
+            relayout(b, name, &prod);
         if (step[n->s->layer[l].kind](b, l) != ERR_OK)
             return ERR_INPUT;
         b->run_end[l] = b->run.n;
