@@ -274,11 +274,7 @@ static float *run_placement(const mnet_cfg *c0, mbal_cuts p, const float *params
 {
     err e;
     err_clear(&e);
-    mnet_cfg c = *c0;
-    c.pipelined = 1;
-    c.m.nipus = mbal_stages(p);
-    c.log_steps = 65536;
-    mbal_to_ipus(p, mspec_blocks(c.net), c.stage_ipu);
+    mnet_cfg c = mbal_run_cfg(c0, p); /* as a calibration run */
     mdata_split set = digits.train;
     set.n = (size_t)c.run.batch * (size_t)c.run.grad_accum;
     float *w = xmalloc(np * sizeof *w);

@@ -367,6 +367,20 @@ typedef struct cal_runs {
     void *ctx;
 } cal_runs;
 
+mnet_cfg mbal_run_cfg(const mnet_cfg *c, mbal_cuts p)
+{
+    mnet_cfg r = *c;
+    r.run.epochs = 1;
+    r.run.device_iters = 1;
+    r.pipelined = 1;
+    r.replicas = 1;
+    if (r.log_steps < MBAL_LOG_STEPS)
+        r.log_steps = MBAL_LOG_STEPS;
+    r.m.nipus = mbal_stages(p);
+    mbal_to_ipus(p, mspec_blocks(c->net ? c->net : mspec_tutorial()), r.stage_ipu);
+    return r;
+}
+
 static int runs_begin(cal_runs *k, const mnet_cfg *c, const mdata_split *train, const float *params,
                       mbal_cal *cal, err *e)
 {
@@ -383,12 +397,6 @@ static int runs_begin(cal_runs *k, const mnet_cfg *c, const mdata_split *train, 
                        k->part.n, images);
     k->part.n = images;
     k->c = *c;
-    k->c.run.epochs = 1;
-    k->c.run.device_iters = 1;
-    k->c.pipelined = 1;
-    k->c.replicas = 1;
-    if (k->c.log_steps < MBAL_LOG_STEPS)
-        k->c.log_steps = MBAL_LOG_STEPS;
     k->params = params;
     k->np = rn.nparams;
     k->w = xmalloc(k->np * sizeof *k->w);
@@ -398,13 +406,12 @@ static int runs_begin(cal_runs *k, const mnet_cfg *c, const mdata_split *train, 
 /* Simulate placement p into cal: a run, or a placement that does not fit. */
 static int run_one(cal_runs *k, mbal_cal *cal, mbal_cuts p, err *e)
 {
-    k->c.m.nipus = mbal_stages(p);
-    mbal_to_ipus(p, cal->B, k->c.stage_ipu);
+    mnet_cfg rcfg = mbal_run_cfg(&k->c, p);
     cal_ctx cx = {cal, k->net, p, e, ERR_OK};
     mnet_hooks h = {.finished = on_finished, .ctx = &cx};
     memcpy(k->w, k->params, k->np * sizeof *k->w);
     size_t had = cal->nruns;
-    int rc = mnet_train(&k->c, &k->part, k->w, &h, e);
+    int rc = mnet_train(&rcfg, &k->part, k->w, &h, e);
     if (rc == ERR_OK && (rc = cx.rc) == ERR_OK && cal->nruns == had)
         rc = err_set(e, ERR_INPUT, "balance: a calibration run ended without its report");
     if (rc != ERR_OK && does_not_fit(e)) {

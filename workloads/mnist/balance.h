@@ -133,6 +133,10 @@ int mbal_estimate(const mbal_cal *c, mbal_cuts p, mbal_est *out, err *e);
  * many (at most MBAL_MAX_RUNS). */
 size_t mbal_search(const mbal_cal *c, const mbal_counts *n, mbal_est *out);
 
+/* The configuration of a calibration run of placement p from c: one pipelined device
+ * iteration of one replica over p's IPUs, its steps logged (mnet_cfg.log_steps). */
+mnet_cfg mbal_run_cfg(const mnet_cfg *c, mbal_cuts p);
+
 /* Run the calibration of configuration c (the network, machine, batch, G, schedule, threads as
  * given; one device iteration of batch x G images of train from params, which are not
  * changed) for the stage counts n allows, into cal (mbal_next's runs), then simulate the
