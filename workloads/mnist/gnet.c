@@ -386,13 +386,15 @@ static void spread_features(gnet_bld *b, const char *name)
 }
 
 /* A convolution's input landed from another IPU (a sample a tile), copied on-chip into the
- * layout its producer left it in on its own IPU: the layer is planned from that layout, so
- * its plan, and the order of its sums, are those of any placement. */
+ * layout its producer left it in on its own IPU, on the same tiles: the layer is planned
+ * from that layout, so its plan, and the order of its sums, are those of any placement. */
 static void relayout(gnet_bld *b, const char *name, const op_act *prod)
 {
     char nm[80];
     snprintf(nm, sizeof nm, "%s.relaid", name);
-    op_act to = op_act_like(b->g, nm, b->ipu, 0, prod);
+    gr_where first = {0, 0, 0, 0}; /* block 0's tile: the blocks lie on tiles from it */
+    gr_regions(b->g, prod->t, &first, 1);
+    op_act to = op_act_like(b->g, nm, b->ipu, first.tile, prod);
     gnet_add(&b->run, op_act_copy(b->g, &b->cur, &to));
     b->cur = to;
 }
