@@ -125,8 +125,8 @@ static const char *stage_text(const mspec *net, mbal_cuts p, char *buf, size_t l
 
 static void print_search(const mnist_bal *b, const mspec *net)
 {
-    printf("  %-22s the main pipeline step estimated: the slowest stage's passes + the Copy, "
-           "fastest first\n",
+    printf("  %-22s the main pipeline step estimated: the slowest stage's passes + the Copy; "
+           "fastest first (a calibration run by its simulated step)\n",
            "placements");
     for (size_t k = 0; k < b->nest; k++)
         if (k < SHOWN || b->est[k].p == b->hand.p)

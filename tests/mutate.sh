@@ -469,6 +469,8 @@ MUTATIONS=(
     "a convolution's input landed from another IPU planned as it lands (another partition)"
     workloads/mnist/balance.c 's/unseen(q, B, seen, 0) + copy_gain(c, q) : 0;/unseen(q, B, seen, 0) : 0;/'
     "balance: no run chosen for a cut's Copy whose run alone did not fit"
+    workloads/mnist/balance.c 's/    return x->run ? x->run->m.main : x->step;/    return x->step;/'
+    "balance: a calibration run ranked by its estimate, not by what it simulated"
 )
 suite=${1:-}
 only=${2:-}

@@ -307,11 +307,17 @@ int mbal_estimate(const mbal_cal *c, mbal_cuts p, mbal_est *out, err *e)
     return ERR_OK;
 }
 
+uint64_t mbal_expected(const mbal_est *x)
+{
+    return x->run ? x->run->m.main : x->step;
+}
+
 static int faster(const void *a, const void *b)
 {
     const mbal_est *x = a, *y = b;
-    if (x->step != y->step)
-        return x->step < y->step ? -1 : 1;
+    uint64_t sx = mbal_expected(x), sy = mbal_expected(y);
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
     if (x->stages != y->stages)
         return x->stages < y->stages ? -1 : 1;
     return x->p < y->p ? -1 : x->p > y->p;
@@ -437,7 +443,7 @@ int mbal_calibrate(const mnet_cfg *c, const mbal_counts *n, const mdata_split *t
     mbal_cuts p;
     while (rc == ERR_OK && mbal_next(cal, n, &p))
         rc = run_one(&k, cal, p, e);
-    /* the fastest estimate simulated too: until it is a run (or none is left) */
+    /* the placement ranked first simulated too: until it is a run (or none is left) */
     mbal_est *x = xmalloc(MBAL_MAX_RUNS * sizeof *x);
     while (rc == ERR_OK && mbal_search(cal, n, x) && !x[0].run)
         rc = run_one(&k, cal, x[0].p, e);

@@ -128,9 +128,14 @@ int mbal_cut_copy(const mbal_cal *c, int cut, uint64_t *v, size_t *run);
 
 int mbal_estimate(const mbal_cal *c, mbal_cuts p, mbal_est *out, err *e);
 
+/* A placement's expected main step: its calibration run's, where it was simulated (x->run),
+ * else its estimate. */
+uint64_t mbal_expected(const mbal_est *x);
+
 /* Every placement of the stage counts n allows that c can estimate and has not found not to
- * fit, fastest main step first (ties: fewer stages, then the placement's number); returns how
- * many (at most MBAL_MAX_RUNS). */
+ * fit, by expected main step (mbal_expected: a run ranks by what it simulated), fastest
+ * first (ties: fewer stages, then the placement's number); returns how many (at most
+ * MBAL_MAX_RUNS). */
 size_t mbal_search(const mbal_cal *c, const mbal_counts *n, mbal_est *out);
 
 /* The configuration of a calibration run of placement p from c: one pipelined device
@@ -140,8 +145,9 @@ mnet_cfg mbal_run_cfg(const mnet_cfg *c, mbal_cuts p);
 /* Run the calibration of configuration c (the network, machine, batch, G, schedule, threads as
  * given; one device iteration of batch x G images of train from params, which are not
  * changed) for the stage counts n allows, into cal (mbal_next's runs), then simulate the
- * fastest estimated placement until it is a run (one that does not fit drops out and the
- * next is tried; a key keeps its first measurement). `done` (if any) is called after each
+ * placement mbal_search ranks first until it is a run (a run ranks by its simulated main
+ * step; one that does not fit drops out; a key keeps its first measurement): the chosen is
+ * the fastest simulated placement, and no estimate is faster. `done` (if any) is called after each
  * run with it (r) or, for a placement whose graph does not fit, NULL and the placement.
  * ERR_OK, or the failing run's error. */
 int mbal_calibrate(const mnet_cfg *c, const mbal_counts *n, const mdata_split *train,
