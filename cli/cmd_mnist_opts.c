@@ -334,8 +334,9 @@ static const cli_opt rows[] = {
      .help = "the IPU of blocks B1 (conv1), B2 (conv2), B3 (layer3), B4\n"
              "(layer4, loss); default (or hand) block k of K on IPU\n"
              "floor(k N / K); auto: the placement over at most --ipus\n"
-             "IPUs with the shortest main pipeline step, estimated from\n"
-             "calibration runs (docs/pipelining.md, Balancing)"},
+             "IPUs with the shortest main pipeline step, simulated or\n"
+             "estimated from calibration runs (docs/pipelining.md,\n"
+             "Balancing)"},
     {.name = "--balance", .kind = CLI_FLAG, .off = AT(balance), .modes = SIM, .key = "balance",
      .unit = "bool", .pos = 39, .means = "1: the search of placements printed alone (--balance)",
      .help = "run --stages auto's calibration and print its search of\n"
