@@ -167,9 +167,7 @@ int mnist_balance(const mnist_opts *o, mnet_cfg *c, const mdata_split *train, co
     err_clear(&he);
     if (mbal_estimate(&b->cal, mbal_from_ipus(hand, B), &b->hand, &he) != ERR_OK) {
         b->hand = (mbal_est){.p = mbal_from_ipus(hand, B)};
-        size_t len = strnlen(he.msg, sizeof b->hand_why - 1);
-        memcpy(b->hand_why, he.msg, len);
-        b->hand_why[len] = '\0';
+        snprintf(b->hand_why, sizeof b->hand_why, "%.*s", (int)sizeof b->hand_why - 1, he.msg);
     }
     print_search(b, net);
     mbal_to_ipus(b->est[0].p, B, c->stage_ipu);

@@ -367,6 +367,18 @@ static op_act landing(const gnet_bld *b)
  * which the next layer's weight gradient would gather element by element, a piece each, from
  * a few tiles (over eight IPUs the deep table's tile 0 would need 837,352 B of send code);
  * it lands in its own layout, which keeps the crossing's rounds few. */
+/* cur copied on-chip into a tensor `name`.`what` in like's layout, blocks from tile first of
+ * b's IPU, which becomes cur. */
+static void copy_cur(gnet_bld *b, const char *name, const char *what, uint32_t first,
+                     const op_act *like)
+{
+    char nm[80];
+    snprintf(nm, sizeof nm, "%s.%s", name, what);
+    op_act to = op_act_like(b->g, nm, b->ipu, first, like);
+    gnet_add(&b->run, op_act_copy(b->g, &b->cur, &to));
+    b->cur = to;
+}
+
 static void spread_features(gnet_bld *b, const char *name)
 {
     op_act like = b->cur;
@@ -377,11 +389,7 @@ static void spread_features(gnet_bld *b, const char *name)
     }
     if (like.part[f] > b->m->tiles_per_ipu)
         like.part[f] = b->m->tiles_per_ipu;
-    char nm[80];
-    snprintf(nm, sizeof nm, "%s.spread", name);
-    op_act to = op_act_like(b->g, nm, b->ipu, 0, &like);
-    gnet_add(&b->run, op_act_copy(b->g, &b->cur, &to));
-    b->cur = to;
+    copy_cur(b, name, "spread", 0, &like);
     b->held = like.part[f];
 }
 
@@ -390,13 +398,9 @@ static void spread_features(gnet_bld *b, const char *name)
  * from that layout, so its plan, and the order of its sums, are those of any placement. */
 static void relayout(gnet_bld *b, const char *name, const op_act *prod)
 {
-    char nm[80];
-    snprintf(nm, sizeof nm, "%s.relaid", name);
     gr_where first = {0, 0, 0, 0}; /* block 0's tile: the blocks lie on tiles from it */
     gr_regions(b->g, prod->t, &first, 1);
-    op_act to = op_act_like(b->g, nm, b->ipu, first.tile, prod);
-    gnet_add(&b->run, op_act_copy(b->g, &b->cur, &to));
-    b->cur = to;
+    copy_cur(b, name, "relaid", first.tile, prod);
 }
 
 int gnet_forward(gnet_bld *b)
