@@ -178,6 +178,13 @@ void gr_keep(graph *g, gr_tensor id)
         t->keep = 1;
 }
 
+void gr_pairs(graph *g, gr_tensor id)
+{
+    gr_tensor_s *t = gr_t(g, id);
+    if (t)
+        t->pairs = 1;
+}
+
 void gr_init(graph *g, gr_tensor id, size_t at, const void *data, size_t n)
 {
     gr_tensor_s *t = gr_t(g, id);

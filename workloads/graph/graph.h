@@ -68,6 +68,10 @@ size_t gr_tensor_elems(const graph *g, gr_tensor t);
  * order (over a whole loop when used inside one), and tensors never live together share
  * memory (docs/graph.md). */
 void gr_keep(graph *g, gr_tensor t);
+/* Give each region of t whole 8-byte pairs of memory (its last word's partner unused): a
+ * codelet that moves pairs may then read and write a region of an odd number of words whole
+ * (stash_ring). */
+void gr_pairs(graph *g, gr_tensor t);
 /* Host data for elements [at, at + n) of t (n x the type's size bytes, copied), written into
  * the tiles by gr_load: the tables and constants a graph's vertices read (Poplar's constant
  * tensors). t is kept (gr_keep), so nothing else ever shares its memory. */

@@ -16,7 +16,8 @@ typedef struct gr_tensor_s {
     unsigned ndim;
     uint32_t shape[GR_MAX_DIMS];
     size_t elems;
-    int keep; /* always live (gr_keep) */
+    int keep;  /* always live (gr_keep) */
+    int pairs; /* regions in whole 8-byte pairs (gr_pairs) */
     gr_region_s *r;
     size_t nr, cr;
 } gr_tensor_s;

@@ -194,8 +194,9 @@ void gr_plan_memory(const graph *g, gr_prog main, uint32_t ntiles, gr_placement 
         pl->off[i] = xcalloc(t->nr ? t->nr : 1, sizeof **pl->off);
         for (size_t k = 0; k < t->nr; k++) {
             size_t x = (size_t)t->r[k].ipu * ntiles + t->r[k].tile;
-            uint32_t bytes =
-                (uint32_t)((t->r[k].end - t->r[k].begin) * gr_type_size(t->type) + 3) & ~3u;
+            uint32_t round = t->pairs ? 7u : 3u, /* whole words, or pairs */
+                bytes = (uint32_t)((t->r[k].end - t->r[k].begin) * gr_type_size(t->type) + round) &
+                        ~round;
             per[x] = xgrow(per[x], &cap[x], n[x] + 1, sizeof *per[x]);
             per[x][n[x]++] = (item){(uint32_t)i, (uint32_t)k, bytes, 0, live[i]};
             if (live[i].lo == 0 && live[i].hi == UINT32_MAX)

@@ -1,9 +1,9 @@
 /* gnet: a network's forward pass from its layer table, each layer on its block's IPU (gnet.h).
  * It models what the operation library models (each plan's steps, the Copies between one
  * operation's output layout and the next one's input); it adds no timing of its own. Where
- * the IPU changes, the activation crosses into a landing layout (gnet_cross); a
- * convolution's landed input is copied into its producer's layout first, so that every
- * layer's plan, and the order of its sums, is the same in any placement. Left out here:
+ * the IPU changes, the activation crosses onto the same tiles of the next IPU in the layout
+ * it has (gnet_cross, as PopART's IpuCopy), so that every layer's plan, and the order of its
+ * sums, is the same in any placement. Left out here:
  * training (gnet_train.c), the pipeline's stages (gnet_pipe.c). */
 #include "workloads/mnist/gnet_int.h"
 
@@ -325,12 +325,21 @@ static int linear(gnet_bld *b, int l)
     return planned(b, l, &s, &x, x_run);
 }
 
-op_act gnet_cross(gnet_bld *b, gnet_progs *q, gnet_xing *x, const op_act *a, const op_act *like,
-                  uint32_t from, uint32_t ipu, const char *name)
+/* a's layout in a new tensor on the same tiles of IPU ipu (op_clone). */
+static op_act clone(gnet_bld *b, const char *name, uint32_t ipu, const op_act *a)
+{
+    op_act c = *a;
+    c.at = 0;
+    c.t = op_clone(b->g, name, a->t, a->at, op_act_elems(a), ipu);
+    return c;
+}
+
+op_act gnet_cross(gnet_bld *b, gnet_progs *q, gnet_xing *x, const op_act *a, uint32_t from,
+                  uint32_t ipu, const char *name)
 {
     if (from == ipu)
         return *a;
-    op_act to = op_act_like(b->g, name, ipu, 0, like);
+    op_act to = clone(b, name, ipu, a);
     if (!x) {
         gnet_add(q, op_act_copy(b->g, a, &to));
         return to;
@@ -339,27 +348,12 @@ op_act gnet_cross(gnet_bld *b, gnet_progs *q, gnet_xing *x, const op_act *a, con
     if (q) {
         char nm[80];
         snprintf(nm, sizeof nm, "%s.sent", name);
-        src = op_act_like(b->g, nm, from, 0, a);
+        src = clone(b, nm, from, a);
         gnet_add(q, op_act_copy(b->g, a, &src));
     }
     x->n = op_act_xfers(&src, &to, &x->x);
     x->to = to;
     return to;
-}
-
-/* The layout an activation crossing to the next layer's IPU lands in: a linear layer's output
- * y^T in its own (its blocks are whole rows of B, a multiple of 4 samples); else a sample a
- * tile, each an even number of words (padded), so that a pipeline's stash_ring can keep it. */
-static op_act landing(const gnet_bld *b)
-{
-    if (b->mm)
-        return b->cur;
-    uint32_t dim[OP_DIMS];
-    for (int d = 0; d < OP_DIMS; d++)
-        dim[d] = op_act_dim(&b->cur, d);
-    op_act like = op_act_make(GR_NONE, dim, (uint32_t[]){dim[OP_B], 1, 1, 1});
-    like.pad = (dim[OP_C] * dim[OP_H] * dim[OP_W]) & 1;
-    return like;
 }
 
 /* A linear layer's output y^T landed from another IPU, copied on-chip into blocks of a
@@ -393,16 +387,6 @@ static void spread_features(gnet_bld *b, const char *name)
     b->held = like.part[f];
 }
 
-/* A convolution's input landed from another IPU (a sample a tile), copied on-chip into the
- * layout its producer left it in on its own IPU, on the same tiles: the layer is planned
- * from that layout, so its plan, and the order of its sums, are those of any placement. */
-static void relayout(gnet_bld *b, const char *name, const op_act *prod)
-{
-    gr_where first = {0, 0, 0, 0}; /* block 0's tile: the blocks lie on tiles from it */
-    gr_regions(b->g, prod->t, &first, 1);
-    copy_cur(b, name, "relaid", first.tile, prod);
-}
-
 int gnet_forward(gnet_bld *b)
 {
     static int (*const step[])(gnet_bld *, int) = {[MSPEC_CONV] = conv,
@@ -415,19 +399,12 @@ int gnet_forward(gnet_bld *b)
         snprintf(name, sizeof name, "%s.x", n->s->layer[l].name);
         b->ipu = b->net->ipu[l];
         uint32_t from = l ? b->net->ipu[l - 1] : b->ipu;
-        op_act prod = b->cur;
-        int conv_in = n->s->layer[l].kind == MSPEC_CONV;
-        if (from != b->ipu) {
-            op_act like = landing(b);
-            b->cur = gnet_cross(b, &b->run, b->pipelined ? &b->up[l] : NULL, &b->cur, &like, from,
-                                b->ipu, name);
-            b->held = b->mm || conv_in ? b->held : like.part[OP_B];
-        }
+        if (from != b->ipu)
+            b->cur = gnet_cross(b, &b->run, b->pipelined ? &b->up[l] : NULL, &b->cur, from, b->ipu,
+                                name);
         b->run_at[l] = b->run.n;
         if (from != b->ipu && b->mm)
             spread_features(b, name);
-        else if (from != b->ipu && conv_in)
-            relayout(b, name, &prod);
         if (step[n->s->layer[l].kind](b, l) != ERR_OK)
             return ERR_INPUT;
         b->run_end[l] = b->run.n;

@@ -93,14 +93,14 @@ int gnet_forward(gnet_bld *b);
 /* Where tile i of stretch s's w_held tiles starts in the flat vector (i = w_held: the
  * stretch's end): whole 16-byte groups. */
 size_t gnet_seg_at(const gnet_bld *b, uint32_t s, uint32_t i);
-/* a crossed to IPU ipu (from: its IPU; a as it is when they are the same): a new tensor there
- * in the layout of `like` (op_act_like, from tile 0) and the Copy into it appended to q; or,
- * with x (a pipeline's crossing, gnet_pipe.c), its transfers into x instead, from a copy of
- * a in its own layout from tile 0 (name.sent, the Copy into it appended to q) when q is not
- * NULL: the step's Copy then sends what the forward left even after a recompute has
- * overwritten a. */
-op_act gnet_cross(gnet_bld *b, gnet_progs *q, gnet_xing *x, const op_act *a, const op_act *like,
-                  uint32_t from, uint32_t ipu, const char *name);
+/* a crossed to IPU ipu (from: its IPU; a as it is when they are the same): a new tensor there,
+ * a's layout on the same tiles (op_clone: PopART's IpuCopy, one transfer a region), and the
+ * Copy into it appended to q; or, with x (a pipeline's crossing, gnet_pipe.c), its transfers
+ * into x instead, from a copy of a on its own tiles (name.sent, the Copy into it appended to
+ * q) when q is not NULL: the step's Copy then sends what the forward left even after a
+ * recompute has overwritten a. */
+op_act gnet_cross(gnet_bld *b, gnet_progs *q, gnet_xing *x, const op_act *a, uint32_t from,
+                  uint32_t ipu, const char *name);
 
 /* What the pipelined run's program is made of (gnet_train.c builds the parts, gnet_pipe.c
  * cuts them into stages): the forward's programs and crossings (b), the loss's programs

@@ -145,7 +145,9 @@ size_t mnet_pieces(const mnet_b *b, gr_tensor t, mnet_piece **p);
 /* A stash of D slots for tensor t's parts p[0..np) (named name.stash, with its cursors
  * name.stash.cursors), each part's slots and cursors on its own tile, and the stash_ring
  * vertices that move a micro-batch's parts in (from t, into cs_s) and back out (into `to`,
- * into cs_r), each part split over the six workers. The stashes and the restores each step
+ * into cs_r), each part split over the six workers (a part of an odd number of words moved
+ * whole with its partner word: t and `to` then get whole pairs, gr_pairs). The stashes and
+ * the restores each step
  * their own cursor round the ring, so the k-th restore gives back the k-th stash while at
  * most D stashes wait. Returns the stash's bytes. */
 uint64_t mnet_ring(mnet_b *b, const char *name, gr_tensor t, gr_tensor to, gr_type ty,

@@ -178,29 +178,35 @@ uint64_t mnet_ring(mnet_b *b, const char *name, gr_tensor t, gr_tensor to, gr_ty
     enum { NW = 6 }; /* workers a tile */
     char nm[64];
     size_t total = 0;
-    for (size_t i = 0; i < np; i++)
-        total += p[i].n;
+    for (size_t i = 0; i < np; i++) {
+        total += p[i].n + (p[i].n & 1);
+        if (p[i].n & 1) { /* moved whole with its partner word */
+            gr_pairs(b->g, t);
+            gr_pairs(b->g, to);
+        }
+    }
     snprintf(nm, sizeof nm, "%s.stash", name);
     gr_tensor r = gr_tensor_new(b->g, nm, ty, 1, (uint32_t[]){(uint32_t)(total * D)});
     snprintf(nm, sizeof nm, "%s.stash.cursors", name);
     gr_tensor cur = gr_tensor_new(b->g, nm, GR_I32, 1, (uint32_t[]){(uint32_t)(12 * np)});
     uint32_t zero[12] = {0};
-    for (size_t i = 0, off = 0; i < np; off += p[i].n, i++) {
+    for (size_t i = 0, off = 0; i < np; off += p[i].n + (p[i].n & 1), i++) {
         uint32_t ipu = p[i].gt / b->T, tile = p[i].gt % b->T;
-        gr_map_region(b->g, r, ipu, tile, D * off, D * (off + p[i].n));
+        size_t n = p[i].n + (p[i].n & 1); /* words a slot: whole pairs */
+        gr_map_region(b->g, r, ipu, tile, D * off, D * (off + n));
         gr_map_region(b->g, cur, ipu, tile, 12 * i, 12 * i + 12);
         mnet_init_words(b, cur, 12 * i, zero, 12, 1);
         for (unsigned w = 0; w < NW; w++) {
-            size_t a = op_split(p[i].n, w, NW, 2), z = op_split(p[i].n, w + 1, NW, 2);
+            size_t a = op_split(n, w, NW, 2), z = op_split(n, w + 1, NW, 2);
             if (z == a)
                 continue;
             for (int dir = 0; dir < 2; dir++) {
                 gr_tensor work = dir ? to : t;
                 gr_field f[7] = {
-                    gr_region(work, p[i].at + a, p[i].at + z),
-                    gr_region(r, D * off + a, D * off + (D - 1) * p[i].n + z),
+                    gr_region(work, p[i].at + a, p[i].at + (z < p[i].n ? z : p[i].n)),
+                    gr_region(r, D * off + a, D * off + (D - 1) * n + z),
                     gr_u32((uint32_t)(4 * (z - a))),
-                    gr_u32((uint32_t)(4 * p[i].n)),
+                    gr_u32((uint32_t)(4 * n)),
                     gr_u32(D),
                     gr_region(cur, 12 * i + 6 * (size_t)dir + w, 12 * i + 6 * (size_t)dir + w + 1),
                     gr_u32((uint32_t)dir)};

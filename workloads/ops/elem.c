@@ -19,16 +19,29 @@ static gr_where *regions(const graph *g, gr_tensor t, size_t *n)
     return w;
 }
 
-gr_tensor op_like(graph *g, const char *name, gr_tensor t)
+static gr_tensor clone(graph *g, const char *name, gr_tensor t, size_t at, size_t n, int same,
+                       uint32_t ipu)
 {
-    uint32_t shape[1] = {(uint32_t)gr_tensor_elems(g, t)};
-    gr_tensor l = gr_tensor_new(g, name, GR_F32, 1, shape);
-    size_t n;
-    gr_where *w = regions(g, t, &n);
-    for (size_t k = 0; k < n; k++)
-        gr_map_region(g, l, w[k].ipu, w[k].tile, w[k].begin, w[k].end);
+    gr_tensor l = gr_tensor_new(g, name, GR_F32, 1, (uint32_t[]){(uint32_t)n});
+    size_t nw;
+    gr_where *w = regions(g, t, &nw);
+    for (size_t k = 0; k < nw; k++) {
+        size_t lo = w[k].begin > at ? w[k].begin : at, hi = w[k].end < at + n ? w[k].end : at + n;
+        if (lo < hi)
+            gr_map_region(g, l, same ? w[k].ipu : ipu, w[k].tile, lo - at, hi - at);
+    }
     free(w);
     return l;
+}
+
+gr_tensor op_like(graph *g, const char *name, gr_tensor t)
+{
+    return clone(g, name, t, 0, gr_tensor_elems(g, t), 1, 0);
+}
+
+gr_tensor op_clone(graph *g, const char *name, gr_tensor t, size_t at, size_t n, uint32_t ipu)
+{
+    return clone(g, name, t, at, n, 0, ipu);
 }
 
 /* Operation op over each region of a, split over the workers in runs of whole groups of

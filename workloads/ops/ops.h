@@ -247,6 +247,10 @@ void op_conv_build(graph *g, const char *name, uint32_t ipu, uint32_t first, con
 
 /* A new fp32 tensor of t's elements, mapped region for region as t is. */
 gr_tensor op_like(graph *g, const char *name, gr_tensor t);
+/* A new fp32 tensor of t's n elements from at, mapped region for region as t is (a region cut
+ * where the range cuts it) on the same tiles of IPU ipu: poputil's cloneToIpu, what a Copy
+ * between IPUs lands in under PopART (one transfer a region, each tile to its namesake). */
+gr_tensor op_clone(graph *g, const char *name, gr_tensor t, size_t at, size_t n, uint32_t ipu);
 /* dy == GR_NONE: y = max(y, +0) in place (relu_fwd); else dy = y > 0 ? dy : +0 in place
  * (relu_bwd), dy mapped as y. Vertices into cs. */
 void op_relu(graph *g, gr_cs cs, gr_tensor y, gr_tensor dy);
