@@ -515,9 +515,9 @@ static int backward(trn *t)
         char name[64];
         snprintf(name, sizeof name, "%s.dy", n->s->layer[l].name);
         b->ipu = b->net->ipu[l];
-        t->g = gnet_cross(b, b->pipelined ? NULL : &t->bwd, b->pipelined ? &t->down[l] : NULL,
-                          &t->g, l + 1 < n->s->nlayers ? b->net->ipu[l + 1] : t->lipu, b->ipu,
-                          name);
+        t->g =
+            gnet_cross(b, b->pipelined ? NULL : &t->bwd, b->pipelined ? &t->down[l] : NULL, &t->g,
+                       l + 1 < n->s->nlayers ? b->net->ipu[l + 1] : t->lipu, b->ipu, name);
         t->bwd_at[l] = t->bwd.n;
         if (step[n->s->layer[l].kind](t, l) != ERR_OK)
             return ERR_INPUT;
