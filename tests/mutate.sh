@@ -465,8 +465,14 @@ MUTATIONS=(
     "a called sequence's loops count in its shallowest caller's register"
     workloads/mnist/balance.c 's/    b = b == 0 || b < a->first ? a->first : b > a->last ? a->last : b;/    b = b == 0 ? a->last : b < a->first ? a->first : b > a->last ? a->last : b;/'
     "balance: a stage's unnamed steps (stash, infeed, labels) counted with its last block"
-    workloads/mnist/gnet.c 's/        int conv_in = n->s->layer\[l\].kind == MSPEC_CONV;/        int conv_in = 0;/'
-    "a convolution's input landed from another IPU planned as it lands (another partition)"
+    workloads/mnist/gnet.c 's/    op_act to = clone(b, name, ipu, a);/    op_act to = op_act_like(b->g, name, ipu, 0, a);/'
+    "a crossing lands in its layout from tile 0, not on the tiles of the same index"
+    workloads/ops/elem.c 's/same ? w\[k\].ipu : ipu/same || ipu < 64 ? w[k].ipu : ipu/'
+    "op_clone leaves the clone on the source's IPU"
+    workloads/graph/graph_mem.c 's/t->pairs ? 7u : 3u/3u/'
+    "gr_pairs gives a region of odd words no partner word"
+    workloads/mnist/mnet_pipe.c 's/        size_t n = p\[i\].n + (p\[i\].n \& 1); \/\* words a slot: whole pairs \*\//        size_t n = p[i].n;/'
+    "stash_ring given a part of odd words as it is (its last word dropped)"
     workloads/mnist/balance.c 's/unseen(q, B, seen, 0) + copy_gain(c, q) : 0;/unseen(q, B, seen, 0) : 0;/'
     "balance: no run chosen for a cut's Copy whose run alone did not fit"
     workloads/mnist/balance.c 's/    return x->run ? x->run->m.main : x->step;/    return x->step;/'

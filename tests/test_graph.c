@@ -773,6 +773,30 @@ static void test_liveness(void **state)
     }
 }
 
+/* gr_pairs: on one tile, a (3 floats, whole pairs) takes 16 bytes, b (5 floats) 20: 36
+ * always live (12 + 20 = 32 without it). */
+static void test_pairs(void **state)
+{
+    (void)state;
+    rig r;
+    rig_new(&r, 2);
+    gr_tensor a = gr_tensor_new(r.gr, "a", GR_F32, 1, (uint32_t[]){3});
+    gr_tensor b = gr_tensor_new(r.gr, "b", GR_F32, 1, (uint32_t[]){5});
+    gr_keep(r.gr, a);
+    gr_keep(r.gr, b);
+    gr_pairs(r.gr, a);
+    gr_map_region(r.gr, a, 0, 0, 0, 3);
+    gr_map_region(r.gr, b, 0, 0, 0, 5);
+    err e;
+    err_clear(&e);
+    gr_exe *x = gr_compile(r.gr, gr_execute(r.gr, addone_cs(r.gr, a, 0, 1, 3)), NULL, &e);
+    if (!x)
+        fail_msg("%s", e.msg);
+    assert_int_equal(gr_exe_tile(x, 0, 0)->always, 36);
+    gr_exe_free(x);
+    rig_free(&r);
+}
+
 /* A copy between IPUs: a (12 floats) on IPU 0 tiles 0..3 in threes, b on IPU 1 tiles 0..2 in
  * fours: six transfers over the IPU-Links, tile 0 of IPU 1 receiving two and tile 1 of IPU 0
  * sending two, so two rounds of gsend, each delivered by an external sync. addone on both
@@ -1522,7 +1546,7 @@ int main(void)
         cmocka_unit_test(test_far_too_big),
         cmocka_unit_test(test_field_off_tile),
         cmocka_unit_test(test_stream_in),
-        cmocka_unit_test(test_liveness),
+        cmocka_unit_test(test_liveness), cmocka_unit_test(test_pairs),
         cmocka_unit_test(test_copy_between_ipus),
         cmocka_unit_test(test_per_ipu_programs),
         cmocka_unit_test(test_all_reduce),

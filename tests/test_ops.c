@@ -957,6 +957,41 @@ static void test_copy_view(void **state)
     sys_free(sy);
 }
 
+/* op_clone, what a Copy between IPUs lands in: a tensor of 51 floats on IPU 0 in regions
+ * [0, 13) on tile 5, [13, 21) on tile 2 and [21, 51) on tile 9, cloned from element 10 for 30
+ * onto IPU 1: [0, 3) on tile 5, [3, 11) on tile 2, [11, 30) on tile 9 (each region cut where
+ * the range cuts it, on the tile of the same index); op_like keeps each region's own IPU. */
+static void test_clone(void **state)
+{
+    (void)state;
+    mach m = mk2(16);
+    m.nipus = 2;
+    graph *gr = gr_new(&m, 2);
+    gr_tensor t = gr_tensor_new(gr, "t", GR_F32, 1, (uint32_t[]){51});
+    gr_map_region(gr, t, 0, 5, 0, 13);
+    gr_map_region(gr, t, 0, 2, 13, 21);
+    gr_map_region(gr, t, 0, 9, 21, 51);
+    gr_tensor c = op_clone(gr, "c", t, 10, 30, 1), l = op_like(gr, "l", t);
+    err e;
+    err_clear(&e);
+    assert_int_equal(gr_status(gr, &e), ERR_OK);
+    assert_int_equal(gr_tensor_elems(gr, c), 30);
+    const gr_where want[3] = {{1, 5, 0, 3}, {1, 2, 3, 11}, {1, 9, 11, 30}};
+    gr_where got[4];
+    assert_int_equal(gr_regions(gr, c, got, 4), 3);
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(got[k].ipu, want[k].ipu);
+        assert_int_equal(got[k].tile, want[k].tile);
+        assert_int_equal(got[k].begin, want[k].begin);
+        assert_int_equal(got[k].end, want[k].end);
+    }
+    assert_int_equal(gr_regions(gr, l, got, 4), 3);
+    assert_int_equal(got[2].ipu, 0);
+    assert_int_equal(got[2].tile, 9);
+    assert_int_equal(got[2].end, 51);
+    gr_free(gr);
+}
+
 /* The element-wise operations over a tensor mapped in three uneven regions (13, 8 and 30
  * elements: groups of four and tails) on three tiles: y = relu(y); dy = y > 0 ? dy : 0; acc +=
  * dy, twice; z = 0. Against the plain loops. */
@@ -1208,7 +1243,7 @@ int main(void)
         cmocka_unit_test(test_tutorial_conv2),   cmocka_unit_test(test_linear),
         cmocka_unit_test(test_copy_view),        cmocka_unit_test(test_elementwise),
         cmocka_unit_test(test_conv_dw),          cmocka_unit_test(test_conv_wide),
-        cmocka_unit_test(test_pool_in_place),
+        cmocka_unit_test(test_pool_in_place),    cmocka_unit_test(test_clone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
