@@ -471,7 +471,7 @@ MUTATIONS=(
     "op_clone leaves the clone on the source's IPU"
     workloads/graph/graph_mem.c 's/t->pairs ? 7u : 3u/3u/'
     "gr_pairs gives a region of odd words no partner word"
-    workloads/mnist/mnet_pipe.c 's/        size_t n = p\[i\].n + (p\[i\].n \& 1); \/\* words a slot: whole pairs \*\//        size_t n = p[i].n;/'
+    workloads/mnist/mnet_pipe.c 's/    return n + (n \& 1);/    return n;/'
     "stash_ring given a part of odd words as it is (its last word dropped)"
     workloads/mnist/balance.c 's/unseen(q, B, seen, 0) + copy_gain(c, q) : 0;/unseen(q, B, seen, 0) : 0;/'
     "balance: no run chosen for a cut's Copy whose run alone did not fit"

@@ -356,23 +356,11 @@ op_act gnet_cross(gnet_bld *b, gnet_progs *q, gnet_xing *x, const op_act *a, uin
     return to;
 }
 
-/* A linear layer's output y^T landed from another IPU, copied on-chip into blocks of a
- * feature each (whole rows of B), one a tile: its own layout has a few large blocks, from
- * which the next layer's weight gradient would gather element by element, a piece each, from
- * a few tiles (over eight IPUs the deep table's tile 0 would need 837,352 B of send code);
- * it lands in its own layout, which keeps the crossing's rounds few. */
-/* cur copied on-chip into a tensor `name`.`what` in like's layout, blocks from tile first of
- * b's IPU, which becomes cur. */
-static void copy_cur(gnet_bld *b, const char *name, const char *what, uint32_t first,
-                     const op_act *like)
-{
-    char nm[80];
-    snprintf(nm, sizeof nm, "%s.%s", name, what);
-    op_act to = op_act_like(b->g, nm, b->ipu, first, like);
-    gnet_add(&b->run, op_act_copy(b->g, &b->cur, &to));
-    b->cur = to;
-}
-
+/* A linear layer's output y^T landed from another IPU (in its own layout, on the tiles it
+ * left), copied on-chip into blocks of a feature each (whole rows of B), one a tile from
+ * tile 0, which becomes cur: its own layout has a few large blocks, from which the next
+ * layer's weight gradient would gather element by element, a piece each, from a few tiles
+ * (over eight IPUs the deep table's tile 0 would need 837,352 B of send code). */
 static void spread_features(gnet_bld *b, const char *name)
 {
     op_act like = b->cur;
@@ -383,7 +371,11 @@ static void spread_features(gnet_bld *b, const char *name)
     }
     if (like.part[f] > b->m->tiles_per_ipu)
         like.part[f] = b->m->tiles_per_ipu;
-    copy_cur(b, name, "spread", 0, &like);
+    char nm[80];
+    snprintf(nm, sizeof nm, "%s.spread", name);
+    op_act to = op_act_like(b->g, nm, b->ipu, 0, &like);
+    gnet_add(&b->run, op_act_copy(b->g, &b->cur, &to));
+    b->cur = to;
     b->held = like.part[f];
 }
 

@@ -172,6 +172,12 @@ size_t mnet_pieces(const mnet_b *b, gr_tensor t, mnet_piece **p)
     return m;
 }
 
+/* n words rounded up to whole 8-byte pairs (stash_ring moves pairs). */
+static size_t whole_pairs(size_t n)
+{
+    return n + (n & 1);
+}
+
 uint64_t mnet_ring(mnet_b *b, const char *name, gr_tensor t, gr_tensor to, gr_type ty,
                    const mnet_piece *p, size_t np, uint32_t D, gr_cs cs_s, gr_cs cs_r)
 {
@@ -179,7 +185,7 @@ uint64_t mnet_ring(mnet_b *b, const char *name, gr_tensor t, gr_tensor to, gr_ty
     char nm[64];
     size_t total = 0;
     for (size_t i = 0; i < np; i++) {
-        total += p[i].n + (p[i].n & 1);
+        total += whole_pairs(p[i].n);
         if (p[i].n & 1) { /* moved whole with its partner word */
             gr_pairs(b->g, t);
             gr_pairs(b->g, to);
@@ -190,9 +196,9 @@ uint64_t mnet_ring(mnet_b *b, const char *name, gr_tensor t, gr_tensor to, gr_ty
     snprintf(nm, sizeof nm, "%s.stash.cursors", name);
     gr_tensor cur = gr_tensor_new(b->g, nm, GR_I32, 1, (uint32_t[]){(uint32_t)(12 * np)});
     uint32_t zero[12] = {0};
-    for (size_t i = 0, off = 0; i < np; off += p[i].n + (p[i].n & 1), i++) {
+    for (size_t i = 0, off = 0, n; i < np; off += n, i++) {
         uint32_t ipu = p[i].gt / b->T, tile = p[i].gt % b->T;
-        size_t n = p[i].n + (p[i].n & 1); /* words a slot: whole pairs */
+        n = whole_pairs(p[i].n); /* words a slot */
         gr_map_region(b->g, r, ipu, tile, D * off, D * (off + n));
         gr_map_region(b->g, cur, ipu, tile, 12 * i, 12 * i + 12);
         mnet_init_words(b, cur, 12 * i, zero, 12, 1);
