@@ -5,8 +5,9 @@
  * (isa/interp_loop.inc is included twice: once for workers, once for the supervisor; with
  * computed goto a worker jumps to the handler address isa_code_build stored in each
  * instruction, the supervisor through its table). The fast paths are fused operations
- * (isa/fused.def: a short loop of base instructions run at once, with handlers of their own
- * in isa/interp_fused.inc) that isa_code_build puts on the text for workers. What
+ * (isa/fused.def: a short loop or run of base instructions run at once, with handlers of
+ * their own in isa/interp_fused.inc) that isa_code_build puts on the text, each for workers
+ * or for the supervisor. What
  * the table says is enforced at dispatch, not in handlers: an opcode the context may not run
  * (FL_SUPER, FL_WORKER) faults; after an FL_LOAD opcode the supervisor's stall tracks the
  * registers it loaded (isa_insn.loads); before each issue it waits for those it reads
@@ -440,7 +441,8 @@ isa_insn *isa_code_build(const isa_prog *prog, uint32_t fused)
     interp_labels jt;
     run_worker(NULL, NULL, &jt);
     for (uint32_t k = 0; jt.op && k <= prog->ncode; k++)
-        code[k].wgo = code[k].fused ? jt.fused[code[k].fused]
-                                    : jt.op[code[k].op <= OP_COUNT ? code[k].op : OP_COUNT];
+        code[k].wgo = code[k].fused && code[k].fused < ISA_FUSED_SUPER_FIRST
+                          ? jt.fused[code[k].fused]
+                          : jt.op[code[k].op <= OP_COUNT ? code[k].op : OP_COUNT];
     return code;
 }

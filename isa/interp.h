@@ -162,11 +162,21 @@ void isa_fault_text(const isa_cpu *cpu, char *buf, unsigned len);
  * isa_code_build's mask. */
 typedef enum isa_fused {
     ISA_FUSED_NONE, /* isa_insn.fused of an instruction no fused operation stands on */
-#define FUSED(name, base, pattern) ISA_FUSED_##name,
+#define FUSED(name, base, ctx, pattern) ISA_FUSED_##name,
 #include "isa/fused.def"
 #undef FUSED
     ISA_FUSED_COUNT
 } isa_fused;
+/* The first of the supervisor's rows (ctx S, the last rows): the count less theirs. */
+enum {
+    ISA_FUSED_CTX_W = 0,
+    ISA_FUSED_CTX_S = 1,
+    ISA_FUSED_SUPER_FIRST = ISA_FUSED_COUNT - (0
+#define FUSED(name, base, ctx, pattern) +ISA_FUSED_CTX_##ctx
+#include "isa/fused.def"
+#undef FUSED
+                                               )
+};
 #define ISA_FUSED_ALL (((1u << ISA_FUSED_COUNT) - 1u) & ~1u) /* every fast path */
 
 /* Build the executable code array for a program: the decoded text plus a sentinel that

@@ -182,8 +182,9 @@ typedef struct isa_insn {
     uint8_t rd, ra, rb, rc;
     uint8_t wcycles; /* worker issue slots: the table's, until isa_code_rate sets a machine's */
     uint8_t scycles; /* supervisor cycles, likewise */
-    uint8_t fused;   /* the fused operation standing on it (isa/fused.def, isa_fused: a
-                        worker's dispatch goes to its handler), set by isa_code_build; 0 */
+    uint8_t fused;   /* the fused operation standing on it (isa/fused.def, isa_fused: the
+                        dispatch of its row's context goes to its handler), set by
+                        isa_code_build; 0 */
     uint16_t wtc;    /* tile cycles a worker spends on it: ISA_BARREL x wcycles */
     uint16_t reads;  /* registers it reads, a bit each (the supervisor's load-use stall) */
     uint16_t loads;  /* FL_LOAD: registers it loads from memory, a bit each */

@@ -477,6 +477,24 @@ MUTATIONS=(
     "balance: no run chosen for a cut's Copy whose run alone did not fit"
     workloads/mnist/balance.c 's/    return x->run ? x->run->m.main : x->step;/    return x->step;/'
     "balance: a calibration run ranked by its estimate, not by what it simulated"
+    isa/interp_fused.inc 's/^                ninsn++;$/                (void)ninsn;/'
+    "supervisor lis: the run's instructions before the last not counted"
+    isa/interp_fused.inc 's/ || nx == rpt_end ||$/ ||/'
+    "supervisor lis: a run goes past an rpt body's end"
+    isa/interp_fused.inc 's/                    T + i->scycles > limit)$/                    0)/'
+    "supervisor lis: a run issues past the limit"
+    isa/interp_fused.inc 's/ || (limit - T) \/ c < n)/)/'
+    "supervisor delay: issues past the limit"
+    isa/interp_fused.inc 's/^            T += n \* c;$/            T += (n - 1) * c;/'
+    "supervisor delay: one issue short"
+    isa/interp_fused.inc 's/i\[1\].imm == i->imm + 1 \&\& //'
+    "supervisor ldcws: slots not in turn run as one"
+    isa/interp_fused.inc 's/ \&\& i + 1 != rpt_end \&\&$/ \&\&/'
+    "supervisor ldcws: a run goes past an rpt body's end"
+    isa/interp_fused.inc 's/if (a % 16u || (uint64_t)a/if ((uint64_t)a/'
+    "supervisor ldcws: a misaligned run loaded whole"
+    isa/interp.c 's/code\[k\].fused \&\& code\[k\].fused < ISA_FUSED_SUPER_FIRST/code[k].fused/'
+    "worker dispatches the supervisor's fused rows to their placeholder handlers"
 )
 suite=${1:-}
 only=${2:-}

@@ -395,6 +395,17 @@ static void test_fused_marks(void **state)
          ISA_FUSED_ALL & ~(1u << ISA_FUSED_amprows), ISA_FUSED_amprow},
         {ROW8 "exit\n", 0, ISA_FUSED_ALL, ISA_FUSED_amprow},
         {ROW8 "exit\n", 0, 0, ISA_FUSED_NONE},
+        {"li r1, 1\nnop\nhalt\n", 0, ISA_FUSED_ALL, ISA_FUSED_lis},
+        {"li r1, 1\nnop\nhalt\n", 1, ISA_FUSED_ALL, ISA_FUSED_NONE},
+        {"nop\nli r1, 1\nhalt\n", 0, ISA_FUSED_ALL, ISA_FUSED_nops},
+        {"li r1, 1\nhalt\n", 0, ISA_FUSED_ALL, ISA_FUSED_NONE},
+        {"d: brnzdec r5, d\nhalt\n", 0, ISA_FUSED_ALL, ISA_FUSED_delay},
+        {"d: brnzdec r5, e\ne: halt\n", 0, ISA_FUSED_ALL, ISA_FUSED_NONE},
+        {"ldcw 3, r2\nldcw 4, r2\nhalt\n", 0, ISA_FUSED_ALL, ISA_FUSED_ldcws},
+        {"ldcw 3, r2\nldcw 5, r2\nhalt\n", 0, ISA_FUSED_ALL, ISA_FUSED_NONE},
+        {"ldcw 3, r2\nldcw 4, r3\nhalt\n", 0, ISA_FUSED_ALL, ISA_FUSED_NONE},
+        {"ldcw 3, r2\nldcw 4, r2\nhalt\n", 0, ISA_FUSED_ALL & ~(1u << ISA_FUSED_ldcws),
+         ISA_FUSED_NONE},
     };
     for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
         isa_prog p;
@@ -408,12 +419,160 @@ static void test_fused_marks(void **state)
     }
 }
 
+/* ---- the supervisor's fused runs (li and nop, ldcw, a delay loop) ---- */
+
+/* A supervisor program built with every fused operation and with none, from the same state;
+ * `busy_until` > 0: workers own barrel slots 1..5 until then (the supervisor may issue only
+ * in slot 0 before it, so no run may be fused there). */
+typedef struct scase {
+    const char *src;
+    uint32_t r2, r5;     /* the weights' address; the delay's count */
+    uint64_t busy_until; /* 0: no worker */
+    const isa_rates *rates;
+} scase;
+
+static void build_super(machine *m, const scase *c, int fused, const uint8_t *mem)
+{
+    uint8_t cw[ISA_CW_BYTES] = {0};
+    uint32_t regs[ISA_NREGS] = {0};
+    regs[2] = c->r2;
+    regs[5] = c->r5;
+    regs[7] = 0x100; /* where the loads of the load-use cases read */
+    regs[9] = 3;     /* an rpt's count */
+    build(m, c->src, !fused, mem, cw, regs, c->rates);
+    m->cpu.wid = ISA_SUPER_WID;
+    for (unsigned s = 1; s < ISA_BARREL; s++)
+        m->free_from[s] = c->busy_until;
+    m->slots_free = c->busy_until;
+}
+
+static void same_super(const char *what, const scase *c, uint64_t limit, isa_stop s1,
+                       const machine *a, isa_stop s2, const machine *b)
+{
+    char where[240];
+    snprintf(where, sizeof where, "%s: `%s` (r2 0x%x, r5 %u, busy to %llu), limit %llu", what,
+             c->src, c->r2, c->r5, (unsigned long long)c->busy_until, (unsigned long long)limit);
+    const isa_cpu *x = &a->cpu, *y = &b->cpu;
+    if (s1 != s2 || x->fault != y->fault || x->fault_addr != y->fault_addr || x->pc != y->pc)
+        fail_msg("%s: stop %d fault %d at 0x%x pc 0x%x, one at a time %d %d 0x%x 0x%x", where, s1,
+                 x->fault, x->fault_addr, x->pc, s2, y->fault, y->fault_addr, y->pc);
+    if (x->t != y->t || x->ninsn != y->ninsn || x->busy != y->busy || x->rpt_left != y->rpt_left ||
+        x->ld_horizon != y->ld_horizon || memcmp(x->ld_ready, y->ld_ready, sizeof x->ld_ready))
+        fail_msg("%s: cycle %llu insns %llu busy %llu rpt %u, one at a time %llu %llu %llu %u",
+                 where, (unsigned long long)x->t, (unsigned long long)x->ninsn,
+                 (unsigned long long)x->busy, x->rpt_left, (unsigned long long)y->t,
+                 (unsigned long long)y->ninsn, (unsigned long long)y->busy, y->rpt_left);
+    for (unsigned r = 0; r < ISA_NREGS; r++)
+        if (x->r[r] != y->r[r])
+            fail_msg("%s: r%u = 0x%x, one at a time 0x%x", where, r, x->r[r], y->r[r]);
+    if (memcmp(a->cw, b->cw, sizeof a->cw) || memcmp(a->mem, b->mem, sizeof a->mem))
+        fail_msg("%s: the weights or memory differ", where);
+}
+
+/* c fused and one at a time, without a limit and then under every limit to past its end
+ * (resumed after each stop at the limit); returns how many fused dispatches the unlimited
+ * run saved (its instructions less its dispatches are not visible: the cycles it ended at). */
+static unsigned run_super_case(const scase *c)
+{
+    static uint8_t mem[MEMSZ];
+    for (uint32_t k = 0; k < MEMSZ; k += 4)
+        tu_put32(mem, k, rnd_float());
+    tu_put32(mem, 0x100, 0x400); /* ld32 r2, [r7+0]: a weights' address */
+    tu_put32(mem, 0x104, 17);    /* ld32 r5, [r7+4]: a delay's count */
+    static machine a, b;
+    build_super(&a, c, 1, mem);
+    build_super(&b, c, 0, mem);
+    isa_stop s1 = isa_run_super(&a.cpu, &a.env), s2 = isa_run_super(&b.cpu, &b.env);
+    same_super("no limit", c, UINT64_MAX, s1, &a, s2, &b);
+    const uint64_t end = a.cpu.t;
+    free(a.code);
+    free(b.code);
+    unsigned tried = 0;
+    for (uint64_t limit = 0; limit <= end + ISA_BARREL; limit++, tried++) {
+        build_super(&a, c, 1, mem);
+        build_super(&b, c, 0, mem);
+        a.env.limit = b.env.limit = limit;
+        s1 = isa_run_super(&a.cpu, &a.env);
+        s2 = isa_run_super(&b.cpu, &b.env);
+        same_super("stopped", c, limit, s1, &a, s2, &b);
+        if (s1 == STOP_LIMIT) {
+            a.cpu.fault = b.cpu.fault = FAULT_NONE;
+            a.env.limit = b.env.limit = UINT64_MAX;
+            s1 = isa_run_super(&a.cpu, &a.env);
+            s2 = isa_run_super(&b.cpu, &b.env);
+            same_super("resumed", c, limit, s1, &a, s2, &b);
+        }
+        free(a.code);
+        free(b.code);
+    }
+    return tried;
+}
+
+#define LDCW8(r)                                                                                   \
+    "ldcw 0, " r "\nldcw 1, " r "\nldcw 2, " r "\nldcw 3, " r "\nldcw 4, " r "\nldcw 5, " r        \
+    "\nldcw 6, " r "\nldcw 7, " r "\n"
+
+/* The exchange code's shape (li set-up, nop padding, delay loops, a send that stops), a
+ * convolution pass's weight loads (aligned, misaligned, running out of memory, after a load
+ * still filling the address, slots not in turn, the last slot), and runs that end an rpt
+ * body; each with no worker and with workers owning the other slots (nothing fused may run),
+ * with the table's costs and with an ldcw of several cycles. */
+static void test_super_runs(void **state)
+{
+    (void)state;
+    static const isa_rates slow = {.load_bpc = 2, .store_bpc = 1, .amp_units = 4};
+    static const char *const src[] = {
+        "li r1, 5\nnop\nli r2, 7\nli r3, 0x10000\nnop\nnop\nli r4, 3\nsend r1, r2, r3, r4\n",
+        "nop\nnop\nnop\nli r1, 1\nhalt\n",
+        "li r6, 1\nd: brnzdec r5, d\nli r6, 2\nli r1, 4\nhalt\n",
+        "ld32 r5, [r7+4]\nd: brnzdec r5, d\nhalt\n",
+        "d: brnzdec r5, d\nhalt\n",
+        LDCW8("r2") "li r1, 1\nhalt\n",
+        "ld32 r2, [r7+0]\n" LDCW8("r2") "halt\n",
+        "ldcw 30, r2\nldcw 31, r2\nldcw 0, r2\nhalt\n",
+        "ldcw 5, r2\nldcw 7, r2\nldcw 8, r2\nhalt\n",
+        "ldcw 1, r2\nldcw 2, r3\nldcw 3, r2\nhalt\n",
+        "rpt r9, e\nli r1, 1\nnop\nli r2, 2\ne: halt\n",
+        "rpt r9, e\nnop\nnop\ne: li r3, 3\nhalt\n",
+        "rpt r9, e\nldcw 0, r2\nldcw 1, r2\ne: halt\n",
+        "rpt r9, e\nli r1, 1\ne: nop\nli r2, 2\nhalt\n",
+        "rpt r9, e\nldcw 0, r2\ne: ldcw 1, r2\nhalt\n",
+    };
+    static const uint32_t addrs[] = {0x400, 0x404, MEMSZ - 64};
+    static const uint32_t counts[] = {0, 1, 2, 9};
+    static const uint64_t busy[] = {0, 40};
+    unsigned tried = 0;
+    for (size_t k = 0; k < sizeof src / sizeof *src; k++)
+        for (size_t a = 0; a < sizeof addrs / sizeof *addrs; a++)
+            for (size_t n = 0; n < sizeof counts / sizeof *counts; n++)
+                for (size_t w = 0; w < sizeof busy / sizeof *busy; w++)
+                    for (int r = 0; r < 2; r++) {
+                        scase c = {src[k], addrs[a], counts[n], busy[w], r ? &slow : NULL};
+                        tried += run_super_case(&c);
+                    }
+    assert_true(tried > 10000);
+}
+
+/* A worker running the supervisor's fused instructions (li, nop, a delay loop) takes their
+ * base handlers: the same as with none fused. */
+static void test_super_rows_in_worker(void **state)
+{
+    (void)state;
+    fcase c = {"li r4, 1", "        li r5, 3\nd:      brnzdec r5, d\n        nop\n        nop\n", 4,
+               0x400, 0};
+    assert_true(run_case(&c) > 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fused_marks),   cmocka_unit_test(test_fills),
-        cmocka_unit_test(test_copies),        cmocka_unit_test(test_amp_rows),
+        cmocka_unit_test(test_fused_marks),
+        cmocka_unit_test(test_fills),
+        cmocka_unit_test(test_copies),
+        cmocka_unit_test(test_amp_rows),
         cmocka_unit_test(test_amp_row_loops),
+        cmocka_unit_test(test_super_runs),
+        cmocka_unit_test(test_super_rows_in_worker),
     };
     return cmocka_run_group_tests_name("interp_fast", tests, NULL, NULL);
 }
