@@ -418,10 +418,8 @@ static void step_one(void *ctx, size_t i)
     const volatile sig_atomic_t *stop = g->cfg.watch.stop;
     if (stop && *stop) /* the round ends at once: its tiles not yet stepped stay as they were */
         return;
-    if (i + 4 < g->nrun) /* the lines a short step reads (tile.h: the front, sup's first) */
-        tile_prefetch(g->run[i + 4]);
-    if (i + 2 < g->nrun) /* then, its front in cache by now, the instruction it starts at */
-        tile_prefetch_code(g->run[i + 2]);
+    if (i + 2 < g->nrun) /* the lines a short step reads (tile.h: the front, sup's first) */
+        tile_prefetch(g->run[i + 2]);
     tile_step(g->run[i], &g->tcfg);
 }
 

@@ -213,16 +213,6 @@ static inline void tile_prefetch(const tile *t)
     __builtin_prefetch(&t->sup);
 }
 
-/* Ask the host to bring into cache the supervisor's next instruction (read from t's front
- * lines, which tile_prefetch should have asked for a while before: a hint, it changes
- * nothing). */
-static inline void tile_prefetch_code(const tile *t)
-{
-    uint32_t k = t->sup.pc / ISA_INSN_BYTES;
-    if (k < t->ncode)
-        __builtin_prefetch(&t->code[k]);
-}
-
 /* Mark a tile as faulted by something outside it (a sync deadlock) at `cycle`. */
 void tile_set_fault(tile *t, isa_fault f, uint64_t cycle);
 
