@@ -3,8 +3,9 @@
 # and make bench-speed with THREADS "1 2").
 #   sh bench/mnist.sh BIN [RUNS] [THREADS]
 # One epoch of mnist-digits with the tutorial's defaults, in the same invocation: the native
-# reference trainer RUNS times (default 3, the median), then the run on one simulated Mk2 IPU
-# and the tutorial's run pipelined over four, each once when it takes a minute or more (else
+# reference trainer RUNS times (default 3, the median), then the run on one simulated Mk2 IPU,
+# the tutorial's run pipelined over four, and that run with its layers planned over the whole
+# IPU (--mapping planned, docs/planning.md), each once when it takes a minute or more (else
 # RUNS times, the median), with each number of host threads in THREADS (a list such as "1 2";
 # default: ipusim's own default, the online CPUs). Prints each one's training
 # wall time (the training loop from the JSON's train_seconds; the simulated one includes
@@ -92,3 +93,4 @@ printf 'reference  %9.2f s  %8.1f images/s  test accuracy %.2f%%  (1 host thread
     "$ref_s" "$(awk "BEGIN { print $imgs / $ref_s }")" "$ref_acc" "$ref_runs"
 sim one-ipu --ipus 1
 sim pipelined
+sim planned --mapping planned
