@@ -56,6 +56,7 @@ struct xchg_sys {
     size_t captmp;
     uint32_t *rc; /* scratch of sort_streams: a count per receiving tile, zero between uses */
     size_t caprc;
+    xchg_pos *pos; /* each tile's place in the layout (xchg_pos_of), for onchip */
     eng_fabric iface; /* what the engine's port "fabric" is bound to */
 };
 
@@ -85,12 +86,13 @@ uint64_t xchg_words(const mach *m, uint64_t bytes)
     return (bytes + bpc - 1) / bpc;
 }
 
-/* Streams within an IPU: the layout's latency, then one word per cycle. */
+/* Streams within an IPU: the layout's latency (from the tiles' places, looked up), then one
+ * word per cycle. */
 static void onchip(const xchg_sys *x, delivery *d, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         eng_stream *s = &d[i].s;
-        s->arrive = s->send + xchg_latency(&x->m, s->src_tile, s->dst_tile);
+        s->arrive = s->send + xchg_latency_pos(&x->m, x->pos[s->src_tile], x->pos[s->dst_tile]);
         s->end = s->arrive + xchg_words(&x->m, s->bytes);
     }
 }
@@ -148,7 +150,8 @@ static int cmp_key(const void *a, const void *b)
 /* Room for n more deliveries in g->dv: the first of them. */
 static delivery *push(xchg_sys *g, size_t n)
 {
-    g->dv = xgrow(g->dv, &g->capdv, g->ndv + n, sizeof *g->dv);
+    if (g->ndv + n > g->capdv) /* mostly there is room: a call per send cost more than the push */
+        g->dv = xgrow(g->dv, &g->capdv, g->ndv + n, sizeof *g->dv);
     delivery *d = &g->dv[g->ndv];
     g->ndv += n;
     return d;
@@ -157,7 +160,8 @@ static delivery *push(xchg_sys *g, size_t n)
 /* Likewise in g->gv, gather's streams between IPUs. */
 static delivery *push_global(xchg_sys *g, size_t n)
 {
-    g->gv = xgrow(g->gv, &g->capgv, g->ngv + n, sizeof *g->gv);
+    if (g->ngv + n > g->capgv)
+        g->gv = xgrow(g->gv, &g->capgv, g->ngv + n, sizeof *g->gv);
     delivery *d = &g->gv[g->ngv];
     g->ngv += n;
     return d;
@@ -343,24 +347,38 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sort one receiver's keys (cmp_key: they are all of one receiver, in gather order, so by
- * arrival, stably): by insertion when they are few, as they mostly are (a call of qsort on
- * each of 10^3 receivers cost more than the sorting); else by a stable radix sort on the
- * arrival's offset from the earliest, a byte a pass, through tmp (n keys): the many streams
- * of a partial-sum reduction into one tile, where qsort with cmp_key took ~2.5% of the
- * planned MNIST's host time. */
-static void sort_keys(dkey *k, size_t n, dkey *tmp)
+/* Keys [lo, hi) by arrival, stably, by insertion (they are few). */
+static void insert_keys(dkey *k, size_t lo, size_t hi)
 {
-    if (n <= 64) {
-        for (size_t i = 1; i < n; i++) {
-            dkey v = k[i];
-            size_t j = i;
-            for (; j > 0 && k[j - 1].arrive > v.arrive; j--)
-                k[j] = k[j - 1];
-            k[j] = v;
-        }
-        return;
+    for (size_t i = lo + 1; i < hi; i++) {
+        dkey v = k[i];
+        size_t j = i;
+        for (; j > lo && k[j - 1].arrive > v.arrive; j--)
+            k[j] = k[j - 1];
+        k[j] = v;
     }
+}
+
+/* The sorted runs of w keys of src merged in pairs into dst (n keys; stable: of equal
+ * arrivals the left run's first). */
+static void merge_runs(const dkey *src, dkey *dst, size_t n, size_t w)
+{
+    for (size_t lo = 0; lo < n; lo += 2 * w) {
+        size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+        size_t a = lo, b = mid, o = lo;
+        while (a < mid && b < hi)
+            dst[o++] = src[b].arrive < src[a].arrive ? src[b++] : src[a++];
+        while (a < mid)
+            dst[o++] = src[a++];
+        while (b < hi)
+            dst[o++] = src[b++];
+    }
+}
+
+/* A stable radix sort of the n keys on the arrival's offset from the earliest, a byte a
+ * pass, through tmp. */
+static void radix_keys(dkey *k, size_t n, dkey *tmp)
+{
     uint64_t lo = k[0].arrive, hi = k[0].arrive;
     for (size_t i = 1; i < n; i++) {
         lo = k[i].arrive < lo ? k[i].arrive : lo;
@@ -375,6 +393,33 @@ static void sort_keys(dkey *k, size_t n, dkey *tmp)
             at[d + 1] += at[d];
         for (size_t i = 0; i < n; i++)
             dst[at[(src[i].arrive - lo) >> sh & 0xffu]++] = src[i];
+        dkey *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != k)
+        memcpy(k, src, n * sizeof *k);
+}
+
+/* Sort one receiver's keys (cmp_key: they are all of one receiver, in gather order, so by
+ * arrival, stably), through tmp (room for n keys when n > SORT_INSERT): by insertion when
+ * they are few; a merge sort of runs of SORT_INSERT sorted by insertion up to SORT_RADIX
+ * (the planned MNIST's reductions land tens of partial sums on a tile, often in reverse:
+ * insertion sorting them took ~1.7% of its instructions); above, a radix sort (the many
+ * streams of a partial-sum reduction into one tile, where qsort with cmp_key took ~2.5% of
+ * the planned MNIST's host time). */
+enum { SORT_INSERT = 8, SORT_RADIX = 256 };
+static void sort_keys(dkey *k, size_t n, dkey *tmp)
+{
+    if (n > SORT_RADIX) {
+        radix_keys(k, n, tmp);
+        return;
+    }
+    for (size_t lo = 0; lo < n; lo += SORT_INSERT)
+        insert_keys(k, lo, lo + SORT_INSERT < n ? lo + SORT_INSERT : n);
+    dkey *src = k, *dst = tmp;
+    for (size_t w = SORT_INSERT; w < n; w *= 2) {
+        merge_runs(src, dst, n, w);
         dkey *t = src;
         src = dst;
         dst = t;
@@ -439,7 +484,7 @@ static void sort_streams(xchg_sys *g, uint32_t nipus, dkey *keys, size_t *at, si
             sorted++;
         if (sorted < at[k + 1]) {
             size_t m = at[k + 1] - at[k];
-            if (m > 64 && g->captmp < m) {
+            if (m > SORT_INSERT && g->captmp < m) {
                 free(g->tmp);
                 g->captmp = m;
                 g->tmp = xmalloc(m * sizeof *g->tmp);
@@ -595,6 +640,9 @@ xchg_sys *xchg_sys_new(const mach *m, err *e)
         free(x);
         return NULL;
     }
+    x->pos = xmalloc((m->tiles_per_ipu ? m->tiles_per_ipu : 1) * sizeof *x->pos);
+    for (uint32_t t = 0; t < m->tiles_per_ipu; t++)
+        x->pos[t] = xchg_pos_of(m, t);
     return x;
 }
 
@@ -607,6 +655,7 @@ void xchg_sys_free(xchg_sys *x)
     free(x->gv);
     free(x->tmp);
     free(x->rc);
+    free(x->pos);
     free(x);
 }
 

@@ -425,6 +425,14 @@ MUTATIONS=(
     "a shared option listed for its first command only"
     fabric/xchg.c 's/sh < 64 \&\& (hi - lo) >> sh; sh += 8)/sh < 64 \&\& (hi - lo) >> sh; sh += 16)/'
     "delivery's radix sort skips every other byte of the arrival"
+    fabric/xchg.c 's/dst\[o++\] = src\[b\].arrive < src\[a\].arrive ? src\[b++\] : src\[a++\];/dst[o++] = src[a].arrive < src[b].arrive ? src[b++] : src[a++];/'
+    "delivery's merge takes the later arrival first"
+    fabric/xchg.c 's/for (size_t lo = 0; lo < n; lo += SORT_INSERT)/for (size_t lo = 0; lo < n; lo += 2 * SORT_INSERT)/'
+    "delivery's merge leaves every other run unsorted"
+    fabric/xchg.c 's/for (size_t w = SORT_INSERT; w < n; w \*= 2) {/for (size_t w = SORT_INSERT; 2 * w < n; w *= 2) {/'
+    "delivery's merge stops a pass short"
+    fabric/xchg.c 's/        s->arrive = s->send + xchg_latency_pos(\&x->m, x->pos\[s->src_tile\], x->pos\[s->dst_tile\]);/        s->arrive = s->send + xchg_latency_pos(\&x->m, x->pos[s->dst_tile], x->pos[s->dst_tile]);/'
+    "on-chip latency from the receiver's own place"
     hw/tile.c 's/^    copy_log(t, t->cfg, in, pc, c);$/    (void)pc, (void)c;/'
     "a copy carried out in the interpreter is not logged (never delivered)"
     hw/engine.c 's/^        cs->cat\[cat\] += d;$/        cs->cat[cat] += cat == ENG_CAT_SYNC ? 0 : d;/'

@@ -359,7 +359,7 @@ static uint8_t sender_byte(uint32_t t, uint32_t i)
 }
 
 typedef struct stream_log {
-    eng_stream s[128];
+    eng_stream s[512];
     size_t n;
 } stream_log;
 
@@ -367,7 +367,7 @@ static void on_stream(void *ctx, const eng_stream *s, int global)
 {
     (void)global;
     stream_log *l = ctx;
-    assert_true(l->n < 128);
+    assert_true(l->n < sizeof l->s / sizeof l->s[0]);
     l->s[l->n++] = *s;
 }
 
@@ -436,21 +436,22 @@ static void test_later_landing_wins(void **state)
     }
 }
 
-/* Many streams into one receiver, more than delivery sorts by insertion (64): tiles 1..100
- * of a 128-tile IPU each send the same 8 bytes' place (0x2000 of tile 0), tile t after a wait
- * of 20 (101 - t) brnzdec passes (6 cycles each: 120 cycles a tile), so the higher tiles, gathered
- * last, send first, and the arrivals (the latency varies with distance by less than 120) come
- * in the reverse of the gather order, spread over ~12,000 cycles (two radix passes). The last
- * to land, tile 1's, must be what tile 0 holds; a delivery in gather order would leave tile
- * 100's. */
-static const char many_src[] = "main:   get     r1, $tile\n"
+/* Many streams into one receiver: tiles 1..N of an IPU each send the same 8 bytes' place
+ * (0x2000 of tile 0), tile t after a wait of 20 (N + 1 - t) brnzdec passes (6 cycles each: 120
+ * cycles a tile), so the higher tiles, gathered last, send first, and the arrivals (the
+ * latency varies with distance by less than 120) come in the reverse of the gather order,
+ * spread over 120 N cycles. The last to land, tile 1's, must be what tile 0 holds; a delivery
+ * in gather order would leave tile N's. Each of delivery's sorts of one receiver's streams
+ * (fabric/xchg.c, sort_keys): N = 5 by insertion alone; 13 and 100, runs of 8 sorted by
+ * insertion then merged (a last run short); 300, by radix (two passes). */
+static const char many_fmt[] = "main:   get     r1, $tile\n"
                                "        li      r3, 0x1000\n"
                                "        li      r4, 8\n"
                                "        li      r5, 0x2000\n"
                                "        brz     r1, idle\n"
-                               "        cmplti  r6, r1, 101\n"
+                               "        cmplti  r6, r1, %u\n"
                                "        brz     r6, idle\n"
-                               "        li      r8, 101\n"
+                               "        li      r8, %u\n"
                                "        sub     r9, r8, r1\n"
                                "        muli    r9, r9, 20\n"
                                "wait:   brnzdec r9, wait\n"
@@ -459,13 +460,15 @@ static const char many_src[] = "main:   get     r1, $tile\n"
                                "idle:   sync    internal\n"
                                "        halt\n";
 
-static void run_many(unsigned threads)
+static void run_many(unsigned nsend, uint32_t ntiles, unsigned threads)
 {
+    char src[sizeof many_fmt + 16];
+    snprintf(src, sizeof src, many_fmt, nsend + 1, nsend + 1);
     isa_prog prog;
     stream_log log = {.n = 0};
-    sys *sy = run_logged("many.s", many_src, 128, threads, &prog, &log);
+    sys *sy = run_logged("many.s", src, ntiles, threads, &prog, &log);
     eng *g = sys_engine(sy);
-    assert_int_equal(log.n, 100);
+    assert_int_equal(log.n, nsend);
     /* the premise: each sender's stream lands after every higher tile's has ended */
     for (size_t x = 0; x < log.n; x++)
         for (size_t y = 0; y < log.n; y++)
@@ -482,8 +485,14 @@ static void run_many(unsigned threads)
 static void test_many_streams_one_receiver(void **state)
 {
     (void)state;
-    run_many(1);
-    run_many(2);
+    static const struct {
+        unsigned n;
+        uint32_t tiles;
+    } cases[] = {{5, 128}, {13, 128}, {100, 128}, {300, 512}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        run_many(cases[c].n, cases[c].tiles, 1);
+        run_many(cases[c].n, cases[c].tiles, 2);
+    }
 }
 
 int main(void)
