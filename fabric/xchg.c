@@ -56,7 +56,7 @@ struct xchg_sys {
     size_t captmp;
     uint32_t *rc; /* scratch of sort_streams: a count per receiving tile, zero between uses */
     size_t caprc;
-    xchg_pos *pos; /* each tile's place in the layout (xchg_pos_of), for onchip */
+    xchg_pos *pos;    /* each tile's place in the layout (xchg_pos_of), for onchip */
     eng_fabric iface; /* what the engine's port "fabric" is bound to */
 };
 
