@@ -75,6 +75,14 @@ xchg_pos xchg_pos_of(const mach *m, uint32_t tile)
     return (xchg_pos){xchg_column(m, tile), xchg_row(m, tile)};
 }
 
+xchg_pos *xchg_pos_table(const mach *m, uint32_t n)
+{
+    xchg_pos *p = xmalloc((n ? n : 1) * sizeof *p);
+    for (uint32_t t = 0; t < n; t++)
+        p[t] = xchg_pos_of(m, t);
+    return p;
+}
+
 uint32_t xchg_latency(const mach *m, uint32_t src, uint32_t dst)
 {
     return xchg_latency_pos(m, xchg_pos_of(m, src), xchg_pos_of(m, dst));
@@ -640,9 +648,7 @@ xchg_sys *xchg_sys_new(const mach *m, err *e)
         free(x);
         return NULL;
     }
-    x->pos = xmalloc((m->tiles_per_ipu ? m->tiles_per_ipu : 1) * sizeof *x->pos);
-    for (uint32_t t = 0; t < m->tiles_per_ipu; t++)
-        x->pos[t] = xchg_pos_of(m, t);
+    x->pos = xchg_pos_table(m, m->tiles_per_ipu);
     return x;
 }
 

@@ -25,6 +25,8 @@ typedef struct xchg_pos {
     uint32_t col, row;
 } xchg_pos;
 xchg_pos xchg_pos_of(const mach *m, uint32_t tile);
+/* The places of tiles 0 .. n - 1, a new array (the caller frees it). */
+xchg_pos *xchg_pos_table(const mach *m, uint32_t n);
 /* Cycles from a word leaving `src` to it landing on `dst` (same IPU):
  *   base + per_supertile x |row(src) - row(dst)| + per_column x |col(src) - col(dst)|
  *        + (columns differ ? turn : 0) */

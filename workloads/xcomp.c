@@ -223,9 +223,7 @@ static void sched_init(sched *S)
 {
     uint32_t nt = S->ntiles;
     S->rx = xcalloc(nt, sizeof *S->rx);
-    S->pos = xmalloc(nt * sizeof *S->pos);
-    for (uint32_t t = 0; t < nt; t++)
-        S->pos[t] = xchg_pos_of(S->m, t);
+    S->pos = xchg_pos_table(S->m, nt);
     S->cursor = xmalloc(nt * sizeof *S->cursor);
     S->port = xcalloc(nt, sizeof *S->port);
     S->pend = xcalloc(nt, sizeof *S->pend);
