@@ -8,38 +8,45 @@
 
 #include "base/alloc.h"
 
+/* Room for n more bytes and the NUL: the buffer at least doubles when it grows. */
+static void reserve(txt *b, size_t n)
+{
+    if (b->p && b->cap - b->len > n)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->len <= n)
+        cap *= 2;
+    b->p = xrealloc(b->p, cap);
+    b->cap = cap;
+}
+
+enum { LINE = 128 }; /* room made before formatting: a line fits the first time */
+
 void txt_printf(txt *b, const char *fmt, ...)
 {
+    reserve(b, LINE);
     for (;;) {
         va_list ap;
         va_start(ap, fmt);
         size_t room = b->cap - b->len;
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
+        int n = vsnprintf(b->p + b->len, room, fmt, ap);
         va_end(ap);
-        if (n < 0)
+        if (n < 0) {
+            b->p[b->len] = '\0';
             return; /* an invalid format: nothing is appended */
-        if (b->p && (size_t)n < room) {
+        }
+        if ((size_t)n < room) {
             b->len += (size_t)n;
             return;
         }
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap - b->len <= (size_t)n)
-            cap *= 2;
-        b->p = xrealloc(b->p, cap);
-        b->cap = cap;
+        reserve(b, (size_t)n);
     }
 }
 
 void txt_put(txt *b, const char *s)
 {
     size_t n = strlen(s);
-    if (!b->p || b->cap - b->len <= n) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap - b->len <= n)
-            cap *= 2;
-        b->p = xrealloc(b->p, cap);
-        b->cap = cap;
-    }
+    reserve(b, n);
     memcpy(b->p + b->len, s, n + 1);
     b->len += n;
 }

@@ -342,6 +342,29 @@ static void split_lines(asm_ctx *c)
     }
 }
 
+char *asm_strip(const char *src, size_t len, size_t *outlen)
+{
+    char *out = xmalloc(len + 1);
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        const char *nl = memchr(src + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - src) : len;
+        asm_lex lx = {src + i, src + i, src + end};
+        asm_tok t = asm_lex_next(&lx);
+        const char *from = t.s, *to = t.s; /* the first token's start, the last one's end */
+        for (; t.kind != T_EOL; t = asm_lex_next(&lx))
+            to = lx.p;
+        memcpy(out + n, from, (size_t)(to - from));
+        n += (size_t)(to - from);
+        if (nl)
+            out[n++] = '\n';
+        i = end + 1;
+    }
+    out[n] = '\0';
+    *outlen = n;
+    return out;
+}
+
 /* Fill prog from the laid-out and emitted unit; ERR_OK or an error already reported. */
 static int build_prog(asm_unit *u, isa_prog *out, uint8_t *image, uint64_t text, uint64_t total,
                       const int *slot_stmt)

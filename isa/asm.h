@@ -42,6 +42,13 @@ int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, e
 int asm_symbol_address(const char *name, const char *src, size_t len, const char *sym,
                        uint32_t *addr, err *e);
 
+/* The source without its comments and the blanks around each line's tokens, line for line
+ * (the same lines, so a message's line number holds): the same program in fewer bytes, for a
+ * caller that pastes one text into many (the graph compiler's codelets). A comment starts as
+ * the assembler's lexer says (`#` or `;` outside a character constant). Returns a malloc'd,
+ * NUL-terminated text and its length in *outlen. */
+char *asm_strip(const char *src, size_t len, size_t *outlen);
+
 /* Read and assemble a file (the program a user gives). ERR_ASM as asm_assemble, and also for
  * a file without instructions ("PATH:1:1: error: no instructions ...": an empty program that
  * asm_assemble takes would start outside its text). ERR_INPUT for a file that cannot be read

@@ -33,14 +33,32 @@ void asm_error(asm_ctx *c, int line, int col, const char *fmt, ...)
 
 /* ---- tokens ---- */
 
+/* Each byte's classes, one table made by the compiler (the lexer looks every byte up once):
+ * blank, a name's first byte, a name's byte, a one-byte operator. */
+enum { C_BLANK = 1, C_START = 2, C_NAME = 4, C_PUNCT = 8 };
+#define CLASS(c)                                                                                   \
+    ((c) == ' ' || (c) == '\t' || (c) == '\r' || (c) == '\v' || (c) == '\f' ? C_BLANK              \
+     : ((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') || (c) == '_' || (c) == '.'        \
+         ? C_START | C_NAME                                                                        \
+     : (c) >= '0' && (c) <= '9' ? C_NAME                                                           \
+     : (c) == '+' || (c) == '-' || (c) == '*' || (c) == '/' || (c) == '%' || (c) == '&' ||         \
+             (c) == '|' || (c) == '^' || (c) == '~' || (c) == '(' || (c) == ')' || (c) == '[' ||   \
+             (c) == ']' || (c) == ',' || (c) == ':'                                                \
+         ? C_PUNCT                                                                                 \
+         : 0)
+#define CLASS4(c) CLASS(c), CLASS((c) + 1), CLASS((c) + 2), CLASS((c) + 3)
+#define CLASS16(c) CLASS4(c), CLASS4((c) + 4), CLASS4((c) + 8), CLASS4((c) + 12)
+#define CLASS64(c) CLASS16(c), CLASS16((c) + 16), CLASS16((c) + 32), CLASS16((c) + 48)
+static const unsigned char char_class[256] = {CLASS64(0), CLASS64(64), CLASS64(128), CLASS64(192)};
+
 static int is_ident_start(int ch)
 {
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' || ch == '.';
+    return char_class[ch & 0xff] & C_START;
 }
 
 static int is_ident(int ch)
 {
-    return is_ident_start(ch) || (ch >= '0' && ch <= '9');
+    return char_class[ch & 0xff] & C_NAME;
 }
 
 static int digit_value(int ch)
@@ -122,8 +140,7 @@ static asm_tok lex_char(asm_lex *lx, asm_tok t)
 
 asm_tok asm_lex_next(asm_lex *lx)
 {
-    while (lx->p < lx->end &&
-           (*lx->p == ' ' || *lx->p == '\t' || *lx->p == '\r' || *lx->p == '\v' || *lx->p == '\f'))
+    while (lx->p < lx->end && char_class[(unsigned char)*lx->p] & C_BLANK)
         lx->p++;
     asm_tok t = {.kind = T_EOL, .s = lx->p, .col = (int)(lx->p - lx->line) + 1};
     if (lx->p >= lx->end || *lx->p == '#' || *lx->p == ';') {
@@ -151,7 +168,7 @@ asm_tok asm_lex_next(asm_lex *lx)
     if ((ch == '<' && next == '<') || (ch == '>' && next == '>') || (ch == '+' && next == '=')) {
         t.punct = ch == '<' ? P_SHL : ch == '>' ? P_SHR : P_ADDEQ;
         t.len = 2;
-    } else if (ch && strchr("+-*/%&|^~()[],:", ch)) {
+    } else if (char_class[ch] & C_PUNCT) {
         t.punct = ch;
     } else {
         t.kind = T_BAD;
@@ -260,25 +277,25 @@ static const int levels[][4] = {
 };
 enum { NLEVELS = sizeof levels / sizeof levels[0] };
 
-static int at_level(const asm_tok *t, int level)
+/* The level of a binary operator token, or -1. */
+static int level_of(const asm_tok *t)
 {
-    if (t->kind != T_PUNCT)
-        return 0;
-    for (int i = 0; i < 4 && levels[level][i]; i++)
-        if (levels[level][i] == t->punct)
-            return 1;
-    return 0;
+    for (int level = 0; t->kind == T_PUNCT && level < NLEVELS; level++)
+        for (int i = 0; i < 4 && levels[level][i]; i++)
+            if (levels[level][i] == t->punct)
+                return level;
+    return -1;
 }
 
+/* An operand then any operators of `level` or above, left to right (precedence climbing: an
+ * operator's right side takes only the operators above it). */
 static int parse_binary(asm_parser *p, int level, int nest)
 {
-    if (level == NLEVELS)
-        return parse_unary(p, nest);
-    int a = parse_binary(p, level + 1, nest);
-    while (a >= 0 && at_level(&p->tok, level)) {
+    int a = parse_unary(p, nest);
+    for (int l; a >= 0 && (l = level_of(&p->tok)) >= level;) {
         asm_tok op = p->tok;
         asm_advance(p);
-        int b = parse_binary(p, level + 1, nest);
+        int b = parse_binary(p, l + 1, nest);
         if (b < 0)
             return -1;
         uint16_t da = p->c->nodes[a].depth, db = p->c->nodes[b].depth;

@@ -166,6 +166,8 @@ typedef struct asm_stmt {
 } asm_stmt;
 
 /* One assembly: the context plus the parsed statements. */
+enum { ASM_OP_MEMO = 256 }; /* a power of two */
+
 typedef struct asm_unit {
     asm_ctx c;
     asm_stmt *st;
@@ -173,6 +175,9 @@ typedef struct asm_unit {
     asm_item *it;
     size_t nit, capit;
     int sect; /* current section while parsing */
+    /* mnemonics met so far, by a hash of the name: opcode + 1 (0: none), as isa_lookup gave
+     * it (a text repeats a few dozen mnemonics thousands of times) */
+    uint16_t ops[ASM_OP_MEMO];
 } asm_unit;
 
 /* Parse one source line [b, end) into statements, reporting its errors. */

@@ -213,10 +213,26 @@ static int check_operand(asm_unit *u, int line, const isa_opinfo *oi, isa_kind w
     return 0;
 }
 
+/* The opcode of mnemonic s (len > 0 bytes), or OP_ILLEGAL: isa_lookup's, remembered. */
+static isa_op lookup_op(asm_unit *u, const char *s, size_t len)
+{
+    size_t h =
+        ((unsigned char)s[0] * 31u + (unsigned char)s[len - 1] * 7u + len) & (ASM_OP_MEMO - 1);
+    if (u->ops[h]) {
+        const char *name = isa_info(u->ops[h] - 1u)->name;
+        if (strncmp(name, s, len) == 0 && name[len] == '\0')
+            return (isa_op)(u->ops[h] - 1u);
+    }
+    isa_op op = isa_lookup(s, len);
+    if (op != OP_ILLEGAL)
+        u->ops[h] = (uint16_t)(op + 1);
+    return op;
+}
+
 static void parse_insn(asm_unit *u, asm_parser *p)
 {
     asm_tok m = p->tok;
-    isa_op op = isa_lookup(m.s, m.len);
+    isa_op op = lookup_op(u, m.s, m.len);
     if (op == OP_ILLEGAL) {
         asm_lex peek = p->lx;
         asm_tok next = asm_lex_next(&peek);

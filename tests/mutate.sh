@@ -403,6 +403,18 @@ MUTATIONS=(
     "messages: a file neither image nor text assembled"
     isa/asm.c 's/strcmp(path + n - 2, ".s") == 0 ||/strcmp(path + n - 2, ".s") == 1 ||/'
     "messages: a binary .s file refused, not given its diagnostics"
+    isa/asm_expr.c 's/        int b = parse_binary(p, l + 1, nest);/        int b = parse_binary(p, l, nest);/'
+    "asm: binary operators of one level group to the right"
+    isa/asm_expr.c 's/(c) == .)'"'"' || (c) == .\[. ||/(c) == '"'"'['"'"' ||/'
+    "asm: the lexer's table leaves out the closing parenthesis"
+    isa/asm_parse.c 's/        if (strncmp(name, s, len) == 0 \&\& name\[len\] == .\\0.)/        if (name)/'
+    "asm: a remembered mnemonic taken without comparing its name"
+    isa/asm.c 's/        const char \*from = t.s, \*to = t.s;/        const char *from = src + i, *to = src + end;/'
+    "asm: strip keeps each line whole"
+    isa/asm.c 's/            out\[n++\] = .\\n.;/            out[n++] = '"'"' '"'"';/'
+    "asm: strip joins the lines"
+    workloads/graph/graph_lower.c 's/    for (; P->slot\[at\] >= 0; at = (at + 1) \& (P->nslot - 1)) {/    for (; P->slot[at] >= 0 \&\& 0; at = (at + 1) \& (P->nslot - 1)) {/'
+    "graph: every text a new program"
     plots/sweep.sh 's/^if \[ -n "\$why" \]; then$/if false; then/'
     "messages: an absent sweep file sourced with ."
     workloads/mnist/mnist_stats.def 's/"simulated.PHASE.tile_balance.busiest_tile"/"simulated.PHASE.tile_balance.busiest"/'

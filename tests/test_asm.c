@@ -1,20 +1,23 @@
 /* Tests of the assembler (isa/asm.c): directives and data layout, labels in both sections,
  * constant expressions (precedence, labels, `.`), memory operand syntax, raw words in the
  * text, the entry point, every kind of error with its exact `file:line:col: error:` text and
- * caret, several errors from one file, the rpt-body check, and the disassemble/re-assemble
- * round trip of a program with text and data. */
+ * caret, several errors from one file, the rpt-body check, the disassemble/re-assemble
+ * round trip of a program with text and data, and asm_strip (comments gone, the program the
+ * same: every codelet of the tree assembles to the same image stripped). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "isa/asm.h"
 #include "isa/isa.h"
 
@@ -794,6 +797,84 @@ static void test_assemble_file_binary(void **state)
     rmdir(dir);
 }
 
+/* asm_strip drops comments (`#` and `;`, not a `#` in a character constant) and the blanks
+ * around a line's tokens, keeping every line (a CRLF's CR too goes); an error in a stripped
+ * text names the same line. */
+static void test_strip(void **state)
+{
+    (void)state;
+    static const char src[] = "# header\n"
+                              "\tli  r1, '#'   # the hash character\n"
+                              "   ; only a comment\n"
+                              "\n"
+                              "x:  .word 1;2\r\n"
+                              "  nop  ";
+    static const char want[] = "\n"
+                               "li  r1, '#'\n"
+                               "\n"
+                               "\n"
+                               "x:  .word 1\n"
+                               "nop";
+    size_t n;
+    char *out = asm_strip(src, strlen(src), &n);
+    assert_string_equal(out, want);
+    assert_int_equal(n, strlen(want));
+    free(out);
+    err e;
+    isa_prog p;
+    static const char bad[] = "# one\n# two\n   nop r1   # three\n";
+    out = asm_strip(bad, strlen(bad), &n);
+    assert_int_equal(asm_assemble("s.s", out, n, &p, &e), ERR_ASM);
+    assert_int_equal(strncmp(e.msg, "s.s:3:", 6), 0);
+    free(out);
+}
+
+/* Two images alike: layout, bytes and symbols. */
+static void assert_same_prog(const isa_prog *a, const isa_prog *b, const char *name)
+{
+    if (a->size != b->size || a->text_size != b->text_size || a->data_addr != b->data_addr ||
+        a->entry != b->entry || a->nsyms != b->nsyms || memcmp(a->image, b->image, a->size))
+        fail_msg("%s: stripped, a different image", name);
+    for (size_t i = 0; i < a->nsyms; i++)
+        if (a->syms[i].addr != b->syms[i].addr || a->syms[i].global != b->syms[i].global ||
+            strcmp(a->syms[i].name, b->syms[i].name) != 0)
+            fail_msg("%s: stripped, symbol %zu differs", name, i);
+}
+
+/* Every codelet in workloads/codelets (as the graph compiler pastes them) assembles to the
+ * same program stripped as whole, in fewer bytes. */
+static void test_strip_codelets(void **state)
+{
+    (void)state;
+    DIR *d = opendir("workloads/codelets");
+    assert_non_null(d);
+    int seen = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        size_t len = strlen(de->d_name);
+        if (len < 3 || strcmp(de->d_name + len - 2, ".s") != 0)
+            continue;
+        char path[300];
+        snprintf(path, sizeof path, "workloads/codelets/%s", de->d_name);
+        err e;
+        size_t n, m;
+        char *src = file_read_text(path, 1 << 20, &n, &e);
+        assert_non_null(src);
+        char *out = asm_strip(src, n, &m);
+        assert_true(m < n);
+        isa_prog a, b;
+        assert_int_equal(asm_assemble(path, src, n, &a, &e), ERR_OK);
+        assert_int_equal(asm_assemble(path, out, m, &b, &e), ERR_OK);
+        assert_same_prog(&a, &b, path);
+        isa_prog_free(&a);
+        isa_prog_free(&b);
+        free(src);
+        free(out);
+        seen++;
+    }
+    closedir(d);
+    assert_true(seen >= 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -811,6 +892,8 @@ int main(void)
         cmocka_unit_test(test_assemble_file),
         cmocka_unit_test(test_assemble_file_empty),
         cmocka_unit_test(test_assemble_file_binary),
+        cmocka_unit_test(test_strip),
+        cmocka_unit_test(test_strip_codelets),
     };
     return cmocka_run_group_tests_name("asm", tests, NULL, NULL);
 }

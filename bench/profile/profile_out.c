@@ -535,7 +535,7 @@ static void json_summary(profile *p, const eng *g, const gr_exe *x, const prof_n
     json_put_str(tr, "unit", prof_units[p->unit].key);
     json_put(o, "trace", tr);
     char *text = json_text(o);
-    txt_printf(&p->json, "%s", text);
+    txt_put(&p->json, text);
     free(text);
     json_object_put(o);
 }
@@ -722,7 +722,7 @@ void profile_report(const profile *p, txt *out)
 {
     if (!p->finished)
         return;
-    txt_printf(out, "%s", txt_str(&p->summary));
+    txt_put(out, txt_str(&p->summary));
     double kib = (double)p->trace.len / 1024;
     txt_printf(out, "  profile: %s/trace.json (%.1f %s, %zu events, ", p->o.dir,
                kib >= 1024 ? kib / 1024 : kib, kib >= 1024 ? "MiB" : "KiB", p->events);

@@ -307,7 +307,7 @@ static int emit_onchip(const graph *g, const gr_copy_plan *c, uint32_t *const *a
         snprintf(label, sizeof label, "X%u", (*inst)++);
         char *text = xcomp_emit_tile(g->m.tiles_per_ipu, tile, xs, n, label, e);
         if (text) {
-            txt_printf(sub, "%s", text);
+            txt_put(sub, text);
             txt_printf(code, "        call    %s\n", label);
             free(text);
         } else {

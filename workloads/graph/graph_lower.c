@@ -83,6 +83,14 @@ struct gr_exe {
     uint32_t *rounds; /* per program: a copy's rounds between IPUs */
 };
 
+/* A codelet's text as each tile's pastes it: its source without comments (asm_strip, once a
+ * compile: the same program in under half the bytes that every tile's text carries); NULL
+ * when the codelet does not exist. */
+typedef struct clsrc {
+    const char *name;
+    char *text;
+} clsrc;
+
 typedef struct lower {
     graph *g;
     uint32_t ntiles, total;
@@ -93,6 +101,8 @@ typedef struct lower {
     uint32_t rep;     /* the replica whose text is being emitted */
     uint32_t *refs;   /* per program: the places in reachable sequences and loops naming it */
     uint32_t *deep;   /* per program: the deepest loop nesting it runs at */
+    clsrc *src;       /* the codelets the tiles use, as their texts paste them */
+    size_t nsrc, csrc;
     gr_exe *x;
     err *e;
 } lower;
@@ -169,20 +179,47 @@ static void place_vertices(lower *L)
 
 /* ---- copies (graph_copy.c): plan each once, mark the tiles they touch ---- */
 
-static int plan_copies(lower *L)
+/* Plan copy i (a pool job's item: each plan and error is its own; the graph is only read). */
+typedef struct plan_job {
+    lower *L;
+    err *errs;
+} plan_job;
+
+static void plan_one(void *ctx, size_t i)
 {
-    for (size_t i = 0; i < L->g->np; i++) {
-        if (L->g->p[i].kind != GR_P_COPY)
-            continue;
-        if (gr_copy_plan_make(L->g, &L->g->p[i], &L->cp[i], L->e) != ERR_OK)
-            return ERR_INPUT;
-        for (size_t k = 0; k < L->cp[i].n; k++) {
+    plan_job *j = ctx;
+    graph *g = j->L->g;
+    err_clear(&j->errs[i]);
+    if (g->p[i].kind == GR_P_COPY && gr_copy_plan_make(g, &g->p[i], &j->L->cp[i], &j->errs[i]))
+        j->errs[i].status = ERR_INPUT;
+}
+
+/* Every copy planned on the threads of `threads` (NULL: this one); the error reported is the
+ * first copy's in program order. */
+static int plan_copies(lower *L, pool *threads)
+{
+    size_t np = L->g->np;
+    plan_job j = {L, xcalloc(np ? np : 1, sizeof *j.errs)};
+    if (threads)
+        pool_run(threads, np, plan_one, &j);
+    else
+        for (size_t i = 0; i < np; i++)
+            plan_one(&j, i);
+    int rc = ERR_OK;
+    for (size_t i = 0; i < np && rc == ERR_OK; i++) {
+        if (j.errs[i].status != ERR_OK) {
+            if (L->e)
+                *L->e = j.errs[i];
+            rc = ERR_INPUT;
+        }
+        for (size_t k = 0; rc == ERR_OK && L->g->p[i].kind == GR_P_COPY && k < L->cp[i].n; k++) {
             const gr_copy_xfer *x = &L->cp[i].x[k];
             tile_of(L, x->src_ipu, x->src_tile)->used = 1;
             tile_of(L, x->dst_ipu, x->dst_tile)->used = 1;
         }
     }
-    return ERR_OK;
+    free(j.errs);
+    return rc;
 }
 
 /* ---- the control program ---- */
@@ -456,6 +493,32 @@ static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog i
 
 /* ---- assembling ---- */
 
+/* Each codelet the tiles use, stripped once (before the texts, which the threads make). */
+static void strip_codelets(lower *L)
+{
+    for (uint32_t x = 0; x < L->total; x++)
+        for (size_t k = 0; k < L->tb[x].ncl; k++) {
+            const char *name = L->tb[x].codelets[k];
+            size_t i = 0;
+            while (i < L->nsrc && strcmp(L->src[i].name, name) != 0)
+                i++;
+            if (i < L->nsrc)
+                continue;
+            const char *text = gr_codelet_text(L->g, name);
+            size_t len;
+            L->src = xgrow(L->src, &L->csrc, L->nsrc + 1, sizeof *L->src);
+            L->src[L->nsrc++] = (clsrc){name, text ? asm_strip(text, strlen(text), &len) : NULL};
+        }
+}
+
+static const char *codelet_src(const lower *L, const char *name)
+{
+    for (size_t i = 0; i < L->nsrc; i++)
+        if (strcmp(L->src[i].name, name) == 0)
+            return L->src[i].text;
+    return NULL;
+}
+
 /* The whole text of tile x (pass L->real), or NULL with L->e set. */
 static char *tile_text(lower *L, uint32_t x, gr_prog main)
 {
@@ -476,10 +539,14 @@ static char *tile_text(lower *L, uint32_t x, gr_prog main)
     txt_put(&t, txt_str(&b->code));
     txt_put(&t, "        halt\n");
     txt_put(&t, txt_str(&b->sub));
+    char *xdata = txt_take(&b->xdata);
+    txt_free(&b->code); /* the tile's pieces, now in t (their space serves the next tile) */
+    txt_free(&b->sub);
     for (size_t k = 0; k < b->ncl; k++) {
-        const char *src = gr_codelet_text(L->g, b->codelets[k]);
+        const char *src = codelet_src(L, b->codelets[k]);
         if (!src) {
             txt_free(&t);
+            free(xdata);
             err_set(L->e, ERR_INPUT, "codelet %s: no such codelet (workloads/codelets/%s.s)",
                     b->codelets[k], b->codelets[k]);
             return NULL;
@@ -490,16 +557,20 @@ static char *tile_text(lower *L, uint32_t x, gr_prog main)
     }
     txt_put(&t, "        .data\n");
     txt_put(&t, txt_str(&b->data));
-    txt_put(&t, txt_str(&b->xdata));
+    txt_put(&t, xdata);
+    free(xdata);
     return txt_take(&t);
 }
 
-/* Distinct texts, each assembled once: a table of (text, length, image) searched by length,
- * with the tile each was first seen on (for the assembler's messages) and its assembly's
- * error. */
+/* Distinct texts, each assembled once: a table of (text, length, image) found by the text's
+ * key (an open-addressed index over the entries), with the tile each was first seen on (for
+ * the assembler's messages) and its assembly's error. */
 typedef struct ptab {
     char **text;
     size_t *len;
+    uint64_t *key;
+    int32_t *slot; /* nslot (a power of two, at least twice n) entries or -1 */
+    size_t nslot, ckey;
     isa_prog *prog;
     uint32_t *first;
     err *errs;
@@ -508,16 +579,54 @@ typedef struct ptab {
     size_t n, cap, ctext, clen, cfirst, cerrs, cpool;
 } ptab;
 
-/* The index of `text` in the table, a new entry when it is new (takes ownership of text);
+/* A text's key: its 8-byte words mixed in turn (equal texts, equal keys). */
+static uint64_t text_key(const char *s, size_t len)
+{
+    uint64_t h = len, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15u;
+        h ^= h >> 29;
+    }
+    for (; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x9e3779b97f4a7c15u;
+    return h;
+}
+
+/* The index at twice the size, the entries placed again by their keys. */
+static void grow_slots(ptab *P)
+{
+    free(P->slot);
+    P->nslot = P->nslot ? 2 * P->nslot : 1024;
+    P->slot = xmalloc(P->nslot * sizeof *P->slot);
+    memset(P->slot, 0xff, P->nslot * sizeof *P->slot);
+    for (size_t k = 0; k < P->n; k++) {
+        size_t at = P->key[k] & (P->nslot - 1);
+        while (P->slot[at] >= 0)
+            at = (at + 1) & (P->nslot - 1);
+        P->slot[at] = (int32_t)k;
+    }
+}
+
+/* The index of `text` (whose key is `key`) in the table, a new entry when it is new (takes ownership of text);
  * tile x (replica x / total, x % total) first seen with it. Assembled later (assemble_all). */
-static int32_t intern(ptab *P, char *text, uint32_t x)
+static int32_t intern(ptab *P, char *text, uint64_t key, uint32_t x)
 {
     size_t len = strlen(text);
-    for (size_t k = 0; k < P->n; k++)
-        if (P->len[k] == len && memcmp(P->text[k], text, len) == 0) {
+    if (2 * (P->n + 1) > P->nslot)
+        grow_slots(P);
+    size_t at = key & (P->nslot - 1);
+    for (; P->slot[at] >= 0; at = (at + 1) & (P->nslot - 1)) {
+        int32_t k = P->slot[at];
+        if (P->key[k] == key && P->len[k] == len && memcmp(P->text[k], text, len) == 0) {
             free(text);
-            return (int32_t)k;
+            return k;
         }
+    }
+    P->slot[at] = (int32_t)P->n;
+    P->key = xgrow(P->key, &P->ckey, P->n + 1, sizeof *P->key);
+    P->key[P->n] = key;
     P->prog = xgrow(P->prog, &P->cap, P->n + 1, sizeof *P->prog);
     P->text = xgrow(P->text, &P->ctext, P->n + 1, sizeof *P->text);
     P->len = xgrow(P->len, &P->clen, P->n + 1, sizeof *P->len);
@@ -553,6 +662,8 @@ static void ptab_drop(ptab *P, int keep_progs)
     }
     free(P->text);
     free(P->len);
+    free(P->key);
+    free(P->slot);
     free(P->first);
     free(P->errs);
     free(P->pool);
@@ -567,6 +678,7 @@ typedef struct text_job {
     const lower *L;
     gr_prog main;
     char **text;
+    uint64_t *key;
     err *errs;
 } text_job;
 
@@ -576,6 +688,8 @@ static void text_one(void *ctx, size_t x)
     lower Lx = *j->L;
     Lx.e = &j->errs[x];
     j->text[x] = Lx.tb[x].used ? tile_text(&Lx, (uint32_t)x, j->main) : NULL;
+    if (j->text[x])
+        j->key[x] = text_key(j->text[x], strlen(j->text[x]));
 }
 
 /* Every used tile's text, made on the threads of `threads` (NULL: this one), then
@@ -584,10 +698,11 @@ static void text_one(void *ctx, size_t x)
 static int texts_all(lower *L, gr_prog main, ptab *P, pool *threads)
 {
     char **text = xcalloc(L->total, sizeof *text);
+    uint64_t *key = xcalloc(L->total, sizeof *key);
     err *errs = xcalloc(L->total, sizeof *errs);
     int rc = ERR_OK;
     for (L->rep = 0; L->rep < L->g->replicas && rc == ERR_OK; L->rep++) {
-        text_job j = {L, main, text, errs};
+        text_job j = {L, main, text, key, errs};
         if (threads)
             pool_run(threads, L->total, text_one, &j);
         else
@@ -607,11 +722,12 @@ static int texts_all(lower *L, gr_prog main, ptab *P, pool *threads)
                 free(text[x]);
                 continue;
             }
-            *w = intern(P, text[x], L->rep * L->total + x);
+            *w = intern(P, text[x], key[x], L->rep * L->total + x);
         }
     }
     L->rep = 0;
     free(text);
+    free(key);
     free(errs);
     return rc;
 }
@@ -742,6 +858,9 @@ static void lower_free(lower *L)
     for (size_t i = 0; L->cp && i < L->g->np; i++) {
         gr_copy_plan_free(&L->cp[i]);
     }
+    for (size_t i = 0; i < L->nsrc; i++)
+        free(L->src[i].text);
+    free(L->src);
     free(L->tb);
     free(L->cp);
     free(L->refs);
@@ -815,9 +934,10 @@ static int lower_all(lower *L, gr_prog main, ptab *P, pool *threads)
     find_calls(L, main);
     place_tensors(L, main);
     place_vertices(L);
-    if (early_fit(L) != ERR_OK || plan_copies(L) != ERR_OK)
+    if (early_fit(L) != ERR_OK || plan_copies(L, threads) != ERR_OK)
         return ERR_INPUT;
     count_syncs(L);
+    strip_codelets(L);
     ptab first = {.layout_only = 1}; /* the text's size is all the first pass needs */
     int rc = assemble_all(L, main, &first, threads);
     if (rc == ERR_OK)

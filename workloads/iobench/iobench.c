@@ -169,9 +169,9 @@ static char *program(const wl_iobench_cfg *c, uint32_t ncomp, const char *handov
     for (uint32_t i = 0; i < c->steps; i++)
         txt_printf(&t, "        .word   %d\n",
                    strm_outfeed_copies(c->out_mode, c->out_n, c->steps, i, 1) ? 1 : 0);
-    txt_printf(&t, "%s", wl_codelet("iobench"));
+    txt_put(&t, wl_codelet("iobench"));
     if (handover)
-        txt_printf(&t, "%s", handover);
+        txt_put(&t, handover);
     else if (io)
         txt_printf(&t, "        .text\nhandover:\n        ret\n"); /* sizing pass */
     return txt_take(&t);

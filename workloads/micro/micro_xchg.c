@@ -134,7 +134,7 @@ static int all_to_all(const mach *m, const micro_cfg *cfg, wl_micro_table *t, er
         if (!c)
             rc = e->status;
         else
-            txt_printf(&s, "%s", c);
+            txt_put(&s, c);
         free(c);
     }
     char *text = txt_take(&s);
