@@ -432,7 +432,8 @@ static void unit_free(asm_unit *u)
 int asm_symbol_address(const char *name, const char *src, size_t len, const char *sym,
                        uint32_t *addr, err *e)
 {
-    asm_unit u = {.c = {.file = name, .src = src, .srclen = len}, .sect = SEC_TEXT};
+    asm_unit u = {
+        .c = {.file = name, .src = src, .srclen = len}, .sect = SEC_TEXT, .layout_only = 1};
     asm_ctx *c = &u.c;
     uint64_t size[2] = {0, 0}, data_align = 16;
     parse_and_layout(&u, size, &data_align);

@@ -35,8 +35,9 @@
 int asm_assemble(const char *name, const char *src, size_t len, isa_prog *out, err *e);
 
 /* Only lay the source out (no image): the address `sym` would have once assembled
- * (UINT32_MAX when the source does not define it). ERR_OK, or ERR_ASM with the errors found
- * so far (those of parsing and layout: an operand's undefined label shows only when
+ * (UINT32_MAX when the source does not define it). An instruction takes one slot whatever its
+ * operands, so they are not read. ERR_OK, or ERR_ASM with the errors found so far (those of
+ * labels, mnemonics, directives and layout: an instruction's operands show theirs only when
  * assembled). For a caller that needs an address before it can write the final text (the
  * graph compiler's first pass). */
 int asm_symbol_address(const char *name, const char *src, size_t len, const char *sym,

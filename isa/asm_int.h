@@ -166,7 +166,7 @@ typedef struct asm_stmt {
 } asm_stmt;
 
 /* One assembly: the context plus the parsed statements. */
-enum { ASM_OP_MEMO = 256 }; /* a power of two */
+enum { ASM_OP_MEMO = 1024 }; /* a power of two */
 
 typedef struct asm_unit {
     asm_ctx c;
@@ -174,7 +174,9 @@ typedef struct asm_unit {
     size_t nst, capst;
     asm_item *it;
     size_t nit, capit;
-    int sect; /* current section while parsing */
+    int sect;        /* current section while parsing */
+    int layout_only; /* asm_symbol_address: an instruction's operands are not read (one slot
+                      * whatever they are: the layout needs no more) */
     /* mnemonics met so far, by a hash of the name: opcode + 1 (0: none), as isa_lookup gave
      * it (a text repeats a few dozen mnemonics thousands of times) */
     uint16_t ops[ASM_OP_MEMO];

@@ -216,8 +216,10 @@ static int check_operand(asm_unit *u, int line, const isa_opinfo *oi, isa_kind w
 /* The opcode of mnemonic s (len > 0 bytes), or OP_ILLEGAL: isa_lookup's, remembered. */
 static isa_op lookup_op(asm_unit *u, const char *s, size_t len)
 {
-    size_t h =
-        ((unsigned char)s[0] * 31u + (unsigned char)s[len - 1] * 7u + len) & (ASM_OP_MEMO - 1);
+    uint32_t k = 0;
+    for (size_t i = 0; i < len; i++)
+        k = k * 31u + (unsigned char)s[i];
+    size_t h = (k ^ k >> 10) & (ASM_OP_MEMO - 1); /* the ISA's frequent mnemonics apart */
     if (u->ops[h]) {
         const char *name = isa_info(u->ops[h] - 1u)->name;
         if (strncmp(name, s, len) == 0 && name[len] == '\0')
@@ -247,6 +249,12 @@ static void parse_insn(asm_unit *u, asm_parser *p)
     }
     if (u->sect != SEC_TEXT) {
         asm_error(&u->c, p->line, m.col, "instruction outside .text");
+        return;
+    }
+    if (u->layout_only) {
+        new_stmt(u, S_INSN, p->line, m.col)->op = (uint16_t)op;
+        p->lx.p = p->lx.end;
+        p->tok = asm_lex_next(&p->lx); /* the end of the line */
         return;
     }
     const isa_opinfo *oi = isa_info(op);

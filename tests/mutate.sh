@@ -413,6 +413,10 @@ MUTATIONS=(
     "asm: strip keeps each line whole"
     isa/asm.c 's/            out\[n++\] = .\\n.;/            out[n++] = '"'"' '"'"';/'
     "asm: strip joins the lines"
+    isa/asm_parse.c 's/        new_stmt(u, S_INSN, p->line, m.col)->op = (uint16_t)op;/        (void)op;/'
+    "asm: layout alone leaves the instructions out"
+    isa/asm.c 's/.sect = SEC_TEXT, .layout_only = 1};/.sect = SEC_TEXT, .layout_only = 0};/'
+    "asm: layout alone reads the operands (an operand's error fails the first pass)"
     workloads/graph/graph_lower.c 's/    for (; P->slot\[at\] >= 0; at = (at + 1) \& (P->nslot - 1)) {/    for (; P->slot[at] >= 0 \&\& 0; at = (at + 1) \& (P->nslot - 1)) {/'
     "graph: every text a new program"
     plots/sweep.sh 's/^if \[ -n "\$why" \]; then$/if false; then/'

@@ -136,7 +136,8 @@ static void test_directives_and_layout(void **state)
 
 /* asm_symbol_address lays out only: its address of a symbol is the one the assembled image
  * gives (a data label after 5 instructions: text 40 bytes, data at 48 by its .align 16; a
- * text label at 16); a symbol not defined gives UINT32_MAX; a parse error still fails. */
+ * text label at 16); a symbol not defined gives UINT32_MAX; an unknown mnemonic still fails,
+ * an instruction's operands are not read. */
 static void test_symbol_address_by_layout(void **state)
 {
     (void)state;
@@ -162,9 +163,14 @@ static void test_symbol_address_by_layout(void **state)
     err_clear(&e);
     assert_int_equal(asm_symbol_address("t.s", src, strlen(src), "none", &a, &e), ERR_OK);
     assert_int_equal(a, UINT32_MAX);
-    static const char bad[] = "main:   addi r1, r1\n";
+    static const char bad[] = "main:   addi r1, r1\n        frob r1\n";
     assert_int_equal(asm_symbol_address("t.s", bad, strlen(bad), "main", &a, &e), ERR_ASM);
-    assert_non_null(strstr(e.msg, "t.s:1:"));
+    assert_non_null(strstr(e.msg, "t.s:2:9: error: unknown mnemonic `frob`"));
+    assert_null(strstr(e.msg, "t.s:1:")); /* the operands are the assembly's to check */
+    /* an instruction's operands, read or not, take the same slot */
+    static const char ops[] = "  li r1, (1 << 40)\n  add r1, r1\nX: nop\n";
+    assert_int_equal(asm_symbol_address("t.s", ops, strlen(ops), "X", &a, &e), ERR_OK);
+    assert_int_equal(a, 16);
 }
 
 static void test_expressions(void **state)
