@@ -413,6 +413,10 @@ MUTATIONS=(
     "asm: strip keeps each line whole"
     isa/asm.c 's/            out\[n++\] = .\\n.;/            out[n++] = '"'"' '"'"';/'
     "asm: strip joins the lines"
+    workloads/xcomp.c 's/        S->bound\[k\] = t;/        S->bound[k] = t + 2;/'
+    "xcomp: a transfer's remembered start past its true one (better ones passed over)"
+    workloads/xcomp.c 's/    return a.key < b.key || (a.key == b.key \&\& a.src < b.src);/    return a.key < b.key || (a.key == b.key \&\& a.src > b.src);/'
+    "xcomp: senders tied on their start go higher tile first"
     isa/asm_parse.c 's/        new_stmt(u, S_INSN, p->line, m.col)->op = (uint16_t)op;/        (void)op;/'
     "asm: layout alone leaves the instructions out"
     isa/asm.c 's/.sect = SEC_TEXT, .layout_only = 1};/.sect = SEC_TEXT, .layout_only = 0};/'

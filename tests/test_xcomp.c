@@ -1,6 +1,7 @@
 /* test_xcomp: the exchange compiler — small plans derived by hand from the fabric's timing
  * and the emitted code's costs, the emitted code keeping its plan to the cycle on the
- * simulator, larger patterns against the lower bound, and the inputs it refuses. */
+ * simulator, larger patterns against the lower bound, random exchanges scheduled exactly as a
+ * plain reference of the list-scheduling rule does, and the inputs it refuses. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -255,6 +256,117 @@ static void test_schedule_random(void **state)
     }
 }
 
+/* ---- the list-scheduling rule against a reference written from it ---- */
+
+enum { REF_TILES = 24, REF_XFERS = 90, REF_BUSY = 4 * REF_XFERS };
+
+/* The reference's receivers: busy cycles [a, b) in no order. */
+typedef struct ref_rx {
+    uint64_t a[REF_BUSY], b[REF_BUSY];
+    size_t n;
+} ref_rx;
+
+static int ref_busy(const ref_rx *r, uint64_t from, uint64_t to)
+{
+    for (size_t k = 0; k < r->n; k++)
+        if (r->a[k] < to && from < r->b[k])
+            return 1;
+    return 0;
+}
+
+/* The first cycle t >= from at which every receiver of f is free for its words, one cycle
+ * at a time (slow and plain: the rule's own words). */
+static uint64_t ref_earliest(const mach *m, const ref_rx *rx, const xcomp_xfer *f, uint64_t from)
+{
+    uint64_t w = xchg_words(m, f->bytes);
+    for (uint64_t t = from;; t++) {
+        int ok = 1;
+        for (uint32_t d = f->dst_first; ok && d < f->dst_first + f->dst_count; d++) {
+            uint64_t lat = xchg_latency(m, f->src, d);
+            ok = !ref_busy(&rx[d], t + lat, t + lat + (w ? w : 1));
+        }
+        if (ok)
+            return t;
+    }
+}
+
+/* The rule of xcomp.h: the sender that can start soonest (ties: lower tile) starts its
+ * pending transfer that can start soonest (ties: the caller's order); a sender's next set-up
+ * goes one cycle after its send's issue, XCOMP_SETUP cycles long, and its port carries one
+ * stream at a time. */
+static void ref_schedule(const mach *m, const xcomp_xfer *x, size_t n, uint64_t *start)
+{
+    static ref_rx rx[REF_TILES];
+    memset(rx, 0, sizeof rx);
+    uint64_t cursor[REF_TILES], port[REF_TILES] = {0};
+    int done[REF_XFERS] = {0};
+    for (uint32_t t = 0; t < REF_TILES; t++)
+        cursor[t] = XCOMP_PROLOGUE;
+    for (size_t placed = 0; placed < n; placed++) {
+        size_t best = n;
+        uint64_t bt = UINT64_MAX;
+        for (uint32_t s = 0; s < REF_TILES; s++) { /* tile order, then the caller's order */
+            uint64_t from = cursor[s] + XCOMP_SETUP > port[s] ? cursor[s] + XCOMP_SETUP : port[s];
+            for (size_t k = 0; k < n; k++) {
+                if (done[k] || x[k].src != s)
+                    continue;
+                uint64_t t = ref_earliest(m, rx, &x[k], from);
+                if (t < bt) {
+                    bt = t;
+                    best = k;
+                }
+            }
+        }
+        const xcomp_xfer *f = &x[best];
+        uint64_t w = xchg_words(m, f->bytes);
+        start[best] = bt;
+        done[best] = 1;
+        cursor[f->src] = bt + 1;
+        port[f->src] = bt + w;
+        for (uint32_t d = f->dst_first; w && d < f->dst_first + f->dst_count; d++) {
+            uint64_t lat = xchg_latency(m, f->src, d);
+            ref_rx *r = &rx[d];
+            r->a[r->n] = bt + lat;
+            r->b[r->n++] = bt + lat + w;
+        }
+    }
+}
+
+/* Random exchanges on 24 tiles (two supertiles and more: latencies 8 and 9), senders with up
+ * to a dozen transfers each of 0 to 60 bytes, some multicast: every start is the reference's. */
+static void test_schedule_is_the_rule(void **state)
+{
+    (void)state;
+    err e;
+    err_clear(&e);
+    mach m;
+    mach_builtin(&m, "mk2", &e);
+    uint64_t seed = 7;
+    for (int trial = 0; trial < 20; trial++) {
+        xcomp_xfer x[REF_XFERS];
+        uint64_t want[REF_XFERS];
+        size_t n = 30 + (size_t)trial * 3;
+        for (size_t k = 0; k < n; k++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t src = (uint32_t)(seed >> 33) % (trial % 2 ? 8 : REF_TILES);
+            uint32_t d = (uint32_t)(seed >> 45) % REF_TILES;
+            uint32_t count = (seed >> 60) == 0 ? 3 : 1;
+            if (d + count > REF_TILES)
+                d = REF_TILES - count;
+            x[k] =
+                (xcomp_xfer){src, d, count, 4 * (uint32_t)((seed >> 20) % 16), 0x1000, 0x8000, 0};
+        }
+        ref_schedule(&m, x, n, want);
+        xcomp_plan plan;
+        assert_int_equal(xcomp_schedule(&m, REF_TILES, x, n, &plan, &e), ERR_OK);
+        for (size_t k = 0; k < n; k++)
+            if (x[k].start != want[k])
+                fail_msg("trial %d transfer %zu (tile %u -> %u, %u B): start %llu, the rule's %llu",
+                         trial, k, x[k].src, x[k].dst_first, x[k].bytes,
+                         (unsigned long long)x[k].start, (unsigned long long)want[k]);
+    }
+}
+
 /* Bad transfers are refused with their index; so is a start its tile's code cannot keep. */
 static void test_refuses(void **state)
 {
@@ -305,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_empty_exchange),
         cmocka_unit_test(test_schedule_all_to_all),
         cmocka_unit_test(test_schedule_random),
+        cmocka_unit_test(test_schedule_is_the_rule),
         cmocka_unit_test(test_refuses),
     };
     return cmocka_run_group_tests_name("xcomp", tests, NULL, NULL);

@@ -156,6 +156,8 @@ typedef struct sched {
     uint64_t *cursor, *port; /* per sender: earliest set-up issue; outgoing port free */
     size_t **pend;           /* per sender: pending transfer indices, in the caller's order */
     size_t *npend;
+    uint64_t *bound;       /* per transfer: its last earliest start, a lower bound of the next
+                              * (cursors, ports and timelines only move on) */
     uint64_t *sent, *recv; /* per tile: cycles sending, receiving */
     hent *heap;            /* senders with pending transfers, by a bound of their next start */
     size_t nh;
@@ -168,13 +170,17 @@ static uint64_t sender_from(const sched *S, uint32_t src)
 }
 
 /* The sender's best pending transfer (earliest start; ties to the caller's order). */
-static size_t best_of(const sched *S, uint32_t src, uint64_t *start)
+static size_t best_of(sched *S, uint32_t src, uint64_t *start)
 {
     size_t best = 0;
     uint64_t from = sender_from(S, src);
     *start = UINT64_MAX;
     for (size_t j = 0; j < S->npend[src]; j++) {
-        uint64_t t = earliest(S->m, S->pos, S->rx, &S->x[S->pend[src][j]], from);
+        size_t k = S->pend[src][j];
+        if (S->bound[k] >= *start) /* cannot start sooner than the best so far (ties: first) */
+            continue;
+        uint64_t t = earliest(S->m, S->pos, S->rx, &S->x[k], from);
+        S->bound[k] = t;
         if (t < *start) {
             *start = t;
             best = j;
@@ -215,6 +221,7 @@ static void sched_free(sched *S)
     free(S->sent);
     free(S->recv);
     free(S->heap);
+    free(S->bound);
 }
 
 /* Allocate the tables, list each sender's transfers in the caller's order and queue the
@@ -231,6 +238,7 @@ static void sched_init(sched *S)
     S->sent = xcalloc(nt, sizeof *S->sent);
     S->recv = xcalloc(nt, sizeof *S->recv);
     S->heap = xmalloc(nt * sizeof *S->heap);
+    S->bound = xcalloc(S->n ? S->n : 1, sizeof *S->bound);
     for (size_t k = 0; k < S->n; k++)
         S->npend[S->x[k].src]++;
     for (uint32_t t = 0; t < nt; t++) {
