@@ -309,18 +309,21 @@ int xcomp_schedule(const mach *m, uint32_t ntiles, xcomp_xfer *x, size_t n, xcom
 
 /* ---- code generation ---- */
 
+/* The send code is written tight (one blank to indent, one between fields): a planned MNIST
+ * tile's text is mostly these lines, and every byte is printed, copied and read again. */
+
 /* Exactly d cycles of supervisor time (no workers running). */
 static void delay(txt *b, const char *label, uint64_t d, unsigned *uniq)
 {
     if (d >= 7) {
         uint64_t loops = (d - 7) / 6;
-        txt_printf(b, "        li      r5, %llu\n", (unsigned long long)loops);
-        txt_printf(b, "%s_d%u:  brnzdec r5, %s_d%u\n", label, *uniq, label, *uniq);
+        txt_printf(b, " li r5, %llu\n%s_d%u: brnzdec r5, %s_d%u\n", (unsigned long long)loops, label,
+                   *uniq, label, *uniq);
         (*uniq)++;
         d = (d - 7) % 6;
     }
     while (d--)
-        txt_printf(b, "        nop\n");
+        txt_put(b, " nop\n");
 }
 
 static int cmp_by_src_start(const void *a, const void *b)
@@ -347,13 +350,11 @@ static int emit_tile(txt *b, const char *label, const xcomp_xfer *x, const xcomp
                            (size_t)(f - x), src, (unsigned long long)f->start,
                            (unsigned long long)(t + XCOMP_SETUP));
         delay(b, label, f->start - XCOMP_SETUP - t, uniq);
-        txt_printf(b, "        li      r1, %u\n        li      r2, %u\n", f->src_addr, f->bytes);
-        txt_printf(b, "        li      r3, %u\n        li      r4, %u\n",
-                   f->dst_first | ((f->dst_count - 1) << 16), f->dst_addr);
-        txt_printf(b, "        send    r1, r2, r3, r4\n");
+        txt_printf(b, " li r1, %u\n li r2, %u\n li r3, %u\n li r4, %u\n send r1, r2, r3, r4\n",
+                   f->src_addr, f->bytes, f->dst_first | ((f->dst_count - 1) << 16), f->dst_addr);
         t = f->start + 1;
     }
-    txt_printf(b, "        ret\n");
+    txt_put(b, " ret\n");
     return ERR_OK;
 }
 

@@ -939,15 +939,23 @@ static int lower_all(lower *L, gr_prog main, ptab *P, pool *threads)
     count_syncs(L);
     strip_codelets(L);
     ptab first = {.layout_only = 1}; /* the text's size is all the first pass needs */
+    err laid, *e = L->e;
+    L->e = &laid;
     int rc = assemble_all(L, main, &first, threads);
+    L->e = e;
     if (rc == ERR_OK)
         find_addresses(L, &first);
     ptab_drop(&first, 0);
-    if (rc != ERR_OK)
-        return rc;
-    L->real = 1;
-    rc = assemble_all(L, main, P, threads);
-    return rc == ERR_OK ? account(L, P) : rc;
+    /* Laying out reads no operands: when a text fails it, the texts are assembled as they are
+     * (addresses 0) so that the error reported is the first tile's, whatever its kind. */
+    L->real = rc == ERR_OK;
+    int rc2 = assemble_all(L, main, P, threads);
+    if (rc != ERR_OK) {
+        if (rc2 == ERR_OK && L->e)
+            *L->e = laid;
+        return ERR_INPUT;
+    }
+    return rc2 == ERR_OK ? account(L, P) : rc2;
 }
 
 gr_exe *gr_compile(graph *g, gr_prog main, pool *threads, err *e)
