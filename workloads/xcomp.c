@@ -317,8 +317,8 @@ static void delay(txt *b, const char *label, uint64_t d, unsigned *uniq)
 {
     if (d >= 7) {
         uint64_t loops = (d - 7) / 6;
-        txt_printf(b, " li r5, %llu\n%s_d%u: brnzdec r5, %s_d%u\n", (unsigned long long)loops, label,
-                   *uniq, label, *uniq);
+        txt_printf(b, " li r5, %llu\n%s_d%u: brnzdec r5, %s_d%u\n", (unsigned long long)loops,
+                   label, *uniq, label, *uniq);
         (*uniq)++;
         d = (d - 7) % 6;
     }
