@@ -185,7 +185,7 @@ MUTATIONS=(
     "copy liveness counts its first piece only"
     workloads/graph/graph_lower.c 's/gr_region_of(t, ipu, tile, begin, end);/gr_region_of(t, ipu, tile, begin, begin + 0 * end);/'
     "a field at a region's start takes the previous region's end"
-    workloads/graph/graph_lower.c 's/    if (early_fit(L) != ERR_OK || plan_copies(L) != ERR_OK)/    if ((0 \&\& early_fit(L) != ERR_OK) || plan_copies(L) != ERR_OK)/'
+    workloads/graph/graph_lower.c 's/    if (early_fit(L) != ERR_OK || plan_copies(L, threads) != ERR_OK)/    if ((0 \&\& early_fit(L) != ERR_OK) || plan_copies(L, threads) != ERR_OK)/'
     "a far too big tile reaches the assembler"
     workloads/graph/graph_lower.c 's/        for (uint32_t k = 0; k < syncs; k++)$/        for (uint32_t k = 0; k + 1 < syncs; k++)/'
     "a copy's steps one short"
