@@ -493,30 +493,28 @@ static int emit_prog(lower *L, tbuild *b, uint32_t ipu, uint32_t tile, gr_prog i
 
 /* ---- assembling ---- */
 
+/* The entry of codelet `name` in L->src, or NULL. */
+static const clsrc *codelet_entry(const lower *L, const char *name)
+{
+    for (size_t i = 0; i < L->nsrc; i++)
+        if (strcmp(L->src[i].name, name) == 0)
+            return &L->src[i];
+    return NULL;
+}
+
 /* Each codelet the tiles use, stripped once (before the texts, which the threads make). */
 static void strip_codelets(lower *L)
 {
     for (uint32_t x = 0; x < L->total; x++)
         for (size_t k = 0; k < L->tb[x].ncl; k++) {
-            const char *name = L->tb[x].codelets[k];
-            size_t i = 0;
-            while (i < L->nsrc && strcmp(L->src[i].name, name) != 0)
-                i++;
-            if (i < L->nsrc)
+            const char *name = L->tb[x].codelets[k], *text;
+            if (codelet_entry(L, name))
                 continue;
-            const char *text = gr_codelet_text(L->g, name);
             size_t len;
+            text = gr_codelet_text(L->g, name);
             L->src = xgrow(L->src, &L->csrc, L->nsrc + 1, sizeof *L->src);
             L->src[L->nsrc++] = (clsrc){name, text ? asm_strip(text, strlen(text), &len) : NULL};
         }
-}
-
-static const char *codelet_src(const lower *L, const char *name)
-{
-    for (size_t i = 0; i < L->nsrc; i++)
-        if (strcmp(L->src[i].name, name) == 0)
-            return L->src[i].text;
-    return NULL;
 }
 
 /* The whole text of tile x (pass L->real), or NULL with L->e set. */
@@ -543,7 +541,8 @@ static char *tile_text(lower *L, uint32_t x, gr_prog main)
     txt_free(&b->code); /* the tile's pieces, now in t (their space serves the next tile) */
     txt_free(&b->sub);
     for (size_t k = 0; k < b->ncl; k++) {
-        const char *src = codelet_src(L, b->codelets[k]);
+        const clsrc *c = codelet_entry(L, b->codelets[k]);
+        const char *src = c ? c->text : NULL;
         if (!src) {
             txt_free(&t);
             free(xdata);
